@@ -1,0 +1,4 @@
+"""ragbench: evaluate RAG systems on the benchmarks of CRAG, ALCE/LLatrieval, Self-RAG/SMART and
+OmniEval, with upstream-exact metrics and a scheduler that batches every example's LLM calls."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,55 @@
+"""Write-through SQLite cache of engine responses, keyed by a hash of (engine, model, request).
+
+Every response is committed the moment it arrives, so a crash loses only the calls in flight.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+from .engines.base import Request, Response
+
+
+class ResponseCache:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS responses ("
+            " key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL)"
+        )
+        self._db.commit()
+
+    def get(self, engine_id: str, request: Request) -> Response | None:
+        row = self._db.execute(
+            "SELECT response FROM responses WHERE key = ?", (request.cache_key(engine_id),)
+        ).fetchone()
+        if row is None:
+            return None
+        response = Response.from_dict(json.loads(row[0]))
+        response.cached = True
+        return response
+
+    def put(self, engine_id: str, request: Request, response: Response) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
+            (
+                request.cache_key(engine_id),
+                engine_id,
+                json.dumps(request.to_dict(), ensure_ascii=False),
+                json.dumps(response.to_dict(), ensure_ascii=False),
+                time.time(),
+            ),
+        )
+        self._db.commit()
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,35 @@
+"""What a system (or a judge-based metric) gets for one example."""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from .llm import LLM
+from .task import Task
+from .types import Step
+
+
+@dataclass
+class Context:
+    llm: LLM
+    task: Task
+    seed: int = 0
+    trace: list[Step] = field(default_factory=list)
+    tools: dict[str, Any] = field(default_factory=dict)
+    judge: LLM | None = None
+
+    @contextmanager
+    def step(self, kind: str, name: str, request: dict[str, Any]) -> Iterator[Step]:
+        """Trace a retrieval or tool call: `with ctx.step("retrieval", "bm25", {...}) as s: s.response = ...`."""
+        record = Step(kind=kind, name=name, request=request)
+        started = time.perf_counter()
+        try:
+            yield record
+        except Exception as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            record.seconds = round(time.perf_counter() - started, 6)
+            self.trace.append(record)

@@ -1,0 +1,35 @@
+"""LLM engines (a plugin package like any other) and the `engine:model` string parser."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..builtin import section
+from ..errors import ConfigError
+from ..hookspecs import hookimpl
+from .base import Engine
+
+EMBEDDED_MODEL = "hf:embedded"
+
+
+@hookimpl
+def ragbench_catalog() -> dict[str, Any]:
+    return section("engines")
+
+
+def load_engine(model: str | None, **options: Any) -> Engine:
+    """Build an engine from `engine:model` (e.g. `hf:Qwen/Qwen2.5-7B-Instruct`, `replay:calls.jsonl`).
+
+    No model means the embedded default, SmolLM2-135M-Instruct on transformers.
+    """
+    from ..registry import get_registry
+
+    model = model or EMBEDDED_MODEL
+    kind, sep, name = model.partition(":")
+    if not sep or not name:
+        raise ConfigError(f"model '{model}' is not of the form engine:model "
+                          f"(e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, openai:gpt-4o-mini, replay:calls.jsonl)")
+    engine_class = get_registry().load("engines", kind)
+    try:
+        return engine_class(name, **options)
+    except TypeError as exc:
+        raise ConfigError(f"engine '{kind}': bad --model-arg ({exc})") from exc

@@ -1,0 +1,161 @@
+"""The one engine interface: a batch of requests in, responses (or per-request errors) out."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, ClassVar, Sequence
+
+
+@dataclass(frozen=True)
+class Sampling:
+    max_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    n: int = 1
+    logprobs: int | None = None  # top-k log-probabilities per generated token
+    lora: str | None = None  # adapter name or path (vllm)
+    skip_special_tokens: bool = True
+
+    @classmethod
+    def make(cls, **kwargs: Any) -> "Sampling":
+        unknown = set(kwargs) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"unknown sampling parameter(s): {', '.join(sorted(unknown))}")
+        if "stop" in kwargs:
+            stop = kwargs["stop"]
+            kwargs["stop"] = (stop,) if isinstance(stop, str) else tuple(stop or ())
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class Request:
+    """A completion prompt or a chat conversation, plus sampling parameters."""
+
+    prompt: str | None = None
+    messages: tuple[tuple[str, str], ...] | None = None  # (role, content) pairs
+    sampling: Sampling = field(default_factory=Sampling)
+
+    def __post_init__(self) -> None:
+        if (self.prompt is None) == (self.messages is None):
+            raise ValueError("a request has exactly one of `prompt` or `messages`")
+
+    @classmethod
+    def chat(cls, messages: Sequence[dict[str, str]], sampling: Sampling | None = None) -> "Request":
+        pairs = tuple((m["role"], m["content"]) for m in messages)
+        return cls(messages=pairs, sampling=sampling or Sampling())
+
+    @property
+    def is_chat(self) -> bool:
+        return self.messages is not None
+
+    def message_dicts(self) -> list[dict[str, str]]:
+        return [{"role": r, "content": c} for r, c in self.messages or ()]
+
+    def text_length(self) -> int:
+        """Characters of input, the sort key for length-sorted batching."""
+        if self.prompt is not None:
+            return len(self.prompt)
+        return sum(len(c) for _, c in self.messages or ())
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.prompt is not None:
+            out["prompt"] = self.prompt
+        else:
+            out["messages"] = self.message_dicts()
+        sampling = asdict(self.sampling)
+        sampling["stop"] = list(self.sampling.stop)
+        out["sampling"] = sampling
+        return out
+
+    def cache_key(self, engine_id: str) -> str:
+        payload = json.dumps([engine_id, self.to_dict()], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    def with_sampling(self, **changes: Any) -> "Request":
+        return replace(self, sampling=replace(self.sampling, **changes))
+
+
+@dataclass
+class TokenLogprobs:
+    """One generated token, its log-probability and the top-k alternatives at that position."""
+
+    token: str
+    logprob: float
+    top: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Response:
+    texts: list[str]
+    logprobs: list[TokenLogprobs] | None = None  # for the first choice
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str = "stop"
+    cached: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.texts[0] if self.texts else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("cached")
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Response":
+        logprobs = data.get("logprobs")
+        return cls(
+            texts=list(data["texts"]),
+            logprobs=[TokenLogprobs(**t) for t in logprobs] if logprobs is not None else None,
+            prompt_tokens=data.get("prompt_tokens", 0),
+            completion_tokens=data.get("completion_tokens", 0),
+            finish_reason=data.get("finish_reason", "stop"),
+        )
+
+
+class EngineError(RuntimeError):
+    """A request the engine could not answer (after its own retries)."""
+
+
+class Engine:
+    """Base class for LLM engines.
+
+    Batch engines implement `generate` (blocking; the scheduler runs it in a worker thread).
+    Engines that batch by themselves (HTTP servers) set `concurrent = True` and implement
+    `agenerate_one`; the scheduler then sends requests as they come, up to `max_concurrency`.
+    A failed request is returned as an `EngineError` in its slot; other requests are unaffected.
+    """
+
+    kind: ClassVar[str] = "base"
+    concurrent: ClassVar[bool] = False
+    max_batch_size: int = 16
+    max_concurrency: int = 16
+
+    def __init__(self, model: str, **options: Any) -> None:
+        self.model = model
+        self.options = options
+
+    @property
+    def engine_id(self) -> str:
+        """Identity for the cache: engine kind, model and the options that change outputs."""
+        return f"{self.kind}:{self.model}"
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        raise NotImplementedError
+
+    async def agenerate_one(self, request: Request) -> Response:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Free resources (models, connections)."""
+
+
+def apply_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    """Cut `text` at the earliest stop string, as servers do (the stop string is not kept)."""
+    cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=-1)
+    return (text[:cut], True) if cut >= 0 else (text, False)

@@ -1,0 +1,74 @@
+"""`replay` engine: answers recorded calls from a JSONL file, so LLM-judge and NLI decisions
+can be re-scored offline.
+
+One call per line: {"messages": [{"role", "content"}, ...], "response": "..."} for chat or
+{"prompt": "...", "response": "..."} for completion. A line may carry "error": "..." instead
+of "response" to replay a failed call, and "sampling": {...} to match only requests with those
+sampling parameters (otherwise sampling is ignored). A miss is an error that shows the nearest
+recorded request.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Engine, EngineError, Request, Response
+
+
+def _request_text(prompt: str | None, messages: list[dict[str, str]] | None) -> str:
+    if prompt is not None:
+        return prompt
+    return "\n".join(f"[{m['role']}] {m['content']}" for m in messages or [])
+
+
+class ReplayEngine(Engine):
+    kind = "replay"
+    cacheable = False  # the file is the cache
+    max_batch_size = 1024
+
+    def __init__(self, model: str, **options: Any) -> None:
+        super().__init__(model, **options)
+        self.path = Path(model)
+        self.records: dict[str, list[dict[str, Any]]] = {}
+        self._load()
+
+    def _load(self) -> None:
+        if not self.path.is_file():
+            raise ConfigError(f"replay file not found: {self.path} (use replay:PATH to a JSONL of recorded calls)")
+        with self.path.open(encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    key = _request_text(record.get("prompt"), record.get("messages"))
+                    if "response" not in record and "error" not in record:
+                        raise KeyError("response")
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise ConfigError(f"{self.path}:{line_no}: not a replay record ({exc}); expected "
+                                      '{"prompt" or "messages", "response" or "error"}') from exc
+                self.records.setdefault(key, []).append(record)
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        return [self._answer(request) for request in requests]
+
+    def _answer(self, request: Request) -> Response | EngineError:
+        key = _request_text(request.prompt, request.message_dicts() if request.is_chat else None)
+        sampling = request.to_dict()["sampling"]
+        for record in self.records.get(key, []):
+            wanted = record.get("sampling") or {}
+            if all(sampling.get(name) == value for name, value in wanted.items()):
+                if "error" in record:
+                    return EngineError(f"replayed error: {record['error']}")
+                response = record["response"]
+                return Response(texts=[response] if isinstance(response, str) else list(response))
+        return EngineError(self._miss_message(key))
+
+    def _miss_message(self, key: str) -> str:
+        nearest = difflib.get_close_matches(key, list(self.records), n=1, cutoff=0.0)
+        shown = json.dumps(nearest[0][:300], ensure_ascii=False) if nearest else "none"
+        return (f"replay miss in {self.path}: no recorded call for {json.dumps(key[:300], ensure_ascii=False)}; "
+                f"nearest recorded request: {shown}")

@@ -1,0 +1,94 @@
+"""`scripted` engine: answers come from Python code or regex rules; optional simulated batch cost.
+
+Model strings:
+  scripted:echo                  the prompt's (or last message's) last line, for harness tests
+  scripted:pkg.module:function   function(request) -> str | Response
+  scripted:rules.json            [{"pattern": regex, "response": text}, ...]; first match wins,
+                                 a rule with no pattern is the default
+Options `overhead` and `per_request` (seconds) make each batch sleep `overhead + per_request*n`,
+the cost model of the scheduler benchmark; `batch_size` sets the batch limit.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import ConfigError
+from .base import Engine, EngineError, Request, Response, apply_stop
+
+Script = Callable[[Request], "str | Response"]
+
+
+def _last_text(request: Request) -> str:
+    return request.prompt if request.prompt is not None else (request.messages or (("", ""),))[-1][1]
+
+
+def echo(request: Request) -> str:
+    return _last_text(request).rstrip("\n").rsplit("\n", 1)[-1]
+
+
+def rules_script(path: Path) -> Script:
+    try:
+        rules = json.loads(path.read_text(encoding="utf-8"))
+        compiled = [(re.compile(r["pattern"], re.S) if r.get("pattern") else None, r["response"]) for r in rules]
+    except (OSError, ValueError, KeyError, TypeError, re.error) as exc:
+        raise ConfigError(f"scripted rules file {path}: {exc}; expected a JSON list of "
+                          '{"pattern": regex, "response": text}') from exc
+
+    def answer(request: Request) -> str:
+        text = _last_text(request)
+        for pattern, response in compiled:
+            if pattern is None or pattern.search(text):
+                return response
+        raise EngineError(f"no scripted rule matches: {text[:120]!r}")
+
+    return answer
+
+
+def load_script(spec: str) -> Script:
+    if spec == "echo":
+        return echo
+    if spec.endswith(".json"):
+        return rules_script(Path(spec))
+    module_name, _, attr = spec.rpartition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"scripted engine: cannot load '{spec}' ({exc}); use scripted:echo, "
+                          "scripted:rules.json or scripted:package.module:function") from exc
+
+
+class ScriptedEngine(Engine):
+    kind = "scripted"
+
+    def __init__(self, model: str = "echo", script: Script | None = None, overhead: float = 0.0,
+                 per_request: float = 0.0, batch_size: int = 16, **options: Any) -> None:
+        super().__init__(model, **options)
+        self.script = script or load_script(model)
+        self.overhead = float(overhead)
+        self.per_request = float(per_request)
+        self.max_batch_size = int(batch_size)
+        self.batch_sizes: list[int] = []  # what the scheduler sent, for tests and benchmarks
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        self.batch_sizes.append(len(requests))
+        if self.overhead or self.per_request:
+            time.sleep(self.overhead + self.per_request * len(requests))
+        return [self._answer(request) for request in requests]
+
+    def _answer(self, request: Request) -> Response | EngineError:
+        try:
+            out = self.script(request)
+        except EngineError as exc:
+            return exc
+        except Exception as exc:
+            return EngineError(f"scripted engine raised {type(exc).__name__}: {exc}")
+        if isinstance(out, Response):
+            return out
+        text, stopped = apply_stop(str(out), request.sampling.stop)
+        return Response(texts=[text] * request.sampling.n, prompt_tokens=len(_last_text(request).split()),
+                        completion_tokens=len(text.split()), finish_reason="stop")

@@ -1,0 +1,14 @@
+"""Errors a user sees. A `ConfigError` is printed as one line (what, where, how to fix)."""
+
+
+class ConfigError(Exception):
+    """Bad command line, options or files: the run cannot start."""
+
+
+class RecordError(Exception):
+    """A bad record in a data or predictions file: recorded and counted, the run goes on."""
+
+    def __init__(self, path: str, line: int, message: str, field: str | None = None) -> None:
+        self.path, self.line, self.field = path, line, field
+        where = f"{path}:{line}" + (f" field '{field}'" if field else "")
+        super().__init__(f"{where}: {message}")

@@ -1,0 +1,56 @@
+"""The LLM handle a system or metric awaits: every call goes through the scheduler and is traced."""
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+from .engines.base import Engine, EngineError, Request, Response, Sampling
+from .scheduler import Scheduler
+from .types import Step
+
+
+class LLM:
+    """`await llm.generate(prompt)` / `await llm.chat(messages)`, one example at a time.
+
+    `defaults` are sampling parameters applied unless a call overrides them; `trace` (the
+    example's list of steps) receives one `Step` per call, failed calls included.
+    """
+
+    def __init__(self, scheduler: Scheduler, engine: Engine, defaults: dict[str, Any] | None = None,
+                 trace: list[Step] | None = None) -> None:
+        self.scheduler = scheduler
+        self.engine = engine
+        self.defaults = dict(defaults or {})
+        self.trace = trace
+
+    def traced(self, trace: list[Step]) -> "LLM":
+        return LLM(self.scheduler, self.engine, self.defaults, trace)
+
+    def sampling(self, **overrides: Any) -> Sampling:
+        return Sampling.make(**{**self.defaults, **overrides})
+
+    async def generate(self, prompt: str, *, step: str = "generate", **sampling: Any) -> Response:
+        return await self.send(Request(prompt=prompt, sampling=self.sampling(**sampling)), step)
+
+    async def chat(self, messages: Sequence[dict[str, str]], *, step: str = "chat", **sampling: Any) -> Response:
+        return await self.send(Request.chat(messages, self.sampling(**sampling)), step)
+
+    async def send(self, request: Request, step: str = "generate") -> Response:
+        started = time.perf_counter()
+        record = Step(kind="llm", name=step, request=request.to_dict())
+        try:
+            response = await self.scheduler.submit(self.engine, request)
+        except EngineError as exc:
+            record.error = str(exc)
+            raise
+        finally:
+            record.seconds = round(time.perf_counter() - started, 6)
+            if self.trace is not None:
+                self.trace.append(record)
+        record.response = {"texts": response.texts, "finish_reason": response.finish_reason}
+        if response.logprobs is not None:
+            record.response["logprobs"] = [t.__dict__ for t in response.logprobs]
+        record.prompt_tokens = response.prompt_tokens
+        record.completion_tokens = response.completion_tokens
+        record.cached = response.cached
+        return response

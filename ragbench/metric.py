@@ -1,0 +1,31 @@
+"""Base class of metric plugins: a score per example, then an aggregate per task."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Awaitable, ClassVar
+
+if TYPE_CHECKING:
+    from .context import Context
+    from .types import Example, Prediction
+
+Score = float | None
+Scores = dict[str, Score]
+
+
+class Metric:
+    """`score` returns one value (reported under `name`) or a dict of named values; it may be
+    async when it calls a judge or an NLI model through `ctx`. None means "not scorable"
+    and is counted apart from errors. `aggregate` is the mean unless the metric says otherwise.
+    """
+
+    name: ClassVar[str] = ""
+    higher_is_better: ClassVar[bool] = True
+
+    def score(self, example: "Example", prediction: "Prediction",
+              ctx: "Context | None" = None) -> Score | Scores | Awaitable[Score | Scores]:
+        raise NotImplementedError
+
+    def aggregate(self, key: str, values: list[float]) -> float:
+        return sum(values) / len(values) if values else float("nan")
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name}

@@ -1,0 +1,162 @@
+"""Pools the LLM calls of every in-flight example and batches them onto the engines.
+
+Systems are written one example at a time (`await ctx.llm.generate(...)`); many examples run
+as coroutines at once. Each call lands in a per-engine queue. When the engine is free, its
+dispatcher first lets the event loop settle (every runnable coroutine gets to enqueue its next
+call), then takes the largest group of queued requests that share sampling parameters, sorts
+it longest first, cuts it at the engine's batch limit and runs that batch in a worker thread,
+so that examples whose calls finished keep running and queueing while the batch computes.
+Engines that batch by themselves (`concurrent = True`, e.g. HTTP servers) get each request as
+it comes, up to their concurrency cap.
+
+Identical requests in flight share one engine call, and a response cache answers repeats.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from dataclasses import dataclass
+
+from .cache import ResponseCache
+from .engines.base import Engine, EngineError, Request, Response, Sampling
+
+_SETTLE_ROUNDS = 64
+
+
+@dataclass
+class CallStats:
+    calls: int = 0  # requests answered by an engine (not the cache)
+    batches: int = 0
+    cache_hits: int = 0
+    shared: int = 0  # requests answered by an identical request already in flight
+    errors: int = 0
+    in_flight: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        out = dict(self.__dict__)
+        out.pop("in_flight")
+        return out
+
+
+class _EngineQueue:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.pending: list[tuple[Request, str, asyncio.Future]] = []
+        self.wake = asyncio.Event()
+        self.task: asyncio.Task | None = None
+        self.semaphore = asyncio.Semaphore(engine.max_concurrency)
+
+
+class Scheduler:
+    def __init__(self, cache: ResponseCache | None = None) -> None:
+        self.cache = cache
+        self.stats = CallStats()
+        self._queues: dict[int, _EngineQueue] = {}
+        self._in_flight: dict[str, asyncio.Future] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    async def submit(self, engine: Engine, request: Request) -> Response:
+        """Answer one request: from the cache, from an identical in-flight call, or the engine."""
+        key = request.cache_key(engine.engine_id)
+        if self.cache is not None and getattr(engine, "cacheable", True):
+            hit = self.cache.get(engine.engine_id, request)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return hit
+        if key in self._in_flight:
+            self.stats.shared += 1
+            return await asyncio.shield(self._in_flight[key])
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        self.stats.in_flight += 1
+        queue = self._queue(engine)
+        if engine.concurrent:
+            task = asyncio.create_task(self._run_one(queue, request, key, future))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        else:
+            queue.pending.append((request, key, future))
+            queue.wake.set()
+        return await asyncio.shield(future)
+
+    def _queue(self, engine: Engine) -> _EngineQueue:
+        queue = self._queues.get(id(engine))
+        if queue is None:
+            queue = self._queues[id(engine)] = _EngineQueue(engine)
+            if not engine.concurrent:
+                queue.task = asyncio.create_task(self._dispatch(queue))
+        return queue
+
+    async def _settle(self, queue: _EngineQueue) -> None:
+        """Yield until no coroutine adds to the queue any more (bounded)."""
+        seen = -1
+        for _ in range(_SETTLE_ROUNDS):
+            if len(queue.pending) == seen:
+                return
+            seen = len(queue.pending)
+            await asyncio.sleep(0)
+
+    def _take_batch(self, queue: _EngineQueue) -> list[tuple[Request, str, asyncio.Future]]:
+        groups: dict[Sampling, list[tuple[Request, str, asyncio.Future]]] = defaultdict(list)
+        for item in queue.pending:
+            groups[item[0].sampling].append(item)
+        largest = max(groups.values(), key=len)
+        largest.sort(key=lambda item: item[0].text_length(), reverse=True)
+        batch = largest[: queue.engine.max_batch_size]
+        taken = {id(item) for item in batch}
+        queue.pending = [item for item in queue.pending if id(item) not in taken]
+        return batch
+
+    async def _dispatch(self, queue: _EngineQueue) -> None:
+        while True:
+            await queue.wake.wait()
+            await self._settle(queue)
+            while queue.pending:
+                batch = self._take_batch(queue)
+                requests = [request for request, _, _ in batch]
+                try:
+                    results = await asyncio.to_thread(queue.engine.generate, requests)
+                except Exception as exc:  # the whole batch failed: every request gets the error
+                    results = [EngineError(f"{type(exc).__name__}: {exc}")] * len(batch)
+                self.stats.batches += 1
+                for (request, key, future), result in zip(batch, results):
+                    self._finish(queue.engine, request, key, future, result)
+                await self._settle(queue)
+            queue.wake.clear()
+
+    async def _run_one(self, queue: _EngineQueue, request: Request, key: str, future: asyncio.Future) -> None:
+        async with queue.semaphore:
+            try:
+                result: Response | EngineError = await queue.engine.agenerate_one(request)
+            except Exception as exc:
+                result = exc if isinstance(exc, EngineError) else EngineError(f"{type(exc).__name__}: {exc}")
+        self.stats.batches += 1
+        self._finish(queue.engine, request, key, future, result)
+
+    def _finish(self, engine: Engine, request: Request, key: str, future: asyncio.Future,
+                result: Response | EngineError) -> None:
+        self._in_flight.pop(key, None)
+        self.stats.in_flight -= 1
+        if isinstance(result, Exception):
+            self.stats.errors += 1
+            if not future.done():
+                future.set_exception(result)
+            future.exception()  # mark retrieved: a caller that gave up must not warn at exit
+            return
+        self.stats.calls += 1
+        self.stats.prompt_tokens += result.prompt_tokens
+        self.stats.completion_tokens += result.completion_tokens
+        if self.cache is not None and getattr(engine, "cacheable", True):
+            self.cache.put(engine.engine_id, request, result)
+        if not future.done():
+            future.set_result(result)
+
+    async def close(self) -> None:
+        for queue in self._queues.values():
+            if queue.task is not None:
+                queue.task.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        self._queues.clear()

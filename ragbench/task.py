@@ -1,0 +1,41 @@
+"""Base class of task plugins: where the examples come from and how a system prompts for them."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Iterator
+
+from .errors import RecordError
+from .types import Document, Example
+
+Prompt = str | list[dict[str, str]]
+
+
+class Task:
+    """A benchmark.
+
+    Subclasses set the class attributes and implement `examples`; `build_prompt` and
+    `postprocess` are the task's own prompting protocol, which generic systems (closed_book,
+    vanilla) follow so that their prompts match the benchmark's reference baselines.
+    """
+
+    name: ClassVar[str] = ""
+    metrics: ClassVar[tuple[str, ...]] = ()
+    slice_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, data_path: str | Path | None = None, **args: Any) -> None:
+        self.data_path = Path(data_path) if data_path is not None else None
+        self.args = args
+
+    def examples(self) -> Iterator[Example | RecordError]:
+        """Examples in data order; a bad record is yielded as a `RecordError`, not raised."""
+        raise NotImplementedError
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
+        raise NotImplementedError
+
+    def postprocess(self, text: str) -> str:
+        """Turn raw model output into the answer that is scored."""
+        return text
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "data_path": str(self.data_path) if self.data_path else None, **self.args}

@@ -1,0 +1,100 @@
+"""The data that flows through a run: task -> Example -> system -> Prediction -> metrics.
+
+Plain dataclasses that serialise to JSON with `to_dict`; nothing here knows about engines,
+files or plugins.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Document:
+    """A passage shown to (or retrieved for) the model."""
+
+    id: str | None
+    title: str
+    text: str
+    url: str | None = None
+    score: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v not in (None, {})}
+
+
+@dataclass
+class Example:
+    """One evaluation item.
+
+    `gold` holds whatever the task's metrics need (answers, label, choices, qa_pairs ...);
+    `meta` holds slice fields (domain, question_type ...); `extras` holds inputs other than
+    the question (query_time, choices to show ...). `turns` is set for conversational items.
+    """
+
+    id: str
+    question: str
+    gold: dict[str, Any] = field(default_factory=dict)
+    docs: list[Document] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+    turns: list[dict[str, str]] | None = None
+    index: int = 0  # position in the task's data, keeps samples and aggregates in data order
+
+    def summary(self) -> dict[str, Any]:
+        """What a sample record repeats of the example (docs are recorded on the prediction)."""
+        out = {"id": self.id, "question": self.question, "gold": self.gold}
+        if self.meta:
+            out["meta"] = self.meta
+        if self.turns is not None:
+            out["turns"] = self.turns
+        return out
+
+
+@dataclass
+class Step:
+    """One traced action of a system: an LLM call, a retrieval or a tool call."""
+
+    kind: str  # "llm" | "retrieval" | "tool"
+    name: str
+    request: dict[str, Any]
+    response: dict[str, Any] | None = None
+    error: str | None = None
+    seconds: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Prediction:
+    """What a system produced for one example."""
+
+    example_id: str
+    answer: str = ""
+    raw_output: str | None = None
+    citations: list[list[int]] = field(default_factory=list)
+    docs: list[Document] = field(default_factory=list)  # in the order shown to the model
+    trace: list[Step] = field(default_factory=list)
+    error: str | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompts(self) -> list[Any]:
+        return [s.request.get("messages") or s.request.get("prompt") for s in self.trace if s.kind == "llm"]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"answer": self.answer}
+        if self.raw_output is not None and self.raw_output != self.answer:
+            out["raw_output"] = self.raw_output
+        if self.citations:
+            out["citations"] = self.citations
+        if self.docs:
+            out["docs"] = [d.to_dict() for d in self.docs]
+        if self.extras:
+            out["extras"] = self.extras
+        return out

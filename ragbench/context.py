@@ -18,7 +18,11 @@ class Context:
     seed: int = 0
     trace: list[Step] = field(default_factory=list)
     tools: dict[str, Any] = field(default_factory=dict)
-    judge: LLM | None = None
+    judges: list[LLM] = field(default_factory=list)  # --judge engines, for judge-based metrics
+
+    @property
+    def judge(self) -> LLM | None:
+        return self.judges[0] if self.judges else None
 
     @contextmanager
     def step(self, kind: str, name: str, request: dict[str, Any]) -> Iterator[Step]:

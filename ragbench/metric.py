@@ -18,7 +18,11 @@ class Metric:
     """
 
     name: ClassVar[str] = ""
+    keys: ClassVar[tuple[str, ...]] = ()  # the names a dict-valued `score` reports; default (name,)
     higher_is_better: ClassVar[bool] = True
+
+    def score_keys(self) -> tuple[str, ...]:
+        return self.keys or (self.name,)
 
     def score(self, example: "Example", prediction: "Prediction",
               ctx: "Context | None" = None) -> Score | Scores | Awaitable[Score | Scores]:

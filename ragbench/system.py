@@ -1,7 +1,7 @@
 """Base class of system plugins: one example at a time, as async code that reads like the paper."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from .context import Context
@@ -12,6 +12,12 @@ class System:
     """Subclasses take their options as keyword arguments of `__init__` (from `--system-arg`)."""
 
     name: ClassVar[str] = ""
+    uses_llm: ClassVar[bool] = True  # False: the run loads no engine (e.g. scoring recorded outputs)
 
     async def run(self, example: "Example", ctx: "Context") -> "Prediction":
         raise NotImplementedError
+
+    def report(self, seen_ids: set[str], complete_data: bool) -> dict[str, Any] | None:
+        """Problems found outside any single example (e.g. a bad line in a predictions file),
+        as {"errors": [...], ...}; any error marks the run incomplete."""
+        return None

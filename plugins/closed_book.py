@@ -1,0 +1,34 @@
+"""The LLM alone, prompted with the task's own baseline prompt."""
+from __future__ import annotations
+
+from ragbench.context import Context
+from ragbench.system import System
+from ragbench.types import Document, Example, Prediction
+
+
+class ClosedBook(System):
+    """One generation per example. `chat` sends the task prompt as a single user message
+    (through the model's chat template, as Self-RAG's baselines do for chat models)."""
+
+    name = "closed_book"
+
+    def __init__(self, max_tokens: int = 15, temperature: float = 0.0, top_p: float = 1.0,
+                 chat: bool = False) -> None:
+        # 15 new tokens and greedy decoding: Self-RAG run_baseline_lm.py's max_new_tokens default;
+        # upstream samples (temperature 0.8, top_p 0.95) - pass those to reproduce it exactly.
+        self.sampling = {"max_tokens": int(max_tokens), "temperature": float(temperature), "top_p": float(top_p)}
+        self.chat = bool(chat)
+
+    def documents(self, example: Example) -> list[Document]:
+        return []
+
+    async def run(self, example: Example, ctx: Context) -> Prediction:
+        docs = self.documents(example)
+        prompt = ctx.task.build_prompt(example, docs)
+        if isinstance(prompt, list) or self.chat:
+            messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+            response = await ctx.llm.chat(messages, step="answer", **self.sampling)
+        else:
+            response = await ctx.llm.generate(prompt, step="answer", **self.sampling)
+        return Prediction(example_id=example.id, answer=ctx.task.postprocess(response.text),
+                          raw_output=response.text, docs=docs)

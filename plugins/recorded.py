@@ -1,0 +1,61 @@
+"""Outputs made elsewhere, scored as if this system had produced them (`ragbench score`).
+
+The predictions file is JSONL, one `{"id": ..., "output": "<raw model text>"}` per example;
+`docs` (the documents shown, in order) may be given for citation metrics. The task's own output
+post-processing is applied, exactly as for a live run.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ragbench.context import Context
+from ragbench.errors import ConfigError, RecordError
+from ragbench.jsonl import iter_jsonl, require
+from ragbench.system import System
+from ragbench.types import Document, Example, Prediction
+
+
+class MissingPrediction(Exception):
+    pass
+
+
+class Recorded(System):
+    name = "recorded"
+    uses_llm = False
+
+    def __init__(self, path: str) -> None:
+        self.path = str(path)
+        self.outputs: dict[str, dict[str, Any]] = {}
+        self.file_errors: list[str] = []
+        try:
+            records = list(iter_jsonl(path))
+        except OSError as exc:
+            raise ConfigError(f"predictions file {path}: {exc.strerror or exc}") from exc
+        for index, record in records:
+            try:
+                if isinstance(record, RecordError):
+                    raise record
+                example_id = str(require(record, "id", path, index, (str, int)))
+                require(record, "output", path, index, str)
+                if example_id in self.outputs:
+                    raise RecordError(path, index + 1, f"duplicate id {example_id!r}", "id")
+                self.outputs[example_id] = record
+            except RecordError as exc:
+                self.file_errors.append(str(exc))
+
+    async def run(self, example: Example, ctx: Context) -> Prediction:
+        record = self.outputs.get(example.id)
+        if record is None:
+            raise MissingPrediction(f"{self.path} has no prediction for id {example.id!r}")
+        docs = [Document(id=d.get("id"), title=d.get("title", ""), text=d.get("text", ""))
+                for d in record.get("docs") or []]
+        output = record["output"]
+        return Prediction(example_id=example.id, answer=ctx.task.postprocess(output), raw_output=output, docs=docs)
+
+    def report(self, seen_ids: set[str], complete_data: bool) -> dict[str, Any]:
+        """Bad lines of the file and (when the whole task was read) ids not in the task's data."""
+        errors = list(self.file_errors)
+        if complete_data:
+            errors += [f"{self.path}: unknown id {example_id!r} (not in the task's data)"
+                       for example_id in self.outputs if example_id not in seen_ids]
+        return {"predictions_file": self.path, "errors": errors}

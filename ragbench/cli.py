@@ -1,0 +1,149 @@
+"""Command line: `ragbench --tasks ... --system ...`, `ragbench list`, `ragbench score`.
+
+Imports stay light here: engines (torch, vLLM) load only when a run starts.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .errors import ConfigError
+from .options import parse_assignments
+
+EXIT_INCOMPLETE = 1
+EXIT_CONFIG = 2
+
+
+def _split_names(value: str) -> list[str]:
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def _data_paths(items: tuple[str, ...]) -> dict[str, str]:
+    return {k: str(v) for k, v in parse_assignments(items, "--data").items()}
+
+
+def _run(config_kwargs: dict[str, Any]) -> None:
+    from .evaluator import Evaluator, RunConfig
+    from .summary import cost_line, results_table
+
+    try:
+        outcome = Evaluator(RunConfig(**config_kwargs)).run()
+    except ConfigError as exc:
+        click.echo(f"ragbench: error: {exc}", err=True)
+        sys.exit(EXIT_CONFIG)
+    results = outcome.results
+    click.echo(results_table(results))
+    click.echo(cost_line(results["cost"]))
+    for task, report in results.get("system_reports", {}).items():
+        for error in report.get("errors", []):
+            click.echo(f"ragbench: {task}: {error}", err=True)
+    click.echo(f"results: {outcome.run_dir / 'results.json'}")
+    if not outcome.complete:
+        counts = ", ".join(f"{t}: {c['failed']} failed, {c['bad_records']} bad records"
+                           for t, c in results["counts"].items())
+        click.echo(f"ragbench: incomplete run ({counts}); see the samples files", err=True)
+        sys.exit(EXIT_INCOMPLETE)
+
+
+common_options = [
+    click.option("--model", default=None, help="engine:model, e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, "
+                 "vllm:/models/llama, openai:gpt-4o-mini, replay:calls.jsonl (default: embedded SmolLM2)"),
+    click.option("--model-arg", multiple=True, metavar="K=V", help="engine option (batch_size, dtype, base_url ...)"),
+    click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model for LLM-judge metrics (repeatable)"),
+    click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
+    click.option("--seed", default=0, show_default=True, type=int),
+    click.option("--max-inflight", default=64, show_default=True, type=int, help="examples running at once"),
+    click.option("--cache", default=None, help="SQLite response cache (default: in the run folder)"),
+    click.option("--task-arg", multiple=True, metavar="K=V", help="task option; TASK.K=V for one task"),
+    click.option("--bootstrap-iters", default=1000, show_default=True, type=int),
+    click.option("--no-progress", is_flag=True, help="no progress bar"),
+]
+
+
+def with_common(func):
+    for option in reversed(common_options):
+        func = option(func)
+    return func
+
+
+def _common_kwargs(model, model_arg, judge, output, seed, max_inflight, cache, task_arg, bootstrap_iters,
+                   no_progress) -> dict[str, Any]:
+    return {"model": model, "model_args": parse_assignments(model_arg, "--model-arg"), "judges": list(judge),
+            "output": output, "seed": seed, "max_inflight": max_inflight, "cache": cache,
+            "task_args": parse_assignments(task_arg, "--task-arg"), "bootstrap_iters": bootstrap_iters,
+            "progress": not no_progress}
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--tasks", default=None, help="comma-separated task or group names (ragbench list tasks)")
+@click.option("--system", default="vanilla", show_default=True, help="system name (ragbench list systems)")
+@click.option("--system-arg", multiple=True, metavar="K=V", help="system option, e.g. top_n=5")
+@click.option("--data", multiple=True, metavar="TASK=PATH", help="local data file for a task")
+@click.option("--limit", default=None, type=int, help="first N records of each task")
+@click.option("--resume", is_flag=True, help="continue the run in the output folder")
+@with_common
+@click.pass_context
+def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, **common) -> None:
+    """Evaluate a RAG system on benchmark tasks.
+
+    Example: ragbench --tasks demo --system vanilla --limit 5
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not tasks:
+        click.echo(ctx.get_help())
+        click.echo("\nragbench: error: --tasks is required (try --tasks demo)", err=True)
+        sys.exit(EXIT_CONFIG)
+    try:
+        kwargs = {"tasks": _split_names(tasks), "system": system,
+                  "system_args": parse_assignments(system_arg, "--system-arg"), "data": _data_paths(data),
+                  "limit": limit, "resume": resume, **_common_kwargs(**common)}
+    except ConfigError as exc:
+        click.echo(f"ragbench: error: {exc}", err=True)
+        sys.exit(EXIT_CONFIG)
+    _run(kwargs)
+
+
+@main.command("list")
+@click.argument("kind", required=False, type=click.Choice(["tasks", "systems", "metrics", "engines", "groups"]))
+def list_command(kind: str | None) -> None:
+    """Show the installed tasks, systems, metrics and engines (name, description, provider)."""
+    from .registry import KINDS, get_registry
+
+    registry = get_registry()
+    kinds = [kind] if kind else [*KINDS, "groups"]
+    for current in kinds:
+        click.echo(f"{current}:")
+        if current == "groups":
+            for group, members in sorted(registry.groups.items()):
+                click.echo(f"  {group:<18} {', '.join(members)}")
+            continue
+        for name in registry.names(current):
+            entry = registry.entries[current][name]
+            aliases = f" (aliases: {', '.join(entry.aliases)})" if entry.aliases else ""
+            click.echo(f"  {name:<18} {entry.description}{aliases}  [{entry.provider}]")
+    for failure in registry.failures:
+        click.echo(f"ragbench: plugin '{failure.plugin}' from {failure.provider} failed to load: "
+                   f"{failure.error}", err=True)
+
+
+@main.command("score")
+@click.option("--task", "task", required=True, help="task name")
+@click.option("--data", "data_file", default=None, help="the task's data file")
+@click.option("--predictions", required=True, help='JSONL of {"id": ..., "output": "<raw model text>"}')
+@with_common
+def score_command(task: str, data_file: str | None, predictions: str, **common) -> None:
+    """Score outputs produced elsewhere, exactly as a full run would."""
+    try:
+        kwargs = {"tasks": [task], "system": "recorded", "system_args": {"path": predictions},
+                  "data": {task: data_file} if data_file else {}, **_common_kwargs(**common)}
+    except ConfigError as exc:
+        click.echo(f"ragbench: error: {exc}", err=True)
+        sys.exit(EXIT_CONFIG)
+    _run(kwargs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+"""Runs a system on tasks: examples stream in, run as coroutines (at most `max_inflight` at once,
+across all tasks), each is scored as soon as it finishes and appended to the checkpoint.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from .cache import ResponseCache
+from .context import Context
+from .engines import load_engine
+from .errors import ConfigError, RecordError
+from .llm import LLM
+from .metric import Metric
+from .options import accepted_options, construct
+from .progress import Progress
+from .provenance import provenance
+from .registry import Registry, get_registry
+from .results import aggregate_task
+from .rundir import RunDir
+from .scheduler import Scheduler
+from .summary import report_markdown
+from .system import System
+from .task import Task
+from .types import Example, Prediction
+
+# Options that do not change results: left out of the run's identity.
+_NOT_IDENTITY = ("output", "resume", "max_inflight", "cache", "progress")
+
+
+@dataclass
+class RunConfig:
+    tasks: list[str]
+    system: str = "vanilla"
+    model: str | None = None
+    model_args: dict[str, Any] = field(default_factory=dict)
+    judges: list[str] = field(default_factory=list)
+    system_args: dict[str, Any] = field(default_factory=dict)
+    task_args: dict[str, Any] = field(default_factory=dict)  # "key" for every task, "task.key" for one
+    data: dict[str, str] = field(default_factory=dict)
+    limit: int | None = None
+    seed: int = 0
+    bootstrap_iters: int = 1000
+    output: str | None = None
+    resume: bool = False
+    max_inflight: int = 64
+    cache: str | None = None
+    progress: bool = True
+
+    def identity(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k not in _NOT_IDENTITY}
+
+    def config_hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+    def run_dir(self) -> Path:
+        if self.output:
+            return Path(self.output)
+        model = re.sub(r"[^A-Za-z0-9._-]+", "-", self.model or "embedded").strip("-")[-40:]
+        return Path("runs") / f"{self.system}__{model}__{self.config_hash()}"
+
+
+@dataclass
+class PlannedTask:
+    name: str
+    task: Task
+    system: System
+    metrics: list[Metric]
+
+
+@dataclass
+class RunOutcome:
+    results: dict[str, Any]
+    run_dir: Path
+
+    @property
+    def complete(self) -> bool:
+        return self.results["complete"]
+
+
+def _task_args_for(name: str, task_args: dict[str, Any]) -> dict[str, Any]:
+    args = {k: v for k, v in task_args.items() if "." not in k}
+    args.update({k.split(".", 1)[1]: v for k, v in task_args.items() if k.startswith(name + ".")})
+    return args
+
+
+def plan(config: RunConfig, registry: Registry, system_class: type | None = None) -> list[PlannedTask]:
+    """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics."""
+    names = registry.expand_tasks(config.tasks)
+    for key in config.data:
+        if registry.entry("tasks", key).name not in names:
+            raise ConfigError(f"--data {key}=...: task '{key}' is not among --tasks")
+    if system_class is None:
+        system_class = registry.load("systems", config.system)
+    planned = []
+    for name in names:
+        entry = registry.entry("tasks", name)
+        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, config.task_args)}
+        data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
+        task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
+        accepted = accepted_options(system_class)
+        defaults = {k: v for k, v in entry.defaults.get("system_args", {}).items()
+                    if accepted is None or k in accepted}
+        system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
+        metrics = [construct(registry.load("metrics", m), {}, f"metric {m}") for m in task.metrics]
+        planned.append(PlannedTask(name, task, system, metrics))
+    return planned
+
+
+def _check_task_args(config: RunConfig, planned: list[PlannedTask]) -> None:
+    for key in config.task_args:
+        scoped = "." in key
+        name, option = key.split(".", 1) if scoped else (None, key)
+        targets = [p for p in planned if name is None or p.name == name]
+        if scoped and not targets:
+            raise ConfigError(f"--task-arg {key}: task '{name}' is not among --tasks")
+        if not any((acc := accepted_options(type(p.task))) is None or option in acc for p in targets):
+            raise ConfigError(f"--task-arg {key}: no selected task accepts '{option}'")
+
+
+class Evaluator:
+    def __init__(self, config: RunConfig, registry: Registry | None = None,
+                 system_class: type | None = None) -> None:
+        self.config = config
+        self.registry = registry or get_registry()
+        self.planned = plan(config, self.registry, system_class)
+        _check_task_args(config, self.planned)
+        self.run_dir = RunDir(config.run_dir())
+
+    def run(self) -> RunOutcome:
+        config = self.config
+        self.run_dir.start(self.full_config(), config.config_hash(), config.resume)
+        needs_llm = any(type(p.system).uses_llm for p in self.planned)
+        engine = load_engine(config.model, **config.model_args) if needs_llm else None
+        judges = [load_engine(model) for model in config.judges]
+        cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
+        started = time.perf_counter()
+        try:
+            processed, scheduler = asyncio.run(self._execute(engine, judges, cache))
+        finally:
+            self.run_dir.close()
+            cache.close()
+            if engine is not None:
+                engine.close()
+            for judge in judges:
+                judge.close()
+        wall = time.perf_counter() - started
+        results = self.collect(scheduler, processed, wall)
+        self.run_dir.finish(results, report_markdown(results))
+        return RunOutcome(results, self.run_dir.path)
+
+    def full_config(self) -> dict[str, Any]:
+        out = asdict(self.config)
+        out["tasks"] = [p.name for p in self.planned]
+        uses_llm = any(type(p.system).uses_llm for p in self.planned)
+        out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
+        out["task_configs"] = {p.name: p.task.config() for p in self.planned}
+        out["system_config"] = {p.name: dict(vars(p.system)) for p in self.planned}
+        out["metrics"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
+        return json.loads(json.dumps(out, default=str))
+
+    # --- execution ------------------------------------------------------------------------------
+    def _work(self) -> Iterator[tuple[PlannedTask, Example | RecordError]]:
+        """Every record still to do, task after task, streamed (the limit applies per task)."""
+        for planned in self.planned:
+            done = self.run_dir.finished_indices(planned.name) if self.config.resume else set()
+            for count, item in enumerate(planned.task.examples()):
+                if self.config.limit is not None and count >= self.config.limit:
+                    break
+                index = item.index if isinstance(item, Example) else item.line - 1
+                if index not in done:
+                    yield planned, item
+
+    async def _execute(self, engine, judges, cache: ResponseCache) -> tuple[int, Scheduler]:
+        scheduler = Scheduler(cache)
+        llm = LLM(scheduler, engine)
+        judge_llms = [LLM(scheduler, judge) for judge in judges]
+        work = self._work()
+        progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
+        processed = 0
+
+        async def worker() -> None:
+            nonlocal processed
+            for planned, item in work:
+                record = await self._process(planned, item, llm, judge_llms)
+                self.run_dir.append_sample(planned.name, record)
+                processed += 1
+                progress.advance(failed=record.get("error") is not None)
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(max(1, self.config.max_inflight))))
+        finally:
+            progress.close()
+            await scheduler.close()
+        return processed, scheduler
+
+    def _known_total(self) -> int | None:
+        return self.config.limit * len(self.planned) if self.config.limit is not None else None
+
+    async def _process(self, planned: PlannedTask, item: Example | RecordError, llm: LLM,
+                       judges: list[LLM]) -> dict[str, Any]:
+        if isinstance(item, RecordError):
+            return {"index": item.line - 1, "id": None, "error": f"bad record: {item}", "bad_record": True}
+        example = item
+        started = time.perf_counter()
+        ctx = Context(llm=llm, task=planned.task, seed=self.config.seed)
+        ctx.llm = llm.traced(ctx.trace)
+        try:
+            prediction = await planned.system.run(example, ctx)
+        except Exception as exc:
+            prediction = Prediction(example_id=example.id, error=f"{type(exc).__name__}: {exc}")
+        prediction.trace = ctx.trace
+        record = sample_record(example, prediction)
+        if prediction.error is None:
+            scores, errors, judge_trace = await score_prediction(planned, example, prediction, judges, self.config.seed)
+            record["scores"] = scores
+            if errors:
+                record["score_errors"] = errors
+            if judge_trace:
+                record["judge_trace"] = judge_trace
+        record["seconds"] = round(time.perf_counter() - started, 4)
+        return record
+
+    # --- results --------------------------------------------------------------------------------
+    def collect(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
+        results: dict[str, dict[str, Any]] = {}
+        details: dict[str, Any] = {}
+        counts: dict[str, Any] = {}
+        system_reports: dict[str, Any] = {}
+        for planned in self.planned:
+            samples = self.run_dir.finalize_samples(planned.name)
+            detail = aggregate_task(samples, planned.metrics, planned.task.slice_fields,
+                                    self.config.bootstrap_iters, self.config.seed)
+            details[planned.name] = detail
+            results[planned.name] = {key: entry["value"] for key, entry in detail.items()}
+            bad = sum(1 for s in samples if s.get("bad_record"))
+            failed = sum(1 for s in samples if s.get("error") is not None) - bad
+            counts[planned.name] = {"records": len(samples), "scored": len(samples) - failed - bad,
+                                    "failed": failed, "bad_records": bad}
+            report = planned.system.report({s["id"] for s in samples if s.get("id") is not None},
+                                           complete_data=self.config.limit is None)
+            if report is not None:
+                system_reports[planned.name] = report
+        stats = scheduler.stats.to_dict()
+        cost = {"examples": processed, "wall_seconds": round(wall, 3),
+                "examples_per_second": round(processed / wall, 3) if wall > 0 else 0.0,
+                "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+        complete = (all(c["failed"] == 0 and c["bad_records"] == 0 for c in counts.values())
+                    and not any(r.get("errors") for r in system_reports.values()))
+        return {"results": results, "details": details, "counts": counts, "complete": complete,
+                **({"system_reports": system_reports} if system_reports else {}),
+                "cost": cost, "config": self.full_config(), "versions": provenance(),
+                "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
+def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
+    record = {"index": example.index, **example.summary(), "prediction": prediction.to_dict(),
+              "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
+              "prompts": prediction.prompts, "trace": [step.to_dict() for step in prediction.trace],
+              "error": prediction.error}
+    return record
+
+
+async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,
+                           judges: list[LLM], seed: int) -> tuple[dict[str, Any], dict[str, str], list]:
+    """Every metric of the task on one prediction; a failing metric is recorded, not raised."""
+    scores: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    ctx = Context(llm=None, task=planned.task, seed=seed)  # type: ignore[arg-type]
+    ctx.judges = [judge.traced(ctx.trace) for judge in judges]
+    for metric in planned.metrics:
+        try:
+            value = metric.score(example, prediction, ctx)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            errors[metric.name] = f"{type(exc).__name__}: {exc}"
+            continue
+        if isinstance(value, dict):
+            scores.update(value)
+        else:
+            scores[metric.name] = value
+    return scores, errors, [step.to_dict() for step in ctx.trace]

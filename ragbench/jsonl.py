@@ -1,0 +1,37 @@
+"""Reading JSONL files record by record: a bad line becomes a `RecordError`, never a crash."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from .errors import RecordError
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+    """Yield (0-based line index, record or error) for every non-blank line."""
+    with open(path, encoding="utf-8") as handle:
+        for index, line in enumerate(handle):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                yield index, RecordError(str(path), index + 1, f"not valid JSON ({exc.args[0][:80]})")
+                continue
+            if not isinstance(record, dict):
+                yield index, RecordError(str(path), index + 1, f"expected a JSON object, got {type(record).__name__}")
+                continue
+            yield index, record
+
+
+def require(record: dict[str, Any], field: str, path: str | Path, line_index: int,
+            types: type | tuple[type, ...] = object) -> Any:
+    """The value of a required field, or a `RecordError` naming file, line and field."""
+    if field not in record:
+        raise RecordError(str(path), line_index + 1, "missing field", field)
+    value = record[field]
+    if not isinstance(value, types):
+        names = types.__name__ if isinstance(types, type) else "/".join(t.__name__ for t in types)
+        raise RecordError(str(path), line_index + 1, f"expected {names}, got {type(value).__name__}", field)
+    return value

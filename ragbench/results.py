@@ -1,0 +1,65 @@
+"""Aggregating sample records into per-task metric values, bootstrap intervals and slices."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .metric import Metric
+
+Aggregate = Callable[[list[float]], float]
+
+
+def bootstrap_interval(values: list[float], aggregate: Aggregate | None, iterations: int,
+                       seed: int) -> list[float] | None:
+    """Percentile 95% interval of the aggregate over examples resampled with replacement."""
+    if len(values) < 2 or iterations <= 0:
+        return None
+    rng = np.random.default_rng(seed)
+    data = np.asarray(values, dtype=float)
+    draws = rng.integers(0, len(data), size=(iterations, len(data)))
+    if aggregate is None:
+        stats = data[draws].mean(axis=1)
+    else:
+        stats = np.array([aggregate(list(data[row])) for row in draws])
+    low, high = np.percentile(stats, [2.5, 97.5])
+    return [float(low), float(high)]
+
+
+def summarise(values: list[float], aggregate: Aggregate | None, iterations: int, seed: int) -> dict[str, Any]:
+    if not values:
+        return {"value": None, "ci95": None, "n": 0}
+    value = float(np.mean(values)) if aggregate is None else float(aggregate(values))
+    return {"value": value, "ci95": bootstrap_interval(values, aggregate, iterations, seed), "n": len(values)}
+
+
+def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_fields: tuple[str, ...],
+                   iterations: int = 1000, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Per metric key: value, ci95, n, n_none (not scorable), n_errors (example or metric failed),
+    and the same per slice value of each slice field."""
+    owners = {key: metric for metric in metrics for key in metric.score_keys()}
+    out: dict[str, dict[str, Any]] = {}
+    for key, metric in owners.items():
+        aggregate = None if type(metric).aggregate is Metric.aggregate else (
+            lambda vals, key=key, metric=metric: metric.aggregate(key, vals))
+        scored = [s for s in samples if s.get("error") is None and key in s.get("scores", {})]
+        values = [s["scores"][key] for s in scored if s["scores"][key] is not None]
+        entry = summarise(values, aggregate, iterations, seed)
+        entry["n_none"] = sum(1 for s in scored if s["scores"][key] is None)
+        entry["n_errors"] = sum(1 for s in samples if s.get("error") is not None
+                                or key in (s.get("score_errors") or {}))
+        entry["higher_is_better"] = metric.higher_is_better
+        slices: dict[str, dict[str, Any]] = {}
+        for field in slice_fields:
+            groups: dict[str, list[float]] = {}
+            for sample in scored:
+                value = sample["scores"][key]
+                if value is not None:
+                    label = str((sample.get("meta") or {}).get(field, "(missing)"))
+                    groups.setdefault(label, []).append(value)
+            slices[field] = {label: summarise(vals, aggregate, iterations, seed)
+                             for label, vals in sorted(groups.items())}
+        if slices:
+            entry["slices"] = slices
+        out[key] = entry
+    return out

@@ -1,0 +1,454 @@
+"""The `openai` engine against a real, scriptable OpenAI-compatible HTTP server on 127.0.0.1."""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import socket
+import struct
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from ragbench.engines.base import EngineError, Request, Response, Sampling
+from ragbench.engines.openai import OpenAIEngine, retry_after_seconds
+from ragbench.errors import ConfigError
+from ragbench.scheduler import Scheduler
+
+KEY_ENV = "RAGBENCH_TEST_OPENAI_KEY"
+SECRET = "sk-test-Zq9SECRETvalue0123456789"
+FAST = dict(backoff_base=0.001, backoff_max=0.01, timeout=2)
+
+CHAT_LOGPROBS = {"content": [
+    {"token": "Par", "logprob": -0.25, "bytes": [80, 97, 114],
+     "top_logprobs": [{"token": "Par", "logprob": -0.25, "bytes": [80, 97, 114]},
+                      {"token": "Lon", "logprob": -1.75, "bytes": [76, 111, 110]}]},
+    {"token": "is", "logprob": -0.5, "bytes": [105, 115],
+     "top_logprobs": [{"token": "is", "logprob": -0.5, "bytes": [105, 115]},
+                      {"token": "ma", "logprob": -2.0, "bytes": [109, 97]}]},
+], "refusal": None}
+COMPLETION_LOGPROBS = {"tokens": [" Paris", "."], "token_logprobs": [-0.125, -0.5],
+                       "top_logprobs": [{" Paris": -0.125, " London": -2.5}, {".": -0.5, "!": -1.5}],
+                       "text_offset": [0, 6]}
+
+
+def chat_payload(body: dict[str, Any]) -> dict[str, Any]:
+    last = body["messages"][-1]["content"]
+    n = body.get("n", 1)
+    choices = [{"index": i, "message": {"role": "assistant", "content": f"echo{i}: {last}"},
+                "logprobs": CHAT_LOGPROBS if body.get("logprobs") else None, "finish_reason": "stop"}
+               for i in range(n)]
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": body["model"],
+            "choices": choices[::-1],  # servers may list choices in any order; `index` is the truth
+            "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}}
+
+
+def completion_payload(body: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "cmpl-1", "object": "text_completion", "created": 1700000000, "model": body["model"],
+            "choices": [{"index": 0, "text": f" after {body['prompt']}", "finish_reason": "length",
+                         "logprobs": COMPLETION_LOGPROBS if body.get("logprobs") is not None else None}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}}
+
+
+class FakeServer:
+    """Answers like an OpenAI-compatible server, unless the next scripted action says otherwise.
+
+    Actions (consumed one per request): {"status", "headers", "body"} for a canned reply,
+    {"drop": True} closes the connection without a reply, {"reset": True} resets it (RST),
+    {"truncate": True} sends headers and half a body, {"hang": seconds} never replies in time.
+    """
+
+    def __init__(self) -> None:
+        self.script: list[dict[str, Any]] = []
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.active = 0
+        self.max_active = 0
+        self.delay = 0.0
+        self.stop_hanging = threading.Event()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.fake = self  # type: ignore[attr-defined]
+        self.httpd.handle_error = lambda request, address: None  # type: ignore[method-assign]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def then(self, *actions: dict[str, Any]) -> "FakeServer":
+        self.script.extend(actions)
+        return self
+
+    def stop(self) -> None:
+        self.stop_hanging.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        fake: FakeServer = self.server.fake  # type: ignore[attr-defined]
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        with fake.lock:
+            fake.requests.append({"path": self.path, "authorization": self.headers.get("Authorization"),
+                                  "body": body, "time": time.monotonic()})
+            action = fake.script.pop(0) if fake.script else {}
+            fake.active += 1
+            fake.max_active = max(fake.max_active, fake.active)
+        try:
+            self.act(fake, action, body)
+        finally:
+            with fake.lock:
+                fake.active -= 1
+
+    def act(self, fake: FakeServer, action: dict[str, Any], body: dict[str, Any]) -> None:
+        if action.get("drop"):
+            self.close_connection = True
+        elif action.get("reset"):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+        elif action.get("truncate"):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b'{"choices": [')
+            self.close_connection = True
+        elif "hang" in action:
+            fake.stop_hanging.wait(action["hang"])
+            self.close_connection = True
+        elif "status" in action:
+            self.send(action["status"], action.get("body", {}), action.get("headers", {}))
+        else:
+            time.sleep(fake.delay)
+            payload = chat_payload(body) if self.path.endswith("/chat/completions") else completion_payload(body)
+            self.send(200, payload, {})
+
+    def send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def server():
+    fake = FakeServer()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_ambient_openai_env(monkeypatch):
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", KEY_ENV):
+        monkeypatch.delenv(name, raising=False)
+
+
+def generate(engine: OpenAIEngine, request: Request) -> Response:
+    async def go() -> Response:
+        try:
+            return await engine.agenerate_one(request)
+        finally:
+            await engine.aclose()
+    return asyncio.run(go())
+
+
+def chat(text: str = "Capital of France?", **sampling: Any) -> Request:
+    return Request.chat([{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}],
+                        Sampling.make(**sampling))
+
+
+def error(status: int, message: str, **headers: str) -> dict[str, Any]:
+    return {"status": status, "headers": headers,
+            "body": {"error": {"message": message, "type": "test_error", "code": None}}}
+
+
+# -- request mapping ------------------------------------------------------------------------
+
+def test_chat_request_maps_sampling_into_the_body(server, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    engine = OpenAIEngine("my-model", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
+    generate(engine, chat(max_tokens=7, temperature=0.5, top_p=0.9, stop=["\n", "###"], seed=3, logprobs=2))
+    [got] = server.requests
+    assert got["path"] == "/v1/chat/completions"
+    assert got["authorization"] == f"Bearer {SECRET}"
+    assert got["body"] == {
+        "model": "my-model",
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Capital of France?"}],
+        "max_tokens": 7, "temperature": 0.5, "top_p": 0.9, "n": 1, "stop": ["\n", "###"], "seed": 3,
+        "logprobs": True, "top_logprobs": 2,
+    }
+
+
+def test_prompt_request_goes_to_completions_with_integer_logprobs(server):
+    engine = OpenAIEngine("base-model", base_url=server.base_url, **FAST)
+    generate(engine, Request(prompt="Q: capital of France?\nA:", sampling=Sampling.make(logprobs=2, stop="\n")))
+    [got] = server.requests
+    assert got["path"] == "/v1/completions"
+    assert got["body"]["prompt"] == "Q: capital of France?\nA:"
+    assert got["body"]["logprobs"] == 2 and "top_logprobs" not in got["body"]
+    assert got["body"]["stop"] == ["\n"]
+    assert "seed" not in got["body"]
+
+
+def test_chat_mode_sends_a_prompt_as_one_user_message(server):
+    engine = OpenAIEngine("chat-only", base_url=server.base_url, mode="chat", **FAST)
+    response = generate(engine, Request(prompt="Hello there"))
+    [got] = server.requests
+    assert got["path"] == "/v1/chat/completions"
+    assert got["body"]["messages"] == [{"role": "user", "content": "Hello there"}]
+    assert response.text == "echo0: Hello there"
+
+
+def test_lora_adapter_is_sent_as_the_model_name(server):
+    engine = OpenAIEngine("base-model", base_url=server.base_url, **FAST)
+    generate(engine, chat(lora="sql-adapter"))
+    assert server.requests[0]["body"]["model"] == "sql-adapter"
+
+
+def test_no_authorization_header_when_the_key_variable_is_unset(server):
+    engine = OpenAIEngine("local", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
+    generate(engine, chat())
+    assert server.requests[0]["authorization"] is None
+
+
+def test_extra_model_args_are_parsed_and_sent_in_the_body(server):
+    engine = OpenAIEngine("m", base_url=server.base_url, concurrency="3", repetition_penalty="1.1", **FAST)
+    generate(engine, chat())
+    assert engine.max_concurrency == 3
+    assert server.requests[0]["body"]["repetition_penalty"] == 1.1
+    assert "repetition_penalty=1.1" in engine.engine_id
+
+
+def test_base_url_comes_from_the_environment_when_not_given(server, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url + "/")
+    engine = OpenAIEngine("m", **FAST)
+    assert engine.base_url == server.base_url
+    assert generate(engine, chat("hi")).text == "echo0: hi"
+
+
+def test_default_base_url_is_openai():
+    engine = OpenAIEngine("gpt-4o-mini")
+    assert engine.base_url == "https://api.openai.com/v1"
+    assert engine.engine_id == "openai:gpt-4o-mini"
+
+
+# -- response parsing -----------------------------------------------------------------------
+
+def test_chat_response_texts_usage_and_logprobs_are_parsed(server):
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    response = generate(engine, chat("x", n=2, logprobs=2))
+    assert response.texts == ["echo0: x", "echo1: x"]
+    assert (response.prompt_tokens, response.completion_tokens, response.finish_reason) == (11, 3, "stop")
+    assert [(t.token, t.logprob) for t in response.logprobs] == [("Par", -0.25), ("is", -0.5)]
+    assert response.logprobs[0].top == {"Par": -0.25, "Lon": -1.75}
+
+
+def test_completion_response_texts_usage_and_logprobs_are_parsed(server):
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    response = generate(engine, Request(prompt="Q", sampling=Sampling.make(logprobs=2)))
+    assert response.text == " after Q"
+    assert (response.prompt_tokens, response.completion_tokens, response.finish_reason) == (5, 2, "length")
+    assert [(t.token, t.logprob) for t in response.logprobs] == [(" Paris", -0.125), (".", -0.5)]
+    assert response.logprobs[1].top == {".": -0.5, "!": -1.5}
+
+
+def test_logprobs_are_none_when_not_asked(server):
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    assert generate(engine, chat()).logprobs is None
+
+
+# -- retries --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_retry_after_header_is_honoured(server, status):
+    server.then(error(status, "slow down", **{"Retry-After": "0.3"}))
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST | {"backoff_max": 5})
+    response = generate(engine, chat("hi"))
+    assert response.text == "echo0: hi"
+    first, second = server.requests
+    assert second["time"] - first["time"] >= 0.28
+
+
+def test_retry_after_is_capped_at_backoff_max(server):
+    server.then(error(429, "slow down", **{"Retry-After": "30"}))
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST | {"backoff_max": 0.05})
+    started = time.monotonic()
+    generate(engine, chat())
+    assert time.monotonic() - started < 1.5
+    assert len(server.requests) == 2
+
+
+def test_retry_after_accepts_seconds_and_http_dates():
+    now = 1_700_000_000.0
+    assert retry_after_seconds("7") == 7.0
+    assert retry_after_seconds(email.utils.formatdate(now + 12, usegmt=True), now=now) == pytest.approx(12)
+    assert retry_after_seconds(email.utils.formatdate(now - 60, usegmt=True), now=now) == 0.0
+    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
+
+
+def test_503_twice_then_success(server):
+    server.then(error(503, "overloaded"), error(503, "overloaded"))
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    assert generate(engine, chat("hi")).text == "echo0: hi"
+    assert len(server.requests) == 3
+
+
+@pytest.mark.parametrize("status", [500, 502, 504, 507])
+def test_any_5xx_is_retried(server, status):
+    server.then(error(status, "boom"))
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    assert generate(engine, chat("hi")).text == "echo0: hi"
+    assert len(server.requests) == 2
+
+
+def test_backoff_is_exponential_capped_and_fully_jittered(server, monkeypatch):
+    bounds: list[tuple[float, float]] = []
+    monkeypatch.setattr("ragbench.engines.openai.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
+    server.then(*[error(500, "boom")] * 3)
+    engine = OpenAIEngine("m", base_url=server.base_url, backoff_base=0.01, backoff_max=0.03)
+    generate(engine, chat())
+    assert bounds == [(0.0, 0.01), (0.0, 0.02), (0.0, 0.03)]
+
+
+@pytest.mark.parametrize("failure", [{"drop": True}, {"reset": True}, {"truncate": True}])
+def test_dropped_connection_is_retried(server, failure):
+    server.then(failure, failure)
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    assert generate(engine, chat("hi")).text == "echo0: hi"
+    assert len(server.requests) == 3
+
+
+def test_connection_refused_is_retried_then_reported(monkeypatch):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    engine = OpenAIEngine("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=2, **FAST)
+    with pytest.raises(EngineError, match=r"connection failed.*\(3 attempts\)"):
+        generate(engine, chat())
+
+
+def test_request_hanging_past_the_timeout_is_retried(server):
+    server.then({"hang": 5})
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST | {"timeout": 0.3})
+    assert generate(engine, chat("hi")).text == "echo0: hi"
+    assert len(server.requests) == 2
+
+
+def test_timeouts_exhaust_retries_into_one_engine_error(server):
+    server.then({"hang": 5}, {"hang": 5})
+    engine = OpenAIEngine("m", base_url=server.base_url, max_retries=1, **FAST | {"timeout": 0.2})
+    with pytest.raises(EngineError, match=r"timed out after 0.2s \(2 attempts\)"):
+        generate(engine, chat())
+
+
+def test_400_fails_at_once_with_a_one_line_message(server):
+    server.then(error(400, "Invalid value for 'top_logprobs':\nmust be <= 20."))
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    with pytest.raises(EngineError) as caught:
+        generate(engine, chat())
+    message = str(caught.value)
+    assert len(server.requests) == 1
+    assert "\n" not in message
+    assert "HTTP 400" in message and "must be <= 20" in message and "(1 attempt)" in message
+
+
+def test_exhausted_retries_report_status_body_and_attempts(server):
+    server.then(*[error(503, "try later")] * 3)
+    engine = OpenAIEngine("m", base_url=server.base_url, max_retries=2, **FAST)
+    with pytest.raises(EngineError, match=r"HTTP 503: try later \(3 attempts\)"):
+        generate(engine, chat())
+
+
+# -- secrets --------------------------------------------------------------------------------
+
+def test_api_key_never_appears_in_ids_errors_or_logs(server, monkeypatch, caplog):
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    # A careless server echoes the key back, in a retried 500 and in the final 401.
+    server.then(error(500, f"upstream rejected {SECRET}"), error(401, f"Incorrect API key provided: {SECRET}"))
+    engine = OpenAIEngine("m", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
+    with pytest.raises(EngineError) as caught:
+        generate(engine, chat())
+    assert server.requests[0]["authorization"] == f"Bearer {SECRET}"  # the key was used...
+    assert "HTTP 401" in str(caught.value)
+    for text in (str(caught.value), repr(caught.value), repr(engine), engine.engine_id,
+                 json.dumps(engine.options), str(vars(engine)), caplog.text):
+        assert SECRET not in text  # ...and shown nowhere
+    assert "retry 1/" in caplog.text  # the retry was logged, redacted
+
+
+def test_missing_key_is_named_in_a_401_message(server):
+    server.then(error(401, "You didn't provide an API key."))
+    engine = OpenAIEngine("m", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
+    with pytest.raises(EngineError, match=f"environment variable {KEY_ENV} is not set"):
+        generate(engine, chat())
+
+
+def test_a_key_given_as_model_arg_is_refused_without_echoing_it():
+    with pytest.raises(ConfigError) as caught:
+        OpenAIEngine("m", api_key=SECRET)
+    assert SECRET not in str(caught.value)
+
+
+def test_credentials_in_the_base_url_stay_out_of_the_engine_id():
+    engine = OpenAIEngine("m", base_url="http://user:hunter2@host:8000/v1?token=abc")
+    assert engine.engine_id == "openai:m@http://host:8000/v1"
+    assert "hunter2" not in repr(engine) and "abc" not in repr(engine)
+
+
+# -- concurrency and event loops --------------------------------------------------------------
+
+def test_concurrency_never_exceeds_the_cap_through_the_scheduler(server):
+    server.delay = 0.05
+    engine = OpenAIEngine("m", base_url=server.base_url, concurrency=4, **FAST)
+    assert engine.concurrent and engine.max_concurrency == 4
+
+    async def go() -> list[Response]:
+        scheduler = Scheduler()
+        try:
+            return await asyncio.gather(*(scheduler.submit(engine, chat(f"q{i}")) for i in range(40)))
+        finally:
+            await scheduler.close()
+            await engine.aclose()
+
+    responses = asyncio.run(go())
+    assert [r.text for r in responses] == [f"echo0: q{i}" for i in range(40)]
+    assert len(server.requests) == 40
+    assert server.max_active == 4
+
+
+def test_engine_survives_one_event_loop_per_run(server):
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+
+    async def once(text: str) -> str:
+        return (await engine.agenerate_one(chat(text))).text
+
+    assert asyncio.run(once("first")) == "echo0: first"
+    assert asyncio.run(once("second")) == "echo0: second"  # a fresh client in the new loop
+    engine.close()  # after the loop ended: must not raise
+    engine.close()
+
+
+def test_registry_builds_the_engine_from_a_model_string(server):
+    from ragbench.engines import load_engine
+
+    engine = load_engine("openai:some/model", base_url=server.base_url)
+    assert isinstance(engine, OpenAIEngine)
+    assert engine.model == "some/model"

@@ -79,8 +79,9 @@ class SelfRagTask(Task):
                        meta=self.meta(record))
 
     def gold(self, record: dict[str, Any], path, index: int) -> dict[str, Any]:
-        if "answers" not in record and isinstance(record.get("answer"), str):
-            return {"answers": [record["answer"]]}  # as run_short_form.py main() does
+        if "answers" not in record and isinstance(record.get("answer"), (str, list)):
+            answer = record["answer"]  # as run_short_form.py main(): a string is wrapped in a list
+            return {"answers": [answer] if isinstance(answer, str) else [str(a) for a in answer]}
         answers = require(record, "answers", path, index, list)
         return {"answers": [str(a) for a in answers]}
 

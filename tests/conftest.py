@@ -1,0 +1,36 @@
+"""Shared fixtures: paths to reference data, and small builders."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_DATA = ROOT / "tests" / "data"
+SHARED = ROOT.parent / "shared"
+
+
+def shared_reference() -> Path:
+    """`../shared/reference` beside the checkout (CI lays shared/ there); tests that need it skip otherwise."""
+    path = SHARED / "reference"
+    if not path.is_dir():
+        pytest.skip("../shared/reference is not present")
+    return path
+
+
+def write_jsonl(path: Path, records: list) -> Path:
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write((record if isinstance(record, str) else json.dumps(record)) + "\n")
+    return path
+
+
+@pytest.fixture
+def popqa_records() -> list[dict]:
+    return [
+        {"question": f"Who is person {i}?", "answers": [f"answer{i}", f"alias{i}"], "id": 100 + i, "prop": "occupation",
+         "ctxs": [{"id": str(i), "title": f"Title {i}", "text": f"Person {i} is answer{i}.", "score": "1.5"},
+                  {"title": f"Other {i}", "text": "Unrelated text."}]}
+        for i in range(6)
+    ]

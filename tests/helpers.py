@@ -1,0 +1,32 @@
+"""Running ragbench from tests: in-process via the Evaluator, or as a subprocess CLI."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ragbench.evaluator import Evaluator, RunConfig
+
+
+def run(tmp_path: Path, name: str = "run", **config) -> dict:
+    config.setdefault("progress", False)
+    config.setdefault("bootstrap_iters", 200)
+    outcome = Evaluator(RunConfig(output=str(tmp_path / name), **config)).run()
+    return outcome.results
+
+
+def samples(run_dir: Path, task: str) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "samples" / f"{task}.jsonl").read_text().splitlines()]
+
+
+def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ragbench.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def comparable(results: dict) -> dict:
+    """What must be equal between two runs of the same configuration."""
+    return {"results": results["results"], "details": results["details"], "counts": results["counts"],
+            "complete": results["complete"]}

@@ -51,6 +51,7 @@ common_options = [
     click.option("--model", default=None, help="engine:model, e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, "
                  "vllm:/models/llama, openai:gpt-4o-mini, replay:calls.jsonl (default: embedded SmolLM2)"),
     click.option("--model-arg", multiple=True, metavar="K=V", help="engine option (batch_size, dtype, base_url ...)"),
+    click.option("--base-url", default=None, help="OpenAI-compatible server URL (default: $OPENAI_BASE_URL)"),
     click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model for LLM-judge metrics (repeatable)"),
     click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
     click.option("--seed", default=0, show_default=True, type=int),
@@ -68,9 +69,12 @@ def with_common(func):
     return func
 
 
-def _common_kwargs(model, model_arg, judge, output, seed, max_inflight, cache, task_arg, bootstrap_iters,
-                   no_progress) -> dict[str, Any]:
-    return {"model": model, "model_args": parse_assignments(model_arg, "--model-arg"), "judges": list(judge),
+def _common_kwargs(model, model_arg, base_url, judge, output, seed, max_inflight, cache, task_arg,
+                   bootstrap_iters, no_progress) -> dict[str, Any]:
+    model_args = parse_assignments(model_arg, "--model-arg")
+    if base_url:
+        model_args["base_url"] = base_url
+    return {"model": model, "model_args": model_args, "judges": list(judge),
             "output": output, "seed": seed, "max_inflight": max_inflight, "cache": cache,
             "task_args": parse_assignments(task_arg, "--task-arg"), "bootstrap_iters": bootstrap_iters,
             "progress": not no_progress}

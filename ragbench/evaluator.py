@@ -199,6 +199,9 @@ class Evaluator:
         finally:
             progress.close()
             await scheduler.close()
+            for open_engine in (engine, *judges):  # HTTP clients close inside the loop that opened them
+                if hasattr(open_engine, "aclose"):
+                    await open_engine.aclose()
         return processed, scheduler
 
     def _known_total(self) -> int | None:

@@ -74,7 +74,7 @@ class FakeServer:
         self.httpd.daemon_threads = True
         self.httpd.fake = self  # type: ignore[attr-defined]
         self.httpd.handle_error = lambda request, address: None  # type: ignore[method-assign]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True)
         self.thread.start()
 
     @property
@@ -228,8 +228,8 @@ def test_no_authorization_header_when_the_key_variable_is_unset(server):
     assert server.requests[0]["authorization"] is None
 
 
-def test_extra_model_args_are_parsed_and_sent_in_the_body(server):
-    engine = OpenAIEngine("m", base_url=server.base_url, concurrency="3", repetition_penalty="1.1", **FAST)
+def test_extra_model_args_are_sent_in_the_body_and_key_the_cache(server):
+    engine = OpenAIEngine("m", base_url=server.base_url, concurrency="3", repetition_penalty=1.1, **FAST)
     generate(engine, chat())
     assert engine.max_concurrency == 3
     assert server.requests[0]["body"]["repetition_penalty"] == 1.1
@@ -434,16 +434,30 @@ def test_concurrency_never_exceeds_the_cap_through_the_scheduler(server):
     assert server.max_active == 4
 
 
-def test_engine_survives_one_event_loop_per_run(server):
+def test_engine_makes_a_fresh_client_in_each_runs_event_loop(server):
     engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
 
     async def once(text: str) -> str:
-        return (await engine.agenerate_one(chat(text))).text
+        try:
+            return (await engine.agenerate_one(chat(text))).text
+        finally:
+            await engine.aclose()
 
     assert asyncio.run(once("first")) == "echo0: first"
-    assert asyncio.run(once("second")) == "echo0: second"  # a fresh client in the new loop
-    engine.close()  # after the loop ended: must not raise
-    engine.close()
+    assert asyncio.run(once("second")) == "echo0: second"
+    engine.close()  # nothing left open: a no-op
+
+
+def test_sync_close_releases_the_client_of_a_stopped_loop(server):
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(engine.agenerate_one(chat("hi"))).text == "echo0: hi"
+        client = engine._http
+        engine.close()
+        assert client is not None and client.is_closed and engine._http is None
+    finally:
+        loop.close()
 
 
 def test_registry_builds_the_engine_from_a_model_string(server):

@@ -65,16 +65,6 @@ def _public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def _option_value(value: Any) -> Any:
-    """--model-arg values arrive as strings: '0.5' -> 0.5, 'true' -> True, 'abc' stays 'abc'."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
     """Parse a Retry-After header: delta-seconds or an HTTP date. None when absent or unreadable."""
     if not value:
@@ -135,8 +125,7 @@ class OpenAIEngine(Engine):
                               "it comes from the request's sampling parameters")
         if mode not in MODES:
             raise ConfigError(f"openai engine: mode must be one of {', '.join(MODES)}, not {mode!r}")
-        extra = {name: _option_value(value) for name, value in options.items()}
-        super().__init__(model, **extra)
+        super().__init__(model, **options)
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.api_key_env = api_key_env
         self.max_concurrency = int(concurrency)
@@ -145,7 +134,7 @@ class OpenAIEngine(Engine):
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
         self.mode = mode
-        self.extra_body = extra
+        self.extra_body = dict(options)  # --model-arg values arrive already parsed (YAML scalars)
         self._http: httpx.AsyncClient | None = None
         self._http_loop: asyncio.AbstractEventLoop | None = None
         self._slots: asyncio.Semaphore | None = None

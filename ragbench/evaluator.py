@@ -85,26 +85,29 @@ class RunOutcome:
         return self.results["complete"]
 
 
-def _task_args_for(name: str, task_args: dict[str, Any]) -> dict[str, Any]:
-    args = {k: v for k, v in task_args.items() if "." not in k}
+def _task_args_for(name: str, task_class: type, task_args: dict[str, Any]) -> dict[str, Any]:
+    """Unscoped `key` options go to every task that accepts them; `task.key` to that task only."""
+    accepted = accepted_options(task_class)
+    args = {k: v for k, v in task_args.items() if "." not in k and (accepted is None or k in accepted)}
     args.update({k.split(".", 1)[1]: v for k, v in task_args.items() if k.startswith(name + ".")})
     return args
 
 
-def plan(config: RunConfig, registry: Registry, system_class: type | None = None) -> list[PlannedTask]:
+def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
     """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics."""
     names = registry.expand_tasks(config.tasks)
+    _check_task_args(config, {name: registry.load("tasks", name) for name in names})
     for key in config.data:
         if registry.entry("tasks", key).name not in names:
             raise ConfigError(f"--data {key}=...: task '{key}' is not among --tasks")
-    if system_class is None:
-        system_class = registry.load("systems", config.system)
+    system_class = registry.load("systems", config.system)
     planned = []
     for name in names:
         entry = registry.entry("tasks", name)
-        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, config.task_args)}
+        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), config.task_args)}
         data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
+        task.prepare()
         accepted = accepted_options(system_class)
         defaults = {k: v for k, v in entry.defaults.get("system_args", {}).items()
                     if accepted is None or k in accepted}
@@ -114,24 +117,21 @@ def plan(config: RunConfig, registry: Registry, system_class: type | None = None
     return planned
 
 
-def _check_task_args(config: RunConfig, planned: list[PlannedTask]) -> None:
+def _check_task_args(config: RunConfig, task_classes: dict[str, type]) -> None:
     for key in config.task_args:
-        scoped = "." in key
-        name, option = key.split(".", 1) if scoped else (None, key)
-        targets = [p for p in planned if name is None or p.name == name]
-        if scoped and not targets:
+        name, option = key.split(".", 1) if "." in key else (None, key)
+        if name is not None and name not in task_classes:
             raise ConfigError(f"--task-arg {key}: task '{name}' is not among --tasks")
-        if not any((acc := accepted_options(type(p.task))) is None or option in acc for p in targets):
-            raise ConfigError(f"--task-arg {key}: no selected task accepts '{option}'")
+        targets = [cls for task, cls in task_classes.items() if name in (None, task)]
+        if not any((accepted := accepted_options(cls)) is None or option in accepted for cls in targets):
+            raise ConfigError(f"--task-arg {key}=...: no selected task accepts '{option}'")
 
 
 class Evaluator:
-    def __init__(self, config: RunConfig, registry: Registry | None = None,
-                 system_class: type | None = None) -> None:
+    def __init__(self, config: RunConfig, registry: Registry | None = None) -> None:
         self.config = config
         self.registry = registry or get_registry()
-        self.planned = plan(config, self.registry, system_class)
-        _check_task_args(config, self.planned)
+        self.planned = plan(config, self.registry)
         self.run_dir = RunDir(config.run_dir())
 
     def run(self) -> RunOutcome:

@@ -16,8 +16,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | RecordE
                 continue
             try:
                 record = json.loads(line)
-            except ValueError as exc:
-                yield index, RecordError(str(path), index + 1, f"not valid JSON ({exc.args[0][:80]})")
+            except json.JSONDecodeError as exc:
+                yield index, RecordError(str(path), index + 1, f"not valid JSON ({exc.msg} at column {exc.colno})")
                 continue
             if not isinstance(record, dict):
                 yield index, RecordError(str(path), index + 1, f"expected a JSON object, got {type(record).__name__}")

@@ -26,6 +26,10 @@ class Task:
         self.data_path = Path(data_path) if data_path is not None else None
         self.args = args
 
+    def prepare(self) -> None:
+        """Find (or download) the data before the run starts, so a missing file stops it
+        before any model loads."""
+
     def examples(self) -> Iterator[Example | RecordError]:
         """Examples in data order; a bad record is yielded as a `RecordError`, not raised."""
         raise NotImplementedError

@@ -51,10 +51,16 @@ class SelfRagTask(Task):
         super().__init__(data_path, instruction_format=instruction_format, template=template)
         self.instruction_format = instruction_format
         self.template = template
+        self.path = None
+
+    def prepare(self) -> None:
+        self.path = resolve_data_file(self.name, self.filename, self.data_path, UPSTREAM_DATA + self.filename)
 
     # --- data -------------------------------------------------------------------------------
     def examples(self) -> Iterator[Example | RecordError]:
-        path = resolve_data_file(self.name, self.filename, self.data_path, UPSTREAM_DATA + self.filename)
+        if self.path is None:
+            self.prepare()
+        path = self.path
         for index, record in iter_jsonl(path):
             if isinstance(record, RecordError):
                 yield record

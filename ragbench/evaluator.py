@@ -162,7 +162,7 @@ class Evaluator:
         uses_llm = any(type(p.system).uses_llm for p in self.planned)
         out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = {p.name: p.task.config() for p in self.planned}
-        out["system_config"] = {p.name: dict(vars(p.system)) for p in self.planned}
+        out["system_config"] = {p.name: p.system.config() for p in self.planned}
         out["metrics"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         return json.loads(json.dumps(out, default=str))
 

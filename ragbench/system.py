@@ -17,6 +17,12 @@ class System:
     async def run(self, example: "Example", ctx: "Context") -> "Prediction":
         raise NotImplementedError
 
+    def config(self) -> dict[str, Any]:
+        """The system's options as recorded in results.json: its plain-valued attributes."""
+        plain = (str, int, float, bool, type(None))
+        return {key: value for key, value in vars(self).items() if not key.startswith("_") and (
+            isinstance(value, plain) or (isinstance(value, dict) and all(isinstance(v, plain) for v in value.values())))}
+
     def report(self, seen_ids: set[str], complete_data: bool) -> dict[str, Any] | None:
         """Problems found outside any single example (e.g. a bad line in a predictions file),
         as {"errors": [...], ...}; any error marks the run incomplete."""

@@ -115,3 +115,12 @@ def test_config_errors_are_one_clear_line(tmp_path, args, expected):
     assert result.returncode == 2
     assert expected in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_scoring_a_predictions_file_does_not_copy_it_into_the_config(tmp_path, popqa_records):
+    data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:2])
+    predictions = write_jsonl(tmp_path / "pred.jsonl", [{"id": 100, "output": "answer0"}, {"id": 101, "output": "x"}])
+    results = run(tmp_path, tasks=["popqa"], system="recorded", system_args={"path": str(predictions)},
+                  data={"popqa": str(data)})
+    assert results["config"]["system_config"]["popqa"] == {"path": str(predictions)}
+    assert results["config"]["model"] is None and results["results"]["popqa"]["match"] == 0.5

@@ -34,15 +34,17 @@ principle pick another token.
 """
 from __future__ import annotations
 
+import os
 import threading
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
 from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs, apply_stop
 from .embedded import EMBEDDED_GGUF, embedded_model_dir, is_embedded
 
-__all__ = ["HFEngine", "embedded_model_dir"]
+__all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir"]
 
 _DTYPES = ("float32", "float16", "bfloat16", "auto")
 
@@ -57,6 +59,11 @@ def _import_hf() -> tuple[Any, Any]:
     return torch, transformers
 
 
+def _offline() -> bool:
+    return any(os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+               for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
 def _bool(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
@@ -66,6 +73,17 @@ def _bool(value: Any) -> bool:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
+    """Token ids of a conversation rendered with the tokenizer's chat template, ready for the
+    assistant's turn. The template writes its own special tokens, so none are added again."""
+    rendered = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    if isinstance(rendered, str):
+        return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])
+    if isinstance(rendered, dict) or hasattr(rendered, "keys"):  # a tokenizer that always tokenizes
+        rendered = rendered["input_ids"]
+    return [int(token) for token in rendered]
 
 
 class HFEngine(Engine):
@@ -98,27 +116,43 @@ class HFEngine(Engine):
 
     def _load(self, transformers: Any) -> tuple[Any, Any]:
         torch = self._torch
+        gguf_file = None
+        local_only = _offline()
         if is_embedded(self.model):
             self.model = "embedded"
-            folder, gguf_file = str(embedded_model_dir()), EMBEDDED_GGUF
-        elif self.model.endswith(".gguf"):
-            from pathlib import Path
-
-            path = Path(self.model).expanduser()
-            folder, gguf_file = str(path.parent), path.name
+            folder, gguf_file, local_only = str(embedded_model_dir()), EMBEDDED_GGUF, True
         else:
-            folder, gguf_file = self.model, None
+            path = Path(self.model).expanduser()
+            if path.exists() or self.model.startswith(("/", ".", "~")) or self.model.endswith(".gguf"):
+                if not path.exists():
+                    raise ConfigError(f"hf engine: model path '{self.model}' does not exist")
+                if path.is_file():
+                    folder, gguf_file = str(path.parent), path.name
+                else:
+                    folder = str(path)
+                local_only = True
+            else:
+                folder = self.model  # a hub name: the local HF cache first, the hub unless offline
         extra: dict[str, Any] = {"trust_remote_code": self.trust_remote_code}
         if gguf_file:
             extra["gguf_file"] = gguf_file
         dtype = self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)
+
+        def load(local_files_only: bool) -> tuple[Any, Any]:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=local_files_only, **extra)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                folder, dtype=dtype, local_files_only=local_files_only, **extra)
+            return model, tokenizer
+
         try:
-            tokenizer = transformers.AutoTokenizer.from_pretrained(folder, **extra)
-            model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, **extra)
+            try:
+                model, tokenizer = load(True)
+            except OSError:
+                if local_only:
+                    raise
+                model, tokenizer = load(False)
             model.to(self.device)
-        except ConfigError:
-            raise
-        except Exception as exc:  # OSError, ValueError, HF hub errors, missing gguf/accelerate...
+        except Exception as exc:  # OSError, ValueError, hub errors, missing gguf/accelerate...
             raise ConfigError(f"hf engine: cannot load model '{self.model}' ({_one_line(exc)})") from exc
         model.eval()
         return model, tokenizer
@@ -162,9 +196,7 @@ class HFEngine(Engine):
     def encode(self, request: Request) -> list[int]:
         """Token ids of a request's prompt (chat requests through the chat template)."""
         if request.is_chat:
-            text = self.tokenizer.apply_chat_template(request.message_dicts(), tokenize=False,
-                                                      add_generation_prompt=True)
-            return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+            return chat_prompt_ids(self.tokenizer, request.message_dicts())
         return list(self.tokenizer(request.prompt)["input_ids"])
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:

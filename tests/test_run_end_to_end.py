@@ -120,3 +120,40 @@ def test_default_run_folder_is_named_by_config_hash(tmp_path):
     c = RunConfig(tasks=["demo"], model="scripted:echo", seed=1)
     assert a.run_dir() == b.run_dir() != c.run_dir()
     assert a.run_dir().name.startswith("vanilla__scripted-echo__")
+
+
+class ToolTask:
+    """A task whose examples need a tool started once per run (like CRAG's KG API)."""
+
+    from ragbench.tasks.demo.task import Demo as _Demo
+
+    class Task(_Demo):
+        events: list = []
+
+        async def setup(self):
+            self.events.append("setup")
+            return {"kg": lambda question: f"KG says {len(question)}"}
+
+        async def teardown(self):
+            self.events.append("teardown")
+
+
+class ToolUser:
+    from ragbench.system import System as _System
+
+    class System(_System):
+        async def run(self, example, ctx):
+            from ragbench.types import Prediction
+
+            return Prediction(example_id=example.id, answer=ctx.tools["kg"](example.question))
+
+
+def test_task_tools_are_set_up_once_and_reach_every_example(tmp_path):
+    from ragbench.registry import get_registry
+
+    get_registry().add_catalog({
+        "tasks": {"tool_task": {"target": "test_run_end_to_end:ToolTask.Task"}},
+        "systems": {"tool_user": {"target": "test_run_end_to_end:ToolUser.System"}}}, "tests")
+    run(tmp_path, tasks=["tool_task"], system="tool_user", model="scripted:echo", limit=3)
+    assert ToolTask.Task.events == ["setup", "teardown"]
+    assert samples(tmp_path / "run", "tool_task")[0]["output"] == "KG says 30"

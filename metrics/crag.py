@@ -1,0 +1,211 @@
+"""CRAG auto-evaluation (accuracy, hallucination, missing, score) and human-label Score_h.
+
+Per prediction, exactly as both upstream evaluators (`local_evaluation.py` of the KDD Cup 2024
+starter kit and of facebookresearch/CRAG) do it:
+  1. cut the prediction to 75 Llama-2 tokens (encode, drop BOS, keep 75, decode), then strip;
+  2. missing iff the lower-cased text contains "i don't know" (ASCII apostrophe; nothing else
+     counts as missing - not "I don’t know", not an apology, not an empty answer);
+  3. exact match (lower-cased, stripped) => accurate;
+  4. otherwise ask the judge; a reply that does not parse, or a call that fails after the
+     engine's retries, is "not accurate" and so counts as a hallucination.
+Judge protocols:
+  kddcup2024  (default) starter kit: gold = `answer` only (alt_ans ignored), Accuracy-JSON prompt,
+              the whole reply lower-cased and `json.loads`-ed; accurate iff "accuracy" is true.
+  crag_repo   facebookresearch/CRAG as intended (its file crashes as published): gold = [answer] +
+              alt_ans, one by one: exact match, "invalid" in both => accurate, "invalid" in one =>
+              next gold, else judge; score-JSON prompt, regex on the last {...} block.
+Several judges (`--judge A --judge B`) are averaged per example, which equals the paper's
+average of per-judge accuracy / hallucination / missing / score.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ragbench.engines.base import EngineError
+from ragbench.metric import Metric, Scores
+from ragbench.tasks.crag.prompts import judge_prompt
+from ragbench.types import Example, Prediction
+
+MAX_PREDICTION_TOKENS = 75
+MISSING_PHRASE = "i don't know"
+TOKENIZER_ENV = "CRAG_LLAMA2_TOKENIZER"
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(path: str):
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
+
+
+def tokenizer_dir(ctx: Any) -> str:
+    """The Llama-2 tokenizer folder: the task's `tokenizer` option, else $CRAG_LLAMA2_TOKENIZER."""
+    path = getattr(getattr(ctx, "task", None), "tokenizer_path", None) or os.environ.get(TOKENIZER_ENV)
+    if not path:
+        raise ValueError("CRAG auto-eval needs the Llama-2 tokenizer folder: --task-arg tokenizer=DIR "
+                         f"(facebookresearch/CRAG tokenizer/) or ${TOKENIZER_ENV}")
+    return str(path)
+
+
+def truncate_prediction(text: str, tokenizer_path: str) -> str:
+    """local_evaluation.py trim_predictions_to_max_token_length, then `.strip()`: token ids
+    1..75 of the encoding (position 0 is BOS), decoded without skipping special tokens."""
+    tokenizer = _tokenizer(tokenizer_path)
+    ids = tokenizer.encode(text).ids[1: MAX_PREDICTION_TOKENS + 1]
+    return tokenizer.decode(ids, skip_special_tokens=False).strip()
+
+
+def parse_kddcup2024(reply: str | None) -> bool:
+    """Starter kit parse_response: lower-case, json.loads, "accuracy" is true or "true"."""
+    if not reply:  # `if response:` - an empty or missing reply is never parsed
+        return False
+    try:
+        data = json.loads(reply.lower())
+    except ValueError:
+        return False
+    if not isinstance(data, dict) or "accuracy" not in data:
+        return False
+    value = data["accuracy"]
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+_BRACES = re.compile(r"{([^}]*)}")
+_SCORE = re.compile(r'"score"\s*:\s*(\d+)')
+
+
+def parse_crag_repo(reply: str | None) -> bool:
+    """CRAG repo parse_response: the last brace block without a nested "}", its "score": digits;
+    1 => accurate, 0, other numbers or no score => not accurate."""
+    if not reply:
+        return False
+    blocks = _BRACES.findall(reply)
+    text = "{" + blocks[-1] + "}" if blocks else ""
+    match = _SCORE.search(text)
+    return bool(match) and int(match.group(1)) == 1
+
+
+class CragAutoEval(Metric):
+    """Protocol `kddcup2024` (the default; see the module docstring)."""
+
+    name = "crag"
+    keys: ClassVar[tuple[str, ...]] = ("accuracy", "hallucination", "missing", "score", "exact_accuracy")
+    protocol: ClassVar[str] = "kddcup2024"
+    judge_sampling: ClassVar[dict[str, Any]] = {"temperature": 1.0, "max_tokens": 512}  # upstream sets none: API default 1.0
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "protocol": self.protocol, "judge_sampling": self.judge_sampling}
+
+    def ground_truths(self, example: Example) -> list[str]:
+        return [str(example.gold.get("answer", "")).strip()]
+
+    async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
+        text = truncate_prediction(prediction.answer, tokenizer_dir(ctx))
+        lowered = text.lower()
+        if MISSING_PHRASE in lowered:
+            return self.row(accurate=0.0, missing=True, exact=False)
+        decided = self.rule_verdict(example, lowered)
+        if decided is not None:
+            return self.row(accurate=float(decided), missing=False, exact=decided)
+        judges = list(getattr(ctx, "judges", None) or [])
+        if not judges:
+            raise ValueError("this prediction needs an LLM judge: pass --judge ENGINE:MODEL")
+        verdicts = await asyncio.gather(*(self.judge_row(judge, example, text, lowered) for judge in judges))
+        return self.row(accurate=sum(verdicts) / len(verdicts), missing=False, exact=False)
+
+    def row(self, accurate: float, missing: bool, exact: bool) -> Scores:
+        missing_value = 1.0 if missing else 0.0
+        hallucination = 1.0 - accurate - missing_value
+        out = {"accuracy": accurate, "hallucination": hallucination, "missing": missing_value,
+               "score": accurate - hallucination}
+        if "exact_accuracy" in self.keys:
+            out["exact_accuracy"] = 1.0 if exact else 0.0
+        return out
+
+    def rule_verdict(self, example: Example, lowered: str) -> bool | None:
+        """Starter kit: an exact match is accurate (counted in `exact_accuracy`); else the judge."""
+        return True if lowered == self.ground_truths(example)[0].lower() else None
+
+    async def judge_row(self, judge: Any, example: Example, prediction: str, lowered: str) -> bool:
+        return await self.ask(judge, example, self.ground_truths(example)[0], prediction, parse_kddcup2024)
+
+    async def ask(self, judge: Any, example: Example, ground_truth: str, prediction: str, parse) -> bool:
+        prompt = judge_prompt(self.protocol)
+        messages = [{"role": "system", "content": prompt["system"]},
+                    {"role": "user", "content": prompt["user_template"].format(
+                        query=example.question, ground_truth=ground_truth, prediction=prediction)}]
+        try:
+            response = await judge.chat(messages, step=f"judge:{self.protocol}", **self.judge_sampling)
+        except EngineError:  # upstream: attempt_api_call returns None => not accurate
+            return False
+        return parse(response.text)
+
+
+def _invalid_rule(lowered: str, gold_lower: str) -> bool | None:
+    """CRAG repo, per ground truth: exact match or "invalid" in both => accurate; "invalid" in
+    exactly one => this ground truth fails without a judge; otherwise None (ask the judge)."""
+    if lowered == gold_lower or ("invalid" in lowered and "invalid" in gold_lower):
+        return True
+    if ("invalid" in lowered) != ("invalid" in gold_lower):
+        return False
+    return None
+
+
+class CragRepoAutoEval(CragAutoEval):
+    """Protocol `crag_repo`: facebookresearch/CRAG local_evaluation.py with its crashes fixed
+    (prediction_lowercase assigned before use; ground truths = [answer] + alt_ans, each stripped)."""
+
+    name = "crag_repo"
+    keys = ("accuracy", "hallucination", "missing", "score")
+    protocol = "crag_repo"
+    judge_sampling = {"temperature": 0.0, "max_tokens": 512}  # local_evaluation.py: temperature=0.0
+
+    def ground_truths(self, example: Example) -> list[str]:
+        return [str(g).strip() for g in [example.gold.get("answer", ""), *(example.gold.get("alt_ans") or [])]]
+
+    def rule_verdict(self, example: Example, lowered: str) -> bool | None:
+        """The upstream loop up to its first judge call: True if a rule accepts a ground truth
+        before any needs the judge, False if rules reject them all, None otherwise."""
+        for gold in self.ground_truths(example):
+            verdict = _invalid_rule(lowered, gold.lower())
+            if verdict is not False:
+                return verdict
+        return False
+
+    async def judge_row(self, judge: Any, example: Example, prediction: str, lowered: str) -> bool:
+        """The upstream loop over ground truths in order; the first success stops it."""
+        for gold in self.ground_truths(example):
+            verdict = _invalid_rule(lowered, gold.lower())
+            if verdict is None:
+                verdict = await self.ask(judge, example, gold, prediction, parse_crag_repo)
+            if verdict:
+                return True
+        return False
+
+
+HUMAN_SCORES = {"perfect": 1.0, "acceptable": 0.5, "missing": 0.0, "incorrect": -1.0}
+
+
+class CragHumanEval(Metric):
+    """Score_h from human labels (paper section 4.1): perfect 1, acceptable 0.5, missing 0,
+    incorrect -1, averaged. The label comes with the prediction (`label` in a predictions file
+    scored by `ragbench score`); predictions without one are not scorable here."""
+
+    name = "crag_human"
+    keys = ("score_h", "perfect", "acceptable", "missing_h", "incorrect")
+
+    def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
+        label = prediction.extras.get("label")
+        if label is None:
+            return {key: None for key in self.keys}
+        label = str(label).strip().lower()
+        if label not in HUMAN_SCORES:
+            raise ValueError(f"label {label!r} is not one of {', '.join(HUMAN_SCORES)}")
+        return {"score_h": HUMAN_SCORES[label], "perfect": float(label == "perfect"),
+                "acceptable": float(label == "acceptable"), "missing_h": float(label == "missing"),
+                "incorrect": float(label == "incorrect")}

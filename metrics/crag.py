@@ -38,7 +38,7 @@ TOKENIZER_ENV = "CRAG_LLAMA2_TOKENIZER"
 
 
 @lru_cache(maxsize=4)
-def _tokenizer(path: str):
+def llama2_tokenizer(path: str):
     from tokenizers import Tokenizer
 
     return Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
@@ -56,9 +56,16 @@ def tokenizer_dir(ctx: Any) -> str:
 def truncate_prediction(text: str, tokenizer_path: str) -> str:
     """local_evaluation.py trim_predictions_to_max_token_length, then `.strip()`: token ids
     1..75 of the encoding (position 0 is BOS), decoded without skipping special tokens."""
-    tokenizer = _tokenizer(tokenizer_path)
+    tokenizer = llama2_tokenizer(tokenizer_path)
     ids = tokenizer.encode(text).ids[1: MAX_PREDICTION_TOKENS + 1]
     return tokenizer.decode(ids, skip_special_tokens=False).strip()
+
+
+def cut_to_tokens(text: str, max_tokens: int, tokenizer_path: str) -> str:
+    """The first `max_tokens` Llama-2 tokens of `text` (the straightforward-RAG windows)."""
+    tokenizer = llama2_tokenizer(tokenizer_path)
+    ids = tokenizer.encode(text, add_special_tokens=False).ids
+    return text if len(ids) <= max_tokens else tokenizer.decode(ids[:max_tokens], skip_special_tokens=False)
 
 
 def parse_kddcup2024(reply: str | None) -> bool:
@@ -197,7 +204,7 @@ class CragHumanEval(Metric):
     scored by `ragbench score`); predictions without one are not scorable here."""
 
     name = "crag_human"
-    keys = ("score_h", "perfect", "acceptable", "missing_h", "incorrect")
+    keys = ("score_h",)
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         label = prediction.extras.get("label")
@@ -206,6 +213,4 @@ class CragHumanEval(Metric):
         label = str(label).strip().lower()
         if label not in HUMAN_SCORES:
             raise ValueError(f"label {label!r} is not one of {', '.join(HUMAN_SCORES)}")
-        return {"score_h": HUMAN_SCORES[label], "perfect": float(label == "perfect"),
-                "acceptable": float(label == "acceptable"), "missing_h": float(label == "missing"),
-                "incorrect": float(label == "incorrect")}
+        return {"score_h": HUMAN_SCORES[label]}

@@ -19,12 +19,11 @@ class ClosedBook(System):
         self.sampling = {"max_tokens": int(max_tokens), "temperature": float(temperature), "top_p": float(top_p)}
         self.chat = bool(chat)
 
-    def documents(self, example: Example) -> list[Document]:
-        return []
+    def documents(self, example: Example) -> list[Document] | None:
+        return None  # closed book: no documents at all
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        docs = self.documents(example)
-        prompt = ctx.task.build_prompt(example, docs)
+        prompt, docs = await ctx.task.reader_prompt(example, ctx, self.documents(example))
         if isinstance(prompt, list) or self.chat:
             messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
             response = await ctx.llm.chat(messages, step="answer", **self.sampling)

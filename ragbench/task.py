@@ -45,6 +45,17 @@ class Task:
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
         raise NotImplementedError
 
+    async def reader_prompt(self, example: Example, ctx: Any,
+                            docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
+        """What a generic system sends for `example` and the documents it shows, in order.
+
+        `docs` are the system's documents (None: closed book). The default formats them with
+        `build_prompt`; a task whose reference baseline does more (CRAG: pages to sentences,
+        embedding ranking, LLM entity extraction and KG calls through `ctx`) overrides this, so
+        that `closed_book` / `vanilla` reproduce that baseline.
+        """
+        return self.build_prompt(example, docs), list(docs or [])
+
     def postprocess(self, text: str) -> str:
         """Turn raw model output into the answer that is scored."""
         return text

@@ -1,0 +1,271 @@
+"""CRAG Tasks 1, 2 and 3 (KDD Cup 2024) on the released files.
+
+crag_t1  5 pages per question (`crag_task_1_and_2_dev_v{4,5}.jsonl.bz2`)
+crag_t2  the same 5 pages + the mock KG API
+crag_t3  up to 50 pages (`crag_task_3_dev_v{4,5}.tar.bz2.part*`) + the mock KG API
+
+Options (--task-arg): split=public_test|validation|all (public_test, the paper's test set),
+version=v5|v4 (file to look for when no --data is given), tokenizer=DIR (Llama-2 tokenizer for the
+75-token cut), judge_protocol=kddcup2024|crag_repo|none, baseline=crag_repo|straightforward,
+kg=true|false (RAG+KG; default on for Tasks 2 and 3), kg_url=URL (else $CRAG_MOCK_API_URL),
+kg_dir=DIR (start the mock API in-process on a free port), allow_pickle=true (let kg_dir load
+upstream pickles), embedder=PATH|module:factory, page_executor=process|thread, page_workers=N,
+web_tokens / kg_tokens (straightforward RAG windows, in Llama-2 tokens).
+"""
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any, ClassVar, Iterator
+
+from ragbench.datafiles import data_dir, resolve_data_file
+from ragbench.errors import ConfigError, RecordError
+from ragbench.metrics.crag import TOKENIZER_ENV, cut_to_tokens
+from ragbench.task import Prompt, Task
+from ragbench.types import Document, Example
+
+from . import baselines
+from .embedder import BatchingEmbedder
+from .kg.client import URL_ENV, CragKgClient
+from .loader import read_jsonl, read_task3_archive
+from .pages import PageProcessor
+
+SPLITS = {"validation": 0, "public_test": 1, "all": None}
+PROTOCOL_METRICS = {"kddcup2024": ("crag", "crag_human"), "crag_repo": ("crag_repo", "crag_human"),
+                    "none": ("crag_human",)}
+BASELINES = ("crag_repo", "straightforward")
+UPSTREAM_DATA = "https://github.com/facebookresearch/CRAG/raw/refs/heads/main/data/"
+SLICES = ("domain", "question_type", "static_or_dynamic", "popularity")
+
+
+def _alt_answers(record: dict[str, Any], where: str, number: int) -> list[str]:
+    """`alt_ans` (a list, v3+), or the pre-v3 example file's `alternative_answers` string ("[]")."""
+    if "alt_ans" in record:
+        value = record["alt_ans"]
+    else:
+        value = record.get("alternative_answers", [])
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                try:
+                    value = ast.literal_eval(value)
+                except (ValueError, SyntaxError):
+                    value = [value] if value.strip() else []
+    if not isinstance(value, list):
+        raise RecordError(where, number + 1, f"expected a list, got {type(value).__name__}", "alt_ans")
+    return [str(v) for v in value]
+
+
+def _page(page: Any, index: int, interaction_id: str, where: str, number: int) -> Document:
+    if not isinstance(page, dict) or not isinstance(page.get("page_result", ""), str):
+        raise RecordError(where, number + 1, f"page {index} is not an object with a string page_result",
+                          "search_results")
+    return Document(id=f"{interaction_id}:{index}", title=str(page.get("page_name") or ""),
+                    text=str(page.get("page_snippet") or ""), url=page.get("page_url") or None,
+                    metadata={"page_result": page.get("page_result", ""),
+                              "page_last_modified": page.get("page_last_modified", "")})
+
+
+def example_from_record(record: dict[str, Any], number: int, where: str) -> Example:
+    def required(field: str, kind: type | tuple[type, ...]) -> Any:
+        if field not in record:
+            raise RecordError(where, number + 1, "missing field", field)
+        if not isinstance(record[field], kind):
+            raise RecordError(where, number + 1, f"expected {getattr(kind, '__name__', kind)}, "
+                                                 f"got {type(record[field]).__name__}", field)
+        return record[field]
+
+    query = required("query", str)
+    answer = required("answer", (str, int, float))
+    # load_data_in_batches indexes item["search_results"]: upstream stops on such a record
+    pages = required("search_results", list)
+    interaction_id = str(record.get("interaction_id") or number)
+    meta = {field: str(record[field]) for field in SLICES[:3] if field in record}
+    if "popularity" in record:  # v5: "" for web questions, head/torso/tail for KG questions
+        meta["popularity"] = str(record["popularity"]) or "none"
+    return Example(
+        id=interaction_id, question=query, index=number,
+        gold={"answer": str(answer), "alt_ans": _alt_answers(record, where, number)},
+        docs=[_page(page, i, interaction_id, where, number) for i, page in enumerate(pages)],
+        meta=meta, extras={"query_time": str(record.get("query_time", "")), "split": record.get("split")})
+
+
+class CragTask(Task):
+    slice_fields = SLICES
+    plot_keys: ClassVar[tuple[str, ...]] = ("accuracy", "hallucination", "missing", "score")
+    kg_default: ClassVar[bool] = False
+
+    def __init__(self, data_path=None, split: str = "public_test", version: str = "v5", tokenizer: str | None = None,
+                 judge_protocol: str = "kddcup2024", baseline: str = "crag_repo", kg: bool | None = None,
+                 kg_url: str | None = None, kg_dir: str | None = None, allow_pickle: bool = False,
+                 embedder: str | None = None, page_executor: str = "process", page_workers: int | None = None,
+                 web_tokens: int = 4000, kg_tokens: int = 2000) -> None:
+        for name, value, allowed in (("split", split, SPLITS), ("judge_protocol", judge_protocol, PROTOCOL_METRICS),
+                                     ("baseline", baseline, BASELINES), ("version", version, ("v4", "v5")),
+                                     ("page_executor", page_executor, ("process", "thread"))):
+            if value not in allowed:
+                raise ConfigError(f"task {self.name}: {name} '{value}' is not one of {', '.join(allowed)}")
+        self.uses_kg = self.kg_default if kg is None else bool(kg)
+        if self.uses_kg and not self.kg_default:
+            raise ConfigError(f"task {self.name} has no KG API (Task 1 is web pages only); use crag_t2 or crag_t3")
+        super().__init__(data_path, split=split, version=version, tokenizer=tokenizer, judge_protocol=judge_protocol,
+                         baseline=baseline, kg=self.uses_kg, kg_url=kg_url, kg_dir=kg_dir, allow_pickle=allow_pickle,
+                         embedder=embedder, page_executor=page_executor, page_workers=page_workers,
+                         web_tokens=web_tokens, kg_tokens=kg_tokens)
+        self.split, self.version, self.baseline = split, version, baseline
+        self.metrics = PROTOCOL_METRICS[judge_protocol]
+        self.tokenizer_path = tokenizer
+        self.kg_url, self.kg_dir, self.allow_pickle = kg_url, kg_dir, bool(allow_pickle)
+        self.web_tokens, self.kg_tokens = int(web_tokens), int(kg_tokens)
+        self.path: Path | None = None
+        self._embedder = BatchingEmbedder(embedder)
+        self._pages = PageProcessor(page_executor, page_workers)
+        self._kg_server: Any = None
+        self._kg_client: CragKgClient | None = None
+
+    # --- data ---------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        self.path = self.resolve_data()
+        self.tokenizer_path = self.resolve_tokenizer()
+        if self.uses_kg and not (self.kg_url or self.kg_dir or os.environ.get(URL_ENV)):
+            raise ConfigError(f"task {self.name} calls the mock KG API: pass --task-arg kg_url=URL (or set "
+                              f"${URL_ENV}), --task-arg kg_dir=DIR to serve it in-process, or --task-arg kg=false")
+        if self.kg_dir and not Path(self.kg_dir).is_dir():
+            raise ConfigError(f"task {self.name}: kg_dir {self.kg_dir} is not a folder")
+
+    def resolve_data(self) -> Path:
+        name = f"crag_task_1_and_2_dev_{self.version}.jsonl.bz2"
+        return resolve_data_file(self.name, name, self.data_path, UPSTREAM_DATA + name)
+
+    def resolve_tokenizer(self) -> str:
+        candidates = [self.tokenizer_path, os.environ.get(TOKENIZER_ENV), data_dir() / "llama2_tokenizer"]
+        for candidate in candidates:
+            if candidate and (Path(candidate) / "tokenizer.json").is_file():
+                return str(candidate)
+        given = self.tokenizer_path or os.environ.get(TOKENIZER_ENV)
+        where = f"{given} has no tokenizer.json; " if given else ""
+        raise ConfigError(f"task {self.name}: {where}CRAG scoring cuts predictions to 75 Llama-2 tokens and needs "
+                          f"that tokenizer: pass --task-arg tokenizer=DIR (facebookresearch/CRAG tokenizer/), set "
+                          f"${TOKENIZER_ENV}, or put it in {data_dir() / 'llama2_tokenizer'}")
+
+    def records(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+        return read_jsonl(path)
+
+    def examples(self) -> Iterator[Example | RecordError]:
+        if self.path is None:
+            self.prepare()
+        wanted = SPLITS[self.split]
+        for number, record in self.records(self.path):
+            if isinstance(record, RecordError):
+                yield record
+                continue
+            if wanted is not None and record.get("split") != wanted:
+                if "split" not in record:
+                    yield RecordError(str(self.path), number + 1, f"missing field (needed for split={self.split})",
+                                      "split")
+                continue
+            try:
+                yield example_from_record(record, number, str(self.path))
+            except RecordError as exc:
+                yield exc
+
+    # --- run-time tools -----------------------------------------------------------------------
+    async def setup(self) -> dict[str, Any]:
+        if not self.uses_kg:
+            return {}
+        url = self.kg_url
+        if self.kg_dir:
+            from .kg.server import BackgroundServer
+
+            self._kg_server = await asyncio.to_thread(BackgroundServer.start, self.kg_dir, self.allow_pickle)
+            url = self._kg_server.url
+        self._kg_client = CragKgClient(url)
+        return {"crag_kg": self._kg_client}
+
+    async def teardown(self) -> None:
+        if self._kg_client is not None:
+            await self._kg_client.aclose()
+            self._kg_client = None
+        if self._kg_server is not None:
+            await asyncio.to_thread(self._kg_server.stop)
+            self._kg_server = None
+        self._pages.close()
+
+    # --- prompting: the CRAG repo baselines ---------------------------------------------------
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
+        """The closed-book (vanilla) baseline's chat; retrieval prompts need `reader_prompt`."""
+        return baselines.closed_book_messages(example)
+
+    async def reader_prompt(self, example: Example, ctx: Any, docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
+        if docs is None:
+            if self.baseline == "straightforward":
+                return baselines.straightforward_messages(example, "", None), []
+            return baselines.closed_book_messages(example), []
+        if self.baseline == "straightforward":
+            return await self.straightforward_prompt(example, ctx, docs)
+        if not self.uses_kg:
+            sentences = await self.top_sentences(example, ctx, docs)
+            return baselines.rag_messages(example, sentences), sentences
+        sentences, kg_text = await asyncio.gather(self.top_sentences(example, ctx, docs), self.kg_context(example, ctx))
+        return baselines.rag_kg_messages(example, sentences, kg_text), sentences
+
+    async def top_sentences(self, example: Example, ctx: Any, docs: list[Document]) -> list[Document]:
+        """Pages -> sentences (worker processes) -> one embedding batch with other examples -> top 20."""
+        with ctx.step("retrieval", "crag_sentences", {"pages": len(docs)}) as step:
+            per_page = await self._pages.sentences([doc.metadata.get("page_result", "") for doc in docs])
+            sentences, origins = baselines.unique_sentences(docs, per_page)
+            if not sentences:
+                step.response = {"sentences": 0}
+                return []
+            vectors = await self._embedder.embed(sentences + [example.question])
+            order = baselines.rank_sentences(vectors[-1], sentences, vectors[:-1])
+            step.response = {"sentences": len(sentences), "top": order}
+        return [Document(id=origins[i].id, title=origins[i].title, text=sentences[i], url=origins[i].url)
+                for i in order]
+
+    async def kg_context(self, example: Example, ctx: Any) -> str:
+        response = await ctx.llm.chat(baselines.entity_messages(example), step="entity_extraction",
+                                      **baselines.ENTITY_SAMPLING)
+        entity = baselines.parse_entities(response.text)
+        return await baselines.kg_text(entity, baselines.traced_kg_call(ctx, ctx.tools["crag_kg"]))
+
+    async def straightforward_prompt(self, example: Example, ctx: Any,
+                                     docs: list[Document]) -> tuple[Prompt, list[Document]]:
+        web = cut_to_tokens(baselines.snippet_lines(docs), self.web_tokens, self.tokenizer_path)
+        kg = cut_to_tokens(await self.kg_context(example, ctx), self.kg_tokens, self.tokenizer_path) \
+            if self.uses_kg else None
+        return baselines.straightforward_messages(example, web, kg), docs
+
+
+class CragTask1(CragTask):
+    name = "crag_t1"
+
+
+class CragTask2(CragTask):
+    name = "crag_t2"
+    kg_default = True
+
+
+class CragTask3(CragTask):
+    name = "crag_t3"
+    kg_default = True
+
+    def resolve_data(self) -> Path:
+        if self.data_path is not None:
+            if not self.data_path.exists():
+                raise ConfigError(f"--data {self.name}={self.data_path}: no such file or folder")
+            return self.data_path
+        first = "part0" if self.version == "v5" else "part1"  # v5 parts are numbered from 0, v4 from 1
+        local = data_dir() / f"crag_task_3_dev_{self.version}.tar.bz2.{first}"
+        if local.is_file():
+            return local
+        raise ConfigError(f"task {self.name} needs the Task 3 archive parts (about 7.7 GB, facebookresearch/CRAG "
+                          f"data/crag_task_3_dev_{self.version}.tar.bz2.part*): put them in {data_dir()} "
+                          f"or pass --data {self.name}=PATH (one part, the .tar.bz2, or their folder)")
+
+    def records(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+        return read_task3_archive(path)

@@ -25,27 +25,25 @@ class ResponseCache:
         )
         self._db.commit()
 
-    def get(self, engine_id: str, request: Request) -> Response | None:
-        row = self._db.execute(
-            "SELECT response FROM responses WHERE key = ?", (request.cache_key(engine_id),)
-        ).fetchone()
+    def get(self, key: str) -> Response | None:
+        """The response stored under `key` (a `Request.cache_key(engine_id)`), if any."""
+        row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         response = Response.from_dict(json.loads(row[0]))
         response.cached = True
         return response
 
-    def put(self, engine_id: str, request: Request, response: Response) -> None:
-        self._db.execute(
+    def put_many(self, entries: list[tuple[str, str, Request, Response]]) -> None:
+        """Store (key, engine_id, request, response) entries, committed at once."""
+        if not entries:
+            return
+        now = time.time()
+        self._db.executemany(
             "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
-            (
-                request.cache_key(engine_id),
-                engine_id,
-                json.dumps(request.to_dict(), ensure_ascii=False),
-                json.dumps(response.to_dict(), ensure_ascii=False),
-                time.time(),
-            ),
-        )
+            [(key, engine_id, json.dumps(request.to_dict(), ensure_ascii=False),
+              json.dumps(response.to_dict(), ensure_ascii=False), now)
+             for key, engine_id, request, response in entries])
         self._db.commit()
 
     def __len__(self) -> int:

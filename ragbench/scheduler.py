@@ -10,6 +10,11 @@ Engines that batch by themselves (`concurrent = True`, e.g. HTTP servers) get ea
 it comes, up to their concurrency cap.
 
 Identical requests in flight share one engine call, and a response cache answers repeats.
+
+The pooling is not specific to LLMs: any "batch backend" with `generate(requests) -> results`,
+`engine_id`, `max_batch_size`, `max_concurrency` and `concurrent = False` can be pooled, with requests that have a
+`batch_key` (what must be equal within a batch), `text_length()` and `cache_key(backend_id)`.
+Retrieval uses this (`ragbench.retrieval.handle`) with a scheduler of its own.
 """
 from __future__ import annotations
 
@@ -18,9 +23,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .cache import ResponseCache
-from .engines.base import Engine, EngineError, Request, Response, Sampling
+from .engines.base import Engine, EngineError, Request, Response
 
 _SETTLE_ROUNDS = 64
+_QUIET_ROUNDS = 3
 
 
 @dataclass
@@ -61,7 +67,7 @@ class Scheduler:
         """Answer one request: from the cache, from an identical in-flight call, or the engine."""
         key = request.cache_key(engine.engine_id)
         if self.cache is not None and getattr(engine, "cacheable", True):
-            hit = self.cache.get(engine.engine_id, request)
+            hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit
@@ -90,21 +96,25 @@ class Scheduler:
         return queue
 
     async def _settle(self, queue: _EngineQueue) -> None:
-        """Yield until no coroutine adds to the queue any more (bounded)."""
-        seen = -1
+        """Yield until no coroutine has added to the queue for a few rounds (bounded): a caller
+        whose call just finished needs two loop rounds to wake up and send its next one."""
+        seen, quiet = -1, 0
         for _ in range(_SETTLE_ROUNDS):
-            if len(queue.pending) == seen:
+            quiet = quiet + 1 if len(queue.pending) == seen else 0
+            if quiet >= _QUIET_ROUNDS:
                 return
             seen = len(queue.pending)
             await asyncio.sleep(0)
 
     def _take_batch(self, queue: _EngineQueue) -> list[tuple[Request, str, asyncio.Future]]:
-        groups: dict[Sampling, list[tuple[Request, str, asyncio.Future]]] = defaultdict(list)
+        groups: dict[object, list[tuple[Request, str, asyncio.Future]]] = defaultdict(list)
         for item in queue.pending:
-            groups[item[0].sampling].append(item)
+            groups[item[0].batch_key].append(item)
         largest = max(groups.values(), key=len)
-        largest.sort(key=lambda item: item[0].text_length(), reverse=True)
+        # Oldest first, so no example waits behind newer ones and ends in a tail of tiny batches;
+        # then longest first within the batch (less padding, errors surface early).
         batch = largest[: queue.engine.max_batch_size]
+        batch.sort(key=lambda item: item[0].text_length(), reverse=True)
         taken = {id(item) for item in batch}
         queue.pending = [item for item in queue.pending if id(item) not in taken]
         return batch
@@ -122,7 +132,8 @@ class Scheduler:
                     results = [EngineError(f"{type(exc).__name__}: {exc}")] * len(batch)
                 self.stats.batches += 1
                 for (request, key, future), result in zip(batch, results):
-                    self._finish(queue.engine, request, key, future, result)
+                    self._finish(queue.engine, request, key, future, result, write_cache=False)
+                self._cache_results(queue.engine, batch, results)
                 await self._settle(queue)
             queue.wake.clear()
 
@@ -135,8 +146,16 @@ class Scheduler:
         self.stats.batches += 1
         self._finish(queue.engine, request, key, future, result)
 
+    def _cache_results(self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]],
+                       results: list) -> None:
+        """Write a batch's answers to the cache in one transaction."""
+        if self.cache is not None and getattr(engine, "cacheable", True):
+            self.cache.put_many([(key, engine.engine_id, request, result)
+                                 for (request, key, _), result in zip(batch, results)
+                                 if not isinstance(result, Exception)])
+
     def _finish(self, engine: Engine, request: Request, key: str, future: asyncio.Future,
-                result: Response | EngineError) -> None:
+                result: Response | EngineError, write_cache: bool = True) -> None:
         self._in_flight.pop(key, None)
         self.stats.in_flight -= 1
         if isinstance(result, Exception):
@@ -146,10 +165,11 @@ class Scheduler:
             future.exception()  # mark retrieved: a caller that gave up must not warn at exit
             return
         self.stats.calls += 1
-        self.stats.prompt_tokens += result.prompt_tokens
-        self.stats.completion_tokens += result.completion_tokens
-        if self.cache is not None and getattr(engine, "cacheable", True):
-            self.cache.put(engine.engine_id, request, result)
+        if isinstance(result, Response):
+            self.stats.prompt_tokens += result.prompt_tokens
+            self.stats.completion_tokens += result.completion_tokens
+        if write_cache and self.cache is not None and getattr(engine, "cacheable", True):
+            self.cache.put_many([(key, engine.engine_id, request, result)])
         if not future.done():
             future.set_result(result)
 

@@ -23,6 +23,17 @@ class Document:
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v not in (None, {})}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Document":
+        """From `to_dict` output or an upstream passage dict: id, title, text, url, score as
+        fields; every other key (summary, extraction, sent ...) goes to `metadata`."""
+        metadata = dict(data.get("metadata") or {})
+        metadata.update({k: v for k, v in data.items() if k not in ("id", "title", "text", "url", "score", "metadata")})
+        score = data.get("score")
+        return cls(id=str(data["id"]) if data.get("id") is not None else None, title=data.get("title") or "",
+                   text=data.get("text") or "", url=data.get("url"),
+                   score=float(score) if score not in (None, "") else None, metadata=metadata)
+
 
 @dataclass
 class Example:
@@ -67,7 +78,7 @@ class Step:
     cached: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(self.__dict__)  # shallow: request/response dicts are not mutated after the call
 
 
 @dataclass

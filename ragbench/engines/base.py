@@ -30,6 +30,9 @@ class Sampling:
         return cls(**kwargs)
 
 
+_SAMPLING_FIELDS = tuple(Sampling.__dataclass_fields__)
+
+
 @dataclass(frozen=True)
 class Request:
     """A completion prompt or a chat conversation, plus sampling parameters."""
@@ -46,6 +49,11 @@ class Request:
     def chat(cls, messages: Sequence[dict[str, str]], sampling: Sampling | None = None) -> "Request":
         pairs = tuple((m["role"], m["content"]) for m in messages)
         return cls(messages=pairs, sampling=sampling or Sampling())
+
+    @property
+    def batch_key(self) -> Sampling:
+        """Requests batched together share their sampling parameters."""
+        return self.sampling
 
     @property
     def is_chat(self) -> bool:
@@ -66,7 +74,7 @@ class Request:
             out["prompt"] = self.prompt
         else:
             out["messages"] = self.message_dicts()
-        sampling = asdict(self.sampling)
+        sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS}
         sampling["stop"] = list(self.sampling.stop)
         out["sampling"] = sampling
         return out

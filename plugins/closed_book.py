@@ -25,9 +25,10 @@ class ClosedBook(System):
     async def run(self, example: Example, ctx: Context) -> Prediction:
         prompt, docs = await ctx.task.reader_prompt(example, ctx, self.documents(example))
         if isinstance(prompt, list) or self.chat:
-            messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+            messages = prompt if isinstance(prompt, list) else ctx.task.chat_messages(prompt)
             response = await ctx.llm.chat(messages, step="answer", **self.sampling)
         else:
             response = await ctx.llm.generate(prompt, step="answer", **self.sampling)
-        return Prediction(example_id=example.id, answer=ctx.task.postprocess(response.text),
-                          raw_output=response.text, docs=docs)
+        answer = ctx.task.postprocess(response.text)
+        return Prediction(example_id=example.id, answer=answer, raw_output=response.text, docs=docs,
+                          citations=ctx.task.citations(answer))

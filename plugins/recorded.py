@@ -47,10 +47,11 @@ class Recorded(System):
         record = self.outputs.get(example.id)
         if record is None:
             raise MissingPrediction(f"{self.path} has no prediction for id {example.id!r}")
-        docs = [Document(id=d.get("id"), title=d.get("title", ""), text=d.get("text", ""))
-                for d in record.get("docs") or []]
+        docs = [Document.from_dict(d) for d in record.get("docs") or []]
         output = record["output"]
-        return Prediction(example_id=example.id, answer=ctx.task.postprocess(output), raw_output=output, docs=docs)
+        answer = ctx.task.postprocess(output)
+        return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=docs,
+                          citations=ctx.task.citations(answer))
 
     def report(self, seen_ids: set[str], complete_data: bool) -> dict[str, Any]:
         """Bad lines of the file and (when the whole task was read) ids not in the task's data."""

@@ -53,6 +53,12 @@ common_options = [
     click.option("--model-arg", multiple=True, metavar="K=V", help="engine option (batch_size, dtype, base_url ...)"),
     click.option("--base-url", default=None, help="OpenAI-compatible server URL (default: $OPENAI_BASE_URL)"),
     click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model for LLM-judge metrics (repeatable)"),
+    click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model for citation/claim metrics, e.g. "
+                 "hf:google/t5_xxl_true_nli_mixture or replay:nli_calls.jsonl"),
+    click.option("--nli-format", default="true", show_default=True, type=click.Choice(["true", "prompt"]),
+                 help="true: TRUE/ALCE 'premise: .. hypothesis: ..' -> '1'; prompt: LLM-as-NLI chat prompt"),
+    click.option("--nli-arg", multiple=True, metavar="K=V", help="NLI engine option (batch_size, dtype ...)"),
+    click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, e.g. mauve.featurizer=PATH"),
     click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
     click.option("--seed", default=0, show_default=True, type=int),
     click.option("--max-inflight", default=64, show_default=True, type=int, help="examples running at once"),
@@ -69,12 +75,14 @@ def with_common(func):
     return func
 
 
-def _common_kwargs(model, model_arg, base_url, judge, output, seed, max_inflight, cache, task_arg,
-                   bootstrap_iters, no_progress) -> dict[str, Any]:
+def _common_kwargs(model, model_arg, base_url, judge, nli, nli_format, nli_arg, metric_arg, output, seed,
+                   max_inflight, cache, task_arg, bootstrap_iters, no_progress) -> dict[str, Any]:
     model_args = parse_assignments(model_arg, "--model-arg")
     if base_url:
         model_args["base_url"] = base_url
-    return {"model": model, "model_args": model_args, "judges": list(judge),
+    return {"model": model, "model_args": model_args, "judges": list(judge), "nli": nli, "nli_format": nli_format,
+            "nli_args": parse_assignments(nli_arg, "--nli-arg"),
+            "metric_args": parse_assignments(metric_arg, "--metric-arg"),
             "output": output, "seed": seed, "max_inflight": max_inflight, "cache": cache,
             "task_args": parse_assignments(task_arg, "--task-arg"), "bootstrap_iters": bootstrap_iters,
             "progress": not no_progress}

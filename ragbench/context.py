@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .llm import LLM
+from .nli import NLI
 from .task import Task
 from .types import Step
 
@@ -19,6 +20,7 @@ class Context:
     trace: list[Step] = field(default_factory=list)
     tools: dict[str, Any] = field(default_factory=dict)
     judges: list[LLM] = field(default_factory=list)  # --judge engines, for judge-based metrics
+    nli: NLI | None = None  # --nli entailment judge, for metrics that declare needs = ("nli",)
 
     @property
     def judge(self) -> LLM | None:

@@ -19,6 +19,7 @@ from .engines import load_engine
 from .errors import ConfigError, RecordError
 from .llm import LLM
 from .metric import Metric
+from .nli import NLI, nli_format
 from .options import accepted_options, construct
 from .progress import Progress
 from .provenance import provenance
@@ -42,6 +43,10 @@ class RunConfig:
     model: str | None = None
     model_args: dict[str, Any] = field(default_factory=dict)
     judges: list[str] = field(default_factory=list)
+    nli: str | None = None  # engine:model of the entailment judge for metrics that need "nli"
+    nli_format: str = "true"  # request format, see ragbench.nli
+    nli_args: dict[str, Any] = field(default_factory=dict)  # engine options of the NLI engine
+    metric_args: dict[str, Any] = field(default_factory=dict)  # "metric.key" -> value
     system_args: dict[str, Any] = field(default_factory=dict)
     task_args: dict[str, Any] = field(default_factory=dict)  # "key" for every task, "task.key" for one
     data: dict[str, str] = field(default_factory=dict)
@@ -112,9 +117,34 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
         defaults = {k: v for k, v in entry.defaults.get("system_args", {}).items()
                     if accepted is None or k in accepted}
         system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
-        metrics = [construct(registry.load("metrics", m), {}, f"metric {m}") for m in task.metrics]
+        metrics = [construct(registry.load("metrics", m), _metric_args_for(m, config.metric_args), f"metric {m}")
+                   for m in task.metrics]
         planned.append(PlannedTask(name, task, system, metrics))
+    _check_metric_needs(config, planned)
     return planned
+
+
+def _metric_args_for(name: str, metric_args: dict[str, Any]) -> dict[str, Any]:
+    return {k.split(".", 1)[1]: v for k, v in metric_args.items() if k.startswith(name + ".")}
+
+
+def _check_metric_needs(config: RunConfig, planned: list[PlannedTask]) -> None:
+    """Metrics that call an NLI model or a judge fail before the run when none is configured."""
+    for key in config.metric_args:
+        if "." not in key or not any(m.name == key.split(".", 1)[0] for p in planned for m in p.metrics):
+            raise ConfigError(f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks")
+    provided = {"nli": config.nli is not None, "judge": bool(config.judges)}
+    hints = {"nli": "pass --nli ENGINE:MODEL (e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)",
+             "judge": "pass --judge ENGINE:MODEL"}
+    for need, hint in hints.items():
+        users = sorted({f"{m.name} ({p.name})" for p in planned for m in p.metrics if need in m.needs})
+        if users and not provided[need]:
+            raise ConfigError(f"metric(s) {', '.join(users)} need an {need} model; {hint}")
+    nli_format(config.nli_format)
+
+
+def _needs(planned: list[PlannedTask], need: str) -> bool:
+    return any(need in metric.needs for p in planned for metric in p.metrics)
 
 
 def _check_task_args(config: RunConfig, task_classes: dict[str, type]) -> None:
@@ -133,6 +163,7 @@ class Evaluator:
         self.registry = registry or get_registry()
         self.planned = plan(config, self.registry)
         self.run_dir = RunDir(config.run_dir())
+        self.nli: NLI | None = None
 
     def run(self) -> RunOutcome:
         config = self.config
@@ -140,10 +171,11 @@ class Evaluator:
         needs_llm = any(type(p.system).uses_llm for p in self.planned)
         engine = load_engine(config.model, **config.model_args) if needs_llm else None
         judges = [load_engine(model) for model in config.judges]
+        nli_engine = self._nli_engine(engine)
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
         started = time.perf_counter()
         try:
-            processed, scheduler = asyncio.run(self._execute(engine, judges, cache))
+            processed, scheduler = asyncio.run(self._execute(engine, judges, cache, nli_engine))
         finally:
             self.run_dir.close()
             cache.close()
@@ -151,10 +183,22 @@ class Evaluator:
                 engine.close()
             for judge in judges:
                 judge.close()
+            if nli_engine is not None and nli_engine is not engine:
+                nli_engine.close()
         wall = time.perf_counter() - started
         results = self.collect(scheduler, processed, wall)
         self.run_dir.finish(results, report_markdown(results))
         return RunOutcome(results, self.run_dir.path)
+
+    def _nli_engine(self, engine):
+        """The NLI engine when a metric needs one; the system's own engine when --nli names the
+        same model with no engine options of its own."""
+        config = self.config
+        if config.nli is None or not _needs(self.planned, "nli"):
+            return None
+        if engine is not None and config.nli == config.model and not config.nli_args:
+            return engine
+        return load_engine(config.nli, **config.nli_args)
 
     def full_config(self) -> dict[str, Any]:
         out = asdict(self.config)
@@ -178,10 +222,12 @@ class Evaluator:
                 if index not in done:
                     yield planned, item
 
-    async def _execute(self, engine, judges, cache: ResponseCache) -> tuple[int, Scheduler]:
+    async def _execute(self, engine, judges, cache: ResponseCache, nli_engine=None) -> tuple[int, Scheduler]:
         scheduler = Scheduler(cache)
         llm = LLM(scheduler, engine)
         judge_llms = [LLM(scheduler, judge) for judge in judges]
+        self.nli = None if nli_engine is None else NLI(
+            LLM(scheduler, nli_engine), self.config.nli_format, self.run_dir.path / "nli_calls.jsonl")
         tools = {planned.name: await planned.task.setup() for planned in self.planned}
         work = self._work()
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
@@ -202,7 +248,9 @@ class Evaluator:
             for planned in self.planned:
                 await planned.task.teardown()
             await scheduler.close()
-            for open_engine in (engine, *judges):  # HTTP clients close inside the loop that opened them
+            if self.nli is not None:
+                self.nli.close()
+            for open_engine in (engine, *judges, *([nli_engine] if nli_engine not in (None, engine) else [])):  # HTTP clients close inside the loop that opened them
                 if hasattr(open_engine, "aclose"):
                     await open_engine.aclose()
         return processed, scheduler
@@ -225,7 +273,8 @@ class Evaluator:
         prediction.trace = ctx.trace
         record = sample_record(example, prediction)
         if prediction.error is None:
-            scores, errors, judge_trace = await score_prediction(planned, example, prediction, judges, self.config.seed)
+            scores, errors, judge_trace = await score_prediction(planned, example, prediction, judges,
+                                                                 self.config.seed, self.nli)
             record["scores"] = scores
             if errors:
                 record["score_errors"] = errors
@@ -258,6 +307,8 @@ class Evaluator:
         cost = {"examples": processed, "wall_seconds": round(wall, 3),
                 "examples_per_second": round(processed / wall, 3) if wall > 0 else 0.0,
                 "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+        if self.nli is not None:
+            cost["nli"] = self.nli.stats.to_dict()
         complete = (all(c["failed"] == 0 and c["bad_records"] == 0 for c in counts.values())
                     and not any(r.get("errors") for r in system_reports.values()))
         return {"results": results, "details": details, "counts": counts, "complete": complete,
@@ -275,11 +326,13 @@ def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
 
 
 async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,
-                           judges: list[LLM], seed: int) -> tuple[dict[str, Any], dict[str, str], list]:
-    """Every metric of the task on one prediction; a failing metric is recorded, not raised."""
+                           judges: list[LLM], seed: int, nli: NLI | None = None,
+                           ) -> tuple[dict[str, Any], dict[str, str], list]:
+    """Every metric of the task on one prediction; a failing metric is recorded, not raised.
+    NLI calls are not traced per sample (they are logged once per run in nli_calls.jsonl)."""
     scores: dict[str, Any] = {}
     errors: dict[str, str] = {}
-    ctx = Context(llm=None, task=planned.task, seed=seed)  # type: ignore[arg-type]
+    ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
     ctx.judges = [judge.traced(ctx.trace) for judge in judges]
     for metric in planned.metrics:
         try:

@@ -19,10 +19,13 @@ class Metric:
 
     name: ClassVar[str] = ""
     keys: ClassVar[tuple[str, ...]] = ()  # the names a dict-valued `score` reports; default (name,)
+    corpus_keys: ClassVar[tuple[str, ...]] = ()  # the names `corpus` reports
+    needs: ClassVar[tuple[str, ...]] = ()  # run components the metric calls: "nli", "judge"
     higher_is_better: ClassVar[bool] = True
 
     def score_keys(self) -> tuple[str, ...]:
-        return self.keys or (self.name,)
+        """Per-example keys; a corpus-only metric (only `corpus_keys`) has none."""
+        return self.keys or (() if self.corpus_keys else (self.name,))
 
     def score(self, example: "Example", prediction: "Prediction",
               ctx: "Context | None" = None) -> Score | Scores | Awaitable[Score | Scores]:
@@ -30,6 +33,12 @@ class Metric:
 
     def aggregate(self, key: str, values: list[float]) -> float:
         return sum(values) / len(values) if values else float("nan")
+
+    def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, float | None]:
+        """Values of `corpus_keys` that only exist for the whole set (MAUVE, a bootstrap median),
+        computed once from the scored sample records (question, gold, prediction, scores);
+        reported without interval or slices."""
+        return {}
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name}

@@ -62,4 +62,27 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
         if slices:
             entry["slices"] = slices
         out[key] = entry
+    for metric in metrics:
+        if metric.corpus_keys:
+            out.update(corpus_entries(metric, samples, seed))
+    return out
+
+
+def corpus_entries(metric: Metric, samples: list[dict[str, Any]], seed: int) -> dict[str, dict[str, Any]]:
+    """A corpus-level metric's values over the scored samples; a failure is recorded in each
+    of its entries ("error"), not raised."""
+    scored = [s for s in samples if s.get("error") is None and "scores" in s]
+    errors = sum(1 for s in samples if s.get("error") is not None)
+    try:
+        values = metric.corpus(scored, seed)
+        error = None
+    except Exception as exc:
+        values, error = {}, f"{type(exc).__name__}: {exc}"
+    out = {}
+    for key in metric.corpus_keys:
+        entry = {"value": values.get(key), "ci95": None, "n": len(scored), "n_none": 0, "n_errors": errors,
+                 "higher_is_better": metric.higher_is_better, "corpus": True}
+        if error is not None:
+            entry["error"] = error
+        out[key] = entry
     return out

@@ -60,5 +60,15 @@ class Task:
         """Turn raw model output into the answer that is scored."""
         return text
 
+    def chat_messages(self, prompt: str) -> list[dict[str, str]]:
+        """How a chat model receives a text prompt; a task may add its baseline's system message."""
+        return [{"role": "user", "content": prompt}]
+
+    def citations(self, answer: str) -> list[list[int]]:
+        """For tasks whose answers cite documents: per statement of `answer`, the document
+        numbers it cites (1-based positions in the documents shown). Informational; metrics
+        parse the answer themselves, as the upstream evaluation does."""
+        return []
+
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "data_path": str(self.data_path) if self.data_path else None, **self.args}

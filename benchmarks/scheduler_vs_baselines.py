@@ -1,0 +1,298 @@
+"""Scheduler vs. one-call-at-a-time vs. stage-by-stage batching (DESIGN.md section 7).
+
+A multi-step RAG-like workload (LLatrieval-style verify loop): every example runs 1..4
+iterations of two dependent calls, "select" then "verify" (the verify answer decides whether to
+loop again), then one "answer" call. The engine is ScriptedEngine with the cost model
+`overhead + per_request * n` per batch (batch limit B); its answers are derived from the prompt,
+so every loop decision is deterministic and the final answers of all modes must be identical.
+
+  (a) one call at a time: the per-example code, examples one after another, engine.generate([req])
+  (b) stage by stage (FlashRAG): all active examples do step k together, chunked at B
+  (c) ragbench: the same per-example async code, all examples in flight through Scheduler
+  (d) lower bound: ceil(calls / B) * overhead + calls * per_request
+
+Mode (a) costs ~calls * (overhead + per_request) (about 2 minutes at the defaults), so by
+default it runs on the first --sequential-examples examples and is extrapolated to all of them
+by its measured time per call; pass --sequential-examples 0 to run it on every example.
+
+Run: python benchmarks/scheduler_vs_baselines.py [--examples 512 --overhead 0.05 ...]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import math
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ragbench.engines.base import EngineError, Request, Response, Sampling  # noqa: E402
+from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
+from ragbench.llm import LLM  # noqa: E402
+from ragbench.scheduler import Scheduler  # noqa: E402
+
+MAX_ITERATIONS = 4
+WORDS = ("who what river city born film album director capital population year wrote sang "
+         "played married founded located occupation country genre author team").split()
+
+
+# --- workload ---------------------------------------------------------------------------------
+@dataclass
+class Item:
+    index: int
+    plan: int  # iterations the verify step will ask for (1..4), encoded in the prompt
+    question: str
+
+
+def make_workload(n: int, seed: int, weights: list[float]) -> list[Item]:
+    rng = random.Random(seed)
+    items = []
+    for i in range(n):
+        plan = rng.choices(range(1, MAX_ITERATIONS + 1), weights=weights)[0]
+        question = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 60))) + "?"
+        items.append(Item(i, plan, question))
+    return items
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:10]
+
+
+def select_prompt(item: Item, iteration: int, evidence: list[str]) -> str:
+    return (f"step: select\nexample: {item.index}\nplan: {item.plan}\niteration: {iteration}\n"
+            f"evidence so far: {' | '.join(evidence) or '-'}\nquestion: {item.question}\n"
+            "Select the passages that support an answer.")
+
+
+def verify_prompt(item: Item, iteration: int, selected: str) -> str:
+    return (f"step: verify\nexample: {item.index}\nplan: {item.plan}\niteration: {iteration}\n"
+            f"selected: {selected}\nquestion: {item.question}\n"
+            "Do the selected passages suffice? Answer STOP or CONTINUE.")
+
+
+def answer_prompt(item: Item, evidence: list[str]) -> str:
+    return (f"step: answer\nexample: {item.index}\nevidence: {' | '.join(evidence)}\n"
+            f"question: {item.question}\nAnswer the question.")
+
+
+def script(request: Request) -> str:
+    """The simulated model: deterministic text derived from the prompt."""
+    prompt = request.prompt or ""
+    fields = dict(line.split(": ", 1) for line in prompt.split("\n") if ": " in line)
+    step = fields["step"]
+    if step == "select":
+        return f"sel{fields['example']}.{fields['iteration']}:{_digest(prompt)}"
+    if step == "verify":
+        more = int(fields["iteration"]) < int(fields["plan"])
+        return ("CONTINUE" if more else "STOP") + f" ({_digest(prompt)})"
+    if step == "answer":
+        return f"ans{fields['example']}:{_digest(prompt)}"
+    raise EngineError(f"unknown step {step!r}")
+
+
+@dataclass
+class Tokens:
+    select: int
+    verify: int
+    answer: int
+
+
+# --- (a) and (c): the per-example code, written once -------------------------------------------
+async def run_example(item: Item, llm, tokens: Tokens) -> str:
+    """One example, as a ragbench system is written: a verify loop, then the answer."""
+    evidence: list[str] = []
+    for iteration in range(1, MAX_ITERATIONS + 1):
+        selected = (await llm.generate(select_prompt(item, iteration, evidence), step="select",
+                                       max_tokens=tokens.select)).text
+        evidence.append(selected)
+        verdict = (await llm.generate(verify_prompt(item, iteration, selected), step="verify",
+                                      max_tokens=tokens.verify)).text
+        if verdict.startswith("STOP"):
+            break
+    return (await llm.generate(answer_prompt(item, evidence), step="answer", max_tokens=tokens.answer)).text
+
+
+class OneCallLLM:
+    """Same interface as ragbench's LLM handle; every call is its own engine batch, synchronously."""
+
+    def __init__(self, engine: ScriptedEngine) -> None:
+        self.engine = engine
+
+    async def generate(self, prompt: str, *, step: str = "generate", **sampling) -> Response:
+        result = self.engine.generate([Request(prompt=prompt, sampling=Sampling.make(**sampling))])[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+
+def run_one_at_a_time(items: list[Item], engine: ScriptedEngine, tokens: Tokens) -> list[str]:
+    llm = OneCallLLM(engine)
+
+    async def sequential() -> list[str]:
+        return [await run_example(item, llm, tokens) for item in items]
+
+    return asyncio.run(sequential())
+
+
+def run_scheduler(items: list[Item], engine: ScriptedEngine, tokens: Tokens) -> tuple[list[str], Scheduler]:
+    async def everything() -> tuple[list[str], Scheduler]:
+        scheduler = Scheduler(cache=None)
+        llm = LLM(scheduler, engine)
+        try:
+            answers = await asyncio.gather(*(run_example(item, llm, tokens) for item in items))
+        finally:
+            await scheduler.close()
+        return list(answers), scheduler
+
+    return asyncio.run(everything())
+
+
+# --- (b) stage by stage -------------------------------------------------------------------------
+def generate_stage(engine: ScriptedEngine, prompts: list[str], max_tokens: int, batch: int) -> list[str]:
+    sampling = Sampling.make(max_tokens=max_tokens)
+    texts: list[str] = []
+    for start in range(0, len(prompts), batch):
+        chunk = [Request(prompt=p, sampling=sampling) for p in prompts[start:start + batch]]
+        for result in engine.generate(chunk):
+            if isinstance(result, Exception):
+                raise result
+            texts.append(result.text)
+    return texts
+
+
+def run_stage_by_stage(items: list[Item], engine: ScriptedEngine, tokens: Tokens, batch: int) -> list[str]:
+    """FlashRAG-style: the whole (active) dataset moves one step at a time; finished examples drop out."""
+    evidence: list[list[str]] = [[] for _ in items]
+    active = list(range(len(items)))
+    for iteration in range(1, MAX_ITERATIONS + 1):
+        if not active:
+            break
+        selected = generate_stage(engine, [select_prompt(items[i], iteration, evidence[i]) for i in active],
+                                  tokens.select, batch)
+        for i, text in zip(active, selected):
+            evidence[i].append(text)
+        verdicts = generate_stage(engine, [verify_prompt(items[i], iteration, evidence[i][-1]) for i in active],
+                                  tokens.verify, batch)
+        active = [i for i, verdict in zip(active, verdicts) if not verdict.startswith("STOP")]
+    return generate_stage(engine, [answer_prompt(item, evidence[item.index]) for item in items],
+                          tokens.answer, batch)
+
+
+# --- reporting ----------------------------------------------------------------------------------
+@dataclass
+class Row:
+    name: str
+    seconds: float
+    batches: int
+    calls: int
+    note: str = ""
+
+    @property
+    def mean_batch(self) -> float:
+        return self.calls / self.batches if self.batches else 0.0
+
+
+def make_engine(args) -> ScriptedEngine:
+    return ScriptedEngine("scheduler-bench", script=script, overhead=args.overhead,
+                          per_request=args.per_request, batch_size=args.batch_size)
+
+
+def batch_histogram(sizes: list[int], limit: int) -> str:
+    full = sum(1 for s in sizes if s == limit)
+    partial = sorted((s for s in sizes if s < limit), reverse=True)
+    return f"{full} full, {len(partial)} partial {partial[:20]}{' ...' if len(partial) > 20 else ''}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--examples", type=int, default=512)
+    parser.add_argument("--overhead", type=float, default=0.05, help="seconds per batch")
+    parser.add_argument("--per-request", type=float, default=0.002, help="seconds per request in a batch")
+    parser.add_argument("--batch-size", "-B", type=int, default=32, help="engine batch limit B")
+    parser.add_argument("--weights", default="0.6,0.25,0.1,0.05",
+                        help="probabilities of 1,2,3,4 verify-loop iterations")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-tokens", default="64,8,128",
+                        help="max_tokens of select,verify,answer; different values = different "
+                             "sampling groups for the scheduler; 'same' = 64 for every step")
+    parser.add_argument("--sequential-examples", type=int, default=128,
+                        help="run (a) on the first N examples and extrapolate by time per call "
+                             "(0 = all examples; ~2 minutes at the defaults)")
+    parser.add_argument("--show-batches", action="store_true", help="print the scheduler's batch sizes")
+    args = parser.parse_args()
+
+    weights = [float(w) for w in args.weights.split(",")]
+    if len(weights) != MAX_ITERATIONS:
+        parser.error(f"--weights needs {MAX_ITERATIONS} values")
+    tokens = Tokens(64, 64, 64) if args.max_tokens == "same" else Tokens(*map(int, args.max_tokens.split(",")))
+    items = make_workload(args.examples, args.seed, weights)
+    plans = [item.plan for item in items]
+    calls = sum(2 * p + 1 for p in plans)
+    B = args.batch_size
+    print(f"workload: {len(items)} examples, iterations 1..4 = "
+          f"{[plans.count(k) for k in range(1, MAX_ITERATIONS + 1)]} (mean {statistics.mean(plans):.2f}), "
+          f"{calls} calls; cost {args.overhead}s + {args.per_request}s*n per batch, B={B}; "
+          f"max_tokens select/verify/answer = {tokens.select}/{tokens.verify}/{tokens.answer}")
+
+    rows: list[Row] = []
+
+    # (c) first, so a broken scheduler shows up before the slow sequential baseline
+    engine = make_engine(args)
+    started = time.perf_counter()
+    answers_c, scheduler = run_scheduler(items, engine, tokens)
+    seconds_c = time.perf_counter() - started
+    assert scheduler.stats.batches == len(engine.batch_sizes)
+    sizes_c = list(engine.batch_sizes)
+    row_c = Row("(c) ragbench Scheduler", seconds_c, len(sizes_c), sum(sizes_c),
+                batch_histogram(sizes_c, B))
+
+    engine = make_engine(args)
+    started = time.perf_counter()
+    answers_b = run_stage_by_stage(items, engine, tokens, B)
+    row_b = Row("(b) stage by stage", time.perf_counter() - started, len(engine.batch_sizes),
+                sum(engine.batch_sizes), batch_histogram(engine.batch_sizes, B))
+
+    subset = items if args.sequential_examples <= 0 else items[: args.sequential_examples]
+    engine = make_engine(args)
+    started = time.perf_counter()
+    answers_a = run_one_at_a_time(subset, engine, tokens)
+    seconds_a = time.perf_counter() - started
+    calls_a = sum(engine.batch_sizes)
+    if len(subset) < len(items):
+        row_a = Row("(a) one call at a time*", seconds_a * calls / calls_a, calls, calls,
+                    f"* measured {seconds_a:.2f}s for {len(subset)} examples / {calls_a} calls, "
+                    f"scaled to {calls} calls")
+    else:
+        row_a = Row("(a) one call at a time", seconds_a, len(engine.batch_sizes), calls_a)
+
+    bound_batches = math.ceil(calls / B)
+    row_d = Row("(d) lower bound", bound_batches * args.overhead + calls * args.per_request,
+                bound_batches, calls, "ceil(calls/B)*overhead + calls*per_request")
+    rows = [row_a, row_b, row_c, row_d]
+
+    # the three ways must compute the same thing
+    assert row_b.calls == row_c.calls == calls, (row_b.calls, row_c.calls, calls)
+    assert answers_b == answers_c, "stage-by-stage and scheduler answers differ"
+    assert answers_a == answers_c[: len(subset)], "one-at-a-time and scheduler answers differ"
+    print(f"answers identical: (b) == (c) for {len(items)} examples, (a) == (c) for {len(subset)}")
+
+    print()
+    print(f"{'mode':<26} {'wall s':>8} {'batches':>8} {'mean batch':>11}   batches")
+    for row in rows:
+        print(f"{row.name:<26} {row.seconds:8.2f} {row.batches:8d} {row.mean_batch:11.2f}   {row.note}")
+    print()
+    print(f"(a)/(c) = {row_a.seconds / row_c.seconds:.2f}   (b)/(c) = {row_b.seconds / row_c.seconds:.3f}   "
+          f"(c)/(d) = {row_c.seconds / row_d.seconds:.3f}   (b)/(d) = {row_b.seconds / row_d.seconds:.3f}")
+    if args.show_batches:
+        print("scheduler batch sizes:", sizes_c)
+
+
+if __name__ == "__main__":
+    main()

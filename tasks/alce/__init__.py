@@ -1,0 +1,1 @@
+"""ALCE (ASQA, QAMPARI, ELI5): data loading and ALCE's verifiable-generation prompts."""

@@ -1,0 +1,227 @@
+"""ALCE: ASQA, QAMPARI and ELI5 with verifiable-generation (citation) prompting.
+
+Data: ALCE's own files (`asqa_eval_gtr_top100.json` ...), each question with its 100 retrieved
+docs (`summary`/`extraction` for the top 20 kept in `Document.metadata`). Prompts: ALCE run.py's
+VANILLA protocol (see prompting.py), so `ragbench --tasks alce --system vanilla` reproduces the
+paper's baseline; the docs shown are recorded on the prediction, so citation numbers index them.
+
+Options (--task-arg):
+  variant            default (VANILLA) | light_inst | closedbook | sum_or_ext (SUMM / SNIPPET)
+  use_shorter        summary | extraction (required by sum_or_ext): docs are shown by that field;
+                     docs whose field says "irrelevant" are dropped, as run.py does
+  shot, ndoc, seed   demos (2), documents per demo (5; the vanilla system's top_n must match)
+                     and the demo-choice seed (42; ALCE's paper averages 42, 43, 44)
+  retrieval          which ALCE file: gtr | dpr | oracle (ASQA, QAMPARI), bm25 | oracle (ELI5)
+  citations, rouge, claims_nli, mauve
+                     the upstream eval.py switches; by default as ALCE's README evaluates each
+                     dataset, except MAUVE (off: its gpt2-large featurizer cannot be fetched
+                     offline; turn it on with mauve=true and --metric-arg mauve.featurizer=...)
+  run_py_cleanup     apply run.py's post-generation cleanup before eval.py's truncation (default
+                     true: predictions are raw model text); false to score outputs saved by ALCE's
+                     run.py, which had it already (it is not idempotent on a doubled "End.")
+  use_sub_questions  ASQA only: the prompt's question is the gold sub-questions joined by "\\n"
+                     (LLatrieval's final-answer setting)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Iterator
+
+from ragbench.errors import ConfigError, RecordError
+from ragbench.task import Task
+from ragbench.types import Document, Example
+from ragbench.metrics.citation import answer_list_statements, cited_numbers
+from ragbench.metrics.punkt import sent_tokenize
+
+from .data import alce_data_file, read_records
+from .prompting import SHORTER_FIELDS, fill, head_prompt, load_prompt_file, shorter_docs
+
+# run.py LLM.generate: the system message OpenAI chat models get.
+CHAT_SYSTEM_MESSAGE = "You are a helpful assistant that answers the following questions with proper citations."
+
+
+def run_py_cleanup(text: str) -> str:
+    """run.py after generation: drop "<|im_end|>", rstrip, drop one trailing "End."."""
+    text = text.replace("<|im_end|>", "").rstrip()
+    return text[: -len("End.")] if text.endswith("End.") else text
+
+
+def eval_py_truncation(text: str) -> str:
+    """eval.py before every metric: strip, keep the first line, drop "<|im_end|>"."""
+    return text.strip().split("\n")[0].replace("<|im_end|>", "")
+
+
+class AlceTask(Task):
+    dataset: ClassVar[str] = ""
+    files: ClassVar[dict[str, str]] = {}  # retrieval -> file name
+    default_retrieval: ClassVar[str] = "gtr"
+    quality_metrics: ClassVar[tuple[str, ...]] = ()  # beside length, before citations
+    citation_metric: ClassVar[str] = "citation"
+    default_rouge: ClassVar[bool] = True
+
+    def __init__(self, data_path=None, variant: str = "default", use_shorter: str | None = None, shot: int = 2,
+                 ndoc: int = 5, seed: int = 42, retrieval: str | None = None, citations: bool | None = None,
+                 rouge: bool | None = None, mauve: bool = False, run_py_cleanup: bool = True) -> None:
+        retrieval = retrieval or self.default_retrieval
+        if retrieval not in self.files:
+            raise ConfigError(f"task {self.name}: retrieval '{retrieval}' is not one of {', '.join(self.files)}")
+        load_prompt_file(self.dataset, variant)
+        if (variant == "sum_or_ext") != (use_shorter is not None):
+            raise ConfigError(f"task {self.name}: variant sum_or_ext needs use_shorter=summary|extraction "
+                              "(and use_shorter needs variant=sum_or_ext)")
+        if use_shorter is not None and use_shorter not in SHORTER_FIELDS:
+            raise ConfigError(f"task {self.name}: use_shorter '{use_shorter}' is not one of {', '.join(SHORTER_FIELDS)}")
+        if int(shot) < 0 or int(ndoc) < 0:
+            raise ConfigError(f"task {self.name}: shot and ndoc must be >= 0")
+        citations = variant != "closedbook" if citations is None else bool(citations)
+        rouge = self.default_rouge if rouge is None else bool(rouge)
+        super().__init__(data_path, variant=variant, use_shorter=use_shorter, shot=int(shot), ndoc=int(ndoc),
+                         seed=int(seed), retrieval=retrieval, citations=citations, rouge=rouge, mauve=bool(mauve),
+                         run_py_cleanup=bool(run_py_cleanup))
+        self.run_py_cleanup = bool(run_py_cleanup)
+        self.variant, self.use_shorter = variant, use_shorter
+        self.shot, self.ndoc, self.seed, self.retrieval = int(shot), int(ndoc), int(seed), retrieval
+        self.metrics = ("length", *self.quality_metrics, *(("rouge_lsum",) if rouge else ()),
+                        *self.extra_metrics(), *((self.citation_metric,) if citations else ()),
+                        *(("mauve",) if mauve else ()))
+        self.path: Path | None = None
+
+    def extra_metrics(self) -> tuple[str, ...]:
+        return ()
+
+    def prepare(self) -> None:
+        self.path = alce_data_file(self.name, self.files[self.retrieval], self.data_path)
+
+    # --- data -------------------------------------------------------------------------------
+    def examples(self) -> Iterator[Example | RecordError]:
+        if self.path is None:
+            self.prepare()
+        for index, record in enumerate(read_records(self.path)):
+            try:
+                example = self.parse(record, index)
+            except RecordError as exc:
+                yield exc
+                continue
+            yield example
+
+    def parse(self, record: Any, index: int) -> Example:
+        path = str(self.path)
+        if not isinstance(record, dict):
+            raise RecordError(path, index + 1, f"record {index}: expected a JSON object, got {type(record).__name__}")
+        question = self.field(record, "question", str, index)
+        try:
+            docs = [Document.from_dict(doc) for doc in self.field(record, "docs", list, index)]
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise RecordError(path, index + 1, f"record {index}: bad document ({exc})", "docs") from exc
+        if self.use_shorter is not None:
+            docs = shorter_docs(docs, self.use_shorter)
+        example_id = record.get("sample_id", record.get("id"))
+        return Example(id=str(example_id) if example_id is not None else str(index), question=question,
+                       gold=self.gold(record, index), docs=docs, index=index)
+
+    def field(self, record: dict[str, Any], name: str, kind: type, index: int) -> Any:
+        if name not in record:
+            raise RecordError(str(self.path), index + 1, f"record {index}: missing field", name)
+        if not isinstance(record[name], kind):
+            raise RecordError(str(self.path), index + 1,
+                              f"record {index}: expected {kind.__name__}, got {type(record[name]).__name__}", name)
+        return record[name]
+
+    def gold(self, record: dict[str, Any], index: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    # --- prompting --------------------------------------------------------------------------
+    def prompt_question(self, example: Example) -> str:
+        return example.question
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> str:
+        docs = list(docs or [])
+        prompt_file = load_prompt_file(self.dataset, self.variant)
+        if docs and (not prompt_file.shows_documents or self.ndoc == 0):
+            raise ValueError(f"the {self.variant} prompt (ndoc={self.ndoc}) shows no documents but the system "
+                             f"chose {len(docs)}; use --system closed_book")
+        if len(docs) > self.ndoc:
+            raise ValueError(f"the system shows {len(docs)} documents but ALCE's demos show ndoc={self.ndoc}; "
+                             f"pass --task-arg ndoc={len(docs)} (or --system-arg top_n={self.ndoc})")
+        head = head_prompt(self.dataset, self.variant, self.shot, self.ndoc, self.seed, self.use_shorter)
+        return head + fill(prompt_file, self.prompt_question(example), docs, self.ndoc, self.use_shorter)
+
+    def chat_messages(self, prompt: str) -> list[dict[str, str]]:
+        return [{"role": "system", "content": CHAT_SYSTEM_MESSAGE}, {"role": "user", "content": prompt}]
+
+    def postprocess(self, text: str) -> str:
+        """run.py's cleanup of a generation (unless run_py_cleanup=false), then eval.py's truncation."""
+        return eval_py_truncation(run_py_cleanup(text) if self.run_py_cleanup else text)
+
+    def statements(self, answer: str) -> list[str]:
+        return sent_tokenize(answer)
+
+    def citations(self, answer: str) -> list[list[int]]:
+        return [cited_numbers(statement) for statement in self.statements(answer)]
+
+
+class AlceAsqa(AlceTask):
+    name = "alce_asqa"
+    dataset = "asqa"
+    files = {"gtr": "asqa_eval_gtr_top100.json", "dpr": "asqa_eval_dpr_top100.json",
+             "oracle": "asqa_eval_gtr_top100_reranked_oracle.json"}
+    quality_metrics = ("str_em",)
+
+    def __init__(self, data_path=None, use_sub_questions: bool = False, **common: Any) -> None:
+        super().__init__(data_path, **common)
+        self.use_sub_questions = self.args["use_sub_questions"] = bool(use_sub_questions)
+
+    def gold(self, record: dict[str, Any], index: int) -> dict[str, Any]:
+        qa_pairs = self.field(record, "qa_pairs", list, index)
+        if not all(isinstance(p, dict) and isinstance(p.get("short_answers"), list) for p in qa_pairs):
+            raise RecordError(str(self.path), index + 1, f"record {index}: each qa_pair needs a short_answers list",
+                              "qa_pairs")
+        annotations = record.get("annotations") or []
+        long_answers = [a["long_answer"] for a in annotations if isinstance(a, dict) and "long_answer" in a]
+        return {"qa_pairs": [{"question": p.get("question", ""), "short_answers": p["short_answers"]}
+                             for p in qa_pairs],
+                "answer": record.get("answer", ""), "long_answers": long_answers}
+
+    def prompt_question(self, example: Example) -> str:
+        if self.use_sub_questions:
+            return "\n".join(pair["question"] for pair in example.gold["qa_pairs"])
+        return example.question
+
+
+class AlceQampari(AlceTask):
+    name = "alce_qampari"
+    dataset = "qampari"
+    files = {"gtr": "qampari_eval_gtr_top100.json", "dpr": "qampari_eval_dpr_top100.json",
+             "oracle": "qampari_eval_gtr_top100_reranked_oracle.json"}
+    quality_metrics = ("qampari",)
+    citation_metric = "citation_list"
+    default_rouge = False  # eval.py turns ROUGE (and QA, MAUVE) off for QAMPARI
+
+    def gold(self, record: dict[str, Any], index: int) -> dict[str, Any]:
+        answers = self.field(record, "answers", list, index)
+        if not all(isinstance(a, list) and all(isinstance(x, str) for x in a) for a in answers):
+            raise RecordError(str(self.path), index + 1, f"record {index}: expected a list of alias lists", "answers")
+        return {"answers": answers, "answer": record.get("answer", "")}
+
+    def statements(self, answer: str) -> list[str]:
+        return [piece.strip() for piece in answer_list_statements("", answer)]
+
+
+class AlceEli5(AlceTask):
+    name = "alce_eli5"
+    dataset = "eli5"
+    files = {"bm25": "eli5_eval_bm25_top100.json", "oracle": "eli5_eval_bm25_top100_reranked_oracle.json"}
+    default_retrieval = "bm25"
+
+    def __init__(self, data_path=None, claims_nli: bool = True, **common: Any) -> None:
+        self.claims_nli = bool(claims_nli)  # read by extra_metrics during super().__init__
+        super().__init__(data_path, **common)
+        self.args["claims_nli"] = self.claims_nli
+
+    def extra_metrics(self) -> tuple[str, ...]:
+        return ("claims_nli",) if self.claims_nli else ()
+
+    def gold(self, record: dict[str, Any], index: int) -> dict[str, Any]:
+        claims = self.field(record, "claims", list, index)
+        answer = self.field(record, "answer", str, index)
+        return {"answer": answer, "claims": [str(c) for c in claims]}

@@ -27,9 +27,10 @@ class CragKgError(RuntimeError):
 
 class CragKgClient:
     def __init__(self, base_url: str | None = None, timeout: float = 30.0, retries: int = 3,
-                 backoff: float = 0.2) -> None:
+                 backoff: float = 0.2, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.base_url = (base_url or os.environ.get(URL_ENV) or DEFAULT_URL).rstrip("/")
         self.timeout, self.retries, self.backoff = float(timeout), int(retries), float(backoff)
+        self.transport = transport
         self._client: httpx.AsyncClient | None = None
 
     def __repr__(self) -> str:
@@ -50,7 +51,8 @@ class CragKgClient:
         """POST the body to the endpoint of `method`; the response's "result"."""
         url = self.base_url + ENDPOINTS[method].path
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.timeout, headers={"accept": "application/json"})
+            self._client = httpx.AsyncClient(timeout=self.timeout, headers={"accept": "application/json"},
+                                             transport=self.transport)
         for attempt in range(self.retries + 1):
             try:
                 response = await self._client.post(url, json=body)

@@ -1,0 +1,111 @@
+"""The mock KG API as an HTTP server (FastAPI), path- and body-compatible with
+facebookresearch/CRAG mock_api/server.py: `GET /` says it runs, every endpoint is POST with a
+JSON body and answers `{"result": ...}`; bodies are validated with the same field types (a
+string where an int is declared is coerced, "100" -> 100; an int where a string is declared is a
+422), and an exception in a lookup is an HTTP 500, as upstream.
+
+`ragbench serve crag-kg --kg-dir DIR` runs it in the foreground; `BackgroundServer` runs it in a
+thread on a free local port for tasks given `--task-arg kg_dir=DIR`.
+"""
+
+import threading
+import time
+from typing import Any, Optional
+
+from .endpoints import ENDPOINTS
+from .store import DomainUnavailable, KgStore
+
+# Field types of the request models in server.py (anything not listed is `query: str`).
+_INT_QUERY = {"movie_get_movie_info_by_id", "movie_get_person_info_by_id", "music_grammy_get_best_artist_by_year",
+              "music_grammy_get_best_song_by_year", "music_grammy_get_best_album_by_year"}
+_FIELD_TYPES: dict[str, Any] = {"rank": (int, ...), "date": (str, ...), "attribute": (str, ...),
+                                "song_name": (str, ...), "team_name": (Optional[str], None),
+                                "game_ids": (list[str], ...)}
+
+
+def _model(method: str):
+    from pydantic import create_model
+
+    fields = {}
+    for field in ENDPOINTS[method].fields:
+        if field == "query":
+            fields[field] = (int if method in _INT_QUERY else str, ...)
+        elif field == "date" and method == "music_get_billboard_rank_date":
+            fields[field] = (Optional[str], None)
+        else:
+            fields[field] = _FIELD_TYPES[field]
+    return create_model(f"Body_{method}", **fields)
+
+
+def create_app(store: KgStore):
+    from fastapi import FastAPI, HTTPException
+
+    app = FastAPI(title="CRAG API", description="Mock KG API of the CRAG benchmark (ragbench)")
+
+    @app.get("/")
+    def root() -> dict[str, str]:
+        return {"message": "The CRAG API service is running"}
+
+    def add(method: str) -> None:
+        endpoint = ENDPOINTS[method]
+        if not endpoint.fields:
+            def handler() -> dict[str, Any]:
+                return answer({})
+        else:
+            Body = _model(method)
+
+            def handler(body: Body) -> dict[str, Any]:  # type: ignore[valid-type]
+                return answer(body.model_dump())
+
+        def answer(body: dict[str, Any]) -> dict[str, Any]:
+            try:
+                return {"result": store.call(method, body)}
+            except DomainUnavailable as exc:
+                raise HTTPException(status_code=503, detail=str(exc)) from exc
+
+        handler.__name__ = method
+        # plain `def`: FastAPI runs lookups in its thread pool, so a slow search does not stall others
+        app.post(endpoint.path, name=method)(handler)
+
+    for method in ENDPOINTS:
+        add(method)
+    return app
+
+
+class BackgroundServer:
+    """uvicorn in a daemon thread on 127.0.0.1 and a free port."""
+
+    def __init__(self, server: Any, thread: threading.Thread) -> None:
+        self.server, self.thread = server, thread
+        host, port = server.servers[0].sockets[0].getsockname()[:2]
+        self.url = f"http://{host}:{port}"
+
+    @classmethod
+    def start(cls, kg_dir: str, allow_pickle: bool = False, host: str = "127.0.0.1", port: int = 0,
+              timeout: float = 60.0) -> "BackgroundServer":
+        import uvicorn
+
+        app = create_app(KgStore(kg_dir, allow_pickle))
+        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+        thread = threading.Thread(target=server.run, name="crag-kg-server", daemon=True)
+        thread.start()
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the CRAG KG server for {kg_dir} did not start")
+            time.sleep(0.01)
+        return cls(server, thread)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def serve(kg_dir: str, host: str, port: int, allow_pickle: bool) -> None:
+    """Foreground server for `ragbench serve crag-kg`."""
+    import uvicorn
+
+    store = KgStore(kg_dir, allow_pickle)
+    for domain, reason in store.unavailable.items():
+        print(f"crag-kg: {domain} unavailable: {reason}")
+    uvicorn.run(create_app(store), host=host, port=port)

@@ -1,0 +1,435 @@
+"""The mock KG's data and its 38 lookups, with the semantics of facebookresearch/CRAG
+mock_api/cragapi/*.py, read from the upstream files in a KG folder:
+
+  open/kg.N.jsonl.bz2                      lines [name, entity]
+  movie/{movie,person,year}_db.json
+  finance/company_name.dict (CSV Name,Symbol) + finance_{price,detailed_price,dividend,marketcap,info}.sqlite
+  music/{artist_dict_simplified,song_dict_simplified,grammy_df,rank_dict_hot100,song_dict_hot100,artist_work_dict}.pickle
+  sports/soccer_team_match_stats.pkl, sports/nba.sqlite
+
+Pickles (music, soccer) run code when loaded, so they are read only with `allow_pickle`; the
+finance SqliteDict values are pickles of plain data and are read with an unpickler that allows
+no imports unless `allow_pickle`. A domain whose files are absent (or refused) is unavailable:
+its endpoints answer HTTP 503 saying why.
+"""
+from __future__ import annotations
+
+import bz2
+import collections
+import csv
+import heapq
+import io
+import json
+import math
+import pickle
+import sqlite3
+import string
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+TOP_N = 10
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+class DomainUnavailable(RuntimeError):
+    pass
+
+
+def normalize(name: str) -> str:
+    """Lower-case, "_" to space, ASCII punctuation removed, whitespace collapsed (all domains)."""
+    return " ".join(name.lower().replace("_", " ").translate(_PUNCTUATION).split())
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        raise pickle.UnpicklingError(f"{module}.{name} is not plain data; serve with --allow-pickle to load it")
+
+
+def plain_loads(data: bytes) -> Any:
+    return _PlainUnpickler(io.BytesIO(data)).load()
+
+
+class OkapiSearch:
+    """rank_bm25 BM25Okapi over normalised names; `np.argsort(scores)[::-1][:10]`, zero scores
+    dropped, every original name of a hit (open: corpus de-duplicated and sorted; finance: one
+    corpus row per name, in file order)."""
+
+    def __init__(self, names: list[str], dedupe: bool) -> None:
+        from rank_bm25 import BM25Okapi
+
+        self.key_map: dict[str, list[str]] = {}
+        corpus = []
+        for name in names:
+            key = normalize(name)
+            self.key_map.setdefault(key, []).append(name)
+            corpus.append(key)
+        if dedupe:
+            corpus = sorted(set(corpus))
+        self.corpus = [key.split() for key in corpus]
+        self.bm25 = BM25Okapi(self.corpus)
+
+    def search(self, query: str) -> list[str]:
+        scores = self.bm25.get_scores(normalize(query).split())
+        top = [" ".join(self.corpus[i]) for i in np.argsort(scores)[::-1][:TOP_N] if scores[i] != 0]
+        return [name for key in top for name in self.key_map[key]][:TOP_N]
+
+
+class FastBM25:
+    """The music domain's vendored fast BM25 (MIT, Teo Orthlieb): k1 1.5, b 0.75, terms with
+    idf <= 4 dropped, top n by `heapq.nlargest` over documents sharing a kept term."""
+
+    def __init__(self, corpus: list[list[str]], k1: float = 1.5, b: float = 0.75, alpha: float = 4) -> None:
+        self.k1, self.b = k1, b
+        self.doc_len = [len(doc) for doc in corpus]
+        self.t2d: dict[str, dict[int, int]] = {}
+        for index, doc in enumerate(corpus):
+            for word in doc:
+                self.t2d.setdefault(word, {}).setdefault(index, 0)
+                self.t2d[word][index] += 1
+        self.avgdl = sum(self.doc_len) / len(self.doc_len) if self.doc_len else 0.0
+        self.idf = {}
+        for word, docs in list(self.t2d.items()):
+            idf = math.log(len(self.doc_len) - len(docs) + 0.5) - math.log(len(docs) + 0.5)
+            if idf > alpha:
+                self.idf[word] = idf
+            else:
+                del self.t2d[word]
+        # (upstream divides by len(self.idf) here, so a KG of fewer than ~83 names fails to start)
+
+    def top_n(self, query: list[str], n: int) -> list[int]:
+        scores: dict[int, float] = collections.defaultdict(float)
+        for token in query:
+            for index, freq in self.t2d.get(token, {}).items():
+                denominator = self.k1 * (1 - self.b + self.b * self.doc_len[index] / self.avgdl)
+                scores[index] += self.idf[token] * freq * (self.k1 + 1) / (freq + denominator)
+        return heapq.nlargest(n, scores.keys(), key=scores.__getitem__)
+
+
+class FastSearch:
+    def __init__(self, names: list[str]) -> None:
+        self.key_map: dict[str, list[str]] = {}
+        for name in names:
+            self.key_map.setdefault(normalize(name), []).append(name)
+        self.corpus = sorted(self.key_map)
+        self.bm25 = FastBM25([key.split() for key in self.corpus])
+
+    def search(self, query: str) -> list[str]:
+        hits = self.bm25.top_n(normalize(query).split(), TOP_N)
+        return [name for i in hits for name in self.key_map[self.corpus[i]]][:TOP_N]
+
+
+class SqliteValues:
+    """A SqliteDict file (table "unnamed", pickled values) read without sqlitedict."""
+
+    def __init__(self, path: Path, allow_pickle: bool) -> None:
+        self.connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        self.loads = pickle.loads if allow_pickle else plain_loads
+
+    def get(self, key: str) -> Any:
+        row = self.connection.execute("SELECT value FROM unnamed WHERE key = ?", (key,)).fetchone()
+        return None if row is None else self.loads(row[0])
+
+
+def _load_pickle(path: Path) -> Any:
+    with open(path, "rb") as handle:
+        return pickle.load(handle)
+
+
+class KgStore:
+    """All domains of one KG folder; `call(method, body)` answers an endpoint's "result"."""
+
+    def __init__(self, kg_dir: str | Path, allow_pickle: bool = False) -> None:
+        self.dir = Path(kg_dir)
+        self.allow_pickle = bool(allow_pickle)
+        self.unavailable: dict[str, str] = {}
+        self.domains: dict[str, Any] = {}
+        for domain, loader in (("open", self._open), ("movie", self._movie), ("finance", self._finance),
+                               ("music", self._music), ("sports", self._sports)):
+            try:
+                self.domains[domain] = loader(self.dir / domain)
+            except DomainUnavailable as exc:
+                self.unavailable[domain] = str(exc)
+
+    def _need(self, folder: Path, *names: str, pickled: bool = False) -> list[Path]:
+        paths = [folder / name for name in names]
+        missing = [p.name for p in paths if not p.is_file()]
+        if missing:
+            raise DomainUnavailable(f"{folder} lacks {', '.join(missing)}")
+        if pickled and not self.allow_pickle:
+            raise DomainUnavailable(f"{folder.name} data is pickled ({', '.join(names)}); loading pickles runs "
+                                    "code from the file, so it needs --allow-pickle")
+        return paths
+
+    # --- loading ----------------------------------------------------------------------------
+    def _open(self, folder: Path) -> dict[str, Any]:
+        files = sorted(folder.glob("kg.*.jsonl.bz2"), key=lambda p: int(p.name.split(".")[1])) if folder.is_dir() else []
+        if not files:
+            raise DomainUnavailable(f"{folder} has no kg.N.jsonl.bz2")
+        kg: dict[str, Any] = {}
+        for path in files:
+            with bz2.open(path, "rt", encoding="utf-8") as handle:
+                for line in handle:
+                    if line.strip():
+                        name, entity = json.loads(line)
+                        kg[name] = entity
+        return {"kg": kg, "search": OkapiSearch(list(kg), dedupe=True)}
+
+    def _movie(self, folder: Path) -> dict[str, Any]:
+        movie, person, year = (json.loads(p.read_text(encoding="utf-8")) for p in
+                               self._need(folder, "movie_db.json", "person_db.json", "year_db.json"))
+        from rank_bm25 import BM25Okapi
+
+        def index(db: dict[str, Any]):
+            corpus = [key.split() for key in db]
+            return corpus, BM25Okapi(corpus)
+
+        return {"movie": movie, "person": person, "year": year, "movie_index": index(movie),
+                "person_index": index(person),
+                "movie_by_id": {v["id"]: v for v in movie.values() if "id" in v},
+                "person_by_id": {v["id"]: v for v in person.values() if "id" in v}}
+
+    def _finance(self, folder: Path) -> dict[str, Any]:
+        names = ["price", "detailed_price", "dividend", "marketcap", "info"]
+        paths = self._need(folder, "company_name.dict", *[f"finance_{n}.sqlite" for n in names])
+        with open(paths[0], newline="", encoding="utf-8") as handle:
+            name_dict = {row["Name"]: row["Symbol"] for row in csv.DictReader(handle)}
+        out = {name: SqliteValues(path, self.allow_pickle) for name, path in zip(names, paths[1:])}
+        return {"names": name_dict, "search": OkapiSearch(list(name_dict), dedupe=False), **out}
+
+    def _music(self, folder: Path) -> dict[str, Any]:
+        files = ["artist_dict_simplified", "song_dict_simplified", "grammy_df", "rank_dict_hot100",
+                 "song_dict_hot100", "artist_work_dict"]
+        data = dict(zip(files, map(_load_pickle, self._need(folder, *[f + ".pickle" for f in files], pickled=True))))
+        data["artist_search"] = FastSearch(list(data["artist_dict_simplified"]))
+        data["song_search"] = FastSearch(list(data["song_dict_simplified"]))
+        return data
+
+    def _sports(self, folder: Path) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if (folder / "nba.sqlite").is_file():
+            out["nba"] = sqlite3.connect(f"file:{folder / 'nba.sqlite'}?mode=ro", uri=True, check_same_thread=False)
+        if (folder / "soccer_team_match_stats.pkl").is_file() and self.allow_pickle:
+            import pandas as pd
+
+            stats = pd.read_pickle(folder / "soccer_team_match_stats.pkl")
+            out["soccer"] = stats[stats.index.get_level_values("league").notna()]
+        if not out:
+            self._need(folder, "nba.sqlite", "soccer_team_match_stats.pkl", pickled=True)
+        return out
+
+    # --- answering --------------------------------------------------------------------------
+    def domain(self, name: str) -> Any:
+        if name not in self.domains:
+            raise DomainUnavailable(f"the {name} KG is not loaded: {self.unavailable.get(name, 'unknown domain')}")
+        return self.domains[name]
+
+    def call(self, method: str, body: dict[str, Any]) -> Any:
+        domain = method.split("_", 1)[0]
+        handler: Callable[..., Any] = getattr(self, "_" + method)
+        data = self.domain(domain)
+        if domain == "sports":
+            key = "nba" if "_nba_" in method else "soccer"
+            if key not in data:
+                raise DomainUnavailable(f"the {key} KG is not loaded (nba.sqlite / soccer_team_match_stats.pkl "
+                                        "with --allow-pickle)")
+            data = data[key]
+        return handler(data, **body)
+
+    # open (cragapi/open.py)
+    def _open_search_entity_by_name(self, d, query):
+        return d["search"].search(query)
+
+    def _open_get_entity(self, d, query):
+        return d["kg"].get(query)
+
+    # movie (cragapi/movie.py); index keys are the stored names, split on whitespace
+    def _movie_search(self, d, kind, query):
+        corpus, bm25 = d[kind + "_index"]
+        scores = bm25.get_scores(normalize(query).split())
+        top = [" ".join(corpus[i]) for i in np.argsort(scores)[::-1][:TOP_N] if scores[i] != 0]
+        return [d[kind][key] for key in top[:TOP_N]]
+
+    def _movie_get_person_info(self, d, query):
+        return self._movie_search(d, "person", query)
+
+    def _movie_get_movie_info(self, d, query):
+        return self._movie_search(d, "movie", query)
+
+    def _movie_get_year_info(self, d, query):
+        if int(query) not in range(1990, 2022):
+            raise ValueError("Year must be between 1990 and 2021")
+        return d["year"].get(str(query))
+
+    def _movie_get_movie_info_by_id(self, d, query):
+        return d["movie_by_id"].get(query)
+
+    def _movie_get_person_info_by_id(self, d, query):
+        return d["person_by_id"].get(query)
+
+    # finance (cragapi/finance.py)
+    def _finance_get_company_name(self, d, query):
+        return d["search"].search(query)
+
+    def _finance_get_ticker_by_name(self, d, query):
+        return d["names"].get(query)
+
+    def _finance_get_price_history(self, d, query):
+        return d["price"].get(query)
+
+    def _finance_get_detailed_price_history(self, d, query):
+        return d["detailed_price"].get(query)
+
+    def _finance_get_dividends_history(self, d, query):
+        return d["dividend"].get(query)
+
+    def _finance_get_market_capitalization(self, d, query):
+        return d["marketcap"].get(query)
+
+    def _finance_get_eps(self, d, query):
+        return (d["info"].get(query) or {}).get("forwardEps")
+
+    def _finance_get_pe_ratio(self, d, query):
+        return (d["info"].get(query) or {}).get("forwardPE")
+
+    def _finance_get_info(self, d, query):
+        return d["info"].get(query)
+
+    # music (cragapi/music.py)
+    def _music_search_artist_entity_by_name(self, d, query):
+        return d["artist_search"].search(query)
+
+    def _music_search_song_entity_by_name(self, d, query):
+        return d["song_search"].search(query)
+
+    def _music_get_billboard_rank_date(self, d, rank, date=None):
+        entries = d["rank_dict_hot100"].get(str(rank))
+        if entries is None:
+            return [None, None]
+        if date:
+            for item in entries:
+                if item["Date"] == date:
+                    return [[item["Song"]], [item["Artist"]]]
+            return [[], []]
+        return [[item["Song"] for item in entries], [item["Artist"] for item in entries]]
+
+    def _music_get_billboard_attributes(self, d, date, attribute, song_name):
+        row = d["song_dict_hot100"].get(song_name, {}).get(date)
+        if row is None:
+            return None
+        # the row layout differs when rank_last_week is "-" (cragapi/music.py)
+        columns = ({"rank_last_week": 6, "weeks_in_chart": 5, "top_position": 4} if row[6] == "-"
+                   else {"rank_last_week": 4, "weeks_in_chart": 6, "top_position": 5})
+        return row[columns.get(attribute, 3)]
+
+    def _grammy_by_category(self, d, query, category):
+        if query < 1957 or query > 2019:
+            return None
+        df = d["grammy_df"]
+        return df[(df["category"] == category) & (df["year"] == query)]["nominee"].tolist()
+
+    def _music_grammy_get_best_artist_by_year(self, d, query):
+        return self._grammy_by_category(d, query, "Best New Artist")
+
+    def _music_grammy_get_best_song_by_year(self, d, query):
+        return self._grammy_by_category(d, query, "Song Of The Year")
+
+    def _music_grammy_get_best_album_by_year(self, d, query):
+        return self._grammy_by_category(d, query, "Album Of The Year")
+
+    def _artist_rows(self, d, name):
+        return [i for column in ("nominee", "artist", "workers")
+                for i, value in enumerate(d["grammy_df"][column]) if name in str(value)]
+
+    def _music_grammy_get_award_count_by_artist(self, d, query):
+        return len(self._artist_rows(d, query))
+
+    def _music_grammy_get_award_count_by_song(self, d, query):
+        return int((d["grammy_df"]["nominee"] == query).sum())
+
+    def _music_grammy_get_award_date_by_artist(self, d, query):
+        years = d["grammy_df"]["year"]
+        return [int(x) for x in set(years[i] for i in set(self._artist_rows(d, query)))]
+
+    def _music_grammy_get_all_awarded_artists(self, d):
+        df = d["grammy_df"]
+        return df[df["category"] == "Best New Artist"]["nominee"].dropna().unique().tolist()
+
+    def _attribute(self, table, name, field):
+        try:
+            return table[name][field] or None
+        except (KeyError, TypeError):
+            return None
+
+    def _music_get_artist_birth_place(self, d, query):
+        return self._attribute(d["artist_dict_simplified"], query, "country")
+
+    def _music_get_artist_birth_date(self, d, query):
+        return self._attribute(d["artist_dict_simplified"], query, "birth_date")
+
+    def _music_get_members(self, d, query):
+        try:
+            return list(set(d["artist_dict_simplified"][query]["members"]))
+        except (KeyError, TypeError):
+            return None
+
+    def _music_get_lifespan(self, d, query):
+        try:
+            artist = d["artist_dict_simplified"][query]
+            return [artist["birth_date"], artist["end_date"]]
+        except (KeyError, TypeError):
+            return [None, None]
+
+    def _music_get_song_author(self, d, query):
+        return self._attribute(d["song_dict_simplified"], query, "author")
+
+    def _music_get_song_release_country(self, d, query):
+        return self._attribute(d["song_dict_simplified"], query, "country")
+
+    def _music_get_song_release_date(self, d, query):
+        return self._attribute(d["song_dict_simplified"], query, "date")
+
+    def _music_get_artist_all_works(self, d, query):
+        return d["artist_work_dict"].get(query)
+
+    # sports (cragapi/sports.py); any error or no rows gives None, as server.py's try/except
+    def _sports_soccer_get_games_on_date(self, stats, date, team_name=None):
+        try:
+            rows = stats if team_name is None else stats.loc[(slice(None), slice(None), team_name, slice(None)), :]
+            formats = {3: "%Y-%m-%d", 2: "%Y-%m", 1: "%Y"}
+            parts = len(date.split("-"))
+            if parts not in formats:
+                return None
+            rows = rows[rows["date"].dt.strftime(formats[parts]) == date]
+            return json.loads(rows.to_json(date_format="iso")) if len(rows) else None
+        except Exception:
+            return None
+
+    @staticmethod
+    def _time_condition(date: str) -> tuple[str, tuple]:
+        formats = {3: "%Y-%m-%d", 2: "%Y-%m", 1: "%Y"}
+        parts = len(date.split("-"))
+        return (f"strftime('{formats[parts]}', game_date) = ?", (date,)) if parts in formats else ("1", ())
+
+    def _nba_frame(self, connection, sql: str, params: tuple):
+        import pandas as pd
+
+        try:
+            frame = pd.read_sql(sql, connection, params=params)
+            return json.loads(frame.to_json(date_format="iso")) if len(frame) else None
+        except Exception:
+            return None
+
+    def _sports_nba_get_games_on_date(self, connection, date, team_name=None):
+        # upstream interpolates strings into the SQL; parameters give the same rows (a quote in a
+        # name made upstream's query fail -> null; here it matches nothing -> null)
+        condition, params = self._time_condition(date)
+        if team_name is not None:
+            condition = f"(team_name_home = ? or team_name_away = ?) and {condition}"
+            params = (team_name, team_name, *params)
+        return self._nba_frame(connection, f"select * from game where {condition}", params)
+
+    def _sports_nba_get_play_by_play_data_by_game_ids(self, connection, game_ids):
+        marks = ", ".join("?" for _ in game_ids)
+        return self._nba_frame(connection, f"select * from play_by_play where game_id in ({marks})", tuple(game_ids))

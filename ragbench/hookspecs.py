@@ -5,10 +5,10 @@ hook returns data in the schema of `registry.yaml`:
 
     {"tasks":   {name: {"target": "pkg.module:Attr", "description": "...", "aliases": [...],
                         "defaults": {...}}},
-     "systems": {...}, "metrics": {...}, "engines": {...},
+     "systems": {...}, "metrics": {...}, "engines": {...}, "retrievers": {...},
      "groups":  {group_name: [task names]}}
 
-Targets are imported only when used, so `ragbench list` never imports torch or vLLM.
+Targets are imported only when used, so `ragbench list` never imports torch, vLLM or bm25s.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lazy registry of tasks, systems, metrics and engines, discovered through pluggy.
+"""Lazy registry of tasks, systems, metrics, engines and retrievers, discovered through pluggy.
 
 Every distribution (ragbench itself included) lists modules in the entry-point group
 `ragbench`; each module implements the `ragbench_catalog` hook (see `hookspecs`). Loading a
@@ -19,8 +19,9 @@ import pluggy
 from .errors import ConfigError
 from .hookspecs import PROJECT, RagbenchHooks
 
-KINDS = ("tasks", "systems", "metrics", "engines")
-SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine"}
+KINDS = ("tasks", "systems", "metrics", "engines", "retrievers")
+SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
+            "retrievers": "retriever"}
 
 
 @dataclass

@@ -1,0 +1,106 @@
+"""Streaming readers for retrieval corpora: one passage at a time, never the whole file.
+
+- DPR `psgs_w100.tsv`: a header `id<TAB>text<TAB>title`, then one passage per row, the text
+  quoted CSV-style (`"..."`, inner quotes doubled). Read with `csv.reader(delimiter="\\t")` as
+  ALCE retrieval.py and LLatrieval Iterative_retrieval.py do.
+- JSONL, one passage per line: pyserini's `{"id", "contents"}` (+ `"title"`) or
+  `{"id", "title", "text"}` (BEIR's `"_id"` is accepted for `"id"`); `"url"` is kept.
+
+A bad row is yielded as a `RecordError` (file, line, field) and the stream goes on.
+"""
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import ConfigError, RecordError
+from ..jsonl import iter_jsonl
+from ..types import Document
+
+DPR_COLUMNS = ("id", "text", "title")
+FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
+
+# A runaway quote would otherwise end the stream at csv's 128 KB field limit; 100-word passages
+# are far below this one.
+csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+
+
+def corpus_format(path: Path) -> str:
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ConfigError(f"corpus {path}: unknown format '{path.suffix}'; expected .tsv (DPR psgs_w100: "
+                          "id, text, title) or .jsonl ({id, title, contents} or {id, title, text})")
+    return fmt
+
+
+def read_corpus(path: str | Path) -> Iterator[Document | RecordError]:
+    """Every passage of `path` in file order (format from the suffix)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"corpus {path} not found; pass --corpus with an existing .tsv or .jsonl file")
+    reader = read_dpr_tsv if corpus_format(path) == "dpr_tsv" else read_jsonl_corpus
+    return reader(path)
+
+
+def read_dpr_tsv(path: Path) -> Iterator[Document | RecordError]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = csv.reader(handle, delimiter="\t")
+        columns = {name: i for i, name in enumerate(DPR_COLUMNS)}
+        first = True
+        while True:
+            try:
+                row = next(rows)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                yield RecordError(str(path), rows.line_num, f"unreadable TSV row ({exc})")
+                continue
+            if first:
+                first = False
+                if set(DPR_COLUMNS) <= set(row):  # the header (DPR's loaders skip it the same way)
+                    columns = {name: row.index(name) for name in DPR_COLUMNS}
+                    continue
+            if len(row) != 3:
+                yield RecordError(str(path), rows.line_num,
+                                  f"expected 3 tab-separated fields (id, text, title), got {len(row)}")
+                continue
+            if not row[columns["id"]]:
+                yield RecordError(str(path), rows.line_num, "empty passage id", "id")
+                continue
+            yield Document(id=row[columns["id"]], title=row[columns["title"]], text=row[columns["text"]])
+
+
+def read_jsonl_corpus(path: Path) -> Iterator[Document | RecordError]:
+    for index, record in iter_jsonl(path):
+        if isinstance(record, RecordError):
+            yield record
+            continue
+        try:
+            yield jsonl_document(record, str(path), index + 1)
+        except RecordError as exc:
+            yield exc
+
+
+def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
+    doc_id = record.get("id", record.get("_id"))
+    if doc_id is None or doc_id == "":
+        raise RecordError(path, line, "missing passage id", "id")
+    field = "contents" if "contents" in record else "text"
+    text = record.get(field)
+    if not isinstance(text, str):
+        problem = "missing field (expected 'contents' or 'text')" if text is None else \
+            f"expected a string, got {type(text).__name__}"
+        raise RecordError(path, line, problem, field)
+    title = record.get("title") or ""
+    if not isinstance(title, str):
+        raise RecordError(path, line, f"expected a string, got {type(title).__name__}", "title")
+    url = record.get("url")
+    return Document(id=str(doc_id), title=title, text=text, url=url if isinstance(url, str) else None)
+
+
+def passage_text(doc: Document, with_title: bool = True) -> str:
+    """What gets indexed: `title + "\\n" + text`, as ALCE retrieval.py (GTR) and LLatrieval
+    Iterative_retrieval.py (BGE) encode psgs_w100; the text alone when there is no title."""
+    return f"{doc.title}\n{doc.text}" if with_title and doc.title else doc.text

@@ -1,0 +1,138 @@
+"""BM25: the streaming, chunked build gives exactly bm25s's index; memory-mapped search; clear errors."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from retrieval_samples import passages, write_dpr_tsv
+
+bm25s = pytest.importorskip("bm25s")
+Stemmer = pytest.importorskip("Stemmer")
+
+from ragbench.errors import ConfigError  # noqa: E402
+from ragbench.retrieval import load_retriever  # noqa: E402
+from ragbench.retrieval.bm25 import BM25Builder, BM25Retriever  # noqa: E402
+from ragbench.retrieval.corpus import passage_text  # noqa: E402
+from ragbench.retrieval.index import build_index  # noqa: E402
+
+QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
+DOCS = passages(300)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return write_dpr_tsv(tmp_path_factory.mktemp("corpus") / "psgs_w100.tsv", DOCS)
+
+
+def build(corpus, out, chunk_size=37, **options):
+    build_index(corpus, out, "bm25", options, chunk_size=chunk_size, progress=False)
+    return BM25Retriever(str(out))
+
+
+def bm25s_directly(texts, method="lucene", k1=0.9, b=0.4, stemmer="porter"):
+    """bm25s as its README uses it, on the whole corpus in memory."""
+    stem = Stemmer.Stemmer(stemmer)
+    retriever = bm25s.BM25(k1=k1, b=b, method=method)
+    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stem, show_progress=False), show_progress=False)
+    query_tokens = bm25s.tokenize(QUERIES, stopwords="en", stemmer=stem, return_ids=False, show_progress=False)
+    return retriever, query_tokens
+
+
+@pytest.mark.parametrize("method", ["lucene", "robertson", "atire", "bm25l", "bm25+"])
+def test_streaming_build_scores_every_passage_exactly_as_bm25s(corpus, tmp_path, method):
+    ours = build(corpus, tmp_path / "index", method=method, k1=1.2, b=0.7, stemmer="english")
+    reference, query_tokens = bm25s_directly([passage_text(d) for d in DOCS], method, 1.2, 0.7, "english")
+    for tokens in query_tokens:
+        if tokens:
+            assert np.array_equal(ours.bm25.get_scores(tokens), reference.get_scores(tokens))
+
+
+def test_search_returns_bm25s_top_k_with_ids_titles_texts_and_scores(corpus, tmp_path):
+    ours = build(corpus, tmp_path / "index")
+    reference, query_tokens = bm25s_directly([passage_text(d) for d in DOCS])
+    expected_ids, expected_scores = reference.retrieve(query_tokens, k=10, show_progress=False)
+    hits = ours.search(QUERIES, 10)
+    for row, ids, scores in zip(hits, expected_ids, expected_scores):
+        assert [doc.id for doc in row] == [DOCS[i].id for i in ids]
+        assert [doc.score for doc in row] == scores.tolist()
+        assert [(doc.title, doc.text) for doc in row] == [(DOCS[i].title, DOCS[i].text) for i in ids]
+
+
+def test_build_sees_the_corpus_in_chunks_never_whole(corpus, tmp_path, monkeypatch):
+    sizes = []
+    original = BM25Builder.add
+    monkeypatch.setattr(BM25Builder, "add", lambda self, texts: sizes.append(len(texts)) or original(self, texts))
+    build(corpus, tmp_path / "index", chunk_size=64)
+    assert sizes == [64, 64, 64, 64, 44]
+
+
+def test_chunk_size_does_not_change_the_index(corpus, tmp_path):
+    small = build(corpus, tmp_path / "small", chunk_size=7)
+    whole = build(corpus, tmp_path / "whole", chunk_size=10_000)
+    for name in ("data", "indices", "indptr"):
+        assert np.array_equal(small.bm25.scores[name], whole.bm25.scores[name])
+    assert small.bm25.vocab_dict == whole.bm25.vocab_dict
+
+
+def test_loaded_index_is_memory_mapped_and_answers_as_when_loaded_into_memory(corpus, tmp_path):
+    mapped = build(corpus, tmp_path / "index")
+    in_memory = BM25Retriever(str(tmp_path / "index"), mmap=False)
+    assert isinstance(mapped.bm25.scores["data"], np.memmap)
+    assert not isinstance(in_memory.bm25.scores["data"], np.memmap)
+    assert mapped.search(QUERIES, 5) == in_memory.search(QUERIES, 5)
+
+
+def test_k_larger_than_the_corpus_returns_every_passage(tmp_path):
+    corpus = write_dpr_tsv(tmp_path / "c.tsv", passages(12))
+    hits = build(corpus, tmp_path / "index").search(["king"], 50)
+    assert len(hits[0]) == 12
+
+
+def test_manifest_records_kind_options_corpus_and_bad_records(tmp_path):
+    corpus = write_dpr_tsv(tmp_path / "c.tsv", passages(20))
+    with open(corpus, "a", encoding="utf-8") as handle:
+        handle.write("21\tmissing title column\n")
+    retriever = build(corpus, tmp_path / "index")
+    manifest = json.loads((tmp_path / "index" / "manifest.json").read_text())
+    assert manifest["retriever"] == "bm25" and manifest["doc_count"] == 20
+    assert manifest["options"]["k1"] == 0.9 and manifest["options"]["stemmer"] == "porter"
+    assert manifest["corpus"]["format"] == "dpr_tsv" and len(manifest["corpus"]["sha256"]) == 64
+    assert manifest["bad_records"] == 1 and "c.tsv:22" in manifest["errors"][0]
+    assert retriever.metadata()["doc_count"] == 20
+
+
+def test_index_folder_errors_say_what_and_how_to_fix(tmp_path):
+    with pytest.raises(ConfigError, match=r"retriever bm25 needs --retriever-arg index=DIR; build it with "
+                                          r"`ragbench index build"):
+        load_retriever("bm25", {})
+    with pytest.raises(ConfigError, match=r"index folder .*missing does not exist; build it with"):
+        load_retriever("bm25", {"index": str(tmp_path / "missing")})
+    (tmp_path / "half").mkdir()
+    with pytest.raises(ConfigError, match=r"is not a ragbench index \(no manifest.json; an unfinished build"):
+        load_retriever("bm25", {"index": str(tmp_path / "half")})
+    corpus = write_dpr_tsv(tmp_path / "c.tsv", passages(12))
+    build(corpus, tmp_path / "index")
+    with pytest.raises(ConfigError, match=r"holds a bm25 index, not dense; use --retriever bm25"):
+        load_retriever("dense", {"index": str(tmp_path / "index")})
+
+
+def test_build_option_errors_are_config_errors(tmp_path):
+    corpus = write_dpr_tsv(tmp_path / "c.tsv", passages(12))
+    with pytest.raises(ConfigError, match="bm25 method 'okapi' is unknown"):
+        build(corpus, tmp_path / "a", method="okapi")
+    with pytest.raises(ConfigError, match="bm25 stemmer 'klingon' is unknown"):
+        build(corpus, tmp_path / "b", stemmer="klingon")
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) model"):
+        build(corpus, tmp_path / "c", model="x")
+    with pytest.raises(ConfigError, match="retriever provided has no index to build"):
+        build_index(corpus, tmp_path / "d", "provided", progress=False)
+    build(corpus, tmp_path / "e")
+    with pytest.raises(ConfigError, match="exists and is not empty; pass --overwrite"):
+        build(corpus, tmp_path / "e")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text('{"id": "1"}\n')
+    with pytest.raises(ConfigError, match=r"has no readable passages \(1 bad records\)"):
+        build(empty, tmp_path / "f")
+    assert not (tmp_path / "f").exists() and not (tmp_path / "f.partial").exists()

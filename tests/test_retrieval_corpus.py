@@ -1,0 +1,90 @@
+"""Corpus readers: DPR psgs_w100.tsv and JSONL passages, streamed, bad rows reported and skipped."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import write_jsonl
+
+from ragbench.errors import ConfigError, RecordError
+from ragbench.retrieval.corpus import passage_text, read_corpus
+from ragbench.types import Document
+
+# psgs_w100.tsv as DPR ships it: a header, quoted text with doubled inner quotes, plain titles.
+DPR_TSV = (
+    'id\ttext\ttitle\n'
+    '1\t"Aaron Aaron ( or ; ""Ahärôn"") is a prophet, high priest, and the brother of Moses."\tAaron\n'
+    '2\t"A text with a\ttab inside its quotes"\tTabbed\n'
+    '3\tunquoted text\t"Title, quoted"\n'
+)
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_dpr_tsv_rows_become_documents_with_csv_unquoting(tmp_path):
+    docs = list(read_corpus(write(tmp_path, "psgs_w100.tsv", DPR_TSV)))
+    assert docs[0] == Document(id="1", title="Aaron",
+                               text='Aaron Aaron ( or ; "Ahärôn") is a prophet, high priest, and the brother of Moses.')
+    assert docs[1].text == "A text with a\ttab inside its quotes"
+    assert (docs[2].text, docs[2].title) == ("unquoted text", "Title, quoted")
+
+
+def test_dpr_tsv_without_header_reads_id_text_title(tmp_path):
+    docs = list(read_corpus(write(tmp_path, "c.tsv", '7\t"text"\ttitle\n')))
+    assert docs == [Document(id="7", title="title", text="text")]
+
+
+def test_dpr_tsv_header_in_another_column_order_is_followed(tmp_path):
+    docs = list(read_corpus(write(tmp_path, "c.tsv", "title\tid\ttext\nT\t9\tbody\n")))
+    assert docs == [Document(id="9", title="T", text="body")]
+
+
+def test_dpr_tsv_bad_row_is_a_record_error_and_reading_goes_on(tmp_path):
+    path = write(tmp_path, "c.tsv", DPR_TSV + "4\tonly two fields\n\tno id\tT\n5\t\"fine\"\tOK\n")
+    items = list(read_corpus(path))
+    errors = [item for item in items if isinstance(item, RecordError)]
+    assert [e.line for e in errors] == [5, 6]
+    assert "expected 3 tab-separated fields (id, text, title), got 2" in str(errors[0])
+    assert errors[1].field == "id"
+    assert [d.id for d in items if isinstance(d, Document)] == ["1", "2", "3", "5"]
+
+
+def test_jsonl_pyserini_contents_and_text_schemas(tmp_path):
+    path = write_jsonl(tmp_path / "c.jsonl", [
+        {"id": "doc1", "title": "T1", "contents": "pyserini body"},
+        {"id": 2, "title": "T2", "text": "text body", "url": "https://example.org/2"},
+        {"_id": "beir3", "text": "no title"},
+    ])
+    assert list(read_corpus(path)) == [
+        Document(id="doc1", title="T1", text="pyserini body"),
+        Document(id="2", title="T2", text="text body", url="https://example.org/2"),
+        Document(id="beir3", title="", text="no title"),
+    ]
+
+
+def test_jsonl_bad_lines_are_record_errors_with_line_and_field(tmp_path):
+    path = write_jsonl(tmp_path / "c.jsonl", [
+        {"id": "a", "text": "ok"}, "{not json", {"id": "b"}, {"text": "no id"}, {"id": "c", "contents": 5},
+        {"id": "d", "text": "ok too"},
+    ])
+    items = list(read_corpus(path))
+    errors = [item for item in items if isinstance(item, RecordError)]
+    assert [(e.line, e.field) for e in errors] == [(2, None), (3, "text"), (4, "id"), (5, "contents")]
+    assert [d.id for d in items if isinstance(d, Document)] == ["a", "d"]
+
+
+def test_missing_corpus_and_unknown_format_are_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="corpus .*nope.tsv not found"):
+        read_corpus(tmp_path / "nope.tsv")
+    with pytest.raises(ConfigError, match=r"unknown format '\.csv'.*\.tsv.*\.jsonl"):
+        read_corpus(write(tmp_path, "c.csv", "x"))
+
+
+def test_indexed_text_is_title_newline_text_as_alce_and_llatrieval_encode_it():
+    doc = Document(id="1", title="Aaron", text="Aaron is a prophet.")
+    assert passage_text(doc) == "Aaron\nAaron is a prophet."
+    assert passage_text(doc, with_title=False) == "Aaron is a prophet."
+    assert passage_text(Document(id="2", title="", text="untitled")) == "untitled"

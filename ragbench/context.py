@@ -4,12 +4,15 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .llm import LLM
 from .nli import NLI
 from .task import Task
 from .types import Step
+
+if TYPE_CHECKING:
+    from .retrieval.handle import Retrieval
 
 
 @dataclass
@@ -20,6 +23,7 @@ class Context:
     trace: list[Step] = field(default_factory=list)
     tools: dict[str, Any] = field(default_factory=dict)
     judges: list[LLM] = field(default_factory=list)  # --judge engines, for judge-based metrics
+    retriever: "Retrieval | None" = None  # `await ctx.retriever.search(query, k)` (--retriever)
     nli: NLI | None = None  # --nli entailment judge, for metrics that declare needs = ("nli",)
 
     @property

@@ -23,6 +23,8 @@ from .nli import NLI, nli_format
 from .options import accepted_options, construct
 from .progress import Progress
 from .provenance import provenance
+from .retrieval import load_retriever
+from .retrieval.handle import Retrieval
 from .registry import Registry, get_registry
 from .results import aggregate_task
 from .rundir import RunDir
@@ -48,6 +50,8 @@ class RunConfig:
     nli_args: dict[str, Any] = field(default_factory=dict)  # engine options of the NLI engine
     metric_args: dict[str, Any] = field(default_factory=dict)  # "metric.key" -> value
     system_args: dict[str, Any] = field(default_factory=dict)
+    retriever: str | None = None  # ctx.retriever of systems; None: the examples' provided docs
+    retriever_args: dict[str, Any] = field(default_factory=dict)
     task_args: dict[str, Any] = field(default_factory=dict)  # "key" for every task, "task.key" for one
     data: dict[str, str] = field(default_factory=dict)
     limit: int | None = None
@@ -163,6 +167,8 @@ class Evaluator:
         self.registry = registry or get_registry()
         self.planned = plan(config, self.registry)
         self.run_dir = RunDir(config.run_dir())
+        self.retriever = load_retriever(config.retriever, config.retriever_args)  # fails fast on a bad index
+        self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
 
     def run(self) -> RunOutcome:
@@ -179,6 +185,7 @@ class Evaluator:
         finally:
             self.run_dir.close()
             cache.close()
+            self.retriever.close()
             if engine is not None:
                 engine.close()
             for judge in judges:
@@ -208,6 +215,7 @@ class Evaluator:
         out["task_configs"] = {p.name: p.task.config() for p in self.planned}
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
         out["metrics"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
+        out["retriever_metadata"] = self.retriever.metadata()
         return json.loads(json.dumps(out, default=str))
 
     # --- execution ------------------------------------------------------------------------------
@@ -226,6 +234,7 @@ class Evaluator:
         scheduler = Scheduler(cache)
         llm = LLM(scheduler, engine)
         judge_llms = [LLM(scheduler, judge) for judge in judges]
+        retrieval = Retrieval(self.retriever)
         self.nli = None if nli_engine is None else NLI(
             LLM(scheduler, nli_engine), self.config.nli_format, self.run_dir.path / "nli_calls.jsonl")
         tools = {planned.name: await planned.task.setup() for planned in self.planned}
@@ -236,7 +245,7 @@ class Evaluator:
         async def worker() -> None:
             nonlocal processed
             for planned, item in work:
-                record = await self._process(planned, item, llm, judge_llms, tools[planned.name])
+                record = await self._process(planned, item, llm, judge_llms, tools[planned.name], retrieval)
                 self.run_dir.append_sample(planned.name, record)
                 processed += 1
                 progress.advance(failed=record.get("error") is not None)
@@ -248,6 +257,8 @@ class Evaluator:
             for planned in self.planned:
                 await planned.task.teardown()
             await scheduler.close()
+            await retrieval.close()
+            self.retrieval_stats = retrieval.stats.to_dict()
             if self.nli is not None:
                 self.nli.close()
             for open_engine in (engine, *judges, *([nli_engine] if nli_engine not in (None, engine) else [])):  # HTTP clients close inside the loop that opened them
@@ -259,13 +270,14 @@ class Evaluator:
         return self.config.limit * len(self.planned) if self.config.limit is not None else None
 
     async def _process(self, planned: PlannedTask, item: Example | RecordError, llm: LLM,
-                       judges: list[LLM], tools: dict[str, Any]) -> dict[str, Any]:
+                       judges: list[LLM], tools: dict[str, Any], retrieval: Retrieval) -> dict[str, Any]:
         if isinstance(item, RecordError):
             return {"index": item.line - 1, "id": None, "error": f"bad record: {item}", "bad_record": True}
         example = item
         started = time.perf_counter()
         ctx = Context(llm=llm, task=planned.task, seed=self.config.seed, tools=tools)
         ctx.llm = llm.traced(ctx.trace)
+        ctx.retriever = retrieval.bind(ctx, example)
         try:
             prediction = await planned.system.run(example, ctx)
         except Exception as exc:
@@ -307,6 +319,9 @@ class Evaluator:
         cost = {"examples": processed, "wall_seconds": round(wall, 3),
                 "examples_per_second": round(processed / wall, 3) if wall > 0 else 0.0,
                 "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+        if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
+            cost["retrieval"] = {"queries": self.retrieval_stats["calls"] + self.retrieval_stats["shared"],
+                                 "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
         if self.nli is not None:
             cost["nli"] = self.nli.stats.to_dict()
         complete = (all(c["failed"] == 0 and c["bad_records"] == 0 for c in counts.values())

@@ -1,0 +1,95 @@
+"""What a system awaits: `docs = await ctx.retriever.search(query, k)`.
+
+Like LLM calls, the queries of all in-flight examples are pooled by a `Scheduler` (its own
+instance, so retrieval counts stay apart from LLM counts) into one `Retriever.search(queries, k)`
+call per k, run in a worker thread while the other examples go on. Each search is traced as a
+`Step(kind="retrieval")` of the example.
+"""
+from __future__ import annotations
+
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from ..engines.base import EngineError
+from ..scheduler import CallStats, Scheduler
+from ..types import Document, Example, Step
+from .base import RetrievalError, Retriever
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    k: int
+
+    @property
+    def batch_key(self) -> int:
+        return self.k  # one search call has one k
+
+    def text_length(self) -> int:
+        return len(self.query)
+
+    def cache_key(self, backend_id: str) -> str:
+        return f"{backend_id}\x00{self.k}\x00{self.query}"
+
+
+class SearchBackend:
+    """A retriever as a scheduler backend: a batch of requests (all with one k) is one search."""
+
+    concurrent = False
+    cacheable = False
+    max_concurrency = 1
+
+    def __init__(self, retriever: Retriever) -> None:
+        self.retriever = retriever
+        self.engine_id = retriever.retriever_id
+        self.max_batch_size = retriever.max_batch_size
+        self.batch_sizes: list[int] = []  # queries per search call, for tests and benchmarks
+
+    def generate(self, requests: list[SearchRequest]) -> list[list[Document]]:
+        self.batch_sizes.append(len(requests))
+        results = self.retriever.search([request.query for request in requests], requests[0].k)
+        if len(results) != len(requests):
+            raise RetrievalError(f"retriever {self.retriever.name} answered {len(results)} of {len(requests)} queries")
+        return results
+
+
+class Retrieval:
+    """A run's retriever behind the pool; `bind` gives each example its own traced view."""
+
+    def __init__(self, retriever: Retriever, scheduler: Scheduler | None = None,
+                 backend: SearchBackend | None = None, ctx: "Context | None" = None,
+                 local: Retriever | None = None) -> None:
+        self.retriever = retriever
+        self.scheduler = scheduler or Scheduler()
+        self.backend = backend or SearchBackend(retriever)
+        self.ctx = ctx
+        self.local = local  # an example-bound retriever (e.g. its provided docs), searched directly
+
+    def bind(self, ctx: "Context", example: Example) -> "Retrieval":
+        return Retrieval(self.retriever, self.scheduler, self.backend, ctx, self.retriever.for_example(example))
+
+    @property
+    def stats(self) -> CallStats:
+        return self.scheduler.stats
+
+    async def search(self, query: str, k: int, *, step: str = "retrieve") -> list[Document]:
+        """The top `k` documents for `query`, best first (copies: a system may annotate them)."""
+        request: dict[str, Any] = {"retriever": self.retriever.name, "query": query, "k": k}
+        traced = self.ctx.step("retrieval", step, request) if self.ctx is not None else nullcontext(Step("retrieval", step, request))
+        with traced as record:
+            if self.local is not None:
+                docs = self.local.search([query], k)[0]
+            else:
+                try:
+                    docs = await self.scheduler.submit(self.backend, SearchRequest(query, k))
+                except EngineError as exc:
+                    raise RetrievalError(str(exc)) from None
+            record.response = {"ids": [doc.id for doc in docs], "scores": [doc.score for doc in docs]}
+        return [replace(doc, metadata=dict(doc.metadata)) for doc in docs]
+
+    async def close(self) -> None:
+        await self.scheduler.close()

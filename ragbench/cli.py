@@ -1,4 +1,4 @@
-"""Command line: `ragbench --tasks ... --system ...`, `ragbench list`, `ragbench score`.
+"""Command line: `ragbench --tasks ... --system ...`, `ragbench list`, `ragbench score`, `ragbench index`.
 
 Imports stay light here: engines (torch, vLLM) load only when a run starts.
 """
@@ -11,6 +11,7 @@ import click
 
 from .errors import ConfigError
 from .options import parse_assignments
+from .retrieval.commands import index_group
 
 EXIT_INCOMPLETE = 1
 EXIT_CONFIG = 2
@@ -95,9 +96,12 @@ def _common_kwargs(model, model_arg, base_url, judge, nli, nli_format, nli_arg, 
 @click.option("--data", multiple=True, metavar="TASK=PATH", help="local data file for a task")
 @click.option("--limit", default=None, type=int, help="first N records of each task")
 @click.option("--resume", is_flag=True, help="continue the run in the output folder")
+@click.option("--retriever", default=None, help="retriever for ctx.retriever (ragbench list retrievers; default: provided)")
+@click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR")
 @with_common
 @click.pass_context
-def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, **common) -> None:
+def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, retriever, retriever_arg,
+         **common) -> None:
     """Evaluate a RAG system on benchmark tasks.
 
     Example: ragbench --tasks demo --system vanilla --limit 5
@@ -111,7 +115,8 @@ def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, **c
     try:
         kwargs = {"tasks": _split_names(tasks), "system": system,
                   "system_args": parse_assignments(system_arg, "--system-arg"), "data": _data_paths(data),
-                  "limit": limit, "resume": resume, **_common_kwargs(**common)}
+                  "limit": limit, "resume": resume, "retriever": retriever,
+                  "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"), **_common_kwargs(**common)}
     except ConfigError as exc:
         click.echo(f"ragbench: error: {exc}", err=True)
         sys.exit(EXIT_CONFIG)
@@ -119,7 +124,7 @@ def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, **c
 
 
 @main.command("list")
-@click.argument("kind", required=False, type=click.Choice(["tasks", "systems", "metrics", "engines", "groups"]))
+@click.argument("kind", required=False, type=click.Choice(["tasks", "systems", "metrics", "engines", "retrievers", "groups"]))
 def list_command(kind: str | None) -> None:
     """Show the installed tasks, systems, metrics and engines (name, description, provider)."""
     from .registry import KINDS, get_registry
@@ -172,6 +177,8 @@ def serve_crag_kg(kg_dir: str, host: str, port: int, allow_pickle: bool) -> None
     from ragbench.tasks.crag.kg.server import serve
 
     serve(kg_dir, host, port, allow_pickle)
+
+main.add_command(index_group)
 
 if __name__ == "__main__":
     main()

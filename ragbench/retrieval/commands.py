@@ -1,0 +1,53 @@
+"""`ragbench index build`: the command line of `ragbench.retrieval.index.build_index`.
+
+Kept light: the retriever's own module (bm25s, torch) is imported only when the command runs.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import ConfigError
+from ..options import parse_assignments
+
+
+@click.group("index")
+def index_group() -> None:
+    """Build on-disk retrieval indexes, once; runs memory-map them (--retriever-arg index=DIR)."""
+
+
+@index_group.command("build")
+@click.option("--corpus", required=True, help="DPR psgs_w100.tsv (id, text, title) or JSONL {id, title, contents|text}")
+@click.option("--retriever", "kind", required=True, help="bm25 or dense (ragbench list retrievers)")
+@click.option("--out", required=True, help="index folder to create")
+@click.option("--model", default=None, help="dense encoder: sentence-transformers folder or hub name "
+              "(default BAAI/bge-large-en-v1.5; 'embedded' = the packaged all-MiniLM-L6-v2)")
+@click.option("--build-arg", multiple=True, metavar="K=V",
+              help="builder option: k1, b, method, stemmer, stopwords (bm25); query_instruction, dtype, "
+                   "batch_size, device, normalize (dense)")
+@click.option("--chunk-size", default=50_000, show_default=True, type=int, help="passages read and indexed at a time")
+@click.option("--no-title", is_flag=True, help="index the passage text alone (default: title + newline + text)")
+@click.option("--overwrite", is_flag=True, help="replace an existing index folder")
+@click.option("--no-progress", is_flag=True, help="no progress bar")
+def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, overwrite, no_progress) -> None:
+    """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
+    from ..cli import EXIT_CONFIG, EXIT_INCOMPLETE
+    from .index import build_index
+
+    try:
+        options = parse_assignments(build_arg, "--build-arg")
+        if model is not None:
+            options["model"] = model
+        manifest = build_index(corpus, out, kind, options, chunk_size=chunk_size, title=not no_title,
+                               overwrite=overwrite, progress=not no_progress)
+    except ConfigError as exc:
+        click.echo(f"ragbench: error: {exc}", err=True)
+        sys.exit(EXIT_CONFIG)
+    click.echo(f"{manifest.retriever} index of {manifest.doc_count} passages in {out} "
+               f"({manifest.build_seconds:.1f} s)")
+    if manifest.bad_records:
+        for error in manifest.errors:
+            click.echo(f"ragbench: bad record skipped: {error}", err=True)
+        click.echo(f"ragbench: {manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)", err=True)
+        sys.exit(EXIT_INCOMPLETE)

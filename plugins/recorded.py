@@ -1,7 +1,8 @@
 """Outputs made elsewhere, scored as if this system had produced them (`ragbench score`).
 
 The predictions file is JSONL, one `{"id": ..., "output": "<raw model text>"}` per example;
-`docs` (the documents shown, in order) may be given for citation metrics. The task's own output
+`docs` (the documents shown, in order) may be given for citation metrics, and `label` (a
+human judgement, e.g. CRAG's perfect/acceptable/missing/incorrect) for metrics that read it. The task's own output
 post-processing is applied, exactly as for a live run.
 """
 from __future__ import annotations
@@ -51,7 +52,8 @@ class Recorded(System):
         output = record["output"]
         answer = ctx.task.postprocess(output)
         return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=docs,
-                          citations=ctx.task.citations(answer))
+                          citations=ctx.task.citations(answer),
+                          extras={"label": record["label"]} if "label" in record else {})
 
     def report(self, seen_ids: set[str], complete_data: bool) -> dict[str, Any]:
         """Bad lines of the file and (when the whole task was read) ids not in the task's data."""

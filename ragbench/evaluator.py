@@ -194,7 +194,7 @@ class Evaluator:
                 nli_engine.close()
         wall = time.perf_counter() - started
         results = self.collect(scheduler, processed, wall)
-        self.run_dir.finish(results, report_markdown(results))
+        self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
         return RunOutcome(results, self.run_dir.path)
 
     def _nli_engine(self, engine):

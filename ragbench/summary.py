@@ -1,6 +1,7 @@
 """The table printed at the end of a run and written to report.md."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -34,7 +35,44 @@ def cost_line(cost: dict[str, Any]) -> str:
             f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out")
 
 
-def report_markdown(results: dict[str, Any]) -> str:
+def _ci(entry: dict[str, Any]) -> str:
+    ci = entry.get("ci95")
+    return f"{_fmt(entry.get('value'))} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else _fmt(entry.get("value"))
+
+
+def slice_sections(results: dict[str, Any], run_dir: Path | None = None) -> list[str]:
+    """Per task and slice field: a table (n, then value [95% CI] per metric key) and, when the
+    task names `plot_keys` and a run folder is given, a bar chart of them under plots/."""
+    lines: list[str] = []
+    for task, details in results["details"].items():
+        keys = [k for k, e in details.items() if e.get("slices") and e.get("n")]
+        fields = list(dict.fromkeys(f for k in keys for f in details[k]["slices"]))
+        plot_keys = list((results.get("config", {}).get("task_configs", {}).get(task) or {}).get("plot_keys") or [])
+        for field in fields:
+            labels = list(details[keys[0]]["slices"].get(field, {}))
+            lines += [f"### {task} by {field}", "", "| " + field + " | n | " + " | ".join(keys) + " |",
+                      "|---|---:|" + "---|" * len(keys)]
+            for label in labels:
+                n = details[keys[0]]["slices"][field].get(label, {}).get("n", 0)
+                cells = [_ci(details[k]["slices"][field].get(label, {})) for k in keys]
+                lines.append(f"| {label} | {n} | " + " | ".join(cells) + " |")
+            lines.append("")
+            if plot_keys and run_dir is not None:
+                lines += _plot_line(task, field, details, plot_keys, run_dir)
+    return lines
+
+
+def _plot_line(task: str, field: str, details: dict[str, Any], keys: list[str], run_dir: Path) -> list[str]:
+    try:
+        from .slice_plots import slice_plot
+
+        path = slice_plot(task, field, details, keys, run_dir / "plots")
+    except ImportError:
+        return ["(plots need matplotlib: pip install ragbench[crag])", ""]
+    return [f"![{task} by {field}](plots/{path.name})", ""] if path else []
+
+
+def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str:
     config = results["config"]
     lines = [
         f"# ragbench run: {config['system']} on {', '.join(config['tasks'])}",
@@ -50,4 +88,7 @@ def report_markdown(results: dict[str, Any]) -> str:
         cost_line(results["cost"]),
         "",
     ]
+    slices = slice_sections(results, run_dir)
+    if slices:
+        lines += ["## Slices", ""] + slices
     return "\n".join(lines)

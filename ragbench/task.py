@@ -21,6 +21,7 @@ class Task:
     name: ClassVar[str] = ""
     metrics: ClassVar[tuple[str, ...]] = ()
     slice_fields: ClassVar[tuple[str, ...]] = ()
+    plot_keys: ClassVar[tuple[str, ...]] = ()  # metric keys drawn per slice value in report.md
 
     def __init__(self, data_path: str | Path | None = None, **args: Any) -> None:
         self.data_path = Path(data_path) if data_path is not None else None
@@ -71,4 +72,5 @@ class Task:
         return []
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "data_path": str(self.data_path) if self.data_path else None, **self.args}
+        plots = {"plot_keys": list(self.plot_keys)} if self.plot_keys else {}
+        return {"name": self.name, "data_path": str(self.data_path) if self.data_path else None, **self.args, **plots}

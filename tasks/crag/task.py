@@ -96,7 +96,7 @@ def example_from_record(record: dict[str, Any], number: int, where: str) -> Exam
 
 class CragTask(Task):
     slice_fields = SLICES
-    plot_keys: ClassVar[tuple[str, ...]] = ("accuracy", "hallucination", "missing", "score")
+    plot_keys = ("accuracy", "hallucination", "missing", "score")
     kg_default: ClassVar[bool] = False
 
     def __init__(self, data_path=None, split: str = "public_test", version: str = "v5", tokenizer: str | None = None,

@@ -27,6 +27,10 @@ Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable
   (`tokenizer.decode([id])`, as vLLM's `decoded_token`); if two ids decode to the same string the
   more likely one is kept in `top`.
 
+Encoder-decoder checkpoints (config.is_encoder_decoder, e.g. T5 such as the TRUE NLI model
+google/t5_xxl_true_nli_mixture) load with AutoModelForSeq2SeqLM: the prompt is the encoder input
+(tokenized as is, so T5 appends its </s>) and the text is the decoder's output.
+
 Batch invariance: left padding with an attention mask (position ids follow the mask) makes a
 greedy answer independent of its batch mates up to float rounding: CPU matrix kernels change
 summation order with the number of rows, so logits differ by ~1e-4 and a near-tie could in
@@ -140,8 +144,12 @@ class HFEngine(Engine):
 
         def load(local_files_only: bool) -> tuple[Any, Any]:
             tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=local_files_only, **extra)
-            model = transformers.AutoModelForCausalLM.from_pretrained(
-                folder, dtype=dtype, local_files_only=local_files_only, **extra)
+            # Encoder-decoder checkpoints (T5, e.g. the TRUE NLI model) load as seq2seq models.
+            config = None if gguf_file else transformers.AutoConfig.from_pretrained(
+                folder, local_files_only=local_files_only, **extra)
+            self.seq2seq = bool(getattr(config, "is_encoder_decoder", False))
+            auto = transformers.AutoModelForSeq2SeqLM if self.seq2seq else transformers.AutoModelForCausalLM
+            model = auto.from_pretrained(folder, dtype=dtype, local_files_only=local_files_only, **extra)
             return model, tokenizer
 
         try:
@@ -173,7 +181,8 @@ class HFEngine(Engine):
         self.pad_id = int(tok.pad_token_id)
         # Only the request's Sampling decides decoding: drop the checkpoint's generation defaults.
         model.generation_config = transformers.GenerationConfig(
-            eos_token_id=eos_ids or None, pad_token_id=self.pad_id, bos_token_id=old.bos_token_id)
+            eos_token_id=eos_ids or None, pad_token_id=self.pad_id, bos_token_id=old.bos_token_id,
+            decoder_start_token_id=old.decoder_start_token_id)
         config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
         self.context_length = int(getattr(config, "max_position_embeddings", 0) or 0)
         self._piece_cache: dict[int, str] = {}
@@ -260,7 +269,9 @@ class HFEngine(Engine):
                         generator.manual_seed((int(sampling.seed) * 1_000_003 + sample) % (2 ** 63))
                     generators.append(generator)
         picker = _Picker(torch, sampling, generators)
-        tracker = _Tracker(torch, self.tokenizer, width, self.eos_ids, sampling)
+        # A decoder-only output repeats the prompt; a seq2seq output starts with the decoder start token.
+        prefix = 1 if self.seq2seq else width
+        tracker = _Tracker(torch, self.tokenizer, prefix, self.eos_ids, sampling)
         processors = None
         if picker.active:
             from transformers import LogitsProcessorList
@@ -272,7 +283,7 @@ class HFEngine(Engine):
                 input_ids=input_ids, attention_mask=mask, max_new_tokens=sampling.max_tokens,
                 do_sample=False, num_beams=1, logits_processor=processors,
                 stopping_criteria=StoppingCriteriaList([tracker]))
-        generated = out[:, width:].tolist()
+        generated = out[:, prefix:].tolist()
 
         responses = []
         for position, (_, ids) in enumerate(chunk):

@@ -1,0 +1,45 @@
+"""Tiny random Hugging Face models written to a folder, for tests that need a real model class
+(seq2seq NLI, MAUVE featurization) without any download."""
+from __future__ import annotations
+
+from pathlib import Path
+
+WORDS = ("premise hypothesis title text the a of is in 1 0 yes no rain place earth city food loans "
+         "answer question record month india colombia").split()
+
+
+def word_tokenizer(folder: Path, eos_suffix: bool):
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(WORDS)}}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    if eos_suffix:  # as T5's tokenizer: every input ends with </s>
+        tokenizer.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
+    fast.save_pretrained(folder)
+    return fast, len(vocab)
+
+
+def tiny_t5(folder: Path) -> Path:
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    _, size = word_tokenizer(folder, eos_suffix=True)
+    config = T5Config(vocab_size=size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
+                      decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    torch.manual_seed(0)
+    T5ForConditionalGeneration(config).save_pretrained(folder)
+    return folder
+
+
+def tiny_gpt2(folder: Path) -> Path:
+    import torch
+    from transformers import GPT2Config, GPT2Model
+
+    _, size = word_tokenizer(folder, eos_suffix=False)
+    torch.manual_seed(0)
+    GPT2Model(GPT2Config(vocab_size=size, n_embd=16, n_layer=1, n_head=2, n_positions=128,
+                         eos_token_id=1, bos_token_id=1)).save_pretrained(folder)
+    return folder

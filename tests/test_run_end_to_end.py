@@ -157,3 +157,14 @@ def test_task_tools_are_set_up_once_and_reach_every_example(tmp_path):
     run(tmp_path, tasks=["tool_task"], system="tool_user", model="scripted:echo", limit=3)
     assert ToolTask.Task.events == ["setup", "teardown"]
     assert samples(tmp_path / "run", "tool_task")[0]["output"] == "KG says 30"
+
+
+def test_stop_strings_reach_the_engine_and_cut_the_output(tmp_path, popqa_records):
+    data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:1])
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"response": "answer0 then more\nsecond line"}]))
+    run(tmp_path, tasks=["popqa"], system="closed_book", model=f"scripted:{rules}", data={"popqa": str(data)},
+        system_args={"stop": "\n"})
+    record = samples(tmp_path / "run", "popqa")[0]
+    assert record["trace"][0]["request"]["sampling"]["stop"] == ["\n"]
+    assert record["output"] == "answer0 then more"

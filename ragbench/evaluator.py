@@ -301,6 +301,7 @@ class Evaluator:
         details: dict[str, Any] = {}
         counts: dict[str, Any] = {}
         system_reports: dict[str, Any] = {}
+        system_stats: dict[str, Any] = {}
         for planned in self.planned:
             samples = self.run_dir.finalize_samples(planned.name)
             detail = aggregate_task(samples, planned.metrics, planned.task.slice_fields,
@@ -315,6 +316,9 @@ class Evaluator:
                                            complete_data=self.config.limit is None)
             if report is not None:
                 system_reports[planned.name] = report
+            figures = planned.system.statistics(samples)
+            if figures:
+                system_stats[planned.name] = figures
         stats = scheduler.stats.to_dict()
         cost = {"examples": processed, "wall_seconds": round(wall, 3),
                 "examples_per_second": round(processed / wall, 3) if wall > 0 else 0.0,
@@ -328,6 +332,7 @@ class Evaluator:
                     and not any(r.get("errors") for r in system_reports.values()))
         return {"results": results, "details": details, "counts": counts, "complete": complete,
                 **({"system_reports": system_reports} if system_reports else {}),
+                **({"system_stats": system_stats} if system_stats else {}),
                 "cost": cost, "config": self.full_config(), "versions": provenance(),
                 "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 

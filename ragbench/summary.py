@@ -72,6 +72,26 @@ def _plot_line(task: str, field: str, details: dict[str, Any], keys: list[str], 
     return [f"![{task} by {field}](plots/{path.name})", ""] if path else []
 
 
+def _plain(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_plain(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_plain(v) for v in value)
+    return str(value)
+
+
+def system_stats_sections(results: dict[str, Any]) -> list[str]:
+    """Per task, the system's own figures (`System.statistics`), one row per top-level key."""
+    lines: list[str] = []
+    for task, figures in (results.get("system_stats") or {}).items():
+        lines += [f"### {task}", "", "| statistic | value |", "|---|---|"]
+        lines += [f"| {key} | {_plain(value)} |" for key, value in figures.items()]
+        lines.append("")
+    return lines
+
+
 def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str:
     config = results["config"]
     lines = [
@@ -88,6 +108,9 @@ def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str
         cost_line(results["cost"]),
         "",
     ]
+    figures = system_stats_sections(results)
+    if figures:
+        lines += [f"## System statistics ({config['system']})", ""] + figures
     slices = slice_sections(results, run_dir)
     if slices:
         lines += ["## Slices", ""] + slices

@@ -27,3 +27,10 @@ class System:
         """Problems found outside any single example (e.g. a bad line in a predictions file),
         as {"errors": [...], ...}; any error marks the run incomplete."""
         return None
+
+    def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """System-specific figures computed from the task's sample records (e.g. iterations per
+        example, calls per stage), kept in results.json `system_stats` and shown in report.md.
+        Computed from the records, not from state kept during the run, so a resumed run counts
+        every example."""
+        return None

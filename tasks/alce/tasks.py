@@ -134,8 +134,12 @@ class AlceTask(Task):
     def prompt_question(self, example: Example) -> str:
         return example.question
 
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> str:
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, shot: int | None = None,
+                     question: str | None = None, **options: Any) -> str:
+        """run.py's prompt; `shot` and `question` override the task's demo count and the question shown,
+        for systems with their own answer protocol (LLatrieval: 1 shot, the gold sub-questions)."""
         docs = list(docs or [])
+        shot = self.shot if shot is None else int(shot)
         prompt_file = load_prompt_file(self.dataset, self.variant)
         if docs and (not prompt_file.shows_documents or self.ndoc == 0):
             raise ValueError(f"the {self.variant} prompt (ndoc={self.ndoc}) shows no documents but the system "
@@ -143,8 +147,9 @@ class AlceTask(Task):
         if len(docs) > self.ndoc:
             raise ValueError(f"the system shows {len(docs)} documents but ALCE's demos show ndoc={self.ndoc}; "
                              f"pass --task-arg ndoc={len(docs)} (or --system-arg top_n={self.ndoc})")
-        head = head_prompt(self.dataset, self.variant, self.shot, self.ndoc, self.seed, self.use_shorter)
-        return head + fill(prompt_file, self.prompt_question(example), docs, self.ndoc, self.use_shorter)
+        head = head_prompt(self.dataset, self.variant, shot, self.ndoc, self.seed, self.use_shorter)
+        question = self.prompt_question(example) if question is None else question
+        return head + fill(prompt_file, question, docs, self.ndoc, self.use_shorter)
 
     def chat_messages(self, prompt: str) -> list[dict[str, str]]:
         return [{"role": "system", "content": CHAT_SYSTEM_MESSAGE}, {"role": "user", "content": prompt}]

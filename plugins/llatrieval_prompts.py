@@ -300,6 +300,13 @@ def update_message(questions: str, docs: Sequence[Document]) -> str:
     return f"Question:\n{questions}\nAnswering Passages:\n{passages}"
 
 
+def hyde_messages(questions: str) -> list[dict[str, str]]:
+    """Iterative_retrieval.py bm25_sphere_retrieval without the update flag: a HyDE-style passage as the
+    query (the paper's first ELI5 query; the shipped scripts never reach this branch)."""
+    return chat("You are a helpful assistant.",
+                f"Please write a passage to answer the question.\nQuestion: {questions}\nPassage: ")
+
+
 def parse_selection(reply: str, shown: int, k: int) -> list[int]:
     """select_k_supporting_documents: the reply's first line, with "," "[" "]" turned into spaces,
     split on whitespace; every token Python's `int` accepts ("03", "+3", "1_0") is an identifier

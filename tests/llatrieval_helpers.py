@@ -67,6 +67,8 @@ class StepScript:
             return "update_query"
         if "proper citations" in system:
             return "answer"
+        if role(request, "user").startswith("Please write a passage"):
+            return "hyde_query"
         return "summarize"
 
     def __call__(self, request: Request) -> str:
@@ -81,6 +83,8 @@ class StepScript:
             return "missing " + re.sub(r"\s+", " ", user.split("\n")[1])
         if step == "answer":
             return "An answer [1][2]."
+        if step == "hyde_query":
+            return "A passage."
         return "  summary of " + re.search(r"Title: (.*)", user).group(1) + " \n"
 
 
@@ -158,3 +162,8 @@ def records(examples: list[Example], predictions) -> list[dict]:
 
 always_yes = StepScript()
 always_no = StepScript(verdict=lambda user, n: "[NO]")
+
+
+def count_characters(text: str) -> int:
+    """A pluggable token counter (token_counter=llatrieval_helpers:count_characters)."""
+    return len(text)

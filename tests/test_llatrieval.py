@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from conftest import TEST_DATA
 from helpers import run
-from llatrieval_helpers import (StepScript, TopicRetriever, asqa_examples, asqa_task, context, make_docs, records,
-                                run_system)
+from llatrieval_helpers import (StepScript, TopicRetriever, always_yes, asqa_examples, asqa_task, context, make_docs,
+                                records, run_system)
 
 from ragbench.errors import ConfigError
 from ragbench.plugins.llatrieval import LLatrieval
@@ -116,6 +117,14 @@ async def test_missing_info_query_shows_the_selected_passages_and_uses_the_chose
     assert p.extras["llatrieval"]["iterations"][1]["verification"] is None
 
 
+async def test_hyde_first_query_searches_with_the_written_passage():
+    script = StepScript()
+    retriever = TopicRetriever()
+    [p], _, _ = await run_system(LLatrieval(first_query="hyde"), asqa_examples()[:1], script, retriever=retriever)
+    assert p.extras["llatrieval"]["iterations"][0]["query"] == "A passage."
+    assert retriever.queries == [["A passage."]]
+
+
 async def test_score_verification_passes_at_the_threshold_and_counts_unparsed_scores():
     replies = {0: "[SCORE] 70", 1: "[SCORE]: 69.5", 2: "Score: high"}
     examples = asqa_examples()[:3]
@@ -201,7 +210,7 @@ def test_a_whole_run_records_options_statistics_and_the_per_iteration_trace(tmp_
     assert config["use_sub_questions"] is False and config["use_title"] is True and config["summary_style"] == "summary"
     stats = results["system_stats"]["alce_asqa"]
     assert stats["examples_per_iteration"]["1"] == 6 and stats["use_sub_questions"] is False
-    assert stats["llm_calls_per_example"] == {"total": 11, "summarize": 8, "select": 1, "verify": 1,
+    assert stats["llm_calls_per_example"] == {"total": 11, "hyde_query": 0, "summarize": 8, "select": 1, "verify": 1,
                                               "update_query": 0, "answer": 1}
     assert "retriever 'provided'" in stats["note"]
     report = (tmp_path / "run" / "report.md").read_text()
@@ -210,3 +219,30 @@ def test_a_whole_run_records_options_statistics_and_the_per_iteration_trace(tmp_
     [iteration] = sample["prediction"]["extras"]["llatrieval"]["iterations"]
     assert set(iteration) >= {"query", "candidates", "windows", "selected", "verification"}
     assert iteration["verification"] == {"method": "judgment", "output": "[YES]", "passed": True}
+
+
+@pytest.mark.parametrize("task, data, summary, titles, demo", [
+    ("alce_qampari", "qampari_eval_gtr_top100.json", "Summarize the following document", False,
+     "Which books were written by Nevil Shute?"),
+    ("alce_eli5", "eli5_eval_bm25_top100.json", "Answer the given question(s) using the following document", False,
+     "Why did New York City try to ban food donations to the poor?"),
+    ("alce_asqa", "asqa_eval_gtr_top100.json", "Summarize the following document", True,
+     "the original artist of sound of silence, the album?"),
+])
+def test_each_alce_task_gets_its_summary_style_titles_and_demonstration(tmp_path, task, data, summary, titles, demo):
+    always_yes.log.clear()
+    results = run(tmp_path, tasks=[task], system="llatrieval", model="scripted:llatrieval_helpers:always_yes",
+                  data={task: str(TEST_DATA / "alce" / data)}, task_args={"citations": False, **({"claims_nli": False} if task == "alce_eli5" else {})},
+                  limit=2)
+    assert results["counts"][task]["scored"] == 2
+    assert always_yes.log["summarize"][0].messages[-1][1].startswith(summary)
+    assert ("\nTitle:\n" in always_yes.log["select"][0].messages[-1][1]) == titles
+    assert demo in always_yes.log["verify"][0].messages[0][1]
+
+
+def test_a_custom_token_counter_is_used_and_a_bad_one_is_a_config_error():
+    system = LLatrieval(token_counter="llatrieval_helpers:count_characters", token_limit=3000)
+    shown, deferred = system.fit(QUESTIONS, [], make_docs(20))
+    assert len(SELECT_SYSTEM) + len(candidates_message(QUESTIONS, shown, 5, False)) <= 3000 and deferred
+    with pytest.raises(ConfigError, match="token_counter"):
+        LLatrieval(token_counter="no_such_module:count")

@@ -59,6 +59,11 @@ def test_missing_info_query_request_matches_upstream(case):
     assert prompts.chat(prompts.UPDATE_SYSTEM[style], prompts.update_message(text, docs)) == case["messages"]
 
 
+def test_hyde_first_query_request_matches_bm25_sphere_retrieval():
+    case = PROMPTS["hyde"]
+    assert prompts.hyde_messages(case["question"]) == case["messages"] and case["kwargs"] == {"temperature": 0}
+
+
 @pytest.mark.parametrize("case", PROMPTS["final_answer"]["prompts"], ids=lambda c: f"sub{c['use_sub_questions']}")
 async def test_final_answer_prompt_matches_run_py(case):
     task = asqa_task()

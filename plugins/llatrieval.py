@@ -119,13 +119,7 @@ class LLatrieval(System):
         selected: list[Document] = []
         iterations: list[dict[str, Any]] = []
         for t in range(self.max_iterations):
-            if t > 0:
-                query = await self.missing_info_query(text, selected, ctx)
-            elif self.first_query == "hyde":
-                query = (await ctx.llm.chat(hyde_messages(text), step="hyde_query", max_tokens=self.update_max_tokens,
-                                            temperature=0.0)).text
-            else:
-                query = text
+            query = await self.query(t, text, selected, ctx)
             retrieved = await ctx.retriever.search(query, self.retrieve_top)
             await self.summarize(text, retrieved[: self.summarize_top], ctx)
             new = retrieved[: self.doc_num]
@@ -202,11 +196,15 @@ class LLatrieval(System):
         return {"method": "score", "output": reply, "score": score,
                 "passed": score is not None and score >= self.threshold}
 
-    async def missing_info_query(self, text: str, selected: list[Document], ctx: Context) -> str:
-        """The whole reply is the next query (bge_wiki_retrieval / bm25_sphere_retrieval)."""
-        messages = chat(UPDATE_SYSTEM[self.query_style], update_message(text, selected))
-        return (await ctx.llm.chat(messages, step="update_query", max_tokens=self.update_max_tokens,
-                                   temperature=0.0)).text
+    async def query(self, t: int, text: str, selected: list[Document], ctx: Context) -> str:
+        """Iteration t's query: the question text, or (first_query=hyde) an LLM-written passage; from
+        t = 1 on, the missing-info query over the selected documents. The whole reply is the query
+        (bge_wiki_retrieval / bm25_sphere_retrieval)."""
+        if t == 0 and self.first_query == "question":
+            return text
+        messages, step = ((hyde_messages(text), "hyde_query") if t == 0 else
+                          (chat(UPDATE_SYSTEM[self.query_style], update_message(text, selected)), "update_query"))
+        return (await ctx.llm.chat(messages, step=step, max_tokens=self.update_max_tokens, temperature=0.0)).text
 
     async def answer(self, example: Example, ctx: Context, docs: list[Document], text: str,
                      iterations: list[dict[str, Any]]) -> Prediction:

@@ -231,9 +231,9 @@ def test_a_whole_run_records_options_statistics_and_the_per_iteration_trace(tmp_
 ])
 def test_each_alce_task_gets_its_summary_style_titles_and_demonstration(tmp_path, task, data, summary, titles, demo):
     always_yes.log.clear()
+    no_nli = {"citations": False, **({"claims_nli": False} if task == "alce_eli5" else {})}
     results = run(tmp_path, tasks=[task], system="llatrieval", model="scripted:llatrieval_helpers:always_yes",
-                  data={task: str(TEST_DATA / "alce" / data)}, task_args={"citations": False, **({"claims_nli": False} if task == "alce_eli5" else {})},
-                  limit=2)
+                  data={task: str(TEST_DATA / "alce" / data)}, task_args=no_nli, limit=2)
     assert results["counts"][task]["scored"] == 2
     assert always_yes.log["summarize"][0].messages[-1][1].startswith(summary)
     assert ("\nTitle:\n" in always_yes.log["select"][0].messages[-1][1]) == titles

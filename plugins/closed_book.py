@@ -22,11 +22,11 @@ class ClosedBook(System):
             self.sampling["stop"] = [stop] if isinstance(stop, str) else list(stop)
         self.chat = bool(chat)
 
-    def documents(self, example: Example) -> list[Document] | None:
+    async def documents(self, example: Example, ctx: Context) -> list[Document] | None:
         return None  # closed book: no documents at all
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        prompt, docs = await ctx.task.reader_prompt(example, ctx, self.documents(example))
+        prompt, docs = await ctx.task.reader_prompt(example, ctx, await self.documents(example, ctx))
         if isinstance(prompt, list) or self.chat:
             messages = prompt if isinstance(prompt, list) else ctx.task.chat_messages(prompt)
             response = await ctx.llm.chat(messages, step="answer", **self.sampling)

@@ -1,14 +1,20 @@
-"""Retrieve-then-read over the example's provided documents, with the task's baseline prompt."""
+"""Retrieve-then-read with the task's baseline prompt."""
 from __future__ import annotations
 
+from ragbench.context import Context
 from ragbench.types import Document, Example
 
 from .closed_book import ClosedBook
 
 
 class Vanilla(ClosedBook):
-    """The top `top_n` provided documents, in rank order, go into the task's retrieval prompt
-    (Self-RAG run_baseline_lm.py --mode retrieval; top_n defaults to its 1)."""
+    """The top `top_n` documents, in rank order, go into the task's retrieval prompt (Self-RAG
+    run_baseline_lm.py --mode retrieval; top_n defaults to its 1).
+
+    Documents come from the run's retriever: by default `provided`, the example's own documents
+    in their given order; with `--retriever bm25|dense --retriever-arg index=DIR` the question is
+    searched there (the BM25/dense baseline of LLatrieval's Table 1, under the same retriever).
+    """
 
     name = "vanilla"
 
@@ -16,5 +22,7 @@ class Vanilla(ClosedBook):
         super().__init__(**options)
         self.top_n = int(top_n)
 
-    def documents(self, example: Example) -> list[Document]:
-        return example.docs[: self.top_n]
+    async def documents(self, example: Example, ctx: Context) -> list[Document]:
+        if ctx.retriever is None:  # a Context built outside a run
+            return example.docs[: self.top_n]
+        return await ctx.retriever.search(example.question, self.top_n)

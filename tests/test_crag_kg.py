@@ -170,7 +170,8 @@ def test_rag_kg_baseline_routes_open_domain_entities_to_the_kg(tmp_path, kg_dir)
     assert user.startswith("### References\n# Web\n- ") and f"# Knowledge Graph\n{kg}\n------\n\n" in user
     tools = [step["name"] for step in sample["trace"] if step["kind"] == "tool"]
     assert tools == ["crag_kg.open_search_entity_by_name", "crag_kg.open_get_entity"]
-    assert sample["trace"][0]["request"]["sampling"]["max_tokens"] == 4096  # the entity-extraction call
+    llm_calls = [step for step in sample["trace"] if step["kind"] == "llm"]
+    assert llm_calls[0]["request"]["sampling"]["max_tokens"] == 4096  # the entity-extraction call
 
 
 def test_rag_kg_baseline_movie_person_branch_keeps_the_raw_responses(tmp_path, kg_dir):

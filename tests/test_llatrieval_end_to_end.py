@@ -66,3 +66,20 @@ def test_llatrieval_runs_end_to_end_on_a_bm25_index_with_a_scripted_model(tmp_pa
     assert [d["id"] for d in rejected["prediction"]["docs"]] == iterations[-1]["selected"]
     report = (out / "report.md").read_text()
     assert "## System statistics (llatrieval)" in report and "document_candidates_per_example" in report
+
+
+def test_vanilla_baseline_reads_the_same_bm25_index_when_given_a_retriever(tmp_path):
+    index = tmp_path / "index"
+    assert cli("index", "build", "--corpus", str(corpus(tmp_path / "corpus.jsonl")), "--retriever", "bm25",
+               "--out", str(index), "--no-progress").returncode == 0
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps(RULES), encoding="utf-8")
+    out = tmp_path / "run"
+    result = cli("--tasks", "alce_asqa", "--system", "vanilla", "--model", f"scripted:{rules}",
+                 "--retriever", "bm25", "--retriever-arg", f"index={index}", "--data", f"alce_asqa={ASQA}",
+                 "--nli", f"scripted:{rules}", "--output", str(out), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    record = samples(out, "alce_asqa")[0]
+    [search] = [step for step in record["trace"] if step["kind"] == "retrieval"]
+    assert search["request"] == {"retriever": "bm25", "query": record["question"], "k": 5}
+    assert [d["id"] for d in record["prediction"]["docs"]] == search["response"]["ids"]

@@ -37,7 +37,9 @@ def test_samples_record_prompt_output_scores_and_trace(tmp_path, popqa_records):
     assert first["output"] == "### Response:"  # echo returns the prompt's last line
     assert first["scores"]["match"] == 0.0
     assert [d["title"] for d in first["prediction"]["docs"]] == ["Title 0", "Other 0"]
-    assert first["trace"][0]["kind"] == "llm" and first["trace"][0]["response"]["texts"] == ["### Response:"]
+    search, answer = first["trace"]
+    assert search["kind"] == "retrieval" and search["request"] == {"retriever": "provided", "query": "Who is person 0?", "k": 2}
+    assert answer["kind"] == "llm" and answer["response"]["texts"] == ["### Response:"]
 
 
 def test_scored_answers_come_from_the_model_output(tmp_path, popqa_records):

@@ -267,7 +267,14 @@ class Evaluator:
         return processed, scheduler
 
     def _known_total(self) -> int | None:
-        return self.config.limit * len(self.planned) if self.config.limit is not None else None
+        """Records this run will process, for the progress bar's ETA (None when a task cannot tell cheaply)."""
+        total = 0
+        for planned in self.planned:
+            size = planned.task.size_hint()
+            if size is None and self.config.limit is None:
+                return None
+            total += min(x for x in (size, self.config.limit) if x is not None)
+        return total
 
     async def _process(self, planned: PlannedTask, item: Example | RecordError, llm: LLM,
                        judges: list[LLM], tools: dict[str, Any], retrieval: Retrieval) -> dict[str, Any]:

@@ -57,6 +57,10 @@ class Task:
         """
         return self.build_prompt(example, docs), list(docs or [])
 
+    def size_hint(self) -> int | None:
+        """The number of records, if it is cheap to know (for the progress bar's ETA)."""
+        return None
+
     def postprocess(self, text: str) -> str:
         """Turn raw model output into the answer that is scored."""
         return text

@@ -170,3 +170,10 @@ def test_stop_strings_reach_the_engine_and_cut_the_output(tmp_path, popqa_record
     record = samples(tmp_path / "run", "popqa")[0]
     assert record["trace"][0]["request"]["sampling"]["stop"] == ["\n"]
     assert record["output"] == "answer0 then more"
+
+
+def test_progress_total_comes_from_the_data_and_the_limit():
+    from ragbench.evaluator import Evaluator, RunConfig
+
+    assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo"))._known_total() == 24
+    assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", limit=5))._known_total() == 5

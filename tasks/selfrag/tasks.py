@@ -57,6 +57,12 @@ class SelfRagTask(Task):
         self.path = resolve_data_file(self.name, self.filename, self.data_path, UPSTREAM_DATA + self.filename)
 
     # --- data -------------------------------------------------------------------------------
+    def size_hint(self) -> int | None:
+        if self.path is None:
+            self.prepare()
+        with open(self.path, "rb") as handle:
+            return sum(1 for line in handle if line.strip())
+
     def examples(self) -> Iterator[Example | RecordError]:
         if self.path is None:
             self.prepare()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar, Sequence
 
@@ -80,7 +79,9 @@ class Request:
         return out
 
     def cache_key(self, engine_id: str) -> str:
-        payload = json.dumps([engine_id, self.to_dict()], sort_keys=True, ensure_ascii=False)
+        """sha256 of (engine, prompt or messages, every sampling field); `repr` of these plain
+        values is stable and much cheaper than JSON on the hot path."""
+        payload = repr((engine_id, self.prompt, self.messages, self.sampling))
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     def with_sampling(self, **changes: Any) -> "Request":

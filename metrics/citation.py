@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 from ragbench.metric import Metric
 from ragbench.types import Document, Example, Prediction

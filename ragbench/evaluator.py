@@ -4,84 +4,33 @@ across all tasks), each is scored as soon as it finishes and appended to the che
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
 import json
-import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from .cache import ResponseCache
 from .context import Context
 from .engines import load_engine
-from .errors import ConfigError, RecordError
+from .errors import RecordError
 from .llm import LLM
-from .metric import Metric
-from .nli import NLI, nli_format
-from .options import accepted_options, construct
+from .nli import NLI
 from .progress import Progress
 from .provenance import provenance
+from .planning import PlannedTask, needs, plan
 from .registry import Registry, get_registry
+from .run_config import RunConfig
 from .results import aggregate_task
 from .retrieval import load_retriever
 from .retrieval.handle import Retrieval
 from .rundir import RunDir
 from .scheduler import Scheduler
 from .summary import report_markdown
-from .system import System
-from .task import Task
 from .types import Example, Prediction
 
-# Options that do not change results: left out of the run's identity.
-_NOT_IDENTITY = ("output", "resume", "max_inflight", "cache", "progress")
-
-
-@dataclass
-class RunConfig:
-    tasks: list[str]
-    system: str = "vanilla"
-    model: str | None = None
-    model_args: dict[str, Any] = field(default_factory=dict)
-    judges: list[str] = field(default_factory=list)
-    nli: str | None = None  # engine:model of the entailment judge for metrics that need "nli"
-    nli_format: str = "true"  # request format, see ragbench.nli
-    nli_args: dict[str, Any] = field(default_factory=dict)  # engine options of the NLI engine
-    metric_args: dict[str, Any] = field(default_factory=dict)  # "metric.key" -> value
-    system_args: dict[str, Any] = field(default_factory=dict)
-    retriever: str | None = None  # ctx.retriever of systems; None: the examples' provided docs
-    retriever_args: dict[str, Any] = field(default_factory=dict)
-    task_args: dict[str, Any] = field(default_factory=dict)  # "key" for every task, "task.key" for one
-    data: dict[str, str] = field(default_factory=dict)
-    limit: int | None = None
-    seed: int = 0
-    bootstrap_iters: int = 1000
-    output: str | None = None
-    resume: bool = False
-    max_inflight: int = 64
-    cache: str | None = None
-    progress: bool = True
-
-    def identity(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k not in _NOT_IDENTITY}
-
-    def config_hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=str).encode()).hexdigest()[:10]
-
-    def run_dir(self) -> Path:
-        if self.output:
-            return Path(self.output)
-        model = re.sub(r"[^A-Za-z0-9._-]+", "-", self.model or "embedded").strip("-")[-40:]
-        return Path("runs") / f"{self.system}__{model}__{self.config_hash()}"
-
-
-@dataclass
-class PlannedTask:
-    name: str
-    task: Task
-    system: System
-    metrics: list[Metric]
+__all__ = ["Evaluator", "RunConfig", "RunOutcome", "sample_record"]
 
 
 @dataclass
@@ -92,73 +41,6 @@ class RunOutcome:
     @property
     def complete(self) -> bool:
         return self.results["complete"]
-
-
-def _task_args_for(name: str, task_class: type, task_args: dict[str, Any]) -> dict[str, Any]:
-    """Unscoped `key` options go to every task that accepts them; `task.key` to that task only."""
-    accepted = accepted_options(task_class)
-    args = {k: v for k, v in task_args.items() if "." not in k and (accepted is None or k in accepted)}
-    args.update({k.split(".", 1)[1]: v for k, v in task_args.items() if k.startswith(name + ".")})
-    return args
-
-
-def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
-    """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics."""
-    names = registry.expand_tasks(config.tasks)
-    _check_task_args(config, {name: registry.load("tasks", name) for name in names})
-    for key in config.data:
-        if registry.entry("tasks", key).name not in names:
-            raise ConfigError(f"--data {key}=...: task '{key}' is not among --tasks")
-    system_class = registry.load("systems", config.system)
-    planned = []
-    for name in names:
-        entry = registry.entry("tasks", name)
-        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), config.task_args)}
-        data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
-        task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
-        task.prepare()
-        accepted = accepted_options(system_class)
-        defaults = {k: v for k, v in entry.defaults.get("system_args", {}).items()
-                    if accepted is None or k in accepted}
-        system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
-        metrics = [construct(registry.load("metrics", m), _metric_args_for(m, config.metric_args), f"metric {m}")
-                   for m in task.metrics]
-        planned.append(PlannedTask(name, task, system, metrics))
-    _check_metric_needs(config, planned)
-    return planned
-
-
-def _metric_args_for(name: str, metric_args: dict[str, Any]) -> dict[str, Any]:
-    return {k.split(".", 1)[1]: v for k, v in metric_args.items() if k.startswith(name + ".")}
-
-
-def _check_metric_needs(config: RunConfig, planned: list[PlannedTask]) -> None:
-    """Metrics that call an NLI model or a judge fail before the run when none is configured."""
-    for key in config.metric_args:
-        if "." not in key or not any(m.name == key.split(".", 1)[0] for p in planned for m in p.metrics):
-            raise ConfigError(f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks")
-    provided = {"nli": config.nli is not None, "judge": bool(config.judges)}
-    hints = {"nli": "pass --nli ENGINE:MODEL (e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)",
-             "judge": "pass --judge ENGINE:MODEL"}
-    for need, hint in hints.items():
-        users = sorted({f"{m.name} ({p.name})" for p in planned for m in p.metrics if need in m.needs})
-        if users and not provided[need]:
-            raise ConfigError(f"metric(s) {', '.join(users)} need an {need} model; {hint}")
-    nli_format(config.nli_format)
-
-
-def _needs(planned: list[PlannedTask], need: str) -> bool:
-    return any(need in metric.needs for p in planned for metric in p.metrics)
-
-
-def _check_task_args(config: RunConfig, task_classes: dict[str, type]) -> None:
-    for key in config.task_args:
-        name, option = key.split(".", 1) if "." in key else (None, key)
-        if name is not None and name not in task_classes:
-            raise ConfigError(f"--task-arg {key}: task '{name}' is not among --tasks")
-        targets = [cls for task, cls in task_classes.items() if name in (None, task)]
-        if not any((accepted := accepted_options(cls)) is None or option in accepted for cls in targets):
-            raise ConfigError(f"--task-arg {key}=...: no selected task accepts '{option}'")
 
 
 class Evaluator:
@@ -201,7 +83,7 @@ class Evaluator:
         """The NLI engine when a metric needs one; the system's own engine when --nli names the
         same model with no engine options of its own."""
         config = self.config
-        if config.nli is None or not _needs(self.planned, "nli"):
+        if config.nli is None or not needs(self.planned, "nli"):
             return None
         if engine is not None and config.nli == config.model and not config.nli_args:
             return engine

@@ -17,7 +17,7 @@ import json
 import re
 import tarfile
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Iterator
 
 from ragbench.errors import ConfigError, RecordError
 

@@ -1,0 +1,90 @@
+"""Turning a RunConfig into instantiated tasks, systems and metrics, checking every option
+before anything is loaded or run (one clear line per configuration error)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigError
+from .metric import Metric
+from .nli import nli_format
+from .options import accepted_options, construct
+from .registry import Registry
+from .run_config import RunConfig
+from .system import System
+from .task import Task
+
+
+@dataclass
+class PlannedTask:
+    name: str
+    task: Task
+    system: System
+    metrics: list[Metric]
+
+
+def _task_args_for(name: str, task_class: type, task_args: dict[str, Any]) -> dict[str, Any]:
+    """Unscoped `key` options go to every task that accepts them; `task.key` to that task only."""
+    accepted = accepted_options(task_class)
+    args = {k: v for k, v in task_args.items() if "." not in k and (accepted is None or k in accepted)}
+    args.update({k.split(".", 1)[1]: v for k, v in task_args.items() if k.startswith(name + ".")})
+    return args
+
+
+def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
+    """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics."""
+    names = registry.expand_tasks(config.tasks)
+    _check_task_args(config, {name: registry.load("tasks", name) for name in names})
+    for key in config.data:
+        if registry.entry("tasks", key).name not in names:
+            raise ConfigError(f"--data {key}=...: task '{key}' is not among --tasks")
+    system_class = registry.load("systems", config.system)
+    planned = []
+    for name in names:
+        entry = registry.entry("tasks", name)
+        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), config.task_args)}
+        data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
+        task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
+        task.prepare()
+        accepted = accepted_options(system_class)
+        defaults = {k: v for k, v in entry.defaults.get("system_args", {}).items()
+                    if accepted is None or k in accepted}
+        system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
+        metrics = [construct(registry.load("metrics", m), _metric_args_for(m, config.metric_args), f"metric {m}")
+                   for m in task.metrics]
+        planned.append(PlannedTask(name, task, system, metrics))
+    _check_metric_needs(config, planned)
+    return planned
+
+
+def _metric_args_for(name: str, metric_args: dict[str, Any]) -> dict[str, Any]:
+    return {k.split(".", 1)[1]: v for k, v in metric_args.items() if k.startswith(name + ".")}
+
+
+def _check_metric_needs(config: RunConfig, planned: list[PlannedTask]) -> None:
+    """Metrics that call an NLI model or a judge fail before the run when none is configured."""
+    for key in config.metric_args:
+        if "." not in key or not any(m.name == key.split(".", 1)[0] for p in planned for m in p.metrics):
+            raise ConfigError(f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks")
+    provided = {"nli": config.nli is not None, "judge": bool(config.judges)}
+    hints = {"nli": "pass --nli ENGINE:MODEL (e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)",
+             "judge": "pass --judge ENGINE:MODEL"}
+    for need, hint in hints.items():
+        users = sorted({f"{m.name} ({p.name})" for p in planned for m in p.metrics if need in m.needs})
+        if users and not provided[need]:
+            raise ConfigError(f"metric(s) {', '.join(users)} need an {need} model; {hint}")
+    nli_format(config.nli_format)
+
+
+def needs(planned: list[PlannedTask], need: str) -> bool:
+    return any(need in metric.needs for p in planned for metric in p.metrics)
+
+
+def _check_task_args(config: RunConfig, task_classes: dict[str, type]) -> None:
+    for key in config.task_args:
+        name, option = key.split(".", 1) if "." in key else (None, key)
+        if name is not None and name not in task_classes:
+            raise ConfigError(f"--task-arg {key}: task '{name}' is not among --tasks")
+        targets = [cls for task, cls in task_classes.items() if name in (None, task)]
+        if not any((accepted := accepted_options(cls)) is None or option in accepted for cls in targets):
+            raise ConfigError(f"--task-arg {key}=...: no selected task accepts '{option}'")

@@ -34,7 +34,8 @@ def corpus(path):
     return write_jsonl(path, list(docs.values()) + filler)
 
 
-def test_llatrieval_runs_end_to_end_on_a_bm25_index_with_a_scripted_model(tmp_path):
+def run_on_bm25_index(tmp_path, system: str):
+    """`ragbench index build` over the corpus, then a run of `system` on that index; the run folder."""
     index = tmp_path / "index"
     built = cli("index", "build", "--corpus", str(corpus(tmp_path / "corpus.jsonl")), "--retriever", "bm25",
                 "--out", str(index), "--no-progress")
@@ -42,10 +43,15 @@ def test_llatrieval_runs_end_to_end_on_a_bm25_index_with_a_scripted_model(tmp_pa
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps(RULES), encoding="utf-8")
     out = tmp_path / "run"
-    result = cli("--tasks", "alce_asqa", "--system", "llatrieval", "--model", f"scripted:{rules}",
+    result = cli("--tasks", "alce_asqa", "--system", system, "--model", f"scripted:{rules}",
                  "--retriever", "bm25", "--retriever-arg", f"index={index}", "--data", f"alce_asqa={ASQA}",
                  "--nli", f"scripted:{rules}", "--output", str(out), "--no-progress")
     assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_llatrieval_runs_end_to_end_on_a_bm25_index_with_a_scripted_model(tmp_path):
+    out = run_on_bm25_index(tmp_path, "llatrieval")
     results = json.loads((out / "results.json").read_text())
     assert results["complete"] and results["counts"]["alce_asqa"]["scored"] == 6
     assert results["results"]["alce_asqa"]["citation_rec"] == 100.0
@@ -69,16 +75,7 @@ def test_llatrieval_runs_end_to_end_on_a_bm25_index_with_a_scripted_model(tmp_pa
 
 
 def test_vanilla_baseline_reads_the_same_bm25_index_when_given_a_retriever(tmp_path):
-    index = tmp_path / "index"
-    assert cli("index", "build", "--corpus", str(corpus(tmp_path / "corpus.jsonl")), "--retriever", "bm25",
-               "--out", str(index), "--no-progress").returncode == 0
-    rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps(RULES), encoding="utf-8")
-    out = tmp_path / "run"
-    result = cli("--tasks", "alce_asqa", "--system", "vanilla", "--model", f"scripted:{rules}",
-                 "--retriever", "bm25", "--retriever-arg", f"index={index}", "--data", f"alce_asqa={ASQA}",
-                 "--nli", f"scripted:{rules}", "--output", str(out), "--no-progress")
-    assert result.returncode == 0, result.stderr
+    out = run_on_bm25_index(tmp_path, "vanilla")
     record = samples(out, "alce_asqa")[0]
     [search] = [step for step in record["trace"] if step["kind"] == "retrieval"]
     assert search["request"] == {"retriever": "bm25", "query": record["question"], "k": 5}

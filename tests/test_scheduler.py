@@ -69,6 +69,16 @@ async def test_requests_with_different_sampling_are_never_mixed_in_a_batch():
     assert seen[:5] in ([5] * 5, [6] * 5)
 
 
+async def test_requests_differing_only_in_seed_share_a_batch():
+    engine = ScriptedEngine(script=lambda r: f"seed {r.sampling.seed}", batch_size=10)
+    scheduler = Scheduler()
+    llm = LLM(scheduler, engine)
+    answers = await asyncio.gather(*(llm.generate("vote", temperature=0.7, seed=i) for i in range(3)))
+    await scheduler.close()
+    assert engine.batch_sizes == [3]
+    assert [a.text for a in answers] == ["seed 0", "seed 1", "seed 2"]
+
+
 async def test_batch_is_sorted_longest_first():
     order = []
     engine = ScriptedEngine(script=lambda r: order.append(r.prompt) or "ok", batch_size=10)

@@ -51,8 +51,9 @@ class Request:
 
     @property
     def batch_key(self) -> Sampling:
-        """Requests batched together share their sampling parameters."""
-        return self.sampling
+        """Requests batched together share their sampling parameters, except the seed: batch
+        engines draw each request's samples from its own seeded generator."""
+        return replace(self.sampling, seed=None)
 
     @property
     def is_chat(self) -> bool:

@@ -41,6 +41,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -212,7 +213,8 @@ class HFEngine(Engine):
         if self.model_obj is None:
             raise EngineError("hf engine is closed")
         results: list[Response | EngineError | None] = [None] * len(requests)
-        groups: dict[Sampling, list[tuple[int, list[int]]]] = defaultdict(list)
+        # Requests that differ only in seed share a batch: every row draws from its own generator.
+        groups: dict[Sampling, list[tuple[int, list[int], int | None]]] = defaultdict(list)
         for index, request in enumerate(requests):
             try:
                 ids = self.encode(request)
@@ -227,7 +229,7 @@ class HFEngine(Engine):
                     f"hf engine: prompt of {len(ids)} tokens + max_tokens {sampling.max_tokens} exceeds "
                     f"the model's context of {self.context_length} tokens")
             else:
-                groups[sampling].append((index, ids))
+                groups[replace(sampling, seed=None)].append((index, ids, sampling.seed))
         with self._lock:
             for sampling, items in groups.items():
                 items.sort(key=lambda item: len(item[1]), reverse=True)
@@ -236,23 +238,23 @@ class HFEngine(Engine):
                         responses = self._run(chunk, sampling)
                     except Exception as exc:
                         responses = [EngineError(f"hf engine: generation failed ({_one_line(exc)})")] * len(chunk)
-                    for (index, _), response in zip(chunk, responses):
+                    for (index, _, _), response in zip(chunk, responses):
                         results[index] = response
         return results  # type: ignore[return-value]
 
     def _rows_per_request(self, sampling: Sampling) -> int:
         return max(1, sampling.n) if sampling.temperature > 0 else 1
 
-    def _chunks(self, items: list[tuple[int, list[int]]], sampling: Sampling):
+    def _chunks(self, items: list[tuple[int, list[int], int | None]], sampling: Sampling):
         rows = self._rows_per_request(sampling)
         per_chunk = max(1, self.max_batch_size // rows)
         for start in range(0, len(items), per_chunk):
             yield items[start:start + per_chunk]
 
-    def _run(self, chunk: list[tuple[int, list[int]]], sampling: Sampling) -> list[Response]:
+    def _run(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling) -> list[Response]:
         torch = self._torch
         rows_per = self._rows_per_request(sampling)
-        prompts = [ids for _, ids in chunk for _ in range(rows_per)]
+        prompts = [ids for _, ids, _ in chunk for _ in range(rows_per)]
         width = max(len(ids) for ids in prompts)
         input_ids = torch.tensor([[self.pad_id] * (width - len(ids)) + ids for ids in prompts], device=self.device)
         mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], device=self.device)
@@ -260,13 +262,13 @@ class HFEngine(Engine):
         generators = None
         if sampling.temperature > 0:
             generators = []
-            for _ in chunk:
+            for _, _, seed in chunk:
                 for sample in range(rows_per):
                     generator = torch.Generator(device=self.device)
-                    if sampling.seed is None:
+                    if seed is None:
                         generator.seed()
                     else:
-                        generator.manual_seed((int(sampling.seed) * 1_000_003 + sample) % (2 ** 63))
+                        generator.manual_seed((int(seed) * 1_000_003 + sample) % (2 ** 63))
                     generators.append(generator)
         picker = _Picker(torch, sampling, generators)
         # A decoder-only output repeats the prompt; a seq2seq output starts with the decoder start token.
@@ -286,7 +288,7 @@ class HFEngine(Engine):
         generated = out[:, prefix:].tolist()
 
         responses = []
-        for position, (_, ids) in enumerate(chunk):
+        for position, (_, ids, _) in enumerate(chunk):
             texts, first_length, finish = [], 0, "length"
             for sample in range(rows_per):
                 row = position * rows_per + sample

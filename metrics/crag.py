@@ -103,7 +103,8 @@ class CragAutoEval(Metric):
     name = "crag"
     keys: ClassVar[tuple[str, ...]] = ("accuracy", "hallucination", "missing", "score", "exact_accuracy")
     protocol: ClassVar[str] = "kddcup2024"
-    judge_sampling: ClassVar[dict[str, Any]] = {"temperature": 1.0, "max_tokens": 512}  # upstream sets none: API default 1.0
+    # upstream sets no temperature (API default 1.0) and asks for response_format json_object
+    judge_sampling: ClassVar[dict[str, Any]] = {"temperature": 1.0, "max_tokens": 512, "json_mode": True}
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "protocol": self.protocol, "judge_sampling": self.judge_sampling}
@@ -170,7 +171,7 @@ class CragRepoAutoEval(CragAutoEval):
     name = "crag_repo"
     keys = ("accuracy", "hallucination", "missing", "score")
     protocol = "crag_repo"
-    judge_sampling = {"temperature": 0.0, "max_tokens": 512}  # local_evaluation.py: temperature=0.0
+    judge_sampling = {"temperature": 0.0, "max_tokens": 512, "json_mode": True}  # local_evaluation.py
 
     def ground_truths(self, example: Example) -> list[str]:
         return [str(g).strip() for g in [example.gold.get("answer", ""), *(example.gold.get("alt_ans") or [])]]

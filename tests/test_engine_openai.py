@@ -216,6 +216,12 @@ def test_chat_mode_sends_a_prompt_as_one_user_message(server):
     assert response.text == "echo0: Hello there"
 
 
+def test_json_mode_asks_chat_for_a_json_object(server):
+    engine = OpenAIEngine("judge", base_url=server.base_url, **FAST)
+    generate(engine, chat(json_mode=True))
+    assert server.requests[0]["body"]["response_format"] == {"type": "json_object"}
+
+
 def test_lora_adapter_is_sent_as_the_model_name(server):
     engine = OpenAIEngine("base-model", base_url=server.base_url, **FAST)
     generate(engine, chat(lora="sql-adapter"))

@@ -17,6 +17,7 @@ class Sampling:
     logprobs: int | None = None  # top-k log-probabilities per generated token
     lora: str | None = None  # adapter name or path (vllm)
     skip_special_tokens: bool = True
+    json_mode: bool = False  # ask for a JSON object (OpenAI `response_format`); local engines ignore it
 
     @classmethod
     def make(cls, **kwargs: Any) -> "Sampling":

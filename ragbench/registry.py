@@ -9,7 +9,6 @@ the others keep working.
 from __future__ import annotations
 
 import difflib
-import importlib
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Iterable
@@ -18,6 +17,7 @@ import pluggy
 
 from .errors import ConfigError
 from .hookspecs import PROJECT, RagbenchHooks
+from .imports import import_target
 
 KINDS = ("tasks", "systems", "metrics", "engines", "retrievers")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
@@ -37,11 +37,8 @@ class Entry:
 
     def load(self) -> Any:
         if self._loaded is None:
-            module_name, _, attr = self.target.partition(":")
             try:
-                obj = importlib.import_module(module_name)
-                for part in attr.split(".") if attr else ():
-                    obj = getattr(obj, part)
+                obj = import_target(self.target)
             except Exception as exc:
                 raise ConfigError(
                     f"{SINGULAR[self.kind]} '{self.name}' (from {self.provider}) failed to load "

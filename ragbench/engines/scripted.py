@@ -10,7 +10,6 @@ the cost model of the scheduler benchmark; `batch_size` sets the batch limit.
 """
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ConfigError
+from ..imports import load_callable
 from .base import Engine, EngineError, Request, Response, apply_stop
 
 Script = Callable[[Request], "str | Response"]
@@ -54,12 +54,8 @@ def load_script(spec: str) -> Script:
         return echo
     if spec.endswith(".json"):
         return rules_script(Path(spec))
-    module_name, _, attr = spec.rpartition(":")
-    try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"scripted engine: cannot load '{spec}' ({exc}); use scripted:echo, "
-                          "scripted:rules.json or scripted:package.module:function") from exc
+    return load_callable(spec, "scripted engine",
+                         "use scripted:echo, scripted:rules.json or scripted:package.module:function")
 
 
 class ScriptedEngine(Engine):

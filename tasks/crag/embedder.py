@@ -9,7 +9,6 @@ Requests arriving while the event loop settles are encoded in one call in a work
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ragbench.errors import ConfigError
+from ragbench.imports import load_callable
 
 BATCH_SIZE = 128  # SENTENTENCE_TRANSFORMER_BATCH_SIZE in the CRAG baselines
 
@@ -45,11 +45,7 @@ class SentenceTransformerModel:
 
 def load_model(spec: str | None) -> Any:
     if spec and ":" in spec and not Path(spec).exists():
-        module, _, attr = spec.partition(":")
-        try:
-            return getattr(importlib.import_module(module), attr)()
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"embedder {spec}: cannot load ({exc})") from exc
+        return load_callable(spec, "embedder", "give a model folder or package.module:factory")()
     return SentenceTransformerModel(spec or default_model_path())
 
 

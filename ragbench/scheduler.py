@@ -136,7 +136,7 @@ class Scheduler:
                     results = [EngineError(f"{type(exc).__name__}: {exc}")] * len(batch)
                 self.stats.batches += 1
                 for (request, key, future), result in zip(batch, results):
-                    self._finish(queue.engine, request, key, future, result, write_cache=False)
+                    self._finish(key, future, result)
                 self._cache_results(queue.engine, batch, results)
                 await self._settle(queue)
             queue.wake.clear()
@@ -148,7 +148,8 @@ class Scheduler:
             except Exception as exc:
                 result = exc if isinstance(exc, EngineError) else EngineError(f"{type(exc).__name__}: {exc}")
         self.stats.batches += 1
-        self._finish(queue.engine, request, key, future, result)
+        self._finish(key, future, result)
+        self._cache_results(queue.engine, [(request, key, future)], [result])
 
     def _cache_results(self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]],
                        results: list) -> None:
@@ -158,8 +159,7 @@ class Scheduler:
                                  for (request, key, _), result in zip(batch, results)
                                  if not isinstance(result, Exception)])
 
-    def _finish(self, engine: Engine, request: Request, key: str, future: asyncio.Future,
-                result: Response | EngineError, write_cache: bool = True) -> None:
+    def _finish(self, key: str, future: asyncio.Future, result: Response | EngineError) -> None:
         self._in_flight.pop(key, None)
         self.stats.in_flight -= 1
         if isinstance(result, Exception):
@@ -172,8 +172,6 @@ class Scheduler:
         if isinstance(result, Response):
             self.stats.prompt_tokens += result.prompt_tokens
             self.stats.completion_tokens += result.completion_tokens
-        if write_cache and self.cache is not None and getattr(engine, "cacheable", True):
-            self.cache.put_many([(key, engine.engine_id, request, result)])
         if not future.done():
             future.set_result(result)
 

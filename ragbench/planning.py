@@ -50,6 +50,7 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
         defaults = {k: v for k, v in entry.defaults.get("system_args", {}).items()
                     if accepted is None or k in accepted}
         system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
+        system.check(task)
         metrics = [construct(registry.load("metrics", m), _metric_args_for(m, config.metric_args), f"metric {m}")
                    for m in task.metrics]
         planned.append(PlannedTask(name, task, system, metrics))

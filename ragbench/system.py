@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from .context import Context
+    from .task import Task
     from .types import Example, Prediction
 
 
@@ -16,6 +17,11 @@ class System:
 
     async def run(self, example: "Example", ctx: "Context") -> "Prediction":
         raise NotImplementedError
+
+    def check(self, task: "Task") -> None:
+        """Raise `ConfigError` (one line: why, and what to use instead) when this system cannot run
+        on `task` at all; called for every task before the run starts, so a configuration problem
+        never shows up as example-by-example failures."""
 
     def config(self) -> dict[str, Any]:
         """The system's options as recorded in results.json: its plain-valued attributes."""

@@ -23,6 +23,26 @@ class Task:
     slice_fields: ClassVar[tuple[str, ...]] = ()
     plot_keys: ClassVar[tuple[str, ...]] = ()  # metric keys drawn per slice value in report.md
 
+    # --- the task-system contract (README, "Writing a plugin") -----------------------------------
+    # What any system may rely on, whatever benchmark it was written for:
+    #   answer_format    "short" (an entity or phrase), "long" (a paragraph), "list", "choice"
+    #                    (a multiple-choice letter) or "label" (a verdict such as true/false)
+    #   cites            answers cite the shown documents as [1], [2] ... (ALCE-style citation metrics)
+    #   gold_fields      the keys of Example.gold its records carry (metrics say which they need)
+    #   passages()       the example's candidate documents as readable passages (what the default
+    #                    `provided` retriever searches); other corpora come through ctx.retriever
+    #   query_text()     the question as the task poses it to a system's own prompts
+    #   answer_prompt()  the task's own answer prompt for a question over given documents
+    #   postprocess(), citations(), chat_messages()   its output handling and chat framing
+    answer_format: ClassVar[str] = "short"
+    cites: ClassVar[bool] = False
+    gold_fields: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def closed_answer(self) -> bool:
+        """Answers come from a fixed set (choices, labels): Self-RAG's and SMART's closed tasks."""
+        return self.answer_format in ("choice", "label")
+
     def __init__(self, data_path: str | Path | None = None, **args: Any) -> None:
         self.data_path = Path(data_path) if data_path is not None else None
         self.args = args
@@ -45,6 +65,24 @@ class Task:
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
         raise NotImplementedError
+
+    def passages(self, example: Example) -> list[Document]:
+        """The example's candidate documents as passages a reader can take, in rank order (the
+        `provided` retriever's answers). Default: `example.docs`; a task whose documents are not
+        passages (CRAG's HTML pages) splits them here."""
+        return example.docs
+
+    def query_text(self, example: Example) -> str:
+        """The question as this task poses it to a system writing its own prompts (instruction and
+        answer options included where the task has them); `example.question` stays the bare question
+        that retrieval uses."""
+        return example.question
+
+    def answer_prompt(self, example: Example, docs: list[Document] | None, question: str | None = None) -> Prompt:
+        """The task's own answer prompt over `docs` (None or []: closed book); `question` replaces the
+        question text (a system's rewritten question or sub-questions). Systems end with this, then
+        `postprocess`, so that answers are scored as the benchmark's baselines are."""
+        return self.build_prompt(example, docs, **({"question": question} if question is not None else {}))
 
     async def reader_prompt(self, example: Example, ctx: Any,
                             docs: list[Document] | None) -> tuple[Prompt, list[Document]]:

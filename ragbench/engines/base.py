@@ -15,6 +15,9 @@ class Sampling:
     seed: int | None = None
     n: int = 1
     logprobs: int | None = None  # top-k log-probabilities per generated token
+    # Named tokens (vocabulary entries such as "[Relevant]") whose log-probabilities are reported at
+    # every generated position in TokenLogprobs.named, without vocabulary-wide dicts (Self-RAG).
+    logprob_tokens: tuple[str, ...] = ()
     lora: str | None = None  # adapter name or path (vllm)
     skip_special_tokens: bool = True
     json_mode: bool = False  # ask for a JSON object (OpenAI `response_format`); local engines ignore it
@@ -27,6 +30,8 @@ class Sampling:
         if "stop" in kwargs:
             stop = kwargs["stop"]
             kwargs["stop"] = (stop,) if isinstance(stop, str) else tuple(stop or ())
+        if "logprob_tokens" in kwargs:
+            kwargs["logprob_tokens"] = tuple(kwargs["logprob_tokens"] or ())
         return cls(**kwargs)
 
 
@@ -77,6 +82,7 @@ class Request:
             out["messages"] = self.message_dicts()
         sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS}
         sampling["stop"] = list(self.sampling.stop)
+        sampling["logprob_tokens"] = list(self.sampling.logprob_tokens)
         out["sampling"] = sampling
         return out
 
@@ -97,6 +103,8 @@ class TokenLogprobs:
     token: str
     logprob: float
     top: dict[str, float] = field(default_factory=dict)
+    named: dict[str, float] = field(default_factory=dict)  # Sampling.logprob_tokens at this position
+    token_id: int | None = None
 
 
 @dataclass
@@ -107,6 +115,7 @@ class Response:
     completion_tokens: int = 0
     finish_reason: str = "stop"
     cached: bool = False
+    cumulative_logprob: float | None = None  # of the first choice's tokens, when logprobs were asked
 
     @property
     def text(self) -> str:
@@ -126,6 +135,7 @@ class Response:
             prompt_tokens=data.get("prompt_tokens", 0),
             completion_tokens=data.get("completion_tokens", 0),
             finish_reason=data.get("finish_reason", "stop"),
+            cumulative_logprob=data.get("cumulative_logprob"),
         )
 
 

@@ -25,12 +25,16 @@ def _data_paths(items: tuple[str, ...]) -> dict[str, str]:
     return {k: str(v) for k, v in parse_assignments(items, "--data").items()}
 
 
-def _run(config_kwargs: dict[str, Any]) -> None:
+def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
+    """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from .evaluator import Evaluator, RunConfig
+    from .replay_run import replay_config
     from .summary import cost_line, results_table
 
     try:
-        outcome = Evaluator(RunConfig(**config_kwargs)).run()
+        config = (replay_config(replay, config_kwargs.get("output"), config_kwargs.get("progress", True))
+                  if replay else RunConfig(**config_kwargs))
+        outcome = Evaluator(config).run()
     except ConfigError as exc:
         click.echo(f"ragbench: error: {exc}", err=True)
         sys.exit(EXIT_CONFIG)
@@ -98,15 +102,20 @@ def _common_kwargs(model, model_arg, base_url, judge, nli, nli_format, nli_arg, 
 @click.option("--resume", is_flag=True, help="continue the run in the output folder")
 @click.option("--retriever", default=None, help="retriever for ctx.retriever (ragbench list retrievers; default: provided)")
 @click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR")
+@click.option("--replay", default=None, metavar="RUN_DIR", help="re-execute a recorded run offline from its calls/ "
+              "folder (no model, index or server); writes to --output or RUN_DIR__replay")
 @with_common
 @click.pass_context
-def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, retriever, retriever_arg,
+def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, retriever, retriever_arg, replay,
          **common) -> None:
     """Evaluate a RAG system on benchmark tasks.
 
     Example: ragbench --tasks demo --system vanilla --limit 5
     """
     if ctx.invoked_subcommand is not None:
+        return
+    if replay:
+        _run({"output": common["output"], "progress": not common["no_progress"]}, replay=replay)
         return
     if not tasks:
         click.echo(ctx.get_help())

@@ -25,9 +25,11 @@ from .run_config import RunConfig
 from .results import aggregate_task
 from .retrieval import load_retriever
 from .retrieval.handle import Retrieval
+from .recording import CALLS_DIR, CallRecorder
 from .rundir import RunDir
 from .scheduler import Scheduler
 from .summary import report_markdown
+from .tools import load_replay_tools, recording_tools
 from .types import Example, Prediction
 
 __all__ = ["Evaluator", "RunConfig", "RunOutcome", "sample_record"]
@@ -114,12 +116,14 @@ class Evaluator:
 
     async def _execute(self, engine, judges, cache: ResponseCache, nli_engine=None) -> tuple[int, Scheduler]:
         scheduler = Scheduler(cache)
-        llm = LLM(scheduler, engine)
-        judge_llms = [LLM(scheduler, judge) for judge in judges]
-        retrieval = Retrieval(self.retriever)
+        recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
+        llm = LLM(scheduler, engine, recorder=recorder.for_role("model"))
+        judge_llms = [LLM(scheduler, judge, recorder=recorder.for_role(f"judge:{i}")) for i, judge in enumerate(judges)]
+        retrieval = Retrieval(self.retriever, recorder=recorder)
         self.nli = None if nli_engine is None else NLI(
-            LLM(scheduler, nli_engine), self.config.nli_format, self.run_dir.path / "nli_calls.jsonl")
-        tools = {planned.name: await planned.task.setup() for planned in self.planned}
+            LLM(scheduler, nli_engine, recorder=recorder.for_role("nli")), self.config.nli_format,
+            self.run_dir.path / "nli_calls.jsonl")
+        tools = await self._tools(recorder)
         work = self._work()
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         processed = 0
@@ -136,6 +140,7 @@ class Evaluator:
             await asyncio.gather(*(worker() for _ in range(max(1, self.config.max_inflight))))
         finally:
             progress.close()
+            recorder.close()
             for planned in self.planned:
                 await planned.task.teardown()
             await scheduler.close()
@@ -147,6 +152,16 @@ class Evaluator:
                 if hasattr(open_engine, "aclose"):
                     await open_engine.aclose()
         return processed, scheduler
+
+    async def _tools(self, recorder: CallRecorder) -> dict[str, dict[str, Any]]:
+        """Each task's tools (ctx.tools), recorded call by call; under --replay, answered from the
+        recorded run's calls instead (no task setup: no KG server is started)."""
+        if self.config.replay_tools is not None:
+            replayed = load_replay_tools(self.config.replay_tools)
+            return {planned.name: replayed.get(planned.name, {}) for planned in self.planned}
+        tools = {planned.name: await planned.task.setup() for planned in self.planned}
+        recorder.tool_names({task: sorted(names) for task, names in tools.items()})
+        return {task: recording_tools(task, named, recorder) for task, named in tools.items()}
 
     def _known_total(self) -> int | None:
         """Records this run will process, for the progress bar's ETA (None when a task cannot tell cheaply)."""

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .engines.base import Engine, EngineError, Request, Response, Sampling
 from .scheduler import Scheduler
@@ -17,14 +17,15 @@ class LLM:
     """
 
     def __init__(self, scheduler: Scheduler, engine: Engine, defaults: dict[str, Any] | None = None,
-                 trace: list[Step] | None = None) -> None:
+                 trace: list[Step] | None = None, recorder: Callable[..., None] | None = None) -> None:
         self.scheduler = scheduler
         self.engine = engine
         self.defaults = dict(defaults or {})
         self.trace = trace
+        self.recorder = recorder  # ragbench.recording.LlmRecorder: every call to the run's calls/llm.jsonl
 
     def traced(self, trace: list[Step]) -> "LLM":
-        return LLM(self.scheduler, self.engine, self.defaults, trace)
+        return LLM(self.scheduler, self.engine, self.defaults, trace, self.recorder)
 
     def sampling(self, **overrides: Any) -> Sampling:
         return Sampling.make(**{**self.defaults, **overrides})
@@ -42,6 +43,8 @@ class LLM:
             response = await self.scheduler.submit(self.engine, request)
         except EngineError as exc:
             record.error = str(exc)
+            if self.recorder is not None:
+                self.recorder(self.engine.engine_id, record.request, None, record.error)
             raise
         finally:
             record.seconds = round(time.perf_counter() - started, 6)
@@ -53,4 +56,6 @@ class LLM:
         record.prompt_tokens = response.prompt_tokens
         record.completion_tokens = response.completion_tokens
         record.cached = response.cached
+        if self.recorder is not None:
+            self.recorder(self.engine.engine_id, record.request, response.to_dict())
         return response

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 # Options that do not change results: left out of the run's identity.
-_NOT_IDENTITY = ("output", "resume", "max_inflight", "cache", "progress")
+_NOT_IDENTITY = ("output", "resume", "max_inflight", "cache", "progress", "replay_tools")
 
 
 @dataclass
@@ -36,6 +36,7 @@ class RunConfig:
     max_inflight: int = 64
     cache: str | None = None
     progress: bool = True
+    replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
 
     def identity(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k not in _NOT_IDENTITY}

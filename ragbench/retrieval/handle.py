@@ -18,6 +18,7 @@ from .base import RetrievalError, Retriever
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..recording import CallRecorder
 
 
 @dataclass(frozen=True)
@@ -62,15 +63,17 @@ class Retrieval:
 
     def __init__(self, retriever: Retriever, scheduler: Scheduler | None = None,
                  backend: SearchBackend | None = None, ctx: "Context | None" = None,
-                 local: Retriever | None = None) -> None:
+                 local: Retriever | None = None, recorder: "CallRecorder | None" = None) -> None:
         self.retriever = retriever
         self.scheduler = scheduler or Scheduler()
         self.backend = backend or SearchBackend(retriever)
         self.ctx = ctx
         self.local = local  # an example-bound retriever (e.g. its provided docs), searched directly
+        self.recorder = recorder  # every search to the run's calls/retrieval.jsonl (replayable)
 
     def bind(self, ctx: "Context", example: Example) -> "Retrieval":
-        return Retrieval(self.retriever, self.scheduler, self.backend, ctx, self.retriever.for_example(example))
+        return Retrieval(self.retriever, self.scheduler, self.backend, ctx, self.retriever.for_example(example),
+                         self.recorder)
 
     @property
     def stats(self) -> CallStats:
@@ -89,6 +92,8 @@ class Retrieval:
                 except EngineError as exc:
                     raise RetrievalError(str(exc)) from None
             record.response = {"ids": [doc.id for doc in docs], "scores": [doc.score for doc in docs]}
+        if self.recorder is not None:  # the example's own documents need not be carried: a replay has them
+            self.recorder.retrieval(self.retriever.name, query, k, docs, carry_docs=self.retriever.name != "provided")
         return [replace(doc, metadata=dict(doc.metadata)) for doc in docs]
 
     async def close(self) -> None:

@@ -1,0 +1,47 @@
+"""`ragbench --replay RUN_DIR`: re-execute a recorded run offline.
+
+The run's own configuration (run.json) is taken as it was, and every external call is answered
+from what the run recorded in its `calls/` folder (ragbench.recording): the system's model, the
+judges and the NLI model by `replay` engines (each reading only its own role's lines), a searching
+retriever by the `replay` retriever, and the tasks' tools (CRAG's KG API) by replayed tools. No
+model, index or server is needed; the task data files must still be where the run read them.
+The example's own documents (`provided`) are deterministic and are not replayed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .recording import CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
+from .run_config import RunConfig
+
+
+def replay_config(run_dir: str | Path, output: str | None = None, progress: bool = True) -> RunConfig:
+    run_dir = Path(run_dir)
+    meta_path = run_dir / "run.json"
+    if not meta_path.is_file():
+        raise ConfigError(f"--replay {run_dir}: no run.json there (give the folder of a ragbench run)")
+    calls = run_dir / CALLS_DIR
+    if not (calls / LLM_FILE).is_file():
+        raise ConfigError(f"--replay {run_dir}: the run recorded no calls ({calls / LLM_FILE} is missing); "
+                          "only runs made by this version of ragbench can be replayed")
+    recorded: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))["config"]
+    fields = {f.name for f in dataclasses.fields(RunConfig)}
+    config = RunConfig(**{k: v for k, v in recorded.items() if k in fields})
+    llm_file = str(calls / LLM_FILE)
+    config.model = f"replay:{llm_file}"
+    config.model_args = {"role": "model"}
+    config.judges = [f"replay:{llm_file}" for _ in config.judges]
+    if hasattr(config, "judge_args"):
+        config.judge_args = {str(i): {"role": f"judge:{i}"} for i in range(len(config.judges))}
+    if config.nli is not None:
+        config.nli, config.nli_args = f"replay:{llm_file}", {"role": "nli"}
+    if config.retriever not in (None, "provided"):
+        config.retriever, config.retriever_args = "replay", {"file": str(calls / RETRIEVAL_FILE)}
+    config.replay_tools = str(calls)
+    config.output = output or str(run_dir.parent / f"{run_dir.name}__replay")
+    config.resume, config.cache, config.progress = False, None, progress
+    return config

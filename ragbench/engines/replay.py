@@ -4,7 +4,9 @@ can be re-scored offline.
 One call per line: {"messages": [{"role", "content"}, ...], "response": "..."} for chat or
 {"prompt": "...", "response": "..."} for completion. A line may carry "error": "..." instead
 of "response" to replay a failed call, and "sampling": {...} to match only requests with those
-sampling parameters (otherwise sampling is ignored). A miss is an error that shows the nearest
+sampling parameters (otherwise sampling is ignored). The files a run records (calls/llm.jsonl, see
+ragbench.recording) also carry "role" (`--model-arg role=judge:0` reads only that role's lines) and
+"response_data", the whole response (token counts, finish reason, logprobs), returned as it was. A miss is an error that shows the nearest
 recorded request.
 """
 from __future__ import annotations
@@ -29,9 +31,10 @@ class ReplayEngine(Engine):
     cacheable = False  # the file is the cache
     max_batch_size = 1024
 
-    def __init__(self, model: str, **options: Any) -> None:
+    def __init__(self, model: str, role: str | None = None, **options: Any) -> None:
         super().__init__(model, **options)
         self.path = Path(model)
+        self.role = role  # only lines of this role (a run's calls/llm.jsonl holds the model, judges and NLI)
         self.records: dict[str, list[dict[str, Any]]] = {}
         self._load()
 
@@ -50,7 +53,8 @@ class ReplayEngine(Engine):
                 except (ValueError, KeyError, TypeError) as exc:
                     raise ConfigError(f"{self.path}:{line_no}: not a replay record ({exc}); expected "
                                       '{"prompt" or "messages", "response" or "error"}') from exc
-                self.records.setdefault(key, []).append(record)
+                if self.role is None or record.get("role", self.role) == self.role:
+                    self.records.setdefault(key, []).append(record)
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         return [self._answer(request) for request in requests]
@@ -63,6 +67,8 @@ class ReplayEngine(Engine):
             if all(sampling.get(name) == value for name, value in wanted.items()):
                 if "error" in record:
                     return EngineError(f"replayed error: {record['error']}")
+                if "response_data" in record:  # a run's own recording: the response as it was
+                    return Response.from_dict(record["response_data"])
                 response = record["response"]
                 return Response(texts=[response] if isinstance(response, str) else list(response))
         return EngineError(self._miss_message(key))

@@ -34,6 +34,7 @@ class Context:
     def step(self, kind: str, name: str, request: dict[str, Any]) -> Iterator[Step]:
         """Trace a retrieval or tool call: `with ctx.step("retrieval", "bm25", {...}) as s: s.response = ...`."""
         record = Step(kind=kind, name=name, request=request)
+        self.trace.append(record)  # in call order, as LLM steps are
         started = time.perf_counter()
         try:
             yield record
@@ -42,4 +43,3 @@ class Context:
             raise
         finally:
             record.seconds = round(time.perf_counter() - started, 6)
-            self.trace.append(record)

@@ -39,6 +39,8 @@ class LLM:
     async def send(self, request: Request, step: str = "generate") -> Response:
         started = time.perf_counter()
         record = Step(kind="llm", name=step, request=request.to_dict())
+        if self.trace is not None:  # in the order the system made its calls, whatever order they finish in
+            self.trace.append(record)
         try:
             response = await self.scheduler.submit(self.engine, request)
         except EngineError as exc:
@@ -48,8 +50,6 @@ class LLM:
             raise
         finally:
             record.seconds = round(time.perf_counter() - started, 6)
-            if self.trace is not None:
-                self.trace.append(record)
         record.response = {"texts": response.texts, "finish_reason": response.finish_reason}
         if response.logprobs is not None:
             record.response["logprobs"] = [t.__dict__ for t in response.logprobs]

@@ -45,6 +45,7 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
         task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), config.task_args)}
         data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
+        task.tools_replayed = config.replay_tools is not None
         task.prepare()
         accepted = accepted_options(system_class)
         defaults = {k: v for k, v in entry.defaults.get("system_args", {}).items()

@@ -33,12 +33,12 @@ def replay_config(run_dir: str | Path, output: str | None = None, progress: bool
     config = RunConfig(**{k: v for k, v in recorded.items() if k in fields})
     llm_file = str(calls / LLM_FILE)
     config.model = f"replay:{llm_file}"
-    config.model_args = {"role": "model"}
+    config.model_args = {"role": "model", "cacheable": True}
     config.judges = [f"replay:{llm_file}" for _ in config.judges]
     if hasattr(config, "judge_args"):
         config.judge_args = {str(i): {"role": f"judge:{i}"} for i in range(len(config.judges))}
     if config.nli is not None:
-        config.nli, config.nli_args = f"replay:{llm_file}", {"role": "nli"}
+        config.nli, config.nli_args = f"replay:{llm_file}", {"role": "nli", "cacheable": True}
     if config.retriever not in (None, "provided"):
         config.retriever, config.retriever_args = "replay", {"file": str(calls / RETRIEVAL_FILE)}
     config.replay_tools = str(calls)

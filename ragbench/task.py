@@ -47,6 +47,10 @@ class Task:
         self.data_path = Path(data_path) if data_path is not None else None
         self.args = args
 
+    # Set before `prepare` when the run answers the task's tools from a recording (--replay):
+    # `setup` is not called and the services the tools would reach need not exist.
+    tools_replayed: bool = False
+
     def prepare(self) -> None:
         """Find (or download) the data before the run starts, so a missing file stops it
         before any model loads."""

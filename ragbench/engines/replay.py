@@ -31,9 +31,11 @@ class ReplayEngine(Engine):
     cacheable = False  # the file is the cache
     max_batch_size = 1024
 
-    def __init__(self, model: str, role: str | None = None, **options: Any) -> None:
+    def __init__(self, model: str, role: str | None = None, cacheable: bool = False, **options: Any) -> None:
         super().__init__(model, **options)
         self.path = Path(model)
+        # --replay caches like the recorded run did, so repeated calls are marked cached as they were
+        self.cacheable = bool(cacheable)
         self.role = role  # only lines of this role (a run's calls/llm.jsonl holds the model, judges and NLI)
         self.records: dict[str, list[dict[str, Any]]] = {}
         self._load()

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, RecordError
 from ..jsonl import iter_jsonl
 from ..types import Document, Example
 from .base import RetrievalError, Retriever
@@ -37,8 +37,12 @@ class ReplayRetriever(Retriever):
         if not self.path.is_file():
             raise ConfigError(f"retriever replay: file not found: {self.path}")
         self.by_query: dict[str, list[dict[str, Any]]] = {}
+        self.unreadable = 0  # lines that are not JSON (a recording cut short by a kill): skipped
         for line, record in iter_jsonl(self.path):
-            if not isinstance(record, dict) or not isinstance(record.get("query"), str) \
+            if isinstance(record, RecordError):
+                self.unreadable += 1
+                continue
+            if not isinstance(record.get("query"), str) \
                     or not isinstance(record.get("ids"), list):
                 raise ConfigError(f"{self.path}:{line + 1}: not a recorded search; expected "
                                   '{"query": "...", "ids": [...], "scores"?, "k"?, "docs"?}')
@@ -50,7 +54,8 @@ class ReplayRetriever(Retriever):
             self.name = next(iter(recorded))  # type: ignore[misc]  # as the original run traced it
 
     def metadata(self) -> dict[str, Any]:
-        return {"retriever": "replay", "replays": self.name, "file": str(self.path), "searches": sum(map(len, self.by_query.values()))}
+        return {"retriever": "replay", "replays": self.name, "file": str(self.path),
+                "searches": sum(map(len, self.by_query.values())), "unreadable_lines": self.unreadable}
 
     def for_example(self, example: Example) -> Retriever:
         return _ExampleReplay(self, {doc.id: doc for doc in example.docs if doc.id is not None})

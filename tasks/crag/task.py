@@ -131,10 +131,10 @@ class CragTask(Task):
     def prepare(self) -> None:
         self.path = self.resolve_data()
         self.tokenizer_path = self.resolve_tokenizer()
-        if self.uses_kg and not (self.kg_url or self.kg_dir or os.environ.get(URL_ENV)):
+        if self.uses_kg and not self.tools_replayed and not (self.kg_url or self.kg_dir or os.environ.get(URL_ENV)):
             raise ConfigError(f"task {self.name} calls the mock KG API: pass --task-arg kg_url=URL (or set "
                               f"${URL_ENV}), --task-arg kg_dir=DIR to serve it in-process, or --task-arg kg=false")
-        if self.kg_dir and not Path(self.kg_dir).is_dir():
+        if self.kg_dir and not self.tools_replayed and not Path(self.kg_dir).is_dir():
             raise ConfigError(f"task {self.name}: kg_dir {self.kg_dir} is not a folder")
 
     def resolve_data(self) -> Path:

@@ -1,0 +1,184 @@
+"""Record and replay whole runs: every run writes its LLM, retrieval and tool calls to calls/, and
+`ragbench --replay RUN_DIR` re-executes it offline (no model, index or server) to the same samples
+and results."""
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+
+import pytest
+from conftest import write_jsonl
+from crag_helpers import crag_record, tokenizer_dir
+from crag_tiny_kg import write_tiny_kg
+from helpers import cli, comparable, run, samples
+from test_llatrieval_end_to_end import run_on_bm25_index
+
+from ragbench.errors import ConfigError
+from ragbench.evaluator import Evaluator
+from ragbench.recording import CallRecorder
+from ragbench.replay_run import replay_config
+from ragbench.retrieval.base import RetrievalError
+from ragbench.retrieval.replay import ReplayRetriever
+from ragbench.tools import RecordingTool, ReplayedToolError, load_replay_tools
+from ragbench.types import Document, Example
+
+# What legitimately differs between a run and its replay: timings.
+VOLATILE = {"seconds"}
+
+
+def without_timings(value):
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def assert_replays_identically(run_dir, tmp_path, tasks):
+    """Replay `run_dir` with its index, model files and servers gone; samples and scores equal."""
+    replayed = tmp_path / "replayed"
+    result = cli("--replay", str(run_dir), "--output", str(replayed), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    for task in tasks:
+        original, again = samples(run_dir, task), samples(replayed, task)
+        assert without_timings(again) == without_timings(original)
+    first = json.loads((run_dir / "results.json").read_text())
+    second = json.loads((replayed / "results.json").read_text())
+    assert comparable(second) == comparable(first)
+    return second
+
+
+def test_a_recorded_llatrieval_run_with_re_retrieval_replays_identically_without_its_index(tmp_path):
+    out = run_on_bm25_index(tmp_path, "llatrieval")
+    searches = [json.loads(line) for line in (out / "calls" / "retrieval.jsonl").read_text().splitlines()]
+    assert {s["retriever"] for s in searches} == {"bm25"} and all("docs" in s for s in searches)
+    assert len({s["query"] for s in searches}) > 6  # missing-info queries of later iterations
+    shutil.rmtree(tmp_path / "index")  # nothing but the recording answers now
+    (tmp_path / "rules.json").unlink()
+    replayed = assert_replays_identically(out, tmp_path, ["alce_asqa"])
+    assert replayed["config"]["retriever"] == "replay" and replayed["config"]["model"].startswith("replay:")
+
+
+def test_a_vanilla_run_on_a_bm25_index_replays_identically(tmp_path):
+    out = run_on_bm25_index(tmp_path, "vanilla")
+    shutil.rmtree(tmp_path / "index")
+    assert_replays_identically(out, tmp_path, ["alce_asqa"])
+
+
+def test_a_crag_task2_run_replays_its_kg_calls_without_a_server(tmp_path):
+    kg_dir = write_tiny_kg(tmp_path / "cragkg")
+    data = write_jsonl(tmp_path / "d.jsonl", [crag_record(1, query="what is florida's capital?"),
+                                              crag_record(2, query="who is florida's governor?")])
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"pattern": "Query Time:", "response": '{"domain": "encyclopedia", '
+                                  '"main_entity": "florida"}'}, {"response": "tallahassee"}]))
+    results = run(tmp_path, tasks=["crag_t2"], system="vanilla", model=f"scripted:{rules}", judges=[f"scripted:{rules}"],
+                  data={"crag_t2": str(data)},
+                  task_args={"tokenizer": tokenizer_dir(), "embedder": "crag_helpers:KeywordEmbedder",
+                             "page_executor": "thread", "split": "all", "kg_dir": str(kg_dir)})
+    assert results["counts"]["crag_t2"]["failed"] == 0
+    calls = tmp_path / "run" / "calls"
+    tool_calls = [json.loads(line) for line in (calls / "tools.jsonl").read_text().splitlines()]
+    assert {c["tool"] for c in tool_calls} == {"crag_kg"} and len(tool_calls) == 4
+    assert json.loads((calls / "tools.json").read_text()) == {"crag_t2": ["crag_kg"]}
+    shutil.rmtree(kg_dir)  # no KG files, no server: the replay must not start one
+    config = replay_config(tmp_path / "run", str(tmp_path / "replayed"), progress=False)
+    replayed = Evaluator(config).run().results
+    assert comparable(replayed) == comparable(results)
+    assert without_timings(samples(tmp_path / "replayed", "crag_t2")) == without_timings(samples(tmp_path / "run", "crag_t2"))
+
+
+def test_replay_needs_a_recorded_run(tmp_path):
+    with pytest.raises(ConfigError, match="no run.json"):
+        replay_config(tmp_path)
+    (tmp_path / "run.json").write_text(json.dumps({"config": {"tasks": ["demo"]}}))
+    with pytest.raises(ConfigError, match="recorded no calls"):
+        replay_config(tmp_path)
+
+
+# --- the replay retriever ---------------------------------------------------------------------------
+
+def recorded_searches(tmp_path, lines):
+    return write_jsonl(tmp_path / "searches.jsonl", lines)
+
+
+def test_replay_retriever_answers_from_carried_docs_the_example_or_a_corpus(tmp_path):
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "c1", "title": "Corpus", "contents": "from the corpus"}])
+    path = recorded_searches(tmp_path, [
+        {"query": "q1", "k": 2, "ids": ["d1", "d2"], "scores": [2.0, 1.0],
+         "docs": [{"id": "d1", "title": "T1", "text": "one"}, {"id": "d2", "title": "T2", "text": "two"}]},
+        {"query": "q2", "ids": ["own", "c1"]},
+    ])
+    retriever = ReplayRetriever(file=str(path), corpus=str(corpus))
+    [[first, second]] = retriever.search(["q1"], 2)
+    assert (first.id, first.text, first.score, second.text) == ("d1", "one", 2.0, "two")
+    assert [d.id for d in retriever.search(["q1"], 1)[0]] == ["d1"]  # a larger recorded k serves a smaller one
+    example = Example(id="e", question="q", docs=[Document(id="own", title="Own", text="the example's")])
+    docs = retriever.for_example(example).search(["q2"], 5)[0]
+    assert [(d.id, d.text) for d in docs] == [("own", "the example's"), ("c1", "from the corpus")]
+
+
+def test_replay_retriever_miss_names_the_nearest_recorded_query(tmp_path):
+    retriever = ReplayRetriever(file=str(recorded_searches(tmp_path, [{"query": "where is lloro", "ids": []}])))
+    with pytest.raises(RetrievalError, match='no recorded search for "where is llorro".*nearest recorded query: '
+                                             '"where is lloro"'):
+        retriever.search(["where is llorro"], 3)
+
+
+def test_replay_retriever_refuses_a_larger_k_than_recorded_and_missing_documents(tmp_path):
+    retriever = ReplayRetriever(file=str(recorded_searches(tmp_path, [{"query": "q", "k": 1, "ids": ["x"]}])))
+    with pytest.raises(RetrievalError, match=r"recorded with k=\[1\], asked k=5"):
+        retriever.search(["q"], 5)
+    with pytest.raises(RetrievalError, match="document 'x'.*pass --retriever-arg corpus=FILE or index=DIR"):
+        retriever.search(["q"], 1)
+
+
+def test_replay_retriever_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="file=PATH"):
+        ReplayRetriever()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"q": 1}\n')
+    with pytest.raises(ConfigError, match="bad.jsonl:1: not a recorded search"):
+        ReplayRetriever(file=str(bad))
+
+
+# --- tools ------------------------------------------------------------------------------------------
+
+class Kg:
+    async def lookup(self, name, year=None):
+        if name == "down":
+            raise ConnectionError("KG unreachable")
+        return {"name": name, "year": year}
+
+    def sync_lookup(self, name):
+        return [name.upper()]
+
+
+def test_tool_calls_sync_and_async_results_and_errors_are_recorded_and_replayed(tmp_path):
+    recorder = CallRecorder(tmp_path / "calls")
+    tool = RecordingTool(Kg(), "crag_t2", "kg", recorder)
+    recorder.tool_names({"crag_t2": ["kg"]})
+
+    async def use(kg):
+        found = await kg.lookup("florida", year=2020)
+        with pytest.raises(Exception, match="KG unreachable"):
+            await kg.lookup("down")
+        return found, kg.sync_lookup("x")
+
+    original = asyncio.run(use(tool))
+    recorder.close()
+    replayed_tool = load_replay_tools(tmp_path / "calls")["crag_t2"]["kg"]
+    assert asyncio.run(use(replayed_tool)) == original == ({"name": "florida", "year": 2020}, ["X"])
+    with pytest.raises(ReplayedToolError, match="no recorded kg call.*nearest recorded call"):
+        asyncio.run(replayed_tool.lookup("texas"))
+
+
+def test_a_recording_cut_short_by_a_kill_is_continued_on_a_new_line(tmp_path):
+    (tmp_path / "calls").mkdir()
+    (tmp_path / "calls" / "retrieval.jsonl").write_text('{"query": "a", "ids": []}\n{"query": "b", "i')
+    recorder = CallRecorder(tmp_path / "calls")
+    recorder.retrieval("bm25", "c", 1, [], carry_docs=True)
+    recorder.close()
+    lines = (tmp_path / "calls" / "retrieval.jsonl").read_text().splitlines()
+    assert json.loads(lines[-1])["query"] == "c" and lines[1] == '{"query": "b", "i'

@@ -15,6 +15,7 @@ from .retrieval.commands import index_group
 
 EXIT_INCOMPLETE = 1
 EXIT_CONFIG = 2
+EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 
 
 def _split_names(value: str) -> list[str]:
@@ -169,6 +170,45 @@ def score_command(task: str, data_file: str | None, predictions: str, **common) 
         click.echo(f"ragbench: error: {exc}", err=True)
         sys.exit(EXIT_CONFIG)
     _run(kwargs)
+
+
+@main.command("compare")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--output", default=None, help="folder for compare.md and compare.png (default: print only)")
+@click.option("--fail-if-worse", multiple=True, metavar="METRIC:DELTA",
+              help="exit 1 when a run is worse than the first by more than DELTA on METRIC (repeatable)")
+@click.option("--bootstrap-iters", default=2000, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=int)
+def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tuple[str, ...],
+                    bootstrap_iters: int, seed: int) -> None:
+    """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
+    from pathlib import Path
+
+    from .compare import compare_runs, load_run, markdown, parse_thresholds, plot, regressions
+
+    try:
+        if len(runs) < 2:
+            raise ConfigError("compare: give at least two run folders (the first is the baseline)")
+        thresholds = parse_thresholds(fail_if_worse)
+        loaded = [load_run(path) for path in runs]
+        reports = [compare_runs(loaded[0], other, bootstrap_iters, seed) for other in loaded[1:]]
+        failures = [line for report in reports for line in regressions(report, thresholds)]
+    except ConfigError as exc:
+        click.echo(f"ragbench: error: {exc}", err=True)
+        sys.exit(EXIT_CONFIG)
+    text = "\n".join(markdown(report) for report in reports)
+    click.echo(text)
+    if output:
+        folder = Path(output)
+        folder.mkdir(parents=True, exist_ok=True)
+        pictures = [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
+        images = "".join(f"\n![{p.stem}]({p.name})\n" for p in pictures if p is not None)
+        (folder / "compare.md").write_text(text + images, encoding="utf-8")
+        click.echo(f"comparison: {folder / 'compare.md'}")
+    for line in failures:
+        click.echo(f"ragbench: worse: {line}", err=True)
+    if failures:
+        sys.exit(EXIT_WORSE)
 
 
 @main.group("serve")

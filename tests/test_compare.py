@@ -1,0 +1,85 @@
+"""`ragbench compare`: paired differences, intervals and tests on the examples two runs share."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import cli, run
+from scipy.stats import binomtest
+
+import ragbench.tasks.demo
+from ragbench.compare import compare_runs, load_run, mcnemar_p, paired_bootstrap
+from ragbench.errors import ConfigError
+
+DEMO = Path(ragbench.tasks.demo.__file__).parent / "data" / "demo_qa.jsonl"
+
+
+def demo_run(tmp_path, name: str, correct: int, **config) -> Path:
+    """A demo run whose scripted model answers the first `correct` questions right, the rest wrong."""
+    records = [json.loads(line) for line in DEMO.read_text().splitlines()]
+    rules = [{"pattern": re.escape(r["question"]), "response": r["answers"][0] if i < correct else "no idea"}
+             for i, r in enumerate(records)]
+    rules_file = tmp_path / f"{name}.json"
+    rules_file.write_text(json.dumps(rules))
+    run(tmp_path, name=name, tasks=["demo"], system="closed_book", model=f"scripted:{rules_file}", **config)
+    return tmp_path / name
+
+
+def test_mcnemar_equals_scipys_exact_binomial_test_on_the_discordant_pairs():
+    a = np.array([1, 1, 0, 0, 0, 0, 0, 1, 0, 0], dtype=float)
+    b = np.array([1, 0, 1, 1, 1, 1, 1, 1, 1, 0], dtype=float)
+    expected = binomtest(1, 7, 0.5).pvalue  # 1 pair only A got right, 6 only B
+    assert mcnemar_p(a, b) == pytest.approx(expected)
+    assert mcnemar_p(a, a) == 1.0
+
+
+def test_paired_bootstrap_interval_holds_the_difference_and_is_seeded():
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=200)
+    b = a + 0.5 + rng.normal(scale=0.1, size=200)
+    (low, high), p = paired_bootstrap(a, b, 2000, seed=0)
+    assert low < (b - a).mean() < high and low > 0.4 and p == 1 / 2000
+    assert paired_bootstrap(a, b, 2000, seed=0) == ((low, high), p)
+
+
+def test_compare_reports_the_paired_difference_and_mcnemar_on_match(tmp_path):
+    baseline, better = demo_run(tmp_path, "a", correct=12), demo_run(tmp_path, "b", correct=20)
+    report = compare_runs(load_run(baseline), load_run(better))
+    row = next(r for r in report.rows if r.metric == "match" and not r.slice)
+    assert (row.n, row.mean_a, row.mean_b) == (24, 0.5, 20 / 24)
+    assert row.test == "mcnemar" and row.p_value == pytest.approx(binomtest(0, 8, 0.5).pvalue)
+    assert row.ci95[0] > 0
+    [warning] = report.warnings  # the two scripted "models" are different rules files: said, nothing else
+    assert warning.startswith("the runs differ in more than the system: model:") and ";" not in warning
+    assert {r.slice for r in report.rows if r.metric == "match"} >= {"", "prop=capital"}
+
+
+def test_compare_warns_when_runs_differ_in_more_than_the_system(tmp_path):
+    baseline = demo_run(tmp_path, "a", correct=12)
+    other = demo_run(tmp_path, "b", correct=12, limit=10)
+    report = compare_runs(load_run(baseline), load_run(other))
+    assert any("differ in more than the system" in w and "limit" in w for w in report.warnings)
+    assert any("14 scored example(s) are in only one run" in w for w in report.warnings)
+
+
+def test_cli_writes_markdown_and_plot_and_fails_if_worse(tmp_path):
+    baseline, worse = demo_run(tmp_path, "a", correct=20), demo_run(tmp_path, "b", correct=12)
+    ok = cli("compare", str(baseline), str(baseline), "--output", str(tmp_path / "same"),
+             "--fail-if-worse", "match:0.01")
+    assert ok.returncode == 0, ok.stderr
+    assert (tmp_path / "same" / "compare.md").is_file() and (tmp_path / "same" / "compare_1.png").is_file()
+    failed = cli("compare", str(baseline), str(worse), "--fail-if-worse", "match:0.01")
+    assert failed.returncode == 1 and "demo match: b is worse by 0.3333" in failed.stderr
+    assert "| demo | match | all | 24 | 0.8333 | 0.5000 | -0.3333 |" in failed.stdout
+
+
+def test_compare_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="no results.json"):
+        load_run(tmp_path)
+    run_dir = demo_run(tmp_path, "a", correct=1)
+    bad = cli("compare", str(run_dir), str(run_dir), "--fail-if-worse", "nosuch:0.1")
+    assert bad.returncode == 2 and "nosuch not among the compared metrics" in bad.stderr
+    assert cli("compare", str(run_dir)).returncode == 2

@@ -4,6 +4,7 @@ Imports stay light here: engines (torch, vLLM) load only when a run starts.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any
 
@@ -209,6 +210,52 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         click.echo(f"ragbench: worse: {line}", err=True)
     if failures:
         sys.exit(EXIT_WORSE)
+
+
+@main.command("reproduce")
+@click.argument("name", required=False)
+@click.option("--list", "show_list", is_flag=True, help="list the reproductions (paper, table, row, status)")
+@click.option("--data", multiple=True, metavar="TASK=PATH", help="local data file for a task")
+@click.option("--limit", default=None, type=int, help="first N records per task: a PARTIAL reproduction")
+@click.option("--system-arg", multiple=True, metavar="K=V", help="system option (changes what is measured)")
+@click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR")
+@with_common
+def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, **common) -> None:
+    """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
+    import json
+
+    from .evaluator import Evaluator
+    from .registry import get_registry
+    from .reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
+
+    registry = get_registry()
+    if show_list or not name:
+        click.echo(listing(registry))
+        return
+    try:
+        item = get_reproduction(registry, name)
+        overrides = {**_common_kwargs(**common), "data": _data_paths(data), "limit": limit,
+                     "system_args": parse_assignments(system_arg, "--system-arg"),
+                     "retriever_args": parse_assignments(retriever_arg, "--retriever-arg")}
+        config, substituted = reproduction_config(item, overrides)
+        outcome = Evaluator(config).run()
+    except ConfigError as exc:
+        click.echo(f"ragbench: error: {exc}", err=True)
+        sys.exit(EXIT_CONFIG)
+    label = verdict(item, limit, substituted, outcome.complete)
+    rows = compare_with_paper(item, outcome.results)
+    text = markdown(item, rows, label)
+    click.echo(text)
+    results_path = outcome.run_dir / "results.json"
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    results["reproduction"] = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
+                               "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
+    results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    with (outcome.run_dir / "report.md").open("a", encoding="utf-8") as report:
+        report.write("\n" + text)
+    click.echo(f"results: {results_path}")
+    if not outcome.complete:
+        sys.exit(EXIT_INCOMPLETE)
 
 
 @main.group("serve")

@@ -60,6 +60,7 @@ class Registry:
         self.entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self.aliases: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
         self.groups: dict[str, list[str]] = {}
+        self.reproductions: dict[str, dict[str, Any]] = {}  # name -> manifest (ragbench reproduce), with provider
         self.failures: list[PluginFailure] = []
 
     @classmethod
@@ -107,6 +108,13 @@ class Registry:
                     self.aliases[kind][alias] = name
         for group, members in (catalog.get("groups") or {}).items():
             self.groups[group] = list(members)
+        for name, manifest in (catalog.get("reproductions") or {}).items():
+            existing = self.reproductions.get(name)
+            if existing is not None and existing["provider"] != provider:
+                self.failures.append(PluginFailure(name, provider, f"reproduction '{name}' is already provided by "
+                                                                   f"{existing['provider']}; this one is ignored"))
+                continue
+            self.reproductions[name] = {**manifest, "provider": provider}
 
     def names(self, kind: str) -> list[str]:
         return sorted(self.entries[kind])

@@ -1,10 +1,20 @@
-"""Built-in task plugins (installed as `ragbench.tasks`), one folder per benchmark family."""
+"""Built-in task plugins (installed as `ragbench.tasks`), one folder per benchmark family, and the
+seed papers' reproduction manifests (`reproductions.yaml`, read by `ragbench reproduce`)."""
+from functools import lru_cache
+from importlib import resources
 from typing import Any
+
+import yaml
 
 from ragbench.builtin import section
 from ragbench.hookspecs import hookimpl
 
 
+@lru_cache(maxsize=1)
+def _reproductions() -> dict[str, Any]:
+    return yaml.safe_load(resources.files(__name__).joinpath("reproductions.yaml").read_text(encoding="utf-8"))
+
+
 @hookimpl
 def ragbench_catalog() -> dict[str, Any]:
-    return section("tasks", "groups")
+    return {**section("tasks", "groups"), **_reproductions()}

@@ -1,0 +1,89 @@
+"""`ragbench reproduce`: manifests, substitutions clearly labelled, ours beside the paper's numbers."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+from test_compare import DEMO
+
+import ragbench.cli as cli_module
+from ragbench.errors import ConfigError
+from ragbench.registry import get_registry
+from ragbench.reproduce import Reproduction, get_reproduction, reproduction_config, verdict
+
+DEMO_ROW = {"paper": "Demo paper", "table": "Table 1", "row": "Closed book | scripted", "status": "runnable",
+            "tolerance": 5.0, "caveats": ["a test manifest"],
+            "run": {"tasks": ["demo"], "system": "closed_book", "model": "scripted:echo"},
+            "cells": [{"column": "Match (%)", "task": "demo", "metric": "match", "scale": 100, "paper": 50.0}]}
+
+
+@pytest.fixture
+def registry_with_demo_row(monkeypatch, tmp_path):
+    records = [json.loads(line) for line in DEMO.read_text().splitlines()]
+    rules = tmp_path / "rules.json"  # right on the first 12 of 24 questions: 50 %, the "paper's" number
+    rules.write_text(json.dumps([{"pattern": re.escape(r["question"]), "response": r["answers"][0] if i < 12 else "?"}
+                                 for i, r in enumerate(records)]))
+    registry = get_registry()
+    row = {**DEMO_ROW, "run": {**DEMO_ROW["run"], "model": f"scripted:{rules}"}, "provider": "tests"}
+    monkeypatch.setitem(registry.reproductions, "demo.closed-book", row)
+    monkeypatch.setitem(registry.reproductions, "demo.unreleased",
+                        {**row, "status": "not_reproducible", "why_not": "the checkpoint was never released"})
+    monkeypatch.setattr("ragbench.registry.get_registry", lambda: registry)
+    return registry
+
+
+def reproduce(*args):
+    return CliRunner().invoke(cli_module.main, ["reproduce", *args])
+
+
+def test_the_shipped_manifests_cover_every_seed_paper_and_load(registry_with_demo_row):
+    names = [n for n in get_registry().reproductions if not n.startswith("demo.")]
+    items = [get_reproduction(get_registry(), n) for n in names]
+    assert {item.paper for item in items} >= {"CRAG", "LLatrieval", "SMART"}
+    assert any(i.status == "runnable" for i in items) and all(i.why_not for i in items if i.status != "runnable")
+    crag = get_reproduction(get_registry(), "crag.task-3.gpt-4-turbo")
+    assert [(c.metric, c.paper) for c in crag.cells] == [("accuracy", 43.6), ("hallucination", 30.1),
+                                                         ("missing", 26.3), ("score", 13.4)]
+    assert get_reproduction(get_registry(), "smart.smart-ours").status == "not_reproducible"
+
+
+def test_a_full_run_prints_ours_beside_the_paper_and_records_it(registry_with_demo_row, tmp_path):
+    result = reproduce("demo.closed-book", "--output", str(tmp_path / "run"), "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "**full reproduction run**" in result.output
+    assert "| Match (%) | demo | match | 50 | 50.00 | +0.00 | yes |" in result.output
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["reproduction"]["cells"][0]["ours"] == 50.0 and results["reproduction"]["substituted"] == []
+    assert "## Reproduction: demo.closed-book" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_limit_and_substitutes_are_labelled_not_reproductions(registry_with_demo_row, tmp_path):
+    partial = reproduce("demo.closed-book", "--limit", "4", "--output", str(tmp_path / "a"), "--no-progress")
+    assert "PARTIAL reproduction: only the first 4 examples" in partial.output
+    other = reproduce("demo.closed-book", "--model", "scripted:echo", "--output", str(tmp_path / "b"), "--no-progress")
+    assert "NOT a reproduction: model differ" in other.output
+
+
+def test_a_row_that_cannot_be_reproduced_says_why_and_runs_only_with_a_substitute(registry_with_demo_row, tmp_path):
+    refused = reproduce("demo.unreleased", "--no-progress")
+    assert refused.exit_code == 2 and "the checkpoint was never released" in refused.output
+    ran = reproduce("demo.unreleased", "--model", "scripted:echo", "--output", str(tmp_path / "r"), "--no-progress")
+    assert ran.exit_code == 0 and "NOT a reproduction" in ran.output
+
+
+def test_list_and_unknown_names(registry_with_demo_row):
+    listed = reproduce("--list")
+    assert "demo.unreleased" in listed.output and "not reproducible: the checkpoint was never released" in listed.output
+    unknown = reproduce("demo.closed-boko")
+    assert unknown.exit_code == 2 and "did you mean" in unknown.output
+
+
+def test_verdicts_and_bad_manifests():
+    item = Reproduction.from_manifest("x", DEMO_ROW)
+    assert verdict(item, None, [], complete=False).startswith("INCOMPLETE")
+    with pytest.raises(ConfigError, match="bad manifest"):
+        Reproduction.from_manifest("x", {"paper": "p"})
+    with pytest.raises(ConfigError, match="unknown run option"):
+        reproduction_config(Reproduction.from_manifest("x", {**DEMO_ROW, "run": {"tasks": ["demo"], "sytem": "a"}}), {})

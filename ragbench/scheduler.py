@@ -124,22 +124,35 @@ class Scheduler:
         return batch
 
     async def _dispatch(self, queue: _EngineQueue) -> None:
+        """Take batches while requests are queued; up to `parallel_batches` run at once (replicas of
+        one model, ragbench.engines.replicas), one at a time otherwise. Before each batch the loop
+        settles, so callers woken by the previous batch have queued their next calls."""
+        slots = asyncio.Semaphore(getattr(queue.engine, "parallel_batches", 1))
         while True:
             await queue.wake.wait()
             await self._settle(queue)
             while queue.size:
-                batch = self._take_batch(queue)
-                requests = [request for request, _, _ in batch]
-                try:
-                    results = await asyncio.to_thread(queue.engine.generate, requests)
-                except Exception as exc:  # the whole batch failed: every request gets the error
-                    results = [EngineError(f"{type(exc).__name__}: {exc}")] * len(batch)
-                self.stats.batches += 1
-                for (request, key, future), result in zip(batch, results):
-                    self._finish(key, future, result)
-                self._cache_results(queue.engine, batch, results)
+                await slots.acquire()
                 await self._settle(queue)
+                if not queue.size:
+                    slots.release()
+                    break
+                batch = self._take_batch(queue)
+                task = asyncio.create_task(self._run_batch(queue, batch))
+                self._tasks.add(task)
+                task.add_done_callback(lambda done: (self._tasks.discard(done), slots.release()))
             queue.wake.clear()
+
+    async def _run_batch(self, queue: _EngineQueue, batch: list[tuple[Request, str, asyncio.Future]]) -> None:
+        requests = [request for request, _, _ in batch]
+        try:
+            results = await asyncio.to_thread(queue.engine.generate, requests)
+        except Exception as exc:  # the whole batch failed: every request gets the error
+            results = [EngineError(f"{type(exc).__name__}: {exc}")] * len(batch)
+        self.stats.batches += 1
+        for (request, key, future), result in zip(batch, results):
+            self._finish(key, future, result)
+        self._cache_results(queue.engine, batch, results)
 
     async def _run_one(self, queue: _EngineQueue, request: Request, key: str, future: asyncio.Future) -> None:
         async with queue.semaphore:

@@ -58,7 +58,8 @@ common_options = [
     click.option("--model", default=None, help="engine:model, e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, "
                  "vllm:/models/llama, openai:gpt-4o-mini, replay:calls.jsonl (default: embedded SmolLM2)"),
     click.option("--model-arg", multiple=True, metavar="K=V", help="engine option (batch_size, dtype, base_url ...)"),
-    click.option("--base-url", default=None, help="OpenAI-compatible server URL (default: $OPENAI_BASE_URL)"),
+    click.option("--base-url", multiple=True, help="OpenAI-compatible server URL (default: $OPENAI_BASE_URL); "
+                 "repeat it for several servers of one model (least-loaded dispatch)"),
     click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model for LLM-judge metrics (repeatable)"),
     click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model for citation/claim metrics, e.g. "
                  "hf:google/t5_xxl_true_nli_mixture or replay:nli_calls.jsonl"),
@@ -86,7 +87,7 @@ def _common_kwargs(model, model_arg, base_url, judge, nli, nli_format, nli_arg, 
                    max_inflight, cache, task_arg, bootstrap_iters, no_progress) -> dict[str, Any]:
     model_args = parse_assignments(model_arg, "--model-arg")
     if base_url:
-        model_args["base_url"] = base_url
+        model_args["base_url"] = base_url[0] if len(base_url) == 1 else list(base_url)
     return {"model": model, "model_args": model_args, "judges": list(judge), "nli": nli, "nli_format": nli_format,
             "nli_args": parse_assignments(nli_arg, "--nli-arg"),
             "metric_args": parse_assignments(metric_arg, "--metric-arg"),

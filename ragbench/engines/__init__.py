@@ -7,6 +7,7 @@ from ..builtin import section
 from ..errors import ConfigError
 from ..hookspecs import hookimpl
 from .base import Engine
+from .replicas import endpoint_replicas, ray_replicas, wants_ray
 
 EMBEDDED_MODEL = "hf:embedded"
 
@@ -30,6 +31,11 @@ def load_engine(model: str | None, **options: Any) -> Engine:
                           f"(e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, openai:gpt-4o-mini, replay:calls.jsonl)")
     engine_class = get_registry().load("engines", kind)
     try:
+        if wants_ray(options):  # data parallelism: replicas as Ray actors
+            return ray_replicas(model, dict(options))
+        if isinstance(options.get("base_url"), (list, tuple)):  # several endpoints of one model
+            rest = {k: v for k, v in options.items() if k != "base_url"}
+            return endpoint_replicas(engine_class, name, list(options["base_url"]), rest)
         return engine_class(name, **options)
     except TypeError as exc:
         raise ConfigError(f"engine '{kind}': bad --model-arg ({exc})") from exc

@@ -1,0 +1,202 @@
+"""Data parallelism: several replicas of one model behind one engine.
+
+Replicas come from existing engines, not a home-made cluster:
+- several OpenAI-compatible endpoints (`--base-url` repeated): one `openai` engine per URL;
+- Ray (`--model-arg replicas=N`, optional `ray_address=ray://host:10001` or `auto` for a running
+  cluster): one engine per replica inside a Ray actor, placed by Ray on the cluster's GPUs
+  (`gpus_per_replica`, default tensor_parallel_size x pipeline_parallel_size when the cluster has
+  GPUs) or CPUs, so a multi-node run is `ray start` on each node and `ray_address=auto` here.
+
+The scheduler runs up to `parallel_batches` (= the number of replicas) batches at once; each batch
+(or request, for engines that batch by themselves) goes to the least-loaded live replica (fewest
+requests outstanding). A replica whose call fails as a whole (a dead actor, an unreachable server)
+is set aside and the call is retried on another; the run fails only when every replica has failed
+it. Throughput model: with R replicas and a batch cost `overhead + per_request x n`, a run of C calls
+takes about `ceil(C / (B x R)) x (overhead + per_request x B)` once every replica is kept busy.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from ..errors import ConfigError
+from .base import Engine, EngineError, Request, Response
+
+_RAY_OPTIONS = ("replicas", "ray_address", "gpus_per_replica")
+
+
+class ReplicaSet(Engine):
+    kind = "replicas"
+
+    def __init__(self, replicas: list[Any], describe: list[str] | None = None) -> None:
+        if not replicas:
+            raise ConfigError("a replica set needs at least one replica")
+        first = replicas[0]
+        super().__init__(getattr(first, "model", "replicas"))
+        self.replicas = replicas
+        self.names = describe or [f"replica {i}" for i in range(len(replicas))]
+        self.concurrent = bool(first.concurrent)  # type: ignore[misc]
+        self.max_batch_size = first.max_batch_size
+        self.max_concurrency = sum(r.max_concurrency for r in replicas)
+        self.parallel_batches = len(replicas)
+        self.cacheable = getattr(first, "cacheable", True)
+        self._engine_id = first.engine_id  # replicas serve one model: one cache identity
+        self._outstanding = [0] * len(replicas)
+        self._failures = [0] * len(replicas)
+        self.served = [0] * len(replicas)  # requests answered per replica (tests, benchmarks)
+        self._lock = threading.Lock()
+
+    @property
+    def engine_id(self) -> str:
+        return self._engine_id
+
+    def _order(self) -> list[int]:
+        """Replicas to try, best first: never-failed before failed, then fewest requests outstanding."""
+        with self._lock:
+            return sorted(range(len(self.replicas)), key=lambda i: (self._failures[i], self._outstanding[i], i))
+
+    def _attempt(self, requests: int, call: Callable[[int], Any]) -> Any:
+        errors = []
+        for index in self._order():
+            with self._lock:
+                self._outstanding[index] += requests
+            try:
+                result = call(index)
+            except Exception as exc:  # the replica failed as a whole: set it aside, try the next
+                with self._lock:
+                    self._failures[index] += 1
+                errors.append(f"{self.names[index]}: {type(exc).__name__}: {exc}")
+                continue
+            else:
+                with self._lock:
+                    self._failures[index] = 0
+                    self.served[index] += requests
+                return result
+            finally:
+                with self._lock:
+                    self._outstanding[index] -= requests
+        raise EngineError("every replica failed: " + "; ".join(errors))
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        return self._attempt(len(requests), lambda i: self.replicas[i].generate(requests))
+
+    async def agenerate_one(self, request: Request) -> Response:
+        errors = []
+        for index in self._order():
+            with self._lock:
+                self._outstanding[index] += 1
+            try:
+                response = await self.replicas[index].agenerate_one(request)
+            except Exception as exc:
+                with self._lock:
+                    self._failures[index] += 1
+                errors.append(f"{self.names[index]}: {type(exc).__name__}: {exc}")
+                continue
+            finally:
+                with self._lock:
+                    self._outstanding[index] -= 1
+            with self._lock:
+                self._failures[index] = 0
+                self.served[index] += 1
+            return response
+        raise EngineError("every replica failed: " + "; ".join(errors))
+
+    async def aclose(self) -> None:
+        for replica in self.replicas:
+            if hasattr(replica, "aclose"):
+                await replica.aclose()
+
+    def close(self) -> None:
+        for replica in self.replicas:
+            replica.close()
+
+
+# --- Ray ----------------------------------------------------------------------------------------------
+
+class RayReplica:
+    """An engine living in a Ray actor, called like a local one (`generate` blocks on the actor)."""
+
+    def __init__(self, actor: Any, model: str, info: dict[str, Any]) -> None:
+        self.actor, self.model = actor, model
+        self.engine_id = info["engine_id"]
+        self.concurrent = info["concurrent"]
+        self.max_batch_size = info["max_batch_size"]
+        self.max_concurrency = info["max_concurrency"]
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        import ray
+
+        return ray.get(self.actor.generate.remote(requests))
+
+    async def agenerate_one(self, request: Request) -> Response:
+        return await self.actor.agenerate_one.remote(request)
+
+    def close(self) -> None:
+        import ray
+
+        try:
+            ray.get(self.actor.close.remote(), timeout=30)
+        except Exception:  # a dead actor has nothing left to close
+            pass
+        ray.kill(self.actor)
+
+
+class _EngineActor:
+    """The actor body: builds the engine inside the Ray worker (so weights load where it runs)."""
+
+    def __init__(self, model: str, options: dict[str, Any]) -> None:
+        from . import load_engine
+
+        self.engine = load_engine(model, **options)
+
+    def describe(self) -> dict[str, Any]:
+        engine = self.engine
+        return {"engine_id": engine.engine_id, "concurrent": engine.concurrent,
+                "max_batch_size": engine.max_batch_size, "max_concurrency": engine.max_concurrency}
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        return self.engine.generate(requests)
+
+    async def agenerate_one(self, request: Request) -> Response:
+        return await self.engine.agenerate_one(request)
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def ray_replicas(model: str, options: dict[str, Any]) -> ReplicaSet:
+    """`replicas` copies of `model` as Ray actors (a local Ray instance unless `ray_address` is given)."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError("--model-arg replicas=N runs replicas on Ray: pip install 'ragbench[ray]'") from exc
+    count = int(options.pop("replicas"))
+    address = options.pop("ray_address", None)
+    gpus = options.pop("gpus_per_replica", None)
+    if count < 1:
+        raise ConfigError("--model-arg replicas must be >= 1")
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+    if gpus is None:
+        parallel = int(options.get("tensor_parallel_size", 1)) * int(options.get("pipeline_parallel_size", 1))
+        gpus = parallel if ray.cluster_resources().get("GPU", 0) > 0 else 0
+    actor_class = ray.remote(num_gpus=float(gpus), num_cpus=0 if gpus else 1)(_EngineActor)
+    actors = [actor_class.remote(model, dict(options)) for _ in range(count)]
+    try:
+        descriptions = ray.get([actor.describe.remote() for actor in actors])
+    except Exception as exc:
+        for actor in actors:
+            ray.kill(actor)
+        raise ConfigError(f"replicas of {model} failed to start on Ray: {type(exc).__name__}: {exc}") from exc
+    replicas = [RayReplica(actor, model.partition(":")[2], info) for actor, info in zip(actors, descriptions)]
+    return ReplicaSet(replicas, [f"ray replica {i}" for i in range(count)])
+
+
+def endpoint_replicas(engine_class: type, name: str, urls: list[str], options: dict[str, Any]) -> Engine:
+    """One engine per OpenAI-compatible endpoint (`--base-url` repeated)."""
+    engines = [engine_class(name, base_url=url, **options) for url in urls]
+    return engines[0] if len(engines) == 1 else ReplicaSet(engines, list(urls))
+
+
+def wants_ray(options: dict[str, Any]) -> bool:
+    return any(key in options for key in _RAY_OPTIONS)

@@ -1,0 +1,126 @@
+"""Data parallelism: replicas of one model (several endpoints, or Ray actors), least-loaded dispatch,
+a failed replica's work retried elsewhere, batches running on every replica at once."""
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+import pytest
+from helpers import run, samples
+from test_engine_openai import FakeServer
+
+from ragbench.engines import load_engine
+from ragbench.engines.base import Engine, EngineError, Request, Response, Sampling
+from ragbench.engines.replicas import ReplicaSet
+from ragbench.engines.scripted import ScriptedEngine
+from ragbench.scheduler import Scheduler
+
+
+class Broken(Engine):
+    kind = "broken"
+
+    def generate(self, requests):
+        raise ConnectionError("replica lost")
+
+    async def agenerate_one(self, request):
+        raise EngineError("connection failed after 3 attempts")
+
+
+def requests(n: int) -> list[Request]:
+    return [Request(prompt=f"line\nanswer {i}", sampling=Sampling(max_tokens=4)) for i in range(n)]
+
+
+async def through_scheduler(engine, batch):
+    scheduler = Scheduler()
+    try:
+        return await asyncio.gather(*(scheduler.submit(engine, r) for r in batch))
+    finally:
+        await scheduler.close()
+
+
+def test_batches_run_on_every_replica_at_once(tmp_path):
+    replicas = [ScriptedEngine("echo", overhead=0.2, batch_size=4) for _ in range(4)]
+    engine = ReplicaSet(replicas)
+    started = time.perf_counter()
+    answers = asyncio.run(through_scheduler(engine, requests(16)))
+    elapsed = time.perf_counter() - started
+    assert [a.text for a in answers] == [f"answer {i}" for i in range(16)]
+    assert engine.served == [4, 4, 4, 4]  # least loaded: each replica took one batch of 4
+    assert elapsed < 0.6  # four 0.2 s batches side by side, not 0.8 s one after another
+
+
+def test_a_replica_that_fails_is_set_aside_and_its_batch_retried_elsewhere():
+    engine = ReplicaSet([Broken("m"), ScriptedEngine("echo", batch_size=4)], ["bad", "good"])
+    answers = asyncio.run(through_scheduler(engine, requests(8)))
+    assert [a.text for a in answers] == [f"answer {i}" for i in range(8)] and engine.served == [0, 8]
+
+
+def test_when_every_replica_fails_the_requests_fail_with_each_cause():
+    engine = ReplicaSet([Broken("m"), Broken("m")], ["a", "b"])
+    with pytest.raises(EngineError, match="every replica failed: a: ConnectionError: replica lost; b: "):
+        engine.generate(requests(1))
+
+
+def free_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+
+
+def test_several_endpoints_share_the_load_and_cover_for_a_dead_one(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    first, second = FakeServer(), FakeServer()
+    first.delay = second.delay = 0.05
+    try:
+        engine = load_engine("openai:m", base_url=[first.base_url, second.base_url, free_url()], max_retries=0)
+        assert isinstance(engine, ReplicaSet) and engine.concurrent
+
+        async def go():
+            try:
+                return await through_scheduler(engine, requests(30))
+            finally:
+                await engine.aclose()
+        answers = asyncio.run(go())
+    finally:
+        first.stop()
+        second.stop()
+    assert len(answers) == 30 and all(isinstance(a, Response) for a in answers)
+    assert engine.served[2] == 0 and min(engine.served[:2]) >= 10  # least loaded, and the dead one covered
+
+
+def test_repeated_base_url_reaches_the_engine_as_replicas(tmp_path):
+    server = FakeServer()
+    try:
+        results = run(tmp_path, tasks=["demo"], system="closed_book", model="openai:m", limit=3,
+                      model_args={"base_url": [server.base_url, server.base_url]})
+    finally:
+        server.stop()
+    assert results["complete"] and len(samples(tmp_path / "run", "demo")) == 3
+
+
+ray = pytest.importorskip("ray", reason="pip install 'ragbench[ray]'")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    yield
+    ray.shutdown()
+
+
+def test_two_ray_replicas_of_a_cpu_engine_run_a_whole_evaluation(tmp_path, local_ray):
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=6,
+                  model_args={"replicas": 2, "batch_size": 2, "overhead": 0.05})
+    assert results["complete"] and results["counts"]["demo"]["scored"] == 6
+
+
+def test_a_dead_ray_replica_is_replaced_by_the_live_one(local_ray):
+    engine = load_engine("scripted:echo", replicas=2, batch_size=4)
+    try:
+        ray.kill(engine.replicas[0].actor)
+        answers = asyncio.run(through_scheduler(engine, requests(8)))
+        assert [a.text for a in answers] == [f"answer {i}" for i in range(8)]
+        assert engine.served[0] == 0 and engine.served[1] == 8
+    finally:
+        engine.close()

@@ -115,10 +115,14 @@ class CellResult:
 
 
 def compare_with_paper(item: Reproduction, results: dict[str, Any]) -> list[CellResult]:
+    """Each cell's value from the run: a metric of the task, or `system_stats:KEY` (e.g. LLatrieval's
+    document candidates per example), times the cell's scale."""
     out = []
     for cell in item.cells:
-        value = results.get("results", {}).get(cell.task, {}).get(cell.metric)
-        out.append(CellResult(cell, None if value is None else float(value) * cell.scale))
+        source, _, key = cell.metric.rpartition(":")
+        table = results.get(source or "results", {}).get(cell.task, {})
+        value = table.get(key)
+        out.append(CellResult(cell, float(value) * cell.scale if isinstance(value, (int, float)) else None))
     return out
 
 

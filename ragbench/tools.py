@@ -48,16 +48,14 @@ class RecordingTool:
             outcome = {"error": f"{type(error).__name__}: {error}"} if error is not None else {"result": _plain(result)}
             self._recorder.tool(self._task, self._name, method, _plain(list(args)), _plain(kwargs), kind=kind, **outcome)
 
-        if inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(getattr(target, "__call__", None)):
-            async def call_async(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    result = await target(*args, **kwargs)
-                except Exception as exc:
-                    record(args, kwargs, "async", error=exc)
-                    raise
-                record(args, kwargs, "async", result)
-                return result
-            return call_async
+        async def finish(pending: Any, args: tuple, kwargs: dict) -> Any:
+            try:
+                result = await pending
+            except Exception as exc:
+                record(args, kwargs, "async", error=exc)
+                raise
+            record(args, kwargs, "async", result)
+            return result
 
         def call(*args: Any, **kwargs: Any) -> Any:
             try:
@@ -65,6 +63,8 @@ class RecordingTool:
             except Exception as exc:
                 record(args, kwargs, "sync", error=exc)
                 raise
+            if inspect.isawaitable(result):  # an async method: recorded when it completes
+                return finish(result, args, kwargs)
             record(args, kwargs, "sync", result)
             return result
         return call

@@ -17,7 +17,8 @@ takes about `ceil(C / (B x R)) x (overhead + per_request x B)` once every replic
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from ..errors import ConfigError
 from .base import Engine, EngineError, Request, Response
@@ -55,51 +56,47 @@ class ReplicaSet(Engine):
         with self._lock:
             return sorted(range(len(self.replicas)), key=lambda i: (self._failures[i], self._outstanding[i], i))
 
-    def _attempt(self, requests: int, call: Callable[[int], Any]) -> Any:
-        errors = []
-        for index in self._order():
+    @contextmanager
+    def _serving(self, index: int, requests: int) -> Iterator[None]:
+        """Book `requests` on replica `index` while it works; a failure sets the replica aside."""
+        with self._lock:
+            self._outstanding[index] += requests
+        try:
+            yield
+        except Exception:
             with self._lock:
-                self._outstanding[index] += requests
-            try:
-                result = call(index)
-            except Exception as exc:  # the replica failed as a whole: set it aside, try the next
-                with self._lock:
-                    self._failures[index] += 1
-                errors.append(f"{self.names[index]}: {type(exc).__name__}: {exc}")
-                continue
-            else:
-                with self._lock:
-                    self._failures[index] = 0
-                    self.served[index] += requests
-                return result
-            finally:
-                with self._lock:
-                    self._outstanding[index] -= requests
-        raise EngineError("every replica failed: " + "; ".join(errors))
+                self._failures[index] += 1
+            raise
+        else:
+            with self._lock:
+                self._failures[index] = 0
+                self.served[index] += requests
+        finally:
+            with self._lock:
+                self._outstanding[index] -= requests
+
+    def _all_failed(self, errors: list[str]) -> EngineError:
+        return EngineError("every replica failed: " + "; ".join(errors))
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
-        return self._attempt(len(requests), lambda i: self.replicas[i].generate(requests))
+        errors = []
+        for index in self._order():
+            try:
+                with self._serving(index, len(requests)):
+                    return self.replicas[index].generate(requests)
+            except Exception as exc:  # the replica failed as a whole: try the next
+                errors.append(f"{self.names[index]}: {type(exc).__name__}: {exc}")
+        raise self._all_failed(errors)
 
     async def agenerate_one(self, request: Request) -> Response:
         errors = []
         for index in self._order():
-            with self._lock:
-                self._outstanding[index] += 1
             try:
-                response = await self.replicas[index].agenerate_one(request)
+                with self._serving(index, 1):
+                    return await self.replicas[index].agenerate_one(request)
             except Exception as exc:
-                with self._lock:
-                    self._failures[index] += 1
                 errors.append(f"{self.names[index]}: {type(exc).__name__}: {exc}")
-                continue
-            finally:
-                with self._lock:
-                    self._outstanding[index] -= 1
-            with self._lock:
-                self._failures[index] = 0
-                self.served[index] += 1
-            return response
-        raise EngineError("every replica failed: " + "; ".join(errors))
+        raise self._all_failed(errors)
 
     async def aclose(self) -> None:
         for replica in self.replicas:

@@ -11,12 +11,17 @@ from pathlib import Path
 
 from .engines.base import Request, Response
 
+BUSY_TIMEOUT_SECONDS = 60
+
 
 class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False)
+        # A file shared by concurrent runs (--cache): wait for the other writer instead of failing at
+        # once with "database is locked".
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_SECONDS)
+        self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_SECONDS * 1000}")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(

@@ -31,7 +31,7 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from .evaluator import Evaluator, RunConfig
     from .replay_run import replay_config
-    from .summary import cost_line, results_table
+    from .summary import cost_line, failure_lines, results_table
 
     try:
         config = (replay_config(replay, config_kwargs.get("output"), config_kwargs.get("progress", True))
@@ -41,16 +41,21 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
         click.echo(f"ragbench: error: {exc}", err=True)
         sys.exit(EXIT_CONFIG)
     results = outcome.results
+    if outcome.already_finished:
+        click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
     click.echo(results_table(results))
     click.echo(cost_line(results["cost"]))
     for task, report in results.get("system_reports", {}).items():
         for error in report.get("errors", []):
             click.echo(f"ragbench: {task}: {error}", err=True)
+    for line in failure_lines(results):
+        click.echo(f"ragbench: {line}", err=True)
     click.echo(f"results: {outcome.run_dir / 'results.json'}")
     if not outcome.complete:
         counts = ", ".join(f"{t}: {c['failed']} failed, {c['bad_records']} bad records"
+                           + (f", {c['missing']} missing" if c.get("missing") else "")
                            for t, c in results["counts"].items())
-        click.echo(f"ragbench: incomplete run ({counts}); see the samples files", err=True)
+        click.echo(f"ragbench: incomplete run ({counts}); --resume tries the failed examples again", err=True)
         sys.exit(EXIT_INCOMPLETE)
 
 
@@ -102,15 +107,18 @@ def _common_kwargs(model, model_arg, base_url, judge, nli, nli_format, nli_arg, 
 @click.option("--system-arg", multiple=True, metavar="K=V", help="system option, e.g. top_n=5")
 @click.option("--data", multiple=True, metavar="TASK=PATH", help="local data file for a task")
 @click.option("--limit", default=None, type=int, help="first N records of each task")
-@click.option("--resume", is_flag=True, help="continue the run in the output folder")
+@click.option("--resume", is_flag=True, help="continue the run in the output folder (failed examples are tried again)")
+@click.option("--overwrite", is_flag=True, help="replace the run in the output folder")
+@click.option("--strict-infra", is_flag=True, help="fail an example when a judge/tool/retrieval call failed and was "
+              "folded into its result (upstream's behaviour, counted, is the default)")
 @click.option("--retriever", default=None, help="retriever for ctx.retriever (ragbench list retrievers; default: provided)")
 @click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR")
 @click.option("--replay", default=None, metavar="RUN_DIR", help="re-execute a recorded run offline from its calls/ "
               "folder (no model, index or server); writes to --output or RUN_DIR__replay")
 @with_common
 @click.pass_context
-def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, retriever, retriever_arg, replay,
-         **common) -> None:
+def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, overwrite, strict_infra, retriever,
+         retriever_arg, replay, **common) -> None:
     """Evaluate a RAG system on benchmark tasks.
 
     Example: ragbench --tasks demo --system vanilla --limit 5
@@ -127,7 +135,8 @@ def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, ret
     try:
         kwargs = {"tasks": _split_names(tasks), "system": system,
                   "system_args": parse_assignments(system_arg, "--system-arg"), "data": _data_paths(data),
-                  "limit": limit, "resume": resume, "retriever": retriever,
+                  "limit": limit, "resume": resume, "overwrite": overwrite, "strict_infra": strict_infra,
+                  "retriever": retriever,
                   "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"), **_common_kwargs(**common)}
     except ConfigError as exc:
         click.echo(f"ragbench: error: {exc}", err=True)

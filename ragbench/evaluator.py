@@ -7,6 +7,7 @@ import asyncio
 import inspect
 import json
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -39,6 +40,7 @@ __all__ = ["Evaluator", "RunConfig", "RunOutcome", "sample_record"]
 class RunOutcome:
     results: dict[str, Any]
     run_dir: Path
+    already_finished: bool = False  # --resume of a finished run with nothing left to do
 
     @property
     def complete(self) -> bool:
@@ -54,10 +56,17 @@ class Evaluator:
         self.retriever = load_retriever(config.retriever, config.retriever_args)  # fails fast on a bad index
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
+        self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
+        self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
 
     def run(self) -> RunOutcome:
         config = self.config
-        self.run_dir.start(self.full_config(), config.config_hash(), config.resume)
+        if config.resume and self._nothing_left():
+            self.run_dir.close()
+            return RunOutcome(json.loads((self.run_dir.path / "results.json").read_text(encoding="utf-8")),
+                              self.run_dir.path, already_finished=True)
+        self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(), config.resume,
+                                           config.overwrite)
         needs_llm = any(type(p.system).uses_llm for p in self.planned)
         engine = load_engine(config.model, **config.model_args) if needs_llm else None
         judges = [load_engine(model) for model in config.judges]
@@ -78,6 +87,7 @@ class Evaluator:
                 nli_engine.close()
         wall = time.perf_counter() - started
         results = self.collect(scheduler, processed, wall)
+        self.run_dir.record_attempt(results["cost"]["this_attempt"])
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
         return RunOutcome(results, self.run_dir.path)
 
@@ -103,16 +113,34 @@ class Evaluator:
         return json.loads(json.dumps(out, default=str))
 
     # --- execution ------------------------------------------------------------------------------
-    def _work(self) -> Iterator[tuple[PlannedTask, Example | RecordError]]:
-        """Every record still to do, task after task, streamed (the limit applies per task)."""
+    def _nothing_left(self) -> bool:
+        """A finished run whose records all need no new attempt (no failed example)."""
+        meta = self.run_dir.meta
+        if not meta or not meta.get("finished") or meta.get("config_hash") != self.config.config_hash():
+            return False
+        return all(r.get("error") is None or r.get("bad_record")
+                   for p in self.planned for r in self.run_dir.read_samples(p.name))
+
+    def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
+        """Every record still to do with its position in the task's stream, task after task, streamed
+        (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record."""
         for planned in self.planned:
-            done = self.run_dir.finished_indices(planned.name) if self.config.resume else set()
-            for count, item in enumerate(planned.task.examples()):
-                if self.config.limit is not None and count >= self.config.limit:
+            done = self.run_dir.finished_keys(planned.name) if self.config.resume else set()
+            seen: set[str] = set()
+            self.expected[planned.name] = 0
+            for position, item in enumerate(planned.task.examples()):
+                if self.config.limit is not None and position >= self.config.limit:
                     break
-                index = item.index if isinstance(item, Example) else item.line - 1
-                if index not in done:
-                    yield planned, item
+                self.expected[planned.name] += 1
+                if isinstance(item, Example):
+                    if str(item.id) in seen:
+                        item = RecordError(planned.name, position + 1, f"example id {item.id!r} repeats an earlier "
+                                                                       "record's (ids must be unique in a task)", "id")
+                    else:
+                        seen.add(str(item.id))
+                key = str(item.id) if isinstance(item, Example) else f"#record-{position}"
+                if key not in done:
+                    yield planned, position, item
 
     async def _execute(self, engine, judges, cache: ResponseCache, nli_engine=None) -> tuple[int, Scheduler]:
         scheduler = Scheduler(cache)
@@ -130,8 +158,9 @@ class Evaluator:
 
         async def worker() -> None:
             nonlocal processed
-            for planned, item in work:
+            for planned, position, item in work:
                 record = await self._process(planned, item, llm, judge_llms, tools[planned.name], retrieval)
+                record["index"] = position
                 self.run_dir.append_sample(planned.name, record)
                 processed += 1
                 progress.advance(failed=record.get("error") is not None)
@@ -176,11 +205,11 @@ class Evaluator:
     async def _process(self, planned: PlannedTask, item: Example | RecordError, llm: LLM,
                        judges: list[LLM], tools: dict[str, Any], retrieval: Retrieval) -> dict[str, Any]:
         if isinstance(item, RecordError):
-            return {"index": item.line - 1, "id": None, "error": f"bad record: {item}", "bad_record": True}
+            return {"id": None, "error": f"bad record: {item}", "bad_record": True}
         example = item
         started = time.perf_counter()
         ctx = Context(llm=llm, task=planned.task, seed=self.config.seed, tools=tools)
-        ctx.llm = llm.traced(ctx.trace)
+        ctx.llm = llm.traced(ctx.trace, seed_base=f"{self.config.seed}:{planned.name}:{example.id}")
         ctx.retriever = retrieval.bind(ctx, example)
         try:
             prediction = await planned.system.run(example, ctx)
@@ -196,6 +225,12 @@ class Evaluator:
                 record["score_errors"] = errors
             if judge_trace:
                 record["judge_trace"] = judge_trace
+        folded = [f"{step['name']}: {step['error']}" for step in [*record["trace"], *record.get("judge_trace", [])]
+                  if step.get("error")]
+        if folded and record.get("error") is None:  # calls that failed yet ended in a result (as upstream)
+            record["infrastructure_failures"] = folded
+            if self.config.strict_infra:
+                record["error"] = f"infrastructure failure folded into the result (--strict-infra): {folded[0]}"
         record["seconds"] = round(time.perf_counter() - started, 4)
         return record
 
@@ -204,6 +239,8 @@ class Evaluator:
         results: dict[str, dict[str, Any]] = {}
         details: dict[str, Any] = {}
         counts: dict[str, Any] = {}
+        failures: dict[str, list[dict[str, Any]]] = {}
+        infra: dict[str, dict[str, Any]] = {}
         system_reports: dict[str, Any] = {}
         system_stats: dict[str, Any] = {}
         for planned in self.planned:
@@ -214,8 +251,18 @@ class Evaluator:
             results[planned.name] = {key: entry["value"] for key, entry in detail.items()}
             bad = sum(1 for s in samples if s.get("bad_record"))
             failed = sum(1 for s in samples if s.get("error") is not None) - bad
+            # every record of the stream must have ended as a scored record or a recorded error
+            missing = max(0, self.expected.get(planned.name, len(samples)) - len(samples))
             counts[planned.name] = {"records": len(samples), "scored": len(samples) - failed - bad,
-                                    "failed": failed, "bad_records": bad}
+                                    "failed": failed, "bad_records": bad, "missing": missing}
+            causes = failure_causes(samples)
+            if causes:
+                failures[planned.name] = causes
+            folded = [f for s in samples for f in s.get("infrastructure_failures") or []]
+            if folded:
+                infra[planned.name] = {
+                    "examples": sum(1 for s in samples if s.get("infrastructure_failures")), "calls": len(folded),
+                    "causes": [{"cause": c, "count": n} for c, n in Counter(f[:200] for f in folded).most_common(5)]}
             report = planned.system.report({s["id"] for s in samples if s.get("id") is not None},
                                            complete_data=self.config.limit is None)
             if report is not None:
@@ -224,21 +271,47 @@ class Evaluator:
             if figures:
                 system_stats[planned.name] = figures
         stats = scheduler.stats.to_dict()
-        cost = {"examples": processed, "wall_seconds": round(wall, 3),
-                "examples_per_second": round(processed / wall, 3) if wall > 0 else 0.0,
-                "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+        attempt = {"examples": processed, "wall_seconds": round(wall, 3),
+                   "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+        cost = whole_run_cost([*self.attempts, attempt])
+        cost["this_attempt"] = attempt
         if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
             cost["retrieval"] = {"queries": self.retrieval_stats["calls"] + self.retrieval_stats["shared"],
                                  "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
         if self.nli is not None:
             cost["nli"] = self.nli.stats.to_dict()
-        complete = (all(c["failed"] == 0 and c["bad_records"] == 0 for c in counts.values())
+        complete = (all(c["failed"] == 0 and c["bad_records"] == 0 and c["missing"] == 0 for c in counts.values())
                     and not any(r.get("errors") for r in system_reports.values()))
         return {"results": results, "details": details, "counts": counts, "complete": complete,
+                **({"failures": failures} if failures else {}),
+                **({"infrastructure_failures": infra} if infra else {}),
+                "seed_policy": "every sampled call (temperature > 0) without its own seed gets "
+                               "sha256('{seed}:{task}:{example id}:{call number}'), so outputs do not depend on "
+                               "batch composition",
                 **({"system_reports": system_reports} if system_reports else {}),
                 **({"system_stats": system_stats} if system_stats else {}),
                 "cost": cost, "config": self.full_config(), "versions": provenance(),
                 "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
+def whole_run_cost(attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The cost of every attempt of a run (first run and resumes) added up."""
+    total: dict[str, Any] = {}
+    for attempt in attempts:
+        for key, value in attempt.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    total["wall_seconds"] = round(total.get("wall_seconds", 0.0), 3)
+    wall = total["wall_seconds"]
+    total["examples_per_second"] = round(total.get("examples", 0) / wall, 3) if wall > 0 else 0.0
+    total["attempts"] = len(attempts)
+    return total
+
+
+def failure_causes(samples: list[dict[str, Any]], most: int = 5) -> list[dict[str, Any]]:
+    """The most common errors of failed records (first line, numbers kept), most frequent first."""
+    counter = Counter(str(s["error"]).splitlines()[0][:200] for s in samples if s.get("error") is not None)
+    return [{"cause": cause, "count": count} for cause, count in counter.most_common(most)]
 
 
 def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
@@ -257,7 +330,8 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
     scores: dict[str, Any] = {}
     errors: dict[str, str] = {}
     ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
-    ctx.judges = [judge.traced(ctx.trace) for judge in judges]
+    ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:judge{i}")
+                  for i, judge in enumerate(judges)]
     for metric in planned.metrics:
         try:
             value = metric.score(example, prediction, ctx)

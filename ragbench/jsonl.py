@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import IO, Any, Iterator
 
 from .errors import RecordError
 
@@ -35,3 +35,19 @@ def require(record: dict[str, Any], field: str, path: str | Path, line_index: in
         names = types.__name__ if isinstance(types, type) else "/".join(t.__name__ for t in types)
         raise RecordError(str(path), line_index + 1, f"expected {names}, got {type(value).__name__}", field)
     return value
+
+
+def open_append(path: str | Path) -> IO[str]:
+    """Open a JSONL file to append lines to, never gluing a new line onto one that a killed
+    process cut short (that line stays alone and unparseable, the new one is whole)."""
+    path = Path(path)
+    cut_short = False
+    if path.is_file() and path.stat().st_size:
+        with path.open("rb") as existing:
+            existing.seek(-1, 2)
+            cut_short = existing.read(1) != b"\n"
+    handle = path.open("a", encoding="utf-8")
+    if cut_short:
+        handle.write("\n")
+        handle.flush()
+    return handle

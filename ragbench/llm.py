@@ -1,6 +1,7 @@
 """The LLM handle a system or metric awaits: every call goes through the scheduler and is traced."""
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any, Callable, Sequence
 
@@ -17,15 +18,28 @@ class LLM:
     """
 
     def __init__(self, scheduler: Scheduler, engine: Engine, defaults: dict[str, Any] | None = None,
-                 trace: list[Step] | None = None, recorder: Callable[..., None] | None = None) -> None:
+                 trace: list[Step] | None = None, recorder: Callable[..., None] | None = None,
+                 seed_base: str | None = None) -> None:
         self.scheduler = scheduler
         self.engine = engine
         self.defaults = dict(defaults or {})
         self.trace = trace
         self.recorder = recorder  # ragbench.recording.LlmRecorder: every call to the run's calls/llm.jsonl
+        self.seed_base = seed_base  # "run seed:task:example id": sampled calls get seeds derived from it
+        self._calls = 0
 
-    def traced(self, trace: list[Step]) -> "LLM":
-        return LLM(self.scheduler, self.engine, self.defaults, trace, self.recorder)
+    def traced(self, trace: list[Step], seed_base: str | None = None) -> "LLM":
+        """This LLM for one example: its calls traced into `trace` and, when `seed_base` is given, every
+        sampled call (temperature > 0, no seed of its own) seeded from (seed_base, call number), so a
+        run's samples do not depend on batch composition or on which examples ran before."""
+        return LLM(self.scheduler, self.engine, self.defaults, trace, self.recorder, seed_base)
+
+    def _seeded(self, request: Request) -> Request:
+        self._calls += 1
+        if self.seed_base is None or request.sampling.seed is not None or request.sampling.temperature <= 0:
+            return request
+        digest = hashlib.sha256(f"{self.seed_base}:{self._calls}".encode()).digest()
+        return request.with_sampling(seed=int.from_bytes(digest[:4], "big") & 0x7FFFFFFF)
 
     def sampling(self, **overrides: Any) -> Sampling:
         return Sampling.make(**{**self.defaults, **overrides})
@@ -37,6 +51,7 @@ class LLM:
         return await self.send(Request.chat(messages, self.sampling(**sampling)), step)
 
     async def send(self, request: Request, step: str = "generate") -> Response:
+        request = self._seeded(request)
         started = time.perf_counter()
         record = Step(kind="llm", name=step, request=request.to_dict())
         if self.trace is not None:  # in the order the system made its calls, whatever order they finish in

@@ -33,6 +33,8 @@ def _task_args_for(name: str, task_class: type, task_args: dict[str, Any]) -> di
 
 def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
     """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics."""
+    if config.limit is not None and config.limit < 1:
+        raise ConfigError(f"--limit {config.limit}: give at least 1 (records per task), or leave it out for all")
     names = registry.expand_tasks(config.tasks)
     _check_task_args(config, {name: registry.load("tasks", name) for name in names})
     for key in config.data:

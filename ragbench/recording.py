@@ -25,6 +25,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
+from .jsonl import open_append
 from .types import Document
 
 CALLS_DIR = "calls"
@@ -52,7 +53,7 @@ class CallRecorder:
         with self._lock:
             handle = self._handles.get(name)
             if handle is None:
-                handle = self._handles[name] = _open_for_append(self.folder / name)
+                handle = self._handles[name] = open_append(self.folder / name)
             handle.write(line)
             handle.flush()
 
@@ -108,16 +109,3 @@ class LlmRecorder:
     def __call__(self, engine_id: str, request: dict[str, Any], response: dict[str, Any] | None,
                  error: str | None = None) -> None:
         self.recorder.llm(self.role, engine_id, request, response, error)
-
-
-def _open_for_append(path: Path) -> IO[str]:
-    """Append mode that never glues a new line onto a line cut short by a killed run."""
-    cut_short = False
-    if path.is_file() and path.stat().st_size:
-        with path.open("rb") as existing:
-            existing.seek(-1, 2)
-            cut_short = existing.read(1) != b"\n"
-    handle = path.open("a", encoding="utf-8")
-    if cut_short:
-        handle.write("\n")
-    return handle

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 # Options that do not change results: left out of the run's identity.
-_NOT_IDENTITY = ("output", "resume", "max_inflight", "cache", "progress", "replay_tools")
+_NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "progress", "replay_tools")
 
 
 @dataclass
@@ -33,6 +33,8 @@ class RunConfig:
     bootstrap_iters: int = 1000
     output: str | None = None
     resume: bool = False
+    overwrite: bool = False  # replace an earlier run in the output folder
+    strict_infra: bool = False  # a failed judge/tool call folded into a result fails its example instead
     max_inflight: int = 64
     cache: str | None = None
     progress: bool = True

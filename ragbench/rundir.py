@@ -1,24 +1,42 @@
 """A run's folder: its config, the per-task sample files (also the checkpoint), results.json.
 
 runs/<name>/
-  run.json              the config and its hash; "finished": false until the run completes
-  samples/<task>.jsonl  one line per example, appended as each finishes (the checkpoint), and
+  run.json              the config, its identity and hash, every attempt's cost; "finished": false
+                        until the run completes
+  samples/<task>.jsonl  one line per record, appended as each finishes (the checkpoint), and
                         rewritten in data order when the run completes
+  calls/                every LLM, retrieval and tool call (ragbench.recording)
   cache.sqlite          engine responses (unless --cache points elsewhere)
   results.json, report.md
+
+A record's checkpoint key is its example id (a bad record's: its line); its `index` is its position
+in the task's stream, set by the evaluator, so a task need not number its examples.
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .jsonl import open_append
 
 
 def _dump(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, default=str)
+
+
+def record_key(record: dict[str, Any]) -> str:
+    """The checkpoint key: the example id, or the bad record's position."""
+    return str(record["id"]) if record.get("id") is not None else f"#record-{record['index']}"
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
+    keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    return "; ".join(f"{k}: {json.dumps(old.get(k), default=str)[:60]} -> {json.dumps(new.get(k), default=str)[:60]}"
+                     for k in keys)
 
 
 class RunDir:
@@ -27,30 +45,47 @@ class RunDir:
         self.samples_dir = self.path / "samples"
         self._handles: dict[str, Any] = {}
 
-    def start(self, config: dict[str, Any], config_hash: str, resume: bool) -> None:
-        """Create the folder; with `resume`, check that it holds a run of the same config."""
+    @property
+    def meta(self) -> dict[str, Any] | None:
         meta_path = self.path / "run.json"
+        return json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
+
+    def start(self, config: dict[str, Any], identity: dict[str, Any], config_hash: str, resume: bool,
+              overwrite: bool = False) -> list[dict[str, Any]]:
+        """Create the folder; with `resume`, check that it holds a run of the same config; without,
+        refuse to replace an earlier run unless `overwrite`. Returns the earlier attempts' costs."""
+        previous = self.meta
         if resume:
-            if not meta_path.is_file():
+            if previous is None:
                 raise ConfigError(f"--resume: {self.path} holds no run to resume (no run.json); "
                                   "drop --resume to start one")
-            previous = json.loads(meta_path.read_text(encoding="utf-8"))
             if previous.get("config_hash") != config_hash:
-                raise ConfigError(f"--resume: {self.path} was run with a different configuration; "
+                changed = _differences(previous.get("identity") or {}, identity) or "options of an older ragbench"
+                raise ConfigError(f"--resume: {self.path} was run with a different configuration ({changed}); "
                                   "use the same options, or a new --output")
-        else:
-            for stale in self.samples_dir.glob("*.jsonl") if self.samples_dir.is_dir() else ():
-                stale.unlink()
-            for name in ("results.json", "report.md"):
+        elif previous is not None or (self.samples_dir.is_dir() and any(self.samples_dir.iterdir())):
+            if not overwrite:
+                raise ConfigError(f"{self.path} already holds a run: --resume continues it, --overwrite replaces "
+                                  "it, or choose another --output")
+            for name in ("samples", "calls"):
+                shutil.rmtree(self.path / name, ignore_errors=True)
+            for name in ("results.json", "report.md", "run.json", "nli_calls.jsonl", "cache.sqlite",
+                         "cache.sqlite-wal", "cache.sqlite-shm"):
                 (self.path / name).unlink(missing_ok=True)
+            previous = None
+        attempts = list((previous or {}).get("attempts") or [])
         self.samples_dir.mkdir(parents=True, exist_ok=True)
-        self._write_json("run.json", {"config": config, "config_hash": config_hash, "finished": False})
+        self._write_json("run.json", {"config": config, "identity": identity, "config_hash": config_hash,
+                                      "finished": False, "attempts": attempts})
+        return attempts
 
     def sample_path(self, task: str) -> Path:
         return self.samples_dir / f"{task}.jsonl"
 
-    def finished_indices(self, task: str) -> set[int]:
-        return {record["index"] for record in self.read_samples(task)}
+    def finished_keys(self, task: str) -> set[str]:
+        """Keys of the records that need no new attempt: scored examples and bad records (a failed
+        example is tried again)."""
+        return {record_key(r) for r in self.read_samples(task) if r.get("error") is None or r.get("bad_record")}
 
     def read_samples(self, task: str) -> list[dict[str, Any]]:
         """Complete lines of the checkpoint (a line cut short by a crash is ignored)."""
@@ -69,24 +104,29 @@ class RunDir:
     def append_sample(self, task: str, record: dict[str, Any]) -> None:
         handle = self._handles.get(task)
         if handle is None:
-            handle = self._handles[task] = self.sample_path(task).open("a", encoding="utf-8")
+            handle = self._handles[task] = open_append(self.sample_path(task))
         handle.write(_dump(record) + "\n")
         handle.flush()
 
     def finalize_samples(self, task: str) -> list[dict[str, Any]]:
-        """Rewrite the task's samples in data order (one line per record index) and return them."""
+        """Rewrite the task's samples in data order, the latest attempt of each record, and return them."""
         self.close()
-        by_index = {record["index"]: record for record in self.read_samples(task)}
-        records = [by_index[i] for i in sorted(by_index)]
+        by_key = {record_key(record): record for record in self.read_samples(task)}
+        records = sorted(by_key.values(), key=lambda record: record["index"])
         tmp = self.sample_path(task).with_suffix(".jsonl.tmp")
         tmp.write_text("".join(_dump(r) + "\n" for r in records), encoding="utf-8")
         os.replace(tmp, self.sample_path(task))
         return records
 
+    def record_attempt(self, attempt: dict[str, Any]) -> None:
+        meta = self.meta or {}
+        meta["attempts"] = [*(meta.get("attempts") or []), attempt]
+        self._write_json("run.json", meta)
+
     def finish(self, results: dict[str, Any], report: str) -> None:
         self._write_json("results.json", results)
         (self.path / "report.md").write_text(report, encoding="utf-8")
-        meta = json.loads((self.path / "run.json").read_text(encoding="utf-8"))
+        meta = self.meta or {}
         meta["finished"] = True
         self._write_json("run.json", meta)
 

@@ -19,10 +19,13 @@ Retrieval uses this (`ragbench.retrieval.handle`) with a scheduler of its own.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 
 from .cache import ResponseCache
 from .engines.base import Engine, EngineError, Request, Response
+
+log = logging.getLogger(__name__)
 
 _SETTLE_ROUNDS = 64
 _QUIET_ROUNDS = 3
@@ -35,6 +38,7 @@ class CallStats:
     cache_hits: int = 0
     shared: int = 0  # requests answered by an identical request already in flight
     errors: int = 0
+    cache_errors: int = 0  # cache writes that failed (answers were still delivered)
     in_flight: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -130,25 +134,42 @@ class Scheduler:
         slots = asyncio.Semaphore(getattr(queue.engine, "parallel_batches", 1))
         while True:
             await queue.wake.wait()
-            await self._settle(queue)
-            while queue.size:
-                await slots.acquire()
+            try:
                 await self._settle(queue)
-                if not queue.size:
-                    slots.release()
-                    break
-                batch = self._take_batch(queue)
-                task = asyncio.create_task(self._run_batch(queue, batch))
-                self._tasks.add(task)
-                task.add_done_callback(lambda done: (self._tasks.discard(done), slots.release()))
+                while queue.size:
+                    await slots.acquire()
+                    await self._settle(queue)
+                    if not queue.size:
+                        slots.release()
+                        break
+                    batch = self._take_batch(queue)
+                    task = asyncio.create_task(self._run_batch(queue, batch))
+                    self._tasks.add(task)
+                    task.add_done_callback(lambda done: (self._tasks.discard(done), slots.release()))
+            except Exception as exc:  # a bug here must not leave callers waiting: fail what is queued
+                self._fail_queued(queue, EngineError(f"scheduler failed: {type(exc).__name__}: {exc}"))
             queue.wake.clear()
 
+    def _fail_queued(self, queue: _EngineQueue, error: EngineError) -> None:
+        for group in queue.groups.values():
+            for _, key, future in group:
+                self._finish(key, future, error)
+        queue.groups.clear()
+        queue.size = 0
+
     async def _run_batch(self, queue: _EngineQueue, batch: list[tuple[Request, str, asyncio.Future]]) -> None:
+        """One batch on the engine. Whatever goes wrong (the engine raising, answering a different
+        number of requests, the cache failing) ends every request of the batch - with its answer or a
+        clear error - so that no caller waits forever."""
         requests = [request for request, _, _ in batch]
         try:
             results = await asyncio.to_thread(queue.engine.generate, requests)
+            if not isinstance(results, list) or len(results) != len(batch):
+                count = len(results) if isinstance(results, list) else type(results).__name__
+                raise EngineError(f"engine {queue.engine.engine_id} answered {count} results for {len(batch)} requests")
         except Exception as exc:  # the whole batch failed: every request gets the error
-            results = [EngineError(f"{type(exc).__name__}: {exc}")] * len(batch)
+            error = exc if isinstance(exc, EngineError) else EngineError(f"{type(exc).__name__}: {exc}")
+            results = [error] * len(batch)
         self.stats.batches += 1
         for (request, key, future), result in zip(batch, results):
             self._finish(key, future, result)
@@ -166,11 +187,17 @@ class Scheduler:
 
     def _cache_results(self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]],
                        results: list) -> None:
-        """Write a batch's answers to the cache in one transaction."""
+        """Write a batch's answers to the cache in one transaction. The answers have reached their
+        callers already: a cache that fails (a locked shared file) is counted and logged, not fatal."""
         if self.cache is not None and getattr(engine, "cacheable", True):
-            self.cache.put_many([(key, engine.engine_id, request, result)
-                                 for (request, key, _), result in zip(batch, results)
-                                 if not isinstance(result, Exception)])
+            try:
+                self.cache.put_many([(key, engine.engine_id, request, result)
+                                     for (request, key, _), result in zip(batch, results)
+                                     if not isinstance(result, Exception)])
+            except Exception as exc:
+                self.stats.cache_errors += 1
+                log.warning("response cache write failed (%s: %s); the answers are used, not cached",
+                            type(exc).__name__, exc)
 
     def _finish(self, key: str, future: asyncio.Future, result: Response | EngineError) -> None:
         self._in_flight.pop(key, None)

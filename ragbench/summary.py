@@ -22,17 +22,42 @@ def results_table(results: dict[str, Any]) -> str:
 
 
 def counts_table(results: dict[str, Any]) -> str:
-    rows = ["| task | records | scored | failed examples | bad records |", "|---|---:|---:|---:|---:|"]
+    rows = ["| task | records | scored | failed examples | bad records | missing |", "|---|---:|---:|---:|---:|---:|"]
     for task, counts in results["counts"].items():
         rows.append(f"| {task} | {counts['records']} | {counts['scored']} | {counts['failed']} | "
-                    f"{counts['bad_records']} |")
+                    f"{counts['bad_records']} | {counts.get('missing', 0)} |")
     return "\n".join(rows)
 
 
 def cost_line(cost: dict[str, Any]) -> str:
-    return (f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s); "
-            f"LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
+    attempts = f" over {cost['attempts']} attempts" if cost.get("attempts", 1) > 1 else ""
+    return (f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
+            f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
             f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out")
+
+
+def failure_lines(results: dict[str, Any]) -> list[str]:
+    """The most common causes of failed records, and of failed calls folded into results, per task
+    (console and report)."""
+    lines = [f"{task}: {entry['count']} x {entry['cause']}"
+             for task, causes in (results.get("failures") or {}).items() for entry in causes]
+    for task, infra in (results.get("infrastructure_failures") or {}).items():
+        lines.append(f"{task}: {infra['calls']} failed judge/tool/retrieval call(s) in {infra['examples']} scored "
+                     "example(s) were folded into results as upstream does (--strict-infra fails them instead): "
+                     + "; ".join(f"{c['count']} x {c['cause']}" for c in infra["causes"]))
+    return lines
+
+
+def models_line(config: dict[str, Any]) -> str:
+    """Every model the run used: the system's, the judges', the NLI model (or where outputs came from)."""
+    model = config.get("model")
+    parts = [f"model `{model}`" if model else
+             f"outputs recorded in `{(config.get('system_args') or {}).get('path', '?')}`"]
+    if config.get("judges"):
+        parts.append("judges " + ", ".join(f"`{j}`" for j in config["judges"]))
+    if config.get("nli"):
+        parts.append(f"NLI `{config['nli']}`")
+    return ", ".join(parts)
 
 
 def _ci(entry: dict[str, Any]) -> str:
@@ -97,7 +122,7 @@ def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str
     lines = [
         f"# ragbench run: {config['system']} on {', '.join(config['tasks'])}",
         "",
-        f"model `{config['model']}`, seed {config['seed']}, ragbench {results['versions']['ragbench']}"
+        f"{models_line(config)}, seed {config['seed']}, ragbench {results['versions']['ragbench']}"
         f" (git {results['versions'].get('git_hash') or 'n/a'})"
         + ("" if results["complete"] else " - **incomplete: some examples failed, see counts**"),
         "",
@@ -108,6 +133,9 @@ def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str
         cost_line(results["cost"]),
         "",
     ]
+    failures = failure_lines(results)
+    if failures:
+        lines += ["## Most common failures", "", *[f"- {line}" for line in failures], ""]
     figures = system_stats_sections(results)
     if figures:
         lines += [f"## System statistics ({config['system']})", ""] + figures

@@ -341,6 +341,21 @@ def test_dropped_connection_is_retried(server, failure):
     assert len(server.requests) == 3
 
 
+@pytest.mark.parametrize("body", [b"<html>502 Bad Gateway</html>", b'{"choices": []}', b'{"object": "error"}'])
+def test_a_200_whose_body_is_not_a_completion_is_retried(server, body):
+    server.then({"status": 200, "body": body})
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+    assert generate(engine, chat("hi")).text == "echo0: hi"
+    assert len(server.requests) == 2
+
+
+def test_a_200_that_stays_unreadable_fails_with_the_body_named(server):
+    server.then(*[{"status": 200, "body": b"<html>proxy error</html>"}] * 3)
+    engine = OpenAIEngine("m", base_url=server.base_url, max_retries=2, **FAST)
+    with pytest.raises(EngineError, match=r"unreadable response .*proxy error.*\(3 attempts\)"):
+        generate(engine, chat())
+
+
 def test_connection_refused_is_retried_then_reported(monkeypatch):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -19,7 +19,8 @@ OPENAI_API_KEY; it may be unset for local servers) when the HTTP client is creat
 in that client's Authorization header: it is never an attribute, never part of engine_id or repr,
 and is redacted from every error message and log line.
 
-Failures: HTTP 429, any 5xx, timeouts and dropped connections are retried up to `max_retries`
+Failures: HTTP 429, any 5xx, timeouts, dropped connections and 2xx bodies that are not a completion
+(not JSON, cut short, no choices: a proxy's error page) are retried up to `max_retries`
 times with full-jitter exponential backoff (uniform(0, min(backoff_max, backoff_base * 2**attempt)));
 a Retry-After header (seconds or HTTP date) on 429/503 replaces the computed delay, capped at
 backoff_max. Other 4xx fail at once. The final failure is a one-line `EngineError`.
@@ -106,6 +107,10 @@ def _completion_logprobs(data: Any) -> list[TokenLogprobs] | None:
         out.append(TokenLogprobs(token=token, logprob=float("nan") if value is None else float(value),
                                  top={t: float(v) for t, v in top.items()}))
     return out
+
+
+class _Unreadable(ValueError):
+    """An HTTP 2xx whose body is not a completion (not JSON, cut short, no choices)."""
 
 
 class OpenAIEngine(Engine):
@@ -263,16 +268,20 @@ class OpenAIEngine(Engine):
             else:
                 status = response.status_code
                 if 200 <= status < 300:
-                    return self._parse(request, response, chat, url, attempt + 1)
-                what = f"HTTP {status}: {self._excerpt(response)}"
-                if status != 429 and status < 500:
-                    if status == 401 and not os.environ.get(self.api_key_env):
-                        what += f" (environment variable {self.api_key_env} is not set)"
-                    elif status == 404:
-                        what += " (does the base URL end with the API prefix, e.g. /v1?)"
-                    raise self._failure(url, what, attempt + 1)
-                if status in (429, 503):
-                    delay = retry_after_seconds(response.headers.get("retry-after"))
+                    try:
+                        return self._parse(request, response, chat)
+                    except _Unreadable as exc:  # a proxy's HTML page, a cut body: transient, retried
+                        what = f"unreadable response ({exc}): {self._excerpt(response)}"
+                else:
+                    what = f"HTTP {status}: {self._excerpt(response)}"
+                    if status != 429 and status < 500:
+                        if status == 401 and not os.environ.get(self.api_key_env):
+                            what += f" (environment variable {self.api_key_env} is not set)"
+                        elif status == 404:
+                            what += " (does the base URL end with the API prefix, e.g. /v1?)"
+                        raise self._failure(url, what, attempt + 1)
+                    if status in (429, 503):
+                        delay = retry_after_seconds(response.headers.get("retry-after"))
             if attempt == self.max_retries:
                 break
             if delay is None:
@@ -283,8 +292,7 @@ class OpenAIEngine(Engine):
             await asyncio.sleep(delay)
         raise self._failure(url, what, self.max_retries + 1)
 
-    def _parse(self, request: Request, response: httpx.Response, chat: bool, url: str,
-               attempts: int) -> Response:
+    def _parse(self, request: Request, response: httpx.Response, chat: bool) -> Response:
         try:
             data = response.json()
             choices = sorted(data["choices"], key=lambda choice: choice.get("index", 0))
@@ -304,5 +312,4 @@ class OpenAIEngine(Engine):
                             completion_tokens=int(usage.get("completion_tokens") or 0),
                             finish_reason=choices[0].get("finish_reason") or "stop")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise self._failure(url, f"unreadable response ({type(exc).__name__}: {exc}): "
-                                     f"{self._excerpt(response)}", attempts) from None
+            raise _Unreadable(f"{type(exc).__name__}: {exc}") from None

@@ -1,0 +1,301 @@
+"""Runs that never lose or silently mis-score an example: checkpoint keys, cut lines, completeness,
+resume of failures, no silent overwrite, dispatcher failures, shared caches, seeds, folded failures."""
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+from conftest import write_jsonl
+from helpers import cli, run, samples
+
+from ragbench.cache import ResponseCache
+from ragbench.engines.base import Engine, EngineError, Request, Response, Sampling
+from ragbench.errors import ConfigError
+from ragbench.evaluator import Evaluator, RunConfig
+from ragbench.jsonl import open_append
+from ragbench.scheduler import Scheduler
+from ragbench.system import System
+from ragbench.task import Task
+from ragbench.types import Example, Prediction
+
+
+def popqa(tmp_path, n=4, ids=None):
+    ids = ids or [f"q{i}" for i in range(n)]
+    return write_jsonl(tmp_path / "popqa.jsonl", [
+        {"id": i, "question": f"Who is {i}?", "answers": [f"ans {i}"], "ctxs": [{"id": "d", "title": "T", "text": "x"}]}
+        for i in ids])
+
+
+# --- checkpoint files -----------------------------------------------------------------------------
+
+def test_a_line_cut_at_any_byte_never_glues_onto_the_next_append(tmp_path):
+    whole = json.dumps({"id": "a", "index": 0}) + "\n"
+    for cut in range(1, len(whole)):
+        path = tmp_path / f"cut{cut}.jsonl"
+        path.write_text(whole[:cut])
+        with open_append(path) as handle:
+            handle.write(json.dumps({"id": "b", "index": 1}) + "\n")
+        lines = path.read_text().splitlines()
+        assert json.loads(lines[-1]) == {"id": "b", "index": 1}, cut
+        if cut < len(whole) - 1:
+            assert len(lines) == 2  # the cut line alone, unreadable, then the new whole one
+
+
+def test_a_killed_run_cut_mid_line_is_resumed_to_every_example(tmp_path):
+    data = popqa(tmp_path, n=6)
+    run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    sample_file = tmp_path / "run" / "samples" / "popqa.jsonl"
+    text = sample_file.read_text()
+    sample_file.write_text(text[: len(text) // 2])  # the kill: half the records, the last cut mid-line
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    meta["finished"] = False
+    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
+    results = run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
+                  resume=True)
+    assert results["complete"] and results["counts"]["popqa"]["records"] == 6
+    assert [r["id"] for r in samples(tmp_path / "run", "popqa")] == [f"q{i}" for i in range(6)]
+
+
+class NoIndexTask(Task):
+    """A third-party task that leaves Example.index at its default."""
+
+    name = "no_index"
+    metrics = ("match",)
+
+    def examples(self):
+        for i in range(5):
+            yield Example(id=f"e{i}", question=f"q{i}", gold={"answers": [f"q{i}"]})
+
+    def build_prompt(self, example, docs=None, **options):
+        return example.question
+
+
+def test_examples_are_keyed_by_id_so_a_task_need_not_number_them(tmp_path, monkeypatch):
+    from ragbench.registry import get_registry
+
+    registry = get_registry()
+    monkeypatch.setitem(registry.entries["tasks"], "no_index",
+                        registry.entries["tasks"]["demo"].__class__(kind="tasks", name="no_index",
+                                                                    target="test_run_integrity:NoIndexTask"))
+    results = run(tmp_path, tasks=["no_index"], system="closed_book", model="scripted:echo")
+    assert results["counts"]["no_index"] == {"records": 5, "scored": 5, "failed": 0, "bad_records": 0, "missing": 0}
+    assert [r["index"] for r in samples(tmp_path / "run", "no_index")] == [0, 1, 2, 3, 4]
+
+
+def test_a_repeated_example_id_is_a_bad_record_not_a_lost_one(tmp_path):
+    data = popqa(tmp_path, ids=["a", "b", "a"])
+    results = run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    assert results["counts"]["popqa"]["bad_records"] == 1 and not results["complete"]
+    assert "repeats an earlier record" in samples(tmp_path / "run", "popqa")[2]["error"]
+
+
+# --- resume and overwrite --------------------------------------------------------------------------
+
+class FlakyOnce(Engine):
+    """Fails every request of its first batch; answers like echo afterwards."""
+
+    kind = "flaky"
+    failed = False
+
+    def generate(self, requests):
+        if not FlakyOnce.failed:
+            FlakyOnce.failed = True
+            return [EngineError("connection failed (7 attempts)")] * len(requests)
+        return [Response(texts=[r.prompt.rsplit("\n", 1)[-1]]) for r in requests]
+
+
+def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypatch):
+    data = popqa(tmp_path, n=3)
+    monkeypatch.setattr("ragbench.evaluator.load_engine", lambda model, **options: FlakyOnce(model))
+    FlakyOnce.failed = False
+    first = run(tmp_path, tasks=["popqa"], system="closed_book", model="flaky:x", data={"popqa": str(data)})
+    assert first["counts"]["popqa"]["failed"] == 3
+    assert first["failures"]["popqa"] == [{"cause": "EngineError: connection failed (7 attempts)", "count": 3}]
+    second = run(tmp_path, tasks=["popqa"], system="closed_book", model="flaky:x", data={"popqa": str(data)},
+                 resume=True)
+    assert second["complete"] and second["counts"]["popqa"]["scored"] == 3
+    assert second["cost"]["attempts"] == 2 and second["cost"]["examples"] == 6
+    assert second["cost"]["this_attempt"]["examples"] == 3
+
+
+def test_resuming_a_finished_run_loads_nothing_and_keeps_its_results(tmp_path, monkeypatch):
+    data = popqa(tmp_path, n=2)
+    run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    before = (tmp_path / "run" / "results.json").read_text()
+    monkeypatch.setattr("ragbench.evaluator.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
+    outcome = Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
+                                  output=str(tmp_path / "run"), resume=True, progress=False,
+                                  bootstrap_iters=200)).run()
+    assert outcome.already_finished and (tmp_path / "run" / "results.json").read_text() == before
+
+
+def test_an_existing_run_is_never_overwritten_without_resume_or_overwrite(tmp_path):
+    data = popqa(tmp_path, n=2)
+    run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    with pytest.raises(ConfigError, match="already holds a run: --resume continues it, --overwrite replaces it"):
+        run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    again = run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
+                overwrite=True)
+    assert again["cost"]["cache_hits"] == 0  # the earlier run's cache went with it
+
+
+def test_a_resume_with_other_options_names_what_differs(tmp_path):
+    data = popqa(tmp_path, n=2)
+    run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    with pytest.raises(ConfigError, match=r"different configuration \(limit: null -> 1\)"):
+        run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
+            limit=1, resume=True)
+
+
+def test_limit_zero_is_a_configuration_error(tmp_path):
+    result = cli("--tasks", "demo", "--limit", "0", "--output", str(tmp_path / "r"))
+    assert result.returncode == 2 and "--limit 0: give at least 1" in result.stderr
+
+
+def test_the_console_names_the_most_common_failure_causes(tmp_path):
+    rules = tmp_path / "rules.json"
+    rules.write_text("not json")
+    data = popqa(tmp_path, n=2)
+    script = tmp_path / "fail.py"
+    script.write_text("from ragbench.engines.base import EngineError\n"
+                      "def answer(request):\n    raise EngineError('connection failed (7 attempts)')\n")
+    result = cli("--tasks", "popqa", "--data", f"popqa={data}", "--system", "closed_book", "--model",
+                 "scripted:fail:answer", "--output", str(tmp_path / "r"), "--no-progress",
+                 env={"PYTHONPATH": str(tmp_path)})
+    assert result.returncode == 1
+    assert "popqa: 2 x EngineError: connection failed (7 attempts)" in result.stderr
+
+
+# --- the dispatcher never hangs ------------------------------------------------------------------------
+
+class ShortAnswers(Engine):
+    kind = "short"
+
+    def generate(self, requests):
+        return [Response(texts=["only one"])]  # fewer results than requests
+
+
+class BrokenCache(ResponseCache):
+    def put_many(self, entries):
+        raise RuntimeError("database is locked")
+
+
+def run_requests(engine, n, cache=None):
+    async def go():
+        scheduler = Scheduler(cache)
+        try:
+            return await asyncio.wait_for(asyncio.gather(
+                *(scheduler.submit(engine, Request(prompt=f"p{i}", sampling=Sampling())) for i in range(n)),
+                return_exceptions=True), timeout=10)
+        finally:
+            await scheduler.close()
+    return asyncio.run(go())
+
+
+def test_an_engine_answering_fewer_results_fails_the_batch_instead_of_hanging():
+    results = run_requests(ShortAnswers("m"), 3)
+    assert all(isinstance(r, EngineError) and "answered 1 results for 3 requests" in str(r) for r in results)
+
+
+def test_a_failing_cache_does_not_stop_the_answers(tmp_path):
+    from ragbench.engines.scripted import ScriptedEngine
+
+    cache = BrokenCache(tmp_path / "c.sqlite")
+    results = run_requests(ScriptedEngine("echo"), 3, cache)
+    assert [r.text for r in results] == ["p0", "p1", "p2"]
+    cache.close()
+
+
+def _write_many(path: str, offset: int) -> None:
+    cache = ResponseCache(path)
+    for i in range(200):
+        request = Request(prompt=f"{offset}-{i}")
+        cache.put_many([(request.cache_key("e"), "e", request, Response(texts=["x"]))])
+    cache.close()
+
+
+def test_two_processes_share_one_cache_file(tmp_path):
+    path = str(tmp_path / "shared.sqlite")
+    ResponseCache(path).close()
+    workers = [multiprocessing.get_context("spawn").Process(target=_write_many, args=(path, n)) for n in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert [w.exitcode for w in workers] == [0, 0]
+    assert len(ResponseCache(path)) == 400
+
+
+# --- seeds and folded failures ------------------------------------------------------------------------
+
+class SeedProbe(System):
+    name = "seed_probe"
+
+    def __init__(self, max_tokens: int = 8) -> None:
+        self.max_tokens = max_tokens
+
+    async def run(self, example, ctx):
+        first = await ctx.llm.generate(example.question, temperature=0.7)
+        await ctx.llm.generate(example.question, temperature=0.0)
+        own = await ctx.llm.generate(example.question, temperature=0.7, seed=5)
+        return Prediction(example_id=example.id, answer=first.text, extras={"own": own.text})
+
+
+def test_every_sampled_call_gets_a_seed_from_the_run_seed_example_and_call(tmp_path):
+    data = popqa(tmp_path, n=3)
+    seeds = {}
+    for name, inflight in (("a", 1), ("b", 3)):
+        run(tmp_path, name=name, tasks=["popqa"], system="closed_book", model="scripted:echo",
+            data={"popqa": str(data)}, seed=7, max_inflight=inflight)
+    from ragbench.registry import get_registry
+    registry = get_registry()
+    registry.entries["systems"]["seed_probe"] = registry.entries["systems"]["closed_book"].__class__(
+        kind="systems", name="seed_probe", target="test_run_integrity:SeedProbe")
+    try:
+        for name, inflight, seed in (("c", 1, 7), ("d", 3, 7), ("e", 1, 8)):
+            run(tmp_path, name=name, tasks=["popqa"], system="seed_probe", model="scripted:echo",
+                data={"popqa": str(data)}, seed=seed, max_inflight=inflight)
+            seeds[name] = [[s["request"]["sampling"]["seed"] for s in r["trace"]] for r in samples(tmp_path / name, "popqa")]
+    finally:
+        del registry.entries["systems"]["seed_probe"]
+    assert seeds["c"] == seeds["d"]  # independent of how many examples ran together
+    assert seeds["c"] != seeds["e"]  # the run seed reaches them
+    first, greedy, own = seeds["c"][0]
+    assert isinstance(first, int) and greedy is None and own == 5
+    assert len({row[0] for row in seeds["c"]}) == 3  # per example
+
+
+class KgDown(System):
+    name = "kg_down"
+    uses_llm = False
+
+    def __init__(self, max_tokens: int = 8) -> None:
+        self.max_tokens = max_tokens
+
+    async def run(self, example, ctx):
+        try:
+            with ctx.step("tool", "kg.lookup", {"entity": example.question}):
+                raise ConnectionError("KG unreachable")
+        except ConnectionError:
+            pass  # the baseline goes on without KG results, as upstream does
+        return Prediction(example_id=example.id, answer="x")
+
+
+def test_failed_calls_folded_into_results_are_counted_or_fail_the_example_when_strict(tmp_path):
+    from ragbench.registry import get_registry
+    registry = get_registry()
+    registry.entries["systems"]["kg_down"] = registry.entries["systems"]["closed_book"].__class__(
+        kind="systems", name="kg_down", target="test_run_integrity:KgDown")
+    data = popqa(tmp_path, n=2)
+    try:
+        lenient = run(tmp_path, name="a", tasks=["popqa"], system="kg_down", data={"popqa": str(data)})
+        strict = run(tmp_path, name="b", tasks=["popqa"], system="kg_down", data={"popqa": str(data)},
+                     strict_infra=True)
+    finally:
+        del registry.entries["systems"]["kg_down"]
+    assert lenient["complete"] and lenient["infrastructure_failures"]["popqa"]["calls"] == 2
+    assert lenient["infrastructure_failures"]["popqa"]["causes"][0]["cause"].startswith("kg.lookup: ConnectionError")
+    assert strict["counts"]["popqa"]["failed"] == 2 and not strict["complete"]

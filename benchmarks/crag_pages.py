@@ -89,7 +89,10 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=50)
     parser.add_argument("--questions", type=int, default=8)
     parser.add_argument("--llm-seconds", type=float, default=2.0)
+    parser.add_argument("--quick", action="store_true", help="a small run for CI (5 pages, 2 questions)")
     args = parser.parse_args()
+    if args.quick:
+        args.pages, args.questions, args.llm_seconds = 5, 2, 0.2
     figures = throughput([page(i) for i in range(args.pages)])
     print("page size {kb_per_page:.0f} kB, {sentences_per_page:.0f} sentences".format(**figures))
     print("HTML -> sentences: {pages_per_s_serial:.1f} pages/s in-process, {pages_per_s_workers:.1f} pages/s "

@@ -80,7 +80,8 @@ def raw_engine(cfg: RunConfig, batch: int) -> tuple[float, float, int]:
     planned = Evaluator(cfg).planned[0]
     task, system = planned.task, planned.system
     started = time.perf_counter()
-    prompts = [task.build_prompt(example, system.documents(example)) for example in task.examples()]
+    # vanilla on the default `provided` retriever shows the example's first top_n passages
+    prompts = [task.build_prompt(example, example.docs[: system.top_n]) for example in task.examples()]
     prep = time.perf_counter() - started
     sampling = Sampling.make(**system.sampling)
     requests = [Request(prompt=prompt, sampling=sampling) for prompt in prompts]
@@ -95,6 +96,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=5000)
+    parser.add_argument("--quick", action="store_true", help="300 records (CI)")
     parser.add_argument("--ctxs", type=int, default=5, help="passages per record")
     parser.add_argument("--bootstrap-iters", type=int, default=1000)
     parser.add_argument("--engine-batch", type=int, default=16)
@@ -103,6 +105,8 @@ def main() -> None:
                         help="also profile one cold run with cProfile and print the top 15 functions")
     parser.add_argument("--keep", action="store_true", help="keep (and print) the temporary directory")
     args = parser.parse_args()
+    if args.quick:
+        args.records = 300
 
     tmp_handle = tempfile.TemporaryDirectory(prefix="ragbench-harness-")
     tmp = Path(tmp_handle.name)

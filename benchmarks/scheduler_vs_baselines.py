@@ -226,7 +226,10 @@ def main() -> None:
                         help="run (a) on the first N examples and extrapolate by time per call "
                              "(0 = all examples; ~2 minutes at the defaults)")
     parser.add_argument("--show-batches", action="store_true", help="print the scheduler's batch sizes")
+    parser.add_argument("--quick", action="store_true", help="a small run for CI (64 examples, (a) on 8)")
     args = parser.parse_args()
+    if args.quick:
+        args.examples, args.sequential_examples = 64, 8
 
     weights = [float(w) for w in args.weights.split(",")]
     if len(weights) != MAX_ITERATIONS:

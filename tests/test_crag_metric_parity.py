@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 
 import pytest
-from crag_helpers import FixtureJudge, example_of, metric_ctx, parity_fixture, tokenizer_dir
+from crag_helpers import FixtureJudge, example_of, llama2_tokenizer_dir, metric_ctx, parity_fixture
 
 from ragbench.metrics.crag import (CragAutoEval, CragHumanEval, CragRepoAutoEval, parse_crag_repo,
                                    parse_kddcup2024, truncate_prediction)
@@ -66,7 +66,7 @@ def test_judge_sampling_follows_each_evaluator():
 def test_truncation_equals_upstream_llama2_trim():
     fixture = parity_fixture("kddcup2024")
     for row, upstream in zip(fixture["rows"], fixture["per_row"]):
-        assert truncate_prediction(row["prediction"], tokenizer_dir()) == upstream["truncated"], row["id"]
+        assert truncate_prediction(row["prediction"], llama2_tokenizer_dir()) == upstream["truncated"], row["id"]
 
 
 def test_judge_system_prompts_are_byte_exact():

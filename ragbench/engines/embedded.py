@@ -9,7 +9,9 @@ Nothing here imports torch or transformers at module level.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import os
 import shutil
 from pathlib import Path
@@ -72,7 +74,7 @@ def embedded_safetensors_dir(cache_dir: str | os.PathLike | None = None) -> Path
     source = embedded_model_dir()  # fail fast, before importing torch
     try:
         import torch  # noqa: F401
-        import transformers  # noqa: F401
+        import transformers
     except ImportError as exc:
         raise ConfigError(f"converting the embedded model needs transformers ({exc}); "
                           "run `pip install ragbench[hf]`") from exc
@@ -80,7 +82,9 @@ def embedded_safetensors_dir(cache_dir: str | os.PathLike | None = None) -> Path
     scratch = target.parent / f".{CONVERTED_NAME}.tmp-{os.getpid()}"
     shutil.rmtree(scratch, ignore_errors=True)
     try:
-        model, tokenizer = load_embedded()
+        transformers.utils.logging.disable_progress_bar()
+        with contextlib.redirect_stderr(io.StringIO()):  # the GGUF reader's own tqdm bar, once per machine
+            model, tokenizer = load_embedded()
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config

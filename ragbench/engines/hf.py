@@ -47,7 +47,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs, apply_stop
-from .embedded import EMBEDDED_GGUF, embedded_model_dir, is_embedded
+from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir"]
 
@@ -91,17 +91,30 @@ def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]
     return [int(token) for token in rendered]
 
 
+def cpu_threads(torch: Any, threads: int | None) -> int:
+    """Torch's CPU threads: `threads`, else one fewer than the cores (at least 1). Torch's default
+    (every core) collapses when anything else runs: a 96-question run took 832 s at 2 threads and
+    60 s at 1 on a busy 2-core machine."""
+    count = int(threads) if threads is not None else max(1, (os.cpu_count() or 1) - 1)
+    if count < 1:
+        raise ConfigError(f"hf engine: threads must be >= 1, got {threads}")
+    torch.set_num_threads(count)
+    return count
+
+
 class HFEngine(Engine):
     kind = "hf"
 
     def __init__(self, model: str = "embedded", batch_size: int = 16, dtype: str | None = None,
-                 device: str | None = None, trust_remote_code: bool = False, **options: Any) -> None:
+                 device: str | None = None, trust_remote_code: bool = False, threads: int | None = None,
+                 **options: Any) -> None:
         if options:
             raise ConfigError(f"hf engine: unknown option(s) {', '.join(sorted(options))}; "
-                              "known: batch_size, dtype, device, trust_remote_code")
+                              "known: batch_size, dtype, device, trust_remote_code, threads")
         super().__init__(model)
         torch, transformers = _import_hf()
         self._torch = torch
+        self.threads = cpu_threads(torch, threads)
         self.max_batch_size = int(batch_size)
         if self.max_batch_size < 1:
             raise ConfigError(f"hf engine: batch_size must be >= 1, got {batch_size}")
@@ -124,8 +137,9 @@ class HFEngine(Engine):
         gguf_file = None
         local_only = _offline()
         if is_embedded(self.model):
+            # the GGUF de-quantized once into a safetensors folder (~/.cache/ragbench), not on every run
             self.model = "embedded"
-            folder, gguf_file, local_only = str(embedded_model_dir()), EMBEDDED_GGUF, True
+            folder, local_only = str(embedded_safetensors_dir()), True
         else:
             path = Path(self.model).expanduser()
             if path.exists() or self.model.startswith(("/", ".", "~")) or self.model.endswith(".gguf"):
@@ -153,6 +167,7 @@ class HFEngine(Engine):
             model = auto.from_pretrained(folder, dtype=dtype, local_files_only=local_files_only, **extra)
             return model, tokenizer
 
+        transformers.utils.logging.disable_progress_bar()  # loading bars are noise beside the run's own
         try:
             try:
                 model, tokenizer = load(True)

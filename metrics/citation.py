@@ -58,6 +58,18 @@ def resolve(refs: list[int], n_docs: int) -> list[int] | None:
     return refs
 
 
+class MissingDocuments(ValueError):
+    """Citations with no documents to check them against: an error, never a silent 0."""
+
+
+def check_documents_known(prediction: Prediction) -> None:
+    """Outputs scored from a predictions file without "docs": which documents the citations point to
+    is unknown, so citation metrics fail (counted) instead of reporting upstream's 0 for every citation."""
+    if prediction.extras.get("docs_unknown") and cited_numbers(prediction.answer):
+        raise MissingDocuments("the answer cites documents but the predictions line has no \"docs\" (the documents "
+                               "shown to the model, in order): add them to score citations")
+
+
 async def citation_scores(statements: list[str], docs: list[Document], nli: Any,
                           at_most_citations: int | None = 3) -> dict[str, float] | None:
     """Per-item citation recall and precision (x100) of `statements` against the shown `docs`."""
@@ -114,6 +126,7 @@ class Citation(Metric):
         return sent_tokenize(answer)
 
     async def score(self, example: Example, prediction: Prediction, ctx=None) -> dict[str, Any]:
+        check_documents_known(prediction)
         scores = await citation_scores(self.statements(example, prediction.answer), prediction.docs,
                                        ctx.nli, self.at_most_citations)
         return scores if scores is not None else {key: None for key in self.keys}

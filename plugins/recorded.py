@@ -51,9 +51,11 @@ class Recorded(System):
         docs = [Document.from_dict(d) for d in record.get("docs") or []]
         output = record["output"]
         answer = ctx.task.postprocess(output)
+        extras = {"label": record["label"]} if "label" in record else {}
+        if "docs" not in record:  # which documents were shown is unknown (not: none were shown)
+            extras["docs_unknown"] = True
         return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=docs,
-                          citations=ctx.task.citations(answer),
-                          extras={"label": record["label"]} if "label" in record else {})
+                          citations=ctx.task.citations(answer), extras=extras)
 
     def report(self, seen_ids: set[str], complete_data: bool) -> dict[str, Any]:
         """Bad lines of the file and (when the whole task was read) ids not in the task's data."""

@@ -46,8 +46,8 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
         values = [s["scores"][key] for s in scored if s["scores"][key] is not None]
         entry = summarise(values, aggregate, iterations, seed)
         entry["n_none"] = sum(1 for s in scored if s["scores"][key] is None)
-        entry["n_errors"] = sum(1 for s in samples if s.get("error") is not None
-                                or key in (s.get("score_errors") or {}))
+        entry["n_errors"] = sum(1 for s in samples if s.get("error") is not None  # score_errors: by metric name
+                                or metric.name in (s.get("score_errors") or {}))
         entry["higher_is_better"] = metric.higher_is_better
         slices: dict[str, dict[str, Any]] = {}
         for field in slice_fields:

@@ -230,3 +230,15 @@ def test_bootstrap_mid_equals_rouge_score_bootstrap_aggregator_with_the_same_see
     np.random.seed(7)
     expected = aggregator.aggregate()["rougeLsum"].mid.fmeasure
     assert bootstrap_mid(values, 7) == pytest.approx(expected, abs=1e-12)
+
+
+def test_predictions_without_docs_fail_citation_metrics_instead_of_scoring_zero(tmp_path):
+    predictions = write_predictions(tmp_path / "predictions.jsonl", "asqa", with_docs=False)
+    results = run(tmp_path, tasks=["alce_asqa"], system="recorded", system_args={"path": str(predictions)},
+                  data={"alce_asqa": str(ALCE_DATA / DATA_FILES["asqa"])}, nli=f"replay:{NLI_REPLAY}",
+                  task_args={"run_py_cleanup": False})
+    citing = [s for s in samples(tmp_path / "run", "alce_asqa") if "[" in s["prediction"]["answer"]]
+    assert citing and all("no \"docs\"" in s["score_errors"]["citation"] for s in citing)
+    detail = results["details"]["alce_asqa"]["citation_rec"]
+    assert detail["n_errors"] == len(citing) and detail["n"] + detail["n_none"] == 6 - len(citing)
+    assert results["details"]["alce_asqa"]["str_em"]["n_errors"] == 0  # correctness is still scored

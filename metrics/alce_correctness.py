@@ -44,6 +44,7 @@ class StrEm(Metric):
     str_hit = 100 when all of them are."""
 
     name = "str_em"
+    gold_needs = ("qa_pairs",)
     keys = ("str_em", "str_hit")
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
@@ -71,6 +72,7 @@ class QampariF1(Metric):
     rec_top5 counts at most 5 hits out of at most 5 gold answers."""
 
     name = "qampari"
+    gold_needs = ("answer_lists",)
     keys = ("qampari_prec", "qampari_rec", "qampari_rec_top5", "qampari_f1", "qampari_f1_top5", "num_preds")
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
@@ -94,6 +96,7 @@ class ClaimsNli(Metric):
     which differs from once on outputs such as "[[1]2]"."""
 
     name = "claims_nli"
+    gold_needs = ("claims",)
     needs = ("nli",)
 
     async def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:

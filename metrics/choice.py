@@ -33,6 +33,7 @@ def answer_letter(output: str, labels: list[str], texts: list[str]) -> str | Non
 
 class ChoiceAccuracy(Metric):
     name = "choice_accuracy"
+    gold_needs = ("choices",)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         key = example.gold["answer_key"]
@@ -56,6 +57,7 @@ class LabelAccuracy(Metric):
     """PubHealth: the first true/false verdict word of the output, in any case, against the gold."""
 
     name = "label_accuracy"
+    gold_needs = ("label",)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         answers = example.gold.get("answers") or []

@@ -115,6 +115,7 @@ class Citation(Metric):
     """ALCE citation recall/precision for prose answers (ASQA, ELI5): statements are sentences."""
 
     name = "citation"
+    gold_needs = ("citations",)
     keys = ("citation_rec", "citation_prec")
     corpus_keys = ("citation_f1",)
     needs = ("nli",)

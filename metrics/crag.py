@@ -101,6 +101,8 @@ class CragAutoEval(Metric):
     """Protocol `kddcup2024` (the default; see the module docstring)."""
 
     name = "crag"
+    gold_needs = ("crag_answer",)
+    needs = ("judge",)
     keys: ClassVar[tuple[str, ...]] = ("accuracy", "hallucination", "missing", "score", "exact_accuracy")
     protocol: ClassVar[str] = "kddcup2024"
     # upstream sets no temperature (API default 1.0) and asks for response_format json_object
@@ -205,6 +207,7 @@ class CragHumanEval(Metric):
     scored by `ragbench score`); predictions without one are not scorable here."""
 
     name = "crag_human"
+    gold_needs = ("crag_answer",)
     keys = ("score_h",)
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:

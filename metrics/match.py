@@ -45,6 +45,7 @@ def golds_of(example: Example) -> list[str]:
 
 class Match(Metric):
     name = "match"
+    gold_needs = ("answers",)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         return float(raw_match(prediction.answer, golds_of(example)))
@@ -56,6 +57,7 @@ class SelfRagMatch(Metric):
     Upstream crashes on an empty output (IndexError); here it scores 0."""
 
     name = "selfrag_match"
+    gold_needs = ("answers",)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         text = prediction.answer
@@ -75,6 +77,7 @@ class NormalizedMatch(Metric):
     ("pol" no longer matches "police"); empty golds are ignored."""
 
     name = "match_normalized"
+    gold_needs = ("answers",)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         output = f" {normalize_answer(prediction.answer)} "
@@ -87,6 +90,7 @@ class ExactMatch(Metric):
     (upstream raises)."""
 
     name = "em"
+    gold_needs = ("answers",)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
@@ -95,6 +99,7 @@ class ExactMatch(Metric):
 
 class TokenF1(Metric):
     name = "f1"
+    gold_needs = ("answers",)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)

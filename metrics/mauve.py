@@ -71,6 +71,7 @@ def mauve_from_features(p_features, q_features) -> float:
 
 class Mauve(Metric):
     name = "mauve"
+    gold_needs = ("long_answer",)
     corpus_keys = ("mauve",)
 
     def __init__(self, featurizer: str = "gpt2-large", device: str = "cpu", max_text_length: int = 512,

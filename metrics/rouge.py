@@ -57,6 +57,7 @@ def bootstrap_mid(values: list[float], seed: int, samples: int = BOOTSTRAP_SAMPL
 
 class RougeLsum(Metric):
     name = "rouge_lsum"
+    gold_needs = ("long_answer",)
     keys = ("rougeLsum",)
     corpus_keys = ("rougeLsum_bootstrap_mid",)
 

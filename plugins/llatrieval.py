@@ -55,7 +55,8 @@ from ragbench.types import Document, Example, Prediction
 
 from .llatrieval_prompts import (JUDGE_SYSTEM, SCORE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,
                                  candidates_message, chat, collapse_whitespace, demonstration, describe,
-                                 hyde_messages, parse_score, parse_selection, summary_messages, update_message)
+                                 generic_demonstration, hyde_messages, parse_score, parse_selection,
+                                 summary_messages, update_message)
 from .llatrieval_tokens import load_counter
 
 DATASETS = ("asqa", "qampari", "eli5")
@@ -110,17 +111,20 @@ class LLatrieval(System):
                 raise ConfigError(f"system llatrieval: score_prompt {score_prompt}: {exc.strerror or exc}") from exc
 
     # --- Algorithm 1 --------------------------------------------------------------------------------
+    def check(self, task: Any) -> None:
+        """Runs on any task (the paper's ALCE setting on alce_*); only the gold verifier needs short gold."""
+        if self.verification == "gold" and not ({"qa_pairs", "answer_lists", "answers"} & set(task.gold_fields)):
+            raise ConfigError(f"llatrieval: verification=gold needs short gold answers, which task {task.name} has "
+                              "not (use verification=judgment or score)")
+
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        dataset = getattr(ctx.task, "dataset", None)
-        if dataset not in DATASETS:
-            raise ConfigError(f"llatrieval runs on the ALCE tasks (alce_asqa, alce_qampari, alce_eli5), not {ctx.task.name}")
         questions = self.questions(example)
         text = "\n".join(questions)
         selected: list[Document] = []
         iterations: list[dict[str, Any]] = []
         for t in range(self.max_iterations):
             query = await self.query(t, text, selected, ctx)
-            retrieved = await ctx.retriever.search(query, self.retrieve_top)
+            retrieved = ctx.task.passages(await ctx.retriever.search(query, self.retrieve_top))
             await self.summarize(text, retrieved[: self.summarize_top], ctx)
             new = retrieved[: self.doc_num]
             # Iterative_retrieval.py: from iteration 1 on, last iteration's selection joins the new top-50
@@ -133,7 +137,7 @@ class LLatrieval(System):
             iterations.append(record)
             if t == self.max_iterations - 1:
                 break  # the last iteration's selection is final, never verified
-            record["verification"] = await self.verify(example, dataset, questions, selected, ctx)
+            record["verification"] = await self.verify(example, questions, selected, ctx)
             if record["verification"]["passed"]:
                 break
         return await self.answer(example, ctx, selected, text, iterations)
@@ -181,13 +185,14 @@ class LLatrieval(System):
             deferred.insert(0, extra.pop())
         return selected + extra, deferred
 
-    async def verify(self, example: Example, dataset: str, questions: list[str], docs: list[Document],
+    async def verify(self, example: Example, questions: list[str], docs: list[Document],
                      ctx: Context) -> dict[str, Any]:
         docs = docs[: self.k]  # filter_bad_question: item["docs"][:top_k_filtration]
         if self.verification == "gold":
-            return {"method": "gold", "passed": gold_supported(example, dataset, docs)}
+            return {"method": "gold", "passed": gold_supported(example, docs)}
         system = (JUDGE_SYSTEM if self.verification == "judgment" else self._score_system)
-        messages = chat(system.replace("{Demo}", demonstration(dataset)),
+        demo = demonstration(ctx.task.dataset) if is_alce(ctx.task) else generic_demonstration(ctx.task.answer_format)
+        messages = chat(system.replace("{Demo}", demo),
                         candidates_message(questions, docs, self.k, self.use_title))
         reply = (await ctx.llm.chat(messages, step="verify", max_tokens=self.verify_max_tokens, temperature=0.0)).text
         if self.verification == "judgment":
@@ -208,11 +213,16 @@ class LLatrieval(System):
 
     async def answer(self, example: Example, ctx: Context, docs: list[Document], text: str,
                      iterations: list[dict[str, Any]]) -> Prediction:
-        """run.py: ALCE's default prompt over the selected docs (with the sub-questions as the question
-        when use_sub_questions), ALCE's system message, run.py's and eval.py's post-processing."""
-        prompt = ctx.task.build_prompt(example, docs, shot=self.answer_shot,
-                                       question=text if self.use_sub_questions else None)
-        response = await ctx.llm.chat(ctx.task.chat_messages(prompt), step="answer", max_tokens=self.answer_max_tokens,
+        """On ALCE (run.py): ALCE's default prompt over the selected docs (with the sub-questions as the
+        question when use_sub_questions), ALCE's system message, run.py's and eval.py's post-processing.
+        On any other task: the task's own answer prompt over the selected docs and its post-processing."""
+        if is_alce(ctx.task):
+            prompt = ctx.task.build_prompt(example, docs, shot=self.answer_shot,
+                                           question=text if self.use_sub_questions else None)
+        else:
+            prompt = ctx.task.answer_prompt(example, docs)
+        messages = prompt if isinstance(prompt, list) else ctx.task.chat_messages(prompt)
+        response = await ctx.llm.chat(messages, step="answer", max_tokens=self.answer_max_tokens,
                                       temperature=self.answer_temperature, top_p=1.0)
         answer = ctx.task.postprocess(response.text)
         verdicts = [it["verification"] for it in iterations]
@@ -260,17 +270,21 @@ class LLatrieval(System):
         return stats
 
 
-def gold_supported(example: Example, dataset: str, docs: list[Document]) -> bool:
+def is_alce(task: Any) -> bool:
+    """The paper's setting: an ALCE task prompted as ALCE's run.py does."""
+    return bool(getattr(task, "alce_prompting", False)) and getattr(task, "dataset", None) in DATASETS
+
+
+def gold_supported(example: Example, docs: list[Document]) -> bool:
     """Table 4's "with gold" verifier: the gold answers appear (ALCE's normalised substring test) in
     the selected documents' text - every ASQA sub-question has an alias there; QAMPARI: at least
-    min(5, #answers) answers do (ALCE's recall-at-5 notion of a complete list)."""
+    min(5, #answers) answers do (ALCE's recall-at-5 notion of a complete list); a short-answer task:
+    one of its answers does."""
     context = " ".join(doc.text for doc in docs)
-    if dataset == "asqa":
-        pairs = example.gold.get("qa_pairs") or []
-        return bool(pairs) and all(exact_presence(pair["short_answers"], context) for pair in pairs)
-    if dataset == "qampari":
-        answers = example.gold.get("answers") or []
+    if example.gold.get("qa_pairs"):
+        return all(exact_presence(pair["short_answers"], context) for pair in example.gold["qa_pairs"])
+    answers = example.gold.get("answers") or []
+    if answers and all(isinstance(aliases, list) for aliases in answers):  # QAMPARI's alias lists
         found = sum(1 for aliases in answers if exact_presence(aliases, context))
-        return bool(answers) and found >= min(5, len(answers))
-    raise ConfigError("llatrieval: verification=gold needs short gold answers (alce_asqa, alce_qampari), "
-                      "not ELI5's claims")
+        return found >= min(5, len(answers))
+    return bool(answers) and exact_presence([str(a) for a in answers], context)

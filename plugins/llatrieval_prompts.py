@@ -258,6 +258,26 @@ def demonstration(dataset: str) -> str:
     return f"Question: {question}\nAnswer: {answer}"
 
 
+# Outside ALCE (ours, not upstream's): one demonstration per kind of answer, in get_demonstration's
+# "Question: ...\nAnswer: ..." shape, so JudgeGPT sees what a sufficient answer looks like.
+GENERIC_DEMOS = {
+    "short": ("Who wrote the novel Nineteen Eighty-Four?", "George Orwell."),
+    "choice": ("Which gas do plants take in for photosynthesis?\nA: oxygen\nB: carbon dioxide\nC: helium\n"
+               "D: nitrogen", "B"),
+    "label": ("Drinking water helps the body regulate its temperature.", "true"),
+    "list": ("Which planets of the Solar System have rings?", "Jupiter, Saturn, Uranus, Neptune."),
+}
+
+
+def generic_demonstration(answer_format: str) -> str:
+    """The verification demonstration for a task outside ALCE, by its kind of answer (long answers
+    take ASQA's demonstration, the paper's own long-form example)."""
+    if answer_format not in GENERIC_DEMOS:
+        return demonstration("asqa")
+    question, answer = GENERIC_DEMOS[answer_format]
+    return f"Question: {question}\nAnswer: {answer}"
+
+
 def summary_messages(questions: str, doc: Document, style: str) -> list[dict[str, str]]:
     """utils.py `get_messages`: one document summarised ("summary") or answered from ("answer") for
     the question text."""

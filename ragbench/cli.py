@@ -71,6 +71,8 @@ common_options = [
     click.option("--nli-format", default="true", show_default=True, type=click.Choice(["true", "prompt"]),
                  help="true: TRUE/ALCE 'premise: .. hypothesis: ..' -> '1'; prompt: LLM-as-NLI chat prompt"),
     click.option("--nli-arg", multiple=True, metavar="K=V", help="NLI engine option (batch_size, dtype ...)"),
+    click.option("--metrics", default=None, metavar="NAME[,NAME]", help="metrics of every task: NAME,... replaces "
+                 "the tasks' own, +NAME adds to them (ragbench list metrics)"),
     click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, e.g. mauve.featurizer=PATH"),
     click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
     click.option("--seed", default=0, show_default=True, type=int),
@@ -88,14 +90,14 @@ def with_common(func):
     return func
 
 
-def _common_kwargs(model, model_arg, base_url, judge, nli, nli_format, nli_arg, metric_arg, output, seed,
+def _common_kwargs(model, model_arg, base_url, judge, nli, nli_format, nli_arg, metrics, metric_arg, output, seed,
                    max_inflight, cache, task_arg, bootstrap_iters, no_progress) -> dict[str, Any]:
     model_args = parse_assignments(model_arg, "--model-arg")
     if base_url:
         model_args["base_url"] = base_url[0] if len(base_url) == 1 else list(base_url)
     return {"model": model, "model_args": model_args, "judges": list(judge), "nli": nli, "nli_format": nli_format,
             "nli_args": parse_assignments(nli_arg, "--nli-arg"),
-            "metric_args": parse_assignments(metric_arg, "--metric-arg"),
+            "metric_args": parse_assignments(metric_arg, "--metric-arg"), "metrics": _split_names(metrics or ""),
             "output": output, "seed": seed, "max_inflight": max_inflight, "cache": cache,
             "task_args": parse_assignments(task_arg, "--task-arg"), "bootstrap_iters": bootstrap_iters,
             "progress": not no_progress}
@@ -144,6 +146,16 @@ def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, ove
     _run(kwargs)
 
 
+def metric_fits(registry: Any, metric: str) -> str:
+    """The tasks whose gold the metric can score (classes are imported, never instantiated)."""
+    try:
+        cls = registry.load("metrics", metric)
+        tasks = [name for name in registry.names("tasks") if cls.fits(registry.load("tasks", name))]
+    except Exception as exc:  # a plugin that fails to import is reported, the listing goes on
+        return f"unknown ({type(exc).__name__}: {exc})"
+    return ", ".join(tasks) or "no installed task"
+
+
 @main.command("list")
 @click.argument("kind", required=False, type=click.Choice(["tasks", "systems", "metrics", "engines", "retrievers", "groups"]))
 def list_command(kind: str | None) -> None:
@@ -162,6 +174,8 @@ def list_command(kind: str | None) -> None:
             entry = registry.entries[current][name]
             aliases = f" (aliases: {', '.join(entry.aliases)})" if entry.aliases else ""
             click.echo(f"  {name:<18} {entry.description}{aliases}  [{entry.provider}]")
+            if current == "metrics":
+                click.echo(f"  {'':<18} fits: {metric_fits(registry, name)}")
     for failure in registry.failures:
         click.echo(f"ragbench: plugin '{failure.plugin}' from {failure.provider} failed to load: "
                    f"{failure.error}", err=True)

@@ -108,7 +108,7 @@ class Evaluator:
         out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = {p.name: p.task.config() for p in self.planned}
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
-        out["metrics"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
+        out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = self.retriever.metadata()
         return json.loads(json.dumps(out, default=str))
 

@@ -21,7 +21,19 @@ class Metric:
     keys: ClassVar[tuple[str, ...]] = ()  # the names a dict-valued `score` reports; default (name,)
     corpus_keys: ClassVar[tuple[str, ...]] = ()  # the names `corpus` reports
     needs: ClassVar[tuple[str, ...]] = ()  # run components the metric calls: "nli", "judge"
+    # Kinds of gold (Task.gold_fields; "citations" for tasks whose answers cite) the metric scores
+    # against, all required; () scores any task.
+    gold_needs: ClassVar[tuple[str, ...]] = ()
     higher_is_better: ClassVar[bool] = True
+
+    @classmethod
+    def fits(cls, task: Any) -> bool:
+        """Whether `task`'s records carry the gold this metric needs (a task that does not declare its
+        gold, as older plugins, is given the benefit of the doubt)."""
+        if task.gold_fields is None:
+            return True
+        offered = set(task.gold_fields) | ({"citations"} if task.cites else set())
+        return set(cls.gold_needs) <= offered
 
     def score_keys(self) -> tuple[str, ...]:
         """Per-example keys; a corpus-only metric (only `corpus_keys`) has none."""

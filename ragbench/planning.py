@@ -54,11 +54,27 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
                     if accepted is None or k in accepted}
         system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
         system.check(task)
-        metrics = [construct(registry.load("metrics", m), _metric_args_for(m, config.metric_args), f"metric {m}")
-                   for m in task.metrics]
+        names = metric_names(task.metrics, config.metrics)
+        metric_classes = {m: registry.load("metrics", m) for m in names}
+        for m, cls in metric_classes.items():
+            if not cls.fits(task):
+                needed = ", ".join(sorted(set(cls.gold_needs) - set(task.gold_fields or ())
+                                          - ({"citations"} if task.cites else set())))
+                raise ConfigError(f"metric {m} cannot score task {name}: it needs {needed} gold, which {name}'s records "
+                                  f"do not carry (they carry: {', '.join(task.gold_fields or ()) or 'none'}); "
+                                  "`ragbench list metrics` shows which tasks each metric fits")
+        metrics = [construct(cls, _metric_args_for(m, config.metric_args), f"metric {m}")
+                   for m, cls in metric_classes.items()]
         planned.append(PlannedTask(name, task, system, metrics))
     _check_metric_needs(config, planned)
     return planned
+
+
+def metric_names(task_metrics: tuple[str, ...], chosen: list[str]) -> list[str]:
+    """The metrics of a task for this run: `--metrics a,b` replaces the task's list, `+c` adds to it."""
+    replace = [name for name in chosen if not name.startswith("+")]
+    added = [name[1:] for name in chosen if name.startswith("+")]
+    return list(dict.fromkeys([*(replace if replace else task_metrics), *added]))
 
 
 def _metric_args_for(name: str, metric_args: dict[str, Any]) -> dict[str, Any]:
@@ -76,7 +92,8 @@ def _check_metric_needs(config: RunConfig, planned: list[PlannedTask]) -> None:
     for need, hint in hints.items():
         users = sorted({f"{m.name} ({p.name})" for p in planned for m in p.metrics if need in m.needs})
         if users and not provided[need]:
-            raise ConfigError(f"metric(s) {', '.join(users)} need an {need} model; {hint}")
+            raise ConfigError(f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
+                              f"{hint} (or choose other metrics with --metrics)")
     nli_format(config.nli_format)
 
 

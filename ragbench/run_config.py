@@ -23,6 +23,7 @@ class RunConfig:
     nli_format: str = "true"  # request format, see ragbench.nli
     nli_args: dict[str, Any] = field(default_factory=dict)  # engine options of the NLI engine
     metric_args: dict[str, Any] = field(default_factory=dict)  # "metric.key" -> value
+    metrics: list[str] = field(default_factory=list)  # --metrics: NAME replaces the tasks' lists, +NAME adds
     system_args: dict[str, Any] = field(default_factory=dict)
     retriever: str | None = None  # ctx.retriever of systems; None: the examples' provided docs
     retriever_args: dict[str, Any] = field(default_factory=dict)

@@ -28,15 +28,17 @@ class Task:
     #   answer_format    "short" (an entity or phrase), "long" (a paragraph), "list", "choice"
     #                    (a multiple-choice letter) or "label" (a verdict such as true/false)
     #   cites            answers cite the shown documents as [1], [2] ... (ALCE-style citation metrics)
-    #   gold_fields      the keys of Example.gold its records carry (metrics say which they need)
-    #   passages()       the example's candidate documents as readable passages (what the default
-    #                    `provided` retriever searches); other corpora come through ctx.retriever
+    #   gold_fields      the kinds of gold its records carry: answers (short strings), label, choices,
+    #                    qa_pairs, answer_lists, long_answer, claims, crag_answer (metrics name the
+    #                    kinds they need in `gold_needs`; a task that cites also offers "citations")
+    #   passages()       retrieved documents as readable passages (ctx.retriever gives the example's
+    #                    own documents by default, or searches a corpus index)
     #   query_text()     the question as the task poses it to a system's own prompts
     #   answer_prompt()  the task's own answer prompt for a question over given documents
     #   postprocess(), citations(), chat_messages()   its output handling and chat framing
     answer_format: ClassVar[str] = "short"
     cites: ClassVar[bool] = False
-    gold_fields: ClassVar[tuple[str, ...]] = ()
+    gold_fields: ClassVar[tuple[str, ...] | None] = None  # None: not declared, every metric may try
 
     @property
     def closed_answer(self) -> bool:
@@ -70,11 +72,12 @@ class Task:
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
         raise NotImplementedError
 
-    def passages(self, example: Example) -> list[Document]:
-        """The example's candidate documents as passages a reader can take, in rank order (the
-        `provided` retriever's answers). Default: `example.docs`; a task whose documents are not
-        passages (CRAG's HTML pages) splits them here."""
-        return example.docs
+    def passages(self, docs: list[Document]) -> list[Document]:
+        """Retrieved documents as passages a system can read itself (summarise, select, verify, cite),
+        in order. Default: unchanged; a task whose documents are not passages (CRAG's HTML pages)
+        splits them here. Generic readers (closed_book, vanilla) use `reader_prompt` instead, which
+        reproduces the task's own baseline."""
+        return docs
 
     def query_text(self, example: Example) -> str:
         """The question as this task poses it to a system writing its own prompts (instruction and

@@ -118,8 +118,8 @@ def test_citation_metrics_without_nli_fail_before_the_run_in_one_line(tmp_path):
                "--predictions", str(predictions), "--output", str(tmp_path / "out"))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "ragbench: error: metric(s) citation (alce_asqa) need an nli model; pass --nli ENGINE:MODEL "
-        "(e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)"]
+        "ragbench: error: metric(s) citation (alce_asqa) need an NLI model; pass --nli ENGINE:MODEL "
+        "(e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl) (or choose other metrics with --metrics)"]
     assert not (tmp_path / "out").exists()
 
 

@@ -155,7 +155,7 @@ def run_rag_kg(tmp_path, entity_reply, **task_args):
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "Query Time:", "response": entity_reply},
                                  {"response": "tallahassee"}]))
-    results = run(tmp_path, tasks=["crag_t2"], system="vanilla", model=f"scripted:{rules}",
+    results = run(tmp_path, tasks=["crag_t2"], system="vanilla", model=f"scripted:{rules}", judges=[f"scripted:{rules}"],
                   data={"crag_t2": str(data)},
                   task_args={"tokenizer": tokenizer_dir(), "embedder": "crag_helpers:KeywordEmbedder",
                              "page_executor": "thread", "split": "all", **task_args})

@@ -129,6 +129,7 @@ def run_crag(tmp_path, records, system="vanilla", name="run", **task_args):
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": "I don't know"}]))
     run(tmp_path, name, tasks=["crag_t1"], system=system, model=f"scripted:{rules}", data={"crag_t1": str(data)},
+        judges=[f"scripted:{rules}"],
         task_args={"tokenizer": tokenizer_dir(), "embedder": EMBEDDER, "page_executor": "thread", **task_args})
     return samples(tmp_path / name, "crag_t1")
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from conftest import TEST_DATA
+from alce_helpers import ALCE_DATA
 from helpers import run
 from llatrieval_helpers import (StepScript, TopicRetriever, always_yes, asqa_examples, asqa_task, context, make_docs,
                                 records, run_system)
@@ -144,10 +145,14 @@ async def test_gold_verification_passes_when_every_sub_question_is_answered_in_t
     assert LLatrieval(verification="gold").__class__  # no LLM call needed for gold
     from ragbench.plugins.llatrieval import gold_supported
 
-    assert gold_supported(example, "asqa", found)
-    assert not gold_supported(example, "asqa", [Document(id="2", title="t", text="Nothing here.")])
-    with pytest.raises(ConfigError):
-        gold_supported(example, "eli5", found)
+    assert gold_supported(example, found)
+    assert not gold_supported(example, [Document(id="2", title="t", text="Nothing here.")])
+
+
+def test_gold_verification_is_refused_before_the_run_on_a_task_without_short_gold(tmp_path):
+    with pytest.raises(ConfigError, match="verification=gold needs short gold answers, which task alce_eli5"):
+        run(tmp_path, tasks=["alce_eli5"], system="llatrieval", model="scripted:echo",
+            system_args={"verification": "gold"}, data={"alce_eli5": str(ALCE_DATA / "eli5_eval_bm25_top100.json")})
 
 
 async def test_gold_verification_makes_no_llm_call():
@@ -196,10 +201,17 @@ def test_missing_score_prompt_file_fails_with_a_config_error(tmp_path):
         LLatrieval(verification="score", threshold=50, score_prompt=str(tmp_path / "missing.md"))
 
 
-def test_a_non_alce_task_fails_the_example_with_a_clear_message(tmp_path):
-    results = run(tmp_path, tasks=["demo"], system="llatrieval", model="scripted:echo", limit=1)
+def test_outside_alce_it_answers_with_the_tasks_own_prompt_and_a_generic_demonstration(tmp_path):
+    results = run(tmp_path, tasks=["demo"], system="llatrieval", model="scripted:echo", limit=2,
+                  system_args={"max_iterations": 2, "token_limit": 0})
     sample = json.loads((tmp_path / "run" / "samples" / "demo.jsonl").read_text().splitlines()[0])
-    assert results["counts"]["demo"]["failed"] == 1 and "runs on the ALCE tasks" in sample["error"]
+    assert results["complete"] and results["counts"]["demo"]["scored"] == 2
+    verify = next(s for s in sample["trace"] if s["name"] == "verify")
+    assert "Question: Who wrote the novel Nineteen Eighty-Four?\nAnswer: George Orwell." in \
+        verify["request"]["messages"][0]["content"]
+    answer = next(s for s in sample["trace"] if s["name"] == "answer")
+    # the demo task's own prompt (Self-RAG's baseline template; echo selected no document here)
+    assert answer["request"]["messages"][-1]["content"].endswith(f"### Instruction:\n{sample['question']}\n\n### Response:\n")
 
 
 def test_a_whole_run_records_options_statistics_and_the_per_iteration_trace(tmp_path):

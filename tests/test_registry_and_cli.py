@@ -24,7 +24,8 @@ def test_builtins_register_through_the_entry_point_group_with_their_provider():
 def test_aliases_and_groups_resolve():
     registry = get_registry()
     assert registry.entry("tasks", "arc_c").name == "arc_challenge"
-    assert registry.expand_tasks(["selfrag_suite", "popqa", "demo"]) == ["popqa", "pubhealth", "arc_challenge", "demo"]
+    assert registry.expand_tasks(["selfrag_suite", "popqa", "demo"]) == ["pubhealth", "arc_challenge", "popqa", "asqa",
+                                                                          "demo"]
 
 
 def test_unknown_names_suggest_the_nearest():
@@ -67,7 +68,7 @@ def test_list_shows_name_description_and_provider():
 
 
 def test_list_groups():
-    assert "selfrag_suite      popqa, pubhealth, arc_challenge" in cli("list", "groups").stdout
+    assert "selfrag_suite      pubhealth, arc_challenge, popqa, asqa" in cli("list", "groups").stdout
 
 
 def test_run_without_tasks_explains_itself():

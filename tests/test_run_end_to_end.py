@@ -16,7 +16,7 @@ from conftest import write_jsonl
 def test_results_json_is_laid_out_like_lm_eval(tmp_path, popqa_records):
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
     results = run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
-    assert set(results["results"]["popqa"]) == {"match", "match_normalized", "em", "f1"}
+    assert set(results["results"]["popqa"]) == {"match", "selfrag_match", "match_normalized", "em", "f1"}
     detail = results["details"]["popqa"]["match"]
     assert detail["n"] == 6 and detail["n_errors"] == 0 and "ci95" in detail
     assert results["counts"]["popqa"] == {"records": 6, "scored": 6, "failed": 0, "bad_records": 0, "missing": 0}
@@ -58,10 +58,11 @@ def test_groups_expand_and_limit_applies_per_task(tmp_path, popqa_records):
 
     ref = shared_reference() / "selfrag"
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
-    results = run(tmp_path, tasks=["selfrag_suite"], model="scripted:echo", limit=2,
+    results = run(tmp_path, tasks=["selfrag_suite"], model="scripted:echo", limit=2, nli="scripted:echo",
                   data={"popqa": str(data), "arc_challenge": str(ref / "arc_challenge_processed.sample.jsonl"),
-                        "pubhealth": "tests/data/selfrag/health_claims_processed.sample.jsonl"})
-    assert list(results["results"]) == ["popqa", "pubhealth", "arc_challenge"]
+                        "pubhealth": "tests/data/selfrag/health_claims_processed.sample.jsonl",
+                        "asqa": "tests/data/alce/asqa_eval_gtr_top100.json"})
+    assert list(results["results"]) == ["pubhealth", "arc_challenge", "popqa", "asqa"]
     assert all(c["records"] == 2 for c in results["counts"].values())
 
 

@@ -67,11 +67,11 @@ def embedded_safetensors_dir(cache_dir: str | os.PathLike | None = None) -> Path
     ~/.cache/ragbench). The folder is written under a temporary name and renamed when complete,
     so an interrupted conversion is redone, never half-used.
     """
+    source = embedded_model_dir()  # the package must be installed (fails fast, before importing torch)
     target = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     target = target / CONVERTED_NAME
     if _complete(target):
         return target
-    source = embedded_model_dir()  # fail fast, before importing torch
     try:
         import torch  # noqa: F401
         import transformers

@@ -53,6 +53,9 @@ def eval_py_truncation(text: str) -> str:
 
 class AlceTask(Task):
     dataset: ClassVar[str] = ""
+    answer_format = "long"
+    cites = True
+    alce_prompting: ClassVar[bool] = True  # run.py's prompts with demonstrations (shot/question overrides)
     files: ClassVar[dict[str, str]] = {}  # retrieval -> file name
     default_retrieval: ClassVar[str] = "gtr"
     quality_metrics: ClassVar[tuple[str, ...]] = ()  # beside length, before citations
@@ -171,6 +174,7 @@ class AlceAsqa(AlceTask):
     files = {"gtr": "asqa_eval_gtr_top100.json", "dpr": "asqa_eval_dpr_top100.json",
              "oracle": "asqa_eval_gtr_top100_reranked_oracle.json"}
     quality_metrics = ("str_em",)
+    gold_fields = ("qa_pairs", "long_answer")
 
     def __init__(self, data_path=None, use_sub_questions: bool = False, **common: Any) -> None:
         super().__init__(data_path, **common)
@@ -200,6 +204,8 @@ class AlceQampari(AlceTask):
              "oracle": "qampari_eval_gtr_top100_reranked_oracle.json"}
     quality_metrics = ("qampari",)
     citation_metric = "citation_list"
+    answer_format = "list"
+    gold_fields = ("answer_lists", "long_answer")
     default_rouge = False  # eval.py turns ROUGE (and QA, MAUVE) off for QAMPARI
 
     def gold(self, record: dict[str, Any], index: int) -> dict[str, Any]:
@@ -217,6 +223,7 @@ class AlceEli5(AlceTask):
     dataset = "eli5"
     files = {"bm25": "eli5_eval_bm25_top100.json", "oracle": "eli5_eval_bm25_top100_reranked_oracle.json"}
     default_retrieval = "bm25"
+    gold_fields = ("claims", "long_answer")
 
     def __init__(self, data_path=None, claims_nli: bool = True, **common: Any) -> None:
         self.claims_nli = bool(claims_nli)  # read by extra_metrics during super().__init__

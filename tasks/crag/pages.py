@@ -12,6 +12,8 @@ import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
+from ragbench.types import Document
+
 MAX_SENTENCE_CHARS = 1000
 
 
@@ -24,6 +26,27 @@ def html_to_sentences(html: str) -> list[str]:
         return [""]
     _, offsets = text_to_sentences_and_offsets(text)
     return [text[start:end][:MAX_SENTENCE_CHARS] for start, end in offsets]
+
+
+PASSAGE_WORDS = 100
+
+
+def page_passages(page: Document) -> list[Document]:
+    """One page's text in passages of about PASSAGE_WORDS words (whole sentences), ids `<page>#<n>`."""
+    sentences = [s for s in html_to_sentences(page.metadata.get("page_result") or "") if s.strip()]
+    if not sentences:
+        return [page] if page.text.strip() else []
+    passages, current, words = [], [], 0
+    for sentence in sentences:
+        current.append(sentence)
+        words += len(sentence.split())
+        if words >= PASSAGE_WORDS:
+            passages.append(" ".join(current))
+            current, words = [], 0
+    if current:
+        passages.append(" ".join(current))
+    return [Document(id=f"{page.id}#{n}", title=page.title, text=text, url=page.url)
+            for n, text in enumerate(passages, 1)]
 
 
 class PageProcessor:

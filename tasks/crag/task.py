@@ -31,7 +31,7 @@ from . import baselines
 from .embedder import BatchingEmbedder
 from .kg.client import URL_ENV, CragKgClient
 from .loader import read_jsonl, read_task3_archive
-from .pages import PageProcessor
+from .pages import PageProcessor, page_passages
 
 SPLITS = {"validation": 0, "public_test": 1, "all": None}
 PROTOCOL_METRICS = {"kddcup2024": ("crag", "crag_human"), "crag_repo": ("crag_repo", "crag_human"),
@@ -96,6 +96,7 @@ def example_from_record(record: dict[str, Any], number: int, where: str) -> Exam
 
 class CragTask(Task):
     slice_fields = SLICES
+    gold_fields = ("crag_answer",)
     plot_keys = ("accuracy", "hallucination", "missing", "score")
     kg_default: ClassVar[bool] = False
 
@@ -194,6 +195,12 @@ class CragTask(Task):
             await asyncio.to_thread(self._kg_server.stop)
             self._kg_server = None
         self._pages.close()
+
+    def passages(self, docs: list[Document]) -> list[Document]:
+        """Web pages as passages for systems that read documents themselves (LLatrieval, Self-RAG,
+        SMART): each page's text (the baselines' HTML parsing and sentence split) in passages of about
+        100 words, the unit of DPR/ALCE corpora, in page order; a page without text keeps its snippet."""
+        return [passage for doc in docs for passage in page_passages(doc)]
 
     # --- prompting: the CRAG repo baselines ---------------------------------------------------
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:

@@ -41,6 +41,7 @@ class SelfRagTask(Task):
     filename: ClassVar[str] = ""
     instruction_key: ClassVar[str | None] = None  # key of TASK_INSTRUCTIONS, None = question only
     metrics = ("match", "match_normalized")
+    gold_fields = ("answers",)
 
     def __init__(self, data_path=None, instruction_format: str = "baseline", template: str = "alpaca") -> None:
         if instruction_format not in INSTRUCTION_FORMATS:
@@ -108,9 +109,14 @@ class SelfRagTask(Task):
         separator = "\n\n## Input:\n\n" if fmt == "selfrag" else "\n\n### Input:\n"
         return TASK_INSTRUCTIONS[self.instruction_key] + separator + example.question
 
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> str:
+    def query_text(self, example: Example) -> str:
+        """The question as run_short_form.py poses it (task instruction, ARC's options A-D)."""
+        return self.instruction(example, "selfrag")
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
+                     **options: Any) -> str:
         without_docs, with_docs = TEMPLATES[self.template]
-        instruction = self.instruction(example)
+        instruction = self.instruction(example) if question is None else question
         if docs:
             return with_docs.format(paragraph=paragraph(docs), instruction=instruction)
         return without_docs.format(instruction=instruction)
@@ -124,7 +130,8 @@ class SelfRagTask(Task):
 class PopQA(SelfRagTask):
     name = "popqa"
     filename = "popqa_longtail_w_gs.jsonl"
-    metrics = ("match", "match_normalized", "em", "f1")
+    # selfrag_match: run_short_form.py's per-row scoring path (PopQA is scored by both Self-RAG scripts)
+    metrics = ("match", "selfrag_match", "match_normalized", "em", "f1")
     slice_fields = ("prop",)
 
     def meta(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -136,6 +143,8 @@ class PubHealth(SelfRagTask):
     filename = "health_claims_processed.jsonl"
     instruction_key = "fever"
     metrics = ("match", "selfrag_match", "label_accuracy")
+    answer_format = "label"
+    gold_fields = ("answers", "label")
 
     def gold(self, record: dict[str, Any], path, index: int) -> dict[str, Any]:
         gold = super().gold(record, path, index)
@@ -149,6 +158,8 @@ class ArcChallenge(SelfRagTask):
     filename = "arc_challenge_processed.jsonl"
     instruction_key = "arc_c"
     metrics = ("match", "selfrag_match", "choice_accuracy")
+    answer_format = "choice"
+    gold_fields = ("answers", "choices")
 
     def gold(self, record: dict[str, Any], path, index: int) -> dict[str, Any]:
         answer_key = require(record, "answerKey", path, index, str)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:  # imported when a client first calls, so listing tasks stays light
+    import httpx
 
 from .endpoints import ENDPOINTS
 
@@ -49,6 +50,8 @@ class CragKgClient:
 
     async def call(self, method: str, body: dict[str, Any]) -> Any:
         """POST the body to the endpoint of `method`; the response's "result"."""
+        import httpx
+
         url = self.base_url + ENDPOINTS[method].path
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self.timeout, headers={"accept": "application/json"},

@@ -1,0 +1,57 @@
+"""ASQA as the Self-RAG and SMART papers evaluate it: ALCE's `asqa_eval_gtr_top100.json` (948 questions),
+the top-5 GTR documents, Self-RAG's prompt format instead of ALCE's, and ALCE eval.py's scoring (str_em,
+ROUGE-Lsum, citation recall/precision with an NLI model, MAUVE opt-in).
+
+Prompts (AkariAsai/self-rag): the instruction is TASK_INST["asqa"] + "## Input:\\n\\n" + question (no
+blank line before "## Input", as run_long_form_static.py builds it); generic systems wrap it in the
+baseline templates (run_baseline_lm.py: "[i] title\\ntext" paragraphs); Self-RAG's own long-form
+prompt is `query_text` inside its "### Instruction:" template. Outputs are scored as eval.py scores
+Self-RAG's result file: first line only, citations removed for correctness.
+
+Data loading, gold and metrics are ALCE's (`alce_asqa`); only the prompting differs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ragbench.errors import ConfigError
+from ragbench.types import Document, Example
+
+from ..alce.tasks import AlceAsqa, eval_py_truncation
+from .prompts import TASK_INSTRUCTIONS, TEMPLATES
+from .tasks import paragraph
+
+
+class Asqa(AlceAsqa):
+    name = "asqa"
+    alce_prompting = False  # Self-RAG's prompts, not ALCE's demonstrations
+
+    def __init__(self, data_path=None, template: str = "alpaca", ndoc: int = 5, citations: bool = True,
+                 mauve: bool = False, retrieval: str | None = None) -> None:
+        super().__init__(data_path, ndoc=ndoc, citations=citations, mauve=mauve, retrieval=retrieval)
+        if template not in TEMPLATES:
+            raise ConfigError(f"task asqa: template '{template}' is not one of {', '.join(TEMPLATES)}")
+        self.template = self.args["template"] = template
+        for alce_only in ("variant", "use_shorter", "shot", "seed", "run_py_cleanup", "use_sub_questions"):
+            self.args.pop(alce_only, None)
+
+    def query_text(self, example: Example) -> str:
+        """run_long_form_static.py's instruction (TASK_INST + "## Input:\\n\\n" + question)."""
+        return TASK_INSTRUCTIONS["asqa"] + "## Input:\n\n" + example.question
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
+                     **options: Any) -> str:
+        """run_baseline_lm.py's template around the instruction, with "[i] title\\ntext" paragraphs."""
+        without_docs, with_docs = TEMPLATES[self.template]
+        instruction = self.query_text(example) if question is None else question
+        if docs:
+            return with_docs.format(paragraph=paragraph(list(docs)[: self.ndoc]), instruction=instruction)
+        return without_docs.format(instruction=instruction)
+
+    def chat_messages(self, prompt: str) -> list[dict[str, str]]:
+        return [{"role": "user", "content": prompt}]
+
+    def postprocess(self, text: str) -> str:
+        """eval.py on Self-RAG's outputs: the first line, "<|im_end|>" removed (no run.py cleanup)."""
+        return eval_py_truncation(text.replace("</s>", ""))
+

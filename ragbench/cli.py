@@ -66,6 +66,8 @@ common_options = [
     click.option("--base-url", multiple=True, help="OpenAI-compatible server URL (default: $OPENAI_BASE_URL); "
                  "repeat it for several servers of one model (least-loaded dispatch)"),
     click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model for LLM-judge metrics (repeatable)"),
+    click.option("--judge-arg", multiple=True, metavar="N.K=V", help="engine option of the N-th --judge (from 0), "
+                 "e.g. 1.base_url=http://127.0.0.1:8001/v1"),
     click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model for citation/claim metrics, e.g. "
                  "hf:google/t5_xxl_true_nli_mixture or replay:nli_calls.jsonl"),
     click.option("--nli-format", default="true", show_default=True, type=click.Choice(["true", "prompt"]),
@@ -90,12 +92,24 @@ def with_common(func):
     return func
 
 
-def _common_kwargs(model, model_arg, base_url, judge, nli, nli_format, nli_arg, metrics, metric_arg, output, seed,
-                   max_inflight, cache, task_arg, bootstrap_iters, no_progress) -> dict[str, Any]:
+def _judge_args(items: tuple[str, ...], judges: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in parse_assignments(items, "--judge-arg").items():
+        index, _, option = key.partition(".")
+        if not index.isdigit() or not option or int(index) >= len(judges):
+            raise ConfigError(f"--judge-arg {key}=...: expected N.KEY with N the position of a --judge "
+                              f"(0 to {len(judges) - 1})" if judges else f"--judge-arg {key}: there is no --judge")
+        out.setdefault(index, {})[option] = value
+    return out
+
+
+def _common_kwargs(model, model_arg, base_url, judge, judge_arg, nli, nli_format, nli_arg, metrics, metric_arg, output,
+                   seed, max_inflight, cache, task_arg, bootstrap_iters, no_progress) -> dict[str, Any]:
     model_args = parse_assignments(model_arg, "--model-arg")
     if base_url:
         model_args["base_url"] = base_url[0] if len(base_url) == 1 else list(base_url)
-    return {"model": model, "model_args": model_args, "judges": list(judge), "nli": nli, "nli_format": nli_format,
+    return {"model": model, "model_args": model_args, "judges": list(judge), "judge_args": _judge_args(judge_arg, judge),
+            "nli": nli, "nli_format": nli_format,
             "nli_args": parse_assignments(nli_arg, "--nli-arg"),
             "metric_args": parse_assignments(metric_arg, "--metric-arg"), "metrics": _split_names(metrics or ""),
             "output": output, "seed": seed, "max_inflight": max_inflight, "cache": cache,

@@ -69,7 +69,7 @@ class Evaluator:
                                            config.overwrite)
         needs_llm = any(type(p.system).uses_llm for p in self.planned)
         engine = load_engine(config.model, **config.model_args) if needs_llm else None
-        judges = [load_engine(model) for model in config.judges]
+        judges = [load_engine(model, **config.judge_args.get(str(i), {})) for i, model in enumerate(config.judges)]
         nli_engine = self._nli_engine(engine)
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
         started = time.perf_counter()

@@ -35,8 +35,7 @@ def replay_config(run_dir: str | Path, output: str | None = None, progress: bool
     config.model = f"replay:{llm_file}"
     config.model_args = {"role": "model", "cacheable": True}
     config.judges = [f"replay:{llm_file}" for _ in config.judges]
-    if hasattr(config, "judge_args"):
-        config.judge_args = {str(i): {"role": f"judge:{i}"} for i in range(len(config.judges))}
+    config.judge_args = {str(i): {"role": f"judge:{i}", "cacheable": True} for i in range(len(config.judges))}
     if config.nli is not None:
         config.nli, config.nli_args = f"replay:{llm_file}", {"role": "nli", "cacheable": True}
     if config.retriever not in (None, "provided"):

@@ -19,6 +19,7 @@ class RunConfig:
     model: str | None = None
     model_args: dict[str, Any] = field(default_factory=dict)
     judges: list[str] = field(default_factory=list)
+    judge_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # judge index -> engine options
     nli: str | None = None  # engine:model of the entailment judge for metrics that need "nli"
     nli_format: str = "true"  # request format, see ragbench.nli
     nli_args: dict[str, Any] = field(default_factory=dict)  # engine options of the NLI engine

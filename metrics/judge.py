@@ -1,0 +1,179 @@
+"""`llm_judge`: a general LLM-as-judge metric - a prompt template, a parser, one or several judges.
+
+    --metrics +llm_judge --judge openai:gpt-4o-mini [--judge vllm:/models/llama-70b --judge-arg 1.base_url=...]
+    --metric-arg llm_judge.preset=correctness|faithfulness|rubric   (default correctness)
+    --metric-arg llm_judge.prompt=FILE          your template ({question} {answer} {reference} {documents})
+    --metric-arg llm_judge.labels=correct:1,incorrect:0 | llm_judge.score_range=1-5 | llm_judge.json_field=score
+
+The parser is one of: a label set (the first label word in the reply decides; values as given), a score
+range (the first number in the reply, normalised to [0, 1]), or a JSON field (of the first {...} block,
+normalised with `score_range` when given). Several judges are averaged per example (the CRAG paper's
+GPT-4 + Llama-3-70B pair), each with its own engine options (`--judge-arg N.key=value`). A reply that
+does not parse is counted in `llm_judge_unparsed` and left out of the average, never scored 0; an
+example no judge could score is not scorable (None). Every exchange is in the sample's `judge_trace`
+and the run's calls/llm.jsonl, which `--judge replay:runs/X/calls/llm.jsonl --judge-arg 0.role=judge:0`
+replays offline.
+
+The presets' wording is ragbench's own (stated here, not taken from a paper). CRAG's judges keep their
+exact prompts in metrics/crag.py.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ragbench.engines.base import EngineError
+from ragbench.errors import ConfigError
+from ragbench.metric import Metric, Scores
+from ragbench.types import Example, Prediction
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "correctness": {
+        "template": ("You are grading an answer to a question against the reference answer(s).\n\n"
+                     "Question: {question}\nReference answer(s): {reference}\nAnswer to grade: {answer}\n\n"
+                     "Is the answer correct, that is, does it agree with a reference answer? "
+                     "Reply with exactly one word: correct or incorrect."),
+        "labels": {"incorrect": 0.0, "correct": 1.0},
+    },
+    "faithfulness": {
+        "template": ("You are checking whether an answer is supported by the documents it was given.\n\n"
+                     "Documents:\n{documents}\n\nQuestion: {question}\nAnswer: {answer}\n\n"
+                     "How well do the documents support the answer, from 1 (not at all) to 5 (every claim "
+                     "is supported)? Reply with the number only."),
+        "score_range": (1.0, 5.0),
+    },
+    "rubric": {
+        "template": ("Grade the answer to the question for correctness and completeness against the "
+                     "reference answer(s).\n\nQuestion: {question}\nReference answer(s): {reference}\n"
+                     "Answer: {answer}\n\nReply with a JSON object {{\"reason\": \"<one sentence>\", "
+                     "\"score\": <an integer from 0 to 10>}}."),
+        "json_field": "score", "score_range": (0.0, 10.0), "max_tokens": 256,
+    },
+}
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_JSON_BLOCK = re.compile(r"\{[^{}]*\}", re.S)
+
+
+def reference_text(gold: dict[str, Any]) -> str:
+    """The gold answers of any task, as one line: short answers, ASQA's sub-question answers,
+    QAMPARI's alias lists, CRAG's answer and alternatives, or a long answer."""
+    if gold.get("qa_pairs"):
+        return " | ".join("; ".join(p.get("short_answers") or []) for p in gold["qa_pairs"])
+    answers = gold.get("answers")
+    if answers:
+        return " | ".join("; ".join(a) if isinstance(a, list) else str(a) for a in answers)
+    if "alt_ans" in gold:
+        return " | ".join([str(gold.get("answer", "")), *map(str, gold.get("alt_ans") or [])])
+    return str(gold.get("answer") or gold.get("label") or "")
+
+
+def _parse_pair(text: str) -> tuple[float, float]:
+    low, _, high = str(text).partition("-")
+    try:
+        return float(low), float(high)
+    except ValueError:
+        raise ConfigError(f"metric llm_judge: score_range '{text}' is not LOW-HIGH, e.g. 1-5") from None
+
+
+class LlmJudge(Metric):
+    name = "llm_judge"
+    keys: ClassVar[tuple[str, ...]] = ("llm_judge", "llm_judge_unparsed")
+    needs = ("judge",)
+
+    def __init__(self, preset: str = "correctness", prompt: str | None = None, labels: str | None = None,
+                 score_range: str | None = None, json_field: str | None = None, max_tokens: int | None = None,
+                 temperature: float = 0.0) -> None:
+        if preset not in PRESETS:
+            raise ConfigError(f"metric llm_judge: preset '{preset}' is not one of {', '.join(PRESETS)}")
+        base = PRESETS[preset]
+        self.preset = preset
+        self.template = base["template"]
+        if prompt is not None:
+            try:
+                self.template = Path(prompt).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"metric llm_judge: prompt {prompt}: {exc.strerror or exc}") from exc
+        self.labels: dict[str, float] | None = dict(base.get("labels") or {}) or None
+        self.score_range = base.get("score_range")
+        self.json_field = base.get("json_field")
+        if labels is not None:
+            self.labels = {name.strip().lower(): float(value) for name, _, value in
+                           (item.partition(":") for item in labels.split(",") if item.strip())}
+            self.score_range, self.json_field = None, None
+        if score_range is not None:
+            self.score_range = _parse_pair(score_range)
+            if json_field is None and labels is None:
+                self.labels = None
+        if json_field is not None:
+            self.json_field, self.labels = json_field, None
+        if not (self.labels or self.score_range or self.json_field):
+            raise ConfigError("metric llm_judge: give a parser: labels=NAME:VALUE,..., score_range=LOW-HIGH or "
+                              "json_field=NAME")
+        self.sampling = {"max_tokens": int(max_tokens or base.get("max_tokens", 16)),
+                         "temperature": float(temperature)}
+        try:
+            self.template.format(question="", answer="", reference="", documents="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ConfigError(f"metric llm_judge: the template has an unknown or bad field ({exc}); use "
+                              "{question} {answer} {reference} {documents} (double other braces)") from exc
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "preset": self.preset, "template": self.template, "labels": self.labels,
+                "score_range": self.score_range, "json_field": self.json_field, "sampling": self.sampling}
+
+    def prompt(self, example: Example, prediction: Prediction) -> str:
+        documents = "\n".join(f"[{i}] {d.title}\n{d.text}" for i, d in enumerate(prediction.docs, 1)) or "(none)"
+        return self.template.format(question=example.question, answer=prediction.answer,
+                                    reference=reference_text(example.gold), documents=documents)
+
+    def parse(self, reply: str) -> float | None:
+        """The judge's verdict in [0, 1] (labels: their values), or None when the reply does not parse."""
+        text = reply.strip()
+        if self.json_field:
+            return self._json_value(text)
+        if self.labels:
+            found = [(m.start(), label) for label in self.labels
+                     for m in re.finditer(rf"(?<![a-z]){re.escape(label)}(?![a-z])", text.lower())]
+            return self.labels[min(found)[1]] if found else None
+        match = _NUMBER.search(text)
+        return self._normalise(float(match.group())) if match else None
+
+    def _json_value(self, text: str) -> float | None:
+        for block in _JSON_BLOCK.findall(text):
+            try:
+                value = json.loads(block).get(self.json_field)
+            except (ValueError, AttributeError):
+                continue
+            try:
+                return self._normalise(float(value))
+            except (TypeError, ValueError):
+                return None
+        return None
+
+    def _normalise(self, value: float) -> float | None:
+        if not self.score_range:
+            return value
+        low, high = self.score_range
+        return (value - low) / (high - low) if low <= value <= high else None
+
+    async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
+        judges = list(getattr(ctx, "judges", None) or [])
+        if not judges:
+            raise ValueError("llm_judge needs a judge: pass --judge ENGINE:MODEL")
+        messages = [{"role": "user", "content": self.prompt(example, prediction)}]
+        replies = await asyncio.gather(*(judge.chat(messages, step=f"judge:{self.name}", **self.sampling)
+                                         for judge in judges), return_exceptions=True)
+        failed = [r for r in replies if isinstance(r, BaseException)]
+        if len(failed) == len(replies):
+            raise EngineError(f"every judge call failed: {failed[0]}")
+        verdicts = [self.parse(r.text) for r in replies if not isinstance(r, BaseException)]
+        parsed = [v for v in verdicts if v is not None]
+        return {"llm_judge": sum(parsed) / len(parsed) if parsed else None,
+                "llm_judge_unparsed": float(len(verdicts) - len(parsed))}
+
+    def aggregate(self, key: str, values: list[float]) -> float:
+        return sum(values) if key == "llm_judge_unparsed" else super().aggregate(key, values)
+

@@ -86,13 +86,13 @@ def test_two_judges_are_averaged_and_unparsed_replies_counted(tmp_path):
 def test_each_judge_has_its_own_engine_options_and_the_run_replays_offline(tmp_path):
     first, second = FakeServer(), FakeServer()
     try:
-        results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=2,
+        results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo",
                       metrics=["llm_judge"], judges=["openai:judge-a", "openai:judge-b"],
                       judge_args={"0": {"base_url": first.base_url}, "1": {"base_url": second.base_url}})
     finally:
         first.stop()
         second.stop()
-    assert len(first.requests) == len(second.requests) == 2  # two judges on two servers
+    assert len(first.requests) == len(second.requests) == 24  # two judges on two servers
     assert {r["body"]["model"] for r in first.requests} == {"judge-a"}
     assert results["results"]["demo"]["llm_judge"] is not None  # the fake servers echo the prompt back
     calls = tmp_path / "run" / "calls" / "llm.jsonl"

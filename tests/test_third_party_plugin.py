@@ -272,3 +272,17 @@ def test_component_failing_at_first_use_gives_one_line_error(sites, tmp_path):
         f"ragbench: error: system 'broken_system' (from {BROKEN_PROVIDER}) failed to load "
         "ragbench_broken_example.heavy:HeavySystem: ModuleNotFoundError: "
         "No module named 'libfrobnicate_not_installed'"]
+
+
+def test_a_plugin_metric_scores_a_builtin_task(sites, tmp_path):
+    out = tmp_path / "run"
+    done = _ragbench(["--tasks", "pubhealth", "--data", f"pubhealth={REPO / 'tests/data/selfrag/health_claims_processed.sample.jsonl'}",
+                      "--system", "closed_book", "--model", "scripted:echo", "--metrics", "+verdict_accuracy",
+                      "--output", str(out), "--no-progress"], sites["example"], cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["details"]["pubhealth"]["verdict_accuracy"]["n"] == 3  # numeric, from the built-in label
+    assert {"match", "selfrag_match", "label_accuracy"} <= set(results["results"]["pubhealth"])
+    refused = _ragbench(["--tasks", "demo", "--model", "scripted:echo", "--metrics", "+verdict_accuracy",
+                         "--output", str(tmp_path / "r2")], sites["example"], cwd=tmp_path)
+    assert refused.returncode == 2 and "metric verdict_accuracy cannot score task demo" in refused.stderr

@@ -16,13 +16,17 @@ def parse_verdict(text: str) -> bool | None:
 
 
 class VerdictAccuracy(Metric):
-    """1.0 when the parsed verdict equals gold["truth"]; an answer with no verdict scores 0.0.
-    An example without a boolean gold truth is not scorable (None)."""
+    """1.0 when the parsed verdict equals the gold truth: gold["truth"] (this plugin's task) or a
+    true/false verdict label (ragbench's pubhealth: SUPPORTS / REFUTES); an answer with no verdict scores
+    0.0. An example without such gold is not scorable (None)."""
 
     name = "verdict_accuracy"
+    gold_needs = ("label",)  # a built-in task fits when its records carry a verdict label
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         truth = example.gold.get("truth")
         if not isinstance(truth, bool):
+            truth = {"SUPPORTS": True, "REFUTES": False}.get(str(example.gold.get("label", "")).upper())
+        if truth is None:
             return None
         return float(parse_verdict(prediction.answer) == truth)

@@ -22,6 +22,8 @@ class TriviaTF(Task):
     name = "trivia_tf"
     # Our own metric first; built-in metrics work too because gold["answers"] is filled.
     metrics = ("verdict_accuracy", "match_normalized")
+    answer_format = "label"
+    gold_fields = ("answers", "label")  # gold["truth"] is a true/false verdict
 
     def __init__(self, data_path: str | Path | None = None) -> None:
         if data_path is None:  # the copy shipped as package data

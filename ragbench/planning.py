@@ -55,7 +55,7 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
         system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
         system.check(task)
         names = metric_names(task.metrics, config.metrics)
-        metric_classes = {m: registry.load("metrics", m) for m in names}
+        metric_classes = {m: metric_class(registry, m) for m in names}
         for m, cls in metric_classes.items():
             if not cls.fits(task):
                 needed = ", ".join(sorted(set(cls.gold_needs) - set(task.gold_fields or ())
@@ -70,6 +70,15 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
     return planned
 
 
+def metric_class(registry: Registry, name: str) -> type[Metric]:
+    """A catalogue metric, or `hf:NAME`: any Hugging Face `evaluate` metric (ragbench.metrics.hf_evaluate)."""
+    if name.startswith("hf:"):
+        from .metrics.hf_evaluate import metric_class as hf_metric_class
+
+        return hf_metric_class(name)
+    return registry.load("metrics", name)
+
+
 def metric_names(task_metrics: tuple[str, ...], chosen: list[str]) -> list[str]:
     """The metrics of a task for this run: `--metrics a,b` replaces the task's list, `+c` adds to it."""
     replace = [name for name in chosen if not name.startswith("+")]
@@ -78,13 +87,13 @@ def metric_names(task_metrics: tuple[str, ...], chosen: list[str]) -> list[str]:
 
 
 def _metric_args_for(name: str, metric_args: dict[str, Any]) -> dict[str, Any]:
-    return {k.split(".", 1)[1]: v for k, v in metric_args.items() if k.startswith(name + ".")}
+    return {k[len(name) + 1:]: v for k, v in metric_args.items() if k.startswith(name + ".")}
 
 
 def _check_metric_needs(config: RunConfig, planned: list[PlannedTask]) -> None:
     """Metrics that call an NLI model or a judge fail before the run when none is configured."""
     for key in config.metric_args:
-        if "." not in key or not any(m.name == key.split(".", 1)[0] for p in planned for m in p.metrics):
+        if not any(key.startswith(m.name + ".") for p in planned for m in p.metrics):
             raise ConfigError(f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks")
     provided = {"nli": config.nli is not None, "judge": bool(config.judges)}
     hints = {"nli": "pass --nli ENGINE:MODEL (e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)",

@@ -10,12 +10,13 @@ range (the first number in the reply, normalised to [0, 1]), or a JSON field (of
 normalised with `score_range` when given). Several judges are averaged per example (the CRAG paper's
 GPT-4 + Llama-3-70B pair), each with its own engine options (`--judge-arg N.key=value`). A reply that
 does not parse is counted in `llm_judge_unparsed` and left out of the average, never scored 0; an
-example no judge could score is not scorable (None). Every exchange is in the sample's `judge_trace`
-and the run's calls/llm.jsonl, which `--judge replay:runs/X/calls/llm.jsonl --judge-arg 0.role=judge:0`
-replays offline.
+example no judge could score is not scorable (None). Every exchange is in the sample's `judge_trace`,
+the run's calls/llm.jsonl and a ready replay file per judge, `judgeN_calls.jsonl` in the run folder:
+`ragbench score ... --judge replay:runs/X/judge0_calls.jsonl [--judge replay:runs/X/judge1_calls.jsonl]`
+reproduces the scores offline.
 
-The presets' wording is ragbench's own (stated here, not taken from a paper). CRAG's judges keep their
-exact prompts in metrics/crag.py.
+The presets (judge_prompts/: presets.yaml and a template file each, a starting point for `prompt=FILE`)
+are worded by ragbench, not taken from a paper. CRAG's judges keep their exact prompts in metrics/crag.py.
 """
 from __future__ import annotations
 
@@ -25,34 +26,31 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
+import yaml
+
 from ragbench.engines.base import EngineError
 from ragbench.errors import ConfigError
 from ragbench.metric import Metric, Scores
 from ragbench.types import Example, Prediction
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "correctness": {
-        "template": ("You are grading an answer to a question against the reference answer(s).\n\n"
-                     "Question: {question}\nReference answer(s): {reference}\nAnswer to grade: {answer}\n\n"
-                     "Is the answer correct, that is, does it agree with a reference answer? "
-                     "Reply with exactly one word: correct or incorrect."),
-        "labels": {"incorrect": 0.0, "correct": 1.0},
-    },
-    "faithfulness": {
-        "template": ("You are checking whether an answer is supported by the documents it was given.\n\n"
-                     "Documents:\n{documents}\n\nQuestion: {question}\nAnswer: {answer}\n\n"
-                     "How well do the documents support the answer, from 1 (not at all) to 5 (every claim "
-                     "is supported)? Reply with the number only."),
-        "score_range": (1.0, 5.0),
-    },
-    "rubric": {
-        "template": ("Grade the answer to the question for correctness and completeness against the "
-                     "reference answer(s).\n\nQuestion: {question}\nReference answer(s): {reference}\n"
-                     "Answer: {answer}\n\nReply with a JSON object {{\"reason\": \"<one sentence>\", "
-                     "\"score\": <an integer from 0 to 10>}}."),
-        "json_field": "score", "score_range": (0.0, 10.0), "max_tokens": 256,
-    },
-}
+PROMPTS_DIR = Path(__file__).with_name("judge_prompts")  # presets.yaml and the presets' template files
+
+
+def load_presets(folder: Path = PROMPTS_DIR) -> dict[str, dict[str, Any]]:
+    """The built-in presets (judge_prompts/presets.yaml), each with its template text read in."""
+    presets = yaml.safe_load((folder / "presets.yaml").read_text(encoding="utf-8"))
+    return {name: {**spec, "template": read_template(folder / spec["template"]),
+                   **({"score_range": tuple(spec["score_range"])} if "score_range" in spec else {})}
+            for name, spec in presets.items()}
+
+
+def read_template(path: str | Path) -> str:
+    """A template file's text without the final newline editors add."""
+    return Path(path).read_text(encoding="utf-8").removesuffix("\n")
+
+
+PRESETS = load_presets()
+
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _JSON_BLOCK = re.compile(r"\{[^{}]*\}", re.S)
 
@@ -93,7 +91,7 @@ class LlmJudge(Metric):
         self.template = base["template"]
         if prompt is not None:
             try:
-                self.template = Path(prompt).read_text(encoding="utf-8")
+                self.template = read_template(prompt)
             except OSError as exc:
                 raise ConfigError(f"metric llm_judge: prompt {prompt}: {exc.strerror or exc}") from exc
         self.labels: dict[str, float] | None = dict(base.get("labels") or {}) or None

@@ -16,6 +16,7 @@ from .cache import ResponseCache
 from .context import Context
 from .engines import load_engine
 from .errors import RecordError
+from .exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
 from .llm import LLM
 from .nli import NLI
 from .progress import Progress
@@ -146,7 +147,9 @@ class Evaluator:
         scheduler = Scheduler(cache)
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
         llm = LLM(scheduler, engine, recorder=recorder.for_role("model"))
-        judge_llms = [LLM(scheduler, judge, recorder=recorder.for_role(f"judge:{i}")) for i, judge in enumerate(judges)]
+        judge_logs = [ExchangeLog(self.run_dir.path / judge_log_name(i)) for i in range(len(judges))]  # --judge replay:
+        judge_llms = [LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log))
+                      for i, (judge, log) in enumerate(zip(judges, judge_logs))]
         retrieval = Retrieval(self.retriever, recorder=recorder)
         self.nli = None if nli_engine is None else NLI(
             LLM(scheduler, nli_engine, recorder=recorder.for_role("nli")), self.config.nli_format,
@@ -177,6 +180,8 @@ class Evaluator:
             self.retrieval_stats = retrieval.stats.to_dict()
             if self.nli is not None:
                 self.nli.close()
+            for log in judge_logs:
+                log.close()
             for open_engine in (engine, *judges, *([nli_engine] if nli_engine not in (None, engine) else [])):  # HTTP clients close inside the loop that opened them
                 if hasattr(open_engine, "aclose"):
                     await open_engine.aclose()

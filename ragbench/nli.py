@@ -18,14 +18,14 @@ replay file: `--nli replay:runs/<run>/nli_calls.jsonl` re-scores a run offline.
 from __future__ import annotations
 
 import asyncio
-import json
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .engines.base import Request, Sampling
 from .errors import ConfigError
+from .exchange_log import ExchangeLog
 from .llm import LLM
 
 PROMPT_TEMPLATE = (
@@ -100,7 +100,7 @@ class NLI:
         self.format = nli_format(fmt) if isinstance(fmt, str) else fmt
         self.stats = NliStats()
         self._decisions: dict[tuple[str, str], asyncio.Future] = {}
-        self._log = open(log_path, "a", encoding="utf-8") if log_path is not None else None
+        self._log = ExchangeLog(log_path) if log_path is not None else None
 
     async def entails(self, premise: str, hypothesis: str) -> int:
         self.stats.requests += 1
@@ -119,14 +119,9 @@ class NLI:
         self.stats.computed += 1
         response = await self.llm.send(request, step="nli")
         if self._log is not None:
-            record: dict[str, Any] = request.to_dict()
-            record.pop("sampling")
-            record["response"] = response.text
-            self._log.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self._log.flush()
+            self._log.write(request.to_dict(), response.text)
         return self.format.decide(response.text, self.stats)
 
     def close(self) -> None:
         if self._log is not None:
             self._log.close()
-            self._log = None

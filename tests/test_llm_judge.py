@@ -1,0 +1,137 @@
+"""The general LLM-judge metric `llm_judge`: presets and template files, parsers, several judges
+averaged with their own engine options, unparsed replies counted, replay of the judges' exchanges."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import cli, run, samples
+from test_engine_openai import FakeServer
+
+from ragbench.errors import ConfigError
+from ragbench.metrics.judge import PRESETS, LlmJudge, reference_text
+
+
+@pytest.mark.parametrize("options,reply,expected", [
+    ({}, "Correct.", 1.0), ({}, "incorrect", 0.0), ({}, "The answer is correct, not incorrect", 1.0),
+    ({}, "no idea", None),
+    ({"preset": "faithfulness"}, "4", 0.75), ({"preset": "faithfulness"}, "Score: 9", None),
+    ({"preset": "rubric"}, 'Sure: {"reason": "ok", "score": 7}', 0.7), ({"preset": "rubric"}, '{"score": "x"}', None),
+    ({"preset": "rubric"}, "7/10", None),
+    ({"labels": "yes:1,partly:0.5,no:0"}, "Partly.", 0.5),
+    ({"json_field": "grade", "score_range": "0-4"}, '```json\n{"grade": 2}\n```', 0.5),
+])
+def test_judge_replies_parse_as_labels_ranges_or_json(options, reply, expected):
+    assert LlmJudge(**options).parse(reply) == expected
+
+
+def test_judge_options_are_checked():
+    with pytest.raises(ConfigError, match="preset 'nope'"):
+        LlmJudge(preset="nope")
+    with pytest.raises(ConfigError, match="score_range 'a-b'"):
+        LlmJudge(score_range="a-b")
+
+
+def test_reference_text_covers_every_kind_of_gold():
+    assert reference_text({"answers": ["Paris", "paris"]}) == "Paris | paris"
+    assert reference_text({"qa_pairs": [{"short_answers": ["a", "b"]}, {"short_answers": ["c"]}]}) == "a; b | c"
+    assert reference_text({"answer": "x", "alt_ans": ["y"]}) == "x | y"
+
+
+def judge_rules(tmp_path, name, verdict):
+    path = tmp_path / name
+    path.write_text(json.dumps([{"pattern": "You are grading", "response": verdict}, {"response": "unused"}]))
+    return f"scripted:{path}"
+
+
+def test_two_judges_are_averaged_and_unparsed_replies_counted(tmp_path):
+    judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "I cannot tell")]
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=3,
+                  metrics=["+llm_judge"], judges=judges)
+    assert results["results"]["demo"]["llm_judge"] == 1.0  # the parsed judge only, not averaged with a 0
+    assert results["results"]["demo"]["llm_judge_unparsed"] == 3.0
+    sample = samples(tmp_path / "run", "demo")[0]
+    assert [step["name"] for step in sample["judge_trace"]] == ["judge:llm_judge"] * 2
+
+
+def test_each_judge_has_its_own_engine_options_and_the_run_replays_offline(tmp_path):
+    first, second = FakeServer(), FakeServer()
+    try:
+        results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo",
+                      metrics=["llm_judge"], judges=["openai:judge-a", "openai:judge-b"],
+                      judge_args={"0": {"base_url": first.base_url}, "1": {"base_url": second.base_url}})
+    finally:
+        first.stop()
+        second.stop()
+    assert len(first.requests) == len(second.requests) == 24  # two judges on two servers
+    assert {r["body"]["model"] for r in first.requests} == {"judge-a"}
+    assert results["results"]["demo"]["llm_judge"] is not None  # the fake servers echo the prompt back
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text("".join(json.dumps({"id": s["id"], "output": s["output"]}) + "\n"
+                                   for s in samples(tmp_path / "run", "demo")))
+    replayed = cli("score", "--task", "demo", "--predictions", str(predictions), "--metrics", "llm_judge",
+                   "--judge", f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}",
+                   "--judge", f"replay:{tmp_path / 'run' / 'judge1_calls.jsonl'}", "--output", str(tmp_path / "again"), "--no-progress")
+    assert replayed.returncode == 0, replayed.stderr
+    again = json.loads((tmp_path / "again" / "results.json").read_text())
+    assert again["results"]["demo"] == results["results"]["demo"]
+
+
+def test_judge_arg_must_name_a_judge(tmp_path):
+    result = cli("--tasks", "demo", "--judge", "scripted:echo", "--judge-arg", "3.base_url=x")
+    assert result.returncode == 2 and "N the position of a --judge (0 to 0)" in result.stderr
+
+
+def test_presets_are_data_files_whose_templates_fill_every_field():
+    assert set(PRESETS) == {"correctness", "faithfulness", "rubric"}
+    for name, preset in PRESETS.items():
+        judge = LlmJudge(preset=name)
+        assert judge.template == preset["template"] and not judge.template.endswith("\n")
+        filled = judge.template.format(question="Q?", answer="A", reference="R", documents="D")
+        assert "{" not in filled.replace('{"reason"', "")
+    assert "{documents}" in PRESETS["faithfulness"]["template"]
+    assert "{reference}" in PRESETS["correctness"]["template"]
+
+
+def test_a_template_file_with_its_own_labels_scores_a_run(tmp_path):
+    template = tmp_path / "judge.txt"
+    template.write_text("Rate this answer. Q: {question} A: {answer} Gold: {reference}\nSay good, meh or bad.\n")
+    rules = tmp_path / "judge.json"
+    rules.write_text(json.dumps([{"pattern": "Rate this answer", "response": "Meh, I'd say."}]))
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=2,
+                  metrics=["llm_judge"], judges=[f"scripted:{rules}"],
+                  metric_args={"llm_judge.prompt": str(template), "llm_judge.labels": "good:1,meh:0.5,bad:0"})
+    assert results["results"]["demo"]["llm_judge"] == 0.5
+    sample = samples(tmp_path / "run", "demo")[0]
+    sent = sample["judge_trace"][0]["request"]["messages"][0]["content"]
+    assert sent.startswith("Rate this answer. Q: ") and sent.endswith("Say good, meh or bad.")
+
+
+def test_a_template_with_an_unknown_field_is_a_configuration_error(tmp_path):
+    template = tmp_path / "bad.txt"
+    template.write_text("Judge {answer} against {gold}")
+    with pytest.raises(ConfigError, match="unknown or bad field"):
+        LlmJudge(prompt=str(template))
+    with pytest.raises(ConfigError, match="prompt .*missing.txt"):
+        LlmJudge(prompt=str(tmp_path / "missing.txt"))
+
+
+def test_each_judge_writes_a_replay_file_that_reproduces_its_verdicts(tmp_path):
+    judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "incorrect")]
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo",
+                  metrics=["llm_judge"], judges=judges)
+    assert results["results"]["demo"]["llm_judge"] == 0.5  # 1 and 0 averaged per example
+    first = [json.loads(line) for line in (tmp_path / "run" / "judge0_calls.jsonl").read_text().splitlines()]
+    assert len(first) == 24 and {r["response"] for r in first} == {"correct"}
+    assert set(first[0]) == {"messages", "response"}
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text("".join(json.dumps({"id": s["id"], "output": s["output"]}) + "\n"
+                                   for s in samples(tmp_path / "run", "demo")))
+    for files, expected in [(["judge0_calls.jsonl", "judge1_calls.jsonl"], 0.5), (["judge0_calls.jsonl"], 1.0),
+                            (["judge1_calls.jsonl"], 0.0)]:
+        out = tmp_path / f"again_{len(files)}_{files[0]}"
+        judge_options = [option for name in files for option in ("--judge", f"replay:{tmp_path / 'run' / name}")]
+        replayed = cli("score", "--task", "demo", "--predictions", str(predictions), "--metrics", "llm_judge",
+                       *judge_options, "--output", str(out), "--no-progress")
+        assert replayed.returncode == 0, replayed.stderr
+        assert json.loads((out / "results.json").read_text())["results"]["demo"]["llm_judge"] == expected

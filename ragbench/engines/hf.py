@@ -26,6 +26,11 @@ Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable
   like vLLM's default). Token strings are the decoded text of the single token id
   (`tokenizer.decode([id])`, as vLLM's `decoded_token`); if two ids decode to the same string the
   more likely one is kept in `top`.
+- logprob_tokens=(...): named vocabulary entries (Self-RAG's "[Relevant]" ...) whose log_softmax values
+  are reported at every generated position in `TokenLogprobs.named` (no vocabulary-wide dicts);
+  each must be a single id of the tokenizer's vocabulary, else the request fails with an error
+  naming the token. Whenever logprobs or logprob_tokens are asked, every position also carries its
+  `token_id`, and `Response.cumulative_logprob` is the sum of the chosen tokens' log-probabilities.
 
 Encoder-decoder checkpoints (config.is_encoder_decoder, e.g. T5 such as the TRUE NLI model
 google/t5_xxl_true_nli_mixture) load with AutoModelForSeq2SeqLM: the prompt is the encoder input
@@ -202,6 +207,7 @@ class HFEngine(Engine):
         config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
         self.context_length = int(getattr(config, "max_position_embeddings", 0) or 0)
         self._piece_cache: dict[int, str] = {}
+        self._named_ids: dict[str, int | None] = {}
 
     @property
     def engine_id(self) -> str:
@@ -237,7 +243,12 @@ class HFEngine(Engine):
                 results[index] = EngineError(f"hf engine: cannot tokenize the request ({_one_line(exc)})")
                 continue
             sampling = request.sampling
-            if not ids:
+            missing = [t for t in sampling.logprob_tokens if self.token_id(t) is None]
+            if missing:
+                results[index] = EngineError(
+                    f"hf engine: logprob_tokens {missing} are not single tokens of {self.model}'s vocabulary "
+                    "(a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b has the reflection tokens)")
+            elif not ids:
                 results[index] = EngineError("hf engine: empty prompt")
             elif self.context_length and len(ids) + sampling.max_tokens > self.context_length:
                 results[index] = EngineError(
@@ -285,7 +296,7 @@ class HFEngine(Engine):
                     else:
                         generator.manual_seed((int(seed) * 1_000_003 + sample) % (2 ** 63))
                     generators.append(generator)
-        picker = _Picker(torch, sampling, generators)
+        picker = _Picker(torch, sampling, generators, [self.token_id(t) for t in sampling.logprob_tokens])
         # A decoder-only output repeats the prompt; a seq2seq output starts with the decoder start token.
         prefix = 1 if self.seq2seq else width
         tracker = _Tracker(torch, self.tokenizer, prefix, self.eos_ids, sampling)
@@ -317,9 +328,10 @@ class HFEngine(Engine):
                 if sample == 0:
                     first_length = length
                     finish = "stop" if (reason or stopped) else "length"
-            logprobs = None
-            if sampling.logprobs is not None:
+            logprobs = cumulative = None
+            if picker.records:
                 logprobs = self._logprobs(picker, position * rows_per, generated[position * rows_per][:first_length])
+                cumulative = sum(t.logprob for t in logprobs)
             completion = first_length if rows_per == 1 else sum(
                 (tracker.done_at[position * rows_per + s] or len(generated[position * rows_per + s]))
                 for s in range(rows_per))
@@ -327,7 +339,8 @@ class HFEngine(Engine):
                 texts = texts * sampling.n
                 completion *= sampling.n
             responses.append(Response(texts=texts, logprobs=logprobs, prompt_tokens=len(ids),
-                                      completion_tokens=completion, finish_reason=finish))
+                                      completion_tokens=completion, finish_reason=finish,
+                                      cumulative_logprob=cumulative))
         return responses
 
     def _piece(self, token_id: int) -> str:
@@ -336,14 +349,25 @@ class HFEngine(Engine):
             piece = self._piece_cache[token_id] = self.tokenizer.decode([token_id])
         return piece
 
+    def token_id(self, token: str) -> int | None:
+        """The vocabulary id of `token` (a whole vocabulary entry such as "[Relevant]"), or None."""
+        ids = self._named_ids
+        if token not in ids:
+            tid = self.tokenizer.convert_tokens_to_ids(token)
+            single = isinstance(tid, int) and self.tokenizer.convert_ids_to_tokens(tid) == token
+            ids[token] = tid if single else None
+        return ids[token]
+
     def _logprobs(self, picker: "_Picker", row: int, tokens: list[int]) -> list[TokenLogprobs]:
         out = []
         for step, token_id in enumerate(tokens):
-            chosen_lp, top_lp, top_ids = picker.records[step]
+            chosen_lp, top_lp, top_ids, named_lp = picker.records[step]
             top: dict[str, float] = {}
             for lp, tid in zip(top_lp[row], top_ids[row]):
                 top.setdefault(self._piece(tid), lp)
-            out.append(TokenLogprobs(token=self._piece(token_id), logprob=chosen_lp[row], top=top))
+            named = dict(zip(picker.sampling.logprob_tokens, named_lp[row]))
+            out.append(TokenLogprobs(token=self._piece(token_id), logprob=chosen_lp[row], top=top,
+                                     named=named, token_id=token_id))
         return out
 
 
@@ -354,13 +378,15 @@ class _Picker:
     drawn per row with its own generator (so seeded rows do not depend on their batch mates).
     """
 
-    def __init__(self, torch: Any, sampling: Sampling, generators: list | None) -> None:
+    def __init__(self, torch: Any, sampling: Sampling, generators: list | None, named_ids: list[int]) -> None:
         self.torch = torch
         self.sampling = sampling
         self.generators = generators
         self.k = sampling.logprobs
-        self.records: list[tuple[list[float], list[list[float]], list[list[int]]]] = []
-        self.active = generators is not None or self.k is not None
+        self.named_ids = named_ids  # ids of sampling.logprob_tokens, in order
+        self.records: list[tuple[list[float], list[list[float]], list[list[int]], list[list[float]]]] = []
+        self.recording = self.k is not None or bool(named_ids)
+        self.active = generators is not None or self.recording
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         torch = self.torch
@@ -389,12 +415,13 @@ class _Picker:
                                       for row, generator in enumerate(self.generators)])
             result = torch.full_like(scores, float("-inf"))
             result.scatter_(-1, chosen.unsqueeze(-1), 0.0)
-        if self.k is not None:
+        if self.recording:
             logp = torch.log_softmax(logits, dim=-1)
             chosen_lp = logp.gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
-            k = max(0, min(int(self.k), logp.shape[-1]))
+            k = max(0, min(int(self.k or 0), logp.shape[-1]))
             top_lp, top_ids = logp.topk(k, dim=-1) if k else (logp[:, :0], chosen[:, None][:, :0])
-            self.records.append((chosen_lp.tolist(), top_lp.tolist(), top_ids.tolist()))
+            named_lp = logp[:, self.named_ids].tolist() if self.named_ids else [[] for _ in range(logp.shape[0])]
+            self.records.append((chosen_lp.tolist(), top_lp.tolist(), top_ids.tolist(), named_lp))
         return result
 
 

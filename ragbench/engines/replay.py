@@ -8,6 +8,13 @@ sampling parameters (otherwise sampling is ignored). The files a run records (ca
 ragbench.recording) also carry "role" (`--model-arg role=judge:0` reads only that role's lines) and
 "response_data", the whole response (token counts, finish reason, logprobs), returned as it was. A miss is an error that shows the nearest
 recorded request.
+
+Per-token data (to re-score token-level decisions such as Self-RAG's reflection tokens offline): a
+record may add "tokens": [generated token strings], "logprobs": [{token: logprob, ...} per position]
+(the chosen token must be in its position's dict), optional "token_ids": [ints] and
+"cumulative_logprob" (default: the sum of the chosen tokens' log-probabilities). A request's
+`logprob_tokens` are then answered from each position's dict (tokens absent there are absent from
+`named`, as a token outside vLLM's top-k is), `logprobs=k` from the k largest entries.
 """
 from __future__ import annotations
 
@@ -17,7 +24,41 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .base import Engine, EngineError, Request, Response
+from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs
+
+
+def check_token_record(record: dict[str, Any]) -> None:
+    """Raise ValueError unless `record`'s per-token fields (if any) are consistent."""
+    if "tokens" not in record and "logprobs" not in record:
+        return
+    tokens, dicts = record.get("tokens"), record.get("logprobs")
+    if not isinstance(tokens, list) or not isinstance(dicts, list) or len(tokens) != len(dicts):
+        raise ValueError('"tokens" and "logprobs" must be lists of equal length')
+    for position, (token, lps) in enumerate(zip(tokens, dicts)):
+        if not isinstance(lps, dict) or token not in lps:
+            raise ValueError(f"logprobs[{position}] must be a dict holding the chosen token {token!r}")
+    ids = record.get("token_ids")
+    if ids is not None and (not isinstance(ids, list) or len(ids) != len(tokens)):
+        raise ValueError('"token_ids" must be a list as long as "tokens"')
+
+
+def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
+    """A Response from a record with text and optional per-token data, keeping only what the request
+    asks for (its logprob_tokens and top-k), never the whole recorded dicts."""
+    response = record["response"]
+    texts = [response] if isinstance(response, str) else list(response)
+    if "tokens" not in record or (sampling.logprobs is None and not sampling.logprob_tokens):
+        return Response(texts=texts, completion_tokens=len(record.get("tokens") or ()))
+    ids = record.get("token_ids") or [None] * len(record["tokens"])
+    k = sampling.logprobs or 0
+    logprobs = []
+    for token, lps, token_id in zip(record["tokens"], record["logprobs"], ids):
+        top = dict(sorted(lps.items(), key=lambda item: item[1], reverse=True)[:k]) if k else {}
+        named = {name: lps[name] for name in sampling.logprob_tokens if name in lps}
+        logprobs.append(TokenLogprobs(token=token, logprob=float(lps[token]), top=top, named=named, token_id=token_id))
+    cumulative = record.get("cumulative_logprob")
+    return Response(texts=texts, logprobs=logprobs, completion_tokens=len(logprobs),
+                    cumulative_logprob=float(cumulative) if cumulative is not None else sum(t.logprob for t in logprobs))
 
 
 def _request_text(prompt: str | None, messages: list[dict[str, str]] | None) -> str:
@@ -52,9 +93,11 @@ class ReplayEngine(Engine):
                     key = _request_text(record.get("prompt"), record.get("messages"))
                     if "response" not in record and "error" not in record:
                         raise KeyError("response")
+                    check_token_record(record)
                 except (ValueError, KeyError, TypeError) as exc:
                     raise ConfigError(f"{self.path}:{line_no}: not a replay record ({exc}); expected "
-                                      '{"prompt" or "messages", "response" or "error"}') from exc
+                                      '{"prompt" or "messages", "response" or "error"} (optionally "tokens", '
+                                      '"logprobs", "token_ids", "cumulative_logprob")') from exc
                 if self.role is None or record.get("role", self.role) == self.role:
                     self.records.setdefault(key, []).append(record)
 
@@ -71,8 +114,7 @@ class ReplayEngine(Engine):
                     return EngineError(f"replayed error: {record['error']}")
                 if "response_data" in record:  # a run's own recording: the response as it was
                     return Response.from_dict(record["response_data"])
-                response = record["response"]
-                return Response(texts=[response] if isinstance(response, str) else list(response))
+                return token_response(record, request.sampling)
         return EngineError(self._miss_message(key))
 
     def _miss_message(self, key: str) -> str:

@@ -5,6 +5,12 @@ Model strings:
   scripted:pkg.module:function   function(request) -> str | Response
   scripted:rules.json            [{"pattern": regex, "response": text}, ...]; first match wins,
                                  a rule with no pattern is the default
+A script's answer may also be a replay record with per-token data, {"response": text, "tokens": [...],
+"logprobs": [{token: logprob, ...}, ...], "cumulative_logprob": x} (see replay.py), so tests script
+token-level decisions (Self-RAG's reflection tokens); rules files may hold such dicts as "response".
+A plain-text answer to a request with logprobs or logprob_tokens is reported as a certain model's:
+the text split into pieces (each requested named token whole, otherwise runs of non-space characters
+with their leading space), every piece log-probability 0, a named token reported where it was generated.
 Options `overhead` and `per_request` (seconds) make each batch sleep `overhead + per_request*n`,
 the cost model of the scheduler benchmark; `batch_size` sets the batch limit.
 """
@@ -18,7 +24,8 @@ from typing import Any, Callable
 
 from ..errors import ConfigError
 from ..imports import load_callable
-from .base import Engine, EngineError, Request, Response, apply_stop
+from .base import Engine, EngineError, Request, Response, Sampling, apply_stop
+from .replay import check_token_record, token_response
 
 Script = Callable[[Request], "str | Response"]
 
@@ -85,6 +92,25 @@ class ScriptedEngine(Engine):
             return EngineError(f"scripted engine raised {type(exc).__name__}: {exc}")
         if isinstance(out, Response):
             return out
-        text, stopped = apply_stop(str(out), request.sampling.stop)
-        return Response(texts=[text] * request.sampling.n, prompt_tokens=len(_last_text(request).split()),
-                        completion_tokens=len(text.split()), finish_reason="stop")
+        sampling = request.sampling
+        if isinstance(out, dict):
+            try:
+                check_token_record(out)
+                response = token_response(out, sampling)
+            except (KeyError, ValueError, TypeError) as exc:
+                return EngineError(f"scripted engine: bad per-token answer ({exc})")
+        else:
+            text, _ = apply_stop(str(out), sampling.stop)
+            response = token_response(certain_tokens(text, sampling), sampling)
+            response.texts = [text] * sampling.n
+        response.prompt_tokens = len(_last_text(request).split())
+        response.completion_tokens = response.completion_tokens or len(response.text.split())
+        return response
+
+
+def certain_tokens(text: str, sampling: Sampling) -> dict[str, Any]:
+    """`text` as a record of a model certain of every token (see the module docstring)."""
+    named = sorted(sampling.logprob_tokens, key=len, reverse=True)
+    pattern = "|".join([re.escape(t) for t in named if t] + [r"\s*[^\s\[<]+|\s+|[\[<]"])
+    tokens = re.findall(pattern, text)
+    return {"response": text, "tokens": tokens, "logprobs": [{t: 0.0} for t in tokens]}

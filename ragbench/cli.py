@@ -74,7 +74,7 @@ common_options = [
                  help="true: TRUE/ALCE 'premise: .. hypothesis: ..' -> '1'; prompt: LLM-as-NLI chat prompt"),
     click.option("--nli-arg", multiple=True, metavar="K=V", help="NLI engine option (batch_size, dtype ...)"),
     click.option("--metrics", default=None, metavar="NAME[,NAME]", help="metrics of every task: NAME,... replaces "
-                 "the tasks' own, +NAME adds to them (ragbench list metrics)"),
+                 "the tasks' own, +NAME adds to them, TASK:NAME / TASK:+NAME for one task (ragbench list metrics)"),
     click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, e.g. mauve.featurizer=PATH"),
     click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
     click.option("--seed", default=0, show_default=True, type=int),
@@ -190,6 +190,10 @@ def list_command(kind: str | None) -> None:
             click.echo(f"  {name:<18} {entry.description}{aliases}  [{entry.provider}]")
             if current == "metrics":
                 click.echo(f"  {'':<18} fits: {metric_fits(registry, name)}")
+        if current == "metrics":
+            click.echo(f"  {'hf:NAME':<18} any Hugging Face `evaluate` metric by name or local path (--metrics "
+                       "+hf:bleu), corpus-level, the gold answers as references  [ragbench[evaluate]]")
+            click.echo(f"  {'':<18} fits: every task")
     for failure in registry.failures:
         click.echo(f"ragbench: plugin '{failure.plugin}' from {failure.provider} failed to load: "
                    f"{failure.error}", err=True)

@@ -40,6 +40,7 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
     for key in config.data:
         if registry.entry("tasks", key).name not in names:
             raise ConfigError(f"--data {key}=...: task '{key}' is not among --tasks")
+    _check_metric_scopes(config.metrics, names, registry)
     system_class = registry.load("systems", config.system)
     planned = []
     for name in names:
@@ -54,14 +55,14 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
                     if accepted is None or k in accepted}
         system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
         system.check(task)
-        names = metric_names(task.metrics, config.metrics)
-        metric_classes = {m: metric_class(registry, m) for m in names}
+        metric_classes = {m: metric_class(registry, m) for m in metric_names(task.metrics, config.metrics, name, names)}
         for m, cls in metric_classes.items():
             if not cls.fits(task):
                 needed = ", ".join(sorted(set(cls.gold_needs) - set(task.gold_fields or ())
                                           - ({"citations"} if task.cites else set())))
                 raise ConfigError(f"metric {m} cannot score task {name}: it needs {needed} gold, which {name}'s records "
                                   f"do not carry (they carry: {', '.join(task.gold_fields or ()) or 'none'}); "
+                                  f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "
                                   "`ragbench list metrics` shows which tasks each metric fits")
         metrics = [construct(cls, _metric_args_for(m, config.metric_args), f"metric {m}")
                    for m, cls in metric_classes.items()]
@@ -79,11 +80,31 @@ def metric_class(registry: Registry, name: str) -> type[Metric]:
     return registry.load("metrics", name)
 
 
-def metric_names(task_metrics: tuple[str, ...], chosen: list[str]) -> list[str]:
-    """The metrics of a task for this run: `--metrics a,b` replaces the task's list, `+c` adds to it."""
-    replace = [name for name in chosen if not name.startswith("+")]
-    added = [name[1:] for name in chosen if name.startswith("+")]
+def metric_names(task_metrics: tuple[str, ...], chosen: list[str], task: str = "",
+                 tasks: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The metrics of `task` for this run: `--metrics a,b` replaces the task's list, `+c` adds to it;
+    `TASK:a` / `TASK:+c` (TASK one of the run's `tasks`) applies to that task only."""
+    mine = []
+    for item in chosen:
+        scope, scoped, rest = item.partition(":")
+        if not scoped or scope not in tasks:  # hf:bleu is a metric name, not a scope
+            mine.append(item)
+        elif scope == task:
+            mine.append(rest)
+    replace = [name for name in mine if not name.startswith("+")]
+    added = [name[1:] for name in mine if name.startswith("+")]
     return list(dict.fromkeys([*(replace if replace else task_metrics), *added]))
+
+
+def _check_metric_scopes(chosen: list[str], names: list[str], registry: Registry) -> None:
+    """`TASK:NAME` must name a task of the run, by its name (not an alias)."""
+    for item in chosen:
+        scope, scoped, _ = item.partition(":")
+        if scoped and scope in registry.aliases["tasks"]:
+            raise ConfigError(f"--metrics {item}: write the task's name, {registry.aliases['tasks'][scope]}:..., "
+                              "to scope a metric")
+        if scoped and scope in registry.entries["tasks"] and scope not in names:
+            raise ConfigError(f"--metrics {item}: task '{scope}' is not among --tasks ({', '.join(names)})")
 
 
 def _metric_args_for(name: str, metric_args: dict[str, Any]) -> dict[str, Any]:

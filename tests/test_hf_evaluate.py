@@ -6,7 +6,7 @@ import re
 
 import pytest
 from conftest import TEST_DATA
-from helpers import run
+from helpers import cli, run
 from test_compare import DEMO
 
 from ragbench.errors import ConfigError
@@ -33,3 +33,8 @@ def test_an_unknown_metric_offline_is_a_clear_configuration_error(tmp_path, monk
     with pytest.raises(ConfigError, match=r"metric hf:no_such_metric_xyz: evaluate.load\('no_such_metric_xyz'\) "
                                           r"failed .*give a local metric script"):
         run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=["+hf:no_such_metric_xyz"])
+
+
+def test_list_metrics_offers_any_evaluate_metric():
+    listed = cli("list", "metrics").stdout
+    assert "  hf:NAME            any Hugging Face `evaluate` metric" in listed

@@ -4,13 +4,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import write_jsonl
+from conftest import TEST_DATA, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli, run
 from test_crag_task import EMBEDDER
 
 from ragbench.errors import ConfigError
 from ragbench.planning import metric_names
+
+PUBHEALTH = TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl"
 
 
 def test_metrics_replace_or_add_to_the_tasks_own():
@@ -19,6 +21,28 @@ def test_metrics_replace_or_add_to_the_tasks_own():
     assert metric_names(own, ["f1"]) == ["f1"]
     assert metric_names(own, ["+f1", "+match"]) == ["match", "em", "f1"]
     assert metric_names(own, ["f1", "+llm_judge"]) == ["f1", "llm_judge"]
+    assert metric_names(own, ["+hf:bleu"], "demo", ["demo"]) == ["match", "em", "hf:bleu"]  # hf: is no task
+
+
+def test_a_metric_can_be_scoped_to_one_task_of_the_run():
+    tasks = ["popqa", "arc_challenge"]
+    chosen = ["+length", "arc_challenge:+choice_accuracy", "popqa:em", "popqa:hf:bleu"]
+    assert metric_names(("match",), chosen, "arc_challenge", tasks) == ["match", "length", "choice_accuracy"]
+    assert metric_names(("match",), chosen, "popqa", tasks) == ["em", "hf:bleu", "length"]
+
+
+def test_a_scoped_metric_runs_on_its_task_only(tmp_path):
+    results = run(tmp_path, tasks=["demo", "pubhealth"], system="closed_book", model="scripted:echo", limit=2,
+                  data={"pubhealth": str(PUBHEALTH)}, metrics=["em", "pubhealth:+label_accuracy"])
+    assert set(results["results"]["demo"]) == {"em"}
+    assert set(results["results"]["pubhealth"]) == {"em", "label_accuracy"}
+
+
+def test_a_scope_must_be_a_task_of_the_run(tmp_path):
+    with pytest.raises(ConfigError, match=r"--metrics popqa:\+em: task 'popqa' is not among --tasks \(demo\)"):
+        run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=["popqa:+em"])
+    with pytest.raises(ConfigError, match="write the task's name, popqa:"):
+        run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=["popqa_longtail:+em"])
 
 
 def test_a_run_uses_the_chosen_metrics(tmp_path):

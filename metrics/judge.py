@@ -76,6 +76,17 @@ def _parse_pair(text: str) -> tuple[float, float]:
         raise ConfigError(f"metric llm_judge: score_range '{text}' is not LOW-HIGH, e.g. 1-5") from None
 
 
+def _parse_labels(text: str) -> dict[str, float]:
+    try:
+        labels = {name.strip().lower(): float(value) for name, _, value in
+                  (item.partition(":") for item in str(text).split(",") if item.strip())}
+    except ValueError:
+        labels = {}
+    if not labels or "" in labels:
+        raise ConfigError(f"metric llm_judge: labels '{text}' is not NAME:VALUE,..., e.g. correct:1,incorrect:0")
+    return labels
+
+
 class LlmJudge(Metric):
     name = "llm_judge"
     keys: ClassVar[tuple[str, ...]] = ("llm_judge", "llm_judge_unparsed")
@@ -98,8 +109,7 @@ class LlmJudge(Metric):
         self.score_range = base.get("score_range")
         self.json_field = base.get("json_field")
         if labels is not None:
-            self.labels = {name.strip().lower(): float(value) for name, _, value in
-                           (item.partition(":") for item in labels.split(",") if item.strip())}
+            self.labels = _parse_labels(labels)
             self.score_range, self.json_field = None, None
         if score_range is not None:
             self.score_range = _parse_pair(score_range)

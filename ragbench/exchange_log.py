@@ -16,6 +16,9 @@ from typing import Any, Callable
 from .jsonl import open_append
 
 
+JUDGE_LOGS = "judge*_calls.jsonl"  # every judge's file, as a glob pattern
+
+
 def judge_log_name(index: int) -> str:
     return f"judge{index}_calls.jsonl"
 

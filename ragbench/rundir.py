@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .exchange_log import JUDGE_LOGS
 from .jsonl import open_append
 
 
@@ -72,6 +73,8 @@ class RunDir:
             for name in ("results.json", "report.md", "run.json", "nli_calls.jsonl", "cache.sqlite",
                          "cache.sqlite-wal", "cache.sqlite-shm"):
                 (self.path / name).unlink(missing_ok=True)
+            for stale in self.path.glob(JUDGE_LOGS):
+                stale.unlink()
             previous = None
         attempts = list((previous or {}).get("attempts") or [])
         self.samples_dir.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,9 @@ def test_judge_options_are_checked():
         LlmJudge(preset="nope")
     with pytest.raises(ConfigError, match="score_range 'a-b'"):
         LlmJudge(score_range="a-b")
+    for bad in ("correct:1,incorrect:x", "correct", ":1"):
+        with pytest.raises(ConfigError, match=f"labels '{bad}' is not NAME:VALUE"):
+            LlmJudge(labels=bad)
 
 
 def test_reference_text_covers_every_kind_of_gold():
@@ -135,3 +138,13 @@ def test_each_judge_writes_a_replay_file_that_reproduces_its_verdicts(tmp_path):
                        *judge_options, "--output", str(out), "--no-progress")
         assert replayed.returncode == 0, replayed.stderr
         assert json.loads((out / "results.json").read_text())["results"]["demo"]["llm_judge"] == expected
+
+
+def test_overwriting_a_run_removes_its_earlier_judge_files(tmp_path):
+    judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "incorrect")]
+    run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=1, metrics=["llm_judge"],
+        judges=judges)
+    run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=1, metrics=["llm_judge"],
+        judges=judges[:1], overwrite=True)
+    assert sorted(p.name for p in (tmp_path / "run").glob("judge*")) == ["judge0_calls.jsonl"]
+    assert len((tmp_path / "run" / "judge0_calls.jsonl").read_text().splitlines()) == 1

@@ -87,3 +87,24 @@ def test_hf_named_logprobs_match_the_logits_and_unknown_tokens_fail_clearly():
     assert math.isfinite(response.cumulative_logprob)
     failed = engine.generate([Request(prompt="x", sampling=Sampling.make(max_tokens=2, logprob_tokens=("[Relevant]",)))])[0]
     assert isinstance(failed, EngineError) and "[Relevant]" in str(failed) and "vocabulary" in str(failed)
+
+
+def test_openai_asks_the_top_20_and_reports_the_named_tokens_found_there():
+    from test_engine_openai import FAST, FakeServer, generate
+
+    from ragbench.engines.openai import OpenAIEngine
+
+    server = FakeServer()
+    try:
+        engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+        response = generate(engine, Request(prompt="Q", sampling=Sampling.make(logprob_tokens=(" London", "!", "x"))))
+        assert server.requests[-1]["body"]["logprobs"] == 20
+        assert [t.named for t in response.logprobs] == [{" London": -2.5}, {"!": -1.5}]
+        assert all(t.top == {} and t.token_id is None for t in response.logprobs)
+        assert response.cumulative_logprob == pytest.approx(-0.625)
+        chat = Request.chat([{"role": "user", "content": "x"}], Sampling.make(logprobs=1, logprob_tokens=("Lon",)))
+        response = generate(OpenAIEngine("m", base_url=server.base_url, **FAST), chat)
+        assert server.requests[-1]["body"]["top_logprobs"] == 20
+        assert response.logprobs[0].named == {"Lon": -1.75} and response.logprobs[0].top == {"Par": -0.25}
+    finally:
+        server.stop()

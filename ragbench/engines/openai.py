@@ -9,7 +9,12 @@ Chat requests go to {base}/chat/completions and prompt requests to {base}/comple
 servers or models that only serve chat. Sampling maps onto the request body as max_tokens,
 temperature, top_p, n, stop (a list, omitted when empty), seed (when set), logprobs (chat:
 `logprobs: true, top_logprobs: k`; completions: `logprobs: k`), and skip_special_tokens (a vllm
-extension, sent only when False). `Sampling.lora` is sent as the `model` name: that is how
+extension, sent only when False). `Sampling.logprob_tokens` (named tokens such as Self-RAG's
+"[Relevant]"): the API has no per-token query, so the request asks for the top NAMED_TOP_LOGPROBS (20,
+OpenAI's maximum; a vllm server allows up to its --max-logprobs) and each position's `named` holds
+the named tokens found among them (a token outside the top 20 is absent, as one outside vLLM's top-k
+dict is for upstream Self-RAG); `token_id` stays None (the API returns strings), and
+`cumulative_logprob` is the sum of the chosen tokens' log-probabilities. `Sampling.lora` is sent as the `model` name: that is how
 `vllm serve --enable-lora --lora-modules NAME=PATH` exposes an adapter, so pass lora=NAME.
 Any other --model-arg is sent verbatim as an extra field of every request body (e.g.
 `repetition_penalty=1.1` for vllm) and is part of the engine id, hence of the cache key.
@@ -82,6 +87,24 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
     if when is None:
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+NAMED_TOP_LOGPROBS = 20
+
+
+def _top_k(sampling: Any) -> int | None:
+    """How many top log-probs to ask for: the request's k, or enough to find named tokens."""
+    if not sampling.logprob_tokens:
+        return sampling.logprobs
+    return max(sampling.logprobs or 0, NAMED_TOP_LOGPROBS)
+
+
+def _keep_asked(positions: list[TokenLogprobs], sampling: Any) -> list[TokenLogprobs]:
+    """Named tokens from each position's top list; the top list itself only if top-k was asked."""
+    for position in positions:
+        position.named = {t: position.top[t] for t in sampling.logprob_tokens if t in position.top}
+        position.top = dict(list(position.top.items())[:sampling.logprobs]) if sampling.logprobs else {}
+    return positions
 
 
 def _chat_logprobs(data: Any) -> list[TokenLogprobs] | None:
@@ -218,11 +241,12 @@ class OpenAIEngine(Engine):
             body["stop"] = list(sampling.stop)
         if sampling.seed is not None:
             body["seed"] = sampling.seed
-        if sampling.logprobs is not None:
+        top_k = _top_k(sampling)
+        if top_k is not None:
             if chat:
-                body.update(logprobs=True, top_logprobs=sampling.logprobs)
+                body.update(logprobs=True, top_logprobs=top_k)
             else:
-                body["logprobs"] = sampling.logprobs
+                body["logprobs"] = top_k
         if not sampling.skip_special_tokens:
             body["skip_special_tokens"] = False
         if sampling.json_mode and chat:
@@ -302,12 +326,15 @@ class OpenAIEngine(Engine):
                 texts = [(choice.get("message") or {}).get("content") or "" for choice in choices]
             else:
                 texts = [choice.get("text") or "" for choice in choices]
-            logprobs = None
-            if request.sampling.logprobs is not None:
+            logprobs = cumulative = None
+            if _top_k(request.sampling) is not None:
                 parse = _chat_logprobs if chat else _completion_logprobs
                 logprobs = parse(choices[0].get("logprobs"))
+                if logprobs is not None and request.sampling.logprob_tokens:
+                    logprobs = _keep_asked(logprobs, request.sampling)
+                    cumulative = sum(t.logprob for t in logprobs)
             usage = data.get("usage") or {}
-            return Response(texts=texts, logprobs=logprobs,
+            return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
                             prompt_tokens=int(usage.get("prompt_tokens") or 0),
                             completion_tokens=int(usage.get("completion_tokens") or 0),
                             finish_reason=choices[0].get("finish_reason") or "stop")

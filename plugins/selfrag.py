@@ -96,16 +96,15 @@ class SelfRag(System):
         }
 
     def check(self, task: Task) -> None:
-        run = self.settings(task)
+        self._resolved = run = self.settings(task)  # recorded by config(): the options as they ran
         if run["mode"] == "adaptive_retrieval" and self.threshold is None:
             raise ConfigError(f"selfrag on {task.name}: adaptive retrieval needs a threshold "
                               "(--system-arg threshold=0.2, or mode=always_retrieve)")
 
     def config(self) -> dict[str, Any]:
-        return {**super().config(), "resolved_when_none": {
-            "mode": "adaptive_retrieval (short form) / always_retrieve (long form)",
-            "ndocs": "10 (short) / 5 (long)", "w_use": "1.0 (short, CLI default) / 0.5 (long, hard-coded)",
-            "closed": "the task's closed_answer"}}
+        """The options; `resolved` fills the per-form defaults (mode, ndocs, w_use, closed) for the task."""
+        resolved = getattr(self, "_resolved", None)
+        return {**super().config(), **({"resolved": resolved} if resolved else {})}
 
     def sampling(self, **extra: Any) -> dict[str, Any]:
         return {"max_tokens": self.max_new_tokens, "temperature": 0.0, "top_p": 1.0,

@@ -4,10 +4,13 @@
 The metric is loaded with `evaluate.load(NAME)`: from a local script or folder given by path, from the
 local evaluate/HF cache, or from the hub when online (offline and not cached: a clear configuration
 error before the run). It is computed once over the run's scored examples (corpus-level), with the
-predictions' answers and the gold answers as references: `--metric-arg hf:NAME.references=first` (the
-first gold answer, default) or `all` (every gold answer, for multi-reference metrics). The reported
-value is the result's entry named like the metric, or its only number (`--metric-arg hf:NAME.key=K`
-picks another); extra `compute` options go as `--metric-arg hf:NAME.compute.OPTION=V`.
+predictions' answers as predictions and the gold answers as references (`gold_references`: long
+answers for ASQA and ELI5, the short answers, QAMPARI's answer list as one text, CRAG's answer and
+alternatives). `--metric-arg hf:NAME.references=auto` (default) gives every gold answer to a metric
+that takes a list of references per prediction (its `features`, as bleu or rouge) and the first to one
+that takes a single reference; `first` or `all` force either. The reported value is the result's entry
+named like the metric, or its only number (`--metric-arg hf:NAME.key=K` picks another); extra `compute`
+options go as `--metric-arg hf:NAME.compute.OPTION=V`.
 """
 from __future__ import annotations
 
@@ -16,52 +19,79 @@ from typing import Any, ClassVar
 from ragbench.errors import ConfigError
 from ragbench.metric import Metric
 
-from .judge import reference_text
-
 PREFIX = "hf:"
 
 
 class HfEvaluate(Metric):
     evaluate_name: ClassVar[str] = ""
 
-    def __init__(self, references: str = "first", key: str | None = None, **compute: Any) -> None:
-        if references not in ("first", "all"):
-            raise ConfigError(f"metric {self.name}: references '{references}' is not first or all")
-        self.references, self.key = references, key
+    def __init__(self, references: str = "auto", key: str | None = None, **compute: Any) -> None:
+        if references not in ("auto", "first", "all"):
+            raise ConfigError(f"metric {self.name}: references '{references}' is not auto, first or all")
+        self.key = key
         self.compute_args = {k.split(".", 1)[1]: v for k, v in compute.items() if k.startswith("compute.")}
         unknown = sorted(k for k in compute if not k.startswith("compute."))
         if unknown:
             raise ConfigError(f"metric {self.name}: unknown option(s) {', '.join(unknown)} (references, key, compute.X)")
         self.module = load_module(self.evaluate_name)
+        self.takes_lists = takes_reference_lists(self.module)
+        if references == "all" and not self.takes_lists:
+            raise ConfigError(f"metric {self.name}: references=all, but {self.evaluate_name} takes one reference "
+                              "per prediction; use references=first")
+        self.references = ("all" if self.takes_lists else "first") if references == "auto" else references
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "evaluate": self.evaluate_name, "references": self.references, "key": self.key,
                 "compute": self.compute_args}
 
     def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, float | None]:
-        predictions = [s["prediction"]["answer"] for s in samples]
-        references = [self.reference(s["gold"]) for s in samples]
-        if not predictions:
+        if not samples:
             return {self.name: None}
+        predictions = [s["prediction"]["answer"] for s in samples]
+        references = [self.reference(s) for s in samples]
         result = self.module.compute(predictions=predictions, references=references, **self.compute_args)
         return {self.name: self.pick(result)}
 
-    def reference(self, gold: dict[str, Any]) -> Any:
-        answers = [a if isinstance(a, str) else "; ".join(a) for a in gold.get("answers") or []]
+    def reference(self, sample: dict[str, Any]) -> str | list[str]:
+        answers = gold_references(sample["gold"])
         if not answers:
-            answers = [reference_text(gold)]
-        return answers if self.references == "all" else answers[0]
+            raise ValueError(f"example {sample.get('id')} has no gold answer to use as a reference")
+        if self.references == "first":
+            answers = answers[:1]
+        return answers if self.takes_lists else answers[0]  # in the shape the metric's features take
 
     def pick(self, result: dict[str, Any]) -> float:
         numbers = {k: v for k, v in result.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        key = self.key or (self.evaluate_name.rsplit("/", 1)[-1].removesuffix(".py")
-                           if self.evaluate_name.rsplit("/", 1)[-1].removesuffix(".py") in numbers else None)
-        if key is None and len(numbers) == 1:
-            key = next(iter(numbers))
+        stem = self.evaluate_name.rstrip("/").rsplit("/", 1)[-1].removesuffix(".py")  # bleu, or a script's name
+        key = self.key or (stem if stem in numbers else next(iter(numbers)) if len(numbers) == 1 else None)
         if key not in numbers:
             raise ValueError(f"{self.evaluate_name} returned {sorted(result)}: choose one with --metric-arg "
                              f"{self.name}.key=NAME")
         return float(numbers[key])
+
+
+def gold_references(gold: dict[str, Any]) -> list[str]:
+    """Every gold answer of a record as a reference text, whatever the task's kind of gold."""
+    if gold.get("long_answers"):  # ASQA
+        return [str(a) for a in gold["long_answers"]]
+    answers = gold.get("answers")
+    if answers and any(isinstance(a, list) for a in answers):  # QAMPARI: an alias list per answer of the list
+        return [str(gold.get("answer") or ", ".join(str(a[0]) for a in answers if a))]
+    if answers:
+        return [str(a) for a in answers]
+    if gold.get("answer") not in (None, ""):  # ELI5's long answer; CRAG's answer and its alternatives
+        return [str(gold["answer"]), *map(str, gold.get("alt_ans") or [])]
+    if gold.get("qa_pairs"):
+        return [a for pair in gold["qa_pairs"] for a in pair.get("short_answers") or []]
+    return [str(gold["label"])] if gold.get("label") is not None else []
+
+
+def takes_reference_lists(module: Any) -> bool:
+    """Whether the metric's input features (one set, or several as bleu's) accept a list of references."""
+    import datasets
+
+    formats = module.features if isinstance(module.features, list) else [module.features]
+    return any(not isinstance(features["references"], datasets.Value) for features in formats)
 
 
 def load_module(name: str) -> Any:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import pytest
 from conftest import TEST_DATA
@@ -12,16 +13,22 @@ from test_compare import DEMO
 from ragbench.errors import ConfigError
 
 pytest.importorskip("evaluate", reason="pip install 'ragbench[evaluate]'")
-METRIC = TEST_DATA / "evaluate" / "word_overlap.py"
+METRIC = TEST_DATA / "evaluate" / "word_overlap.py"  # one reference per prediction
+MULTI = TEST_DATA / "evaluate" / "best_overlap.py"  # a list of references per prediction
+RECORDS = [json.loads(line) for line in DEMO.read_text().splitlines()]
+
+
+def answering(tmp_path, pick) -> str:
+    """A scripted model answering each demo question with pick(its record)."""
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"pattern": re.escape(r["question"]), "response": pick(r)} for r in RECORDS]))
+    return f"scripted:{rules}"
 
 
 def test_an_evaluate_metric_from_a_local_script_scores_a_run(tmp_path):
-    records = [json.loads(line) for line in DEMO.read_text().splitlines()]
-    rules = tmp_path / "rules.json"  # right on half the questions
-    rules.write_text(json.dumps([{"pattern": re.escape(r["question"]), "response": r["answers"][0] if i % 2 else "x"}
-                                 for i, r in enumerate(records)]))
+    model = answering(tmp_path, lambda r: r["answers"][0] if RECORDS.index(r) % 2 else "x")  # right on half
     name = f"hf:{METRIC}"
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model=f"scripted:{rules}",
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model=model,
                   metrics=["match", f"+{name}"], metric_args={f"{name}.compute.scale": 100.0, f"{name}.key": "word_overlap"})
     assert results["results"]["demo"][name] == pytest.approx(50.0)
     assert results["details"]["demo"][name]["corpus"] and results["results"]["demo"]["match"] == 0.5
@@ -38,3 +45,56 @@ def test_an_unknown_metric_offline_is_a_clear_configuration_error(tmp_path, monk
 def test_list_metrics_offers_any_evaluate_metric():
     listed = cli("list", "metrics").stdout
     assert "  hf:NAME            any Hugging Face `evaluate` metric" in listed
+
+
+def test_a_multi_reference_metric_gets_every_gold_answer(tmp_path):
+    model = answering(tmp_path, lambda r: r["answers"][-1])  # "Shakespeare" for ["William Shakespeare", "Shakespeare"]
+    name = f"hf:{MULTI}"
+    every = run(tmp_path, tasks=["demo"], system="closed_book", model=model, metrics=[name])
+    assert every["results"]["demo"][name] == pytest.approx(1.0)
+    assert every["config"]["metric_configs"]["demo"][0]["references"] == "all"
+    first = run(tmp_path, name="first", tasks=["demo"], system="closed_book", model=model, metrics=[name],
+                metric_args={f"{name}.references": "first"})
+    shares = [1.0 if len(r["answers"]) == 1 or r["answers"][-1] == r["answers"][0]
+              else sum(w in r["answers"][-1].lower().split() for w in r["answers"][0].lower().split())
+              / len(r["answers"][0].split()) for r in RECORDS]
+    assert first["results"]["demo"][name] == pytest.approx(sum(shares) / len(shares)) != 1.0
+
+
+def test_every_reference_to_a_single_reference_metric_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="takes one reference per prediction; use references=first"):
+        run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=[f"hf:{METRIC}"],
+            metric_args={f"hf:{METRIC}.references": "all"})
+
+
+def test_gold_references_of_every_kind_of_task():
+    from ragbench.metrics.hf_evaluate import gold_references
+
+    assert gold_references({"qa_pairs": [{"short_answers": ["a"]}], "answer": "x", "long_answers": ["L1", "L2"]}) \
+        == ["L1", "L2"]
+    assert gold_references({"answers": [["a", "A"], ["b"]], "answer": "a, b"}) == ["a, b"]
+    assert gold_references({"answers": ["Paris", "paris"]}) == ["Paris", "paris"]
+    assert gold_references({"answer": "42", "alt_ans": ["forty-two"]}) == ["42", "forty-two"]
+    assert gold_references({"answer": "a long answer", "claims": ["c"]}) == ["a long answer"]
+    assert gold_references({"label": "true"}) == ["true"]
+
+
+def test_a_metric_in_the_local_evaluate_cache_loads_offline_by_name(tmp_path):
+    """As `evaluate.load("word_overlap")` caches a hub metric: HF_HOME/modules/evaluate_modules/metrics/
+    evaluate-metric--NAME/<hash>/NAME.py; offline, evaluate falls back to it."""
+    cached = tmp_path / "hf" / "modules" / "evaluate_modules" / "metrics" / "evaluate-metric--word_overlap" / ("0" * 64)
+    cached.mkdir(parents=True)
+    shutil.copy(METRIC, cached / "word_overlap.py")
+    for folder in (cached, cached.parent, cached.parent.parent):
+        (folder / "__init__.py").touch()
+    env = {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
+           "HF_DATASETS_OFFLINE": "1"}
+    done = cli("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "2",
+               "--metrics", "+hf:word_overlap", "--metric-arg", "hf:word_overlap.key=word_overlap",
+               "--output", str(tmp_path / "run"), "--no-progress", env=env)
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["results"]["demo"]["hf:word_overlap"] is not None
+    missing = cli("--tasks", "demo", "--model", "scripted:echo", "--metrics", "+hf:bleu", "--output",
+                  str(tmp_path / "bleu"), env=env)
+    assert missing.returncode == 2 and "metric hf:bleu: evaluate.load('bleu') failed" in missing.stderr

@@ -52,7 +52,6 @@ def read_template(path: str | Path) -> str:
 PRESETS = load_presets()
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_JSON_BLOCK = re.compile(r"\{[^{}]*\}", re.S)
 
 
 def reference_text(gold: dict[str, Any]) -> str:
@@ -150,15 +149,22 @@ class LlmJudge(Metric):
         return self._normalise(float(match.group())) if match else None
 
     def _json_value(self, text: str) -> float | None:
-        for block in _JSON_BLOCK.findall(text):
+        """The field of the first top-level JSON object in the reply that has it (text around objects,
+        such as a code fence, is skipped; a field of a nested object does not count)."""
+        decoder = json.JSONDecoder()
+        start = text.find("{")
+        while start != -1:
             try:
-                value = json.loads(block).get(self.json_field)
-            except (ValueError, AttributeError):
+                found, end = decoder.raw_decode(text, start)
+            except ValueError:
+                start = text.find("{", start + 1)
                 continue
-            try:
-                return self._normalise(float(value))
-            except (TypeError, ValueError):
-                return None
+            if isinstance(found, dict) and self.json_field in found:
+                try:
+                    return self._normalise(float(found[self.json_field]))
+                except (TypeError, ValueError):
+                    return None
+            start = text.find("{", end)
         return None
 
     def _normalise(self, value: float) -> float | None:

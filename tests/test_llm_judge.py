@@ -17,7 +17,8 @@ from ragbench.metrics.judge import PRESETS, LlmJudge, reference_text
     ({}, "no idea", None),
     ({"preset": "faithfulness"}, "4", 0.75), ({"preset": "faithfulness"}, "Score: 9", None),
     ({"preset": "rubric"}, 'Sure: {"reason": "ok", "score": 7}', 0.7), ({"preset": "rubric"}, '{"score": "x"}', None),
-    ({"preset": "rubric"}, "7/10", None),
+    ({"preset": "rubric"}, "7/10", None), ({"preset": "rubric"}, '{"score": 8, "parts": {"a": 1}} done', 0.8),
+    ({"preset": "rubric"}, '{"note": {"score": 3}} {"score": 6}', 0.6), ({"preset": "rubric"}, '{"score": 11}', None),
     ({"labels": "yes:1,partly:0.5,no:0"}, "Partly.", 0.5),
     ({"json_field": "grade", "score_range": "0-4"}, '```json\n{"grade": 2}\n```', 0.5),
 ])

@@ -6,8 +6,8 @@
     --metric-arg llm_judge.labels=correct:1,incorrect:0 | llm_judge.score_range=1-5 | llm_judge.json_field=score
 
 The parser is one of: a label set (the first label word in the reply decides; values as given), a score
-range (the first number in the reply, normalised to [0, 1]), or a JSON field (of the first {...} block,
-normalised with `score_range` when given). Several judges are averaged per example (the CRAG paper's
+range (the first number in the reply, normalised to [0, 1]), or a JSON field (of the first top-level JSON
+object holding it, normalised with `score_range` when given). Several judges are averaged per example (the CRAG paper's
 GPT-4 + Llama-3-70B pair), each with its own engine options (`--judge-arg N.key=value`). A reply that
 does not parse is counted in `llm_judge_unparsed` and left out of the average, never scored 0; an
 example no judge could score is not scorable (None). Every exchange is in the sample's `judge_trace`,

@@ -149,3 +149,15 @@ def test_overwriting_a_run_removes_its_earlier_judge_files(tmp_path):
         judges=judges[:1], overwrite=True)
     assert sorted(p.name for p in (tmp_path / "run").glob("judge*")) == ["judge0_calls.jsonl"]
     assert len((tmp_path / "run" / "judge0_calls.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_failed_judge_call_is_counted_and_replayed_as_a_failure(tmp_path):
+    nothing = tmp_path / "empty.jsonl"
+    nothing.write_text(json.dumps({"prompt": "never asked", "response": "correct"}) + "\n")
+    judges = [judge_rules(tmp_path, "a.json", "correct"), f"replay:{nothing}"]  # the second judge fails every call
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=3,
+                  metrics=["llm_judge"], judges=judges)
+    assert results["results"]["demo"]["llm_judge"] == 1.0  # from the judge that answered
+    assert results["infrastructure_failures"]["demo"]["calls"] == 3  # counted, not folded in as 0
+    failed = [json.loads(line) for line in (tmp_path / "run" / "judge1_calls.jsonl").read_text().splitlines()]
+    assert len(failed) == 3 and all("error" in line and "response" not in line for line in failed)

@@ -28,7 +28,9 @@ engine needs an `if __name__ == "__main__":` guard.
 """
 from __future__ import annotations
 
+import asyncio
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +70,8 @@ class VLLMEngine(Engine):
     kind = "vllm"
     max_batch_size = 256
 
-    def __init__(self, model: str, cache_dir: str | None = None, **options: Any) -> None:
+    def __init__(self, model: str, cache_dir: str | None = None, async_engine: bool | str = False,
+                 **options: Any) -> None:
         super().__init__(model)
         try:
             import vllm
@@ -85,13 +88,23 @@ class VLLMEngine(Engine):
         self.enable_lora = bool(self.llm_options.get("enable_lora", False))
         self._lora_ids: dict[str, int] = {}
         self._lock = threading.Lock()
+        self._tokenizer: Any = None
+        # async_engine: vLLM's AsyncLLMEngine, fed request by request as examples ask (continuous
+        # batching across in-flight examples, no batch barrier); started on the first request.
+        self.async_engine = _option_value(async_engine) is True
+        self._async: Any = None
+        self._starting: asyncio.Lock | None = None
+        if self.async_engine:
+            self.concurrent = True  # type: ignore[misc]
+            self.max_concurrency = 256
+            self.llm = None
+            return
         try:
             self.llm = vllm.LLM(model=path, **self.llm_options)
         except ConfigError:
             raise
         except Exception as exc:
             raise ConfigError(f"vllm engine: cannot load model '{model}' ({_one_line(exc)})") from exc
-        self._tokenizer: Any = None
 
     @property
     def engine_id(self) -> str:
@@ -106,13 +119,21 @@ class VLLMEngine(Engine):
 
     def close(self) -> None:
         self.llm = None
+        if self._async is not None:
+            self._async.shutdown()
+            self._async = None
 
     # -- request mapping ------------------------------------------------------------------
 
     @property
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
-            self._tokenizer = self.llm.get_tokenizer()
+            if self.llm is not None:
+                self._tokenizer = self.llm.get_tokenizer()
+            else:
+                from transformers import AutoTokenizer
+
+                self._tokenizer = AutoTokenizer.from_pretrained(self.path)
         return self._tokenizer
 
     def prompt_of(self, request: Request) -> Any:
@@ -141,6 +162,27 @@ class VLLMEngine(Engine):
         return LoRARequest(name, lora_id, lora)
 
     # -- generation -----------------------------------------------------------------------
+
+    async def agenerate_one(self, request: Request) -> Response:
+        """One request into the running async engine (async_engine=true): vLLM batches the requests of
+        every in-flight example itself, adding each to the running batch as it arrives."""
+        if self._async is None:
+            self._starting = self._starting or asyncio.Lock()
+            async with self._starting:
+                if self._async is None:
+                    args = self._vllm.AsyncEngineArgs(model=self.path, **self.llm_options)
+                    try:
+                        self._async = await asyncio.to_thread(self._vllm.AsyncLLMEngine.from_engine_args, args)
+                    except Exception as exc:
+                        raise EngineError(f"vllm engine: cannot start the async engine ({_one_line(exc)})") from exc
+        final = None
+        async for output in self._async.generate(self.prompt_of(request), self.sampling_params(request.sampling),
+                                                 uuid.uuid4().hex, lora_request=self.lora_request(request.sampling.lora)):
+            final = output
+        result = self._response(request, final)
+        if isinstance(result, EngineError):
+            raise result
+        return result
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         if self.llm is None:

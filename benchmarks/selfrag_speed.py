@@ -1,0 +1,156 @@
+"""Self-RAG short form: one generation per passage per question, through the scheduler vs one call
+at a time (issue 9, point 5, hf side).
+
+Part 1, the system (`ragbench.plugins.selfrag.SelfRag`, always_retrieve, ndocs passages) on synthetic
+PopQA-style questions with ScriptedEngine and the cost model `overhead + per_request * n` per batch
+(limit B); the script answers every passage with per-token reflection-token log-probs, so every mode
+must give the same answers (checked):
+  (a) one call at a time: questions one after another, every generation its own engine batch
+  (b) upstream's loop: questions one after another, each question's ndocs generations one batch
+      (run_short_form.py's `model.generate(evidence_augmented_inputs)`)
+  (c) ragbench: the same per-example code, all questions in flight through the Scheduler
+Part 2, the real `hf` engine (embedded SmolLM2) on Self-RAG-shaped evidence prompts with
+`logprob_tokens` (words of its own vocabulary: SmolLM2 has no reflection tokens): generated tokens/s
+one request at a time vs the scheduler's batches, and the cost of named-token log-probs vs none.
+
+Run: python benchmarks/selfrag_speed.py [--quick] [--questions 200 --ndocs 10 -B 64]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ragbench.context import Context  # noqa: E402
+from ragbench.engines.base import Request, Sampling  # noqa: E402
+from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
+from ragbench.llm import LLM  # noqa: E402
+from ragbench.plugins.selfrag import SelfRag  # noqa: E402
+from ragbench.plugins.selfrag_prompts import GROUNDING_TOKENS, RELEVANCE_TOKENS, UTILITY_TOKENS  # noqa: E402
+from ragbench.scheduler import Scheduler  # noqa: E402
+from ragbench.task import Task  # noqa: E402
+from ragbench.types import Document, Example  # noqa: E402
+
+WORDS = "river city album film team league island party war treaty song award".split()
+
+
+def reflection_answer(request: Request) -> dict:
+    """A deterministic Self-RAG-like output for a passage prompt, with per-token log-probs."""
+    rng = random.Random(request.prompt)
+    tokens = [rng.choice(RELEVANCE_TOKENS), " " + rng.choice(WORDS), rng.choice(GROUNDING_TOKENS),
+              rng.choice(UTILITY_TOKENS)]
+    logprobs = [{t: -rng.uniform(0.01, 2.0), **{r: -rng.uniform(0.1, 8.0) for r in request.sampling.logprob_tokens
+                                                 if r != t}} for t in tokens]
+    return {"response": "".join(tokens), "tokens": tokens, "logprobs": logprobs}
+
+
+def questions(n: int, ndocs: int) -> list[Example]:
+    return [Example(id=str(i), question=f"What is the occupation of person {i}?",
+                    docs=[Document(id=f"{i}-{d}", title=f"Title {i} {d}", text=f"Passage {d} about person {i}.")
+                          for d in range(ndocs)]) for i in range(n)]
+
+
+async def run_examples(examples: list[Example], engine: ScriptedEngine, system: SelfRag, in_flight: bool) -> list[str]:
+    scheduler, task = Scheduler(), Task()
+
+    async def one(example: Example) -> str:
+        ctx = Context(llm=LLM(scheduler, engine), task=task)
+        return (await system.run(example, ctx)).answer
+
+    try:
+        if in_flight:
+            return list(await asyncio.gather(*(one(e) for e in examples)))
+        return [await one(e) for e in examples]
+    finally:
+        await scheduler.close()
+
+
+def part1(args: argparse.Namespace) -> None:
+    examples = questions(args.questions, args.ndocs)
+    system = SelfRag(mode="always_retrieve", ndocs=args.ndocs, max_new_tokens=50)
+    calls = len(examples) * args.ndocs
+    modes = {"(a) one call at a time": (1, False), "(b) upstream per-question batch": (args.ndocs, False),
+             "(c) ragbench scheduler": (args.batch, True)}
+    times, answers = {}, {}
+    for name, (batch, in_flight) in modes.items():
+        engine = ScriptedEngine("selfrag-speed", script=reflection_answer, overhead=args.overhead,
+                                per_request=args.per_request, batch_size=batch)
+        started = time.perf_counter()
+        answers[name] = asyncio.run(run_examples(examples, engine, system, in_flight))
+        times[name] = time.perf_counter() - started
+        print(f"{name:34s} {times[name]:7.2f} s  {len(engine.batch_sizes):5d} batches (max {max(engine.batch_sizes)})")
+    assert len({tuple(a) for a in answers.values()}) == 1, "modes disagree on the answers"
+    bound = -(-calls // args.batch) * args.overhead + calls * args.per_request
+    a, b, c = times.values()
+    print(f"{len(examples)} questions x {args.ndocs} passages = {calls} generations; lower bound {bound:.2f} s")
+    print(f"ratio (a)/(c) = {a / c:.1f}x   (b)/(c) = {b / c:.1f}x   (c)/bound = {c / bound:.2f}")
+
+
+def part2(args: argparse.Namespace) -> None:
+    try:
+        from ragbench.engines.hf import HFEngine
+        engine = HFEngine("embedded", batch_size=16)
+    except Exception as exc:  # torch/transformers or the embedded model missing
+        print(f"hf part skipped: {exc}")
+        return
+    named = ("Paris", "yes", "no", "true", "false")
+    examples = questions(args.hf_questions, 4)
+    prompts = [f"### Instruction:\n{e.question}\n\n### Response:\n[Retrieval]<paragraph>{d.title}\n{d.text}</paragraph>"
+               for e in examples for d in e.docs]
+
+    def timed(sampling: Sampling, batched: bool) -> tuple[float, int]:
+        requests = [Request(prompt=p, sampling=sampling) for p in prompts]
+
+        async def go():
+            scheduler = Scheduler()
+            try:
+                llm = LLM(scheduler, engine)
+                if batched:
+                    return await asyncio.gather(*(llm.send(r) for r in requests))
+                return [await llm.send(r) for r in requests]
+            finally:
+                await scheduler.close()
+
+        started = time.perf_counter()
+        responses = asyncio.run(go())
+        return time.perf_counter() - started, sum(r.completion_tokens for r in responses)
+
+    with_named = Sampling(max_tokens=args.hf_tokens, logprob_tokens=named)
+    plain = Sampling(max_tokens=args.hf_tokens)
+    one_s, one_tok = timed(with_named, batched=False)
+    bat_s, bat_tok = timed(with_named, batched=True)
+    plain_s, plain_tok = timed(plain, batched=True)
+    print(f"hf embedded, {len(prompts)} evidence prompts, {args.hf_tokens} new tokens, logprob_tokens={len(named)}:")
+    print(f"  one at a time {one_tok / one_s:7.1f} tok/s   scheduler batches {bat_tok / bat_s:7.1f} tok/s   "
+          f"ratio {(bat_tok / bat_s) / (one_tok / one_s):.1f}x")
+    print(f"  batched without named logprobs {plain_tok / plain_s:7.1f} tok/s -> named-logprob cost "
+          f"{(plain_tok / plain_s) / (bat_tok / bat_s):.2f}x")
+    engine.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--ndocs", type=int, default=10)
+    parser.add_argument("-B", "--batch", type=int, default=64)
+    parser.add_argument("--overhead", type=float, default=0.02, help="seconds per engine batch")
+    parser.add_argument("--per-request", type=float, default=0.0005, help="seconds per request in a batch")
+    parser.add_argument("--hf-questions", type=int, default=8)
+    parser.add_argument("--hf-tokens", type=int, default=8)
+    parser.add_argument("--no-hf", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="a small run (< 60 s)")
+    args = parser.parse_args()
+    if args.quick:
+        args.questions, args.hf_questions, args.hf_tokens = 40, 4, 6
+    part1(args)
+    if not args.no_hf:
+        part2(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import write_jsonl
+from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli, run, samples
+from test_crag_task import EMBEDDER
 from test_engine_openai import FakeServer
 
 from ragbench.errors import ConfigError
@@ -161,3 +164,25 @@ def test_a_failed_judge_call_is_counted_and_replayed_as_a_failure(tmp_path):
     assert results["infrastructure_failures"]["demo"]["calls"] == 3  # counted, not folded in as 0
     failed = [json.loads(line) for line in (tmp_path / "run" / "judge1_calls.jsonl").read_text().splitlines()]
     assert len(failed) == 3 and all("error" in line and "response" not in line for line in failed)
+
+
+def test_the_crag_judge_file_replays_crag_scores(tmp_path):
+    """Every judge writes judgeN_calls.jsonl, the CRAG judges too: scoring the run's predictions again with
+    it as the judge gives the same CRAG numbers."""
+    records = [crag_record(i) for i in (1, 3, 5, 7)]  # odd: the public test split
+    data = write_jsonl(tmp_path / "crag.jsonl", records)
+    model = tmp_path / "model.json"
+    model.write_text(json.dumps([{"pattern": r"question [15]\?", "response": "answer 1"}, {"response": "zebrafish"}]))
+    judge = tmp_path / "judge.json"
+    judge.write_text(json.dumps([{"pattern": "zebrafish", "response": '{"accuracy": true}'},
+                                 {"response": '{"accuracy": false}'}]))
+    task = {"data": {"crag_t1": str(data)}, "task_args": {"tokenizer": tokenizer_dir(), "embedder": EMBEDDER}}
+    first = run(tmp_path, tasks=["crag_t1"], system="closed_book", model=f"scripted:{model}",
+                judges=[f"scripted:{judge}"], **task)
+    assert len((tmp_path / "run" / "judge0_calls.jsonl").read_text().splitlines()) == 3  # the judged ones
+    predictions = write_jsonl(tmp_path / "p.jsonl", [{"id": s["id"], "output": s["output"]}
+                                                     for s in samples(tmp_path / "run", "crag_t1")])
+    again = run(tmp_path, name="again", tasks=["crag_t1"], system="recorded", system_args={"path": str(predictions)},
+                judges=[f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}"], **task)
+    assert again["results"]["crag_t1"] == first["results"]["crag_t1"]
+    assert first["results"]["crag_t1"]["accuracy"] == 0.75  # exact match, judged right twice, judged wrong

@@ -361,7 +361,8 @@ class HFEngine(Engine):
     def _logprobs(self, picker: "_Picker", row: int, tokens: list[int]) -> list[TokenLogprobs]:
         out = []
         for step, token_id in enumerate(tokens):
-            chosen_lp, top_lp, top_ids, named_lp = picker.records[step]
+            chosen_lp, top_lp, top_ids = picker.records[step]
+            named_lp = picker.named_records[step]
             top: dict[str, float] = {}
             for lp, tid in zip(top_lp[row], top_ids[row]):
                 top.setdefault(self._piece(tid), lp)
@@ -378,13 +379,14 @@ class _Picker:
     drawn per row with its own generator (so seeded rows do not depend on their batch mates).
     """
 
-    def __init__(self, torch: Any, sampling: Sampling, generators: list | None, named_ids: list[int]) -> None:
+    def __init__(self, torch: Any, sampling: Sampling, generators: list | None, named_ids: list[int] = ()) -> None:
         self.torch = torch
         self.sampling = sampling
         self.generators = generators
         self.k = sampling.logprobs
-        self.named_ids = named_ids  # ids of sampling.logprob_tokens, in order
-        self.records: list[tuple[list[float], list[list[float]], list[list[int]], list[list[float]]]] = []
+        self.named_ids = list(named_ids)  # ids of sampling.logprob_tokens, in order
+        self.records: list[tuple[list[float], list[list[float]], list[list[int]]]] = []
+        self.named_records: list[list[list[float]]] = []  # per step, per row: log-probs of named_ids
         self.recording = self.k is not None or bool(named_ids)
         self.active = generators is not None or self.recording
 
@@ -420,8 +422,8 @@ class _Picker:
             chosen_lp = logp.gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
             k = max(0, min(int(self.k or 0), logp.shape[-1]))
             top_lp, top_ids = logp.topk(k, dim=-1) if k else (logp[:, :0], chosen[:, None][:, :0])
-            named_lp = logp[:, self.named_ids].tolist() if self.named_ids else [[] for _ in range(logp.shape[0])]
-            self.records.append((chosen_lp.tolist(), top_lp.tolist(), top_ids.tolist(), named_lp))
+            self.records.append((chosen_lp.tolist(), top_lp.tolist(), top_ids.tolist()))
+            self.named_records.append(logp[:, self.named_ids].tolist() if self.named_ids else [[]] * logp.shape[0])
         return result
 
 

@@ -4,8 +4,8 @@
 The metric is loaded with `evaluate.load(NAME)`: from a local script or folder given by path, from the
 local evaluate/HF cache, or from the hub when online (offline and not cached: a clear configuration
 error before the run). It is computed once over the run's scored examples (corpus-level), with the
-predictions' answers as predictions and the gold answers as references (`gold_references`: long
-answers for ASQA and ELI5, the short answers, QAMPARI's answer list as one text, CRAG's answer and
+predictions' answers as predictions and the gold answers as references (ragbench.metric.gold_references:
+long answers for ASQA and ELI5, the short answers, QAMPARI's answer list as one text, CRAG's answer and
 alternatives). `--metric-arg hf:NAME.references=auto` (default) gives every gold answer to a metric
 that takes a list of references per prediction (its `features`, as bleu or rouge) and the first to one
 that takes a single reference; `first` or `all` force either. The reported value is the result's entry
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ragbench.errors import ConfigError
-from ragbench.metric import Metric
+from ragbench.metric import Metric, gold_references
 
 PREFIX = "hf:"
 
@@ -68,22 +68,6 @@ class HfEvaluate(Metric):
             raise ValueError(f"{self.evaluate_name} returned {sorted(result)}: choose one with --metric-arg "
                              f"{self.name}.key=NAME")
         return float(numbers[key])
-
-
-def gold_references(gold: dict[str, Any]) -> list[str]:
-    """Every gold answer of a record as a reference text, whatever the task's kind of gold."""
-    if gold.get("long_answers"):  # ASQA
-        return [str(a) for a in gold["long_answers"]]
-    answers = gold.get("answers")
-    if answers and any(isinstance(a, list) for a in answers):  # QAMPARI: an alias list per answer of the list
-        return [str(gold.get("answer") or ", ".join(str(a[0]) for a in answers if a))]
-    if answers:
-        return [str(a) for a in answers]
-    if gold.get("answer") not in (None, ""):  # ELI5's long answer; CRAG's answer and its alternatives
-        return [str(gold["answer"]), *map(str, gold.get("alt_ans") or [])]
-    if gold.get("qa_pairs"):
-        return [a for pair in gold["qa_pairs"] for a in pair.get("short_answers") or []]
-    return [str(gold["label"])] if gold.get("label") is not None else []
 
 
 def takes_reference_lists(module: Any) -> bool:

@@ -30,7 +30,7 @@ import yaml
 
 from ragbench.engines.base import EngineError
 from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Scores
+from ragbench.metric import Metric, Scores, gold_references
 from ragbench.types import Example, Prediction
 
 PROMPTS_DIR = Path(__file__).with_name("judge_prompts")  # presets.yaml and the presets' template files
@@ -55,16 +55,8 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def reference_text(gold: dict[str, Any]) -> str:
-    """The gold answers of any task, as one line: short answers, ASQA's sub-question answers,
-    QAMPARI's alias lists, CRAG's answer and alternatives, or a long answer."""
-    if gold.get("qa_pairs"):
-        return " | ".join("; ".join(p.get("short_answers") or []) for p in gold["qa_pairs"])
-    answers = gold.get("answers")
-    if answers:
-        return " | ".join("; ".join(a) if isinstance(a, list) else str(a) for a in answers)
-    if "alt_ans" in gold:
-        return " | ".join([str(gold.get("answer", "")), *map(str, gold.get("alt_ans") or [])])
-    return str(gold.get("answer") or gold.get("label") or "")
+    """The gold answers of any task as one line for a judge prompt (see gold_references)."""
+    return " | ".join(gold_references(gold))
 
 
 def _parse_pair(text: str) -> tuple[float, float]:

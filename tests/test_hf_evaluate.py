@@ -11,6 +11,7 @@ from helpers import cli, run
 from test_compare import DEMO
 
 from ragbench.errors import ConfigError
+from ragbench.metric import gold_references
 
 pytest.importorskip("evaluate", reason="pip install 'ragbench[evaluate]'")
 METRIC = TEST_DATA / "evaluate" / "word_overlap.py"  # one reference per prediction
@@ -68,8 +69,6 @@ def test_every_reference_to_a_single_reference_metric_is_refused(tmp_path):
 
 
 def test_gold_references_of_every_kind_of_task():
-    from ragbench.metrics.hf_evaluate import gold_references
-
     assert gold_references({"qa_pairs": [{"short_answers": ["a"]}], "answer": "x", "long_answers": ["L1", "L2"]}) \
         == ["L1", "L2"]
     assert gold_references({"answers": [["a", "A"], ["b"]], "answer": "a, b"}) == ["a, b"]

@@ -41,7 +41,9 @@ def test_judge_options_are_checked():
 
 def test_reference_text_covers_every_kind_of_gold():
     assert reference_text({"answers": ["Paris", "paris"]}) == "Paris | paris"
-    assert reference_text({"qa_pairs": [{"short_answers": ["a", "b"]}, {"short_answers": ["c"]}]}) == "a; b | c"
+    assert reference_text({"qa_pairs": [{"short_answers": ["a", "b"]}, {"short_answers": ["c"]}]}) == "a | b | c"
+    assert reference_text({"qa_pairs": [], "long_answers": ["long one", "long two"]}) == "long one | long two"
+    assert reference_text({"answers": [["a", "A"], ["b"]], "answer": "a, b"}) == "a, b"
     assert reference_text({"answer": "x", "alt_ans": ["y"]}) == "x | y"
 
 

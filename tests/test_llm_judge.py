@@ -188,3 +188,17 @@ def test_the_crag_judge_file_replays_crag_scores(tmp_path):
                 judges=[f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}"], **task)
     assert again["results"]["crag_t1"] == first["results"]["crag_t1"]
     assert first["results"]["crag_t1"]["accuracy"] == 0.75  # exact match, judged right twice, judged wrong
+
+
+@pytest.mark.model
+def test_the_embedded_model_judges_a_run_and_every_reply_is_parsed_or_counted(tmp_path):
+    pytest.importorskip("transformers")
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=3,
+                  metrics=["llm_judge"], judges=["hf:embedded"])
+    scored = samples(tmp_path / "run", "demo")
+    replies = [step["response"]["texts"][0] for s in scored for step in s["judge_trace"]]
+    assert len(replies) == 3 and all(reply.strip() for reply in replies)  # real generations
+    verdicts = [LlmJudge().parse(reply) for reply in replies]
+    assert results["results"]["demo"]["llm_judge_unparsed"] == sum(v is None for v in verdicts)
+    parsed = [v for v in verdicts if v is not None]  # greedy: the same replies every run
+    assert parsed and results["results"]["demo"]["llm_judge"] == pytest.approx(sum(parsed) / len(parsed))

@@ -147,7 +147,8 @@ class SelfRag(System):
     async def short_form(self, ctx: Context, prompt: str, docs: list[Document],
                          run: dict[str, Any]) -> tuple[str, str, list[Document], dict[str, Any]]:
         """call_model_rerank_w_scores_batch. (Upstream crashes with always_retrieve and a single passage;
-        here one passage is simply the best one. With no passages there is nothing to retrieve.)"""
+        here one passage is simply the best one. With no passages there is nothing to retrieve. Upstream's
+        no_retrieval mode also generates once from the bare prompt and discards it: that call is skipped.)"""
         trace: dict[str, Any] = {"form": "short", "mode": run["mode"], "ndocs": len(docs)}
         if run["mode"] == "always_retrieve":
             retrieve = True

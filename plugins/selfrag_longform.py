@@ -13,7 +13,7 @@ from ragbench.types import Document
 
 from .selfrag_prompts import (NO_RETRIEVAL, REFLECTION_TOKENS, RETRIEVAL_TOKENS, cite_segments, clean_segment,
                               evidence_prompt, fix_spacing)
-from .selfrag_scoring import MISSING, critique, logprob, token_positions
+from .selfrag_scoring import MISSING, critique, is_token, logprob, token_positions
 
 if TYPE_CHECKING:
     from .selfrag import SelfRag
@@ -28,7 +28,7 @@ def relabel_no_retrieval(text: str, response: Response, threshold: float | None)
     threshold again. Upstream raises TypeError without a threshold; here nothing is relabelled then."""
     if NO_RETRIEVAL not in text:
         return text
-    positions = [p for p in token_positions(response) if p.token == NO_RETRIEVAL]
+    positions = [p for p in token_positions(response) if is_token(p, (NO_RETRIEVAL,))]
     remap: dict[int, bool] = {}
     for order, position in enumerate(positions):
         p = {t: math.exp(logprob(position, t)) for t in RETRIEVAL_TOKENS}

@@ -22,9 +22,15 @@ def logprob(position: TokenLogprobs, token: str) -> float:
     return position.named.get(token, MISSING)
 
 
+def is_token(position: TokenLogprobs, tokens: Sequence[str]) -> bool:
+    """Whether the generated token is one of `tokens` (upstream compares ids; engines report the
+    decoded piece, which some tokenizers prefix with a space)."""
+    return position.token in tokens or position.token.strip() in tokens
+
+
 def first_position(positions: Sequence[TokenLogprobs], tokens: Sequence[str]) -> TokenLogprobs | None:
-    """The first generated position whose token is one of `tokens` (upstream compares token ids)."""
-    return next((p for p in positions if p.token in tokens), None)
+    """The first generated position whose token is one of `tokens`."""
+    return next((p for p in positions if is_token(p, tokens)), None)
 
 
 @dataclass

@@ -101,8 +101,10 @@ class ScriptedEngine(Engine):
                 return EngineError(f"scripted engine: bad per-token answer ({exc})")
         else:
             text, _ = apply_stop(str(out), sampling.stop)
-            response = token_response(certain_tokens(text, sampling), sampling)
+            asked = sampling.logprobs is not None or sampling.logprob_tokens
+            response = token_response(certain_tokens(text, sampling) if asked else {"response": text}, sampling)
             response.texts = [text] * sampling.n
+            response.completion_tokens = len(text.split())
         response.prompt_tokens = len(_last_text(request).split())
         response.completion_tokens = response.completion_tokens or len(response.text.split())
         return response

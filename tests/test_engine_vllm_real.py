@@ -24,3 +24,12 @@ def test_a_run_on_real_vllm_is_complete_and_seeded_sampling_repeats(tmp_path):
     assert outputs[0] == outputs[1] and all(outputs[0])
     seeds = [s["trace"][0]["request"]["sampling"]["seed"] for s in samples(tmp_path / "a", "demo")]
     assert len(set(seeds)) == 4  # one seed per example, from the run seed
+
+
+def test_the_async_engine_gives_the_offline_engines_outputs(tmp_path):
+    config = dict(tasks=["demo"], system="closed_book", model="vllm:embedded", limit=4)
+    offline = run(tmp_path, name="offline", model_args=MODEL_ARGS, **config)
+    continuous = run(tmp_path, name="async", model_args={**MODEL_ARGS, "async_engine": True}, **config)
+    assert offline["complete"] and continuous["complete"]
+    assert ([s["output"] for s in samples(tmp_path / "offline", "demo")] ==
+            [s["output"] for s in samples(tmp_path / "async", "demo")])

@@ -82,3 +82,11 @@ def test_crag_metrics_without_a_judge_stop_before_the_run(tmp_path):
         run(tmp_path, tasks=["crag_t1"], system="closed_book", model="scripted:echo", data={"crag_t1": str(data)},
             task_args={"tokenizer": tokenizer_dir(), "embedder": EMBEDDER})
     assert not (tmp_path / "run").exists()
+
+
+def test_a_metric_alias_is_the_same_metric(tmp_path):
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=1,
+                  metrics=["em", "+judge", "+llm_judge"], judges=["scripted:echo"],
+                  metric_args={"llm_judge.preset": "faithfulness"})
+    assert set(results["results"]["demo"]) == {"em", "llm_judge", "llm_judge_unparsed"}
+    assert results["config"]["metric_configs"]["demo"][1]["preset"] == "faithfulness"

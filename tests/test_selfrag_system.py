@@ -77,3 +77,49 @@ def test_embedded_model_without_reflection_tokens_fails_each_example_with_the_re
     record = samples(tmp_path / "run", "demo")[0]
     assert "not single tokens" in json.dumps(record.get("error")) and "[Relevant]" in json.dumps(record.get("error"))
     assert results is not None
+
+
+def tiny_selfrag_model(folder):
+    """A random 1-layer GPT-2 whose word-level vocabulary holds Self-RAG's reflection tokens as
+    special tokens (as finetune.py adds them), so the hf engine reads real logits for them."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    from ragbench.plugins.selfrag_prompts import REFLECTION_TOKENS
+
+    words = "paris is the capital of france moon bicycle a city river yes no".split()
+    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(words)}}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
+    fast.add_special_tokens({"additional_special_tokens": list(REFLECTION_TOKENS) + ["<paragraph>", "</paragraph>"]})
+    fast.save_pretrained(folder)
+    torch.manual_seed(3)
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(fast), n_embd=16, n_layer=1, n_head=2, n_positions=512,
+                               eos_token_id=1, bos_token_id=1)).save_pretrained(folder)
+    return folder
+
+
+def test_real_logits_on_hf_then_rescored_offline_from_the_recorded_calls(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    model = tiny_selfrag_model(tmp_path / "tiny")
+    args = {"mode": "adaptive_retrieval", "threshold": 0.0, "ndocs": 3, "max_new_tokens": 6, "retrieval_ratio": "prob"}
+    live = run(tmp_path, name="live", tasks=["demo"], system="selfrag", model=f"hf:{model}", limit=4, system_args=args)
+    records = samples(tmp_path / "live", "demo")
+    assert all(r.get("error") is None for r in records)
+    traces = [r["prediction"]["extras"]["selfrag"] for r in records]
+    assert all(0.0 <= t["retrieval_ratio"] <= 1.0 for t in traces)
+    passages = [p for t in traces for p in t.get("passages", [])]
+    assert all(0.0 < p["relevance_score"] < 1.0 for p in passages)  # real, normalised probabilities
+    # every generated position carried the named tokens' values from the logits, with token ids
+    steps = [s for r in records for s in r["trace"] if s["name"] == "selfrag:passage"]
+    assert steps and all(len(t["named"]) == 10 and t["token_id"] is not None
+                         for s in steps for t in s["response"]["logprobs"])
+    replayed = run(tmp_path, name="replayed", tasks=["demo"], system="selfrag",
+                   model=f"replay:{tmp_path / 'live' / 'calls' / 'llm.jsonl'}", limit=4, system_args=args)
+    again = samples(tmp_path / "replayed", "demo")
+    assert [r["prediction"]["answer"] for r in again] == [r["prediction"]["answer"] for r in records]
+    assert [r["prediction"]["extras"] for r in again] == [r["prediction"]["extras"] for r in records]
+    assert replayed["results"] == live["results"]

@@ -123,3 +123,23 @@ def test_real_logits_on_hf_then_rescored_offline_from_the_recorded_calls(tmp_pat
     assert [r["prediction"]["answer"] for r in again] == [r["prediction"]["answer"] for r in records]
     assert [r["prediction"]["extras"] for r in again] == [r["prediction"]["extras"] for r in records]
     assert replayed["results"] == live["results"]
+
+
+def test_long_form_on_hf_real_logits_replays_offline(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from conftest import TEST_DATA
+
+    model = tiny_selfrag_model(tmp_path / "tiny")
+    data = {"asqa": str(TEST_DATA / "alce" / "asqa_eval_gtr_top100.json")}
+    args = {"max_new_tokens": 8, "max_depth": 3, "ndocs": 2, "skip_special_tokens": False}
+    live = run(tmp_path, name="live", tasks=["asqa"], data=data, system="selfrag", model=f"hf:{model}", limit=2,
+               metrics=["str_em"], system_args=args)
+    records = samples(tmp_path / "live", "asqa")
+    assert all(r.get("error") is None for r in records)
+    traces = [r["prediction"]["extras"]["selfrag"] for r in records]
+    assert all(t["form"] == "long" and t["retrieved"] and len(t["tree"]) >= 3 for t in traces)
+    replayed = run(tmp_path, name="replayed", tasks=["asqa"], data=data, system="selfrag", metrics=["str_em"],
+                   model=f"replay:{tmp_path / 'live' / 'calls' / 'llm.jsonl'}", limit=2, system_args=args)
+    assert [r["prediction"] for r in samples(tmp_path / "replayed", "asqa")] == [r["prediction"] for r in records]
+    assert replayed["results"] == live["results"]

@@ -53,9 +53,6 @@ def test_no_retrieval_mode_continues_after_the_no_retrieval_token(tmp_path):
 
 
 def test_passage_generations_of_all_questions_share_batches(tmp_path):
-    from ragbench.engines.base import Request
-    from ragbench.engines.scripted import ScriptedEngine
-
     import asyncio
 
     from llatrieval_helpers import run_system

@@ -140,3 +140,11 @@ def test_long_form_on_hf_real_logits_replays_offline(tmp_path):
                    model=f"replay:{tmp_path / 'live' / 'calls' / 'llm.jsonl'}", limit=2, system_args=args)
     assert [r["prediction"] for r in samples(tmp_path / "replayed", "asqa")] == [r["prediction"] for r in records]
     assert replayed["results"] == live["results"]
+
+
+def test_citation_numbering_after_a_skipped_duplicate_path_vs_kept():
+    from ragbench.plugins.selfrag_prompts import cite_segments
+
+    segments, docs = ["", " Messi scored most.", "Messi scored most.", "Bican scored more.[Relevant]"], [None, "d1", "d2", "d3"]
+    assert cite_segments(segments, docs) == ("Messi scored most [1]. Bican scored more [3].", ["d1", "d3"])
+    assert cite_segments(segments, docs, "kept") == ("Messi scored most [1]. Bican scored more [2].", ["d1", "d3"])

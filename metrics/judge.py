@@ -124,7 +124,10 @@ class LlmJudge(Metric):
                 "score_range": self.score_range, "json_field": self.json_field, "sampling": self.sampling}
 
     def prompt(self, example: Example, prediction: Prediction) -> str:
-        documents = "\n".join(f"[{i}] {d.title}\n{d.text}" for i, d in enumerate(prediction.docs, 1)) or "(none)"
+        if not prediction.docs and "{documents}" in self.template:
+            raise ValueError("the judge prompt shows the documents the answer was given, and this prediction has "
+                             "none (a closed-book system, or a predictions file without docs)")
+        documents = "\n".join(f"[{i}] {d.title}\n{d.text}" for i, d in enumerate(prediction.docs, 1))
         return self.template.format(question=example.question, answer=prediction.answer,
                                     reference=reference_text(example.gold), documents=documents)
 

@@ -202,3 +202,17 @@ def test_the_embedded_model_judges_a_run_and_every_reply_is_parsed_or_counted(tm
     assert results["results"]["demo"]["llm_judge_unparsed"] == sum(v is None for v in verdicts)
     parsed = [v for v in verdicts if v is not None]  # greedy: the same replies every run
     assert parsed and results["results"]["demo"]["llm_judge"] == pytest.approx(sum(parsed) / len(parsed))
+
+
+def test_judging_faithfulness_without_documents_is_an_error_not_a_score(tmp_path):
+    rules = tmp_path / "judge.json"
+    rules.write_text(json.dumps([{"response": "5"}]))
+    options = {"model": "scripted:echo", "limit": 2, "metrics": ["llm_judge"], "judges": [f"scripted:{rules}"],
+               "metric_args": {"llm_judge.preset": "faithfulness"}}
+    closed = run(tmp_path, tasks=["demo"], system="closed_book", **options)
+    assert closed["details"]["demo"]["llm_judge"]["n_errors"] == 2 and closed["results"]["demo"]["llm_judge"] is None
+    assert "this prediction has none" in samples(tmp_path / "run", "demo")[0]["score_errors"]["llm_judge"]
+    shown = run(tmp_path, name="shown", tasks=["demo"], system="vanilla", **options)
+    assert shown["results"]["demo"]["llm_judge"] == 1.0
+    sent = samples(tmp_path / "shown", "demo")[0]["judge_trace"][0]["request"]["messages"][0]["content"]
+    assert "[1] France\nParis is the capital" in sent

@@ -87,6 +87,6 @@ def test_crag_metrics_without_a_judge_stop_before_the_run(tmp_path):
 def test_a_metric_alias_is_the_same_metric(tmp_path):
     results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=1,
                   metrics=["em", "+judge", "+llm_judge"], judges=["scripted:echo"],
-                  metric_args={"llm_judge.preset": "faithfulness"})
+                  metric_args={"llm_judge.preset": "rubric"})
     assert set(results["results"]["demo"]) == {"em", "llm_judge", "llm_judge_unparsed"}
-    assert results["config"]["metric_configs"]["demo"][1]["preset"] == "faithfulness"
+    assert results["config"]["metric_configs"]["demo"][1]["preset"] == "rubric"

@@ -1,0 +1,120 @@
+"""OmniEval's rule metrics (RUC-NLPIR/OmniEval utils/evaluation.py and evaluator/judgement/judger.py):
+Rouge-1/2/L (rouge-chinese over jieba words, raw text), character-level F1 over jieba-joined
+normalised text, EM averaged over the answer forms, and the retrieval MAP / MRR over the shown
+documents. Per sample each rouge part and F1 is the max over the golden answers."""
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from functools import lru_cache
+from typing import Any
+
+from ragbench.errors import ConfigError
+from ragbench.metric import Metric, Scores
+from ragbench.types import Example, Prediction
+
+
+@lru_cache(maxsize=1)
+def _libs():
+    try:
+        import jieba
+        from rouge_chinese import Rouge
+    except ImportError as exc:
+        raise ConfigError(f"OmniEval metrics need jieba and rouge-chinese ({exc}); run "
+                          f"`pip install ragbench[omnieval]`") from exc
+    jieba.setLogLevel(60)
+    return jieba, Rouge()
+
+
+def words(text: str) -> str:
+    """jieba precise mode (HMM on), words joined by one space; whitespace is a word of its own."""
+    return " ".join(_libs()[0].cut(text))
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD normaliser: lower, drop ASCII punctuation, drop a/an/the, collapse whitespace."""
+    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def char_f1(prediction: str, gold: str) -> float:
+    """upstream f1_zh: character overlap of the jieba-joined normalised strings, spaces included."""
+    pred, ref = words(normalize_answer(prediction)), words(normalize_answer(gold))
+    common = sum((Counter(pred) & Counter(ref)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def rouge(prediction: str, gold: str) -> tuple[float, float, float]:
+    """(r1, r2, rL) F of rouge-chinese on raw texts; any failure or empty text is (0, 0, 0) upstream."""
+    if not prediction or not gold:
+        return 0.0, 0.0, 0.0
+    try:
+        scores = _libs()[1].get_scores(words(prediction), words(gold), avg=True)
+    except Exception:  # upstream rouge_wrapper_zh returns zeros on any exception (e.g. no words)
+        return 0.0, 0.0, 0.0
+    return scores["rouge-1"]["f"], scores["rouge-2"]["f"], scores["rouge-l"]["f"]
+
+
+def exact_match(prediction: str, golds: list[str]) -> float:
+    """Averaged, not maxed, over the answer forms (upstream's EM)."""
+    return sum(normalize_answer(prediction) == normalize_answer(g) for g in golds) / len(golds)
+
+
+def mrr(retrieved: list[str], relevant: list[str]) -> float:
+    for rank, doc_id in enumerate(retrieved, 1):
+        if doc_id in relevant:
+            return 1 / rank
+    return 0.0
+
+
+def average_precision(retrieved: list[str], relevant: list[str]) -> float:
+    """upstream's MAP per query: divided by the relevant items found, not by those that exist."""
+    hits, total = 0, 0.0
+    for rank, doc_id in enumerate(retrieved, 1):
+        if doc_id in relevant:
+            hits += 1
+            total += hits / rank
+    return total / hits if hits else 0.0
+
+
+def nonnegative_mean(values: list[float]) -> float:
+    """upstream judger: the mean of the values >= 0 (-1 = not applicable / unparsable); -1 if none."""
+    kept = [v for v in values if v >= 0]
+    return sum(kept) / len(kept) if kept else -1.0
+
+
+class OmniEvalRule(Metric):
+    """Rouge-1/2/L, F1 and EM against `gold["answers"]`."""
+
+    name = "omnieval_rule"
+    keys = ("rouge_1", "rouge_2", "rouge_l", "f1", "em")
+    gold_needs = ("answers",)
+
+    def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
+        golds = [str(g) for g in example.gold["answers"]]
+        parts = [rouge(prediction.answer, g) for g in golds] or [(0.0, 0.0, 0.0)]
+        return {"rouge_1": max(p[0] for p in parts), "rouge_2": max(p[1] for p in parts),
+                "rouge_l": max(p[2] for p in parts),
+                "f1": max((char_f1(prediction.answer, g) for g in golds), default=0.0),
+                "em": exact_match(prediction.answer, golds) if golds else 0.0}
+
+
+class OmniEvalRetrieval(Metric):
+    """MAP and MRR over the documents shown (k = how many), ids against `gold["relevant_node"]`.
+    A prediction without documents (closed book) is not scorable (None), as upstream skips it."""
+
+    name = "omnieval_retrieval"
+    keys = ("map", "mrr")
+    gold_needs = ("answers",)
+
+    def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
+        relevant = example.gold.get("relevant_node") or []
+        if not prediction.docs or not relevant:
+            return {"map": None, "mrr": None}
+        retrieved = [str(d.id) for d in prediction.docs]
+        return {"map": average_precision(retrieved, relevant), "mrr": mrr(retrieved, relevant)}

@@ -1,0 +1,133 @@
+"""The OmniEval tasks: `omnieval_auto` (RUC-NLPIR/OmniEval-AutoGen-Dataset) and `omnieval_human`
+(RUC-NLPIR/OmniEval-Human-Questions). Both are gated on Hugging Face (accept the conditions, then
+download by hand) and the human set was empty when last checked, so `--data NAME=PATH` takes the
+downloaded test-set folder (`<一级>/<二级>/<task>.jsonl`) or a flat JSONL with topic_name/task_name.
+
+One example per scored sample, as upstream's flashrag Dataset makes them: a conversational line
+(a JSON list) gives one example per turn, whose history is the previous turns' questions only.
+Ids: `<一级> - <二级> - <task>/<line>` (`/<turn>` added for turns); the upstream id (0-based line
+number, shared by a conversation's turns) is kept in `meta["upstream_id"]`."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+from ragbench.errors import ConfigError, RecordError
+from ragbench.task import Prompt, Task
+from ragbench.types import Document, Example
+
+from . import catalog, prompts
+from .loader import Cell, load_cells
+
+CONVERSATION_TASK = "多轮对话能力"
+
+
+class OmniEvalAuto(Task):
+    name = "omnieval_auto"
+    dataset = "RUC-NLPIR/OmniEval-AutoGen-Dataset"
+    metrics = ("omnieval_rule", "omnieval_retrieval")
+    slice_fields = ("task", "topic")
+    answer_format = "long"
+    gold_fields = ("answers",)
+
+    def __init__(self, data_path=None, tasks: str | list | None = None, topics: str | list | None = None,
+                 literal_newlines: bool = False, chat: bool = True, **args: Any) -> None:
+        self.tasks = catalog.select("tasks", tasks, catalog.tasks())
+        self.topics = catalog.select("topics", topics, catalog.topics())
+        self.literal_newlines = bool(literal_newlines)
+        self.chat = bool(chat)
+        super().__init__(data_path, tasks=self.tasks, topics=self.topics,
+                         literal_newlines=self.literal_newlines, chat=self.chat, **args)
+        self.cells: list[Cell] | None = None
+
+    def prepare(self) -> None:
+        if self.data_path is None:
+            raise ConfigError(f"task {self.name}: the HF dataset {self.dataset} is gated (accept its conditions on "
+                              f"huggingface.co, download it) - pass --data {self.name}=FOLDER (<一级>/<二级>/<task>.jsonl) "
+                              f"or a flat JSONL with topic_name/task_name")
+        self.cells = [c for c in load_cells(Path(self.data_path)) if self.wanted(c)]
+
+    def wanted(self, cell: Cell) -> bool:
+        if cell.topic == "?":  # a record error from a flat file: reported, never scored
+            return True
+        if catalog.skipped(cell.topic, cell.task):
+            return False
+        return (self.tasks is None or cell.task in self.tasks) and (self.topics is None or cell.topic in self.topics)
+
+    def size_hint(self) -> int | None:
+        if self.cells is None:
+            return None
+        return sum(len(r) if isinstance(r, list) else 1 for c in self.cells for _, r in c.records)
+
+    def examples(self) -> Iterator[Example | RecordError]:
+        if self.cells is None:
+            self.prepare()
+        index = 0
+        for cell in self.cells:
+            for line, record in cell.records:
+                if isinstance(record, RecordError):
+                    yield record
+                    continue
+                turns = record if isinstance(record, list) else [record]
+                history: list[str] = []
+                for round_, turn in enumerate(turns):
+                    item = self.example(cell, line, round_ if isinstance(record, list) else None, turn, history)
+                    if isinstance(item, Example):
+                        item.index = index
+                        index += 1
+                        history = history + [item.question]
+                    yield item
+
+    def example(self, cell: Cell, line: int, round_: int | None, turn: Any,
+                history: list[str]) -> Example | RecordError:
+        where = f"{cell.path}:{line + 1}" + (f" turn {round_}" if round_ is not None else "")
+        if not isinstance(turn, dict) or not isinstance(turn.get("question"), str):
+            return RecordError(cell.path, line + 1, f"{where}: no question string", "question")
+        answers = turn.get("answer", turn.get("golden_answers"))
+        if isinstance(answers, str):  # the judge's loader wraps strings in a list
+            answers = [answers]
+        if not isinstance(answers, list) or not answers:
+            return RecordError(cell.path, line + 1, f"{where}: no answer list", "answer")
+        as_list = (lambda v: [v] if isinstance(v, str) else list(v or []))
+        cell_id = f"{cell.topic} - {cell.task}"
+        return Example(
+            id=f"{cell_id}/{line}" + (f"/{round_}" if round_ is not None else ""),
+            question=turn["question"],
+            gold={"answers": [str(a) for a in answers], "relevant_node": as_list(turn.get("relevant_node")),
+                  "relevant_passage": as_list(turn.get("relevant_passage"))},
+            meta={"topic": cell.topic, "task": cell.task, "cell": cell_id, "upstream_id": line,
+                  **({"round": round_} if round_ is not None else {})},
+            extras={"history": list(history)} if round_ is not None else {},
+            turns=[{"role": "user", "content": q} for q in history] if round_ is not None else None,
+        )
+
+    def query_text(self, example: Example) -> str:
+        history = example.extras.get("history")
+        if example.meta.get("round") is None:
+            return example.question
+        return prompts.conversation_question(history or [], example.question, prompts.templates(False)[2])
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None,
+                     question: str | None = None, **options: Any) -> Prompt:
+        """Upstream rag_model.py: system = reference + instruction, user = `问题: {question}\\n答案:`.
+        A conversational turn's question carries the earlier questions (the closed-book form;
+        upstream's retrieval path put a Python list repr there instead, not reproduced)."""
+        system, user, conversation = prompts.templates(self.literal_newlines)
+        text = question
+        if text is None:
+            text = example.question
+            if example.meta.get("round") is not None:
+                text = prompts.conversation_question(example.extras.get("history", []), text, conversation)
+        system = system.format(reference=prompts.reference(docs or []))
+        user = user.format(question=text)
+        if self.chat:
+            return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return system + "\n\n" + user  # upstream's text for a model without "chat"/"instruct" in its path
+
+    def postprocess(self, text: str) -> str:
+        return text.strip()  # upstream takes choices[0].text.strip()
+
+
+class OmniEvalHuman(OmniEvalAuto):
+    name = "omnieval_human"
+    dataset = "RUC-NLPIR/OmniEval-Human-Questions"

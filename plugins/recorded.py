@@ -3,10 +3,12 @@
 The predictions file is JSONL, one `{"id": ..., "output": "<raw model text>"}` per example;
 `docs` (the documents shown, in order) may be given for citation metrics, and `label` (a
 human judgement, e.g. CRAG's perfect/acceptable/missing/incorrect) for metrics that read it. The task's own output
-post-processing is applied, exactly as for a live run.
+post-processing is applied, exactly as for a live run. A folder is read by the task's
+`prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files).
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ragbench.context import Context
@@ -28,10 +30,26 @@ class Recorded(System):
         self.path = str(path)
         self.outputs: dict[str, dict[str, Any]] = {}
         self.file_errors: list[str] = []
+        if Path(path).is_dir():  # a folder of a benchmark's own output files: read in `check`, by the task
+            return
         try:
             records = list(iter_jsonl(path))
         except OSError as exc:
             raise ConfigError(f"predictions file {path}: {exc.strerror or exc}") from exc
+        self.load(records)
+
+    def check(self, task: Any) -> None:
+        if not Path(self.path).is_dir():
+            return
+        reader = getattr(task, "prediction_records", None)
+        if reader is None:
+            raise ConfigError(f"--predictions {self.path} is a folder, but task {task.name} reads no prediction "
+                              f"folders: pass a JSONL of {{\"id\", \"output\"}} records")
+        self.outputs, self.file_errors = {}, []
+        self.load(list(reader(Path(self.path))))
+
+    def load(self, records: list[tuple[int, Any]]) -> None:
+        path = self.path
         for index, record in records:
             try:
                 if isinstance(record, RecordError):

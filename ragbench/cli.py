@@ -202,7 +202,8 @@ def list_command(kind: str | None) -> None:
 @main.command("score")
 @click.option("--task", "task", required=True, help="task name")
 @click.option("--data", "data_file", default=None, help="the task's data file")
-@click.option("--predictions", required=True, help='JSONL of {"id": ..., "output": "<raw model text>"}')
+@click.option("--predictions", required=True, help='JSONL of {"id": ..., "output": "<raw model text>"}, or a folder '
+              "of the benchmark's own output files (OmniEval: *.pred.jsonl)")
 @with_common
 def score_command(task: str, data_file: str | None, predictions: str, **common) -> None:
     """Score outputs produced elsewhere, exactly as a full run would."""

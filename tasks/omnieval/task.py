@@ -16,7 +16,7 @@ from ragbench.errors import ConfigError, RecordError
 from ragbench.task import Prompt, Task
 from ragbench.types import Document, Example
 
-from . import catalog, prompts
+from . import catalog, predictions, prompts
 from .loader import Cell, load_cells
 
 CONVERSATION_TASK = "多轮对话能力"
@@ -123,6 +123,10 @@ class OmniEvalAuto(Task):
         if self.chat:
             return [{"role": "system", "content": system}, {"role": "user", "content": user}]
         return system + "\n\n" + user  # upstream's text for a model without "chat"/"instruct" in its path
+
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+        """Upstream's `*.pred.jsonl` folder as `ragbench score` records (plugins/recorded.py)."""
+        return predictions.prediction_records(folder, CONVERSATION_TASK)
 
     def postprocess(self, text: str) -> str:
         return text.strip()  # upstream takes choices[0].text.strip()

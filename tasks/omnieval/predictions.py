@@ -1,0 +1,51 @@
+"""OmniEval's own inference outputs as ragbench prediction records, for `ragbench score`.
+
+Upstream writes one `<一级> - <二级> - <task>.pred.jsonl` per cell (evaluator/inference/rag_model.py),
+records `{id, question, golden_answers, output: {retrieval_result, prompt, pred}, ...}` where `id` is
+the test-file line number, repeated for each turn of a conversation in turn order."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from ragbench.errors import RecordError
+
+from . import catalog
+
+SUFFIX = ".pred.jsonl"
+
+
+def cell_of(path: Path) -> str:
+    """`A - B - task.pred.jsonl` -> `A - B - task` (the judge takes the last ` - ` item as the task)."""
+    return path.name[: -len(SUFFIX)]
+
+
+def prediction_records(folder: Path, conversation_task: str) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+    """(line index, `{"id", "output", "docs"}` or RecordError) for every record of every file."""
+    for path in sorted(folder.glob(f"*{SUFFIX}")):
+        cell = cell_of(path)
+        topic, _, task = cell.rpartition(" - ")
+        if catalog.skipped(topic, task):  # the judge never scores these files
+            continue
+        conversational = cell.rsplit(" - ", 1)[-1] == conversation_task
+        rounds: dict[str, int] = {}
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    upstream_id, output = str(record["id"]), record["output"]
+                    pred = output["pred"]
+                except (json.JSONDecodeError, KeyError, TypeError) as err:
+                    yield number, RecordError(str(path), number + 1, f"not an OmniEval prediction record ({err!r})")
+                    continue
+                example_id = f"{cell}/{upstream_id}"
+                if conversational:
+                    round_ = rounds.get(upstream_id, 0)
+                    rounds[upstream_id] = round_ + 1
+                    example_id += f"/{round_}"
+                # a closed-book file has no retrieval_result: no documents were shown
+                yield number, {"id": example_id, "output": pred if isinstance(pred, str) else str(pred),
+                               "docs": list(output.get("retrieval_result") or [])}

@@ -38,3 +38,45 @@ def slice_plot(task: str, field: str, details: dict[str, Any], keys: list[str], 
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return path
+
+
+def matrix_plot(task: str, details: dict[str, Any], key: str, matrix: dict[str, Any], out_dir: Path) -> Path | None:
+    """A heat map of `key` over a two-way slice (as OmniEval's topic x task Figure 4): the slice
+    field `matrix["field"]` holds `row + separator + column` labels; `labels` renames them for
+    display (fonts without CJK glyphs); an empty cell is left blank (N/A)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    cells = details.get(key, {}).get("slices", {}).get(matrix["field"])
+    if not cells:
+        return None
+    split = {label: label.rsplit(matrix.get("separator", " - "), 1) for label in cells}
+    rows = list(dict.fromkeys(parts[0] for parts in split.values()))
+    cols = list(dict.fromkeys(parts[-1] for parts in split.values()))
+    order = matrix.get("order") or []
+    rank = {name: i for i, name in enumerate(order)}
+    rows.sort(key=lambda r: rank.get(r, len(rank)))
+    cols.sort(key=lambda c: rank.get(c, len(rank)))
+    grid = np.full((len(rows), len(cols)), np.nan)
+    for label, parts in split.items():
+        value = cells[label].get("value")
+        if value is not None:
+            grid[rows.index(parts[0]), cols.index(parts[-1])] = value
+    names = matrix.get("labels") or {}
+    figure, axes = plt.subplots(figsize=(2 + 1.3 * len(cols), 1 + 0.45 * len(rows)))
+    image = axes.imshow(np.ma.masked_invalid(grid), cmap="YlGnBu", aspect="auto")
+    axes.set_xticks(range(len(cols)), [names.get(c, c) for c in cols], rotation=30, ha="right", fontsize=8)
+    axes.set_yticks(range(len(rows)), [names.get(r, r) for r in rows], fontsize=8)
+    for (i, j), value in np.ndenumerate(grid):
+        axes.text(j, i, "N/A" if np.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=7)
+    figure.colorbar(image, ax=axes)
+    axes.set_title(f"{task}: {key}")
+    figure.tight_layout()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{task}__matrix__{key}.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path

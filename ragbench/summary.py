@@ -84,6 +84,24 @@ def slice_sections(results: dict[str, Any], run_dir: Path | None = None) -> list
             lines.append("")
             if plot_keys and run_dir is not None:
                 lines += _plot_line(task, field, details, plot_keys, run_dir)
+        matrix = (results.get("config", {}).get("task_configs", {}).get(task) or {}).get("matrix")
+        if matrix and run_dir is not None:
+            lines += _matrix_lines(task, details, matrix, run_dir)
+    return lines
+
+
+def _matrix_lines(task: str, details: dict[str, Any], matrix: dict[str, Any], run_dir: Path) -> list[str]:
+    """Heat maps of a task's two-way slice (`matrix` in its config: field, separator, keys, labels)."""
+    from .slice_plots import matrix_plot
+
+    lines = []
+    try:
+        paths = [matrix_plot(task, details, key, matrix, run_dir / "plots") for key in matrix.get("keys", [])]
+    except ImportError:
+        return ["(plots need matplotlib: pip install ragbench[crag])", ""]
+    for key, path in zip(matrix.get("keys", []), paths):
+        if path:
+            lines += [f"![{task} {key} matrix](plots/{path.name})", ""]
     return lines
 
 

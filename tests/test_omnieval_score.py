@@ -39,3 +39,15 @@ def test_score_cli_with_folder(tmp_path):
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["counts"]["omnieval_auto"]["scored"] == 9
+
+
+def test_report_has_cell_task_topic_tables_and_the_matrix_heat_map(tmp_path):
+    run(tmp_path, tasks=["omnieval_auto"], system="recorded", system_args={"path": str(PREDS)},
+        data={"omnieval_auto": str(TREE)})
+    report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    for field in ("task", "topic", "cell"):
+        assert f"### omnieval_auto by {field}" in report
+    assert "| 银行业务 - 零售银行 - 多轮对话能力 | 5 |" in report
+    assert "![omnieval_auto rouge_l matrix](plots/omnieval_auto__matrix__rouge_l.png)" in report
+    assert (tmp_path / "run" / "plots" / "omnieval_auto__matrix__rouge_l.png").stat().st_size > 1000
+    assert "accuracy matrix" not in report  # no judge in this run: no heat map for it

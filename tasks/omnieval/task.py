@@ -26,7 +26,7 @@ class OmniEvalAuto(Task):
     name = "omnieval_auto"
     dataset = "RUC-NLPIR/OmniEval-AutoGen-Dataset"
     metrics = ("omnieval_rule", "omnieval_retrieval")
-    slice_fields = ("task", "topic")
+    slice_fields = ("task", "topic", "cell")  # cell = "<topic> - <task>", one upstream file
     answer_format = "long"
     gold_fields = ("answers",)
 
@@ -39,6 +39,12 @@ class OmniEvalAuto(Task):
         super().__init__(data_path, tasks=self.tasks, topics=self.topics,
                          literal_newlines=self.literal_newlines, chat=self.chat, **args)
         self.cells: list[Cell] | None = None
+
+    def config(self) -> dict[str, Any]:
+        """Records the prompt form and asks report.md for topic x task heat maps (paper Figure 4)."""
+        matrix = {"field": "cell", "separator": " - ", "keys": ["rouge_l", "f1", "accuracy", "hallucination"],
+                  "order": catalog.topics() + catalog.tasks(), "labels": catalog.english()}
+        return {**super().config(), "dataset": self.dataset, "matrix": matrix}
 
     def prepare(self) -> None:
         if self.data_path is None:

@@ -61,17 +61,34 @@ def make_stemmer(name: str | None):
                           "or none") from exc
 
 
+def jieba_words(text: str) -> list[str]:
+    """jieba's precise-mode words, whitespace dropped (`tokenizer=jieba`, for Chinese corpora such as
+    OmniEval's; bm25s's default regex keeps only runs of 2+ word characters)."""
+    try:
+        import jieba
+    except ImportError as exc:
+        raise ConfigError(f"bm25 tokenizer=jieba needs jieba ({exc}); run `pip install ragbench[omnieval]`") from exc
+    jieba.setLogLevel(60)
+    return [word for word in jieba.cut(text) if word.strip()]
+
+
+TOKENIZERS = ("regex", "jieba")
+
+
 class BM25Builder(IndexBuilder):
     def __init__(self, folder: Path, k1: float = 0.9, b: float = 0.4, method: str = "lucene",
-                 stopwords: str = "en", stemmer: str = "porter", delta: float = 0.5) -> None:
+                 stopwords: str = "en", stemmer: str = "porter", delta: float = 0.5, tokenizer: str = "regex") -> None:
         super().__init__(folder)
         bm25s = _bm25s()
         if method not in METHODS:
             raise ConfigError(f"bm25 method '{method}' is unknown; choose one of {', '.join(METHODS)}")
         self.params = {"k1": float(k1), "b": float(b), "delta": float(delta), "method": method}
-        self.stopwords, self.stemmer_name = stopwords, stemmer
+        self.stopwords, self.stemmer_name, self.tokenizer_name = stopwords, stemmer, tokenizer
+        if tokenizer not in TOKENIZERS:
+            raise ConfigError(f"bm25 tokenizer '{tokenizer}' is unknown; choose one of {', '.join(TOKENIZERS)}")
+        splitter = {"splitter": jieba_words} if tokenizer == "jieba" else {}
         try:
-            self.tokenizer = bm25s.tokenization.Tokenizer(stopwords=stopwords, stemmer=make_stemmer(stemmer))
+            self.tokenizer = bm25s.tokenization.Tokenizer(stopwords=stopwords, stemmer=make_stemmer(stemmer), **splitter)
         except ValueError as exc:
             raise ConfigError(f"bm25 stopwords '{stopwords}': {exc}") from exc
         self.spill = folder / SPILL_DIR
@@ -153,7 +170,7 @@ class BM25Builder(IndexBuilder):
                   "num_docs": self.n_docs, "version": bm25s.__version__, "backend": "numpy"}
         (out / "params.index.json").write_text(json.dumps(params, indent=4), encoding="utf-8")
         shutil.rmtree(self.spill)
-        return {**self.params, "stopwords": self.stopwords, "stemmer": self.stemmer_name,
+        return {**self.params, "stopwords": self.stopwords, "stemmer": self.stemmer_name, "tokenizer": self.tokenizer_name,
                 "vocabulary": n_vocab, "postings": int(indptr[-1]), "bm25s": bm25s.__version__}
 
 
@@ -173,11 +190,17 @@ class BM25Retriever(IndexedRetriever):
         self.bm25 = _bm25s().BM25.load(self.folder / BM25_DIR, mmap=bool(mmap))
         self.stopwords = self.manifest.options["stopwords"]
         self.stemmer = make_stemmer(self.manifest.options["stemmer"])
+        self.jieba = self.manifest.options.get("tokenizer") == "jieba"
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         bm25s = _bm25s()
         k = min(k, len(self.docs))
-        tokens = bm25s.tokenize(queries, stopwords=self.stopwords, stemmer=self.stemmer, return_ids=False,
-                                show_progress=False)
+        if self.jieba:  # the builder's Tokenizer steps: lower, split, drop stopwords, stem
+            stop = set(bm25s.tokenization._infer_stopwords(self.stopwords) or ())
+            words = [[w for w in jieba_words(q.lower()) if w not in stop] for q in queries]
+            tokens = [self.stemmer.stemWords(ws) if self.stemmer else ws for ws in words]
+        else:
+            tokens = bm25s.tokenize(queries, stopwords=self.stopwords, stemmer=self.stemmer, return_ids=False,
+                                    show_progress=False)
         ids, scores = self.bm25.retrieve(tokens, k=k, show_progress=False)
         return self.hits(ids, scores)

@@ -88,6 +88,8 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "crag_t1": crag("crag_t1"),
     "crag_t2": crag("crag_t2"),
     "crag_t3": crag("crag_t3"),
+    "omnieval_auto": lambda folder: (str(TEST_DATA / "omnieval" / "gen_datas_test_final"), {}),
+    "omnieval_human": lambda folder: (str(TEST_DATA / "omnieval" / "gen_datas_test_final"), {}),
 }
 
 

@@ -118,7 +118,14 @@ def test_two_ray_replicas_of_a_cpu_engine_run_a_whole_evaluation(tmp_path, local
 def test_a_dead_ray_replica_is_replaced_by_the_live_one(local_ray):
     engine = load_engine("scripted:echo", replicas=2, batch_size=4)
     try:
-        ray.kill(engine.replicas[0].actor)
+        dead = engine.replicas[0].actor
+        ray.kill(dead)
+        for _ in range(100):  # ray.kill is asynchronous: wait until the actor no longer answers
+            try:
+                ray.get(dead.describe.remote(), timeout=5)
+            except Exception:
+                break
+            time.sleep(0.1)
         answers = asyncio.run(through_scheduler(engine, requests(8)))
         assert [a.text for a in answers] == [f"answer {i}" for i in range(8)]
         assert engine.served[0] == 0 and engine.served[1] == 8

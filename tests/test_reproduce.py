@@ -41,7 +41,7 @@ def reproduce(*args):
 def test_the_shipped_manifests_cover_every_seed_paper_and_load(registry_with_demo_row):
     names = [n for n in get_registry().reproductions if not n.startswith("demo.")]
     items = [get_reproduction(get_registry(), n) for n in names]
-    assert {item.paper for item in items} >= {"CRAG", "LLatrieval", "SMART"}
+    assert {item.paper for item in items} >= {"CRAG", "LLatrieval", "SMART", "OmniEval"}
     assert any(i.status == "runnable" for i in items) and all(i.why_not for i in items if i.status != "runnable")
     crag = get_reproduction(get_registry(), "crag.task-3.gpt-4-turbo")
     assert [(c.metric, c.paper) for c in crag.cells] == [("accuracy", 43.6), ("hallucination", 30.1),

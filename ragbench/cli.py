@@ -103,6 +103,26 @@ def _judge_args(items: tuple[str, ...], judges: tuple[str, ...]) -> dict[str, di
     return out
 
 
+def _role_models(items: tuple[str, ...], args: tuple[str, ...]) -> dict[str, Any]:
+    """--role-model ROLE=ENGINE:MODEL (repeatable) and --role-model-arg ROLE.KEY=VALUE."""
+    models: dict[str, str] = {}
+    for item in items:
+        role, sep, model = item.partition("=")
+        if not sep or not role.strip() or not model.strip():
+            raise ConfigError(f"--role-model {item!r}: expected ROLE=ENGINE:MODEL, e.g. locator=hf:/models/smart-locator")
+        if role.strip() in models:
+            raise ConfigError(f"--role-model {role.strip()}: given twice")
+        models[role.strip()] = model.strip()
+    options: dict[str, dict[str, Any]] = {}
+    for key, value in parse_assignments(args, "--role-model-arg").items():
+        role, _, option = key.partition(".")
+        if role not in models or not option:
+            raise ConfigError(f"--role-model-arg {key}=...: expected ROLE.KEY with ROLE one of the --role-model roles "
+                              f"({', '.join(models) or 'none given'})")
+        options.setdefault(role, {})[option] = value
+    return {"role_models": models, "role_model_args": options}
+
+
 def _common_kwargs(model, model_arg, base_url, judge, judge_arg, nli, nli_format, nli_arg, metrics, metric_arg, output,
                    seed, max_inflight, cache, task_arg, bootstrap_iters, no_progress) -> dict[str, Any]:
     model_args = parse_assignments(model_arg, "--model-arg")
@@ -129,12 +149,16 @@ def _common_kwargs(model, model_arg, base_url, judge, judge_arg, nli, nli_format
               "folded into its result (upstream's behaviour, counted, is the default)")
 @click.option("--retriever", default=None, help="retriever for ctx.retriever (ragbench list retrievers; default: provided)")
 @click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR")
+@click.option("--role-model", multiple=True, metavar="ROLE=MODEL", help="engine:model for one role of the system "
+              "(e.g. smart's reconstructor, locator, generator); other roles use --model")
+@click.option("--role-model-arg", multiple=True, metavar="ROLE.K=V", help="engine option of a --role-model, "
+              "e.g. locator.gpu_memory_utilization=0.3")
 @click.option("--replay", default=None, metavar="RUN_DIR", help="re-execute a recorded run offline from its calls/ "
               "folder (no model, index or server); writes to --output or RUN_DIR__replay")
 @with_common
 @click.pass_context
 def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, overwrite, strict_infra, retriever,
-         retriever_arg, replay, **common) -> None:
+         retriever_arg, role_model, role_model_arg, replay, **common) -> None:
     """Evaluate a RAG system on benchmark tasks.
 
     Example: ragbench --tasks demo --system vanilla --limit 5
@@ -153,7 +177,8 @@ def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, ove
                   "system_args": parse_assignments(system_arg, "--system-arg"), "data": _data_paths(data),
                   "limit": limit, "resume": resume, "overwrite": overwrite, "strict_infra": strict_infra,
                   "retriever": retriever,
-                  "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"), **_common_kwargs(**common)}
+                  "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
+                  **_role_models(role_model, role_model_arg), **_common_kwargs(**common)}
     except ConfigError as exc:
         click.echo(f"ragbench: error: {exc}", err=True)
         sys.exit(EXIT_CONFIG)

@@ -25,6 +25,11 @@ class Context:
     judges: list[LLM] = field(default_factory=list)  # --judge engines, for judge-based metrics
     retriever: "Retrieval | None" = None  # `await ctx.retriever.search(query, k)` (--retriever)
     nli: NLI | None = None  # --nli entailment judge, for metrics that declare needs = ("nli",)
+    models: dict[str, LLM] = field(default_factory=dict)  # --role-model engines, by the system's role names
+
+    def model(self, role: str) -> LLM:
+        """The LLM of one of the system's roles: its own --role-model, else the run's model."""
+        return self.models.get(role, self.llm)
 
     @property
     def judge(self) -> LLM | None:

@@ -70,20 +70,22 @@ class Evaluator:
                                            config.overwrite)
         needs_llm = any(type(p.system).uses_llm for p in self.planned)
         engine = load_engine(config.model, **config.model_args) if needs_llm else None
+        role_engines = {role: load_engine(model, **config.role_model_args.get(role, {}))
+                        for role, model in config.role_models.items()}
         judges = [load_engine(model, **config.judge_args.get(str(i), {})) for i, model in enumerate(config.judges)]
         nli_engine = self._nli_engine(engine)
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
         started = time.perf_counter()
         try:
-            processed, scheduler = asyncio.run(self._execute(engine, judges, cache, nli_engine))
+            processed, scheduler = asyncio.run(self._execute(engine, judges, cache, nli_engine, role_engines))
         finally:
             self.run_dir.close()
             cache.close()
             self.retriever.close()
             if engine is not None:
                 engine.close()
-            for judge in judges:
-                judge.close()
+            for other in (*judges, *role_engines.values()):
+                other.close()
             if nli_engine is not None and nli_engine is not engine:
                 nli_engine.close()
         wall = time.perf_counter() - started
@@ -143,10 +145,14 @@ class Evaluator:
                 if key not in done:
                     yield planned, position, item
 
-    async def _execute(self, engine, judges, cache: ResponseCache, nli_engine=None) -> tuple[int, Scheduler]:
+    async def _execute(self, engine, judges, cache: ResponseCache, nli_engine=None,
+                       role_engines: dict[str, Any] | None = None) -> tuple[int, Scheduler]:
         scheduler = Scheduler(cache)
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
         llm = LLM(scheduler, engine, recorder=recorder.for_role("model"))
+        role_engines = role_engines or {}
+        models = {role: LLM(scheduler, role_engine, recorder=recorder.for_role(role))
+                  for role, role_engine in role_engines.items()}
         judge_logs = [ExchangeLog(self.run_dir.path / judge_log_name(i)) for i in range(len(judges))]  # --judge replay:
         judge_llms = [LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log))
                       for i, (judge, log) in enumerate(zip(judges, judge_logs))]
@@ -162,7 +168,7 @@ class Evaluator:
         async def worker() -> None:
             nonlocal processed
             for planned, position, item in work:
-                record = await self._process(planned, item, llm, judge_llms, tools[planned.name], retrieval)
+                record = await self._process(planned, item, llm, judge_llms, tools[planned.name], retrieval, models)
                 record["index"] = position
                 self.run_dir.append_sample(planned.name, record)
                 processed += 1
@@ -182,7 +188,8 @@ class Evaluator:
                 self.nli.close()
             for log in judge_logs:
                 log.close()
-            for open_engine in (engine, *judges, *([nli_engine] if nli_engine not in (None, engine) else [])):  # HTTP clients close inside the loop that opened them
+            for open_engine in (engine, *judges, *role_engines.values(),
+                                *([nli_engine] if nli_engine not in (None, engine) else [])):  # HTTP clients close inside the loop that opened them
                 if hasattr(open_engine, "aclose"):
                     await open_engine.aclose()
         return processed, scheduler
@@ -208,13 +215,16 @@ class Evaluator:
         return total
 
     async def _process(self, planned: PlannedTask, item: Example | RecordError, llm: LLM,
-                       judges: list[LLM], tools: dict[str, Any], retrieval: Retrieval) -> dict[str, Any]:
+                       judges: list[LLM], tools: dict[str, Any], retrieval: Retrieval,
+                       models: dict[str, LLM] | None = None) -> dict[str, Any]:
         if isinstance(item, RecordError):
             return {"id": None, "error": f"bad record: {item}", "bad_record": True}
         example = item
         started = time.perf_counter()
         ctx = Context(llm=llm, task=planned.task, seed=self.config.seed, tools=tools)
         ctx.llm = llm.traced(ctx.trace, seed_base=f"{self.config.seed}:{planned.name}:{example.id}")
+        ctx.models = {role: model.traced(ctx.trace, seed_base=f"{self.config.seed}:{planned.name}:{example.id}:{role}")
+                      for role, model in (models or {}).items()}
         ctx.retriever = retrieval.bind(ctx, example)
         try:
             prediction = await planned.system.run(example, ctx)

@@ -31,6 +31,20 @@ def _task_args_for(name: str, task_class: type, task_args: dict[str, Any]) -> di
     return args
 
 
+RESERVED_ROLES = ("model", "nli")  # and judge:N: the names calls/llm.jsonl gives the run's other engines
+
+
+def _check_roles(config: RunConfig, system_class: type) -> None:
+    """--role-model names roles the system declares (`System.roles`), each once."""
+    roles = tuple(getattr(system_class, "roles", ()))
+    for role in config.role_models:
+        if role not in roles:
+            offered = f"its roles are {', '.join(roles)}" if roles else "it has a single model (use --model)"
+            raise ConfigError(f"--role-model {role}=...: system {config.system} has no role '{role}'; {offered}")
+        if role in RESERVED_ROLES or role.startswith("judge"):
+            raise ConfigError(f"--role-model {role}: the name is reserved for the run's own engines")
+
+
 def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
     """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics."""
     if config.limit is not None and config.limit < 1:
@@ -42,6 +56,7 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
             raise ConfigError(f"--data {key}=...: task '{key}' is not among --tasks")
     _check_metric_scopes(config.metrics, names, registry)
     system_class = registry.load("systems", config.system)
+    _check_roles(config, system_class)
     planned = []
     for name in names:
         entry = registry.entry("tasks", name)

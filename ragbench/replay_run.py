@@ -2,7 +2,7 @@
 
 The run's own configuration (run.json) is taken as it was, and every external call is answered
 from what the run recorded in its `calls/` folder (ragbench.recording): the system's model, the
-judges and the NLI model by `replay` engines (each reading only its own role's lines), a searching
+judges, the NLI model and the system's role models by `replay` engines (each reading only its own role's lines), a searching
 retriever by the `replay` retriever, and the tasks' tools (CRAG's KG API) by replayed tools. No
 model, index or server is needed; the task data files must still be where the run read them.
 The example's own documents (`provided`) are deterministic and are not replayed.
@@ -34,6 +34,8 @@ def replay_config(run_dir: str | Path, output: str | None = None, progress: bool
     llm_file = str(calls / LLM_FILE)
     config.model = f"replay:{llm_file}"
     config.model_args = {"role": "model", "cacheable": True}
+    config.role_models = {role: f"replay:{llm_file}" for role in config.role_models}
+    config.role_model_args = {role: {"role": role, "cacheable": True} for role in config.role_models}
     config.judges = [f"replay:{llm_file}" for _ in config.judges]
     config.judge_args = {str(i): {"role": f"judge:{i}", "cacheable": True} for i in range(len(config.judges))}
     if config.nli is not None:

@@ -18,6 +18,8 @@ class RunConfig:
     system: str = "vanilla"
     model: str | None = None
     model_args: dict[str, Any] = field(default_factory=dict)
+    role_models: dict[str, str] = field(default_factory=dict)  # a system's role -> engine:model (--role-model)
+    role_model_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # role -> engine options
     judges: list[str] = field(default_factory=list)
     judge_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # judge index -> engine options
     nli: str | None = None  # engine:model of the entailment judge for metrics that need "nli"

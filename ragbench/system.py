@@ -14,6 +14,9 @@ class System:
 
     name: ClassVar[str] = ""
     uses_llm: ClassVar[bool] = True  # False: the run loads no engine (e.g. scoring recorded outputs)
+    # Roles that may each get their own model (--role-model ROLE=ENGINE:MODEL); `ctx.model(role)` is that
+    # model's LLM, or the run's --model for a role given none. Every call goes through the same scheduler.
+    roles: ClassVar[tuple[str, ...]] = ()
 
     async def run(self, example: "Example", ctx: "Context") -> "Prediction":
         raise NotImplementedError

@@ -36,9 +36,13 @@ class Task:
     #   query_text()     the question as the task poses it to a system's own prompts
     #   answer_prompt()  the task's own answer prompt for a question over given documents
     #   postprocess(), citations(), chat_messages()   its output handling and chat framing
+    #   instruction_key, task_input()   the task's standing instruction by its name in Self-RAG's and
+    #                    SMART's TASK_INST ("fever", "arc_c", "asqa"; None: the question is the whole
+    #                    instruction) and what follows it, for systems with their own wording of each
     answer_format: ClassVar[str] = "short"
     cites: ClassVar[bool] = False
     gold_fields: ClassVar[tuple[str, ...] | None] = None  # None: not declared, every metric may try
+    instruction_key: ClassVar[str | None] = None
 
     @property
     def closed_answer(self) -> bool:
@@ -84,6 +88,12 @@ class Task:
         answer options included where the task has them); `example.question` stays the bare question
         that retrieval uses."""
         return example.question
+
+    def task_input(self, example: Example) -> str:
+        """What a system shows under the task's standing instruction (`instruction_key`): the question,
+        with the answer options of a multiple-choice task. A task without a standing instruction
+        gives `query_text`."""
+        return self.query_text(example)
 
     def answer_prompt(self, example: Example, docs: list[Document] | None, question: str | None = None) -> Prompt:
         """The task's own answer prompt over `docs` (None or []: closed book); `question` replaces the

@@ -76,10 +76,22 @@ def crag(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     return build
 
 
+def squad(folder: Path) -> tuple[str, dict[str, Any]]:
+    """dev-v1.1.json layout; the paragraph shown as the document (passages=context)."""
+    qas = [{"id": f"sq{i}", "question": f"Where does person {i} live?",
+            "answers": [{"answer_start": 0, "text": "Paris"}, {"answer_start": 0, "text": "Paris"}]} for i in range(2)]
+    data = {"version": "1.1", "data": [{"title": "Person_lives", "paragraphs": [
+        {"context": "Person 0 and person 1 live in Paris.", "qas": qas}]}]}
+    path = folder / "dev-v1.1.json"
+    path.write_text(json.dumps(data))
+    return str(path), {"passages": "context"}
+
+
 TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "popqa": popqa,
     "pubhealth": pubhealth,
     "arc_challenge": arc,
+    "squad": squad,
     "asqa": alce("asqa_eval_gtr_top100.json"),
     "demo": lambda folder: (str(Path(ragbench.tasks.demo.__file__).parent / "data" / "demo_qa.jsonl"), {}),
     "alce_asqa": alce("asqa_eval_gtr_top100.json"),

@@ -25,6 +25,7 @@ from .tasks import paragraph
 class Asqa(AlceAsqa):
     name = "asqa"
     alce_prompting = False  # Self-RAG's prompts, not ALCE's demonstrations
+    instruction_key = "asqa"
 
     def __init__(self, data_path=None, template: str = "alpaca", ndoc: int = 5, citations: bool = True,
                  mauve: bool = False, retrieval: str | None = None) -> None:
@@ -38,6 +39,9 @@ class Asqa(AlceAsqa):
     def query_text(self, example: Example) -> str:
         """run_long_form_static.py's instruction (TASK_INST + "## Input:\\n\\n" + question)."""
         return TASK_INSTRUCTIONS["asqa"] + "## Input:\n\n" + example.question
+
+    def task_input(self, example: Example) -> str:
+        return example.question
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
                      **options: Any) -> str:

@@ -39,7 +39,6 @@ def paragraph(docs: list[Document]) -> str:
 
 class SelfRagTask(Task):
     filename: ClassVar[str] = ""
-    instruction_key: ClassVar[str | None] = None  # key of TASK_INSTRUCTIONS, None = question only
     metrics = ("match", "match_normalized")
     gold_fields = ("answers",)
 
@@ -113,6 +112,10 @@ class SelfRagTask(Task):
         """The question as run_short_form.py poses it (task instruction, ARC's options A-D)."""
         return self.instruction(example, "selfrag")
 
+    def task_input(self, example: Example) -> str:
+        """The claim or question under the instruction; ARC adds its options (below)."""
+        return example.question
+
     def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
                      **options: Any) -> str:
         without_docs, with_docs = TEMPLATES[self.template]
@@ -179,6 +182,10 @@ class ArcChallenge(SelfRagTask):
         if fmt == "baseline_with_choices":
             return base + "".join(f"\n{label}: {text}" for label, text in zip(choices["label"], choices["text"]))
         return base
+
+    def task_input(self, example: Example) -> str:
+        """The question and options A-D as run_short_form.py and SMART's process_arc_instruction show them."""
+        return example.question + self.selfrag_options(example.gold["choices"])
 
     @staticmethod
     def selfrag_options(choices: dict[str, list[str]]) -> str:

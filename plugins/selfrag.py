@@ -101,6 +101,13 @@ class SelfRag(System):
             raise ConfigError(f"selfrag on {task.name}: adaptive retrieval needs a threshold "
                               "(--system-arg threshold=0.2, or mode=always_retrieve)")
 
+    def check_model(self, engine) -> None:
+        """Refuse a model without the reflection tokens before the run (engines that can tell)."""
+        missing = engine.missing_tokens(("[Retrieval]", "[No Retrieval]") + SCORED_TOKENS)
+        if missing:
+            raise ConfigError(f"selfrag: model {engine.model} lacks Self-RAG's reflection tokens {missing} "
+                              "(single vocabulary entries); use a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b")
+
     def config(self) -> dict[str, Any]:
         """The options; `resolved` fills the per-form defaults (mode, ndocs, w_use, closed) for the task."""
         resolved = getattr(self, "_resolved", None)

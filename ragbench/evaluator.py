@@ -77,6 +77,8 @@ class Evaluator:
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
         started = time.perf_counter()
         try:
+            for planned in self.planned if engine is not None else ():
+                planned.system.check_model(engine)
             processed, scheduler = asyncio.run(self._execute(engine, judges, cache, nli_engine, role_engines))
         finally:
             self.run_dir.close()

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from .context import Context
+    from .engines.base import Engine
     from .task import Task
     from .types import Example, Prediction
 
@@ -25,6 +26,11 @@ class System:
         """Raise `ConfigError` (one line: why, and what to use instead) when this system cannot run
         on `task` at all; called for every task before the run starts, so a configuration problem
         never shows up as example-by-example failures."""
+
+    def check_model(self, engine: "Engine") -> None:
+        """Raise `ConfigError` when the run's model cannot serve this system at all (e.g. it lacks
+        vocabulary entries the system reads log-probs of); called once the engines are loaded,
+        before any example runs."""
 
     def config(self) -> dict[str, Any]:
         """The system's options as recorded in results.json: its plain-valued attributes."""

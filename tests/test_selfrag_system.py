@@ -3,7 +3,6 @@ retrieval statistics, passages batched through the scheduler), and the embedded 
 reflection tokens."""
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -68,12 +67,13 @@ def test_passage_generations_of_all_questions_share_batches(tmp_path):
 
 
 @pytest.mark.model
-def test_embedded_model_without_reflection_tokens_fails_each_example_with_the_reason(tmp_path):
-    results = run(tmp_path, tasks=["demo"], system="selfrag", model="hf:embedded", limit=1,
-                  system_args={"mode": "always_retrieve", "max_new_tokens": 2, "ndocs": 1})
-    record = samples(tmp_path / "run", "demo")[0]
-    assert "not single tokens" in json.dumps(record.get("error")) and "[Relevant]" in json.dumps(record.get("error"))
-    assert results is not None
+def test_embedded_model_without_reflection_tokens_is_refused_before_any_example(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        run(tmp_path, tasks=["demo"], system="selfrag", model="hf:embedded", limit=1,
+            system_args={"mode": "always_retrieve", "max_new_tokens": 2, "ndocs": 1})
+    message = str(caught.value)
+    assert "lacks Self-RAG's reflection tokens" in message and "[Relevant]" in message and "\n" not in message
+    assert not (tmp_path / "run" / "samples" / "demo.jsonl").exists()
 
 
 def tiny_selfrag_model(folder):

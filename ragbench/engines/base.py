@@ -172,6 +172,11 @@ class Engine:
     async def agenerate_one(self, request: Request) -> Response:
         raise NotImplementedError
 
+    def missing_tokens(self, names: Sequence[str]) -> list[str] | None:
+        """Of `names`, those that are not single entries of the model's vocabulary (what
+        `Sampling.logprob_tokens` needs); None when the engine cannot tell (an API server)."""
+        return None
+
     def close(self) -> None:
         """Free resources (models, connections)."""
 

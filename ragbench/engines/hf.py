@@ -349,6 +349,9 @@ class HFEngine(Engine):
             piece = self._piece_cache[token_id] = self.tokenizer.decode([token_id])
         return piece
 
+    def missing_tokens(self, names) -> list[str]:
+        return [name for name in names if self.token_id(name) is None]
+
     def token_id(self, token: str) -> int | None:
         """The vocabulary id of `token` (a whole vocabulary entry such as "[Relevant]"), or None."""
         ids = self._named_ids

@@ -28,9 +28,11 @@ def index_group() -> None:
                    "batch_size, device, normalize (dense)")
 @click.option("--chunk-size", default=50_000, show_default=True, type=int, help="passages read and indexed at a time")
 @click.option("--no-title", is_flag=True, help="index the passage text alone (default: title + newline + text)")
+@click.option("--split", default=None, metavar="tokens:SIZE:OVERLAP", help="cut documents longer than 2,048 "
+              "characters into token chunks first, as OmniEval's corpus builder (tokens:2048:256; tiktoken cl100k_base)")
 @click.option("--overwrite", is_flag=True, help="replace an existing index folder")
 @click.option("--no-progress", is_flag=True, help="no progress bar")
-def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, overwrite, no_progress) -> None:
+def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, split, overwrite, no_progress) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
     from ..cli import EXIT_CONFIG, EXIT_INCOMPLETE
     from .index import build_index
@@ -40,7 +42,7 @@ def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, ove
         if model is not None:
             options["model"] = model
         manifest = build_index(corpus, out, kind, options, chunk_size=chunk_size, title=not no_title,
-                               overwrite=overwrite, progress=not no_progress)
+                               overwrite=overwrite, progress=not no_progress, split=split)
     except ConfigError as exc:
         click.echo(f"ragbench: error: {exc}", err=True)
         sys.exit(EXIT_CONFIG)

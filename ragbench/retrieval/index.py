@@ -28,6 +28,7 @@ from ..errors import ConfigError, RecordError
 from ..options import construct
 from ..types import Document
 from .base import Retriever
+from .chunking import chunk_documents, parse_split
 from .corpus import corpus_format, passage_text, read_corpus
 from .docstore import DocStore, DocStoreWriter
 
@@ -116,8 +117,10 @@ def chunks(items: Iterable[Document | RecordError], size: int,
 
 def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[str, Any] | None = None,
                 chunk_size: int = 50_000, title: bool = True, overwrite: bool = False,
-                progress: bool = True) -> Manifest:
-    """Build a `kind` index of `corpus` into `out`; it appears there only once complete."""
+                progress: bool = True, split: str | None = None) -> Manifest:
+    """Build a `kind` index of `corpus` into `out`; it appears there only once complete. `split`
+    (`tokens:SIZE:OVERLAP`) cuts documents longer than 2,048 characters as OmniEval's corpus
+    builder does (ragbench.retrieval.chunking)."""
     from ..registry import get_registry
 
     entry = get_registry().entry("retrievers", kind)
@@ -130,6 +133,8 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
         raise ConfigError(f"--chunk-size {chunk_size}: must be at least 1")
     corpus, out = Path(corpus), Path(out)
     passages = read_corpus(corpus)
+    if split is not None:
+        passages = chunk_documents(passages, parse_split(split))
     if out.exists() and any(out.iterdir()) and not overwrite:
         raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
     staging = out.with_name(out.name + ".partial")
@@ -137,7 +142,7 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
     staging.mkdir(parents=True)
     try:
         manifest = _build_into(staging, builder_class, kind, corpus, passages, options or {}, chunk_size, title,
-                               progress)
+                               progress, split)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -148,7 +153,8 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
 
 
 def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, passages: Iterable[Document | RecordError],
-                options: dict[str, Any], chunk_size: int, title: bool, progress: bool) -> Manifest:
+                options: dict[str, Any], chunk_size: int, title: bool, progress: bool,
+                split: str | None = None) -> Manifest:
     started = time.perf_counter()
     builder = construct(builder_class, dict(options), f"index build --retriever {kind}", positional=(folder,))
     docs = DocStoreWriter(folder)
@@ -165,7 +171,7 @@ def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, pass
     manifest = Manifest(
         retriever=kind, doc_count=len(docs),
         corpus={"path": str(corpus.resolve()), "format": corpus_format(corpus), "bytes": corpus.stat().st_size,
-                "sha256": file_sha256(corpus), "title": title},
+                "sha256": file_sha256(corpus), "title": title, **({"split": split} if split else {})},
         options=builder.finish(),
         bad_records=len(errors), errors=[str(e) for e in errors[:KEPT_ERRORS]],
         build_seconds=round(time.perf_counter() - started, 3), built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))

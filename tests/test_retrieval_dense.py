@@ -140,3 +140,20 @@ def test_dense_option_errors_are_config_errors(dense_index, tmp_path):
         load_retriever("dense", {"index": index, "model": str(tmp_path / "no-such-model")})
     with pytest.raises(ConfigError, match="holds a dense index, not bm25; use --retriever dense"):
         load_retriever("bm25", {"index": index})
+
+
+def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_index):
+    from ragbench.retrieval.dense import Encoder, omnieval_query_instruction
+
+    assert omnieval_query_instruction("BAAI/bge-large-zh") == "为这个句子生成表示以用于检索相关文章："
+    assert omnieval_query_instruction("/models/bge-m3") == ""
+    assert omnieval_query_instruction("intfloat/e5-mistral-7b-instruct").endswith("answer the query\nQuery: ")
+    with pytest.raises(ConfigError, match="no query instruction for model 'embedded'"):
+        Encoder("embedded", query_style="omnieval")
+    encoder = Encoder("embedded", query_instruction="", query_style="omnieval")  # bge-m3's empty instruction
+    encoder.model = dense_index.encoder.model
+    assert np.array_equal(encoder.encode_queries(["q"]), encoder.encode([" q"]))  # upstream's f"{instr} {q}"
+    retriever = load_retriever("dense", {"index": str(dense_index.folder), "query_instruction": "",
+                                         "query_style": "omnieval"})
+    assert retriever.metadata()["query_style"] == "omnieval"
+    retriever.close()

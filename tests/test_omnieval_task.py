@@ -87,6 +87,19 @@ def test_conversation_turn_prompt_lists_earlier_rounds():
     assert user == "问题: \n历史对话问题记录：0-round: 什么是大额存单？\n当前问题：它的起存金额是多少？\n答案:"
 
 
+def test_upstream_repr_conversation_query_is_the_list_of_questions_so_far():
+    task = OmniEvalAuto(TREE, conversation_query="upstream_repr")
+    turn = list(task.examples())[4]
+    # upstream's retrieval path: the question is the Python list; the search query and the prompt hold its repr
+    assert turn.question == "['什么是大额存单？', '它的起存金额是多少？', '可以提前支取吗？']"
+    assert turn.extras["history"] == ["什么是大额存单？", "它的起存金额是多少？"]
+    assert task.build_prompt(turn, None)[1]["content"] == f"问题: {turn.question}\n答案:"
+    assert task.config()["conversation_query"] == "upstream_repr"
+    assert examples()[4].question == "可以提前支取吗？"  # default: the turn's own question
+    with pytest.raises(ConfigError, match="conversation_query"):
+        OmniEvalAuto(TREE, conversation_query="joined")
+
+
 def test_closed_book_run_scores_rule_metrics_per_turn(tmp_path):
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "定期存款", "response": " 五年 "}, {"response": "不知道"}]))

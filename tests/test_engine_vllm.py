@@ -32,7 +32,23 @@ class FakeTokenizer:
         return {"input_ids": [ord(c) for c in text]}
 
     def decode(self, ids):
-        return "".join(chr(i) for i in ids)
+        return "".join(NAMED_PIECES.get(i, chr(i)) for i in ids)
+
+    def convert_tokens_to_ids(self, token):
+        return NAMED.get(token, ord(token) if len(token) == 1 else 0)  # 0: the unknown token
+
+    def convert_ids_to_tokens(self, token_id):
+        return NAMED_PIECES.get(token_id, chr(token_id))
+
+
+# Reflection-token-like vocabulary entries beside the characters; a vocabulary of 5,100 ids.
+NAMED = {"[Relevant]": 5001, "[Irrelevant]": 5002}
+NAMED_PIECES = {token_id: token for token, token_id in NAMED.items()}
+VOCABULARY = 5100
+
+
+def named_value(position: int, token_id: int) -> float:
+    return -1.0 - position / 10 - (token_id - 5000) / 100
 
 
 @dataclass
@@ -49,6 +65,7 @@ class CompletionOutput:
     token_ids: list[int]
     logprobs: list[dict[int, Logprob]] | None = None
     finish_reason: str | None = "stop"
+    cumulative_logprob: float | None = None
 
 
 @dataclass
@@ -73,22 +90,34 @@ class FakeLoRARequest:
 
 
 def default_answer(prompt: Any, params: FakeSamplingParams) -> RequestOutput:
-    """Echo the prompt reversed; logprobs give each token rank 1 at -0.5 plus k-1 alternatives."""
+    """Echo the prompt reversed; each token is sampled at log-prob -0.5. logprobs=k adds k-1
+    alternatives of rank 2..k; logprob_token_ids (vLLM >= 0.11) gives exactly those ids (dummy ranks,
+    as vLLM); logprobs=-1 the whole vocabulary, unranked; named ids have named_value in both."""
     ids = prompt["prompt_token_ids"] if isinstance(prompt, dict) else [ord(c) for c in prompt]
     text = "".join(chr(i) for i in ids)[::-1][: params.max_tokens]
+    named_ids = getattr(params, "logprob_token_ids", None)
     choices = []
     for index in range(params.n):
         token_ids = [ord(c) for c in text]
-        logprobs = None
-        if params.logprobs is not None:
+        logprobs = cumulative = None
+        if named_ids:
+            logprobs = [{tid: Logprob(-0.5, 1, chr(tid)),
+                         **{nid: Logprob(named_value(pos, nid), rank + 1, None) for rank, nid in enumerate(named_ids)}}
+                        for pos, tid in enumerate(token_ids)]
+        elif params.logprobs == -1:
+            logprobs = [{i: Logprob(named_value(pos, i) if i in NAMED_PIECES else -0.5 if i == tid else -20.0 - i % 7,
+                                    None, None) for i in range(VOCABULARY)} for pos, tid in enumerate(token_ids)]
+        elif params.logprobs is not None:
             logprobs = []
             for tid in token_ids:
                 entry = {tid: Logprob(-0.5, 1, chr(tid))}
                 for rank in range(2, params.logprobs + 1):
                     entry[1000 + rank] = Logprob(-1.0 * rank, rank, f"alt{rank}")
                 logprobs.append(entry)
+        if logprobs is not None:
+            cumulative = -0.5 * len(token_ids)
         finish = "length" if len(text) == params.max_tokens else "stop"
-        choices.append(CompletionOutput(index, text, token_ids, logprobs, finish))
+        choices.append(CompletionOutput(index, text, token_ids, logprobs, finish, cumulative))
     return RequestOutput(None if isinstance(prompt, dict) else prompt, ids, choices)
 
 
@@ -253,6 +282,60 @@ def test_logprobs_without_ranks_keep_the_k_most_likely(fake_vllm, monkeypatch):
     assert all(v <= 0 for v in out.logprobs[0].top.values()) and not math.isnan(out.logprobs[0].logprob)
 
 
+NAMES = ("[Relevant]", "[Irrelevant]")
+EXPECTED_NAMED = [{"[Relevant]": named_value(pos, 5001), "[Irrelevant]": named_value(pos, 5002)} for pos in range(3)]
+
+
+def test_named_tokens_become_logprob_token_ids_and_come_back_by_name(fake_vllm):
+    out = VLLMEngine("/m").generate([Request(prompt="abc", sampling=Sampling(logprob_tokens=NAMES))])[0]
+    params = FakeLLM.instances[-1].calls[0]["params"][0].kwargs
+    assert params["logprob_token_ids"] == [5001, 5002] and params["logprobs"] is None
+    assert [p.named for p in out.logprobs] == pytest.approx(EXPECTED_NAMED)
+    assert [(p.token, p.token_id, p.logprob, p.top) for p in out.logprobs] == [
+        ("c", ord("c"), -0.5, {}), ("b", ord("b"), -0.5, {}), ("a", ord("a"), -0.5, {})]
+    assert out.cumulative_logprob == -1.5  # vLLM's own
+
+
+def test_named_tokens_with_top_k_read_the_whole_vocabulary_and_keep_what_was_asked(fake_vllm):
+    request = Request(prompt="abc", sampling=Sampling(logprobs=2, logprob_tokens=NAMES))
+    out = VLLMEngine("/m", max_logprobs=-1).generate([request])[0]
+    assert FakeLLM.instances[-1].calls[0]["params"][0].kwargs["logprobs"] == -1
+    assert [p.named for p in out.logprobs] == pytest.approx(EXPECTED_NAMED)
+    assert out.logprobs[0].top == pytest.approx({"c": -0.5, "[Relevant]": named_value(0, 5001)})
+    assert len(out.logprobs[2].top) == 2
+
+
+def test_whole_vocabulary_requests_need_max_logprobs_minus_one_and_fail_alone(fake_vllm):
+    out = VLLMEngine("/m").generate([Request(prompt="ab", sampling=Sampling(logprobs=2, logprob_tokens=NAMES)),
+                                     Request(prompt="ab", sampling=Sampling(logprob_tokens=NAMES))])
+    assert isinstance(out[0], EngineError) and "max_logprobs=-1" in str(out[0]) and "\n" not in str(out[0])
+    assert isinstance(out[1], Response) and out[1].logprobs[0].named
+
+
+def test_a_vllm_without_logprob_token_ids_reads_named_tokens_from_the_whole_vocabulary(fake_vllm):
+    class OldSamplingParams(FakeSamplingParams):
+        def __init__(self, n=1, temperature=1.0, top_p=1.0, max_tokens=16, stop=None, seed=None, logprobs=None,
+                     skip_special_tokens=True):
+            super().__init__(n=n, temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=stop,
+                             seed=seed, logprobs=logprobs, skip_special_tokens=skip_special_tokens)
+
+    fake_vllm.SamplingParams = OldSamplingParams
+    engine = VLLMEngine("/m", max_logprobs=-1)
+    out = engine.generate([Request(prompt="abc", sampling=Sampling(logprob_tokens=NAMES))])[0]
+    assert not engine.named_logprobs and FakeLLM.instances[-1].calls[0]["params"][0].logprobs == -1
+    assert [p.named for p in out.logprobs] == pytest.approx(EXPECTED_NAMED)
+    assert all(p.top == {} for p in out.logprobs)  # no top-k was asked
+
+
+def test_a_name_outside_the_vocabulary_fails_its_request_naming_it(fake_vllm):
+    engine = VLLMEngine("/m")
+    assert engine.missing_tokens(("[Relevant]", "[Utility:5]", "x")) == ["[Utility:5]"]
+    out = engine.generate([Request(prompt="ab", sampling=Sampling(logprob_tokens=("[Utility:5]",))),
+                           Request(prompt="ab", sampling=Sampling())])
+    assert isinstance(out[0], EngineError) and "[Utility:5]" in str(out[0])
+    assert isinstance(out[1], Response) and out[1].logprobs is None and out[1].cumulative_logprob is None
+
+
 def test_lora_requests_get_stable_ids_per_adapter(fake_vllm):
     engine = VLLMEngine("/m", enable_lora=True, max_lora_rank=8)
     requests = [
@@ -327,3 +410,58 @@ def test_embedded_gguf_converts_to_a_plain_safetensors_folder(tmp_path, monkeypa
     with torch.inference_mode():
         out = model.generate(**ids, max_new_tokens=8, do_sample=False)
     assert "Paris" in tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
+
+
+def test_named_token_requests_never_share_a_vllm_batch_with_top_k_requests(fake_vllm):
+    # vLLM 0.32 gives a whole batch logprob_token_ids rows once one request sets them
+    out = VLLMEngine("/m").generate([Request(prompt="ab", sampling=Sampling(logprobs=2)),
+                                     Request(prompt="cd", sampling=Sampling(logprob_tokens=NAMES)),
+                                     Request(prompt="ef", sampling=Sampling())])
+    calls = FakeLLM.instances[-1].calls
+    assert [call["prompts"] for call in calls] == [["cd"], ["ab", "ef"]]
+    assert [r.text for r in out] == ["ba", "dc", "fe"] and out[0].logprobs[0].top and out[1].logprobs[0].named
+
+
+class FakeAsyncEngine:
+    """vLLM's AsyncLLMEngine: requests run concurrently; records which log-prob kinds ran together."""
+
+    running: list[str] = []
+    overlaps: list[set[str]] = []
+
+    @classmethod
+    def from_engine_args(cls, args):
+        return cls()
+
+    async def generate(self, prompt, params, request_id, lora_request=None):
+        import asyncio
+
+        kind = "named" if params.kwargs.get("logprob_token_ids") else "ranked" if params.logprobs else "plain"
+        self.running.append(kind)
+        self.overlaps.append(set(self.running))
+        await asyncio.sleep(0.01)
+        self.overlaps.append(set(self.running))
+        self.running.remove(kind)
+        yield default_answer(prompt, params)
+
+    def shutdown(self):
+        pass
+
+
+def test_the_async_engine_never_runs_named_token_and_top_k_requests_together(fake_vllm):
+    import asyncio
+
+    fake_vllm.AsyncEngineArgs = lambda **kwargs: kwargs
+    fake_vllm.AsyncLLMEngine = FakeAsyncEngine
+    FakeAsyncEngine.running, FakeAsyncEngine.overlaps = [], []
+    engine = VLLMEngine("/m", async_engine=True)
+    engine._tokenizer = FakeTokenizer()  # the async engine reads the model folder's tokenizer otherwise
+    kinds = [Sampling(logprob_tokens=NAMES), Sampling(logprobs=2), Sampling()] * 4
+
+    async def go():
+        return await asyncio.gather(*(engine.agenerate_one(Request(prompt=f"p{i}", sampling=s))
+                                      for i, s in enumerate(kinds)))
+
+    out = asyncio.run(go())
+    assert [bool(r.logprobs and r.logprobs[0].named) for r in out] == [bool(s.logprob_tokens) for s in kinds]
+    assert not any({"named", "ranked"} <= seen for seen in FakeAsyncEngine.overlaps)
+    assert any({"named", "plain"} <= seen for seen in FakeAsyncEngine.overlaps)  # the rest still runs alongside

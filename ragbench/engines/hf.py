@@ -54,7 +54,7 @@ from ..errors import ConfigError
 from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs, apply_stop
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 
-__all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir"]
+__all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
 _DTYPES = ("float32", "float16", "bfloat16", "auto")
 
@@ -94,6 +94,13 @@ def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]
     if isinstance(rendered, dict) or hasattr(rendered, "keys"):  # a tokenizer that always tokenizes
         rendered = rendered["input_ids"]
     return [int(token) for token in rendered]
+
+
+def vocabulary_id(tokenizer: Any, token: str) -> int | None:
+    """The id of `token` as one whole vocabulary entry (Self-RAG's "[Relevant]"), or None when the
+    tokenizer has no such single entry."""
+    tid = tokenizer.convert_tokens_to_ids(token)
+    return tid if isinstance(tid, int) and tokenizer.convert_ids_to_tokens(tid) == token else None
 
 
 def cpu_threads(torch: Any, threads: int | None) -> int:
@@ -354,12 +361,9 @@ class HFEngine(Engine):
 
     def token_id(self, token: str) -> int | None:
         """The vocabulary id of `token` (a whole vocabulary entry such as "[Relevant]"), or None."""
-        ids = self._named_ids
-        if token not in ids:
-            tid = self.tokenizer.convert_tokens_to_ids(token)
-            single = isinstance(tid, int) and self.tokenizer.convert_ids_to_tokens(tid) == token
-            ids[token] = tid if single else None
-        return ids[token]
+        if token not in self._named_ids:
+            self._named_ids[token] = vocabulary_id(self.tokenizer, token)
+        return self._named_ids[token]
 
     def _logprobs(self, picker: "_Picker", row: int, tokens: list[int]) -> list[TokenLogprobs]:
         out = []

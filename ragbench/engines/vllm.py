@@ -20,7 +20,15 @@ needs `enable_lora=true` (and `max_loras` >= the adapters used by one batch).
 
 Logprobs: vLLM gives, per generated token, {token_id: Logprob(logprob, rank, decoded_token)}
 holding the top-k and the sampled token; `TokenLogprobs.top` keeps the entries of rank <= k (the
-k most likely when ranks are missing), keyed by decoded token text.
+k most likely when ranks are missing), keyed by decoded token text. `Sampling.logprob_tokens`
+(named vocabulary entries, Self-RAG's reflection tokens) become vLLM's `logprob_token_ids` (vLLM >=
+0.11: exactly those ids' log-probs at every position, from the raw logits like the top-k); their
+values go to `TokenLogprobs.named`. vLLM cannot return both in one request, so a request asking for
+top-k and named tokens together, or any named-token request on a vLLM without `logprob_token_ids`,
+asks for the whole vocabulary (`logprobs=-1`, as upstream Self-RAG's logprobs=32016; the engine must
+be started with `max_logprobs=-1`) and keeps only what was asked. A name that is not one entry of
+the vocabulary fails its request, naming it. Whenever log-probs are asked, positions carry their
+`token_id` and `Response.cumulative_logprob` is vLLM's.
 
 If vLLM rejects a batch (e.g. one prompt is longer than max_model_len), its requests are retried
 one by one so only the bad one fails. vLLM starts worker processes: a script that creates this
@@ -29,15 +37,17 @@ engine needs an `if __name__ == "__main__":` guard.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
 import threading
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 from ..errors import ConfigError
 from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs, apply_stop
 from .embedded import embedded_safetensors_dir, is_embedded
-from .hf import chat_prompt_ids
+from .hf import chat_prompt_ids, vocabulary_id
 
 INSTALL_HINT = "pip install ragbench[vllm]"
 # Options that do not change what the model answers (kept out of the engine id).
@@ -89,11 +99,14 @@ class VLLMEngine(Engine):
         self._lora_ids: dict[str, int] = {}
         self._lock = threading.Lock()
         self._tokenizer: Any = None
+        self._vocabulary_ids: dict[str, int | None] = {}
+        self.named_logprobs = _accepts(vllm.SamplingParams, "logprob_token_ids")
         # async_engine: vLLM's AsyncLLMEngine, fed request by request as examples ask (continuous
         # batching across in-flight examples, no batch barrier); started on the first request.
         self.async_engine = _option_value(async_engine) is True
         self._async: Any = None
         self._starting: asyncio.Lock | None = None
+        self._gate: _LogprobGate | None = None
         if self.async_engine:
             self.concurrent = True  # type: ignore[misc]
             self.max_concurrency = 256
@@ -147,7 +160,36 @@ class VLLMEngine(Engine):
             n=sampling.n, temperature=sampling.temperature, top_p=sampling.top_p,
             max_tokens=sampling.max_tokens, stop=list(sampling.stop), seed=sampling.seed,
             logprobs=sampling.logprobs, skip_special_tokens=sampling.skip_special_tokens)
+        if sampling.logprob_tokens:
+            ids = self.named_ids(sampling.logprob_tokens)
+            if self.vocabulary_wide(sampling):
+                if self.llm_options.get("max_logprobs") != -1:
+                    raise EngineError("vllm engine: this request needs the whole vocabulary's log-probs ("
+                                      + ("top-k logprobs and logprob_tokens together" if self.named_logprobs else
+                                         "this vLLM has no logprob_token_ids") + "): start the engine with "
+                                      "--model-arg max_logprobs=-1")
+                kwargs["logprobs"] = -1
+            else:
+                kwargs["logprob_token_ids"] = ids
         return self._vllm.SamplingParams(**kwargs)
+
+    def vocabulary_wide(self, sampling: Sampling) -> bool:
+        """Whether named tokens are read from vocabulary-wide log-probs rather than logprob_token_ids."""
+        return bool(sampling.logprob_tokens) and (sampling.logprobs is not None or not self.named_logprobs)
+
+    def named_ids(self, names: tuple[str, ...]) -> list[int]:
+        missing = self.missing_tokens(names)
+        if missing:
+            raise EngineError(f"vllm engine: logprob_tokens {missing} are not single tokens of {self.model}'s "
+                              "vocabulary (a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b has the "
+                              "reflection tokens)")
+        return [self._vocabulary_ids[name] for name in names]  # type: ignore[misc]
+
+    def missing_tokens(self, names) -> list[str]:
+        for name in names:
+            if name not in self._vocabulary_ids:
+                self._vocabulary_ids[name] = vocabulary_id(self.tokenizer, name)
+        return [name for name in names if self._vocabulary_ids[name] is None]
 
     def lora_request(self, lora: str | None) -> Any:
         if not lora:
@@ -175,14 +217,25 @@ class VLLMEngine(Engine):
                         self._async = await asyncio.to_thread(self._vllm.AsyncLLMEngine.from_engine_args, args)
                     except Exception as exc:
                         raise EngineError(f"vllm engine: cannot start the async engine ({_one_line(exc)})") from exc
-        final = None
-        async for output in self._async.generate(self.prompt_of(request), self.sampling_params(request.sampling),
-                                                 uuid.uuid4().hex, lora_request=self.lora_request(request.sampling.lora)):
-            final = output
+        self._gate = self._gate or _LogprobGate()
+        async with self._gate.hold(self._logprob_kind(request.sampling)):
+            final = await self._agenerate(request)
         result = self._response(request, final)
         if isinstance(result, EngineError):
             raise result
         return result
+
+    async def _agenerate(self, request: Request) -> Any:
+        final = None
+        async for output in self._async.generate(self.prompt_of(request), self.sampling_params(request.sampling),
+                                                 uuid.uuid4().hex, lora_request=self.lora_request(request.sampling.lora)):
+            final = output
+        return final
+
+    def _logprob_kind(self, sampling: Sampling) -> str | None:
+        if sampling.logprob_tokens and not self.vocabulary_wide(sampling):
+            return "named"
+        return "ranked" if sampling.logprobs is not None or sampling.logprob_tokens else None
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         if self.llm is None:
@@ -198,9 +251,14 @@ class VLLMEngine(Engine):
                     results[index] = exc
                 except Exception as exc:
                     results[index] = EngineError(f"vllm engine: bad request ({_one_line(exc)})")
-            if todo:
-                for (index, *_), result in zip(todo, self._generate(todo)):
-                    results[index] = self._response(requests[index], result)
+            # vLLM (0.32) gives every request of a batch logprob_token_ids rows as soon as one sets them
+            # (top-k requests beside them get -inf entries): those go to LLM.generate separately.
+            named = [self._logprob_kind(requests[item[0]].sampling) == "named" for item in todo]
+            for part in ([item for item, is_named in zip(todo, named) if is_named],
+                         [item for item, is_named in zip(todo, named) if not is_named]):
+                if part:
+                    for (index, *_), result in zip(part, self._generate(part)):
+                        results[index] = self._response(requests[index], result)
         return results  # type: ignore[return-value]
 
     def _generate(self, todo: list[tuple[int, Any, Any, Any]]) -> list[Any]:
@@ -239,37 +297,82 @@ class VLLMEngine(Engine):
         if first.finish_reason not in ("stop", "length"):
             return EngineError(f"vllm engine: generation ended with finish_reason={first.finish_reason!r}")
         texts = [apply_stop(choice.text, request.sampling.stop)[0] for choice in choices]
-        logprobs = None
-        if request.sampling.logprobs is not None:
-            logprobs = self._logprobs(first, int(request.sampling.logprobs))
+        logprobs = cumulative = None
+        if request.sampling.logprobs is not None or request.sampling.logprob_tokens:
+            logprobs = self._logprobs(first, request.sampling)
+            cumulative = getattr(first, "cumulative_logprob", None)
+            if cumulative is None:
+                cumulative = sum(position.logprob for position in logprobs)
         return Response(texts=texts, logprobs=logprobs, prompt_tokens=len(output.prompt_token_ids or ()),
                         completion_tokens=sum(len(choice.token_ids) for choice in choices),
-                        finish_reason=first.finish_reason)
+                        finish_reason=first.finish_reason, cumulative_logprob=cumulative)
 
     def _token_text(self, token_id: int, entry: Any) -> str:
         decoded = getattr(entry, "decoded_token", None)
         return decoded if decoded is not None else self.tokenizer.decode([token_id])
 
-    def _logprobs(self, choice: Any, k: int) -> list[TokenLogprobs]:
+    def _logprobs(self, choice: Any, sampling: Sampling) -> list[TokenLogprobs]:
         positions = choice.logprobs
         if positions is None:
             return []
-        token_ids = list(choice.token_ids)
+        named_ids = list(zip(sampling.logprob_tokens, self.named_ids(sampling.logprob_tokens)))
+        # Ranks count only in a top-k answer: vocabulary-wide dicts come unranked, named ids with dummy ranks.
+        ranked = not sampling.logprob_tokens
         out = []
-        for position in range(min(len(positions), len(token_ids))):
-            entries = positions[position]
-            token_id = token_ids[position]
-            ranked = sorted(entries.items(), key=lambda item: -item[1].logprob)
-            if all(getattr(entry, "rank", None) is not None for _, entry in ranked):
-                chosen_top = [(tid, entry) for tid, entry in ranked if entry.rank <= k]
-            else:
-                chosen_top = ranked[:k]
-            top: dict[str, float] = {}
-            for tid, entry in chosen_top:
-                top.setdefault(self._token_text(tid, entry), float(entry.logprob))
+        for entries, token_id in zip(positions, choice.token_ids):
             chosen = entries.get(token_id)
+            named = {name: float(entries[tid].logprob) for name, tid in named_ids if tid in entries}
+            top = self._top(entries, sampling.logprobs, ranked) if sampling.logprobs is not None else {}
             out.append(TokenLogprobs(
                 token=self._token_text(token_id, chosen),
                 logprob=float(chosen.logprob) if chosen is not None else float("nan"),
-                top=top))
+                top=top, named=named, token_id=int(token_id)))
         return out
+
+    def _top(self, entries: dict[int, Any], k: int, ranked: bool) -> dict[str, float]:
+        """The k most likely entries keyed by decoded text (the more likely one on a clash); with
+        ranks, those of rank <= k, so a sampled token outside the top-k stays out."""
+        if ranked and all(getattr(entry, "rank", None) is not None for entry in entries.values()):
+            chosen = sorted(((tid, e) for tid, e in entries.items() if e.rank <= k), key=lambda item: -item[1].logprob)
+        else:
+            chosen = sorted(entries.items(), key=lambda item: -item[1].logprob)[:k]
+        top: dict[str, float] = {}
+        for tid, entry in chosen:
+            top.setdefault(self._token_text(tid, entry), float(entry.logprob))
+        return top
+
+
+class _LogprobGate:
+    """Keeps named-token requests (logprob_token_ids) and top-k log-prob requests out of the async
+    engine's running batch at the same time: vLLM (0.32) answers every request of a batch with
+    logprob_token_ids rows once one request sets them, so top-k requests beside them would get -inf
+    entries. Requests without log-probs always run; a kind waits while the other kind runs."""
+
+    def __init__(self) -> None:
+        self.running = {"named": 0, "ranked": 0}
+        self.changed = asyncio.Condition()
+
+    @contextlib.asynccontextmanager
+    async def hold(self, kind: str | None) -> AsyncIterator[None]:
+        if kind is None:
+            yield
+            return
+        other = "ranked" if kind == "named" else "named"
+        async with self.changed:
+            await self.changed.wait_for(lambda: self.running[other] == 0)
+            self.running[kind] += 1
+        try:
+            yield
+        finally:
+            async with self.changed:
+                self.running[kind] -= 1
+                self.changed.notify_all()
+
+
+def _accepts(cls: Any, name: str) -> bool:
+    """Whether `cls(...)` takes the keyword `name` (vLLM's SamplingParams gained fields over versions)."""
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)

@@ -377,41 +377,6 @@ def test_abort_is_an_engine_error(fake_vllm, monkeypatch):
     assert isinstance(out[0], EngineError) and "abort" in str(out[0])
 
 
-# -- the embedded model, converted for vLLM --------------------------------------------------
-
-
-@pytest.mark.model
-def test_embedded_gguf_converts_to_a_plain_safetensors_folder(tmp_path, monkeypatch):
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    try:
-        embedded.embedded_model_dir()
-    except ConfigError as exc:
-        pytest.skip(str(exc))
-    folder = embedded.embedded_safetensors_dir(tmp_path)
-    assert folder == tmp_path / "smollm2-safetensors"
-    assert list(tmp_path.iterdir()) == [folder]  # no scratch folder left behind
-    config = json.loads((folder / "config.json").read_text())
-    assert "quantization_config" not in config
-    assert any(folder.glob("*.safetensors")) and (folder / "tokenizer.json").is_file()
-    assert not any(folder.glob("*.gguf"))
-
-    # a second call reuses the folder without loading anything
-    monkeypatch.setattr(embedded, "load_embedded", lambda *a, **k: pytest.fail("converted twice"))
-    assert embedded.embedded_safetensors_dir(tmp_path) == folder
-
-    # the folder loads as an ordinary checkpoint and answers like the GGUF
-    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
-    model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True)
-    assert getattr(model, "hf_quantizer", None) is None
-    text = tokenizer.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
-                                         tokenize=False, add_generation_prompt=True)
-    ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")
-    with torch.inference_mode():
-        out = model.generate(**ids, max_new_tokens=8, do_sample=False)
-    assert "Paris" in tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
-
-
 def test_named_token_requests_never_share_a_vllm_batch_with_top_k_requests(fake_vllm):
     # vLLM 0.32 gives a whole batch logprob_token_ids rows once one request sets them
     out = VLLMEngine("/m").generate([Request(prompt="ab", sampling=Sampling(logprobs=2)),
@@ -465,3 +430,54 @@ def test_the_async_engine_never_runs_named_token_and_top_k_requests_together(fak
     assert [bool(r.logprobs and r.logprobs[0].named) for r in out] == [bool(s.logprob_tokens) for s in kinds]
     assert not any({"named", "ranked"} <= seen for seen in FakeAsyncEngine.overlaps)
     assert any({"named", "plain"} <= seen for seen in FakeAsyncEngine.overlaps)  # the rest still runs alongside
+
+
+# -- the embedded model, converted for vLLM --------------------------------------------------
+
+
+@pytest.mark.model
+def test_embedded_gguf_converts_to_a_plain_safetensors_folder(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    try:
+        embedded.embedded_model_dir()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    folder = embedded.embedded_safetensors_dir(tmp_path)
+    assert folder == tmp_path / "smollm2-safetensors"
+    assert list(tmp_path.iterdir()) == [folder]  # no scratch folder left behind
+    config = json.loads((folder / "config.json").read_text())
+    assert "quantization_config" not in config
+    assert any(folder.glob("*.safetensors")) and (folder / "tokenizer.json").is_file()
+    assert not any(folder.glob("*.gguf"))
+
+    # a second call reuses the folder without loading anything
+    monkeypatch.setattr(embedded, "load_embedded", lambda *a, **k: pytest.fail("converted twice"))
+    assert embedded.embedded_safetensors_dir(tmp_path) == folder
+
+    # the folder loads as an ordinary checkpoint and answers like the GGUF
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True)
+    assert getattr(model, "hf_quantizer", None) is None
+    text = tokenizer.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
+                                         tokenize=False, add_generation_prompt=True)
+    ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")
+    with torch.inference_mode():
+        out = model.generate(**ids, max_new_tokens=8, do_sample=False)
+    assert "Paris" in tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
+
+
+@pytest.mark.model
+def test_the_embedded_model_with_added_tokens_reads_them_as_single_distinct_entries(tmp_path):
+    pytest.importorskip("transformers")
+    from ragbench.engines.hf import HFEngine
+
+    try:
+        folder = embedded.embedded_with_tokens(NAMES, cache_dir=tmp_path)
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    assert embedded.embedded_with_tokens(NAMES, cache_dir=tmp_path) == folder  # built once
+    engine = HFEngine(str(folder))
+    assert engine.missing_tokens(NAMES + ("[Utility:5]",)) == ["[Utility:5]"]
+    out = engine.generate([Request(prompt="Relevant or not?", sampling=Sampling(max_tokens=3, logprob_tokens=NAMES))])[0]
+    assert all(len(set(p.named.values())) == 2 and max(p.named.values()) < 0 for p in out.logprobs)

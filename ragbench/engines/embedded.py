@@ -72,9 +72,6 @@ def embedded_safetensors_dir(cache_dir: str | os.PathLike | None = None) -> Path
     target = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
 
     def build() -> tuple[Any, Any]:
-        import transformers
-
-        transformers.utils.logging.disable_progress_bar()
         with contextlib.redirect_stderr(io.StringIO()):  # the GGUF reader's own tqdm bar, once per machine
             model, tokenizer = load_embedded()
         model.hf_quantizer = None
@@ -82,7 +79,7 @@ def embedded_safetensors_dir(cache_dir: str | os.PathLike | None = None) -> Path
             del model.config.quantization_config
         return model, tokenizer
 
-    return _saved_once(target / CONVERTED_NAME, f"{source / EMBEDDED_GGUF}", build)
+    return _saved_once(target / CONVERTED_NAME, str(source / EMBEDDED_GGUF), build)
 
 
 def embedded_with_tokens(tokens: tuple[str, ...], cache_dir: str | os.PathLike | None = None) -> Path:
@@ -118,10 +115,11 @@ def _saved_once(target: Path, source: str, build: Callable[[], tuple[Any, Any]])
         return target
     try:
         import torch  # noqa: F401
-        import transformers  # noqa: F401
+        import transformers
     except ImportError as exc:
         raise ConfigError(f"converting the embedded model needs transformers ({exc}); "
                           "run `pip install ragbench[hf]`") from exc
+    transformers.utils.logging.disable_progress_bar()
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = target.parent / f".{target.name}.tmp-{os.getpid()}"
     shutil.rmtree(scratch, ignore_errors=True)

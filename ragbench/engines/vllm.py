@@ -106,7 +106,7 @@ class VLLMEngine(Engine):
         self.async_engine = _option_value(async_engine) is True
         self._async: Any = None
         self._starting: asyncio.Lock | None = None
-        self._gate: _LogprobGate | None = None
+        self._gate = _LogprobGate()
         if self.async_engine:
             self.concurrent = True  # type: ignore[misc]
             self.max_concurrency = 256
@@ -164,10 +164,9 @@ class VLLMEngine(Engine):
             ids = self.named_ids(sampling.logprob_tokens)
             if self.vocabulary_wide(sampling):
                 if self.llm_options.get("max_logprobs") != -1:
-                    raise EngineError("vllm engine: this request needs the whole vocabulary's log-probs ("
-                                      + ("top-k logprobs and logprob_tokens together" if self.named_logprobs else
-                                         "this vLLM has no logprob_token_ids") + "): start the engine with "
-                                      "--model-arg max_logprobs=-1")
+                    why = "top-k logprobs with logprob_tokens" if self.named_logprobs else "no logprob_token_ids in this vLLM"
+                    raise EngineError(f"vllm engine: this request needs the whole vocabulary's log-probs ({why}): "
+                                      "start the engine with --model-arg max_logprobs=-1")
                 kwargs["logprobs"] = -1
             else:
                 kwargs["logprob_token_ids"] = ids
@@ -217,7 +216,6 @@ class VLLMEngine(Engine):
                         self._async = await asyncio.to_thread(self._vllm.AsyncLLMEngine.from_engine_args, args)
                     except Exception as exc:
                         raise EngineError(f"vllm engine: cannot start the async engine ({_one_line(exc)})") from exc
-        self._gate = self._gate or _LogprobGate()
         async with self._gate.hold(self._logprob_kind(request.sampling)):
             final = await self._agenerate(request)
         result = self._response(request, final)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ConfigError
+from .jsonl import read_records
 
 # Configuration keys that may differ between compared runs without a warning.
 _EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
@@ -74,7 +75,10 @@ def load_run(path: str | Path) -> Run:
         sample_file = path / "samples" / f"{task}.jsonl"
         if not sample_file.is_file():
             raise ConfigError(f"compare: {sample_file} is missing (paired tests need the per-example scores)")
-        records = [json.loads(line) for line in sample_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+        records, errors = read_records(sample_file)
+        if errors:
+            raise ConfigError(f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {sample_file}); "
+                              f"`ragbench --resume --output {path}` rebuilds it")
         samples[task] = {str(r["id"]): r for r in records if r.get("id") is not None and r.get("error") is None}
     return Run(path, results, samples)
 

@@ -37,7 +37,7 @@ def test_a_line_cut_at_any_byte_never_glues_onto_the_next_append(tmp_path):
         path = tmp_path / f"cut{cut}.jsonl"
         path.write_text(whole[:cut])
         with open_append(path) as handle:
-            handle.write(json.dumps({"id": "b", "index": 1}) + "\n")
+            handle.write({"id": "b", "index": 1})
         lines = path.read_text().splitlines()
         assert json.loads(lines[-1]) == {"id": "b", "index": 1}, cut
         if cut < len(whole) - 1:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .bootstrap import percentile_interval, resampled
 from .errors import ConfigError
 from .jsonl import read_records
 
@@ -97,16 +98,15 @@ def mcnemar_p(a: np.ndarray, b: np.ndarray) -> float:
 def paired_bootstrap(a: np.ndarray, b: np.ndarray, iterations: int, seed: int) -> tuple[tuple[float, float], float]:
     """95% interval of mean(b - a) over examples resampled in pairs, and the two-sided p-value."""
     diffs = b - a
-    rng = np.random.default_rng(seed)
-    draws = diffs[rng.integers(0, len(diffs), size=(iterations, len(diffs)))].mean(axis=1)
-    low, high = np.percentile(draws, [2.5, 97.5])
+    draws = resampled(diffs, iterations, seed)
+    low, high = percentile_interval(draws)
     observed = diffs.mean()
     if observed == 0:
         p = 1.0
     else:
         crossing = np.sum(draws <= 0) if observed > 0 else np.sum(draws >= 0)
         p = min(1.0, max(2 * crossing / iterations, 1 / iterations))
-    return (float(low), float(high)), float(p)
+    return (low, high), float(p)
 
 
 def compare_values(a: list[float], b: list[float], iterations: int, seed: int) -> tuple[tuple[float, float] | None,

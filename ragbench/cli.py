@@ -31,6 +31,7 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from .evaluator import Evaluator, RunConfig
     from .replay_run import replay_config
+    from .failures import incomplete_reason
     from .summary import cost_line, failure_lines, results_table
 
     try:
@@ -45,17 +46,11 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
         click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
     click.echo(results_table(results))
     click.echo(cost_line(results["cost"]))
-    for task, report in results.get("system_reports", {}).items():
-        for error in report.get("errors", []):
-            click.echo(f"ragbench: {task}: {error}", err=True)
     for line in failure_lines(results):
         click.echo(f"ragbench: {line}", err=True)
     click.echo(f"results: {outcome.run_dir / 'results.json'}")
     if not outcome.complete:
-        counts = ", ".join(f"{t}: {c['failed']} failed, {c['bad_records']} bad records"
-                           + (f", {c['missing']} missing" if c.get("missing") else "")
-                           for t, c in results["counts"].items())
-        click.echo(f"ragbench: incomplete run ({counts}); --resume tries the failed examples again", err=True)
+        click.echo(f"ragbench: incomplete run ({incomplete_reason(results)})", err=True)
         sys.exit(EXIT_INCOMPLETE)
 
 

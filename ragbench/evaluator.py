@@ -16,6 +16,7 @@ from .cache import ResponseCache
 from .context import Context
 from .engines import load_engine
 from .errors import RecordError
+from .failures import group_failures
 from .exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
 from .llm import LLM
 from .nli import NLI
@@ -272,7 +273,7 @@ class Evaluator:
             missing = max(0, self.expected.get(planned.name, len(samples)) - len(samples))
             counts[planned.name] = {"records": len(samples), "scored": len(samples) - failed - bad,
                                     "failed": failed, "bad_records": bad, "missing": missing}
-            causes = failure_causes(samples)
+            causes = group_failures(samples)
             if causes:
                 failures[planned.name] = causes
             folded = [f for s in samples for f in s.get("infrastructure_failures") or []]
@@ -323,12 +324,6 @@ def whole_run_cost(attempts: list[dict[str, Any]]) -> dict[str, Any]:
     total["examples_per_second"] = round(total.get("examples", 0) / wall, 3) if wall > 0 else 0.0
     total["attempts"] = len(attempts)
     return total
-
-
-def failure_causes(samples: list[dict[str, Any]], most: int = 5) -> list[dict[str, Any]]:
-    """The most common errors of failed records (first line, numbers kept), most frequent first."""
-    counter = Counter(str(s["error"]).splitlines()[0][:200] for s in samples if s.get("error") is not None)
-    return [{"cause": cause, "count": count} for cause, count in counter.most_common(most)]
 
 
 def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:

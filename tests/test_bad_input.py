@@ -33,7 +33,8 @@ def test_cli_exit_code_says_the_run_was_incomplete(tmp_path, data_with_bad_lines
     result = cli("--tasks", "popqa", "--model", "scripted:echo", "--data", f"popqa={data_with_bad_lines}",
                  "--no-progress", "--output", str(tmp_path / "r"))
     assert result.returncode == 1
-    assert "incomplete run (popqa: 0 failed, 3 bad records)" in result.stderr
+    assert ("incomplete run (popqa: 3 bad record(s) in the data; fix the input file(s) named above and run again)"
+            in result.stderr)
     assert (tmp_path / "r" / "results.json").exists()
 
 

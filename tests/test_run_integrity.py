@@ -113,7 +113,8 @@ def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypat
     FlakyOnce.failed = False
     first = run(tmp_path, tasks=["popqa"], system="closed_book", model="flaky:x", data={"popqa": str(data)})
     assert first["counts"]["popqa"]["failed"] == 3
-    assert first["failures"]["popqa"] == [{"cause": "EngineError: connection failed (7 attempts)", "count": 3}]
+    assert first["failures"]["popqa"] == [{"cause": "EngineError", "count": 3, "ids": ["q0", "q1", "q2"],
+                                           "example": "EngineError: connection failed (7 attempts)"}]
     second = run(tmp_path, tasks=["popqa"], system="closed_book", model="flaky:x", data={"popqa": str(data)},
                  resume=True)
     assert second["complete"] and second["counts"]["popqa"]["scored"] == 3
@@ -166,7 +167,7 @@ def test_the_console_names_the_most_common_failure_causes(tmp_path):
                  "scripted:fail:answer", "--output", str(tmp_path / "r"), "--no-progress",
                  env={"PYTHONPATH": str(tmp_path)})
     assert result.returncode == 1
-    assert "popqa: 2 x EngineError: connection failed (7 attempts)" in result.stderr
+    assert "popqa: 2 x EngineError: q0, q1 - e.g. EngineError: connection failed (7 attempts)" in result.stderr
 
 
 # --- the dispatcher never hangs ------------------------------------------------------------------------

@@ -238,7 +238,8 @@ def score_command(task: str, data_file: str | None, predictions: str, **common) 
 
 @main.command("compare")
 @click.argument("runs", nargs=-1, required=True)
-@click.option("--output", default=None, help="folder for compare.md and compare.png (default: print only)")
+@click.option("--output", default=None, help="folder for compare.md and compare_N.png, one plot per run compared "
+              "with the first (default: print only)")
 @click.option("--fail-if-worse", multiple=True, metavar="METRIC:DELTA",
               help="exit 1 when a run is worse than the first by more than DELTA on METRIC (repeatable)")
 @click.option("--bootstrap-iters", default=2000, show_default=True, type=int)
@@ -253,6 +254,8 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
     try:
         if len(runs) < 2:
             raise ConfigError("compare: give at least two run folders (the first is the baseline)")
+        if output and Path(output).exists() and not Path(output).is_dir():
+            raise ConfigError(f"compare --output {output}: is a file; give a folder for compare.md and its plots")
         thresholds = parse_thresholds(fail_if_worse)
         loaded = [load_run(path) for path in runs]
         reports = [compare_runs(loaded[0], other, bootstrap_iters, seed) for other in loaded[1:]]

@@ -20,7 +20,7 @@ import numpy as np
 
 from .bootstrap import percentile_interval, resampled
 from .errors import ConfigError
-from .jsonl import read_records
+from .jsonl import read_json, read_records
 
 # Configuration keys that may differ between compared runs without a warning.
 _EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
@@ -70,7 +70,9 @@ def load_run(path: str | Path) -> Run:
     results_path = path / "results.json"
     if not results_path.is_file():
         raise ConfigError(f"compare: {path} has no results.json (give the folder of a finished ragbench run)")
-    results = json.loads(results_path.read_text(encoding="utf-8"))
+    results = read_json(results_path, "the results.json of a ragbench run")
+    if not isinstance(results, dict) or not isinstance(results.get("results", {}), dict):
+        raise ConfigError(f"compare: {results_path} is not the results.json of a ragbench run (no 'results' object)")
     samples: dict[str, dict[str, dict[str, Any]]] = {}
     for task in results.get("results", {}):
         sample_file = path / "samples" / f"{task}.jsonl"
@@ -155,7 +157,18 @@ def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 
                 report.rows.append(Comparison(task, metric, name, len(group), float(np.mean(a)), float(np.mean(b)),
                                               float(np.mean(b) - np.mean(a)), interval, p, test,
                                               details[metric].get("higher_is_better", True)))
+    if not report.rows:
+        raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}; "
+                          "compare runs of the same task on the same data")
     return report
+
+
+def _nothing_shared(a: Run, b: Run) -> str:
+    tasks = sorted(set(a.samples) & set(b.samples))
+    if not tasks:
+        return (f"have no task in common ({', '.join(sorted(a.samples)) or 'none'} vs "
+                f"{', '.join(sorted(b.samples)) or 'none'})")
+    return f"share no example scored in both ({', '.join(tasks)})"
 
 
 def _value(sample: dict[str, Any], metric: str) -> float | None:
@@ -164,7 +177,8 @@ def _value(sample: dict[str, Any], metric: str) -> float | None:
 
 
 def markdown(report: Report) -> str:
-    lines = [f"## {report.other.label} vs {report.baseline.label}", ""]
+    lines = [f"## {report.other.label} vs {report.baseline.label} (A = {report.baseline.label}, the baseline; "
+             f"B = {report.other.label})", ""]
     lines += [f"> warning: {w}" for w in report.warnings]
     if report.warnings:
         lines.append("")
@@ -195,7 +209,7 @@ def plot(report: Report, path: Path) -> Path | None:
              color=["tab:green" if (r.diff >= 0) == r.higher_is_better else "tab:red" for r in rows])
     axes.set_xticks(positions, [f"{r.task}\n{r.metric}" for r in rows], fontsize=7, rotation=45, ha="right")
     axes.axhline(0, color="black", linewidth=0.6)
-    axes.set_title(f"{report.other.label} - {report.baseline.label} (95% paired bootstrap)")
+    axes.set_title(f"B - A: {report.other.label} - {report.baseline.label} (95% paired bootstrap)")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)

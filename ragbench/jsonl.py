@@ -18,7 +18,7 @@ from typing import IO, Any, Iterator
 
 import jsonlines
 
-from .errors import RecordError
+from .errors import ConfigError, RecordError
 
 Item = tuple[int, Any]  # (0-based line index, parsed value or RecordError)
 
@@ -102,6 +102,20 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[RecordErr
     for _, item in iter_jsonl(path):
         (errors if isinstance(item, RecordError) else records).append(item)
     return records, errors
+
+
+def read_json(path: str | Path, expected: str) -> Any:
+    """A whole JSON file; a file that is not UTF-8 or not JSON is a `ConfigError` naming the file, the line
+    and the column, and what was `expected` there."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                          f"expected {expected}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); expected {expected}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc}); expected {expected}") from exc
 
 
 def require(record: dict[str, Any], field: str, path: str | Path, line_index: int,

@@ -35,8 +35,9 @@ def line_error(where: str, exc: jsonlines.InvalidLineError) -> RecordError:
         return RecordError(where, exc.lineno, f"not UTF-8 (byte 0x{cause.object[cause.start]:02x} at column "
                                               f"{cause.start + 1}); save the file as UTF-8")
     if isinstance(cause, json.JSONDecodeError):
-        if cause.pos >= len(cause.doc.rstrip()):
-            return RecordError(where, exc.lineno, f"line cut short at column {cause.colno} ({cause.msg})")
+        if cause.pos >= len(cause.doc.rstrip()) or cause.msg.startswith("Unterminated string"):  # ran out of line
+            return RecordError(where, exc.lineno, f"line cut short at column {len(cause.doc.rstrip()) + 1} "
+                                                  f"({cause.msg} at column {cause.colno})")
         return RecordError(where, exc.lineno, f"not valid JSON at column {cause.colno}: {cause.msg}")
     return RecordError(where, exc.lineno, f"unreadable line ({cause or exc})")
 

@@ -132,7 +132,17 @@ def _common_kwargs(model, model_arg, base_url, judge, judge_arg, nli, nli_format
             "progress": not no_progress}
 
 
+def _show_version(ctx: click.Context, _param: Any, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from .provenance import version_text
+
+        click.echo(version_text())
+        ctx.exit()
+
+
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="the versions of ragbench, Python and the key packages (for a bug report)")
 @click.option("--tasks", default=None, help="comma-separated task or group names (ragbench list tasks)")
 @click.option("--system", default="vanilla", show_default=True, help="system name (ragbench list systems)")
 @click.option("--system-arg", multiple=True, metavar="K=V", help="system option, e.g. top_n=5")

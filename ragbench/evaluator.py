@@ -16,7 +16,7 @@ from .cache import ResponseCache
 from .context import Context
 from .engines import load_engine
 from .errors import RecordError
-from .failures import group_failures
+from .failures import counted_events, group_failures
 from .exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
 from .llm import LLM
 from .nli import NLI
@@ -236,9 +236,11 @@ class Evaluator:
         prediction.trace = ctx.trace
         record = sample_record(example, prediction)
         if prediction.error is None:
-            scores, errors, judge_trace = await score_prediction(planned, example, prediction, judges,
-                                                                 self.config.seed, self.nli)
+            scores, errors, judge_trace, counted = await score_prediction(planned, example, prediction, judges,
+                                                                          self.config.seed, self.nli)
             record["scores"] = scores
+            if counted:
+                record["counted"] = counted
             if errors:
                 record["score_errors"] = errors
             if judge_trace:
@@ -259,6 +261,7 @@ class Evaluator:
         counts: dict[str, Any] = {}
         failures: dict[str, list[dict[str, Any]]] = {}
         infra: dict[str, dict[str, Any]] = {}
+        counted: dict[str, Any] = {}
         system_reports: dict[str, Any] = {}
         system_stats: dict[str, Any] = {}
         for planned in self.planned:
@@ -281,6 +284,9 @@ class Evaluator:
                 infra[planned.name] = {
                     "examples": sum(1 for s in samples if s.get("infrastructure_failures")), "calls": len(folded),
                     "causes": [{"cause": c, "count": n} for c, n in Counter(f[:200] for f in folded).most_common(5)]}
+            tallies = counted_events(samples, planned.metrics)
+            if tallies:
+                counted[planned.name] = tallies
             report = planned.system.report({s["id"] for s in samples if s.get("id") is not None},
                                            complete_data=self.config.limit is None)
             if report is not None:
@@ -303,6 +309,7 @@ class Evaluator:
         return {"results": results, "details": details, "counts": counts, "complete": complete,
                 **({"failures": failures} if failures else {}),
                 **({"infrastructure_failures": infra} if infra else {}),
+                **({"counted": counted} if counted else {}),
                 "seed_policy": "every sampled call (temperature > 0) without its own seed gets "
                                "sha256('{seed}:{task}:{example id}:{call number}'), so outputs do not depend on "
                                "batch composition",
@@ -336,15 +343,18 @@ def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
 
 async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,
                            judges: list[LLM], seed: int, nli: NLI | None = None,
-                           ) -> tuple[dict[str, Any], dict[str, str], list]:
+                           ) -> tuple[dict[str, Any], dict[str, str], list, dict[str, dict[str, int]]]:
     """Every metric of the task on one prediction; a failing metric is recorded, not raised.
-    NLI calls are not traced per sample (they are logged once per run in nli_calls.jsonl)."""
+    NLI calls are not traced per sample (they are logged once per run in nli_calls.jsonl). Returns the
+    scores, the failed metrics' errors, the judge calls and each metric's counted events."""
     scores: dict[str, Any] = {}
+    counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
     ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:judge{i}")
                   for i, judge in enumerate(judges)]
     for metric in planned.metrics:
+        ctx.counts = Counter()
         try:
             value = metric.score(example, prediction, ctx)
             if inspect.isawaitable(value):
@@ -352,8 +362,10 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
         except Exception as exc:
             errors[metric.name] = f"{type(exc).__name__}: {exc}"
             continue
+        if ctx.counts:
+            counted[metric.name] = dict(ctx.counts)
         if isinstance(value, dict):
             scores.update(value)
         else:
             scores[metric.name] = value
-    return scores, errors, [step.to_dict() for step in ctx.trace]
+    return scores, errors, [step.to_dict() for step in ctx.trace], counted

@@ -98,3 +98,29 @@ def incomplete_reason(results: dict[str, Any]) -> str:
             hints.append("fix the input file(s) named above and run again")
     reason = "; ".join(parts) or "see results.json"
     return reason + ("; " + "; ".join(dict.fromkeys(hints)) if hints else "")
+
+
+def counted_events(samples: list[dict[str, Any]], metrics: list[Any]) -> dict[str, dict[str, Any]]:
+    """Per metric and event (`Metric.counters`): how often it happened, in how many examples, and what
+    it means - the failures a score folds in as upstream's rule says, shown rather than hidden."""
+    meanings = {m.name: getattr(m, "counters", {}) for m in metrics}
+    out: dict[str, dict[str, Any]] = {}
+    for record in samples:
+        for metric, events in (record.get("counted") or {}).items():
+            for event, n in events.items():
+                entry = out.setdefault(metric, {}).setdefault(
+                    event, {"count": 0, "examples": 0, "meaning": meanings.get(metric, {}).get(event, event)})
+                entry["count"] += n
+                entry["examples"] += 1
+    return out
+
+
+def counted_lines(results: dict[str, Any]) -> list[str]:
+    """`crag_t3: crag: 3 judge replies that did not parse, scored ... (judge_unparsed, in 3 of 3 scored examples)`."""
+    lines = []
+    for task, metrics in (results.get("counted") or {}).items():
+        scored = (results.get("counts") or {}).get(task, {}).get("scored", "?")
+        for metric, events in metrics.items():
+            lines += [f"{task}: {metric}: {e['count']} {e['meaning']} ({event}, in {e['examples']} of {scored} "
+                      "scored examples)" for event, e in events.items()]
+    return lines

@@ -60,6 +60,8 @@ class Evaluator:
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
+        self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
+        self._started = self._cost_saved = time.perf_counter()
 
     def run(self) -> RunOutcome:
         config = self.config
@@ -76,7 +78,7 @@ class Evaluator:
         judges = [load_engine(model, **config.judge_args.get(str(i), {})) for i, model in enumerate(config.judges)]
         nli_engine = self._nli_engine(engine)
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
-        started = time.perf_counter()
+        started = self._started = time.perf_counter()
         try:
             for planned in self.planned if engine is not None else ():
                 planned.system.check_model(engine)
@@ -176,10 +178,12 @@ class Evaluator:
                 self.run_dir.append_sample(planned.name, record)
                 processed += 1
                 progress.advance(failed=record.get("error") is not None)
+                self._save_cost(scheduler, processed)
 
         try:
             await asyncio.gather(*(worker() for _ in range(max(1, self.config.max_inflight))))
         finally:
+            self._save_cost(scheduler, processed, every=0.0)  # replaced by the final cost if the run ends well
             progress.close()
             recorder.close()
             for planned in self.planned:
@@ -254,6 +258,21 @@ class Evaluator:
         record["seconds"] = round(time.perf_counter() - started, 4)
         return record
 
+    def _attempt_cost(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
+        stats = scheduler.stats.to_dict()
+        return {"id": self.attempt_id, "examples": processed, "wall_seconds": round(wall, 3),
+                "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+
+    def _save_cost(self, scheduler: Scheduler, processed: int, every: float = 1.0) -> None:
+        """This attempt's cost so far into run.json (at most once a second), marked interrupted until
+        the run ends: a killed or interrupted attempt's calls still count when the run is resumed."""
+        now = time.perf_counter()
+        if now - self._cost_saved < every:
+            return
+        self._cost_saved = now
+        self.run_dir.record_attempt({**self._attempt_cost(scheduler, processed, now - self._started),
+                                     "interrupted": True})
+
     # --- results --------------------------------------------------------------------------------
     def collect(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
         results: dict[str, dict[str, Any]] = {}
@@ -294,9 +313,7 @@ class Evaluator:
             figures = planned.system.statistics(samples)
             if figures:
                 system_stats[planned.name] = figures
-        stats = scheduler.stats.to_dict()
-        attempt = {"examples": processed, "wall_seconds": round(wall, 3),
-                   "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+        attempt = self._attempt_cost(scheduler, processed, wall)
         cost = whole_run_cost([*self.attempts, attempt])
         cost["this_attempt"] = attempt
         if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
@@ -330,6 +347,7 @@ def whole_run_cost(attempts: list[dict[str, Any]]) -> dict[str, Any]:
     wall = total["wall_seconds"]
     total["examples_per_second"] = round(total.get("examples", 0) / wall, 3) if wall > 0 else 0.0
     total["attempts"] = len(attempts)
+    total["interrupted_attempts"] = sum(1 for attempt in attempts if attempt.get("interrupted"))
     return total
 
 

@@ -112,8 +112,10 @@ class RunDir:
         return records
 
     def record_attempt(self, attempt: dict[str, Any]) -> None:
+        """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
         meta = self.meta or {}
-        meta["attempts"] = [*(meta.get("attempts") or []), attempt]
+        earlier = [a for a in meta.get("attempts") or [] if attempt.get("id") is None or a.get("id") != attempt["id"]]
+        meta["attempts"] = [*earlier, attempt]
         self._write_json("run.json", meta)
 
     def finish(self, results: dict[str, Any], report: str) -> None:

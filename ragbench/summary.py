@@ -33,6 +33,8 @@ def counts_table(results: dict[str, Any]) -> str:
 
 def cost_line(cost: dict[str, Any]) -> str:
     attempts = f" over {cost['attempts']} attempts" if cost.get("attempts", 1) > 1 else ""
+    if cost.get("interrupted_attempts"):
+        attempts += f" ({cost['interrupted_attempts']} interrupted)"
     return (f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
             f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
             f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out")

@@ -300,3 +300,35 @@ def test_failed_calls_folded_into_results_are_counted_or_fail_the_example_when_s
     assert lenient["complete"] and lenient["infrastructure_failures"]["popqa"]["calls"] == 2
     assert lenient["infrastructure_failures"]["popqa"]["causes"][0]["cause"].startswith("kg.lookup: ConnectionError")
     assert strict["counts"]["popqa"]["failed"] == 2 and not strict["complete"]
+
+
+class InterruptedAfterThree(Engine):
+    """Answers like echo three times, then the user presses Ctrl-C."""
+
+    kind = "interrupted"
+    answered = 0
+
+    def generate(self, requests):
+        if InterruptedAfterThree.answered >= 3:
+            raise KeyboardInterrupt
+        InterruptedAfterThree.answered += len(requests)
+        return [Response(texts=[r.prompt.rsplit("\n", 1)[-1]], prompt_tokens=10, completion_tokens=2)
+                for r in requests]
+
+
+def test_an_interrupted_attempts_calls_count_in_the_cost_after_resume(tmp_path, monkeypatch):
+    data = popqa(tmp_path, n=6)
+    InterruptedAfterThree.answered = 0
+    monkeypatch.setattr("ragbench.evaluator.load_engine", lambda model, **options: InterruptedAfterThree(model))
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, tasks=["popqa"], system="closed_book", model="interrupted:x", data={"popqa": str(data)},
+            max_inflight=1)
+    interrupted = json.loads((tmp_path / "run" / "run.json").read_text())["attempts"]
+    assert len(interrupted) == 1 and interrupted[0]["interrupted"] and interrupted[0]["llm_calls"] == 3
+    monkeypatch.setattr("ragbench.evaluator.load_engine", lambda model, **options: FlakyOnce(model))
+    FlakyOnce.failed = True  # answers every call
+    results = run(tmp_path, tasks=["popqa"], system="closed_book", model="interrupted:x", data={"popqa": str(data)},
+                  max_inflight=1, resume=True)
+    assert results["complete"] and results["cost"]["attempts"] == 2 and results["cost"]["interrupted_attempts"] == 1
+    assert results["cost"]["this_attempt"]["llm_calls"] == 3 and results["cost"]["llm_calls"] == 6
+    assert results["cost"]["prompt_tokens"] >= 30  # the interrupted attempt's tokens are kept

@@ -281,6 +281,7 @@ class Evaluator:
         failures: dict[str, list[dict[str, Any]]] = {}
         infra: dict[str, dict[str, Any]] = {}
         counted: dict[str, Any] = {}
+        adherence: dict[str, Any] = {}
         system_reports: dict[str, Any] = {}
         system_stats: dict[str, Any] = {}
         for planned in self.planned:
@@ -310,6 +311,9 @@ class Evaluator:
                                            complete_data=self.config.limit is None)
             if report is not None:
                 system_reports[planned.name] = report
+            checks = planned.system.format_adherence(samples)
+            if checks:
+                adherence[planned.name] = checks
             figures = planned.system.statistics(samples)
             if figures:
                 system_stats[planned.name] = figures
@@ -327,6 +331,7 @@ class Evaluator:
                 **({"failures": failures} if failures else {}),
                 **({"infrastructure_failures": infra} if infra else {}),
                 **({"counted": counted} if counted else {}),
+                **({"format_adherence": adherence} if adherence else {}),
                 "seed_policy": "every sampled call (temperature > 0) without its own seed gets "
                                "sha256('{seed}:{task}:{example id}:{call number}'), so outputs do not depend on "
                                "batch composition",

@@ -124,3 +124,16 @@ def counted_lines(results: dict[str, Any]) -> list[str]:
             lines += [f"{task}: {metric}: {e['count']} {e['meaning']} ({event}, in {e['examples']} of {scored} "
                       "scored examples)" for event, e in events.items()]
     return lines
+
+
+def format_lines(results: dict[str, Any]) -> list[str]:
+    """A warning per format a system's outputs did not always follow (`System.format_adherence`)."""
+    system = (results.get("config") or {}).get("system", "the system")
+    lines = []
+    for task, checks in (results.get("format_adherence") or {}).items():
+        for check in checks:
+            if check["of"] and check["followed"] < check["of"]:
+                lines.append(f"{task}: warning: {check['of'] - check['followed']} of {check['of']} outputs "
+                             f"({1 - check['followed'] / check['of']:.0%}) did not follow {system}'s format "
+                             f"({check['format']}); {check['fix']}")
+    return lines

@@ -73,10 +73,12 @@ common_options = [
     click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, e.g. mauve.featurizer=PATH"),
     click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
     click.option("--seed", default=0, show_default=True, type=int),
-    click.option("--max-inflight", default=64, show_default=True, type=int, help="examples running at once"),
+    click.option("--max-inflight", default=64, show_default=True, type=click.IntRange(min=1),
+                 help="examples running at once"),
     click.option("--cache", default=None, help="SQLite response cache (default: in the run folder)"),
     click.option("--task-arg", multiple=True, metavar="K=V", help="task option; TASK.K=V for one task"),
-    click.option("--bootstrap-iters", default=1000, show_default=True, type=int),
+    click.option("--bootstrap-iters", default=1000, show_default=True, type=click.IntRange(min=0),
+                 help="bootstrap resamples of the 95% intervals (0: no intervals)"),
     click.option("--no-progress", is_flag=True, help="no progress bar"),
 ]
 
@@ -173,7 +175,7 @@ def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, ove
     if replay:
         _run({"output": common["output"], "progress": not common["no_progress"]}, replay=replay)
         return
-    if not tasks:
+    if not _split_names(tasks or ""):
         click.echo(ctx.get_help())
         click.echo("\nragbench: error: --tasks is required (try --tasks demo)", err=True)
         sys.exit(EXIT_CONFIG)

@@ -325,7 +325,7 @@ class Evaluator:
                                  "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
         if self.nli is not None:
             cost["nli"] = self.nli.stats.to_dict()
-        complete = (all(c["failed"] == 0 and c["bad_records"] == 0 and c["missing"] == 0 for c in counts.values())
+        complete = (all(c["records"] and not (c["failed"] or c["bad_records"] or c["missing"]) for c in counts.values())
                     and not any(r.get("errors") for r in system_reports.values()))
         return {"results": results, "details": details, "counts": counts, "complete": complete,
                 **({"failures": failures} if failures else {}),

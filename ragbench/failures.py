@@ -87,6 +87,9 @@ def incomplete_reason(results: dict[str, Any]) -> str:
                                                             ("bad_records", "bad record(s) in the data"),
                                                             ("missing", "record(s) never finished"))
                  if counts.get(key)]
+        if not counts.get("records"):
+            found.append("no records at all (an empty data file, or none in the selected split)")
+            hints.append("check the task's --data file and options")
         problems = len(((results.get("system_reports") or {}).get(task) or {}).get("errors") or [])
         if problems:
             found.append(f"{problems} problem(s) in the system's input (e.g. its predictions file)")

@@ -22,7 +22,7 @@ from typing import Any
 
 from .errors import ConfigError, RecordError
 from .exchange_log import JUDGE_LOGS
-from .jsonl import open_append, read_records, write_records
+from .jsonl import open_append, read_json, read_records, write_records
 
 
 def record_key(record: dict[str, Any]) -> str:
@@ -46,7 +46,7 @@ class RunDir:
     @property
     def meta(self) -> dict[str, Any] | None:
         meta_path = self.path / "run.json"
-        return json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
+        return read_json(meta_path, "the run.json ragbench wrote") if meta_path.is_file() else None
 
     def start(self, config: dict[str, Any], identity: dict[str, Any], config_hash: str, resume: bool,
               overwrite: bool = False) -> list[dict[str, Any]]:

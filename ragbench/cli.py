@@ -261,7 +261,7 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
     from pathlib import Path
 
-    from .compare import compare_runs, load_run, markdown, parse_thresholds, plot, regressions
+    from .compare import compare_runs, label_runs, load_run, markdown, parse_thresholds, plot, regressions
 
     try:
         if len(runs) < 2:
@@ -270,6 +270,7 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
             raise ConfigError(f"compare --output {output}: is a file; give a folder for compare.md and its plots")
         thresholds = parse_thresholds(fail_if_worse)
         loaded = [load_run(path) for path in runs]
+        label_runs(loaded)
         reports = [compare_runs(loaded[0], other, bootstrap_iters, seed) for other in loaded[1:]]
         failures = [line for report in reports for line in regressions(report, thresholds)]
     except ConfigError as exc:

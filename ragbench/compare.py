@@ -32,6 +32,7 @@ class Run:
     path: Path
     results: dict[str, Any]
     samples: dict[str, dict[str, dict[str, Any]]]  # task -> example id -> sample record
+    name: str = ""  # set by `label_runs`; the folder's name by default
 
     @property
     def config(self) -> dict[str, Any]:
@@ -39,7 +40,7 @@ class Run:
 
     @property
     def label(self) -> str:
-        return self.path.name
+        return self.name or self.path.name
 
 
 @dataclass
@@ -63,6 +64,13 @@ class Report:
     other: Run
     rows: list[Comparison] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+
+def label_runs(runs: list[Run]) -> None:
+    """Runs named by their folder, or by their whole path where two folders share a name."""
+    names = [run.path.name for run in runs]
+    for run in runs:
+        run.name = run.path.name if names.count(run.path.name) == 1 else str(run.path)
 
 
 def load_run(path: str | Path) -> Run:

@@ -117,3 +117,13 @@ def test_compare_output_that_is_a_file_and_a_broken_results_json_are_one_line_er
     bad = cli("compare", str(run_dir), str(broken))
     assert bad.returncode == 2 and f"{broken / 'results.json'}:1:{column}: not valid JSON" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_runs_in_folders_of_the_same_name_are_told_apart_by_their_path(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    first = demo_run(tmp_path / "x", "run", correct=20)
+    second = demo_run(tmp_path / "y", "run", correct=12)
+    shown = cli("compare", str(first), str(second))
+    assert shown.returncode == 0, shown.stderr
+    assert f"## {second} vs {first} (A = {first}, the baseline; B = {second})" in shown.stdout

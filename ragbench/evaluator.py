@@ -282,10 +282,13 @@ class Evaluator:
         infra: dict[str, dict[str, Any]] = {}
         counted: dict[str, Any] = {}
         adherence: dict[str, Any] = {}
+        repaired: dict[str, list[str]] = {}
         system_reports: dict[str, Any] = {}
         system_stats: dict[str, Any] = {}
         for planned in self.planned:
             samples = self.run_dir.finalize_samples(planned.name)
+            if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
+                repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
             detail = aggregate_task(samples, planned.metrics, planned.task.slice_fields,
                                     self.config.bootstrap_iters, self.config.seed)
             details[planned.name] = detail
@@ -332,6 +335,7 @@ class Evaluator:
                 **({"infrastructure_failures": infra} if infra else {}),
                 **({"counted": counted} if counted else {}),
                 **({"format_adherence": adherence} if adherence else {}),
+                **({"checkpoint_repairs": repaired} if repaired else {}),
                 "seed_policy": "every sampled call (temperature > 0) without its own seed gets "
                                "sha256('{seed}:{task}:{example id}:{call number}'), so outputs do not depend on "
                                "batch composition",

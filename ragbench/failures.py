@@ -140,3 +140,10 @@ def format_lines(results: dict[str, Any]) -> list[str]:
                              f"({1 - check['followed'] / check['of']:.0%}) did not follow {system}'s format "
                              f"({check['format']}); {check['fix']}")
     return lines
+
+
+def repair_lines(results: dict[str, Any]) -> list[str]:
+    """Checkpoint lines a stopped run left unreadable, dropped when the samples were rewritten."""
+    return [f"{task}: {len(errors)} unreadable line(s) of the checkpoint dropped (a run stopped mid-write; "
+            f"their examples were run again): {errors[0]}"
+            for task, errors in (results.get("checkpoint_repairs") or {}).items()]

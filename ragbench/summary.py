@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .failures import counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines
+from .failures import (counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines,
+                       repair_lines)
 
 
 def _fmt(value: float | None) -> str:
@@ -51,7 +52,7 @@ def failure_lines(results: dict[str, Any]) -> list[str]:
         lines.append(f"{task}: {infra['calls']} failed judge/tool/retrieval call(s) in {infra['examples']} scored "
                      "example(s) were folded into results as upstream does (--strict-infra fails them instead): "
                      + "; ".join(f"{c['count']} x {c['cause']}" for c in infra["causes"]))
-    return lines + counted_lines(results) + format_lines(results)
+    return lines + counted_lines(results) + format_lines(results) + repair_lines(results)
 
 
 def models_line(config: dict[str, Any]) -> str:

@@ -57,6 +57,8 @@ def test_a_killed_run_cut_mid_line_is_resumed_to_every_example(tmp_path):
                   resume=True)
     assert results["complete"] and results["counts"]["popqa"]["records"] == 6
     assert [r["id"] for r in samples(tmp_path / "run", "popqa")] == [f"q{i}" for i in range(6)]
+    [repair] = results["checkpoint_repairs"]["popqa"]
+    assert repair.startswith(f"{sample_file}:{text[: len(text) // 2].count(chr(10)) + 1}: line cut short at column")
 
 
 class NoIndexTask(Task):

@@ -83,7 +83,9 @@ def incomplete_reason(results: dict[str, Any]) -> str:
     """Why a run is incomplete, task by task, and what each kind of problem needs."""
     parts, hints = [], []
     for task, counts in results.get("counts", {}).items():
-        found = [f"{counts[key]} {label}" for key, label in (("failed", "failed example(s)"),
+        causes = ", ".join(entry["cause"] for entry in (results.get("failures") or {}).get(task, [])
+                           if entry["cause"] != "bad record")
+        found = [f"{counts[key]} {label}" for key, label in (("failed", f"failed example(s) ({causes})"),
                                                             ("bad_records", "bad record(s) in the data"),
                                                             ("missing", "record(s) never finished"))
                  if counts.get(key)]

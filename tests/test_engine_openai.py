@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ragbench.engines.base import EngineError, Request, Response, Sampling
-from ragbench.engines.openai import OpenAIEngine, retry_after_seconds
+from ragbench.engines.openai import OpenAIEngine
 from ragbench.errors import ConfigError
 from ragbench.scheduler import Scheduler
 
@@ -301,14 +301,6 @@ def test_retry_after_is_capped_at_backoff_max(server):
     assert len(server.requests) == 2
 
 
-def test_retry_after_accepts_seconds_and_http_dates():
-    now = 1_700_000_000.0
-    assert retry_after_seconds("7") == 7.0
-    assert retry_after_seconds(email.utils.formatdate(now + 12, usegmt=True), now=now) == pytest.approx(12)
-    assert retry_after_seconds(email.utils.formatdate(now - 60, usegmt=True), now=now) == 0.0
-    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
-
-
 def test_503_twice_then_success(server):
     server.then(error(503, "overloaded"), error(503, "overloaded"))
     engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
@@ -326,7 +318,7 @@ def test_any_5xx_is_retried(server, status):
 
 def test_backoff_is_exponential_capped_and_fully_jittered(server, monkeypatch):
     bounds: list[tuple[float, float]] = []
-    monkeypatch.setattr("ragbench.engines.openai.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
+    monkeypatch.setattr("ragbench.engines.openai_client.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
     server.then(*[error(500, "boom")] * 3)
     engine = OpenAIEngine("m", base_url=server.base_url, backoff_base=0.01, backoff_max=0.03)
     generate(engine, chat())
@@ -402,8 +394,9 @@ def test_exhausted_retries_report_status_body_and_attempts(server):
 def test_api_key_never_appears_in_ids_errors_or_logs(server, monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv(KEY_ENV, SECRET)
-    # A careless server echoes the key back, in a retried 500 and in the final 401.
-    server.then(error(500, f"upstream rejected {SECRET}"), error(401, f"Incorrect API key provided: {SECRET}"))
+    # A careless server echoes the key back: in an unreadable 200 and a 500, both retried, and in the final 401.
+    server.then({"status": 200, "body": f"<html>proxy saw {SECRET}</html>".encode()},
+                error(500, f"upstream rejected {SECRET}"), error(401, f"Incorrect API key provided: {SECRET}"))
     engine = OpenAIEngine("m", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
     with pytest.raises(EngineError) as caught:
         generate(engine, chat())
@@ -412,7 +405,8 @@ def test_api_key_never_appears_in_ids_errors_or_logs(server, monkeypatch, caplog
     for text in (str(caught.value), repr(caught.value), repr(engine), engine.engine_id,
                  json.dumps(engine.options), str(vars(engine)), caplog.text):
         assert SECRET not in text  # ...and shown nowhere
-    assert "retry 1/" in caplog.text  # the retry was logged, redacted
+    assert "proxy saw ***" in caplog.text and "retry 1/" in caplog.text  # ragbench's retry, logged redacted
+    assert "retry 1 of" in caplog.text  # and the SDK's
 
 
 def test_missing_key_is_named_in_a_401_message(server):
@@ -474,9 +468,9 @@ def test_sync_close_releases_the_client_of_a_stopped_loop(server):
     loop = asyncio.new_event_loop()
     try:
         assert loop.run_until_complete(engine.agenerate_one(chat("hi"))).text == "echo0: hi"
-        client = engine._http
+        client = engine._sdk
         engine.close()
-        assert client is not None and client.is_closed and engine._http is None
+        assert client is not None and client.is_closed() and engine._sdk is None
     finally:
         loop.close()
 

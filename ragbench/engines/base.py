@@ -140,7 +140,21 @@ class Response:
 
 
 class EngineError(RuntimeError):
-    """A request the engine could not answer (after its own retries)."""
+    """A request the engine could not answer (after its own retries), because the engine failed: a
+    server down or overloaded (connection errors, HTTP 5xx/429, timeouts), a dead actor, a crashed
+    generate. Another replica of the model may answer it (`engines/replicas.py` fails over)."""
+
+
+class RequestError(EngineError):
+    """A request no replica can answer because the request itself is at fault: HTTP 400/422, a
+    prompt longer than the context, a parameter the engine was not started for. It fails once and
+    demotes no replica. A class, not a flag, so that the kind survives pickling and Ray (whose task
+    errors are instances of the original exception class)."""
+
+
+def is_request_fault(error: BaseException) -> bool:
+    """True for a `RequestError`, also one re-raised by Ray from a replica actor (`.cause`)."""
+    return isinstance(error, RequestError) or isinstance(getattr(error, "cause", None), RequestError)
 
 
 class Engine:

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from ragbench.engines.base import EngineError, Request, Response, Sampling
-from ragbench.engines.openai import OpenAIEngine
+from ragbench.engines.base import EngineError, Request, RequestError, Response, Sampling
+from ragbench.engines.openai import OpenAIEngine, probe
 from ragbench.errors import ConfigError
 from ragbench.scheduler import Scheduler
 
@@ -111,6 +111,12 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             with fake.lock:
                 fake.active -= 1
+
+    def do_GET(self) -> None:
+        if self.path.endswith("/v1/models"):
+            self.send(200, {"object": "list", "data": [{"id": "m", "object": "model", "created": 0, "owned_by": "me"}]}, {})
+        else:
+            self.send(404, {"error": {"message": "not found"}}, {})
 
     def act(self, fake: FakeServer, action: dict[str, Any], body: dict[str, Any]) -> None:
         if action.get("drop"):
@@ -348,13 +354,32 @@ def test_a_200_that_stays_unreadable_fails_with_the_body_named(server):
         generate(engine, chat())
 
 
-def test_connection_refused_is_retried_then_reported(monkeypatch):
+def refused_url() -> str:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    engine = OpenAIEngine("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=2, **FAST)
-    with pytest.raises(EngineError, match=r"connection failed.*\(3 attempts\)"):
+        return f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+
+
+def test_an_unreachable_base_url_fails_fast_in_one_line_naming_it():
+    url = refused_url()
+    engine = OpenAIEngine("m", base_url=url)  # the defaults: 6 retries for a server that answers badly
+    started = time.monotonic()
+    with pytest.raises(EngineError) as caught:
         generate(engine, chat())
+    assert time.monotonic() - started < 3  # 2 connection retries (0 s, 0.5 s), not ~55 s of backoff
+    message = str(caught.value)
+    assert "\n" not in message and url in message and "connection failed" in message and "(3 attempts)" in message
+    assert not isinstance(caught.value, RequestError)  # the server is at fault: a replica set fails over
+
+
+def test_connection_retries_are_a_model_arg():
+    with pytest.raises(EngineError, match=r"connection failed.*\(1 attempt\)"):
+        generate(OpenAIEngine("m", base_url=refused_url(), connect_retries=0), chat())
+
+
+def test_a_base_url_that_is_not_http_is_refused_at_once():
+    with pytest.raises(ConfigError, match="must be an http"):
+        OpenAIEngine("m", base_url="localhost:8000/v1")
 
 
 def test_request_hanging_past_the_timeout_is_retried(server):
@@ -380,6 +405,23 @@ def test_400_fails_at_once_with_a_one_line_message(server):
     assert len(server.requests) == 1
     assert "\n" not in message
     assert "HTTP 400" in message and "must be <= 20" in message and "(1 attempt)" in message
+
+
+@pytest.mark.parametrize("status", [400, 413, 422])
+def test_a_request_the_server_refuses_is_a_request_fault(server, status):
+    server.then(error(status, "This model's maximum context length is 4096 tokens"))
+    with pytest.raises(RequestError, match=f"HTTP {status}: This model's maximum context length"):
+        generate(OpenAIEngine("m", base_url=server.base_url, **FAST), chat())
+
+
+@pytest.mark.parametrize("script", [[error(500, "boom")] * 3, [error(404, "no such route")],
+                                    [{"hang": 5}] * 3, [{"status": 200, "body": b"<html>x</html>"}] * 3])
+def test_a_server_at_fault_is_not_a_request_fault(server, script):
+    server.then(*script)
+    engine = OpenAIEngine("m", base_url=server.base_url, max_retries=2, **FAST | {"timeout": 0.2})
+    with pytest.raises(EngineError) as caught:
+        generate(engine, chat())
+    assert not isinstance(caught.value, RequestError)
 
 
 def test_exhausted_retries_report_status_body_and_attempts(server):
@@ -481,3 +523,18 @@ def test_registry_builds_the_engine_from_a_model_string(server):
     engine = load_engine("openai:some/model", base_url=server.base_url)
     assert isinstance(engine, OpenAIEngine)
     assert engine.model == "some/model"
+
+
+# -- probe (the evaluator's pre-flight) ---------------------------------------------------------
+
+def test_probe_is_silent_for_a_live_server_and_names_a_missing_prefix(server):
+    assert asyncio.run(probe(server.base_url)) is None
+    message = asyncio.run(probe(server.base_url.removesuffix("/v1")))
+    assert "HTTP 404" in message and "/v1" in message and "\n" not in message
+
+
+def test_probe_names_an_unreachable_url_at_once():
+    url = refused_url()
+    started = time.monotonic()
+    message = asyncio.run(probe(url))
+    assert time.monotonic() - started < 1 and message.startswith(url) and "connection refused" in message

@@ -152,9 +152,13 @@ class RequestError(EngineError):
     errors are instances of the original exception class)."""
 
 
-def is_request_fault(error: BaseException) -> bool:
-    """True for a `RequestError`, also one re-raised by Ray from a replica actor (`.cause`)."""
-    return isinstance(error, RequestError) or isinstance(getattr(error, "cause", None), RequestError)
+def request_fault(error: BaseException) -> RequestError | None:
+    """The `RequestError` behind `error` (itself, or the cause of Ray's error from a replica actor);
+    None when the engine, not the request, is at fault."""
+    for candidate in (getattr(error, "cause", None), error):  # Ray's wrapper is a RequestError too
+        if isinstance(candidate, RequestError):
+            return candidate
+    return None
 
 
 class Engine:

@@ -281,7 +281,7 @@ class OpenAIEngine(Engine):
         request = getattr(exc, "request", None)
         attempts = used + 1 + int(request.headers.get("x-stainless-retry-count", 0) if request is not None else 0)
         if isinstance(exc, Unreachable):
-            return self._failure(f"connection failed: {exc.message}; is the server running at this URL?", exc.tries)
+            return self._failure(f"connection failed ({exc.message}): is a server running at this URL?", exc.tries)
         if isinstance(exc, openai.APITimeoutError):
             return self._failure(f"timed out after {self.timeout:g}s", attempts)
         if isinstance(exc, openai.APIConnectionError):

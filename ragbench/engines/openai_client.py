@@ -52,7 +52,7 @@ class Unreachable(openai.APIConnectionError):
     raised by the transport is passed on by the SDK without retrying."""
 
     def __init__(self, request: httpx2.Request, tries: int, cause: Exception) -> None:
-        super().__init__(message=f"cannot connect ({type(cause).__name__}: {cause}; {tries} tries)", request=request)
+        super().__init__(message=f"{type(cause).__name__}: {cause}", request=request)
         self.tries = tries
 
 

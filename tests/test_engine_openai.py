@@ -144,8 +144,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        headers = dict(headers)
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
         self.send_header("Content-Length", str(len(data)))
         for name, value in headers.items():
             self.send_header(name, value)
@@ -339,9 +340,11 @@ def test_dropped_connection_is_retried(server, failure):
     assert len(server.requests) == 3
 
 
-@pytest.mark.parametrize("body", [b"<html>502 Bad Gateway</html>", b'{"choices": []}', b'{"object": "error"}'])
-def test_a_200_whose_body_is_not_a_completion_is_retried(server, body):
-    server.then({"status": 200, "body": body})
+@pytest.mark.parametrize("body", [b"<html>502 Bad Gateway</html>", b'{"choices": []}', b'{"object": "error"}',
+                                  b"[1, 2]", b'{"choices": [{"index": 0}]}', b'{"choices": [{"index": 0, "message": 3}]}'])
+@pytest.mark.parametrize("content_type", ["application/json", "text/html"])
+def test_a_200_whose_body_is_not_a_completion_is_retried(server, body, content_type):
+    server.then({"status": 200, "body": body, "headers": {"Content-Type": content_type}})
     engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
     assert generate(engine, chat("hi")).text == "echo0: hi"
     assert len(server.requests) == 2

@@ -101,25 +101,23 @@ def _keep_asked(positions: list[TokenLogprobs], sampling: Any) -> list[TokenLogp
 
 
 def _parse(completion: Any, sampling: Any, chat: bool) -> Response:
-    """A Response from the SDK's ChatCompletion / Completion; ValueError when it is not one."""
-    try:
-        choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
-        if not choices:
-            raise ValueError("no choices")
-        texts = [(choice.message.content if chat else choice.text) or "" for choice in choices]
-        logprobs = cumulative = None
-        if _top_k(sampling) is not None:
-            logprobs = _positions(choices[0].logprobs, chat)
-            if logprobs is not None and sampling.logprob_tokens:
-                logprobs = _keep_asked(logprobs, sampling)
-                cumulative = sum(t.logprob for t in logprobs)
-        usage = completion.usage
-        return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
-                        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                        finish_reason=choices[0].finish_reason or "stop")
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"{type(exc).__name__}: {exc}") from None
+    """A Response from the SDK's ChatCompletion / Completion (which the SDK builds without
+    validation: a body that is not a completion fails here, on a missing field)."""
+    choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
+    if not choices:
+        raise ValueError("no choices")
+    texts = [(choice.message.content if chat else choice.text) or "" for choice in choices]
+    logprobs = cumulative = None
+    if _top_k(sampling) is not None:
+        logprobs = _positions(choices[0].logprobs, chat)
+        if logprobs is not None and sampling.logprob_tokens:
+            logprobs = _keep_asked(logprobs, sampling)
+            cumulative = sum(t.logprob for t in logprobs)
+    usage = completion.usage
+    return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
+                    prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                    completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                    finish_reason=choices[0].finish_reason or "stop")
 
 
 class OpenAIEngine(Engine):
@@ -257,7 +255,7 @@ class OpenAIEngine(Engine):
         client, slots = self._client()
         used = 0  # attempts spent by earlier calls of the SDK (each ended in an unreadable 2xx)
         while True:
-            endpoint = client.with_options(max_retries=self.max_retries - used)
+            endpoint = client.with_options(max_retries=self.max_retries - used) if used else client
             create = (endpoint.chat.completions if chat else endpoint.completions).with_raw_response.create
             try:
                 async with slots:
@@ -267,8 +265,8 @@ class OpenAIEngine(Engine):
             used += raw.retries_taken + 1
             try:
                 return _parse(raw.parse(), request.sampling, chat)
-            except ValueError as exc:  # a proxy's HTML page, a cut body: transient, retried
-                what = f"unreadable response ({exc}): {self._excerpt(raw.http_response.text)}"
+            except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
+                what = f"unreadable response ({type(exc).__name__}: {exc}): {self._excerpt(raw.http_response.text)}"
             if used > self.max_retries:
                 raise self._failure(what, used)
             delay = backoff(used - 1, self.backoff_base, self.backoff_max)

@@ -410,6 +410,12 @@ def test_400_fails_at_once_with_a_one_line_message(server):
     assert "HTTP 400" in message and "must be <= 20" in message and "(1 attempt)" in message
 
 
+def test_a_refused_log_prob_count_names_the_limit(server):
+    server.then(error(400, "Invalid value for 'top_logprobs': must be <= 5."))
+    with pytest.raises(RequestError, match=r"top 20 log-probs, named tokens for the top 20: OpenAI allows at most 20"):
+        generate(OpenAIEngine("m", base_url=server.base_url, **FAST), chat(logprob_tokens=["[Relevant]"]))
+
+
 @pytest.mark.parametrize("status", [400, 413, 422])
 def test_a_request_the_server_refuses_is_a_request_fault(server, status):
     server.then(error(status, "This model's maximum context length is 4096 tokens"))

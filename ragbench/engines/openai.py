@@ -261,7 +261,7 @@ class OpenAIEngine(Engine):
                 async with slots:
                     raw = await create(**args)
             except openai.APIError as exc:
-                raise self._api_failure(exc, used) from None
+                raise self._api_failure(exc, used, _top_k(request.sampling)) from None
             used += raw.retries_taken + 1
             try:
                 return _parse(raw.parse(), request.sampling, chat)
@@ -274,16 +274,20 @@ class OpenAIEngine(Engine):
                                   f"in {delay:.2f}s", self.api_key_env))
             await asyncio.sleep(delay)
 
-    def _api_failure(self, exc: openai.APIError, used: int) -> EngineError:
+    def _api_failure(self, exc: openai.APIError, used: int, top_k: int | None) -> EngineError:
         """The SDK's final error as one line; RequestError when the request itself is at fault."""
         request = getattr(exc, "request", None)
-        attempts = used + 1 + int(request.headers.get("x-stainless-retry-count", 0) if request is not None else 0)
+        # the SDK numbers its attempts in a header of each request it sends
+        before = used + int(request.headers.get("x-stainless-retry-count", 0) if request is not None else 0)
+        attempts = before + 1
         if isinstance(exc, Unreachable):
-            return self._failure(f"connection failed ({exc.message}): is a server running at this URL?", exc.tries)
+            return self._failure(f"connection failed ({exc.message}): is a server running at this URL?",
+                                 before + exc.tries)
         if isinstance(exc, openai.APITimeoutError):
             return self._failure(f"timed out after {self.timeout:g}s", attempts)
         if isinstance(exc, openai.APIConnectionError):
-            return self._failure(f"connection failed ({exc.__cause__ or exc})", attempts)
+            cause = exc.__cause__ or exc
+            return self._failure(f"connection failed ({type(cause).__name__}: {cause})", attempts)
         if not isinstance(exc, openai.APIStatusError):
             return self._failure(f"{type(exc).__name__}: {exc}", attempts)
         status = exc.status_code
@@ -294,5 +298,8 @@ class OpenAIEngine(Engine):
             what += f" (environment variable {self.api_key_env} is not set)"
         elif status == 404:
             what += " (does the base URL end with the API prefix, e.g. /v1?)"
+        elif top_k and "logprob" in what.lower():
+            what += (f" (this request asked for the top {top_k} log-probs, named tokens for the top "
+                     f"{NAMED_TOP_LOGPROBS}: OpenAI allows at most 20, a vllm server its --max-logprobs)")
         request_fault = 400 <= status < 500 and status not in _ENDPOINT_STATUS and status not in (408, 409, 429)
         return self._failure(what, attempts, RequestError if request_fault else EngineError)

@@ -7,7 +7,8 @@ the Authorization header and connection pooling. What is added here, and why:
 - the wait between retries is ragbench's full-jitter backoff, uniform(0, min(backoff_max,
   backoff_base * 2**retry)), with a Retry-After capped at backoff_max (one override of the SDK's
   `_calculate_retry_timeout`): the SDK's wait is fixed at 0.5 s x 2**retry up to 8 s, which a
-  benchmark or a test against a local server cannot shorten;
+  benchmark or a test against a local server cannot shorten (a Retry-After over 120 s still ends the
+  call, by the SDK's rule);
 - a refused connection is retried only `connect_retries` times (the transport's own retries: 0 s,
   then 0.5 s, 1 s...) and then ends the call at once, where the SDK would spend its whole retry
   budget on a server that is not there.

@@ -10,11 +10,14 @@ Replicas come from existing engines, not a home-made cluster:
 The scheduler runs up to `parallel_batches` (= the number of replicas) batches at once; each batch
 (or request, for engines that batch by themselves) goes to the least-loaded live replica (fewest
 requests outstanding). A replica fault - a call that fails as a whole because of the replica (a
-dead actor, an unreachable server, timeouts, HTTP 5xx/429: any error but a `RequestError`) - sets
-the replica aside (it is tried after the healthy ones until it answers again) and the call is retried
-on another; it fails only when every replica has failed it. A request fault (`RequestError`: HTTP
-400, a prompt longer than the context) would fail alike everywhere: it fails that request once,
-re-sends it nowhere and demotes no one. Throughput model: with R replicas and a batch cost `overhead + per_request x n`, a run of C calls
+dead actor, an unreachable server, timeouts, HTTP 5xx/429, an endpoint answering 401/403/404: any
+error but a `RequestError`) - sets the replica aside (it is tried after the healthy ones until it
+answers again) and the call is retried on another; it fails only when every replica has failed it.
+A request fault (`RequestError`: HTTP 400/422, a prompt longer than the context) would fail alike
+everywhere: it fails that request once, is re-sent nowhere and demotes no one. Per-request errors
+inside a batch's answer (`generate` returning an EngineError in a slot) are passed on as they are.
+
+Throughput model: with R replicas and a batch cost `overhead + per_request x n`, a run of C calls
 takes about `ceil(C / (B x R)) x (overhead + per_request x B)` once every replica is kept busy.
 """
 from __future__ import annotations

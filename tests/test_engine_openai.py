@@ -375,6 +375,22 @@ def test_an_unreachable_base_url_fails_fast_in_one_line_naming_it():
     assert not isinstance(caught.value, RequestError)  # the server is at fault: a replica set fails over
 
 
+def test_a_server_that_never_accepts_the_connection_fails_fast():
+    with socket.socket() as listener:  # a full accept queue: the kernel drops further connection attempts
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        queued = [socket.create_connection(listener.getsockname(), timeout=2)]  # fills a queue of 1
+        try:
+            started = time.monotonic()
+            with pytest.raises(EngineError, match=r"connection failed \(ConnectTimeout.*\(2 attempts\)"):
+                generate(OpenAIEngine("m", base_url=url, timeout=0.3, connect_retries=1), chat())
+            assert time.monotonic() - started < 3  # 2 x 0.3 s, not 7 attempts with backoff
+        finally:
+            for connection in queued:
+                connection.close()
+
+
 def test_connection_retries_are_a_model_arg():
     with pytest.raises(EngineError, match=r"connection failed.*\(1 attempt\)"):
         generate(OpenAIEngine("m", base_url=refused_url(), connect_retries=0), chat())

@@ -9,9 +9,10 @@ the Authorization header and connection pooling. What is added here, and why:
   `_calculate_retry_timeout`): the SDK's wait is fixed at 0.5 s x 2**retry up to 8 s, which a
   benchmark or a test against a local server cannot shorten (a Retry-After over 120 s still ends the
   call, by the SDK's rule);
-- a refused connection is retried only `connect_retries` times (the transport's own retries: 0 s,
-  then 0.5 s, 1 s...) and then ends the call at once, where the SDK would spend its whole retry
-  budget on a server that is not there.
+- a connection refused or not accepted within the connect timeout (min(timeout, 5 s), the SDK's
+  default) is retried only `connect_retries` times (the transport's own retries: 0 s, then 0.5 s,
+  1 s...) and then ends the call at once, where the SDK would spend its whole retry budget, with
+  backoff, on a server that is not there.
 """
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ class _FailFastTransport(httpx2.AsyncHTTPTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         try:
             return await super().handle_async_request(request)
-        except httpx2.ConnectError as exc:
+        except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
             raise Unreachable(request, self.tries, exc) from exc
 
 
@@ -94,8 +95,8 @@ def make_client(base_url: str, api_key: str | None, *, timeout: float, max_retri
     (pass `no_auth_header` as extra_headers): local servers need none and the SDK insists on one."""
     limits = httpx2.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
     http = openai.DefaultAsyncHttpx2Client(transport=_FailFastTransport(connect_retries, limits=limits))
-    client = _Client(api_key=api_key or "unset", base_url=base_url, timeout=timeout, max_retries=max_retries,
-                     http_client=http)
+    client = _Client(api_key=api_key or "unset", base_url=base_url, max_retries=max_retries, http_client=http,
+                     timeout=httpx2.Timeout(timeout, connect=min(timeout, 5.0)))
     client.backoff_base, client.backoff_max = backoff_base, backoff_max
     return client
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import socket

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import logging
 import socket
@@ -305,6 +306,14 @@ def test_retry_after_is_capped_at_backoff_max(server):
     generate(engine, chat())
     assert time.monotonic() - started < 1.5
     assert len(server.requests) == 2
+
+
+def test_retry_after_as_an_http_date_is_honoured(server):
+    server.then(error(503, "maintenance", **{"Retry-After": email.utils.formatdate(time.time() + 2, usegmt=True)}))
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST | {"backoff_max": 5})
+    assert generate(engine, chat("hi")).text == "echo0: hi"
+    first, second = server.requests
+    assert 0.9 <= second["time"] - first["time"] < 3  # the date is to the second: 1-2 s from now
 
 
 def test_503_twice_then_success(server):

@@ -22,7 +22,7 @@ is for upstream Self-RAG. `token_id` stays None (the API returns strings); `cumu
 the sum of the chosen tokens' log-probabilities.
 
 The SDK retries HTTP 408/409/429/5xx, timeouts and dropped connections (`max_retries`), honours
-Retry-After and pools connections (see openai_client.py for the backoff and the refused-connection
+Retry-After and pools connections (see openai_client.py for the backoff and the failed-connection
 limit, `connect_retries`). ragbench adds: a 2xx body that is not a completion (a proxy's HTML page,
 no choices) is retried too, from the same budget; at most `concurrency` requests are in flight; the
 API key (read from $api_key_env, default OPENAI_API_KEY, when the client is made) is never an
@@ -31,9 +31,9 @@ one line naming the URL and the number of attempts, as a `RequestError` when the
 fault (HTTP 400, 422 and other 4xx: another replica would refuse it too) and an `EngineError` when the
 server is (connection, timeout, 429, 5xx, and 401/403/404, which say the endpoint is misconfigured).
 
-`timeout` bounds each phase of an attempt (connect, write, each read) as httpx does. The client is
-made lazily inside the running event loop; `await engine.aclose()` from that loop (or `close()`
-after it) releases its connections.
+`timeout` bounds each phase of an attempt (write, each read; connecting: at most 5 s) as httpx does.
+The client is made lazily inside the running event loop; `await engine.aclose()` from that loop (or
+`close()` after it) releases its connections.
 """
 from __future__ import annotations
 

@@ -168,6 +168,16 @@ class OpenAIEngine(Engine):
         self._slots: asyncio.Semaphore | None = None
         self._closing: asyncio.Task | None = None
 
+    @classmethod
+    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+        """The server (--base-url, or $OPENAI_BASE_URL) answers within a few seconds."""
+        from ..preflight import unreachable
+
+        url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
+        why = unreachable(str(url).rstrip("/") + "/models") if url else None
+        return [*super().preflight(model, options),
+                *([f"{why}; start the server or correct --base-url / --model-arg base_url"] if why else [])]
+
     @property
     def engine_id(self) -> str:
         out = f"{self.kind}:{self.model}"

@@ -158,6 +158,14 @@ class Evaluator:
         check.raise_if_failed()
         self.checks.checked.extend(check.checked)
 
+    def load_and_check_models(self) -> None:
+        """`ragbench check`: load the engines, run every `check_model`, close them."""
+        engines = self.load_engines()
+        try:
+            self.check_models(engines)
+        finally:
+            engines.close()
+
     def _finished_outcome(self) -> RunOutcome | None:
         """--resume of a run marked finished: its outcome when every record of the data has a sample that
         needs no new attempt; results.json is read back, or rebuilt from the samples when it is missing or

@@ -35,7 +35,7 @@ def _config_error(exc: ConfigError) -> None:
     sys.exit(EXIT_CONFIG)
 
 
-def _interrupted(saved: str, run_dir: Any) -> None:
+def _interrupted(exc: Any) -> None:
     """Ctrl-C: what is saved and the command that continues; then exit at once (engine threads still
     generating are not waited for: their examples run again on --resume)."""
     import os
@@ -43,7 +43,7 @@ def _interrupted(saved: str, run_dir: Any) -> None:
 
     args = [a for a in sys.argv[1:] if a not in ("--resume", "--overwrite")]
     command = shlex.join(["ragbench", *args, "--resume"])
-    click.echo(f"\nragbench: interrupted: {saved} saved in {run_dir}; continue with:\n  {command}", err=True)
+    click.echo(f"\nragbench: {exc}; continue with:\n  {command}", err=True)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(EXIT_INTERRUPTED)
@@ -62,7 +62,7 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     except ConfigError as exc:
         _config_error(exc)
     except RunInterrupted as exc:
-        _interrupted(f"{exc.saved}{'' if exc.total is None else f' of {exc.total}'} examples", exc.run_dir)
+        _interrupted(exc)
     except KeyboardInterrupt:
         click.echo("\nragbench: interrupted before the run started; nothing was written", err=True)
         sys.exit(EXIT_INTERRUPTED)
@@ -308,8 +308,7 @@ def score_command(task: str, data_file: str | None, predictions: str, **common) 
         kwargs = {"tasks": [task], "system": "recorded", "system_args": {"path": predictions},
                   "data": {task: data_file} if data_file else {}, **_common_kwargs(**common)}
     except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
+        _config_error(exc)
     _run(kwargs)
 
 
@@ -330,13 +329,15 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
     try:
         if len(runs) < 2:
             raise ConfigError("compare: give at least two run folders (the first is the baseline)")
+        if output and Path(output).exists() and not Path(output).is_dir():
+            raise ConfigError(f"compare --output {output}: a file is there, not a folder; give a folder for "
+                              "compare.md and its plots")
         thresholds = parse_thresholds(fail_if_worse)
         loaded = [load_run(path) for path in runs]
         reports = [compare_runs(loaded[0], other, bootstrap_iters, seed) for other in loaded[1:]]
         failures = [line for report in reports for line in regressions(report, thresholds)]
     except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
+        _config_error(exc)
     text = "\n".join(markdown(report) for report in reports)
     click.echo(text)
     if output:
@@ -364,7 +365,7 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
     import json
 
-    from .evaluator import Evaluator
+    from .evaluator import Evaluator, RunInterrupted
     from .registry import get_registry
     from .reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
 
@@ -380,8 +381,9 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
         config, substituted = reproduction_config(item, overrides)
         outcome = Evaluator(config).run()
     except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
+        _config_error(exc)
+    except RunInterrupted as exc:
+        _interrupted(exc)
     label = verdict(item, limit, substituted, outcome.complete)
     rows = compare_with_paper(item, outcome.results)
     text = markdown(item, rows, label)

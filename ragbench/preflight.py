@@ -176,13 +176,15 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
     from .engines import EMBEDDED_MODEL
     from .engines.replicas import _RAY_OPTIONS
 
-    engines = [("--model", "--model-arg", config.model or EMBEDDED_MODEL, config.model_args)] if uses_llm else []
-    engines += [(f"--role-model {role}=", "--role-model-arg", model, config.role_model_args.get(role, {}))
+    # (option, how its engine options are written, engine:model, options); an engine's messages name
+    # --model-arg and --base-url, rewritten here for the engine they are about
+    engines = [("--model", "--model-arg ", config.model or EMBEDDED_MODEL, config.model_args)] if uses_llm else []
+    engines += [(f"--role-model {role}=", f"--role-model-arg {role}.", model, config.role_model_args.get(role, {}))
                 for role, model in config.role_models.items()]
-    engines += [("--judge", "--judge-arg", model, config.judge_args.get(str(i), {}))
+    engines += [("--judge", f"--judge-arg {i}.", model, config.judge_args.get(str(i), {}))
                 for i, model in enumerate(config.judges)]
     if config.nli and uses_nli:
-        engines.append(("--nli", "--nli-arg", config.nli, config.nli_args))
+        engines.append(("--nli", "--nli-arg ", config.nli, config.nli_args))
     for flag, args_flag, spec, options in engines:
         where = f"{flag}{'' if flag.endswith('=') else ' '}{spec}"
         with check.step(where):
@@ -198,7 +200,9 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
             urls = plain.get("base_url")
             for url in urls if isinstance(urls, (list, tuple)) else [urls]:
                 for problem in engine_class.preflight(name, {**plain, **({"base_url": url} if url else {})}):
-                    check.problem(f"{where}: {problem}".replace("--model-arg", args_flag))
+                    if flag != "--model":
+                        problem = problem.replace("--model-arg ", args_flag).replace("--base-url", f"{args_flag}base_url")
+                    check.problem(f"{where}: {problem}")
 
 
 def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:

@@ -170,13 +170,19 @@ class OpenAIEngine(Engine):
 
     @classmethod
     def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
-        """The server (--base-url, or $OPENAI_BASE_URL) answers within a few seconds."""
+        """A given server (--base-url, or $OPENAI_BASE_URL) answers within a few seconds; OpenAI's own
+        API (no server given) has its key in the environment."""
         from ..preflight import unreachable
 
         url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
+        key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
         why = unreachable(str(url).rstrip("/") + "/models") if url else None
-        return [*super().preflight(model, options),
-                *([f"{why}; start the server or correct --base-url / --model-arg base_url"] if why else [])]
+        problems = [*super().preflight(model, options),
+                    *([f"{why}; start the server or correct --base-url"] if why else [])]
+        if not url and not os.environ.get(key_env):
+            problems.append(f"{DEFAULT_BASE_URL} needs an API key: set ${key_env} (or name another variable with "
+                            "--model-arg api_key_env=NAME), or give --base-url of an OpenAI-compatible server")
+        return problems
 
     @property
     def engine_id(self) -> str:

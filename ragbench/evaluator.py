@@ -9,11 +9,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import signal
-import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -22,6 +20,7 @@ from .context import Context
 from .engines import load_engine
 from .errors import RecordError
 from .exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
+from .lifecycle import Engines, RunInterrupted, run_interruptible
 from .llm import LLM
 from .nli import NLI
 from .progress import Progress
@@ -53,30 +52,6 @@ class RunOutcome:
     @property
     def complete(self) -> bool:
         return self.results["complete"]
-
-
-class RunInterrupted(Exception):
-    """Ctrl-C during a run: what was finished is saved in the run folder; `--resume` continues."""
-
-    def __init__(self, run_dir: Path, saved: int, total: int | None) -> None:
-        self.run_dir, self.saved, self.total = run_dir, saved, total
-        super().__init__(f"interrupted: {saved}{'' if total is None else f' of {total}'} examples saved in {run_dir}")
-
-
-@dataclass
-class Engines:
-    """The engines of a run, loaded after the pre-flight and before the run folder."""
-
-    model: Any = None
-    roles: dict[str, Any] = field(default_factory=dict)
-    judges: list[Any] = field(default_factory=list)
-    nli: Any = None
-
-    def close(self) -> None:
-        for engine in (self.model, *self.judges, *self.roles.values(),
-                       *([self.nli] if self.nli is not self.model else [])):
-            if engine is not None:
-                engine.close()
 
 
 class Evaluator:
@@ -168,11 +143,15 @@ class Evaluator:
 
     def _finished_outcome(self) -> RunOutcome | None:
         """--resume of a run marked finished: its outcome when every record of the data has a sample that
-        needs no new attempt; results.json is read back, or rebuilt from the samples when it is missing or
+        needs no new attempt (as many as run.json counts, else the data is read); results.json is read back, or rebuilt from the samples when it is missing or
         unreadable (no engine loads). None when examples are left to run (a sample line was lost, or an
         example failed): the run goes on."""
         meta = self.run_dir.meta
-        if not meta or not meta.get("finished") or next(self._work(), None) is not None:
+        if not meta or not meta.get("finished"):
+            return None
+        records = meta.get("records") or {}
+        if not all(len(self.run_dir.finished_keys(p.name)) == records.get(p.name) for p in self.planned) \
+                and next(self._work(), None) is not None:  # the data is read only when a count is short
             return None
         try:
             results = json.loads((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
@@ -450,39 +429,3 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
         else:
             scores[metric.name] = value
     return scores, errors, [step.to_dict() for step in ctx.trace]
-
-
-def run_interruptible(coro: Any) -> Any:
-    """Run the run's coroutine; Ctrl-C cancels it (its `finally` closes files and streams) and raises
-    KeyboardInterrupt at once, without waiting for engine calls still running in worker threads (a
-    batch of generation can take many seconds; closing the loop's executor would wait for it)."""
-    loop = asyncio.new_event_loop()
-    main = loop.create_task(coro)
-    interrupted = threading.Event()
-
-    def on_sigint(signum: int, frame: Any) -> None:
-        if interrupted.is_set():  # a second Ctrl-C: stop now
-            raise KeyboardInterrupt
-        interrupted.set()
-        loop.call_soon_threadsafe(main.cancel)
-
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
-    try:
-        result = loop.run_until_complete(main)
-    except BaseException:
-        if interrupted.is_set():  # the loop stays open: closing it waits for the worker threads
-            raise KeyboardInterrupt from None
-        _close_loop(loop)
-        raise
-    finally:
-        if in_main:
-            signal.signal(signal.SIGINT, previous)
-    _close_loop(loop)
-    return result
-
-
-def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
-    loop.run_until_complete(loop.shutdown_asyncgens())
-    loop.run_until_complete(loop.shutdown_default_executor())
-    loop.close()

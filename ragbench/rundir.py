@@ -145,10 +145,14 @@ class RunDir:
         self._write_json("run.json", meta)
 
     def finish(self, results: dict[str, Any], report: str) -> None:
+        """results.json and report.md, then the run marked finished with each task's record count
+        (what --resume checks the samples against)."""
         self._write_json("results.json", results)
         (self.path / "report.md").write_text(report, encoding="utf-8")
         meta = self.meta or {}
         meta["finished"] = True
+        meta["records"] = {task: counts["records"] + counts.get("missing", 0)
+                           for task, counts in results.get("counts", {}).items()}
         self._write_json("run.json", meta)
 
     def _write_json(self, name: str, data: dict[str, Any]) -> None:

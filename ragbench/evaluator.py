@@ -89,18 +89,19 @@ class Evaluator:
             raise
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
         started = time.perf_counter()
+        interrupted = False
         try:
             processed, scheduler = run_interruptible(self._execute(engines.model, engines.judges, cache, engines.nli,
                                                                    engines.roles))
-        except KeyboardInterrupt:  # engines may still be busy in a worker thread: they are left to the exit
-            self.run_dir.close()
-            cache.close()
+        except KeyboardInterrupt:
+            interrupted = True
             raise RunInterrupted(self.run_dir.path, self._saved(), self._known_total()) from None
         finally:
             self.run_dir.close()
-        cache.close()
-        self.retriever.close()
-        engines.close()
+            cache.close()
+            if not interrupted:  # else an engine may still be busy in a worker thread: left to the exit
+                self.retriever.close()
+                engines.close()
         wall = time.perf_counter() - started
         results = self.collect(scheduler, processed, wall)
         self.run_dir.record_attempt(results["cost"]["this_attempt"])
@@ -143,9 +144,9 @@ class Evaluator:
 
     def _finished_outcome(self) -> RunOutcome | None:
         """--resume of a run marked finished: its outcome when every record of the data has a sample that
-        needs no new attempt (as many as run.json counts, else the data is read); results.json is read back, or rebuilt from the samples when it is missing or
-        unreadable (no engine loads). None when examples are left to run (a sample line was lost, or an
-        example failed): the run goes on."""
+        needs no new attempt (as many as run.json counts, else the data is read); results.json is read
+        back, or rebuilt from the samples when it is missing or unreadable (no engine loads). None when
+        examples are left to run (a sample line was lost, or an example failed): the run goes on."""
         meta = self.run_dir.meta
         if not meta or not meta.get("finished"):
             return None

@@ -252,6 +252,9 @@ def check_command(no_model: bool, **options) -> None:
             evaluator.retriever.close()
     except ConfigError as exc:
         _config_error(exc)
+    except KeyboardInterrupt:
+        click.echo("\nragbench check: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     for line in evaluator.checks.checked:
         click.echo(f"ok  {line}")
     click.echo(f"ragbench check: ready to run (the run folder will be {evaluator.run_dir.path})")

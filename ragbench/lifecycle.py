@@ -3,11 +3,15 @@ saved (the evaluator's samples are written line by line, so nothing finished is 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import sys
 import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 
 class RunInterrupted(Exception):
@@ -68,3 +72,33 @@ def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.run_until_complete(loop.shutdown_default_executor())
     loop.close()
+
+
+@contextmanager
+def exit_when_stuck(message: Callable[[], str], grace: float = 1.0) -> Iterator[None]:
+    """Ctrl-C while the main thread is stuck in native code (a model loading, a long tokenizer call)
+    is seen by a watcher thread (`signal.set_wakeup_fd` writes the signal as it arrives); when the main
+    thread has not ended the process `grace` seconds later, the watcher prints `message()` and exits
+    (130). Files are written line by line and flushed, so nothing finished is lost."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    previous = signal.set_wakeup_fd(write)
+
+    def watch() -> None:
+        with os.fdopen(read, "rb", buffering=0) as signals:
+            for number in iter(lambda: signals.read(1), b""):
+                if number[0] == signal.SIGINT:
+                    time.sleep(grace)
+                    sys.stderr.write(message())
+                    sys.stderr.flush()
+                    os._exit(130)
+
+    threading.Thread(target=watch, name="ragbench-interrupt-watch", daemon=True).start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.close(write)  # the watcher reads the end of the pipe and returns

@@ -92,3 +92,24 @@ def test_ctrl_c_stops_within_two_seconds_saying_what_is_saved_and_how_to_resume(
     results = json.loads((out / "results.json").read_text())
     assert results["counts"]["demo"]["records"] == 24 and results["complete"]
     assert results["cost"]["this_attempt"]["examples"] == 24 - len(lines)
+
+
+STUCK = """
+import hashlib
+from ragbench.lifecycle import exit_when_stuck
+with exit_when_stuck(lambda: "interrupted while stuck\\n"):
+    print("stuck", flush=True)
+    hashlib.pbkdf2_hmac("sha256", b"x", b"y", 10**9)  # native code for minutes: no Python signal handler runs
+"""
+
+
+def test_ctrl_c_while_stuck_in_native_code_still_exits_within_two_seconds():
+    process = subprocess.Popen([sys.executable, "-c", STUCK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    assert process.stdout.readline() == "stuck\n"
+    time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, stderr = process.communicate(timeout=60)
+    assert time.monotonic() - sent < 2.0
+    assert process.returncode == 130 and stderr == "interrupted while stuck\n"

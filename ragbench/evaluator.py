@@ -1,5 +1,8 @@
 """Runs a system on tasks: examples stream in, run as coroutines (at most `max_inflight` at once,
 across all tasks), each is scored as soon as it finishes and appended to the checkpoint.
+
+Start-up order: the pre-flight (every option, data file and prerequisite; ragbench.preflight), the
+engines, each system's `check_model`, and only then the run folder, so a refused run writes nothing.
 """
 from __future__ import annotations
 
@@ -18,11 +21,13 @@ from .engines import load_engine
 from .errors import RecordError
 from .failures import counted_events, group_failures
 from .exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
+from .lifecycle import Engines, RunInterrupted, run_interruptible
 from .llm import LLM
 from .nli import NLI
 from .progress import Progress
 from .provenance import provenance
-from .planning import PlannedTask, needs, plan
+from .planning import PlannedTask, needs
+from .preflight import Preflight, preflight
 from .registry import Registry, get_registry
 from .run_config import RunConfig
 from .results import aggregate_task
@@ -35,7 +40,7 @@ from .summary import report_markdown
 from .tools import load_replay_tools, recording_tools
 from .types import Example, Prediction
 
-__all__ = ["Evaluator", "RunConfig", "RunOutcome", "sample_record"]
+__all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_record"]
 
 
 @dataclass
@@ -43,6 +48,7 @@ class RunOutcome:
     results: dict[str, Any]
     run_dir: Path
     already_finished: bool = False  # --resume of a finished run with nothing left to do
+    rebuilt: bool = False  # ... whose results.json was missing or unreadable: rebuilt from the samples
 
     @property
     def complete(self) -> bool:
@@ -53,7 +59,8 @@ class Evaluator:
     def __init__(self, config: RunConfig, registry: Registry | None = None) -> None:
         self.config = config
         self.registry = registry or get_registry()
-        self.planned = plan(config, self.registry)
+        # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
+        self.planned, self.checks = preflight(config, self.registry)
         self.run_dir = RunDir(config.run_dir())
         self.retriever = load_retriever(config.retriever, config.retriever_args)  # fails fast on a bad index
         self.retrieval_stats: dict[str, int] = {}
@@ -65,39 +72,105 @@ class Evaluator:
 
     def run(self) -> RunOutcome:
         config = self.config
-        if config.resume and self._nothing_left():
-            self.run_dir.close()
-            return RunOutcome(json.loads((self.run_dir.path / "results.json").read_text(encoding="utf-8")),
-                              self.run_dir.path, already_finished=True)
-        self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(), config.resume,
-                                           config.overwrite)
-        needs_llm = any(type(p.system).uses_llm for p in self.planned)
-        engine = load_engine(config.model, **config.model_args) if needs_llm else None
-        role_engines = {role: load_engine(model, **config.role_model_args.get(role, {}))
-                        for role, model in config.role_models.items()}
-        judges = [load_engine(model, **config.judge_args.get(str(i), {})) for i, model in enumerate(config.judges)]
-        nli_engine = self._nli_engine(engine)
+        if config.resume:
+            finished = self._finished_outcome()
+            if finished is not None:
+                self.retriever.close()
+                return finished
+        try:
+            engines = self.load_engines()
+        except BaseException:
+            self.retriever.close()
+            raise
+        try:
+            self.check_models(engines)
+            self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
+                                               config.resume, config.overwrite)
+        except BaseException:
+            engines.close()
+            self.retriever.close()
+            raise
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
         started = self._started = time.perf_counter()
+        interrupted = False
         try:
-            for planned in self.planned if engine is not None else ():
-                planned.system.check_model(engine)
-            processed, scheduler = asyncio.run(self._execute(engine, judges, cache, nli_engine, role_engines))
+            processed, scheduler = run_interruptible(self._execute(engines.model, engines.judges, cache, engines.nli,
+                                                                   engines.roles))
+        except KeyboardInterrupt:
+            interrupted = True
+            raise RunInterrupted(self.run_dir.path, self._saved(), self._known_total()) from None
         finally:
             self.run_dir.close()
             cache.close()
-            self.retriever.close()
-            if engine is not None:
-                engine.close()
-            for other in (*judges, *role_engines.values()):
-                other.close()
-            if nli_engine is not None and nli_engine is not engine:
-                nli_engine.close()
+            if not interrupted:  # else an engine may still be busy in a worker thread: left to the exit
+                self.retriever.close()
+                engines.close()
         wall = time.perf_counter() - started
         results = self.collect(scheduler, processed, wall)
         self.run_dir.record_attempt(results["cost"]["this_attempt"])
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
         return RunOutcome(results, self.run_dir.path)
+
+    def load_engines(self) -> Engines:
+        """Every engine of the run (none when no system calls a model); one that fails closes the others."""
+        config = self.config
+        engines = Engines()
+        try:
+            if any(type(p.system).uses_llm for p in self.planned):
+                engines.model = load_engine(config.model, **config.model_args)
+            for role, model in config.role_models.items():
+                engines.roles[role] = load_engine(model, **config.role_model_args.get(role, {}))
+            for i, model in enumerate(config.judges):
+                engines.judges.append(load_engine(model, **config.judge_args.get(str(i), {})))
+            engines.nli = self._nli_engine(engines.model)
+        except BaseException:
+            engines.close()
+            raise
+        return engines
+
+    def check_models(self, engines: Engines) -> None:
+        """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
+        check = Preflight()
+        for planned in self.planned if engines.model is not None else ():
+            with check.step(f"system {self.config.system} can use model {engines.model.model} ({planned.name})"):
+                planned.system.check_model(engines.model)
+        check.raise_if_failed()
+        self.checks.checked.extend(check.checked)
+
+    def load_and_check_models(self) -> None:
+        """`ragbench check`: load the engines, run every `check_model`, close them."""
+        engines = self.load_engines()
+        try:
+            self.check_models(engines)
+        finally:
+            engines.close()
+
+    def _finished_outcome(self) -> RunOutcome | None:
+        """--resume of a run marked finished: its outcome when every record of the data has a sample that
+        needs no new attempt (as many as run.json counts, else the data is read); results.json is read
+        back, or rebuilt from the samples when it is missing or unreadable (no engine loads). None when
+        examples are left to run (a sample line was lost, or an example failed): the run goes on."""
+        meta = self.run_dir.meta
+        if not meta or not meta.get("finished"):
+            return None
+        records = meta.get("records") or {}
+        if not all(len(self.run_dir.finished_keys(p.name)) == records.get(p.name) for p in self.planned) \
+                and next(self._work(), None) is not None:  # the data is read only when a count is short
+            return None
+        try:
+            results = json.loads((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
+            if isinstance(results, dict) and isinstance(results.get("results"), dict):
+                return RunOutcome(results, self.run_dir.path, already_finished=True)
+        except (OSError, ValueError):
+            pass
+        self.attempts = list(meta.get("attempts") or [])
+        results = self.collect(None, 0, 0.0)
+        self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
+        return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
+
+    def _saved(self) -> int:
+        """Examples whose sample is saved and needs no new attempt."""
+        return sum(len(self.run_dir.finished_keys(p.name)) for p in self.planned)
 
     def _nli_engine(self, engine):
         """The NLI engine when a metric needs one; the system's own engine when --nli names the
@@ -121,14 +194,6 @@ class Evaluator:
         return json.loads(json.dumps(out, default=str))
 
     # --- execution ------------------------------------------------------------------------------
-    def _nothing_left(self) -> bool:
-        """A finished run whose records all need no new attempt (no failed example)."""
-        meta = self.run_dir.meta
-        if not meta or not meta.get("finished") or meta.get("config_hash") != self.config.config_hash():
-            return False
-        return all(r.get("error") is None or r.get("bad_record")
-                   for p in self.planned for r in self.run_dir.read_samples(p.name))
-
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
         """Every record still to do with its position in the task's stream, task after task, streamed
         (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record."""
@@ -274,7 +339,8 @@ class Evaluator:
                                      "interrupted": True})
 
     # --- results --------------------------------------------------------------------------------
-    def collect(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
+    def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> dict[str, Any]:
+        """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
         results: dict[str, dict[str, Any]] = {}
         details: dict[str, Any] = {}
         counts: dict[str, Any] = {}
@@ -320,8 +386,8 @@ class Evaluator:
             figures = planned.system.statistics(samples)
             if figures:
                 system_stats[planned.name] = figures
-        attempt = self._attempt_cost(scheduler, processed, wall)
-        cost = whole_run_cost([*self.attempts, attempt])
+        attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
+        cost = whole_run_cost([*self.attempts, *([attempt] if attempt else [])])
         cost["this_attempt"] = attempt
         if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
             cost["retrieval"] = {"queries": self.retrieval_stats["calls"] + self.retrieval_stats["shared"],

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, ClassVar
 
 if TYPE_CHECKING:
     from .context import Context
+    from .preflight import Preflight
     from .types import Example, Prediction
 
 Score = float | None
@@ -38,6 +39,11 @@ class Metric:
             return True
         offered = set(task.gold_fields) | ({"citations"} if task.cites else set())
         return set(cls.gold_needs) <= offered
+
+    def preflight(self, check: "Preflight", task: Any) -> None:
+        """The metric's own pre-flight on `task`, before anything loads (a file it reads, a service
+        it calls): report with `check.problem("...; the option that fixes it")`. Default: nothing
+        (whether its gold and its judge/NLI model are there is checked for every metric)."""
 
     def score_keys(self) -> tuple[str, ...]:
         """Per-example keys; a corpus-only metric (only `corpus_keys`) has none."""

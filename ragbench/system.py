@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from .context import Context
     from .engines.base import Engine
+    from .preflight import Preflight
     from .task import Task
     from .types import Example, Prediction
 
@@ -26,6 +27,12 @@ class System:
         """Raise `ConfigError` (one line: why, and what to use instead) when this system cannot run
         on `task` at all; called for every task before the run starts, so a configuration problem
         never shows up as example-by-example failures."""
+
+    def preflight(self, check: "Preflight", task: "Task") -> None:
+        """This system's pre-flight on `task` (before anything loads); default: `check`. Report
+        problems with `check.problem(...)` or a `ConfigError` inside `with check.step(...)`."""
+        with check.step(f"system {self.name or type(self).__name__} on task {task.name}"):
+            self.check(task)
 
     def check_model(self, engine: "Engine") -> None:
         """Raise `ConfigError` when the run's model cannot serve this system at all (e.g. it lacks

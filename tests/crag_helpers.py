@@ -28,19 +28,25 @@ def llama2_tokenizer_dir() -> str:
 def tokenizer_dir() -> str:
     """The Llama-2 tokenizer when ../shared is there, else a stand-in written for the tests (one token
     per byte after a BOS, saved as tokenizer.json), for tests whose outcome does not depend on where
-    the 75-token cut falls: a fresh clone runs the whole CRAG suite but the parity checks."""
+    the 75-token cut falls: a fresh clone runs the whole CRAG suite but the parity checks. The stand-in
+    carries Llama-2's vocabulary size and the ids the pre-flight recognises it by (fillers pad it)."""
     if (SHARED / "reference" / "crag" / "llama2_tokenizer" / "tokenizer.json").is_file():
         return llama2_tokenizer_dir()
-    folder = Path(tempfile.gettempdir()) / "ragbench-test-byte-tokenizer"
+    folder = Path(tempfile.gettempdir()) / "ragbench-test-llama2-standin-tokenizer"
     if not (folder / "tokenizer.json").is_file():
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 
+        from ragbench.tasks.crag.preflight import LLAMA2_IDS, LLAMA2_VOCAB_SIZE
+
         alphabet = pre_tokenizers.ByteLevel.alphabet()
-        vocab = {"<s>": 0, "</s>": 1, **{symbol: i + 2 for i, symbol in enumerate(sorted(alphabet))}}
+        vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, **{symbol: i + 3 for i, symbol in enumerate(sorted(alphabet))}}
+        vocab.update({token: id_ for token, id_ in LLAMA2_IDS.items()})
+        taken = set(vocab.values())
+        vocab.update({f"<filler{i}>": i for i in range(LLAMA2_VOCAB_SIZE) if i not in taken})
         tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[]))
         tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tokenizer.decoder = decoders.ByteLevel()
-        tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
+        tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
         folder.mkdir(parents=True, exist_ok=True)
         scratch = folder / f"tokenizer.json.{os.getpid()}"
         tokenizer.save(str(scratch))

@@ -113,11 +113,11 @@ def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypat
     data = popqa(tmp_path, n=3)
     monkeypatch.setattr("ragbench.evaluator.load_engine", lambda model, **options: FlakyOnce(model))
     FlakyOnce.failed = False
-    first = run(tmp_path, tasks=["popqa"], system="closed_book", model="flaky:x", data={"popqa": str(data)})
+    first = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:flaky", data={"popqa": str(data)})
     assert first["counts"]["popqa"]["failed"] == 3
     assert first["failures"]["popqa"] == [{"cause": "EngineError", "count": 3, "ids": ["q0", "q1", "q2"],
                                            "example": "EngineError: connection failed (7 attempts)"}]
-    second = run(tmp_path, tasks=["popqa"], system="closed_book", model="flaky:x", data={"popqa": str(data)},
+    second = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:flaky", data={"popqa": str(data)},
                  resume=True)
     assert second["complete"] and second["counts"]["popqa"]["scored"] == 3
     assert second["cost"]["attempts"] == 2 and second["cost"]["examples"] == 6

@@ -179,6 +179,17 @@ class Engine:
         self.model = model
         self.options = options
 
+    @classmethod
+    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+        """Problems with `engine:model` and its options found without loading anything (an engine
+        that talks to a server checks it answers). Default: options `__init__` does not accept."""
+        from ..options import accepted_options
+
+        accepted = accepted_options(cls)
+        unknown = sorted(set(options) - accepted) if accepted is not None else []
+        return [f"unknown option(s) {', '.join(unknown)} (accepted: {', '.join(sorted(accepted - {'model'}))})"] \
+            if unknown else []
+
     @property
     def engine_id(self) -> str:
         """Identity for the cache: engine kind, model and the options that change outputs."""

@@ -118,11 +118,8 @@ class HFEngine(Engine):
     kind = "hf"
 
     def __init__(self, model: str = "embedded", batch_size: int = 16, dtype: str | None = None,
-                 device: str | None = None, trust_remote_code: bool = False, threads: int | None = None,
-                 **options: Any) -> None:
-        if options:
-            raise ConfigError(f"hf engine: unknown option(s) {', '.join(sorted(options))}; "
-                              "known: batch_size, dtype, device, trust_remote_code, threads")
+                 device: str | None = None, trust_remote_code: bool = False, threads: int | None = None) -> None:
+        # no **options: the pre-flight (Engine.preflight) refuses an unknown --model-arg from this signature
         super().__init__(model)
         torch, transformers = _import_hf()
         self._torch = torch

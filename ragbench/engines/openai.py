@@ -158,6 +158,22 @@ class OpenAIEngine(Engine):
         self._slots: asyncio.Semaphore | None = None
         self._closing: asyncio.Task | None = None
 
+    @classmethod
+    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+        """A given server (--base-url, or $OPENAI_BASE_URL) answers within a few seconds; OpenAI's own
+        API (no server given) has its key in the environment."""
+        from ..preflight import unreachable
+
+        url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
+        key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
+        why = unreachable(str(url).rstrip("/") + "/models") if url else None
+        problems = [*super().preflight(model, options),
+                    *([f"{why}; start the server or correct --base-url"] if why else [])]
+        if not url and not os.environ.get(key_env):
+            problems.append(f"{DEFAULT_BASE_URL} needs an API key: set ${key_env} (or name another variable with "
+                            "--model-arg api_key_env=NAME), or give --base-url of an OpenAI-compatible server")
+        return problems
+
     @property
     def engine_id(self) -> str:
         out = f"{self.kind}:{self.model}"

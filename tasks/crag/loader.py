@@ -105,6 +105,11 @@ def read_task3_archive(path: Path) -> Iterator[Item]:
                         count = item[0] + 1
                         yield item
     except (OSError, EOFError, tarfile.TarError) as exc:  # truncated or corrupt archive
-        yield count, RecordError(str(path), count + 1, f"cannot read past this record ({exc})")
+        if count == 0:  # not even the first record: not Task 3's archive at all
+            yield count, RecordError(str(path), 1, f"not a readable .tar.bz2 archive of JSONL files ({exc}); "
+                                                   "Task 3 reads crag_task_3_dev_v5.tar.bz2.part0..3 (a .jsonl or "
+                                                   ".jsonl.bz2 is Tasks 1 and 2's format: --tasks crag_t1/crag_t2)")
+        else:
+            yield count, RecordError(str(path), count + 1, f"cannot read past this record ({exc})")
     finally:
         stream.close()

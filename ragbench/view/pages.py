@@ -67,7 +67,7 @@ def run_summary(run: RunFolder) -> dict[str, Any]:
             rows = run.samples(task).rows
             failed = sum(1 for r in rows if r["error"])
             tasks[task] = {"metrics": {}, "counts": {"records": len(rows), "scored": len(rows) - failed, "failed": failed}}
-    return {"rid": run.rid, "name": run.path.name, "path": str(run.path), "system": config.get("system"),
+    return {"rid": run.rid, "name": run.rid, "path": str(run.path), "system": config.get("system"),
             "model": config.get("model") or (config.get("system_args") or {}).get("path"),
             "judges": config.get("judges"), "date": (results or {}).get("date"),
             "finished": results is not None, "complete": (results or {}).get("complete"), "tasks": tasks,

@@ -30,6 +30,7 @@ function load(key) {
   });
 }
 
+function show(...nodes) { app.replaceChildren(...nodes.flat(Infinity).filter(n => n !== null && n !== undefined && n !== false && n !== "")); }
 function h(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -38,7 +39,7 @@ function h(tag, attrs, ...children) {
     else if (k === "class") node.className = v;
     else node.setAttribute(k, v);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -85,7 +86,7 @@ async function runsView() {
       ...keys.map(k => { const e = r.tasks[task].metrics[k]; return num(e ? `${fmt(e.value)}${ci(e)} n=${e.n}` : "–"); })]),
       {class: "results", "data-task": task}));
   }
-  app.replaceChildren(...parts);
+  show(...parts);
 }
 
 // ---- Run ----------------------------------------------------------------------------------------
@@ -126,7 +127,7 @@ async function runView(rid) {
       if (cells) parts.push(h("div", {class: "plot"}, RBPlots.heat(`${task}: ${key} (topic × task)`, cells, matrix)));
     }
   }
-  app.replaceChildren(...parts);
+  show(...parts);
 }
 
 // ---- Examples -----------------------------------------------------------------------------------
@@ -190,7 +191,7 @@ async function examplesView(rid, task, q) {
   const pager = h("div", {class: "pager"}, h("button", {disabled: page === 0 ? "disabled" : null, onclick: () => go({p: String(page - 1)})}, "‹ prev"),
     ` page ${page + 1} of ${pages} · ${total} example(s)${filtered ? ` matching, of ${info.total}` : ""}${info.finished ? "" : " (run in progress: examples so far)"} `,
     h("button", {id: "next", disabled: page + 1 >= pages ? "disabled" : null, onclick: () => go({p: String(page + 1)})}, "next ›"));
-  app.replaceChildren(h("h1", {}, `${task} · ${rid}`), controls, pager, table(headers, body, {id: "examples"}));
+  show(h("h1", {}, `${task} · ${rid}`), controls, pager, table(headers, body, {id: "examples"}));
 }
 
 // ---- Example ------------------------------------------------------------------------------------
@@ -248,15 +249,15 @@ function exampleBody(x) {
 async function exampleView(rid, task, n) {
   const x = await load(`example/${rid}/${task}/${n}`);
   crumbs(["#/", "runs"], [`#/run/${rid}`, rid], [`#/examples/${rid}/${task}`, task], [null, String(x.id)]);
-  app.replaceChildren(h("h1", {}, `${task} · example ${x.id}`), ...exampleBody(x));
+  show(h("h1", {}, `${task} · example ${x.id}`), ...exampleBody(x));
 }
 
 async function pairView(task, ridA, nA, ridB, nB) {
   const [a, b] = await Promise.all([load(`example/${ridA}/${task}/${nA}`), load(`example/${ridB}/${task}/${nB}`)]);
   crumbs(["#/", "runs"], [`#/compare/${task}`, `compare ${task}`], [null, String(a.id)]);
-  app.replaceChildren(h("h1", {}, `${task} · example ${a.id}: side by side`),
-    h("div", {class: "cols"}, h("div", {}, h("h2", {}, link(`#/run/${ridA}`, ridA)), ...exampleBody(a)),
-      h("div", {}, h("h2", {}, link(`#/run/${ridB}`, ridB)), ...exampleBody(b))));
+  show(h("h1", {}, `${task} · example ${a.id}: side by side`),
+    h("div", {class: "cols"}, h("div", {}, h("h2", {}, link(`#/run/${ridA}`, ridA)), exampleBody(a)),
+      h("div", {}, h("h2", {}, link(`#/run/${ridB}`, ridB)), exampleBody(b))));
 }
 
 // ---- Compare ------------------------------------------------------------------------------------
@@ -280,7 +281,7 @@ async function compareView(task) {
       }
     }
   }
-  app.replaceChildren(...parts);
+  show(...parts);
 }
 
 async function route() {
@@ -292,9 +293,9 @@ async function route() {
     else if (parts[0] === "example") await exampleView(parts[1], parts[2], parts[3]);
     else if (parts[0] === "compare") await compareView(parts[1]);
     else if (parts[0] === "pair") await pairView(...parts.slice(1, 6));
-    else app.replaceChildren(h("p", {class: "bad"}, "unknown page"));
+    else show(h("p", {class: "bad"}, "unknown page"));
   } catch (err) {
-    app.replaceChildren(h("p", {class: "bad", id: "error"}, String(err.message || err)));
+    show(h("p", {class: "bad", id: "error"}, String(err.message || err)));
   }
   window.scrollTo(0, 0);
   document.body.dataset.ready = location.hash;  // tests wait for this

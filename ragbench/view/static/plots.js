@@ -20,7 +20,7 @@ const RBPlots = (() => {
     const values = keys.flatMap(k => labels.map(l => (slices[k][l] || {}).value || 0));
     const highs = keys.flatMap(k => labels.map(l => ((slices[k][l] || {}).ci95 || [0, 0])[1]));
     const top = Math.max(1e-9, ...values, ...highs), bottom = Math.min(0, ...values);
-    const bw = 22, group = keys.length * bw + 18, H = 190, pad = 30, W = Math.max(360, pad + labels.length * group + 10);
+    const bw = 34, group = keys.length * bw + 18, H = 190, pad = 30, W = Math.max(360, pad + labels.length * group + 10);
     const svg = el("svg", {width: W, height: H + 70, role: "img", "aria-label": title});
     svg.appendChild(el("text", {x: pad, y: 12, "font-weight": "600"}, title));
     const y = v => 22 + (H - 22) * (top - v) / (top - bottom);

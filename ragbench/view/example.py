@@ -13,7 +13,7 @@ from .runs import clip, gold_text
 
 STEP_CHARS = 40_000  # a prompt or reply longer than this is cut (the record keeps it whole)
 DOC_CHARS = 4_000
-_NLI_CACHE: dict[tuple[str, float], dict[str, list[dict[str, str]]]] = {}
+_NLI_CACHE: dict[tuple[str, float], dict[str, list[tuple[str, str]]]] = {}
 _NLI_LOCK = threading.Lock()
 
 
@@ -51,8 +51,8 @@ def step_view(index: int, step: dict[str, Any]) -> dict[str, Any]:
             "details": clip(_dump(extra), 2000) if extra else ""}
 
 
-def _nli_log(run_path: Path) -> dict[str, list[dict[str, str]]]:
-    """nli_calls.jsonl by hypothesis: the premise's title line and the verdict of each decision."""
+def _nli_log(run_path: Path) -> dict[str, list[tuple[str, str]]]:
+    """nli_calls.jsonl by hypothesis: (premise, verdict) of each decision."""
     path = run_path / "nli_calls.jsonl"
     try:
         key = (str(path), path.stat().st_mtime)
@@ -60,7 +60,7 @@ def _nli_log(run_path: Path) -> dict[str, list[dict[str, str]]]:
         return {}
     with _NLI_LOCK:
         if key not in _NLI_CACHE:
-            by_hypothesis: dict[str, list[dict[str, str]]] = {}
+            by_hypothesis: dict[str, list[tuple[str, str]]] = {}
             with path.open(encoding="utf-8") as handle:
                 for line in handle:
                     try:
@@ -71,24 +71,34 @@ def _nli_log(run_path: Path) -> dict[str, list[dict[str, str]]]:
                     marker = "hypothesis: " if "hypothesis: " in text else "Hypothesis: "
                     premise, _, hypothesis = text.partition(marker)
                     hypothesis = hypothesis.split("\n\nDoes the premise")[0].strip()
-                    title = premise.replace("premise: ", "").replace("Premise: ", "").strip().split("\n")[0]
-                    by_hypothesis.setdefault(hypothesis, []).append(
-                        {"premise": clip(title, 160), "verdict": str(entry.get("response"))})
+                    by_hypothesis.setdefault(hypothesis, []).append((premise, str(entry.get("response"))))
             _NLI_CACHE[key] = by_hypothesis
         return _NLI_CACHE[key]
 
 
+def nli_verdicts(answer: str, docs: list[dict[str, Any]], run_path: Path) -> list[dict[str, Any]]:
+    """The NLI decisions on this answer's sentences over this example's documents (a premise is
+    matched to the documents whose text it contains; the log has no example ids)."""
+    out = []
+    for hypothesis, decisions in _nli_log(run_path).items():
+        if not hypothesis or hypothesis.rstrip(".") not in answer:
+            continue
+        for premise, verdict in decisions:
+            numbers = [k for k, doc in enumerate(docs, 1) if (doc.get("text") or "")[:120] in premise]
+            if numbers:
+                out.append({"source": f"NLI: documents {numbers} entail the sentence?", "reply": verdict,
+                            "prompt": clip(f"{premise}hypothesis: {hypothesis}", 6000)})
+    return out
+
+
 def reasons(record: dict[str, Any], run_path: Path) -> list[dict[str, Any]]:
-    """What the run recorded about why a metric scored as it did."""
+    """What the run recorded about why a metric scored as it did: the judges' replies, the NLI verdicts."""
     out = [{"source": f"judge call {step.get('name')}", "prompt": clip(_prompt_text(step.get("request") or {}), 6000),
             "reply": step.get("error") or " | ".join((step.get("response") or {}).get("texts") or [])}
            for step in record.get("judge_trace") or []]
-    answer = str((record.get("prediction") or {}).get("answer") or "")
-    if answer:
-        for hypothesis, verdicts in _nli_log(run_path).items():
-            if hypothesis and hypothesis.rstrip(".") in answer:
-                out += [{"source": "NLI (nli_calls.jsonl)", "prompt": f"premise: {v['premise']}\nhypothesis: {hypothesis}",
-                         "reply": v["verdict"]} for v in verdicts]
+    prediction = record.get("prediction") or {}
+    if prediction.get("answer") and prediction.get("docs"):
+        out += nli_verdicts(str(prediction["answer"]), prediction["docs"], run_path)
     return out[:200]
 
 

@@ -81,6 +81,7 @@ def shot(driver, name: str) -> None:
 def click_through(driver, base: str, site: Site, screenshots: bool = False) -> None:
     llatrieval = next(r.rid for r in site.runs if r.rid.startswith("llatrieval_"))
     vanilla = next(r.rid for r in site.runs if r.rid.startswith("vanilla_"))
+    closed_book = next(r.rid for r in site.runs if r.rid.startswith("closed_book_"))
     driver.get(base)
     wait_ready(driver, "#/")
     runs = driver.find_element("id", "runs").text
@@ -91,6 +92,7 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     assert driver.find_elements("css selector", "table.slice") and driver.find_elements("css selector", "div.plot svg rect")
     labels = [t.text for t in driver.find_elements("css selector", "div.plot svg text.value")]
     assert "0.00" in labels or "1.00" in labels  # bars carry their values, zero bars included
+    driver.execute_script("arguments[0].scrollIntoView()", driver.find_element("css selector", "table.slice"))
     screenshots and shot(driver, "run")
 
     driver.get(base + f"#/examples/{vanilla}/popqa")
@@ -116,12 +118,13 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     groups = driver.find_elements("css selector", "details.group")
     assert [g.get_attribute("data-group") for g in groups][:2] == ["iteration 1", "iteration 2"]
     assert "verification: rejected" in groups[0].text and "summarize" in groups[0].text
+    driver.execute_script("arguments[0].scrollIntoView()", driver.find_element("css selector", "div.timeline"))
+    screenshots and shot(driver, "example")
     step = groups[0].find_element("css selector", "details.step[data-step='1']")
     step.click()
     assert step.find_element("css selector", "pre.prompt").text.startswith("[system]")
-    screenshots and shot(driver, "example")
 
-    driver.get(base + "#/compare/popqa")
+    driver.get(base + ("#/compare/popqa" if base.startswith("file:") else f"#/compare/popqa/{vanilla}~{closed_book}"))
     wait_ready(driver, "compare")
     assert "mcnemar" in driver.find_element("css selector", "table.stats").text
     disagreements = driver.find_elements("css selector", "table.disagree")

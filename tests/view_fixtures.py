@@ -37,8 +37,8 @@ def make_runs(root: Path) -> dict[str, Path]:
     data = popqa_data(root)
     return {
         "llatrieval": _run(root, "llatrieval", "alce_asqa", "llatrieval"),
-        "selfrag": _run(root, "selfrag", "popqa", "selfrag"),
-        "smart": _run(root, "smart", "popqa", "smart"),
+        "selfrag": _run(root, "selfrag", "popqa", "selfrag", data=data),
+        "smart": _run(root, "smart", "popqa", "smart", data=data),
         # A answers person 0 (with a script tag) and misses the others; B answers only person 1
         "vanilla": _run(root, "vanilla", "popqa", "vanilla", data=data, rules=[
             {"pattern": "person 0", "response": SCRIPT_ANSWER}, {"response": "nobody"}]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
@@ -67,6 +68,7 @@ def make_server(site: Site, host: str = "127.0.0.1", port: int = 0) -> Threading
 
 def serve(site: Site, host: str, port: int) -> None:
     server = make_server(site, host, port)
+    threading.Thread(target=site.warm, daemon=True).start()
     print(f"ragbench view: {len(site.runs)} run(s) at http://{host}:{server.server_address[1]}/ (Ctrl-C stops)",
           file=sys.stderr, flush=True)
     try:

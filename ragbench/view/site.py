@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .comparison import compare_page
-from .pages import example_data, rows_page, run_page, runs_page
+from .pages import example_data, rows_page, run_page, runs_page, system_class
 from .runs import RunFolder
 
 
@@ -26,6 +26,14 @@ class Site:
 
     def with_task(self, task: str) -> list[RunFolder]:
         return [run for run in self.runs if task in run.tasks]
+
+    def warm(self) -> None:
+        """Index every sample file and load the runs' system plugins (the registry takes a second or
+        two), so that the first pages open at once; the server runs this in the background."""
+        for run in self.runs:
+            system_class(run.config.get("system"))
+            for task in run.tasks:
+                run.samples(task)
 
     def data(self, key: str) -> Any:
         parts = key.strip("/").split("/")

@@ -138,8 +138,11 @@ async function allRows(rid, task, needAll, onProgress) {
   return [first, rows];
 }
 
+// "wrong" is judged on the chosen metric: by default the first one where higher is better (not e.g. length)
+const defaultMetric = info => info.metrics.find(m => info.higher_is_better[m] !== false) || info.metrics[0];
+
 function matches(row, q, info) {
-  const filter = q.get("f"), metric = q.get("m") || info.metrics[0], text = (q.get("q") || "").toLowerCase();
+  const filter = q.get("f"), metric = q.get("m") || defaultMetric(info), text = (q.get("q") || "").toLowerCase();
   if (filter === "failed" && !row.error) return false;
   if (filter === "wrong") {
     const v = row.scores[metric];
@@ -174,7 +177,7 @@ async function examplesView(rid, task, q) {
   const sliceOptions = [["", "any slice"], ...info.slice_fields.flatMap(f => [...new Set(rows.map(r => r.meta[f]).filter(v => v !== undefined))].map(v => [`${f}=${v}`, `${f} = ${v}`]))];
   const controls = h("div", {class: "controls"}, search,
     select("filter", [["", "all examples"], ["failed", "failed"], ["wrong", "wrong"]], q.get("f"), "f"),
-    select("metric", info.metrics.map(m => [m, `metric: ${m}`]), q.get("m") || info.metrics[0], "m"),
+    select("metric", info.metrics.map(m => [m, `metric: ${m}`]), q.get("m") || defaultMetric(info), "m"),
     select("slice", sliceOptions, q.get("s"), "s"), status);
   const headers = [["n", "#"], ["id", "id"], [null, "question"], [null, "answer"], [null, "gold"], ...info.metrics.map(m => [m, m]), [null, "error"]]
     .map(([key, label]) => key ? h("th", {class: "sortable", title: "sort", onclick: () => go({sort: sort === `${key}:desc` ? `${key}:asc` : `${key}:desc`})},
@@ -261,9 +264,9 @@ async function pairView(task, ridA, nA, ridB, nB) {
 }
 
 // ---- Compare ------------------------------------------------------------------------------------
-async function compareView(task) {
+async function compareView(task, rids) {  // rids: "a~b~c" (first is the baseline); default every run of the task
   crumbs(["#/", "runs"], [null, `compare ${task}`]);
-  const c = await load(`compare/${task}`);
+  const c = await load(`compare/${task}` + (rids ? `/${rids}` : ""));
   const parts = [h("h1", {}, `Compare on ${task}`)];
   if (c.error) parts.push(h("p", {class: "warn"}, c.error));
   for (const p of c.pairs || []) {
@@ -291,7 +294,7 @@ async function route() {
     else if (parts[0] === "run") await runView(parts[1]);
     else if (parts[0] === "examples") await examplesView(parts[1], parts[2], query);
     else if (parts[0] === "example") await exampleView(parts[1], parts[2], parts[3]);
-    else if (parts[0] === "compare") await compareView(parts[1]);
+    else if (parts[0] === "compare") await compareView(parts[1], parts[2]);
     else if (parts[0] === "pair") await pairView(...parts.slice(1, 6));
     else show(h("p", {class: "bad"}, "unknown page"));
   } catch (err) {

@@ -21,6 +21,9 @@ function load(key) {
     });
   }
   if (cache.has(key)) return Promise.resolve(cache.get(key));
+  if (!/^[A-Za-z0-9_.~-]+(\/[A-Za-z0-9_.~-]+)*$/.test(key) || key.split("/").includes("..")) {
+    return Promise.reject(new Error(`${key} is not a page of this export`));  // a crafted link must not load other files
+  }
   return new Promise((resolve, reject) => {
     waiting.set(key, [...(waiting.get(key) || []), resolve]);
     const s = document.createElement("script");

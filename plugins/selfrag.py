@@ -29,9 +29,9 @@ from ragbench.context import Context
 from ragbench.errors import ConfigError
 from ragbench.system import System
 from ragbench.task import Task
-from ragbench.trace_groups import outline
 from ragbench.types import Document, Example, Prediction
 
+from . import selfrag_outline
 from .selfrag_longform import long_form
 from .selfrag_prompts import (GROUNDING_TOKENS, NO_RETRIEVAL, PROMPT, RELEVANCE_TOKENS, RETRIEVAL_TOKENS,
                               UTILITY_TOKENS, clean_short_answer, evidence_prompt)
@@ -191,28 +191,11 @@ class SelfRag(System):
 
     @classmethod
     def trace_outline(cls, record: dict[str, Any]) -> list[dict[str, Any]]:
-        """The viewer's timeline (short form): the retrieval decision with its ratio, then one group per
-        passage (the i-th "selfrag:passage" call is the i-th passage) with its critique scores, the
-        chosen passage marked. Long form: the generic outline."""
-        trace = record.get("trace") or []
+        """The viewer's timeline: the retrieval decision, then each passage's (short form) or beam-search
+        node's (long form) call with its critique scores, the chosen ones marked (selfrag_outline)."""
         extras = ((record.get("prediction") or {}).get("extras") or {}).get("selfrag") or {}
-        if extras.get("form") != "short":
-            return outline(trace)
-        items: list[dict[str, Any]] = []
-        passages = iter(extras.get("passages") or [])
-        for index, step in enumerate(trace):
-            if step.get("name") == "selfrag:decide":
-                items.append({"group": "retrieval decision", "items": [{"step": index}],
-                              "info": {"retrieval_ratio": extras.get("retrieval_ratio"), "retrieve": extras.get("retrieved")}})
-            elif step.get("name") == "selfrag:passage":
-                number = sum(1 for item in items if item.get("group", "").startswith("passage"))
-                scores = next(passages, {})
-                items.append({"group": f"passage {number + 1}: {scores.get('title') or scores.get('doc_id') or ''}",
-                              "items": [{"step": index}], "chosen": extras.get("best_passage") == number,
-                              "info": {k: v for k, v in scores.items() if k.endswith("score") or k == "doc_id"}})
-            else:
-                items.append({"step": index})
-        return items
+        form = {"short": selfrag_outline.short_form, "long": selfrag_outline.long_form}.get(extras.get("form"))
+        return form(record.get("trace") or [], extras) if form else super().trace_outline(record)
 
     def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
         traces = [s["prediction"]["extras"]["selfrag"] for s in samples

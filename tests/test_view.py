@@ -136,3 +136,19 @@ def test_view_command_errors_are_one_line(tmp_path):
     assert result.returncode != 0 and result.stderr.count("\n") == 1 and "is not a folder" in result.stderr
     result = cli("view", str(tmp_path))
     assert result.returncode != 0 and "no ragbench run under" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(tmp_path):
+    from matrix_fixtures import cell_config
+
+    from ragbench.evaluator import Evaluator, RunConfig
+
+    config = cell_config("asqa", "selfrag", tmp_path, limit=1)
+    Evaluator(RunConfig(**config)).run()
+    site = Site(find_runs([config["output"]]))
+    page = site.data(f"example/{site.runs[0].rid}/asqa/0")
+    levels = [item for item in page["outline"] if item.get("group", "").startswith("segment ")]
+    nodes = [node for level in levels for node in level["items"]]
+    assert levels and len(nodes) == sum(1 for s in page["steps"] if s["name"] == "selfrag:segment")
+    assert sum(node["chosen"] for node in levels[0]["items"]) == 1
+    assert {"path_score", "relevance_score", "ground_score", "utility_score"} <= set(nodes[0]["info"])

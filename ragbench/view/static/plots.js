@@ -20,11 +20,12 @@ const RBPlots = (() => {
     const values = keys.flatMap(k => labels.map(l => (slices[k][l] || {}).value || 0));
     const highs = keys.flatMap(k => labels.map(l => ((slices[k][l] || {}).ci95 || [0, 0])[1]));
     const top = Math.max(1e-9, ...values, ...highs), bottom = Math.min(0, ...values);
-    const bw = 34, group = keys.length * bw + 18, H = 190, pad = 30, W = Math.max(360, pad + labels.length * group + 10);
+    const bw = 34, group = keys.length * bw + 18, H = 190, pad = 30, plotEnd = pad + labels.length * group + 10;
+    const W = plotEnd + 20 + 7 * Math.max(...keys.map(k => k.length)) + 20;  // the legend right of the bars
     const svg = el("svg", {width: W, height: H + 70, role: "img", "aria-label": title});
     svg.appendChild(el("text", {x: pad, y: 12, "font-weight": "600"}, title));
-    const y = v => 22 + (H - 22) * (top - v) / (top - bottom);
-    svg.appendChild(el("line", {x1: pad, x2: W - 5, y1: y(0), y2: y(0), stroke: "#333"}));
+    const y = v => 34 + (H - 34) * (top - v) / (top - bottom);  // room above for the value labels
+    svg.appendChild(el("line", {x1: pad, x2: plotEnd, y1: y(0), y2: y(0), stroke: "#333"}));
     labels.forEach((label, i) => {
       const x0 = pad + i * group + 9;
       keys.forEach((key, j) => {
@@ -34,7 +35,8 @@ const RBPlots = (() => {
                                     fill: COLORS[j % COLORS.length], "data-value": fmt(entry.value)}));
         if (entry.ci95) svg.appendChild(el("line", {x1: x + bw / 2 - 1.5, x2: x + bw / 2 - 1.5, y1: y(entry.ci95[0]),
                                                     y2: y(entry.ci95[1]), stroke: "#222"}));
-        svg.appendChild(el("text", {x: x + (bw - 3) / 2, y: Math.min(y(v), y(0)) - 3, "text-anchor": "middle",
+        const above = Math.min(y(v), y(0), entry.ci95 ? y(entry.ci95[1]) : Infinity);  // clear of the interval
+        svg.appendChild(el("text", {x: x + (bw - 3) / 2, y: above - 3, "text-anchor": "middle",
                                     class: "value"}, fmt(entry.value)));
       });
       const n = (slices[keys[0]][label] || {}).n;
@@ -42,8 +44,8 @@ const RBPlots = (() => {
       svg.appendChild(t);
     });
     keys.forEach((key, j) => {
-      svg.appendChild(el("rect", {x: W - 120, y: 18 + j * 13, width: 9, height: 9, fill: COLORS[j % COLORS.length]}));
-      svg.appendChild(el("text", {x: W - 107, y: 26 + j * 13}, key));
+      svg.appendChild(el("rect", {x: plotEnd + 20, y: 18 + j * 13, width: 9, height: 9, fill: COLORS[j % COLORS.length]}));
+      svg.appendChild(el("text", {x: plotEnd + 33, y: 26 + j * 13}, key));
     });
     return svg;
   }

@@ -12,11 +12,12 @@ from matrix_fixtures import cell_config
 from ragbench.evaluator import Evaluator, RunConfig
 
 SCRIPT_ANSWER = "<script>window.__pwned = 1</script>person 0"
+PROPS = ("occupation", "genre", "country")  # a slice value each: the slice charts get several bars, zeros among them
 SCRIPT_DOC = '<img src=x onerror="window.__pwned = 2">Person 0 is a painter.'
 
 
 def popqa_data(folder: Path) -> str:
-    rows = [{"id": i, "question": f"Who is person {i}?", "answers": [f"person {i}"], "prop": "occupation",
+    rows = [{"id": i, "question": f"Who is person {i}?", "answers": [f"person {i}"], "prop": PROPS[i],
              "s_wiki_title": f"P{i}", "pop": 10 * (i + 1),
              "ctxs": [{"id": f"{i}0", "title": f"P{i}", "text": SCRIPT_DOC if i == 0 else f"Person {i} is a poet."}]}
             for i in range(3)]

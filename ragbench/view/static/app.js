@@ -274,10 +274,13 @@ async function compareView(task, rids) {  // rids: "a~b~c" (first is the baselin
   if (c.error) parts.push(h("p", {class: "warn"}, c.error));
   for (const p of c.pairs || []) {
     parts.push(h("h2", {}, `B = ${p.b} vs A = ${p.a}`), ...p.warnings.map(w => h("p", {class: "warn small"}, w)));
-    parts.push(table(["metric", "slice", "n", "A", "B", "B − A", "95% CI", "p", "test"].map(x => h("th", {}, x)), p.rows.map(r =>
+    const statsTable = (rows, attrs) => table(["metric", "slice", "n", "A", "B", "B − A", "95% CI", "p", "test"].map(x => h("th", {}, x)), rows.map(r =>
       [r.metric, r.slice || "all", num(r.n), num(fmt(r.mean_a)), num(fmt(r.mean_b)),
        num((r.diff >= 0 ? "+" : "") + r.diff.toFixed(4), (r.diff >= 0) === r.higher_is_better ? "ok" : "bad"),
-       num(r.ci95 ? `[${r.ci95[0].toFixed(4)}, ${r.ci95[1].toFixed(4)}]` : "–"), num(r.p_value.toPrecision(3)), r.test]), {class: "stats"}));
+       num(r.ci95 ? `[${r.ci95[0].toFixed(4)}, ${r.ci95[1].toFixed(4)}]` : "–"), num(r.p_value.toPrecision(3)), r.test]), attrs);
+    const bySlice = p.rows.filter(r => r.slice);
+    parts.push(statsTable(p.rows.filter(r => !r.slice), {class: "stats"}));
+    if (bySlice.length) parts.push(h("details", {}, h("summary", {}, `by slice value (${bySlice.length} rows)`), statsTable(bySlice, {class: "stats-slices"})));
     for (const d of p.disagreements) {
       for (const [side, title] of [["a_right", `${d.metric}: A right, B wrong`], ["b_right", `${d.metric}: B right, A wrong`]]) {
         parts.push(h("h3", {}, `${title} (${d[side].count})`));

@@ -4,6 +4,7 @@ themselves are clicked through in a real browser in tests/test_view_browser.py."
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -136,6 +137,13 @@ def test_view_command_errors_are_one_line(tmp_path):
     assert result.returncode != 0 and result.stderr.count("\n") == 1 and "is not a folder" in result.stderr
     result = cli("view", str(tmp_path))
     assert result.returncode != 0 and "no ragbench run under" in result.stderr and "Traceback" not in result.stderr
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text("{}")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        result = cli("view", str(tmp_path), "--port", str(busy.getsockname()[1]))
+    assert result.returncode != 0 and result.stderr.count("\n") == 1 and "choose another --port" in result.stderr
 
 
 def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(tmp_path):

@@ -13,7 +13,7 @@ from ragbench.evaluator import Evaluator, RunConfig
 
 SCRIPT_ANSWER = "<script>window.__pwned = 1</script>person 0"
 PROPS = ("occupation", "genre", "country")  # a slice value each: the slice charts get several bars, zeros among them
-SCRIPT_DOC = '<img src=x onerror="window.__pwned = 2">Person 0 is a painter.'
+SCRIPT_DOC = '<script>window.__pwned = 3</script><img src=x onerror="window.__pwned = 2">Person 0 is a painter.'
 
 
 def popqa_data(folder: Path) -> str:

@@ -44,7 +44,10 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = 1000) ->
     if unfinished:
         return {"task": task, "runs": [f.rid for f in folders],
                 "error": f"{', '.join(unfinished)} not finished yet (no results.json): compare needs finished runs"}
-    loaded = [load_run(f.path) for f in folders]
+    try:
+        loaded = [load_run(f.path) for f in folders]
+    except ConfigError as exc:  # e.g. a sample file removed: the page says so, the export goes on
+        return {"task": task, "runs": [f.rid for f in folders], "error": str(exc)}
     details = loaded[0].results.get("details", {}).get(task, {})
     pairs = []
     for folder, other in zip(folders[1:], loaded[1:]):

@@ -157,7 +157,8 @@ def main() -> None:
         server, base = serve(run)
         try:
             http, _ = timed(lambda: urllib.request.urlopen(f"{base}/api/rows/{rid}/crag_t3/0").read())
-            example, body = timed(lambda: urllib.request.urlopen(f"{base}/api/example/{rid}/crag_t3/{examples // 2}").read())
+            middle = f"{base}/api/example/{rid}/crag_t3/{examples // 2}"
+            example, body = timed(lambda: urllib.request.urlopen(middle).read())
             assert json.loads(body)["id"] == f"id-{examples // 2}"
         finally:
             server.shutdown()

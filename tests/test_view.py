@@ -160,3 +160,19 @@ def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(
     assert levels and len(nodes) == sum(1 for s in page["steps"] if s["name"] == "selfrag:segment")
     assert sum(node["chosen"] for node in levels[0]["items"]) == 1
     assert {"path_score", "relevance_score", "ground_score", "utility_score"} <= set(nodes[0]["info"])
+
+
+def test_rows_come_in_chunks_and_full_records_only_by_offset(tmp_path):
+    run = tmp_path / "big"
+    (run / "samples").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
+    with (run / "samples" / "t.jsonl").open("w") as handle:
+        for i in range(1201):
+            handle.write(json.dumps({"id": f"e{i}", "question": "q" * 1000, "trace": [{"x": "y" * 2000}],
+                                     "scores": {"em": float(i % 2)}}) + "\n")
+    site = Site(find_runs([str(run)]))
+    rid = site.runs[0].rid
+    first, last = site.data(f"rows/{rid}/t/0"), site.data(f"rows/{rid}/t/2")
+    assert (first["total"], first["chunks"], len(first["rows"]), len(last["rows"])) == (1201, 3, 500, 201)
+    assert last["rows"][-1]["id"] == "e1200" and len(last["rows"][-1]["question"]) <= 240 and "trace" not in last["rows"][-1]
+    assert site.data(f"example/{rid}/t/1200")["id"] == "e1200"

@@ -26,7 +26,8 @@ class ClosedBook(System):
         return None  # closed book: no documents at all
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        prompt, docs = await ctx.task.reader_prompt(example, ctx, await self.documents(example, ctx))
+        with ctx.group("retrieval"):  # the viewer's timeline: retrieval and a task's own steps, then the answer
+            prompt, docs = await ctx.task.reader_prompt(example, ctx, await self.documents(example, ctx))
         if isinstance(prompt, list) or self.chat:
             messages = prompt if isinstance(prompt, list) else ctx.task.chat_messages(prompt)
             response = await ctx.llm.chat(messages, step="answer", **self.sampling)

@@ -51,6 +51,7 @@ from ragbench.context import Context
 from ragbench.errors import ConfigError
 from ragbench.metrics.alce_correctness import exact_presence
 from ragbench.system import System
+from ragbench.trace_groups import find_groups
 from ragbench.types import Document, Example, Prediction
 
 from .llatrieval_prompts import (JUDGE_SYSTEM, SCORE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,
@@ -123,23 +124,24 @@ class LLatrieval(System):
         selected: list[Document] = []
         iterations: list[dict[str, Any]] = []
         for t in range(self.max_iterations):
-            query = await self.query(t, text, selected, ctx)
-            retrieved = ctx.task.passages(await ctx.retriever.search(query, self.retrieve_top))
-            await self.summarize(text, retrieved[: self.summarize_top], ctx)
-            new = retrieved[: self.doc_num]
-            # Iterative_retrieval.py: from iteration 1 on, last iteration's selection joins the new top-50
-            # at the head (position=head), without de-duplication.
-            candidates = new if t == 0 else (selected + new if self.old_position == "head" else new + selected)
-            selected, windows = await self.select(questions, candidates, ctx)
-            record = {"iteration": t + 1, "query": query, "retrieved": len(retrieved), "new_candidates": len(new),
-                      "candidates": [describe(d) for d in candidates], "windows": windows,
-                      "selected": [describe(d) for d in selected], "verification": None}
-            iterations.append(record)
-            if t == self.max_iterations - 1:
-                break  # the last iteration's selection is final, never verified
-            record["verification"] = await self.verify(example, questions, selected, ctx)
-            if record["verification"]["passed"]:
-                break
+            with ctx.group(f"iteration {t + 1}"):  # the viewer's timeline: iteration -> its steps
+                query = await self.query(t, text, selected, ctx)
+                retrieved = ctx.task.passages(await ctx.retriever.search(query, self.retrieve_top))
+                await self.summarize(text, retrieved[: self.summarize_top], ctx)
+                new = retrieved[: self.doc_num]
+                # Iterative_retrieval.py: from iteration 1 on, last iteration's selection joins the new top-50
+                # at the head (position=head), without de-duplication.
+                candidates = new if t == 0 else (selected + new if self.old_position == "head" else new + selected)
+                selected, windows = await self.select(questions, candidates, ctx)
+                record = {"iteration": t + 1, "query": query, "retrieved": len(retrieved), "new_candidates": len(new),
+                          "candidates": [describe(d) for d in candidates], "windows": windows,
+                          "selected": [describe(d) for d in selected], "verification": None}
+                iterations.append(record)
+                if t == self.max_iterations - 1:
+                    break  # the last iteration's selection is final, never verified
+                record["verification"] = await self.verify(example, questions, selected, ctx)
+                if record["verification"]["passed"]:
+                    break
         return await self.answer(example, ctx, selected, text, iterations)
 
     def questions(self, example: Example) -> list[str]:
@@ -232,6 +234,20 @@ class LLatrieval(System):
                           citations=ctx.task.citations(answer), extras={"llatrieval": trace})
 
     # --- reporting ------------------------------------------------------------------------------------
+    @classmethod
+    def trace_outline(cls, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """Each iteration's group notes its query, selection and the verifier's verdict."""
+        items = super().trace_outline(record)
+        extras = (record.get("prediction") or {}).get("extras") or {}
+        for it in (extras.get("llatrieval") or {}).get("iterations") or []:
+            verdict = it.get("verification")
+            info = {"query": it.get("query"), "selected": len(it.get("selected") or []),
+                    "verification": ("not verified (last iteration)" if verdict is None
+                                     else "passed" if verdict.get("passed") else "rejected")}
+            for node in find_groups(items, f"iteration {it.get('iteration')}"):
+                node["info"] = info
+        return items
+
     def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The paper's Tables 4-6 figures (document candidates = new candidates browsed per example,
         50 per iteration; examples per iteration) and the cost per example."""

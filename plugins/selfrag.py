@@ -31,6 +31,7 @@ from ragbench.system import System
 from ragbench.task import Task
 from ragbench.types import Document, Example, Prediction
 
+from . import selfrag_outline
 from .selfrag_longform import long_form
 from .selfrag_prompts import (GROUNDING_TOKENS, NO_RETRIEVAL, PROMPT, RELEVANCE_TOKENS, RETRIEVAL_TOKENS,
                               UTILITY_TOKENS, clean_short_answer, evidence_prompt)
@@ -187,6 +188,14 @@ class SelfRag(System):
         trace["best_passage"] = best_index
         raw = responses[best_index].text  # open tasks: the raw text, not cleaned (upstream)
         return raw, raw, [docs[best_index]], trace
+
+    @classmethod
+    def trace_outline(cls, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """The viewer's timeline: the retrieval decision, then each passage's (short form) or beam-search
+        node's (long form) call with its critique scores, the chosen ones marked (selfrag_outline)."""
+        extras = ((record.get("prediction") or {}).get("extras") or {}).get("selfrag") or {}
+        form = {"short": selfrag_outline.short_form, "long": selfrag_outline.long_form}.get(extras.get("form"))
+        return form(record.get("trace") or [], extras) if form else super().trace_outline(record)
 
     def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
         traces = [s["prediction"]["extras"]["selfrag"] for s in samples

@@ -40,6 +40,7 @@ from ragbench.context import Context
 from ragbench.errors import ConfigError
 from ragbench.system import System
 from ragbench.task import Task
+from ragbench.trace_groups import grouped
 from ragbench.types import Document, Example, Prediction
 
 from .smart_prompts import (END_GENERATOR, END_INTENT, END_LOCATOR, GENERATOR, LONG, RECONSTRUCTOR, SHORT,
@@ -101,6 +102,7 @@ class Smart(System):
 
     # -- the Knowledge Retriever ----------------------------------------------------------------
 
+    @grouped("Knowledge Retriever")  # the viewer's timeline: agent by agent
     async def retrieve(self, example: Example, ctx: Context, intents: list[str]) -> list[Document]:
         """Top `top_k` per intent, in intent order, repeats dropped. The example's own passages
         (retriever `provided`) are ranked for the question and cannot be searched by intent: the
@@ -137,6 +139,7 @@ class Smart(System):
                           citations=ctx.task.citations(answer) if ctx.task.cites else ([cited] if cited else []),
                           extras={"smart": trace})
 
+    @grouped("Intent Reconstructor")  # the viewer's timeline: agent by agent
     async def intents(self, example: Example, ctx: Context, trace: dict[str, Any], prompt: str) -> tuple[list[str], str]:
         """The Reconstructor's intents and its raw output ("" when it is ablated: the question is the query)."""
         if not self.reconstructs:
@@ -180,15 +183,17 @@ class Smart(System):
                 generator_prompt = (x if self.no_facts == "question" else reading) + GENERATOR
             else:
                 prompt = reading + spelling["locator"]
-                response = await ctx.model("locator").generate(prompt, step="smart:locator",
-                                                               **self.sampling(self.locator_max_tokens, END_LOCATOR))
+                with ctx.group("Fact Locator"):
+                    response = await ctx.model("locator").generate(prompt, step="smart:locator",
+                                                                   **self.sampling(self.locator_max_tokens, END_LOCATOR))
                 facts = [f for f in parse_locator(response.text) if 1 <= f.number <= len(docs)]
                 trace["located"] = [f.to_dict() for f in facts]
                 located = (prompt if long else x + spelling["locator"]) + response.text + END_LOCATOR + "\n\n"
                 trace["no_facts"] = no_facts = not any(f.relevant for f in facts)
                 generator_prompt = (x if no_facts and self.no_facts == "question" else located) + GENERATOR
-        response = await ctx.model("generator").generate(generator_prompt, step="smart:generator",
-                                                         **self.sampling(self.max_tokens, END_GENERATOR))
+        with ctx.group("Response Generator"):
+            response = await ctx.model("generator").generate(generator_prompt, step="smart:generator",
+                                                             **self.sampling(self.max_tokens, END_GENERATOR))
         answer, cited = split_citations(response.text)
         return answer, docs, [n for n in cited if 1 <= n <= len(docs)]
 
@@ -209,9 +214,11 @@ class Smart(System):
                 if not shown and self.no_facts == "trajectory":
                     shown = docs
         prompt = ctx.task.answer_prompt(example, shown or None)
-        response = await self.ask(ctx.model("generator"), prompt, "smart:generator", self.sampling(self.max_tokens))
+        with ctx.group("Response Generator"):
+            response = await self.ask(ctx.model("generator"), prompt, "smart:generator", self.sampling(self.max_tokens))
         return response.text, list(shown or []), []
 
+    @grouped("Fact Locator")  # the viewer's timeline: agent by agent
     async def locate(self, example: Example, ctx: Context, docs: list[Document]) -> list[LocatedFact]:
         """One locator call per passage (Table 9's prompt is per passage); all go to the scheduler at once."""
         task_input = ctx.task.task_input(example)

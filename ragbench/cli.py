@@ -383,6 +383,23 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         sys.exit(EXIT_WORSE)
 
 
+@main.command("view")
+@click.argument("runs", nargs=-1)
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to serve on")
+@click.option("--port", default=0, type=int, help="port to serve on (default: a free one; the URL is printed)")
+@click.option("--export", "export_dir", default=None, metavar="DIR",
+              help="write a static site to DIR (opens from disk) instead of serving")
+def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | None) -> None:
+    """Browse runs, examples and traces in a web page (RUNS: run folders or folders of runs; default runs/)."""
+    from .view.command import view
+
+    try:
+        view(list(runs), host, port, export_dir)
+    except ConfigError as exc:
+        click.echo(f"ragbench: error: {exc}", err=True)
+        sys.exit(EXIT_CONFIG)
+
+
 @main.command("reproduce")
 @click.argument("name", required=False)
 @click.option("--list", "show_list", is_flag=True, help="list the reproductions (paper, table, row, status)")

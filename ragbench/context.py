@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from .llm import LLM
 from .nli import NLI
 from .task import Task
+from .trace_groups import group
 from .types import Step
 
 if TYPE_CHECKING:
@@ -40,6 +41,11 @@ class Context:
     @property
     def judge(self) -> LLM | None:
         return self.judges[0] if self.judges else None
+
+    def group(self, label: str):
+        """`with ctx.group("iteration 2"):` - the steps made inside belong to that group of the
+        system's structure (ragbench.trace_groups; the viewer's timeline shows them grouped)."""
+        return group(label)
 
     @contextmanager
     def step(self, kind: str, name: str, request: dict[str, Any]) -> Iterator[Step]:

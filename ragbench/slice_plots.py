@@ -26,11 +26,17 @@ def slice_plot(task: str, field: str, details: dict[str, Any], keys: list[str], 
         values = [e.get("value") or 0.0 for e in entries]
         errors = [[max(0.0, v - (e.get("ci95") or [v, v])[0]) for v, e in zip(values, entries)],
                   [max(0.0, (e.get("ci95") or [v, v])[1] - v) for v, e in zip(values, entries)]]
-        axes.bar(positions + (i - (len(keys) - 1) / 2) * width, values, width, yerr=errors, capsize=2, label=key)
+        bars = axes.bar(positions + (i - (len(keys) - 1) / 2) * width, values, width, yerr=errors, capsize=2, label=key)
+        # every bar carries its value, so a zero bar is seen (a sliver and "0.00") and not taken for a missing one
+        for bar in bars:
+            if bar.get_height() == 0:
+                bar.set_height(max(values + [1.0]) * 0.004)
+        axes.bar_label(bars, labels=[f"{v:.2f}" if e.get("value") is not None else "n/a" for v, e in zip(values, entries)],
+                       fontsize=6, padding=1)
     counts = [details[keys[0]]["slices"][field][label].get("n", 0) for label in labels]
     axes.set_xticks(positions, [f"{label}\n(n={n})" for label, n in zip(labels, counts)], fontsize=8)
     axes.axhline(0, color="black", linewidth=0.6)
-    axes.set_title(f"{task} by {field}")
+    axes.set_title(f"{task} by {field} (n={sum(counts)})")
     axes.legend(fontsize=8)
     figure.tight_layout()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -71,7 +77,9 @@ def matrix_plot(task: str, details: dict[str, Any], key: str, matrix: dict[str, 
     axes.set_xticks(range(len(cols)), [names.get(c, c) for c in cols], rotation=30, ha="right", fontsize=8)
     axes.set_yticks(range(len(rows)), [names.get(r, r) for r in rows], fontsize=8)
     for (i, j), value in np.ndenumerate(grid):
-        axes.text(j, i, "N/A" if np.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=7)
+        label = f"{rows[i]}{matrix.get('separator', ' - ')}{cols[j]}"
+        n = (cells.get(label) or {}).get("n", 0)
+        axes.text(j, i, "N/A" if np.isnan(value) else f"{value:.2f}\nn={n}", ha="center", va="center", fontsize=7)
     figure.colorbar(image, ax=axes)
     axes.set_title(f"{task}: {key}")
     figure.tight_layout()

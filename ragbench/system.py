@@ -50,6 +50,15 @@ class System:
         as {"errors": [...], ...}; any error marks the run incomplete."""
         return None
 
+    @classmethod
+    def trace_outline(cls, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """The structure of one sample record's trace for the viewer's timeline: by default the
+        groups its steps were made in (`with ctx.group(label):`, see ragbench.trace_groups). Override
+        to add what only the system knows to a group: {"info": {name: value}, "chosen": True}."""
+        from .trace_groups import outline
+
+        return outline(record.get("trace") or [])
+
     def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
         """System-specific figures computed from the task's sample records (e.g. iterations per
         example, calls per stage), kept in results.json `system_stats` and shown in report.md.

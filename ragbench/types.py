@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .trace_groups import current_group
+
 
 @dataclass
 class Document:
@@ -76,9 +78,13 @@ class Step:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
+    group: list[str] = field(default_factory=current_group)  # `with ctx.group(label):` labels, outermost first
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)  # shallow: request/response dicts are not mutated after the call
+        out = dict(self.__dict__)  # shallow: request/response dicts are not mutated after the call
+        if not out["group"]:
+            del out["group"]
+        return out
 
 
 @dataclass

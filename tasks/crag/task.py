@@ -25,6 +25,7 @@ from ragbench.datafiles import data_dir, resolve_data_file
 from ragbench.errors import ConfigError, RecordError
 from ragbench.metrics.crag import TOKENIZER_ENV, cut_to_tokens
 from ragbench.task import Prompt, Task
+from ragbench.trace_groups import group
 from ragbench.types import Document, Example
 
 from . import baselines
@@ -274,7 +275,8 @@ class CragTask(Task):
         response = await ctx.llm.chat(baselines.entity_messages(example), step="entity_extraction",
                                       **baselines.ENTITY_SAMPLING)
         entity = baselines.parse_entities(response.text)
-        return await baselines.kg_text(entity, baselines.traced_kg_call(ctx, ctx.tools["crag_kg"]))
+        with group("KG calls"):  # the viewer's timeline: the KG API calls together
+            return await baselines.kg_text(entity, baselines.traced_kg_call(ctx, ctx.tools["crag_kg"]))
 
     async def straightforward_prompt(self, example: Example, ctx: Any,
                                      docs: list[Document]) -> tuple[Prompt, list[Document]]:

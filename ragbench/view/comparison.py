@@ -1,0 +1,60 @@
+"""The Compare page: `ragbench compare`'s paired statistics (ragbench.compare, unchanged) of every run
+against the first on one task, and the examples on which they disagree."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..compare import Run, compare_runs, load_run
+from ..errors import ConfigError
+from .runs import RunFolder, clip
+
+LISTED = 500  # disagreements listed per direction and metric
+
+
+def _binary(runs: list[Run], task: str, metric: str) -> bool:
+    values = {(s.get("scores") or {}).get(metric) for run in runs for s in run.samples.get(task, {}).values()}
+    values.discard(None)
+    return bool(values) and values <= {0, 1, 0.0, 1.0, True, False}
+
+
+def disagreements(a: Run, b: Run, task: str, metric: str, higher_is_better: bool,
+                  folders: tuple[RunFolder, RunFolder]) -> dict[str, Any]:
+    """Examples scored in both runs where one is right (the metric's good value) and the other wrong."""
+    good = 1.0 if higher_is_better else 0.0
+    first, second = a.samples.get(task, {}), b.samples.get(task, {})
+    found: dict[str, list[dict[str, Any]]] = {"a_right": [], "b_right": []}
+    for example_id in sorted(set(first) & set(second)):
+        x, y = (first[example_id].get("scores") or {}).get(metric), (second[example_id].get("scores") or {}).get(metric)
+        if x is None or y is None or float(x) == float(y):
+            continue
+        side = "a_right" if float(x) == good else "b_right"
+        found[side].append({"id": example_id, "question": clip(first[example_id].get("question"), 160),
+                            "answer_a": clip((first[example_id].get("prediction") or {}).get("answer"), 160),
+                            "answer_b": clip((second[example_id].get("prediction") or {}).get("answer"), 160),
+                            "n_a": folders[0].samples(task).position(example_id),
+                            "n_b": folders[1].samples(task).position(example_id)})
+    return {"metric": metric, **{k: {"count": len(v), "rows": v[:LISTED]} for k, v in found.items()}}
+
+
+def compare_page(folders: list[RunFolder], task: str, iterations: int = 1000) -> dict[str, Any]:
+    if len(folders) < 2:
+        raise ConfigError(f"compare: {task} needs two or more runs")
+    unfinished = [f.rid for f in folders if f.results is None]
+    if unfinished:
+        return {"task": task, "runs": [f.rid for f in folders],
+                "error": f"{', '.join(unfinished)} not finished yet (no results.json): compare needs finished runs"}
+    try:
+        loaded = [load_run(f.path) for f in folders]
+    except ConfigError as exc:  # e.g. a sample file removed: the page says so, the export goes on
+        return {"task": task, "runs": [f.rid for f in folders], "error": str(exc)}
+    details = loaded[0].results.get("details", {}).get(task, {})
+    pairs = []
+    for folder, other in zip(folders[1:], loaded[1:]):
+        report = compare_runs(loaded[0], other, iterations=iterations)
+        metrics = [m for m in details if not details[m].get("corpus") and _binary([loaded[0], other], task, m)]
+        pairs.append({"a": folders[0].rid, "b": folder.rid, "warnings": report.warnings,
+                      "rows": [dataclasses.asdict(r) for r in report.rows if r.task == task],
+                      "disagreements": [disagreements(loaded[0], other, task, m, details[m].get("higher_is_better", True),
+                                                      (folders[0], folder)) for m in metrics]})
+    return {"task": task, "runs": [f.rid for f in folders], "pairs": pairs}

@@ -1,0 +1,178 @@
+"""`ragbench view`: the page data read from real run folders (made by real systems on the scripted
+engine), the structure hook's grouping, a run in progress, the static export, the HTTP API; the pages
+themselves are clicked through in a real browser in tests/test_view_browser.py."""
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+from helpers import cli
+from view_fixtures import SCRIPT_ANSWER, make_runs
+
+from ragbench.view.export import export
+from ragbench.view.runs import SampleIndex, find_runs
+from ragbench.view.server import make_server
+from ragbench.view.site import NotFound, Site
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return make_runs(tmp_path_factory.mktemp("view_runs"))
+
+
+@pytest.fixture(scope="module")
+def site(runs):
+    return Site(find_runs([str(runs["llatrieval"].parent.parent)]))
+
+
+def rid(site, name):
+    return next(run.rid for run in site.runs if run.rid.startswith(name + "_"))
+
+
+def test_llatrieval_steps_carry_their_iteration_and_the_outline_notes_the_verdict(site):
+    page = site.data(f"example/{rid(site, 'llatrieval')}/alce_asqa/0")
+    steps = page["steps"]
+    summaries = [s for s in steps if s["name"] == "summarize"]
+    assert summaries and all(s["group"] and s["group"][0].startswith("iteration ") for s in summaries)
+    assert steps[-1]["name"] == "answer" and steps[-1]["group"] == []
+    groups = [item for item in page["outline"] if "group" in item]
+    assert [g["group"] for g in groups] == [f"iteration {k}" for k in range(1, len(groups) + 1)] and len(groups) > 1
+    assert groups[0]["info"]["verification"] == "rejected"  # the scripted verifier never says [YES] here
+    names = {steps[item["step"]]["name"] for item in groups[1]["items"]}
+    assert {"update_query", "summarize", "select", "verify"} <= names
+    assert steps[1]["prompt"].startswith("[system]") and steps[1]["reply"]
+
+
+def test_selfrag_outline_has_the_decision_and_scored_passages_with_the_chosen_one(site):
+    page = site.data(f"example/{rid(site, 'selfrag')}/popqa/0")
+    groups = {g["group"].split(":")[0]: g for g in page["outline"] if "group" in g}
+    assert groups["retrieval decision"]["info"]["retrieve"] is True
+    passage = groups["passage 1"]
+    assert passage["chosen"] is True and {"relevance_score", "ground_score", "utility_score"} <= set(passage["info"])
+
+
+def test_smart_outline_is_agent_by_agent(site):
+    page = site.data(f"example/{rid(site, 'smart')}/popqa/0")
+    assert [g["group"] for g in page["outline"] if "group" in g] == [
+        "Intent Reconstructor", "Knowledge Retriever", "Fact Locator", "Response Generator"]
+
+
+def test_runs_rows_and_compare_pages(site):
+    runs = site.data("runs")
+    assert len(runs["runs"]) == 5 and set(runs["comparable"]["popqa"]) >= {rid(site, "vanilla"), rid(site, "closed_book")}
+    entry = next(r for r in runs["runs"] if r["rid"] == rid(site, "vanilla"))
+    assert entry["complete"] and entry["tasks"]["popqa"]["metrics"]["match"]["n"] == 3
+    rows = site.data(f"rows/{rid(site, 'vanilla')}/popqa/0")
+    assert rows["total"] == 3 and rows["rows"][0]["answer"] == SCRIPT_ANSWER and "match" in rows["metrics"]
+    compare = site.data(f"compare/popqa/{rid(site, 'vanilla')}~{rid(site, 'closed_book')}")
+    pair = compare["pairs"][0]
+    match = next(d for d in pair["disagreements"] if d["metric"] == "match")
+    assert [r["id"] for r in match["a_right"]["rows"]] == ["0"] and [r["id"] for r in match["b_right"]["rows"]] == ["1"]
+    assert any(r["metric"] == "match" and r["slice"] == "" and r["test"] == "mcnemar" for r in pair["rows"])
+    with pytest.raises(NotFound):
+        site.data("run/nope")
+
+
+def test_a_run_in_progress_shows_its_examples_so_far(tmp_path):
+    run = tmp_path / "run"
+    (run / "samples").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"], "system": "vanilla"}, "finished": False}))
+    samples = run / "samples" / "t.jsonl"
+    samples.write_text(json.dumps({"id": "a", "question": "q?", "error": "boom"}) + "\n" + '{"id": "b", "quest')
+    site = Site(find_runs([str(run)]))
+    first = site.data(f"rows/{site.runs[0].rid}/t/0")
+    assert first["total"] == 1 and not first["finished"] and first["rows"][0]["error"] == "boom"
+    with samples.open("a") as handle:  # the cut line is finished, then a retry of "a" succeeds
+        handle.write('ion": "q2?"}\n' + json.dumps({"id": "a", "question": "q?", "scores": {"em": 1.0}}) + "\n")
+    rows = site.data(f"rows/{site.runs[0].rid}/t/0")["rows"]
+    assert [(r["id"], r["error"], r["scores"]) for r in rows] == [("a", None, {"em": 1.0}), ("b", None, {})]
+    assert site.data("runs")["runs"][0]["tasks"]["t"]["counts"] == {"records": 2, "scored": 2, "failed": 0}
+    samples.write_text(json.dumps({"id": "z"}) + "\n")  # rewritten (the run finished): indexed again
+    assert [r["id"] for r in SampleIndex(samples).refresh().rows] == ["z"]
+    assert site.data(f"rows/{site.runs[0].rid}/t/0")["rows"][0]["id"] == "z"
+
+
+def _listing(folder):
+    return sorted((str(p.relative_to(folder)), p.stat().st_mtime_ns) for p in folder.rglob("*"))
+
+
+def test_export_writes_every_page_and_nothing_into_the_runs(site, runs, tmp_path):
+    before = {name: _listing(path) for name, path in runs.items()}
+    files = export(site, str(tmp_path / "site"))
+    assert {name: _listing(path) for name, path in runs.items()} == before
+    data = tmp_path / "site" / "data"
+    assert (tmp_path / "site" / "index.html").read_text().count('data-mode="static"') == 1
+    assert (tmp_path / "site" / "static" / "app.js").is_file() and files == len(list(data.rglob("*.js")))
+    text = (data / "example" / rid(site, "llatrieval") / "alce_asqa" / "0.js").read_text()
+    assert text.startswith('RB.put("example/') and "iteration 1" in text
+    assert (data / "compare" / "popqa.js").is_file()
+
+
+def test_server_answers_the_api_and_refuses_unknown_paths(site):
+    server = make_server(site, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with urllib.request.urlopen(base + "/api/runs") as response:
+            assert len(json.load(response)["runs"]) == 5
+            assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+        with urllib.request.urlopen(base + "/") as response:
+            assert b"static/app.js" in response.read()
+        for path in ("/api/run/nope", "/static/../runs.py", "/api/example/x/y/notanumber"):
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(base + path)
+            assert err.value.code == 404
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_view_command_errors_are_one_line(tmp_path):
+    result = cli("view", str(tmp_path / "missing"))
+    assert result.returncode != 0 and result.stderr.count("\n") == 1 and "is not a folder" in result.stderr
+    result = cli("view", str(tmp_path))
+    assert result.returncode != 0 and "no ragbench run under" in result.stderr and "Traceback" not in result.stderr
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text("{}")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        result = cli("view", str(tmp_path), "--port", str(busy.getsockname()[1]))
+    assert result.returncode != 0 and result.stderr.count("\n") == 1 and "choose another --port" in result.stderr
+
+
+def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(tmp_path):
+    from matrix_fixtures import cell_config
+
+    from ragbench.evaluator import Evaluator, RunConfig
+
+    config = cell_config("asqa", "selfrag", tmp_path, limit=1)
+    Evaluator(RunConfig(**config)).run()
+    site = Site(find_runs([config["output"]]))
+    page = site.data(f"example/{site.runs[0].rid}/asqa/0")
+    levels = [item for item in page["outline"] if item.get("group", "").startswith("segment ")]
+    nodes = [node for level in levels for node in level["items"]]
+    assert levels and len(nodes) == sum(1 for s in page["steps"] if s["name"] == "selfrag:segment")
+    assert sum(node["chosen"] for node in levels[0]["items"]) == 1
+    assert {"path_score", "relevance_score", "ground_score", "utility_score"} <= set(nodes[0]["info"])
+
+
+def test_rows_come_in_chunks_and_full_records_only_by_offset(tmp_path):
+    run = tmp_path / "big"
+    (run / "samples").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
+    with (run / "samples" / "t.jsonl").open("w") as handle:
+        for i in range(1201):
+            handle.write(json.dumps({"id": f"e{i}", "question": "q" * 1000, "trace": [{"x": "y" * 2000}],
+                                     "scores": {"em": float(i % 2)}}) + "\n")
+    site = Site(find_runs([str(run)]))
+    rid = site.runs[0].rid
+    first, last = site.data(f"rows/{rid}/t/0"), site.data(f"rows/{rid}/t/2")
+    assert (first["total"], first["chunks"], len(first["rows"]), len(last["rows"])) == (1201, 3, 500, 201)
+    assert last["rows"][-1]["id"] == "e1200" and len(last["rows"][-1]["question"]) <= 240 and "trace" not in last["rows"][-1]
+    assert site.data(f"example/{rid}/t/1200")["id"] == "e1200"

@@ -1,0 +1,144 @@
+"""The viewer in a real browser: headless Chromium (Debian's chromium + chromium-driver, driven by
+selenium) opens a served site and an exported one (file://), clicks runs -> examples -> an LLatrieval
+example's timeline -> compare, and checks what is rendered; model output with HTML in it shows as text.
+Set RAGBENCH_SCREENSHOTS=DIR to save the pages as PNGs (docs/ holds the README's)."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+from view_fixtures import SCRIPT_ANSWER, make_runs
+
+from ragbench.view.export import export
+from ragbench.view.runs import find_runs
+from ragbench.view.server import make_server
+from ragbench.view.site import Site
+
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install ragbench[test])")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+if not (CHROMIUM and DRIVER):
+    pytest.skip("no chromium/chromedriver here (apt-get install chromium chromium-driver)", allow_module_level=True)
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,860")
+SHOTS = os.environ.get("RAGBENCH_SCREENSHOTS")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    runs = make_runs(tmp_path_factory.mktemp("browser_runs"))
+    return Site(find_runs([str(runs["llatrieval"].parent.parent)]))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="ragbench-chromium-")
+    options.add_argument(f"--user-data-dir={profile}")
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    server = make_server(site, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def wait_ready(driver, hash_part: str) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 15).until(lambda d: hash_part in (d.execute_script("return document.body.dataset.ready") or "#/"))
+    assert not driver.find_elements("id", "error"), driver.find_element("id", "error").text
+
+
+def click(driver, text: str, hash_part: str) -> None:
+    driver.find_element("link text", text).click()
+    wait_ready(driver, hash_part)
+
+
+def shot(driver, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(Path(SHOTS) / f"view_{name}.png"))
+
+
+def click_through(driver, base: str, site: Site, screenshots: bool = False) -> None:
+    llatrieval = next(r.rid for r in site.runs if r.rid.startswith("llatrieval_"))
+    vanilla = next(r.rid for r in site.runs if r.rid.startswith("vanilla_"))
+    closed_book = next(r.rid for r in site.runs if r.rid.startswith("closed_book_"))
+    driver.get(base)
+    wait_ready(driver, "#/")
+    runs = driver.find_element("id", "runs").text
+    assert "llatrieval" in runs and "selfrag" in runs and "complete" in runs and "calls" in runs
+    assert "[" in driver.find_element("css selector", "table.results[data-task=popqa]").text  # values with intervals
+    screenshots and shot(driver, "runs")
+    click(driver, vanilla, f"#/run/{vanilla}")
+    assert driver.find_elements("css selector", "table.slice") and driver.find_elements("css selector", "div.plot svg rect")
+    labels = [t.text for t in driver.find_elements("css selector", "div.plot svg text.value")]
+    assert "0.00" in labels or "1.00" in labels  # bars carry their values, zero bars included
+    driver.execute_script("arguments[0].scrollIntoView()", driver.find_element("css selector", "table.slice"))
+    screenshots and shot(driver, "run")
+
+    driver.get(base + f"#/examples/{vanilla}/popqa")
+    wait_ready(driver, "examples")
+    table = driver.find_element("id", "examples").text
+    assert SCRIPT_ANSWER in table  # the script tag is shown as text ...
+    assert driver.execute_script("return window.__pwned") is None  # ... and never ran
+    driver.find_element("id", "filter").find_element("css selector", "option[value=wrong]").click()
+    wait_ready(driver, "f=wrong")
+    assert len(driver.find_elements("css selector", "#examples tr")) == 1 + 2  # header + the two misses
+    driver.get(base + f"#/example/{vanilla}/popqa/0")
+    wait_ready(driver, "example/")
+    doc = driver.find_element("css selector", "details.doc")
+    doc.click()
+    assert doc.find_element("css selector", "pre.doctext").text.startswith("<script>window.__pwned = 3</script><img")
+    assert driver.execute_script("return window.__pwned") is None
+
+    driver.get(base + f"#/examples/{llatrieval}/alce_asqa")
+    wait_ready(driver, "examples")
+    screenshots and shot(driver, "examples")
+    driver.find_element("css selector", "#examples a").click()
+    wait_ready(driver, "example/")
+    groups = driver.find_elements("css selector", "details.group")
+    assert [g.get_attribute("data-group") for g in groups][:2] == ["iteration 1", "iteration 2"]
+    assert "verification: rejected" in groups[0].text and "summarize" in groups[0].text
+    driver.execute_script("arguments[0].scrollIntoView()", driver.find_element("css selector", "div.timeline"))
+    screenshots and shot(driver, "example")
+    step = groups[0].find_element("css selector", "details.step[data-step='1']")
+    step.click()
+    assert step.find_element("css selector", "pre.prompt").text.startswith("[system]")
+
+    driver.get(base + ("#/compare/popqa" if base.startswith("file:") else f"#/compare/popqa/{vanilla}~{closed_book}"))
+    wait_ready(driver, "compare")
+    assert "mcnemar" in driver.find_element("css selector", "table.stats").text
+    disagreements = driver.find_elements("css selector", "table.disagree")
+    assert disagreements
+    screenshots and shot(driver, "compare")
+    disagreements[0].find_element("link text", "side by side").click()
+    wait_ready(driver, "pair/")
+    assert len(driver.find_elements("css selector", ".cols h2")) >= 2
+
+
+def test_served_site(browser, served, site):
+    click_through(browser, served, site, screenshots=True)
+
+
+def test_exported_site_opens_from_disk(browser, site, tmp_path):
+    export(site, str(tmp_path / "site"))
+    click_through(browser, (tmp_path / "site" / "index.html").as_uri(), site)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ConfigError
+from .rundir import iter_samples
 
 # Configuration keys that may differ between compared runs without a warning.
 _EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
@@ -29,7 +30,7 @@ _EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "re
 class Run:
     path: Path
     results: dict[str, Any]
-    samples: dict[str, dict[str, dict[str, Any]]]  # task -> example id -> sample record
+    samples: dict[str, dict[str, dict[str, Any]]]  # task -> example id -> {"scores", "meta"} of its record
 
     @property
     def config(self) -> dict[str, Any]:
@@ -74,8 +75,8 @@ def load_run(path: str | Path) -> Run:
         sample_file = path / "samples" / f"{task}.jsonl"
         if not sample_file.is_file():
             raise ConfigError(f"compare: {sample_file} is missing (paired tests need the per-example scores)")
-        records = [json.loads(line) for line in sample_file.read_text(encoding="utf-8").splitlines() if line.strip()]
-        samples[task] = {str(r["id"]): r for r in records if r.get("id") is not None and r.get("error") is None}
+        samples[task] = {str(r["id"]): {"scores": r.get("scores") or {}, "meta": r.get("meta")}  # streamed
+                         for r in iter_samples(sample_file) if r.get("id") is not None and r.get("error") is None}
     return Run(path, results, samples)
 
 

@@ -24,7 +24,7 @@ from .provenance import provenance
 from .planning import PlannedTask, needs, plan
 from .registry import Registry, get_registry
 from .run_config import RunConfig
-from .results import aggregate_task
+from .results import aggregate_task, aggregation_view
 from .retrieval import load_retriever
 from .retrieval.handle import Retrieval
 from .recording import CALLS_DIR, CallRecorder
@@ -124,7 +124,7 @@ class Evaluator:
         if not meta or not meta.get("finished") or meta.get("config_hash") != self.config.config_hash():
             return False
         return all(r.get("error") is None or r.get("bad_record")
-                   for p in self.planned for r in self.run_dir.read_samples(p.name))
+                   for p in self.planned for r in self.run_dir.samples(p.name))
 
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
         """Every record still to do with its position in the task's stream, task after task, streamed
@@ -261,7 +261,8 @@ class Evaluator:
         system_reports: dict[str, Any] = {}
         system_stats: dict[str, Any] = {}
         for planned in self.planned:
-            samples = self.run_dir.finalize_samples(planned.name)
+            self.run_dir.finalize_samples(planned.name)
+            samples = [aggregation_view(s) for s in self.run_dir.samples(planned.name)]  # streamed, text left out
             detail = aggregate_task(samples, planned.metrics, planned.task.slice_fields,
                                     self.config.bootstrap_iters, self.config.seed)
             details[planned.name] = detail
@@ -334,7 +335,7 @@ def failure_causes(samples: list[dict[str, Any]], most: int = 5) -> list[dict[st
 def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
     record = {"index": example.index, **example.summary(), "prediction": prediction.to_dict(),
               "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
-              "prompts": prediction.prompts, "trace": [step.to_dict() for step in prediction.trace],
+              "trace": [step.to_dict() for step in prediction.trace],  # the one copy of its prompts
               "error": prediction.error}
     return record
 

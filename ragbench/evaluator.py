@@ -160,7 +160,7 @@ class Evaluator:
                       for i, (judge, log) in enumerate(zip(judges, judge_logs))]
         retrieval = Retrieval(self.retriever, recorder=recorder)
         self.nli = None if nli_engine is None else NLI(
-            LLM(scheduler, nli_engine, recorder=recorder.for_role("nli")), self.config.nli_format,
+            LLM(scheduler, nli_engine, recorder=recorder.for_role("nli", logged=True)), self.config.nli_format,
             self.run_dir.path / "nli_calls.jsonl")
         tools = await self._tools(recorder)
         work = self._work()

@@ -3,10 +3,13 @@
 A run writes, next to its samples, one JSONL file per kind of call, in the formats the replaying
 components read:
 
-  calls/llm.jsonl        every LLM call of the system, judges and NLI model, in the `replay`
-                         engine's format plus the full response, the engine that answered and its
-                         role in the run ("model", "judge:0", "judge:1" ..., "nli", or a system's
-                         own role name): {"role", "engine", "prompt" | "messages", "sampling",
+  calls/llm.jsonl        every LLM call of the system, judges and NLI model: the engine that
+                         answered, its role in the run ("model", "judge:0", "judge:1" ..., "nli",
+                         or a system's own role name) and a reference to the one copy of the
+                         exchange (the sample's trace, or nli_calls.jsonl; ragbench.call_refs):
+                         {"role", "engine", "ref", "error"?, "response_data"?}. A call held
+                         nowhere else is written whole, in the `replay` engine's format plus the
+                         full response: {"role", "engine", "prompt" | "messages", "sampling",
                          "response" | "error", "response_data"}
   calls/retrieval.jsonl  every search: {"retriever", "query", "k", "ids", "scores"[, "docs"]};
                          documents are carried unless they are the example's own (`provided`)
@@ -14,9 +17,10 @@ components read:
                          (sync | async), "args", "kwargs", "result" | "error"}
   calls/tools.json       the tools each task set up: {task: [tool names]}
 
-Lines are appended and flushed as calls finish (a killed run keeps what it recorded). Calls that
-are repeated (cache hits, identical calls of several examples) are recorded each time they are
-made; replay takes the first matching line.
+Lines are appended and flushed as calls finish (a killed run keeps what it recorded; a reference
+resolves once its example's sample is written). Calls that are repeated (cache hits, identical
+calls of several examples) are recorded each time they are made; replay takes the first matching
+line.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
+from .call_refs import log_response_data, reference, reply_of, step_response_data
 from .jsonl import open_append
 from .types import Document
 
@@ -57,19 +62,23 @@ class CallRecorder:
             handle.write(line)
             handle.flush()
 
-    def for_role(self, role: str) -> "LlmRecorder":
-        return LlmRecorder(self, role)
+    def for_role(self, role: str, logged: bool = False) -> "LlmRecorder":
+        """The recorder of one role's calls; `logged`: the role's answered calls are held in its
+        exchange log (the NLI model's nli_calls.jsonl)."""
+        return LlmRecorder(self, role, logged)
 
     def llm(self, role: str, engine_id: str, request: dict[str, Any], response: dict[str, Any] | None,
-            error: str | None = None) -> None:
-        """`request` is `Request.to_dict()`, `response` is `Response.to_dict()` (None when it failed)."""
-        record: dict[str, Any] = {"role": role, "engine": engine_id, **request}
-        if response is None:
-            record["error"] = error or "failed"
+            error: str | None = None, held: dict[str, Any] | None = None) -> None:
+        """`request` is `Request.to_dict()`, `response` is `Response.to_dict()` (None when it failed);
+        `held`: the response data that the one copy of the call gives back (ragbench.call_refs), or
+        None when no other copy holds the call (it is written whole)."""
+        record: dict[str, Any] = {"role": role, "engine": engine_id}
+        if held is not None:
+            record.update(reference(request, response, held, error))
+        elif response is None:
+            record.update(request, error=error or "failed")
         else:
-            texts = response.get("texts") or [""]
-            record["response"] = texts[0] if len(texts) == 1 else texts
-            record["response_data"] = response
+            record.update(request, response=reply_of(response.get("texts") or [""]), response_data=response)
         self._write(LLM_FILE, record)
 
     def retrieval(self, retriever: str, query: str, k: int, docs: list[Document], carry_docs: bool) -> None:
@@ -101,11 +110,19 @@ class CallRecorder:
 
 
 class LlmRecorder:
-    """A recorder bound to one role, handed to an `LLM`."""
+    """A recorder bound to one role, handed to an `LLM`: a traced call (`step`, as its trace holds
+    it) is recorded as a reference to that step, an answered call of a `logged` role as a reference
+    to its exchange log line."""
 
-    def __init__(self, recorder: CallRecorder, role: str) -> None:
-        self.recorder, self.role = recorder, role
+    def __init__(self, recorder: CallRecorder, role: str, logged: bool = False) -> None:
+        self.recorder, self.role, self.logged = recorder, role, logged
 
     def __call__(self, engine_id: str, request: dict[str, Any], response: dict[str, Any] | None,
-                 error: str | None = None) -> None:
-        self.recorder.llm(self.role, engine_id, request, response, error)
+                 error: str | None = None, step: dict[str, Any] | None = None) -> None:
+        if step is not None:
+            held = step_response_data(step)
+        elif self.logged and response is not None:
+            held = log_response_data({"response": (response.get("texts") or [""])[0]})
+        else:
+            held = None
+        self.recorder.llm(self.role, engine_id, request, response, error, held)

@@ -23,7 +23,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..call_refs import resolved
+from ..errors import ConfigError, RecordError
 from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs
 
 
@@ -79,27 +80,30 @@ class ReplayEngine(Engine):
         self.cacheable = bool(cacheable)
         self.role = role  # only lines of this role (a run's calls/llm.jsonl holds the model, judges and NLI)
         self.records: dict[str, list[dict[str, Any]]] = {}
+        self.unresolved = 0  # references to calls of examples the run never wrote (a killed run): skipped
         self._load()
 
     def _load(self) -> None:
         if not self.path.is_file():
             raise ConfigError(f"replay file not found: {self.path} (use replay:PATH to a JSONL of recorded calls)")
-        with self.path.open(encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                    key = _request_text(record.get("prompt"), record.get("messages"))
-                    if "response" not in record and "error" not in record:
-                        raise KeyError("response")
-                    check_token_record(record)
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise ConfigError(f"{self.path}:{line_no}: not a replay record ({exc}); expected "
-                                      '{"prompt" or "messages", "response" or "error"} (optionally "tokens", '
-                                      '"logprobs", "token_ids", "cumulative_logprob")') from exc
-                if self.role is None or record.get("role", self.role) == self.role:
-                    self.records.setdefault(key, []).append(record)
+        for index, record in resolved(self.path):  # a run's files refer to its samples (ragbench.call_refs)
+            line_no = index + 1
+            if record is None:
+                self.unresolved += 1
+                continue
+            try:
+                if isinstance(record, RecordError):
+                    raise ValueError(str(record).split(": ", 1)[-1])
+                key = _request_text(record.get("prompt"), record.get("messages"))
+                if "response" not in record and "error" not in record:
+                    raise KeyError("response")
+                check_token_record(record)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ConfigError(f"{self.path}:{line_no}: not a replay record ({exc}); expected "
+                                  '{"prompt" or "messages", "response" or "error"} (optionally "tokens", '
+                                  '"logprobs", "token_ids", "cumulative_logprob")') from exc
+            if self.role is None or record.get("role", self.role) == self.role:
+                self.records.setdefault(key, []).append(record)
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         return [self._answer(request) for request in requests]

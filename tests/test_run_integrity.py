@@ -16,6 +16,7 @@ from ragbench.engines.base import Engine, EngineError, Request, Response, Sampli
 from ragbench.errors import ConfigError
 from ragbench.evaluator import Evaluator, RunConfig
 from ragbench.jsonl import open_append
+from ragbench.rundir import RunDir, iter_samples
 from ragbench.scheduler import Scheduler
 from ragbench.system import System
 from ragbench.task import Task
@@ -299,3 +300,18 @@ def test_failed_calls_folded_into_results_are_counted_or_fail_the_example_when_s
     assert lenient["complete"] and lenient["infrastructure_failures"]["popqa"]["calls"] == 2
     assert lenient["infrastructure_failures"]["popqa"]["causes"][0]["cause"].startswith("kg.lookup: ConnectionError")
     assert strict["counts"]["popqa"]["failed"] == 2 and not strict["complete"]
+
+
+def test_finalizing_keeps_the_latest_attempt_of_each_record_in_data_order_line_for_line(tmp_path):
+    run_dir = RunDir(tmp_path)
+    path = run_dir.sample_path("t")
+    path.parent.mkdir(parents=True)
+    lines = [{"id": "b", "index": 1, "error": "x"}, {"id": "c", "index": 2}, {"id": "a", "index": 0, "text": "é"},
+             {"id": "b", "index": 1, "scores": {"m": 1}}]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines) + '{"id": "d", "ind\n'
+                    + json.dumps({"id": None, "index": 3, "bad_record": True}), encoding="utf-8")  # no final newline
+    run_dir.finalize_samples("t")
+    assert [r.get("id") for r in iter_samples(path)] == ["a", "b", "c", None]
+    assert list(iter_samples(path))[1] == {"id": "b", "index": 1, "scores": {"m": 1}}
+    assert path.read_text(encoding="utf-8").splitlines()[0] == json.dumps(lines[2], ensure_ascii=False)
+    assert path.read_text(encoding="utf-8").endswith("}\n")

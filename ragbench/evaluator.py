@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 from .cache import ResponseCache
 from .context import Context
-from .engines import load_engine
+from .engines import load_engine, preload
 from .errors import RecordError
 from .exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
 from .llm import LLM
@@ -50,6 +50,7 @@ class RunOutcome:
 
 class Evaluator:
     def __init__(self, config: RunConfig, registry: Registry | None = None) -> None:
+        preload(config.model, *config.judges, config.nli, *config.role_models.values())  # imports while data loads
         self.config = config
         self.registry = registry or get_registry()
         self.planned = plan(config, self.registry)

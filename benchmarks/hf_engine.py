@@ -65,7 +65,9 @@ def raw_generate(torch, model, tokenizer, prompts: list[str], batch: int, tokens
 def load_raw(model_dir: str):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging
 
+    logging.disable_progress_bar()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:

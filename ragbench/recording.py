@@ -12,7 +12,9 @@ components read:
                          full response: {"role", "engine", "prompt" | "messages", "sampling",
                          "response" | "error", "response_data"}
   calls/retrieval.jsonl  every search: {"retriever", "query", "k", "ids", "scores"[, "docs"]};
-                         documents are carried unless they are the example's own (`provided`)
+                         documents are carried unless they are the example's own (`provided`),
+                         each once per run: a line leaves out a document an earlier line carried
+                         (same id and content), and a replay looks it up there
   calls/tools.jsonl      every tool call (e.g. CRAG's KG API): {"task", "tool", "method", "kind"
                          (sync | async), "args", "kwargs", "result" | "error"}
   calls/tools.json       the tools each task set up: {task: [tool names]}
@@ -24,6 +26,7 @@ line.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from pathlib import Path
@@ -52,6 +55,7 @@ class CallRecorder:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._handles: dict[str, IO[str]] = {}
         self._lock = threading.Lock()
+        self._carried: dict[str, bytes] = {}  # document id -> digest of the content first carried under it
 
     def _write(self, name: str, record: dict[str, Any]) -> None:
         line = _dump(record)
@@ -85,8 +89,22 @@ class CallRecorder:
         record: dict[str, Any] = {"retriever": retriever, "query": query, "k": k, "ids": [d.id for d in docs],
                                   "scores": [d.score for d in docs]}
         if carry_docs:
-            record["docs"] = [d.to_dict() for d in docs]
+            record["docs"] = [d.to_dict() for d in docs if self._first_carried(d)]
         self._write(RETRIEVAL_FILE, record)
+
+    def _first_carried(self, doc: Document) -> bool:
+        """Whether `doc` must be carried: no earlier line carried this id with this content (the
+        search's score aside). A different content under a known id is carried each time."""
+        if doc.id is None:
+            return True
+        content = json.dumps({**doc.to_dict(), "score": None}, sort_keys=True, ensure_ascii=False, default=str)
+        digest = hashlib.sha256(content.encode("utf-8")).digest()[:16]
+        with self._lock:
+            first = self._carried.get(str(doc.id))
+            if first is None:
+                self._carried[str(doc.id)] = digest
+                return True
+        return first != digest
 
     def tool_names(self, tools: dict[str, list[str]]) -> None:
         """The tools each task set up, so a replay gives every task the same names."""

@@ -216,3 +216,19 @@ def test_a_reference_to_an_example_the_run_never_wrote_is_skipped_and_counted(tm
     calls.write_text(calls.read_text() + json.dumps({"role": "model", "engine": "x", "ref": "0" * 64}) + "\n")
     engine = ReplayEngine(str(calls), role="model")
     assert engine.unresolved == 1 and sum(map(len, engine.records.values())) == 2
+
+
+def test_a_document_is_carried_once_per_run_and_replayed_from_the_line_that_carried_it(tmp_path):
+    recorder = CallRecorder(tmp_path / "calls")
+    one, two = Document(id="d1", title="T1", text="one", score=2.0), Document(id="d2", title="T2", text="two")
+    changed = Document(id="d1", title="T1", text="one, edited")
+    recorder.retrieval("bm25", "q1", 2, [one, two], carry_docs=True)
+    recorder.retrieval("bm25", "q2", 2, [two, Document(id="d1", title="T1", text="one", score=0.5)], carry_docs=True)
+    recorder.retrieval("bm25", "q3", 1, [changed], carry_docs=True)  # another content under a known id: carried
+    recorder.close()
+    lines = [json.loads(line) for line in (tmp_path / "calls" / "retrieval.jsonl").read_text().splitlines()]
+    assert [[d["id"] for d in line["docs"]] for line in lines] == [["d1", "d2"], [], ["d1"]]
+    retriever = ReplayRetriever(file=str(tmp_path / "calls" / "retrieval.jsonl"))
+    [[first, second]] = retriever.search(["q2"], 2)
+    assert (first.text, second.text, second.score) == ("two", "one", 0.5)
+    assert retriever.search(["q3"], 1)[0][0].text == "one, edited"

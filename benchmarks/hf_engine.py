@@ -82,6 +82,7 @@ def load_raw(model_dir: str):
 def raw_script(prompts_file: str, out_file: str, model_dir: str, batch: int) -> None:
     """Part 2's raw side, in a fresh process: import, load, read, generate, write."""
     torch, model, tokenizer = load_raw(model_dir)
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) - 1))  # as the hf engine does: like for like
     calls = [json.loads(line) for line in Path(prompts_file).read_text(encoding="utf-8").splitlines()]
     texts, _ = raw_generate(torch, model, tokenizer, [c["prompt"] for c in calls], batch, calls[0]["max_tokens"])
     Path(out_file).write_text("".join(json.dumps({"output": t}) + "\n" for t in texts), encoding="utf-8")

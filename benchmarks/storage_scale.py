@@ -2,7 +2,7 @@
 
 Runs `ragbench --tasks crag_t1 --system vanilla --model scripted:echo` (an engine that answers
 instantly, with a scripted CRAG judge) in a fresh process on synthetic Task 1 records in the
-released schema (5 pages of ~12 kB of HTML each; a byte tokenizer and a hashing sentence embedder
+released schema (5 pages of ~6 kB of HTML each; a byte tokenizer and a hashing sentence embedder
 stand in for Llama 2's and MiniLM, so the run is harness cost only) with few and with many
 examples, and prints per run: wall time, the process's peak RSS, and the run folder's bytes per
 example (samples, calls/, judge log, cache). Peak RSS must not grow with the number of examples.

@@ -1,6 +1,7 @@
 """Write-through SQLite cache of engine responses, keyed by a hash of (engine, model, request).
 
-Every response is committed the moment it arrives, so a crash loses only the calls in flight.
+Every response is committed the moment it arrives, so a crash loses only the calls in flight. The
+request itself is not stored (its `request` column stays empty): the run's samples hold the prompts.
 """
 from __future__ import annotations
 
@@ -46,8 +47,7 @@ class ResponseCache:
         now = time.time()
         self._db.executemany(
             "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
-            [(key, engine_id, json.dumps(request.to_dict(), ensure_ascii=False),
-              json.dumps(response.to_dict(), ensure_ascii=False), now)
+            [(key, engine_id, None, json.dumps(response.to_dict(), ensure_ascii=False), now)  # the key, not the prompt
              for key, engine_id, request, response in entries])
         self._db.commit()
 

@@ -20,7 +20,8 @@ import numpy as np
 
 from .bootstrap import percentile_interval, resampled
 from .errors import ConfigError
-from .jsonl import read_json, read_records
+from .jsonl import read_json
+from .rundir import iter_samples
 
 # Configuration keys that may differ between compared runs without a warning.
 _EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
@@ -86,11 +87,12 @@ def load_run(path: str | Path) -> Run:
         sample_file = path / "samples" / f"{task}.jsonl"
         if not sample_file.is_file():
             raise ConfigError(f"compare: {sample_file} is missing (paired tests need the per-example scores)")
-        records, errors = read_records(sample_file)
+        errors: list = []
+        samples[task] = {str(r["id"]): {"scores": r.get("scores") or {}, "meta": r.get("meta")}  # streamed
+                         for r in iter_samples(sample_file, errors) if r.get("id") is not None and r.get("error") is None}
         if errors:
             raise ConfigError(f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {sample_file}); "
                               f"`ragbench --resume --output {path}` rebuilds it")
-        samples[task] = {str(r["id"]): r for r in records if r.get("id") is not None and r.get("error") is None}
     return Run(path, results, samples)
 
 

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from .cache import ResponseCache
 from .context import Context
-from .engines import load_engine
+from .engines import load_engine, preload
 from .errors import RecordError
 from .failures import counted_events, group_failures
 from .exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
@@ -30,7 +30,7 @@ from .planning import PlannedTask, needs
 from .preflight import Preflight, preflight
 from .registry import Registry, get_registry
 from .run_config import RunConfig
-from .results import aggregate_task
+from .results import aggregate_task, aggregation_view
 from .retrieval import load_retriever
 from .retrieval.handle import Retrieval
 from .recording import CALLS_DIR, CallRecorder
@@ -57,6 +57,7 @@ class RunOutcome:
 
 class Evaluator:
     def __init__(self, config: RunConfig, registry: Registry | None = None) -> None:
+        preload(config.model, *config.judges, config.nli, *config.role_models.values())  # imports while data loads
         self.config = config
         self.registry = registry or get_registry()
         # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
@@ -228,7 +229,7 @@ class Evaluator:
                       for i, (judge, log) in enumerate(zip(judges, judge_logs))]
         retrieval = Retrieval(self.retriever, recorder=recorder)
         self.nli = None if nli_engine is None else NLI(
-            LLM(scheduler, nli_engine, recorder=recorder.for_role("nli")), self.config.nli_format,
+            LLM(scheduler, nli_engine, recorder=recorder.for_role("nli", logged=True)), self.config.nli_format,
             self.run_dir.path / "nli_calls.jsonl")
         tools = await self._tools(recorder)
         work = self._work()
@@ -352,9 +353,10 @@ class Evaluator:
         system_reports: dict[str, Any] = {}
         system_stats: dict[str, Any] = {}
         for planned in self.planned:
-            samples = self.run_dir.finalize_samples(planned.name)
+            self.run_dir.finalize_samples(planned.name)
             if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
                 repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
+            samples = [aggregation_view(s) for s in self.run_dir.samples(planned.name)]  # streamed, text left out
             detail = aggregate_task(samples, planned.metrics, planned.task.slice_fields,
                                     self.config.bootstrap_iters, self.config.seed)
             details[planned.name] = detail
@@ -429,7 +431,7 @@ def whole_run_cost(attempts: list[dict[str, Any]]) -> dict[str, Any]:
 def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
     record = {"index": example.index, **example.summary(), "prediction": prediction.to_dict(),
               "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
-              "prompts": prediction.prompts, "trace": [step.to_dict() for step in prediction.trace],
+              "trace": [step.to_dict() for step in prediction.trace],  # the one copy of its prompts
               "error": prediction.error}
     return record
 

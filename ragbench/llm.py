@@ -61,7 +61,7 @@ class LLM:
         except EngineError as exc:
             record.error = str(exc)
             if self.recorder is not None:
-                self.recorder(self.engine.engine_id, record.request, None, record.error)
+                self.recorder(self.engine.engine_id, record.request, None, record.error, step=self._held(record))
             raise
         finally:
             record.seconds = round(time.perf_counter() - started, 6)
@@ -72,5 +72,10 @@ class LLM:
         record.completion_tokens = response.completion_tokens
         record.cached = response.cached
         if self.recorder is not None:
-            self.recorder(self.engine.engine_id, record.request, response.to_dict())
+            self.recorder(self.engine.engine_id, record.request, response.to_dict(), step=self._held(record))
         return response
+
+    def _held(self, step: Step) -> dict[str, Any] | None:
+        """The step as the example's trace will hold it (the recorder then refers to it), or None
+        when the call is not traced."""
+        return step.to_dict() if self.trace is not None else None

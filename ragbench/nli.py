@@ -12,7 +12,7 @@ once per run. Two request formats:
           punctuation, is "yes". Any other reply counts as not entailed and is counted in
           `stats.unparsed`.
 
-Each decision can be appended to a JSONL log ({"prompt" | "messages", "response"}), which is a
+Each decision can be appended to a JSONL log ({"prompt" | "messages", "sampling", "response"}), which is a
 replay file: `--nli replay:runs/<run>/nli_calls.jsonl` re-scores a run offline.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import ClassVar
 
 from .engines.base import Request, Sampling
 from .errors import ConfigError
-from .exchange_log import ExchangeLog
+from .exchange_log import ExchangeLog, exchange_line
 from .llm import LLM
 
 PROMPT_TEMPLATE = (
@@ -119,7 +119,7 @@ class NLI:
         self.stats.computed += 1
         response = await self.llm.send(request, step="nli")
         if self._log is not None:
-            self._log.write(request.to_dict(), response.text)
+            self._log.write(exchange_line(request.to_dict(), response.text))
         return self.format.decide(response.text, self.stats)
 
     def close(self) -> None:

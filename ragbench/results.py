@@ -26,6 +26,20 @@ def summarise(values: list[float], aggregate: Aggregate | None, iterations: int,
     return {"value": value, "ci95": bootstrap_interval(values, aggregate, iterations, seed), "n": len(values)}
 
 
+def aggregation_view(sample: dict[str, Any]) -> dict[str, Any]:
+    """What aggregation keeps of a sample record: all of it but the copies of prompts, replies and
+    documents (trace steps keep their kind, name, token counts and request options; the prediction
+    its answer, citations and extras), so a task's results never hold its samples' text."""
+    view = {k: v for k, v in sample.items() if k not in ("trace", "judge_trace", "output")}
+    if "trace" in sample:
+        view["trace"] = [{**step, "response": None,
+                          "request": {k: v for k, v in (step.get("request") or {}).items()
+                                      if k not in ("prompt", "messages")}} for step in sample["trace"]]
+    if "prediction" in sample:
+        view["prediction"] = {k: v for k, v in sample["prediction"].items() if k not in ("docs", "raw_output")}
+    return view
+
+
 def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_fields: tuple[str, ...],
                    iterations: int = 1000, seed: int = 0) -> dict[str, dict[str, Any]]:
     """Per metric key: value, ci95, n, n_none (not scorable), n_errors (example or metric failed),

@@ -4,13 +4,17 @@ runs/<name>/
   run.json              the config, its identity and hash, every attempt's cost; "finished": false
                         until the run completes
   samples/<task>.jsonl  one line per record, appended as each finishes (the checkpoint), and
-                        rewritten in data order when the run completes
-  calls/                every LLM, retrieval and tool call (ragbench.recording)
+                        rewritten in data order when the run completes; a record's `trace` is the
+                        one copy of its prompts and replies
+  calls/                every LLM, retrieval and tool call (ragbench.recording), referring to the
+                        trace for what it already holds
   cache.sqlite          engine responses (unless --cache points elsewhere)
   results.json, report.md
 
 A record's checkpoint key is its example id (a bad record's: its line); its `index` is its position
 in the task's stream, set by the evaluator, so a task need not number its examples.
+
+Sample files are read one record at a time (`iter_samples`): nothing here holds a task's samples.
 """
 from __future__ import annotations
 
@@ -18,16 +22,44 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .errors import ConfigError, RecordError
 from .exchange_log import JUDGE_LOGS
-from .jsonl import open_append, read_json, read_records, write_records
+from .jsonl import iter_jsonl, open_append, read_json
 
 
 def record_key(record: dict[str, Any]) -> str:
     """The checkpoint key: the example id, or the bad record's position."""
     return str(record["id"]) if record.get("id") is not None else f"#record-{record['index']}"
+
+
+def iter_samples(path: str | Path, errors: list[RecordError] | None = None) -> Iterator[dict[str, Any]]:
+    """The complete records of a samples file, one at a time (a missing file has none); a line cut
+    short by a crash is passed over, and added to `errors` when given (to be counted and reported)."""
+    for _, record in _numbered_samples(path, errors):
+        yield record
+
+
+def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    if not Path(path).is_file():
+        return
+    for line, record in iter_jsonl(path):
+        if not isinstance(record, RecordError):
+            yield line, record
+        elif errors is not None:
+            errors.append(record)
+
+
+def _line_offsets(path: Path) -> list[int]:
+    """Byte offset of every line's start, and the file's size last."""
+    offsets, position = [], 0
+    with path.open("rb") as handle:
+        for line in handle:
+            offsets.append(position)
+            position += len(line)
+    offsets.append(position)
+    return offsets
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -99,17 +131,11 @@ class RunDir:
     def finished_keys(self, task: str) -> set[str]:
         """Keys of the records that need no new attempt: scored examples and bad records (a failed
         example is tried again)."""
-        return {record_key(r) for r in self.read_samples(task) if r.get("error") is None or r.get("bad_record")}
+        return {record_key(r) for r in self.samples(task) if r.get("error") is None or r.get("bad_record")}
 
-    def read_samples(self, task: str) -> list[dict[str, Any]]:
-        """The checkpoint's records; a line cut short by a crash (or otherwise unreadable) is kept in
-        `unreadable[task]`, to be counted and reported (its example is run again on --resume)."""
-        path = self.sample_path(task)
-        if not path.is_file():
-            return []
-        records, errors = read_records(path)
-        self.unreadable[task] = errors
-        return records
+    def samples(self, task: str) -> Iterator[dict[str, Any]]:
+        """The task's records as the checkpoint holds them, one at a time (see `iter_samples`)."""
+        return iter_samples(self.sample_path(task))
 
     def append_sample(self, task: str, record: dict[str, Any]) -> None:
         handle = self._handles.get(task)
@@ -117,13 +143,24 @@ class RunDir:
             handle = self._handles[task] = open_append(self.sample_path(task))
         handle.write(record)
 
-    def finalize_samples(self, task: str) -> list[dict[str, Any]]:
-        """Rewrite the task's samples in data order, the latest attempt of each record, and return them."""
+    def finalize_samples(self, task: str) -> None:
+        """Rewrite the task's samples in data order, the latest attempt of each record. Streamed: only
+        each record's key, position and line offset are held; the lines are copied as written."""
         self.close()
-        by_key = {record_key(record): record for record in self.read_samples(task)}
-        records = sorted(by_key.values(), key=lambda record: record["index"])
-        write_records(self.sample_path(task), records)
-        return records
+        path = self.sample_path(task)
+        errors: list[RecordError] = []
+        self.unreadable[task] = errors  # lines a stopped run cut short (their examples ran again): reported
+        if not path.is_file():
+            return
+        offsets = _line_offsets(path)
+        latest = {record_key(record): (record["index"], line) for line, record in _numbered_samples(path, errors)}
+        tmp = path.with_suffix(".jsonl.tmp")
+        with path.open("rb") as source, tmp.open("wb") as target:
+            for _, line in sorted(latest.values()):
+                source.seek(offsets[line])
+                text = source.read(offsets[line + 1] - offsets[line])
+                target.write(text if text.endswith(b"\n") else text + b"\n")  # a last line a kill left unended
+        os.replace(tmp, path)
 
     def record_attempt(self, attempt: dict[str, Any]) -> None:
         """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""

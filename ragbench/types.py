@@ -6,7 +6,7 @@ files or plugins.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from .trace_groups import current_group
 
@@ -102,7 +102,7 @@ class Prediction:
 
     @property
     def prompts(self) -> list[Any]:
-        return [s.request.get("messages") or s.request.get("prompt") for s in self.trace if s.kind == "llm"]
+        return trace_prompts(step.to_dict() for step in self.trace)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"answer": self.answer}
@@ -115,3 +115,9 @@ class Prediction:
         if self.extras:
             out["extras"] = self.extras
         return out
+
+
+def trace_prompts(trace: Iterable[dict[str, Any]]) -> list[Any]:
+    """The prompt (or chat messages) of every LLM call of a trace, in call order. A sample record
+    keeps no other copy: `trace_prompts(sample["trace"])` gives its prompts."""
+    return [step["request"].get("messages") or step["request"].get("prompt") for step in trace if step["kind"] == "llm"]

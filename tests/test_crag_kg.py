@@ -18,6 +18,7 @@ from helpers import run, samples
 from ragbench.tasks.crag.kg.client import CragKgClient, CragKgError
 from ragbench.tasks.crag.kg.endpoints import ENDPOINTS
 from ragbench.tasks.crag.kg.server import BackgroundServer
+from ragbench.types import trace_prompts
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +165,7 @@ def run_rag_kg(tmp_path, entity_reply, **task_args):
 
 def test_rag_kg_baseline_routes_open_domain_entities_to_the_kg(tmp_path, kg_dir):
     _, sample = run_rag_kg(tmp_path, '{"domain": "encyclopedia", "main_entity": "florida"}', kg_dir=str(kg_dir))
-    user = sample["prompts"][1][1]["content"]
+    user = trace_prompts(sample["trace"])[1][1]["content"]
     kg = ("{'Florida': {'summary_text': 'Florida is a state.', 'summary_structured': {'capital': 'Tallahassee'}, "
           "'raw_mediawiki': '{{Infobox}} Florida'}}")
     assert user.startswith("### References\n# Web\n- ") and f"# Knowledge Graph\n{kg}\n------\n\n" in user
@@ -177,7 +178,7 @@ def test_rag_kg_baseline_routes_open_domain_entities_to_the_kg(tmp_path, kg_dir)
 def test_rag_kg_baseline_movie_person_branch_keeps_the_raw_responses(tmp_path, kg_dir):
     reply = '{"domain": "movie", "person": "keanu reeves", "person_aspect": "acted_movies", "year": 1999}'
     _, sample = run_rag_kg(tmp_path, reply, kg_dir=str(kg_dir))
-    user = sample["prompts"][1][1]["content"]
+    user = trace_prompts(sample["trace"])[1][1]["content"]
     assert "# Knowledge Graph\n[{'keanu reeves_acted_movies': [{'result': {'title': 'The Matrix'" not in user  # a list
     assert "{'keanu reeves_acted_movies': [{'result': {'title': 'The Matrix', 'id': 603" in user
     assert "1999_all_movies" not in user  # Oscar entries are not ids: the year branch fails, as upstream
@@ -195,5 +196,5 @@ def test_a_kg_that_is_down_leaves_the_kg_block_empty_and_the_trace_says_why(tmp_
     _, sample = run_rag_kg(tmp_path, '{"domain": "other", "main_entity": "florida"}',
                            kg_url=f"http://127.0.0.1:{free_port()}")
     assert sample["error"] is None
-    assert "# Knowledge Graph\n\n------" in sample["prompts"][1][1]["content"]
+    assert "# Knowledge Graph\n\n------" in trace_prompts(sample["trace"])[1][1]["content"]
     assert "unreachable" in [s for s in sample["trace"] if s["kind"] == "tool"][0]["error"]

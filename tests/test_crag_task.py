@@ -15,6 +15,7 @@ from ragbench.errors import ConfigError, RecordError
 from ragbench.tasks.crag.loader import task3_parts
 from ragbench.tasks.crag.prompts import prompts
 from ragbench.tasks.crag.task import CragTask1, CragTask3
+from ragbench.types import trace_prompts
 
 EMBEDDER = "crag_helpers:KeywordEmbedder"
 
@@ -137,7 +138,7 @@ def run_crag(tmp_path, records, system="vanilla", name="run", **task_args):
 def test_closed_book_sends_the_vanilla_baseline_chat(tmp_path):
     sample = run_crag(tmp_path, [crag_record(1)], system="closed_book")[0]
     base = prompts()["baselines"]
-    assert sample["prompts"][0] == [
+    assert trace_prompts(sample["trace"])[0] == [
         {"role": "system", "content": base["vanilla_system"]},
         {"role": "user", "content": "Current Time: 03/01/2024, 10:00:00 PT\nQuestion: question 1?\n"}]
     assert sample["trace"][0]["request"]["sampling"] | {} == {**sample["trace"][0]["request"]["sampling"],
@@ -150,15 +151,15 @@ def test_vanilla_sends_the_rag_baseline_references_cut_at_4000_characters(tmp_pa
             "page_result": f"<html><body><p>{sentences}</p></body></html>"}
     empty = dict(page, page_result="")
     sample = run_crag(tmp_path, [crag_record(1, search_results=[page, empty, page])])[0]
-    user = sample["prompts"][0][1]["content"]
+    user = trace_prompts(sample["trace"])[0][1]["content"]
     references, tail = user.split("\n------\n\n")
     assert references.startswith("# References \n- ") and len(references) == 4000
     assert tail == ("Using only the references listed above, answer the following question: \n"
                     "Current Time: 03/01/2024, 10:00:00 PT\nQuestion: question 1?\n")
-    assert sample["prompts"][0][0]["content"] == prompts()["baselines"]["rag_system"]
+    assert trace_prompts(sample["trace"])[0][0]["content"] == prompts()["baselines"]["rag_system"]
     assert len(sample["prediction"]["docs"]) == 20  # top 20 of 41 unique sentences (40 + the empty page's "")
 
 
 def test_a_record_without_pages_gets_an_empty_reference_block(tmp_path):
     sample = run_crag(tmp_path, [crag_record(1, search_results=[])])[0]
-    assert sample["prompts"][0][1]["content"].startswith("\n------\n\nUsing only the references")
+    assert trace_prompts(sample["trace"])[0][1]["content"].startswith("\n------\n\nUsing only the references")

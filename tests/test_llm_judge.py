@@ -11,6 +11,7 @@ from helpers import cli, run, samples
 from test_crag_task import EMBEDDER
 from test_engine_openai import FakeServer
 
+from ragbench.call_refs import resolved
 from ragbench.errors import ConfigError
 from ragbench.metrics.judge import PRESETS, LlmJudge, reference_text
 
@@ -130,9 +131,11 @@ def test_each_judge_writes_a_replay_file_that_reproduces_its_verdicts(tmp_path):
     results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo",
                   metrics=["llm_judge"], judges=judges)
     assert results["results"]["demo"]["llm_judge"] == 0.5  # 1 and 0 averaged per example
-    first = [json.loads(line) for line in (tmp_path / "run" / "judge0_calls.jsonl").read_text().splitlines()]
+    log = tmp_path / "run" / "judge0_calls.jsonl"
+    assert all(set(json.loads(line)) == {"ref"} for line in log.read_text().splitlines())  # the samples hold the text
+    first = [record for _, record in resolved(log)]
     assert len(first) == 24 and {r["response"] for r in first} == {"correct"}
-    assert set(first[0]) == {"messages", "response"}
+    assert set(first[0]) == {"messages", "sampling", "response", "response_data"}
     predictions = tmp_path / "p.jsonl"
     predictions.write_text("".join(json.dumps({"id": s["id"], "output": s["output"]}) + "\n"
                                    for s in samples(tmp_path / "run", "demo")))

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from ragbench.engines.base import Response
+from ragbench.engines.base import Request, Response
 from ragbench.engines.scripted import ScriptedEngine
 from ragbench.llm import LLM
-from ragbench.nli import NLI, PROMPT_TEMPLATE
+from ragbench.nli import NLI, PROMPT_TEMPLATE, TrueFormat
 from ragbench.scheduler import Scheduler
 
 from tiny_models import tiny_t5
@@ -72,9 +72,10 @@ def test_decisions_are_logged_as_a_replay_file(tmp_path):
 
     assert asyncio.run(ask()) == [1, 0]
     nli.close()
+    sampling = Request(prompt="x", sampling=TrueFormat.sampling).to_dict()["sampling"]
     assert [json.loads(line) for line in log.read_text().splitlines()] == [
-        {"prompt": "premise: yes doc hypothesis: h", "response": "1"},
-        {"prompt": "premise: other doc hypothesis: h", "response": "0"}]
+        {"prompt": "premise: yes doc hypothesis: h", "sampling": sampling, "response": "1"},
+        {"prompt": "premise: other doc hypothesis: h", "sampling": sampling, "response": "0"}]
     replayed = NLI(LLM(Scheduler(), ReplayEngine(str(log))))
     assert asyncio.run(replayed.entails("yes doc", "h")) == 1
 

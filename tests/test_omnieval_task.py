@@ -10,7 +10,7 @@ from helpers import run, samples
 
 from ragbench.errors import ConfigError, RecordError
 from ragbench.tasks.omnieval.task import OmniEvalAuto, OmniEvalHuman
-from ragbench.types import Document
+from ragbench.types import Document, trace_prompts
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
 FLAT = TEST_DATA / "omnieval" / "human_flat.jsonl"
@@ -109,7 +109,7 @@ def test_closed_book_run_scores_rule_metrics_per_turn(tmp_path):
     assert len(rows) == 3
     assert rows[0]["prediction"]["answer"] == "五年"
     assert rows[0]["scores"]["em"] == 0.5  # one of two answer forms: EM averages over them
-    assert rows[0]["prompts"][0][0]["role"] == "system"
+    assert trace_prompts(rows[0]["trace"])[0][0]["role"] == "system"
     assert results["counts"]["omnieval_auto"]["scored"] == 3
     # "不知道" vs "10元": jieba-joined "不 知道" / "10 元" share only the space - upstream F1 counts it (0.25)
     assert results["results"]["omnieval_auto"]["f1"] == pytest.approx((1 + 0.25 + 0.25) / 3)

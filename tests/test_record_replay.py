@@ -182,3 +182,53 @@ def test_a_recording_cut_short_by_a_kill_is_continued_on_a_new_line(tmp_path):
     recorder.close()
     lines = (tmp_path / "calls" / "retrieval.jsonl").read_text().splitlines()
     assert json.loads(lines[-1])["query"] == "c" and lines[1] == '{"query": "b", "i'
+
+
+# --- each prompt stored once ------------------------------------------------------------------------
+
+def test_every_prompt_is_stored_once_in_the_run_folder_and_the_run_replays_from_it(tmp_path):
+    """The samples' traces hold the prompts and replies; calls/llm.jsonl and judge0_calls.jsonl refer
+    to them; the response cache keeps no prompt; the replay still gives the same samples."""
+    judge = tmp_path / "judge.json"
+    judge.write_text(json.dumps([{"pattern": "You are grading", "response": "correct"}]))
+    run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=3, metrics=["llm_judge"],
+        judges=[f"scripted:{judge}"])
+    out = tmp_path / "run"
+    first = samples(out, "demo")[0]
+    assert "prompts" not in first
+    texts = [json.dumps(step["request"]["messages"][-1]["content"] if "messages" in step["request"]
+                        else step["request"]["prompt"])[1:-1] for step in [*first["trace"], *first["judge_trace"]]]
+    files = [path for path in out.rglob("*") if path.is_file()]
+    for text in texts:
+        holders = [path.name for path in files if text in path.read_text(encoding="utf-8", errors="replace")]
+        assert holders == ["demo.jsonl"], holders
+    lines = [json.loads(line) for line in (out / "calls" / "llm.jsonl").read_text().splitlines()]
+    assert {line["role"] for line in lines} == {"model", "judge:0"}
+    assert all(set(line) <= {"role", "engine", "ref", "response_data"} for line in lines)
+    assert_replays_identically(out, tmp_path, ["demo"])
+
+
+def test_a_reference_to_an_example_the_run_never_wrote_is_skipped_and_counted(tmp_path):
+    from ragbench.engines.replay import ReplayEngine
+
+    run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=2)
+    calls = tmp_path / "run" / "calls" / "llm.jsonl"
+    calls.write_text(calls.read_text() + json.dumps({"role": "model", "engine": "x", "ref": "0" * 64}) + "\n")
+    engine = ReplayEngine(str(calls), role="model")
+    assert engine.unresolved == 1 and sum(map(len, engine.records.values())) == 2
+
+
+def test_a_document_is_carried_once_per_run_and_replayed_from_the_line_that_carried_it(tmp_path):
+    recorder = CallRecorder(tmp_path / "calls")
+    one, two = Document(id="d1", title="T1", text="one", score=2.0), Document(id="d2", title="T2", text="two")
+    changed = Document(id="d1", title="T1", text="one, edited")
+    recorder.retrieval("bm25", "q1", 2, [one, two], carry_docs=True)
+    recorder.retrieval("bm25", "q2", 2, [two, Document(id="d1", title="T1", text="one", score=0.5)], carry_docs=True)
+    recorder.retrieval("bm25", "q3", 1, [changed], carry_docs=True)  # another content under a known id: carried
+    recorder.close()
+    lines = [json.loads(line) for line in (tmp_path / "calls" / "retrieval.jsonl").read_text().splitlines()]
+    assert [[d["id"] for d in line["docs"]] for line in lines] == [["d1", "d2"], [], ["d1"]]
+    retriever = ReplayRetriever(file=str(tmp_path / "calls" / "retrieval.jsonl"))
+    [[first, second]] = retriever.search(["q2"], 2)
+    assert (first.text, second.text, second.score) == ("two", "one", 0.5)
+    assert retriever.search(["q3"], 1)[0][0].text == "one, edited"

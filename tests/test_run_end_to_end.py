@@ -10,6 +10,8 @@ import time
 
 from helpers import cli, comparable, run, samples
 
+from ragbench.types import trace_prompts
+
 from conftest import write_jsonl
 
 
@@ -33,7 +35,7 @@ def test_samples_record_prompt_output_scores_and_trace(tmp_path, popqa_records):
         system_args={"top_n": 2})
     first = samples(tmp_path / "run", "popqa")[0]
     assert first["id"] == "100" and first["gold"] == {"answers": ["answer0", "alias0"]}
-    assert first["prompts"][0].startswith("Below is an instruction") and "[2] Other 0" in first["prompts"][0]
+    assert trace_prompts(first["trace"])[0].startswith("Below is an instruction") and "[2] Other 0" in trace_prompts(first["trace"])[0]
     assert first["output"] == "### Response:"  # echo returns the prompt's last line
     assert first["scores"]["match"] == 0.0
     assert [d["title"] for d in first["prediction"]["docs"]] == ["Title 0", "Other 0"]

@@ -16,6 +16,7 @@ from ragbench.engines.base import Engine, EngineError, Request, Response, Sampli
 from ragbench.errors import ConfigError
 from ragbench.evaluator import Evaluator, RunConfig
 from ragbench.jsonl import open_append
+from ragbench.rundir import RunDir, iter_samples
 from ragbench.scheduler import Scheduler
 from ragbench.system import System
 from ragbench.task import Task
@@ -336,3 +337,18 @@ def test_an_interrupted_attempts_calls_count_in_the_cost_after_resume(tmp_path, 
     assert results["complete"] and results["cost"]["attempts"] == 2 and results["cost"]["interrupted_attempts"] == 1
     assert results["cost"]["this_attempt"]["llm_calls"] == 3 and results["cost"]["llm_calls"] == 6
     assert results["cost"]["prompt_tokens"] >= 30  # the interrupted attempt's tokens are kept
+
+
+def test_finalizing_keeps_the_latest_attempt_of_each_record_in_data_order_line_for_line(tmp_path):
+    run_dir = RunDir(tmp_path)
+    path = run_dir.sample_path("t")
+    path.parent.mkdir(parents=True)
+    lines = [{"id": "b", "index": 1, "error": "x"}, {"id": "c", "index": 2}, {"id": "a", "index": 0, "text": "é"},
+             {"id": "b", "index": 1, "scores": {"m": 1}}]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines) + '{"id": "d", "ind\n'
+                    + json.dumps({"id": None, "index": 3, "bad_record": True}), encoding="utf-8")  # no final newline
+    run_dir.finalize_samples("t")
+    assert [r.get("id") for r in iter_samples(path)] == ["a", "b", "c", None]
+    assert list(iter_samples(path))[1] == {"id": "b", "index": 1, "scores": {"m": 1}}
+    assert path.read_text(encoding="utf-8").splitlines()[0] == json.dumps(lines[2], ensure_ascii=False)
+    assert path.read_text(encoding="utf-8").endswith("}\n")

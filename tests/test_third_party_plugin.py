@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from ragbench.types import trace_prompts
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "ragbench-plugin-example"
 PROVIDER = "ragbench-plugin-example"
@@ -222,7 +224,7 @@ def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected):
     assert results["match_normalized"] == pytest.approx(expected)  # a built-in metric on the plugin's gold
     first = _samples(out, "trivia_tf")[0]
     assert first["prediction"]["answer"] == ("True" if system == "vanilla" else "False.")
-    assert ("[1] Pacific Ocean\n" in first["prompts"][0]) == (system == "vanilla")
+    assert ("[1] Pacific Ocean\n" in trace_prompts(first["trace"])[0]) == (system == "vanilla")
 
 
 def test_loader_reports_bad_records(sites, tmp_path, monkeypatch):

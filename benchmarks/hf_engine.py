@@ -1,0 +1,174 @@
+"""The `hf` engine against raw transformers `generate`, on the embedded SmolLM2 (CPU here, a GPU where
+there is one), greedy, on PopQA closed-book prompts.
+
+  1. generation: the same prompts through `HFEngine.generate` and through a raw loop (tokenize,
+     sort by length, left-pad, `model.generate` in batches of the same size, decode), both warm
+     (first calls reported apart): tokens/s and ragbench / raw;
+  2. end to end from fresh processes: `ragbench --tasks popqa --system closed_book --model
+     hf:embedded` against a raw script doing the same (import, load, read the prompts, generate,
+     write): wall seconds and raw / ragbench; and the share of identical outputs.
+
+The issue's targets (>= 0.8x raw on generation time, >= 0.5x a raw script end to end, on a GPU with
+256 prompts) need a GPU; on a CPU both sides are bound by the same matrix products.
+
+Run: python benchmarks/hf_engine.py [--prompts 32] [--tokens 32] [--batch-size 16] [--quick]
+     (--raw PROMPTS OUT MODEL_DIR BATCH is the raw script, run by part 2 in its own process)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORDS = ("river city film album director capital population band novel team league station county "
+         "province mountain language species company university series").split()
+PROPS = ("occupation", "place of birth", "genre", "director", "capital", "author", "country")
+
+
+def write_popqa(path: Path, count: int) -> list[str]:
+    rng = random.Random(0)
+    questions = []
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(count):
+            subject = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4))).title()
+            question = f"What is {subject}'s {rng.choice(PROPS)}?"
+            questions.append(question)
+            handle.write(json.dumps({"id": i, "question": question, "answers": ["x"], "prop": "genre", "ctxs": []})
+                         + "\n")
+    return questions
+
+
+def raw_generate(torch, model, tokenizer, prompts: list[str], batch: int, tokens: int) -> tuple[list[str], int]:
+    """What a user's own script does: length-sorted, left-padded batches of greedy `generate`."""
+    order = sorted(range(len(prompts)), key=lambda i: -len(tokenizer(prompts[i])["input_ids"]))
+    texts: list[str] = [""] * len(prompts)
+    generated = 0
+    for start in range(0, len(order), batch):
+        rows = order[start:start + batch]
+        inputs = tokenizer([prompts[i] for i in rows], return_tensors="pt", padding=True).to(model.device)
+        with torch.inference_mode():
+            out = model.generate(**inputs, max_new_tokens=tokens, do_sample=False)
+        new = out[:, inputs["input_ids"].shape[1]:]
+        for row, ids in zip(rows, new.tolist()):
+            kept = [t for t in ids if t != tokenizer.pad_token_id]
+            generated += len(kept)
+            texts[row] = tokenizer.decode(kept, skip_special_tokens=True)
+    return texts, generated
+
+
+def load_raw(model_dir: str):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype="auto" if device == "cuda" else torch.float32)
+    model.to(device).eval()
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    return torch, model, tokenizer
+
+
+def raw_script(prompts_file: str, out_file: str, model_dir: str, batch: int) -> None:
+    """Part 2's raw side, in a fresh process: import, load, read, generate, write."""
+    torch, model, tokenizer = load_raw(model_dir)
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) - 1))  # as the hf engine does: like for like
+    calls = [json.loads(line) for line in Path(prompts_file).read_text(encoding="utf-8").splitlines()]
+    texts, _ = raw_generate(torch, model, tokenizer, [c["prompt"] for c in calls], batch, calls[0]["max_tokens"])
+    Path(out_file).write_text("".join(json.dumps({"output": t}) + "\n" for t in texts), encoding="utf-8")
+
+
+def generation(prompts: list[str], batch: int, tokens: int) -> None:
+    from ragbench.engines.base import Request, Sampling
+    from ragbench.engines.embedded import embedded_safetensors_dir
+    from ragbench.engines.hf import HFEngine
+
+    engine = HFEngine("embedded", batch_size=batch)
+    torch, model, tokenizer = load_raw(str(embedded_safetensors_dir()))
+    requests = [Request(prompt=p, sampling=Sampling(max_tokens=tokens)) for p in prompts]
+    first = {}
+    started = time.perf_counter()
+    engine.generate(requests[:1])
+    first["ragbench"] = time.perf_counter() - started
+    started = time.perf_counter()
+    raw_generate(torch, model, tokenizer, prompts[:1], 1, tokens)
+    first["raw"] = time.perf_counter() - started
+    started = time.perf_counter()
+    responses = engine.generate(requests)
+    ours = time.perf_counter() - started
+    started = time.perf_counter()
+    texts, raw_tokens = raw_generate(torch, model, tokenizer, prompts, batch, tokens)
+    raw = time.perf_counter() - started
+    our_tokens = sum(r.completion_tokens for r in responses)
+    same = sum(r.text.strip() == t.strip() for r, t in zip(responses, texts))
+    print(f"1. generation, {len(prompts)} prompts x <= {tokens} new tokens, batch {batch}, {engine.device} "
+          f"(first call: ragbench {first['ragbench']:.2f} s, raw {first['raw']:.2f} s)")
+    print(f"   ragbench HFEngine.generate  {ours:7.2f} s  {our_tokens / ours:8.1f} tokens/s")
+    print(f"   raw model.generate          {raw:7.2f} s  {raw_tokens / raw:8.1f} tokens/s")
+    print(f"   ragbench / raw (tokens/s): {(our_tokens / ours) / (raw_tokens / raw):.2f}x; "
+          f"identical outputs {same}/{len(prompts)}")
+
+
+def end_to_end(work: Path, count: int, batch: int, tokens: int) -> None:
+    from ragbench.engines.embedded import embedded_safetensors_dir
+
+    data = work / "popqa.jsonl"
+    write_popqa(data, count)
+    out = work / "run"
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "ragbench.cli", "--tasks", "popqa", "--system", "closed_book",
+                           "--system-arg", f"max_tokens={tokens}", "--model", "hf:embedded", "--model-arg",
+                           f"batch_size={batch}", "--data", f"popqa={data}", "--output", str(out), "--no-progress",
+                           "--bootstrap-iters", "0"], capture_output=True, text=True)
+    ours = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"ragbench run failed:\n{done.stderr[-2000:]}")
+    samples = [json.loads(line) for line in (out / "samples" / "popqa.jsonl").read_text().splitlines()]
+    calls = [{"prompt": s["trace"][0]["request"]["prompt"], "max_tokens": tokens} for s in samples]
+    prompts_file, raw_out = work / "prompts.jsonl", work / "raw.jsonl"
+    prompts_file.write_text("".join(json.dumps(c) + "\n" for c in calls), encoding="utf-8")
+    started = time.perf_counter()
+    subprocess.run([sys.executable, __file__, "--raw", str(prompts_file), str(raw_out),
+                    str(embedded_safetensors_dir()), str(batch)], check=True)
+    raw = time.perf_counter() - started
+    raw_texts = [json.loads(line)["output"] for line in raw_out.read_text().splitlines()]
+    same = sum(s["trace"][0]["response"]["texts"][0].strip() == t.strip() for s, t in zip(samples, raw_texts))
+    print(f"2. end to end from a fresh process, {count} closed-book PopQA questions x <= {tokens} tokens, "
+          f"batch {batch}")
+    print(f"   ragbench run  {ours:7.2f} s   raw script  {raw:7.2f} s   raw / ragbench: {raw / ours:.2f}x; "
+          f"identical outputs {same}/{count}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prompts", type=int, default=32)
+    parser.add_argument("--tokens", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--quick", action="store_true", help="4 prompts x 4 tokens")
+    parser.add_argument("--raw", nargs=4, metavar=("PROMPTS", "OUT", "MODEL_DIR", "BATCH"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.raw:
+        raw_script(*args.raw[:3], int(args.raw[3]))
+        return
+    if args.quick:
+        args.prompts, args.tokens, args.batch_size = 4, 4, 2
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    with tempfile.TemporaryDirectory() as scratch:
+        prompts = [f"### Instruction:\n{q}\n\n### Response:\n" for q in write_popqa(Path(scratch) / "q.jsonl",
+                                                                                    args.prompts)]
+        generation(prompts, args.batch_size, args.tokens)
+        end_to_end(Path(scratch), args.prompts, args.batch_size, args.tokens)
+
+
+if __name__ == "__main__":
+    main()

@@ -59,6 +59,7 @@ def run_interruptible(coro: Any) -> Any:
     except BaseException:
         if interrupted.is_set():  # the loop stays open: closing it waits for the worker threads
             raise KeyboardInterrupt from None
+        _cancel_pending(loop)  # as asyncio.run does: every task's `finally` runs (files closed, cost saved)
         _close_loop(loop)
         raise
     finally:
@@ -66,6 +67,14 @@ def run_interruptible(coro: Any) -> Any:
             signal.signal(signal.SIGINT, previous)
     _close_loop(loop)
     return result
+
+
+def _cancel_pending(loop: asyncio.AbstractEventLoop) -> None:
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 def _close_loop(loop: asyncio.AbstractEventLoop) -> None:

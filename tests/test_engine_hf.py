@@ -46,8 +46,8 @@ def test_unloadable_hub_name_offline_is_a_config_error(monkeypatch):
 
 
 def test_bad_options_are_config_errors():
-    with pytest.raises(ConfigError, match="batchsize"):
-        HFEngine("embedded", batchsize=4)
+    [problem] = HFEngine.preflight("embedded", {"batchsize": 4})  # refused before anything loads
+    assert "batchsize" in problem and "batch_size" in problem
     with pytest.raises(ConfigError, match="dtype"):
         HFEngine("embedded", dtype="float8")
 

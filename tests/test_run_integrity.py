@@ -16,6 +16,7 @@ from ragbench.engines.base import Engine, EngineError, Request, Response, Sampli
 from ragbench.errors import ConfigError
 from ragbench.evaluator import Evaluator, RunConfig
 from ragbench.jsonl import open_append
+from ragbench.lifecycle import RunInterrupted
 from ragbench.rundir import RunDir, iter_samples
 from ragbench.scheduler import Scheduler
 from ragbench.system import System
@@ -325,7 +326,7 @@ def test_an_interrupted_attempts_calls_count_in_the_cost_after_resume(tmp_path, 
     data = popqa(tmp_path, n=6)
     InterruptedAfterThree.answered = 0
     monkeypatch.setattr("ragbench.evaluator.load_engine", lambda model, **options: InterruptedAfterThree(model))
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(RunInterrupted):
         run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:interrupted", data={"popqa": str(data)},
             max_inflight=1)
     interrupted = json.loads((tmp_path / "run" / "run.json").read_text())["attempts"]

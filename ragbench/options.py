@@ -32,14 +32,15 @@ FLAGS = {"task": "--task-arg", "system": "--system-arg", "metric": "--metric-arg
 
 def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str, Any], bool]:
     """The keyword parameters `cls(...)` accepts, following `**kwargs` up the class hierarchy, their
-    type hints, and whether anything is accepted (an `__init__` whose **kwargs go nowhere known)."""
+    type hints, and whether anything is accepted: an `__init__` whose `**kwargs` cannot go on to a
+    parent (the next `__init__` up is object's) consumes them itself. A class with no `__init__` of
+    its own anywhere takes no options (object's)."""
     parameters: dict[str, inspect.Parameter] = {}
     hints: dict[str, Any] = {}
-    for klass in cls.__mro__:
+    chain = [klass for klass in cls.__mro__ if "__init__" in vars(klass)]
+    for klass, parent in zip(chain, chain[1:] + [None]):
         if klass is object:
-            return parameters, hints, False  # object() takes no options: the chain of **kwargs ends here
-        if "__init__" not in vars(klass):
-            continue
+            break
         try:
             hints = {**typing.get_type_hints(klass.__init__), **hints}
         except Exception:  # an annotation that does not resolve only loses the type check
@@ -49,8 +50,10 @@ def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str,
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self":
                 parameters.setdefault(p.name, p)
         if not any(p.kind == p.VAR_KEYWORD for p in signature):
-            return parameters, hints, False
-    return parameters, hints, True
+            break
+        if parent is object:
+            return parameters, hints, True
+    return parameters, hints, False
 
 
 def accepted_options(cls: type) -> set[str] | None:

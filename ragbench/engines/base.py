@@ -153,6 +153,9 @@ class Engine:
     """
 
     kind: ClassVar[str] = "base"
+    # The --model-arg names of an engine whose __init__ takes **options only to refuse others itself
+    # (None: its signature tells, see `preflight`).
+    option_names: ClassVar[tuple[str, ...] | None] = None
     concurrent: ClassVar[bool] = False
     max_batch_size: int = 16
     max_concurrency: int = 16
@@ -167,7 +170,7 @@ class Engine:
         that talks to a server checks it answers). Default: options `__init__` does not accept."""
         from ..options import accepted_options
 
-        accepted = accepted_options(cls)
+        accepted = set(cls.option_names) if cls.option_names is not None else accepted_options(cls)
         unknown = sorted(set(options) - accepted) if accepted is not None else []
         return [f"unknown option(s) {', '.join(unknown)} (accepted: {', '.join(sorted(accepted - {'model'}))})"] \
             if unknown else []

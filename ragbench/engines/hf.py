@@ -116,10 +116,14 @@ def cpu_threads(torch: Any, threads: int | None) -> int:
 
 class HFEngine(Engine):
     kind = "hf"
+    option_names = ("batch_size", "dtype", "device", "trust_remote_code", "threads")
 
     def __init__(self, model: str = "embedded", batch_size: int = 16, dtype: str | None = None,
-                 device: str | None = None, trust_remote_code: bool = False, threads: int | None = None) -> None:
-        # no **options: the pre-flight (Engine.preflight) refuses an unknown --model-arg from this signature
+                 device: str | None = None, trust_remote_code: bool = False, threads: int | None = None,
+                 **options: Any) -> None:
+        if options:
+            raise ConfigError(f"hf engine: unknown option(s) {', '.join(sorted(options))}; "
+                              f"known: {', '.join(self.option_names)}")
         super().__init__(model)
         torch, transformers = _import_hf()
         self._torch = torch

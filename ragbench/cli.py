@@ -68,6 +68,7 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from .evaluator import Evaluator, RunConfig, RunInterrupted
     from .lifecycle import exit_when_stuck
+    from .failures import incomplete_reason
     from .replay_run import replay_config
     from .summary import cost_line, failure_lines, results_table
 
@@ -92,17 +93,11 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
         click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
     click.echo(results_table(results))
     click.echo(cost_line(results["cost"]))
-    for task, report in results.get("system_reports", {}).items():
-        for error in report.get("errors", []):
-            click.echo(f"ragbench: {task}: {error}", err=True)
     for line in failure_lines(results):
         click.echo(f"ragbench: {line}", err=True)
     click.echo(f"results: {outcome.run_dir / 'results.json'}")
     if not outcome.complete:
-        counts = ", ".join(f"{t}: {c['failed']} failed, {c['bad_records']} bad records"
-                           + (f", {c['missing']} missing" if c.get("missing") else "")
-                           for t, c in results["counts"].items())
-        click.echo(f"ragbench: incomplete run ({counts}); --resume tries the failed examples again", err=True)
+        click.echo(f"ragbench: incomplete run ({incomplete_reason(results)})", err=True)
         sys.exit(EXIT_INCOMPLETE)
 
 
@@ -125,10 +120,12 @@ common_options = [
     click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, e.g. mauve.featurizer=PATH"),
     click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
     click.option("--seed", default=0, show_default=True, type=int),
-    click.option("--max-inflight", default=64, show_default=True, type=int, help="examples running at once"),
+    click.option("--max-inflight", default=64, show_default=True, type=click.IntRange(min=1),
+                 help="examples running at once"),
     click.option("--cache", default=None, help="SQLite response cache (default: in the run folder)"),
     click.option("--task-arg", multiple=True, metavar="K=V", help="task option; TASK.K=V for one task"),
-    click.option("--bootstrap-iters", default=1000, show_default=True, type=int),
+    click.option("--bootstrap-iters", default=1000, show_default=True, type=click.IntRange(min=0),
+                 help="bootstrap resamples of the 95% intervals (0: no intervals)"),
     click.option("--no-progress", is_flag=True, help="no progress bar"),
 ]
 
@@ -221,7 +218,17 @@ def _run_kwargs(tasks, system, system_arg, data, limit, resume, overwrite, stric
             **_role_models(role_model, role_model_arg), **_common_kwargs(**common)}
 
 
+def _show_version(ctx: click.Context, _param: Any, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from .provenance import version_text
+
+        click.echo(version_text())
+        ctx.exit()
+
+
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="the versions of ragbench, Python and the key packages (for a bug report)")
 @click.option("--replay", default=None, metavar="RUN_DIR", help="re-execute a recorded run offline from its calls/ "
               "folder (no model, index or server); writes to --output or RUN_DIR__replay")
 @with_run_options
@@ -335,7 +342,8 @@ def score_command(task: str, data_file: str | None, predictions: str, **common) 
 
 @main.command("compare")
 @click.argument("runs", nargs=-1, required=True)
-@click.option("--output", default=None, help="folder for compare.md and compare.png (default: print only)")
+@click.option("--output", default=None, help="folder for compare.md and compare_N.png, one plot per run compared "
+              "with the first (default: print only)")
 @click.option("--fail-if-worse", multiple=True, metavar="METRIC:DELTA",
               help="exit 1 when a run is worse than the first by more than DELTA on METRIC (repeatable)")
 @click.option("--bootstrap-iters", default=2000, show_default=True, type=int)
@@ -345,7 +353,7 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
     from pathlib import Path
 
-    from .compare import compare_runs, load_run, markdown, parse_thresholds, plot, regressions
+    from .compare import compare_runs, label_runs, load_run, markdown, parse_thresholds, plot, regressions
 
     try:
         if len(runs) < 2:
@@ -355,6 +363,7 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
                               "compare.md and its plots")
         thresholds = parse_thresholds(fail_if_worse)
         loaded = [load_run(path) for path in runs]
+        label_runs(loaded)
         reports = [compare_runs(loaded[0], other, bootstrap_iters, seed) for other in loaded[1:]]
         failures = [line for report in reports for line in regressions(report, thresholds)]
     except ConfigError as exc:

@@ -19,6 +19,7 @@ from .cache import ResponseCache
 from .context import Context
 from .engines import load_engine
 from .errors import RecordError
+from .failures import counted_events, group_failures
 from .exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
 from .lifecycle import Engines, RunInterrupted, run_interruptible
 from .llm import LLM
@@ -66,6 +67,8 @@ class Evaluator:
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
+        self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
+        self._started = self._cost_saved = time.perf_counter()
 
     def run(self) -> RunOutcome:
         config = self.config
@@ -88,7 +91,7 @@ class Evaluator:
             self.retriever.close()
             raise
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
-        started = time.perf_counter()
+        started = self._started = time.perf_counter()
         interrupted = False
         try:
             processed, scheduler = run_interruptible(self._execute(engines.model, engines.judges, cache, engines.nli,
@@ -240,10 +243,12 @@ class Evaluator:
                 self.run_dir.append_sample(planned.name, record)
                 processed += 1
                 progress.advance(failed=record.get("error") is not None)
+                self._save_cost(scheduler, processed)
 
         try:
             await asyncio.gather(*(worker() for _ in range(max(1, self.config.max_inflight))))
         finally:
+            self._save_cost(scheduler, processed, every=0.0)  # replaced by the final cost if the run ends well
             progress.close()
             recorder.close()
             for planned in self.planned:
@@ -300,9 +305,11 @@ class Evaluator:
         prediction.trace = ctx.trace
         record = sample_record(example, prediction)
         if prediction.error is None:
-            scores, errors, judge_trace = await score_prediction(planned, example, prediction, judges,
-                                                                 self.config.seed, self.nli)
+            scores, errors, judge_trace, counted = await score_prediction(planned, example, prediction, judges,
+                                                                          self.config.seed, self.nli)
             record["scores"] = scores
+            if counted:
+                record["counted"] = counted
             if errors:
                 record["score_errors"] = errors
             if judge_trace:
@@ -316,6 +323,21 @@ class Evaluator:
         record["seconds"] = round(time.perf_counter() - started, 4)
         return record
 
+    def _attempt_cost(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
+        stats = scheduler.stats.to_dict()
+        return {"id": self.attempt_id, "examples": processed, "wall_seconds": round(wall, 3),
+                "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+
+    def _save_cost(self, scheduler: Scheduler, processed: int, every: float = 1.0) -> None:
+        """This attempt's cost so far into run.json (at most once a second), marked interrupted until
+        the run ends: a killed or interrupted attempt's calls still count when the run is resumed."""
+        now = time.perf_counter()
+        if now - self._cost_saved < every:
+            return
+        self._cost_saved = now
+        self.run_dir.record_attempt({**self._attempt_cost(scheduler, processed, now - self._started),
+                                     "interrupted": True})
+
     # --- results --------------------------------------------------------------------------------
     def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> dict[str, Any]:
         """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
@@ -324,10 +346,15 @@ class Evaluator:
         counts: dict[str, Any] = {}
         failures: dict[str, list[dict[str, Any]]] = {}
         infra: dict[str, dict[str, Any]] = {}
+        counted: dict[str, Any] = {}
+        adherence: dict[str, Any] = {}
+        repaired: dict[str, list[str]] = {}
         system_reports: dict[str, Any] = {}
         system_stats: dict[str, Any] = {}
         for planned in self.planned:
             samples = self.run_dir.finalize_samples(planned.name)
+            if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
+                repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
             detail = aggregate_task(samples, planned.metrics, planned.task.slice_fields,
                                     self.config.bootstrap_iters, self.config.seed)
             details[planned.name] = detail
@@ -338,7 +365,7 @@ class Evaluator:
             missing = max(0, self.expected.get(planned.name, len(samples)) - len(samples))
             counts[planned.name] = {"records": len(samples), "scored": len(samples) - failed - bad,
                                     "failed": failed, "bad_records": bad, "missing": missing}
-            causes = failure_causes(samples)
+            causes = group_failures(samples)
             if causes:
                 failures[planned.name] = causes
             folded = [f for s in samples for f in s.get("infrastructure_failures") or []]
@@ -346,18 +373,20 @@ class Evaluator:
                 infra[planned.name] = {
                     "examples": sum(1 for s in samples if s.get("infrastructure_failures")), "calls": len(folded),
                     "causes": [{"cause": c, "count": n} for c, n in Counter(f[:200] for f in folded).most_common(5)]}
+            tallies = counted_events(samples, planned.metrics)
+            if tallies:
+                counted[planned.name] = tallies
             report = planned.system.report({s["id"] for s in samples if s.get("id") is not None},
                                            complete_data=self.config.limit is None)
             if report is not None:
                 system_reports[planned.name] = report
+            checks = planned.system.format_adherence(samples)
+            if checks:
+                adherence[planned.name] = checks
             figures = planned.system.statistics(samples)
             if figures:
                 system_stats[planned.name] = figures
-        attempt = None
-        if scheduler is not None:
-            stats = scheduler.stats.to_dict()
-            attempt = {"examples": processed, "wall_seconds": round(wall, 3),
-                       "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+        attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
         cost = whole_run_cost([*self.attempts, *([attempt] if attempt else [])])
         cost["this_attempt"] = attempt
         if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
@@ -365,11 +394,14 @@ class Evaluator:
                                  "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
         if self.nli is not None:
             cost["nli"] = self.nli.stats.to_dict()
-        complete = (all(c["failed"] == 0 and c["bad_records"] == 0 and c["missing"] == 0 for c in counts.values())
+        complete = (all(c["records"] and not (c["failed"] or c["bad_records"] or c["missing"]) for c in counts.values())
                     and not any(r.get("errors") for r in system_reports.values()))
         return {"results": results, "details": details, "counts": counts, "complete": complete,
                 **({"failures": failures} if failures else {}),
                 **({"infrastructure_failures": infra} if infra else {}),
+                **({"counted": counted} if counted else {}),
+                **({"format_adherence": adherence} if adherence else {}),
+                **({"checkpoint_repairs": repaired} if repaired else {}),
                 "seed_policy": "every sampled call (temperature > 0) without its own seed gets "
                                "sha256('{seed}:{task}:{example id}:{call number}'), so outputs do not depend on "
                                "batch composition",
@@ -390,13 +422,8 @@ def whole_run_cost(attempts: list[dict[str, Any]]) -> dict[str, Any]:
     wall = total["wall_seconds"]
     total["examples_per_second"] = round(total.get("examples", 0) / wall, 3) if wall > 0 else 0.0
     total["attempts"] = len(attempts)
+    total["interrupted_attempts"] = sum(1 for attempt in attempts if attempt.get("interrupted"))
     return total
-
-
-def failure_causes(samples: list[dict[str, Any]], most: int = 5) -> list[dict[str, Any]]:
-    """The most common errors of failed records (first line, numbers kept), most frequent first."""
-    counter = Counter(str(s["error"]).splitlines()[0][:200] for s in samples if s.get("error") is not None)
-    return [{"cause": cause, "count": count} for cause, count in counter.most_common(most)]
 
 
 def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
@@ -409,15 +436,18 @@ def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
 
 async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,
                            judges: list[LLM], seed: int, nli: NLI | None = None,
-                           ) -> tuple[dict[str, Any], dict[str, str], list]:
+                           ) -> tuple[dict[str, Any], dict[str, str], list, dict[str, dict[str, int]]]:
     """Every metric of the task on one prediction; a failing metric is recorded, not raised.
-    NLI calls are not traced per sample (they are logged once per run in nli_calls.jsonl)."""
+    NLI calls are not traced per sample (they are logged once per run in nli_calls.jsonl). Returns the
+    scores, the failed metrics' errors, the judge calls and each metric's counted events."""
     scores: dict[str, Any] = {}
+    counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
     ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:judge{i}")
                   for i, judge in enumerate(judges)]
     for metric in planned.metrics:
+        ctx.counts = Counter()
         try:
             value = metric.score(example, prediction, ctx)
             if inspect.isawaitable(value):
@@ -425,8 +455,10 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
         except Exception as exc:
             errors[metric.name] = f"{type(exc).__name__}: {exc}"
             continue
+        if ctx.counts:
+            counted[metric.name] = dict(ctx.counts)
         if isinstance(value, dict):
             scores.update(value)
         else:
             scores[metric.name] = value
-    return scores, errors, [step.to_dict() for step in ctx.trace]
+    return scores, errors, [step.to_dict() for step in ctx.trace], counted

@@ -26,6 +26,10 @@ class Metric:
     # against, all required; () scores any task.
     gold_needs: ClassVar[tuple[str, ...]] = ()
     higher_is_better: ClassVar[bool] = True
+    # Events a score folds in that a reader must see counted (e.g. a judge reply that did not parse,
+    # scored as upstream's rule says): name -> what it means. `score` calls `ctx.count(name)` for each;
+    # the run adds them up per task and shows them in the console, report.md and results.json `counted`.
+    counters: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def fits(cls, task: Any) -> bool:

@@ -20,13 +20,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, RecordError
 from .exchange_log import JUDGE_LOGS
-from .jsonl import open_append
-
-
-def _dump(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, default=str)
+from .jsonl import open_append, read_json, read_records, write_records
 
 
 def record_key(record: dict[str, Any]) -> str:
@@ -45,17 +41,14 @@ class RunDir:
         self.path = Path(path)
         self.samples_dir = self.path / "samples"
         self._handles: dict[str, Any] = {}
+        self.unreadable: dict[str, list[RecordError]] = {}  # task -> unreadable checkpoint lines
 
     @property
     def meta(self) -> dict[str, Any] | None:
         meta_path = self.path / "run.json"
         if not meta_path.is_file():
             return None
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"{meta_path} is not readable ({exc}); --overwrite replaces the run, or choose "
-                              "another --output") from exc
+        meta = read_json(meta_path, "the run.json ragbench wrote (--overwrite replaces the run, or choose another --output)")
         if not isinstance(meta, dict):
             raise ConfigError(f"{meta_path} is not a run's record; --overwrite replaces it, or choose another --output")
         return meta
@@ -109,39 +102,34 @@ class RunDir:
         return {record_key(r) for r in self.read_samples(task) if r.get("error") is None or r.get("bad_record")}
 
     def read_samples(self, task: str) -> list[dict[str, Any]]:
-        """Complete lines of the checkpoint (a line cut short by a crash is ignored)."""
+        """The checkpoint's records; a line cut short by a crash (or otherwise unreadable) is kept in
+        `unreadable[task]`, to be counted and reported (its example is run again on --resume)."""
         path = self.sample_path(task)
         if not path.is_file():
             return []
-        records = []
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    records.append(json.loads(line))
-                except ValueError:
-                    continue
+        records, errors = read_records(path)
+        self.unreadable[task] = errors
         return records
 
     def append_sample(self, task: str, record: dict[str, Any]) -> None:
         handle = self._handles.get(task)
         if handle is None:
             handle = self._handles[task] = open_append(self.sample_path(task))
-        handle.write(_dump(record) + "\n")
-        handle.flush()
+        handle.write(record)
 
     def finalize_samples(self, task: str) -> list[dict[str, Any]]:
         """Rewrite the task's samples in data order, the latest attempt of each record, and return them."""
         self.close()
         by_key = {record_key(record): record for record in self.read_samples(task)}
         records = sorted(by_key.values(), key=lambda record: record["index"])
-        tmp = self.sample_path(task).with_suffix(".jsonl.tmp")
-        tmp.write_text("".join(_dump(r) + "\n" for r in records), encoding="utf-8")
-        os.replace(tmp, self.sample_path(task))
+        write_records(self.sample_path(task), records)
         return records
 
     def record_attempt(self, attempt: dict[str, Any]) -> None:
+        """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
         meta = self.meta or {}
-        meta["attempts"] = [*(meta.get("attempts") or []), attempt]
+        earlier = [a for a in meta.get("attempts") or [] if attempt.get("id") is None or a.get("id") != attempt["id"]]
+        meta["attempts"] = [*earlier, attempt]
         self._write_json("run.json", meta)
 
     def finish(self, results: dict[str, Any], report: str) -> None:

@@ -56,3 +56,11 @@ class System:
         Computed from the records, not from state kept during the run, so a resumed run counts
         every example."""
         return None
+
+    def format_adherence(self, samples: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """How often the model's outputs followed the format this system parses, from the task's sample
+        records: a list of {"format": what was expected, "followed": n, "of": m, "fix": what to do when
+        they did not} (e.g. SMART's `Search(...)` intents, Self-RAG's reflection tokens). The run warns
+        with the rate whenever followed < of, so a model that ignores the format is not read as a bad
+        system. None: the system parses no model format."""
+        return None

@@ -13,7 +13,7 @@ import pytest
 
 from ragbench.engines import embedded
 from ragbench.engines import vllm as vllm_engine
-from ragbench.engines.base import EngineError, Request, Response, Sampling
+from ragbench.engines.base import EngineError, Request, RequestError, Response, Sampling
 from ragbench.engines.vllm import VLLMEngine
 from ragbench.errors import ConfigError
 
@@ -365,7 +365,7 @@ def test_lora_without_enable_lora_fails_that_request_only(fake_vllm):
     engine = VLLMEngine("/m")
     out = engine.generate([Request(prompt="a", sampling=Sampling(lora="/adapters/sql")),
                            Request(prompt="b", sampling=Sampling())])
-    assert isinstance(out[0], EngineError) and "enable_lora" in str(out[0])
+    assert isinstance(out[0], RequestError) and "enable_lora" in str(out[0])
     assert isinstance(out[1], Response) and out[1].text == "b"
 
 
@@ -373,7 +373,7 @@ def test_a_request_vllm_refuses_fails_alone(fake_vllm):
     engine = VLLMEngine("/m")
     out = engine.generate([Request(prompt="ok"), Request(prompt="too long"), chat("hi")])
     assert isinstance(out[0], Response) and out[0].text == "ko"
-    assert isinstance(out[1], EngineError) and "max_model_len" in str(out[1])
+    assert isinstance(out[1], RequestError) and "max_model_len" in str(out[1])  # no replica would take it
     assert isinstance(out[2], Response)
     assert len(FakeLLM.instances[-1].calls) == 4  # the batch, then one by one
 
@@ -382,7 +382,7 @@ def test_abort_is_an_engine_error(fake_vllm, monkeypatch):
     monkeypatch.setattr(FakeLLM, "answer", staticmethod(
         lambda prompt, params: RequestOutput("p", [1], [CompletionOutput(0, "", [], None, "abort")])))
     out = VLLMEngine("/m").generate([Request(prompt="p")])
-    assert isinstance(out[0], EngineError) and "abort" in str(out[0])
+    assert isinstance(out[0], EngineError) and not isinstance(out[0], RequestError) and "abort" in str(out[0])
 
 
 def test_named_token_requests_never_share_a_vllm_batch_with_top_k_requests(fake_vllm):

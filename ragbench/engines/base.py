@@ -140,7 +140,25 @@ class Response:
 
 
 class EngineError(RuntimeError):
-    """A request the engine could not answer (after its own retries)."""
+    """A request the engine could not answer (after its own retries), because the engine failed: a
+    server down or overloaded (connection errors, HTTP 5xx/429, timeouts), a dead actor, a crashed
+    generate. Another replica of the model may answer it (`engines/replicas.py` fails over)."""
+
+
+class RequestError(EngineError):
+    """A request no replica can answer because the request itself is at fault: HTTP 400/422, a
+    prompt longer than the context, a parameter the engine was not started for. It fails once and
+    demotes no replica. A class, not a flag, so that the kind survives pickling and Ray (whose task
+    errors are instances of the original exception class)."""
+
+
+def request_fault(error: BaseException) -> RequestError | None:
+    """The `RequestError` behind `error` (itself, or the cause of Ray's error from a replica actor);
+    None when the engine, not the request, is at fault."""
+    for candidate in (getattr(error, "cause", None), error):  # Ray's wrapper is a RequestError too
+        if isinstance(candidate, RequestError):
+            return candidate
+    return None
 
 
 class Engine:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import bz2
 import io
-import json
 import re
 import tarfile
 from pathlib import Path
 from typing import IO, Iterator
 
 from ragbench.errors import ConfigError, RecordError
+from ragbench.jsonl import objects, read_lines
 
 Item = tuple[int, "dict[str, Any] | RecordError"]
 _PART = re.compile(r"^(?P<stem>.+\.tar\.bz2)\.part(?P<number>\d+)$")
@@ -74,21 +74,10 @@ def task3_parts(path: Path) -> list[Path]:
     return parts
 
 
-def _parse_lines(lines: Iterator[bytes | str], where: str, start: int, first_line: int = 1) -> Iterator[Item]:
-    number = start
-    for line_no, line in enumerate(lines, first_line):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            yield number, RecordError(where, number + 1, f"not valid JSON (line {line_no}: {exc})")
-        else:
-            if isinstance(record, dict):
-                yield number, record
-            else:
-                yield number, RecordError(where, number + 1, f"expected a JSON object, got {type(record).__name__}")
-        number += 1
+def _parse_lines(stream: IO[bytes], where: str, start: int) -> Iterator[Item]:
+    """Records numbered from `start`, every non-blank line of the stream counting as one."""
+    for number, (_, item) in enumerate(objects(read_lines(stream, where), where), start):
+        yield number, item
 
 
 def read_jsonl(path: Path) -> Iterator[Item]:

@@ -245,7 +245,7 @@ def main(ctx: click.Context, replay, **options) -> None:
     if replay:
         _run({"output": options["output"], "progress": not options["no_progress"]}, replay=replay)
         return
-    if not options["tasks"]:
+    if not _split_names(options["tasks"] or ""):
         click.echo(ctx.get_help())
         click.echo("\nragbench: error: --tasks is required (try --tasks demo)", err=True)
         sys.exit(EXIT_CONFIG)
@@ -265,7 +265,7 @@ def check_command(no_model: bool, **options) -> None:
     Prints what it checked; exit 2 with every problem listed. Writes nothing."""
     from .evaluator import Evaluator, RunConfig
 
-    if not options["tasks"]:
+    if not _split_names(options["tasks"] or ""):
         click.echo("ragbench check: error: --tasks is required (the same options as the run)", err=True)
         sys.exit(EXIT_CONFIG)
     try:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 
-class RunInterrupted(Exception):
-    """Ctrl-C during a run: what was finished is saved in the run folder; `--resume` continues."""
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: what was finished is saved in the run folder; `--resume` continues. A
+    KeyboardInterrupt, so code that stops on Ctrl-C stops on it."""
 
     def __init__(self, run_dir: Path, saved: int, total: int | None) -> None:
         self.run_dir, self.saved, self.total = run_dir, saved, total
@@ -57,6 +58,12 @@ def run_interruptible(coro: Any) -> Any:
     try:
         result = loop.run_until_complete(main)
     except BaseException:
+        if not main.done():  # a KeyboardInterrupt or SystemExit left the loop: the run's `finally` still runs
+            main.cancel()
+            try:
+                loop.run_until_complete(main)
+            except BaseException:
+                pass
         if interrupted.is_set():  # the loop stays open: closing it waits for the worker threads
             raise KeyboardInterrupt from None
         _close_loop(loop)

@@ -38,8 +38,9 @@ def invoke(*args: str):
 
 
 def one_line_error(result) -> bool:
+    """One line per problem: the pre-flight lists every problem of a run at once."""
     lines = result.stderr.strip().splitlines()
-    return result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("ragbench: error:")
+    return result.exit_code == 2 and bool(lines) and all(line.startswith("ragbench: error:") for line in lines)
 
 
 def usage_error(result) -> bool:

@@ -11,13 +11,13 @@ from typing import Any
 import click
 
 from .errors import ConfigError
+from .lifecycle import EXIT_INTERRUPTED
 from .options import parse_assignments
 from .retrieval.commands import index_group
 
 EXIT_INCOMPLETE = 1
 EXIT_CONFIG = 2
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
-EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 
 
 def _split_names(value: str) -> list[str]:
@@ -35,39 +35,10 @@ def _config_error(exc: ConfigError) -> None:
     sys.exit(EXIT_CONFIG)
 
 
-def _interrupt_text(run_dir: Any, saved: int | None = None, total: int | None = None) -> str:
-    """What Ctrl-C left: nothing (no run folder yet), or how many examples are saved and the command
-    that continues the run (this one with --resume)."""
-    import shlex
-    from pathlib import Path
-
-    from .rundir import RunDir
-
-    if run_dir is None or not (Path(run_dir) / "run.json").is_file():
-        return "\nragbench: interrupted before the run started; nothing was written\n"
-    run_dir = Path(run_dir)
-    if saved is None:
-        saved = sum(len(RunDir(run_dir).finished_keys(p.stem)) for p in (run_dir / "samples").glob("*.jsonl"))
-    args = [a for a in sys.argv[1:] if a not in ("--resume", "--overwrite")]
-    return (f"\nragbench: interrupted: {saved}{'' if total is None else f' of {total}'} examples saved in "
-            f"{run_dir}; continue with:\n  {shlex.join(['ragbench', *args, '--resume'])}\n")
-
-
-def _interrupted(exc: Any) -> None:
-    """Ctrl-C during the run: what is saved and the command that continues; then exit at once (engine
-    threads still generating are not waited for: their examples run again on --resume)."""
-    import os
-
-    sys.stdout.flush()
-    sys.stderr.write(_interrupt_text(exc.run_dir, exc.saved, exc.total))
-    sys.stderr.flush()
-    os._exit(EXIT_INTERRUPTED)
-
-
 def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from .evaluator import Evaluator, RunConfig, RunInterrupted
-    from .lifecycle import exit_when_stuck
+    from .lifecycle import exit_interrupted, exit_when_stuck, interrupt_message
     from .failures import incomplete_reason
     from .replay_run import replay_config
     from .summary import cost_line, failure_lines, results_table
@@ -76,14 +47,14 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     try:
         config = (replay_config(replay, config_kwargs.get("output"), config_kwargs.get("progress", True))
                   if replay else RunConfig(**config_kwargs))
-        with exit_when_stuck(lambda: _interrupt_text(config.run_dir())):
+        with exit_when_stuck(lambda: interrupt_message(config.run_dir())):
             outcome = Evaluator(config).run()
     except ConfigError as exc:
         _config_error(exc)
     except RunInterrupted as exc:
-        _interrupted(exc)
+        exit_interrupted(exc)
     except KeyboardInterrupt:
-        click.echo(_interrupt_text(config and config.run_dir()), err=True, nl=False)
+        click.echo(interrupt_message(config and config.run_dir()), err=True, nl=False)
         sys.exit(EXIT_INTERRUPTED)
     results = outcome.results
     if outcome.rebuilt:
@@ -413,6 +384,7 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     import json
 
     from .evaluator import Evaluator, RunInterrupted
+    from .lifecycle import exit_interrupted
     from .registry import get_registry
     from .reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
 
@@ -430,7 +402,7 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     except ConfigError as exc:
         _config_error(exc)
     except RunInterrupted as exc:
-        _interrupted(exc)
+        exit_interrupted(exc)
     label = verdict(item, limit, substituted, outcome.complete)
     rows = compare_with_paper(item, outcome.results)
     text = markdown(item, rows, label)

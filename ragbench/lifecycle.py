@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 
-class RunInterrupted(Exception):
-    """Ctrl-C during a run: what was finished is saved in the run folder; `--resume` continues."""
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: what was finished is saved in the run folder; `--resume` continues. A
+    KeyboardInterrupt, so code that stops on Ctrl-C stops on it."""
 
     def __init__(self, run_dir: Path, saved: int, total: int | None) -> None:
         self.run_dir, self.saved, self.total = run_dir, saved, total
@@ -57,6 +60,12 @@ def run_interruptible(coro: Any) -> Any:
     try:
         result = loop.run_until_complete(main)
     except BaseException:
+        if not main.done():  # a KeyboardInterrupt or SystemExit left the loop: the run's `finally` still runs
+            main.cancel()
+            try:
+                loop.run_until_complete(main)
+            except BaseException:
+                pass
         if interrupted.is_set():  # the loop stays open: closing it waits for the worker threads
             raise KeyboardInterrupt from None
         _cancel_pending(loop)  # as asyncio.run does: every task's `finally` runs (files closed, cost saved)
@@ -103,7 +112,7 @@ def exit_when_stuck(message: Callable[[], str], grace: float = 1.0) -> Iterator[
                     time.sleep(grace)
                     sys.stderr.write(message())
                     sys.stderr.flush()
-                    os._exit(130)
+                    os._exit(EXIT_INTERRUPTED)
 
     threading.Thread(target=watch, name="ragbench-interrupt-watch", daemon=True).start()
     try:
@@ -111,3 +120,29 @@ def exit_when_stuck(message: Callable[[], str], grace: float = 1.0) -> Iterator[
     finally:
         signal.set_wakeup_fd(previous)
         os.close(write)  # the watcher reads the end of the pipe and returns
+
+
+def interrupt_message(run_dir: Any, saved: int | None = None, total: int | None = None) -> str:
+    """What Ctrl-C left: nothing (no run folder yet), or how many examples are saved and the command
+    that continues the run (this one, `sys.argv`, with --resume)."""
+    import shlex
+
+    from .rundir import RunDir
+
+    if run_dir is None or not (Path(run_dir) / "run.json").is_file():
+        return "\nragbench: interrupted before the run started; nothing was written\n"
+    run_dir = Path(run_dir)
+    if saved is None:
+        saved = sum(len(RunDir(run_dir).finished_keys(p.stem)) for p in (run_dir / "samples").glob("*.jsonl"))
+    args = [a for a in sys.argv[1:] if a not in ("--resume", "--overwrite")]
+    return (f"\nragbench: interrupted: {saved}{'' if total is None else f' of {total}'} examples saved in "
+            f"{run_dir}; continue with:\n  {shlex.join(['ragbench', *args, '--resume'])}\n")
+
+
+def exit_interrupted(exc: RunInterrupted) -> None:
+    """Ctrl-C during a run (the command line): what is saved and the command that continues; then exit
+    at once (engine threads still generating are not waited for: their examples run again on --resume)."""
+    sys.stdout.flush()
+    sys.stderr.write(interrupt_message(exc.run_dir, exc.saved, exc.total))
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)

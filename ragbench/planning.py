@@ -64,6 +64,8 @@ def _plan(config: RunConfig, registry: Registry, check: Preflight) -> list[Plann
     with check.step(f"tasks {', '.join(config.tasks)} installed"):
         names = registry.expand_tasks(config.tasks)
     if not names:
+        if not config.tasks:
+            check.problem("--tasks: no task named; give task or group names (ragbench list tasks), e.g. --tasks demo")
         return []
     with check.step("--task-arg, --data and --metrics name tasks of the run"):
         _check_task_args(config, {name: registry.load("tasks", name) for name in names}, check)

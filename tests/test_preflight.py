@@ -52,10 +52,10 @@ def test_every_problem_is_listed_at_once_each_naming_its_option(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     lines = refused(tmp_path, "--tasks", "demo,popqa", "--data", f"popqa={empty}", "--model", "hff:embedded",
-                    "--max-inflight", "0", "--metrics", "+llm_judge")
+                    "--task-arg", "nope=1", "--metrics", "+llm_judge")
     text = "\n".join(lines)
     assert len(lines) == 4, text
-    assert "--max-inflight 0: give at least 1" in text
+    assert "--task-arg nope=...: no selected task accepts 'nope'" in text
     assert f"task popqa: {empty} holds no record; pass --data popqa=PATH" in text
     assert "--model hff:embedded: unknown engine 'hff'; did you mean 'hf'?" in text
     assert "need a judge model; pass --judge ENGINE:MODEL" in text
@@ -171,8 +171,12 @@ def test_a_judge_option_names_the_judge_flag(tmp_path):
 
 
 def test_max_inflight_zero_is_refused(tmp_path):
-    [line] = refused(tmp_path, "--tasks", "demo", "--model", "scripted:echo", "--max-inflight", "0")
-    assert line == "ragbench: error: --max-inflight 0: give at least 1"
+    out = tmp_path / "run"
+    code, _, err = ragbench("--tasks", "demo", "--model", "scripted:echo", "--max-inflight", "0", "--output", str(out))
+    assert code == 2 and "Invalid value for '--max-inflight': 0 is not in the range x>=1." in err
+    assert not out.exists()
+    with pytest.raises(PreflightError, match=r"^--max-inflight 0: give at least 1$"):  # through the API too
+        Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=0, output=str(out)))
 
 
 def test_output_naming_an_existing_file_is_refused_and_the_file_kept(tmp_path):
@@ -219,7 +223,7 @@ def test_ragbench_check_prints_what_it_checked_and_writes_nothing(tmp_path):
 
 def test_ragbench_check_lists_every_problem_and_exits_2(tmp_path):
     out = tmp_path / "run"
-    code, stdout, err = ragbench("check", "--tasks", "demo", "--model", "hff:x", "--max-inflight", "0",
+    code, stdout, err = ragbench("check", "--tasks", "demo", "--model", "hff:x", "--task-arg", "nope=1",
                                  "--output", str(out))
     assert code == 2 and len(err.strip().splitlines()) == 2 and not out.exists()
 

@@ -91,7 +91,7 @@ common_options = [
     click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, e.g. mauve.featurizer=PATH"),
     click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
     click.option("--seed", default=0, show_default=True, type=int),
-    click.option("--max-inflight", default=64, show_default=True, type=int,
+    click.option("--max-inflight", default=64, show_default=True, type=click.IntRange(min=1),
                  help="examples running at once"),
     click.option("--cache", default=None, help="SQLite response cache (default: in the run folder)"),
     click.option("--task-arg", multiple=True, metavar="K=V", help="task option; TASK.K=V for one task"),

@@ -124,7 +124,7 @@ class LLatrieval(System):
         iterations: list[dict[str, Any]] = []
         for t in range(self.max_iterations):
             query = await self.query(t, text, selected, ctx)
-            retrieved = ctx.task.passages(await ctx.retriever.search(query, self.retrieve_top))
+            retrieved = await ctx.task.passages(await ctx.retriever.search(query, self.retrieve_top))
             await self.summarize(text, retrieved[: self.summarize_top], ctx)
             new = retrieved[: self.doc_num]
             # Iterative_retrieval.py: from iteration 1 on, last iteration's selection joins the new top-50

@@ -7,11 +7,12 @@ import asyncio
 import inspect
 import json
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import page_cache, workers
 from .cache import ResponseCache
 from .context import Context
 from .engines import load_engine
@@ -59,6 +60,7 @@ class Evaluator:
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
+        self.page_cache_stats: dict[str, Any] | None = None
 
     def run(self) -> RunOutcome:
         config = self.config
@@ -81,6 +83,9 @@ class Evaluator:
                 planned.system.check_model(engine)
             processed, scheduler = asyncio.run(self._execute(engine, judges, cache, nli_engine, role_engines))
         finally:
+            self.page_cache_stats = page_cache.report()
+            page_cache.close_all()
+            workers.shutdown()
             self.run_dir.close()
             cache.close()
             self.retriever.close()
@@ -166,10 +171,19 @@ class Evaluator:
         work = self._work()
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         processed = 0
+        read_lock, read = asyncio.Lock(), deque()
+
+        async def next_item():
+            """Records are read (decompressed, parsed) in a thread, a few at a time: never on the loop."""
+            async with read_lock:
+                if not read:
+                    read.extend(await asyncio.to_thread(lambda: [item for _, item in zip(range(8), work)]))
+                return read.popleft() if read else None
 
         async def worker() -> None:
             nonlocal processed
-            for planned, position, item in work:
+            while (entry := await next_item()) is not None:
+                planned, position, item = entry
                 record = await self._process(planned, item, llm, judge_llms, tools[planned.name], retrieval, models)
                 record["index"] = position
                 self.run_dir.append_sample(planned.name, record)
@@ -292,6 +306,8 @@ class Evaluator:
                    "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
         cost = whole_run_cost([*self.attempts, attempt])
         cost["this_attempt"] = attempt
+        if self.page_cache_stats:  # parsed pages and embeddings reused (ragbench.page_cache)
+            cost["page_cache"] = self.page_cache_stats
         if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
             cost["retrieval"] = {"queries": self.retrieval_stats["calls"] + self.retrieval_stats["shared"],
                                  "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}

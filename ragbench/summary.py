@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import page_cache
+
 
 def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
@@ -33,7 +35,8 @@ def cost_line(cost: dict[str, Any]) -> str:
     attempts = f" over {cost['attempts']} attempts" if cost.get("attempts", 1) > 1 else ""
     return (f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
             f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
-            f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out")
+            f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
+            + ("\n" + page_cache.console_line(cost["page_cache"]) if cost.get("page_cache") else ""))
 
 
 def failure_lines(results: dict[str, Any]) -> list[str]:

@@ -8,6 +8,11 @@
 
 Readers yield `(record_number, record or RecordError)`; record numbers count every line of data
 from 0 across all members, so they are stable positions for resuming.
+
+Readers are meant to be advanced off the event loop (the evaluator pulls examples in a thread);
+bz2 decompression releases the GIL there, but `json.loads` of a multi-megabyte Task 3 record would
+hold it for tens of milliseconds, so lines of LARGE_RECORD_BYTES or more are parsed in the shared
+worker processes (ragbench.workers), a few ahead of the one being yielded, in order.
 """
 from __future__ import annotations
 
@@ -16,9 +21,12 @@ import io
 import json
 import re
 import tarfile
+from collections import deque
+from concurrent.futures import Future
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
+from ragbench import workers
 from ragbench.errors import ConfigError, RecordError
 
 Item = tuple[int, "dict[str, Any] | RecordError"]
@@ -74,20 +82,42 @@ def task3_parts(path: Path) -> list[Path]:
     return parts
 
 
-def _parse_lines(lines: Iterator[bytes | str], where: str, start: int, first_line: int = 1) -> Iterator[Item]:
-    number = start
-    for line_no, line in enumerate(lines, first_line):
+LARGE_RECORD_BYTES = 256 * 1024
+READ_AHEAD = 2 * workers.usable_cores()
+
+
+def _loads(line: bytes | str) -> Any | ValueError:
+    try:
+        return json.loads(line)
+    except ValueError as exc:  # returned, not raised: the reader reports it as a bad record
+        return ValueError(str(exc))
+
+
+def parsed_lines(lines: Iterator[bytes | str]) -> Iterator[tuple[int, Any | ValueError]]:
+    """(line number, parsed JSON or the ValueError) per non-blank line, in order; large lines are
+    parsed in worker processes, up to READ_AHEAD of them at once."""
+    window: deque[tuple[int, Any]] = deque()
+    for line_no, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            yield number, RecordError(where, number + 1, f"not valid JSON (line {line_no}: {exc})")
+        window.append((line_no, workers.submit(_loads, line) if len(line) >= LARGE_RECORD_BYTES else _loads(line)))
+        while window and (len(window) > READ_AHEAD or not isinstance(window[0][1], Future)):
+            number, value = window.popleft()
+            yield number, value.result() if isinstance(value, Future) else value
+    for number, value in window:
+        yield number, value.result() if isinstance(value, Future) else value
+
+
+def _parse_lines(lines: Iterator[bytes | str], where: str, start: int, first_line: int = 1) -> Iterator[Item]:
+    number = start
+    for line_no, record in parsed_lines(lines):
+        line_no += first_line - 1
+        if isinstance(record, ValueError):
+            yield number, RecordError(where, number + 1, f"not valid JSON (line {line_no}: {record})")
+        elif isinstance(record, dict):
+            yield number, record
         else:
-            if isinstance(record, dict):
-                yield number, record
-            else:
-                yield number, RecordError(where, number + 1, f"expected a JSON object, got {type(record).__name__}")
+            yield number, RecordError(where, number + 1, f"expected a JSON object, got {type(record).__name__}")
         number += 1
 
 

@@ -154,6 +154,7 @@ class Evaluator:
 
     async def _execute(self, engine, judges, cache: ResponseCache, nli_engine=None,
                        role_engines: dict[str, Any] | None = None) -> tuple[int, Scheduler]:
+        await workers.use_ready_threads()  # no thread is started inside a callback (asyncio.run shuts it down)
         scheduler = Scheduler(cache)
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
         llm = LLM(scheduler, engine, recorder=recorder.for_role("model"))

@@ -44,6 +44,7 @@ class SqliteStore:
         self._read_busy = read_busy_seconds
         self._local = threading.local()
         self._reader = ThreadPoolExecutor(1, thread_name_prefix=f"sqlite-read-{table}")
+        self._reader.submit(self._reader_db).result()  # thread and connection ready before the loop needs them
         self._pending: dict[str, Any] = {}
         self._pending_lock = threading.Lock()
         self._queue: queue.Queue = queue.Queue()

@@ -4,12 +4,14 @@ HTML parsing, sentence splitting, JSON parsing of large records, tokenisation fo
 call to such a function holds the GIL for tens of milliseconds to seconds, and on the loop (or in a
 thread of this process) it would stall every other example's LLM calls. `await run(fn, *args)`
 runs it in a worker process instead. The pool is shared by every task and system of the process,
-started lazily on first use with one worker per usable core, warmed (each worker imports the
-modules named by `warm()` once, not per call), built with the `forkserver` start method where
+started lazily on first use with one worker per usable core at a lower CPU priority (niceness
++5: the loop and the engines' threads come first), warmed (each worker imports the modules named
+by `warm()` once, not per call), built with the `forkserver` start method where
 there is one (`spawn` elsewhere), so that it is safe in a process that already runs threads (the
 engines' and the cache's), and shut down by `shutdown()` at the end of a run (the evaluator calls
 it; an `atexit` hook catches the rest). `fn` and its arguments must be picklable: module-level
-functions only.
+functions only, and a script that starts a run must guard its top level with
+`if __name__ == "__main__":` (the workers import the main module, as with `spawn`).
 
 `RAGBENCH_WORKERS=N` sets the pool size; `RAGBENCH_WORKERS=0` runs the work in a thread of this
 process instead (debugging, or a platform without working subprocesses).
@@ -53,7 +55,16 @@ def warm(*modules: str) -> None:
     _warm_modules.update(modules)
 
 
-def _import_all(modules: tuple[str, ...]) -> None:
+WORKER_NICENESS = 5
+
+
+def _init_worker(modules: tuple[str, ...]) -> None:
+    """Lower the worker's priority (throughput work must not take the core the event loop and the
+    engines' threads need to stay responsive), then import the warm modules."""
+    try:
+        os.nice(WORKER_NICENESS)
+    except (AttributeError, OSError):  # not POSIX
+        pass
     for name in modules:
         try:
             importlib.import_module(name)
@@ -71,8 +82,11 @@ def executor() -> Executor:
                 _executor = ThreadPoolExecutor(1, thread_name_prefix="ragbench-cpu")
             else:
                 method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-                _executor = ProcessPoolExecutor(size, mp_context=multiprocessing.get_context(method),
-                                                initializer=_import_all, initargs=(tuple(sorted(_warm_modules)),))
+                context = multiprocessing.get_context(method)
+                if method == "forkserver":  # the server imports them once; every worker forks warm from it
+                    context.set_forkserver_preload(sorted(_warm_modules))
+                _executor = ProcessPoolExecutor(size, mp_context=context,
+                                                initializer=_init_worker, initargs=(tuple(sorted(_warm_modules)),))
                 for _ in range(size):  # start every worker now, not one per first call
                     _executor.submit(int)
         return _executor
@@ -85,6 +99,8 @@ def start() -> None:
 
 async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """`fn(*args, **kwargs)` in a worker process, awaited without blocking the loop."""
+    if _executor is None:  # starting processes blocks for a while: not on the loop
+        await asyncio.to_thread(executor)
     call = partial(fn, *args, **kwargs) if kwargs else fn
     return await asyncio.get_running_loop().run_in_executor(executor(), call, *([] if kwargs else args))
 
@@ -92,6 +108,25 @@ async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 def submit(fn: Callable[..., T], *args: Any):
     """`fn(*args)` in a worker process from synchronous code (a reader thread): a Future."""
     return executor().submit(fn, *args)
+
+
+def ready_threads(size: int | None = None) -> ThreadPoolExecutor:
+    """A thread pool with all its threads started (for the loop's default executor): a pool that
+    starts a thread inside `submit` makes the submitting loop wait for the new thread to run."""
+    size = size or min(32, usable_cores() + 4)  # ThreadPoolExecutor's own default
+    pool = ThreadPoolExecutor(size, thread_name_prefix="ragbench-io")
+    gate = threading.Barrier(size)
+    for future in [pool.submit(gate.wait) for _ in range(size)]:
+        future.result()
+    return pool
+
+
+async def use_ready_threads() -> ThreadPoolExecutor:
+    """Give the running loop a default executor whose threads are already started (started in a
+    thread); the caller shuts it down when the loop ends."""
+    pool = await asyncio.to_thread(ready_threads)
+    asyncio.get_running_loop().set_default_executor(pool)
+    return pool
 
 
 def running() -> bool:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,6 +9,7 @@ from types import SimpleNamespace
 from conftest import SHARED, TEST_DATA, shared_reference
 
 from ragbench.engines.base import EngineError, Response
+from ragbench.tasks.crag.synthetic import byte_tokenizer
 from ragbench.types import Example
 
 FAILURES = {"__connection_error__": "connection error on every attempt", "__other_error__": "non-retryable error"}
@@ -31,21 +31,7 @@ def tokenizer_dir() -> str:
     the 75-token cut falls: a fresh clone runs the whole CRAG suite but the parity checks."""
     if (SHARED / "reference" / "crag" / "llama2_tokenizer" / "tokenizer.json").is_file():
         return llama2_tokenizer_dir()
-    folder = Path(tempfile.gettempdir()) / "ragbench-test-byte-tokenizer"
-    if not (folder / "tokenizer.json").is_file():
-        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
-
-        alphabet = pre_tokenizers.ByteLevel.alphabet()
-        vocab = {"<s>": 0, "</s>": 1, **{symbol: i + 2 for i, symbol in enumerate(sorted(alphabet))}}
-        tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        tokenizer.decoder = decoders.ByteLevel()
-        tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
-        folder.mkdir(parents=True, exist_ok=True)
-        scratch = folder / f"tokenizer.json.{os.getpid()}"
-        tokenizer.save(str(scratch))
-        os.replace(scratch, folder / "tokenizer.json")
-    return str(folder)
+    return str(byte_tokenizer(Path(tempfile.gettempdir()) / "ragbench-test-byte-tokenizer"))
 
 
 def replay_lines(fixture: dict) -> list[dict]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,10 @@ class SentenceTransformerModel:
         return np.asarray(vectors, dtype=np.float32)
 
 
+_loaded: dict[tuple[str, Placement], SentenceTransformerModel] = {}
+_loaded_lock = threading.Lock()
+
+
 class ModelSpec:
     """What `embedder=` names, its identity for the page cache, and how to load it."""
 
@@ -117,9 +122,15 @@ class ModelSpec:
         return f"sentence-transformers:{folder_identity(Path(self.spec or default_model_path()))}:{self.where.precision}"
 
     def load(self) -> Any:
+        """The model; a model folder is loaded once per process and placement (runs of several
+        systems in one process share it)."""
         if self.factory:
             return load_callable(self.spec, "embedder", "give a model folder or package.module:factory")()
-        return SentenceTransformerModel(self.spec or default_model_path(), self.where)
+        key = (str(self.spec or default_model_path()), self.where)
+        with _loaded_lock:
+            if key not in _loaded:
+                _loaded[key] = SentenceTransformerModel(key[0], self.where)
+            return _loaded[key]
 
 
 def _encode_unique(model: Any, groups: list[list[str]]) -> list[np.ndarray]:

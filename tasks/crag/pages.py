@@ -5,7 +5,7 @@ models/rag_llama_baseline.py ChunkExtractor._extract_chunks: BeautifulSoup(html,
 .get_text(" ", strip=True), blingfire sentence offsets, each sentence cut to 1,000 characters;
 a page without text gives one empty sentence. Systems that read pages themselves get the same
 sentences joined into passages of about 100 words. Pages are parsed in the shared worker-process
-pool (ragbench.workers, one task per page), so parsing runs beside the LLM calls of other examples
+pool (ragbench.workers, a share of an example's pages per worker), so parsing runs beside the LLM calls of other examples
 and never on the loop; results go to the page cache (ragbench.page_cache) under a hash of the
 page and of the processing (parser and splitter versions included).
 """
@@ -59,6 +59,11 @@ def process_page(html: str) -> dict[str, list[str]]:
     return {"sentences": sentences, "passages": sentences_to_passages(sentences)}
 
 
+def process_pages(pages: list[str]) -> list[dict[str, list[str]]]:
+    """`process_page` for several pages in one worker call (fewer round trips)."""
+    return [process_page(html) for html in pages]
+
+
 def page_documents(page: Document, passages: list[str]) -> list[Document]:
     """A page's passages as documents with ids `<page>#<n>`; a page without text keeps its snippet."""
     if not passages:
@@ -94,12 +99,27 @@ class Offload:
         self.kind, self.threads = kind, threads
         self._threads: ThreadPoolExecutor | None = None
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+    async def start(self) -> None:
+        """Start the executor (in a thread: starting processes or threads blocks)."""
         if self.kind == "process":
-            return await workers.run(fn, *args)
-        if self._threads is None:
-            self._threads = ThreadPoolExecutor(self.threads or workers.usable_cores(), thread_name_prefix="crag-cpu")
-        return await asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
+            if not workers.running():
+                await asyncio.to_thread(workers.executor)
+        elif self._threads is None:
+            self._threads = await asyncio.to_thread(workers.ready_threads, self.threads or workers.usable_cores())
+
+    @property
+    def width(self) -> int:
+        """How many calls run at once."""
+        return (workers.pool_size() or 1) if self.kind == "process" else (self.threads or workers.usable_cores())
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future:
+        """`fn(*args)` on the started executor, as a future of the running loop."""
+        executor = workers.executor() if self.kind == "process" else self._threads
+        return asyncio.get_running_loop().run_in_executor(executor, fn, *args)
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        await self.start()
+        return await self.submit(fn, *args)
 
     def close(self) -> None:
         if self._threads is not None:
@@ -113,40 +133,47 @@ def _keys(pages: list[str]) -> list[str]:
 
 class PageProcessor:
     """`await processor.process(pages)` -> {"sentences", "passages"} per page: from the page cache,
-    else parsed by `offload` (one call per page). Pages being parsed for one example are not parsed
-    again for another that asks meanwhile."""
+    else parsed by `offload` (a few pages per call). Pages being parsed for one example are not
+    parsed again for another that asks meanwhile."""
 
     def __init__(self, offload: Offload | None = None, cache: PageCache | None = None) -> None:
         self.offload = offload or Offload()
         self.cache = cache
         self.parsed = 0  # pages parsed here (not from the cache), for tests and benchmarks
-        self._in_flight: dict[str, asyncio.Future] = {}
-
-    async def _parse(self, html: str) -> dict[str, list[str]]:
-        self.parsed += 1
-        return await self.offload.run(process_page, html)
-
-    async def _parse_shared(self, key: str, html: str) -> dict[str, list[str]]:
-        running = self._in_flight.get(key)
-        if running is not None:
-            return await asyncio.shield(running)
-        future = self._in_flight[key] = asyncio.ensure_future(self._parse(html))
-        try:
-            result = await asyncio.shield(future)
-        finally:
-            self._in_flight.pop(key, None)
-        if self.cache is not None:
-            self.cache.put_many([(key, result)])
-        return result
+        self._in_flight: dict[str, tuple[asyncio.Future, int]] = {}  # page key -> (call, position in it)
 
     async def process(self, pages: list[str]) -> list[dict[str, list[str]]]:
         keys = await asyncio.to_thread(_keys, pages)  # hashing megabytes of HTML: not on the loop
-        cached: list[Any] = await self.cache.get_many(keys) if self.cache is not None else [None] * len(pages)
-        missing = [i for i, value in enumerate(cached) if value is None]
-        parsed = await asyncio.gather(*(self._parse_shared(keys[i], pages[i]) for i in missing))
-        for i, result in zip(missing, parsed):
-            cached[i] = result
-        return cached
+        found: list[Any] = await self.cache.get_many(keys) if self.cache is not None else [None] * len(pages)
+        missing = [i for i, value in enumerate(found) if value is None]
+        if not missing:
+            return found
+        await self.offload.start()
+        new, seen = [], set()
+        for i in missing:
+            if keys[i] not in self._in_flight and keys[i] not in seen:
+                new.append(i)
+                seen.add(keys[i])
+        started = []
+        # one worker call per share of the new pages (not one per page: each call is a few handles on
+        # the loop), dealt round-robin so that large pages spread over the workers
+        for share in (new[n::self.offload.width] for n in range(min(len(new), self.offload.width))):
+            share_keys = [keys[i] for i in share]
+            future = self.offload.submit(process_pages, [pages[i] for i in share])
+            future.add_done_callback(lambda _, done=share_keys: [self._in_flight.pop(key, None) for key in done])
+            for at, key in enumerate(share_keys):
+                self._in_flight[key] = (future, at)
+            started.append((future, share_keys))
+        self.parsed += len(new)
+        # pages another example is parsing already are waited for, not parsed again
+        waiting = {i: self._in_flight[keys[i]] for i in missing}
+        await asyncio.gather(*{id(future): future for future, _ in waiting.values()}.values())
+        for i, (future, at) in waiting.items():
+            found[i] = future.result()[at]
+        if self.cache is not None:
+            self.cache.put_many([(key, result) for future, share_keys in started
+                                 for key, result in zip(share_keys, future.result())])
+        return found
 
     async def sentences(self, pages: list[str]) -> list[list[str]]:
         return [page["sentences"] for page in await self.process(pages)]

@@ -209,16 +209,18 @@ class CragTask(Task):
             self._kg_server = None
         self._offload.close()
 
-    def _page_work(self) -> tuple[PageProcessor, BatchingEmbedder]:
-        """The page processor and embedder, on this run's page cache (a run closes the caches it used)."""
-        self._pages.cache = self._embedder.cache = page_cache.open_cache(self.page_cache_path)
+    async def _page_work(self) -> tuple[PageProcessor, BatchingEmbedder]:
+        """The page processor and embedder, on this run's page cache (a run closes the caches it used;
+        opening one is file work, done in a thread)."""
+        cache = await asyncio.to_thread(page_cache.open_cache, self.page_cache_path)
+        self._pages.cache = self._embedder.cache = cache
         return self._pages, self._embedder
 
     async def passages(self, docs: list[Document]) -> list[Document]:
         """Web pages as passages for systems that read documents themselves (LLatrieval, Self-RAG,
         SMART): each page's text (the baselines' HTML parsing and sentence split) in passages of about
         100 words, the unit of DPR/ALCE corpora, in page order; a page without text keeps its snippet."""
-        pages, _ = self._page_work()
+        pages, _ = await self._page_work()
         return await pages.passages(docs)
 
     # --- prompting: the CRAG repo baselines ---------------------------------------------------
@@ -241,7 +243,7 @@ class CragTask(Task):
 
     async def top_sentences(self, example: Example, ctx: Any, docs: list[Document]) -> list[Document]:
         """Pages -> sentences (worker processes) -> one embedding batch with other examples -> top 20."""
-        pages, embedder = self._page_work()
+        pages, embedder = await self._page_work()
         with ctx.step("retrieval", "crag_sentences", {"pages": len(docs)}) as step:
             per_page = await pages.sentences([doc.metadata.get("page_result", "") for doc in docs])
             if not any(per_page):

@@ -77,6 +77,7 @@ class Evaluator:
         judges = [load_engine(model, **config.judge_args.get(str(i), {})) for i, model in enumerate(config.judges)]
         nli_engine = self._nli_engine(engine)
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
+        page_cache.set_run_default(config.page_cache)
         started = time.perf_counter()
         try:
             for planned in self.planned if engine is not None else ():

@@ -95,10 +95,6 @@ class PageCache:
                 "by_kind": {kind: {"hits": self.hits[kind], "misses": self.misses[kind]} for kind in kinds},
                 "write_errors": self._store.write_errors, "read_errors": self._store.read_errors}
 
-    def reset_stats(self) -> None:
-        self.hits.clear()
-        self.misses.clear()
-
     def close(self) -> None:
         self._store.close()
 

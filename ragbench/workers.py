@@ -25,7 +25,6 @@ import multiprocessing
 import os
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
-from functools import partial
 from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
@@ -92,17 +91,11 @@ def executor() -> Executor:
         return _executor
 
 
-def start() -> None:
-    """Start the pool now (e.g. while data loads), so that the first page does not wait for it."""
-    executor()
-
-
-async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """`fn(*args, **kwargs)` in a worker process, awaited without blocking the loop."""
+async def run(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a worker process, awaited without blocking the loop."""
     if _executor is None:  # starting processes blocks for a while: not on the loop
         await asyncio.to_thread(executor)
-    call = partial(fn, *args, **kwargs) if kwargs else fn
-    return await asyncio.get_running_loop().run_in_executor(executor(), call, *([] if kwargs else args))
+    return await asyncio.get_running_loop().run_in_executor(executor(), fn, *args)
 
 
 def submit(fn: Callable[..., T], *args: Any):

@@ -108,3 +108,49 @@ def _samples(run_dir):
     import json
 
     return [json.loads(line) for line in (run_dir / "samples" / "crag_t3.jsonl").read_text().splitlines()]
+
+
+def test_the_device_decides_precision_and_batch_size(monkeypatch):
+    from ragbench.errors import ConfigError
+    from ragbench.tasks.crag import embedder
+
+    monkeypatch.setattr(embedder, "cuda_available", lambda: True)
+    assert embedder.placement() == embedder.Placement("cuda", "fp16", 512)
+    assert embedder.placement("cpu") == embedder.Placement("cpu", "fp32", 128)  # the baselines' batch: upstream's numbers
+    assert embedder.placement(precision="fp32", batch_size=64) == embedder.Placement("cuda", "fp32", 64)
+    monkeypatch.setattr(embedder, "cuda_available", lambda: False)
+    assert embedder.placement() == embedder.Placement("cpu", "fp32", 128)
+    with pytest.raises(ConfigError, match="embedder_precision"):
+        embedder.placement(precision="int8")
+    half, full = embedder.ModelSpec("/models/x", "cuda"), embedder.ModelSpec("/models/x", "cpu")
+    assert half.where.precision == "fp16" and full.where.precision == "fp32"
+
+
+async def test_per_page_embeddings_rank_as_one_embedding_of_the_unique_sentences(tmp_path):
+    """Page vectors come from the cache or from batches shared with other examples; the top 20 equal
+    the baseline's way: the example's unique sentences and the question embedded together."""
+    import json
+    import tarfile
+
+    import numpy as np
+    from crag_helpers import KeywordEmbedder
+
+    from ragbench.context import Context
+    from ragbench.tasks.crag import baselines
+    from ragbench.tasks.crag.pages import html_to_sentences
+    from ragbench.tasks.crag.task import CragTask3, example_from_record
+
+    archive = write_task3_archive(tmp_path, questions=1, pages=6, median=3_000, parts=1)
+    with tarfile.open(archive, "r:bz2") as tar:
+        record = json.loads(next(m for m in (tar.extractfile(x) for x in tar.getmembers() if x.isfile())).readline())
+    record["search_results"][3] = dict(record["search_results"][1])  # a repeated page: repeated sentences
+    example = example_from_record(record, 0, "x")
+    task = CragTask3(kg=False, embedder=EMBEDDER, page_cache=str(tmp_path / "pages.sqlite"), page_executor="thread")
+    for _ in range(2):  # parsed and embedded, then from the cache
+        top = await task.top_sentences(example, Context(llm=None, task=task), example.docs)
+        per_page = [html_to_sentences(doc.metadata["page_result"]) for doc in example.docs]
+        sentences, origins, _ = baselines.unique_sentences(example.docs, per_page)
+        vectors = np.asarray(KeywordEmbedder().encode(sentences + [example.question]))
+        order = baselines.rank_sentences(vectors[-1], sentences, vectors[:-1])
+        assert [(d.text, d.id) for d in top] == [(sentences[i], origins[i].id) for i in order]
+    await task.teardown()

@@ -243,8 +243,8 @@ class CragTask(Task):
 
     async def top_sentences(self, example: Example, ctx: Any, docs: list[Document]) -> list[Document]:
         """Pages -> sentences (worker processes) -> one embedding batch with other examples -> top 20."""
-        pages, embedder = await self._page_work()
-        with ctx.step("retrieval", "crag_sentences", {"pages": len(docs)}) as step:
+        with ctx.step("retrieval", "crag_sentences", {"pages": len(docs)}) as step:  # traced before any await
+            pages, embedder = await self._page_work()
             per_page = await pages.sentences([doc.metadata.get("page_result", "") for doc in docs])
             if not any(per_page):
                 step.response = {"sentences": 0}

@@ -38,7 +38,7 @@ from ragbench import workers  # noqa: E402
 from ragbench.evaluator import Evaluator, RunConfig  # noqa: E402
 from ragbench.tasks.crag.embedder import ModelSpec  # noqa: E402
 from ragbench.tasks.crag.pages import html_to_sentences  # noqa: E402
-from ragbench.tasks.crag.synthetic import byte_tokenizer, task3_record, write_task3_archive  # noqa: E402
+from ragbench.tasks.crag.synthetic import standin_tokenizer, task3_record, write_task3_archive  # noqa: E402
 
 SYSTEMS = ("vanilla", "llatrieval", "selfrag", "smart")
 
@@ -103,7 +103,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         archive = write_task3_archive(folder / "data", args.questions, args.pages, median)
-        tokenizer = byte_tokenizer(folder / "tokenizer")  # where the 75-token cut falls does not matter here
+        tokenizer = standin_tokenizer(folder / "tokenizer")  # where the 75-token cut falls does not matter here
         costs = single_page_costs(args.pages, median, "vanilla" in systems)
         print(f"{args.questions} questions x {args.pages} pages (median {args.median_kb:.0f} kB, log-normal sigma 1); "
               f"{cores} cores; one page: parse {costs['parse_s'] * 1000:.0f} ms, {costs['sentences_per_page']:.0f} "

@@ -1,6 +1,7 @@
 """A whole run against an OpenAI-compatible server that fails often: 30% of requests get a fault (HTTP 429,
 HTTP 500, a 5 s hang past the client's timeout, HTTP 200 with a non-JSON body, a dropped connection).
 The run must end complete: every example scored, none lost. Loopback only; the server stops with the run.
+Then one request to a port nobody listens on, with the engine's default retries: how long until it fails.
 
     python benchmarks/fault_injection.py            # 100 examples, 30% faults
     python benchmarks/fault_injection.py --quick    # 30 examples
@@ -8,7 +9,9 @@ The run must end complete: every example scored, none lost. Loopback only; the s
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import socket
 import random
 import sys
 import tempfile
@@ -20,6 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from test_engine_openai import FakeServer  # noqa: E402  (the tests' fake OpenAI-compatible server)
 
+from ragbench.engines.base import EngineError, Request  # noqa: E402
+from ragbench.engines.openai import OpenAIEngine  # noqa: E402
 from ragbench.evaluator import Evaluator, RunConfig  # noqa: E402
 
 FAULTS = [
@@ -29,6 +34,26 @@ FAULTS = [
     ("200 not JSON", {"status": 200, "body": b"<html>502 Bad Gateway</html>"}),
     ("dropped connection", {"drop": True}),
 ]
+
+
+def unreachable() -> tuple[float, str]:
+    """Seconds until one request to a refused port fails (engine defaults), and its message."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    engine = OpenAIEngine("fake", base_url=url)
+
+    async def ask() -> str:
+        try:
+            await engine.agenerate_one(Request(prompt="hi"))
+            return "answered?"
+        except EngineError as exc:
+            return str(exc)
+        finally:
+            await engine.aclose()
+    started = time.perf_counter()
+    message = asyncio.run(ask())
+    return time.perf_counter() - started, message
 
 
 def main() -> None:
@@ -69,6 +94,8 @@ def main() -> None:
           f"{sum(hit.values())} of them faulted ({', '.join(f'{n} {name}' for name, n in sorted(hit.items()))})")
     print(f"scored {counts['scored']}/{counts['records']}, failed {counts['failed']}, missing {counts['missing']}, "
           f"complete {results['complete']}, {wall:.1f} s")
+    seconds, message = unreachable()
+    print(f"unreachable base URL: failed after {seconds:.2f} s: {message}")
     if not results["complete"]:
         sys.exit(1)
 

@@ -7,7 +7,8 @@ starter kit and of facebookresearch/CRAG) do it:
      counts as missing - not "I don’t know", not an apology, not an empty answer);
   3. exact match (lower-cased, stripped) => accurate;
   4. otherwise ask the judge; a reply that does not parse, or a call that fails after the
-     engine's retries, is "not accurate" and so counts as a hallucination.
+     engine's retries, is "not accurate" and so counts as a hallucination (both are counted and
+     shown: `judge_unparsed`, and the failed calls among the infrastructure failures).
 Judge protocols:
   kddcup2024  (default) starter kit: gold = `answer` only (alt_ans ignored), Accuracy-JSON prompt,
               the whole reply lower-cased and `json.loads`-ed; accurate iff "accuracy" is true.
@@ -69,33 +70,42 @@ def cut_to_tokens(text: str, max_tokens: int, tokenizer_path: str) -> str:
     return text if len(ids) <= max_tokens else tokenizer.decode(ids[:max_tokens], skip_special_tokens=False)
 
 
-def parse_kddcup2024(reply: str | None) -> bool:
-    """Starter kit parse_response: lower-case, json.loads, "accuracy" is true or "true"."""
+def read_kddcup2024(reply: str | None) -> bool | None:
+    """Starter kit parse_response: lower-case, json.loads, "accuracy" is true or "true"; None when
+    the reply does not parse (upstream then scores it not accurate)."""
     if not reply:  # `if response:` - an empty or missing reply is never parsed
-        return False
+        return None
     try:
         data = json.loads(reply.lower())
     except ValueError:
-        return False
+        return None
     if not isinstance(data, dict) or "accuracy" not in data:
-        return False
+        return None
     value = data["accuracy"]
     return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def parse_kddcup2024(reply: str | None) -> bool:
+    return read_kddcup2024(reply) is True
 
 
 _BRACES = re.compile(r"{([^}]*)}")
 _SCORE = re.compile(r'"score"\s*:\s*(\d+)')
 
 
-def parse_crag_repo(reply: str | None) -> bool:
+def read_crag_repo(reply: str | None) -> bool | None:
     """CRAG repo parse_response: the last brace block without a nested "}", its "score": digits;
-    1 => accurate, 0, other numbers or no score => not accurate."""
+    1 => accurate, other numbers => not accurate, no score => None (upstream: not accurate)."""
     if not reply:
-        return False
+        return None
     blocks = _BRACES.findall(reply)
     text = "{" + blocks[-1] + "}" if blocks else ""
     match = _SCORE.search(text)
-    return bool(match) and int(match.group(1)) == 1
+    return int(match.group(1)) == 1 if match else None
+
+
+def parse_crag_repo(reply: str | None) -> bool:
+    return read_crag_repo(reply) is True
 
 
 class CragAutoEval(Metric):
@@ -105,6 +115,8 @@ class CragAutoEval(Metric):
     gold_needs = ("crag_answer",)
     needs = ("judge",)
     keys: ClassVar[tuple[str, ...]] = ("accuracy", "hallucination", "missing", "score", "exact_accuracy")
+    counters = {"judge_unparsed": "judge replies that did not parse, scored not accurate (a hallucination) as "
+                                  "upstream does"}
     protocol: ClassVar[str] = "kddcup2024"
     # upstream sets no temperature (API default 1.0) and asks for response_format json_object
     judge_sampling: ClassVar[dict[str, Any]] = {"temperature": 1.0, "max_tokens": 512, "json_mode": True}
@@ -127,7 +139,8 @@ class CragAutoEval(Metric):
         judges = list(getattr(ctx, "judges", None) or [])
         if not judges:
             raise ValueError("this prediction needs an LLM judge: pass --judge ENGINE:MODEL")
-        verdicts = await asyncio.gather(*(self.judge_row(judge, example, text, lowered) for judge in judges))
+        count = getattr(ctx, "count", None) or (lambda name: None)
+        verdicts = await asyncio.gather(*(self.judge_row(judge, example, text, lowered, count) for judge in judges))
         return self.row(accurate=sum(verdicts) / len(verdicts), missing=False, exact=False)
 
     def row(self, accurate: float, missing: bool, exact: bool) -> Scores:
@@ -143,10 +156,11 @@ class CragAutoEval(Metric):
         """Starter kit: an exact match is accurate (counted in `exact_accuracy`); else the judge."""
         return True if lowered == self.ground_truths(example)[0].lower() else None
 
-    async def judge_row(self, judge: Any, example: Example, prediction: str, lowered: str) -> bool:
-        return await self.ask(judge, example, self.ground_truths(example)[0], prediction, parse_kddcup2024)
+    async def judge_row(self, judge: Any, example: Example, prediction: str, lowered: str, count) -> bool:
+        return await self.ask(judge, example, self.ground_truths(example)[0], prediction, read_kddcup2024, count)
 
-    async def ask(self, judge: Any, example: Example, ground_truth: str, prediction: str, parse) -> bool:
+    async def ask(self, judge: Any, example: Example, ground_truth: str, prediction: str, read, count) -> bool:
+        """The judge's verdict; a reply `read` cannot parse is not accurate (upstream) and counted."""
         prompt = judge_prompt(self.protocol)
         messages = [{"role": "system", "content": prompt["system"]},
                     {"role": "user", "content": prompt["user_template"].format(
@@ -155,7 +169,10 @@ class CragAutoEval(Metric):
             response = await judge.chat(messages, step=f"judge:{self.protocol}", **self.judge_sampling)
         except EngineError:  # upstream: attempt_api_call returns None => not accurate
             return False
-        return parse(response.text)
+        verdict = read(response.text)
+        if verdict is None:
+            count("judge_unparsed")
+        return verdict is True
 
 
 def _invalid_rule(lowered: str, gold_lower: str) -> bool | None:
@@ -189,12 +206,12 @@ class CragRepoAutoEval(CragAutoEval):
                 return verdict
         return False
 
-    async def judge_row(self, judge: Any, example: Example, prediction: str, lowered: str) -> bool:
+    async def judge_row(self, judge: Any, example: Example, prediction: str, lowered: str, count) -> bool:
         """The upstream loop over ground truths in order; the first success stops it."""
         for gold in self.ground_truths(example):
             verdict = _invalid_rule(lowered, gold.lower())
             if verdict is None:
-                verdict = await self.ask(judge, example, gold, prediction, parse_crag_repo)
+                verdict = await self.ask(judge, example, gold, prediction, read_crag_repo, count)
             if verdict:
                 return True
         return False

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ragbench.bootstrap import resampled
 from ragbench.errors import ConfigError
 from ragbench.metric import Metric, Scores
 from ragbench.types import Example, Prediction
@@ -50,9 +51,7 @@ def references(example: Example) -> tuple[str, str]:
 def bootstrap_mid(values: list[float], seed: int, samples: int = BOOTSTRAP_SAMPLES) -> float:
     """rouge-score `BootstrapAggregator._bootstrap_resample`'s 50th percentile: each round draws
     `np.random.choice(n, size=n)`; a seeded RandomState's randint((samples, n)) is that stream."""
-    data = np.asarray(values, dtype=float)
-    draws = np.random.RandomState(seed).randint(0, len(data), size=(samples, len(data)))
-    return float(np.percentile(data[draws].mean(axis=1), 50))
+    return float(np.percentile(resampled(values, samples, seed, legacy=True), 50))
 
 
 class RougeLsum(Metric):

@@ -147,6 +147,7 @@ class Smart(System):
             response = await llm.generate(prompt, step="smart:reconstructor",
                                           **self.sampling(self.reconstructor_max_tokens, END_INTENT))
             intents = parse_intents(response.text)
+            trace["intents_in_format"] = "Search(" in response.text  # else the whole reply is taken (upstream)
         else:
             request = intent_prompt(ctx.task.task_input(example), ctx.task.answer_format)
             response = await self.ask(llm, request, "smart:reconstructor", self.sampling(self.reconstructor_max_tokens))
@@ -257,3 +258,15 @@ class Smart(System):
             stats["no_facts_rate"] = round(mean(1.0 if t.get("no_facts") else 0.0 for t in traces if "located" in t), 4)
         stats["cited_rate"] = round(mean(1.0 if t.get("cited") else 0.0 for t in traces), 4)
         return stats
+
+    def format_adherence(self, samples: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """Trajectory mode reads the Reconstructor's intents from `Search(...)`; a model not trained on
+        SMART's format writes something else, which upstream's parser takes whole as the intents."""
+        traces = [s["prediction"]["extras"]["smart"] for s in samples
+                  if s.get("error") is None and "smart" in (s.get("prediction") or {}).get("extras", {})]
+        checked = [t["intents_in_format"] for t in traces if "intents_in_format" in t]
+        if not checked:
+            return None
+        return [{"format": "Reconstructor intents as Search(intent; ...)", "followed": sum(checked),
+                 "of": len(checked), "fix": "use a SMART-trained model (--model, or --role-model "
+                 "reconstructor=ENGINE:MODEL), or --system-arg mode=prompted for an instruction-tuned model"}]

@@ -17,6 +17,7 @@ from .retrieval.commands import index_group
 EXIT_INCOMPLETE = 1
 EXIT_CONFIG = 2
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 
 
 def _split_names(value: str) -> list[str]:
@@ -27,35 +28,76 @@ def _data_paths(items: tuple[str, ...]) -> dict[str, str]:
     return {k: str(v) for k, v in parse_assignments(items, "--data").items()}
 
 
+def _config_error(exc: ConfigError) -> None:
+    """Every problem on its own line, then exit 2 (nothing was written)."""
+    for line in str(exc).splitlines() or [""]:
+        click.echo(f"ragbench: error: {line}", err=True)
+    sys.exit(EXIT_CONFIG)
+
+
+def _interrupt_text(run_dir: Any, saved: int | None = None, total: int | None = None) -> str:
+    """What Ctrl-C left: nothing (no run folder yet), or how many examples are saved and the command
+    that continues the run (this one with --resume)."""
+    import shlex
+    from pathlib import Path
+
+    from .rundir import RunDir
+
+    if run_dir is None or not (Path(run_dir) / "run.json").is_file():
+        return "\nragbench: interrupted before the run started; nothing was written\n"
+    run_dir = Path(run_dir)
+    if saved is None:
+        saved = sum(len(RunDir(run_dir).finished_keys(p.stem)) for p in (run_dir / "samples").glob("*.jsonl"))
+    args = [a for a in sys.argv[1:] if a not in ("--resume", "--overwrite")]
+    return (f"\nragbench: interrupted: {saved}{'' if total is None else f' of {total}'} examples saved in "
+            f"{run_dir}; continue with:\n  {shlex.join(['ragbench', *args, '--resume'])}\n")
+
+
+def _interrupted(exc: Any) -> None:
+    """Ctrl-C during the run: what is saved and the command that continues; then exit at once (engine
+    threads still generating are not waited for: their examples run again on --resume)."""
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.write(_interrupt_text(exc.run_dir, exc.saved, exc.total))
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
 def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
-    from .evaluator import Evaluator, RunConfig
+    from .evaluator import Evaluator, RunConfig, RunInterrupted
+    from .lifecycle import exit_when_stuck
+    from .failures import incomplete_reason
     from .replay_run import replay_config
     from .summary import cost_line, failure_lines, results_table
 
+    config = None
     try:
         config = (replay_config(replay, config_kwargs.get("output"), config_kwargs.get("progress", True))
                   if replay else RunConfig(**config_kwargs))
-        outcome = Evaluator(config).run()
+        with exit_when_stuck(lambda: _interrupt_text(config.run_dir())):
+            outcome = Evaluator(config).run()
     except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
+        _config_error(exc)
+    except RunInterrupted as exc:
+        _interrupted(exc)
+    except KeyboardInterrupt:
+        click.echo(_interrupt_text(config and config.run_dir()), err=True, nl=False)
+        sys.exit(EXIT_INTERRUPTED)
     results = outcome.results
-    if outcome.already_finished:
+    if outcome.rebuilt:
+        click.echo(f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved "
+                   "samples", err=True)
+    elif outcome.already_finished:
         click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
     click.echo(results_table(results))
     click.echo(cost_line(results["cost"]))
-    for task, report in results.get("system_reports", {}).items():
-        for error in report.get("errors", []):
-            click.echo(f"ragbench: {task}: {error}", err=True)
     for line in failure_lines(results):
         click.echo(f"ragbench: {line}", err=True)
     click.echo(f"results: {outcome.run_dir / 'results.json'}")
     if not outcome.complete:
-        counts = ", ".join(f"{t}: {c['failed']} failed, {c['bad_records']} bad records"
-                           + (f", {c['missing']} missing" if c.get("missing") else "")
-                           for t, c in results["counts"].items())
-        click.echo(f"ragbench: incomplete run ({counts}); --resume tries the failed examples again", err=True)
+        click.echo(f"ragbench: incomplete run ({incomplete_reason(results)})", err=True)
         sys.exit(EXIT_INCOMPLETE)
 
 
@@ -78,12 +120,14 @@ common_options = [
     click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, e.g. mauve.featurizer=PATH"),
     click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
     click.option("--seed", default=0, show_default=True, type=int),
-    click.option("--max-inflight", default=64, show_default=True, type=int, help="examples running at once"),
+    click.option("--max-inflight", default=64, show_default=True, type=click.IntRange(min=1),
+                 help="examples running at once"),
     click.option("--cache", default=None, help="SQLite response cache (default: in the run folder)"),
     click.option("--page-cache", default=None, metavar="PATH|off", help="cache of parsed pages and their embeddings, "
                  "shared by runs (default: $RAGBENCH_PAGE_CACHE or ~/.cache/ragbench/pages.sqlite)"),
     click.option("--task-arg", multiple=True, metavar="K=V", help="task option; TASK.K=V for one task"),
-    click.option("--bootstrap-iters", default=1000, show_default=True, type=int),
+    click.option("--bootstrap-iters", default=1000, show_default=True, type=click.IntRange(min=0),
+                 help="bootstrap resamples of the 95% intervals (0: no intervals)"),
     click.option("--no-progress", is_flag=True, help="no progress bar"),
 ]
 
@@ -140,52 +184,108 @@ def _common_kwargs(model, model_arg, base_url, judge, judge_arg, nli, nli_format
             "progress": not no_progress}
 
 
+run_options = [
+    click.option("--tasks", default=None, help="comma-separated task or group names (ragbench list tasks)"),
+    click.option("--system", default="vanilla", show_default=True, help="system name (ragbench list systems)"),
+    click.option("--system-arg", multiple=True, metavar="K=V", help="system option, e.g. top_n=5"),
+    click.option("--data", multiple=True, metavar="TASK=PATH", help="local data file for a task"),
+    click.option("--limit", default=None, type=int, help="first N records of each task"),
+    click.option("--resume", is_flag=True, help="continue the run in the output folder (failed examples are tried "
+                 "again)"),
+    click.option("--overwrite", is_flag=True, help="replace the run in the output folder"),
+    click.option("--strict-infra", is_flag=True, help="fail an example when a judge/tool/retrieval call failed and "
+                 "was folded into its result (upstream's behaviour, counted, is the default)"),
+    click.option("--retriever", default=None, help="retriever for ctx.retriever (ragbench list retrievers; default: "
+                 "provided)"),
+    click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR"),
+    click.option("--role-model", multiple=True, metavar="ROLE=MODEL", help="engine:model for one role of the system "
+                 "(e.g. smart's reconstructor, locator, generator); other roles use --model"),
+    click.option("--role-model-arg", multiple=True, metavar="ROLE.K=V", help="engine option of a --role-model, "
+                 "e.g. locator.gpu_memory_utilization=0.3"),
+]
+
+
+def with_run_options(func):
+    for option in reversed([*run_options, *common_options]):
+        func = option(func)
+    return func
+
+
+def _run_kwargs(tasks, system, system_arg, data, limit, resume, overwrite, strict_infra, retriever, retriever_arg,
+                role_model, role_model_arg, **common) -> dict[str, Any]:
+    """RunConfig fields from the run options (ConfigError on a malformed one)."""
+    return {"tasks": _split_names(tasks), "system": system,
+            "system_args": parse_assignments(system_arg, "--system-arg"), "data": _data_paths(data),
+            "limit": limit, "resume": resume, "overwrite": overwrite, "strict_infra": strict_infra,
+            "retriever": retriever, "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
+            **_role_models(role_model, role_model_arg), **_common_kwargs(**common)}
+
+
+def _show_version(ctx: click.Context, _param: Any, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from .provenance import version_text
+
+        click.echo(version_text())
+        ctx.exit()
+
+
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--tasks", default=None, help="comma-separated task or group names (ragbench list tasks)")
-@click.option("--system", default="vanilla", show_default=True, help="system name (ragbench list systems)")
-@click.option("--system-arg", multiple=True, metavar="K=V", help="system option, e.g. top_n=5")
-@click.option("--data", multiple=True, metavar="TASK=PATH", help="local data file for a task")
-@click.option("--limit", default=None, type=int, help="first N records of each task")
-@click.option("--resume", is_flag=True, help="continue the run in the output folder (failed examples are tried again)")
-@click.option("--overwrite", is_flag=True, help="replace the run in the output folder")
-@click.option("--strict-infra", is_flag=True, help="fail an example when a judge/tool/retrieval call failed and was "
-              "folded into its result (upstream's behaviour, counted, is the default)")
-@click.option("--retriever", default=None, help="retriever for ctx.retriever (ragbench list retrievers; default: provided)")
-@click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR")
-@click.option("--role-model", multiple=True, metavar="ROLE=MODEL", help="engine:model for one role of the system "
-              "(e.g. smart's reconstructor, locator, generator); other roles use --model")
-@click.option("--role-model-arg", multiple=True, metavar="ROLE.K=V", help="engine option of a --role-model, "
-              "e.g. locator.gpu_memory_utilization=0.3")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="the versions of ragbench, Python and the key packages (for a bug report)")
 @click.option("--replay", default=None, metavar="RUN_DIR", help="re-execute a recorded run offline from its calls/ "
               "folder (no model, index or server); writes to --output or RUN_DIR__replay")
-@with_common
+@with_run_options
 @click.pass_context
-def main(ctx: click.Context, tasks, system, system_arg, data, limit, resume, overwrite, strict_infra, retriever,
-         retriever_arg, role_model, role_model_arg, replay, **common) -> None:
+def main(ctx: click.Context, replay, **options) -> None:
     """Evaluate a RAG system on benchmark tasks.
 
     Example: ragbench --tasks demo --system vanilla --limit 5
+
+    `ragbench check` with the same options runs only the pre-flight.
     """
     if ctx.invoked_subcommand is not None:
         return
     if replay:
-        _run({"output": common["output"], "progress": not common["no_progress"]}, replay=replay)
+        _run({"output": options["output"], "progress": not options["no_progress"]}, replay=replay)
         return
-    if not tasks:
+    if not options["tasks"]:
         click.echo(ctx.get_help())
         click.echo("\nragbench: error: --tasks is required (try --tasks demo)", err=True)
         sys.exit(EXIT_CONFIG)
     try:
-        kwargs = {"tasks": _split_names(tasks), "system": system,
-                  "system_args": parse_assignments(system_arg, "--system-arg"), "data": _data_paths(data),
-                  "limit": limit, "resume": resume, "overwrite": overwrite, "strict_infra": strict_infra,
-                  "retriever": retriever,
-                  "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
-                  **_role_models(role_model, role_model_arg), **_common_kwargs(**common)}
+        kwargs = _run_kwargs(**options)
     except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
+        _config_error(exc)
     _run(kwargs)
+
+
+@main.command("check")
+@click.option("--no-model", is_flag=True, help="skip loading the engines (and the systems' model checks)")
+@with_run_options
+def check_command(no_model: bool, **options) -> None:
+    """The pre-flight of a run with these options, and nothing else: every option, data file,
+    tokenizer, service and server checked, then the engines loaded and checked against the system.
+    Prints what it checked; exit 2 with every problem listed. Writes nothing."""
+    from .evaluator import Evaluator, RunConfig
+
+    if not options["tasks"]:
+        click.echo("ragbench check: error: --tasks is required (the same options as the run)", err=True)
+        sys.exit(EXIT_CONFIG)
+    try:
+        evaluator = Evaluator(RunConfig(**_run_kwargs(**options)))
+        try:
+            if not no_model:
+                evaluator.load_and_check_models()
+        finally:
+            evaluator.retriever.close()
+    except ConfigError as exc:
+        _config_error(exc)
+    except KeyboardInterrupt:
+        click.echo("\nragbench check: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    for line in evaluator.checks.checked:
+        click.echo(f"ok  {line}")
+    click.echo(f"ragbench check: ready to run (the run folder will be {evaluator.run_dir.path})")
 
 
 def metric_fits(registry: Any, metric: str) -> str:
@@ -239,14 +339,14 @@ def score_command(task: str, data_file: str | None, predictions: str, **common) 
         kwargs = {"tasks": [task], "system": "recorded", "system_args": {"path": predictions},
                   "data": {task: data_file} if data_file else {}, **_common_kwargs(**common)}
     except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
+        _config_error(exc)
     _run(kwargs)
 
 
 @main.command("compare")
 @click.argument("runs", nargs=-1, required=True)
-@click.option("--output", default=None, help="folder for compare.md and compare.png (default: print only)")
+@click.option("--output", default=None, help="folder for compare.md and compare_N.png, one plot per run compared "
+              "with the first (default: print only)")
 @click.option("--fail-if-worse", multiple=True, metavar="METRIC:DELTA",
               help="exit 1 when a run is worse than the first by more than DELTA on METRIC (repeatable)")
 @click.option("--bootstrap-iters", default=2000, show_default=True, type=int)
@@ -256,18 +356,21 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
     from pathlib import Path
 
-    from .compare import compare_runs, load_run, markdown, parse_thresholds, plot, regressions
+    from .compare import compare_runs, label_runs, load_run, markdown, parse_thresholds, plot, regressions
 
     try:
         if len(runs) < 2:
             raise ConfigError("compare: give at least two run folders (the first is the baseline)")
+        if output and Path(output).exists() and not Path(output).is_dir():
+            raise ConfigError(f"compare --output {output}: a file is there, not a folder; give a folder for "
+                              "compare.md and its plots")
         thresholds = parse_thresholds(fail_if_worse)
         loaded = [load_run(path) for path in runs]
+        label_runs(loaded)
         reports = [compare_runs(loaded[0], other, bootstrap_iters, seed) for other in loaded[1:]]
         failures = [line for report in reports for line in regressions(report, thresholds)]
     except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
+        _config_error(exc)
     text = "\n".join(markdown(report) for report in reports)
     click.echo(text)
     if output:
@@ -295,7 +398,7 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
     import json
 
-    from .evaluator import Evaluator
+    from .evaluator import Evaluator, RunInterrupted
     from .registry import get_registry
     from .reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
 
@@ -311,8 +414,9 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
         config, substituted = reproduction_config(item, overrides)
         outcome = Evaluator(config).run()
     except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
+        _config_error(exc)
+    except RunInterrupted as exc:
+        _interrupted(exc)
     label = verdict(item, limit, substituted, outcome.complete)
     rows = compare_with_paper(item, outcome.results)
     text = markdown(item, rows, label)

@@ -18,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from .bootstrap import percentile_interval, resampled
 from .errors import ConfigError
+from .jsonl import read_json, read_records
 
 # Configuration keys that may differ between compared runs without a warning.
 _EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
@@ -30,6 +32,7 @@ class Run:
     path: Path
     results: dict[str, Any]
     samples: dict[str, dict[str, dict[str, Any]]]  # task -> example id -> sample record
+    name: str = ""  # set by `label_runs`; the folder's name by default
 
     @property
     def config(self) -> dict[str, Any]:
@@ -37,7 +40,7 @@ class Run:
 
     @property
     def label(self) -> str:
-        return self.path.name
+        return self.name or self.path.name
 
 
 @dataclass
@@ -63,18 +66,30 @@ class Report:
     warnings: list[str] = field(default_factory=list)
 
 
+def label_runs(runs: list[Run]) -> None:
+    """Runs named by their folder, or by their whole path where two folders share a name."""
+    names = [run.path.name for run in runs]
+    for run in runs:
+        run.name = run.path.name if names.count(run.path.name) == 1 else str(run.path)
+
+
 def load_run(path: str | Path) -> Run:
     path = Path(path)
     results_path = path / "results.json"
     if not results_path.is_file():
         raise ConfigError(f"compare: {path} has no results.json (give the folder of a finished ragbench run)")
-    results = json.loads(results_path.read_text(encoding="utf-8"))
+    results = read_json(results_path, "the results.json of a ragbench run")
+    if not isinstance(results, dict) or not isinstance(results.get("results", {}), dict):
+        raise ConfigError(f"compare: {results_path} is not the results.json of a ragbench run (no 'results' object)")
     samples: dict[str, dict[str, dict[str, Any]]] = {}
     for task in results.get("results", {}):
         sample_file = path / "samples" / f"{task}.jsonl"
         if not sample_file.is_file():
             raise ConfigError(f"compare: {sample_file} is missing (paired tests need the per-example scores)")
-        records = [json.loads(line) for line in sample_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+        records, errors = read_records(sample_file)
+        if errors:
+            raise ConfigError(f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {sample_file}); "
+                              f"`ragbench --resume --output {path}` rebuilds it")
         samples[task] = {str(r["id"]): r for r in records if r.get("id") is not None and r.get("error") is None}
     return Run(path, results, samples)
 
@@ -93,16 +108,15 @@ def mcnemar_p(a: np.ndarray, b: np.ndarray) -> float:
 def paired_bootstrap(a: np.ndarray, b: np.ndarray, iterations: int, seed: int) -> tuple[tuple[float, float], float]:
     """95% interval of mean(b - a) over examples resampled in pairs, and the two-sided p-value."""
     diffs = b - a
-    rng = np.random.default_rng(seed)
-    draws = diffs[rng.integers(0, len(diffs), size=(iterations, len(diffs)))].mean(axis=1)
-    low, high = np.percentile(draws, [2.5, 97.5])
+    draws = resampled(diffs, iterations, seed)
+    low, high = percentile_interval(draws)
     observed = diffs.mean()
     if observed == 0:
         p = 1.0
     else:
         crossing = np.sum(draws <= 0) if observed > 0 else np.sum(draws >= 0)
         p = min(1.0, max(2 * crossing / iterations, 1 / iterations))
-    return (float(low), float(high)), float(p)
+    return (low, high), float(p)
 
 
 def compare_values(a: list[float], b: list[float], iterations: int, seed: int) -> tuple[tuple[float, float] | None,
@@ -151,7 +165,18 @@ def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 
                 report.rows.append(Comparison(task, metric, name, len(group), float(np.mean(a)), float(np.mean(b)),
                                               float(np.mean(b) - np.mean(a)), interval, p, test,
                                               details[metric].get("higher_is_better", True)))
+    if not report.rows:
+        raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}; "
+                          "compare runs of the same task on the same data")
     return report
+
+
+def _nothing_shared(a: Run, b: Run) -> str:
+    tasks = sorted(set(a.samples) & set(b.samples))
+    if not tasks:
+        return (f"have no task in common ({', '.join(sorted(a.samples)) or 'none'} vs "
+                f"{', '.join(sorted(b.samples)) or 'none'})")
+    return f"share no example scored in both ({', '.join(tasks)})"
 
 
 def _value(sample: dict[str, Any], metric: str) -> float | None:
@@ -160,7 +185,8 @@ def _value(sample: dict[str, Any], metric: str) -> float | None:
 
 
 def markdown(report: Report) -> str:
-    lines = [f"## {report.other.label} vs {report.baseline.label}", ""]
+    lines = [f"## {report.other.label} vs {report.baseline.label} (A = {report.baseline.label}, the baseline; "
+             f"B = {report.other.label})", ""]
     lines += [f"> warning: {w}" for w in report.warnings]
     if report.warnings:
         lines.append("")
@@ -191,7 +217,7 @@ def plot(report: Report, path: Path) -> Path | None:
              color=["tab:green" if (r.diff >= 0) == r.higher_is_better else "tab:red" for r in rows])
     axes.set_xticks(positions, [f"{r.task}\n{r.metric}" for r in rows], fontsize=7, rotation=45, ha="right")
     axes.axhline(0, color="black", linewidth=0.6)
-    axes.set_title(f"{report.other.label} - {report.baseline.label} (95% paired bootstrap)")
+    axes.set_title(f"B - A: {report.other.label} - {report.baseline.label} (95% paired bootstrap)")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)

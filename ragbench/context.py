@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
@@ -26,6 +27,11 @@ class Context:
     retriever: "Retrieval | None" = None  # `await ctx.retriever.search(query, k)` (--retriever)
     nli: NLI | None = None  # --nli entailment judge, for metrics that declare needs = ("nli",)
     models: dict[str, LLM] = field(default_factory=dict)  # --role-model engines, by the system's role names
+    counts: Counter[str] = field(default_factory=Counter)  # a metric's counted events (Metric.counters)
+
+    def count(self, event: str, n: int = 1) -> None:
+        """Count an event a score folds in (see `Metric.counters`), so it is shown, not hidden in a number."""
+        self.counts[event] += n
 
     def model(self, role: str) -> LLM:
         """The LLM of one of the system's roles: its own --role-model, else the run's model."""

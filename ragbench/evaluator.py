@@ -1,5 +1,8 @@
 """Runs a system on tasks: examples stream in, run as coroutines (at most `max_inflight` at once,
 across all tasks), each is scored as soon as it finishes and appended to the checkpoint.
+
+Start-up order: the pre-flight (every option, data file and prerequisite; ragbench.preflight), the
+engines, each system's `check_model`, and only then the run folder, so a refused run writes nothing.
 """
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import asyncio
 import inspect
 import json
 import time
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -17,12 +20,15 @@ from .cache import ResponseCache
 from .context import Context
 from .engines import load_engine
 from .errors import RecordError
+from .failures import counted_events, group_failures
 from .exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
+from .lifecycle import Engines, RunInterrupted, run_interruptible
 from .llm import LLM
 from .nli import NLI
 from .progress import Progress
 from .provenance import provenance
-from .planning import PlannedTask, needs, plan
+from .planning import PlannedTask, needs
+from .preflight import Preflight, preflight
 from .registry import Registry, get_registry
 from .run_config import RunConfig
 from .results import aggregate_task
@@ -35,7 +41,7 @@ from .summary import report_markdown
 from .tools import load_replay_tools, recording_tools
 from .types import Example, Prediction
 
-__all__ = ["Evaluator", "RunConfig", "RunOutcome", "sample_record"]
+__all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_record"]
 
 
 @dataclass
@@ -43,6 +49,7 @@ class RunOutcome:
     results: dict[str, Any]
     run_dir: Path
     already_finished: bool = False  # --resume of a finished run with nothing left to do
+    rebuilt: bool = False  # ... whose results.json was missing or unreadable: rebuilt from the samples
 
     @property
     def complete(self) -> bool:
@@ -53,7 +60,8 @@ class Evaluator:
     def __init__(self, config: RunConfig, registry: Registry | None = None) -> None:
         self.config = config
         self.registry = registry or get_registry()
-        self.planned = plan(config, self.registry)
+        # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
+        self.planned, self.checks = preflight(config, self.registry)
         self.run_dir = RunDir(config.run_dir())
         self.retriever = load_retriever(config.retriever, config.retriever_args)  # fails fast on a bad index
         self.retrieval_stats: dict[str, int] = {}
@@ -61,46 +69,114 @@ class Evaluator:
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
         self.page_cache_stats: dict[str, Any] | None = None
+        self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
+        self._started = self._cost_saved = time.perf_counter()
 
     def run(self) -> RunOutcome:
         config = self.config
-        if config.resume and self._nothing_left():
-            self.run_dir.close()
-            return RunOutcome(json.loads((self.run_dir.path / "results.json").read_text(encoding="utf-8")),
-                              self.run_dir.path, already_finished=True)
-        self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(), config.resume,
-                                           config.overwrite)
-        needs_llm = any(type(p.system).uses_llm for p in self.planned)
-        engine = load_engine(config.model, **config.model_args) if needs_llm else None
-        role_engines = {role: load_engine(model, **config.role_model_args.get(role, {}))
-                        for role, model in config.role_models.items()}
-        judges = [load_engine(model, **config.judge_args.get(str(i), {})) for i, model in enumerate(config.judges)]
-        nli_engine = self._nli_engine(engine)
+        if config.resume:
+            finished = self._finished_outcome()
+            if finished is not None:
+                self.retriever.close()
+                return finished
+        try:
+            engines = self.load_engines()
+        except BaseException:
+            self.retriever.close()
+            raise
+        try:
+            self.check_models(engines)
+            self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
+                                               config.resume, config.overwrite)
+        except BaseException:
+            engines.close()
+            self.retriever.close()
+            raise
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
         page_cache.set_run_default(config.page_cache)
-        started = time.perf_counter()
+        started = self._started = time.perf_counter()
+        interrupted = False
         try:
-            for planned in self.planned if engine is not None else ():
-                planned.system.check_model(engine)
-            processed, scheduler = asyncio.run(self._execute(engine, judges, cache, nli_engine, role_engines))
+            processed, scheduler = run_interruptible(self._execute(engines.model, engines.judges, cache, engines.nli,
+                                                                   engines.roles))
+        except KeyboardInterrupt:
+            interrupted = True
+            raise RunInterrupted(self.run_dir.path, self._saved(), self._known_total()) from None
         finally:
             self.page_cache_stats = page_cache.report()
             page_cache.close_all()
             workers.shutdown()
             self.run_dir.close()
             cache.close()
-            self.retriever.close()
-            if engine is not None:
-                engine.close()
-            for other in (*judges, *role_engines.values()):
-                other.close()
-            if nli_engine is not None and nli_engine is not engine:
-                nli_engine.close()
+            if not interrupted:  # else an engine may still be busy in a worker thread: left to the exit
+                self.retriever.close()
+                engines.close()
         wall = time.perf_counter() - started
         results = self.collect(scheduler, processed, wall)
         self.run_dir.record_attempt(results["cost"]["this_attempt"])
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
         return RunOutcome(results, self.run_dir.path)
+
+    def load_engines(self) -> Engines:
+        """Every engine of the run (none when no system calls a model); one that fails closes the others."""
+        config = self.config
+        engines = Engines()
+        try:
+            if any(type(p.system).uses_llm for p in self.planned):
+                engines.model = load_engine(config.model, **config.model_args)
+            for role, model in config.role_models.items():
+                engines.roles[role] = load_engine(model, **config.role_model_args.get(role, {}))
+            for i, model in enumerate(config.judges):
+                engines.judges.append(load_engine(model, **config.judge_args.get(str(i), {})))
+            engines.nli = self._nli_engine(engines.model)
+        except BaseException:
+            engines.close()
+            raise
+        return engines
+
+    def check_models(self, engines: Engines) -> None:
+        """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
+        check = Preflight()
+        for planned in self.planned if engines.model is not None else ():
+            with check.step(f"system {self.config.system} can use model {engines.model.model} ({planned.name})"):
+                planned.system.check_model(engines.model)
+        check.raise_if_failed()
+        self.checks.checked.extend(check.checked)
+
+    def load_and_check_models(self) -> None:
+        """`ragbench check`: load the engines, run every `check_model`, close them."""
+        engines = self.load_engines()
+        try:
+            self.check_models(engines)
+        finally:
+            engines.close()
+
+    def _finished_outcome(self) -> RunOutcome | None:
+        """--resume of a run marked finished: its outcome when every record of the data has a sample that
+        needs no new attempt (as many as run.json counts, else the data is read); results.json is read
+        back, or rebuilt from the samples when it is missing or unreadable (no engine loads). None when
+        examples are left to run (a sample line was lost, or an example failed): the run goes on."""
+        meta = self.run_dir.meta
+        if not meta or not meta.get("finished"):
+            return None
+        records = meta.get("records") or {}
+        if not all(len(self.run_dir.finished_keys(p.name)) == records.get(p.name) for p in self.planned) \
+                and next(self._work(), None) is not None:  # the data is read only when a count is short
+            return None
+        try:
+            results = json.loads((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
+            if isinstance(results, dict) and isinstance(results.get("results"), dict):
+                return RunOutcome(results, self.run_dir.path, already_finished=True)
+        except (OSError, ValueError):
+            pass
+        self.attempts = list(meta.get("attempts") or [])
+        results = self.collect(None, 0, 0.0)
+        self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
+        return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
+
+    def _saved(self) -> int:
+        """Examples whose sample is saved and needs no new attempt."""
+        return sum(len(self.run_dir.finished_keys(p.name)) for p in self.planned)
 
     def _nli_engine(self, engine):
         """The NLI engine when a metric needs one; the system's own engine when --nli names the
@@ -124,14 +200,6 @@ class Evaluator:
         return json.loads(json.dumps(out, default=str))
 
     # --- execution ------------------------------------------------------------------------------
-    def _nothing_left(self) -> bool:
-        """A finished run whose records all need no new attempt (no failed example)."""
-        meta = self.run_dir.meta
-        if not meta or not meta.get("finished") or meta.get("config_hash") != self.config.config_hash():
-            return False
-        return all(r.get("error") is None or r.get("bad_record")
-                   for p in self.planned for r in self.run_dir.read_samples(p.name))
-
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
         """Every record still to do with its position in the task's stream, task after task, streamed
         (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record."""
@@ -155,7 +223,7 @@ class Evaluator:
 
     async def _execute(self, engine, judges, cache: ResponseCache, nli_engine=None,
                        role_engines: dict[str, Any] | None = None) -> tuple[int, Scheduler]:
-        await workers.use_ready_threads()  # no thread is started inside a callback (asyncio.run shuts it down)
+        await workers.use_ready_threads()  # no thread is started inside a callback (the loop's close shuts it down)
         scheduler = Scheduler(cache)
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
         llm = LLM(scheduler, engine, recorder=recorder.for_role("model"))
@@ -173,14 +241,12 @@ class Evaluator:
         work = self._work()
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         processed = 0
-        read_lock, read = asyncio.Lock(), deque()
+        read_lock = asyncio.Lock()
 
         async def next_item():
-            """Records are read (decompressed, parsed) in a thread, a few at a time: never on the loop."""
+            """Records are read (decompressed, parsed) in a thread, one at a time: never on the loop."""
             async with read_lock:
-                if not read:
-                    read.extend(await asyncio.to_thread(lambda: [item for _, item in zip(range(8), work)]))
-                return read.popleft() if read else None
+                return await asyncio.to_thread(next, work, None)
 
         async def worker() -> None:
             nonlocal processed
@@ -191,10 +257,12 @@ class Evaluator:
                 self.run_dir.append_sample(planned.name, record)
                 processed += 1
                 progress.advance(failed=record.get("error") is not None)
+                self._save_cost(scheduler, processed)
 
         try:
             await asyncio.gather(*(worker() for _ in range(max(1, self.config.max_inflight))))
         finally:
+            self._save_cost(scheduler, processed, every=0.0)  # replaced by the final cost if the run ends well
             progress.close()
             recorder.close()
             for planned in self.planned:
@@ -251,9 +319,11 @@ class Evaluator:
         prediction.trace = ctx.trace
         record = sample_record(example, prediction)
         if prediction.error is None:
-            scores, errors, judge_trace = await score_prediction(planned, example, prediction, judges,
-                                                                 self.config.seed, self.nli)
+            scores, errors, judge_trace, counted = await score_prediction(planned, example, prediction, judges,
+                                                                          self.config.seed, self.nli)
             record["scores"] = scores
+            if counted:
+                record["counted"] = counted
             if errors:
                 record["score_errors"] = errors
             if judge_trace:
@@ -267,17 +337,38 @@ class Evaluator:
         record["seconds"] = round(time.perf_counter() - started, 4)
         return record
 
+    def _attempt_cost(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
+        stats = scheduler.stats.to_dict()
+        return {"id": self.attempt_id, "examples": processed, "wall_seconds": round(wall, 3),
+                "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+
+    def _save_cost(self, scheduler: Scheduler, processed: int, every: float = 1.0) -> None:
+        """This attempt's cost so far into run.json (at most once a second), marked interrupted until
+        the run ends: a killed or interrupted attempt's calls still count when the run is resumed."""
+        now = time.perf_counter()
+        if now - self._cost_saved < every:
+            return
+        self._cost_saved = now
+        self.run_dir.record_attempt({**self._attempt_cost(scheduler, processed, now - self._started),
+                                     "interrupted": True})
+
     # --- results --------------------------------------------------------------------------------
-    def collect(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
+    def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> dict[str, Any]:
+        """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
         results: dict[str, dict[str, Any]] = {}
         details: dict[str, Any] = {}
         counts: dict[str, Any] = {}
         failures: dict[str, list[dict[str, Any]]] = {}
         infra: dict[str, dict[str, Any]] = {}
+        counted: dict[str, Any] = {}
+        adherence: dict[str, Any] = {}
+        repaired: dict[str, list[str]] = {}
         system_reports: dict[str, Any] = {}
         system_stats: dict[str, Any] = {}
         for planned in self.planned:
             samples = self.run_dir.finalize_samples(planned.name)
+            if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
+                repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
             detail = aggregate_task(samples, planned.metrics, planned.task.slice_fields,
                                     self.config.bootstrap_iters, self.config.seed)
             details[planned.name] = detail
@@ -288,7 +379,7 @@ class Evaluator:
             missing = max(0, self.expected.get(planned.name, len(samples)) - len(samples))
             counts[planned.name] = {"records": len(samples), "scored": len(samples) - failed - bad,
                                     "failed": failed, "bad_records": bad, "missing": missing}
-            causes = failure_causes(samples)
+            causes = group_failures(samples)
             if causes:
                 failures[planned.name] = causes
             folded = [f for s in samples for f in s.get("infrastructure_failures") or []]
@@ -296,17 +387,21 @@ class Evaluator:
                 infra[planned.name] = {
                     "examples": sum(1 for s in samples if s.get("infrastructure_failures")), "calls": len(folded),
                     "causes": [{"cause": c, "count": n} for c, n in Counter(f[:200] for f in folded).most_common(5)]}
+            tallies = counted_events(samples, planned.metrics)
+            if tallies:
+                counted[planned.name] = tallies
             report = planned.system.report({s["id"] for s in samples if s.get("id") is not None},
                                            complete_data=self.config.limit is None)
             if report is not None:
                 system_reports[planned.name] = report
+            checks = planned.system.format_adherence(samples)
+            if checks:
+                adherence[planned.name] = checks
             figures = planned.system.statistics(samples)
             if figures:
                 system_stats[planned.name] = figures
-        stats = scheduler.stats.to_dict()
-        attempt = {"examples": processed, "wall_seconds": round(wall, 3),
-                   "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
-        cost = whole_run_cost([*self.attempts, attempt])
+        attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
+        cost = whole_run_cost([*self.attempts, *([attempt] if attempt else [])])
         cost["this_attempt"] = attempt
         if self.page_cache_stats:  # parsed pages and embeddings reused (ragbench.page_cache)
             cost["page_cache"] = self.page_cache_stats
@@ -315,11 +410,14 @@ class Evaluator:
                                  "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
         if self.nli is not None:
             cost["nli"] = self.nli.stats.to_dict()
-        complete = (all(c["failed"] == 0 and c["bad_records"] == 0 and c["missing"] == 0 for c in counts.values())
+        complete = (all(c["records"] and not (c["failed"] or c["bad_records"] or c["missing"]) for c in counts.values())
                     and not any(r.get("errors") for r in system_reports.values()))
         return {"results": results, "details": details, "counts": counts, "complete": complete,
                 **({"failures": failures} if failures else {}),
                 **({"infrastructure_failures": infra} if infra else {}),
+                **({"counted": counted} if counted else {}),
+                **({"format_adherence": adherence} if adherence else {}),
+                **({"checkpoint_repairs": repaired} if repaired else {}),
                 "seed_policy": "every sampled call (temperature > 0) without its own seed gets "
                                "sha256('{seed}:{task}:{example id}:{call number}'), so outputs do not depend on "
                                "batch composition",
@@ -340,13 +438,8 @@ def whole_run_cost(attempts: list[dict[str, Any]]) -> dict[str, Any]:
     wall = total["wall_seconds"]
     total["examples_per_second"] = round(total.get("examples", 0) / wall, 3) if wall > 0 else 0.0
     total["attempts"] = len(attempts)
+    total["interrupted_attempts"] = sum(1 for attempt in attempts if attempt.get("interrupted"))
     return total
-
-
-def failure_causes(samples: list[dict[str, Any]], most: int = 5) -> list[dict[str, Any]]:
-    """The most common errors of failed records (first line, numbers kept), most frequent first."""
-    counter = Counter(str(s["error"]).splitlines()[0][:200] for s in samples if s.get("error") is not None)
-    return [{"cause": cause, "count": count} for cause, count in counter.most_common(most)]
 
 
 def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
@@ -359,15 +452,18 @@ def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
 
 async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,
                            judges: list[LLM], seed: int, nli: NLI | None = None,
-                           ) -> tuple[dict[str, Any], dict[str, str], list]:
+                           ) -> tuple[dict[str, Any], dict[str, str], list, dict[str, dict[str, int]]]:
     """Every metric of the task on one prediction; a failing metric is recorded, not raised.
-    NLI calls are not traced per sample (they are logged once per run in nli_calls.jsonl)."""
+    NLI calls are not traced per sample (they are logged once per run in nli_calls.jsonl). Returns the
+    scores, the failed metrics' errors, the judge calls and each metric's counted events."""
     scores: dict[str, Any] = {}
+    counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
     ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:judge{i}")
                   for i, judge in enumerate(judges)]
     for metric in planned.metrics:
+        ctx.counts = Counter()
         try:
             value = metric.score(example, prediction, ctx)
             if inspect.isawaitable(value):
@@ -375,8 +471,10 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
         except Exception as exc:
             errors[metric.name] = f"{type(exc).__name__}: {exc}"
             continue
+        if ctx.counts:
+            counted[metric.name] = dict(ctx.counts)
         if isinstance(value, dict):
             scores.update(value)
         else:
             scores[metric.name] = value
-    return scores, errors, [step.to_dict() for step in ctx.trace]
+    return scores, errors, [step.to_dict() for step in ctx.trace], counted

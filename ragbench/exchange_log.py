@@ -8,7 +8,6 @@ a run's predictions with them). calls/llm.jsonl holds the same exchanges for eve
 """
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -40,8 +39,7 @@ class ExchangeLog:
             record["error"] = error
         with self._lock:
             if self._handle is not None:
-                self._handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-                self._handle.flush()
+                self._handle.write(record)
 
     def close(self) -> None:
         with self._lock:

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, ClassVar
 
 if TYPE_CHECKING:
     from .context import Context
+    from .preflight import Preflight
     from .types import Example, Prediction
 
 Score = float | None
@@ -25,6 +26,10 @@ class Metric:
     # against, all required; () scores any task.
     gold_needs: ClassVar[tuple[str, ...]] = ()
     higher_is_better: ClassVar[bool] = True
+    # Events a score folds in that a reader must see counted (e.g. a judge reply that did not parse,
+    # scored as upstream's rule says): name -> what it means. `score` calls `ctx.count(name)` for each;
+    # the run adds them up per task and shows them in the console, report.md and results.json `counted`.
+    counters: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def fits(cls, task: Any) -> bool:
@@ -34,6 +39,11 @@ class Metric:
             return True
         offered = set(task.gold_fields) | ({"citations"} if task.cites else set())
         return set(cls.gold_needs) <= offered
+
+    def preflight(self, check: "Preflight", task: Any) -> None:
+        """The metric's own pre-flight on `task`, before anything loads (a file it reads, a service
+        it calls): report with `check.problem("...; the option that fixes it")`. Default: nothing
+        (whether its gold and its judge/NLI model are there is checked for every metric)."""
 
     def score_keys(self) -> tuple[str, ...]:
         """Per-example keys; a corpus-only metric (only `corpus_keys`) has none."""

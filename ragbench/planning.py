@@ -1,5 +1,6 @@
-"""Turning a RunConfig into instantiated tasks, systems and metrics, checking every option
-before anything is loaded or run (one clear line per configuration error)."""
+"""Turning a RunConfig into instantiated tasks, systems and metrics, checking every option and
+running each plugin's pre-flight before anything is loaded or run (every problem listed at once,
+one clear line each: ragbench.preflight)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from .errors import ConfigError
 from .metric import Metric
 from .nli import nli_format
 from .options import accepted_options, construct
+from .preflight import Preflight
 from .registry import Registry
 from .run_config import RunConfig
 from .system import System
@@ -45,35 +47,70 @@ def _check_roles(config: RunConfig, system_class: type) -> None:
             raise ConfigError(f"--role-model {role}: the name is reserved for the run's own engines")
 
 
-def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
-    """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics."""
-    if config.limit is not None and config.limit < 1:
-        raise ConfigError(f"--limit {config.limit}: give at least 1 (records per task), or leave it out for all")
-    names = registry.expand_tasks(config.tasks)
-    _check_task_args(config, {name: registry.load("tasks", name) for name in names})
-    for key in config.data:
-        if registry.entry("tasks", key).name not in names:
-            raise ConfigError(f"--data {key}=...: task '{key}' is not among --tasks")
-    _check_metric_scopes(config.metrics, names, registry)
-    system_class = registry.load("systems", config.system)
-    _check_roles(config, system_class)
-    planned = []
-    for name in names:
-        entry = registry.entry("tasks", name)
+def plan(config: RunConfig, registry: Registry, check: Preflight | None = None) -> list[PlannedTask]:
+    """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics,
+    running their pre-flight hooks. Problems go to `check`; without one, they are raised at the end,
+    all at once (`PreflightError`)."""
+    own = check is None
+    check = check if check is not None else Preflight()
+    planned = _plan(config, registry, check)
+    if own:
+        check.raise_if_failed()
+    return planned
+
+
+def _plan(config: RunConfig, registry: Registry, check: Preflight) -> list[PlannedTask]:
+    names: list[str] = []
+    with check.step(f"tasks {', '.join(config.tasks)} installed"):
+        names = registry.expand_tasks(config.tasks)
+    if not names:
+        return []
+    with check.step("--task-arg, --data and --metrics name tasks of the run"):
+        _check_task_args(config, {name: registry.load("tasks", name) for name in names}, check)
+        for key in config.data:
+            if registry.entry("tasks", key).name not in names:
+                check.problem(f"--data {key}=...: task '{key}' is not among --tasks")
+        _check_metric_scopes(config.metrics, names, registry)
+    system_class = None
+    with check.step(f"system {config.system} installed"):
+        system_class = registry.load("systems", config.system)
+        _check_roles(config, system_class)
+    chosen: set[str] = set()  # every metric named for a task, planned or refused
+    planned = [item for name in names
+               if (item := _plan_task(config, registry, name, names, system_class, check, chosen))]
+    _check_metric_needs(config, planned, chosen, check)
+    return planned
+
+
+def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str], system_class: type | None,
+               check: Preflight, chosen: set[str]) -> PlannedTask | None:
+    """One task of the run with its system and metrics, each checked by its own pre-flight."""
+    entry = registry.entry("tasks", name)
+    task = system = None
+    with check.step(f"task {name} options"):
         task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), config.task_args)}
         data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
         task.tools_replayed = config.replay_tools is not None
-        task.prepare()
+    if task is None:
+        return None
+    task.preflight(check)
+    if system_class is None:
+        return None
+    with check.step(f"system {config.system} options"):
         accepted = accepted_options(system_class)
         defaults = {k: v for k, v in entry.defaults.get("system_args", {}).items()
                     if accepted is None or k in accepted}
         system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
-        system.check(task)
-        chosen = dict.fromkeys(canonical_metric(registry, m)
-                               for m in metric_names(task.metrics, config.metrics, name, names))
-        metric_classes = {m: metric_class(registry, m) for m in chosen}
-        for m, cls in metric_classes.items():
+    if system is None:
+        return None
+    system.preflight(check, task)
+    metrics = []
+    for m in dict.fromkeys(canonical_metric(registry, m) for m in metric_names(task.metrics, config.metrics, name, names)
+                           if _known_metric(registry, m, check)):
+        chosen.add(m)
+        with check.step(f"metric {m} on task {name}"):
+            cls = metric_class(registry, m)
             if not cls.fits(task):
                 needed = ", ".join(sorted(set(cls.gold_needs) - set(task.gold_fields or ())
                                           - ({"citations"} if task.cites else set())))
@@ -81,11 +118,19 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
                                   f"do not carry (they carry: {', '.join(task.gold_fields or ()) or 'none'}); "
                                   f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "
                                   "`ragbench list metrics` shows which tasks each metric fits")
-        metrics = [construct(cls, _metric_args_for(m, config.metric_args), f"metric {m}")
-                   for m, cls in metric_classes.items()]
-        planned.append(PlannedTask(name, task, system, metrics))
-    _check_metric_needs(config, planned)
-    return planned
+            metric = construct(cls, _metric_args_for(m, config.metric_args), f"metric {m}")
+            metrics.append(metric)
+            metric.preflight(check, task)
+    return PlannedTask(name, task, system, metrics)
+
+
+def _known_metric(registry: Registry, name: str, check: Preflight) -> bool:
+    try:
+        canonical_metric(registry, name)
+    except ConfigError as exc:
+        check.problem(f"--metrics: {exc}")
+        return False
+    return True
 
 
 def metric_class(registry: Registry, name: str) -> type[Metric]:
@@ -133,31 +178,34 @@ def _metric_args_for(name: str, metric_args: dict[str, Any]) -> dict[str, Any]:
     return {k[len(name) + 1:]: v for k, v in metric_args.items() if k.startswith(name + ".")}
 
 
-def _check_metric_needs(config: RunConfig, planned: list[PlannedTask]) -> None:
+def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: set[str], check: Preflight) -> None:
     """Metrics that call an NLI model or a judge fail before the run when none is configured."""
     for key in config.metric_args:
-        if not any(key.startswith(m.name + ".") for p in planned for m in p.metrics):
-            raise ConfigError(f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks")
+        if not any(key.startswith(m + ".") for m in chosen):
+            check.problem(f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks "
+                          f"({', '.join(sorted(chosen)) or 'none'})")
     provided = {"nli": config.nli is not None, "judge": bool(config.judges)}
     hints = {"nli": "pass --nli ENGINE:MODEL (e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)",
              "judge": "pass --judge ENGINE:MODEL"}
     for need, hint in hints.items():
         users = sorted({f"{m.name} ({p.name})" for p in planned for m in p.metrics if need in m.needs})
         if users and not provided[need]:
-            raise ConfigError(f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
-                              f"{hint} (or choose other metrics with --metrics)")
-    nli_format(config.nli_format)
+            check.problem(f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
+                          f"{hint} (or choose other metrics with --metrics)")
+    with check.step(f"--nli-format {config.nli_format}"):
+        nli_format(config.nli_format)
 
 
 def needs(planned: list[PlannedTask], need: str) -> bool:
     return any(need in metric.needs for p in planned for metric in p.metrics)
 
 
-def _check_task_args(config: RunConfig, task_classes: dict[str, type]) -> None:
+def _check_task_args(config: RunConfig, task_classes: dict[str, type], check: Preflight) -> None:
     for key in config.task_args:
         name, option = key.split(".", 1) if "." in key else (None, key)
         if name is not None and name not in task_classes:
-            raise ConfigError(f"--task-arg {key}: task '{name}' is not among --tasks")
+            check.problem(f"--task-arg {key}: task '{name}' is not among --tasks")
+            continue
         targets = [cls for task, cls in task_classes.items() if name in (None, task)]
         if not any((accepted := accepted_options(cls)) is None or option in accepted for cls in targets):
-            raise ConfigError(f"--task-arg {key}=...: no selected task accepts '{option}'")
+            check.problem(f"--task-arg {key}=...: no selected task accepts '{option}'")

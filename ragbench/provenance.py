@@ -31,3 +31,12 @@ def provenance() -> dict[str, Any]:
             continue
     return {"ragbench": __version__, "git_hash": git_hash(), "python": platform.python_version(),
             "packages": versions}
+
+
+def version_text() -> str:
+    """`ragbench --version`: what a bug report needs (ragbench and git commit, Python, platform, the
+    installed versions of the packages results depend on)."""
+    info = provenance()
+    packages = ", ".join(f"{name} {version}" for name, version in info["packages"].items() if name != "ragbench")
+    return (f"ragbench {info['ragbench']} (git {info['git_hash'] or 'n/a'})\n"
+            f"Python {info['python']} on {platform.platform()}\n{packages}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from .jsonl import open_append
 from .types import Document
@@ -35,27 +35,21 @@ TOOLS_FILE = "tools.jsonl"
 TOOL_NAMES_FILE = "tools.json"
 
 
-def _dump(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, default=str) + "\n"
-
-
 class CallRecorder:
     """Appends call records to the files of a run's `calls/` folder (thread-safe)."""
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._handles: dict[str, IO[str]] = {}
+        self._handles: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     def _write(self, name: str, record: dict[str, Any]) -> None:
-        line = _dump(record)
         with self._lock:
             handle = self._handles.get(name)
             if handle is None:
                 handle = self._handles[name] = open_append(self.folder / name)
-            handle.write(line)
-            handle.flush()
+            handle.write(record)
 
     def for_role(self, role: str) -> "LlmRecorder":
         return LlmRecorder(self, role)

@@ -10,11 +10,10 @@ The example's own documents (`provided`) are deterministic and are not replayed.
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
-from typing import Any
 
 from .errors import ConfigError
+from .jsonl import read_json
 from .recording import CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
 from .run_config import RunConfig
 
@@ -28,7 +27,10 @@ def replay_config(run_dir: str | Path, output: str | None = None, progress: bool
     if not (calls / LLM_FILE).is_file():
         raise ConfigError(f"--replay {run_dir}: the run recorded no calls ({calls / LLM_FILE} is missing); "
                           "only runs made by this version of ragbench can be replayed")
-    recorded: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))["config"]
+    meta = read_json(meta_path, "the run.json of a ragbench run")
+    recorded = meta.get("config") if isinstance(meta, dict) else None
+    if not isinstance(recorded, dict):
+        raise ConfigError(f"--replay {run_dir}: {meta_path} holds no run configuration ('config')")
     fields = {f.name for f in dataclasses.fields(RunConfig)}
     config = RunConfig(**{k: v for k, v in recorded.items() if k in fields})
     llm_file = str(calls / LLM_FILE)

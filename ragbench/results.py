@@ -5,6 +5,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .bootstrap import percentile_interval, resampled
 from .metric import Metric
 
 Aggregate = Callable[[list[float]], float]
@@ -15,15 +16,7 @@ def bootstrap_interval(values: list[float], aggregate: Aggregate | None, iterati
     """Percentile 95% interval of the aggregate over examples resampled with replacement."""
     if len(values) < 2 or iterations <= 0:
         return None
-    rng = np.random.default_rng(seed)
-    data = np.asarray(values, dtype=float)
-    draws = rng.integers(0, len(data), size=(iterations, len(data)))
-    if aggregate is None:
-        stats = data[draws].mean(axis=1)
-    else:
-        stats = np.array([aggregate(list(data[row])) for row in draws])
-    low, high = np.percentile(stats, [2.5, 97.5])
-    return [float(low), float(high)]
+    return list(percentile_interval(resampled(values, iterations, seed, aggregate)))
 
 
 def summarise(values: list[float], aggregate: Aggregate | None, iterations: int, seed: int) -> dict[str, Any]:

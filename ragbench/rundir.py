@@ -20,13 +20,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, RecordError
 from .exchange_log import JUDGE_LOGS
-from .jsonl import open_append
-
-
-def _dump(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, default=str)
+from .jsonl import open_append, read_json, read_records, write_records
 
 
 def record_key(record: dict[str, Any]) -> str:
@@ -45,18 +41,27 @@ class RunDir:
         self.path = Path(path)
         self.samples_dir = self.path / "samples"
         self._handles: dict[str, Any] = {}
+        self.unreadable: dict[str, list[RecordError]] = {}  # task -> unreadable checkpoint lines
 
     @property
     def meta(self) -> dict[str, Any] | None:
         meta_path = self.path / "run.json"
-        return json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
+        if not meta_path.is_file():
+            return None
+        meta = read_json(meta_path, "the run.json ragbench wrote (--overwrite replaces the run, or choose another --output)")
+        if not isinstance(meta, dict):
+            raise ConfigError(f"{meta_path} is not a run's record; --overwrite replaces it, or choose another --output")
+        return meta
 
-    def start(self, config: dict[str, Any], identity: dict[str, Any], config_hash: str, resume: bool,
-              overwrite: bool = False) -> list[dict[str, Any]]:
-        """Create the folder; with `resume`, check that it holds a run of the same config; without,
-        refuse to replace an earlier run unless `overwrite`. Returns the earlier attempts' costs."""
-        previous = self.meta
+    def check_start(self, identity: dict[str, Any], config_hash: str, resume: bool, overwrite: bool = False) -> None:
+        """Raise `ConfigError` when the run cannot start in this folder: it is a file; with `resume`,
+        it holds no run of the same config; without, it holds a run and `overwrite` is not given.
+        Writes nothing (the pre-flight calls it, `start` again)."""
+        if self.path.exists() and not self.path.is_dir():
+            raise ConfigError(f"--output {self.path}: a file is there, not a folder; choose a folder "
+                              "(new, or a run's with --resume / --overwrite)")
         if resume:
+            previous = self.meta
             if previous is None:
                 raise ConfigError(f"--resume: {self.path} holds no run to resume (no run.json); "
                                   "drop --resume to start one")
@@ -64,10 +69,17 @@ class RunDir:
                 changed = _differences(previous.get("identity") or {}, identity) or "options of an older ragbench"
                 raise ConfigError(f"--resume: {self.path} was run with a different configuration ({changed}); "
                                   "use the same options, or a new --output")
-        elif previous is not None or (self.samples_dir.is_dir() and any(self.samples_dir.iterdir())):
-            if not overwrite:
-                raise ConfigError(f"{self.path} already holds a run: --resume continues it, --overwrite replaces "
-                                  "it, or choose another --output")
+        elif not overwrite and (self.meta is not None or (self.samples_dir.is_dir() and any(self.samples_dir.iterdir()))):
+            raise ConfigError(f"{self.path} already holds a run: --resume continues it, --overwrite replaces "
+                              "it, or choose another --output")
+
+    def start(self, config: dict[str, Any], identity: dict[str, Any], config_hash: str, resume: bool,
+              overwrite: bool = False) -> list[dict[str, Any]]:
+        """Create the folder (after `check_start`); with `overwrite`, the earlier run's files go first.
+        Returns the earlier attempts' costs."""
+        self.check_start(identity, config_hash, resume, overwrite)
+        previous = None if overwrite and not resume else self.meta
+        if overwrite and not resume:
             for name in ("samples", "calls"):
                 shutil.rmtree(self.path / name, ignore_errors=True)
             for name in ("results.json", "report.md", "run.json", "nli_calls.jsonl", "cache.sqlite",
@@ -75,7 +87,6 @@ class RunDir:
                 (self.path / name).unlink(missing_ok=True)
             for stale in self.path.glob(JUDGE_LOGS):
                 stale.unlink()
-            previous = None
         attempts = list((previous or {}).get("attempts") or [])
         self.samples_dir.mkdir(parents=True, exist_ok=True)
         self._write_json("run.json", {"config": config, "identity": identity, "config_hash": config_hash,
@@ -91,46 +102,45 @@ class RunDir:
         return {record_key(r) for r in self.read_samples(task) if r.get("error") is None or r.get("bad_record")}
 
     def read_samples(self, task: str) -> list[dict[str, Any]]:
-        """Complete lines of the checkpoint (a line cut short by a crash is ignored)."""
+        """The checkpoint's records; a line cut short by a crash (or otherwise unreadable) is kept in
+        `unreadable[task]`, to be counted and reported (its example is run again on --resume)."""
         path = self.sample_path(task)
         if not path.is_file():
             return []
-        records = []
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    records.append(json.loads(line))
-                except ValueError:
-                    continue
+        records, errors = read_records(path)
+        self.unreadable[task] = errors
         return records
 
     def append_sample(self, task: str, record: dict[str, Any]) -> None:
         handle = self._handles.get(task)
         if handle is None:
             handle = self._handles[task] = open_append(self.sample_path(task))
-        handle.write(_dump(record) + "\n")
-        handle.flush()
+        handle.write(record)
 
     def finalize_samples(self, task: str) -> list[dict[str, Any]]:
         """Rewrite the task's samples in data order, the latest attempt of each record, and return them."""
         self.close()
         by_key = {record_key(record): record for record in self.read_samples(task)}
         records = sorted(by_key.values(), key=lambda record: record["index"])
-        tmp = self.sample_path(task).with_suffix(".jsonl.tmp")
-        tmp.write_text("".join(_dump(r) + "\n" for r in records), encoding="utf-8")
-        os.replace(tmp, self.sample_path(task))
+        write_records(self.sample_path(task), records)
         return records
 
     def record_attempt(self, attempt: dict[str, Any]) -> None:
+        """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
         meta = self.meta or {}
-        meta["attempts"] = [*(meta.get("attempts") or []), attempt]
+        earlier = [a for a in meta.get("attempts") or [] if attempt.get("id") is None or a.get("id") != attempt["id"]]
+        meta["attempts"] = [*earlier, attempt]
         self._write_json("run.json", meta)
 
     def finish(self, results: dict[str, Any], report: str) -> None:
+        """results.json and report.md, then the run marked finished with each task's record count
+        (what --resume checks the samples against)."""
         self._write_json("results.json", results)
         (self.path / "report.md").write_text(report, encoding="utf-8")
         meta = self.meta or {}
         meta["finished"] = True
+        meta["records"] = {task: counts["records"] + counts.get("missing", 0)
+                           for task, counts in results.get("counts", {}).items()}
         self._write_json("run.json", meta)
 
     def _write_json(self, name: str, data: dict[str, Any]) -> None:

@@ -5,6 +5,8 @@ from pathlib import Path
 from typing import Any
 
 from . import page_cache
+from .failures import (counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines,
+                       repair_lines)
 
 
 def _fmt(value: float | None) -> str:
@@ -33,6 +35,8 @@ def counts_table(results: dict[str, Any]) -> str:
 
 def cost_line(cost: dict[str, Any]) -> str:
     attempts = f" over {cost['attempts']} attempts" if cost.get("attempts", 1) > 1 else ""
+    if cost.get("interrupted_attempts"):
+        attempts += f" ({cost['interrupted_attempts']} interrupted)"
     return (f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
             f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
             f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
@@ -40,15 +44,17 @@ def cost_line(cost: dict[str, Any]) -> str:
 
 
 def failure_lines(results: dict[str, Any]) -> list[str]:
-    """The most common causes of failed records, and of failed calls folded into results, per task
-    (console and report)."""
-    lines = [f"{task}: {entry['count']} x {entry['cause']}"
+    """What went wrong, grouped (console and report): failed records by cause with their ids, problems
+    a system reported outside any example, and failed calls folded into results."""
+    lines = [failure_group_line(task, entry)
              for task, causes in (results.get("failures") or {}).items() for entry in causes]
+    for task, report in (results.get("system_reports") or {}).items():
+        lines += message_lines(task, [str(e) for e in report.get("errors") or []])
     for task, infra in (results.get("infrastructure_failures") or {}).items():
         lines.append(f"{task}: {infra['calls']} failed judge/tool/retrieval call(s) in {infra['examples']} scored "
                      "example(s) were folded into results as upstream does (--strict-infra fails them instead): "
                      + "; ".join(f"{c['count']} x {c['cause']}" for c in infra["causes"]))
-    return lines
+    return lines + counted_lines(results) + format_lines(results) + repair_lines(results)
 
 
 def models_line(config: dict[str, Any]) -> str:
@@ -145,7 +151,7 @@ def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str
         "",
         f"{models_line(config)}, seed {config['seed']}, ragbench {results['versions']['ragbench']}"
         f" (git {results['versions'].get('git_hash') or 'n/a'})"
-        + ("" if results["complete"] else " - **incomplete: some examples failed, see counts**"),
+        + ("" if results["complete"] else f" - **incomplete: {incomplete_reason(results)}**"),
         "",
         results_table(results),
         "",
@@ -156,7 +162,7 @@ def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str
     ]
     failures = failure_lines(results)
     if failures:
-        lines += ["## Most common failures", "", *[f"- {line}" for line in failures], ""]
+        lines += ["## What went wrong", "", *[f"- {line}" for line in failures], ""]
     figures = system_stats_sections(results)
     if figures:
         lines += [f"## System statistics ({config['system']})", ""] + figures

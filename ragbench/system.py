@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from .context import Context
     from .engines.base import Engine
+    from .preflight import Preflight
     from .task import Task
     from .types import Example, Prediction
 
@@ -26,6 +27,12 @@ class System:
         """Raise `ConfigError` (one line: why, and what to use instead) when this system cannot run
         on `task` at all; called for every task before the run starts, so a configuration problem
         never shows up as example-by-example failures."""
+
+    def preflight(self, check: "Preflight", task: "Task") -> None:
+        """This system's pre-flight on `task` (before anything loads); default: `check`. Report
+        problems with `check.problem(...)` or a `ConfigError` inside `with check.step(...)`."""
+        with check.step(f"system {self.name or type(self).__name__} on task {task.name}"):
+            self.check(task)
 
     def check_model(self, engine: "Engine") -> None:
         """Raise `ConfigError` when the run's model cannot serve this system at all (e.g. it lacks
@@ -48,4 +55,12 @@ class System:
         example, calls per stage), kept in results.json `system_stats` and shown in report.md.
         Computed from the records, not from state kept during the run, so a resumed run counts
         every example."""
+        return None
+
+    def format_adherence(self, samples: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """How often the model's outputs followed the format this system parses, from the task's sample
+        records: a list of {"format": what was expected, "followed": n, "of": m, "fix": what to do when
+        they did not} (e.g. SMART's `Search(...)` intents, Self-RAG's reflection tokens). The run warns
+        with the rate whenever followed < of, so a model that ignores the format is not read as a bad
+        system. None: the system parses no model format."""
         return None

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 from .errors import RecordError
 from .types import Document, Example
+
+if TYPE_CHECKING:
+    from .preflight import Preflight
 
 Prompt = str | list[dict[str, str]]
 
@@ -56,10 +59,24 @@ class Task:
     # Set before `prepare` when the run answers the task's tools from a recording (--replay):
     # `setup` is not called and the services the tools would reach need not exist.
     tools_replayed: bool = False
+    path: Path | None = None  # the data file `prepare` found (the pre-flight reads its first records)
 
     def prepare(self) -> None:
         """Find (or download) the data before the run starts, so a missing file stops it
         before any model loads."""
+
+    def preflight(self, check: "Preflight") -> None:
+        """The task's pre-flight (`ragbench check`), before anything loads: `prepare`, then the first
+        records read (encoding, format, not empty). A task with prerequisites (a tokenizer, a service)
+        extends this, calling super(), and reports each problem with `check.problem(...)` or a
+        `ConfigError` inside `with check.step(...)`, naming the option that fixes it."""
+        from .preflight import probe_data
+
+        before = len(check.problems)
+        with check.step(f"task {self.name}: data file found"):
+            self.prepare()
+        if len(check.problems) == before:
+            probe_data(self, check)
 
     async def setup(self) -> dict[str, Any]:
         """Start what the task's examples need at run time (e.g. a KG API server and its

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from conftest import SHARED, TEST_DATA, shared_reference
 
 from ragbench.engines.base import EngineError, Response
-from ragbench.tasks.crag.synthetic import byte_tokenizer
+from ragbench.tasks.crag.synthetic import standin_tokenizer
 from ragbench.types import Example
 
 FAILURES = {"__connection_error__": "connection error on every attempt", "__other_error__": "non-retryable error"}
@@ -28,10 +28,11 @@ def llama2_tokenizer_dir() -> str:
 def tokenizer_dir() -> str:
     """The Llama-2 tokenizer when ../shared is there, else a stand-in written for the tests (one token
     per byte after a BOS, saved as tokenizer.json), for tests whose outcome does not depend on where
-    the 75-token cut falls: a fresh clone runs the whole CRAG suite but the parity checks."""
+    the 75-token cut falls: a fresh clone runs the whole CRAG suite but the parity checks. The stand-in
+    carries Llama-2's vocabulary size and the ids the pre-flight recognises it by (fillers pad it)."""
     if (SHARED / "reference" / "crag" / "llama2_tokenizer" / "tokenizer.json").is_file():
         return llama2_tokenizer_dir()
-    return str(byte_tokenizer(Path(tempfile.gettempdir()) / "ragbench-test-byte-tokenizer"))
+    return str(standin_tokenizer(Path(tempfile.gettempdir()) / "ragbench-test-llama2-standin-tokenizer"))
 
 
 def replay_lines(fixture: dict) -> list[dict]:

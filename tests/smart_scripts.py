@@ -28,6 +28,13 @@ def nothing_relevant(request) -> str:
     return trajectory(request)
 
 
+def untrained(request) -> str:
+    """A model never trained on SMART's format: code where the Reconstructor's Search(...) belongs."""
+    if _text(request).endswith("<|Reconstructor|>:\n"):
+        return "```\ndef capitalOfFrance():"
+    return trajectory(request)
+
+
 def prompted(request) -> str:
     """An instruct model under the prompted mode's prompts."""
     prompt = _text(request)

@@ -33,7 +33,8 @@ def test_cli_exit_code_says_the_run_was_incomplete(tmp_path, data_with_bad_lines
     result = cli("--tasks", "popqa", "--model", "scripted:echo", "--data", f"popqa={data_with_bad_lines}",
                  "--no-progress", "--output", str(tmp_path / "r"))
     assert result.returncode == 1
-    assert "incomplete run (popqa: 0 failed, 3 bad records)" in result.stderr
+    assert ("incomplete run (popqa: 3 bad record(s) in the data; fix the input file(s) named above and run again)"
+            in result.stderr)
     assert (tmp_path / "r" / "results.json").exists()
 
 
@@ -74,7 +75,7 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
     assert result.returncode == 1
     results = json.loads((tmp_path / "s" / "results.json").read_text())
     errors = results["system_reports"]["popqa"]["errors"]
-    assert errors == [f"{predictions}:2: not valid JSON (Expecting property name enclosed in double quotes at column 2)",
+    assert errors == [f"{predictions}:2: not valid JSON at column 2: Expecting property name enclosed in double quotes",
                       f"{predictions}:3 field 'output': missing field",
                       f"{predictions}:5 field 'id': duplicate id '100'",
                       f"{predictions}: unknown id '999' (not in the task's data)"]
@@ -101,7 +102,12 @@ def test_missing_data_file_offline_names_the_file_and_where_to_put_it(tmp_path, 
     (["--tasks", "demo", "--system", "vanila"], "unknown system 'vanila'; did you mean 'vanilla'?"),
     (["--tasks", "demo", "--model", "hff:x"], "unknown engine 'hff'; did you mean 'hf'?"),
     (["--tasks", "demo", "--model", "nocolon"], "is not of the form engine:model"),
-    (["--tasks", "demo", "--system-arg", "top_k=3"], "system vanilla: unknown option(s) top_k"),
+    (["--tasks", "demo", "--system-arg", "top_k=3"], "--system-arg top_k=3: system vanilla has no option 'top_k' "
+                                                     "(accepted: top_n=<int, default 1>,"),
+    (["--tasks", "demo", "--system-arg", "top_n=abc"], "--system-arg top_n=abc: system vanilla takes an integer for "
+                                                       "top_n (top_n=<int, default 1>)"),
+    (["--tasks", "demo", "--metric-arg", "match.nonsense=1"], "--metric-arg match.nonsense=1: metric match has no "
+                                                              "option 'nonsense' (it takes no options)"),
     (["--tasks", "demo", "--system-arg", "oops"], "--system-arg 'oops': expected KEY=VALUE"),
     (["--tasks", "demo", "--task-arg", "nope=1"], "--task-arg nope=...: no selected task accepts 'nope'"),
     (["--tasks", "demo", "--task-arg", "template=x"], "template 'x' is not one of alpaca, llama_chat, open_instruct"),

@@ -83,3 +83,47 @@ def test_compare_config_errors(tmp_path):
     bad = cli("compare", str(run_dir), str(run_dir), "--fail-if-worse", "nosuch:0.1")
     assert bad.returncode == 2 and "nosuch not among the compared metrics" in bad.stderr
     assert cli("compare", str(run_dir)).returncode == 2
+
+
+def test_compare_names_its_runs_and_refuses_runs_that_share_no_example(tmp_path):
+    baseline, other = demo_run(tmp_path, "cb", correct=20), demo_run(tmp_path, "van", correct=12)
+    shown = cli("compare", str(baseline), str(other))
+    assert shown.returncode == 0 and "## van vs cb (A = cb, the baseline; B = van)" in shown.stdout
+    assert "| demo | match | all | 24 | 0.8333 | 0.5000 |" in shown.stdout  # A is cb's 20/24
+    lonely = tmp_path / "lonely"
+    (lonely / "samples").mkdir(parents=True)
+    results = json.loads((other / "results.json").read_text())
+    (lonely / "results.json").write_text(json.dumps(results))
+    (lonely / "samples" / "demo.jsonl").write_text("".join(
+        json.dumps({**json.loads(line), "id": f"other-{i}"}) + "\n"
+        for i, line in enumerate((other / "samples" / "demo.jsonl").read_text().splitlines())))
+    refused = cli("compare", str(baseline), str(lonely))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert "share no example scored in both (demo)" in refused.stderr
+
+
+def test_compare_output_that_is_a_file_and_a_broken_results_json_are_one_line_errors(tmp_path):
+    run_dir = demo_run(tmp_path, "a", correct=1)
+    taken = tmp_path / "taken.md"
+    taken.write_text("x")
+    refused = cli("compare", str(run_dir), str(run_dir), "--output", str(taken))
+    assert refused.returncode == 2 and "--output" in refused.stderr and "is a file" in refused.stderr
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    text = '{"results": {"demo": {"match": 0.5}}, "counts": {"demo": [1, 2,]}}'
+    (broken / "results.json").write_text(text)
+    column = text.index("]") + 1  # the error is at the "]" after a trailing comma
+    bad = cli("compare", str(run_dir), str(broken))
+    assert bad.returncode == 2 and f"{broken / 'results.json'}:1:{column}: not valid JSON" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_runs_in_folders_of_the_same_name_are_told_apart_by_their_path(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    first = demo_run(tmp_path / "x", "run", correct=20)
+    second = demo_run(tmp_path / "y", "run", correct=12)
+    shown = cli("compare", str(first), str(second))
+    assert shown.returncode == 0, shown.stderr
+    assert f"## {second} vs {first} (A = {first}, the baseline; B = {second})" in shown.stdout

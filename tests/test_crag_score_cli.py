@@ -68,3 +68,23 @@ def test_report_breaks_results_down_by_slice_with_a_bar_chart_per_dimension(tmp_
     for field in ("domain", "question_type", "static_or_dynamic", "popularity"):
         assert f"![crag_t1 by {field}](plots/crag_t1__{field}.png)" in report
         assert (tmp_path / "out" / "plots" / f"crag_t1__{field}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+UNPARSED = {"kddcup2024": ["judge_empty_reply", "judge_last_block_wins", "judge_prose_around_json",
+                            "judge_python_style"],  # not one JSON object after lower-casing
+            "crag_repo": ["judge_empty_reply", "judge_python_style", "judge_score_as_string"]}  # no "score": digits
+
+
+@pytest.mark.parametrize("protocol", ["kddcup2024", "crag_repo"])
+def test_judge_replies_that_do_not_parse_are_counted_not_only_folded_into_hallucination(tmp_path, protocol):
+    fixture, results = score_upstream_rows(tmp_path, protocol)
+    records = {r["id"]: r for r in samples(tmp_path / "out", "crag_t1")}
+    unparsed = sorted(i for i, r in records.items() if r.get("counted"))
+    assert unparsed == UNPARSED[protocol]
+    assert all(records[i]["scores"]["hallucination"] == 1.0 for i in unparsed)  # upstream's rule, kept
+    metric = "crag" if protocol == "kddcup2024" else "crag_repo"
+    entry = results["counted"]["crag_t1"][metric]["judge_unparsed"]
+    assert entry["count"] == entry["examples"] == len(UNPARSED[protocol])
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert (f"crag_t1: {metric}: {len(UNPARSED[protocol])} judge replies that did not parse, scored not accurate "
+            "(a hallucination) as upstream does (judge_unparsed, in") in report

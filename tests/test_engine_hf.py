@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from ragbench.engines import embedded  # noqa: E402
-from ragbench.engines.base import EngineError, Request, Response, Sampling  # noqa: E402
+from ragbench.engines.base import Request, RequestError, Response, Sampling  # noqa: E402
 from ragbench.engines.hf import HFEngine, _Picker, chat_prompt_ids, embedded_model_dir  # noqa: E402
 from ragbench.errors import ConfigError  # noqa: E402
 
@@ -209,5 +209,5 @@ def test_results_come_back_in_input_order_with_mixed_sampling(engine):
 def test_a_too_long_prompt_fails_alone(engine):
     long = Request(prompt="word " * 10, sampling=Sampling(max_tokens=engine.context_length))
     out = engine.generate([long, chat("2+2?", max_tokens=4)])
-    assert isinstance(out[0], EngineError) and "context" in str(out[0])
+    assert isinstance(out[0], RequestError) and "context" in str(out[0])  # the request's fault
     assert isinstance(out[1], Response)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from ragbench.engines.base import EngineError, Request, Response, Sampling
-from ragbench.engines.openai import OpenAIEngine, retry_after_seconds
+from ragbench.engines.base import EngineError, Request, RequestError, Response, Sampling
+from ragbench.engines.openai import OpenAIEngine, probe
 from ragbench.errors import ConfigError
 from ragbench.scheduler import Scheduler
 
@@ -112,6 +112,12 @@ class _Handler(BaseHTTPRequestHandler):
             with fake.lock:
                 fake.active -= 1
 
+    def do_GET(self) -> None:
+        if self.path.endswith("/v1/models"):
+            self.send(200, {"object": "list", "data": [{"id": "m", "object": "model", "created": 0, "owned_by": "me"}]}, {})
+        else:
+            self.send(404, {"error": {"message": "not found"}}, {})
+
     def act(self, fake: FakeServer, action: dict[str, Any], body: dict[str, Any]) -> None:
         if action.get("drop"):
             self.close_connection = True
@@ -138,8 +144,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        headers = dict(headers)
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
         self.send_header("Content-Length", str(len(data)))
         for name, value in headers.items():
             self.send_header(name, value)
@@ -301,12 +308,12 @@ def test_retry_after_is_capped_at_backoff_max(server):
     assert len(server.requests) == 2
 
 
-def test_retry_after_accepts_seconds_and_http_dates():
-    now = 1_700_000_000.0
-    assert retry_after_seconds("7") == 7.0
-    assert retry_after_seconds(email.utils.formatdate(now + 12, usegmt=True), now=now) == pytest.approx(12)
-    assert retry_after_seconds(email.utils.formatdate(now - 60, usegmt=True), now=now) == 0.0
-    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
+def test_retry_after_as_an_http_date_is_honoured(server):
+    server.then(error(503, "maintenance", **{"Retry-After": email.utils.formatdate(time.time() + 2, usegmt=True)}))
+    engine = OpenAIEngine("m", base_url=server.base_url, **FAST | {"backoff_max": 5})
+    assert generate(engine, chat("hi")).text == "echo0: hi"
+    first, second = server.requests
+    assert 0.9 <= second["time"] - first["time"] < 3  # the date is to the second: 1-2 s from now
 
 
 def test_503_twice_then_success(server):
@@ -326,7 +333,7 @@ def test_any_5xx_is_retried(server, status):
 
 def test_backoff_is_exponential_capped_and_fully_jittered(server, monkeypatch):
     bounds: list[tuple[float, float]] = []
-    monkeypatch.setattr("ragbench.engines.openai.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
+    monkeypatch.setattr("ragbench.engines.openai_client.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
     server.then(*[error(500, "boom")] * 3)
     engine = OpenAIEngine("m", base_url=server.base_url, backoff_base=0.01, backoff_max=0.03)
     generate(engine, chat())
@@ -341,9 +348,11 @@ def test_dropped_connection_is_retried(server, failure):
     assert len(server.requests) == 3
 
 
-@pytest.mark.parametrize("body", [b"<html>502 Bad Gateway</html>", b'{"choices": []}', b'{"object": "error"}'])
-def test_a_200_whose_body_is_not_a_completion_is_retried(server, body):
-    server.then({"status": 200, "body": body})
+@pytest.mark.parametrize("body", [b"<html>502 Bad Gateway</html>", b'{"choices": []}', b'{"object": "error"}',
+                                  b"[1, 2]", b'{"choices": [{"index": 0}]}', b'{"choices": [{"index": 0, "message": 3}]}'])
+@pytest.mark.parametrize("content_type", ["application/json", "text/html"])
+def test_a_200_whose_body_is_not_a_completion_is_retried(server, body, content_type):
+    server.then({"status": 200, "body": body, "headers": {"Content-Type": content_type}})
     engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
     assert generate(engine, chat("hi")).text == "echo0: hi"
     assert len(server.requests) == 2
@@ -356,13 +365,48 @@ def test_a_200_that_stays_unreadable_fails_with_the_body_named(server):
         generate(engine, chat())
 
 
-def test_connection_refused_is_retried_then_reported(monkeypatch):
+def refused_url() -> str:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    engine = OpenAIEngine("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=2, **FAST)
-    with pytest.raises(EngineError, match=r"connection failed.*\(3 attempts\)"):
+        return f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+
+
+def test_an_unreachable_base_url_fails_fast_in_one_line_naming_it():
+    url = refused_url()
+    engine = OpenAIEngine("m", base_url=url)  # the defaults: 6 retries for a server that answers badly
+    started = time.monotonic()
+    with pytest.raises(EngineError) as caught:
         generate(engine, chat())
+    assert time.monotonic() - started < 3  # 2 connection retries (0 s, 0.5 s), not ~55 s of backoff
+    message = str(caught.value)
+    assert "\n" not in message and url in message and "connection failed" in message and "(3 attempts)" in message
+    assert not isinstance(caught.value, RequestError)  # the server is at fault: a replica set fails over
+
+
+def test_a_server_that_never_accepts_the_connection_fails_fast():
+    with socket.socket() as listener:  # a full accept queue: the kernel drops further connection attempts
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        queued = [socket.create_connection(listener.getsockname(), timeout=2)]  # fills a queue of 1
+        try:
+            started = time.monotonic()
+            with pytest.raises(EngineError, match=r"connection failed \(ConnectTimeout.*\(2 attempts\)"):
+                generate(OpenAIEngine("m", base_url=url, timeout=0.3, connect_retries=1), chat())
+            assert time.monotonic() - started < 3  # 2 x 0.3 s, not 7 attempts with backoff
+        finally:
+            for connection in queued:
+                connection.close()
+
+
+def test_connection_retries_are_a_model_arg():
+    with pytest.raises(EngineError, match=r"connection failed.*\(1 attempt\)"):
+        generate(OpenAIEngine("m", base_url=refused_url(), connect_retries=0), chat())
+
+
+def test_a_base_url_that_is_not_http_is_refused_at_once():
+    with pytest.raises(ConfigError, match="must be an http"):
+        OpenAIEngine("m", base_url="localhost:8000/v1")
 
 
 def test_request_hanging_past_the_timeout_is_retried(server):
@@ -390,6 +434,29 @@ def test_400_fails_at_once_with_a_one_line_message(server):
     assert "HTTP 400" in message and "must be <= 20" in message and "(1 attempt)" in message
 
 
+def test_a_refused_log_prob_count_names_the_limit(server):
+    server.then(error(400, "Invalid value for 'top_logprobs': must be <= 5."))
+    with pytest.raises(RequestError, match=r"top 20 log-probs, named tokens for the top 20: OpenAI allows at most 20"):
+        generate(OpenAIEngine("m", base_url=server.base_url, **FAST), chat(logprob_tokens=["[Relevant]"]))
+
+
+@pytest.mark.parametrize("status", [400, 413, 422])
+def test_a_request_the_server_refuses_is_a_request_fault(server, status):
+    server.then(error(status, "This model's maximum context length is 4096 tokens"))
+    with pytest.raises(RequestError, match=f"HTTP {status}: This model's maximum context length"):
+        generate(OpenAIEngine("m", base_url=server.base_url, **FAST), chat())
+
+
+@pytest.mark.parametrize("script", [[error(500, "boom")] * 3, [error(404, "no such route")],
+                                    [{"hang": 5}] * 3, [{"status": 200, "body": b"<html>x</html>"}] * 3])
+def test_a_server_at_fault_is_not_a_request_fault(server, script):
+    server.then(*script)
+    engine = OpenAIEngine("m", base_url=server.base_url, max_retries=2, **FAST | {"timeout": 0.2})
+    with pytest.raises(EngineError) as caught:
+        generate(engine, chat())
+    assert not isinstance(caught.value, RequestError)
+
+
 def test_exhausted_retries_report_status_body_and_attempts(server):
     server.then(*[error(503, "try later")] * 3)
     engine = OpenAIEngine("m", base_url=server.base_url, max_retries=2, **FAST)
@@ -402,8 +469,9 @@ def test_exhausted_retries_report_status_body_and_attempts(server):
 def test_api_key_never_appears_in_ids_errors_or_logs(server, monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv(KEY_ENV, SECRET)
-    # A careless server echoes the key back, in a retried 500 and in the final 401.
-    server.then(error(500, f"upstream rejected {SECRET}"), error(401, f"Incorrect API key provided: {SECRET}"))
+    # A careless server echoes the key back: in an unreadable 200 and a 500, both retried, and in the final 401.
+    server.then({"status": 200, "body": f"<html>proxy saw {SECRET}</html>".encode()},
+                error(500, f"upstream rejected {SECRET}"), error(401, f"Incorrect API key provided: {SECRET}"))
     engine = OpenAIEngine("m", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
     with pytest.raises(EngineError) as caught:
         generate(engine, chat())
@@ -412,7 +480,8 @@ def test_api_key_never_appears_in_ids_errors_or_logs(server, monkeypatch, caplog
     for text in (str(caught.value), repr(caught.value), repr(engine), engine.engine_id,
                  json.dumps(engine.options), str(vars(engine)), caplog.text):
         assert SECRET not in text  # ...and shown nowhere
-    assert "retry 1/" in caplog.text  # the retry was logged, redacted
+    assert "proxy saw ***" in caplog.text and "retry 1/" in caplog.text  # ragbench's retry, logged redacted
+    assert "retry 1 of" in caplog.text  # and the SDK's
 
 
 def test_missing_key_is_named_in_a_401_message(server):
@@ -474,9 +543,9 @@ def test_sync_close_releases_the_client_of_a_stopped_loop(server):
     loop = asyncio.new_event_loop()
     try:
         assert loop.run_until_complete(engine.agenerate_one(chat("hi"))).text == "echo0: hi"
-        client = engine._http
+        client = engine._sdk
         engine.close()
-        assert client is not None and client.is_closed and engine._http is None
+        assert client is not None and client.is_closed() and engine._sdk is None
     finally:
         loop.close()
 
@@ -487,3 +556,18 @@ def test_registry_builds_the_engine_from_a_model_string(server):
     engine = load_engine("openai:some/model", base_url=server.base_url)
     assert isinstance(engine, OpenAIEngine)
     assert engine.model == "some/model"
+
+
+# -- probe (the evaluator's pre-flight) ---------------------------------------------------------
+
+def test_probe_is_silent_for_a_live_server_and_names_a_missing_prefix(server):
+    assert asyncio.run(probe(server.base_url)) is None
+    message = asyncio.run(probe(server.base_url.removesuffix("/v1")))
+    assert "HTTP 404" in message and "/v1" in message and "\n" not in message
+
+
+def test_probe_names_an_unreachable_url_at_once():
+    url = refused_url()
+    started = time.monotonic()
+    message = asyncio.run(probe(url))
+    assert time.monotonic() - started < 1 and message.startswith(url) and "connection refused" in message

@@ -8,10 +8,10 @@ import time
 
 import pytest
 from helpers import run, samples
-from test_engine_openai import FakeServer
+from test_engine_openai import FakeServer, error
 
 from ragbench.engines import load_engine
-from ragbench.engines.base import Engine, EngineError, Request, Response, Sampling
+from ragbench.engines.base import Engine, EngineError, Request, RequestError, Response, Sampling, request_fault
 from ragbench.engines.replicas import ReplicaSet
 from ragbench.engines.scripted import ScriptedEngine
 from ragbench.scheduler import Scheduler
@@ -89,6 +89,55 @@ def test_several_endpoints_share_the_load_and_cover_for_a_dead_one(tmp_path, mon
     assert engine.served[2] == 0 and min(engine.served[:2]) >= 10  # least loaded, and the dead one covered
 
 
+def two_endpoints(first_url: str, second_url: str) -> ReplicaSet:
+    engine = load_engine("openai:m", base_url=[first_url, second_url], backoff_base=0.001, backoff_max=0.01)
+    assert isinstance(engine, ReplicaSet)
+    return engine
+
+
+def ask(engine: ReplicaSet, count: int) -> list:
+    """`count` requests one after another, each its result or its error."""
+    async def go():
+        out = []
+        try:
+            for request in requests(count):
+                try:
+                    out.append(await engine.agenerate_one(request))
+                except EngineError as exc:
+                    out.append(exc)
+        finally:
+            await engine.aclose()
+        return out
+    return asyncio.run(go())
+
+
+def test_a_bad_request_fails_once_and_demotes_no_replica(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    first, second = FakeServer(), FakeServer()
+    first.then(error(400, "This model's maximum context length is 2048 tokens"))
+    try:
+        engine = two_endpoints(first.base_url, second.base_url)
+        failed, answered = ask(engine, 2)
+    finally:
+        first.stop()
+        second.stop()
+    assert isinstance(failed, RequestError) and "HTTP 400" in str(failed) and "every replica" not in str(failed)
+    assert (len(first.requests), len(second.requests)) == (2, 0)  # not re-sent; the first replica kept its place
+    assert isinstance(answered, Response) and engine.failures == [0, 0] and engine.served == [1, 0]
+
+
+def test_a_connection_error_demotes_the_replica_and_fails_over(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    live = FakeServer()
+    try:
+        engine = two_endpoints(free_url(), live.base_url)
+        answers = ask(engine, 3)
+    finally:
+        live.stop()
+    assert all(isinstance(a, Response) for a in answers) and len(live.requests) == 3
+    assert engine.failures == [1, 0] and engine.served == [0, 3]  # tried once, then set aside
+
+
 def test_repeated_base_url_reaches_the_engine_as_replicas(tmp_path):
     server = FakeServer()
     try:
@@ -99,11 +148,16 @@ def test_repeated_base_url_reaches_the_engine_as_replicas(tmp_path):
     assert results["complete"] and len(samples(tmp_path / "run", "demo")) == 3
 
 
-ray = pytest.importorskip("ray", reason="pip install 'ragbench[ray]'")
+try:
+    import ray
+except ImportError:  # the tests above need no Ray
+    ray = None
 
 
 @pytest.fixture(scope="module")
 def local_ray():
+    if ray is None:
+        pytest.skip("pip install 'ragbench[ray]'")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     yield
     ray.shutdown()
@@ -131,3 +185,15 @@ def test_a_dead_ray_replica_is_replaced_by_the_live_one(local_ray):
         assert engine.served[0] == 0 and engine.served[1] == 8
     finally:
         engine.close()
+
+
+def test_a_request_fault_raised_in_a_ray_actor_is_still_a_request_fault(local_ray):
+    @ray.remote
+    def refuse():
+        raise RequestError("prompt longer than the context")
+
+    with pytest.raises(Exception) as caught:
+        ray.get(refuse.remote())
+    fault = request_fault(caught.value)
+    assert isinstance(fault, RequestError) and str(fault) == "prompt longer than the context"
+    assert request_fault(EngineError("connection failed")) is None

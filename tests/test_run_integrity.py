@@ -37,7 +37,7 @@ def test_a_line_cut_at_any_byte_never_glues_onto_the_next_append(tmp_path):
         path = tmp_path / f"cut{cut}.jsonl"
         path.write_text(whole[:cut])
         with open_append(path) as handle:
-            handle.write(json.dumps({"id": "b", "index": 1}) + "\n")
+            handle.write({"id": "b", "index": 1})
         lines = path.read_text().splitlines()
         assert json.loads(lines[-1]) == {"id": "b", "index": 1}, cut
         if cut < len(whole) - 1:
@@ -57,6 +57,8 @@ def test_a_killed_run_cut_mid_line_is_resumed_to_every_example(tmp_path):
                   resume=True)
     assert results["complete"] and results["counts"]["popqa"]["records"] == 6
     assert [r["id"] for r in samples(tmp_path / "run", "popqa")] == [f"q{i}" for i in range(6)]
+    [repair] = results["checkpoint_repairs"]["popqa"]
+    assert repair.startswith(f"{sample_file}:{text[: len(text) // 2].count(chr(10)) + 1}: line cut short at column")
 
 
 class NoIndexTask(Task):
@@ -111,10 +113,11 @@ def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypat
     data = popqa(tmp_path, n=3)
     monkeypatch.setattr("ragbench.evaluator.load_engine", lambda model, **options: FlakyOnce(model))
     FlakyOnce.failed = False
-    first = run(tmp_path, tasks=["popqa"], system="closed_book", model="flaky:x", data={"popqa": str(data)})
+    first = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:flaky", data={"popqa": str(data)})
     assert first["counts"]["popqa"]["failed"] == 3
-    assert first["failures"]["popqa"] == [{"cause": "EngineError: connection failed (7 attempts)", "count": 3}]
-    second = run(tmp_path, tasks=["popqa"], system="closed_book", model="flaky:x", data={"popqa": str(data)},
+    assert first["failures"]["popqa"] == [{"cause": "EngineError", "count": 3, "ids": ["q0", "q1", "q2"],
+                                           "example": "EngineError: connection failed (7 attempts)"}]
+    second = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:flaky", data={"popqa": str(data)},
                  resume=True)
     assert second["complete"] and second["counts"]["popqa"]["scored"] == 3
     assert second["cost"]["attempts"] == 2 and second["cost"]["examples"] == 6
@@ -166,7 +169,7 @@ def test_the_console_names_the_most_common_failure_causes(tmp_path):
                  "scripted:fail:answer", "--output", str(tmp_path / "r"), "--no-progress",
                  env={"PYTHONPATH": str(tmp_path)})
     assert result.returncode == 1
-    assert "popqa: 2 x EngineError: connection failed (7 attempts)" in result.stderr
+    assert "popqa: 2 x EngineError: q0, q1 - e.g. EngineError: connection failed (7 attempts)" in result.stderr
 
 
 # --- the dispatcher never hangs ------------------------------------------------------------------------
@@ -299,3 +302,35 @@ def test_failed_calls_folded_into_results_are_counted_or_fail_the_example_when_s
     assert lenient["complete"] and lenient["infrastructure_failures"]["popqa"]["calls"] == 2
     assert lenient["infrastructure_failures"]["popqa"]["causes"][0]["cause"].startswith("kg.lookup: ConnectionError")
     assert strict["counts"]["popqa"]["failed"] == 2 and not strict["complete"]
+
+
+class InterruptedAfterThree(Engine):
+    """Answers like echo three times, then the user presses Ctrl-C."""
+
+    kind = "interrupted"
+    answered = 0
+
+    def generate(self, requests):
+        if InterruptedAfterThree.answered >= 3:
+            raise KeyboardInterrupt
+        InterruptedAfterThree.answered += len(requests)
+        return [Response(texts=[r.prompt.rsplit("\n", 1)[-1]], prompt_tokens=10, completion_tokens=2)
+                for r in requests]
+
+
+def test_an_interrupted_attempts_calls_count_in_the_cost_after_resume(tmp_path, monkeypatch):
+    data = popqa(tmp_path, n=6)
+    InterruptedAfterThree.answered = 0
+    monkeypatch.setattr("ragbench.evaluator.load_engine", lambda model, **options: InterruptedAfterThree(model))
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, tasks=["popqa"], system="closed_book", model="interrupted:x", data={"popqa": str(data)},
+            max_inflight=1)
+    interrupted = json.loads((tmp_path / "run" / "run.json").read_text())["attempts"]
+    assert len(interrupted) == 1 and interrupted[0]["interrupted"] and interrupted[0]["llm_calls"] == 3
+    monkeypatch.setattr("ragbench.evaluator.load_engine", lambda model, **options: FlakyOnce(model))
+    FlakyOnce.failed = True  # answers every call
+    results = run(tmp_path, tasks=["popqa"], system="closed_book", model="interrupted:x", data={"popqa": str(data)},
+                  max_inflight=1, resume=True)
+    assert results["complete"] and results["cost"]["attempts"] == 2 and results["cost"]["interrupted_attempts"] == 1
+    assert results["cost"]["this_attempt"]["llm_calls"] == 3 and results["cost"]["llm_calls"] == 6
+    assert results["cost"]["prompt_tokens"] >= 30  # the interrupted attempt's tokens are kept

@@ -140,7 +140,25 @@ class Response:
 
 
 class EngineError(RuntimeError):
-    """A request the engine could not answer (after its own retries)."""
+    """A request the engine could not answer (after its own retries), because the engine failed: a
+    server down or overloaded (connection errors, HTTP 5xx/429, timeouts), a dead actor, a crashed
+    generate. Another replica of the model may answer it (`engines/replicas.py` fails over)."""
+
+
+class RequestError(EngineError):
+    """A request no replica can answer because the request itself is at fault: HTTP 400/422, a
+    prompt longer than the context, a parameter the engine was not started for. It fails once and
+    demotes no replica. A class, not a flag, so that the kind survives pickling and Ray (whose task
+    errors are instances of the original exception class)."""
+
+
+def request_fault(error: BaseException) -> RequestError | None:
+    """The `RequestError` behind `error` (itself, or the cause of Ray's error from a replica actor);
+    None when the engine, not the request, is at fault."""
+    for candidate in (getattr(error, "cause", None), error):  # Ray's wrapper is a RequestError too
+        if isinstance(candidate, RequestError):
+            return candidate
+    return None
 
 
 class Engine:
@@ -160,6 +178,17 @@ class Engine:
     def __init__(self, model: str, **options: Any) -> None:
         self.model = model
         self.options = options
+
+    @classmethod
+    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+        """Problems with `engine:model` and its options found without loading anything (an engine
+        that talks to a server checks it answers). Default: options `__init__` does not accept."""
+        from ..options import accepted_options
+
+        accepted = accepted_options(cls)
+        unknown = sorted(set(options) - accepted) if accepted is not None else []
+        return [f"unknown option(s) {', '.join(unknown)} (accepted: {', '.join(sorted(accepted - {'model'}))})"] \
+            if unknown else []
 
     @property
     def engine_id(self) -> str:

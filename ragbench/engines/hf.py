@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs, apply_stop
+from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
@@ -118,11 +118,8 @@ class HFEngine(Engine):
     kind = "hf"
 
     def __init__(self, model: str = "embedded", batch_size: int = 16, dtype: str | None = None,
-                 device: str | None = None, trust_remote_code: bool = False, threads: int | None = None,
-                 **options: Any) -> None:
-        if options:
-            raise ConfigError(f"hf engine: unknown option(s) {', '.join(sorted(options))}; "
-                              "known: batch_size, dtype, device, trust_remote_code, threads")
+                 device: str | None = None, trust_remote_code: bool = False, threads: int | None = None) -> None:
+        # no **options: the pre-flight (Engine.preflight) refuses an unknown --model-arg from this signature
         super().__init__(model)
         torch, transformers = _import_hf()
         self._torch = torch
@@ -247,18 +244,18 @@ class HFEngine(Engine):
             try:
                 ids = self.encode(request)
             except Exception as exc:
-                results[index] = EngineError(f"hf engine: cannot tokenize the request ({_one_line(exc)})")
+                results[index] = RequestError(f"hf engine: cannot tokenize the request ({_one_line(exc)})")
                 continue
             sampling = request.sampling
             missing = [t for t in sampling.logprob_tokens if self.token_id(t) is None]
             if missing:
-                results[index] = EngineError(
+                results[index] = RequestError(
                     f"hf engine: logprob_tokens {missing} are not single tokens of {self.model}'s vocabulary "
                     "(a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b has the reflection tokens)")
             elif not ids:
-                results[index] = EngineError("hf engine: empty prompt")
+                results[index] = RequestError("hf engine: empty prompt")
             elif self.context_length and len(ids) + sampling.max_tokens > self.context_length:
-                results[index] = EngineError(
+                results[index] = RequestError(
                     f"hf engine: prompt of {len(ids)} tokens + max_tokens {sampling.max_tokens} exceeds "
                     f"the model's context of {self.context_length} tokens")
             else:

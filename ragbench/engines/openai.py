@@ -1,95 +1,67 @@
-"""`openai` engine: any OpenAI-compatible HTTP server (OpenAI, `vllm serve`, llama.cpp server, TGI).
+"""`openai` engine: any OpenAI-compatible HTTP server (OpenAI, `vllm serve`, llama.cpp server, TGI),
+through the `openai` package's `AsyncOpenAI`.
 
 Model strings: `openai:gpt-4o-mini`, `openai:meta-llama/Llama-3.1-8B-Instruct` (with --base-url).
 The base URL comes from the `base_url` option (--base-url), else $OPENAI_BASE_URL, else
 https://api.openai.com/v1; it must include the API prefix (`http://localhost:8000/v1` for vllm).
 
-Chat requests go to {base}/chat/completions and prompt requests to {base}/completions
-(mode="auto"); mode="chat" sends a prompt request to the chat endpoint as one user message, for
-servers or models that only serve chat. Sampling maps onto the request body as max_tokens,
-temperature, top_p, n, stop (a list, omitted when empty), seed (when set), logprobs (chat:
-`logprobs: true, top_logprobs: k`; completions: `logprobs: k`), and skip_special_tokens (a vllm
-extension, sent only when False). `Sampling.logprob_tokens` (named tokens such as Self-RAG's
-"[Relevant]"): the API has no per-token query, so the request asks for the top NAMED_TOP_LOGPROBS (20,
-OpenAI's maximum; a vllm server allows up to its --max-logprobs) and each position's `named` holds
-the named tokens found among them (a token outside the top 20 is absent, as one outside vLLM's top-k
-dict is for upstream Self-RAG); `token_id` stays None (the API returns strings), and
-`cumulative_logprob` is the sum of the chosen tokens' log-probabilities. `Sampling.lora` is sent as the `model` name: that is how
-`vllm serve --enable-lora --lora-modules NAME=PATH` exposes an adapter, so pass lora=NAME.
-Any other --model-arg is sent verbatim as an extra field of every request body (e.g.
-`repetition_penalty=1.1` for vllm) and is part of the engine id, hence of the cache key.
+Chat requests go to chat.completions and prompt requests to completions (mode="auto"); mode="chat"
+sends a prompt request to the chat endpoint as one user message, for servers or models that only
+serve chat. Sampling maps onto the request as max_tokens, temperature, top_p, n, stop (omitted when
+empty), seed (when set, per request), logprobs (chat: `logprobs=True, top_logprobs=k`; completions:
+`logprobs=k`), response_format (json_mode, chat) and skip_special_tokens (a vllm extension, sent only
+when False). `Sampling.lora` is sent as the `model` name: that is how `vllm serve --enable-lora
+--lora-modules NAME=PATH` exposes an adapter. Any other --model-arg is sent verbatim as an extra field
+of every request body (e.g. `repetition_penalty=1.1` for vllm) and is part of the engine id.
 
-The API key is read from the environment variable named by `api_key_env` (default
-OPENAI_API_KEY; it may be unset for local servers) when the HTTP client is created, and lives only
-in that client's Authorization header: it is never an attribute, never part of engine_id or repr,
-and is redacted from every error message and log line.
+Named-token log-probs (`Sampling.logprob_tokens`, e.g. Self-RAG's "[Relevant]"): the API has no
+per-token query, so the request asks for the top NAMED_TOP_LOGPROBS (20, OpenAI's maximum for
+top_logprobs; a vllm server allows up to its --max-logprobs) and each position's `named` holds the
+named tokens found among them: a token outside the top 20 is absent, as one outside vLLM's top-k dict
+is for upstream Self-RAG. `token_id` stays None (the API returns strings); `cumulative_logprob` is
+the sum of the chosen tokens' log-probabilities.
 
-Failures: HTTP 429, any 5xx, timeouts, dropped connections and 2xx bodies that are not a completion
-(not JSON, cut short, no choices: a proxy's error page) are retried up to `max_retries`
-times with full-jitter exponential backoff (uniform(0, min(backoff_max, backoff_base * 2**attempt)));
-a Retry-After header (seconds or HTTP date) on 429/503 replaces the computed delay, capped at
-backoff_max. Other 4xx fail at once. The final failure is a one-line `EngineError`.
+The SDK retries HTTP 408/409/429/5xx, timeouts and dropped connections (`max_retries`), honours
+Retry-After and pools connections (see openai_client.py for the backoff and the failed-connection
+limit, `connect_retries`). ragbench adds: a 2xx body that is not a completion (a proxy's HTML page,
+no choices) is retried too, from the same budget; at most `concurrency` requests are in flight; the
+API key (read from $api_key_env, default OPENAI_API_KEY, when the client is made) is never an
+attribute, never in engine_id or repr, and is redacted from every error and log line; failures end in
+one line naming the URL and the number of attempts, as a `RequestError` when the request itself is at
+fault (HTTP 400, 422 and other 4xx: another replica would refuse it too) and an `EngineError` when the
+server is (connection, timeout, 429, 5xx, and 401/403/404, which say the endpoint is misconfigured).
 
-`timeout` bounds each attempt as a whole (connect, send, wait, read). At most `concurrency`
-requests are on the wire at once (the scheduler's cap, `max_concurrency`, and the engine's own).
-The HTTP client is created lazily inside the running event loop; call `await engine.aclose()`
-from that loop (or `close()` after it) to release its connections.
+`timeout` bounds each phase of an attempt (write, each read; connecting: at most 5 s) as httpx does.
+The client is made lazily inside the running event loop; `await engine.aclose()` from that loop (or
+`close()` after it) releases its connections.
 """
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import os
-import random
-import re
-import time
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-import httpx
+import openai
 
 from ..errors import ConfigError
-from .base import Engine, EngineError, Request, Response, TokenLogprobs
+from .base import Engine, EngineError, Request, RequestError, Response, TokenLogprobs
+from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, public_url, redact
+
+__all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MODES = ("auto", "chat")
+NAMED_TOP_LOGPROBS = 20
 # Body fields the engine sets itself from the request; an extra option may not override them.
 _RESERVED = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "n", "stop", "seed",
              "logprobs", "top_logprobs", "stream", "skip_special_tokens", "response_format"}
-_SECRET_NAME = re.compile(r"(?:^|_)(?:key|apikey|secret|password|passwd|auth|authorization|token)$", re.I)
-_KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
-
-
-def _public_url(url: str) -> str:
-    """The URL without user info, query or fragment: safe to show and to key a cache on."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Parse a Retry-After header: delta-seconds or an HTTP date. None when absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-NAMED_TOP_LOGPROBS = 20
+_SECRET_NAME = ("key", "apikey", "secret", "password", "passwd", "auth", "authorization", "token")
+_ENDPOINT_STATUS = {401, 403, 404}  # the endpoint is misconfigured, not the request
 
 
 def _top_k(sampling: Any) -> int | None:
@@ -97,6 +69,27 @@ def _top_k(sampling: Any) -> int | None:
     if not sampling.logprob_tokens:
         return sampling.logprobs
     return max(sampling.logprobs or 0, NAMED_TOP_LOGPROBS)
+
+
+def _positions(logprobs: Any, chat: bool) -> list[TokenLogprobs] | None:
+    """The first choice's per-token log-probs from the SDK's chat or completion shape."""
+    if chat:
+        if logprobs is None or logprobs.content is None:
+            return None
+        return [TokenLogprobs(token=item.token, logprob=float(item.logprob),
+                              top={t.token: float(t.logprob) for t in item.top_logprobs or ()})
+                for item in logprobs.content]
+    if logprobs is None or logprobs.tokens is None:
+        return None
+    values, tops = logprobs.token_logprobs or [], logprobs.top_logprobs or []
+    out = []
+    for i, token in enumerate(logprobs.tokens):
+        value = values[i] if i < len(values) else None
+        top = tops[i] if i < len(tops) and tops[i] else {}
+        # None only for an echoed first prompt token, which this engine never asks for
+        out.append(TokenLogprobs(token=token, logprob=float("nan") if value is None else float(value),
+                                 top={t: float(v) for t, v in top.items()}))
+    return out
 
 
 def _keep_asked(positions: list[TokenLogprobs], sampling: Any) -> list[TokenLogprobs]:
@@ -107,33 +100,24 @@ def _keep_asked(positions: list[TokenLogprobs], sampling: Any) -> list[TokenLogp
     return positions
 
 
-def _chat_logprobs(data: Any) -> list[TokenLogprobs] | None:
-    # {"content": [{"token", "logprob", "bytes", "top_logprobs": [{"token", "logprob", "bytes"}]}]}
-    if not isinstance(data, dict) or data.get("content") is None:
-        return None
-    return [TokenLogprobs(token=item["token"], logprob=float(item["logprob"]),
-                          top={t["token"]: float(t["logprob"]) for t in item.get("top_logprobs") or ()})
-            for item in data["content"]]
-
-
-def _completion_logprobs(data: Any) -> list[TokenLogprobs] | None:
-    # {"tokens": [...], "token_logprobs": [...], "top_logprobs": [{token: logprob}, ...], "text_offset": [...]}
-    if not isinstance(data, dict) or data.get("tokens") is None:
-        return None
-    tokens, values = data["tokens"], data.get("token_logprobs") or []
-    tops = data.get("top_logprobs") or []
-    out = []
-    for i, token in enumerate(tokens):
-        value = values[i] if i < len(values) else None
-        top = tops[i] if i < len(tops) and tops[i] else {}
-        # None only for an echoed first prompt token, which this engine never asks for
-        out.append(TokenLogprobs(token=token, logprob=float("nan") if value is None else float(value),
-                                 top={t: float(v) for t, v in top.items()}))
-    return out
-
-
-class _Unreadable(ValueError):
-    """An HTTP 2xx whose body is not a completion (not JSON, cut short, no choices)."""
+def _parse(completion: Any, sampling: Any, chat: bool) -> Response:
+    """A Response from the SDK's ChatCompletion / Completion (which the SDK builds without
+    validation: a body that is not a completion fails here, on a missing field)."""
+    choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
+    if not choices:
+        raise ValueError("no choices")
+    texts = [(choice.message.content if chat else choice.text) or "" for choice in choices]
+    logprobs = cumulative = None
+    if _top_k(sampling) is not None:
+        logprobs = _positions(choices[0].logprobs, chat)
+        if logprobs is not None and sampling.logprob_tokens:
+            logprobs = _keep_asked(logprobs, sampling)
+            cumulative = sum(t.logprob for t in logprobs)
+    usage = completion.usage
+    return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
+                    prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                    completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                    finish_reason=choices[0].finish_reason or "stop")
 
 
 class OpenAIEngine(Engine):
@@ -141,10 +125,10 @@ class OpenAIEngine(Engine):
     concurrent = True
 
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 concurrency: int = 16, timeout: float = 60, max_retries: int = 6,
+                 concurrency: int = 16, timeout: float = 60, max_retries: int = 6, connect_retries: int = 2,
                  backoff_base: float = 1.0, backoff_max: float = 60, mode: str = "auto",
                  **options: Any) -> None:
-        if any(_SECRET_NAME.search(name) for name in options):
+        if any(name.lower().rpartition("_")[2] in _SECRET_NAME for name in options):
             raise ConfigError("openai engine: secrets are not accepted as --model-arg; put the key in an "
                               f"environment variable and name it with api_key_env (default {api_key_env})")
         reserved = sorted(set(options) & _RESERVED)
@@ -153,25 +137,47 @@ class OpenAIEngine(Engine):
                               "it comes from the request's sampling parameters")
         if mode not in MODES:
             raise ConfigError(f"openai engine: mode must be one of {', '.join(MODES)}, not {mode!r}")
+        base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"openai engine: --base-url must be an http(s) URL such as http://localhost:8000/v1, "
+                              f"not {public_url(base_url)!r}")
         super().__init__(model, **options)
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = base_url
         self.api_key_env = api_key_env
         self.max_concurrency = int(concurrency)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
+        self.connect_retries = int(connect_retries)
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
         self.mode = mode
         self.extra_body = dict(options)  # --model-arg values arrive already parsed (YAML scalars)
-        self._http: httpx.AsyncClient | None = None
-        self._http_loop: asyncio.AbstractEventLoop | None = None
+        self._sdk: openai.AsyncOpenAI | None = None
+        self._sdk_loop: asyncio.AbstractEventLoop | None = None
         self._slots: asyncio.Semaphore | None = None
         self._closing: asyncio.Task | None = None
+
+    @classmethod
+    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+        """A given server (--base-url, or $OPENAI_BASE_URL) answers within a few seconds; OpenAI's own
+        API (no server given) has its key in the environment."""
+        from ..preflight import unreachable
+
+        url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
+        key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
+        why = unreachable(str(url).rstrip("/") + "/models") if url else None
+        problems = [*super().preflight(model, options),
+                    *([f"{why}; start the server or correct --base-url"] if why else [])]
+        if not url and not os.environ.get(key_env):
+            problems.append(f"{DEFAULT_BASE_URL} needs an API key: set ${key_env} (or name another variable with "
+                            "--model-arg api_key_env=NAME), or give --base-url of an OpenAI-compatible server")
+        return problems
 
     @property
     def engine_id(self) -> str:
         out = f"{self.kind}:{self.model}"
-        public = _public_url(self.base_url)
+        public = public_url(self.base_url)
         if public != DEFAULT_BASE_URL:
             out += f"@{public}"
         if self.mode != "auto":
@@ -181,34 +187,31 @@ class OpenAIEngine(Engine):
         return out
 
     def __repr__(self) -> str:
-        return (f"OpenAIEngine(model={self.model!r}, base_url={_public_url(self.base_url)!r}, mode={self.mode!r}, "
+        return (f"OpenAIEngine(model={self.model!r}, base_url={public_url(self.base_url)!r}, mode={self.mode!r}, "
                 f"concurrency={self.max_concurrency}, api_key_env={self.api_key_env!r})")
 
-    # -- the HTTP client, one per event loop ------------------------------------------------
+    # -- the SDK client, one per event loop -----------------------------------------------------
 
-    def _client(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
+    def _client(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
-        if self._http is None or self._http_loop is not loop or self._slots is None:
+        if self._sdk is None or self._sdk_loop is not loop or self._slots is None:
             # A new loop means a new run; the old client's connections belong to the old loop.
-            headers = {"Content-Type": "application/json"}
-            key = os.environ.get(self.api_key_env)
-            if key:
-                headers["Authorization"] = f"Bearer {key}"
-            self._http = httpx.AsyncClient(
-                headers=headers, timeout=httpx.Timeout(self.timeout),
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=self.max_concurrency))
-            self._http_loop = loop
+            self._sdk = make_client(self.base_url, os.environ.get(self.api_key_env), timeout=self.timeout,
+                                    max_retries=self.max_retries, connect_retries=self.connect_retries,
+                                    concurrency=self.max_concurrency, backoff_base=self.backoff_base,
+                                    backoff_max=self.backoff_max)
+            self._sdk_loop = loop
             self._slots = asyncio.Semaphore(self.max_concurrency)
-        return self._http, self._slots
+        return self._sdk, self._slots
 
     async def aclose(self) -> None:
-        client, loop = self._http, self._http_loop
-        self._http = self._http_loop = self._slots = None
+        client, loop = self._sdk, self._sdk_loop
+        self._sdk = self._sdk_loop = self._slots = None
         if client is not None and loop is asyncio.get_running_loop():
-            await client.aclose()
+            await client.close()
 
     def close(self) -> None:
-        client, loop = self._http, self._http_loop
+        client, loop = self._sdk, self._sdk_loop
         if client is None or loop is None:
             return
         try:
@@ -218,125 +221,101 @@ class OpenAIEngine(Engine):
         if running is loop:
             self._closing = loop.create_task(self.aclose())
             return
-        self._http = self._http_loop = self._slots = None
+        self._sdk = self._sdk_loop = self._slots = None
         if running is None and not loop.is_closed():
-            loop.run_until_complete(client.aclose())
+            loop.run_until_complete(client.close())
         # otherwise the owning loop is gone and its sockets with it: nothing left to await
 
     # -- requests -------------------------------------------------------------------------
 
-    def _body(self, request: Request) -> tuple[str, dict[str, Any], bool]:
+    def _arguments(self, request: Request) -> tuple[bool, dict[str, Any]]:
+        """(chat?, keyword arguments of the SDK's create())."""
         sampling = request.sampling
         chat = request.is_chat or self.mode == "chat"
-        body: dict[str, Any] = dict(self.extra_body)
-        body["model"] = sampling.lora or self.model
+        args: dict[str, Any] = {"model": sampling.lora or self.model}
         if chat:
-            body["messages"] = (request.message_dicts() if request.is_chat
+            args["messages"] = (request.message_dicts() if request.is_chat
                                 else [{"role": "user", "content": request.prompt}])
         else:
-            body["prompt"] = request.prompt
-        body.update(max_tokens=sampling.max_tokens, temperature=sampling.temperature,
-                    top_p=sampling.top_p, n=sampling.n)
+            args["prompt"] = request.prompt
+        args.update(max_tokens=sampling.max_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
+                    n=sampling.n)
         if sampling.stop:
-            body["stop"] = list(sampling.stop)
+            args["stop"] = list(sampling.stop)
         if sampling.seed is not None:
-            body["seed"] = sampling.seed
+            args["seed"] = sampling.seed
         top_k = _top_k(sampling)
         if top_k is not None:
-            if chat:
-                body.update(logprobs=True, top_logprobs=top_k)
-            else:
-                body["logprobs"] = top_k
-        if not sampling.skip_special_tokens:
-            body["skip_special_tokens"] = False
+            args.update({"logprobs": True, "top_logprobs": top_k} if chat else {"logprobs": top_k})
         if sampling.json_mode and chat:
-            body["response_format"] = {"type": "json_object"}
-        return ("/chat/completions" if chat else "/completions"), body, chat
+            args["response_format"] = {"type": "json_object"}
+        extra = dict(self.extra_body)
+        if not sampling.skip_special_tokens:
+            extra["skip_special_tokens"] = False
+        if extra:
+            args["extra_body"] = extra
+        if not os.environ.get(self.api_key_env):
+            args["extra_headers"] = no_auth_header
+        return chat, args
 
-    def _redact(self, text: str) -> str:
-        key = os.environ.get(self.api_key_env)
-        if key:
-            text = text.replace(key, "***")
-        return _KEY_LIKE.sub("sk-***", text)
+    def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError:
+        return error(redact(f"openai {self.model} at {public_url(self.base_url)}: {what} "
+                            f"({attempts} attempt{'s' if attempts != 1 else ''})", self.api_key_env))
 
-    def _excerpt(self, response: httpx.Response) -> str:
-        text = response.text
-        try:
-            error = json.loads(text).get("error")
-            text = error.get("message", text) if isinstance(error, dict) else str(error or text)
-        except (ValueError, AttributeError):
-            pass
-        text = " ".join(self._redact(text).split())
+    def _excerpt(self, text: str) -> str:
+        text = " ".join(redact(text, self.api_key_env).split())
         return text[:200] + ("..." if len(text) > 200 else "")
 
-    def _failure(self, url: str, what: str, attempts: int) -> EngineError:
-        return EngineError(self._redact(f"openai {self.model} at {_public_url(url)}: {what} "
-                                        f"({attempts} attempt{'s' if attempts != 1 else ''})"))
-
     async def agenerate_one(self, request: Request) -> Response:
-        path, body, chat = self._body(request)
-        url = self.base_url + path
+        chat, args = self._arguments(request)
         client, slots = self._client()
-        what = ""
-        for attempt in range(self.max_retries + 1):
-            delay: float | None = None
+        used = 0  # attempts spent by earlier calls of the SDK (each ended in an unreadable 2xx)
+        while True:
+            endpoint = client.with_options(max_retries=self.max_retries - used) if used else client
+            create = (endpoint.chat.completions if chat else endpoint.completions).with_raw_response.create
             try:
                 async with slots:
-                    response = await asyncio.wait_for(client.post(url, json=body), self.timeout)
-            except (asyncio.TimeoutError, httpx.TimeoutException):
-                what = f"timed out after {self.timeout:g}s"
-            except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                what = f"connection failed ({type(exc).__name__}: {exc})"
-            except httpx.HTTPError as exc:  # bad URL scheme, proxy errors: retrying will not help
-                raise self._failure(url, f"{type(exc).__name__}: {exc}", attempt + 1) from None
-            else:
-                status = response.status_code
-                if 200 <= status < 300:
-                    try:
-                        return self._parse(request, response, chat)
-                    except _Unreadable as exc:  # a proxy's HTML page, a cut body: transient, retried
-                        what = f"unreadable response ({exc}): {self._excerpt(response)}"
-                else:
-                    what = f"HTTP {status}: {self._excerpt(response)}"
-                    if status != 429 and status < 500:
-                        if status == 401 and not os.environ.get(self.api_key_env):
-                            what += f" (environment variable {self.api_key_env} is not set)"
-                        elif status == 404:
-                            what += " (does the base URL end with the API prefix, e.g. /v1?)"
-                        raise self._failure(url, what, attempt + 1)
-                    if status in (429, 503):
-                        delay = retry_after_seconds(response.headers.get("retry-after"))
-            if attempt == self.max_retries:
-                break
-            if delay is None:
-                delay = random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2 ** attempt))
-            delay = min(delay, self.backoff_max)
-            log.info("%s", self._redact(f"openai {_public_url(url)}: {what}; retry {attempt + 1}/"
-                                        f"{self.max_retries} in {delay:.2f}s"))
+                    raw = await create(**args)
+            except openai.APIError as exc:
+                raise self._api_failure(exc, used, _top_k(request.sampling)) from None
+            used += raw.retries_taken + 1
+            try:
+                return _parse(raw.parse(), request.sampling, chat)
+            except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
+                what = f"unreadable response ({type(exc).__name__}: {exc}): {self._excerpt(raw.http_response.text)}"
+            if used > self.max_retries:
+                raise self._failure(what, used)
+            delay = backoff(used - 1, self.backoff_base, self.backoff_max)
+            log.info("%s", redact(f"openai {public_url(self.base_url)}: {what}; retry {used}/{self.max_retries} "
+                                  f"in {delay:.2f}s", self.api_key_env))
             await asyncio.sleep(delay)
-        raise self._failure(url, what, self.max_retries + 1)
 
-    def _parse(self, request: Request, response: httpx.Response, chat: bool) -> Response:
-        try:
-            data = response.json()
-            choices = sorted(data["choices"], key=lambda choice: choice.get("index", 0))
-            if not choices:
-                raise ValueError("no choices")
-            if chat:
-                texts = [(choice.get("message") or {}).get("content") or "" for choice in choices]
-            else:
-                texts = [choice.get("text") or "" for choice in choices]
-            logprobs = cumulative = None
-            if _top_k(request.sampling) is not None:
-                parse = _chat_logprobs if chat else _completion_logprobs
-                logprobs = parse(choices[0].get("logprobs"))
-                if logprobs is not None and request.sampling.logprob_tokens:
-                    logprobs = _keep_asked(logprobs, request.sampling)
-                    cumulative = sum(t.logprob for t in logprobs)
-            usage = data.get("usage") or {}
-            return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
-                            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                            completion_tokens=int(usage.get("completion_tokens") or 0),
-                            finish_reason=choices[0].get("finish_reason") or "stop")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise _Unreadable(f"{type(exc).__name__}: {exc}") from None
+    def _api_failure(self, exc: openai.APIError, used: int, top_k: int | None) -> EngineError:
+        """The SDK's final error as one line; RequestError when the request itself is at fault."""
+        request = getattr(exc, "request", None)
+        # the SDK numbers its attempts in a header of each request it sends
+        before = used + int(request.headers.get("x-stainless-retry-count", 0) if request is not None else 0)
+        attempts = before + 1
+        if isinstance(exc, Unreachable):
+            return self._failure(f"connection failed ({exc.message}): is a server running at this URL?",
+                                 before + exc.tries)
+        if isinstance(exc, openai.APITimeoutError):
+            return self._failure(f"timed out after {self.timeout:g}s", attempts)
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return self._failure(f"connection failed ({type(cause).__name__}: {cause})", attempts)
+        if not isinstance(exc, openai.APIStatusError):
+            return self._failure(f"{type(exc).__name__}: {exc}", attempts)
+        status = exc.status_code
+        body = exc.body
+        message = body.get("message", body) if isinstance(body, dict) else (body or exc.response.text)
+        what = f"HTTP {status}: {self._excerpt(str(message))}"
+        if status == 401 and not os.environ.get(self.api_key_env):
+            what += f" (environment variable {self.api_key_env} is not set)"
+        elif status == 404:
+            what += " (does the base URL end with the API prefix, e.g. /v1?)"
+        elif top_k and "logprob" in what.lower():
+            what += (f" (this request asked for the top {top_k} log-probs, named tokens for the top "
+                     f"{NAMED_TOP_LOGPROBS}: OpenAI allows at most 20, a vllm server its --max-logprobs)")
+        request_fault = 400 <= status < 500 and status not in _ENDPOINT_STATUS and status not in (408, 409, 429)
+        return self._failure(what, attempts, RequestError if request_fault else EngineError)

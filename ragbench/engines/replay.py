@@ -23,7 +23,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, RecordError
+from ..jsonl import iter_jsonl
 from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs
 
 
@@ -84,22 +85,20 @@ class ReplayEngine(Engine):
     def _load(self) -> None:
         if not self.path.is_file():
             raise ConfigError(f"replay file not found: {self.path} (use replay:PATH to a JSONL of recorded calls)")
-        with self.path.open(encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                    key = _request_text(record.get("prompt"), record.get("messages"))
-                    if "response" not in record and "error" not in record:
-                        raise KeyError("response")
-                    check_token_record(record)
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise ConfigError(f"{self.path}:{line_no}: not a replay record ({exc}); expected "
-                                      '{"prompt" or "messages", "response" or "error"} (optionally "tokens", '
-                                      '"logprobs", "token_ids", "cumulative_logprob")') from exc
-                if self.role is None or record.get("role", self.role) == self.role:
-                    self.records.setdefault(key, []).append(record)
+        expected = ('expected {"prompt" or "messages", "response" or "error"} (optionally "tokens", '
+                    '"logprobs", "token_ids", "cumulative_logprob")')
+        for index, record in iter_jsonl(self.path):
+            if isinstance(record, RecordError):
+                raise ConfigError(f"{record}; {expected}")
+            try:
+                key = _request_text(record.get("prompt"), record.get("messages"))
+                if "response" not in record and "error" not in record:
+                    raise KeyError("response")
+                check_token_record(record)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ConfigError(f"{self.path}:{index + 1}: not a replay record ({exc}); {expected}") from exc
+            if self.role is None or record.get("role", self.role) == self.role:
+                self.records.setdefault(key, []).append(record)
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         return [self._answer(request) for request in requests]

@@ -9,9 +9,15 @@ Replicas come from existing engines, not a home-made cluster:
 
 The scheduler runs up to `parallel_batches` (= the number of replicas) batches at once; each batch
 (or request, for engines that batch by themselves) goes to the least-loaded live replica (fewest
-requests outstanding). A replica whose call fails as a whole (a dead actor, an unreachable server)
-is set aside and the call is retried on another; the run fails only when every replica has failed
-it. Throughput model: with R replicas and a batch cost `overhead + per_request x n`, a run of C calls
+requests outstanding). A replica fault - a call that fails as a whole because of the replica (a
+dead actor, an unreachable server, timeouts, HTTP 5xx/429, an endpoint answering 401/403/404: any
+error but a `RequestError`) - sets the replica aside (it is tried after the healthy ones until it
+answers again) and the call is retried on another; it fails only when every replica has failed it.
+A request fault (`RequestError`: HTTP 400/422, a prompt longer than the context) would fail alike
+everywhere: it fails that request once, is re-sent nowhere and demotes no one. Per-request errors
+inside a batch's answer (`generate` returning an EngineError in a slot) are passed on as they are.
+
+Throughput model: with R replicas and a batch cost `overhead + per_request x n`, a run of C calls
 takes about `ceil(C / (B x R)) x (overhead + per_request x B)` once every replica is kept busy.
 """
 from __future__ import annotations
@@ -21,7 +27,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ..errors import ConfigError
-from .base import Engine, EngineError, Request, Response
+from .base import Engine, EngineError, Request, Response, request_fault
 
 _RAY_OPTIONS = ("replicas", "ray_address", "gpus_per_replica")
 
@@ -43,7 +49,7 @@ class ReplicaSet(Engine):
         self.cacheable = getattr(first, "cacheable", True)
         self._engine_id = first.engine_id  # replicas serve one model: one cache identity
         self._outstanding = [0] * len(replicas)
-        self._failures = [0] * len(replicas)
+        self.failures = [0] * len(replicas)  # replica faults in a row per replica (0: healthy)
         self.served = [0] * len(replicas)  # requests answered per replica (tests, benchmarks)
         self._lock = threading.Lock()
 
@@ -54,22 +60,23 @@ class ReplicaSet(Engine):
     def _order(self) -> list[int]:
         """Replicas to try, best first: never-failed before failed, then fewest requests outstanding."""
         with self._lock:
-            return sorted(range(len(self.replicas)), key=lambda i: (self._failures[i], self._outstanding[i], i))
+            return sorted(range(len(self.replicas)), key=lambda i: (self.failures[i], self._outstanding[i], i))
 
     @contextmanager
     def _serving(self, index: int, requests: int) -> Iterator[None]:
-        """Book `requests` on replica `index` while it works; a failure sets the replica aside."""
+        """Book `requests` on replica `index` while it works; a replica fault sets it aside."""
         with self._lock:
             self._outstanding[index] += requests
         try:
             yield
-        except Exception:
-            with self._lock:
-                self._failures[index] += 1
+        except Exception as exc:
+            if request_fault(exc) is None:
+                with self._lock:
+                    self.failures[index] += 1
             raise
         else:
             with self._lock:
-                self._failures[index] = 0
+                self.failures[index] = 0
                 self.served[index] += requests
         finally:
             with self._lock:
@@ -78,24 +85,31 @@ class ReplicaSet(Engine):
     def _all_failed(self, errors: list[str]) -> EngineError:
         return EngineError("every replica failed: " + "; ".join(errors))
 
+    def _next_or_raise(self, index: int, exc: Exception, errors: list[str]) -> None:
+        """After replica `index` failed a call: raise a request fault as it is, else note the cause."""
+        fault = request_fault(exc)
+        if fault is not None:
+            raise fault from None
+        errors.append(f"{self.names[index]}: {type(exc).__name__}: {exc}")
+
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
-        errors = []
+        errors: list[str] = []
         for index in self._order():
             try:
                 with self._serving(index, len(requests)):
                     return self.replicas[index].generate(requests)
             except Exception as exc:  # the replica failed as a whole: try the next
-                errors.append(f"{self.names[index]}: {type(exc).__name__}: {exc}")
+                self._next_or_raise(index, exc, errors)
         raise self._all_failed(errors)
 
     async def agenerate_one(self, request: Request) -> Response:
-        errors = []
+        errors: list[str] = []
         for index in self._order():
             try:
                 with self._serving(index, 1):
                     return await self.replicas[index].agenerate_one(request)
             except Exception as exc:
-                errors.append(f"{self.names[index]}: {type(exc).__name__}: {exc}")
+                self._next_or_raise(index, exc, errors)
         raise self._all_failed(errors)
 
     async def aclose(self) -> None:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from ..errors import ConfigError
-from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs, apply_stop
+from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from .embedded import embedded_safetensors_dir, is_embedded
 from .hf import chat_prompt_ids, vocabulary_id
 
@@ -165,7 +165,7 @@ class VLLMEngine(Engine):
             if self.vocabulary_wide(sampling):
                 if self.llm_options.get("max_logprobs") != -1:
                     why = "top-k logprobs with logprob_tokens" if self.named_logprobs else "no logprob_token_ids in this vLLM"
-                    raise EngineError(f"vllm engine: this request needs the whole vocabulary's log-probs ({why}): "
+                    raise RequestError(f"vllm engine: this request needs the whole vocabulary's log-probs ({why}): "
                                       "start the engine with --model-arg max_logprobs=-1")
                 kwargs["logprobs"] = -1
             else:
@@ -179,7 +179,7 @@ class VLLMEngine(Engine):
     def named_ids(self, names: tuple[str, ...]) -> list[int]:
         missing = self.missing_tokens(names)
         if missing:
-            raise EngineError(f"vllm engine: logprob_tokens {missing} are not single tokens of {self.model}'s "
+            raise RequestError(f"vllm engine: logprob_tokens {missing} are not single tokens of {self.model}'s "
                               "vocabulary (a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b has the "
                               "reflection tokens)")
         return [self._vocabulary_ids[name] for name in names]  # type: ignore[misc]
@@ -194,7 +194,7 @@ class VLLMEngine(Engine):
         if not lora:
             return None
         if not self.enable_lora:
-            raise EngineError(f"vllm engine: request asks for LoRA adapter '{lora}' but the engine was "
+            raise RequestError(f"vllm engine: request asks for LoRA adapter '{lora}' but the engine was "
                               "started without --model-arg enable_lora=true")
         from vllm.lora.request import LoRARequest
 
@@ -248,7 +248,7 @@ class VLLMEngine(Engine):
                 except EngineError as exc:
                     results[index] = exc
                 except Exception as exc:
-                    results[index] = EngineError(f"vllm engine: bad request ({_one_line(exc)})")
+                    results[index] = RequestError(f"vllm engine: bad request ({_one_line(exc)})")
             # vLLM (0.32) gives every request of a batch logprob_token_ids rows as soon as one sets them
             # (top-k requests beside them get -inf entries): those go to LLM.generate separately.
             named = [self._logprob_kind(requests[item[0]].sampling) == "named" for item in todo]
@@ -287,7 +287,11 @@ class VLLMEngine(Engine):
 
     def _response(self, request: Request, output: Any) -> Response | EngineError:
         if isinstance(output, BaseException):
-            return output if isinstance(output, EngineError) else EngineError(f"vllm engine: {_one_line(output)}")
+            if isinstance(output, EngineError):
+                return output
+            # vLLM validates inputs with ValueError/TypeError (prompt longer than max_model_len): the request's fault
+            fault = RequestError if isinstance(output, (ValueError, TypeError)) else EngineError
+            return fault(f"vllm engine: {_one_line(output)}")
         choices = list(output.outputs)
         if not choices:
             return EngineError("vllm engine: no output")

@@ -11,6 +11,7 @@ A bad row is yielded as a `RecordError` (file, line, field) and the stream goes 
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -20,6 +21,7 @@ from ..jsonl import iter_jsonl
 from ..types import Document
 
 DPR_COLUMNS = ("id", "text", "title")
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
 FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
 
 # A runaway quote would otherwise end the stream at csv's 128 KB field limit; 100-word passages
@@ -45,7 +47,8 @@ def read_corpus(path: str | Path) -> Iterator[Document | RecordError]:
 
 
 def read_dpr_tsv(path: Path) -> Iterator[Document | RecordError]:
-    with open(path, encoding="utf-8", newline="") as handle:
+    # bytes that are not UTF-8 come through as surrogates, so the row they are in is reported, not the file
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as handle:
         rows = csv.reader(handle, delimiter="\t")
         columns = {name: i for i, name in enumerate(DPR_COLUMNS)}
         first = True
@@ -62,6 +65,11 @@ def read_dpr_tsv(path: Path) -> Iterator[Document | RecordError]:
                 if set(DPR_COLUMNS) <= set(row):  # the header (DPR's loaders skip it the same way)
                     columns = {name: row.index(name) for name in DPR_COLUMNS}
                     continue
+            bad = next((field for field in row if _NOT_UTF8.search(field)), None)
+            if bad is not None:
+                byte = ord(_NOT_UTF8.search(bad).group()) - 0xDC00
+                yield RecordError(str(path), rows.line_num, f"not UTF-8 (byte 0x{byte:02x}); save the file as UTF-8")
+                continue
             if len(row) != 3:
                 yield RecordError(str(path), rows.line_num,
                                   f"expected 3 tab-separated fields (id, text, title), got {len(row)}")

@@ -7,12 +7,9 @@
   member is read line by line, in archive order. A plain `.tar.bz2` works the same way.
 
 Readers yield `(record_number, record or RecordError)`; record numbers count every line of data
-from 0 across all members, so they are stable positions for resuming.
-
-Readers are meant to be advanced off the event loop (the evaluator pulls examples in a thread);
-bz2 decompression releases the GIL there, but `json.loads` of a multi-megabyte Task 3 record would
-hold it for tens of milliseconds, so lines of LARGE_RECORD_BYTES or more are parsed in the shared
-worker processes (ragbench.workers), a few ahead of the one being yielded, in order.
+from 0 across all members, so they are stable positions for resuming. Readers are advanced off
+the event loop (the evaluator reads in a thread, where bz2 releases the GIL); large records are
+parsed in the shared worker processes (`loads`).
 """
 from __future__ import annotations
 
@@ -21,13 +18,12 @@ import io
 import json
 import re
 import tarfile
-from collections import deque
-from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any, Iterator
 
 from ragbench import workers
 from ragbench.errors import ConfigError, RecordError
+from ragbench.jsonl import objects, read_lines
 
 Item = tuple[int, "dict[str, Any] | RecordError"]
 _PART = re.compile(r"^(?P<stem>.+\.tar\.bz2)\.part(?P<number>\d+)$")
@@ -83,42 +79,20 @@ def task3_parts(path: Path) -> list[Path]:
 
 
 LARGE_RECORD_BYTES = 256 * 1024
-READ_AHEAD = 2 * workers.usable_cores()
 
 
-def _loads(line: bytes | str) -> Any | ValueError:
-    try:
+def loads(line: str) -> Any:
+    """json.loads; a line of LARGE_RECORD_BYTES or more (a Task 3 record is ~3 MB) in a worker
+    process: parsing it here would hold the GIL, and so the event loop, for tens of milliseconds."""
+    if len(line) < LARGE_RECORD_BYTES:
         return json.loads(line)
-    except ValueError as exc:  # returned, not raised: the reader reports it as a bad record
-        return ValueError(str(exc))
+    return workers.submit(json.loads, line).result()
 
 
-def parsed_lines(lines: Iterator[bytes | str]) -> Iterator[tuple[int, Any | ValueError]]:
-    """(line number, parsed JSON or the ValueError) per non-blank line, in order; large lines are
-    parsed in worker processes, up to READ_AHEAD of them at once."""
-    window: deque[tuple[int, Any]] = deque()
-    for line_no, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        window.append((line_no, workers.submit(_loads, line) if len(line) >= LARGE_RECORD_BYTES else _loads(line)))
-        while window and (len(window) > READ_AHEAD or not isinstance(window[0][1], Future)):
-            number, value = window.popleft()
-            yield number, value.result() if isinstance(value, Future) else value
-    for number, value in window:
-        yield number, value.result() if isinstance(value, Future) else value
-
-
-def _parse_lines(lines: Iterator[bytes | str], where: str, start: int, first_line: int = 1) -> Iterator[Item]:
-    number = start
-    for line_no, record in parsed_lines(lines):
-        line_no += first_line - 1
-        if isinstance(record, ValueError):
-            yield number, RecordError(where, number + 1, f"not valid JSON (line {line_no}: {record})")
-        elif isinstance(record, dict):
-            yield number, record
-        else:
-            yield number, RecordError(where, number + 1, f"expected a JSON object, got {type(record).__name__}")
-        number += 1
+def _parse_lines(stream: IO[bytes], where: str, start: int) -> Iterator[Item]:
+    """Records numbered from `start`, every non-blank line of the stream counting as one."""
+    for number, (_, item) in enumerate(objects(read_lines(stream, where, loads), where), start):
+        yield number, item
 
 
 def read_jsonl(path: Path) -> Iterator[Item]:
@@ -146,6 +120,11 @@ def read_task3_archive(path: Path) -> Iterator[Item]:
                         count = item[0] + 1
                         yield item
     except (OSError, EOFError, tarfile.TarError) as exc:  # truncated or corrupt archive
-        yield count, RecordError(str(path), count + 1, f"cannot read past this record ({exc})")
+        if count == 0:  # not even the first record: not Task 3's archive at all
+            yield count, RecordError(str(path), 1, f"not a readable .tar.bz2 archive of JSONL files ({exc}); "
+                                                   "Task 3 reads crag_task_3_dev_v5.tar.bz2.part0..3 (a .jsonl or "
+                                                   ".jsonl.bz2 is Tasks 1 and 2's format: --tasks crag_t1/crag_t2)")
+        else:
+            yield count, RecordError(str(path), count + 1, f"cannot read past this record ({exc})")
     finally:
         stream.close()

@@ -97,20 +97,26 @@ def task3_record(rng: random.Random, index: int, pages: int = 50, median: int = 
             "search_results": results}
 
 
-def byte_tokenizer(folder: Path) -> Path:
-    """A stand-in for the Llama-2 tokenizer (one token per byte after a BOS, as tokenizer.json) for
-    runs whose outcome does not depend on where CRAG's 75-token cut falls (load tests)."""
+def standin_tokenizer(folder: Path) -> Path:
+    """A stand-in for the Llama-2 tokenizer (one token per byte after a BOS, as tokenizer.json, with
+    Llama-2's vocabulary size and the ids the pre-flight recognises it by; fillers pad it) for runs
+    whose outcome does not depend on where CRAG's 75-token cut falls (tests, load benchmarks)."""
     import os
 
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 
+    from .preflight import LLAMA2_IDS, LLAMA2_VOCAB_SIZE
+
     if not (folder / "tokenizer.json").is_file():
         alphabet = pre_tokenizers.ByteLevel.alphabet()
-        vocab = {"<s>": 0, "</s>": 1, **{symbol: i + 2 for i, symbol in enumerate(sorted(alphabet))}}
+        vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, **{symbol: i + 3 for i, symbol in enumerate(sorted(alphabet))}}
+        vocab.update({token: id_ for token, id_ in LLAMA2_IDS.items()})
+        taken = set(vocab.values())
+        vocab.update({f"<filler{i}>": i for i in range(LLAMA2_VOCAB_SIZE) if i not in taken})
         tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[]))
         tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tokenizer.decoder = decoders.ByteLevel()
-        tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
+        tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
         folder.mkdir(parents=True, exist_ok=True)
         scratch = folder / f"tokenizer.json.{os.getpid()}"
         tokenizer.save(str(scratch))

@@ -100,6 +100,10 @@ def example_from_record(record: dict[str, Any], number: int, where: str) -> Exam
         meta=meta, extras={"query_time": str(record.get("query_time", "")), "split": record.get("split")})
 
 
+def _split_name(value: Any) -> str:
+    return next((name for name, number in SPLITS.items() if number == value and number is not None), "unknown")
+
+
 class CragTask(Task):
     slice_fields = SLICES
     gold_fields = ("crag_answer",)
@@ -145,11 +149,34 @@ class CragTask(Task):
     def prepare(self) -> None:
         self.path = self.resolve_data()
         self.tokenizer_path = self.resolve_tokenizer()
+        self.check_kg()
+
+    def preflight(self, check: Any) -> None:
+        """Data, the Llama-2 tokenizer (by its vocabulary) and the KG API (answering), each on its own,
+        then the first records in the selected split."""
+        from ragbench.preflight import probe_data
+
+        from .preflight import check_kg_reachable, check_llama2_tokenizer
+
+        with check.step(f"task {self.name}: data file found"):
+            self.path = self.resolve_data()
+        with check.step(f"task {self.name}: Llama-2 tokenizer"):
+            self.tokenizer_path = self.resolve_tokenizer()
+            check_llama2_tokenizer(self.name, self.tokenizer_path)
+        if self.uses_kg and not self.tools_replayed:
+            with check.step(f"task {self.name}: mock KG API"):
+                self.check_kg()
+                if not self.kg_dir:
+                    check_kg_reachable(self.name, self.kg_url or os.environ[URL_ENV])
+        if self.path is not None:
+            probe_data(self, check)
+
+    def check_kg(self) -> None:
         if self.uses_kg and not self.tools_replayed and not (self.kg_url or self.kg_dir or os.environ.get(URL_ENV)):
             raise ConfigError(f"task {self.name} calls the mock KG API: pass --task-arg kg_url=URL (or set "
                               f"${URL_ENV}), --task-arg kg_dir=DIR to serve it in-process, or --task-arg kg=false")
         if self.kg_dir and not self.tools_replayed and not Path(self.kg_dir).is_dir():
-            raise ConfigError(f"task {self.name}: kg_dir {self.kg_dir} is not a folder")
+            raise ConfigError(f"task {self.name}: kg_dir {self.kg_dir} is not a folder; --task-arg kg_dir=DIR")
 
     def resolve_data(self) -> Path:
         name = f"crag_task_1_and_2_dev_{self.version}.jsonl.bz2"
@@ -173,19 +200,28 @@ class CragTask(Task):
         if self.path is None:
             self.prepare()
         wanted = SPLITS[self.split]
+        read, selected, splits = 0, 0, set()
         for number, record in self.records(self.path):
+            read += 1
             if isinstance(record, RecordError):
                 yield record
                 continue
+            splits.add(record.get("split"))
             if wanted is not None and record.get("split") != wanted:
                 if "split" not in record:
                     yield RecordError(str(self.path), number + 1, f"missing field (needed for split={self.split})",
                                       "split")
                 continue
+            selected += 1
             try:
                 yield example_from_record(record, number, str(self.path))
             except RecordError as exc:
                 yield exc
+        if read and not selected and wanted is not None:  # nothing of the split: never a silent empty run
+            found = ", ".join(f"{s} ({_split_name(s)})" for s in sorted(splits, key=str)) or "none"
+            yield RecordError(str(self.path), read, f"none of its {read} records is in split={self.split} "
+                                                    f"(split {wanted}; splits found: {found}); pass --task-arg "
+                                                    "split=validation, public_test or all", "split")
 
     # --- run-time tools -----------------------------------------------------------------------
     async def setup(self) -> dict[str, Any]:

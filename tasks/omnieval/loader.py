@@ -3,12 +3,12 @@ task cell) or one flat JSONL whose records carry `topic_name`/`task_name` (the h
 set's form, upstream data_generator/human_annotated/v1022/v1022.jsonl)."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 from ragbench.errors import ConfigError, RecordError
+from ragbench.jsonl import read_lines
 
 from . import catalog
 
@@ -29,21 +29,13 @@ def topic_of(topic_name: str) -> str:
     return " - ".join(parts[1:] if parts[0] == "金融" and len(parts) > 1 else parts)
 
 
-def _parse(path: Path, number: int, line: str) -> Any:
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as err:
-        return RecordError(str(path), number + 1, f"not JSON ({err.msg})")
-
-
 def tree_cells(root: Path) -> Iterator[Cell]:
     for path in sorted(root.rglob("*.jsonl")):
         parts = path.relative_to(root).with_suffix("").parts
         if len(parts) < 2:
             raise ConfigError(f"omnieval data {path}: expected <一级>/<二级>/<task>.jsonl under {root}")
         cell = Cell(" - ".join(parts[:-1]), parts[-1], str(path))
-        with path.open(encoding="utf-8") as handle:
-            cell.records = [(n, _parse(path, n, line)) for n, line in enumerate(handle) if line.strip()]
+        cell.records = list(read_lines(path))
         yield cell
 
 
@@ -51,20 +43,16 @@ def flat_cells(path: Path) -> Iterator[Cell]:
     """Split a flat file into cells in file order; ids count lines within each cell, as the tree
     that upstream's dataset_clean.py writes from it would."""
     cells: dict[tuple[str, str], Cell] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle):
-            if not line.strip():
-                continue
-            record = _parse(path, number, line)
-            first = record[0] if isinstance(record, list) and record else record
-            if not isinstance(first, dict) or "topic_name" not in first or "task_name" not in first:
-                error = record if isinstance(record, RecordError) else RecordError(
-                    str(path), number + 1, "a flat OmniEval file needs topic_name and task_name in every record")
-                yield Cell("?", "?", str(path), [(number, error)])
-                continue
-            key = (topic_of(first["topic_name"]), first["task_name"])
-            cell = cells.setdefault(key, Cell(*key, str(path)))
-            cell.records.append((len(cell.records), record))
+    for number, record in read_lines(path):
+        first = record[0] if isinstance(record, list) and record else record
+        if not isinstance(first, dict) or "topic_name" not in first or "task_name" not in first:
+            error = record if isinstance(record, RecordError) else RecordError(
+                str(path), number + 1, "a flat OmniEval file needs topic_name and task_name in every record")
+            yield Cell("?", "?", str(path), [(number, error)])
+            continue
+        key = (topic_of(first["topic_name"]), first["task_name"])
+        cell = cells.setdefault(key, Cell(*key, str(path)))
+        cell.records.append((len(cell.records), record))
     yield from cells.values()
 
 

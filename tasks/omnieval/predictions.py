@@ -5,11 +5,11 @@ records `{id, question, golden_answers, output: {retrieval_result, prompt, pred}
 the test-file line number, repeated for each turn of a conversation in turn order."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
 from ragbench.errors import RecordError
+from ragbench.jsonl import read_lines
 
 from . import catalog
 
@@ -30,22 +30,21 @@ def prediction_records(folder: Path, conversation_task: str) -> Iterator[tuple[i
             continue
         conversational = cell.rsplit(" - ", 1)[-1] == conversation_task
         rounds: dict[str, int] = {}
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                    upstream_id, output = str(record["id"]), record["output"]
-                    pred = output["pred"]
-                except (json.JSONDecodeError, KeyError, TypeError) as err:
-                    yield number, RecordError(str(path), number + 1, f"not an OmniEval prediction record ({err!r})")
-                    continue
-                example_id = f"{cell}/{upstream_id}"
-                if conversational:
-                    round_ = rounds.get(upstream_id, 0)
-                    rounds[upstream_id] = round_ + 1
-                    example_id += f"/{round_}"
-                # a closed-book file has no retrieval_result: no documents were shown
-                yield number, {"id": example_id, "output": pred if isinstance(pred, str) else str(pred),
-                               "docs": list(output.get("retrieval_result") or [])}
+        for number, record in read_lines(path):
+            if isinstance(record, RecordError):
+                yield number, record
+                continue
+            try:
+                upstream_id, output = str(record["id"]), record["output"]
+                pred = output["pred"]
+            except (KeyError, TypeError) as err:
+                yield number, RecordError(str(path), number + 1, f"not an OmniEval prediction record ({err!r})")
+                continue
+            example_id = f"{cell}/{upstream_id}"
+            if conversational:
+                round_ = rounds.get(upstream_id, 0)
+                rounds[upstream_id] = round_ + 1
+                example_id += f"/{round_}"
+            # a closed-book file has no retrieval_result: no documents were shown
+            yield number, {"id": example_id, "output": pred if isinstance(pred, str) else str(pred),
+                           "docs": list(output.get("retrieval_result") or [])}

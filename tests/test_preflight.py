@@ -1,0 +1,249 @@
+"""The pre-flight: every problem of a run's options, data and prerequisites listed at once, each one
+line naming the option that fixes it, exit 2, and nothing written (no run folder at all)."""
+from __future__ import annotations
+
+import bz2
+import json
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import write_jsonl
+from crag_helpers import crag_record, tokenizer_dir
+
+from ragbench.cli import main
+from ragbench.engines.scripted import ScriptedEngine
+from ragbench.evaluator import Evaluator, RunConfig
+from ragbench.preflight import PreflightError
+from ragbench.registry import Registry
+from ragbench.task import Task
+from ragbench.types import Example
+
+
+def ragbench(*args: str):
+    """The CLI in-process; returns (exit code, stdout, stderr)."""
+    result = CliRunner().invoke(main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def refused(tmp_path: Path, *args: str) -> list[str]:
+    """Run with `args`: exit 2, no traceback, nothing written; the error lines."""
+    out = tmp_path / "run"
+    code, _, err = ragbench(*args, "--no-progress", "--output", str(out))
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert not out.exists(), "the refused run wrote its folder"
+    lines = err.strip().splitlines()
+    assert lines and all(line.startswith("ragbench: error: ") for line in lines), err
+    return lines
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_every_problem_is_listed_at_once_each_naming_its_option(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    lines = refused(tmp_path, "--tasks", "demo,popqa", "--data", f"popqa={empty}", "--model", "hff:embedded",
+                    "--max-inflight", "0", "--metrics", "+llm_judge")
+    text = "\n".join(lines)
+    assert len(lines) == 4, text
+    assert "--max-inflight 0: give at least 1" in text
+    assert f"task popqa: {empty} holds no record; pass --data popqa=PATH" in text
+    assert "--model hff:embedded: unknown engine 'hff'; did you mean 'hf'?" in text
+    assert "need a judge model; pass --judge ENGINE:MODEL" in text
+
+
+def test_a_non_utf8_byte_is_refused_with_its_line_and_byte_offset(tmp_path, popqa_records):
+    path = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:2])
+    path.write_bytes(path.read_bytes() + b'{"question": "caf\xe9"}\n')
+    [line] = refused(tmp_path, "--tasks", "popqa", "--data", f"popqa={path}", "--model", "scripted:echo")
+    offset = path.read_bytes().index(b"\xe9")
+    assert line == (f"ragbench: error: task popqa: {path}: line 3 (byte offset {offset}) is not UTF-8 "
+                    "(invalid continuation byte, byte 0xe9); fix the file or pass --data popqa=PATH")
+
+
+def test_an_empty_data_file_is_refused(tmp_path):
+    path = tmp_path / "popqa.jsonl"
+    path.write_text("\n\n")
+    [line] = refused(tmp_path, "--tasks", "popqa", "--data", f"popqa={path}", "--model", "scripted:echo")
+    assert line == f"ragbench: error: task popqa: {path} holds no record; pass --data popqa=PATH to a file with records"
+
+
+def test_a_file_that_is_not_json_is_refused_before_the_model_loads(tmp_path, monkeypatch):
+    path = tmp_path / "popqa.jsonl"
+    path.write_text("question,answers\nwho?,me\n")
+    monkeypatch.setattr("ragbench.evaluator.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
+    [line] = refused(tmp_path, "--tasks", "popqa", "--data", f"popqa={path}", "--model", "scripted:echo")
+    assert f"task popqa: none of the first 2 record(s) of {path} is usable" in line and "not valid JSON" in line
+
+
+def test_crag_task3_given_plain_jsonl_is_refused_as_not_its_archive(tmp_path):
+    path = write_jsonl(tmp_path / "crag.jsonl", [crag_record(0)])
+    [line] = refused(tmp_path, "--tasks", "crag_t3", "--data", f"crag_t3={path}", "--model", "scripted:echo",
+                     "--task-arg", f"tokenizer={tokenizer_dir()}", "--task-arg", "kg=false",
+                     "--metrics", "crag_human")
+    assert "not a readable .tar.bz2 archive" in line and "Tasks 1 and 2's format: --tasks crag_t1/crag_t2" in line
+
+
+def test_a_crag_file_with_no_record_in_the_split_is_refused(tmp_path):
+    path = tmp_path / "crag.jsonl.bz2"
+    path.write_bytes(bz2.compress("".join(json.dumps({**crag_record(i), "split": 0}) + "\n"
+                                          for i in range(3)).encode()))
+    [line] = refused(tmp_path, "--tasks", "crag_t1", "--data", f"crag_t1={path}", "--model", "scripted:echo",
+                     "--task-arg", f"tokenizer={tokenizer_dir()}", "--metrics", "crag_human")
+    assert "none of its 3 records is in split=public_test (split 1; splits found: 0 (validation))" in line
+    assert "--task-arg split=validation, public_test or all" in line
+
+
+def _word_tokenizer(folder: Path, size: int) -> Path:
+    """A tokenizer.json that is not Llama-2's (of SmolLM2's vocabulary size, 49152)."""
+    from tokenizers import Tokenizer, models
+
+    folder.mkdir()
+    Tokenizer(models.WordLevel(vocab={f"t{i}": i for i in range(size)}, unk_token="t0")).save(
+        str(folder / "tokenizer.json"))
+    return folder
+
+
+def test_a_tokenizer_that_is_not_llama2_is_refused_whatever_its_folder_is_called(tmp_path):
+    folder = _word_tokenizer(tmp_path / "llama2_tokenizer", 49152)
+    path = write_jsonl(tmp_path / "crag.jsonl", [crag_record(1)])
+    [line] = refused(tmp_path, "--tasks", "crag_t1", "--data", f"crag_t1={path}", "--model", "scripted:echo",
+                     "--task-arg", f"tokenizer={folder}", "--metrics", "crag_human")
+    assert f"task crag_t1: {folder} is not the Llama-2 tokenizer (a vocabulary of 49152 entries" in line
+    assert "pass --task-arg tokenizer=DIR" in line
+
+
+@pytest.mark.model
+def test_smollm2s_tokenizer_passed_as_llama2s_is_refused(tmp_path):
+    from transformers import AutoTokenizer
+
+    from ragbench.engines.embedded import EMBEDDED_GGUF, embedded_model_dir
+    from ragbench.tasks.crag.preflight import llama2_tokenizer_problem
+
+    AutoTokenizer.from_pretrained(embedded_model_dir(), gguf_file=EMBEDDED_GGUF).save_pretrained(tmp_path / "tok")
+    assert "is not the Llama-2 tokenizer (a vocabulary of 49152 entries" in llama2_tokenizer_problem(tmp_path / "tok")
+
+
+def test_a_kg_api_that_does_not_answer_is_refused(tmp_path):
+    path = write_jsonl(tmp_path / "crag.jsonl", [crag_record(1)])
+    url = f"http://127.0.0.1:{free_port()}"
+    [line] = refused(tmp_path, "--tasks", "crag_t2", "--data", f"crag_t2={path}", "--model", "scripted:echo",
+                     "--task-arg", f"tokenizer={tokenizer_dir()}", "--task-arg", f"kg_url={url}",
+                     "--metrics", "crag_human")
+    assert f"task crag_t2: the mock KG API gives no answer from {url}/ within 3 s" in line
+    assert "--task-arg kg=false" in line
+
+
+def test_a_server_that_does_not_answer_is_refused_within_seconds(tmp_path):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    started = time.monotonic()
+    [line] = refused(tmp_path, "--tasks", "demo", "--model", "openai:some-model", "--base-url", url)
+    assert time.monotonic() - started < 15
+    assert f"--model openai:some-model: no answer from {url}/models within 3 s" in line
+    assert "correct --base-url" in line
+
+
+def test_an_unknown_engine_is_refused(tmp_path):
+    [line] = refused(tmp_path, "--tasks", "demo", "--model", "hff:embedded")
+    assert line == ("ragbench: error: --model hff:embedded: unknown engine 'hff'; did you mean 'hf'? "
+                    "(`ragbench list engines` shows them all)")
+
+
+def test_an_engine_option_the_engine_does_not_take_is_refused_before_it_loads(tmp_path):
+    [line] = refused(tmp_path, "--tasks", "demo", "--model", "hf:embedded", "--model-arg", "nonsense=1")
+    assert line == ("ragbench: error: --model hf:embedded: unknown option(s) nonsense "
+                    "(accepted: batch_size, device, dtype, threads, trust_remote_code)")
+
+
+def test_a_judge_option_names_the_judge_flag(tmp_path):
+    [line] = refused(tmp_path, "--tasks", "demo", "--model", "scripted:echo", "--judge", "hf:embedded",
+                     "--judge-arg", "0.nonsense=1", "--metrics", "+llm_judge")
+    assert line.startswith("ragbench: error: --judge hf:embedded: unknown option(s) nonsense")
+
+
+def test_max_inflight_zero_is_refused(tmp_path):
+    [line] = refused(tmp_path, "--tasks", "demo", "--model", "scripted:echo", "--max-inflight", "0")
+    assert line == "ragbench: error: --max-inflight 0: give at least 1"
+
+
+def test_output_naming_an_existing_file_is_refused_and_the_file_kept(tmp_path):
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine")
+    code, _, err = ragbench("--tasks", "demo", "--model", "scripted:echo", "--no-progress", "--output", str(taken))
+    assert code == 2 and err == (f"ragbench: error: --output {taken}: a file is there, not a folder; choose a folder "
+                                 "(new, or a run's with --resume / --overwrite)\n")
+    assert taken.read_text() == "mine"
+
+
+def test_compare_output_naming_an_existing_file_is_refused(tmp_path):
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine")
+    code, _, err = ragbench("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--output", str(taken))
+    assert code == 2 and err.startswith(f"ragbench: error: compare --output {taken}: a file is there, not a folder")
+    assert taken.read_text() == "mine"
+
+
+class NoReflectionTokens(ScriptedEngine):
+    def missing_tokens(self, names):
+        return list(names)
+
+
+def test_a_model_the_system_cannot_use_is_refused_before_the_run_folder_exists(tmp_path, monkeypatch):
+    monkeypatch.setattr("ragbench.evaluator.load_engine", lambda model, **options: NoReflectionTokens("echo"))
+    out = tmp_path / "run"
+    evaluator = Evaluator(RunConfig(tasks=["demo"], system="selfrag", model="scripted:echo", output=str(out),
+                                    progress=False))
+    with pytest.raises(PreflightError, match=r"^selfrag: model echo lacks Self-RAG's reflection tokens"):
+        evaluator.run()
+    assert not out.exists()
+
+
+def test_ragbench_check_prints_what_it_checked_and_writes_nothing(tmp_path):
+    out = tmp_path / "run"
+    code, stdout, err = ragbench("check", "--tasks", "demo", "--model", "scripted:echo", "--output", str(out))
+    assert code == 0, err
+    assert "ok  task demo: " in stdout and "read (5 of the first 5 records parsed)" in stdout
+    assert "ok  --model scripted:echo" in stdout and "ok  system vanilla can use model echo (demo)" in stdout
+    assert stdout.strip().endswith(f"ragbench check: ready to run (the run folder will be {out})")
+    assert not out.exists()
+
+
+def test_ragbench_check_lists_every_problem_and_exits_2(tmp_path):
+    out = tmp_path / "run"
+    code, stdout, err = ragbench("check", "--tasks", "demo", "--model", "hff:x", "--max-inflight", "0",
+                                 "--output", str(out))
+    assert code == 2 and len(err.strip().splitlines()) == 2 and not out.exists()
+
+
+class FussyTask(Task):
+    """A third-party task with a prerequisite of its own (an environment variable)."""
+
+    name = "fussy"
+
+    def preflight(self, check) -> None:
+        super().preflight(check)
+        check.problem("task fussy: $FUSSY_HOME is not set; export FUSSY_HOME=DIR")
+
+    def examples(self):
+        yield Example(id="1", question="q", gold={"answers": ["a"]})
+
+
+def test_a_plugin_adds_its_own_checks_through_its_preflight_hook(tmp_path):
+    registry = Registry.discover()
+    registry.add_catalog({"tasks": {"fussy": {"target": "test_preflight:FussyTask"}}}, "tests")
+    out = tmp_path / "run"
+    with pytest.raises(PreflightError) as caught:
+        Evaluator(RunConfig(tasks=["fussy"], model="hff:x", output=str(out)), registry=registry)
+    assert caught.value.problems == ["task fussy: $FUSSY_HOME is not set; export FUSSY_HOME=DIR",
+                                     "--model hff:x: unknown engine 'hff'; did you mean 'hf'? "
+                                     "(`ragbench list engines` shows them all)"]
+    assert not out.exists()

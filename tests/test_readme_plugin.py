@@ -1,0 +1,106 @@
+"""The README's "Writing a plugin" builds a working plugin: its files are taken from the README verbatim
+(every fenced block with a `title="PATH"`), installed into a private folder as pip would lay it out
+(package and dist-info with the README's entry points), discovered
+through the entry-point group and run through the command line with the README's scripted rules,
+giving the numbers the README states."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCK = re.compile(r'^```(\w+) title="([^"]+)"\n(.*?)^```$', re.M | re.S)
+
+
+def plugin_files() -> dict[str, str]:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Writing a plugin\n"):text.index("### The task-system contract\n")]
+    return {path: body for _, path, body in BLOCK.findall(section)}
+
+
+def cli(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return subprocess.run([sys.executable, "-m", "ragbench.cli", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=180)
+
+
+def install(project: Path, site: Path) -> Path:
+    """What `pip install` leaves behind, made from the README's pyproject.toml: the package on a path
+    and its dist-info with the entry points (no build backend needed, so it runs offline anywhere)."""
+    meta = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for package in tomllib.loads((project / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]:
+        shutil.copytree(project / package, site / package)
+    info = site / f"{meta['name'].replace('-', '_')}-{meta['version']}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {meta['name']}\nVersion: {meta['version']}\n")
+    (info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in points.items())
+        for group, points in meta["entry-points"].items()))
+    return site
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, Path]:
+    """(folder holding my-rag-plugin/ as the README lays it out, the site it is installed into)."""
+    root = tmp_path_factory.mktemp("readme-plugin")
+    files = plugin_files()
+    assert {"my-rag-plugin/pyproject.toml", "my-rag-plugin/my_rag_plugin/task.py", "my-rag-plugin/my_rag_plugin/system.py",
+            "my-rag-plugin/my_rag_plugin/metric.py", "my-rag-plugin/my_rag_plugin/catalog.py"} <= set(files)
+    for path, body in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(body, encoding="utf-8")
+    site = install(root / "my-rag-plugin", root / "site")
+    return root, site
+
+
+def test_the_readme_plugin_is_listed_with_its_provider(built):
+    root, site = built
+    done = cli(["list"], site, cwd=root)
+    assert done.returncode == 0, done.stderr
+    for name in ("capitals", "two_step", "capital_hit"):
+        row = next(line for line in done.stdout.splitlines() if line.split()[:1] == [name])
+        assert row.endswith("[my-rag-plugin]"), row
+    assert "failed to load" not in done.stderr
+
+
+def test_the_readme_command_runs_and_gives_the_numbers_the_readme_states(built):
+    root, site = built
+    done = cli(["--tasks", "capitals", "--data", "capitals=my-rag-plugin/capitals.jsonl", "--system", "two_step",
+                "--model", "scripted:my-rag-plugin/rules.json", "--output", "runs/capitals", "--no-progress"],
+               site, cwd=root)
+    assert done.returncode == 0, done.stderr
+    results = json.loads((root / "runs" / "capitals" / "results.json").read_text())
+    assert results["results"]["capitals"]["capital_hit"] == pytest.approx(2 / 3)
+    assert "scores `capital_hit` 0.6667 (2 of 3)" in README.read_text()
+    assert set(results["details"]["capitals"]["capital_hit"]["slices"]["region"]) == {"Europe", "Asia", "Americas"}
+    assert ("capitals: warning: 1 of 3 outputs (33%) did not follow two_step's format (a one-word answer); "
+            "use an instruction-tuned model, or raise --system-arg max_tokens") in done.stderr
+    samples = [json.loads(line) for line in (root / "runs" / "capitals" / "samples" / "capitals.jsonl").open()]
+    assert [s["prediction"]["answer"] for s in samples] == ["Paris", "Tokyo", "I do not know"]
+    assert samples[0]["prompts"][0] == ("Paris is the capital of France.\nAnswer in one word.\n"
+                                        "Question: What is the capital of France?\nAnswer:")
+
+
+def test_the_readme_task_options_and_bad_records_behave_as_the_readme_says(built):
+    root, site = built
+    bad = root / "bad.jsonl"
+    bad.write_text('{"id": "fr", "country": "France", "capital": "Paris"}\n{"id": "x", "country": 5}\nnot json\n')
+    done = cli(["--tasks", "capitals", "--data", f"capitals={bad}", "--system", "vanilla", "--task-arg",
+                "uppercase=true", "--model", "scripted:my-rag-plugin/rules.json", "--output", "runs/bad",
+                "--no-progress"], site, cwd=root)
+    assert done.returncode == 1, done.stderr
+    results = json.loads((root / "runs" / "bad" / "results.json").read_text())
+    assert results["counts"]["capitals"]["bad_records"] == 2 and results["counts"]["capitals"]["scored"] == 1
+    assert results["results"]["capitals"]["capital_hit"] == 1.0  # "PARIS" (uppercase=true) holds "paris"
+    refused = cli(["--tasks", "capitals", "--data", f"capitals={bad}", "--task-arg", "uppercase=maybe",
+                   "--model", "scripted:echo", "--output", "runs/refused", "--no-progress"], site, cwd=root)
+    assert refused.returncode == 2
+    assert "--task-arg uppercase=maybe: task capitals takes true/false for uppercase" in refused.stderr

@@ -14,7 +14,9 @@ functions only, and a script that starts a run must guard its top level with
 `if __name__ == "__main__":` (the workers import the main module, as with `spawn`).
 
 `RAGBENCH_WORKERS=N` sets the pool size; `RAGBENCH_WORKERS=0` runs the work in a thread of this
-process instead (debugging, or a platform without working subprocesses).
+process instead (debugging, or a platform without working subprocesses). `RAGBENCH_WORKERS_NICE`
+sets the workers' niceness (default 5; 0 on a machine shared with other jobs, where +5 gives the
+workers a third of a core's share against each of them).
 """
 from __future__ import annotations
 
@@ -54,14 +56,14 @@ def warm(*modules: str) -> None:
     _warm_modules.update(modules)
 
 
-WORKER_NICENESS = 5
+NICENESS_ENV = "RAGBENCH_WORKERS_NICE"
 
 
 def _init_worker(modules: tuple[str, ...]) -> None:
     """Lower the worker's priority (throughput work must not take the core the event loop and the
     engines' threads need to stay responsive), then import the warm modules."""
     try:
-        os.nice(WORKER_NICENESS)
+        os.nice(int(os.environ.get(NICENESS_ENV, "5")))
     except (AttributeError, OSError):  # not POSIX
         pass
     for name in modules:

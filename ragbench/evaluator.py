@@ -10,7 +10,7 @@ import asyncio
 import inspect
 import json
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -241,12 +241,25 @@ class Evaluator:
         work = self._work()
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         processed = 0
-        read_lock = asyncio.Lock()
+        read_lock, read = asyncio.Lock(), deque()
+
+        def read_some(most: int = 8, seconds: float = 0.05) -> list:
+            """Up to `most` records, fewer when reading them takes longer than `seconds` (a large Task 3
+            record is read alone, so its example starts at once; small ones start together)."""
+            until, items = time.perf_counter() + seconds, []
+            while len(items) < most and (not items or time.perf_counter() < until):
+                item = next(work, None)
+                if item is None:
+                    break
+                items.append(item)
+            return items
 
         async def next_item():
-            """Records are read (decompressed, parsed) in a thread, one at a time: never on the loop."""
+            """Records are read (decompressed, parsed) in a thread, a few at a time: never on the loop."""
             async with read_lock:
-                return await asyncio.to_thread(next, work, None)
+                if not read:
+                    read.extend(await asyncio.to_thread(read_some))
+                return read.popleft() if read else None
 
         async def worker() -> None:
             nonlocal processed

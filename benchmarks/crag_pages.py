@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 from ragbench.context import Context
 from ragbench.tasks.crag.embedder import BatchingEmbedder
+from ragbench import workers
 from ragbench.tasks.crag.pages import PageProcessor, html_to_sentences
 from ragbench.types import Document, Example
 
@@ -34,24 +35,24 @@ def page(seed: int, paragraphs: int = 60) -> str:
     return f"<html><head><title>Page {seed}</title><style>p{{margin:0}}</style></head><body>{body}</body></html>"
 
 
-def throughput(pages: list[str]) -> dict[str, float]:
+def throughput(pages: list[str], sample_size: int = 4000) -> dict[str, float]:
     started = time.perf_counter()
     sentences = [s for html in pages for s in html_to_sentences(html)]
     serial = len(pages) / (time.perf_counter() - started)
 
     async def parallel() -> float:
-        processor = PageProcessor("process")
+        processor = PageProcessor()  # the shared worker processes, no page cache
         await processor.sentences(pages[:2])  # start the workers
         started = time.perf_counter()
         await processor.sentences(pages)
         rate = len(pages) / (time.perf_counter() - started)
-        processor.close()
+        workers.shutdown()
         return rate
 
     pooled = asyncio.run(parallel())
     embedder = BatchingEmbedder()
     asyncio.run(embedder.embed(["warm up"]))
-    sample = sentences[:4000]
+    sample = sentences[:sample_size]
     started = time.perf_counter()
     asyncio.run(embedder.embed(sample))
     return {"kb_per_page": sum(map(len, pages)) / len(pages) / 1000, "sentences_per_page": len(sentences) / len(pages),
@@ -62,7 +63,7 @@ def throughput(pages: list[str]) -> dict[str, float]:
 async def overlap(questions: int, pages_per_question: int, llm_seconds: float) -> dict[str, float]:
     from ragbench.tasks.crag.task import CragTask3
 
-    task = CragTask3(kg=False)
+    task = CragTask3(kg=False, page_cache="off")  # measure the work, not the cache
     examples = [Example(id=str(q), question=f"which team won the {q} league season?", docs=[
         Document(id=None, title="", text="", metadata={"page_result": page(q * 1000 + p)})
         for p in range(pages_per_question)]) for q in range(questions)]
@@ -93,7 +94,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.pages, args.questions, args.llm_seconds = 5, 2, 0.2
-    figures = throughput([page(i) for i in range(args.pages)])
+    figures = throughput([page(i) for i in range(args.pages)], 200 if args.quick else 4000)
     print("page size {kb_per_page:.0f} kB, {sentences_per_page:.0f} sentences".format(**figures))
     print("HTML -> sentences: {pages_per_s_serial:.1f} pages/s in-process, {pages_per_s_workers:.1f} pages/s "
           "in worker processes".format(**figures))

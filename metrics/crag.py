@@ -28,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ragbench import workers
 from ragbench.engines.base import EngineError
 from ragbench.metric import Metric, Scores
 from ragbench.tasks.crag.prompts import judge_prompt
@@ -127,7 +128,8 @@ class CragAutoEval(Metric):
         return [str(example.gold.get("answer", "")).strip()]
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        text = truncate_prediction(prediction.answer, tokenizer_dir(ctx))
+        # in a worker process: loading the Llama-2 tokenizer takes ~0.25 s, not on the event loop
+        text = await workers.run(truncate_prediction, prediction.answer, tokenizer_dir(ctx))
         lowered = text.lower()
         if MISSING_PHRASE in lowered:
             return self.row(accurate=0.0, missing=True, exact=False)

@@ -120,7 +120,7 @@ class SelfRag(System):
 
     async def documents(self, example: Example, ctx: Context, ndocs: int) -> list[Document]:
         docs = await ctx.retriever.search(example.question, ndocs) if ctx.retriever else example.docs
-        return list(ctx.task.passages(list(docs)))[:ndocs]
+        return list(await ctx.task.passages(list(docs)))[:ndocs]
 
     # -- the run -----------------------------------------------------------------------------
 

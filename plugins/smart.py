@@ -109,16 +109,16 @@ class Smart(System):
         first top_k x (number of intents) of them are taken."""
         count = self.top_k * len(intents)
         if ctx.retriever is None:
-            return list(ctx.task.passages(list(example.docs)))[:count]
+            return list(await ctx.task.passages(list(example.docs)))[:count]
         if ctx.retriever.retriever.name == "provided":
-            return list(ctx.task.passages(await ctx.retriever.search(example.question, count)))[:count]
+            return list(await ctx.task.passages(await ctx.retriever.search(example.question, count)))[:count]
         if self.intent_retrieval == "joined":
             found = [await ctx.retriever.search("; ".join(intents), self.top_k)]
         else:
             found = await asyncio.gather(*[ctx.retriever.search(intent, self.top_k) for intent in intents])
         docs, seen = [], set()
         for batch in found:
-            for doc in ctx.task.passages(list(batch))[: self.top_k]:
+            for doc in (await ctx.task.passages(list(batch)))[: self.top_k]:
                 key = doc.id if doc.id is not None else (doc.title, doc.text)
                 if key not in seen:
                     seen.add(key)

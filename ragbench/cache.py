@@ -1,58 +1,65 @@
-"""Write-through SQLite cache of engine responses, keyed by a hash of (engine, model, request).
+"""SQLite cache of engine responses, keyed by a hash of (engine, model, request).
 
-Every response is committed the moment it arrives, so a crash loses only the calls in flight. The
-request itself is not stored (its `request` column stays empty): the run's samples hold the prompts.
+The request itself is not stored (its `request` column stays empty): the run's samples hold the prompts.
+Off the event loop (ragbench.sqlite_store): `await cache.aget(key)` reads in a reader thread, and
+`put_many` queues the responses for a writer thread that commits what has queued up in one
+transaction, so a crash loses only the last moments' answers and a shared `--cache` locked by
+another run delays only that thread, never the examples in flight.
 """
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from pathlib import Path
 
 from .engines.base import Request, Response
+from .sqlite_store import SqliteStore
 
 BUSY_TIMEOUT_SECONDS = 60
+
+
+def _row(key: str, entry: tuple[str, Request, Response, float]) -> tuple:
+    engine_id, _request, response, created = entry
+    return (key, engine_id, None, json.dumps(response.to_dict(), ensure_ascii=False), created)  # the key, not the prompt
+
+
+def _cached(data: dict) -> Response:
+    response = Response.from_dict(data)
+    response.cached = True
+    return response
 
 
 class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # A file shared by concurrent runs (--cache): wait for the other writer instead of failing at
-        # once with "database is locked".
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_SECONDS)
-        self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_SECONDS * 1000}")
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses ("
-            " key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL)"
-        )
-        self._db.commit()
+        self._store = SqliteStore(
+            self.path, "responses", "key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL",
+            "response", encode=_row, decode=lambda row: _cached(json.loads(row[0])),
+            from_item=lambda entry: _cached(entry[2].to_dict()), busy_seconds=BUSY_TIMEOUT_SECONDS)
+
+    @property
+    def write_errors(self) -> int:
+        """Batches of responses that could not be stored (they were used, not cached)."""
+        return self._store.write_errors
 
     def get(self, key: str) -> Response | None:
-        """The response stored under `key` (a `Request.cache_key(engine_id)`), if any."""
-        row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        response = Response.from_dict(json.loads(row[0]))
-        response.cached = True
-        return response
+        """The response stored under `key` (a `Request.cache_key(engine_id)`), if any; blocking."""
+        return self._store.lookup([key])[0]
+
+    async def aget(self, key: str) -> Response | None:
+        """`get` in the cache's reader thread."""
+        return (await self._store.get_many([key]))[0]
 
     def put_many(self, entries: list[tuple[str, str, Request, Response]]) -> None:
-        """Store (key, engine_id, request, response) entries, committed at once."""
-        if not entries:
-            return
+        """Queue (key, engine_id, request, response) entries; they are committed together."""
         now = time.time()
-        self._db.executemany(
-            "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
-            [(key, engine_id, None, json.dumps(response.to_dict(), ensure_ascii=False), now)  # the key, not the prompt
-             for key, engine_id, request, response in entries])
-        self._db.commit()
+        self._store.put((key, (engine_id, request, response, now)) for key, engine_id, request, response in entries)
+
+    def flush(self) -> None:
+        self._store.flush()
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        return self._store.count()
 
     def close(self) -> None:
-        self._db.close()
+        self._store.close()

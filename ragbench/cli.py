@@ -94,6 +94,8 @@ common_options = [
     click.option("--max-inflight", default=64, show_default=True, type=click.IntRange(min=1),
                  help="examples running at once"),
     click.option("--cache", default=None, help="SQLite response cache (default: in the run folder)"),
+    click.option("--page-cache", default=None, metavar="PATH|off", help="cache of parsed pages and their embeddings, "
+                 "shared by runs (default: $RAGBENCH_PAGE_CACHE or ~/.cache/ragbench/pages.sqlite)"),
     click.option("--task-arg", multiple=True, metavar="K=V", help="task option; TASK.K=V for one task"),
     click.option("--bootstrap-iters", default=1000, show_default=True, type=click.IntRange(min=0),
                  help="bootstrap resamples of the 95% intervals (0: no intervals)"),
@@ -139,7 +141,7 @@ def _role_models(items: tuple[str, ...], args: tuple[str, ...]) -> dict[str, Any
 
 
 def _common_kwargs(model, model_arg, base_url, judge, judge_arg, nli, nli_format, nli_arg, metrics, metric_arg, output,
-                   seed, max_inflight, cache, task_arg, bootstrap_iters, no_progress) -> dict[str, Any]:
+                   seed, max_inflight, cache, page_cache, task_arg, bootstrap_iters, no_progress) -> dict[str, Any]:
     model_args = parse_assignments(model_arg, "--model-arg")
     if base_url:
         model_args["base_url"] = base_url[0] if len(base_url) == 1 else list(base_url)
@@ -148,6 +150,7 @@ def _common_kwargs(model, model_arg, base_url, judge, judge_arg, nli, nli_format
             "nli_args": parse_assignments(nli_arg, "--nli-arg"),
             "metric_args": parse_assignments(metric_arg, "--metric-arg"), "metrics": _split_names(metrics or ""),
             "output": output, "seed": seed, "max_inflight": max_inflight, "cache": cache,
+            "page_cache": page_cache,
             "task_args": parse_assignments(task_arg, "--task-arg"), "bootstrap_iters": bootstrap_iters,
             "progress": not no_progress}
 

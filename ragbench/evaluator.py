@@ -10,11 +10,12 @@ import asyncio
 import inspect
 import json
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import page_cache, workers
 from .cache import ResponseCache
 from .context import Context
 from .engines import load_engine, preload
@@ -68,6 +69,7 @@ class Evaluator:
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
+        self.page_cache_stats: dict[str, Any] | None = None
         self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
         self._started = self._cost_saved = time.perf_counter()
 
@@ -92,6 +94,7 @@ class Evaluator:
             self.retriever.close()
             raise
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
+        page_cache.set_run_default(config.page_cache)
         started = self._started = time.perf_counter()
         interrupted = False
         try:
@@ -101,6 +104,9 @@ class Evaluator:
             interrupted = True
             raise RunInterrupted(self.run_dir.path, self._saved(), self._known_total()) from None
         finally:
+            self.page_cache_stats = page_cache.report()
+            page_cache.close_all()
+            workers.shutdown()
             self.run_dir.close()
             cache.close()
             if not interrupted:  # else an engine may still be busy in a worker thread: left to the exit
@@ -218,6 +224,7 @@ class Evaluator:
 
     async def _execute(self, engine, judges, cache: ResponseCache, nli_engine=None,
                        role_engines: dict[str, Any] | None = None) -> tuple[int, Scheduler]:
+        await workers.use_ready_threads()  # no thread is started inside a callback (the loop's close shuts it down)
         scheduler = Scheduler(cache)
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
         llm = LLM(scheduler, engine, recorder=recorder.for_role("model"))
@@ -235,10 +242,30 @@ class Evaluator:
         work = self._work()
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         processed = 0
+        read_lock, read = asyncio.Lock(), deque()
+
+        def read_some(most: int = 8, seconds: float = 0.05) -> list:
+            """Up to `most` records, fewer when reading them takes longer than `seconds` (a large Task 3
+            record is read alone, so its example starts at once; small ones start together)."""
+            until, items = time.perf_counter() + seconds, []
+            while len(items) < most and (not items or time.perf_counter() < until):
+                item = next(work, None)
+                if item is None:
+                    break
+                items.append(item)
+            return items
+
+        async def next_item():
+            """Records are read (decompressed, parsed) in a thread, a few at a time: never on the loop."""
+            async with read_lock:
+                if not read:
+                    read.extend(await asyncio.to_thread(read_some))
+                return read.popleft() if read else None
 
         async def worker() -> None:
             nonlocal processed
-            for planned, position, item in work:
+            while (entry := await next_item()) is not None:
+                planned, position, item = entry
                 record = await self._process(planned, item, llm, judge_llms, tools[planned.name], retrieval, models)
                 record["index"] = position
                 self.run_dir.append_sample(planned.name, record)
@@ -391,6 +418,8 @@ class Evaluator:
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
         cost = whole_run_cost([*self.attempts, *([attempt] if attempt else [])])
         cost["this_attempt"] = attempt
+        if self.page_cache_stats:  # parsed pages and embeddings reused (ragbench.page_cache)
+            cost["page_cache"] = self.page_cache_stats
         if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
             cost["retrieval"] = {"queries": self.retrieval_stats["calls"] + self.retrieval_stats["shared"],
                                  "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Callable, Iterator
 
 import jsonlines
 
@@ -42,15 +42,17 @@ def line_error(where: str, exc: jsonlines.InvalidLineError) -> RecordError:
     return RecordError(where, exc.lineno, f"unreadable line ({cause or exc})")
 
 
-def read_lines(source: str | Path | IO[bytes], where: str | None = None) -> Iterator[Item]:
+def read_lines(source: str | Path | IO[bytes], where: str | None = None,
+               loads: Callable[[str], Any] = json.loads) -> Iterator[Item]:
     """(0-based line index, value or RecordError) for every non-blank line of a file or of an open
-    binary stream (a bz2 or tar member); `where` names the stream in errors."""
+    binary stream (a bz2 or tar member); `where` names the stream in errors; `loads` parses a line
+    (json.loads, or one that parses large lines elsewhere)."""
     if isinstance(source, (str, Path)):
         with open(source, "rb") as handle:
-            yield from read_lines(handle, where or str(source))
+            yield from read_lines(handle, where or str(source), loads)
         return
     lines = _Numbered(source)
-    reader = jsonlines.Reader(lines, loads=json.loads)
+    reader = jsonlines.Reader(lines, loads=loads)
     name = where or str(getattr(source, "name", "<stream>"))
     while True:
         try:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 # Options that do not change results: left out of the run's identity.
-_NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "progress", "replay_tools")
+_NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "page_cache", "progress", "replay_tools")
 
 
 @dataclass
@@ -41,6 +41,7 @@ class RunConfig:
     strict_infra: bool = False  # a failed judge/tool call folded into a result fails its example instead
     max_inflight: int = 64
     cache: str | None = None
+    page_cache: str | None = None  # parsed pages and embeddings (ragbench.page_cache); "off" disables it
     progress: bool = True
     replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
 

@@ -64,6 +64,7 @@ class _EngineQueue:
 class Scheduler:
     def __init__(self, cache: ResponseCache | None = None) -> None:
         self.cache = cache
+        self._cache_errors_before = cache.write_errors if cache is not None else 0
         self.stats = CallStats()
         self._queues: dict[int, _EngineQueue] = {}
         self._in_flight: dict[str, asyncio.Future] = {}
@@ -73,7 +74,7 @@ class Scheduler:
         """Answer one request: from the cache, from an identical in-flight call, or the engine."""
         key = request.cache_key(engine.engine_id)
         if self.cache is not None and getattr(engine, "cacheable", True):
-            hit = self.cache.get(key)
+            hit = await self.cache.aget(key)
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit
@@ -187,7 +188,7 @@ class Scheduler:
 
     def _cache_results(self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]],
                        results: list) -> None:
-        """Write a batch's answers to the cache in one transaction. The answers have reached their
+        """Queue a batch's answers for the cache's writer thread. The answers have reached their
         callers already: a cache that fails (a locked shared file) is counted and logged, not fatal."""
         if self.cache is not None and getattr(engine, "cacheable", True):
             try:
@@ -216,6 +217,10 @@ class Scheduler:
             future.set_result(result)
 
     async def close(self) -> None:
+        if self.cache is not None:  # what the writer thread could not store counts as failed writes
+            await asyncio.to_thread(self.cache.flush)
+            self.stats.cache_errors += self.cache.write_errors - self._cache_errors_before
+            self._cache_errors_before = self.cache.write_errors
         for queue in self._queues.values():
             if queue.task is not None:
                 queue.task.cancel()

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import page_cache
 from .failures import (counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines,
                        repair_lines)
 
@@ -38,7 +39,8 @@ def cost_line(cost: dict[str, Any]) -> str:
         attempts += f" ({cost['interrupted_attempts']} interrupted)"
     return (f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
             f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
-            f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out")
+            f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
+            + ("\n" + page_cache.console_line(cost["page_cache"]) if cost.get("page_cache") else ""))
 
 
 def failure_lines(results: dict[str, Any]) -> list[str]:

@@ -93,11 +93,12 @@ class Task:
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
         raise NotImplementedError
 
-    def passages(self, docs: list[Document]) -> list[Document]:
+    async def passages(self, docs: list[Document]) -> list[Document]:
         """Retrieved documents as passages a system can read itself (summarise, select, verify, cite),
-        in order. Default: unchanged; a task whose documents are not passages (CRAG's HTML pages)
-        splits them here. Generic readers (closed_book, vanilla) use `reader_prompt` instead, which
-        reproduces the task's own baseline."""
+        in order (awaited: a task that splits its documents does that work off the event loop).
+        Default: unchanged; a task whose documents are not passages (CRAG's HTML pages) splits them
+        here. Generic readers (closed_book, vanilla) use `reader_prompt` instead, which reproduces
+        the task's own baseline."""
         return docs
 
     def query_text(self, example: Example) -> str:

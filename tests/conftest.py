@@ -35,3 +35,9 @@ def popqa_records() -> list[dict]:
                   {"title": f"Other {i}", "text": "Unrelated text."}]}
         for i in range(6)
     ]
+
+
+@pytest.fixture(autouse=True)
+def page_cache_in_tmp(tmp_path_factory, monkeypatch):
+    """Tests never write the user's page cache (~/.cache/ragbench/pages.sqlite): one per test."""
+    monkeypatch.setenv("RAGBENCH_PAGE_CACHE", str(tmp_path_factory.mktemp("page_cache") / "pages.sqlite"))

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,6 +9,7 @@ from types import SimpleNamespace
 from conftest import SHARED, TEST_DATA, shared_reference
 
 from ragbench.engines.base import EngineError, Response
+from ragbench.tasks.crag.synthetic import standin_tokenizer
 from ragbench.types import Example
 
 FAILURES = {"__connection_error__": "connection error on every attempt", "__other_error__": "non-retryable error"}
@@ -32,26 +32,7 @@ def tokenizer_dir() -> str:
     carries Llama-2's vocabulary size and the ids the pre-flight recognises it by (fillers pad it)."""
     if (SHARED / "reference" / "crag" / "llama2_tokenizer" / "tokenizer.json").is_file():
         return llama2_tokenizer_dir()
-    folder = Path(tempfile.gettempdir()) / "ragbench-test-llama2-standin-tokenizer"
-    if not (folder / "tokenizer.json").is_file():
-        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
-
-        from ragbench.tasks.crag.preflight import LLAMA2_IDS, LLAMA2_VOCAB_SIZE
-
-        alphabet = pre_tokenizers.ByteLevel.alphabet()
-        vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, **{symbol: i + 3 for i, symbol in enumerate(sorted(alphabet))}}
-        vocab.update({token: id_ for token, id_ in LLAMA2_IDS.items()})
-        taken = set(vocab.values())
-        vocab.update({f"<filler{i}>": i for i in range(LLAMA2_VOCAB_SIZE) if i not in taken})
-        tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        tokenizer.decoder = decoders.ByteLevel()
-        tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
-        folder.mkdir(parents=True, exist_ok=True)
-        scratch = folder / f"tokenizer.json.{os.getpid()}"
-        tokenizer.save(str(scratch))
-        os.replace(scratch, folder / "tokenizer.json")
-    return str(folder)
+    return str(standin_tokenizer(Path(tempfile.gettempdir()) / "ragbench-test-llama2-standin-tokenizer"))
 
 
 def replay_lines(fixture: dict) -> list[dict]:

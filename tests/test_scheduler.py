@@ -148,8 +148,9 @@ async def test_cache_key_covers_sampling_and_seed(tmp_path):
 
 async def test_cache_survives_reopening(tmp_path):
     request = Request(prompt="p")
-    ResponseCache(tmp_path / "c.sqlite").put_many([(request.cache_key("e"), "e", request,
-                                                    Response(texts=["kept"], prompt_tokens=3))])
+    first = ResponseCache(tmp_path / "c.sqlite")
+    first.put_many([(request.cache_key("e"), "e", request, Response(texts=["kept"], prompt_tokens=3))])
+    first.close()
     reopened = ResponseCache(tmp_path / "c.sqlite").get(request.cache_key("e"))
     assert reopened.text == "kept" and reopened.cached and reopened.prompt_tokens == 3
 

@@ -11,8 +11,9 @@ token-level decisions (Self-RAG's reflection tokens); rules files may hold such 
 A plain-text answer to a request with logprobs or logprob_tokens is reported as a certain model's:
 the text split into pieces (each requested named token whole, otherwise runs of non-space characters
 with their leading space), every piece log-probability 0, a named token reported where it was generated.
-Options `overhead` and `per_request` (seconds) make each batch sleep `overhead + per_request*n`,
-the cost model of the scheduler benchmark; `batch_size` sets the batch limit.
+Options `overhead`, `per_request` and `per_token` (seconds) make each batch sleep
+`overhead + per_request*n + per_token*tokens` (tokens: prompt and completion tokens of the batch's
+answers), the cost models of the scheduler and load benchmarks; `batch_size` sets the batch limit.
 """
 from __future__ import annotations
 
@@ -69,19 +70,22 @@ class ScriptedEngine(Engine):
     kind = "scripted"
 
     def __init__(self, model: str = "echo", script: Script | None = None, overhead: float = 0.0,
-                 per_request: float = 0.0, batch_size: int = 16, **options: Any) -> None:
+                 per_request: float = 0.0, per_token: float = 0.0, batch_size: int = 16, **options: Any) -> None:
         super().__init__(model, **options)
         self.script = script or load_script(model)
         self.overhead = float(overhead)
         self.per_request = float(per_request)
+        self.per_token = float(per_token)
         self.max_batch_size = int(batch_size)
         self.batch_sizes: list[int] = []  # what the scheduler sent, for tests and benchmarks
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         self.batch_sizes.append(len(requests))
-        if self.overhead or self.per_request:
-            time.sleep(self.overhead + self.per_request * len(requests))
-        return [self._answer(request) for request in requests]
+        answers = [self._answer(request) for request in requests]
+        tokens = sum(a.prompt_tokens + a.completion_tokens for a in answers if isinstance(a, Response))
+        if self.overhead or self.per_request or self.per_token:
+            time.sleep(self.overhead + self.per_request * len(requests) + self.per_token * tokens)
+        return answers
 
     def _answer(self, request: Request) -> Response | EngineError:
         try:

@@ -74,15 +74,29 @@ def rank_sentences(query_vector: np.ndarray, sentences: list[str], vectors: np.n
     return [int(i) for i in (-scores).argsort()[:k]]
 
 
-def unique_sentences(docs: list[Document], per_page: list[list[str]]) -> tuple[list[str], list[Document]]:
-    """The example's sentences without repeats, each with the first page it came from. Upstream
-    de-duplicates with `list(set(...))`, whose order varies between processes; first-occurrence
-    order makes runs repeatable (only ties in cosine score can order differently)."""
-    origin: dict[str, Document] = {}
+def unique_sentences(docs: list[Document], per_page: list[list[str]]) -> tuple[list[str], list[Document], list[int]]:
+    """The example's sentences without repeats, each with the first page it came from and its
+    position among all pages' sentences. Upstream de-duplicates with `list(set(...))`, whose order
+    varies between processes; first-occurrence order makes runs repeatable (only ties in cosine
+    score can order differently)."""
+    origin: dict[str, tuple[Document, int]] = {}
+    position = 0
     for doc, sentences in zip(docs, per_page):
         for sentence in sentences:
-            origin.setdefault(sentence, doc)
-    return list(origin), list(origin.values())
+            origin.setdefault(sentence, (doc, position))
+            position += 1
+    return list(origin), [doc for doc, _ in origin.values()], [at for _, at in origin.values()]
+
+
+def rank_page_sentences(docs: list[Document], per_page: list[list[str]], page_vectors: list[np.ndarray],
+                        query_vector: np.ndarray) -> tuple[list[str], list[Document], list[int]]:
+    """The unique sentences of the pages, their origins, and the top-k order of `rank_sentences`,
+    from per-page sentence vectors (rows in the pages' sentence order)."""
+    sentences, origins, positions = unique_sentences(docs, per_page)
+    if not sentences:
+        return [], [], []
+    vectors = np.concatenate(page_vectors)[positions]
+    return sentences, origins, rank_sentences(query_vector, sentences, vectors)
 
 
 # --- entity extraction and KG ------------------------------------------------------------------

@@ -7,17 +7,21 @@
   member is read line by line, in archive order. A plain `.tar.bz2` works the same way.
 
 Readers yield `(record_number, record or RecordError)`; record numbers count every line of data
-from 0 across all members, so they are stable positions for resuming.
+from 0 across all members, so they are stable positions for resuming. Readers are advanced off
+the event loop (the evaluator reads in a thread, where bz2 releases the GIL); large records are
+parsed in the shared worker processes (`loads`).
 """
 from __future__ import annotations
 
 import bz2
 import io
+import json
 import re
 import tarfile
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
+from ragbench import workers
 from ragbench.errors import ConfigError, RecordError
 from ragbench.jsonl import objects, read_lines
 
@@ -74,9 +78,20 @@ def task3_parts(path: Path) -> list[Path]:
     return parts
 
 
+LARGE_RECORD_BYTES = 256 * 1024
+
+
+def loads(line: str) -> Any:
+    """json.loads; a line of LARGE_RECORD_BYTES or more (a Task 3 record is ~3 MB) in a worker
+    process: parsing it here would hold the GIL, and so the event loop, for tens of milliseconds."""
+    if len(line) < LARGE_RECORD_BYTES:
+        return json.loads(line)
+    return workers.submit(json.loads, line).result()
+
+
 def _parse_lines(stream: IO[bytes], where: str, start: int) -> Iterator[Item]:
     """Records numbered from `start`, every non-blank line of the stream counting as one."""
-    for number, (_, item) in enumerate(objects(read_lines(stream, where), where), start):
+    for number, (_, item) in enumerate(objects(read_lines(stream, where, loads), where), start):
         yield number, item
 
 

@@ -1,20 +1,29 @@
-"""Web pages to sentences, as the CRAG repo's RAG baselines do it, off the event loop.
+"""Web pages to sentences and passages, as the CRAG repo's RAG baselines do it: off the event loop,
+and once per page across systems, tasks and runs.
 
 models/rag_llama_baseline.py ChunkExtractor._extract_chunks: BeautifulSoup(html, "lxml")
 .get_text(" ", strip=True), blingfire sentence offsets, each sentence cut to 1,000 characters;
-a page without text gives one empty sentence. Pages are parsed in a process pool (one task per
-page) so that parsing runs beside the LLM calls of other examples instead of before them.
+a page without text gives one empty sentence. Systems that read pages themselves get the same
+sentences joined into passages of about 100 words. Pages are parsed in the shared worker-process
+pool (ragbench.workers, a share of an example's pages per worker), so parsing runs beside the LLM calls of other examples
+and never on the loop; results go to the page cache (ragbench.page_cache) under a hash of the
+page and of the processing (parser and splitter versions included).
 """
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
-import os
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Callable, TypeVar
 
+from ragbench import workers
+from ragbench.page_cache import PageCache, content_key
 from ragbench.types import Document
 
 MAX_SENTENCE_CHARS = 1000
+PASSAGE_WORDS = 100
+KIND = "crag-page"
+workers.warm("bs4", "lxml", "blingfire", "ragbench.tasks.crag.pages")
 
 
 def html_to_sentences(html: str) -> list[str]:
@@ -28,16 +37,12 @@ def html_to_sentences(html: str) -> list[str]:
     return [text[start:end][:MAX_SENTENCE_CHARS] for start, end in offsets]
 
 
-PASSAGE_WORDS = 100
-
-
-def page_passages(page: Document) -> list[Document]:
-    """One page's text in passages of about PASSAGE_WORDS words (whole sentences), ids `<page>#<n>`."""
-    sentences = [s for s in html_to_sentences(page.metadata.get("page_result") or "") if s.strip()]
-    if not sentences:
-        return [page] if page.text.strip() else []
+def sentences_to_passages(sentences: list[str]) -> list[str]:
+    """Whole non-empty sentences joined until a passage has PASSAGE_WORDS words or more."""
     passages, current, words = [], [], 0
     for sentence in sentences:
+        if not sentence.strip():
+            continue
         current.append(sentence)
         words += len(sentence.split())
         if words >= PASSAGE_WORDS:
@@ -45,33 +50,134 @@ def page_passages(page: Document) -> list[Document]:
             current, words = [], 0
     if current:
         passages.append(" ".join(current))
+    return passages
+
+
+def process_page(html: str) -> dict[str, list[str]]:
+    """One page's sentences and passages (runs in a worker process)."""
+    sentences = html_to_sentences(html)
+    return {"sentences": sentences, "passages": sentences_to_passages(sentences)}
+
+
+def process_pages(pages: list[str]) -> list[dict[str, list[str]]]:
+    """`process_page` for several pages in one worker call (fewer round trips)."""
+    return [process_page(html) for html in pages]
+
+
+def page_documents(page: Document, passages: list[str]) -> list[Document]:
+    """A page's passages as documents with ids `<page>#<n>`; a page without text keeps its snippet."""
+    if not passages:
+        return [page] if page.text.strip() else []
     return [Document(id=f"{page.id}#{n}", title=page.title, text=text, url=page.url)
             for n, text in enumerate(passages, 1)]
 
 
-class PageProcessor:
-    """`await processor.sentences(pages)` -> sentences per page. `kind` "process" (default; real
-    parallelism, BeautifulSoup holds the GIL) or "thread"; `workers` defaults to the core count."""
+def _versions() -> str:
+    found = []
+    for package in ("beautifulsoup4", "lxml", "blingfire"):
+        try:
+            found.append(f"{package}=={version(package)}")
+        except PackageNotFoundError:
+            found.append(f"{package}==?")
+    return ",".join(found)
 
-    def __init__(self, kind: str = "process", workers: int | None = None) -> None:
+
+PROCESSING = f"lxml get_text(' ', strip) | blingfire | cut {MAX_SENTENCE_CHARS} | {PASSAGE_WORDS} words | {_versions()}"
+
+
+T = TypeVar("T")
+
+
+class Offload:
+    """Where CPU-bound calls run: the shared worker processes (`"process"`, the default) or threads
+    of this process (`"thread"`: for tests, where starting processes costs more than the work;
+    these calls then hold the GIL beside the loop)."""
+
+    def __init__(self, kind: str = "process", threads: int | None = None) -> None:
         if kind not in ("process", "thread"):
             raise ValueError(f"page processing kind must be 'process' or 'thread', not {kind!r}")
-        self.kind = kind
-        self.workers = int(workers or os.cpu_count() or 1)
-        self._executor: Executor | None = None
+        self.kind, self.threads = kind, threads
+        self._threads: ThreadPoolExecutor | None = None
 
-    def executor(self) -> Executor:
-        if self._executor is None:
-            self._executor = (ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
-                              if self.kind == "process" else ThreadPoolExecutor(self.workers))
-        return self._executor
+    async def start(self) -> None:
+        """Start the executor (in a thread: starting processes or threads blocks)."""
+        if self.kind == "process":
+            if not workers.running():
+                await asyncio.to_thread(workers.executor)
+        elif self._threads is None:
+            self._threads = await asyncio.to_thread(workers.ready_threads, self.threads or workers.usable_cores())
 
-    async def sentences(self, pages: list[str]) -> list[list[str]]:
-        loop = asyncio.get_running_loop()
-        executor = self.executor()
-        return list(await asyncio.gather(*(loop.run_in_executor(executor, html_to_sentences, html) for html in pages)))
+    @property
+    def width(self) -> int:
+        """How many calls run at once."""
+        return (workers.pool_size() or 1) if self.kind == "process" else (self.threads or workers.usable_cores())
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future:
+        """`fn(*args)` on the started executor, as a future of the running loop."""
+        executor = workers.executor() if self.kind == "process" else self._threads
+        return asyncio.get_running_loop().run_in_executor(executor, fn, *args)
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        await self.start()
+        return await self.submit(fn, *args)
 
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
-            self._executor = None
+        if self._threads is not None:
+            self._threads.shutdown(wait=True, cancel_futures=True)
+            self._threads = None
+
+
+def _keys(pages: list[str]) -> list[str]:
+    return [content_key(KIND, PROCESSING, html) for html in pages]
+
+
+class PageProcessor:
+    """`await processor.process(pages)` -> {"sentences", "passages"} per page: from the page cache,
+    else parsed by `offload` (a few pages per call). Pages being parsed for one example are not
+    parsed again for another that asks meanwhile."""
+
+    def __init__(self, offload: Offload | None = None, cache: PageCache | None = None) -> None:
+        self.offload = offload or Offload()
+        self.cache = cache
+        self.parsed = 0  # pages parsed here (not from the cache), for tests and benchmarks
+        self._in_flight: dict[str, tuple[asyncio.Future, int]] = {}  # page key -> (call, position in it)
+
+    async def process(self, pages: list[str]) -> list[dict[str, list[str]]]:
+        keys = await asyncio.to_thread(_keys, pages)  # hashing megabytes of HTML: not on the loop
+        found: list[Any] = await self.cache.get_many(keys) if self.cache is not None else [None] * len(pages)
+        missing = [i for i, value in enumerate(found) if value is None]
+        if not missing:
+            return found
+        await self.offload.start()
+        new, seen = [], set()
+        for i in missing:
+            if keys[i] not in self._in_flight and keys[i] not in seen:
+                new.append(i)
+                seen.add(keys[i])
+        started = []
+        # one worker call per share of the new pages (not one per page: each call is a few handles on
+        # the loop), dealt round-robin so that large pages spread over the workers
+        for share in (new[n::self.offload.width] for n in range(min(len(new), self.offload.width))):
+            share_keys = [keys[i] for i in share]
+            future = self.offload.submit(process_pages, [pages[i] for i in share])
+            future.add_done_callback(lambda _, done=share_keys: [self._in_flight.pop(key, None) for key in done])
+            for at, key in enumerate(share_keys):
+                self._in_flight[key] = (future, at)
+            started.append((future, share_keys))
+        self.parsed += len(new)
+        # pages another example is parsing already are waited for, not parsed again
+        waiting = {i: self._in_flight[keys[i]] for i in missing}
+        await asyncio.gather(*{id(future): future for future, _ in waiting.values()}.values())
+        for i, (future, at) in waiting.items():
+            found[i] = future.result()[at]
+        if self.cache is not None:
+            self.cache.put_many([(key, result) for future, share_keys in started
+                                 for key, result in zip(share_keys, future.result())])
+        return found
+
+    async def sentences(self, pages: list[str]) -> list[list[str]]:
+        return [page["sentences"] for page in await self.process(pages)]
+
+    async def passages(self, docs: list[Document]) -> list[Document]:
+        processed = await self.process([doc.metadata.get("page_result") or "" for doc in docs])
+        return [passage for doc, page in zip(docs, processed) for passage in page_documents(doc, page["passages"])]

@@ -9,8 +9,13 @@ version=v5|v4 (file to look for when no --data is given), tokenizer=DIR (Llama-2
 75-token cut), judge_protocol=kddcup2024|crag_repo|none, baseline=crag_repo|straightforward,
 kg=true|false (RAG+KG; default on for Tasks 2 and 3), kg_url=URL (else $CRAG_MOCK_API_URL),
 kg_dir=DIR (start the mock API in-process on a free port), allow_pickle=true (let kg_dir load
-upstream pickles), embedder=PATH|module:factory, page_executor=process|thread, page_workers=N,
-web_tokens / kg_tokens (straightforward RAG windows, in Llama-2 tokens).
+upstream pickles), embedder=PATH|module:factory, embedder_device=cuda|cpu (default cuda when there is
+one), embedder_precision=fp32|fp16, embedder_batch_size=N (default fp16 x 512 on a GPU, fp32 x 128 on
+the CPU), page_cache=PATH|off (parsed pages and their embeddings, ragbench.page_cache),
+page_executor=process|thread (the shared worker processes, or threads for tests), page_workers=N
+(threads of page_executor=thread), web_tokens / kg_tokens (straightforward RAG windows, in Llama-2
+tokens). CPU-bound work (page parsing, the straightforward windows' tokenisation) never runs on
+the event loop.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
+from ragbench import page_cache
 from ragbench.datafiles import data_dir, resolve_data_file
 from ragbench.errors import ConfigError, RecordError
 from ragbench.metrics.crag import TOKENIZER_ENV, cut_to_tokens
@@ -32,7 +38,7 @@ from . import baselines
 from .embedder import BatchingEmbedder
 from .kg.client import URL_ENV, CragKgClient
 from .loader import read_jsonl, read_task3_archive
-from .pages import PageProcessor, page_passages
+from .pages import Offload, PageProcessor
 
 SPLITS = {"validation": 0, "public_test": 1, "all": None}
 PROTOCOL_METRICS = {"kddcup2024": ("crag", "crag_human"), "crag_repo": ("crag_repo", "crag_human"),
@@ -108,7 +114,9 @@ class CragTask(Task):
     def __init__(self, data_path=None, split: str = "public_test", version: str = "v5", tokenizer: str | None = None,
                  judge_protocol: str = "kddcup2024", baseline: str = "crag_repo", kg: bool | None = None,
                  kg_url: str | None = None, kg_dir: str | None = None, allow_pickle: bool = False,
-                 embedder: str | None = None, page_executor: str = "process", page_workers: int | None = None,
+                 embedder: str | None = None, embedder_device: str | None = None,
+                 embedder_precision: str | None = None, embedder_batch_size: int | None = None,
+                 page_cache: str | None = None, page_executor: str = "process", page_workers: int | None = None,
                  web_tokens: int = 4000, kg_tokens: int = 2000) -> None:
         for name, value, allowed in (("split", split, SPLITS), ("judge_protocol", judge_protocol, PROTOCOL_METRICS),
                                      ("baseline", baseline, BASELINES), ("version", version, ("v4", "v5")),
@@ -120,7 +128,9 @@ class CragTask(Task):
             raise ConfigError(f"task {self.name} has no KG API (Task 1 is web pages only); use crag_t2 or crag_t3")
         super().__init__(data_path, split=split, version=version, tokenizer=tokenizer, judge_protocol=judge_protocol,
                          baseline=baseline, kg=self.uses_kg, kg_url=kg_url, kg_dir=kg_dir, allow_pickle=allow_pickle,
-                         embedder=embedder, page_executor=page_executor, page_workers=page_workers,
+                         embedder=embedder, embedder_device=embedder_device, embedder_precision=embedder_precision,
+                         embedder_batch_size=embedder_batch_size, page_cache=page_cache,
+                         page_executor=page_executor, page_workers=page_workers,
                          web_tokens=web_tokens, kg_tokens=kg_tokens)
         self.split, self.version, self.baseline = split, version, baseline
         self.metrics = PROTOCOL_METRICS[judge_protocol]
@@ -128,8 +138,11 @@ class CragTask(Task):
         self.kg_url, self.kg_dir, self.allow_pickle = kg_url, kg_dir, bool(allow_pickle)
         self.web_tokens, self.kg_tokens = int(web_tokens), int(kg_tokens)
         self.path: Path | None = None
-        self._embedder = BatchingEmbedder(embedder)
-        self._pages = PageProcessor(page_executor, page_workers)
+        self.page_cache_path = page_cache
+        self._offload = Offload(page_executor, int(page_workers) if page_workers else None)
+        self._embedder = BatchingEmbedder(embedder, embedder_device, embedder_precision,
+                                          int(embedder_batch_size) if embedder_batch_size else None)
+        self._pages = PageProcessor(self._offload)
         self._kg_server: Any = None
         self._kg_client: CragKgClient | None = None
 
@@ -231,13 +244,21 @@ class CragTask(Task):
         if self._kg_server is not None:
             await asyncio.to_thread(self._kg_server.stop)
             self._kg_server = None
-        self._pages.close()
+        self._offload.close()
 
-    def passages(self, docs: list[Document]) -> list[Document]:
+    async def _page_work(self) -> tuple[PageProcessor, BatchingEmbedder]:
+        """The page processor and embedder, on this run's page cache (a run closes the caches it used;
+        opening one is file work, done in a thread)."""
+        cache = await asyncio.to_thread(page_cache.open_cache, self.page_cache_path)
+        self._pages.cache = self._embedder.cache = cache
+        return self._pages, self._embedder
+
+    async def passages(self, docs: list[Document]) -> list[Document]:
         """Web pages as passages for systems that read documents themselves (LLatrieval, Self-RAG,
         SMART): each page's text (the baselines' HTML parsing and sentence split) in passages of about
         100 words, the unit of DPR/ALCE corpora, in page order; a page without text keeps its snippet."""
-        return [passage for doc in docs for passage in page_passages(doc)]
+        pages, _ = await self._page_work()
+        return await pages.passages(docs)
 
     # --- prompting: the CRAG repo baselines ---------------------------------------------------
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
@@ -259,14 +280,17 @@ class CragTask(Task):
 
     async def top_sentences(self, example: Example, ctx: Any, docs: list[Document]) -> list[Document]:
         """Pages -> sentences (worker processes) -> one embedding batch with other examples -> top 20."""
-        with ctx.step("retrieval", "crag_sentences", {"pages": len(docs)}) as step:
-            per_page = await self._pages.sentences([doc.metadata.get("page_result", "") for doc in docs])
-            sentences, origins = baselines.unique_sentences(docs, per_page)
-            if not sentences:
+        with ctx.step("retrieval", "crag_sentences", {"pages": len(docs)}) as step:  # traced before any await
+            pages, embedder = await self._page_work()
+            per_page = await pages.sentences([doc.metadata.get("page_result", "") for doc in docs])
+            if not any(per_page):
                 step.response = {"sentences": 0}
                 return []
-            vectors = await self._embedder.embed(sentences + [example.question])
-            order = baselines.rank_sentences(vectors[-1], sentences, vectors[:-1])
+            # one embedding group per page (each a page-cache entry), batched with other examples'
+            *page_vectors, query = await asyncio.gather(*(embedder.embed(page) for page in per_page),
+                                                        embedder.embed([example.question]))
+            sentences, origins, order = await asyncio.to_thread(baselines.rank_page_sentences, docs, per_page,
+                                                                page_vectors, query[0])
             step.response = {"sentences": len(sentences), "top": order}
         return [Document(id=origins[i].id, title=origins[i].title, text=sentences[i], url=origins[i].url)
                 for i in order]
@@ -280,9 +304,10 @@ class CragTask(Task):
 
     async def straightforward_prompt(self, example: Example, ctx: Any,
                                      docs: list[Document]) -> tuple[Prompt, list[Document]]:
-        web = cut_to_tokens(baselines.snippet_lines(docs), self.web_tokens, self.tokenizer_path)
-        kg = cut_to_tokens(await self.kg_context(example, ctx), self.kg_tokens, self.tokenizer_path) \
-            if self.uses_kg else None
+        web = await self._offload.run(cut_to_tokens, baselines.snippet_lines(docs), self.web_tokens,
+                                      self.tokenizer_path)
+        kg = await self._offload.run(cut_to_tokens, await self.kg_context(example, ctx), self.kg_tokens,
+                                     self.tokenizer_path) if self.uses_kg else None
         return baselines.straightforward_messages(example, web, kg), docs
 
 

@@ -1,0 +1,140 @@
+"""One process pool for the CPU-bound work of a run, so that the event loop never blocks.
+
+HTML parsing, sentence splitting, JSON parsing of large records, tokenisation for truncation: a
+call to such a function holds the GIL for tens of milliseconds to seconds, and on the loop (or in a
+thread of this process) it would stall every other example's LLM calls. `await run(fn, *args)`
+runs it in a worker process instead. The pool is shared by every task and system of the process,
+started lazily on first use with one worker per usable core at a lower CPU priority (niceness
++5: the loop and the engines' threads come first), warmed (each worker imports the modules named
+by `warm()` once, not per call), built with the `forkserver` start method where
+there is one (`spawn` elsewhere), so that it is safe in a process that already runs threads (the
+engines' and the cache's), and shut down by `shutdown()` at the end of a run (the evaluator calls
+it; an `atexit` hook catches the rest). `fn` and its arguments must be picklable: module-level
+functions only, and a script that starts a run must guard its top level with
+`if __name__ == "__main__":` (the workers import the main module, as with `spawn`).
+
+`RAGBENCH_WORKERS=N` sets the pool size; `RAGBENCH_WORKERS=0` runs the work in a thread of this
+process instead (debugging, or a platform without working subprocesses). `RAGBENCH_WORKERS_NICE`
+sets the workers' niceness (default 5; 0 on a machine shared with other jobs, where +5 gives the
+workers a third of a core's share against each of them).
+"""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import importlib
+import multiprocessing
+import os
+import threading
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+WORKERS_ENV = "RAGBENCH_WORKERS"
+
+_lock = threading.Lock()
+_executor: Executor | None = None
+_warm_modules: set[str] = set()
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def pool_size() -> int:
+    """Workers of the pool: $RAGBENCH_WORKERS, else one per usable core."""
+    value = os.environ.get(WORKERS_ENV, "").strip()
+    return int(value) if value.isdigit() else usable_cores()
+
+
+def warm(*modules: str) -> None:
+    """Name modules every worker imports when it starts (e.g. "bs4", "blingfire"); a pool that is
+    already running imports them on its next start."""
+    _warm_modules.update(modules)
+
+
+NICENESS_ENV = "RAGBENCH_WORKERS_NICE"
+
+
+def _init_worker(modules: tuple[str, ...]) -> None:
+    """Lower the worker's priority (throughput work must not take the core the event loop and the
+    engines' threads need to stay responsive), then import the warm modules."""
+    try:
+        os.nice(int(os.environ.get(NICENESS_ENV, "5")))
+    except (AttributeError, OSError):  # not POSIX
+        pass
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # the call that needs it reports the missing package
+            pass
+
+
+def executor() -> Executor:
+    """The shared pool, started (and its workers warmed) on first use."""
+    global _executor
+    with _lock:
+        if _executor is None:
+            size = pool_size()
+            if size == 0:
+                _executor = ThreadPoolExecutor(1, thread_name_prefix="ragbench-cpu")
+            else:
+                method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+                context = multiprocessing.get_context(method)
+                if method == "forkserver":  # the server imports them once; every worker forks warm from it
+                    context.set_forkserver_preload(sorted(_warm_modules))
+                _executor = ProcessPoolExecutor(size, mp_context=context,
+                                                initializer=_init_worker, initargs=(tuple(sorted(_warm_modules)),))
+                for _ in range(size):  # start every worker now, not one per first call
+                    _executor.submit(int)
+        return _executor
+
+
+async def run(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a worker process, awaited without blocking the loop."""
+    if _executor is None:  # starting processes blocks for a while: not on the loop
+        await asyncio.to_thread(executor)
+    return await asyncio.get_running_loop().run_in_executor(executor(), fn, *args)
+
+
+def submit(fn: Callable[..., T], *args: Any):
+    """`fn(*args)` in a worker process from synchronous code (a reader thread): a Future."""
+    return executor().submit(fn, *args)
+
+
+def ready_threads(size: int | None = None) -> ThreadPoolExecutor:
+    """A thread pool with all its threads started (for the loop's default executor): a pool that
+    starts a thread inside `submit` makes the submitting loop wait for the new thread to run."""
+    size = size or min(32, usable_cores() + 4)  # ThreadPoolExecutor's own default
+    pool = ThreadPoolExecutor(size, thread_name_prefix="ragbench-io")
+    gate = threading.Barrier(size)
+    for future in [pool.submit(gate.wait) for _ in range(size)]:
+        future.result()
+    return pool
+
+
+async def use_ready_threads() -> ThreadPoolExecutor:
+    """Give the running loop a default executor whose threads are already started (started in a
+    thread); the caller shuts it down when the loop ends."""
+    pool = await asyncio.to_thread(ready_threads)
+    asyncio.get_running_loop().set_default_executor(pool)
+    return pool
+
+
+def running() -> bool:
+    return _executor is not None
+
+
+def shutdown() -> None:
+    """Stop the workers (queued work is cancelled); the next call starts a fresh pool."""
+    global _executor
+    with _lock:
+        pool, _executor = _executor, None
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(shutdown)

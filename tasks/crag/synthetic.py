@@ -1,0 +1,142 @@
+"""Synthetic CRAG Task 3 data in the released format, for load tests and benchmarks.
+
+Records follow the v5 schema (`interaction_id`, `query_time`, `domain`, `question_type`,
+`static_or_dynamic`, `popularity`, `query`, `answer`, `alt_ans`, `split`, and 50 `search_results`
+of `page_name`, `page_url`, `page_snippet`, `page_result`, `page_last_modified`) and are written as
+one `.jsonl` member of a `.tar.bz2` cut into `.tar.bz2.part0..N`, as facebookresearch/CRAG ships
+Task 3.
+
+Page sizes: the released Task 3 dump holds ~3 MB of JSON per 50-page record (≈60 kB of HTML per
+page, a few pages empty, a long tail of large pages). Pages here are log-normal in size with a
+median of 30 kB and sigma 1.0 (mean ≈ 50 kB; 5 % over ≈155 kB, 1 % over ≈300 kB), cut at 1 kB
+and 2 MB, and 4 % of pages are empty (`page_result` ""). About a quarter of a page's bytes are
+visible text (~120 sentences per page) (paragraphs, lists, tables); the rest is markup, navigation, inline scripts and
+styles, which BeautifulSoup must walk but `get_text` mostly drops.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import random
+import tarfile
+from pathlib import Path
+from typing import Any
+
+MEDIAN_PAGE_BYTES = 30_000
+SIGMA = 1.0
+MIN_PAGE_BYTES, MAX_PAGE_BYTES = 1_000, 2_000_000
+EMPTY_PAGES = 0.04
+WORDS = ("the team won league season player city company price market year album song film director record revenue "
+         "stock growth report history music award best new artist released country president election energy "
+         "science research study data model series game score points million billion percent according said "
+         "first last since during after before under over between against about people world government").split()
+SCRIPT = ("window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments);}gtag('js',new Date());"
+          "var cfg={\"ads\":true,\"slots\":[\"top\",\"side\",\"bottom\"],\"lazy\":1};")
+STYLE = ".nav{display:flex;gap:8px}.c p{margin:0 0 1em;line-height:1.5}.ad{min-height:250px}table td{padding:4px}"
+
+
+def page_size(rng: random.Random, median: int = MEDIAN_PAGE_BYTES, sigma: float = SIGMA) -> int:
+    """Bytes of one page's HTML (0 for an empty page), from the distribution above."""
+    if rng.random() < EMPTY_PAGES:
+        return 0
+    return int(min(MAX_PAGE_BYTES, max(MIN_PAGE_BYTES, rng.lognormvariate(math.log(median), sigma))))
+
+
+def _sentence(rng: random.Random) -> str:
+    return " ".join(rng.choices(WORDS, k=rng.randint(6, 24))).capitalize() + rng.choice(".!?")
+
+
+def page_html(rng: random.Random, size: int, title: str) -> str:
+    """A web page of about `size` bytes: head with scripts and styles, navigation, an article of
+    paragraphs, lists and tables, a footer."""
+    if size <= 0:
+        return ""
+    head = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
+            f"<script>{SCRIPT}</script><style>{STYLE}</style></head><body>")
+    nav = "<nav class=\"nav\"><ul>" + "".join(f"<li><a href=\"/{w}\" class=\"nav-link\">{w.title()}</a></li>"
+                                              for w in rng.choices(WORDS, k=12)) + "</ul></nav><main><article class=\"c\">"
+    tail = "</article></main><footer><p>© 2024 Example Media. All rights reserved.</p></footer>" \
+           f"<script>{SCRIPT}</script></body></html>"
+    parts, used = [head, nav, f"<h1>{title}</h1>"], len(head) + len(nav) + len(tail)
+    while used < size:
+        kind = rng.random()
+        if kind < 0.45:
+            block = ("<div class=\"row article-row\"><div class=\"col-md-8 article-body\" data-track=\"para-"
+                     f"{rng.randint(1, 10**6)}\"><p class=\"article-paragraph\">"
+                     + " ".join(_sentence(rng) for _ in range(rng.randint(1, 3))) + "</p></div></div>")
+        elif kind < 0.55:
+            block = "<ul class=\"list\">" + "".join(f"<li class=\"item\"><a href=\"/t/{rng.randint(1, 10**5)}\">"
+                                                   f"{_sentence(rng)}</a></li>" for _ in range(3)) + "</ul>"
+        elif kind < 0.65:
+            block = "<table class=\"data\"><tbody>" + "".join(
+                "<tr>" + "".join(f"<td class=\"cell\">{rng.choice(WORDS)} {rng.randint(1, 9999)}</td>" for _ in range(4))
+                + "</tr>" for _ in range(3)) + "</tbody></table>"
+        else:
+            block = (f"<div class=\"ad-container\" data-slot=\"{rng.randint(1, 99)}\"><script>"
+                     f"{SCRIPT * rng.randint(2, 6)}</script><iframe src=\"https://ads.example.com/"
+                     f"{rng.randint(1, 10**6)}\" width=\"300\" height=\"250\"></iframe><noscript><img src=\""
+                     f"https://px.example.com/{rng.randint(1, 10**6)}.gif\"></noscript></div>")
+        parts.append(block)
+        used += len(block)
+    parts.append(tail)
+    return "".join(parts)
+
+
+def task3_record(rng: random.Random, index: int, pages: int = 50, median: int = MEDIAN_PAGE_BYTES) -> dict[str, Any]:
+    topic = " ".join(rng.choices(WORDS, k=3))
+    results = []
+    for p in range(pages):
+        html = page_html(rng, page_size(rng, median), f"{topic.title()} - page {p}")
+        results.append({"page_name": f"{topic.title()} {p}", "page_url": f"https://example.org/{index}/{p}",
+                        "page_snippet": _sentence(rng), "page_result": html,
+                        "page_last_modified": "Thu, 01 Feb 2024 10:00:00 GMT" if p % 3 else ""})
+    return {"interaction_id": f"synthetic-{index}", "query_time": "03/01/2024, 10:00:00 PT", "domain": "finance",
+            "question_type": "simple", "static_or_dynamic": "static", "popularity": "", "split": 1,
+            "query": f"what was the {topic} in {2000 + index % 24}?", "answer": f"{topic} {index}", "alt_ans": [],
+            "search_results": results}
+
+
+def standin_tokenizer(folder: Path) -> Path:
+    """A stand-in for the Llama-2 tokenizer (one token per byte after a BOS, as tokenizer.json, with
+    Llama-2's vocabulary size and the ids the pre-flight recognises it by; fillers pad it) for runs
+    whose outcome does not depend on where CRAG's 75-token cut falls (tests, load benchmarks)."""
+    import os
+
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+
+    from .preflight import LLAMA2_IDS, LLAMA2_VOCAB_SIZE
+
+    if not (folder / "tokenizer.json").is_file():
+        alphabet = pre_tokenizers.ByteLevel.alphabet()
+        vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, **{symbol: i + 3 for i, symbol in enumerate(sorted(alphabet))}}
+        vocab.update({token: id_ for token, id_ in LLAMA2_IDS.items()})
+        taken = set(vocab.values())
+        vocab.update({f"<filler{i}>": i for i in range(LLAMA2_VOCAB_SIZE) if i not in taken})
+        tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tokenizer.decoder = decoders.ByteLevel()
+        tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+        folder.mkdir(parents=True, exist_ok=True)
+        scratch = folder / f"tokenizer.json.{os.getpid()}"
+        tokenizer.save(str(scratch))
+        os.replace(scratch, folder / "tokenizer.json")
+    return folder
+
+
+def write_task3_archive(folder: Path, questions: int, pages: int = 50, median: int = MEDIAN_PAGE_BYTES,
+                        seed: int = 0, parts: int = 2, stem: str = "crag_task_3_dev_v5") -> Path:
+    """`questions` records in `<stem>.tar.bz2.part0..` under `folder`; returns the first part."""
+    rng = random.Random(seed)
+    lines = "".join(json.dumps(task3_record(rng, i, pages, median)) + "\n" for i in range(questions)).encode()
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:bz2") as archive:
+        member = tarfile.TarInfo(f"{stem}/{stem}_0.jsonl")
+        member.size = len(lines)
+        archive.addfile(member, io.BytesIO(lines))
+    data = buffer.getvalue()
+    folder.mkdir(parents=True, exist_ok=True)
+    cut = -(-len(data) // parts)
+    for n in range(parts):
+        (folder / f"{stem}.tar.bz2.part{n}").write_bytes(data[n * cut:(n + 1) * cut])
+    return folder / f"{stem}.tar.bz2.part0"

@@ -1,0 +1,156 @@
+"""CRAG Task 3 at scale: the event loop never blocks, and page work is done once across systems.
+
+The data are synthetic Task 3 records in the released `.tar.bz2.part*` format with real-looking
+HTML pages (ragbench.tasks.crag.synthetic), small enough for a 2-core CI machine.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+
+import pytest
+from crag_helpers import tokenizer_dir
+from helpers import run
+
+from ragbench.evaluator import Evaluator, RunConfig
+from ragbench.tasks.crag import loader
+from ragbench.tasks.crag.synthetic import write_task3_archive
+
+EMBEDDER = "crag_helpers:KeywordEmbedder"
+SLOW_CALLBACK_SECONDS = 0.05
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    """4 questions x 8 pages (log-normal sizes around 20 kB; records of ~300 kB to 1 MB)."""
+    return write_task3_archive(tmp_path_factory.mktemp("crag_t3"), questions=4, pages=8, median=20_000)
+
+
+def config(tmp_path, archive, name, system="vanilla", **task_args) -> RunConfig:
+    return RunConfig(tasks=["crag_t3"], system=system, model="scripted:echo", data={"crag_t3": str(archive)},
+                     output=str(tmp_path / name), progress=False, bootstrap_iters=50, max_inflight=4,
+                     task_args={"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none", **task_args})
+
+
+# max_inflight=4 (there are 4 examples): in debug mode asyncio records a stack for every task it
+# creates, which makes the evaluator's start (64 worker tasks by default) a 60 ms step on a loaded
+# 2-core machine by itself; without debug mode that step takes about a millisecond.
+class DebugLoopPolicy(asyncio.DefaultEventLoopPolicy):
+    """asyncio's debug mode with a 50 ms slow-callback threshold on every loop it makes."""
+
+    def new_event_loop(self):
+        loop = super().new_event_loop()
+        loop.set_debug(True)
+        loop.slow_callback_duration = SLOW_CALLBACK_SECONDS
+        return loop
+
+
+@pytest.mark.parametrize("embedder", [EMBEDDER, pytest.param(None, marks=pytest.mark.model, id="minilm")])
+def test_a_task3_run_never_blocks_the_event_loop(tmp_path, archive, caplog, monkeypatch, embedder):
+    monkeypatch.setattr(loader, "LARGE_RECORD_BYTES", 64 * 1024)  # every record here is parsed in a worker
+    args = {"embedder": embedder} if embedder else {}
+    if embedder is None:  # import time holds the GIL in C for long stretches; loading the model does not
+        pytest.importorskip("sentence_transformers")
+    previous = asyncio.get_event_loop_policy()
+    asyncio.set_event_loop_policy(DebugLoopPolicy())
+    try:
+        with caplog.at_level(logging.WARNING, logger="asyncio"):
+            outcome = Evaluator(config(tmp_path, archive, "run", **args)).run()
+    finally:
+        asyncio.set_event_loop_policy(previous)
+    assert outcome.results["counts"]["crag_t3"]["records"] == 4
+    assert outcome.results["counts"]["crag_t3"]["failed"] == 0
+    slow = [r.getMessage() for r in caplog.records if r.name == "asyncio" and re.search(r"took \d", r.getMessage())]
+    assert not slow, "callbacks blocked the event loop:\n" + "\n".join(slow)
+
+
+def _page_work(outcome_task) -> tuple[int, int]:
+    return outcome_task._pages.parsed, outcome_task._embedder.texts_encoded
+
+
+def test_a_second_system_on_the_same_file_parses_and_embeds_nothing(tmp_path, archive):
+    first = Evaluator(config(tmp_path, archive, "first", embedder=EMBEDDER))
+    first_results = first.run().results
+    parsed, embedded = _page_work(first.planned[0].task)
+    assert parsed == 4 * 8 and embedded > 0
+    stats = first_results["cost"]["page_cache"]
+    assert stats["hits"] == 0 and stats["lookups"] > 0 and stats["bytes"] > 0
+
+    # another system on the same file: the same RAG baseline around another model, then a passage reader
+    other_model = config(tmp_path, archive, "second", embedder=EMBEDDER)
+    other_model.model_args = {"batch_size": 3}
+    second = Evaluator(other_model)
+    second_results = second.run().results
+    assert _page_work(second.planned[0].task) == (0, 0)
+    assert second_results["cost"]["page_cache"]["hit_rate"] == 1.0
+    assert [s["prompts"] for s in _samples(tmp_path / "second")] == [s["prompts"] for s in _samples(tmp_path / "first")]
+
+    third = Evaluator(config(tmp_path, archive, "third", system="selfrag", embedder=EMBEDDER))
+    third.run()
+    assert _page_work(third.planned[0].task)[0] == 0
+
+
+def test_page_cache_off_parses_again_and_reports_nothing(tmp_path, archive):
+    run(tmp_path, "warm", **_kwargs(archive, embedder=EMBEDDER))
+    evaluator = Evaluator(config(tmp_path, archive, "off", embedder=EMBEDDER, page_cache="off"))
+    results = evaluator.run().results
+    assert _page_work(evaluator.planned[0].task)[0] == 4 * 8
+    assert "page_cache" not in results["cost"]
+
+
+def _kwargs(archive, **task_args) -> dict:
+    return {"tasks": ["crag_t3"], "system": "vanilla", "model": "scripted:echo", "data": {"crag_t3": str(archive)},
+            "task_args": {"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none", **task_args}}
+
+
+def _samples(run_dir):
+    import json
+
+    return [json.loads(line) for line in (run_dir / "samples" / "crag_t3.jsonl").read_text().splitlines()]
+
+
+def test_the_device_decides_precision_and_batch_size(monkeypatch):
+    from ragbench.errors import ConfigError
+    from ragbench.tasks.crag import embedder
+
+    monkeypatch.setattr(embedder, "cuda_available", lambda: True)
+    assert embedder.placement() == embedder.Placement("cuda", "fp16", 512)
+    assert embedder.placement("cpu") == embedder.Placement("cpu", "fp32", 128)  # the baselines' batch: upstream's numbers
+    assert embedder.placement(precision="fp32", batch_size=64) == embedder.Placement("cuda", "fp32", 64)
+    monkeypatch.setattr(embedder, "cuda_available", lambda: False)
+    assert embedder.placement() == embedder.Placement("cpu", "fp32", 128)
+    with pytest.raises(ConfigError, match="embedder_precision"):
+        embedder.placement(precision="int8")
+    half, full = embedder.ModelSpec("/models/x", "cuda"), embedder.ModelSpec("/models/x", "cpu")
+    assert half.where.precision == "fp16" and full.where.precision == "fp32"
+
+
+async def test_per_page_embeddings_rank_as_one_embedding_of_the_unique_sentences(tmp_path):
+    """Page vectors come from the cache or from batches shared with other examples; the top 20 equal
+    the baseline's way: the example's unique sentences and the question embedded together."""
+    import json
+    import tarfile
+
+    import numpy as np
+    from crag_helpers import KeywordEmbedder
+
+    from ragbench.context import Context
+    from ragbench.tasks.crag import baselines
+    from ragbench.tasks.crag.pages import html_to_sentences
+    from ragbench.tasks.crag.task import CragTask3, example_from_record
+
+    archive = write_task3_archive(tmp_path, questions=1, pages=6, median=3_000, parts=1)
+    with tarfile.open(archive, "r:bz2") as tar:
+        record = json.loads(next(m for m in (tar.extractfile(x) for x in tar.getmembers() if x.isfile())).readline())
+    record["search_results"][3] = dict(record["search_results"][1])  # a repeated page: repeated sentences
+    example = example_from_record(record, 0, "x")
+    task = CragTask3(kg=False, embedder=EMBEDDER, page_cache=str(tmp_path / "pages.sqlite"), page_executor="thread")
+    for _ in range(2):  # parsed and embedded, then from the cache
+        top = await task.top_sentences(example, Context(llm=None, task=task), example.docs)
+        per_page = [html_to_sentences(doc.metadata["page_result"]) for doc in example.docs]
+        sentences, origins, _ = baselines.unique_sentences(example.docs, per_page)
+        vectors = np.asarray(KeywordEmbedder().encode(sentences + [example.question]))
+        order = baselines.rank_sentences(vectors[-1], sentences, vectors[:-1])
+        assert [(d.text, d.id) for d in top] == [(sentences[i], origins[i].id) for i in order]
+    await task.teardown()

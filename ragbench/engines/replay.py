@@ -14,7 +14,8 @@ record may add "tokens": [generated token strings], "logprobs": [{token: logprob
 (the chosen token must be in its position's dict), optional "token_ids": [ints] and
 "cumulative_logprob" (default: the sum of the chosen tokens' log-probabilities). A request's
 `logprob_tokens` are then answered from each position's dict (tokens absent there are absent from
-`named`, as a token outside vLLM's top-k is), `logprobs=k` from the k largest entries.
+`named`, as a token outside vLLM's top-k is; with `logprob_window=k`, so is one with k or more
+recorded entries above it, unless generated there), `logprobs=k` from the k largest entries.
 """
 from __future__ import annotations
 
@@ -54,11 +55,22 @@ def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
     logprobs = []
     for token, lps, token_id in zip(record["tokens"], record["logprobs"], ids):
         top = dict(sorted(lps.items(), key=lambda item: item[1], reverse=True)[:k]) if k else {}
-        named = {name: lps[name] for name in sampling.logprob_tokens if name in lps}
+        named = {name: lps[name] for name in sampling.logprob_tokens if name in lps
+                 and in_window(lps, name, token, sampling.logprob_window)}
         logprobs.append(TokenLogprobs(token=token, logprob=float(lps[token]), top=top, named=named, token_id=token_id))
     cumulative = record.get("cumulative_logprob")
     return Response(texts=texts, logprobs=logprobs, completion_tokens=len(logprobs),
                     cumulative_logprob=float(cumulative) if cumulative is not None else sum(t.logprob for t in logprobs))
+
+
+def in_window(lps: dict[str, float], name: str, token: str, window: int | None) -> bool:
+    """Whether recorded entry `name` shows in a top-`window` dict: its rank among the recorded entries
+    (those more likely than it) is below the window, or it is the generated token. A recording of
+    top-k dicts thus replays any window up to k; a token absent from a dict is outside every window."""
+    if window is None or name == token:
+        return True
+    value = lps[name]
+    return sum(1 for other in lps.values() if other > value) < window
 
 
 def _request_text(prompt: str | None, messages: list[dict[str, str]] | None) -> str:

@@ -132,9 +132,11 @@ def test_the_system_asks_upstreams_windows_or_none(tmp_path):
 def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
     from ragbench.engines.hf import HFEngine
 
-    names = ("<|im_end|>", "<|im_start|>", "Paris", " Paris", "the", " the")
+    candidates = ("<|im_end|>", "<|im_start|>", "Paris", "ĠParis", "the", "Ġthe", "The", "ĠThe", "Ġcapital", "Ġis")
     engine = HFEngine("embedded")
     try:
+        names = tuple(n for n in candidates if n not in engine.missing_tokens(candidates))
+        assert len(names) >= 5
         def ask(window):
             request = Request.chat([{"role": "user", "content": "What is the capital of France?"}],
                                    Sampling(max_tokens=5, logprobs=40, logprob_tokens=names, logprob_window=window))
@@ -145,8 +147,8 @@ def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
     assert all(set(p.named) == set(names) for p in exact)
     shown = 0
     for full, cut in zip(exact, windowed):
-        top40 = set(full.top)  # the 40 most likely pieces at this position
-        assert set(cut.named) == {n for n in names if n in top40 or n == full.token}
+        top40 = set(full.top)  # the 40 most likely pieces at this position (decoded: "Ġ" is a space)
+        assert set(cut.named) == {n for n in names if n.replace("Ġ", " ") in top40 or n.replace("Ġ", " ") == full.token}
         assert all(cut.named[n] == full.named[n] for n in cut.named)
         shown += len(cut.named)
     assert 0 < shown < len(names) * len(exact)  # some inside, some outside

@@ -35,34 +35,34 @@ RECIPE = {
 
 
 def build_window_model(folder: Path) -> Path:
-    """Write the model to `folder` (once) and return it."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from ragbench.engines.embedded import embedded_safetensors_dir
+    """Write the model to `folder` (once: written aside and renamed when complete) and return it."""
+    from ragbench.engines.embedded import _saved_once, embedded_safetensors_dir
     from ragbench.plugins.selfrag_prompts import ADDED_TOKENS
 
-    if (folder / "config.json").is_file():
-        return folder
     base = embedded_safetensors_dir()
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
-    known = len(tokenizer)
-    tokenizer.add_tokens(list(ADDED_TOKENS), special_tokens=True)
-    model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
-    weight = model.get_input_embeddings().weight
-    generator = torch.Generator().manual_seed(SEED)
-    with torch.no_grad():
-        mean, std = weight[:known].mean(0), weight[:known].std(0)
-        for token in ADDED_TOKENS:
-            anchor, scale, spread = RECIPE[token]
-            noise = torch.randn(weight.shape[1], generator=generator)
-            centre = mean if anchor is None else scale * weight[tokenizer.convert_tokens_to_ids(
-                tokenizer.tokenize(anchor)[0])]
-            weight[tokenizer.convert_tokens_to_ids(token)] = centre + spread * std * noise
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+
+    def build():
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(base)
+        model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+        known = len(tokenizer)
+        tokenizer.add_tokens(list(ADDED_TOKENS), special_tokens=True)
+        model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+        weight = model.get_input_embeddings().weight
+        generator = torch.Generator().manual_seed(SEED)
+        with torch.no_grad():
+            mean, std = weight[:known].mean(0), weight[:known].std(0)
+            for token in ADDED_TOKENS:
+                anchor, scale, spread = RECIPE[token]
+                noise = torch.randn(weight.shape[1], generator=generator)
+                centre = mean if anchor is None else scale * weight[tokenizer.convert_tokens_to_ids(
+                    tokenizer.tokenize(anchor)[0])]
+                weight[tokenizer.convert_tokens_to_ids(token)] = centre + spread * std * noise
+        return model, tokenizer
+
+    return _saved_once(folder, f"{base} + selfrag window recipe (tests/selfrag_window_model.py, seed {SEED})", build)
 
 
 def added_rows_digest(folder: Path) -> str:

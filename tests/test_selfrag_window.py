@@ -20,6 +20,8 @@ from ragbench.scheduler import Scheduler
 from ragbench.task import Task
 from ragbench.types import Example
 
+from test_engine_vllm import NAMED, CompletionOutput, FakeLLM, Logprob, RequestOutput, fake_vllm  # noqa: F401
+
 PROMPT = "### Instruction:\nq\n\n### Response:\n"
 
 
@@ -152,3 +154,34 @@ def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
         assert all(cut.named[n] == full.named[n] for n in cut.named)
         shown += len(cut.named)
     assert 0 < shown < len(names) * len(exact)  # some inside, some outside
+
+
+
+def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch):
+    """logprob_window=k asks vLLM for logprobs=k (needs max_logprobs >= k; vLLM's default is 20) and
+    reports a named token where that dict holds it within rank k (vLLM adds the sampled token, whatever its rank)."""
+    from ragbench.engines.base import EngineError
+    from ragbench.engines.vllm import VLLMEngine
+
+    relevant, irrelevant = NAMED["[Relevant]"], NAMED["[Irrelevant]"]
+
+    def answer(prompt, params):
+        entries = [{ord("a"): Logprob(-0.1, 1, "a"), relevant: Logprob(-2.0, 2, "[Relevant]")},  # inside
+                   {ord("b"): Logprob(-0.2, 1, "b")},  # both outside the top-k
+                   {irrelevant: Logprob(-6.0, 3000, "[Irrelevant]"), ord("c"): Logprob(-0.3, 1, "c")}]
+        return RequestOutput("p", [1], [CompletionOutput(0, "ab[Irrelevant]", [ord("a"), ord("b"), irrelevant],
+                                                         entries, "length")])
+
+    monkeypatch.setattr(FakeLLM, "answer", staticmethod(answer))
+
+    def ask(engine, window):
+        names = ("[Relevant]", "[Irrelevant]")
+        return engine.generate([Request(prompt="p", sampling=Sampling(max_tokens=3, logprob_tokens=names,
+                                                                       logprob_window=window))])[0]
+
+    refused = ask(VLLMEngine("/m"), 30)
+    assert isinstance(refused, EngineError) and "max_logprobs=-1 (or >= 30)" in str(refused)
+    out = ask(VLLMEngine("/m"), 2)
+    params = FakeLLM.instances[-1].calls[-1]["params"][0].kwargs
+    assert params["logprobs"] == 2 and "logprob_token_ids" not in params
+    assert [p.named for p in out.logprobs] == [{"[Relevant]": -2.0}, {}, {"[Irrelevant]": -6.0}]

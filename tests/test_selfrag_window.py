@@ -185,3 +185,33 @@ def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch)
     params = FakeLLM.instances[-1].calls[-1]["params"][0].kwargs
     assert params["logprobs"] == 2 and "logprob_token_ids" not in params
     assert [p.named for p in out.logprobs] == [{"[Relevant]": -2.0}, {}, {"[Irrelevant]": -6.0}]
+
+
+def test_an_empty_chosen_answer_stays_empty_scores_0_and_the_run_goes_on(tmp_path):
+    """Upstream's main() crashes on an empty chosen answer (`pred[0]`: IndexError). Here the empty
+    text is the prediction, `match` and `selfrag_match` score it 0, and the run goes on."""
+    from helpers import run, samples
+
+    from ragbench.plugins.selfrag_prompts import evidence_prompt
+
+    rows, records = [], []
+    for n, question in enumerate(("Who is A?", "Who is B?")):
+        docs = [{"id": f"{n}-0", "title": "T0", "text": "zero"}, {"id": f"{n}-1", "title": "T1", "text": "one"}]
+        rows.append({"question": question, "answers": ["a"], "ctxs": docs})
+        prompt = f"### Instruction:\n{question}\n\n### Response:\n"
+        # passage 0: nothing generated (relevance 0.5 from two -100s, exp(seq score 0) = 1): score 1.5
+        records.append({"prompt": evidence_prompt(prompt, "T0", "zero"), "response": "", "tokens": [], "logprobs": []})
+        text = " a" if n else " x"  # passage 1: an unlikely, irrelevant answer scoring less
+        records.append({"prompt": evidence_prompt(prompt, "T1", "one"), "response": text, "tokens": [text],
+                        "logprobs": [{text: -5.0, "[Irrelevant]": -0.1, "[Relevant]": -9.0}]})
+    data, calls = tmp_path / "popqa.jsonl", tmp_path / "calls.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    calls.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    results = run(tmp_path, tasks=["popqa"], system="selfrag", model=f"replay:{calls}", data={"popqa": str(data)},
+                  system_args={"mode": "always_retrieve", "ndocs": 2, "max_new_tokens": 5},
+                  metrics=["match", "selfrag_match"])
+    assert results["complete"] and results["counts"]["popqa"]["scored"] == 2
+    out = samples(tmp_path / "run", "popqa")
+    assert [s["prediction"]["answer"] for s in out] == ["", ""]
+    assert [s["prediction"]["extras"]["selfrag"]["best_passage"] for s in out] == [0, 0]
+    assert all(s["scores"]["match"] == 0.0 and s["scores"]["selfrag_match"] == 0.0 for s in out)

@@ -89,10 +89,11 @@ def test_the_default_window_gives_upstreams_decisions_passages_texts_and_scores(
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_exact_reading_departs_from_upstream_where_a_token_is_outside_the_window(tmp_path, mode):
-    """The fixture is one where the window matters: exact log-probs choose other passages."""
+    """The fixture is one where the window matters: with exact log-probs every question's passage scores
+    differ from upstream's (on this model the chosen passages happen to stay the same)."""
     ours = run_selfrag(tmp_path, mode, f"replay:{TOKENS}", logprob_window="exact")
     counts = agreement(ours, upstream()["modes"][mode])
-    assert counts["scores"] < len(ours) and counts["chosen"] < len(ours), counts
+    assert counts["scores"] == 0 and counts["retrieved"] == len(ours), counts
 
 
 def test_the_fixture_has_reflection_tokens_inside_and_outside_the_windows():

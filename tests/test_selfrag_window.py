@@ -125,7 +125,7 @@ def test_engines_that_cannot_give_upstreams_windows_are_refused_before_the_run()
     SelfRag(logprob_window="exact").check_model(fake_engine("vllm"))
 
 
-def test_the_system_asks_upstreams_windows_or_none(tmp_path):
+def test_the_system_asks_upstreams_windows_or_none():
     assert SelfRag().sampling(SHORT_PASSAGE_WINDOW)["logprob_window"] == 5000
     assert "logprob_window" not in SelfRag(logprob_window="exact").sampling(SHORT_PASSAGE_WINDOW)
 

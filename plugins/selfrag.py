@@ -15,6 +15,8 @@ and README commands run it, quirks included; each quirk that moves numbers has i
   long_form_seqscore=False        use_seqscore never reaches the long-form step scorer
   chain_sibling_segments=True     a long-form child's prompt continues its previous sibling's segment
   citation_numbering="path"       ASQA citations number path positions, past skipped duplicates
+  logprob_window="upstream"       a reflection token counts only inside the top-k dict upstream asked
+                                  vLLM for (5,000 / 32,016 / 32,000), else -100; "exact" reads every one
 Where upstream crashes, this runs and says so in the docstring of the place: adaptive mode without
 a threshold is a configuration error before the run.
 """
@@ -26,6 +28,7 @@ from statistics import mean
 from typing import Any
 
 from ragbench.context import Context
+from ragbench.engines.base import EngineError, Sampling
 from ragbench.errors import ConfigError
 from ragbench.system import System
 from ragbench.task import Task
@@ -35,7 +38,8 @@ from . import selfrag_outline
 from .selfrag_longform import long_form
 from .selfrag_prompts import (GROUNDING_TOKENS, NO_RETRIEVAL, PROMPT, RELEVANCE_TOKENS, RETRIEVAL_TOKENS,
                               UTILITY_TOKENS, clean_short_answer, evidence_prompt)
-from .selfrag_scoring import critique, logprob, token_positions
+from .selfrag_scoring import (LONG_FORM_WINDOW, SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW, critique, logprob,
+                              token_positions)
 
 MODES = ("adaptive_retrieval", "always_retrieve", "no_retrieval")
 SCORED_TOKENS = RELEVANCE_TOKENS + GROUNDING_TOKENS + UTILITY_TOKENS
@@ -57,7 +61,7 @@ class SelfRag(System):
                  ignore_cont: bool = False, closed: bool | None = None, retrieval_ratio: str = "logprob",
                  skip_special_tokens: bool = True, long_form_utility_bug: bool = True,
                  long_form_seqscore: bool = False, chain_sibling_segments: bool = True,
-                 citation_numbering: str = "path") -> None:
+                 citation_numbering: str = "path", logprob_window: str = "upstream") -> None:
         self.mode = mode if mode is None else _choice("mode", mode, MODES)
         self.threshold = None if threshold is None else float(threshold)
         if self.mode == "adaptive_retrieval" and self.threshold is None:
@@ -79,6 +83,7 @@ class SelfRag(System):
         self.long_form_seqscore = bool(long_form_seqscore)
         self.chain_sibling_segments = bool(chain_sibling_segments)
         self.citation_numbering = _choice("citation_numbering", citation_numbering, ("path", "kept"))
+        self.logprob_window = _choice("logprob_window", logprob_window, ("upstream", "exact"))
 
     # -- resolved per task ------------------------------------------------------------------
 
@@ -108,13 +113,32 @@ class SelfRag(System):
         if missing:
             raise ConfigError(f"selfrag: model {engine.model} lacks Self-RAG's reflection tokens {missing} "
                               "(single vocabulary entries); use a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b")
+        if self.logprob_window == "upstream":
+            self.check_window(engine)
+
+    def check_window(self, engine) -> None:
+        """Upstream's windows need top-32,016 dicts: refuse engines that cannot give them, before the run."""
+        if engine.kind == "openai":
+            raise ConfigError("selfrag: logprob_window=upstream reads reflection tokens from top-5,000/32,016 log-prob "
+                              "dicts, but OpenAI-compatible servers return at most the top 20 per position; pass "
+                              "--system-arg logprob_window=exact to read them from those 20 (README, Self-RAG)")
+        window_k = getattr(engine, "window_k", None)  # vllm: the engine's max_logprobs must allow the window
+        if window_k is not None:
+            try:
+                window_k(Sampling(logprob_window=max(SHORT_DECISION_WINDOW, LONG_FORM_WINDOW)))
+            except EngineError as exc:
+                raise ConfigError(f"selfrag: logprob_window=upstream: {exc} (or --system-arg logprob_window=exact)") from None
 
     def config(self) -> dict[str, Any]:
         """The options; `resolved` fills the per-form defaults (mode, ndocs, w_use, closed) for the task."""
         resolved = getattr(self, "_resolved", None)
         return {**super().config(), **({"resolved": resolved} if resolved else {})}
 
-    def sampling(self, **extra: Any) -> dict[str, Any]:
+    def sampling(self, window: int | None = None, **extra: Any) -> dict[str, Any]:
+        """Greedy sampling as upstream; `window` is the top-k upstream asked for at this call,
+        applied to the named tokens under logprob_window=upstream."""
+        if window is not None and self.logprob_window == "upstream":
+            extra["logprob_window"] = window
         return {"max_tokens": self.max_new_tokens, "temperature": 0.0, "top_p": 1.0,
                 "skip_special_tokens": self.skip_special_tokens, **extra}
 
@@ -142,7 +166,8 @@ class SelfRag(System):
         generated position, ratio > threshold. Upstream divides raw log-probs (retrieval_ratio=
         "logprob"), so a confident [Retrieval] gives a small ratio; a token the engine did not report
         counts as -100 (upstream then raises KeyError)."""
-        response = await ctx.llm.generate(prompt, step="selfrag:decide", **self.sampling(logprob_tokens=RETRIEVAL_TOKENS))
+        response = await ctx.llm.generate(prompt, step="selfrag:decide", **self.sampling(
+            SHORT_DECISION_WINDOW, logprob_tokens=RETRIEVAL_TOKENS))
         positions = token_positions(response)
         values = {t: logprob(positions[0], t) if positions else -100.0 for t in ("[Retrieval]", "[No Retrieval]")}
         if self.retrieval_ratio == "prob":
@@ -171,7 +196,7 @@ class SelfRag(System):
 
         responses = await asyncio.gather(*[
             ctx.llm.generate(evidence_prompt(prompt, d.title, d.text), step="selfrag:passage",
-                             **self.sampling(logprob_tokens=SCORED_TOKENS)) for d in docs])
+                             **self.sampling(SHORT_PASSAGE_WINDOW, logprob_tokens=SCORED_TOKENS)) for d in docs])
         scores = [critique(r, w_rel=self.w_rel, w_sup=self.w_sup, w_use=run["w_use"], use_groundness=self.use_groundness,
                            use_utility=self.use_utility, use_seqscore=self.use_seqscore) for r in responses]
         trace["passages"] = [{"doc_id": d.id, "title": d.title, "pred": r.text, **s.to_dict()}

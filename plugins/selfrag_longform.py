@@ -13,7 +13,7 @@ from ragbench.types import Document
 
 from .selfrag_prompts import (NO_RETRIEVAL, REFLECTION_TOKENS, RETRIEVAL_TOKENS, cite_segments, clean_segment,
                               evidence_prompt, fix_spacing)
-from .selfrag_scoring import MISSING, critique, is_token, logprob, token_positions
+from .selfrag_scoring import LONG_FORM_WINDOW, MISSING, critique, is_token, logprob, token_positions
 
 if TYPE_CHECKING:
     from .selfrag import SelfRag
@@ -50,7 +50,7 @@ async def step_generation(system: "SelfRag", ctx: Context, prompt: str, docs: li
     """One continuation per passage, scored; (relabelled text, step score, score parts) each."""
     responses = await asyncio.gather(*[
         ctx.llm.generate(evidence_prompt(prompt, d.title, d.text), step="selfrag:segment",
-                         **system.sampling(logprob_tokens=REFLECTION_TOKENS)) for d in docs])
+                         **system.sampling(LONG_FORM_WINDOW, logprob_tokens=REFLECTION_TOKENS)) for d in docs])
     out = []
     for response in responses:
         score = critique(response, w_rel=system.w_rel, w_sup=system.w_sup, w_use=w_use,
@@ -66,7 +66,8 @@ async def decide(system: "SelfRag", ctx: Context, prompt: str, trace: dict[str, 
     generation shows "[Retrieval]" (never, under skip_special_tokens=True) and the normalised
     probability of [Retrieval] at position 0 exceeds the threshold."""
     response = await ctx.llm.generate(prompt, step="selfrag:decide",
-                                      **system.sampling(max_tokens=DECISION_TOKENS, logprob_tokens=RETRIEVAL_TOKENS))
+                                      **system.sampling(LONG_FORM_WINDOW, max_tokens=DECISION_TOKENS,
+                                                                        logprob_tokens=RETRIEVAL_TOKENS))
     text = response.text.split("\n\n")[0]
     trace["decision_output"] = text
     if "[Retrieval]" not in text or system.threshold is None:

@@ -1,9 +1,10 @@
 """Self-RAG's critique scores of one generation, from the reflection-token log-probabilities the
 engine reports per generated position (`Sampling.logprob_tokens` -> `TokenLogprobs.named`).
 
-Upstream reads vLLM's per-position dicts of 5,000-32,016 log-probs by token id; a reflection token
-absent from a dict counts as log-prob -100 there. Here the engine reports just the named tokens; one
-the engine did not report counts as -100 the same way.
+Upstream reads vLLM's per-position top-k dicts (k = 5,000-32,016) of log-probs by token id; a
+reflection token absent from a dict counts as log-prob -100 there. Here the engine reports just the
+named tokens, within the same window under logprob_window=upstream; one the engine did not report
+counts as -100 the same way.
 """
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ from ragbench.engines.base import Response, TokenLogprobs
 from .selfrag_prompts import GROUNDING_TOKENS, RELEVANCE_TOKENS, UTILITY_TOKENS, UTILITY_WEIGHTS
 
 MISSING = -100.0  # upstream's log-prob of a token missing from a position's dict
+
+# The top-k log-prob dicts upstream asks vLLM for (SamplingParams(logprobs=k)): logprob_window=upstream
+# reports a reflection token only where it is in that dict (Sampling.logprob_window).
+SHORT_DECISION_WINDOW = 32016  # run_short_form.py: the adaptive retrieval decision
+SHORT_PASSAGE_WINDOW = 5000  # run_short_form.py: each passage's generation
+LONG_FORM_WINDOW = 32000  # run_long_form_static.py: the decision and every segment
 
 
 def logprob(position: TokenLogprobs, token: str) -> float:

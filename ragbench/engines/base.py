@@ -18,6 +18,10 @@ class Sampling:
     # Named tokens (vocabulary entries such as "[Relevant]") whose log-probabilities are reported at
     # every generated position in TokenLogprobs.named, without vocabulary-wide dicts (Self-RAG).
     logprob_tokens: tuple[str, ...] = ()
+    # With a window k, a named token is reported at a position only if fewer than k vocabulary entries
+    # are more likely there (rank < k), or it is the generated token: what a top-k log-prob dict of
+    # vLLM (logprobs=k, which also holds the sampled token) shows. None: always reported (exact).
+    logprob_window: int | None = None
     lora: str | None = None  # adapter name or path (vllm)
     skip_special_tokens: bool = True
     json_mode: bool = False  # ask for a JSON object (OpenAI `response_format`); local engines ignore it

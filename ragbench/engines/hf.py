@@ -33,7 +33,9 @@ Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable
 - logprob_tokens=(...): named vocabulary entries (Self-RAG's "[Relevant]" ...) whose log_softmax values
   are reported at every generated position in `TokenLogprobs.named` (no vocabulary-wide dicts);
   each must be a single id of the tokenizer's vocabulary, else the request fails with an error
-  naming the token. Whenever logprobs or logprob_tokens are asked, every position also carries its
+  naming the token. With `logprob_window=k`, a named token is left out where k or more vocabulary
+  entries outrank it there and it was not generated, as from vLLM's top-k dict (logprobs=k).
+  Whenever logprobs or logprob_tokens are asked, every position also carries its
   `token_id`, and `Response.cumulative_logprob` is the sum of the chosen tokens' log-probabilities.
 
 Encoder-decoder checkpoints (config.is_encoder_decoder, e.g. T5 such as the TRUE NLI model
@@ -395,7 +397,7 @@ class HFEngine(Engine):
             top: dict[str, float] = {}
             for lp, tid in zip(top_lp[row], top_ids[row]):
                 top.setdefault(self._piece(tid), lp)
-            named = dict(zip(picker.sampling.logprob_tokens, named_lp[row]))
+            named = {t: lp for t, lp in zip(picker.sampling.logprob_tokens, named_lp[row]) if lp is not None}
             out.append(TokenLogprobs(token=self._piece(token_id), logprob=chosen_lp[row], top=top,
                                      named=named, token_id=token_id))
         return out
@@ -452,8 +454,19 @@ class _Picker:
             k = max(0, min(int(self.k or 0), logp.shape[-1]))
             top_lp, top_ids = logp.topk(k, dim=-1) if k else (logp[:, :0], chosen[:, None][:, :0])
             self.records.append((chosen_lp.tolist(), top_lp.tolist(), top_ids.tolist()))
-            self.named_records.append(logp[:, self.named_ids].tolist() if self.named_ids else [[]] * logp.shape[0])
+            self.named_records.append(self._named(logp, chosen) if self.named_ids else [[]] * logp.shape[0])
         return result
+
+    def _named(self, logp: Any, chosen: Any) -> list[list[float | None]]:
+        """Per row, the log-probs of named_ids; with Sampling.logprob_window k, None for a token that
+        k or more entries outrank and that was not generated (outside vLLM's logprobs=k dict)."""
+        named = logp[:, self.named_ids]
+        window = self.sampling.logprob_window
+        if window is None:
+            return named.tolist()
+        ranks = (logp.unsqueeze(1) > named.unsqueeze(-1)).sum(-1)  # rows x named: entries above each
+        shown = (ranks < window) | (chosen.unsqueeze(-1) == self.torch.tensor(self.named_ids, device=logp.device))
+        return [[v if s else None for v, s in zip(values, flags)] for values, flags in zip(named.tolist(), shown.tolist())]
 
 
 class _Tracker:

@@ -11,10 +11,13 @@ recorded request.
 
 Per-token data (to re-score token-level decisions such as Self-RAG's reflection tokens offline): a
 record may add "tokens": [generated token strings], "logprobs": [{token: logprob, ...} per position]
-(the chosen token must be in its position's dict), optional "token_ids": [ints] and
-"cumulative_logprob" (default: the sum of the chosen tokens' log-probabilities). A request's
-`logprob_tokens` are then answered from each position's dict (tokens absent there are absent from
-`named`, as a token outside vLLM's top-k is), `logprobs=k` from the k largest entries.
+(the chosen token must be in its position's dict), optional "token_ids": [ints], "cumulative_logprob"
+(default: the sum of the chosen tokens' log-probabilities) and "ranks": [{token: rank, ...} per
+position] (how many vocabulary entries are more likely; a recording from a top-k dict writes k for
+"k or more"). A request's `logprob_tokens` are then answered from each position's dict (tokens absent
+there are absent from `named`, as a token outside vLLM's top-k is; with `logprob_window=k`, so is one
+of rank k or more, its rank from "ranks" or else from the recorded entries above it, unless generated
+there), `logprobs=k` from the k largest entries.
 """
 from __future__ import annotations
 
@@ -41,6 +44,10 @@ def check_token_record(record: dict[str, Any]) -> None:
     ids = record.get("token_ids")
     if ids is not None and (not isinstance(ids, list) or len(ids) != len(tokens)):
         raise ValueError('"token_ids" must be a list as long as "tokens"')
+    ranks = record.get("ranks")
+    if ranks is not None and (not isinstance(ranks, list) or len(ranks) != len(tokens)
+                              or not all(isinstance(r, dict) for r in ranks)):
+        raise ValueError('"ranks" must be a list of dicts as long as "tokens"')
 
 
 def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
@@ -53,13 +60,26 @@ def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
     ids = record.get("token_ids") or [None] * len(record["tokens"])
     k = sampling.logprobs or 0
     logprobs = []
-    for token, lps, token_id in zip(record["tokens"], record["logprobs"], ids):
+    ranks = record.get("ranks") or [{}] * len(ids)
+    for token, lps, token_id, known in zip(record["tokens"], record["logprobs"], ids, ranks):
         top = dict(sorted(lps.items(), key=lambda item: item[1], reverse=True)[:k]) if k else {}
-        named = {name: lps[name] for name in sampling.logprob_tokens if name in lps}
+        named = {name: lps[name] for name in sampling.logprob_tokens if name in lps
+                 and in_window(lps, name, token, sampling.logprob_window, known.get(name))}
         logprobs.append(TokenLogprobs(token=token, logprob=float(lps[token]), top=top, named=named, token_id=token_id))
     cumulative = record.get("cumulative_logprob")
     return Response(texts=texts, logprobs=logprobs, completion_tokens=len(logprobs),
                     cumulative_logprob=float(cumulative) if cumulative is not None else sum(t.logprob for t in logprobs))
+
+
+def in_window(lps: dict[str, float], name: str, token: str, window: int | None, rank: int | None = None) -> bool:
+    """Whether recorded entry `name` shows in a top-`window` dict: it is the generated token, or its
+    rank (the recorded "ranks" entry, else the count of recorded entries more likely than it) is below
+    the window. A recording of top-k dicts thus replays any window up to k."""
+    if window is None or name == token:
+        return True
+    if rank is None:
+        rank = sum(1 for other in lps.values() if other > lps[name])
+    return rank < window
 
 
 def _request_text(prompt: str | None, messages: list[dict[str, str]] | None) -> str:
@@ -87,7 +107,7 @@ class ReplayEngine(Engine):
         if not self.path.is_file():
             raise ConfigError(f"replay file not found: {self.path} (use replay:PATH to a JSONL of recorded calls)")
         expected = ('expected {"prompt" or "messages", "response" or "error"} (optionally "tokens", '
-                    '"logprobs", "token_ids", "cumulative_logprob")')
+                    '"logprobs", "token_ids", "cumulative_logprob", "ranks")')
         for index, record in resolved(self.path):  # a run's files refer to its samples (ragbench.call_refs)
             if record is None:
                 self.unresolved += 1

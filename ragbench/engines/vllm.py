@@ -25,8 +25,10 @@ k most likely when ranks are missing), keyed by decoded token text. `Sampling.lo
 0.11: exactly those ids' log-probs at every position, from the raw logits like the top-k); their
 values go to `TokenLogprobs.named`. vLLM cannot return both in one request, so a request asking for
 top-k and named tokens together, or any named-token request on a vLLM without `logprob_token_ids`,
-asks for the whole vocabulary (`logprobs=-1`, as upstream Self-RAG's logprobs=32016; the engine must
-be started with `max_logprobs=-1`) and keeps only what was asked. A name that is not one entry of
+asks for the whole vocabulary (`logprobs=-1`; the engine must be started with `max_logprobs=-1`)
+and keeps only what was asked. A named-token request with `logprob_window=k` asks for vLLM's top-k
+(`logprobs=k`, as upstream Self-RAG's logprobs=5000 / 32016; needs `max_logprobs` >= k or -1) and
+reports a named token only where that dict holds it. A name that is not one entry of
 the vocabulary fails its request, naming it. Whenever log-probs are asked, positions carry their
 `token_id` and `Response.cumulative_logprob` is vLLM's.
 
@@ -162,7 +164,9 @@ class VLLMEngine(Engine):
             logprobs=sampling.logprobs, skip_special_tokens=sampling.skip_special_tokens)
         if sampling.logprob_tokens:
             ids = self.named_ids(sampling.logprob_tokens)
-            if self.vocabulary_wide(sampling):
+            if sampling.logprob_window is not None:
+                kwargs["logprobs"] = self.window_k(sampling)
+            elif self.vocabulary_wide(sampling):
                 if self.llm_options.get("max_logprobs") != -1:
                     why = "top-k logprobs with logprob_tokens" if self.named_logprobs else "no logprob_token_ids in this vLLM"
                     raise RequestError(f"vllm engine: this request needs the whole vocabulary's log-probs ({why}): "
@@ -174,7 +178,19 @@ class VLLMEngine(Engine):
 
     def vocabulary_wide(self, sampling: Sampling) -> bool:
         """Whether named tokens are read from vocabulary-wide log-probs rather than logprob_token_ids."""
-        return bool(sampling.logprob_tokens) and (sampling.logprobs is not None or not self.named_logprobs)
+        return (bool(sampling.logprob_tokens) and sampling.logprob_window is None
+                and (sampling.logprobs is not None or not self.named_logprobs))
+
+    def window_k(self, sampling: Sampling) -> int:
+        """The top-k asked for a named-token request with a window: vLLM's own top-k dict (logprobs=k),
+        exactly what upstream Self-RAG read, ties and kernels included (ranks recomputed from
+        logprob_token_ids values would need the whole vocabulary; vLLM gives those ids dummy ranks)."""
+        k = max(int(sampling.logprob_window), sampling.logprobs or 0)  # type: ignore[arg-type]
+        allowed = self.llm_options.get("max_logprobs", 20)  # vLLM's default limit
+        if allowed != -1 and k > int(allowed):
+            raise EngineError(f"vllm engine: a log-prob window of {k} needs vLLM's top-{k} log-probs: start the engine "
+                              f"with --model-arg max_logprobs=-1 (or >= {k})")
+        return k
 
     def named_ids(self, names: tuple[str, ...]) -> list[int]:
         missing = self.missing_tokens(names)
@@ -231,7 +247,7 @@ class VLLMEngine(Engine):
         return final
 
     def _logprob_kind(self, sampling: Sampling) -> str | None:
-        if sampling.logprob_tokens and not self.vocabulary_wide(sampling):
+        if sampling.logprob_tokens and sampling.logprob_window is None and not self.vocabulary_wide(sampling):
             return "named"
         return "ranked" if sampling.logprobs is not None or sampling.logprob_tokens else None
 
@@ -319,11 +335,13 @@ class VLLMEngine(Engine):
             return []
         named_ids = list(zip(sampling.logprob_tokens, self.named_ids(sampling.logprob_tokens)))
         # Ranks count only in a top-k answer: vocabulary-wide dicts come unranked, named ids with dummy ranks.
-        ranked = not sampling.logprob_tokens
+        window = sampling.logprob_window
+        ranked = not sampling.logprob_tokens or window is not None
         out = []
         for entries, token_id in zip(positions, choice.token_ids):
             chosen = entries.get(token_id)
-            named = {name: float(entries[tid].logprob) for name, tid in named_ids if tid in entries}
+            named = {name: float(entries[tid].logprob) for name, tid in named_ids if tid in entries
+                     and (window is None or tid == token_id or entries[tid].rank <= window)}
             top = self._top(entries, sampling.logprobs, ranked) if sampling.logprobs is not None else {}
             out.append(TokenLogprobs(
                 token=self._token_text(token_id, chosen),

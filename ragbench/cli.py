@@ -333,7 +333,7 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         if len(runs) < 2:
             raise ConfigError("compare: give at least two run folders (the first is the baseline)")
         if output and Path(output).exists() and not Path(output).is_dir():
-            raise ConfigError(f"compare --output {output}: a file is there, not a folder; give a folder for "
+            raise ConfigError(f"compare --output {output}: is a file, not a folder; give a folder for "
                               "compare.md and its plots")
         thresholds = parse_thresholds(fail_if_worse)
         loaded = [load_run(path) for path in runs]

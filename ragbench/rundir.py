@@ -90,7 +90,7 @@ class RunDir:
         it holds no run of the same config; without, it holds a run and `overwrite` is not given.
         Writes nothing (the pre-flight calls it, `start` again)."""
         if self.path.exists() and not self.path.is_dir():
-            raise ConfigError(f"--output {self.path}: a file is there, not a folder; choose a folder "
+            raise ConfigError(f"--output {self.path}: is a file, not a folder; choose a folder "
                               "(new, or a run's with --resume / --overwrite)")
         if resume:
             previous = self.meta

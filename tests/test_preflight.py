@@ -183,7 +183,7 @@ def test_output_naming_an_existing_file_is_refused_and_the_file_kept(tmp_path):
     taken = tmp_path / "notes.txt"
     taken.write_text("mine")
     code, _, err = ragbench("--tasks", "demo", "--model", "scripted:echo", "--no-progress", "--output", str(taken))
-    assert code == 2 and err == (f"ragbench: error: --output {taken}: a file is there, not a folder; choose a folder "
+    assert code == 2 and err == (f"ragbench: error: --output {taken}: is a file, not a folder; choose a folder "
                                  "(new, or a run's with --resume / --overwrite)\n")
     assert taken.read_text() == "mine"
 
@@ -192,7 +192,7 @@ def test_compare_output_naming_an_existing_file_is_refused(tmp_path):
     taken = tmp_path / "notes.txt"
     taken.write_text("mine")
     code, _, err = ragbench("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--output", str(taken))
-    assert code == 2 and err.startswith(f"ragbench: error: compare --output {taken}: a file is there, not a folder")
+    assert code == 2 and err.startswith(f"ragbench: error: compare --output {taken}: is a file, not a folder")
     assert taken.read_text() == "mine"
 
 

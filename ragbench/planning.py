@@ -70,9 +70,8 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
                     if accepted is None or k in accepted}
         system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
         system.check(task)
-        chosen = dict.fromkeys(canonical_metric(registry, m)
-                               for m in metric_names(task.metrics, config.metrics, name, names))
-        metric_classes = {m: metric_class(registry, m) for m in chosen}
+        chosen = dict.fromkeys(registry.metric_name(m) for m in metric_names(task.metrics, config.metrics, name, names))
+        metric_classes = {m: registry.metric_class(m) for m in chosen}
         for m, cls in metric_classes.items():
             if not cls.fits(task):
                 needed = ", ".join(sorted(set(cls.gold_needs) - set(task.gold_fields or ())
@@ -86,20 +85,6 @@ def plan(config: RunConfig, registry: Registry) -> list[PlannedTask]:
         planned.append(PlannedTask(name, task, system, metrics))
     _check_metric_needs(config, planned)
     return planned
-
-
-def metric_class(registry: Registry, name: str) -> type[Metric]:
-    """A catalogue metric, or `hf:NAME`: any Hugging Face `evaluate` metric (ragbench.metrics.hf_evaluate)."""
-    if name.startswith("hf:"):
-        from .metrics.hf_evaluate import metric_class as hf_metric_class
-
-        return hf_metric_class(name)
-    return registry.load("metrics", name)
-
-
-def canonical_metric(registry: Registry, name: str) -> str:
-    """A metric's catalogue name (aliases resolved, so `judge` and `llm_judge` are one metric)."""
-    return name if name.startswith("hf:") else registry.entry("metrics", name).name
 
 
 def metric_names(task_metrics: tuple[str, ...], chosen: list[str], task: str = "",

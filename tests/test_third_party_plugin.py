@@ -60,7 +60,10 @@ def _broken_package(root: Path) -> Path:
         def ragbench_catalog():
             return {"systems": {"broken_system": {
                 "target": "ragbench_broken_example.heavy:HeavySystem",
-                "description": "needs a module that is not installed"}}}
+                "description": "needs a module that is not installed"},
+                                "task_as_system": {
+                "target": "ragbench.tasks.demo.task:Demo",
+                "description": "a task registered as a system"}}}
         """)
     _write(root / "ragbench_broken_example" / "heavy.py", """\
         import libfrobnicate_not_installed  # noqa: F401
@@ -262,6 +265,17 @@ def test_plugin_that_fails_to_import_is_reported_and_others_listed(sites, tmp_pa
                for line in done.stdout.splitlines())
 
 
+def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(sites, tmp_path):
+    done = _ragbench(["--tasks", "demo", "--system", "task_as_system", "--model", "scripted:echo",
+                      "--output", str(tmp_path / "run"), "--no-progress"], sites["broken"], cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "ragbench: error: system 'task_as_system' (ragbench.tasks.demo.task:Demo) (from "
+        f"{BROKEN_PROVIDER}, entry point broken_lazy) is class ragbench.tasks.demo.task.Demo, not a System "
+        "subclass: the plugin registers the wrong kind of component; fix its entry or ask its provider"]
+    assert not (tmp_path / "run").exists()
+
+
 def test_component_failing_at_first_use_gives_one_line_error(sites, tmp_path):
     done = _ragbench(["--tasks", "trivia_tf", "--system", "broken_system", "--model", "scripted:echo",
                       "--output", str(tmp_path / "run"), "--no-progress"],
@@ -269,7 +283,7 @@ def test_component_failing_at_first_use_gives_one_line_error(sites, tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
-        f"ragbench: error: system 'broken_system' (from {BROKEN_PROVIDER}) failed to load "
+        f"ragbench: error: system 'broken_system' (from {BROKEN_PROVIDER}, entry point broken_lazy) failed to load "
         "ragbench_broken_example.heavy:HeavySystem: ModuleNotFoundError: "
         "No module named 'libfrobnicate_not_installed'"]
 

@@ -42,8 +42,8 @@ def check_kind(obj: Any, kind: str, what: str, source: str) -> Any:
     if isinstance(obj, type) and issubclass(obj, base):
         return obj
     found = f"class {obj.__module__}.{obj.__qualname__}" if isinstance(obj, type) else f"a {type(obj).__name__}"
-    raise ConfigError(f"{what} (from {source}) is {found}, not a {base.__name__} subclass: the plugin registers "
-                      f"the wrong kind of component; fix its entry or ask its provider")
+    raise ConfigError(f"{what} (from {source}) is {found}, not a subclass of {base.__name__}: the plugin "
+                      "registers the wrong kind of component; fix its entry or ask its provider")
 
 
 @dataclass

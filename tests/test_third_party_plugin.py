@@ -271,8 +271,8 @@ def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(si
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.strip().splitlines() == [
         "ragbench: error: system 'task_as_system' (ragbench.tasks.demo.task:Demo) (from "
-        f"{BROKEN_PROVIDER}, entry point broken_lazy) is class ragbench.tasks.demo.task.Demo, not a System "
-        "subclass: the plugin registers the wrong kind of component; fix its entry or ask its provider"]
+        f"{BROKEN_PROVIDER}, entry point broken_lazy) is class ragbench.tasks.demo.task.Demo, not a subclass "
+        "of System: the plugin registers the wrong kind of component; fix its entry or ask its provider"]
     assert not (tmp_path / "run").exists()
 
 

@@ -3,13 +3,18 @@
 They are merged into the command tree the first time click looks a command up (so a run started with
 options alone never discovers them): a new name is added; a group named like an existing group adds
 its commands to it (`index`, or a group another plugin added); a name already taken is reported with
-the other plugin failures (`ragbench list`) and skipped.
+the other plugin failures (`ragbench list`) and skipped. Commands (built-in or a plugin's) end the same
+way through `config_errors_exit` and `exit_if_skipped`.
 """
 from __future__ import annotations
 
-from typing import Any
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import click
+
+from .errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 
 
 class PluginCommandGroup(click.Group):
@@ -50,3 +55,22 @@ def merge_command(group: click.Group, command: Any, path: str = "ragbench") -> s
         problems = [merge_command(existing, sub, f"{path} {command.name}") for sub in command.commands.values()]
         return "; ".join(p for p in problems if p) or None
     return f"command '{path} {command.name}' already exists; this one is ignored"
+
+
+@contextmanager
+def config_errors_exit() -> Iterator[None]:
+    """For a command's body: a ConfigError is printed as one line and exits EXIT_CONFIG."""
+    try:
+        yield
+    except ConfigError as exc:
+        click.echo(f"ragbench: error: {exc}", err=True)
+        sys.exit(EXIT_CONFIG)
+
+
+def exit_if_skipped(errors: list[str], each: str, summary: str) -> None:
+    """Report what a command skipped (`each` before every error, then `summary`) and exit EXIT_INCOMPLETE."""
+    if errors:
+        for error in errors:
+            click.echo(f"ragbench: {each}: {error}", err=True)
+        click.echo(f"ragbench: {summary}", err=True)
+        sys.exit(EXIT_INCOMPLETE)

@@ -4,11 +4,9 @@ Kept light: the retriever's own module (bm25s, torch) is imported only when the 
 """
 from __future__ import annotations
 
-import sys
-
 import click
 
-from ..errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
+from ..cli_plugins import config_errors_exit, exit_if_skipped
 from ..options import parse_assignments
 
 
@@ -38,19 +36,13 @@ def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, spl
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
     from .index import build_index
 
-    try:
+    with config_errors_exit():
         options = parse_assignments(build_arg, "--build-arg")
         if model is not None:
             options["model"] = model
         manifest = build_index(corpus, out, kind, options, chunk_size=chunk_size, title=not no_title,
                                overwrite=overwrite, progress=not no_progress, split=split)
-    except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
     click.echo(f"{manifest.retriever} index of {manifest.doc_count} passages in {out} "
                f"({manifest.build_seconds:.1f} s)")
-    if manifest.bad_records:
-        for error in manifest.errors:
-            click.echo(f"ragbench: bad record skipped: {error}", err=True)
-        click.echo(f"ragbench: {manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)", err=True)
-        sys.exit(EXIT_INCOMPLETE)
+    exit_if_skipped(manifest.errors, "bad record skipped",
+                    f"{manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)")

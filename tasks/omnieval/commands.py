@@ -2,11 +2,9 @@
 core's `index` group through the `ragbench_cli_commands` hook (tasks/__init__.py)."""
 from __future__ import annotations
 
-import sys
-
 import click
 
-from ragbench.errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
+from ragbench.cli_plugins import config_errors_exit, exit_if_skipped
 
 
 @click.group("index")
@@ -33,16 +31,9 @@ def omnieval_corpus_command(docs, out, split, path_as, overwrite) -> None:
 
     from .corpus import build_corpus
 
-    try:
+    with config_errors_exit():
         stats = build_corpus(docs, out, parse_split(split), path_as=path_as, overwrite=overwrite)
-    except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
     click.echo(f"{stats.documents} documents: {stats.whole} whole, {stats.split} split into {stats.chunks} chunks, "
                f"{stats.dropped} dropped (longer than the limit in a 基金 .jsonl file); "
                f"{stats.whole + stats.chunks} passages in {out}")
-    if stats.errors:
-        for error in stats.errors:
-            click.echo(f"ragbench: file skipped: {error}", err=True)
-        click.echo(f"ragbench: {len(stats.errors)} file(s) skipped", err=True)
-        sys.exit(EXIT_INCOMPLETE)
+    exit_if_skipped(stats.errors, "file skipped", f"{len(stats.errors)} file(s) skipped")

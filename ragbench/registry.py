@@ -108,7 +108,8 @@ class Registry:
         self.groups: dict[str, list[str]] = {}
         self.reproductions: dict[str, dict[str, Any]] = {}  # name -> manifest (ragbench reproduce), with provider
         self.metric_families: dict[str, MetricFamily] = {}
-        self.cli_commands: list[tuple[Any, str]] = []  # (click command, provider), for the command line
+        self._command_hooks: list[tuple[pluggy.PluginManager, dict[str, str]]] = []
+        self._cli_commands: list[tuple[Any, str]] | None = None
         self.failures: list[PluginFailure] = []
 
     @classmethod
@@ -142,9 +143,19 @@ class Registry:
             self._added(name, providers[name], result, self.add_catalog)
         for name, result in _each_plugin(manager, "ragbench_metric_families"):
             self._added(name, providers[name], result, self.add_metric_families)
-        for name, result in _each_plugin(manager, "ragbench_cli_commands"):
-            self._added(name, providers[name], result,
-                        lambda commands, provider, plugin: self.cli_commands.extend((c, provider) for c in commands))
+        self._command_hooks.append((manager, providers))
+
+    @property
+    def cli_commands(self) -> list[tuple[Any, str]]:
+        """(click command, provider) from every plugin's `ragbench_cli_commands`, asked the first time the
+        command line needs them (a run or a library user never imports a plugin's command modules)."""
+        if self._cli_commands is None:
+            self._cli_commands = []
+            for manager, providers in self._command_hooks:
+                for name, result in _each_plugin(manager, "ragbench_cli_commands"):
+                    self._added(name, providers[name], result, lambda commands, provider, plugin:
+                                self._cli_commands.extend((command, provider) for command in commands))
+        return self._cli_commands
 
     def _added(self, plugin: str, provider: str, result: Any, add: Any) -> None:
         try:

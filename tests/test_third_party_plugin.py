@@ -134,6 +134,18 @@ def test_list_shows_plugin_components_with_provider(sites, tmp_path):
     assert "failed to load" not in done.stderr
 
 
+def test_plugin_adds_a_command_and_a_metric_family(sites, tmp_path):
+    data = _data(sites["example"])
+    done = _ragbench(["trivia-stats"], sites["example"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    true = sum(record["truth"] for record in data)
+    assert done.stdout == f"{len(data)} statements: {true} true, {len(data) - true} false\n"
+    listed = _ragbench(["list", "metrics"], sites["example"], cwd=tmp_path).stdout
+    assert any(line.split()[:1] == ["mentions:NAME"] and line.endswith(f"[{PROVIDER}]") for line in listed.splitlines())
+    assert "trivia-stats" in _ragbench(["--help"], sites["example"], cwd=tmp_path).stdout
+    assert "trivia-stats" not in _ragbench(["--help"], cwd=tmp_path).stdout  # only when installed
+
+
 def test_catalogue_is_lazy_and_targets_resolve(sites, tmp_path):
     script = textwrap.dedent("""\
         import json, sys
@@ -218,10 +230,12 @@ def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected):
                                  {"response": "False."}]))
     out = tmp_path / "run"
     done = _ragbench(["--tasks", "trivia_tf", "--system", system, "--model", f"scripted:{rules}",
-                      "--output", str(out), "--no-progress"], sites["example"], cwd=tmp_path)
+                      "--metrics", "+mentions:true", "--output", str(out), "--no-progress"], sites["example"],
+                     cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads((out / "results.json").read_text())["results"]["trivia_tf"]
     assert results["verdict_accuracy"] == pytest.approx(expected)
+    assert results["mentions:true"] == (1.0 if system == "vanilla" else 0.0)  # the plugin's metric family
     assert results["match_normalized"] == pytest.approx(expected)  # a built-in metric on the plugin's gold
     first = _samples(out, "trivia_tf")[0]
     assert first["prediction"]["answer"] == ("True" if system == "vanilla" else "False.")

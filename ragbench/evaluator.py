@@ -55,7 +55,7 @@ class Evaluator:
         self.planned = plan(config, self.registry)
         self.run_dir = RunDir(config.run_dir())
         # fails fast on a bad index
-        self.retriever = load_retriever(config.retriever, config.retriever_args, self.registry)
+        self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
@@ -70,10 +70,10 @@ class Evaluator:
         self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(), config.resume,
                                            config.overwrite)
         needs_llm = any(type(p.system).uses_llm for p in self.planned)
-        engine = load_engine(config.model, self.registry, **config.model_args) if needs_llm else None
-        role_engines = {role: load_engine(model, self.registry, **config.role_model_args.get(role, {}))
+        engine = load_engine(config.model, registry=self.registry, **config.model_args) if needs_llm else None
+        role_engines = {role: load_engine(model, registry=self.registry, **config.role_model_args.get(role, {}))
                         for role, model in config.role_models.items()}
-        judges = [load_engine(model, self.registry, **config.judge_args.get(str(i), {}))
+        judges = [load_engine(model, registry=self.registry, **config.judge_args.get(str(i), {}))
                   for i, model in enumerate(config.judges)]
         nli_engine = self._nli_engine(engine)
         cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
@@ -106,7 +106,7 @@ class Evaluator:
             return None
         if engine is not None and config.nli == config.model and not config.nli_args:
             return engine
-        return load_engine(config.nli, self.registry, **config.nli_args)
+        return load_engine(config.nli, registry=self.registry, **config.nli_args)
 
     def full_config(self) -> dict[str, Any]:
         out = asdict(self.config)

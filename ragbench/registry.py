@@ -36,13 +36,13 @@ def source(provider: str, plugin: str) -> str:
     return provider if plugin == "?" else f"{provider}, entry point {plugin}"
 
 
-def check_kind(obj: Any, kind: str, what: str, source: str) -> Any:
-    """`obj` when it is a subclass of `kind`'s base class, else a one-line ConfigError naming `source`."""
+def check_kind(obj: Any, kind: str, what: str, where: str) -> Any:
+    """`obj` when it is a subclass of `kind`'s base class, else a one-line ConfigError naming `where`."""
     base = import_target(BASES[kind])
     if isinstance(obj, type) and issubclass(obj, base):
         return obj
     found = f"class {obj.__module__}.{obj.__qualname__}" if isinstance(obj, type) else f"a {type(obj).__name__}"
-    raise ConfigError(f"{what} (from {source}) is {found}, not a subclass of {base.__name__}: the plugin "
+    raise ConfigError(f"{what} (from {where}) is {found}, not a subclass of {base.__name__}: the plugin "
                       "registers the wrong kind of component; fix its entry or ask its provider")
 
 
@@ -87,11 +87,13 @@ class MetricFamily:
     def metric_class(self, name: str) -> type:
         where = source(self.provider, self.plugin)
         try:
-            factory = import_target(self.target)
+            metric = import_target(self.target)(name)
+        except ConfigError:
+            raise
         except Exception as exc:
-            raise ConfigError(f"metric family '{self.prefix}:' (from {where}) failed to load {self.target}: "
+            raise ConfigError(f"metric '{name}' (from {where}): {self.target} failed: "
                               f"{type(exc).__name__}: {exc}") from exc
-        return check_kind(factory(name), "metrics", f"metric '{name}' ({self.target})", where)
+        return check_kind(metric, "metrics", f"metric '{name}' ({self.target})", where)
 
 
 @dataclass
@@ -153,9 +155,11 @@ class Registry:
             self._cli_commands = []
             for manager, providers in self._command_hooks:
                 for name, result in _each_plugin(manager, "ragbench_cli_commands"):
-                    self._added(name, providers[name], result, lambda commands, provider, plugin:
-                                self._cli_commands.extend((command, provider) for command in commands))
+                    self._added(name, providers[name], result, self._add_commands)
         return self._cli_commands
+
+    def _add_commands(self, commands: Iterable[Any], provider: str, plugin: str) -> None:
+        self._cli_commands.extend((command, provider) for command in commands)  # type: ignore[union-attr]
 
     def _added(self, plugin: str, provider: str, result: Any, add: Any) -> None:
         try:

@@ -20,7 +20,7 @@ def ragbench_catalog() -> dict[str, Any]:
     return section("engines")
 
 
-def load_engine(model: str | None, registry: "Registry | None" = None, **options: Any) -> Engine:
+def load_engine(model: str | None, *, registry: "Registry | None" = None, **options: Any) -> Engine:
     """Build an engine from `engine:model` (e.g. `hf:Qwen/Qwen2.5-7B-Instruct`, `replay:calls.jsonl`),
     its class from the run's `registry` (the installed plugins' when none is given).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ragbench.context import Context
 from ragbench.engines.base import Response
@@ -15,8 +15,8 @@ from .selfrag_prompts import (NO_RETRIEVAL, REFLECTION_TOKENS, RETRIEVAL_TOKENS,
                               evidence_prompt, fix_spacing)
 from .selfrag_scoring import LONG_FORM_WINDOW, MISSING, critique, is_token, logprob, token_positions
 
-if TYPE_CHECKING:
-    from .selfrag import SelfRag
+# The SelfRag system (selfrag.py), which imports this module: not imported back (no import cycle).
+SelfRag = Any
 
 DECISION_TOKENS = 25  # call_model_beam_batch's adaptive decision generates 25 tokens
 

@@ -1,4 +1,5 @@
-"""Command line: `ragbench --tasks ... --system ...`, `ragbench list`, `ragbench score`, `ragbench index`.
+"""Command line: `ragbench --tasks ... --system ...`, `ragbench list`, `ragbench score`, `ragbench index`,
+and the commands plugins add (`ragbench_cli_commands`, e.g. `ragbench serve crag-kg`).
 
 Imports stay light here: engines (torch, vLLM) load only when a run starts.
 """
@@ -10,13 +11,12 @@ from typing import Any
 
 import click
 
-from .errors import ConfigError
+from .cli_plugins import PluginCommandGroup
+from .errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .lifecycle import EXIT_INTERRUPTED
 from .options import parse_assignments
 from .retrieval.commands import index_group
 
-EXIT_INCOMPLETE = 1
-EXIT_CONFIG = 2
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 
 
@@ -200,7 +200,8 @@ def _show_version(ctx: click.Context, _param: Any, value: bool) -> None:
         ctx.exit()
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=PluginCommandGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
               help="the versions of ragbench, Python and the key packages (for a bug report)")
 @click.option("--replay", default=None, metavar="RUN_DIR", help="re-execute a recorded run offline from its calls/ "
@@ -290,9 +291,8 @@ def list_command(kind: str | None) -> None:
             if current == "metrics":
                 click.echo(f"  {'':<18} fits: {metric_fits(registry, name)}")
         if current == "metrics":
-            click.echo(f"  {'hf:NAME':<18} any Hugging Face `evaluate` metric by name or local path (--metrics "
-                       "+hf:bleu), corpus-level, the gold answers as references  [ragbench[evaluate]]")
-            click.echo(f"  {'':<18} fits: every task")
+            for prefix, family in sorted(registry.metric_families.items()):
+                click.echo(f"  {prefix + ':NAME':<18} {family.description}  [{family.provider}]")
     for failure in registry.failures:
         click.echo(f"ragbench: plugin '{failure.plugin}' from {failure.provider} failed to load: "
                    f"{failure.error}", err=True)
@@ -420,23 +420,6 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     click.echo(f"results: {results_path}")
     if not outcome.complete:
         sys.exit(EXIT_INCOMPLETE)
-
-
-@main.group("serve")
-def serve_group() -> None:
-    """Run a benchmark's service."""
-
-
-@serve_group.command("crag-kg")
-@click.option("--kg-dir", required=True, help="folder of the mock KG files (facebookresearch/CRAG mock_api/cragkg)")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
-@click.option("--allow-pickle", is_flag=True, help="load the music and soccer pickles (loading a pickle runs code from it)")
-def serve_crag_kg(kg_dir: str, host: str, port: int, allow_pickle: bool) -> None:
-    """The CRAG mock KG API (38 endpoints, upstream paths and bodies) over HTTP."""
-    from ragbench.tasks.crag.kg.server import serve
-
-    serve(kg_dir, host, port, allow_pickle)
 
 
 main.add_command(index_group)

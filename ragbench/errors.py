@@ -1,4 +1,8 @@
-"""Errors a user sees. A `ConfigError` is printed as one line (what, where, how to fix)."""
+"""Errors a user sees. A `ConfigError` is printed as one line (what, where, how to fix). The exit codes
+of the command line, shared by the built-in commands and those plugins add."""
+
+EXIT_INCOMPLETE = 1  # the work ran, but some of it failed (failed examples, skipped records)
+EXIT_CONFIG = 2  # a ConfigError: nothing was done
 
 
 class ConfigError(Exception):

@@ -64,7 +64,8 @@ class Evaluator:
         # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
         self.planned, self.checks = preflight(config, self.registry)
         self.run_dir = RunDir(config.run_dir())
-        self.retriever = load_retriever(config.retriever, config.retriever_args)  # fails fast on a bad index
+        # fails fast on a bad index
+        self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
@@ -124,11 +125,11 @@ class Evaluator:
         engines = Engines()
         try:
             if any(type(p.system).uses_llm for p in self.planned):
-                engines.model = load_engine(config.model, **config.model_args)
+                engines.model = load_engine(config.model, registry=self.registry, **config.model_args)
             for role, model in config.role_models.items():
-                engines.roles[role] = load_engine(model, **config.role_model_args.get(role, {}))
+                engines.roles[role] = load_engine(model, registry=self.registry, **config.role_model_args.get(role, {}))
             for i, model in enumerate(config.judges):
-                engines.judges.append(load_engine(model, **config.judge_args.get(str(i), {})))
+                engines.judges.append(load_engine(model, registry=self.registry, **config.judge_args.get(str(i), {})))
             engines.nli = self._nli_engine(engines.model)
         except BaseException:
             engines.close()
@@ -187,7 +188,7 @@ class Evaluator:
             return None
         if engine is not None and config.nli == config.model and not config.nli_args:
             return engine
-        return load_engine(config.nli, **config.nli_args)
+        return load_engine(config.nli, registry=self.registry, **config.nli_args)
 
     def full_config(self) -> dict[str, Any]:
         out = asdict(self.config)

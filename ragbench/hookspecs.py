@@ -1,14 +1,26 @@
-"""The plugin hook: each plugin returns a catalogue of lazily imported components.
+"""The plugin hooks. A plugin is any module listed in the `ragbench` entry-point group that implements
+some of them (decorated with `hookimpl`); ragbench's own tasks, systems, metrics, engines and retrievers
+are plugins of exactly this kind. The registry calls each hook through pluggy, one plugin at a time, so
+every result is credited to its provider and one broken plugin cannot hide the others.
 
-A plugin is any module listed in the `ragbench` entry-point group. Its `ragbench_catalog`
-hook returns data in the schema of `registry.yaml`:
+`ragbench_catalog()` returns data in the schema of `registry.yaml`:
 
     {"tasks":   {name: {"target": "pkg.module:Attr", "description": "...", "aliases": [...],
                         "defaults": {...}}},
      "systems": {...}, "metrics": {...}, "engines": {...}, "retrievers": {...},
-     "groups":  {group_name: [task names]}}
+     "groups":  {group_name: [task names]}, "reproductions": {name: manifest}}
 
-Targets are imported only when used, so `ragbench list` never imports torch, vLLM or bm25s.
+Targets are imported only when used, so `ragbench list` never imports torch, vLLM or bm25s; a loaded
+target must be a subclass of the kind's base class (Task, System, Metric, Engine, Retriever).
+
+`ragbench_metric_families()` returns `{prefix: {"target": "pkg.module:factory", "description": "..."}}`:
+a metric named `prefix:NAME` (e.g. `hf:bleu`) is built by `factory("prefix:NAME")`, which returns a Metric
+subclass (imported only when such a metric is asked for).
+
+`ragbench_cli_commands()` returns a list of click commands added to the `ragbench` command line. A
+click group named like an existing group (`index`, or one another plugin added) adds its commands to
+that group; a name already taken by a command is reported and skipped. Keep the module that defines
+the commands light: import heavy libraries inside the command functions.
 """
 from __future__ import annotations
 
@@ -25,3 +37,11 @@ class RagbenchHooks:
     @hookspec
     def ragbench_catalog(self) -> dict[str, Any]:
         """Return this plugin's catalogue (schema above)."""
+
+    @hookspec
+    def ragbench_metric_families(self) -> dict[str, dict[str, Any]]:
+        """Return {prefix: {"target": "module:factory", "description": ...}} for `prefix:NAME` metrics."""
+
+    @hookspec
+    def ragbench_cli_commands(self) -> list[Any]:
+        """Return click commands (or groups) to add to the `ragbench` command line."""

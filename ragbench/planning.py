@@ -108,11 +108,11 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
         return None
     system.preflight(check, task)
     metrics = []
-    for m in dict.fromkeys(canonical_metric(registry, m) for m in metric_names(task.metrics, config.metrics, name, names)
+    for m in dict.fromkeys(registry.metric_name(m) for m in metric_names(task.metrics, config.metrics, name, names)
                            if _known_metric(registry, m, check)):
         chosen.add(m)
         with check.step(f"metric {m} on task {name}"):
-            cls = metric_class(registry, m)
+            cls = registry.metric_class(m)
             if not cls.fits(task):
                 needed = ", ".join(sorted(set(cls.gold_needs) - set(task.gold_fields or ())
                                           - ({"citations"} if task.cites else set())))
@@ -128,25 +128,11 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
 
 def _known_metric(registry: Registry, name: str, check: Preflight) -> bool:
     try:
-        canonical_metric(registry, name)
+        registry.metric_name(name)
     except ConfigError as exc:
         check.problem(f"--metrics: {exc}")
         return False
     return True
-
-
-def metric_class(registry: Registry, name: str) -> type[Metric]:
-    """A catalogue metric, or `hf:NAME`: any Hugging Face `evaluate` metric (ragbench.metrics.hf_evaluate)."""
-    if name.startswith("hf:"):
-        from .metrics.hf_evaluate import metric_class as hf_metric_class
-
-        return hf_metric_class(name)
-    return registry.load("metrics", name)
-
-
-def canonical_metric(registry: Registry, name: str) -> str:
-    """A metric's catalogue name (aliases resolved, so `judge` and `llm_judge` are one metric)."""
-    return name if name.startswith("hf:") else registry.entry("metrics", name).name
 
 
 def metric_names(task_metrics: tuple[str, ...], chosen: list[str], task: str = "",

@@ -1,10 +1,14 @@
 """Lazy registry of tasks, systems, metrics, engines and retrievers, discovered through pluggy.
 
 Every distribution (ragbench itself included) lists modules in the entry-point group
-`ragbench`; each module implements the `ragbench_catalog` hook (see `hookspecs`). Loading a
-catalogue imports only that light module; a component's own module is imported the first
-time the component is used. A plugin that fails to import is recorded with its error and
-the others keep working.
+`ragbench`; each module implements some of the hooks of `hookspecs` (the catalogue, metric
+families, CLI commands). Loading a catalogue imports only that light module; a component's own
+module is imported the first time the component is used, and checked against its kind's base
+class. A plugin that fails to import is recorded with its error and the others keep working.
+
+A run uses one registry, given to everything that loads a component (planning, engines,
+retrievers, index builds); `get_registry()`, the registry of the installed plugins, is only the
+default of the command line and of callers that pass none.
 """
 from __future__ import annotations
 
@@ -22,6 +26,24 @@ from .imports import import_target
 KINDS = ("tasks", "systems", "metrics", "engines", "retrievers")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
             "retrievers": "retriever"}
+# The base class each kind's targets must subclass (imported when a component is first loaded).
+BASES = {"tasks": "ragbench.task:Task", "systems": "ragbench.system:System", "metrics": "ragbench.metric:Metric",
+         "engines": "ragbench.engines.base:Engine", "retrievers": "ragbench.retrieval.base:Retriever"}
+
+
+def source(provider: str, plugin: str) -> str:
+    """Who provides a component: the distribution, and the entry point when known."""
+    return provider if plugin == "?" else f"{provider}, entry point {plugin}"
+
+
+def check_kind(obj: Any, kind: str, what: str, where: str) -> Any:
+    """`obj` when it is a subclass of `kind`'s base class, else a one-line ConfigError naming `where`."""
+    base = import_target(BASES[kind])
+    if isinstance(obj, type) and issubclass(obj, base):
+        return obj
+    found = f"class {obj.__module__}.{obj.__qualname__}" if isinstance(obj, type) else f"a {type(obj).__name__}"
+    raise ConfigError(f"{what} (from {where}) is {found}, not a subclass of {base.__name__}: the plugin "
+                      "registers the wrong kind of component; fix its entry or ask its provider")
 
 
 @dataclass
@@ -33,19 +55,45 @@ class Entry:
     aliases: list[str] = field(default_factory=list)
     defaults: dict[str, Any] = field(default_factory=dict)
     provider: str = "?"  # the installed distribution that provides it
+    plugin: str = "?"  # its entry point (the hook module's name in the `ragbench` group)
     _loaded: Any = None
+
+    @property
+    def source(self) -> str:
+        return source(self.provider, self.plugin)
 
     def load(self) -> Any:
         if self._loaded is None:
+            what = f"{SINGULAR[self.kind]} '{self.name}'"
             try:
                 obj = import_target(self.target)
             except Exception as exc:
-                raise ConfigError(
-                    f"{SINGULAR[self.kind]} '{self.name}' (from {self.provider}) failed to load "
-                    f"{self.target}: {type(exc).__name__}: {exc}"
-                ) from exc
-            self._loaded = obj
+                raise ConfigError(f"{what} (from {self.source}) failed to load {self.target}: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+            self._loaded = check_kind(obj, self.kind, f"{what} ({self.target})", self.source)
         return self._loaded
+
+
+@dataclass
+class MetricFamily:
+    """Metrics named `prefix:NAME`, built by a factory (e.g. `hf:bleu`, Hugging Face `evaluate`)."""
+
+    prefix: str
+    target: str  # "module:factory", factory("prefix:NAME") -> a Metric subclass
+    description: str = ""
+    provider: str = "?"
+    plugin: str = "?"
+
+    def metric_class(self, name: str) -> type:
+        where = source(self.provider, self.plugin)
+        try:
+            metric = import_target(self.target)(name)
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise ConfigError(f"metric '{name}' (from {where}): {self.target} failed: "
+                              f"{type(exc).__name__}: {exc}") from exc
+        return check_kind(metric, "metrics", f"metric '{name}' ({self.target})", where)
 
 
 @dataclass
@@ -61,36 +109,78 @@ class Registry:
         self.aliases: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
         self.groups: dict[str, list[str]] = {}
         self.reproductions: dict[str, dict[str, Any]] = {}  # name -> manifest (ragbench reproduce), with provider
+        self.metric_families: dict[str, MetricFamily] = {}
+        self._command_hooks: list[tuple[pluggy.PluginManager, dict[str, str]]] = []
+        self._cli_commands: list[tuple[Any, str]] | None = None
         self.failures: list[PluginFailure] = []
 
     @classmethod
-    def discover(cls, group: str = PROJECT) -> "Registry":
+    def discover(cls, group: str = PROJECT, plugins: Iterable[tuple[str, str, Any]] = ()) -> "Registry":
+        """The registry of the plugins installed in `group`, then of `plugins` given as
+        (entry point name, provider, module or object with hook implementations)."""
         registry = cls()
-        manager = pluggy.PluginManager(PROJECT)
-        manager.add_hookspecs(RagbenchHooks)
-        providers: dict[str, str] = {}
+        loaded: list[tuple[str, str, Any]] = []
         entry_points = sorted(metadata.entry_points(group=group),
                               key=lambda ep: (_provider(ep) != PROJECT, _provider(ep), ep.name))
         for entry_point in entry_points:
-            provider = _provider(entry_point)
             try:
-                manager.register(entry_point.load(), name=entry_point.name)
-                providers[entry_point.name] = provider
+                loaded.append((entry_point.name, _provider(entry_point), entry_point.load()))
             except Exception as exc:
                 registry.failures.append(
-                    PluginFailure(entry_point.name, provider, f"{type(exc).__name__}: {exc}"))
-        # Called one implementation at a time so each catalogue is credited to its provider and
-        # one broken plugin cannot hide the others.
-        for impl in manager.hook.ragbench_catalog.get_hookimpls():
-            provider = providers[impl.plugin_name]
-            try:
-                registry.add_catalog(impl.function(), provider)
-            except Exception as exc:
-                registry.failures.append(
-                    PluginFailure(impl.plugin_name, provider, f"{type(exc).__name__}: {exc}"))
+                    PluginFailure(entry_point.name, _provider(entry_point), f"{type(exc).__name__}: {exc}"))
+        registry.add_plugins([*loaded, *plugins])
         return registry
 
-    def add_catalog(self, catalog: dict[str, Any], provider: str) -> None:
+    def add_plugins(self, plugins: Iterable[tuple[str, str, Any]]) -> None:
+        manager = pluggy.PluginManager(PROJECT)
+        manager.add_hookspecs(RagbenchHooks)
+        providers: dict[str, str] = {}
+        for name, provider, plugin in plugins:
+            try:
+                manager.register(plugin, name=name)
+                providers[name] = provider
+            except Exception as exc:
+                self.failures.append(PluginFailure(name, provider, f"{type(exc).__name__}: {exc}"))
+        for name, result in _each_plugin(manager, "ragbench_catalog"):
+            self._added(name, providers[name], result, self.add_catalog)
+        for name, result in _each_plugin(manager, "ragbench_metric_families"):
+            self._added(name, providers[name], result, self.add_metric_families)
+        self._command_hooks.append((manager, providers))
+
+    @property
+    def cli_commands(self) -> list[tuple[Any, str]]:
+        """(click command, provider) from every plugin's `ragbench_cli_commands`, asked the first time the
+        command line needs them (a run or a library user never imports a plugin's command modules)."""
+        if self._cli_commands is None:
+            self._cli_commands = []
+            for manager, providers in self._command_hooks:
+                for name, result in _each_plugin(manager, "ragbench_cli_commands"):
+                    self._added(name, providers[name], result, self._add_commands)
+        return self._cli_commands
+
+    def _add_commands(self, commands: Iterable[Any], provider: str, plugin: str) -> None:
+        self._cli_commands.extend((command, provider) for command in commands)  # type: ignore[union-attr]
+
+    def _added(self, plugin: str, provider: str, result: Any, add: Any) -> None:
+        try:
+            if isinstance(result, BaseException):
+                raise result
+            if result is not None:
+                add(result, provider, plugin)
+        except Exception as exc:
+            self.failures.append(PluginFailure(plugin, provider, f"{type(exc).__name__}: {exc}"))
+
+    def add_metric_families(self, families: dict[str, Any], provider: str, plugin: str = "?") -> None:
+        for prefix, spec in families.items():
+            existing = self.metric_families.get(prefix)
+            if existing is not None and existing.provider != provider:
+                self.failures.append(PluginFailure(plugin, provider, f"metric family '{prefix}:' is already provided "
+                                                                     f"by {existing.provider}; this one is ignored"))
+                continue
+            self.metric_families[prefix] = MetricFamily(prefix, spec["target"], spec.get("description", ""),
+                                                        provider, plugin)
+
+    def add_catalog(self, catalog: dict[str, Any], provider: str, plugin: str = "?") -> None:
         for kind in KINDS:
             for name, spec in (catalog.get(kind) or {}).items():
                 existing = self.entries[kind].get(name)
@@ -102,7 +192,7 @@ class Registry:
                 entry = Entry(kind=kind, name=name, target=spec["target"],
                               description=spec.get("description", ""),
                               aliases=list(spec.get("aliases", [])),
-                              defaults=dict(spec.get("defaults", {})), provider=provider)
+                              defaults=dict(spec.get("defaults", {})), provider=provider, plugin=plugin)
                 self.entries[kind][name] = entry
                 for alias in entry.aliases:
                     self.aliases[kind][alias] = name
@@ -131,6 +221,20 @@ class Registry:
     def load(self, kind: str, name: str) -> Any:
         return self.entry(kind, name).load()
 
+    def metric_family(self, name: str) -> MetricFamily | None:
+        """The family of a `prefix:NAME` metric name, if a plugin provides that prefix."""
+        prefix, sep, _ = name.partition(":")
+        return self.metric_families.get(prefix) if sep else None
+
+    def metric_class(self, name: str) -> type:
+        """A catalogue metric, or a `prefix:NAME` metric built by its family's factory."""
+        family = self.metric_family(name)
+        return family.metric_class(name) if family is not None else self.load("metrics", name)
+
+    def metric_name(self, name: str) -> str:
+        """A metric's canonical name: aliases resolved (`judge` is `llm_judge`), family names as given."""
+        return name if self.metric_family(name) is not None else self.entry("metrics", name).name
+
     def expand_tasks(self, names: Iterable[str]) -> list[str]:
         """Task names with groups expanded and aliases resolved, in order, without repeats."""
         out: list[str] = []
@@ -141,6 +245,21 @@ class Registry:
                 if resolved not in out:
                     out.append(resolved)
         return out
+
+
+def _each_plugin(manager: pluggy.PluginManager, hook: str) -> Iterable[tuple[str, Any]]:
+    """(plugin name, its result or the exception it raised) for every plugin implementing `hook`,
+    called through pluggy one plugin at a time so a result is credited to its provider and one
+    broken plugin cannot hide the others."""
+    plugins = manager.list_name_plugin()
+    for impl in getattr(manager.hook, hook).get_hookimpls():
+        others = [plugin for name, plugin in plugins if name != impl.plugin_name]
+        try:
+            results = manager.subset_hook_caller(hook, remove_plugins=others)()
+        except Exception as exc:
+            yield impl.plugin_name, exc
+            continue
+        yield impl.plugin_name, results[0] if results else None
 
 
 def _provider(entry_point: metadata.EntryPoint) -> str:
@@ -157,6 +276,7 @@ _registry: Registry | None = None
 
 
 def get_registry() -> Registry:
+    """The registry of the installed plugins, discovered once: the command line's default."""
     global _registry
     if _registry is None:
         _registry = Registry.discover()

@@ -1,5 +1,6 @@
-"""Built-in task plugins (installed as `ragbench.tasks`), one folder per benchmark family, and the
-seed papers' reproduction manifests (`reproductions.yaml`, read by `ragbench reproduce`)."""
+"""Built-in task plugins (installed as `ragbench.tasks`), one folder per benchmark family, the seed
+papers' reproduction manifests (`reproductions.yaml`, read by `ragbench reproduce`) and the benchmarks'
+own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`)."""
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -18,3 +19,11 @@ def _reproductions() -> dict[str, Any]:
 @hookimpl
 def ragbench_catalog() -> dict[str, Any]:
     return {**section("tasks", "groups"), **_reproductions()}
+
+
+@hookimpl
+def ragbench_cli_commands() -> list[Any]:
+    from .crag.commands import serve_group
+    from .omnieval.commands import index_group
+
+    return [serve_group, index_group]

@@ -7,6 +7,7 @@ returning (--data path, --task-arg options). Everything here is written for ragb
 from __future__ import annotations
 
 import json
+import re
 import tarfile
 from io import BytesIO
 from pathlib import Path
@@ -17,18 +18,21 @@ from crag_helpers import crag_record, tokenizer_dir
 from crag_tiny_kg import write_tiny_kg
 
 import ragbench.tasks.demo
+from ragbench.types import Example
 
 ALCE = TEST_DATA / "alce"
 
-# First match wins on the request's last message: NLI premises, CRAG judges, LLatrieval's selection and
-# verification, then an answer citing the first document.
-RULES = [
+# Rules answered before the per-question answers (first match wins on the request's last message): the
+# NLI judge entails unless the premise is the wrong answer, the CRAG judge finds a non-exact answer
+# wrong, CRAG's KG entity extraction, LLatrieval's selection and verification.
+WRONG = "zzz"
+STEP_RULES = [
+    {"pattern": rf"^premise: {WRONG}", "response": "0"},
     {"pattern": r"^premise: ", "response": "1"},
-    {"pattern": r"Ground truth: ", "response": '{"accuracy": true}'},
+    {"pattern": r"Ground truth: ", "response": '{"accuracy": false}'},
     {"pattern": r"^Query: [^\n]*\nQuery Time: [^\n]*\n?$", "response": '{"domain": "other", "main_entity": "florida"}'},
     {"pattern": r"\nk: \d+", "response": "Selected Documents: 1, 2"},
     {"pattern": r"^Question:.*\n\nDocuments:", "response": "[YES]"},
-    {"response": "answer 1 [1]. true B Paris"},
 ]
 
 
@@ -105,25 +109,84 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
 }
 
 
+def cited(text: str) -> str:
+    """ALCE-style citations: each sentence (ending in '.') cites document [1]."""
+    return text.replace(".", " [1].") if text.endswith(".") else text + " [1]"
+
+
+def first_answer(example: Example) -> str:
+    return example.gold["answers"][0]
+
+
+# The answer a model gives to each task's questions: RIGHT[task](example) is the gold answer (or the
+# gold long answer, with citations on ALCE tasks); WRONG_ANSWER[task](example) shares no word with it
+# (the other label on PubHealth, another letter on ARC).
+RIGHT: dict[str, Callable[[Example], str]] = {
+    "popqa": first_answer, "pubhealth": first_answer, "arc_challenge": first_answer, "squad": first_answer,
+    "demo": first_answer, "omnieval_auto": first_answer, "omnieval_human": first_answer,
+    "asqa": lambda e: cited(e.gold["long_answers"][0]), "alce_asqa": lambda e: cited(e.gold["long_answers"][0]),
+    "alce_qampari": lambda e: ", ".join(cited(alias[0]) for alias in e.gold["answers"]) + ".",
+    "alce_eli5": lambda e: " ".join(cited(claim) for claim in e.gold["claims"]),
+    "crag_t1": lambda e: e.gold["answer"], "crag_t2": lambda e: e.gold["answer"], "crag_t3": lambda e: e.gold["answer"],
+}
+WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
+    "pubhealth": lambda e: {"true": "false", "false": "true"}[e.gold["answers"][0]],
+    "arc_challenge": lambda e: "D",
+}
+
+
+# Self-RAG's long form cites by itself: its model writes uncited segments ending in "." and the system
+# replaces each final "." by " [k]." (selfrag_prompts.cite_segments).
+SELF_CITING = {("selfrag", "asqa"), ("selfrag", "alce_asqa"), ("selfrag", "alce_eli5")}
+
+
+def answers(task: str, examples: list[Example], system: str = "") -> list[str]:
+    """The scripted model's answers: the gold for the first half of the examples, wrong for the rest."""
+    half = (len(examples) + 1) // 2
+    out = [RIGHT[task](e) if i < half else WRONG_ANSWER.get(task, lambda e: WRONG)(e) for i, e in enumerate(examples)]
+    if (system, task) in SELF_CITING:
+        out = [re.sub(r" \[\d+\]", "", text) if text != WRONG else WRONG + "." for text in out]
+    return out
+
+
+_EXAMPLES: dict[str, list[Example]] = {}
+
+
+def task_examples(task: str, data: str, task_args: dict[str, Any], limit: int) -> list[Example]:
+    """The first `limit` examples of the cell's task, as the run will read them (read once per task)."""
+    if (task, limit) not in _EXAMPLES:
+        from ragbench.planning import plan
+        from ragbench.registry import get_registry
+        from ragbench.run_config import RunConfig
+
+        probe = plan(RunConfig(tasks=[task], system="closed_book", data={task: data}, task_args=task_args,
+                               judges=["scripted:echo"], nli="scripted:echo"), get_registry())[0].task
+        _EXAMPLES[task, limit] = [e for e in probe.examples() if isinstance(e, Example)][:limit]
+    return _EXAMPLES[task, limit]
+
+
 def cell_config(task: str, system: str, folder: Path, limit: int = 2) -> dict[str, Any]:
-    """RunConfig fields of one matrix cell: the task's small data, a scripted model, judge and NLI."""
+    """RunConfig fields of one matrix cell: the task's small data, and one scripted engine as model, judge
+    and NLI judge that answers the first half of the questions with the gold and the rest wrongly
+    (`answers`); `expected_outputs` are the outputs the run must record."""
     folder.mkdir(parents=True, exist_ok=True)
-    rules = folder / "rules.json"
-    rules.write_text(json.dumps(RULES))
     data, task_args = TASK_DATA[task](folder)
+    examples = task_examples(task, data, task_args, limit)
+    outputs = answers(task, examples, system)
+    rules = folder / "rules.json"
+    rules.write_text(json.dumps(STEP_RULES + [{"pattern": re.escape(e.question), "response": output}
+                                              for e, output in zip(examples, outputs)]))
     model = f"scripted:{rules}"
     config: dict[str, Any] = {"tasks": [task], "system": system, "model": model, "judges": [model], "nli": model,
                               "data": {task: data}, "task_args": task_args, "limit": limit, "progress": False,
                               "bootstrap_iters": 50, "output": str(folder / "run")}
     if system == "recorded":  # scoring outputs made elsewhere: a predictions file for the task's examples
-        from ragbench.planning import plan
-        from ragbench.registry import get_registry
-        from ragbench.run_config import RunConfig
-        from ragbench.types import Example
-
-        probe = plan(RunConfig(tasks=[task], system="closed_book", data={task: data}, task_args=task_args,
-                               judges=[model], nli=model), get_registry())[0].task
-        ids = [e.id for e in probe.examples() if isinstance(e, Example)][:limit]
-        predictions = write_jsonl(folder / "predictions.jsonl", [{"id": i, "output": "answer 1"} for i in ids])
+        predictions = write_jsonl(folder / "predictions.jsonl",
+                                  [{"id": e.id, "output": output, "docs": [d.to_dict() for d in e.docs[:1]]}
+                                   for e, output in zip(examples, outputs)])
         config["system_args"] = {"path": str(predictions)}
     return config
+
+
+# A default answer for tests that run a cell-like configuration of their own (tests/test_asqa_task.py).
+RULES = [*STEP_RULES, {"response": "answer 1 [1]. true B Paris"}]

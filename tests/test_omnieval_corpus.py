@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from ragbench.errors import ConfigError
 from ragbench.retrieval.chunking import TokenSplitter
-from ragbench.retrieval.omnieval_corpus import build_corpus, read_folder
+from ragbench.tasks.omnieval.corpus import build_corpus, read_folder
 
 
 def make_folder(root):

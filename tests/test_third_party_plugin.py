@@ -62,7 +62,10 @@ def _broken_package(root: Path) -> Path:
         def ragbench_catalog():
             return {"systems": {"broken_system": {
                 "target": "ragbench_broken_example.heavy:HeavySystem",
-                "description": "needs a module that is not installed"}}}
+                "description": "needs a module that is not installed"},
+                                "task_as_system": {
+                "target": "ragbench.tasks.demo.task:Demo",
+                "description": "a task registered as a system"}}}
         """)
     _write(root / "ragbench_broken_example" / "heavy.py", """\
         import libfrobnicate_not_installed  # noqa: F401
@@ -131,6 +134,18 @@ def test_list_shows_plugin_components_with_provider(sites, tmp_path):
         assert row.endswith(f"[{PROVIDER}]"), row
     assert "[ragbench]" in done.stdout  # built-ins still there
     assert "failed to load" not in done.stderr
+
+
+def test_plugin_adds_a_command_and_a_metric_family(sites, tmp_path):
+    data = _data(sites["example"])
+    done = _ragbench(["trivia-stats"], sites["example"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    true = sum(record["truth"] for record in data)
+    assert done.stdout == f"{len(data)} statements: {true} true, {len(data) - true} false\n"
+    listed = _ragbench(["list", "metrics"], sites["example"], cwd=tmp_path).stdout
+    assert any(line.split()[:1] == ["mentions:NAME"] and line.endswith(f"[{PROVIDER}]") for line in listed.splitlines())
+    assert "trivia-stats" in _ragbench(["--help"], sites["example"], cwd=tmp_path).stdout
+    assert "trivia-stats" not in _ragbench(["--help"], cwd=tmp_path).stdout  # only when installed
 
 
 def test_catalogue_is_lazy_and_targets_resolve(sites, tmp_path):
@@ -217,10 +232,12 @@ def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected):
                                  {"response": "False."}]))
     out = tmp_path / "run"
     done = _ragbench(["--tasks", "trivia_tf", "--system", system, "--model", f"scripted:{rules}",
-                      "--output", str(out), "--no-progress"], sites["example"], cwd=tmp_path)
+                      "--metrics", "+mentions:true", "--output", str(out), "--no-progress"], sites["example"],
+                     cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads((out / "results.json").read_text())["results"]["trivia_tf"]
     assert results["verdict_accuracy"] == pytest.approx(expected)
+    assert results["mentions:true"] == (1.0 if system == "vanilla" else 0.0)  # the plugin's metric family
     assert results["match_normalized"] == pytest.approx(expected)  # a built-in metric on the plugin's gold
     first = _samples(out, "trivia_tf")[0]
     assert first["prediction"]["answer"] == ("True" if system == "vanilla" else "False.")
@@ -264,6 +281,17 @@ def test_plugin_that_fails_to_import_is_reported_and_others_listed(sites, tmp_pa
                for line in done.stdout.splitlines())
 
 
+def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(sites, tmp_path):
+    done = _ragbench(["--tasks", "demo", "--system", "task_as_system", "--model", "scripted:echo",
+                      "--output", str(tmp_path / "run"), "--no-progress"], sites["broken"], cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "ragbench: error: system 'task_as_system' (ragbench.tasks.demo.task:Demo) (from "
+        f"{BROKEN_PROVIDER}, entry point broken_lazy) is class ragbench.tasks.demo.task.Demo, not a subclass "
+        "of System: the plugin registers the wrong kind of component; fix its entry or ask its provider"]
+    assert not (tmp_path / "run").exists()
+
+
 def test_component_failing_at_first_use_gives_one_line_error(sites, tmp_path):
     done = _ragbench(["--tasks", "trivia_tf", "--system", "broken_system", "--model", "scripted:echo",
                       "--output", str(tmp_path / "run"), "--no-progress"],
@@ -271,7 +299,7 @@ def test_component_failing_at_first_use_gives_one_line_error(sites, tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
-        f"ragbench: error: system 'broken_system' (from {BROKEN_PROVIDER}) failed to load "
+        f"ragbench: error: system 'broken_system' (from {BROKEN_PROVIDER}, entry point broken_lazy) failed to load "
         "ragbench_broken_example.heavy:HeavySystem: ModuleNotFoundError: "
         "No module named 'libfrobnicate_not_installed'"]
 

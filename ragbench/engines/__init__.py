@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import importlib
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..builtin import section
 from ..errors import ConfigError
 from ..hookspecs import hookimpl
 from .base import Engine
 from .replicas import endpoint_replicas, ray_replicas, wants_ray
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 EMBEDDED_MODEL = "hf:embedded"
 _HEAVY_IMPORTS = {"hf": ("torch", "transformers")}  # seconds to import: started early, in the background
@@ -43,8 +46,9 @@ def ragbench_catalog() -> dict[str, Any]:
     return section("engines")
 
 
-def load_engine(model: str | None, **options: Any) -> Engine:
-    """Build an engine from `engine:model` (e.g. `hf:Qwen/Qwen2.5-7B-Instruct`, `replay:calls.jsonl`).
+def load_engine(model: str | None, *, registry: "Registry | None" = None, **options: Any) -> Engine:
+    """Build an engine from `engine:model` (e.g. `hf:Qwen/Qwen2.5-7B-Instruct`, `replay:calls.jsonl`),
+    its class from the run's `registry` (the installed plugins' when none is given).
 
     No model means the embedded default, SmolLM2-135M-Instruct on transformers.
     """
@@ -57,10 +61,10 @@ def load_engine(model: str | None, **options: Any) -> Engine:
     if not sep or not name:
         raise ConfigError(f"model '{model}' is not of the form engine:model "
                           f"(e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, openai:gpt-4o-mini, replay:calls.jsonl)")
-    engine_class = get_registry().load("engines", kind)
+    engine_class = (registry or get_registry()).load("engines", kind)
     try:
-        if wants_ray(options):  # data parallelism: replicas as Ray actors
-            return ray_replicas(model, dict(options))
+        if wants_ray(options):  # data parallelism: replicas as Ray actors, each building engine_class
+            return ray_replicas(engine_class, model, dict(options))
         if isinstance(options.get("base_url"), (list, tuple)):  # several endpoints of one model
             rest = {k: v for k, v in options.items() if k != "base_url"}
             return endpoint_replicas(engine_class, name, list(options["base_url"]), rest)

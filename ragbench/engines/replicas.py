@@ -155,10 +155,8 @@ class RayReplica:
 class _EngineActor:
     """The actor body: builds the engine inside the Ray worker (so weights load where it runs)."""
 
-    def __init__(self, model: str, options: dict[str, Any]) -> None:
-        from . import load_engine
-
-        self.engine = load_engine(model, **options)
+    def __init__(self, engine_class: type, name: str, options: dict[str, Any]) -> None:
+        self.engine = engine_class(name, **options)
 
     def describe(self) -> dict[str, Any]:
         engine = self.engine
@@ -175,8 +173,9 @@ class _EngineActor:
         self.engine.close()
 
 
-def ray_replicas(model: str, options: dict[str, Any]) -> ReplicaSet:
-    """`replicas` copies of `model` as Ray actors (a local Ray instance unless `ray_address` is given)."""
+def ray_replicas(engine_class: type, model: str, options: dict[str, Any]) -> ReplicaSet:
+    """`replicas` copies of `model` as Ray actors (a local Ray instance unless `ray_address` is given),
+    each building `engine_class` (resolved by the run's registry; Ray ships it by reference)."""
     try:
         import ray
     except ImportError as exc:
@@ -192,7 +191,7 @@ def ray_replicas(model: str, options: dict[str, Any]) -> ReplicaSet:
         parallel = int(options.get("tensor_parallel_size", 1)) * int(options.get("pipeline_parallel_size", 1))
         gpus = parallel if ray.cluster_resources().get("GPU", 0) > 0 else 0
     actor_class = ray.remote(num_gpus=float(gpus), num_cpus=0 if gpus else 1)(_EngineActor)
-    actors = [actor_class.remote(model, dict(options)) for _ in range(count)]
+    actors = [actor_class.remote(engine_class, model.partition(":")[2], dict(options)) for _ in range(count)]
     try:
         descriptions = ray.get([actor.describe.remote() for actor in actors])
     except Exception as exc:

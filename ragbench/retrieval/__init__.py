@@ -5,11 +5,14 @@ no torch) so that `ragbench list` never imports them.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..builtin import section
 from ..hookspecs import hookimpl
 from .base import IndexBuilder, Retriever
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 DEFAULT_RETRIEVER = "provided"
 
@@ -19,13 +22,15 @@ def ragbench_catalog() -> dict[str, Any]:
     return section("retrievers")
 
 
-def load_retriever(name: str | None, args: dict[str, Any] | None = None) -> Retriever:
-    """Build a retriever by catalogue name (`provided` when none is given) with its options."""
+def load_retriever(name: str | None, args: dict[str, Any] | None = None,
+                   registry: "Registry | None" = None) -> Retriever:
+    """Build a retriever by catalogue name (`provided` when none is given) with its options, its class
+    from the run's `registry` (the installed plugins' when none is given)."""
     from ..options import construct
     from ..registry import get_registry
 
     name = name or DEFAULT_RETRIEVER
-    return construct(get_registry().load("retrievers", name), dict(args or {}), f"retriever {name}")
+    return construct((registry or get_registry()).load("retrievers", name), dict(args or {}), f"retriever {name}")
 
 
 __all__ = ["IndexBuilder", "Retriever", "load_retriever"]

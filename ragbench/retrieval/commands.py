@@ -4,18 +4,16 @@ Kept light: the retriever's own module (bm25s, torch) is imported only when the 
 """
 from __future__ import annotations
 
-import sys
-
 import click
 
-from ..errors import ConfigError
+from ..cli_plugins import config_errors_exit, exit_if_skipped
 from ..options import parse_assignments
 
 
 @click.group("index")
 def index_group() -> None:
-    """Build on-disk retrieval indexes, once; runs memory-map them (--retriever-arg index=DIR). Also
-    OmniEval's corpus from its raw documents (omnieval-corpus)."""
+    """Build on-disk retrieval indexes, once; runs memory-map them (--retriever-arg index=DIR). Plugins
+    add corpus builders here (e.g. omnieval-corpus)."""
 
 
 @index_group.command("build")
@@ -36,56 +34,15 @@ def index_group() -> None:
 @click.option("--no-progress", is_flag=True, help="no progress bar")
 def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, split, overwrite, no_progress) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
-    from ..cli import EXIT_CONFIG, EXIT_INCOMPLETE
     from .index import build_index
 
-    try:
+    with config_errors_exit():
         options = parse_assignments(build_arg, "--build-arg")
         if model is not None:
             options["model"] = model
         manifest = build_index(corpus, out, kind, options, chunk_size=chunk_size, title=not no_title,
                                overwrite=overwrite, progress=not no_progress, split=split)
-    except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
     click.echo(f"{manifest.retriever} index of {manifest.doc_count} passages in {out} "
                f"({manifest.build_seconds:.1f} s)")
-    if manifest.bad_records:
-        for error in manifest.errors:
-            click.echo(f"ragbench: bad record skipped: {error}", err=True)
-        click.echo(f"ragbench: {manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)", err=True)
-        sys.exit(EXIT_INCOMPLETE)
-
-
-@index_group.command("omnieval-corpus")
-@click.option("--docs", required=True, help="OmniEval's raw document folder (any depth): .jsonl files of "
-              "{\"text\"} lines, other files as UTF-8 text")
-@click.option("--out", required=True, help="corpus.jsonl to write: {id, title, contents}, for index build --corpus")
-@click.option("--split", default="tokens:2048:256", show_default=True, metavar="tokens:SIZE:OVERLAP[:ENCODING]",
-              help="documents of at most SIZE characters whole, longer ones cut as llama-index TokenTextSplitter")
-@click.option("--path-as", default=None, metavar="FOLDER", help="the folder's name in upstream's build (e.g. "
-              "corpus/gen_datas_all): file paths count against the chunk budget (default: --docs as given)")
-@click.option("--overwrite", is_flag=True, help="replace an existing --out file")
-def omnieval_corpus_command(docs, out, split, path_as, overwrite) -> None:
-    """Turn OmniEval's raw documents into its knowledge corpus as corpus_builder/build_corpus.py does
-    (llama-index SimpleDirectoryReader + TokenTextSplitter 2048/256, long 基金 .jsonl documents
-    dropped), with deterministic ids: <relative path>[:<line>][#<chunk>] instead of upstream's random
-    UUIDs, so upstream's relevant_node labels only match upstream's released corpus. PDF, Markdown,
-    Word and other files llama-index reads with its own readers are reported and left out."""
-    from ..cli import EXIT_CONFIG, EXIT_INCOMPLETE
-    from .chunking import parse_split
-    from .omnieval_corpus import build_corpus
-
-    try:
-        stats = build_corpus(docs, out, parse_split(split), path_as=path_as, overwrite=overwrite)
-    except ConfigError as exc:
-        click.echo(f"ragbench: error: {exc}", err=True)
-        sys.exit(EXIT_CONFIG)
-    click.echo(f"{stats.documents} documents: {stats.whole} whole, {stats.split} split into {stats.chunks} chunks, "
-               f"{stats.dropped} dropped (longer than the limit in a 基金 .jsonl file); "
-               f"{stats.whole + stats.chunks} passages in {out}")
-    if stats.errors:
-        for error in stats.errors:
-            click.echo(f"ragbench: file skipped: {error}", err=True)
-        click.echo(f"ragbench: {len(stats.errors)} file(s) skipped", err=True)
-        sys.exit(EXIT_INCOMPLETE)
+    exit_if_skipped(manifest.errors, "bad record skipped",
+                    f"{manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ContextManager, Protocol
 
 from ..engines.base import EngineError
 from ..scheduler import CallStats, Scheduler
@@ -17,8 +17,14 @@ from ..types import Document, Example, Step
 from .base import RetrievalError, Retriever
 
 if TYPE_CHECKING:
-    from ..context import Context
     from ..recording import CallRecorder
+
+
+class StepTracer(Protocol):
+    """What a bound retrieval needs of the example's context (ragbench.context.Context, which imports
+    this module's Retrieval): `step`, to trace each search."""
+
+    def step(self, kind: str, name: str, request: dict[str, Any]) -> ContextManager[Step]: ...
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ class Retrieval:
     """A run's retriever behind the pool; `bind` gives each example its own traced view."""
 
     def __init__(self, retriever: Retriever, scheduler: Scheduler | None = None,
-                 backend: SearchBackend | None = None, ctx: "Context | None" = None,
+                 backend: SearchBackend | None = None, ctx: StepTracer | None = None,
                  local: Retriever | None = None, recorder: "CallRecorder | None" = None) -> None:
         self.retriever = retriever
         self.scheduler = scheduler or Scheduler()
@@ -71,7 +77,7 @@ class Retrieval:
         self.local = local  # an example-bound retriever (e.g. its provided docs), searched directly
         self.recorder = recorder  # every search to the run's calls/retrieval.jsonl (replayable)
 
-    def bind(self, ctx: "Context", example: Example) -> "Retrieval":
+    def bind(self, ctx: StepTracer, example: Example) -> "Retrieval":
         return Retrieval(self.retriever, self.scheduler, self.backend, ctx, self.retriever.for_example(example),
                          self.recorder)
 

@@ -20,7 +20,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from tqdm import tqdm
 
@@ -31,6 +31,9 @@ from .base import Retriever
 from .chunking import chunk_documents, parse_split
 from .corpus import corpus_format, passage_text, read_corpus
 from .docstore import DocStore, DocStoreWriter
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 MANIFEST_FILE = "manifest.json"
 INDEX_FORMAT = 1
@@ -117,15 +120,17 @@ def chunks(items: Iterable[Document | RecordError], size: int,
 
 def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[str, Any] | None = None,
                 chunk_size: int = 50_000, title: bool = True, overwrite: bool = False,
-                progress: bool = True, split: str | None = None) -> Manifest:
+                progress: bool = True, split: str | None = None, registry: "Registry | None" = None) -> Manifest:
     """Build a `kind` index of `corpus` into `out`; it appears there only once complete. `split`
     (`tokens:SIZE:OVERLAP`) cuts documents longer than SIZE characters into chunks of SIZE tokens
-    as OmniEval's corpus builder does (ragbench.retrieval.chunking)."""
+    as OmniEval's corpus builder does (ragbench.retrieval.chunking). The retriever comes from `registry`
+    (the installed plugins' when none is given)."""
     from ..registry import get_registry
 
-    entry = get_registry().entry("retrievers", kind)
+    registry = registry or get_registry()
+    entry = registry.entry("retrievers", kind)
     kind = entry.name
-    builder_class = entry.load().builder
+    builder_class = registry.load("retrievers", kind).builder
     if builder_class is None:
         raise ConfigError(f"retriever {kind} has no index to build (only retrievers with an index do, "
                           "e.g. bm25 or dense; `ragbench list retrievers`)")

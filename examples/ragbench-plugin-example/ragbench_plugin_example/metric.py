@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from ragbench.errors import ConfigError
 from ragbench.metric import Metric, Score
 from ragbench.types import Example, Prediction
 
@@ -30,3 +31,19 @@ class VerdictAccuracy(Metric):
         if truth is None:
             return None
         return float(parse_verdict(prediction.answer) == truth)
+
+
+def mentions_family(name: str) -> type[Metric]:
+    """The `mentions:` metric family (plugin.py's `ragbench_metric_families`): `mentions:WORD` is 1.0
+    when the answer contains WORD as a word, any case."""
+    word = name.partition(":")[2]
+    if not word:
+        raise ConfigError("--metrics mentions:WORD: give the word, e.g. mentions:true")
+    pattern = re.compile(rf"\b{re.escape(word)}\b", re.I)
+
+    class Mentions(Metric):
+        def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
+            return float(bool(pattern.search(prediction.answer)))
+
+    Mentions.name = name
+    return Mentions

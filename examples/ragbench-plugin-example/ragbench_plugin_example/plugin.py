@@ -1,4 +1,5 @@
-"""The hook ragbench calls: this plugin's catalogue, in the schema of ragbench's registry.yaml.
+"""The hooks ragbench calls: this plugin's catalogue (in the schema of ragbench's registry.yaml), a
+metric family (`mentions:WORD`) and a command (`ragbench trivia-stats`).
 
 Only names and "module:attribute" strings live here. The task, system and metric modules are
 imported by ragbench the first time a run uses them, so listing plugins stays fast and a
@@ -38,3 +39,16 @@ CATALOG: dict[str, Any] = {
 @hookimpl
 def ragbench_catalog() -> dict[str, Any]:
     return CATALOG
+
+
+@hookimpl
+def ragbench_metric_families() -> dict[str, Any]:
+    return {"mentions": {"target": "ragbench_plugin_example.metric:mentions_family",
+                         "description": "mentions:WORD - 1 when the answer contains WORD (any case)"}}
+
+
+@hookimpl
+def ragbench_cli_commands() -> list[Any]:
+    from .commands import trivia_stats  # click only: light
+
+    return [trivia_stats]

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import ConfigError, RecordError
-from ..types import Document
-from .chunking import TokenSplitter, upstream_metadata
+from ragbench.errors import ConfigError, RecordError
+from ragbench.retrieval.chunking import TokenSplitter, upstream_metadata
+from ragbench.types import Document
 
 # llama-index-core SimpleDirectoryReader's default readers (llama-index-readers-file): files it does
 # not read as plain text. Their documents (pages, sections, rows) are not reproduced here.

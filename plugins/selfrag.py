@@ -34,8 +34,8 @@ from ragbench.system import System
 from ragbench.task import Task
 from ragbench.types import Document, Example, Prediction
 
-from . import selfrag_outline
 from .selfrag_longform import long_form
+from .selfrag_outline import long_form as long_form_outline, short_form as short_form_outline
 from .selfrag_prompts import (GROUNDING_TOKENS, NO_RETRIEVAL, PROMPT, RELEVANCE_TOKENS, RETRIEVAL_TOKENS,
                               UTILITY_TOKENS, clean_short_answer, evidence_prompt)
 from .selfrag_scoring import (LONG_FORM_WINDOW, SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW, critique, logprob,
@@ -219,7 +219,7 @@ class SelfRag(System):
         """The viewer's timeline: the retrieval decision, then each passage's (short form) or beam-search
         node's (long form) call with its critique scores, the chosen ones marked (selfrag_outline)."""
         extras = ((record.get("prediction") or {}).get("extras") or {}).get("selfrag") or {}
-        form = {"short": selfrag_outline.short_form, "long": selfrag_outline.long_form}.get(extras.get("form"))
+        form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form"))
         return form(record.get("trace") or [], extras) if form else super().trace_outline(record)
 
     def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:

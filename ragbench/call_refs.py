@@ -79,10 +79,10 @@ def run_folder_of(path: Path) -> Path:
 def _holders(folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
     """(request, response data or None for a failed call) of every exchange held in a run folder:
     its samples' LLM steps, then the NLI log's lines, one at a time."""
-    from .rundir import iter_samples  # rundir -> exchange_log -> call_refs
-
     for sample_file in sorted((folder / "samples").glob("*.jsonl")):
-        for record in iter_samples(sample_file):
+        for _, record in iter_jsonl(sample_file):
+            if not isinstance(record, dict):  # a line a killed run cut short holds nothing to refer to
+                continue
             for step in (*(record.get("trace") or ()), *(record.get("judge_trace") or ())):
                 if step.get("kind") == "llm":
                     yield step["request"], (step_response_data(step) if step.get("response") is not None else None)

@@ -28,7 +28,8 @@ from .nli import NLI
 from .progress import Progress
 from .provenance import provenance
 from .planning import PlannedTask, needs
-from .preflight import Preflight, preflight
+from .checks import Preflight
+from .preflight import preflight
 from .registry import Registry, get_registry
 from .run_config import RunConfig
 from .results import aggregate_task, aggregation_view

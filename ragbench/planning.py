@@ -10,7 +10,7 @@ from .errors import ConfigError
 from .metric import Metric
 from .nli import nli_format
 from .options import accepted_options, construct
-from .preflight import Preflight
+from .checks import Preflight
 from .registry import Registry
 from .run_config import RunConfig
 from .system import System

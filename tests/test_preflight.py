@@ -17,7 +17,7 @@ from crag_helpers import crag_record, tokenizer_dir
 from ragbench.cli import main
 from ragbench.engines.scripted import ScriptedEngine
 from ragbench.evaluator import Evaluator, RunConfig
-from ragbench.preflight import PreflightError
+from ragbench.checks import PreflightError
 from ragbench.registry import Registry
 from ragbench.task import Task
 from ragbench.types import Example

@@ -155,7 +155,7 @@ class CragTask(Task):
     def preflight(self, check: Any) -> None:
         """Data, the Llama-2 tokenizer (by its vocabulary) and the KG API (answering), each on its own,
         then the first records in the selected split."""
-        from ragbench.preflight import probe_data
+        from ragbench.checks import probe_data
 
         from .preflight import check_kg_reachable, check_llama2_tokenizer
 

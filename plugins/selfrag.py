@@ -42,6 +42,12 @@ from .selfrag_scoring import (LONG_FORM_WINDOW, SHORT_DECISION_WINDOW, SHORT_PAS
                               token_positions)
 
 MODES = ("adaptive_retrieval", "always_retrieve", "no_retrieval")
+
+
+def starts_with_relevance_token(response: Any) -> bool:
+    """Whether the generation's first token is [Relevant] or [Irrelevant] (the chosen token, which the
+    engine reports whether or not special tokens are kept in the text)."""
+    return bool(response.logprobs) and response.logprobs[0].token in RELEVANCE_TOKENS
 SCORED_TOKENS = RELEVANCE_TOKENS + GROUNDING_TOKENS + UTILITY_TOKENS
 
 
@@ -199,7 +205,8 @@ class SelfRag(System):
                              **self.sampling(SHORT_PASSAGE_WINDOW, logprob_tokens=SCORED_TOKENS)) for d in docs])
         scores = [critique(r, w_rel=self.w_rel, w_sup=self.w_sup, w_use=run["w_use"], use_groundness=self.use_groundness,
                            use_utility=self.use_utility, use_seqscore=self.use_seqscore) for r in responses]
-        trace["passages"] = [{"doc_id": d.id, "title": d.title, "pred": r.text, **s.to_dict()}
+        trace["passages"] = [{"doc_id": d.id, "title": d.title, "pred": r.text, **s.to_dict(),
+                              "relevance_token_first": starts_with_relevance_token(r)}
                              for d, r, s in zip(docs, responses, scores)]
         if run["closed"]:  # vote: sum the scores of identical cleaned answers
             votes: dict[str, float] = {}
@@ -221,6 +228,20 @@ class SelfRag(System):
         extras = ((record.get("prediction") or {}).get("extras") or {}).get("selfrag") or {}
         form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form"))
         return form(record.get("trace") or [], extras) if form else super().trace_outline(record)
+
+    def format_adherence(self, samples: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """A Self-RAG model opens each passage's generation with [Relevant] or [Irrelevant]; a model
+        without trained reflection tokens does not, and its critique scores then read tokens it never
+        generates (relevance from position 0, support and utility left at 0)."""
+        checked = [p["relevance_token_first"] for s in samples if s.get("error") is None
+                   for p in (((s.get("prediction") or {}).get("extras") or {}).get("selfrag") or {}).get("passages", [])
+                   if "relevance_token_first" in p]
+        if not checked:
+            return None
+        return [{"format": "passage generations opening with a relevance token ([Relevant]/[Irrelevant])",
+                 "followed": sum(checked), "of": len(checked),
+                 "fix": "use a Self-RAG checkpoint (e.g. selfrag/selfrag_llama2_7b) whose vocabulary and training "
+                        "carry the reflection tokens"}]
 
     def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
         traces = [s["prediction"]["extras"]["selfrag"] for s in samples

@@ -148,3 +148,15 @@ def test_citation_numbering_after_a_skipped_duplicate_path_vs_kept():
     segments, docs = ["", " Messi scored most.", "Messi scored most.", "Bican scored more.[Relevant]"], [None, "d1", "d2", "d3"]
     assert cite_segments(segments, docs) == ("Messi scored most [1]. Bican scored more [3].", ["d1", "d3"])
     assert cite_segments(segments, docs, "kept") == ("Messi scored most [1]. Bican scored more [2].", ["d1", "d3"])
+
+
+def test_selfrag_warns_when_passage_generations_do_not_open_with_a_relevance_token():
+    from ragbench.plugins.selfrag import SelfRag
+
+    def sample(*firsts):
+        return {"error": None, "prediction": {"extras": {"selfrag": {"passages": [
+            {"relevance_token_first": first} for first in firsts]}}}}
+
+    [check] = SelfRag().format_adherence([sample(True, False), sample(False, False), {"error": "x"}])
+    assert (check["followed"], check["of"]) == (1, 4) and "Self-RAG checkpoint" in check["fix"]
+    assert SelfRag().format_adherence([{"error": None, "prediction": {"extras": {}}}]) is None

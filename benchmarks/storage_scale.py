@@ -2,7 +2,7 @@
 
 Runs `ragbench --tasks crag_t1 --system vanilla --model scripted:echo` (an engine that answers
 instantly, with a scripted CRAG judge) in a fresh process on synthetic Task 1 records in the
-released schema (5 pages of ~6 kB of HTML each; a byte tokenizer and a hashing sentence embedder
+released schema (5 pages of ~6 kB of HTML each; a stand-in Llama-2 tokenizer and a hashing sentence embedder
 stand in for Llama 2's and MiniLM, so the run is harness cost only) with few and with many
 examples, and prints per run: wall time, the process's peak RSS, and the run folder's bytes per
 example (samples, calls/, judge log, cache). Peak RSS must not grow with the number of examples.
@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from ragbench.tasks.crag.synthetic import standin_tokenizer
 
 HERE = Path(__file__).resolve().parent
 WORDS = ("the team won league season player city company price market year album song film director "
@@ -62,21 +64,6 @@ def write_records(path: Path, count: int) -> None:
                                           "page_snippet": "snippet", "page_result": page(rng),
                                           "page_last_modified": ""} for j in range(5)]}
             handle.write(json.dumps(record) + "\n")
-
-
-def byte_tokenizer(folder: Path) -> str:
-    """One token per byte (the tests' stand-in for Llama 2's tokenizer, which is not shipped)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
-
-    alphabet = pre_tokenizers.ByteLevel.alphabet()
-    tokenizer = Tokenizer(models.BPE(vocab={"<s>": 0, "</s>": 1, **{s: i + 2 for i, s in enumerate(sorted(alphabet))}},
-                                     merges=[]))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
-    folder.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(str(folder / "tokenizer.json"))
-    return str(folder)
 
 
 def folder_bytes(folder: Path) -> dict[str, int]:
@@ -126,7 +113,7 @@ def main() -> None:
         work = Path(scratch)
         data = work / "crag_t1.jsonl"
         write_records(data, args.large)
-        tokenizer = byte_tokenizer(work / "tokenizer")
+        tokenizer = str(standin_tokenizer(work / "tokenizer"))
         judge = work / "judge.json"
         judge.write_text(json.dumps([{"response": '{"accuracy": false}'}]))
         print(f"CRAG Task 1, vanilla, scripted:echo; {data.stat().st_size / args.large / 1000:.1f} kB of data "

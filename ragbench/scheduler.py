@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 _SETTLE_ROUNDS = 64
 _QUIET_ROUNDS = 3
+_LOOKUP_WAIT_SECONDS = 0.05  # at most this long per batch for cache lookups under way
 
 
 @dataclass
@@ -69,12 +70,20 @@ class Scheduler:
         self._queues: dict[int, _EngineQueue] = {}
         self._in_flight: dict[str, asyncio.Future] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._lookups = 0  # callers reading the cache in its thread: their requests may still join a batch
+        self._no_lookups = asyncio.Event()
 
     async def submit(self, engine: Engine, request: Request) -> Response:
         """Answer one request: from the cache, from an identical in-flight call, or the engine."""
         key = request.cache_key(engine.engine_id)
         if self.cache is not None and getattr(engine, "cacheable", True):
-            hit = await self.cache.aget(key)
+            self._lookups += 1
+            try:
+                hit = await self.cache.aget(key)
+            finally:
+                self._lookups -= 1
+                if not self._lookups:
+                    self._no_lookups.set()
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit
@@ -107,7 +116,17 @@ class Scheduler:
         """Yield until no coroutine has added to the queue for a few rounds (bounded): a caller
         whose call just finished needs two loop rounds to wake up and send its next one."""
         seen, quiet = -1, 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _LOOKUP_WAIT_SECONDS
         for _ in range(_SETTLE_ROUNDS):
+            if self._lookups and loop.time() < deadline:  # requests whose cache lookup is under way join
+                self._no_lookups.clear()
+                try:
+                    await asyncio.wait_for(self._no_lookups.wait(), deadline - loop.time())
+                except asyncio.TimeoutError:
+                    pass
+                seen, quiet = -1, 0
+                continue
             quiet = quiet + 1 if queue.size == seen else 0
             if quiet >= _QUIET_ROUNDS:
                 return

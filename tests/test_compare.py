@@ -108,7 +108,7 @@ def test_compare_output_that_is_a_file_and_a_broken_results_json_are_one_line_er
     taken = tmp_path / "taken.md"
     taken.write_text("x")
     refused = cli("compare", str(run_dir), str(run_dir), "--output", str(taken))
-    assert refused.returncode == 2 and "--output" in refused.stderr and "a file is there" in refused.stderr
+    assert refused.returncode == 2 and "--output" in refused.stderr and "is a file" in refused.stderr
     broken = tmp_path / "broken"
     broken.mkdir()
     text = '{"results": {"demo": {"match": 0.5}}, "counts": {"demo": [1, 2,]}}'

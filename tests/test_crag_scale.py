@@ -16,6 +16,7 @@ from helpers import run
 from ragbench.evaluator import Evaluator, RunConfig
 from ragbench.tasks.crag import loader
 from ragbench.tasks.crag.synthetic import write_task3_archive
+from ragbench.types import trace_prompts
 
 EMBEDDER = "crag_helpers:KeywordEmbedder"
 SLOW_CALLBACK_SECONDS = 0.05
@@ -84,7 +85,8 @@ def test_a_second_system_on_the_same_file_parses_and_embeds_nothing(tmp_path, ar
     second_results = second.run().results
     assert _page_work(second.planned[0].task) == (0, 0)
     assert second_results["cost"]["page_cache"]["hit_rate"] == 1.0
-    assert [s["prompts"] for s in _samples(tmp_path / "second")] == [s["prompts"] for s in _samples(tmp_path / "first")]
+    assert [trace_prompts(s["trace"]) for s in _samples(tmp_path / "second")] \
+        == [trace_prompts(s["trace"]) for s in _samples(tmp_path / "first")]
 
     third = Evaluator(config(tmp_path, archive, "third", system="selfrag", embedder=EMBEDDER))
     third.run()

@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from ragbench.types import trace_prompts
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCK = re.compile(r'^```(\w+) title="([^"]+)"\n(.*?)^```$', re.M | re.S)
@@ -85,7 +86,7 @@ def test_the_readme_command_runs_and_gives_the_numbers_the_readme_states(built):
             "use an instruction-tuned model, or raise --system-arg max_tokens") in done.stderr
     samples = [json.loads(line) for line in (root / "runs" / "capitals" / "samples" / "capitals.jsonl").open()]
     assert [s["prediction"]["answer"] for s in samples] == ["Paris", "Tokyo", "I do not know"]
-    assert samples[0]["prompts"][0] == ("Paris is the capital of France.\nAnswer in one word.\n"
+    assert trace_prompts(samples[0]["trace"])[0] == ("Paris is the capital of France.\nAnswer in one word.\n"
                                         "Question: What is the capital of France?\nAnswer:")
 
 

@@ -144,11 +144,3 @@ def open_append(path: str | Path) -> jsonlines.Writer:
                 existing.write(b"\n")
     return jsonlines.open(path, mode="a", dumps=dumps, flush=True)
 
-
-def write_records(path: str | Path, records: list[Any]) -> None:
-    """Replace a file with these records, atomically (a temporary file renamed over it)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with jsonlines.open(tmp, mode="w", dumps=dumps) as writer:
-        writer.write_all(records)
-    tmp.replace(path)

@@ -12,14 +12,14 @@ import json
 import time
 from pathlib import Path
 
-from .engines.base import Request, Response
+from .engines.base import Response
 from .sqlite_store import SqliteStore
 
 BUSY_TIMEOUT_SECONDS = 60
 
 
-def _row(key: str, entry: tuple[str, Request, Response, float]) -> tuple:
-    engine_id, _request, response, created = entry
+def _row(key: str, entry: tuple[str, Response, float]) -> tuple:
+    engine_id, response, created = entry
     return (key, engine_id, None, json.dumps(response.to_dict(), ensure_ascii=False), created)  # the key, not the prompt
 
 
@@ -35,7 +35,7 @@ class ResponseCache:
         self._store = SqliteStore(
             self.path, "responses", "key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL",
             "response", encode=_row, decode=lambda row: _cached(json.loads(row[0])),
-            from_item=lambda entry: _cached(entry[2].to_dict()), busy_seconds=BUSY_TIMEOUT_SECONDS)
+            from_item=lambda entry: _cached(entry[1].to_dict()), busy_seconds=BUSY_TIMEOUT_SECONDS)
 
     @property
     def write_errors(self) -> int:
@@ -50,10 +50,10 @@ class ResponseCache:
         """`get` in the cache's reader thread."""
         return (await self._store.get_many([key]))[0]
 
-    def put_many(self, entries: list[tuple[str, str, Request, Response]]) -> None:
-        """Queue (key, engine_id, request, response) entries; they are committed together."""
+    def put_many(self, entries: list[tuple[str, str, Response]]) -> None:
+        """Queue (key, engine_id, response) entries; they are committed together."""
         now = time.time()
-        self._store.put((key, (engine_id, request, response, now)) for key, engine_id, request, response in entries)
+        self._store.put((key, (engine_id, response, now)) for key, engine_id, response in entries)
 
     def flush(self) -> None:
         self._store.flush()

@@ -211,8 +211,8 @@ class Scheduler:
         callers already: a cache that fails (a locked shared file) is counted and logged, not fatal."""
         if self.cache is not None and getattr(engine, "cacheable", True):
             try:
-                self.cache.put_many([(key, engine.engine_id, request, result)
-                                     for (request, key, _), result in zip(batch, results)
+                self.cache.put_many([(key, engine.engine_id, result)
+                                     for (_, key, _), result in zip(batch, results)
                                      if not isinstance(result, Exception)])
             except Exception as exc:
                 self.stats.cache_errors += 1

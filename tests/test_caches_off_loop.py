@@ -57,7 +57,7 @@ async def test_a_locked_shared_cache_does_not_stall_the_examples(tmp_path):
 async def test_cache_reads_run_in_the_cache_thread(tmp_path):
     cache = ResponseCache(tmp_path / "c.sqlite")
     request = Request(prompt="p")
-    cache.put_many([(request.cache_key("e"), "e", request, Response(texts=["kept"]))])
+    cache.put_many([(request.cache_key("e"), "e", Response(texts=["kept"]))])
     cache.flush()
     loop_thread = threading.get_ident()
     seen = []

@@ -11,11 +11,15 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 from ragbench.types import trace_prompts
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser under its PyPI name
+    tomllib = pytest.importorskip("tomli")
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCK = re.compile(r'^```(\w+) title="([^"]+)"\n(.*?)^```$', re.M | re.S)

@@ -220,7 +220,7 @@ def _write_many(path: str, offset: int) -> None:
     cache = ResponseCache(path)
     for i in range(200):
         request = Request(prompt=f"{offset}-{i}")
-        cache.put_many([(request.cache_key("e"), "e", request, Response(texts=["x"]))])
+        cache.put_many([(request.cache_key("e"), "e", Response(texts=["x"]))])
     cache.close()
 
 

@@ -140,7 +140,7 @@ async def test_cache_answers_repeats_without_calling_the_engine(tmp_path):
 async def test_cache_key_covers_sampling_and_seed(tmp_path):
     cache = ResponseCache(tmp_path / "c.sqlite")
     request = Request(prompt="p", sampling=Sampling(temperature=0.7, seed=1))
-    cache.put_many([(request.cache_key("scripted:x"), "scripted:x", request, Response(texts=["one"]))])
+    cache.put_many([(request.cache_key("scripted:x"), "scripted:x", Response(texts=["one"]))])
     assert cache.get(request.cache_key("scripted:x")).text == "one"
     assert cache.get(request.with_sampling(seed=2).cache_key("scripted:x")) is None
     assert cache.get(request.cache_key("other:x")) is None
@@ -149,7 +149,7 @@ async def test_cache_key_covers_sampling_and_seed(tmp_path):
 async def test_cache_survives_reopening(tmp_path):
     request = Request(prompt="p")
     first = ResponseCache(tmp_path / "c.sqlite")
-    first.put_many([(request.cache_key("e"), "e", request, Response(texts=["kept"], prompt_tokens=3))])
+    first.put_many([(request.cache_key("e"), "e", Response(texts=["kept"], prompt_tokens=3))])
     first.close()
     reopened = ResponseCache(tmp_path / "c.sqlite").get(request.cache_key("e"))
     assert reopened.text == "kept" and reopened.cached and reopened.prompt_tokens == 3

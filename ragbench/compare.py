@@ -215,8 +215,10 @@ def plot(report: Report, path: Path) -> Path | None:
     positions = np.arange(len(rows))
     errors = [[max(0.0, r.diff - (r.ci95 or (r.diff, r.diff))[0]) for r in rows],
               [max(0.0, (r.ci95 or (r.diff, r.diff))[1] - r.diff) for r in rows]]
-    axes.bar(positions, [r.diff for r in rows], yerr=errors, capsize=3,
-             color=["tab:green" if (r.diff >= 0) == r.higher_is_better else "tab:red" for r in rows])
+    bars = axes.bar(positions, [r.diff for r in rows], yerr=errors, capsize=3,
+                    color=["tab:green" if (r.diff >= 0) == r.higher_is_better else "tab:red" for r in rows])
+    axes.bar_label(bars, [f"{r.diff:+.3f}\nn={r.n}" for r in rows], fontsize=6, padding=2)
+    axes.set_ylabel("B - A (green: B better)")
     axes.set_xticks(positions, [f"{r.task}\n{r.metric}" for r in rows], fontsize=7, rotation=45, ha="right")
     axes.axhline(0, color="black", linewidth=0.6)
     axes.set_title(f"B - A: {report.other.label} - {report.baseline.label} (95% paired bootstrap)")

@@ -110,6 +110,11 @@ def test_export_writes_every_page_and_nothing_into_the_runs(site, runs, tmp_path
     text = (data / "example" / rid(site, "llatrieval") / "alce_asqa" / "0.js").read_text()
     assert text.startswith('RB.put("example/') and "iteration 1" in text
     assert (data / "compare" / "popqa.js").is_file()
+    popqa = [run.rid for run in site.with_task("popqa")]
+    for baseline in popqa:  # every run can be the baseline, as the Compare page's links ask
+        order = "~".join([baseline, *(r for r in popqa if r != baseline)])
+        page = json.loads((data / "compare" / "popqa" / f"{order}.js").read_text().split(", ", 1)[1].rsplit(");", 1)[0])
+        assert page["runs"][0] == baseline and {p["a"] for p in page["pairs"]} == {baseline}
 
 
 def test_server_answers_the_api_and_refuses_unknown_paths(site):

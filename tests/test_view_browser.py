@@ -130,6 +130,12 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     disagreements = driver.find_elements("css selector", "table.disagree")
     assert disagreements
     screenshots and shot(driver, "compare")
+    other = driver.find_element("css selector", "p.baselines a")  # another run as the baseline A
+    baseline = other.text
+    other.click()
+    wait_ready(driver, f"compare/popqa/{baseline}~")
+    assert f"vs A = {baseline}" in driver.find_element("css selector", "h2").text
+    disagreements = driver.find_elements("css selector", "table.disagree")
     disagreements[0].find_element("link text", "side by side").click()
     wait_ready(driver, "pair/")
     assert len(driver.find_elements("css selector", ".cols h2")) >= 2

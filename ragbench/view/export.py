@@ -22,6 +22,14 @@ def _write(out: Path, key: str, data: Any) -> None:
     path.write_text(f"RB.put({json.dumps(key)}, {payload});\n", encoding="utf-8")
 
 
+def compare_keys(task: str, rids: list[str]) -> list[str]:
+    """The Compare pages of a task with two or more runs: the default (the first run as baseline)
+    and one with each run as the baseline, the others in their order, as the page's links ask."""
+    if len(rids) < 2:
+        return []
+    return [f"compare/{task}"] + [f"compare/{task}/" + "~".join([rid, *(r for r in rids if r != rid)]) for rid in rids]
+
+
 def export(site: Site, out_dir: str) -> int:
     """Write the site; returns the number of data files."""
     out = Path(out_dir)
@@ -43,7 +51,8 @@ def export(site: Site, out_dir: str) -> int:
             keys += [f"rows/{run.rid}/{task}/{c}" for c in range(max(1, -(-total // CHUNK)))]
             keys += [f"example/{run.rid}/{task}/{n}" for n in range(total)]
     tasks = {task for run in site.runs for task in run.tasks}
-    keys += [f"compare/{task}" for task in sorted(tasks) if len(site.with_task(task)) > 1]
+    for task in sorted(tasks):
+        keys += compare_keys(task, [run.rid for run in site.with_task(task)])
     for key in keys:
         _write(out, key, site.data(key))
     return len(keys)

@@ -271,6 +271,11 @@ async function compareView(task, rids) {  // rids: "a~b~c" (first is the baselin
   crumbs(["#/", "runs"], [null, `compare ${task}`]);
   const c = await load(`compare/${task}` + (rids ? `/${rids}` : ""));
   const parts = [h("h1", {}, `Compare on ${task}`)];
+  if (c.runs && c.runs.length > 1) {  // each run can be the baseline A; the others are compared with it
+    const order = rid => [rid, ...c.runs.filter(r => r !== rid)].join("~");
+    parts.push(h("p", {class: "small baselines"}, "baseline A: ", ...c.runs.flatMap((rid, i) => [i ? " · " : "",
+      i === 0 ? h("b", {}, rid) : link(`#/compare/${task}/${order(rid)}`, rid)])));
+  }
   if (c.error) parts.push(h("p", {class: "warn"}, c.error));
   for (const p of c.pairs || []) {
     parts.push(h("h2", {}, `B = ${p.b} vs A = ${p.a}`), ...p.warnings.map(w => h("p", {class: "warn small"}, w)));

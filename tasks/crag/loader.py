@@ -82,11 +82,11 @@ LARGE_RECORD_BYTES = 256 * 1024
 
 
 def loads(line: str) -> Any:
-    """json.loads; a line of LARGE_RECORD_BYTES or more (a Task 3 record is ~3 MB) in a worker
-    process: parsing it here would hold the GIL, and so the event loop, for tens of milliseconds."""
+    """json.loads; a line of LARGE_RECORD_BYTES or more (a Task 3 record is ~3 MB) in the workers'
+    record lane: parsing it here would hold the GIL, and so the event loop, for tens of milliseconds."""
     if len(line) < LARGE_RECORD_BYTES:
         return json.loads(line)
-    return workers.submit(json.loads, line).result()
+    return workers.submit_record(json.loads, line).result()
 
 
 def _parse_lines(stream: IO[bytes], where: str, start: int) -> Iterator[Item]:

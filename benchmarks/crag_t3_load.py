@@ -20,6 +20,10 @@ prompted mode; all with kg=false), each on an empty page cache:
                  the floor is the larger of the two
   engine bound   ceil(LLM calls / batch) x overhead + per_token x tokens: the engine's busy time
   ratio          ragbench wall / max(CPU floor, engine bound); 1.0 is perfect overlap
+  CPU ratio      CPU seconds the run used (this process and its worker processes, psutil) / the
+                 CPU work of the floor (reading on one core + parsing + embedding x cores): the
+                 harness's extra work, which (unlike the wall ratio) other jobs on the machine
+                 hardly move: they take cores away from the run, not work
   2nd system     each system again on the page cache the first system's run filled (vanilla runs
                  first when it is listed; the first system itself runs again on its own cache):
                  the speed-up when another system already parsed (and embedded) the pages
@@ -68,6 +72,24 @@ def single_page_costs(pages: int, median: int, embedding: bool) -> dict[str, flo
             "embed_per_s": len(sample) / (time.perf_counter() - started)}
 
 
+def tree_cpu() -> float:
+    """CPU seconds of this process and of its descendants, live or reaped (the workers are the
+    forkserver's children: their time is in its children_* fields once they exit); NaN without psutil."""
+    try:
+        import psutil
+    except ImportError:
+        return math.nan
+    me = psutil.Process()
+    total = me.cpu_times().user + me.cpu_times().system
+    for child in me.children(recursive=True):
+        try:
+            times = child.cpu_times()
+        except psutil.Error:  # exited meanwhile
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
 def run_system(system: str, archive: Path, folder: Path, page_cache: Path, engine: dict, tokenizer: Path,
                name: str) -> dict[str, float]:
     config = RunConfig(tasks=["crag_t3"], system=system, model="scripted:echo", model_args=engine,
@@ -75,15 +97,15 @@ def run_system(system: str, archive: Path, folder: Path, page_cache: Path, engin
                        bootstrap_iters=0, task_args={"kg": False, "tokenizer": str(tokenizer),
                                                      "judge_protocol": "none", "page_cache": str(page_cache)})
     evaluator = Evaluator(config)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), tree_cpu()
     results = evaluator.run().results
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, tree_cpu() - cpu
     task = evaluator.planned[0].task
     cost = results["cost"]
     counts = results["counts"]["crag_t3"]
     if counts["scored"] != counts["records"]:
         raise SystemExit(f"{system}: {counts} - {results.get('failures')}")
-    return {"wall": wall, "examples": counts["records"], "parsed": task._pages.parsed,
+    return {"wall": wall, "cpu": cpu, "examples": counts["records"], "parsed": task._pages.parsed,
             "embedded": task._embedder.texts_encoded, "calls": cost["llm_calls"],
             "tokens": cost["prompt_tokens"] + cost["completion_tokens"]}
 
@@ -121,17 +143,21 @@ def main() -> None:
               f"{cores} cores; one page: parse {costs['parse_s'] * 1000:.0f} ms, {costs['sentences_per_page']:.0f} "
               f"sentences; reading the archive {read:.1f} s on one core, fastest {fastest:.1f} s ({records} records); MiniLM {costs['embed_per_s']:.0f} sentences/s; engine {args.overhead * 1000:.0f} ms/batch "
               f"+ {args.per_token * 1e6:.0f} us/token, batch {args.batch}", flush=True)
-        print("| system | examples/s | wall s | CPU floor s | engine bound s | ratio | 2nd system wall s | speed-up |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print("| system | examples/s | wall s | CPU floor s | engine bound s | ratio | CPU s | CPU ratio | "
+              "2nd system wall s | speed-up |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         ordered = sorted(systems, key=lambda name: name != "vanilla")  # the first one's cache serves the others
         shared = folder / f"pages_{ordered[0]}.sqlite"
         for system in ordered:
             cold = run_system(system, archive, folder, folder / f"pages_{system}.sqlite", engine, tokenizer, system)
             warm = run_system(system, archive, folder, shared, engine, tokenizer, f"{system}_warm")
-            floor = max(fastest, (read + cold["parsed"] * costs["parse_s"]) / cores + cold["embedded"] / costs["embed_per_s"])
+            embed = cold["embedded"] / costs["embed_per_s"]
+            work = read + cold["parsed"] * costs["parse_s"]
+            floor = max(fastest, work / cores + embed)
             bound = math.ceil(cold["calls"] / args.batch) * args.overhead + args.per_token * cold["tokens"]
             print(f"| {system} | {cold['examples'] / cold['wall']:.3f} | {cold['wall']:.1f} | {floor:.1f} | "
-                  f"{bound:.1f} | {cold['wall'] / max(floor, bound):.2f} | {warm['wall']:.1f} | "
+                  f"{bound:.1f} | {cold['wall'] / max(floor, bound):.2f} | {cold['cpu']:.1f} | "
+                  f"{cold['cpu'] / (work + embed * cores):.2f} | {warm['wall']:.1f} | "
                   f"{cold['wall'] / warm['wall']:.1f}x |", flush=True)
             if warm["parsed"] or (warm["embedded"] and ordered[0] == "vanilla"):
                 raise SystemExit(f"{system}: the second run parsed {warm['parsed']} pages and embedded "

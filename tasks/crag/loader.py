@@ -209,13 +209,13 @@ def read_task3_archive(path: Path, threads: int | None = None) -> Iterator[Item]
             return
         except RuntimeError:
             pass
-    with closing(_read_members(path, 0, count, name=path)) as items:
+    with closing(_read_members(path, 0, count, report=True)) as items:
         yield from items
 
 
-def _read_members(path: Path, threads: int, skip: int, name: Path | None = None) -> Iterator[Item]:
-    """Records from number `skip` on (the lines before it are counted, not parsed); `name` given:
-    a broken archive ends in one RecordError, else its exception propagates."""
+def _read_members(path: Path, threads: int, skip: int, report: bool = False) -> Iterator[Item]:
+    """Records from number `skip` on (the lines before it are counted, not parsed). A broken
+    archive ends in one RecordError when `report`, else in a RuntimeError."""
     count = 0
 
     def parse(line: str) -> Any:
@@ -232,12 +232,12 @@ def _read_members(path: Path, threads: int, skip: int, name: Path | None = None)
                 if number >= skip:
                     yield number, item
     except (OSError, EOFError, tarfile.TarError) as exc:  # truncated or corrupt archive
-        if name is None:
+        if not report:
             raise RuntimeError(str(exc)) from exc
         if count == 0:  # not even the first record: not Task 3's archive at all
-            yield count, RecordError(str(name), 1, f"not a readable .tar.bz2 archive of JSONL files ({exc}); "
+            yield count, RecordError(str(path), 1, f"not a readable .tar.bz2 archive of JSONL files ({exc}); "
                                                    "Task 3 reads crag_task_3_dev_v5.tar.bz2.part0..3 (a .jsonl or "
                                                    ".jsonl.bz2 is Tasks 1 and 2's format: --tasks crag_t1/crag_t2)")
         else:
-            yield count, RecordError(str(name), count + 1, f"cannot read past this record ({exc})")
+            yield count, RecordError(str(path), count + 1, f"cannot read past this record ({exc})")
 

@@ -13,6 +13,11 @@ it; an `atexit` hook catches the rest). `fn` and its arguments must be picklable
 functions only, and a script that starts a run must guard its top level with
 `if __name__ == "__main__":` (the workers import the main module, as with `spawn`).
 
+Records are parsed in a lane of their own (`submit_record`: one more worker process, at normal
+priority): every example starts from a record, so parsing the next one must not wait in the pool's
+queue behind the page work of the examples already started (it did: a Task 3 run read its archive
+only between two questions' page parsing, 2.2x its CPU floor instead of overlapping the two).
+
 `RAGBENCH_WORKERS=N` sets the pool size; `RAGBENCH_WORKERS=0` runs the work in a thread of this
 process instead (debugging, or a platform without working subprocesses). `RAGBENCH_WORKERS_NICE`
 sets the workers' niceness (default 5; 0 on a machine shared with other jobs, where +5 gives the
@@ -34,6 +39,7 @@ WORKERS_ENV = "RAGBENCH_WORKERS"
 
 _lock = threading.Lock()
 _executor: Executor | None = None
+_records: Executor | None = None  # the record-parsing lane
 _warm_modules: set[str] = set()
 
 
@@ -59,11 +65,12 @@ def warm(*modules: str) -> None:
 NICENESS_ENV = "RAGBENCH_WORKERS_NICE"
 
 
-def _init_worker(modules: tuple[str, ...]) -> None:
+def _init_worker(modules: tuple[str, ...], lowered: bool = True) -> None:
     """Lower the worker's priority (throughput work must not take the core the event loop and the
     engines' threads need to stay responsive), then import the warm modules."""
     try:
-        os.nice(int(os.environ.get(NICENESS_ENV, "5")))
+        if lowered:
+            os.nice(int(os.environ.get(NICENESS_ENV, "5")))
     except (AttributeError, OSError):  # not POSIX
         pass
     for name in modules:
@@ -73,24 +80,37 @@ def _init_worker(modules: tuple[str, ...]) -> None:
             pass
 
 
+def _start(size: int, lowered: bool) -> Executor:
+    if size == 0:
+        return ThreadPoolExecutor(1, thread_name_prefix="ragbench-cpu")
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":  # the server imports them once; every worker forks warm from it
+        context.set_forkserver_preload(sorted(_warm_modules))
+    pool = ProcessPoolExecutor(size, mp_context=context, initializer=_init_worker,
+                               initargs=(tuple(sorted(_warm_modules)), lowered))
+    for _ in range(size):  # start every worker now, not one per first call
+        pool.submit(int)
+    return pool
+
+
 def executor() -> Executor:
     """The shared pool, started (and its workers warmed) on first use."""
     global _executor
     with _lock:
         if _executor is None:
-            size = pool_size()
-            if size == 0:
-                _executor = ThreadPoolExecutor(1, thread_name_prefix="ragbench-cpu")
-            else:
-                method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-                context = multiprocessing.get_context(method)
-                if method == "forkserver":  # the server imports them once; every worker forks warm from it
-                    context.set_forkserver_preload(sorted(_warm_modules))
-                _executor = ProcessPoolExecutor(size, mp_context=context,
-                                                initializer=_init_worker, initargs=(tuple(sorted(_warm_modules)),))
-                for _ in range(size):  # start every worker now, not one per first call
-                    _executor.submit(int)
+            _executor = _start(pool_size(), lowered=True)
         return _executor
+
+
+def submit_record(fn: Callable[..., T], *args: Any):
+    """`fn(*args)` in the record-parsing lane (one process, or a thread under RAGBENCH_WORKERS=0):
+    a Future, from synchronous code (the reader thread)."""
+    global _records
+    with _lock:
+        if _records is None:
+            _records = _start(min(1, pool_size()), lowered=False)
+    return _records.submit(fn, *args)
 
 
 async def run(fn: Callable[..., T], *args: Any) -> T:
@@ -129,12 +149,13 @@ def running() -> bool:
 
 
 def shutdown() -> None:
-    """Stop the workers (queued work is cancelled); the next call starts a fresh pool."""
-    global _executor
+    """Stop the workers and the record lane (queued work is cancelled); the next call starts afresh."""
+    global _executor, _records
     with _lock:
-        pool, _executor = _executor, None
-    if pool is not None:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pools, _executor, _records = (_executor, _records), None, None
+    for pool in pools:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 atexit.register(shutdown)

@@ -49,7 +49,7 @@ from typing import Any
 
 from ragbench.context import Context
 from ragbench.errors import ConfigError
-from ragbench.metrics.alce_correctness import exact_presence
+from ragbench.answers import exact_presence
 from ragbench.system import System
 from ragbench.trace_groups import find_groups
 from ragbench.types import Document, Example, Prediction

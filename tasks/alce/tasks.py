@@ -27,11 +27,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
+from ragbench.citations import cited_numbers, list_items
 from ragbench.errors import ConfigError, RecordError
 from ragbench.task import Task
+from ragbench.sentences import sent_tokenize
 from ragbench.types import Document, Example
-from ragbench.metrics.citation import answer_list_statements, cited_numbers
-from ragbench.metrics.punkt import sent_tokenize
 
 from .data import alce_data_file, read_records
 from .prompting import SHORTER_FIELDS, fill, head_prompt, load_prompt_file, shorter_docs
@@ -215,7 +215,7 @@ class AlceQampari(AlceTask):
         return {"answers": answers, "answer": record.get("answer", "")}
 
     def statements(self, answer: str) -> list[str]:
-        return [piece.strip() for piece in answer_list_statements("", answer)]
+        return [piece.strip() for piece in list_items(answer)]
 
 
 class AlceEli5(AlceTask):

@@ -17,8 +17,6 @@ PLUGIN_PACKAGES = ("ragbench.tasks", "ragbench.plugins", "ragbench.metrics")
 KNOWN = {
     # systems reading task internals and metric helpers: to be removed (issue 22 point 2)
     ("ragbench.plugins.llatrieval_prompts", "ragbench.tasks.alce.prompting"),
-    # vanilla reuses closed book's prompting: to be removed (issue 22 point 2)
-    ("ragbench.plugins.vanilla", "ragbench.plugins.closed_book"),
     # tasks importing metrics and metrics importing tasks: to be removed (issue 22 point 2)
     ("ragbench.tasks.crag.task", "ragbench.metrics.crag"),
     ("ragbench.metrics.crag", "ragbench.tasks.crag.prompts"),

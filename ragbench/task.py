@@ -113,11 +113,21 @@ class Task:
         gives `query_text`."""
         return self.query_text(example)
 
-    def answer_prompt(self, example: Example, docs: list[Document] | None, question: str | None = None) -> Prompt:
+    def answer_prompt(self, example: Example, docs: list[Document] | None, question: str | None = None,
+                      shot: int | None = None) -> Prompt:
         """The task's own answer prompt over `docs` (None or []: closed book); `question` replaces the
-        question text (a system's rewritten question or sub-questions). Systems end with this, then
-        `postprocess`, so that answers are scored as the benchmark's baselines are."""
-        return self.build_prompt(example, docs, **({"question": question} if question is not None else {}))
+        question text (a system's rewritten question or sub-questions); `shot` sets how many worked
+        examples a prompt with demonstrations shows (None: the task's own number; a task without
+        demonstrations ignores it). Systems end with this, then `postprocess`, so that answers are
+        scored as the benchmark's baselines are."""
+        options = {"question": question, "shot": shot}
+        return self.build_prompt(example, docs, **{k: v for k, v in options.items() if v is not None})
+
+    def demonstration(self) -> tuple[str, str] | None:
+        """A worked (question, answer) in the task's own answer style - the first demonstration of its
+        prompt - for systems that show a model what a sufficient answer looks like (LLatrieval's
+        verifier). None: the task has none."""
+        return None
 
     async def reader_prompt(self, example: Example, ctx: Any,
                             docs: list[Document] | None) -> tuple[Prompt, list[Document]]:

@@ -15,8 +15,6 @@ PACKAGES = {"ragbench": REPO / "ragbench", "ragbench.tasks": REPO / "tasks", "ra
 PLUGIN_PACKAGES = ("ragbench.tasks", "ragbench.plugins", "ragbench.metrics")
 
 KNOWN = {
-    # systems reading task internals and metric helpers: to be removed (issue 22 point 2)
-    ("ragbench.plugins.llatrieval_prompts", "ragbench.tasks.alce.prompting"),
     # tasks importing metrics and metrics importing tasks: to be removed (issue 22 point 2)
     ("ragbench.tasks.crag.task", "ragbench.metrics.crag"),
     ("ragbench.metrics.crag", "ragbench.tasks.crag.prompts"),

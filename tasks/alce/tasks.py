@@ -55,7 +55,6 @@ class AlceTask(Task):
     dataset: ClassVar[str] = ""
     answer_format = "long"
     cites = True
-    alce_prompting: ClassVar[bool] = True  # run.py's prompts with demonstrations (shot/question overrides)
     files: ClassVar[dict[str, str]] = {}  # retrieval -> file name
     default_retrieval: ClassVar[str] = "gtr"
     quality_metrics: ClassVar[tuple[str, ...]] = ()  # beside length, before citations
@@ -153,6 +152,11 @@ class AlceTask(Task):
         head = head_prompt(self.dataset, self.variant, shot, self.ndoc, self.seed, self.use_shorter)
         question = self.prompt_question(example) if question is None else question
         return head + fill(prompt_file, question, docs, self.ndoc, self.use_shorter)
+
+    def demonstration(self) -> tuple[str, str]:
+        """The first demo of the dataset's default prompt file, its citations kept."""
+        demo = load_prompt_file(self.dataset, "default").demos[0]
+        return demo["question"], demo["answer"]
 
     def chat_messages(self, prompt: str) -> list[dict[str, str]]:
         return [{"role": "system", "content": CHAT_SYSTEM_MESSAGE}, {"role": "user", "content": prompt}]

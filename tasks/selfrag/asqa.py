@@ -24,7 +24,6 @@ from .tasks import paragraph
 
 class Asqa(AlceAsqa):
     name = "asqa"
-    alce_prompting = False  # Self-RAG's prompts, not ALCE's demonstrations
     instruction_key = "asqa"
 
     def __init__(self, data_path=None, template: str = "alpaca", ndoc: int = 5, citations: bool = True,

@@ -140,6 +140,12 @@ class Task:
         """
         return self.build_prompt(example, docs), list(docs or [])
 
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, Any]] | None:
+        """A benchmark's own folder of saved outputs as `ragbench score` records: (line index,
+        `{"id", "output"[, "docs"]}` or a `RecordError`) for the `recorded` system. None: the task
+        reads no such folder (a JSONL of records is read without the task)."""
+        return None
+
     def size_hint(self) -> int | None:
         """The number of records, if it is cheap to know (for the progress bar's ETA)."""
         return None

@@ -146,8 +146,7 @@ def test_prompted_mode_locates_per_passage_and_answers_with_the_task_prompt(tmp_
 
 def test_knowledge_retriever_searches_each_intent_and_drops_repeats():
     class Searching:
-        class retriever:
-            name = "bm25"
+        fixed_documents = False  # a corpus retriever (bm25): searched per intent
 
         def __init__(self):
             self.queries = []

@@ -1,8 +1,8 @@
 """Import boundaries, read from the source (every import statement: module level, inside functions and
 under TYPE_CHECKING): the core (ragbench/) imports no plugin (tasks/, plugins/, metrics/); a plugin folder
 (one task family of tasks/, one system of plugins/, metrics/) imports no other folder's internals, only the
-core; and no modules import each other in a circle. Edges that still exist are listed in KNOWN, each to be
-removed by the issue named next to it, so a new edge fails here."""
+core (shared helpers live in neutral core modules: ragbench.sentences, ragbench.citations, ...); and no
+modules import each other in a circle."""
 from __future__ import annotations
 
 import ast
@@ -13,13 +13,6 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGES = {"ragbench": REPO / "ragbench", "ragbench.tasks": REPO / "tasks", "ragbench.plugins": REPO / "plugins",
             "ragbench.metrics": REPO / "metrics"}
 PLUGIN_PACKAGES = ("ragbench.tasks", "ragbench.plugins", "ragbench.metrics")
-
-KNOWN = {
-    # task families built on another family's task classes: to be removed (issue 22 point 2)
-    ("ragbench.tasks.demo.task", "ragbench.tasks.selfrag.tasks"),
-    ("ragbench.tasks.squad.task", "ragbench.tasks.selfrag.tasks"),
-    ("ragbench.tasks.selfrag.asqa", "ragbench.tasks.alce.tasks"),
-}
 
 
 def modules() -> dict[str, tuple[Path, bool]]:
@@ -100,11 +93,8 @@ def test_the_core_imports_no_plugin():
 
 
 def test_plugin_folders_import_only_the_core_and_themselves():
-    edges = crossing(import_graph())
-    new = sorted(edges - KNOWN)
-    assert not new, f"imports across plugin folders (use the core's contract or a neutral core module): {new}"
-    gone = sorted(KNOWN - edges)
-    assert not gone, f"these known edges are gone: remove them from KNOWN: {gone}"
+    edges = sorted(crossing(import_graph()))
+    assert not edges, f"imports across plugin folders (use the core's contract or a neutral core module): {edges}"
 
 
 def test_no_import_cycles():

@@ -155,7 +155,7 @@ def test_knowledge_retriever_searches_each_intent_and_drops_repeats():
             self.queries.append((query, k))
             return [Document(id=f"{query}-{i}" if i else "shared", title="t", text=query) for i in range(k)]
 
-    from ragbench.tasks.demo.task import Demo
+    from ragbench.tasks.selfrag.demo import Demo
 
     ctx = Context(llm=None, task=Demo())  # type: ignore[arg-type]
     ctx.retriever = Searching()

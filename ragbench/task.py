@@ -26,22 +26,18 @@ class Task:
     slice_fields: ClassVar[tuple[str, ...]] = ()
     plot_keys: ClassVar[tuple[str, ...]] = ()  # metric keys drawn per slice value in report.md
 
-    # --- the task-system contract (README, "Writing a plugin") -----------------------------------
-    # What any system may rely on, whatever benchmark it was written for:
+    # --- the task-system contract (README, "The task-system contract": each hook, its purpose and
+    # which built-in systems read it) ----------------------------------------------------------------
     #   answer_format    "short" (an entity or phrase), "long" (a paragraph), "list", "choice"
     #                    (a multiple-choice letter) or "label" (a verdict such as true/false)
     #   cites            answers cite the shown documents as [1], [2] ... (ALCE-style citation metrics)
     #   gold_fields      the kinds of gold its records carry: answers (short strings), label, choices,
     #                    qa_pairs, answer_lists, long_answer, claims, crag_answer (metrics name the
     #                    kinds they need in `gold_needs`; a task that cites also offers "citations")
-    #   passages()       retrieved documents as readable passages (ctx.retriever gives the example's
-    #                    own documents by default, or searches a corpus index)
-    #   query_text()     the question as the task poses it to a system's own prompts
-    #   answer_prompt()  the task's own answer prompt for a question over given documents
-    #   postprocess(), citations(), chat_messages()   its output handling and chat framing
-    #   instruction_key, task_input()   the task's standing instruction by its name in Self-RAG's and
-    #                    SMART's TASK_INST ("fever", "arc_c", "asqa"; None: the question is the whole
-    #                    instruction) and what follows it, for systems with their own wording of each
+    #   instruction_key  the task's standing instruction by its name in Self-RAG's and SMART's TASK_INST
+    #                    ("fever", "arc_c", "asqa"; None: the question is the whole instruction)
+    # and the methods below: reader_prompt, answer_prompt, postprocess, chat_messages, citations,
+    # passages, query_text, task_input, demonstration, prediction_records.
     answer_format: ClassVar[str] = "short"
     cites: ClassVar[bool] = False
     gold_fields: ClassVar[tuple[str, ...] | None] = None  # None: not declared, every metric may try

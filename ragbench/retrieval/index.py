@@ -138,6 +138,8 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
                           "e.g. bm25 or dense; `ragbench list retrievers`)")
     if chunk_size < 1:
         raise ConfigError(f"--chunk-size {chunk_size}: must be at least 1")
+    if split_header is not None and split is None:
+        raise ConfigError("--split-header is the metadata text of split documents: pass --split tokens:SIZE:OVERLAP too")
     corpus, out = Path(corpus), Path(out)
     passages = read_corpus(corpus)
     if split is not None:

@@ -213,11 +213,15 @@ class LLatrieval(System):
 
     async def answer(self, example: Example, ctx: Context, docs: list[Document], text: str,
                      iterations: list[dict[str, Any]]) -> Prediction:
-        """run.py: the task's own answer prompt over the selected docs (on ALCE: its default prompt with
-        `answer_shot` demonstrations; the sub-questions as the question when use_sub_questions), its
-        chat framing (ALCE's system message) and its post-processing (run.py's and eval.py's)."""
-        prompt = ctx.task.answer_prompt(example, docs, question=text if self.use_sub_questions else None,
-                                        shot=self.answer_shot)
+        """run.py: the task's own answer prompt over the selected docs, its chat framing (ALCE's system
+        message) and its post-processing (run.py's and eval.py's). A prompt with demonstrations (a task
+        with a `demonstration()`: ALCE's) shows `answer_shot` of them, with the sub-questions as its
+        question when use_sub_questions; any other task's prompt is its own, unchanged."""
+        if ctx.task.demonstration() is None:
+            prompt = ctx.task.answer_prompt(example, docs)
+        else:
+            prompt = ctx.task.answer_prompt(example, docs, question=text if self.use_sub_questions else None,
+                                            shot=self.answer_shot)
         messages = prompt if isinstance(prompt, list) else ctx.task.chat_messages(prompt)
         response = await ctx.llm.chat(messages, step="answer", max_tokens=self.answer_max_tokens,
                                       temperature=self.answer_temperature, top_p=1.0)

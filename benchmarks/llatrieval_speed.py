@@ -46,7 +46,7 @@ from ragbench.evaluator import sample_record  # noqa: E402
 from ragbench.llm import LLM  # noqa: E402
 from ragbench.plugins.llatrieval import LLatrieval  # noqa: E402
 from ragbench.plugins.llatrieval_prompts import (JUDGE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,  # noqa: E402
-                                                 candidates_message, chat, collapse_whitespace, demonstration,
+                                                 asqa_demonstration, candidates_message, chat, collapse_whitespace,
                                                  parse_selection, summary_messages, update_message)
 from ragbench.retrieval.base import Retriever  # noqa: E402
 from ragbench.retrieval.handle import Retrieval  # noqa: E402
@@ -213,7 +213,7 @@ def run_stage_by_stage(system: LLatrieval, examples, task, engine, retriever, ba
     questions = {e.index: system.questions(e) for e in examples}
     text = {i: "\n".join(q) for i, q in questions.items()}
     selected: dict[int, list[Document]] = {e.index: [] for e in examples}
-    judge = JUDGE_SYSTEM.replace("{Demo}", demonstration("asqa"))
+    judge = JUDGE_SYSTEM.replace("{Demo}", asqa_demonstration())
     active = [e.index for e in examples]
     for t in range(system.max_iterations):
         if t == 0:

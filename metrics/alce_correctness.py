@@ -11,11 +11,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ragbench.answers import exact_presence, normalize_answer
+from ragbench.citations import list_items, remove_citations
 from ragbench.metric import Metric, Score, Scores
 from ragbench.types import Example, Prediction
-
-from .citation import remove_citations
-from .match import normalize_answer
 
 
 def citation_free(prediction: Prediction) -> str:
@@ -30,13 +29,6 @@ class Length(Metric):
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         return float(len(citation_free(prediction).split()))
-
-
-def exact_presence(short_answers: list[str], context: str) -> bool:
-    """eval.py: a normalised alias is a plain substring of the normalised output (no word
-    boundaries; an alias that normalises to "" always matches)."""
-    normalized = normalize_answer(context)
-    return any(normalize_answer(answer) in normalized for answer in short_answers)
 
 
 class StrEm(Metric):
@@ -59,7 +51,7 @@ class StrEm(Metric):
 
 def list_predictions(output: str) -> list[str]:
     """eval.py `compute_qampari_f1`: comma-separated, normalised, empty pieces dropped (duplicates stay)."""
-    preds = [normalize_answer(piece.strip()) for piece in output.rstrip().rstrip(".").rstrip(",").split(",")]
+    preds = [normalize_answer(piece.strip()) for piece in list_items(output)]
     return [pred for pred in preds if len(pred) > 0]
 
 

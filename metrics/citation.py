@@ -19,30 +19,17 @@ One deviation, where upstream crashes: `[0]` with no shown documents counts as o
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import Any
 
+from ragbench.citations import cited_numbers, list_items, remove_citations
 from ragbench.metric import Metric
+from ragbench.sentences import sent_tokenize
 from ragbench.types import Document, Example, Prediction
-
-from .punkt import sent_tokenize
-
-CITATION = re.compile(r"\[\d+")
-
-
-def remove_citations(text: str) -> str:
-    """ALCE utils.py: drop " [digits" then "[digits", then every " |" and every "]"."""
-    return re.sub(r"\[\d+", "", re.sub(r" \[\d+", "", text)).replace(" |", "").replace("]", "")
-
-
-def cited_numbers(statement: str) -> list[int]:
-    """The citation numbers of a statement as written (1-based), as eval.py finds them."""
-    return [int(match[1:]) for match in CITATION.findall(statement)]
 
 
 def answer_list_statements(question: str, output: str) -> list[str]:
     """QAMPARI statements: the question followed by each comma-separated answer."""
-    return [question + " " + piece.strip() for piece in output.rstrip().rstrip(".").rstrip(",").split(",")]
+    return [question + " " + piece.strip() for piece in list_items(output)]
 
 
 def format_document(doc: Document) -> str:

@@ -16,7 +16,7 @@ the run's calls/llm.jsonl and a ready replay file per judge, `judgeN_calls.jsonl
 reproduces the scores offline.
 
 The presets (judge_prompts/: presets.yaml and a template file each, a starting point for `prompt=FILE`)
-are worded by ragbench, not taken from a paper. CRAG's judges keep their exact prompts in metrics/crag.py.
+are worded by ragbench, not taken from a paper. CRAG's judges keep their exact prompts in tasks/crag/metrics.py.
 """
 from __future__ import annotations
 

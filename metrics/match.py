@@ -3,21 +3,11 @@ normalised variant. Upstream functions are reproduced exactly, quirks included; 
 them to values produced by running the upstream code."""
 from __future__ import annotations
 
-import re
-import string
 from collections import Counter
 
+from ragbench.answers import normalize_answer
 from ragbench.metric import Metric, Score
 from ragbench.types import Example, Prediction
-
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = set(string.punctuation)
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD normalisation: lowercase, drop punctuation, drop articles, collapse whitespace."""
-    text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
-    return " ".join(_ARTICLES.sub(" ", text).split())
 
 
 def raw_match(prediction: str, golds: list[str]) -> int:

@@ -22,8 +22,8 @@ from ragbench.errors import ConfigError
 from ragbench.metric import Metric, Scores
 from ragbench.types import Example, Prediction
 
-from .citation import remove_citations
-from .punkt import sent_tokenize
+from ragbench.citations import remove_citations
+from ragbench.sentences import sent_tokenize
 
 BOOTSTRAP_SAMPLES = 1000  # rouge_score.scoring.BootstrapAggregator default
 

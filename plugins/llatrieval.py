@@ -47,20 +47,19 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from ragbench.answers import exact_presence
 from ragbench.context import Context
 from ragbench.errors import ConfigError
-from ragbench.metrics.alce_correctness import exact_presence
 from ragbench.system import System
 from ragbench.trace_groups import find_groups
 from ragbench.types import Document, Example, Prediction
 
 from .llatrieval_prompts import (JUDGE_SYSTEM, SCORE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,
                                  candidates_message, chat, collapse_whitespace, demonstration, describe,
-                                 generic_demonstration, hyde_messages, parse_score, parse_selection,
+                                 hyde_messages, parse_score, parse_selection,
                                  summary_messages, update_message)
 from .llatrieval_tokens import load_counter
 
-DATASETS = ("asqa", "qampari", "eli5")
 STEPS = ("hyde_query", "summarize", "select", "verify", "update_query", "answer")
 
 
@@ -193,8 +192,7 @@ class LLatrieval(System):
         if self.verification == "gold":
             return {"method": "gold", "passed": gold_supported(example, docs)}
         system = (JUDGE_SYSTEM if self.verification == "judgment" else self._score_system)
-        demo = demonstration(ctx.task.dataset) if is_alce(ctx.task) else generic_demonstration(ctx.task.answer_format)
-        messages = chat(system.replace("{Demo}", demo),
+        messages = chat(system.replace("{Demo}", demonstration(ctx.task)),
                         candidates_message(questions, docs, self.k, self.use_title))
         reply = (await ctx.llm.chat(messages, step="verify", max_tokens=self.verify_max_tokens, temperature=0.0)).text
         if self.verification == "judgment":
@@ -215,14 +213,15 @@ class LLatrieval(System):
 
     async def answer(self, example: Example, ctx: Context, docs: list[Document], text: str,
                      iterations: list[dict[str, Any]]) -> Prediction:
-        """On ALCE (run.py): ALCE's default prompt over the selected docs (with the sub-questions as the
-        question when use_sub_questions), ALCE's system message, run.py's and eval.py's post-processing.
-        On any other task: the task's own answer prompt over the selected docs and its post-processing."""
-        if is_alce(ctx.task):
-            prompt = ctx.task.build_prompt(example, docs, shot=self.answer_shot,
-                                           question=text if self.use_sub_questions else None)
-        else:
+        """run.py: the task's own answer prompt over the selected docs, its chat framing (ALCE's system
+        message) and its post-processing (run.py's and eval.py's). A prompt with demonstrations (a task
+        with a `demonstration()`: ALCE's) shows `answer_shot` of them, with the sub-questions as its
+        question when use_sub_questions; any other task's prompt is its own, unchanged."""
+        if ctx.task.demonstration() is None:
             prompt = ctx.task.answer_prompt(example, docs)
+        else:
+            prompt = ctx.task.answer_prompt(example, docs, question=text if self.use_sub_questions else None,
+                                            shot=self.answer_shot)
         messages = prompt if isinstance(prompt, list) else ctx.task.chat_messages(prompt)
         response = await ctx.llm.chat(messages, step="answer", max_tokens=self.answer_max_tokens,
                                       temperature=self.answer_temperature, top_p=1.0)
@@ -284,11 +283,6 @@ class LLatrieval(System):
             stats["note"] = ("retriever 'provided' answers every query with the example's own ALCE documents: "
                              "updated queries find nothing new; pass --retriever bm25|dense with an index")
         return stats
-
-
-def is_alce(task: Any) -> bool:
-    """The paper's setting: an ALCE task prompted as ALCE's run.py does."""
-    return bool(getattr(task, "alce_prompting", False)) and getattr(task, "dataset", None) in DATASETS
 
 
 def gold_supported(example: Example, docs: list[Document]) -> bool:

@@ -242,20 +242,24 @@ ASQA_DEMO_ANSWER = (
 )
 
 
-def demonstration(dataset: str) -> str:
-    """utils.py `get_demonstration`: ASQA's demo record (sub-questions joined by "\n"), else the first
-    demo of the ALCE default prompt file with the literal citations [1]..[5] deleted (the space before
-    each stays)."""
-    if dataset == "asqa":
-        question, answer = "\n".join(ASQA_DEMO_QUESTIONS), ASQA_DEMO_ANSWER
-    else:
-        from ragbench.tasks.alce.prompting import load_prompt_file
-
-        demo = load_prompt_file(dataset, "default").demos[0]
-        question, answer = demo["question"], demo["answer"]
-        for citation in ("[1]", "[2]", "[3]", "[4]", "[5]"):
-            answer = answer.replace(citation, "")
+def demonstration(task: Any) -> str:
+    """utils.py `get_demonstration` by what the task declares: a task whose gold has sub-questions
+    (`qa_pairs`: ASQA) gets utils.py's ASQA record (sub-questions joined by "\n"); a task with a
+    `demonstration()` (ALCE's first default demo) gets it with the literal citations [1]..[5]
+    deleted (the space before each stays); any other task one of ours by its kind of answer."""
+    if "qa_pairs" in (task.gold_fields or ()):
+        return asqa_demonstration()
+    demo = task.demonstration()
+    if demo is None:
+        return generic_demonstration(task.answer_format)
+    question, answer = demo
+    for citation in ("[1]", "[2]", "[3]", "[4]", "[5]"):
+        answer = answer.replace(citation, "")
     return f"Question: {question}\nAnswer: {answer}"
+
+
+def asqa_demonstration() -> str:
+    return "Question: " + "\n".join(ASQA_DEMO_QUESTIONS) + "\nAnswer: " + ASQA_DEMO_ANSWER
 
 
 # Outside ALCE (ours, not upstream's): one demonstration per kind of answer, in get_demonstration's
@@ -270,10 +274,10 @@ GENERIC_DEMOS = {
 
 
 def generic_demonstration(answer_format: str) -> str:
-    """The verification demonstration for a task outside ALCE, by its kind of answer (long answers
+    """The verification demonstration for a task without one, by its kind of answer (long answers
     take ASQA's demonstration, the paper's own long-form example)."""
     if answer_format not in GENERIC_DEMOS:
-        return demonstration("asqa")
+        return asqa_demonstration()
     question, answer = GENERIC_DEMOS[answer_format]
     return f"Question: {question}\nAnswer: {answer}"
 

@@ -41,12 +41,12 @@ class Recorded(System):
     def check(self, task: Any) -> None:
         if not Path(self.path).is_dir():
             return
-        reader = getattr(task, "prediction_records", None)
-        if reader is None:
+        records = task.prediction_records(Path(self.path))
+        if records is None:
             raise ConfigError(f"--predictions {self.path} is a folder, but task {task.name} reads no prediction "
                               f"folders: pass a JSONL of {{\"id\", \"output\"}} records")
         self.outputs, self.file_errors = {}, []
-        self.load(list(reader(Path(self.path))))
+        self.load(list(records))
 
     def load(self, records: list[tuple[int, Any]]) -> None:
         path = self.path

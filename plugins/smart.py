@@ -105,12 +105,12 @@ class Smart(System):
     @grouped("Knowledge Retriever")  # the viewer's timeline: agent by agent
     async def retrieve(self, example: Example, ctx: Context, intents: list[str]) -> list[Document]:
         """Top `top_k` per intent, in intent order, repeats dropped. The example's own passages
-        (retriever `provided`) are ranked for the question and cannot be searched by intent: the
-        first top_k x (number of intents) of them are taken."""
+        (`ctx.retriever.fixed_documents`, e.g. retriever `provided`) are ranked for the question and
+        cannot be searched by intent: the first top_k x (number of intents) of them are taken."""
         count = self.top_k * len(intents)
         if ctx.retriever is None:
             return list(await ctx.task.passages(list(example.docs)))[:count]
-        if ctx.retriever.retriever.name == "provided":
+        if ctx.retriever.fixed_documents:
             return list(await ctx.task.passages(await ctx.retriever.search(example.question, count)))[:count]
         if self.intent_retrieval == "joined":
             found = [await ctx.retriever.search("; ".join(intents), self.top_k)]

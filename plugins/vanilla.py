@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 from ragbench.context import Context
+from ragbench.reader import Reader
 from ragbench.types import Document, Example
 
-from .closed_book import ClosedBook
 
-
-class Vanilla(ClosedBook):
+class Vanilla(Reader):
     """The top `top_n` documents, in rank order, go into the task's retrieval prompt (Self-RAG
     run_baseline_lm.py --mode retrieval; top_n defaults to its 1).
 

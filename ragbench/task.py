@@ -26,22 +26,18 @@ class Task:
     slice_fields: ClassVar[tuple[str, ...]] = ()
     plot_keys: ClassVar[tuple[str, ...]] = ()  # metric keys drawn per slice value in report.md
 
-    # --- the task-system contract (README, "Writing a plugin") -----------------------------------
-    # What any system may rely on, whatever benchmark it was written for:
+    # --- the task-system contract (README, "The task-system contract": each hook, its purpose and
+    # which built-in systems read it) ----------------------------------------------------------------
     #   answer_format    "short" (an entity or phrase), "long" (a paragraph), "list", "choice"
     #                    (a multiple-choice letter) or "label" (a verdict such as true/false)
     #   cites            answers cite the shown documents as [1], [2] ... (ALCE-style citation metrics)
     #   gold_fields      the kinds of gold its records carry: answers (short strings), label, choices,
     #                    qa_pairs, answer_lists, long_answer, claims, crag_answer (metrics name the
     #                    kinds they need in `gold_needs`; a task that cites also offers "citations")
-    #   passages()       retrieved documents as readable passages (ctx.retriever gives the example's
-    #                    own documents by default, or searches a corpus index)
-    #   query_text()     the question as the task poses it to a system's own prompts
-    #   answer_prompt()  the task's own answer prompt for a question over given documents
-    #   postprocess(), citations(), chat_messages()   its output handling and chat framing
-    #   instruction_key, task_input()   the task's standing instruction by its name in Self-RAG's and
-    #                    SMART's TASK_INST ("fever", "arc_c", "asqa"; None: the question is the whole
-    #                    instruction) and what follows it, for systems with their own wording of each
+    #   instruction_key  the task's standing instruction by its name in Self-RAG's and SMART's TASK_INST
+    #                    ("fever", "arc_c", "asqa"; None: the question is the whole instruction)
+    # and the methods below: reader_prompt, answer_prompt, postprocess, chat_messages, citations,
+    # passages, query_text, task_input, demonstration, prediction_records.
     answer_format: ClassVar[str] = "short"
     cites: ClassVar[bool] = False
     gold_fields: ClassVar[tuple[str, ...] | None] = None  # None: not declared, every metric may try
@@ -113,11 +109,21 @@ class Task:
         gives `query_text`."""
         return self.query_text(example)
 
-    def answer_prompt(self, example: Example, docs: list[Document] | None, question: str | None = None) -> Prompt:
+    def answer_prompt(self, example: Example, docs: list[Document] | None, question: str | None = None,
+                      shot: int | None = None) -> Prompt:
         """The task's own answer prompt over `docs` (None or []: closed book); `question` replaces the
-        question text (a system's rewritten question or sub-questions). Systems end with this, then
-        `postprocess`, so that answers are scored as the benchmark's baselines are."""
-        return self.build_prompt(example, docs, **({"question": question} if question is not None else {}))
+        question text (a system's rewritten question or sub-questions); `shot` sets how many worked
+        examples a prompt with demonstrations shows (None: the task's own number; a task without
+        demonstrations ignores it). Systems end with this, then `postprocess`, so that answers are
+        scored as the benchmark's baselines are."""
+        options = {"question": question, "shot": shot}
+        return self.build_prompt(example, docs, **{k: v for k, v in options.items() if v is not None})
+
+    def demonstration(self) -> tuple[str, str] | None:
+        """A worked (question, answer) in the task's own answer style - the first demonstration of its
+        prompt - for systems that show a model what a sufficient answer looks like (LLatrieval's
+        verifier). None: the task has none."""
+        return None
 
     async def reader_prompt(self, example: Example, ctx: Any,
                             docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
@@ -129,6 +135,12 @@ class Task:
         that `closed_book` / `vanilla` reproduce that baseline.
         """
         return self.build_prompt(example, docs), list(docs or [])
+
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, Any]] | None:
+        """A benchmark's own folder of saved outputs as `ragbench score` records: (line index,
+        `{"id", "output"[, "docs"]}` or a `RecordError`) for the `recorded` system. None: the task
+        reads no such folder (a JSONL of records is read without the task)."""
+        return None
 
     def size_hint(self) -> int | None:
         """The number of records, if it is cheap to know (for the progress bar's ETA)."""

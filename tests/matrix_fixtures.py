@@ -17,7 +17,7 @@ from conftest import TEST_DATA, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from crag_tiny_kg import write_tiny_kg
 
-import ragbench.tasks.demo
+import ragbench.tasks.selfrag
 from ragbench.types import Example
 
 ALCE = TEST_DATA / "alce"
@@ -97,7 +97,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "arc_challenge": arc,
     "squad": squad,
     "asqa": alce("asqa_eval_gtr_top100.json"),
-    "demo": lambda folder: (str(Path(ragbench.tasks.demo.__file__).parent / "data" / "demo_qa.jsonl"), {}),
+    "demo": lambda folder: (str(Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"), {}),
     "alce_asqa": alce("asqa_eval_gtr_top100.json"),
     "alce_qampari": alce("qampari_eval_gtr_top100.json"),
     "alce_eli5": alce("eli5_eval_bm25_top100.json"),

@@ -5,8 +5,7 @@ from __future__ import annotations
 from conftest import TEST_DATA
 from helpers import run, samples
 
-from ragbench.tasks.selfrag.asqa import Asqa
-from ragbench.tasks.selfrag.prompts import TASK_INSTRUCTIONS
+from ragbench.tasks.alce.selfrag_asqa import INSTRUCTION, Asqa
 
 ASQA = TEST_DATA / "alce" / "asqa_eval_gtr_top100.json"
 
@@ -14,7 +13,7 @@ ASQA = TEST_DATA / "alce" / "asqa_eval_gtr_top100.json"
 def test_asqa_reads_alces_file_with_self_rags_instruction():
     task = Asqa(ASQA)
     example = next(iter(task.examples()))
-    assert task.query_text(example) == TASK_INSTRUCTIONS["asqa"] + "## Input:\n\n" + example.question
+    assert task.query_text(example) == INSTRUCTION + "## Input:\n\n" + example.question
     prompt = task.build_prompt(example, example.docs[:5])
     assert prompt.startswith("Below is an instruction that describes a task.")
     assert f"[1] {example.docs[0].title}\n{example.docs[0].text}" in prompt

@@ -10,11 +10,11 @@ import pytest
 from helpers import cli, run
 from scipy.stats import binomtest
 
-import ragbench.tasks.demo
+import ragbench.tasks.selfrag
 from ragbench.compare import compare_runs, load_run, mcnemar_p, paired_bootstrap
 from ragbench.errors import ConfigError
 
-DEMO = Path(ragbench.tasks.demo.__file__).parent / "data" / "demo_qa.jsonl"
+DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 
 
 def demo_run(tmp_path, name: str, correct: int, **config) -> Path:

@@ -8,7 +8,7 @@ import hashlib
 import pytest
 from crag_helpers import FixtureJudge, example_of, llama2_tokenizer_dir, metric_ctx, parity_fixture
 
-from ragbench.metrics.crag import (CragAutoEval, CragHumanEval, CragRepoAutoEval, parse_crag_repo,
+from ragbench.tasks.crag.metrics import (CragAutoEval, CragHumanEval, CragRepoAutoEval, parse_crag_repo,
                                    parse_kddcup2024, truncate_prediction)
 from ragbench.tasks.crag.prompts import judge_prompt, prompts
 from ragbench.types import Prediction

@@ -1,8 +1,8 @@
 """Import boundaries, read from the source (every import statement: module level, inside functions and
 under TYPE_CHECKING): the core (ragbench/) imports no plugin (tasks/, plugins/, metrics/); a plugin folder
 (one task family of tasks/, one system of plugins/, metrics/) imports no other folder's internals, only the
-core; and no modules import each other in a circle. Edges that still exist are listed in KNOWN, each to be
-removed by the issue named next to it, so a new edge fails here."""
+core (shared helpers live in neutral core modules: ragbench.sentences, ragbench.citations, ...); and no
+modules import each other in a circle."""
 from __future__ import annotations
 
 import ast
@@ -13,24 +13,6 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGES = {"ragbench": REPO / "ragbench", "ragbench.tasks": REPO / "tasks", "ragbench.plugins": REPO / "plugins",
             "ragbench.metrics": REPO / "metrics"}
 PLUGIN_PACKAGES = ("ragbench.tasks", "ragbench.plugins", "ragbench.metrics")
-
-KNOWN = {
-    # systems reading task internals and metric helpers: to be removed (issue 22 point 2)
-    ("ragbench.plugins.llatrieval", "ragbench.metrics.alce_correctness"),
-    ("ragbench.plugins.llatrieval_prompts", "ragbench.tasks.alce.prompting"),
-    # vanilla reuses closed book's prompting: to be removed (issue 22 point 2)
-    ("ragbench.plugins.vanilla", "ragbench.plugins.closed_book"),
-    # tasks importing metrics and metrics importing tasks: to be removed (issue 22 point 2)
-    ("ragbench.tasks.alce.tasks", "ragbench.metrics.citation"),
-    ("ragbench.tasks.alce.tasks", "ragbench.metrics.punkt"),
-    ("ragbench.tasks.crag.task", "ragbench.metrics.crag"),
-    ("ragbench.metrics.crag", "ragbench.tasks.crag.prompts"),
-    ("ragbench.metrics.omnieval_judge", "ragbench.tasks.omnieval.catalog"),
-    # task families built on another family's task classes: to be removed (issue 22 point 2)
-    ("ragbench.tasks.demo.task", "ragbench.tasks.selfrag.tasks"),
-    ("ragbench.tasks.squad.task", "ragbench.tasks.selfrag.tasks"),
-    ("ragbench.tasks.selfrag.asqa", "ragbench.tasks.alce.tasks"),
-}
 
 
 def modules() -> dict[str, tuple[Path, bool]]:
@@ -100,7 +82,7 @@ def crossing(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
 
 def test_the_graph_sees_the_whole_code_base():
     graph = import_graph()
-    assert {"ragbench.cli", "ragbench.tasks.crag.task", "ragbench.plugins.selfrag", "ragbench.metrics.crag"} <= set(graph)
+    assert {"ragbench.cli", "ragbench.tasks.crag.task", "ragbench.plugins.selfrag", "ragbench.metrics.citation"} <= set(graph)
     assert "ragbench.retrieval.base" in graph["ragbench.retrieval.bm25"]  # relative imports resolved
 
 
@@ -111,11 +93,8 @@ def test_the_core_imports_no_plugin():
 
 
 def test_plugin_folders_import_only_the_core_and_themselves():
-    edges = crossing(import_graph())
-    new = sorted(edges - KNOWN)
-    assert not new, f"imports across plugin folders (use the core's contract or a neutral core module): {new}"
-    gone = sorted(KNOWN - edges)
-    assert not gone, f"these known edges are gone: remove them from KNOWN: {gone}"
+    edges = sorted(crossing(import_graph()))
+    assert not edges, f"imports across plugin folders (use the core's contract or a neutral core module): {edges}"
 
 
 def test_no_import_cycles():

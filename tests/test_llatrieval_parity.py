@@ -11,6 +11,7 @@ from llatrieval_helpers import asqa_examples, asqa_task, context, make_docs, par
 from ragbench.plugins import llatrieval_prompts as prompts
 from ragbench.plugins.llatrieval import LLatrieval
 from ragbench.plugins.llatrieval_tokens import gpt2_counter
+from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.types import Document
 
 PROMPTS = parity("prompts")
@@ -26,9 +27,12 @@ def test_system_prompts_are_the_upstream_files_as_python_reads_them():
     assert "\r" not in prompts.SELECT_SYSTEM and not prompts.SELECT_SYSTEM.endswith("\n")
 
 
+ALCE_TASKS = {"asqa": AlceAsqa, "qampari": AlceQampari, "eli5": AlceEli5}
+
+
 @pytest.mark.parametrize("dataset", ["asqa", "qampari", "eli5"])
 def test_verification_demonstration_matches_get_demonstration(dataset):
-    assert prompts.demonstration(dataset) == PROMPTS["demonstrations"][dataset]
+    assert prompts.demonstration(ALCE_TASKS[dataset]()) == PROMPTS["demonstrations"][dataset]
 
 
 @pytest.mark.parametrize("case", PROMPTS["summaries"], ids=lambda c: c["style"])
@@ -44,7 +48,7 @@ def test_verification_request_matches_filter_bad_question(case):
     item = case["item"]
     questions = [p["question"] for p in item["qa_pairs"]] if "qa_pairs" in item else [item["question"]]
     docs = [upstream_doc(d, case["field"]) for d in item["docs"]][:5]
-    messages = prompts.chat(prompts.JUDGE_SYSTEM.replace("{Demo}", prompts.demonstration(case["dataset"])),
+    messages = prompts.chat(prompts.JUDGE_SYSTEM.replace("{Demo}", prompts.demonstration(ALCE_TASKS[case["dataset"]]())),
                             prompts.candidates_message(questions, docs, 5, case["use_title"]))
     assert messages == case["messages"]
     assert case["kwargs"] == {"temperature": 0}  # upstream sets no max_tokens for verification

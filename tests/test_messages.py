@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import ragbench.tasks.demo
+import ragbench.tasks.selfrag
 from helpers import cli
 
-DEMO = Path(ragbench.tasks.demo.__file__).parent / "data" / "demo_qa.jsonl"
+DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 BROKEN = '{"id": 1, "output": "x", "label": tru}'
 IDS = [json.loads(line)["id"] for line in DEMO.read_text().splitlines()]
 

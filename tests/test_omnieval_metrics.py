@@ -8,8 +8,8 @@ import pytest
 from conftest import TEST_DATA
 from helpers import run, samples
 
-from ragbench.metrics.omnieval import OmniEvalRetrieval, OmniEvalRule, average_precision, mrr, nonnegative_mean
-from ragbench.metrics.omnieval_judge import OmniEvalJudge, judge_prompt, metric_score, parse_value, qwen25_prompt
+from ragbench.tasks.omnieval.metrics import OmniEvalRetrieval, OmniEvalRule, average_precision, mrr, nonnegative_mean
+from ragbench.tasks.omnieval.judge import OmniEvalJudge, judge_prompt, metric_score, parse_value, qwen25_prompt
 from ragbench.tasks.omnieval.task import OmniEvalAuto
 from ragbench.types import Document, Example, Prediction
 

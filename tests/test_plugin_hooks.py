@@ -71,7 +71,7 @@ class TestPlugin:
     @hookimpl
     def ragbench_catalog(self):
         return {"engines": {"answer": {"target": f"{__name__}:AnswerEngine"},
-                            "task_as_engine": {"target": "ragbench.tasks.demo.task:Demo"}},
+                            "task_as_engine": {"target": "ragbench.tasks.selfrag.demo:Demo"}},
                 "retrievers": {"one_doc": {"target": f"{__name__}:OneDocRetriever"}}}
 
     @hookimpl
@@ -133,8 +133,8 @@ def test_a_component_of_the_wrong_kind_is_one_line_naming_its_provider(registry)
     with pytest.raises(ConfigError) as error:
         registry.load("engines", "task_as_engine")
     assert str(error.value) == (
-        "engine 'task_as_engine' (ragbench.tasks.demo.task:Demo) (from ragbench-test-plugin, entry point "
-        "test_plugin) is class ragbench.tasks.demo.task.Demo, not a subclass of Engine: the plugin registers "
+        "engine 'task_as_engine' (ragbench.tasks.selfrag.demo:Demo) (from ragbench-test-plugin, entry point "
+        "test_plugin) is class ragbench.tasks.selfrag.demo.Demo, not a subclass of Engine: the plugin registers "
         "the wrong kind of component; fix its entry or ask its provider")
     with pytest.raises(ConfigError, match=r"metric 'broken:x' .*\(from ragbench-test-plugin, entry point "
                                           r"test_plugin\) is a str, not a subclass of Metric"):

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from ragbench.errors import ConfigError
-from ragbench.retrieval.chunking import TokenSplitter, chunk_documents, parse_split
+from ragbench.retrieval.chunking import TokenSplitter, chunk_documents, parse_split, title_header
 from ragbench.types import Document
 
 
@@ -47,11 +47,11 @@ def test_short_text_is_one_chunk_and_metadata_takes_its_tokens_plus_two():
 
 def test_documents_up_to_2048_characters_stay_whole():
     docs = [Document(id="d1", title="T", text="a" * 2048), Document(id="d2", title="T", text="a" * 2049)]
-    out = list(chunk_documents(docs, TokenSplitter(2048, 256, count=len)))
+    out = list(chunk_documents(docs, TokenSplitter(2048, 256, count=len), header=title_header("Title=>{title}")))
     assert out[0] == docs[0]
     # d2: budget 2048 - (len("Title=>T") + 2) = 2038 characters, then the last 256 + the 11 left
     assert [(d.id, len(d.text), d.metadata["chunk_of"]) for d in out[1:]] == [("d2#0", 2038, "d2"), ("d2#1", 267, "d2")]
-    untitled = list(chunk_documents(docs[1:], TokenSplitter(2048, 256, count=len), metadata="none"))
+    untitled = list(chunk_documents(docs[1:], TokenSplitter(2048, 256, count=len)))
     assert [len(d.text) for d in untitled] == [2048, 257]
 
 
@@ -65,8 +65,9 @@ def test_split_spec_and_index_build_record_it(tmp_path, monkeypatch):
     rows = [{"id": "short", "title": "S", "contents": "tiny"},
             {"id": "long", "title": "L", "contents": " ".join(["word"] * 600)}]  # 2,999 characters
     corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    manifest = index.build_index(corpus, tmp_path / "idx", "bm25", split="tokens:1000:100", progress=False)
-    assert manifest.corpus["split"] == "tokens:1000:100"
+    manifest = index.build_index(corpus, tmp_path / "idx", "bm25", split="tokens:1000:100",
+                                 split_header="Title=>{title}", progress=False)
+    assert manifest.corpus["split"] == "tokens:1000:100" and manifest.corpus["split_header"] == "Title=>{title}"
     stored = [json.loads(line) for line in (tmp_path / "idx" / "docs.jsonl").read_text().splitlines()]
     # budget 1000 - (len("Title=>L") + 2) = 990 characters: 198 words a chunk (989 characters), the
     # next starting 20 words back (100 characters of overlap): words 1-198, 179-376, 357-554, 535-600
@@ -94,15 +95,16 @@ def test_cl100k_offline_and_not_cached_is_a_config_error(monkeypatch, tmp_path):
 def test_upstream_metadata_string_and_its_budget():
     """build_corpus.py renders metadata with "{key}=>{value}" joined by "::"; the EMBED rendering
     (file_path + Title) is the longer one, so it is what llama-index takes off the budget."""
-    from ragbench.retrieval.chunking import upstream_metadata
+    from ragbench.tasks.omnieval.corpus import upstream_metadata
 
     assert upstream_metadata("基金法", "corpus/docs/基金法.txt") == "file_path=>corpus/docs/基金法.txt::Title=>基金法"
     assert upstream_metadata("T") == "Title=>T"
     doc = Document(id="d", title="T", text="ab cd ef gh", metadata={"file_path": "p"})
     # budget 30 - (len("file_path=>p::Title=>T") + 2) = 6 characters: "ab" " cd" | " ef" " gh"
-    assert [d.text for d in chunk_documents([doc], chars(30, 0), whole_up_to=5)] == ["ab cd", "ef gh"]
-    with pytest.raises(ConfigError, match="metadata 'title'"):
-        list(chunk_documents([doc], chars(30, 0), metadata="title"))
+    header = lambda d: upstream_metadata(d.title, d.metadata["file_path"])  # noqa: E731
+    assert [d.text for d in chunk_documents([doc], chars(30, 0), whole_up_to=5, header=header)] == ["ab cd", "ef gh"]
+    with pytest.raises(ConfigError, match="--split-header"):
+        title_header("{name}=>{title}")
 
 
 def cl100k():
@@ -119,7 +121,7 @@ def test_cl100k_words_merge_with_overlap():
     Budget 4, overlap 1: [the cat sat on] overflows at " the", pops to [" on"] (1 token, not over the
     overlap); [on the mat and] likewise pops to [" and"]; the rest is the last chunk. With metadata of
     N tokens and chunk_size N + 2 + 4 the budget is the same 4."""
-    from ragbench.retrieval.chunking import upstream_metadata
+    from ragbench.tasks.omnieval.corpus import upstream_metadata
 
     count = cl100k()
     text = "the cat sat on the mat and the dog ran"
@@ -157,5 +159,5 @@ def test_cl100k_2048_characters_whole_even_over_2048_tokens():
     count = cl100k()
     assert (count("Title=>T"), count("慎"), count("慎" * 2048)) == (3, 3, 6144)
     docs = [Document(id="a", title="T", text="慎" * 2048), Document(id="b", title="T", text="慎" * 2049)]
-    out = list(chunk_documents(docs, TokenSplitter(2048, 256, count)))
+    out = list(chunk_documents(docs, TokenSplitter(2048, 256, count), header=title_header("Title=>{title}")))
     assert [(d.id, len(d.text)) for d in out] == [("a", 2048), ("b#0", 681), ("b#1", 681), ("b#2", 681), ("b#3", 261)]

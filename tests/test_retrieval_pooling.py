@@ -156,7 +156,7 @@ class RetrieveThenAnswer(System):
 def demo_index(tmp_path):
     pytest.importorskip("bm25s")
     from ragbench.retrieval.index import build_index
-    from ragbench.tasks.demo.task import Demo
+    from ragbench.tasks.selfrag.demo import Demo
 
     corpus = tmp_path / "demo_corpus.jsonl"
     with open(corpus, "w", encoding="utf-8") as handle:

@@ -130,7 +130,7 @@ def test_default_run_folder_is_named_by_config_hash(tmp_path):
 class ToolTask:
     """A task whose examples need a tool started once per run (like CRAG's KG API)."""
 
-    from ragbench.tasks.demo.task import Demo as _Demo
+    from ragbench.tasks.selfrag.demo import Demo as _Demo
 
     class Task(_Demo):
         events: list = []

@@ -116,10 +116,12 @@ def test_arc_options_with_fixed_format_show_every_label(tmp_path):
 
 
 def test_task_instructions_equal_upstream_constants():
-    from ragbench.tasks.selfrag.prompts import TASK_INSTRUCTIONS, TEMPLATES
+    from ragbench.instruction_templates import TEMPLATES
+    from ragbench.tasks.alce.selfrag_asqa import INSTRUCTION
+    from ragbench.tasks.selfrag.prompts import TASK_INSTRUCTIONS
 
     upstream = PROMPTS["upstream_constants"]
-    for key, text in TASK_INSTRUCTIONS.items():
+    for key, text in {**TASK_INSTRUCTIONS, "asqa": INSTRUCTION}.items():
         assert upstream["TASK_INST"][key] == text
     names = {"alpaca": ("prompt_no_input", "prompt_no_input_retrieval"),
              "llama_chat": ("llama_chat_prompt", "llama_chat_prompt_retrieval"),

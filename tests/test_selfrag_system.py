@@ -55,7 +55,7 @@ def test_passage_generations_of_all_questions_share_batches(tmp_path):
     import asyncio
 
     from llatrieval_helpers import run_system
-    from ragbench.tasks.demo.task import Demo
+    from ragbench.tasks.selfrag.demo import Demo
 
     task = Demo()
     task.prepare()

@@ -146,8 +146,7 @@ def test_prompted_mode_locates_per_passage_and_answers_with_the_task_prompt(tmp_
 
 def test_knowledge_retriever_searches_each_intent_and_drops_repeats():
     class Searching:
-        class retriever:
-            name = "bm25"
+        fixed_documents = False  # a corpus retriever (bm25): searched per intent
 
         def __init__(self):
             self.queries = []
@@ -156,7 +155,7 @@ def test_knowledge_retriever_searches_each_intent_and_drops_repeats():
             self.queries.append((query, k))
             return [Document(id=f"{query}-{i}" if i else "shared", title="t", text=query) for i in range(k)]
 
-    from ragbench.tasks.demo.task import Demo
+    from ragbench.tasks.selfrag.demo import Demo
 
     ctx = Context(llm=None, task=Demo())  # type: ignore[arg-type]
     ctx.retriever = Searching()

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from ragbench.errors import ConfigError, RecordError
-from ragbench.tasks.squad.task import Squad
+from ragbench.tasks.selfrag.squad import Squad
 from ragbench.types import Example
 
 from helpers import run

@@ -64,7 +64,7 @@ def _broken_package(root: Path) -> Path:
                 "target": "ragbench_broken_example.heavy:HeavySystem",
                 "description": "needs a module that is not installed"},
                                 "task_as_system": {
-                "target": "ragbench.tasks.demo.task:Demo",
+                "target": "ragbench.tasks.selfrag.demo:Demo",
                 "description": "a task registered as a system"}}}
         """)
     _write(root / "ragbench_broken_example" / "heavy.py", """\
@@ -286,8 +286,8 @@ def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(si
                       "--output", str(tmp_path / "run"), "--no-progress"], sites["broken"], cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.strip().splitlines() == [
-        "ragbench: error: system 'task_as_system' (ragbench.tasks.demo.task:Demo) (from "
-        f"{BROKEN_PROVIDER}, entry point broken_lazy) is class ragbench.tasks.demo.task.Demo, not a subclass "
+        "ragbench: error: system 'task_as_system' (ragbench.tasks.selfrag.demo:Demo) (from "
+        f"{BROKEN_PROVIDER}, entry point broken_lazy) is class ragbench.tasks.selfrag.demo.Demo, not a subclass "
         "of System: the plugin registers the wrong kind of component; fix its entry or ask its provider"]
     assert not (tmp_path / "run").exists()
 

@@ -28,6 +28,9 @@ class Retriever:
     name: ClassVar[str] = ""
     builder: ClassVar[type["IndexBuilder"] | None] = None
     max_batch_size: int = 64  # queries per `search` call
+    # True: an example's every query gets the same documents, its own in their given order (`provided`,
+    # or a replay of it); a system that would search by rewritten queries ranks them itself instead.
+    fixed_documents: bool = False
 
     def search(self, queries: list[str], k: int) -> list[list["Document"]]:
         """The top `k` documents for each query, best first, each with its `score`."""

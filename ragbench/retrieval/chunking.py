@@ -1,6 +1,6 @@
-"""OmniEval's corpus chunking: documents of at most 2,048 characters stay whole, longer ones are cut
-as llama-index's `TokenTextSplitter(chunk_size=2048, chunk_overlap=256)` cuts them
-(OmniEval corpus_builder/build_corpus.py; spec omnieval.md section 2.1).
+"""Corpus chunking as llama-index's `TokenTextSplitter(chunk_size, chunk_overlap)` cuts documents, for
+corpora built that way (OmniEval's corpus_builder/build_corpus.py: 2,048 and 256, documents of at
+most 2,048 characters kept whole; spec omnieval.md section 2.1).
 
 The splitter is re-implemented from llama-index's algorithm, with tiktoken's cl100k_base (llama-index
 0.11's default tokenizer, `encoding_for_model("gpt-3.5-turbo")`) for every length:
@@ -11,7 +11,8 @@ The splitter is re-implemented from llama-index's algorithm, with tiktoken's cl1
      emitted (joined, stripped, if non-empty) and splits are dropped from its front while the rest
      is over `overlap` tokens or the next split would still overflow;
   3. metadata-aware: the budget is chunk_size - (tokens of the metadata string + 2), the string
-     being what OmniEval's documents render (`upstream_metadata`).
+     being what the caller says a document renders (`chunk_documents`' `header`; OmniEval's:
+     tasks/omnieval/corpus.py).
 Installing llama-index here is not an option (it pins numpy < 2); its node ids are random UUIDs,
 so chunks get deterministic ids `<document id>#<n>` instead, and upstream's relevance labels
 (`relevant_node`) only match upstream's own released nodes: index those as they are for MAP/MRR parity.
@@ -138,31 +139,27 @@ class TokenSplitter:
         return chunks
 
 
-def upstream_metadata(title: str, file_path: str | None = None) -> str:
-    """The metadata string llama-index takes off the chunk budget for an OmniEval document: the
-    longer of its EMBED and LLM renderings, with build_corpus.py's template "{key}=>{value}" and
-    separator "::". SimpleDirectoryReader's file name, type, size and dates are excluded from both,
-    `file_path` only from the LLM one, so it is "file_path=><path>::Title=><title>" (Title is always
-    set upstream: the file name's stem); without a known path, "Title=><title>"."""
-    return "::".join([*([f"file_path=>{file_path}"] if file_path else []), f"Title=>{title}"])
-
-
 def chunk_documents(docs: Iterable[Document | RecordError], splitter: TokenSplitter,
-                    whole_up_to: int = WHOLE_UP_TO_CHARS, metadata: str = "omnieval") -> Iterator[Document | RecordError]:
+                    whole_up_to: int = WHOLE_UP_TO_CHARS,
+                    header: Callable[[Document], str] | None = None) -> Iterator[Document | RecordError]:
     """Each document whole when its text has at most `whole_up_to` characters, else its chunks with
-    ids "<id>#<n>" (n from 0), the document's title and metadata["chunk_of"]. `metadata`:
-    "omnieval" takes `upstream_metadata(title, metadata["file_path"])` off the budget (a corpus
-    file carries no file path, so the budget is then larger by that path's tokens + 1), "none"
-    nothing."""
-    if metadata not in ("omnieval", "none"):
-        raise ConfigError(f"chunking: metadata '{metadata}': choose omnieval or none")
+    ids "<id>#<n>" (n from 0), the document's title and metadata["chunk_of"]. `header(doc)` is the
+    metadata text llama-index renders for the document, taken off each chunk's budget (None: none)."""
     for doc in docs:
         if isinstance(doc, RecordError) or len(doc.text) <= whole_up_to:
             yield doc
             continue
-        header = upstream_metadata(doc.title, doc.metadata.get("file_path")) if metadata == "omnieval" else ""
-        for n, text in enumerate(splitter.split(doc.text, header)):
+        for n, text in enumerate(splitter.split(doc.text, header(doc) if header is not None else "")):
             yield replace(doc, id=f"{doc.id}#{n}", text=text, metadata={**doc.metadata, "chunk_of": doc.id})
+
+
+def title_header(template: str) -> Callable[[Document], str]:
+    """A `header` from a template over the document's title (`--split-header`, e.g. "Title=>{title}")."""
+    try:
+        template.format(title="")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ConfigError(f"--split-header {template!r}: a text with {{title}} as its only field ({exc})") from None
+    return lambda doc: template.format(title=doc.title)
 
 
 def parse_split(spec: str) -> TokenSplitter:

@@ -28,11 +28,15 @@ def index_group() -> None:
 @click.option("--chunk-size", default=50_000, show_default=True, type=int, help="passages read and indexed at a time")
 @click.option("--no-title", is_flag=True, help="index the passage text alone (default: title + newline + text)")
 @click.option("--split", default=None, metavar="tokens:SIZE:OVERLAP[:ENCODING]", help="cut documents longer than "
-              "SIZE characters into chunks of SIZE tokens overlapping by OVERLAP first, as OmniEval's corpus builder "
-              "(llama-index TokenTextSplitter; OmniEval: tokens:2048:256, tiktoken cl100k_base); chunk ids <id>#<n>")
+              "SIZE characters into chunks of SIZE tokens overlapping by OVERLAP first (llama-index "
+              "TokenTextSplitter; OmniEval's corpus: tokens:2048:256, tiktoken cl100k_base); chunk ids <id>#<n>")
+@click.option("--split-header", default=None, metavar="TEMPLATE", help="with --split: the metadata text each "
+              "document renders, over {title}, taken off every chunk's token budget as llama-index does "
+              "(OmniEval's corpus: 'Title=>{title}'; default none)")
 @click.option("--overwrite", is_flag=True, help="replace an existing index folder")
 @click.option("--no-progress", is_flag=True, help="no progress bar")
-def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, split, overwrite, no_progress) -> None:
+def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, split, split_header, overwrite,
+                  no_progress) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
     from .index import build_index
 
@@ -41,7 +45,8 @@ def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, spl
         if model is not None:
             options["model"] = model
         manifest = build_index(corpus, out, kind, options, chunk_size=chunk_size, title=not no_title,
-                               overwrite=overwrite, progress=not no_progress, split=split)
+                               overwrite=overwrite, progress=not no_progress, split=split,
+                               split_header=split_header)
     click.echo(f"{manifest.retriever} index of {manifest.doc_count} passages in {out} "
                f"({manifest.build_seconds:.1f} s)")
     exit_if_skipped(manifest.errors, "bad record skipped",

@@ -92,6 +92,11 @@ class Retrieval:
                          self.recorder)
 
     @property
+    def fixed_documents(self) -> bool:
+        """Every query gets the example's own documents in their given order (`Retriever.fixed_documents`)."""
+        return self.retriever.fixed_documents
+
+    @property
     def stats(self) -> CallStats:
         return self.scheduler.stats
 
@@ -109,7 +114,7 @@ class Retrieval:
                     raise RetrievalError(str(exc)) from None
             record.response = {"ids": [doc.id for doc in docs], "scores": [doc.score for doc in docs]}
         if self.recorder is not None:  # the example's own documents need not be carried: a replay has them
-            self.recorder.retrieval(self.retriever.name, query, k, docs, carry_docs=self.retriever.name != "provided")
+            self.recorder.retrieval(self.retriever.name, query, k, docs, carry_docs=not self.fixed_documents)
         return [replace(doc, metadata=dict(doc.metadata)) for doc in docs]
 
     async def close(self) -> None:

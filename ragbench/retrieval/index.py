@@ -28,7 +28,7 @@ from ..errors import ConfigError, RecordError
 from ..options import construct
 from ..types import Document
 from .base import Retriever
-from .chunking import chunk_documents, parse_split
+from .chunking import chunk_documents, parse_split, title_header
 from .corpus import corpus_format, passage_text, read_corpus
 from .docstore import DocStore, DocStoreWriter
 
@@ -120,11 +120,13 @@ def chunks(items: Iterable[Document | RecordError], size: int,
 
 def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[str, Any] | None = None,
                 chunk_size: int = 50_000, title: bool = True, overwrite: bool = False,
-                progress: bool = True, split: str | None = None, registry: "Registry | None" = None) -> Manifest:
+                progress: bool = True, split: str | None = None, split_header: str | None = None,
+                registry: "Registry | None" = None) -> Manifest:
     """Build a `kind` index of `corpus` into `out`; it appears there only once complete. `split`
     (`tokens:SIZE:OVERLAP`) cuts documents longer than SIZE characters into chunks of SIZE tokens
-    as OmniEval's corpus builder does (ragbench.retrieval.chunking). The retriever comes from `registry`
-    (the installed plugins' when none is given)."""
+    as llama-index's TokenTextSplitter does (ragbench.retrieval.chunking), `split_header` (a template
+    over {title}) being the metadata text taken off each chunk's budget. The retriever comes from
+    `registry` (the installed plugins' when none is given)."""
     from ..registry import get_registry
 
     registry = registry or get_registry()
@@ -136,11 +138,14 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
                           "e.g. bm25 or dense; `ragbench list retrievers`)")
     if chunk_size < 1:
         raise ConfigError(f"--chunk-size {chunk_size}: must be at least 1")
+    if split_header is not None and split is None:
+        raise ConfigError("--split-header is the metadata text of split documents: pass --split tokens:SIZE:OVERLAP too")
     corpus, out = Path(corpus), Path(out)
     passages = read_corpus(corpus)
     if split is not None:
         splitter = parse_split(split)  # upstream keeps documents of at most SIZE characters whole
-        passages = chunk_documents(passages, splitter, whole_up_to=splitter.chunk_size)
+        header = title_header(split_header) if split_header is not None else None
+        passages = chunk_documents(passages, splitter, whole_up_to=splitter.chunk_size, header=header)
     if out.exists() and any(out.iterdir()) and not overwrite:
         raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
     staging = out.with_name(out.name + ".partial")
@@ -148,7 +153,7 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
     staging.mkdir(parents=True)
     try:
         manifest = _build_into(staging, builder_class, kind, corpus, passages, options or {}, chunk_size, title,
-                               progress, split)
+                               progress, split, split_header)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -160,7 +165,7 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
 
 def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, passages: Iterable[Document | RecordError],
                 options: dict[str, Any], chunk_size: int, title: bool, progress: bool,
-                split: str | None = None) -> Manifest:
+                split: str | None = None, split_header: str | None = None) -> Manifest:
     started = time.perf_counter()
     builder = construct(builder_class, dict(options), f"index build --retriever {kind}", positional=(folder,))
     docs = DocStoreWriter(folder)
@@ -177,7 +182,8 @@ def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, pass
     manifest = Manifest(
         retriever=kind, doc_count=len(docs),
         corpus={"path": str(corpus.resolve()), "format": corpus_format(corpus), "bytes": corpus.stat().st_size,
-                "sha256": file_sha256(corpus), "title": title, **({"split": split} if split else {})},
+                "sha256": file_sha256(corpus), "title": title, **({"split": split} if split else {}),
+                **({"split_header": split_header} if split and split_header is not None else {})},
         options=builder.finish(),
         bad_records=len(errors), errors=[str(e) for e in errors[:KEPT_ERRORS]],
         build_seconds=round(time.perf_counter() - started, 3), built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))

@@ -10,6 +10,7 @@ class ExampleDocs(Retriever):
     """One example's documents."""
 
     name = "provided"
+    fixed_documents = True
 
     def __init__(self, docs: list[Document]) -> None:
         self.docs = docs
@@ -20,6 +21,7 @@ class ExampleDocs(Retriever):
 
 class ProvidedRetriever(Retriever):
     name = "provided"
+    fixed_documents = True
 
     def for_example(self, example: Example) -> Retriever:
         return ExampleDocs(example.docs)

@@ -24,6 +24,7 @@ from ..errors import ConfigError, RecordError
 from ..jsonl import iter_jsonl
 from ..types import Document, Example
 from .base import RetrievalError, Retriever
+from .provided import ProvidedRetriever
 
 
 class ReplayRetriever(Retriever):
@@ -57,6 +58,7 @@ class ReplayRetriever(Retriever):
         recorded = {r.get("retriever") for records in self.by_query.values() for r in records}
         if len(recorded) == 1 and isinstance(next(iter(recorded)), str):
             self.name = next(iter(recorded))  # type: ignore[misc]  # as the original run traced it
+        self.fixed_documents = self.name == ProvidedRetriever.name
 
     def metadata(self) -> dict[str, Any]:
         return {"retriever": "replay", "replays": self.name, "file": str(self.path),
@@ -133,6 +135,7 @@ class _ExampleReplay(Retriever):
     def __init__(self, replay: ReplayRetriever, own: dict[str, Document]) -> None:
         self.replay, self.own = replay, own
         self.name = replay.name  # type: ignore[misc]
+        self.fixed_documents = replay.fixed_documents
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         return [self.replay.answer(query, k, self.own) for query in queries]

@@ -27,11 +27,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
+from ragbench.citations import cited_numbers, list_items
 from ragbench.errors import ConfigError, RecordError
 from ragbench.task import Task
+from ragbench.sentences import sent_tokenize
 from ragbench.types import Document, Example
-from ragbench.metrics.citation import answer_list_statements, cited_numbers
-from ragbench.metrics.punkt import sent_tokenize
 
 from .data import alce_data_file, read_records
 from .prompting import SHORTER_FIELDS, fill, head_prompt, load_prompt_file, shorter_docs
@@ -55,7 +55,6 @@ class AlceTask(Task):
     dataset: ClassVar[str] = ""
     answer_format = "long"
     cites = True
-    alce_prompting: ClassVar[bool] = True  # run.py's prompts with demonstrations (shot/question overrides)
     files: ClassVar[dict[str, str]] = {}  # retrieval -> file name
     default_retrieval: ClassVar[str] = "gtr"
     quality_metrics: ClassVar[tuple[str, ...]] = ()  # beside length, before citations
@@ -154,6 +153,11 @@ class AlceTask(Task):
         question = self.prompt_question(example) if question is None else question
         return head + fill(prompt_file, question, docs, self.ndoc, self.use_shorter)
 
+    def demonstration(self) -> tuple[str, str]:
+        """The first demo of the dataset's default prompt file, its citations kept."""
+        demo = load_prompt_file(self.dataset, "default").demos[0]
+        return demo["question"], demo["answer"]
+
     def chat_messages(self, prompt: str) -> list[dict[str, str]]:
         return [{"role": "system", "content": CHAT_SYSTEM_MESSAGE}, {"role": "user", "content": prompt}]
 
@@ -215,7 +219,7 @@ class AlceQampari(AlceTask):
         return {"answers": answers, "answer": record.get("answer", "")}
 
     def statements(self, answer: str) -> list[str]:
-        return [piece.strip() for piece in answer_list_statements("", answer)]
+        return [piece.strip() for piece in list_items(answer)]
 
 
 class AlceEli5(AlceTask):

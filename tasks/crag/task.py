@@ -29,7 +29,6 @@ from typing import Any, ClassVar, Iterator
 from ragbench import page_cache
 from ragbench.datafiles import data_dir, resolve_data_file
 from ragbench.errors import ConfigError, RecordError
-from ragbench.metrics.crag import TOKENIZER_ENV, cut_to_tokens
 from ragbench.task import Prompt, Task
 from ragbench.trace_groups import group
 from ragbench.types import Document, Example
@@ -38,6 +37,7 @@ from . import baselines
 from .embedder import BatchingEmbedder
 from .kg.client import URL_ENV, CragKgClient
 from .loader import read_jsonl, read_task3_archive
+from .metrics import TOKENIZER_ENV, cut_to_tokens
 from .pages import Offload, PageProcessor
 
 SPLITS = {"validation": 0, "public_test": 1, "all": None}

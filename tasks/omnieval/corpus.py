@@ -31,8 +31,18 @@ from pathlib import Path
 from typing import Iterator
 
 from ragbench.errors import ConfigError, RecordError
-from ragbench.retrieval.chunking import TokenSplitter, upstream_metadata
+from ragbench.retrieval.chunking import TokenSplitter
 from ragbench.types import Document
+
+def upstream_metadata(title: str, file_path: str | None = None) -> str:
+    """The metadata string llama-index takes off the chunk budget for an OmniEval document: the
+    longer of its EMBED and LLM renderings, with build_corpus.py's template "{key}=>{value}" and
+    separator "::". SimpleDirectoryReader's file name, type, size and dates are excluded from both,
+    `file_path` only from the LLM one, so it is "file_path=><path>::Title=><title>" (Title is always
+    set upstream: the file name's stem); without a known path, "Title=><title>" (which is what
+    `ragbench index build --split-header 'Title=>{title}'` renders for a JSONL corpus)."""
+    return "::".join([*([f"file_path=>{file_path}"] if file_path else []), f"Title=>{title}"])
+
 
 # llama-index-core SimpleDirectoryReader's default readers (llama-index-readers-file): files it does
 # not read as plain text. Their documents (pages, sections, rows) are not reproduced here.

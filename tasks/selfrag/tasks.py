@@ -14,11 +14,12 @@ from typing import Any, ClassVar, Iterator
 
 from ragbench.datafiles import resolve_data_file
 from ragbench.errors import ConfigError, RecordError
+from ragbench.instruction_templates import TEMPLATES, fill
 from ragbench.jsonl import iter_jsonl, require
 from ragbench.task import Task
 from ragbench.types import Document, Example
 
-from .prompts import TASK_INSTRUCTIONS, TEMPLATES
+from .prompts import TASK_INSTRUCTIONS
 
 INSTRUCTION_FORMATS = ("baseline", "selfrag", "baseline_with_choices")
 # SMART commits Self-RAG's evaluation files as ordinary git blobs: the most durable public copy.
@@ -30,11 +31,6 @@ def document_from_ctx(ctx: dict[str, Any]) -> Document:
     return Document(id=str(ctx["id"]) if ctx.get("id") is not None else None,
                     title=ctx.get("title", ""), text=ctx.get("text", ""),
                     score=float(score) if score not in (None, "") else None)
-
-
-def paragraph(docs: list[Document]) -> str:
-    """run_baseline_lm.py: "[i] title\\ntext" per document, joined by newlines."""
-    return "\n".join(f"[{i}] {doc.title}\n{doc.text}" for i, doc in enumerate(docs, 1))
 
 
 class SelfRagTask(Task):
@@ -118,11 +114,7 @@ class SelfRagTask(Task):
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
                      **options: Any) -> str:
-        without_docs, with_docs = TEMPLATES[self.template]
-        instruction = self.instruction(example) if question is None else question
-        if docs:
-            return with_docs.format(paragraph=paragraph(docs), instruction=instruction)
-        return without_docs.format(instruction=instruction)
+        return fill(self.template, self.instruction(example) if question is None else question, docs)
 
     def postprocess(self, text: str) -> str:
         """run_baseline_lm.py: keep text before the first blank line, drop "</s>" and one leading space."""

@@ -15,16 +15,18 @@ from __future__ import annotations
 from typing import Any
 
 from ragbench.errors import ConfigError
+from ragbench.instruction_templates import TEMPLATES, fill
 from ragbench.types import Document, Example
 
-from ..alce.tasks import AlceAsqa, eval_py_truncation
-from .prompts import TASK_INSTRUCTIONS, TEMPLATES
-from .tasks import paragraph
+from .tasks import AlceAsqa, eval_py_truncation
+
+# Self-RAG's TASK_INST["asqa"] (retrieval_lm/utils.py), byte-exact.
+INSTRUCTION = ("Answer the following question. The question may be ambiguous and have multiple correct "
+               "answers, and in that case, you have to provide a long-form answer including all correct answers.")
 
 
 class Asqa(AlceAsqa):
     name = "asqa"
-    alce_prompting = False  # Self-RAG's prompts, not ALCE's demonstrations
     instruction_key = "asqa"
 
     def __init__(self, data_path=None, template: str = "alpaca", ndoc: int = 5, citations: bool = True,
@@ -38,7 +40,7 @@ class Asqa(AlceAsqa):
 
     def query_text(self, example: Example) -> str:
         """run_long_form_static.py's instruction (TASK_INST + "## Input:\\n\\n" + question)."""
-        return TASK_INSTRUCTIONS["asqa"] + "## Input:\n\n" + example.question
+        return INSTRUCTION + "## Input:\n\n" + example.question
 
     def task_input(self, example: Example) -> str:
         return example.question
@@ -46,11 +48,11 @@ class Asqa(AlceAsqa):
     def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
                      **options: Any) -> str:
         """run_baseline_lm.py's template around the instruction, with "[i] title\\ntext" paragraphs."""
-        without_docs, with_docs = TEMPLATES[self.template]
         instruction = self.query_text(example) if question is None else question
-        if docs:
-            return with_docs.format(paragraph=paragraph(list(docs)[: self.ndoc]), instruction=instruction)
-        return without_docs.format(instruction=instruction)
+        return fill(self.template, instruction, docs, self.ndoc)
+
+    def demonstration(self) -> None:
+        return None  # Self-RAG's prompt shows no worked example
 
     def chat_messages(self, prompt: str) -> list[dict[str, str]]:
         return [{"role": "user", "content": prompt}]

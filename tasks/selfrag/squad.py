@@ -22,7 +22,7 @@ from ragbench.datafiles import resolve_data_file
 from ragbench.errors import ConfigError, RecordError
 from ragbench.types import Document, Example
 
-from ..selfrag.tasks import SelfRagTask
+from .tasks import SelfRagTask
 
 UPSTREAM_URL = "https://rajpurkar.github.io/SQuAD-explorer/dataset/dev-v1.1.json"
 PASSAGES = ("none", "context")

@@ -31,8 +31,9 @@ from typing import Any, ClassVar
 from ragbench import workers
 from ragbench.engines.base import EngineError
 from ragbench.metric import Metric, Scores
-from ragbench.tasks.crag.prompts import judge_prompt
 from ragbench.types import Example, Prediction
+
+from .prompts import judge_prompt
 
 MAX_PREDICTION_TOKENS = 75
 MISSING_PHRASE = "i don't know"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from ..selfrag.tasks import PopQA
+from .tasks import PopQA
 
 
 class Demo(PopQA):

@@ -1,4 +1,4 @@
-"""`nltk.sent_tokenize` for English without NLTK's downloader.
+"""English sentence splitting, shared by tasks and metrics: `nltk.sent_tokenize` without NLTK's downloader.
 
 ALCE's eval.py splits outputs into statements (citation metrics) and sentences (ROUGE-Lsum) with
 `nltk.sent_tokenize`, which needs the Punkt English model that NLTK fetches from its own server.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from functools import lru_cache
 
-from ragbench.errors import ConfigError
+from .errors import ConfigError
 
 
 @lru_cache(maxsize=1)

@@ -22,8 +22,9 @@ from typing import Any
 from ragbench.engines.base import EngineError
 from ragbench.errors import ConfigError
 from ragbench.metric import Metric, Scores
-from ragbench.tasks.omnieval.catalog import data_file
 from ragbench.types import Document, Example, Prediction
+
+from .catalog import data_file
 
 MODEL_METRICS = ("accuracy", "completeness", "utilization", "numerical_accuracy")
 HALVED = ("accuracy", "completeness", "utilization")  # graded 0/1/2, reported /2

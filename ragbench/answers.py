@@ -1,0 +1,22 @@
+"""Answer normalisation and matching shared by metrics and systems (a system that checks whether its
+documents hold the gold answers, as LLatrieval's "with gold" verifier does, matches as the metrics do)."""
+from __future__ import annotations
+
+import re
+import string
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = set(string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD normalisation: lowercase, drop punctuation, drop articles, collapse whitespace."""
+    text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def exact_presence(short_answers: list[str], context: str) -> bool:
+    """ALCE eval.py: a normalised alias is a plain substring of the normalised text (no word
+    boundaries; an alias that normalises to "" always matches)."""
+    normalized = normalize_answer(context)
+    return any(normalize_answer(answer) in normalized for answer in short_answers)

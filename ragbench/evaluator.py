@@ -7,7 +7,6 @@ engines, each system's `check_model`, and only then the run folder, so a refused
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import time
 from collections import Counter, deque
@@ -17,10 +16,10 @@ from typing import Any, Iterator
 
 from . import page_cache, workers
 from .cache import ResponseCache
-from .context import Context
 from .engines import load_engine, preload
 from .errors import RecordError
 from .failures import counted_events, group_failures
+from .example_run import process_example, sample_record
 from .exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
 from .lifecycle import Engines, RunInterrupted, run_interruptible
 from .llm import LLM
@@ -32,6 +31,7 @@ from .checks import Preflight
 from .preflight import preflight
 from .registry import Registry, get_registry
 from .run_config import RunConfig
+from .run_cost import attempt_cost, whole_run_cost
 from .results import aggregate_task, aggregation_view
 from .retrieval import load_retriever
 from .retrieval.handle import Retrieval
@@ -40,7 +40,7 @@ from .rundir import RunDir
 from .scheduler import Scheduler
 from .summary import report_markdown
 from .tools import load_replay_tools, recording_tools
-from .types import Example, Prediction
+from .types import Example
 
 __all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_record"]
 
@@ -268,7 +268,8 @@ class Evaluator:
             nonlocal processed
             while (entry := await next_item()) is not None:
                 planned, position, item = entry
-                record = await self._process(planned, item, llm, judge_llms, tools[planned.name], retrieval, models)
+                record = await process_example(planned, item, llm, judge_llms, tools[planned.name], retrieval, models,
+                                               self.config.seed, self.config.strict_infra, self.nli)
                 record["index"] = position
                 self.run_dir.append_sample(planned.name, record)
                 processed += 1
@@ -316,47 +317,8 @@ class Evaluator:
             total += min(x for x in (size, self.config.limit) if x is not None)
         return total
 
-    async def _process(self, planned: PlannedTask, item: Example | RecordError, llm: LLM,
-                       judges: list[LLM], tools: dict[str, Any], retrieval: Retrieval,
-                       models: dict[str, LLM] | None = None) -> dict[str, Any]:
-        if isinstance(item, RecordError):
-            return {"id": None, "error": f"bad record: {item}", "bad_record": True}
-        example = item
-        started = time.perf_counter()
-        ctx = Context(llm=llm, task=planned.task, seed=self.config.seed, tools=tools)
-        ctx.llm = llm.traced(ctx.trace, seed_base=f"{self.config.seed}:{planned.name}:{example.id}")
-        ctx.models = {role: model.traced(ctx.trace, seed_base=f"{self.config.seed}:{planned.name}:{example.id}:{role}")
-                      for role, model in (models or {}).items()}
-        ctx.retriever = retrieval.bind(ctx, example)
-        try:
-            prediction = await planned.system.run(example, ctx)
-        except Exception as exc:
-            prediction = Prediction(example_id=example.id, error=f"{type(exc).__name__}: {exc}")
-        prediction.trace = ctx.trace
-        record = sample_record(example, prediction)
-        if prediction.error is None:
-            scores, errors, judge_trace, counted = await score_prediction(planned, example, prediction, judges,
-                                                                          self.config.seed, self.nli)
-            record["scores"] = scores
-            if counted:
-                record["counted"] = counted
-            if errors:
-                record["score_errors"] = errors
-            if judge_trace:
-                record["judge_trace"] = judge_trace
-        folded = [f"{step['name']}: {step['error']}" for step in [*record["trace"], *record.get("judge_trace", [])]
-                  if step.get("error")]
-        if folded and record.get("error") is None:  # calls that failed yet ended in a result (as upstream)
-            record["infrastructure_failures"] = folded
-            if self.config.strict_infra:
-                record["error"] = f"infrastructure failure folded into the result (--strict-infra): {folded[0]}"
-        record["seconds"] = round(time.perf_counter() - started, 4)
-        return record
-
     def _attempt_cost(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
-        stats = scheduler.stats.to_dict()
-        return {"id": self.attempt_id, "examples": processed, "wall_seconds": round(wall, 3),
-                "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+        return attempt_cost(self.attempt_id, scheduler.stats.to_dict(), processed, wall)
 
     def _save_cost(self, scheduler: Scheduler, processed: int, every: float = 1.0) -> None:
         """This attempt's cost so far into run.json (at most once a second), marked interrupted until
@@ -442,56 +404,3 @@ class Evaluator:
                 **({"system_stats": system_stats} if system_stats else {}),
                 "cost": cost, "config": self.full_config(), "versions": provenance(),
                 "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-
-
-def whole_run_cost(attempts: list[dict[str, Any]]) -> dict[str, Any]:
-    """The cost of every attempt of a run (first run and resumes) added up."""
-    total: dict[str, Any] = {}
-    for attempt in attempts:
-        for key, value in attempt.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                total[key] = total.get(key, 0) + value
-    total["wall_seconds"] = round(total.get("wall_seconds", 0.0), 3)
-    wall = total["wall_seconds"]
-    total["examples_per_second"] = round(total.get("examples", 0) / wall, 3) if wall > 0 else 0.0
-    total["attempts"] = len(attempts)
-    total["interrupted_attempts"] = sum(1 for attempt in attempts if attempt.get("interrupted"))
-    return total
-
-
-def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
-    record = {"index": example.index, **example.summary(), "prediction": prediction.to_dict(),
-              "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
-              "trace": [step.to_dict() for step in prediction.trace],  # the one copy of its prompts
-              "error": prediction.error}
-    return record
-
-
-async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,
-                           judges: list[LLM], seed: int, nli: NLI | None = None,
-                           ) -> tuple[dict[str, Any], dict[str, str], list, dict[str, dict[str, int]]]:
-    """Every metric of the task on one prediction; a failing metric is recorded, not raised.
-    NLI calls are not traced per sample (they are logged once per run in nli_calls.jsonl). Returns the
-    scores, the failed metrics' errors, the judge calls and each metric's counted events."""
-    scores: dict[str, Any] = {}
-    counted: dict[str, dict[str, int]] = {}
-    errors: dict[str, str] = {}
-    ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
-    ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:judge{i}")
-                  for i, judge in enumerate(judges)]
-    for metric in planned.metrics:
-        ctx.counts = Counter()
-        try:
-            value = metric.score(example, prediction, ctx)
-            if inspect.isawaitable(value):
-                value = await value
-        except Exception as exc:
-            errors[metric.name] = f"{type(exc).__name__}: {exc}"
-            continue
-        if ctx.counts:
-            counted[metric.name] = dict(ctx.counts)
-        if isinstance(value, dict):
-            scores.update(value)
-        else:
-            scores[metric.name] = value
-    return scores, errors, [step.to_dict() for step in ctx.trace], counted

@@ -11,7 +11,8 @@ pytest.importorskip("transformers")
 
 from ragbench.engines import embedded  # noqa: E402
 from ragbench.engines.base import Request, RequestError, Response, Sampling  # noqa: E402
-from ragbench.engines.hf import HFEngine, _Picker, chat_prompt_ids, embedded_model_dir  # noqa: E402
+from ragbench.engines.hf import HFEngine, chat_prompt_ids, embedded_model_dir  # noqa: E402
+from ragbench.engines.hf_decoding import TokenPicker  # noqa: E402
 from ragbench.errors import ConfigError  # noqa: E402
 
 
@@ -58,7 +59,7 @@ def test_picker_top_p_keeps_the_nucleus_and_seeded_rows_are_reproducible():
 
     def draw(seed: int) -> list[int]:
         generators = [torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed + 1)]
-        picker = _Picker(torch, sampling, generators)
+        picker = TokenPicker(torch, sampling, generators)
         out = picker(None, scores.clone())
         return out.argmax(-1).tolist(), picker
 
@@ -73,7 +74,7 @@ def test_picker_top_p_keeps_the_nucleus_and_seeded_rows_are_reproducible():
     draws = []
     for _ in range(2):
         generators = [torch.Generator().manual_seed(row) for row in range(64)]
-        picker = _Picker(torch, wide, generators)
+        picker = TokenPicker(torch, wide, generators)
         draws.append(picker(None, scores[:1].repeat(64, 1)).argmax(-1).tolist())
     assert draws[0] == draws[1] and len(set(draws[0])) > 1
 

@@ -1,0 +1,106 @@
+"""The `hf` engine's per-step hooks into transformers `generate`: the token picker (greedy or seeded
+sampling over the top_p nucleus, recording log-probabilities) and the stop tracker (EOS or a stop
+string, per row). Their semantics follow vLLM's; see hf.py."""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from .base import Sampling
+
+
+class TokenPicker:
+    """Logits processor that picks the next token itself and records logprobs.
+
+    generate runs greedy; for sampling, this returns scores that are -inf except the drawn token,
+    drawn per row with its own generator (so seeded rows do not depend on their batch mates).
+    """
+
+    def __init__(self, torch: Any, sampling: Sampling, generators: list | None, named_ids: list[int] = ()) -> None:
+        self.torch = torch
+        self.sampling = sampling
+        self.generators = generators
+        self.k = sampling.logprobs
+        self.named_ids = list(named_ids)  # ids of sampling.logprob_tokens, in order
+        self.records: list[tuple[list[float], list[list[float]], list[list[int]]]] = []
+        self.named_records: list[list[list[float]]] = []  # per step, per row: log-probs of named_ids
+        self.recording = self.k is not None or bool(named_ids)
+        self.active = generators is not None or self.recording
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        torch = self.torch
+        logits = scores.float()
+        if self.generators is None:
+            chosen = logits.argmax(dim=-1)
+            result = scores
+        else:
+            probs = torch.softmax(logits / self.sampling.temperature, dim=-1)
+            if self.sampling.top_p < 1.0:
+                # The nucleus from the most likely tokens (a top-k grown until it covers top_p is
+                # much cheaper than sorting the whole vocabulary), then a draw inside it.
+                vocab, k = probs.shape[-1], min(256, probs.shape[-1])
+                while True:
+                    values, ids = probs.topk(k, dim=-1)
+                    if k == vocab or bool((values.sum(dim=-1) >= self.sampling.top_p).all()):
+                        break
+                    k = min(vocab, k * 4)
+                drop = (values.cumsum(dim=-1) - values) >= self.sampling.top_p
+                drop[:, 0] = False  # the most likely token always stays
+                values = values.masked_fill(drop, 0.0)
+                chosen = torch.stack([ids[row, torch.multinomial(values[row], 1, generator=generator)[0]]
+                                      for row, generator in enumerate(self.generators)])
+            else:
+                chosen = torch.stack([torch.multinomial(probs[row], 1, generator=generator)[0]
+                                      for row, generator in enumerate(self.generators)])
+            result = torch.full_like(scores, float("-inf"))
+            result.scatter_(-1, chosen.unsqueeze(-1), 0.0)
+        if self.recording:
+            logp = torch.log_softmax(logits, dim=-1)
+            chosen_lp = logp.gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
+            k = max(0, min(int(self.k or 0), logp.shape[-1]))
+            top_lp, top_ids = logp.topk(k, dim=-1) if k else (logp[:, :0], chosen[:, None][:, :0])
+            self.records.append((chosen_lp.tolist(), top_lp.tolist(), top_ids.tolist()))
+            self.named_records.append(self._named(logp, chosen) if self.named_ids else [[]] * logp.shape[0])
+        return result
+
+    def _named(self, logp: Any, chosen: Any) -> list[list[float | None]]:
+        """Per row, the log-probs of named_ids; with Sampling.logprob_window k, None for a token that
+        k or more entries outrank and that was not generated (outside vLLM's logprobs=k dict)."""
+        named = logp[:, self.named_ids]
+        window = self.sampling.logprob_window
+        if window is None:
+            return named.tolist()
+        ranks = (logp.unsqueeze(1) > named.unsqueeze(-1)).sum(-1)  # rows x named: entries above each
+        shown = (ranks < window) | (chosen.unsqueeze(-1) == self.torch.tensor(self.named_ids, device=logp.device))
+        return [[v if s else None for v, s in zip(values, flags)] for values, flags in zip(named.tolist(), shown.tolist())]
+
+
+class StopTracker:
+    """Stopping criterion: ends a row at EOS or once its decoded text holds a stop string, and
+    records after how many generated tokens each row ended and why ("eos" or "stop")."""
+
+    def __init__(self, torch: Any, tokenizer: Any, prompt_width: int, eos_ids: set[int], sampling: Sampling) -> None:
+        self.torch = torch
+        self.tokenizer = tokenizer
+        self.width = prompt_width
+        self.eos_ids = eos_ids
+        self.stop = [s for s in sampling.stop if s]
+        self.skip_special = sampling.skip_special_tokens
+        self.done_at: defaultdict[int, int] = defaultdict(int)
+        self.reason: defaultdict[int, str] = defaultdict(str)
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        steps = input_ids.shape[1] - self.width
+        last = input_ids[:, -1].tolist()
+        for row, token in enumerate(last):
+            if self.done_at[row]:
+                continue
+            if token in self.eos_ids:
+                self.done_at[row], self.reason[row] = steps, "eos"
+            elif self.stop:
+                text = self.tokenizer.decode(input_ids[row, self.width:].tolist(),
+                                             skip_special_tokens=self.skip_special)
+                if any(s in text for s in self.stop):
+                    self.done_at[row], self.reason[row] = steps, "stop"
+        done = [bool(self.done_at[row]) for row in range(len(last))]
+        return self.torch.tensor(done, dtype=self.torch.bool, device=input_ids.device)

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 from ragbench.context import Context
 from ragbench.tasks.crag.embedder import BatchingEmbedder
-from ragbench import workers
+from ragbench.run import workers
 from ragbench.tasks.crag.pages import PageProcessor, html_to_sentences
 from ragbench.types import Document, Example
 

@@ -25,7 +25,7 @@ from test_engine_openai import FakeServer  # noqa: E402  (the tests' fake OpenAI
 
 from ragbench.engines.base import EngineError, Request  # noqa: E402
 from ragbench.engines.openai import OpenAIEngine  # noqa: E402
-from ragbench.evaluator import Evaluator, RunConfig  # noqa: E402
+from ragbench.run.evaluator import Evaluator, RunConfig  # noqa: E402
 
 FAULTS = [
     ("429", {"status": 429, "body": {"error": {"message": "rate limited"}}, "headers": {"Retry-After": "0"}}),

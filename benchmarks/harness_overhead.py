@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ragbench.engines.base import Request, Sampling  # noqa: E402
 from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
-from ragbench.evaluator import Evaluator, RunConfig  # noqa: E402
+from ragbench.run.evaluator import Evaluator, RunConfig  # noqa: E402
 
 WORDS = ("the of river city born film album director capital population year wrote sang played "
          "married founded located occupation country genre author team league station county "

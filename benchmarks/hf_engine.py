@@ -126,7 +126,7 @@ def end_to_end(work: Path, count: int, batch: int, tokens: int) -> None:
     write_popqa(data, count)
     out = work / "run"
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "ragbench.cli", "--tasks", "popqa", "--system", "closed_book",
+    done = subprocess.run([sys.executable, "-m", "ragbench.cli.main", "--tasks", "popqa", "--system", "closed_book",
                            "--system-arg", f"max_tokens={tokens}", "--model", "hf:embedded", "--model-arg",
                            f"batch_size={batch}", "--data", f"popqa={data}", "--output", str(out), "--no-progress",
                            "--bootstrap-iters", "0"], capture_output=True, text=True)

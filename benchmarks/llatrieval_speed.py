@@ -1,7 +1,7 @@
 """LLatrieval on ASQA-shaped data: ragbench vs one call at a time vs stage-by-stage batching vs the
 lower bound (issue 5, point 4).
 
-The workload is the real system (`ragbench.plugins.llatrieval.LLatrieval`, code defaults: retrieve 100,
+The workload is the real system (`ragbench.plugins.llatrieval.system.LLatrieval`, code defaults: retrieve 100,
 summarise 50, selection windows of 20 keeping 5, verification, missing-info query, up to 4 iterations,
 final ALCE answer) on 948 synthetic ASQA questions. The engine is ScriptedEngine with the cost model
 `overhead + per_request * n` per batch (limit B); the retriever is simulated with the same kind of
@@ -42,15 +42,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ragbench.context import Context  # noqa: E402
 from ragbench.engines.base import Request, Response, Sampling  # noqa: E402
 from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
-from ragbench.evaluator import sample_record  # noqa: E402
+from ragbench.run.evaluator import sample_record  # noqa: E402
 from ragbench.llm import LLM  # noqa: E402
-from ragbench.plugins.llatrieval import LLatrieval  # noqa: E402
-from ragbench.plugins.llatrieval_prompts import (JUDGE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,  # noqa: E402
+from ragbench.plugins.llatrieval.system import LLatrieval  # noqa: E402
+from ragbench.plugins.llatrieval.prompts import (JUDGE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,  # noqa: E402
                                                  asqa_demonstration, candidates_message, chat, collapse_whitespace,
                                                  parse_selection, summary_messages, update_message)
 from ragbench.retrieval.base import Retriever  # noqa: E402
 from ragbench.retrieval.handle import Retrieval  # noqa: E402
-from ragbench.scheduler import Scheduler  # noqa: E402
+from ragbench.run.scheduler import Scheduler  # noqa: E402
 from ragbench.tasks.alce.tasks import AlceAsqa  # noqa: E402
 from ragbench.types import Document, Example  # noqa: E402
 

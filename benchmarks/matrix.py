@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from matrix_fixtures import TASK_DATA, cell_config  # noqa: E402
 
 from ragbench.errors import ConfigError  # noqa: E402
-from ragbench.evaluator import Evaluator, RunConfig  # noqa: E402
+from ragbench.run.evaluator import Evaluator, RunConfig  # noqa: E402
 from ragbench.registry import get_registry  # noqa: E402
 
 

@@ -17,7 +17,7 @@ import time
 from ragbench.engines.base import Request, Sampling
 from ragbench.engines.replicas import ReplicaSet
 from ragbench.engines.scripted import ScriptedEngine
-from ragbench.scheduler import Scheduler
+from ragbench.run.scheduler import Scheduler
 
 
 async def workload(engine, examples: int, steps: int) -> int:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ragbench.engines.base import EngineError, Request, Response, Sampling  # noqa: E402
 from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
 from ragbench.llm import LLM  # noqa: E402
-from ragbench.scheduler import Scheduler  # noqa: E402
+from ragbench.run.scheduler import Scheduler  # noqa: E402
 
 MAX_ITERATIONS = 4
 WORDS = ("who what river city born film album director capital population year wrote sang "

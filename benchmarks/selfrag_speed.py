@@ -1,7 +1,7 @@
 """Self-RAG short form: one generation per passage per question, through the scheduler vs one call
 at a time, on a scripted cost model, the hf engine and vLLM (issue 9, point 5).
 
-Part 1, the system (`ragbench.plugins.selfrag.SelfRag`, always_retrieve, ndocs passages) on synthetic
+Part 1, the system (`ragbench.plugins.selfrag.system.SelfRag`, always_retrieve, ndocs passages) on synthetic
 PopQA-style questions with ScriptedEngine and the cost model `overhead + per_request * n` per batch
 (limit B); the script answers every passage with per-token reflection-token log-probs, so every mode
 must give the same answers (checked):
@@ -35,10 +35,10 @@ from ragbench.context import Context  # noqa: E402
 from ragbench.engines.base import Request, Sampling  # noqa: E402
 from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
 from ragbench.llm import LLM  # noqa: E402
-from ragbench.plugins.selfrag import SCORED_TOKENS, SelfRag  # noqa: E402
-from ragbench.plugins.selfrag_prompts import (ADDED_TOKENS, GROUNDING_TOKENS, RELEVANCE_TOKENS,  # noqa: E402
+from ragbench.plugins.selfrag.system import SCORED_TOKENS, SelfRag  # noqa: E402
+from ragbench.plugins.selfrag.prompts import (ADDED_TOKENS, GROUNDING_TOKENS, RELEVANCE_TOKENS,  # noqa: E402
                                                UTILITY_TOKENS)
-from ragbench.scheduler import Scheduler  # noqa: E402
+from ragbench.run.scheduler import Scheduler  # noqa: E402
 from ragbench.task import Task  # noqa: E402
 from ragbench.types import Document, Example  # noqa: E402
 

@@ -1,7 +1,7 @@
 """SMART on PopQA-shaped questions: the four-agent pipeline through the scheduler vs one call at a
 time vs the lower bound (issue 9).
 
-The system is `ragbench.plugins.smart.Smart` on synthetic questions with 10 passages each, on
+The system is `ragbench.plugins.smart.system.Smart` on synthetic questions with 10 passages each, on
 ScriptedEngine with the cost model `overhead + per_request * n` per batch (limit B). The script
 answers each agent as a SMART model would (two intents -> 6 passages; passages 1 and 3 relevant), so
 every mode must give the same answers (checked).
@@ -28,8 +28,8 @@ from ragbench.context import Context  # noqa: E402
 from ragbench.engines.base import Request  # noqa: E402
 from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
 from ragbench.llm import LLM  # noqa: E402
-from ragbench.plugins.smart import Smart  # noqa: E402
-from ragbench.scheduler import Scheduler  # noqa: E402
+from ragbench.plugins.smart.system import Smart  # noqa: E402
+from ragbench.run.scheduler import Scheduler  # noqa: E402
 from ragbench.tasks.selfrag.tasks import PopQA  # noqa: E402
 from ragbench.types import Document, Example  # noqa: E402
 

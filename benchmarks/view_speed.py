@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench.results import summarise  # noqa: E402
+from ragbench.reports.results import summarise  # noqa: E402
 from ragbench.view.runs import find_runs  # noqa: E402
 from ragbench.view.server import make_server  # noqa: E402
 from ragbench.view.site import Site  # noqa: E402

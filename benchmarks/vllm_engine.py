@@ -35,7 +35,7 @@ def main() -> None:
 
     from ragbench.engines.base import Request, Sampling
     from ragbench.engines.vllm import VLLMEngine
-    from ragbench.scheduler import Scheduler
+    from ragbench.run.scheduler import Scheduler
 
     engine = VLLMEngine(args.model, gpu_memory_utilization=args.memory)
     sampling = Sampling(max_tokens=args.tokens, temperature=0.0)

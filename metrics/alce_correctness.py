@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.answers import exact_presence, normalize_answer
-from ragbench.citations import list_items, remove_citations
+from ragbench.shared.answers import exact_presence, normalize_answer
+from ragbench.shared.citations import list_items, remove_citations
 from ragbench.metric import Metric, Score, Scores
 from ragbench.types import Example, Prediction
 

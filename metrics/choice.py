@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ragbench.answers import normalize_answer
+from ragbench.shared.answers import normalize_answer
 from ragbench.metric import Metric, Score
 from ragbench.types import Example, Prediction
 

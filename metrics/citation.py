@@ -21,9 +21,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.citations import cited_numbers, list_items, remove_citations
+from ragbench.shared.citations import cited_numbers, list_items, remove_citations
 from ragbench.metric import Metric
-from ragbench.sentences import sent_tokenize
+from ragbench.shared.sentences import sent_tokenize
 from ragbench.types import Document, Example, Prediction
 
 

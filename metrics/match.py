@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ragbench.answers import normalize_answer
+from ragbench.shared.answers import normalize_answer
 from ragbench.metric import Metric, Score
 from ragbench.types import Example, Prediction
 

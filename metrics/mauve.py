@@ -18,7 +18,7 @@ from ragbench.errors import ConfigError
 from ragbench.metric import Metric, Scores
 from ragbench.types import Example, Prediction
 
-from ragbench.citations import remove_citations
+from ragbench.shared.citations import remove_citations
 
 
 def mauve_text(question: str, text: str) -> str:

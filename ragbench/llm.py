@@ -6,7 +6,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from .engines.base import Engine, EngineError, Request, Response, Sampling
-from .scheduler import Scheduler
+from .run.scheduler import Scheduler
 from .types import Step
 
 
@@ -24,7 +24,7 @@ class LLM:
         self.engine = engine
         self.defaults = dict(defaults or {})
         self.trace = trace
-        self.recorder = recorder  # ragbench.recording.LlmRecorder: every call to the run's calls/llm.jsonl
+        self.recorder = recorder  # ragbench.replay.recording.LlmRecorder: every call to the run's calls/llm.jsonl
         self.seed_base = seed_base  # "run seed:task:example id": sampled calls get seeds derived from it
         self._calls = 0
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, ClassVar
 
 if TYPE_CHECKING:
     from .context import Context
-    from .checks import Preflight
+    from .run.checks import Preflight
     from .types import Example, Prediction
 
 Score = float | None

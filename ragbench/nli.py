@@ -25,8 +25,8 @@ from typing import ClassVar
 
 from .engines.base import Request, Sampling
 from .errors import ConfigError
-from .exchange_log import ExchangeLog, exchange_line
 from .llm import LLM
+from .replay.exchange_log import ExchangeLog, exchange_line
 
 PROMPT_TEMPLATE = (
     "Premise: {premise}\n\n"

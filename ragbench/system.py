@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from .context import Context
     from .engines.base import Engine
-    from .checks import Preflight
+    from .run.checks import Preflight
     from .task import Task
     from .types import Example, Prediction
 

@@ -8,7 +8,7 @@ from .errors import RecordError
 from .types import Document, Example
 
 if TYPE_CHECKING:
-    from .checks import Preflight
+    from .run.checks import Preflight
 
 Prompt = str | list[dict[str, str]]
 
@@ -66,7 +66,7 @@ class Task:
         records read (encoding, format, not empty). A task with prerequisites (a tokenizer, a service)
         extends this, calling super(), and reports each problem with `check.problem(...)` or a
         `ConfigError` inside `with check.step(...)`, naming the option that fixes it."""
-        from .checks import probe_data
+        from .run.checks import probe_data
 
         before = len(check.problems)
         with check.step(f"task {self.name}: data file found"):

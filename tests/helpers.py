@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ragbench.evaluator import Evaluator, RunConfig
+from ragbench.run.evaluator import Evaluator, RunConfig
 
 
 def run(tmp_path: Path, name: str = "run", **config) -> dict:
@@ -22,7 +22,7 @@ def samples(run_dir: Path, task: str) -> list[dict]:
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ragbench.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ragbench.cli.main", *args], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})
 
 

@@ -13,10 +13,10 @@ from ragbench.context import Context
 from ragbench.engines.base import Request
 from ragbench.engines.scripted import ScriptedEngine
 from ragbench.llm import LLM
-from ragbench.plugins.llatrieval_prompts import SUMMARY_KEY
+from ragbench.plugins.llatrieval.prompts import SUMMARY_KEY
 from ragbench.retrieval.base import Retriever
 from ragbench.retrieval.handle import Retrieval
-from ragbench.scheduler import Scheduler
+from ragbench.run.scheduler import Scheduler
 from ragbench.tasks.alce.tasks import AlceAsqa
 from ragbench.types import Document, Example
 
@@ -155,7 +155,7 @@ async def run_system(system, examples: list[Example], script: Callable[[Request]
 
 
 def records(examples: list[Example], predictions) -> list[dict]:
-    from ragbench.evaluator import sample_record
+    from ragbench.run.evaluator import sample_record
 
     return [sample_record(e, p) for e, p in zip(examples, predictions)]
 

@@ -155,9 +155,9 @@ _EXAMPLES: dict[str, list[Example]] = {}
 def task_examples(task: str, data: str, task_args: dict[str, Any], limit: int) -> list[Example]:
     """The first `limit` examples of the cell's task, as the run will read them (read once per task)."""
     if (task, limit) not in _EXAMPLES:
-        from ragbench.planning import plan
+        from ragbench.run.planning import plan
         from ragbench.registry import get_registry
-        from ragbench.run_config import RunConfig
+        from ragbench.run.config import RunConfig
 
         probe = plan(RunConfig(tasks=[task], system="closed_book", data={task: data}, task_args=task_args,
                                judges=["scripted:echo"], nli="scripted:echo"), get_registry())[0].task

@@ -37,7 +37,7 @@ RECIPE = {
 def build_window_model(folder: Path) -> Path:
     """Write the model to `folder` (once: written aside and renamed when complete) and return it."""
     from ragbench.engines.embedded import _saved_once, embedded_safetensors_dir
-    from ragbench.plugins.selfrag_prompts import ADDED_TOKENS
+    from ragbench.plugins.selfrag.prompts import ADDED_TOKENS
 
     base = embedded_safetensors_dir()
 
@@ -70,7 +70,7 @@ def added_rows_digest(folder: Path) -> str:
     import hashlib
 
     from safetensors.numpy import load_file
-    from ragbench.plugins.selfrag_prompts import ADDED_TOKENS
+    from ragbench.plugins.selfrag.prompts import ADDED_TOKENS
 
     weight = load_file(str(folder / "model.safetensors"))["model.embed_tokens.weight"]
     return hashlib.sha256(weight[-len(ADDED_TOKENS):].astype("float32").tobytes()).hexdigest()

@@ -129,7 +129,7 @@ def test_sentence_splitting_equals_nltk_sent_tokenize_with_punkt_tab(tmp_path, m
     import nltk
     from punkt.data import english
 
-    from ragbench.sentences import sent_tokenize
+    from ragbench.shared.sentences import sent_tokenize
 
     folder = tmp_path / "tokenizers" / "punkt_tab" / "english"
     folder.mkdir(parents=True)

@@ -11,7 +11,7 @@ from helpers import cli, run
 from scipy.stats import binomtest
 
 import ragbench.tasks.selfrag
-from ragbench.compare import compare_runs, load_run, mcnemar_p, paired_bootstrap
+from ragbench.reports.compare import compare_runs, load_run, mcnemar_p, paired_bootstrap
 from ragbench.errors import ConfigError
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"

@@ -13,7 +13,7 @@ import pytest
 from crag_helpers import tokenizer_dir
 from helpers import run
 
-from ragbench.evaluator import Evaluator, RunConfig
+from ragbench.run.evaluator import Evaluator, RunConfig
 from ragbench.tasks.crag import loader
 from ragbench.tasks.crag.synthetic import write_task3_archive
 from ragbench.types import trace_prompts

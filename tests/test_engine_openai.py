@@ -17,7 +17,7 @@ import pytest
 from ragbench.engines.base import EngineError, Request, RequestError, Response, Sampling
 from ragbench.engines.openai import OpenAIEngine, probe
 from ragbench.errors import ConfigError
-from ragbench.scheduler import Scheduler
+from ragbench.run.scheduler import Scheduler
 
 KEY_ENV = "RAGBENCH_TEST_OPENAI_KEY"
 SECRET = "sk-test-Zq9SECRETvalue0123456789"

@@ -68,7 +68,7 @@ def test_named_token_logprobs_agree_with_the_whole_vocabulary_and_with_hf():
 
 def test_selfrag_on_vllm_gives_hfs_answers_and_critique_scores(tmp_path):
     from ragbench.engines.embedded import embedded_with_tokens
-    from ragbench.plugins.selfrag_prompts import ADDED_TOKENS
+    from ragbench.plugins.selfrag.prompts import ADDED_TOKENS
 
     # SmolLM2 with Self-RAG's reflection tokens added (untrained rows: the answers mean nothing)
     model = embedded_with_tokens(ADDED_TOKENS)

@@ -1,4 +1,4 @@
-"""ragbench.jsonl, the one JSONL reader and writer: every bad line reported with file, line and column."""
+"""ragbench.storage.jsonl, the one JSONL reader and writer: every bad line reported with file, line and column."""
 from __future__ import annotations
 
 import bz2
@@ -6,7 +6,7 @@ import json
 import random
 
 from ragbench.errors import RecordError
-from ragbench.jsonl import iter_jsonl, open_append, read_lines, read_records
+from ragbench.storage.jsonl import iter_jsonl, open_append, read_lines, read_records
 
 
 def test_a_json_error_names_its_real_line_and_column(tmp_path):

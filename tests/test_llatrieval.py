@@ -13,9 +13,9 @@ from llatrieval_helpers import (StepScript, TopicRetriever, always_yes, asqa_exa
                                 records, run_system)
 
 from ragbench.errors import ConfigError
-from ragbench.plugins.llatrieval import LLatrieval
-from ragbench.plugins.llatrieval_prompts import SELECT_SYSTEM, candidates_message
-from ragbench.plugins.llatrieval_tokens import gpt2_counter
+from ragbench.plugins.llatrieval.system import LLatrieval
+from ragbench.plugins.llatrieval.prompts import SELECT_SYSTEM, candidates_message
+from ragbench.plugins.llatrieval.tokens import gpt2_counter
 from ragbench.types import Document
 
 QUESTIONS = ["Who sang it?"]
@@ -143,7 +143,7 @@ async def test_gold_verification_passes_when_every_sub_question_is_answered_in_t
     answers = " ".join(pair["short_answers"][0] for pair in example.gold["qa_pairs"])
     found = [Document(id="1", title="t", text=f"It rains in {answers}.")]
     assert LLatrieval(verification="gold").__class__  # no LLM call needed for gold
-    from ragbench.plugins.llatrieval import gold_supported
+    from ragbench.plugins.llatrieval.system import gold_supported
 
     assert gold_supported(example, found)
     assert not gold_supported(example, [Document(id="2", title="t", text="Nothing here.")])

@@ -8,9 +8,9 @@ import pytest
 
 from llatrieval_helpers import asqa_examples, asqa_task, context, make_docs, parity, upstream_doc
 
-from ragbench.plugins import llatrieval_prompts as prompts
-from ragbench.plugins.llatrieval import LLatrieval
-from ragbench.plugins.llatrieval_tokens import gpt2_counter
+from ragbench.plugins.llatrieval import prompts
+from ragbench.plugins.llatrieval.system import LLatrieval
+from ragbench.plugins.llatrieval.tokens import gpt2_counter
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.types import Document
 

@@ -11,7 +11,7 @@ import pytest
 from matrix_fixtures import TASK_DATA, cell_config
 
 from ragbench.errors import ConfigError
-from ragbench.evaluator import Evaluator, RunConfig
+from ragbench.run.evaluator import Evaluator, RunConfig
 from ragbench.registry import get_registry
 
 REGISTRY = get_registry()

@@ -10,7 +10,7 @@ from helpers import cli, run
 from test_crag_task import EMBEDDER
 
 from ragbench.errors import ConfigError
-from ragbench.planning import metric_names
+from ragbench.run.planning import metric_names
 
 PUBHEALTH = TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl"
 

@@ -11,7 +11,7 @@ from ragbench.engines.base import Request, Response
 from ragbench.engines.scripted import ScriptedEngine
 from ragbench.llm import LLM
 from ragbench.nli import NLI, PROMPT_TEMPLATE, TrueFormat
-from ragbench.scheduler import Scheduler
+from ragbench.run.scheduler import Scheduler
 
 from tiny_models import tiny_t5
 

@@ -82,7 +82,7 @@ def test_long_documents_are_chunked_with_the_file_path_in_the_budget_and_come_fi
 
 
 def test_cli_reports_skipped_files(tmp_path):
-    from ragbench.cli import main
+    from ragbench.cli.main import main
     from ragbench.retrieval.chunking import tiktoken_counter
 
     try:

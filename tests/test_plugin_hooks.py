@@ -8,10 +8,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from ragbench import cli_plugins
+from ragbench.cli import plugin_commands as cli_plugins
 from ragbench.engines.scripted import ScriptedEngine
 from ragbench.errors import ConfigError
-from ragbench.evaluator import Evaluator, RunConfig
+from ragbench.run.evaluator import Evaluator, RunConfig
 from ragbench.hookspecs import hookimpl
 from ragbench.metric import Metric
 from ragbench.registry import Registry, get_registry
@@ -171,7 +171,7 @@ def test_plugin_commands_join_the_command_line(registry, monkeypatch):
 
 
 def test_builtin_benchmark_commands_come_through_the_hook():
-    from ragbench.cli import main
+    from ragbench.cli.main import main
 
     names = {c.name: p for c, p in get_registry().cli_commands}
     assert names == {"serve": "ragbench", "index": "ragbench"}

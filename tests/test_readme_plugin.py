@@ -33,7 +33,7 @@ def plugin_files() -> dict[str, str]:
 
 def cli(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run([sys.executable, "-m", "ragbench.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ragbench.cli.main", *args], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=180)
 
 

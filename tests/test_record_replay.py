@@ -15,12 +15,12 @@ from helpers import cli, comparable, run, samples
 from test_llatrieval_end_to_end import run_on_bm25_index
 
 from ragbench.errors import ConfigError
-from ragbench.evaluator import Evaluator
-from ragbench.recording import CallRecorder
-from ragbench.replay_run import replay_config
+from ragbench.run.evaluator import Evaluator
+from ragbench.replay.recording import CallRecorder
+from ragbench.replay.rerun import replay_config
 from ragbench.retrieval.base import RetrievalError
 from ragbench.retrieval.replay import ReplayRetriever
-from ragbench.tools import RecordingTool, ReplayedToolError, load_replay_tools
+from ragbench.replay.tools import RecordingTool, ReplayedToolError, load_replay_tools
 from ragbench.types import Document, Example
 
 # What legitimately differs between a run and its replay: timings, and which of two identical calls

@@ -53,7 +53,7 @@ def test_a_second_provider_cannot_silently_replace_a_component():
 
 @pytest.mark.parametrize("args", [["--help"], ["list"], ["list", "engines"]])
 def test_help_and_list_import_neither_torch_nor_vllm(args):
-    code = ("import sys\nfrom ragbench.cli import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
+    code = ("import sys\nfrom ragbench.cli.main import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
             "heavy = [m for m in ('torch', 'vllm', 'transformers', 'openai', 'httpx') if m in sys.modules]\n"
             "assert not heavy, heavy\n" % (args,))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -14,7 +14,7 @@ from ragbench.engines import load_engine
 from ragbench.engines.base import Engine, EngineError, Request, RequestError, Response, Sampling, request_fault
 from ragbench.engines.replicas import ReplicaSet
 from ragbench.engines.scripted import ScriptedEngine
-from ragbench.scheduler import Scheduler
+from ragbench.run.scheduler import Scheduler
 
 
 class Broken(Engine):

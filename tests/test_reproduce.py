@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 from test_compare import DEMO
 
-import ragbench.cli as cli_module
+import ragbench.cli.main as cli_module
 from ragbench.errors import ConfigError
 from ragbench.registry import get_registry
-from ragbench.reproduce import Reproduction, get_reproduction, reproduction_config, verdict
+from ragbench.reports.reproduce import Reproduction, get_reproduction, reproduction_config, verdict
 
 DEMO_ROW = {"paper": "Demo paper", "table": "Table 1", "row": "Closed book | scripted", "status": "runnable",
             "tolerance": 5.0, "caveats": ["a test manifest"],

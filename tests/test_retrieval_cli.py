@@ -81,7 +81,7 @@ def test_run_records_the_retriever_and_fails_fast_on_a_wrong_index(tmp_path, cor
 
 
 def test_list_retrievers_and_index_help_import_no_retrieval_library():
-    code = ("import sys\nfrom ragbench.cli import main\n"
+    code = ("import sys\nfrom ragbench.cli.main import main\n"
             "for args in (['list', 'retrievers'], ['index', 'build', '--help']):\n"
             "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
             "heavy = [m for m in ('torch', 'bm25s', 'sentence_transformers', 'faiss') if m in sys.modules]\n"

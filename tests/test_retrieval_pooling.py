@@ -11,7 +11,7 @@ from helpers import samples
 
 from ragbench.context import Context
 from ragbench.errors import ConfigError
-from ragbench.evaluator import Evaluator, RunConfig
+from ragbench.run.evaluator import Evaluator, RunConfig
 from ragbench.registry import Registry
 from ragbench.retrieval import Retriever, load_retriever
 from ragbench.retrieval.base import RetrievalError

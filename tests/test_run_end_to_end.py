@@ -82,7 +82,7 @@ def test_resume_after_a_kill_finishes_without_rerunning_and_matches_an_uninterru
               "--bootstrap-iters", "200", "--max-inflight", "2"]
     slow = ["--model-arg", "per_request=0.1", "--model-arg", "batch_size=2"]
     killed_dir = tmp_path / "killed"
-    process = subprocess.Popen([sys.executable, "-m", "ragbench.cli", *common, *slow, "--output", str(killed_dir)],
+    process = subprocess.Popen([sys.executable, "-m", "ragbench.cli.main", *common, *slow, "--output", str(killed_dir)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     checkpoint = killed_dir / "samples" / "demo.jsonl"
     deadline = time.time() + 60
@@ -118,7 +118,7 @@ def test_resume_refuses_a_folder_run_with_other_options(tmp_path):
 
 
 def test_default_run_folder_is_named_by_config_hash(tmp_path):
-    from ragbench.evaluator import RunConfig
+    from ragbench.run.evaluator import RunConfig
 
     a = RunConfig(tasks=["demo"], model="scripted:echo")
     b = RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=3, output=None)
@@ -176,7 +176,7 @@ def test_stop_strings_reach_the_engine_and_cut_the_output(tmp_path, popqa_record
 
 
 def test_progress_total_comes_from_the_data_and_the_limit():
-    from ragbench.evaluator import Evaluator, RunConfig
+    from ragbench.run.evaluator import Evaluator, RunConfig
 
     assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo"))._known_total() == 24
     assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", limit=5))._known_total() == 5

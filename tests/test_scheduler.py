@@ -5,11 +5,11 @@ import asyncio
 
 import pytest
 
-from ragbench.cache import ResponseCache
+from ragbench.storage.cache import ResponseCache
 from ragbench.engines.base import EngineError, Request, Response, Sampling
 from ragbench.engines.scripted import ScriptedEngine
 from ragbench.llm import LLM
-from ragbench.scheduler import Scheduler
+from ragbench.run.scheduler import Scheduler
 
 
 def upper(request: Request) -> str:

@@ -116,7 +116,7 @@ def test_arc_options_with_fixed_format_show_every_label(tmp_path):
 
 
 def test_task_instructions_equal_upstream_constants():
-    from ragbench.instruction_templates import TEMPLATES
+    from ragbench.shared.instruction_templates import TEMPLATES
     from ragbench.tasks.alce.selfrag_asqa import INSTRUCTION
     from ragbench.tasks.selfrag.prompts import TASK_INSTRUCTIONS
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ragbench.errors import ConfigError
-from ragbench.plugins.selfrag import SelfRag
+from ragbench.plugins.selfrag.system import SelfRag
 
 from helpers import run, samples
 
@@ -83,7 +83,7 @@ def tiny_selfrag_model(folder):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-    from ragbench.plugins.selfrag_prompts import REFLECTION_TOKENS
+    from ragbench.plugins.selfrag.prompts import REFLECTION_TOKENS
 
     words = "paris is the capital of france moon bicycle a city river yes no".split()
     vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(words)}}
@@ -143,7 +143,7 @@ def test_long_form_on_hf_real_logits_replays_offline(tmp_path):
 
 
 def test_citation_numbering_after_a_skipped_duplicate_path_vs_kept():
-    from ragbench.plugins.selfrag_prompts import cite_segments
+    from ragbench.plugins.selfrag.prompts import cite_segments
 
     segments, docs = ["", " Messi scored most.", "Messi scored most.", "Bican scored more.[Relevant]"], [None, "d1", "d2", "d3"]
     assert cite_segments(segments, docs) == ("Messi scored most [1]. Bican scored more [3].", ["d1", "d3"])
@@ -151,7 +151,7 @@ def test_citation_numbering_after_a_skipped_duplicate_path_vs_kept():
 
 
 def test_selfrag_warns_when_passage_generations_do_not_open_with_a_relevance_token():
-    from ragbench.plugins.selfrag import SelfRag
+    from ragbench.plugins.selfrag.system import SelfRag
 
     def sample(*firsts):
         return {"error": None, "prediction": {"extras": {"selfrag": {"passages": [

@@ -15,8 +15,8 @@ import pytest
 from ragbench.context import Context
 from ragbench.engines.replay import ReplayEngine
 from ragbench.llm import LLM
-from ragbench.plugins.selfrag import SelfRag
-from ragbench.scheduler import Scheduler
+from ragbench.plugins.selfrag.system import SelfRag
+from ragbench.run.scheduler import Scheduler
 from ragbench.task import Task
 from ragbench.types import Document, Example
 

@@ -14,9 +14,9 @@ from ragbench.engines.base import Request, Sampling
 from ragbench.engines.replay import ReplayEngine
 from ragbench.errors import ConfigError
 from ragbench.llm import LLM
-from ragbench.plugins.selfrag import SelfRag
-from ragbench.plugins.selfrag_scoring import SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW
-from ragbench.scheduler import Scheduler
+from ragbench.plugins.selfrag.system import SelfRag
+from ragbench.plugins.selfrag.scoring import SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW
+from ragbench.run.scheduler import Scheduler
 from ragbench.task import Task
 from ragbench.types import Example
 
@@ -192,7 +192,7 @@ def test_an_empty_chosen_answer_stays_empty_scores_0_and_the_run_goes_on(tmp_pat
     text is the prediction, `match` and `selfrag_match` score it 0, and the run goes on."""
     from helpers import run, samples
 
-    from ragbench.plugins.selfrag_prompts import evidence_prompt
+    from ragbench.plugins.selfrag.prompts import evidence_prompt
 
     rows, records = [], []
     for n, question in enumerate(("Who is A?", "Who is B?")):

@@ -108,7 +108,7 @@ def _run(args: list[str], *paths: Path, cwd: Path) -> subprocess.CompletedProces
 
 
 def _ragbench(args: list[str], *paths: Path, cwd: Path) -> subprocess.CompletedProcess:
-    return _run(["-m", "ragbench.cli", *args], *paths, cwd=cwd)
+    return _run(["-m", "ragbench.cli.main", *args], *paths, cwd=cwd)
 
 
 def _data(site: Path) -> list[dict]:

@@ -154,7 +154,7 @@ def test_view_command_errors_are_one_line(tmp_path):
 def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(tmp_path):
     from matrix_fixtures import cell_config
 
-    from ragbench.evaluator import Evaluator, RunConfig
+    from ragbench.run.evaluator import Evaluator, RunConfig
 
     config = cell_config("asqa", "selfrag", tmp_path, limit=1)
     Evaluator(RunConfig(**config)).run()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import time
 
-from ragbench import workers
+from ragbench.run import workers
 from ragbench.tasks.crag.loader import LARGE_RECORD_BYTES, loads
 
 

@@ -187,7 +187,7 @@ class Engine:
     def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
         """Problems with `engine:model` and its options found without loading anything (an engine
         that talks to a server checks it answers). Default: options `__init__` does not accept."""
-        from ..options import accepted_options
+        from ..run.options import accepted_options
 
         accepted = accepted_options(cls)
         unknown = sorted(set(options) - accepted) if accepted is not None else []

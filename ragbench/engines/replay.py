@@ -5,7 +5,7 @@ One call per line: {"messages": [{"role", "content"}, ...], "response": "..."} f
 {"prompt": "...", "response": "..."} for completion. A line may carry "error": "..." instead
 of "response" to replay a failed call, and "sampling": {...} to match only requests with those
 sampling parameters (otherwise sampling is ignored). The files a run records (calls/llm.jsonl, see
-ragbench.recording) also carry "role" (`--model-arg role=judge:0` reads only that role's lines) and
+ragbench.replay.recording) also carry "role" (`--model-arg role=judge:0` reads only that role's lines) and
 "response_data", the whole response (token counts, finish reason, logprobs), returned as it was. A miss is an error that shows the nearest
 recorded request.
 
@@ -26,8 +26,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..call_refs import resolved
 from ..errors import ConfigError, RecordError
+from ..replay.call_refs import resolved
 from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs
 
 
@@ -108,7 +108,7 @@ class ReplayEngine(Engine):
             raise ConfigError(f"replay file not found: {self.path} (use replay:PATH to a JSONL of recorded calls)")
         expected = ('expected {"prompt" or "messages", "response" or "error"} (optionally "tokens", '
                     '"logprobs", "token_ids", "cumulative_logprob", "ranks")')
-        for index, record in resolved(self.path):  # a run's files refer to its samples (ragbench.call_refs)
+        for index, record in resolved(self.path):  # a run's files refer to its samples (ragbench.replay.call_refs)
             if record is None:
                 self.unresolved += 1
                 continue

@@ -26,7 +26,7 @@ def load_retriever(name: str | None, args: dict[str, Any] | None = None,
                    registry: "Registry | None" = None) -> Retriever:
     """Build a retriever by catalogue name (`provided` when none is given) with its options, its class
     from the run's `registry` (the installed plugins' when none is given)."""
-    from ..options import construct
+    from ..run.options import construct
     from ..registry import get_registry
 
     name = name or DEFAULT_RETRIEVER

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import click
 
-from ..cli_plugins import config_errors_exit, exit_if_skipped
-from ..options import parse_assignments
+from ..cli.plugin_commands import config_errors_exit, exit_if_skipped
+from ..run.options import parse_assignments
 
 
 @click.group("index")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import ConfigError, RecordError
-from ..jsonl import iter_jsonl
+from ..storage.jsonl import iter_jsonl
 from ..types import Document
 
 DPR_COLUMNS = ("id", "text", "title")

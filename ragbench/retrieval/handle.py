@@ -5,7 +5,7 @@ instance, so retrieval counts stay apart from LLM counts) into one `Retriever.se
 call per k, run in a worker thread while the other examples go on. Each search is traced as a
 `Step(kind="retrieval")` of the example.
 
-A thread, not the worker processes (ragbench.workers), on measurement (BM25, 50,000 passages,
+A thread, not the worker processes (ragbench.run.workers), on measurement (BM25, 50,000 passages,
 batches of 64 queries, k=100, 2 loaded cores, 2026-11-23): bm25s's search holds the GIL most of
 the time (a Python thread beside it ran at 0.5-0.6x), but ~35 % of it is building the 6,400 hit
 Documents from the docstore, which must happen in this process anyway; in the process pool with
@@ -22,12 +22,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ContextManager, Protocol
 
 from ..engines.base import EngineError
-from ..scheduler import CallStats, Scheduler
+from ..run.scheduler import CallStats, Scheduler
 from ..types import Document, Example, Step
 from .base import RetrievalError, Retriever
 
 if TYPE_CHECKING:
-    from ..recording import CallRecorder
+    from ..replay.recording import CallRecorder
 
 
 class StepTracer(Protocol):

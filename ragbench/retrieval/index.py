@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from tqdm import tqdm
 
 from ..errors import ConfigError, RecordError
-from ..options import construct
+from ..run.options import construct
 from ..types import Document
 from .base import Retriever
 from .chunking import chunk_documents, parse_split, title_header

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, RecordError
-from ..jsonl import iter_jsonl
+from ..storage.jsonl import iter_jsonl
 from ..types import Document, Example
 from .base import RetrievalError, Retriever
 from .provided import ProvidedRetriever
@@ -78,7 +78,7 @@ class ReplayRetriever(Retriever):
         by_id = {doc.id: doc for doc in carried}
         docs = []
         for position, (doc_id, score) in enumerate(zip(ids, scores)):
-            earlier = self.carried.get(str(doc_id))  # a run carries each document once (ragbench.recording)
+            earlier = self.carried.get(str(doc_id))  # a run carries each document once (ragbench.replay.recording)
             doc = (carried[position] if position < len(carried) and carried[position].id == doc_id
                    else by_id.get(doc_id) or (Document.from_dict(earlier) if earlier is not None else None)
                    or own.get(str(doc_id)) or self.stored(doc_id, query))

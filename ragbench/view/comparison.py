@@ -1,12 +1,12 @@
-"""The Compare page: `ragbench compare`'s paired statistics (ragbench.compare, unchanged) of every run
+"""The Compare page: `ragbench compare`'s paired statistics (ragbench.reports.compare, unchanged) of every run
 against the first on one task, and the examples on which they disagree."""
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-from ..compare import Run, compare_runs, load_run
 from ..errors import ConfigError
+from ..reports.compare import Run, compare_runs, load_run
 from .runs import RunFolder, clip
 
 LISTED = 500  # disagreements listed per direction and metric

@@ -6,7 +6,7 @@ import dataclasses
 import inspect
 from typing import Any
 
-from ..run_config import RunConfig
+from ..run.config import RunConfig
 from .example import example_page
 from .runs import RunFolder
 

@@ -6,7 +6,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from ragbench.datafiles import data_dir, resolve_data_file
+from ragbench.storage.datafiles import data_dir, resolve_data_file
 from ragbench.errors import ConfigError
 
 # princeton-nlp/ALCE download_data.sh: one archive holding every file.

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragbench.errors import ConfigError
-from ragbench.instruction_templates import TEMPLATES, fill
+from ragbench.shared.instruction_templates import TEMPLATES, fill
 from ragbench.types import Document, Example
 
 from .tasks import AlceAsqa, eval_py_truncation

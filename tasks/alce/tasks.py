@@ -27,10 +27,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
-from ragbench.citations import cited_numbers, list_items
+from ragbench.shared.citations import cited_numbers, list_items
 from ragbench.errors import ConfigError, RecordError
 from ragbench.task import Task
-from ragbench.sentences import sent_tokenize
+from ragbench.shared.sentences import sent_tokenize
 from ragbench.types import Document, Example
 
 from .data import alce_data_file, read_records

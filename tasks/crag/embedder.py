@@ -30,7 +30,7 @@ import numpy as np
 
 from ragbench.errors import ConfigError
 from ragbench.imports import load_callable
-from ragbench.page_cache import PageCache, content_key
+from ragbench.storage.page_cache import PageCache, content_key
 
 BATCH_SIZE = 128  # SENTENTENCE_TRANSFORMER_BATCH_SIZE in the CRAG baselines
 GPU_BATCH_SIZE = 512

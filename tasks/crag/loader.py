@@ -28,9 +28,9 @@ from contextlib import closing
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-from ragbench import workers
+from ragbench.run import workers
 from ragbench.errors import ConfigError, RecordError
-from ragbench.jsonl import objects, read_lines
+from ragbench.storage.jsonl import objects, read_lines
 
 Item = tuple[int, "dict[str, Any] | RecordError"]
 _PART = re.compile(r"^(?P<stem>.+\.tar\.bz2)\.part(?P<number>\d+)$")

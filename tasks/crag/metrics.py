@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ragbench import workers
+from ragbench.run import workers
 from ragbench.engines.base import EngineError
 from ragbench.metric import Metric, Scores
 from ragbench.types import Example, Prediction

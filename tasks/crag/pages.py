@@ -5,8 +5,8 @@ models/rag_llama_baseline.py ChunkExtractor._extract_chunks: BeautifulSoup(html,
 .get_text(" ", strip=True), blingfire sentence offsets, each sentence cut to 1,000 characters;
 a page without text gives one empty sentence. Systems that read pages themselves get the same
 sentences joined into passages of about 100 words. Pages are parsed in the shared worker-process
-pool (ragbench.workers, a share of an example's pages per worker), so parsing runs beside the LLM calls of other examples
-and never on the loop; results go to the page cache (ragbench.page_cache) under a hash of the
+pool (ragbench.run.workers, a share of an example's pages per worker), so parsing runs beside the LLM calls of other examples
+and never on the loop; results go to the page cache (ragbench.storage.page_cache) under a hash of the
 page and of the processing (parser and splitter versions included).
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, TypeVar
 
-from ragbench import workers
-from ragbench.page_cache import PageCache, content_key
+from ragbench.run import workers
+from ragbench.storage.page_cache import PageCache, content_key
 from ragbench.types import Document
 
 MAX_SENTENCE_CHARS = 1000

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragbench.errors import ConfigError
-from ragbench.checks import unreachable
+from ragbench.run.checks import unreachable
 
 # Llama-2's SentencePiece vocabulary (meta-llama/Llama-2-7b-hf tokenizer.json, as facebookresearch/CRAG
 # ships it): its size and a few ids no other tokenizer shares all of.

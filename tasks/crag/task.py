@@ -11,7 +11,7 @@ kg=true|false (RAG+KG; default on for Tasks 2 and 3), kg_url=URL (else $CRAG_MOC
 kg_dir=DIR (start the mock API in-process on a free port), allow_pickle=true (let kg_dir load
 upstream pickles), embedder=PATH|module:factory, embedder_device=cuda|cpu (default cuda when there is
 one), embedder_precision=fp32|fp16, embedder_batch_size=N (default fp16 x 512 on a GPU, fp32 x 128 on
-the CPU), page_cache=PATH|off (parsed pages and their embeddings, ragbench.page_cache),
+the CPU), page_cache=PATH|off (parsed pages and their embeddings, ragbench.storage.page_cache),
 page_executor=process|thread (the shared worker processes, or threads for tests), page_workers=N
 (threads of page_executor=thread), web_tokens / kg_tokens (straightforward RAG windows, in Llama-2
 tokens). CPU-bound work (page parsing, the straightforward windows' tokenisation) never runs on
@@ -26,8 +26,8 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
-from ragbench import page_cache
-from ragbench.datafiles import data_dir, resolve_data_file
+from ragbench.storage import page_cache
+from ragbench.storage.datafiles import data_dir, resolve_data_file
 from ragbench.errors import ConfigError, RecordError
 from ragbench.task import Prompt, Task
 from ragbench.trace_groups import group
@@ -155,7 +155,7 @@ class CragTask(Task):
     def preflight(self, check: Any) -> None:
         """Data, the Llama-2 tokenizer (by its vocabulary) and the KG API (answering), each on its own,
         then the first records in the selected split."""
-        from ragbench.checks import probe_data
+        from ragbench.run.checks import probe_data
 
         from .preflight import check_kg_reachable, check_llama2_tokenizer
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ragbench.cli_plugins import config_errors_exit, exit_if_skipped
+from ragbench.cli.plugin_commands import config_errors_exit, exit_if_skipped
 
 
 @click.group("index")
 def index_group() -> None:
-    """Merged into `ragbench index` (ragbench.cli_plugins)."""
+    """Merged into `ragbench index` (ragbench.cli.plugin_commands)."""
 
 
 @index_group.command("omnieval-corpus")

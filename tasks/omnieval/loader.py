@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ragbench.errors import ConfigError, RecordError
-from ragbench.jsonl import read_lines
+from ragbench.storage.jsonl import read_lines
 
 from . import catalog
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ragbench.errors import RecordError
-from ragbench.jsonl import read_lines
+from ragbench.storage.jsonl import read_lines
 
 from . import catalog
 

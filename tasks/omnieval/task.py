@@ -147,7 +147,7 @@ class OmniEvalAuto(Task):
         return system + "\n\n" + user  # upstream's text for a model without "chat"/"instruct" in its path
 
     def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
-        """Upstream's `*.pred.jsonl` folder as `ragbench score` records (plugins/recorded.py)."""
+        """Upstream's `*.pred.jsonl` folder as `ragbench score` records (plugins/recorded/system.py)."""
         return predictions.prediction_records(folder, CONVERSATION_TASK)
 
     def postprocess(self, text: str) -> str:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Iterator
 
-from ragbench.datafiles import resolve_data_file
+from ragbench.storage.datafiles import resolve_data_file
 from ragbench.errors import ConfigError, RecordError
-from ragbench.instruction_templates import TEMPLATES, fill
-from ragbench.jsonl import iter_jsonl, require
+from ragbench.shared.instruction_templates import TEMPLATES, fill
+from ragbench.storage.jsonl import iter_jsonl, require
 from ragbench.task import Task
 from ragbench.types import Document, Example
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ragbench.errors import ConfigError, RecordError
-from ragbench.jsonl import iter_jsonl, require
+from ragbench.storage.jsonl import iter_jsonl, require
 from ragbench.task import Task
 from ragbench.types import Document, Example
 

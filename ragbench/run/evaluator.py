@@ -1,0 +1,407 @@
+"""Runs a system on tasks: examples stream in, run as coroutines (at most `max_inflight` at once,
+across all tasks), each is scored as soon as it finishes and appended to the checkpoint.
+
+Start-up order: the pre-flight (every option, data file and prerequisite; ragbench.run.preflight), the
+engines, each system's `check_model`, and only then the run folder, so a refused run writes nothing.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter, deque
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..engines import load_engine, preload
+from ..errors import RecordError
+from ..llm import LLM
+from ..nli import NLI
+from ..registry import Registry, get_registry
+from ..replay.exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
+from ..replay.recording import CALLS_DIR, CallRecorder
+from ..replay.tools import load_replay_tools, recording_tools
+from ..reports.failures import counted_events, group_failures
+from ..reports.provenance import provenance
+from ..reports.results import aggregate_task, aggregation_view
+from ..reports.summary import report_markdown
+from ..retrieval import load_retriever
+from ..retrieval.handle import Retrieval
+from ..storage import page_cache
+from ..storage.cache import ResponseCache
+from ..storage.rundir import RunDir
+from ..types import Example
+from . import workers
+from .checks import Preflight
+from .config import RunConfig
+from .cost import attempt_cost, whole_run_cost
+from .example import process_example, sample_record
+from .lifecycle import Engines, RunInterrupted, run_interruptible
+from .planning import PlannedTask, needs
+from .preflight import preflight
+from .progress import Progress
+from .scheduler import Scheduler
+
+__all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_record"]
+
+
+@dataclass
+class RunOutcome:
+    results: dict[str, Any]
+    run_dir: Path
+    already_finished: bool = False  # --resume of a finished run with nothing left to do
+    rebuilt: bool = False  # ... whose results.json was missing or unreadable: rebuilt from the samples
+
+    @property
+    def complete(self) -> bool:
+        return self.results["complete"]
+
+
+class Evaluator:
+    def __init__(self, config: RunConfig, registry: Registry | None = None) -> None:
+        preload(config.model, *config.judges, config.nli, *config.role_models.values())  # imports while data loads
+        self.config = config
+        self.registry = registry or get_registry()
+        # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
+        self.planned, self.checks = preflight(config, self.registry)
+        self.run_dir = RunDir(config.run_dir())
+        # fails fast on a bad index
+        self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
+        self.retrieval_stats: dict[str, int] = {}
+        self.nli: NLI | None = None
+        self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
+        self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
+        self.page_cache_stats: dict[str, Any] | None = None
+        self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
+        self._started = self._cost_saved = time.perf_counter()
+
+    def run(self) -> RunOutcome:
+        config = self.config
+        if config.resume:
+            finished = self._finished_outcome()
+            if finished is not None:
+                self.retriever.close()
+                return finished
+        try:
+            engines = self.load_engines()
+        except BaseException:
+            self.retriever.close()
+            raise
+        try:
+            self.check_models(engines)
+            self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
+                                               config.resume, config.overwrite)
+        except BaseException:
+            engines.close()
+            self.retriever.close()
+            raise
+        cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
+        page_cache.set_run_default(config.page_cache)
+        started = self._started = time.perf_counter()
+        interrupted = False
+        try:
+            processed, scheduler = run_interruptible(self._execute(engines.model, engines.judges, cache, engines.nli,
+                                                                   engines.roles))
+        except KeyboardInterrupt:
+            interrupted = True
+            raise RunInterrupted(self.run_dir.path, self._saved(), self._known_total()) from None
+        finally:
+            self.page_cache_stats = page_cache.report()
+            page_cache.close_all()
+            workers.shutdown()
+            self.run_dir.close()
+            cache.close()
+            if not interrupted:  # else an engine may still be busy in a worker thread: left to the exit
+                self.retriever.close()
+                engines.close()
+        wall = time.perf_counter() - started
+        results = self.collect(scheduler, processed, wall)
+        self.run_dir.record_attempt(results["cost"]["this_attempt"])
+        self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
+        return RunOutcome(results, self.run_dir.path)
+
+    def load_engines(self) -> Engines:
+        """Every engine of the run (none when no system calls a model); one that fails closes the others."""
+        config = self.config
+        engines = Engines()
+        try:
+            if any(type(p.system).uses_llm for p in self.planned):
+                engines.model = load_engine(config.model, registry=self.registry, **config.model_args)
+            for role, model in config.role_models.items():
+                engines.roles[role] = load_engine(model, registry=self.registry, **config.role_model_args.get(role, {}))
+            for i, model in enumerate(config.judges):
+                engines.judges.append(load_engine(model, registry=self.registry, **config.judge_args.get(str(i), {})))
+            engines.nli = self._nli_engine(engines.model)
+        except BaseException:
+            engines.close()
+            raise
+        return engines
+
+    def check_models(self, engines: Engines) -> None:
+        """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
+        check = Preflight()
+        for planned in self.planned if engines.model is not None else ():
+            with check.step(f"system {self.config.system} can use model {engines.model.model} ({planned.name})"):
+                planned.system.check_model(engines.model)
+        check.raise_if_failed()
+        self.checks.checked.extend(check.checked)
+
+    def load_and_check_models(self) -> None:
+        """`ragbench check`: load the engines, run every `check_model`, close them."""
+        engines = self.load_engines()
+        try:
+            self.check_models(engines)
+        finally:
+            engines.close()
+
+    def _finished_outcome(self) -> RunOutcome | None:
+        """--resume of a run marked finished: its outcome when every record of the data has a sample that
+        needs no new attempt (as many as run.json counts, else the data is read); results.json is read
+        back, or rebuilt from the samples when it is missing or unreadable (no engine loads). None when
+        examples are left to run (a sample line was lost, or an example failed): the run goes on."""
+        meta = self.run_dir.meta
+        if not meta or not meta.get("finished"):
+            return None
+        records = meta.get("records") or {}
+        if not all(len(self.run_dir.finished_keys(p.name)) == records.get(p.name) for p in self.planned) \
+                and next(self._work(), None) is not None:  # the data is read only when a count is short
+            return None
+        try:
+            results = json.loads((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
+            if isinstance(results, dict) and isinstance(results.get("results"), dict):
+                return RunOutcome(results, self.run_dir.path, already_finished=True)
+        except (OSError, ValueError):
+            pass
+        self.attempts = list(meta.get("attempts") or [])
+        results = self.collect(None, 0, 0.0)
+        self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
+        return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
+
+    def _saved(self) -> int:
+        """Examples whose sample is saved and needs no new attempt."""
+        return sum(len(self.run_dir.finished_keys(p.name)) for p in self.planned)
+
+    def _nli_engine(self, engine):
+        """The NLI engine when a metric needs one; the system's own engine when --nli names the
+        same model with no engine options of its own."""
+        config = self.config
+        if config.nli is None or not needs(self.planned, "nli"):
+            return None
+        if engine is not None and config.nli == config.model and not config.nli_args:
+            return engine
+        return load_engine(config.nli, registry=self.registry, **config.nli_args)
+
+    def full_config(self) -> dict[str, Any]:
+        out = asdict(self.config)
+        out["tasks"] = [p.name for p in self.planned]
+        uses_llm = any(type(p.system).uses_llm for p in self.planned)
+        out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
+        out["task_configs"] = {p.name: p.task.config() for p in self.planned}
+        out["system_config"] = {p.name: p.system.config() for p in self.planned}
+        out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
+        out["retriever_metadata"] = self.retriever.metadata()
+        return json.loads(json.dumps(out, default=str))
+
+    # --- execution ------------------------------------------------------------------------------
+    def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
+        """Every record still to do with its position in the task's stream, task after task, streamed
+        (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record."""
+        for planned in self.planned:
+            done = self.run_dir.finished_keys(planned.name) if self.config.resume else set()
+            seen: set[str] = set()
+            self.expected[planned.name] = 0
+            for position, item in enumerate(planned.task.examples()):
+                if self.config.limit is not None and position >= self.config.limit:
+                    break
+                self.expected[planned.name] += 1
+                if isinstance(item, Example):
+                    if str(item.id) in seen:
+                        item = RecordError(planned.name, position + 1, f"example id {item.id!r} repeats an earlier "
+                                                                       "record's (ids must be unique in a task)", "id")
+                    else:
+                        seen.add(str(item.id))
+                key = str(item.id) if isinstance(item, Example) else f"#record-{position}"
+                if key not in done:
+                    yield planned, position, item
+
+    async def _execute(self, engine, judges, cache: ResponseCache, nli_engine=None,
+                       role_engines: dict[str, Any] | None = None) -> tuple[int, Scheduler]:
+        await workers.use_ready_threads()  # no thread is started inside a callback (the loop's close shuts it down)
+        scheduler = Scheduler(cache)
+        recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
+        llm = LLM(scheduler, engine, recorder=recorder.for_role("model"))
+        role_engines = role_engines or {}
+        models = {role: LLM(scheduler, role_engine, recorder=recorder.for_role(role))
+                  for role, role_engine in role_engines.items()}
+        judge_logs = [ExchangeLog(self.run_dir.path / judge_log_name(i)) for i in range(len(judges))]  # --judge replay:
+        judge_llms = [LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log))
+                      for i, (judge, log) in enumerate(zip(judges, judge_logs))]
+        retrieval = Retrieval(self.retriever, recorder=recorder)
+        self.nli = None if nli_engine is None else NLI(
+            LLM(scheduler, nli_engine, recorder=recorder.for_role("nli", logged=True)), self.config.nli_format,
+            self.run_dir.path / "nli_calls.jsonl")
+        tools = await self._tools(recorder)
+        work = self._work()
+        progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
+        processed = 0
+        read_lock, read = asyncio.Lock(), deque()
+
+        def read_some(most: int = 8, seconds: float = 0.05) -> list:
+            """Up to `most` records, fewer when reading them takes longer than `seconds` (a large Task 3
+            record is read alone, so its example starts at once; small ones start together)."""
+            until, items = time.perf_counter() + seconds, []
+            while len(items) < most and (not items or time.perf_counter() < until):
+                item = next(work, None)
+                if item is None:
+                    break
+                items.append(item)
+            return items
+
+        async def next_item():
+            """Records are read (decompressed, parsed) in a thread, a few at a time: never on the loop."""
+            async with read_lock:
+                if not read:
+                    read.extend(await asyncio.to_thread(read_some))
+                return read.popleft() if read else None
+
+        async def worker() -> None:
+            nonlocal processed
+            while (entry := await next_item()) is not None:
+                planned, position, item = entry
+                record = await process_example(planned, item, llm, judge_llms, tools[planned.name], retrieval, models,
+                                               self.config.seed, self.config.strict_infra, self.nli)
+                record["index"] = position
+                self.run_dir.append_sample(planned.name, record)
+                processed += 1
+                progress.advance(failed=record.get("error") is not None)
+                self._save_cost(scheduler, processed)
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(max(1, self.config.max_inflight))))
+        finally:
+            self._save_cost(scheduler, processed, every=0.0)  # replaced by the final cost if the run ends well
+            progress.close()
+            recorder.close()
+            for planned in self.planned:
+                await planned.task.teardown()
+            await scheduler.close()
+            await retrieval.close()
+            self.retrieval_stats = retrieval.stats.to_dict()
+            if self.nli is not None:
+                self.nli.close()
+            for log in judge_logs:
+                log.close()
+            for open_engine in (engine, *judges, *role_engines.values(),
+                                *([nli_engine] if nli_engine not in (None, engine) else [])):  # HTTP clients close inside the loop that opened them
+                if hasattr(open_engine, "aclose"):
+                    await open_engine.aclose()
+        return processed, scheduler
+
+    async def _tools(self, recorder: CallRecorder) -> dict[str, dict[str, Any]]:
+        """Each task's tools (ctx.tools), recorded call by call; under --replay, answered from the
+        recorded run's calls instead (no task setup: no KG server is started)."""
+        if self.config.replay_tools is not None:
+            replayed = load_replay_tools(self.config.replay_tools)
+            return {planned.name: replayed.get(planned.name, {}) for planned in self.planned}
+        tools = {planned.name: await planned.task.setup() for planned in self.planned}
+        recorder.tool_names({task: sorted(names) for task, names in tools.items()})
+        return {task: recording_tools(task, named, recorder) for task, named in tools.items()}
+
+    def _known_total(self) -> int | None:
+        """Records this run will process, for the progress bar's ETA (None when a task cannot tell cheaply)."""
+        total = 0
+        for planned in self.planned:
+            size = planned.task.size_hint()
+            if size is None and self.config.limit is None:
+                return None
+            total += min(x for x in (size, self.config.limit) if x is not None)
+        return total
+
+    def _attempt_cost(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
+        return attempt_cost(self.attempt_id, scheduler.stats.to_dict(), processed, wall)
+
+    def _save_cost(self, scheduler: Scheduler, processed: int, every: float = 1.0) -> None:
+        """This attempt's cost so far into run.json (at most once a second), marked interrupted until
+        the run ends: a killed or interrupted attempt's calls still count when the run is resumed."""
+        now = time.perf_counter()
+        if now - self._cost_saved < every:
+            return
+        self._cost_saved = now
+        self.run_dir.record_attempt({**self._attempt_cost(scheduler, processed, now - self._started),
+                                     "interrupted": True})
+
+    # --- results --------------------------------------------------------------------------------
+    def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> dict[str, Any]:
+        """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
+        results: dict[str, dict[str, Any]] = {}
+        details: dict[str, Any] = {}
+        counts: dict[str, Any] = {}
+        failures: dict[str, list[dict[str, Any]]] = {}
+        infra: dict[str, dict[str, Any]] = {}
+        counted: dict[str, Any] = {}
+        adherence: dict[str, Any] = {}
+        repaired: dict[str, list[str]] = {}
+        system_reports: dict[str, Any] = {}
+        system_stats: dict[str, Any] = {}
+        for planned in self.planned:
+            self.run_dir.finalize_samples(planned.name)
+            if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
+                repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
+            samples = [aggregation_view(s) for s in self.run_dir.samples(planned.name)]  # streamed, text left out
+            detail = aggregate_task(samples, planned.metrics, planned.task.slice_fields,
+                                    self.config.bootstrap_iters, self.config.seed)
+            details[planned.name] = detail
+            results[planned.name] = {key: entry["value"] for key, entry in detail.items()}
+            bad = sum(1 for s in samples if s.get("bad_record"))
+            failed = sum(1 for s in samples if s.get("error") is not None) - bad
+            # every record of the stream must have ended as a scored record or a recorded error
+            missing = max(0, self.expected.get(planned.name, len(samples)) - len(samples))
+            counts[planned.name] = {"records": len(samples), "scored": len(samples) - failed - bad,
+                                    "failed": failed, "bad_records": bad, "missing": missing}
+            causes = group_failures(samples)
+            if causes:
+                failures[planned.name] = causes
+            folded = [f for s in samples for f in s.get("infrastructure_failures") or []]
+            if folded:
+                infra[planned.name] = {
+                    "examples": sum(1 for s in samples if s.get("infrastructure_failures")), "calls": len(folded),
+                    "causes": [{"cause": c, "count": n} for c, n in Counter(f[:200] for f in folded).most_common(5)]}
+            tallies = counted_events(samples, planned.metrics)
+            if tallies:
+                counted[planned.name] = tallies
+            report = planned.system.report({s["id"] for s in samples if s.get("id") is not None},
+                                           complete_data=self.config.limit is None)
+            if report is not None:
+                system_reports[planned.name] = report
+            checks = planned.system.format_adherence(samples)
+            if checks:
+                adherence[planned.name] = checks
+            figures = planned.system.statistics(samples)
+            if figures:
+                system_stats[planned.name] = figures
+        attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
+        cost = whole_run_cost([*self.attempts, *([attempt] if attempt else [])])
+        cost["this_attempt"] = attempt
+        if self.page_cache_stats:  # parsed pages and embeddings reused (ragbench.storage.page_cache)
+            cost["page_cache"] = self.page_cache_stats
+        if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
+            cost["retrieval"] = {"queries": self.retrieval_stats["calls"] + self.retrieval_stats["shared"],
+                                 "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
+        if self.nli is not None:
+            cost["nli"] = self.nli.stats.to_dict()
+        complete = (all(c["records"] and not (c["failed"] or c["bad_records"] or c["missing"]) for c in counts.values())
+                    and not any(r.get("errors") for r in system_reports.values()))
+        return {"results": results, "details": details, "counts": counts, "complete": complete,
+                **({"failures": failures} if failures else {}),
+                **({"infrastructure_failures": infra} if infra else {}),
+                **({"counted": counted} if counted else {}),
+                **({"format_adherence": adherence} if adherence else {}),
+                **({"checkpoint_repairs": repaired} if repaired else {}),
+                "seed_policy": "every sampled call (temperature > 0) without its own seed gets "
+                               "sha256('{seed}:{task}:{example id}:{call number}'), so outputs do not depend on "
+                               "batch composition",
+                **({"system_reports": system_reports} if system_reports else {}),
+                **({"system_stats": system_stats} if system_stats else {}),
+                "cost": cost, "config": self.full_config(), "versions": provenance(),
+                "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

@@ -1,0 +1,95 @@
+"""One example from record to sample: the system runs it in its own context, every metric scores the
+prediction, and failures (a bad record, a raising system or metric, a folded infrastructure failure)
+are written into the sample record instead of being raised."""
+from __future__ import annotations
+
+import inspect
+import time
+from collections import Counter
+from typing import Any
+
+from ..context import Context
+from ..errors import RecordError
+from ..llm import LLM
+from ..nli import NLI
+from ..retrieval.handle import Retrieval
+from ..types import Example, Prediction
+from .planning import PlannedTask
+
+
+async def process_example(planned: PlannedTask, item: Example | RecordError, llm: LLM, judges: list[LLM],
+                          tools: dict[str, Any], retrieval: Retrieval, models: dict[str, LLM] | None, seed: int,
+                          strict_infra: bool, nli: NLI | None) -> dict[str, Any]:
+    """One record run by the system and scored: its sample record (a bad record or a failed example is
+    recorded in it, never raised)."""
+    if isinstance(item, RecordError):
+        return {"id": None, "error": f"bad record: {item}", "bad_record": True}
+    example = item
+    started = time.perf_counter()
+    ctx = Context(llm=llm, task=planned.task, seed=seed, tools=tools)
+    ctx.llm = llm.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}")
+    ctx.models = {role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}")
+                  for role, model in (models or {}).items()}
+    ctx.retriever = retrieval.bind(ctx, example)
+    try:
+        prediction = await planned.system.run(example, ctx)
+    except Exception as exc:
+        prediction = Prediction(example_id=example.id, error=f"{type(exc).__name__}: {exc}")
+    prediction.trace = ctx.trace
+    record = sample_record(example, prediction)
+    if prediction.error is None:
+        scores, errors, judge_trace, counted = await score_prediction(planned, example, prediction, judges,
+                                                                      seed, nli)
+        record["scores"] = scores
+        if counted:
+            record["counted"] = counted
+        if errors:
+            record["score_errors"] = errors
+        if judge_trace:
+            record["judge_trace"] = judge_trace
+    folded = [f"{step['name']}: {step['error']}" for step in [*record["trace"], *record.get("judge_trace", [])]
+              if step.get("error")]
+    if folded and record.get("error") is None:  # calls that failed yet ended in a result (as upstream)
+        record["infrastructure_failures"] = folded
+        if strict_infra:
+            record["error"] = f"infrastructure failure folded into the result (--strict-infra): {folded[0]}"
+    record["seconds"] = round(time.perf_counter() - started, 4)
+    return record
+
+
+def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
+    record = {"index": example.index, **example.summary(), "prediction": prediction.to_dict(),
+              "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
+              "trace": [step.to_dict() for step in prediction.trace],  # the one copy of its prompts
+              "error": prediction.error}
+    return record
+
+
+async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,
+                           judges: list[LLM], seed: int, nli: NLI | None = None,
+                           ) -> tuple[dict[str, Any], dict[str, str], list, dict[str, dict[str, int]]]:
+    """Every metric of the task on one prediction; a failing metric is recorded, not raised.
+    NLI calls are not traced per sample (they are logged once per run in nli_calls.jsonl). Returns the
+    scores, the failed metrics' errors, the judge calls and each metric's counted events."""
+    scores: dict[str, Any] = {}
+    counted: dict[str, dict[str, int]] = {}
+    errors: dict[str, str] = {}
+    ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
+    ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:judge{i}")
+                  for i, judge in enumerate(judges)]
+    for metric in planned.metrics:
+        ctx.counts = Counter()
+        try:
+            value = metric.score(example, prediction, ctx)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            errors[metric.name] = f"{type(exc).__name__}: {exc}"
+            continue
+        if ctx.counts:
+            counted[metric.name] = dict(ctx.counts)
+        if isinstance(value, dict):
+            scores.update(value)
+        else:
+            scores[metric.name] = value
+    return scores, errors, [step.to_dict() for step in ctx.trace], counted

@@ -56,14 +56,12 @@ def import_graph() -> dict[str, set[str]]:
 
 def folder(module: str) -> str:
     """The plugin folder a module belongs to: a task family (ragbench.tasks.crag), a system
-    (ragbench.plugins.selfrag.system for selfrag*.py), the metrics; "core" for ragbench itself."""
+    (ragbench.plugins.selfrag, the folder plugins/selfrag/), the metrics; "core" for ragbench itself."""
     parts = module.split(".")
     if module in PLUGIN_PACKAGES:
         return module  # the package's hook module (its __init__): the whole package is its own
-    if module.startswith("ragbench.tasks."):
+    if module.startswith(("ragbench.tasks.", "ragbench.plugins.")):
         return ".".join(parts[:3])
-    if module.startswith("ragbench.plugins."):
-        return "ragbench.plugins." + parts[2].split("_")[0]
     if module.startswith("ragbench.metrics."):
         return "ragbench.metrics"
     return "core"

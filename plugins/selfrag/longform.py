@@ -15,7 +15,7 @@ from .prompts import (NO_RETRIEVAL, REFLECTION_TOKENS, RETRIEVAL_TOKENS, cite_se
                               evidence_prompt, fix_spacing)
 from .scoring import LONG_FORM_WINDOW, MISSING, critique, is_token, logprob, token_positions
 
-# The SelfRag system (selfrag.py), which imports this module: not imported back (no import cycle).
+# The SelfRag system (system.py), which imports this module: not imported back (no import cycle).
 SelfRag = Any
 
 DECISION_TOKENS = 25  # call_model_beam_batch's adaptive decision generates 25 tokens

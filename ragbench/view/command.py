@@ -1,4 +1,4 @@
-"""What `ragbench view` does once its options are parsed (cli.py only registers the command)."""
+"""What `ragbench view` does once its options are parsed (ragbench/cli/main.py only registers the command)."""
 from __future__ import annotations
 
 import sys

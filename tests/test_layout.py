@@ -1,0 +1,45 @@
+"""The layout shows the architecture (issue 22 point 6): the core grouped by layer, one folder per
+system as per benchmark, every folder saying what it owns, no module too long to read, and the README's
+"How it works" tree drawing the same folders."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCES = ("ragbench", "plugins", "tasks", "metrics")
+MOST_LINES = 420  # "no module over ~400 lines"
+
+
+def packages() -> list[Path]:
+    """The core's folders and the systems' (each task family documents itself in its own modules)."""
+    return sorted(p.parent for root in ("ragbench", "plugins") for p in (REPO / root).rglob("__init__.py"))
+
+
+def test_no_module_is_too_long():
+    long = {str(p.relative_to(REPO)): n for root in SOURCES for p in (REPO / root).rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MOST_LINES}
+    assert not long, f"split these into modules with one job each: {long}"
+
+
+def test_every_folder_says_what_it_owns():
+    silent = [str(p.relative_to(REPO)) for p in packages()
+              if not ast.get_docstring(ast.parse((p / "__init__.py").read_text(encoding="utf-8")))]
+    assert not silent, f"give each of these an __init__.py docstring of what the folder owns: {silent}"
+
+
+def test_one_folder_per_system():
+    flat = sorted(p.name for p in (REPO / "plugins").glob("*.py") if p.name != "__init__.py")
+    assert not flat, f"a system lives in plugins/<system>/ (system.py and its parts): {flat}"
+    for folder in (REPO / "plugins").iterdir():
+        if folder.is_dir() and (folder / "__init__.py").exists():
+            assert (folder / "system.py").exists(), f"{folder.name}: its System class belongs in system.py"
+
+
+def test_the_readme_draws_the_core_folders():
+    section = re.search(r"^## How it works\n(.*?)^## ", (REPO / "README.md").read_text(encoding="utf-8"),
+                        re.M | re.S).group(1)
+    drawn = set(re.findall(r"^ {6}(\w+)/ ", section, re.M))
+    folders = {p.name for p in (REPO / "ragbench").iterdir() if (p / "__init__.py").exists()}
+    assert drawn == folders, f"README 'How it works' tree: missing {folders - drawn}, stale {drawn - folders}"

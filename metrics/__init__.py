@@ -1,7 +1,8 @@
 """Built-in metric plugins (installed as `ragbench.metrics`): the catalogue's metrics and the `hf:`
 family (any Hugging Face `evaluate` metric, ragbench.metrics.hf_evaluate). The modules here serve
 several task families; a metric only one benchmark uses lives in that benchmark's task folder
-(CRAG's judges in tasks/crag/metrics.py, OmniEval's in tasks/omnieval/), which the catalogue names."""
+(CRAG's judges in tasks/crag/metrics.py, OmniEval's in tasks/omnieval/), served by the tasks package
+(registry.yaml's `task_metrics`)."""
 from typing import Any
 
 from ragbench.builtin import section

@@ -18,7 +18,7 @@ def _reproductions() -> dict[str, Any]:
 
 @hookimpl
 def ragbench_catalog() -> dict[str, Any]:
-    return {**section("tasks", "groups"), **_reproductions()}
+    return {**section("tasks", "groups"), "metrics": section("task_metrics")["task_metrics"], **_reproductions()}
 
 
 @hookimpl

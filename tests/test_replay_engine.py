@@ -52,3 +52,17 @@ def test_a_bad_replay_line_is_a_config_error_naming_the_line(tmp_path):
     path = write_jsonl(tmp_path / "bad.jsonl", [{"prompt": "x", "response": "y"}, {"prompt": "no answer"}])
     with pytest.raises(ConfigError, match=r"bad.jsonl:2: not a replay record"):
         ReplayEngine(str(path))
+
+
+def test_a_response_dict_has_every_field_but_cached_and_reads_back():
+    """Response.to_dict is written field by field (for speed): it must stay what asdict gives."""
+    from dataclasses import asdict
+
+    from ragbench.engines.base import Response, TokenLogprobs
+
+    response = Response(texts=["a", "b"], logprobs=[TokenLogprobs("x", -1.0, {"y": -2.0}, {"z": -3.0}, 5)],
+                        prompt_tokens=3, completion_tokens=1, finish_reason="length", cumulative_logprob=-1.0)
+    expected = asdict(response)
+    expected.pop("cached")
+    assert response.to_dict() == expected and list(response.to_dict()) == list(expected)
+    assert Response.from_dict(response.to_dict()) == response

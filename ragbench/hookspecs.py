@@ -17,6 +17,11 @@ target must be a subclass of the kind's base class (Task, System, Metric, Engine
 a metric named `prefix:NAME` (e.g. `hf:bleu`) is built by `factory("prefix:NAME")`, which returns a Metric
 subclass (imported only when such a metric is asked for).
 
+`ragbench_query_styles()` returns `{name: {"target": "pkg.module:Class", "description": "..."}}`: a dense
+query style, chosen with `--build-arg`/`--retriever-arg query_style=NAME`, is a subclass of
+`ragbench.retrieval.query_style.QueryStyle` saying how queries (and passages) become the texts the
+encoder encodes (imported only when an encoder uses it). The core provides only `default`.
+
 `ragbench_cli_commands()` returns a list of click commands added to the `ragbench` command line. A
 click group named like an existing group (`index`, or one another plugin added) adds its commands to
 that group; a name already taken by a command is reported and skipped. Keep the module that defines
@@ -41,6 +46,10 @@ class RagbenchHooks:
     @hookspec
     def ragbench_metric_families(self) -> dict[str, dict[str, Any]]:
         """Return {prefix: {"target": "module:factory", "description": ...}} for `prefix:NAME` metrics."""
+
+    @hookspec
+    def ragbench_query_styles(self) -> dict[str, dict[str, Any]]:
+        """Return {name: {"target": "module:QueryStyleSubclass", "description": ...}} for dense query styles."""
 
     @hookspec
     def ragbench_cli_commands(self) -> list[Any]:

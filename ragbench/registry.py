@@ -25,10 +25,11 @@ from .imports import import_target
 
 KINDS = ("tasks", "systems", "metrics", "engines", "retrievers")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
-            "retrievers": "retriever"}
+            "retrievers": "retriever", "query_styles": "query style"}
 # The base class each kind's targets must subclass (imported when a component is first loaded).
 BASES = {"tasks": "ragbench.task:Task", "systems": "ragbench.system:System", "metrics": "ragbench.metric:Metric",
-         "engines": "ragbench.engines.base:Engine", "retrievers": "ragbench.retrieval.base:Retriever"}
+         "engines": "ragbench.engines.base:Engine", "retrievers": "ragbench.retrieval.base:Retriever",
+         "query_styles": "ragbench.retrieval.query_style:QueryStyle"}
 
 
 def source(provider: str, plugin: str) -> str:
@@ -110,6 +111,7 @@ class Registry:
         self.groups: dict[str, list[str]] = {}
         self.reproductions: dict[str, dict[str, Any]] = {}  # name -> manifest (ragbench reproduce), with provider
         self.metric_families: dict[str, MetricFamily] = {}
+        self.query_styles: dict[str, Entry] = {}  # dense query styles (`query_style=NAME`), kind "query_styles"
         self._command_hooks: list[tuple[pluggy.PluginManager, dict[str, str]]] = []
         self._cli_commands: list[tuple[Any, str]] | None = None
         self.failures: list[PluginFailure] = []
@@ -145,6 +147,8 @@ class Registry:
             self._added(name, providers[name], result, self.add_catalog)
         for name, result in _each_plugin(manager, "ragbench_metric_families"):
             self._added(name, providers[name], result, self.add_metric_families)
+        for name, result in _each_plugin(manager, "ragbench_query_styles"):
+            self._added(name, providers[name], result, self.add_query_styles)
         self._command_hooks.append((manager, providers))
 
     @property
@@ -170,15 +174,34 @@ class Registry:
         except Exception as exc:
             self.failures.append(PluginFailure(plugin, provider, f"{type(exc).__name__}: {exc}"))
 
+    def _taken(self, existing: Any, what: str, provider: str, plugin: str) -> bool:
+        """Whether another provider already provides `what` (then this one is reported and ignored)."""
+        if existing is None or existing.provider == provider:
+            return False
+        self.failures.append(PluginFailure(plugin, provider, f"{what} is already provided by {existing.provider}; "
+                                                             "this one is ignored"))
+        return True
+
     def add_metric_families(self, families: dict[str, Any], provider: str, plugin: str = "?") -> None:
         for prefix, spec in families.items():
-            existing = self.metric_families.get(prefix)
-            if existing is not None and existing.provider != provider:
-                self.failures.append(PluginFailure(plugin, provider, f"metric family '{prefix}:' is already provided "
-                                                                     f"by {existing.provider}; this one is ignored"))
-                continue
-            self.metric_families[prefix] = MetricFamily(prefix, spec["target"], spec.get("description", ""),
-                                                        provider, plugin)
+            if not self._taken(self.metric_families.get(prefix), f"metric family '{prefix}:'", provider, plugin):
+                self.metric_families[prefix] = MetricFamily(prefix, spec["target"], spec.get("description", ""),
+                                                            provider, plugin)
+
+    def add_query_styles(self, styles: dict[str, Any], provider: str, plugin: str = "?") -> None:
+        for name, spec in styles.items():
+            if not self._taken(self.query_styles.get(name), f"query style '{name}'", provider, plugin):
+                self.query_styles[name] = Entry("query_styles", name, spec["target"], spec.get("description", ""),
+                                                provider=provider, plugin=plugin)
+
+    def query_style(self, name: str) -> type:
+        """The QueryStyle subclass a plugin registered as `name` (`--build-arg`/`--retriever-arg query_style=`)."""
+        entry = self.query_styles.get(name)
+        if entry is None:
+            raise ConfigError(f"dense query_style '{name}' is not installed; the installed styles are "
+                              f"{', '.join(sorted(self.query_styles)) or 'none'} (a plugin adds one through the "
+                              "ragbench_query_styles hook)")
+        return entry.load()
 
     def add_catalog(self, catalog: dict[str, Any], provider: str, plugin: str = "?") -> None:
         for kind in KINDS:

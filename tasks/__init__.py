@@ -1,6 +1,7 @@
 """Built-in task plugins (installed as `ragbench.tasks`), one folder per benchmark family, the seed
-papers' reproduction manifests (`reproductions.yaml`, read by `ragbench reproduce`) and the benchmarks'
-own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`)."""
+papers' reproduction manifests (`reproductions.yaml`, read by `ragbench reproduce`), the benchmarks'
+own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`) and OmniEval's dense query
+styles (`query_style=omnieval|omnieval_flashrag`)."""
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -19,6 +20,11 @@ def _reproductions() -> dict[str, Any]:
 @hookimpl
 def ragbench_catalog() -> dict[str, Any]:
     return {**section("tasks", "groups"), "metrics": section("task_metrics")["task_metrics"], **_reproductions()}
+
+
+@hookimpl
+def ragbench_query_styles() -> dict[str, Any]:
+    return section("task_query_styles")["task_query_styles"]
 
 
 @hookimpl

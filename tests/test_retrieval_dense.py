@@ -8,8 +8,8 @@ from retrieval_samples import passages, write_dpr_tsv
 
 from ragbench.errors import ConfigError
 from ragbench.retrieval import load_retriever
-from ragbench.retrieval.dense import (BGE_QUERY_INSTRUCTION, NpyAppender, default_query_instruction,
-                                      inner_product_top_k)
+from ragbench.retrieval.dense import NpyAppender, inner_product_top_k
+from ragbench.retrieval.query_style import BGE_QUERY_INSTRUCTION, default_query_instruction
 
 
 def brute_force(queries, matrix, k):
@@ -143,7 +143,8 @@ def test_dense_option_errors_are_config_errors(dense_index, tmp_path):
 
 
 def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_index):
-    from ragbench.retrieval.dense import Encoder, omnieval_query_instruction
+    from ragbench.retrieval.dense import Encoder
+    from ragbench.tasks.omnieval.query_styles import omnieval_query_instruction
 
     assert omnieval_query_instruction("BAAI/bge-large-zh") == "为这个句子生成表示以用于检索相关文章："
     assert omnieval_query_instruction("/models/bge-m3") == ""
@@ -162,7 +163,8 @@ def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_in
 def test_flashrag_prefixes_reproduce_parse_query_batch_by_batch():
     """flashrag/retriever/encoder.py parse_query(model_name, batch, is_query=True) as OmniEval ran it:
     bge-large-zh's query is already f"{instruction} {question}", so it gets the instruction twice."""
-    from ragbench.retrieval.dense import BGE_QUERY_INSTRUCTION, flashrag_prefixes, omnieval_query_instruction
+    from ragbench.retrieval.query_style import BGE_QUERY_INSTRUCTION
+    from ragbench.tasks.omnieval.query_styles import flashrag_prefixes, omnieval_query_instruction
 
     zh = "为这个句子生成表示以用于检索相关文章："
     assert flashrag_prefixes("BAAI/bge-large-zh-v1.5", [f"{zh} 什么是基金？"], 256) == [f"{zh}{zh} 什么是基金？"]

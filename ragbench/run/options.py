@@ -91,11 +91,15 @@ def _form(name: str, parameter: inspect.Parameter | None, hint: Any) -> str:
     return f"{name}=<{kind}{default}>"
 
 
-def construct(cls: type, args: dict[str, Any], label: str, positional: tuple = ()) -> Any:
+def construct(cls: type, args: dict[str, Any], label: str, positional: tuple = (),
+              injected: dict[str, Any] | None = None) -> Any:
     """`cls(*positional, **args)`, every problem with the options a `ConfigError` naming the flag,
-    the plugin, the option and the accepted form."""
+    the plugin, the option and the accepted form. `injected` are what the core hands a plugin rather
+    than the user (e.g. the run's `registry`): each is passed when `cls.__init__` names it, and is
+    not an option."""
     flag = FLAGS.get(label.split()[0], "option")
     parameters, hints, anything = _init_parameters(cls)
+    injected = {name: value for name, value in (injected or {}).items() if parameters.pop(name, None) is not None}
     shown = {name: p for name, p in parameters.items() if name != "data_path"}
     accepted = ", ".join(_form(n, p, hints.get(n)) for n, p in shown.items()) or "none"
     prefix = f"{label.split()[-1]}." if flag == "--metric-arg" else ""
@@ -111,7 +115,7 @@ def construct(cls: type, args: dict[str, Any], label: str, positional: tuple = (
             raise ConfigError(f"{flag} {prefix}{name}={value}: {label} takes {problem} for {name} "
                               f"({_form(name, parameters.get(name), hints.get(name))})")
     try:
-        return cls(*positional, **args)
+        return cls(*positional, **args, **injected)
     except (TypeError, ValueError) as exc:
         given = " ".join(f"{prefix}{k}={v}" for k, v in args.items() if k != "data_path")
         raise ConfigError(f"{label}: {exc}" + (f" (given {flag} {given}; accepted: {accepted})" if given else "")

@@ -199,8 +199,8 @@ class Registry:
         entry = self.query_styles.get(name)
         if entry is None:
             raise ConfigError(f"dense query_style '{name}' is not installed; the installed styles are "
-                              f"{', '.join(sorted(self.query_styles)) or 'none'} (a plugin adds one through the "
-                              "ragbench_query_styles hook)")
+                              f"{', '.join(sorted(self.query_styles)) or 'none'} (`ragbench list retrievers`; a plugin adds "
+                              "one through the ragbench_query_styles hook)")
         return entry.load()
 
     def add_catalog(self, catalog: dict[str, Any], provider: str, plugin: str = "?") -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from retrieval_samples import passages, write_dpr_tsv
 
+from ragbench.cli.main import main
 from ragbench.errors import ConfigError
 from ragbench.hookspecs import hookimpl
 from ragbench.registry import Registry, get_registry
@@ -49,13 +51,16 @@ def test_the_core_provides_default_and_omnieval_comes_with_its_task_plugin():
         "default": ("ragbench", "builtin_retrievers"), "omnieval": ("ragbench", "builtin_tasks"),
         "omnieval_flashrag": ("ragbench", "builtin_tasks")}
     assert get_registry().query_style("default") is QueryStyle
+    listed = CliRunner().invoke(main, ["list", "retrievers"]).output.split("dense query styles")[1].splitlines()
+    assert [line.split()[0] for line in listed[1:]] == ["default", "omnieval", "omnieval_flashrag"]
+    assert all(line.endswith("[ragbench]") for line in listed[1:])
 
 
 def test_a_style_nobody_provides_or_of_the_wrong_kind_is_one_line(registry):
     with pytest.raises(ConfigError) as error:
         get_registry().query_style("shout")
     assert str(error.value) == (f"dense query_style 'shout' is not installed; {INSTALLED} "
-                                "(a plugin adds one through the ragbench_query_styles hook)")
+                                "(`ragbench list retrievers`; a plugin adds one through the ragbench_query_styles hook)")
     with pytest.raises(ConfigError, match=r"query style 'retriever_as_style' .*\(from ragbench-test-styles, "
                                           r"entry point test_styles\) is class .*Retriever, not a subclass of QueryStyle"):
         registry.query_style("retriever_as_style")

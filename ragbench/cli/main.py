@@ -166,6 +166,10 @@ def list_command(kind: str | None) -> None:
         if current == "metrics":
             for prefix, family in sorted(registry.metric_families.items()):
                 click.echo(f"  {prefix + ':NAME':<18} {family.description}  [{family.provider}]")
+        if current == "retrievers":
+            click.echo("dense query styles (--build-arg/--retriever-arg query_style=NAME):")
+            for name, style in sorted(registry.query_styles.items()):
+                click.echo(f"  {name:<18} {style.description}  [{style.provider}]")
     for failure in registry.failures:
         click.echo(f"ragbench: plugin '{failure.plugin}' from {failure.provider} failed to load: "
                    f"{failure.error}", err=True)

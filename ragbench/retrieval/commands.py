@@ -24,7 +24,7 @@ def index_group() -> None:
               "(default BAAI/bge-large-en-v1.5; 'embedded' = the packaged all-MiniLM-L6-v2)")
 @click.option("--build-arg", multiple=True, metavar="K=V",
               help="builder option: k1, b, method, stemmer, stopwords (bm25); query_instruction, query_style "
-                   "(default, omnieval, omnieval_flashrag), dtype, batch_size, device, normalize (dense)")
+                   "(default or one a plugin provides: ragbench list retrievers), dtype, batch_size, device, normalize (dense)")
 @click.option("--chunk-size", default=50_000, show_default=True, type=int, help="passages read and indexed at a time")
 @click.option("--no-title", is_flag=True, help="index the passage text alone (default: title + newline + text)")
 @click.option("--split", default=None, metavar="tokens:SIZE:OVERLAP[:ENCODING]", help="cut documents longer than "

@@ -1,6 +1,7 @@
 """Retrieval: retrievers behind one batched interface, corpus readers and on-disk indexes.
 
-Retrievers are plugins (the `retrievers` catalogue section); this module stays light (no bm25s,
+Retrievers are plugins (the `retrievers` catalogue section), and so are the dense encoder's query
+styles (`ragbench_query_styles`; the core serves only `default`); this module stays light (no bm25s,
 no torch) so that `ragbench list` never imports them.
 """
 from __future__ import annotations

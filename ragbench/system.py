@@ -73,3 +73,10 @@ class System:
         with the rate whenever followed < of, so a model that ignores the format is not read as a bad
         system. None: the system parses no model format."""
         return None
+
+
+def recorded_extras(samples: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    """`prediction.extras[name]` of every sample that ran without error and recorded it: what a
+    system's `statistics` and `format_adherence` read from the task's sample records."""
+    return [s["prediction"]["extras"][name] for s in samples
+            if s.get("error") is None and name in ((s.get("prediction") or {}).get("extras") or {})]

@@ -30,7 +30,7 @@ from typing import Any
 from ragbench.context import Context
 from ragbench.engines.base import EngineError, Sampling
 from ragbench.errors import ConfigError
-from ragbench.system import System
+from ragbench.system import System, recorded_extras
 from ragbench.task import Task
 from ragbench.types import Document, Example, Prediction
 
@@ -233,9 +233,8 @@ class SelfRag(System):
         """A Self-RAG model opens each passage's generation with [Relevant] or [Irrelevant]; a model
         without trained reflection tokens does not, and its critique scores then read tokens it never
         generates (relevance from position 0, support and utility left at 0)."""
-        checked = [p["relevance_token_first"] for s in samples if s.get("error") is None
-                   for p in (((s.get("prediction") or {}).get("extras") or {}).get("selfrag") or {}).get("passages", [])
-                   if "relevance_token_first" in p]
+        checked = [p["relevance_token_first"] for extras in recorded_extras(samples, "selfrag")
+                   for p in (extras or {}).get("passages", []) if "relevance_token_first" in p]
         if not checked:
             return None
         return [{"format": "passage generations opening with a relevance token ([Relevant]/[Irrelevant])",
@@ -244,8 +243,7 @@ class SelfRag(System):
                         "carry the reflection tokens"}]
 
     def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
-        traces = [s["prediction"]["extras"]["selfrag"] for s in samples
-                  if s.get("error") is None and "selfrag" in s.get("prediction", {}).get("extras", {})]
+        traces = recorded_extras(samples, "selfrag")
         if not traces:
             return None
         stats: dict[str, Any] = {"examples": len(traces),

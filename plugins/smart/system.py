@@ -38,7 +38,7 @@ from typing import Any
 
 from ragbench.context import Context
 from ragbench.errors import ConfigError
-from ragbench.system import System
+from ragbench.system import System, recorded_extras
 from ragbench.task import Task
 from ragbench.trace_groups import grouped
 from ragbench.types import Document, Example, Prediction
@@ -250,8 +250,7 @@ class Smart(System):
         return answer
 
     def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
-        traces = [s["prediction"]["extras"]["smart"] for s in samples
-                  if s.get("error") is None and "smart" in s.get("prediction", {}).get("extras", {})]
+        traces = recorded_extras(samples, "smart")
         if not traces:
             return None
         stats: dict[str, Any] = {"examples": len(traces),
@@ -269,8 +268,7 @@ class Smart(System):
     def format_adherence(self, samples: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """Trajectory mode reads the Reconstructor's intents from `Search(...)`; a model not trained on
         SMART's format writes something else, which upstream's parser takes whole as the intents."""
-        traces = [s["prediction"]["extras"]["smart"] for s in samples
-                  if s.get("error") is None and "smart" in (s.get("prediction") or {}).get("extras", {})]
+        traces = recorded_extras(samples, "smart")
         checked = [t["intents_in_format"] for t in traces if "intents_in_format" in t]
         if not checked:
             return None

@@ -206,11 +206,9 @@ def plot(report: Report, path: Path) -> Path | None:
     rows = [r for r in report.rows if not r.slice]
     if not rows:
         return None
-    import matplotlib
+    from .slice_plots import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(max(6.0, 0.6 * len(rows) + 2), 4))
     positions = np.arange(len(rows))
     errors = [[max(0.0, r.diff - (r.ci95 or (r.diff, r.diff))[0]) for r in rows],
@@ -222,11 +220,7 @@ def plot(report: Report, path: Path) -> Path | None:
     axes.set_xticks(positions, [f"{r.task}\n{r.metric}" for r in rows], fontsize=7, rotation=45, ha="right")
     axes.axhline(0, color="black", linewidth=0.6)
     axes.set_title(f"B - A: {report.other.label} - {report.baseline.label} (95% paired bootstrap)")
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:

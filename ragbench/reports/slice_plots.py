@@ -1,18 +1,36 @@
 """Per-slice bar charts for report.md (as CRAG's Figure 2): one PNG per task and slice field,
-bars of the task's `plot_keys` for every slice value, with 95% intervals. Needs matplotlib;
-without it the report keeps its tables and says so."""
+bars of the task's `plot_keys` for every slice value, with 95% intervals; and the pyplot and
+figure-saving helpers the reports' plots share. Needs matplotlib; without it the report keeps its
+tables and says so."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
 
-def slice_plot(task: str, field: str, details: dict[str, Any], keys: list[str], out_dir: Path) -> Path | None:
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (files only, no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(figure: Any, path: Path) -> Path:
+    """Lay the figure out, write it at 110 dpi (the folder made if needed) and close it."""
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    pyplot().close(figure)
+    return path
+
+
+def slice_plot(task: str, field: str, details: dict[str, Any], keys: list[str], out_dir: Path) -> Path | None:
     import numpy as np
+
+    plt = pyplot()
 
     keys = [k for k in keys if field in details.get(k, {}).get("slices", {})]
     if not keys:
@@ -38,23 +56,16 @@ def slice_plot(task: str, field: str, details: dict[str, Any], keys: list[str], 
     axes.axhline(0, color="black", linewidth=0.6)
     axes.set_title(f"{task} by {field} (n={sum(counts)})")
     axes.legend(fontsize=8)
-    figure.tight_layout()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{task}__{field}.png"
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_figure(figure, out_dir / f"{task}__{field}.png")
 
 
 def matrix_plot(task: str, details: dict[str, Any], key: str, matrix: dict[str, Any], out_dir: Path) -> Path | None:
     """A heat map of `key` over a two-way slice (as OmniEval's topic x task Figure 4): the slice
     field `matrix["field"]` holds `row + separator + column` labels; `labels` renames them for
     display (fonts without CJK glyphs); an empty cell is left blank (N/A)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    plt = pyplot()
 
     cells = details.get(key, {}).get("slices", {}).get(matrix["field"])
     if not cells:
@@ -82,9 +93,4 @@ def matrix_plot(task: str, details: dict[str, Any], key: str, matrix: dict[str, 
         axes.text(j, i, "N/A" if np.isnan(value) else f"{value:.2f}\nn={n}", ha="center", va="center", fontsize=7)
     figure.colorbar(image, ax=axes)
     axes.set_title(f"{task}: {key}")
-    figure.tight_layout()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{task}__matrix__{key}.png"
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_figure(figure, out_dir / f"{task}__matrix__{key}.png")

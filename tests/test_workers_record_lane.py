@@ -11,7 +11,7 @@ from ragbench.tasks.crag.loader import LARGE_RECORD_BYTES, loads
 def test_a_large_record_is_parsed_while_every_pool_worker_is_busy():
     line = json.dumps({"page_result": "x" * LARGE_RECORD_BYTES})
     try:
-        busy = [workers.submit(time.sleep, 6) for _ in range(workers.pool_size())]
+        busy = [workers.executor().submit(time.sleep, 6) for _ in range(workers.pool_size())]
         assert loads(line) == {"page_result": "x" * LARGE_RECORD_BYTES}
         assert not any(future.done() for future in busy)  # parsed before any worker was free
     finally:

@@ -120,11 +120,6 @@ async def run(fn: Callable[..., T], *args: Any) -> T:
     return await asyncio.get_running_loop().run_in_executor(executor(), fn, *args)
 
 
-def submit(fn: Callable[..., T], *args: Any):
-    """`fn(*args)` in a worker process from synchronous code (a reader thread): a Future."""
-    return executor().submit(fn, *args)
-
-
 def ready_threads(size: int | None = None) -> ThreadPoolExecutor:
     """A thread pool with all its threads started (for the loop's default executor): a pool that
     starts a thread inside `submit` makes the submitting loop wait for the new thread to run."""

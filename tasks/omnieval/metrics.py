@@ -4,14 +4,13 @@ normalised text, EM averaged over the answer forms, and the retrieval MAP / MRR 
 documents. Per sample each rouge part and F1 is the max over the golden answers."""
 from __future__ import annotations
 
-import re
-import string
 from collections import Counter
 from functools import lru_cache
 from typing import Any
 
 from ragbench.errors import ConfigError
 from ragbench.metric import Metric, Scores
+from ragbench.shared.answers import normalize_answer
 from ragbench.types import Example, Prediction
 
 
@@ -30,13 +29,6 @@ def _libs():
 def words(text: str) -> str:
     """jieba precise mode (HMM on), words joined by one space; whitespace is a word of its own."""
     return " ".join(_libs()[0].cut(text))
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD normaliser: lower, drop ASCII punctuation, drop a/an/the, collapse whitespace."""
-    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
 
 
 def char_f1(prediction: str, gold: str) -> float:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from ragbench.shared.instruction_templates import TEMPLATES
+
 RETRIEVAL_TOKENS = ("[No Retrieval]", "[Retrieval]", "[Continue to Use Evidence]")
 RELEVANCE_TOKENS = ("[Irrelevant]", "[Relevant]")
 GROUNDING_TOKENS = ("[Fully supported]", "[Partially supported]", "[No support / Contradictory]")
@@ -24,7 +26,7 @@ ADDED_TOKENS = (RETRIEVAL_TOKENS + RELEVANCE_TOKENS + ("<paragraph>", "</paragra
 CONTROL_TOKENS = (GROUNDING_TOKENS + ("[No Retrieval]", "[Retrieval]") + RELEVANCE_TOKENS
                   + ("<paragraph>", "</paragraph>") + UTILITY_TOKENS)
 
-PROMPT = "### Instruction:\n{instruction}\n\n### Response:\n"  # PROMPT_DICT["prompt_no_input"]
+PROMPT = TEMPLATES["alpaca"][0]  # PROMPT_DICT["prompt_no_input"]
 NO_RETRIEVAL = "[No Retrieval]"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..errors import ConfigError
 from .pages import CHUNK
@@ -22,12 +22,19 @@ def _write(out: Path, key: str, data: Any) -> None:
     path.write_text(f"RB.put({json.dumps(key)}, {payload});\n", encoding="utf-8")
 
 
-def compare_keys(task: str, rids: list[str]) -> list[str]:
-    """The Compare pages of a task with two or more runs: the default (the first run as baseline)
-    and one with each run as the baseline, the others in their order, as the page's links ask."""
+def compare_pages(site: Site, task: str) -> Iterator[tuple[str, Any]]:
+    """(key, data) of the Compare pages of a task with two or more runs: one with each run as the
+    baseline, the others in their order, as the page's links ask, and the default key (the first
+    run as baseline) with the first of them, computed once."""
+    rids = [run.rid for run in site.with_task(task)]
     if len(rids) < 2:
-        return []
-    return [f"compare/{task}"] + [f"compare/{task}/" + "~".join([rid, *(r for r in rids if r != rid)]) for rid in rids]
+        return
+    for n, rid in enumerate(rids):
+        key = f"compare/{task}/" + "~".join([rid, *(r for r in rids if r != rid)])
+        data = site.data(key)
+        yield key, data
+        if n == 0:
+            yield f"compare/{task}", data
 
 
 def export(site: Site, out_dir: str) -> int:
@@ -50,9 +57,11 @@ def export(site: Site, out_dir: str) -> int:
             total = len(run.samples(task).rows)
             keys += [f"rows/{run.rid}/{task}/{c}" for c in range(max(1, -(-total // CHUNK)))]
             keys += [f"example/{run.rid}/{task}/{n}" for n in range(total)]
-    tasks = {task for run in site.runs for task in run.tasks}
-    for task in sorted(tasks):
-        keys += compare_keys(task, [run.rid for run in site.with_task(task)])
     for key in keys:
         _write(out, key, site.data(key))
-    return len(keys)
+    written = len(keys)
+    for task in sorted({task for run in site.runs for task in run.tasks}):
+        for key, data in compare_pages(site, task):
+            _write(out, key, data)
+            written += 1
+    return written

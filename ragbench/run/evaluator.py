@@ -60,6 +60,7 @@ class RunOutcome:
 
 class Evaluator:
     def __init__(self, config: RunConfig, registry: Registry | None = None) -> None:
+        workers.refuse_in_worker_start()  # a script without the __main__ guard, re-run by a worker process
         preload(config.model, *config.judges, config.nli, *config.role_models.values())  # imports while data loads
         self.config = config
         self.registry = registry or get_registry()
@@ -271,6 +272,7 @@ class Evaluator:
                 planned, position, item = entry
                 record = await process_example(planned, item, llm, judge_llms, tools[planned.name], retrieval, models,
                                                self.config.seed, self.config.strict_infra, self.nli)
+                workers.raise_if_unavailable()  # every later example would fail the same way: stop with one line
                 record["index"] = position
                 self.run_dir.append_sample(planned.name, record)
                 processed += 1

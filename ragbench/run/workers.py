@@ -17,6 +17,13 @@ Records are parsed in a lane of their own (`submit_record`: one more worker proc
 priority): every example starts from a record, so parsing the next one must not wait in the pool's
 queue behind the page work of the examples already started (it did: a Task 3 run read its archive
 only between two questions' page parsing, 2.2x its CPU floor instead of overlapping the two).
+`start_soon()` starts the lane and the pool in a background thread, so that a reader need not wait
+for them (it parses its first records itself meanwhile: `lane_ready()`).
+
+A worker that cannot start (a script without the `__main__` guard re-runs its run in every worker:
+`refuse_in_worker_start` stops such a worker quietly) makes the pool unusable: the next call raises
+`WorkersUnavailable`, one line saying why, and the run stops. A pool that breaks later (a worker
+killed, e.g. out of memory) fails the call that was running and is replaced for the next one.
 
 `RAGBENCH_WORKERS=N` sets the pool size; `RAGBENCH_WORKERS=0` runs the work in a thread of this
 process instead (debugging, or a platform without working subprocesses). `RAGBENCH_WORKERS_NICE`
@@ -30,9 +37,13 @@ import atexit
 import importlib
 import multiprocessing
 import os
+import sys
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, TypeVar
+
+from ..errors import ConfigError
 
 T = TypeVar("T")
 WORKERS_ENV = "RAGBENCH_WORKERS"
@@ -41,6 +52,11 @@ _lock = threading.Lock()
 _executor: Executor | None = None
 _records: Executor | None = None  # the record-parsing lane
 _warm_modules: set[str] = set()
+_unavailable: "WorkersUnavailable | None" = None  # why the pool could not start (until shutdown())
+
+
+class WorkersUnavailable(ConfigError):
+    """The worker processes could not start: the run cannot go on (one line says why)."""
 
 
 def usable_cores() -> int:
@@ -89,9 +105,50 @@ def _start(size: int, lowered: bool) -> Executor:
         context.set_forkserver_preload(sorted(_warm_modules))
     pool = ProcessPoolExecutor(size, mp_context=context, initializer=_init_worker,
                                initargs=(tuple(sorted(_warm_modules)), lowered))
-    for _ in range(size):  # start every worker now, not one per first call
-        pool.submit(int)
+    started = [pool.submit(int) for _ in range(size)]  # start every worker now, not one per first call
+    try:
+        for future in started:
+            future.result()
+    except BrokenProcessPool:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise WorkersUnavailable(_why_unavailable()) from None
     return pool
+
+
+def _why_unavailable() -> str:
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__file__", None) if getattr(main, "__spec__", None) is None else None
+    fallback = f"or set {WORKERS_ENV}=0 to do this work in a thread of this process"
+    if script:
+        return (f"the worker processes stopped while starting: each one imports the script that started this "
+                f"run ({script}), which must keep its top level under `if __name__ == \"__main__\":` "
+                f"(as multiprocessing requires), {fallback}")
+    return f"the worker processes stopped while starting (killed, or out of memory?); {fallback}"
+
+
+def refuse_in_worker_start() -> None:
+    """Called where a run starts: in a worker process still importing the main script (forkserver and
+    spawn run it as `__mp_main__`), a script without the `__main__` guard would start a second run
+    (and pool) in every worker. Stop the worker quietly instead; the run says why (`_why_unavailable`).
+    `_inheriting` is what multiprocessing's own check for this case reads (spawn._check_not_importing_main)."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise SystemExit(1)
+
+
+def _usable() -> None:
+    if _unavailable is not None:
+        raise WorkersUnavailable(str(_unavailable))
+
+
+def _started(size: int, lowered: bool) -> Executor:
+    """`_start`, remembering a failure so that later calls fail at once with the same line (caller holds _lock)."""
+    global _unavailable
+    _usable()
+    try:
+        return _start(size, lowered)
+    except WorkersUnavailable as exc:
+        _unavailable = exc
+        raise
 
 
 def executor() -> Executor:
@@ -99,25 +156,78 @@ def executor() -> Executor:
     global _executor
     with _lock:
         if _executor is None:
-            _executor = _start(pool_size(), lowered=True)
+            _executor = _started(pool_size(), lowered=True)
         return _executor
+
+
+def _record_lane() -> Executor:
+    global _records
+    with _lock:
+        if _records is None:
+            _records = _started(min(1, pool_size()), lowered=False)
+        return _records
+
+
+_starting: threading.Thread | None = None
+
+
+def start_soon() -> None:
+    """Start the record lane and the pool in a background thread (once; a failure is raised by the
+    next call that needs them)."""
+    global _starting
+    with _lock:
+        if _starting is not None or _unavailable is not None:
+            return
+        _starting = threading.Thread(target=_start_both, name="ragbench-workers-start", daemon=True)
+        _starting.start()
+
+
+def _start_both() -> None:
+    try:
+        _record_lane()
+        executor()
+    except WorkersUnavailable:  # remembered: raised by the next call
+        pass
+
+
+def lane_ready() -> bool:
+    """Whether the record lane is running; if it is not, it is started (`start_soon`)."""
+    if _records is not None:
+        return True
+    start_soon()
+    return False
 
 
 def submit_record(fn: Callable[..., T], *args: Any):
     """`fn(*args)` in the record-parsing lane (one process, or a thread under RAGBENCH_WORKERS=0):
     a Future, from synchronous code (the reader thread)."""
-    global _records
-    with _lock:
-        if _records is None:
-            _records = _start(min(1, pool_size()), lowered=False)
-    return _records.submit(fn, *args)
+    return _record_lane().submit(fn, *args)
 
 
 async def run(fn: Callable[..., T], *args: Any) -> T:
     """`fn(*args)` in a worker process, awaited without blocking the loop."""
     if _executor is None:  # starting processes blocks for a while: not on the loop
         await asyncio.to_thread(executor)
-    return await asyncio.get_running_loop().run_in_executor(executor(), fn, *args)
+    pool = executor()
+    try:
+        return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+    except BrokenProcessPool:
+        _replace_broken(pool)
+        raise
+
+
+def _replace_broken(pool: Executor) -> None:
+    """A worker died (killed, out of memory): the pool is unusable; the next call starts a new one."""
+    global _executor
+    with _lock:
+        if _executor is pool:
+            _executor = None
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def raise_if_unavailable() -> None:
+    """Raise `WorkersUnavailable` when the workers could not start (the evaluator stops the run)."""
+    _usable()
 
 
 def ready_threads(size: int | None = None) -> ThreadPoolExecutor:
@@ -145,9 +255,12 @@ def running() -> bool:
 
 def shutdown() -> None:
     """Stop the workers and the record lane (queued work is cancelled); the next call starts afresh."""
-    global _executor, _records
+    global _executor, _records, _starting, _unavailable
+    starting = _starting
+    if starting is not None:
+        starting.join()
     with _lock:
-        pools, _executor, _records = (_executor, _records), None, None
+        pools, _executor, _records, _starting, _unavailable = (_executor, _records), None, None, None, None
     for pool in pools:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)

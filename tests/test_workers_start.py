@@ -1,0 +1,69 @@
+"""Worker processes that cannot start stop the run with one line saying why (a script without the
+`__main__` guard, re-run by each worker, is the usual cause); a worker killed later fails only the call
+it was running."""
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ragbench.run import workers
+from ragbench.tasks.crag.synthetic import standin_tokenizer, write_task3_archive
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def script(tmp_path: Path, guarded: bool) -> str:
+    archive = write_task3_archive(tmp_path / "data", 2, 3, 2000)
+    tokenizer = standin_tokenizer(tmp_path / "tokenizer")
+    body = f"""
+        config = RunConfig(tasks=["crag_t3"], system="smart", model="scripted:echo", data={{"crag_t3": {str(archive)!r}}},
+                           output={str(tmp_path / "run")!r}, progress=False, bootstrap_iters=0,
+                           task_args={{"kg": False, "tokenizer": {str(tokenizer)!r}, "judge_protocol": "none"}})
+        try:
+            print("counts", Evaluator(config).run().results["counts"]["crag_t3"])
+        except ConfigError as exc:
+            print("error:", exc)
+    """
+    if guarded:
+        body = "if __name__ == '__main__':\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    return ("from ragbench.errors import ConfigError\nfrom ragbench.run.evaluator import Evaluator, RunConfig\n"
+            + textwrap.dedent(body))
+
+
+def run_script(tmp_path: Path, guarded: bool) -> subprocess.CompletedProcess:
+    path = tmp_path / "evaluate.py"
+    path.write_text(script(tmp_path, guarded), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAGBENCH_WORKERS": "2"}
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_a_script_without_the_main_guard_gets_one_line_naming_it(tmp_path):
+    done = run_script(tmp_path, guarded=False)
+    assert "Traceback" not in done.stderr, done.stderr  # no worker prints the second run's failure
+    assert done.stdout.count("error:") == 1, done.stdout
+    assert "evaluate.py" in done.stdout and 'if __name__ == "__main__":' in done.stdout
+    assert "counts" not in done.stdout  # stopped: not a run of failed examples
+
+
+def test_the_same_script_with_the_guard_runs(tmp_path):
+    done = run_script(tmp_path, guarded=True)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "'scored': 2" in done.stdout, done.stdout
+
+
+def test_a_worker_killed_fails_its_call_and_the_next_call_gets_a_new_pool():
+    async def main():
+        with pytest.raises(Exception, match="terminated abruptly"):
+            await workers.run(os._exit, 9)
+        return await workers.run(os.getpid)
+
+    try:
+        assert asyncio.run(main()) != os.getpid()
+    finally:
+        workers.shutdown()

@@ -10,10 +10,15 @@ from typing import Any
 import yaml
 
 
+def load_yaml(text: str) -> Any:
+    """yaml.safe_load, through libyaml when PyYAML has it (5x faster: the reproduction manifests took
+    0.4 s of every command's start with the pure-Python loader)."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 @lru_cache(maxsize=1)
 def registry_yaml() -> dict[str, Any]:
-    text = resources.files("ragbench").joinpath("registry.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    return load_yaml(resources.files("ragbench").joinpath("registry.yaml").read_text(encoding="utf-8"))
 
 
 def section(*keys: str) -> dict[str, Any]:

@@ -6,15 +6,13 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
-from ragbench.builtin import section
+from ragbench.builtin import load_yaml, section
 from ragbench.hookspecs import hookimpl
 
 
 @lru_cache(maxsize=1)
 def _reproductions() -> dict[str, Any]:
-    return yaml.safe_load(resources.files(__name__).joinpath("reproductions.yaml").read_text(encoding="utf-8"))
+    return load_yaml(resources.files(__name__).joinpath("reproductions.yaml").read_text(encoding="utf-8"))
 
 
 @hookimpl

@@ -1,6 +1,9 @@
-"""Task 3's archive read by indexed_bzip2 on several threads (the `fast` extra) gives the same records,
+"""Task 3's archive (and Tasks 1&2's .jsonl.bz2) read by indexed_bzip2 on several threads (the `fast` extra) gives the same records,
 and the same errors, as the stdlib's one-core reader."""
 from __future__ import annotations
+
+import bz2
+import json
 
 import pytest
 from crag_helpers import crag_record
@@ -41,6 +44,26 @@ def test_a_broken_archive_reads_exactly_as_with_the_stdlib(tmp_path, damage):
     stdlib = items(paths[0], threads=0)
     assert isinstance(stdlib[-1][1], str)  # the archive ends in a record error
     assert items(paths[0], threads=2) == stdlib
+
+
+def jsonl_items(path, threads):
+    return [(number, str(item) if isinstance(item, RecordError) else item)
+            for number, item in loader.read_jsonl(path, threads=threads)]
+
+
+@pytest.mark.parametrize("damage", [None, "cut", "corrupt tail"])
+def test_a_task_1_2_file_reads_as_with_the_stdlib(tmp_path, damage):
+    path = tmp_path / "crag_task_1_and_2_dev_v4.jsonl.bz2"
+    data = bz2.compress("".join(json.dumps(r) + "\n" for r in big_records(4)).encode())
+    if damage == "cut":
+        data = data[:len(data) // 2]
+    elif damage == "corrupt tail":
+        data = data[:len(data) // 2] + b"corrupt" * 1000
+    path.write_bytes(data)
+    stdlib = jsonl_items(path, threads=0)
+    assert isinstance(stdlib[-1][1], str) == (damage is not None)
+    assert len(stdlib) >= 2
+    assert jsonl_items(path, threads=2) == stdlib
 
 
 def test_the_thread_count_follows_the_environment(monkeypatch):

@@ -25,9 +25,9 @@ import re
 import tarfile
 import threading
 import weakref
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Callable, Iterator
 
 from ragbench.run import workers
 from ragbench.errors import ConfigError, RecordError
@@ -132,17 +132,21 @@ def _parse_lines(stream: IO[bytes], where: str, start: int) -> Iterator[Item]:
         yield number, item
 
 
-def read_jsonl(path: Path) -> Iterator[Item]:
-    """Task 1&2 file: `.jsonl.bz2` streamed through bz2, or plain `.jsonl`."""
-    opener = bz2.open if path.name.endswith(".bz2") else open
-    count = 0
-    try:
-        with opener(path, "rb") as handle:
-            for item in _parse_lines(handle, str(path), 0):
-                count = item[0] + 1
-                yield item
-    except (OSError, EOFError) as exc:  # a truncated or corrupt .bz2: one error, then the file ends
-        yield count, RecordError(str(path), count + 1, f"cannot read past this record ({exc})")
+def read_jsonl(path: Path, threads: int | None = None) -> Iterator[Item]:
+    """Task 1&2 file: `.jsonl.bz2` streamed through bz2 (on `threads` threads, as Task 3's archive:
+    `read_bz2`), or plain `.jsonl`."""
+    if not path.name.endswith(".bz2"):
+        return _read_jsonl(path, 0, 0, report=True)
+    return read_bz2(path, path, _read_jsonl, threads)
+
+
+def _read_jsonl(path: Path, threads: int, skip: int, report: bool = False) -> Iterator[Item]:
+    """Records from number `skip` on. A broken `.bz2` read by the stdlib ends in one RecordError
+    (read_lines reports it, whatever `report`); indexed_bzip2's RuntimeError is raised."""
+    with _bz2_stream(path, threads) if path.name.endswith(".bz2") else open(path, "rb") as handle:
+        for number, (_, item) in enumerate(objects(read_lines(handle, str(path), _skipping(skip)), str(path))):
+            if number >= skip:
+                yield number, item
 
 
 BZ2_THREADS_ENV = "RAGBENCH_BZ2_THREADS"
@@ -170,25 +174,34 @@ def _close_parallel() -> None:
         handle.close()
 
 
-def _members(path: Path, threads: int) -> Iterator[tuple[str, IO[bytes]]]:
-    """(name, stream) of every `*.jsonl` member, in archive order; decompressed by `threads`
-    threads (indexed_bzip2) or, at 0, by the stdlib."""
-    stream = io.BufferedReader(ChainedParts(task3_parts(path)), buffer_size=1 << 20)
-    decompressed = None
+@contextmanager
+def _bz2_stream(path: Path, threads: int) -> Iterator[IO[bytes]]:
+    """The decompressed bytes of a `.bz2` file, or of Task 3's chained parts: by indexed_bzip2 on
+    `threads` threads, or (0) by the stdlib."""
+    raw = io.BufferedReader(ChainedParts(task3_parts(path)), buffer_size=1 << 20)
     try:
-        if threads:
-            import indexed_bzip2
+        if not threads:
+            with bz2.open(raw, "rb") as stream:
+                yield stream
+            return
+        import indexed_bzip2
 
-            decompressed = indexed_bzip2.open(stream, parallelization=threads)
-            _open_parallel.add(decompressed)
-        with tarfile.open(fileobj=decompressed or stream, mode="r|" if threads else "r|bz2") as archive:
-            for member in archive:
-                if member.isfile() and member.name.endswith(".jsonl"):
-                    yield member.name, archive.extractfile(member)
+        stream = indexed_bzip2.open(raw, parallelization=threads)
+        _open_parallel.add(stream)
+        try:
+            yield stream
+        finally:
+            stream.close()
     finally:
-        if decompressed is not None:
-            decompressed.close()
-        stream.close()
+        raw.close()
+
+
+def _members(path: Path, threads: int) -> Iterator[tuple[str, IO[bytes]]]:
+    """(name, stream) of every `*.jsonl` member, in archive order."""
+    with _bz2_stream(path, threads) as stream, tarfile.open(fileobj=stream, mode="r|") as archive:
+        for member in archive:
+            if member.isfile() and member.name.endswith(".jsonl"):
+                yield member.name, archive.extractfile(member)
 
 
 def _is_bz2(path: Path) -> bool:
@@ -197,7 +210,16 @@ def _is_bz2(path: Path) -> bool:
 
 
 def read_task3_archive(path: Path, threads: int | None = None) -> Iterator[Item]:
-    """Every `*.jsonl` member of the (multi-part) `.tar.bz2`, in archive order, streamed.
+    """Every `*.jsonl` member of the (multi-part) `.tar.bz2`, in archive order, streamed (`read_bz2`)."""
+    return read_bz2(path, task3_parts(path)[0], _read_members, threads)
+
+
+Reader = Callable[[Path, int, int, bool], Iterator[Item]]
+
+
+def read_bz2(path: Path, first_file: Path, read: Reader, threads: int | None) -> Iterator[Item]:
+    """`read(path, threads, skip, report)`'s records, on `threads` decompressing threads (default
+    `parallel_bz2()`), or by the stdlib.
 
     indexed_bzip2 reports a cut or corrupt stream as a bare RuntimeError (and reads data that is no
     bz2 as empty): data that does not start as bz2 is read by the stdlib, and when the parallel
@@ -205,30 +227,36 @@ def read_task3_archive(path: Path, threads: int | None = None) -> Iterator[Item]
     so errors read exactly as the stdlib reports them."""
     threads = parallel_bz2() if threads is None else threads
     count = 0
-    if threads and _is_bz2(path):
+    if threads and _is_bz2(first_file):
         try:
-            with closing(_read_members(path, threads, 0)) as items:
+            with closing(read(path, threads, 0, False)) as items:
                 for item in items:
                     count = item[0] + 1
                     yield item
             return
         except RuntimeError:
             pass
-    with closing(_read_members(path, 0, count, report=True)) as items:
+    with closing(read(path, 0, count, True)) as items:
         yield from items
+
+
+def _skipping(skip: int) -> Callable[[str], Any]:
+    """`loads` for the lines from number `skip` on; the lines before it are counted, not parsed."""
+    seen = 0
+
+    def parse(line: str) -> Any:
+        nonlocal seen
+        seen += 1
+        return {} if seen <= skip else loads(line)
+
+    return parse
 
 
 def _read_members(path: Path, threads: int, skip: int, report: bool = False) -> Iterator[Item]:
     """Records from number `skip` on (the lines before it are counted, not parsed). A broken
     archive ends in one RecordError when `report`, else in a RuntimeError."""
     count = 0
-
-    def parse(line: str) -> Any:
-        nonlocal skipped
-        skipped += 1
-        return {} if skipped <= skip else loads(line)
-
-    skipped = 0
+    parse = _skipping(skip)
     try:
         for member, handle in _members(path, threads):
             for number, (_, item) in enumerate(objects(read_lines(handle, f"{path}!{member}", parse),

@@ -3,8 +3,11 @@ on the main thread, and while the lane is starting, it is parsed in place."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
+
+import pytest
 
 from ragbench.run import workers
 from ragbench.tasks.crag import loader
@@ -23,13 +26,13 @@ def in_thread(fn):
 
 def lane_calls(monkeypatch) -> list:
     calls = []
-    real = workers.submit_record
+    real = workers.in_record_lane
 
     def counted(fn, *args):
         calls.append(fn)
         return real(fn, *args)
 
-    monkeypatch.setattr(loader.workers, "submit_record", counted)
+    monkeypatch.setattr(loader.workers, "in_record_lane", counted)
     return calls
 
 
@@ -60,5 +63,16 @@ def test_a_reader_does_not_wait_for_the_lane_to_start(monkeypatch):
     try:
         assert in_thread(lambda: loads(LINE)) == {"page_result": "x" * LARGE_RECORD_BYTES}
         assert calls == []  # parsed in the reader thread; the lane is starting meanwhile
+    finally:
+        workers.shutdown()
+
+
+def test_a_lane_whose_process_died_is_replaced_and_the_record_still_parsed():
+    try:
+        assert workers.in_record_lane(os.getpid) != os.getpid()
+        with pytest.raises(Exception, match="terminated abruptly"):
+            workers._record_lane().submit(os._exit, 9).result()  # the lane's process is killed
+        assert workers.in_record_lane(json.loads, "[1]") == [1]  # this call: here; the next: a new lane
+        assert workers.in_record_lane(os.getpid) != os.getpid()
     finally:
         workers.shutdown()

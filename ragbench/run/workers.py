@@ -13,7 +13,7 @@ it; an `atexit` hook catches the rest). `fn` and its arguments must be picklable
 functions only, and a script that starts a run must guard its top level with
 `if __name__ == "__main__":` (the workers import the main module, as with `spawn`).
 
-Records are parsed in a lane of their own (`submit_record`: one more worker process, at normal
+Records are parsed in a lane of their own (`in_record_lane`: one more worker process, at normal
 priority): every example starts from a record, so parsing the next one must not wait in the pool's
 queue behind the page work of the examples already started (it did: a Task 3 run read its archive
 only between two questions' page parsing, 2.2x its CPU floor instead of overlapping the two).
@@ -154,6 +154,9 @@ def _started(size: int, lowered: bool) -> Executor:
 def executor() -> Executor:
     """The shared pool, started (and its workers warmed) on first use."""
     global _executor
+    pool = _executor
+    if pool is not None:  # not waiting on the lock while the record lane starts
+        return pool
     with _lock:
         if _executor is None:
             _executor = _started(pool_size(), lowered=True)
@@ -162,6 +165,9 @@ def executor() -> Executor:
 
 def _record_lane() -> Executor:
     global _records
+    lane = _records
+    if lane is not None:  # not waiting on the lock while the pool starts
+        return lane
     with _lock:
         if _records is None:
             _records = _started(min(1, pool_size()), lowered=False)
@@ -169,13 +175,14 @@ def _record_lane() -> Executor:
 
 
 _starting: threading.Thread | None = None
+_starting_lock = threading.Lock()
 
 
 def start_soon() -> None:
     """Start the record lane and the pool in a background thread (once; a failure is raised by the
     next call that needs them)."""
     global _starting
-    with _lock:
+    with _starting_lock:  # not _lock: held for the whole start, and the caller must not wait
         if _starting is not None or _unavailable is not None:
             return
         _starting = threading.Thread(target=_start_both, name="ragbench-workers-start", daemon=True)
@@ -198,10 +205,20 @@ def lane_ready() -> bool:
     return False
 
 
-def submit_record(fn: Callable[..., T], *args: Any):
-    """`fn(*args)` in the record-parsing lane (one process, or a thread under RAGBENCH_WORKERS=0):
-    a Future, from synchronous code (the reader thread)."""
-    return _record_lane().submit(fn, *args)
+def in_record_lane(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in the record-parsing lane (one process, or a thread under RAGBENCH_WORKERS=0), from
+    synchronous code (the reader thread). A lane whose process died is replaced; this call then runs
+    `fn` here."""
+    global _records
+    lane = _record_lane()
+    try:
+        return lane.submit(fn, *args).result()
+    except BrokenProcessPool:
+        with _lock:
+            if _records is lane:
+                _records = None
+        lane.shutdown(wait=False, cancel_futures=True)
+        return fn(*args)
 
 
 async def run(fn: Callable[..., T], *args: Any) -> T:

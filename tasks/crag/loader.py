@@ -123,7 +123,7 @@ def loads(line: str) -> Any:
     if len(line) < LARGE_RECORD_BYTES or threading.current_thread() is threading.main_thread() \
             or not workers.lane_ready():
         return json.loads(line)
-    return workers.submit_record(json.loads, line).result()
+    return workers.in_record_lane(json.loads, line)
 
 
 def _parse_lines(stream: IO[bytes], where: str, start: int) -> Iterator[Item]:

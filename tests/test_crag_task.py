@@ -12,7 +12,7 @@ from crag_helpers import crag_record, tokenizer_dir
 from helpers import run, samples
 
 from ragbench.errors import ConfigError, RecordError
-from ragbench.tasks.crag.loader import task3_parts
+from ragbench.tasks.crag.loader import read_task3_archive, task3_parts
 from ragbench.tasks.crag.prompts import prompts
 from ragbench.tasks.crag.task import CragTask1, CragTask3
 from ragbench.types import trace_prompts
@@ -103,6 +103,17 @@ def test_task3_streams_so_the_first_examples_need_only_the_first_bytes(tmp_path)
     assert next(stream).id == "id-0"
     items = list(stream)
     assert isinstance(items[-1], RecordError) and "cannot read past" in str(items[-1])
+
+
+def test_an_archive_cut_inside_a_record_is_one_bad_record(tmp_path):
+    big_page = {"page_result": " ".join(str(i) for i in range(150_000))}  # ~1 MB: several bz2 blocks
+    paths = make_task3_parts(tmp_path, [crag_record(i, split=1, search_results=[big_page]) for i in range(5)],
+                             parts=1)
+    paths[0].write_bytes(paths[0].read_bytes()[:len(paths[0].read_bytes()) * 3 // 4])  # inside the last member
+    items = [item for _, item in read_task3_archive(paths[0], threads=0)]
+    errors = [item for item in items if isinstance(item, RecordError)]
+    assert len(errors) == 1 and "cannot read past this line" in str(errors[0])  # not a second one for the tar
+    assert len(items) - 1 >= 2  # the records before the cut are read
 
 
 def test_task3_parts_must_be_consecutive(tmp_path):

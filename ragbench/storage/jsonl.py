@@ -28,6 +28,10 @@ def dumps(record: Any) -> str:
     return json.dumps(record, ensure_ascii=False, default=str)
 
 
+class StreamBroken(RecordError):
+    """The stream broke off at this line (cut short or corrupt): nothing after it can be read."""
+
+
 def line_error(where: str, exc: jsonlines.InvalidLineError) -> RecordError:
     """The RecordError of a line jsonlines could not read: not UTF-8, or not JSON at line:column."""
     cause = exc.__cause__
@@ -59,7 +63,7 @@ def read_lines(source: str | Path | IO[bytes], where: str | None = None,
             value = reader.read(allow_none=True, skip_empty=True)
         except EOFError:  # the end of the stream, or (lines.failure) a stream that broke off
             if lines.failure is not None:
-                yield lines.number, RecordError(name, lines.number + 1, f"cannot read past this line "
+                yield lines.number, StreamBroken(name, lines.number + 1, f"cannot read past this line "
                                                 f"({lines.failure or type(lines.failure).__name__}): the file "
                                                 "is cut short or corrupt")
             return

@@ -31,7 +31,7 @@ from typing import IO, Any, Callable, Iterator
 
 from ragbench.run import workers
 from ragbench.errors import ConfigError, RecordError
-from ragbench.storage.jsonl import objects, read_lines
+from ragbench.storage.jsonl import StreamBroken, objects, read_lines
 
 Item = tuple[int, "dict[str, Any] | RecordError"]
 _PART = re.compile(r"^(?P<stem>.+\.tar\.bz2)\.part(?P<number>\d+)$")
@@ -264,6 +264,8 @@ def _read_members(path: Path, threads: int, skip: int, report: bool = False) -> 
                 count = number + 1
                 if number >= skip:
                     yield number, item
+                if isinstance(item, StreamBroken):  # reported once: the next member would fail the same way
+                    return
     except (OSError, EOFError, tarfile.TarError) as exc:  # truncated or corrupt archive
         if not report:
             raise RuntimeError(str(exc)) from exc

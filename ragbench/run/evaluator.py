@@ -66,6 +66,7 @@ class Evaluator:
         self.registry = registry or get_registry()
         # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
         self.planned, self.checks = preflight(config, self.registry)
+        workers.prestart()  # in the background, while the engines load
         self.run_dir = RunDir(config.run_dir())
         # fails fast on a bad index
         self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)

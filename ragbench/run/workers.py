@@ -179,7 +179,7 @@ _starting_lock = threading.Lock()
 
 
 def start_soon() -> None:
-    """Start the record lane and the pool in a background thread (once; a failure is raised by the
+    """Start the pool and the record lane in a background thread (once; a failure is raised by the
     next call that needs them)."""
     global _starting
     with _starting_lock:  # not _lock: held for the whole start, and the caller must not wait
@@ -189,10 +189,19 @@ def start_soon() -> None:
         _starting.start()
 
 
+def prestart() -> None:
+    """`start_soon()` when a loaded plugin named warm modules (it parses in the pool): called once the
+    pre-flight has passed, so that the workers start while the engines load, not when the first
+    page waits for them."""
+    if _warm_modules and pool_size():
+        start_soon()
+
+
 def _start_both() -> None:
+    """The pool first: page work waits for it, while records are parsed in the reader until the lane is up."""
     try:
-        _record_lane()
         executor()
+        _record_lane()
     except WorkersUnavailable:  # remembered: raised by the next call
         pass
 

@@ -126,12 +126,6 @@ def loads(line: str) -> Any:
     return workers.in_record_lane(json.loads, line)
 
 
-def _parse_lines(stream: IO[bytes], where: str, start: int) -> Iterator[Item]:
-    """Records numbered from `start`, every non-blank line of the stream counting as one."""
-    for number, (_, item) in enumerate(objects(read_lines(stream, where, loads), where), start):
-        yield number, item
-
-
 def read_jsonl(path: Path, threads: int | None = None) -> Iterator[Item]:
     """Task 1&2 file: `.jsonl.bz2` streamed through bz2 (on `threads` threads, as Task 3's archive:
     `read_bz2`), or plain `.jsonl`."""

@@ -1,7 +1,7 @@
 """Streaming readers for CRAG's release files; nothing is decompressed or extracted to disk.
 
 * Task 1&2: `crag_task_1_and_2_dev_v{4,5}.jsonl.bz2` (or a plain `.jsonl`, e.g. the example file
-  decompressed), read line by line through bz2.
+  decompressed), read line by line through bz2 (on every core with the `fast` extra, as Task 3).
 * Task 3: `crag_task_3_dev_v4.tar.bz2.part1..4` / `_v5.tar.bz2.part0..3`: the parts are chained
   into one byte stream in numeric order and read as a streaming tar (`r|bz2`); every `*.jsonl`
   member is read line by line, in archive order. A plain `.tar.bz2` works the same way. bz2 is one
@@ -148,7 +148,7 @@ _open_parallel: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
 
 def parallel_bz2() -> int:
-    """Threads decompressing Task 3's archive: one per usable core when `indexed_bzip2` (the `fast`
+    """Threads decompressing a `.bz2` (Task 3's archive, Tasks 1&2's file): one per usable core when `indexed_bzip2` (the `fast`
     extra) is installed, else 0 (the stdlib, one core); $RAGBENCH_BZ2_THREADS sets it (0: the stdlib)."""
     value = os.environ.get(BZ2_THREADS_ENV, "").strip()
     if value.isdigit() and int(value) == 0:

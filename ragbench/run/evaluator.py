@@ -66,7 +66,6 @@ class Evaluator:
         self.registry = registry or get_registry()
         # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
         self.planned, self.checks = preflight(config, self.registry)
-        workers.prestart()  # in the background, while the engines load
         self.run_dir = RunDir(config.run_dir())
         # fails fast on a bad index
         self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
@@ -85,9 +84,11 @@ class Evaluator:
             if finished is not None:
                 self.retriever.close()
                 return finished
+        workers.prestart()  # in the background, while the engines load
         try:
             engines = self.load_engines()
         except BaseException:
+            workers.shutdown()
             self.retriever.close()
             raise
         try:
@@ -95,6 +96,7 @@ class Evaluator:
             self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
                                                config.resume, config.overwrite)
         except BaseException:
+            workers.shutdown()
             engines.close()
             self.retriever.close()
             raise

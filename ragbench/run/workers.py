@@ -190,9 +190,9 @@ def start_soon() -> None:
 
 
 def prestart() -> None:
-    """`start_soon()` when a loaded plugin named warm modules (it parses in the pool): called once the
-    pre-flight has passed, so that the workers start while the engines load, not when the first
-    page waits for them."""
+    """`start_soon()` when a loaded plugin named warm modules (it parses in the pool): called when a
+    run starts, after its pre-flight, so that the workers start while the engines load, not when the
+    first page waits for them."""
     if _warm_modules and pool_size():
         start_soon()
 

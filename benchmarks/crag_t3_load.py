@@ -116,15 +116,15 @@ def fastest_run(repeat: int, cold: bool, system: str, archive: Path, folder: Pat
     return min(runs, key=lambda run: run["wall"])
 
 
-def reading_cpu(archive: Path, repeat: int) -> tuple[float, float]:
-    """CPU seconds of reading the archive with the stdlib (in this process, as the pre-flight does:
-    decompression and JSON), and the same for the decompressing stream alone."""
+def reading_cpu(archive: Path, repeat: int) -> tuple[int, float, float]:
+    """Records in the archive, CPU seconds of reading it with the stdlib (in this process, as the
+    pre-flight does: decompression and JSON), and the same for the decompressing stream alone."""
     read = stream = math.inf
     for _ in range(repeat):
         cpu, started = tree_cpu(), time.process_time()
-        sum(1 for _ in read_task3_archive(archive, threads=0))
+        records = sum(1 for _ in read_task3_archive(archive, threads=0))
         read, stream = min(read, tree_cpu() - cpu), min(stream, time.process_time() - started)
-    return read, stream
+    return records, read, stream
 
 
 def raw_pipeline(archive: Path, pages_per_record: float, cores: int) -> float:
@@ -186,8 +186,7 @@ def main() -> None:
         archive = write_task3_archive(folder / "data", args.questions, args.pages, median)
         tokenizer = standin_tokenizer(folder / "tokenizer")  # where the 75-token cut falls does not matter here
         costs = single_page_costs(args.pages, median, "vanilla" in systems, args.repeat)
-        records = sum(1 for _ in read_task3_archive(archive, threads=0))
-        read, stream = reading_cpu(archive, args.repeat)  # the stdlib: the least CPU
+        records, read, stream = reading_cpu(archive, args.repeat)  # the stdlib: the least CPU
         stream = 0.0 if parallel_bz2() else stream
         print(f"{args.questions} questions x {args.pages} pages (median {args.median_kb:.0f} kB, log-normal sigma 1); "
               f"{cores} cores; one page: parse {costs['parse_s'] * 1000:.0f} ms, {costs['sentences_per_page']:.0f} "

@@ -135,7 +135,8 @@ def refuse_in_worker_start() -> None:
         raise SystemExit(1)
 
 
-def _usable() -> None:
+def raise_if_unavailable() -> None:
+    """Raise `WorkersUnavailable` when the workers could not start (the evaluator stops the run)."""
     if _unavailable is not None:
         raise WorkersUnavailable(str(_unavailable))
 
@@ -143,7 +144,7 @@ def _usable() -> None:
 def _started(size: int, lowered: bool) -> Executor:
     """`_start`, remembering a failure so that later calls fail at once with the same line (caller holds _lock)."""
     global _unavailable
-    _usable()
+    raise_if_unavailable()
     try:
         return _start(size, lowered)
     except WorkersUnavailable as exc:
@@ -218,15 +219,11 @@ def in_record_lane(fn: Callable[..., T], *args: Any) -> T:
     """`fn(*args)` in the record-parsing lane (one process, or a thread under RAGBENCH_WORKERS=0), from
     synchronous code (the reader thread). A lane whose process died is replaced; this call then runs
     `fn` here."""
-    global _records
     lane = _record_lane()
     try:
         return lane.submit(fn, *args).result()
     except BrokenProcessPool:
-        with _lock:
-            if _records is lane:
-                _records = None
-        lane.shutdown(wait=False, cancel_futures=True)
+        _discard_broken(lane)
         return fn(*args)
 
 
@@ -238,22 +235,20 @@ async def run(fn: Callable[..., T], *args: Any) -> T:
     try:
         return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
     except BrokenProcessPool:
-        _replace_broken(pool)
+        _discard_broken(pool)
         raise
 
 
-def _replace_broken(pool: Executor) -> None:
-    """A worker died (killed, out of memory): the pool is unusable; the next call starts a new one."""
-    global _executor
+def _discard_broken(pool: Executor) -> None:
+    """A worker of the pool or the lane died (killed, out of memory): it is unusable; the next call
+    starts a new one."""
+    global _executor, _records
     with _lock:
         if _executor is pool:
             _executor = None
+        if _records is pool:
+            _records = None
     pool.shutdown(wait=False, cancel_futures=True)
-
-
-def raise_if_unavailable() -> None:
-    """Raise `WorkersUnavailable` when the workers could not start (the evaluator stops the run)."""
-    _usable()
 
 
 def ready_threads(size: int | None = None) -> ThreadPoolExecutor:

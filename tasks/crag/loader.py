@@ -131,7 +131,7 @@ def read_jsonl(path: Path, threads: int | None = None) -> Iterator[Item]:
     `read_bz2`), or plain `.jsonl`."""
     if not path.name.endswith(".bz2"):
         return _read_jsonl(path, 0, 0, report=True)
-    return read_bz2(path, path, _read_jsonl, threads)
+    return read_bz2(path, _read_jsonl, threads)
 
 
 def _read_jsonl(path: Path, threads: int, skip: int, report: bool = False) -> Iterator[Item]:
@@ -205,13 +205,13 @@ def _is_bz2(path: Path) -> bool:
 
 def read_task3_archive(path: Path, threads: int | None = None) -> Iterator[Item]:
     """Every `*.jsonl` member of the (multi-part) `.tar.bz2`, in archive order, streamed (`read_bz2`)."""
-    return read_bz2(path, task3_parts(path)[0], _read_members, threads)
+    return read_bz2(path, _read_members, threads)
 
 
 Reader = Callable[[Path, int, int, bool], Iterator[Item]]
 
 
-def read_bz2(path: Path, first_file: Path, read: Reader, threads: int | None) -> Iterator[Item]:
+def read_bz2(path: Path, read: Reader, threads: int | None) -> Iterator[Item]:
     """`read(path, threads, skip, report)`'s records, on `threads` decompressing threads (default
     `parallel_bz2()`), or by the stdlib.
 
@@ -221,7 +221,7 @@ def read_bz2(path: Path, first_file: Path, read: Reader, threads: int | None) ->
     so errors read exactly as the stdlib reports them."""
     threads = parallel_bz2() if threads is None else threads
     count = 0
-    if threads and _is_bz2(first_file):
+    if threads and _is_bz2(path):
         try:
             with closing(read(path, threads, 0, False)) as items:
                 for item in items:

@@ -9,15 +9,15 @@ from pathlib import Path
 from ragbench.errors import ConfigError
 from ragbench.retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
 
+BGE_ZH_QUERY_INSTRUCTION = "为这个句子生成表示以用于检索相关文章："
 # OmniEval's configs/query_instruction.json (spec omnieval.md 2.2): queries are
 # f"{instruction} {question}", with the space even when the instruction is empty.
 OMNIEVAL_QUERY_INSTRUCTIONS = {
-    r"bge-large-zh(-v1\.5)?": "为这个句子生成表示以用于检索相关文章：",
+    r"bge-large-zh(-v1\.5)?": BGE_ZH_QUERY_INSTRUCTION,
     r"e5-mistral-7b(-instruct)?": "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: ",
     r"gte-qwen2-(1\.5b|7b)(-instruct)?": "Given a web search query, retrieve relevant passages that answer the query: ",
     r"bge-m3|jina-embeddings-v2-base-zh|jina-zh|bm25": "",
 }
-BGE_ZH_QUERY_INSTRUCTION = "为这个句子生成表示以用于检索相关文章："
 
 
 def omnieval_query_instruction(model: str) -> str:

@@ -275,8 +275,8 @@ class Workers:
 
     def close(self, wait: bool = True) -> None:
         """End the pool and the lane (queued work is cancelled). `wait=False` (an interrupted run) does
-        not wait for the calls still running: those workers end when their call does, or with this
-        process. Later calls fail (`run`) or run in place (`in_record_lane`)."""
+        not wait for the calls still running: their workers are stopped. Later calls fail (`run`) or
+        run in place (`in_record_lane`)."""
         with self._lock:
             self._closed = True
             starting = self._starting
@@ -286,7 +286,17 @@ class Workers:
             executors, self._pool, self._lane = (self._pool, self._lane), None, None
         for executor in executors:
             if executor is not None:
-                executor.shutdown(wait=wait, cancel_futures=True)
+                _end(executor, wait)
+
+
+def _end(executor: Executor, wait: bool) -> None:
+    """Shut a pool down; `wait=False`: its workers are stopped first (SIGTERM), so that it ends at once
+    and completely (a pool left running at exit makes multiprocessing's resource tracker warn of leaked
+    semaphores on the console). ProcessPoolExecutor has no public way to do that before Python 3.14."""
+    if not wait:
+        for process in list((getattr(executor, "_processes", None) or {}).values()):
+            process.terminate()
+    executor.shutdown(wait=True, cancel_futures=True)
 
 
 def ready_threads(size: int | None = None) -> ThreadPoolExecutor:

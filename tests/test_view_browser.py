@@ -1,7 +1,7 @@
 """The viewer in a real browser: headless Chromium (Debian's chromium + chromium-driver, driven by
 selenium) opens a served site and an exported one (file://), clicks runs -> examples -> an LLatrieval
 example's timeline -> compare, and checks what is rendered; model output with HTML in it shows as text.
-Set RAGBENCH_SCREENSHOTS=DIR to save the pages as PNGs (docs/ holds the README's)."""
+Set RAGBENCH_SCREENSHOTS=DIR to save the pages as PNGs (docs/ holds those of docs/viewer.md)."""
 from __future__ import annotations
 
 import os

@@ -102,14 +102,18 @@ def runnable(page: Path) -> list[Block]:
     return [block for block in blocks(page) if block.language in SHELLS and block.marker in (None, "serves")]
 
 
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           # a download (a task's public data file) goes to a closed local port and fails at once
+           **{name: "http://127.0.0.1:9" for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")},
+           "no_proxy": "127.0.0.1,localhost", "NO_PROXY": "127.0.0.1,localhost"}
+
+
 def environment(folder: Path) -> dict[str, str]:
-    """The test's Python and its `ragbench` first on PATH, a HOME of the folder's own, no network."""
+    """The test's Python and its `ragbench` first on PATH, a HOME of the folder's own, offline."""
     home = folder / "home"
     home.mkdir()
-    return {**os.environ, "HOME": str(home), "PATH": os.pathsep.join([str(Path(sys.executable).parent),
-                                                                      os.environ.get("PATH", "")]),
-            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-            "RAGBENCH_DATA_DIR": str(home / "data"), "NO_MKDOCS_2_WARNING": "1"}
+    return {**os.environ, **OFFLINE, "HOME": str(home), "RAGBENCH_DATA_DIR": str(home / "data"),
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
 
 
 def run_block(block: Block, folder: Path, env: dict[str, str]) -> None:

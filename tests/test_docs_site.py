@@ -1,13 +1,15 @@
 """The documentation site (mkdocs.yml, docs/): it builds with warnings as errors, a broken link or anchor
 fails the build, and in headless Chromium (Debian's chromium + chromium-driver, driven by selenium) every
 page of its navigation loads with its title, every link on it resolves to a page and anchor that exist,
-every image loads, and nothing is fetched from another host (the site works offline)."""
+every image loads, and nothing is fetched from another host (the site works offline). The README's links
+lead to files that exist."""
 from __future__ import annotations
 
 import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,6 +56,12 @@ def nav_pages() -> list[str]:
 
 def test_every_page_in_docs_is_in_the_nav():
     assert sorted(nav_pages()) == sorted(page.stem + ".html" for page in (ROOT / "docs").glob("*.md"))
+
+
+def test_the_readmes_links_lead_to_files_that_exist():
+    links = re.findall(r"\]\(([^)#\s]+)[^)]*\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    local = [link for link in links if "://" not in link]
+    assert local and [link for link in local if not (ROOT / link).exists()] == []
 
 
 def test_the_site_builds_with_warnings_as_errors(site):

@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import urllib.parse
 from html.parser import HTMLParser
@@ -21,11 +20,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from chromium import headless_chromium
 
 from conftest import ROOT
-
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,860")
 
 
 def build(config: Path, site: Path) -> subprocess.CompletedProcess:
@@ -112,24 +109,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def browser():
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install ragbench[test])")
-    chromium, driver_path = shutil.which("chromium") or shutil.which("chromium-browser"), shutil.which("chromedriver")
-    if not (chromium and driver_path):
-        pytest.skip("no chromium/chromedriver here (apt-get install chromium chromium-driver)")
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = chromium
-    for flag in FLAGS:
-        options.add_argument(flag)
-    profile = tempfile.mkdtemp(prefix="ragbench-docs-chromium-")
-    options.add_argument(f"--user-data-dir={profile}")
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with headless_chromium(network_log=True) as driver:
+        yield driver
 
 
 def requested_urls(driver) -> list[str]:

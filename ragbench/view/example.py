@@ -57,20 +57,28 @@ def step_view(index: int, step: dict[str, Any]) -> dict[str, Any]:
             "details": clip(_dump(extra), 2000) if extra else "", "docs": document_views(step.get("docs"))}
 
 
+def nli_decision(line: str) -> tuple[str, str, str] | None:
+    """(hypothesis, premise, verdict) of one nli_calls.jsonl line; None for a line that is not a JSON object."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict):
+        return None
+    text = str(entry.get("prompt") or _prompt_text(entry))
+    premise, _, hypothesis = text.partition("hypothesis: " if "hypothesis: " in text else "Hypothesis: ")
+    return hypothesis.split("\n\nDoes the premise")[0].strip(), premise, str(entry.get("response"))
+
+
 def read_nli_log(path: Path) -> dict[str, list[tuple[str, str]]]:
-    """nli_calls.jsonl by hypothesis: (premise, verdict) of each decision."""
+    """nli_calls.jsonl by hypothesis: (premise, verdict) of each decision (read up to where it cannot be)."""
     by_hypothesis: dict[str, list[tuple[str, str]]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            text = entry.get("prompt") or _prompt_text(entry)
-            marker = "hypothesis: " if "hypothesis: " in text else "Hypothesis: "
-            premise, _, hypothesis = text.partition(marker)
-            hypothesis = hypothesis.split("\n\nDoes the premise")[0].strip()
-            by_hypothesis.setdefault(hypothesis, []).append((premise, str(entry.get("response"))))
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            for decision in filter(None, map(nli_decision, handle)):
+                by_hypothesis.setdefault(decision[0], []).append(decision[1:])
+    except OSError:
+        pass  # the decisions read so far are shown
     return by_hypothesis
 
 

@@ -16,7 +16,6 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-
 T = TypeVar("T")
 
 TEXT_CHARS = 240  # characters of question / answer / gold / error kept in a table row

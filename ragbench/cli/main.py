@@ -31,7 +31,7 @@ def _config_error(exc: ConfigError) -> None:
 def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from ..run.evaluator import Evaluator, RunConfig, RunInterrupted
-    from ..run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message
+    from ..run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message, signal_of
     from ..reports.failures import incomplete_reason
     from ..replay.rerun import replay_config
     from ..reports.summary import cost_line, failure_lines, results_table
@@ -46,9 +46,9 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
         _config_error(exc)
     except RunInterrupted as exc:
         exit_interrupted(exc)
-    except KeyboardInterrupt:
-        click.echo(interrupt_message(config and config.run_dir()), err=True, nl=False)
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after the examples ran
+        click.echo(interrupt_message(config and config.run_dir(), signum=signal_of(exc)), err=True, nl=False)
+        sys.exit(128 + signal_of(exc))
     results = outcome.results
     if outcome.rebuilt:
         click.echo(f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved "

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from ..storage import page_cache
+from ..storage.store_checks import health_lines
 from .failures import (counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines,
                        repair_lines)
 
@@ -40,6 +41,7 @@ def cost_line(cost: dict[str, Any]) -> str:
     return (f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
             f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
             f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
+            + "".join("\n" + line for line in health_lines("response cache", cost.get("response_cache")))
             + ("\n" + page_cache.console_line(cost["page_cache"]) if cost.get("page_cache") else ""))
 
 

@@ -74,10 +74,21 @@ class Evaluator:
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
         self.page_cache_stats: dict[str, Any] | None = None
+        self.response_cache_stats: dict[str, Any] | None = None
         self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
         self._started = self._cost_saved = time.perf_counter()
 
     def run(self) -> RunOutcome:
+        """The run, holding its folder's lock (ragbench.storage.run_lock) from the first read of the folder
+        (a --resume) or its creation to the end, however the run ends."""
+        try:
+            if self.config.resume:
+                self.run_dir.lock.acquire()
+            return self._run_locked()
+        finally:
+            self.run_dir.release()
+
+    def _run_locked(self) -> RunOutcome:
         config = self.config
         if config.resume:
             finished = self._finished_outcome()
@@ -115,6 +126,7 @@ class Evaluator:
             page_cache.close_all()
             workers.shutdown()
             self.run_dir.close()
+            self.response_cache_stats = cache.stats()
             cache.close()
             if not interrupted:  # else an engine may still be busy in a worker thread: left to the exit
                 self.retriever.close()
@@ -388,6 +400,8 @@ class Evaluator:
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
         cost = whole_run_cost([*self.attempts, *([attempt] if attempt else [])])
         cost["this_attempt"] = attempt
+        if self.response_cache_stats:  # damaged entries (misses), failed reads and writes, a replaced file
+            cost["response_cache"] = self.response_cache_stats
         if self.page_cache_stats:  # parsed pages and embeddings reused (ragbench.storage.page_cache)
             cost["page_cache"] = self.page_cache_stats
         if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)

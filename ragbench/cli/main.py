@@ -6,7 +6,10 @@ Imports stay light here: engines (torch, vLLM) load only when a run starts.
 from __future__ import annotations
 
 import dataclasses
+import errno
+import sqlite3
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -28,6 +31,32 @@ def _config_error(exc: ConfigError) -> None:
     sys.exit(EXIT_CONFIG)
 
 
+_ENVIRONMENT_FIXES = {errno.ENOSPC: "free space on that disk", errno.EDQUOT: "free space within your disk quota",
+                      errno.EROFS: "make it writable, or point --output / --cache / --page-cache elsewhere",
+                      errno.EACCES: "make it writable, or point --output / --cache / --page-cache elsewhere",
+                      errno.EPERM: "make it writable, or point --output / --cache / --page-cache elsewhere"}
+
+
+def _environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None) -> None:
+    """An OS or SQLite error (a full disk, a read-only path, a failing device): one line naming what,
+    where and the fix, then exit 1. What a run finished is saved, so `--resume` goes on from there. Of
+    errors raised while cleaning up after one (a full disk fails every write), the first is named."""
+    chain = [exc]
+    while (earlier := chain[-1].__cause__ or chain[-1].__context__) is not None and earlier not in chain:
+        chain.append(earlier)
+    exc = next((e for e in reversed(chain) if isinstance(e, OSError) and e.filename), exc)
+    if isinstance(exc, OSError):
+        what = exc.strerror or type(exc).__name__
+        where = exc.filename or "a file ragbench was writing"
+        fix = _ENVIRONMENT_FIXES.get(exc.errno, "fix what the error names")
+    else:
+        what, where, fix = f"SQLite error ({exc})", "a SQLite file", "fix or remove the file it names"
+    resumable = run_dir is not None and (Path(run_dir) / "run.json").is_file()
+    then = "then run the same command with --resume (what finished is saved)" if resumable else "then run it again"
+    click.echo(f"ragbench: error: {what}: {where}; {fix}, {then}", err=True)
+    sys.exit(EXIT_INCOMPLETE)
+
+
 def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from ..run.evaluator import Evaluator, RunConfig, RunInterrupted
@@ -44,6 +73,8 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
             outcome = Evaluator(config).run()
     except ConfigError as exc:
         _config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        _environment_error(exc, config and config.run_dir())
     except RunInterrupted as exc:
         exit_interrupted(exc)
     except KeyboardInterrupt:
@@ -125,12 +156,18 @@ def check_command(no_model: bool, **options) -> None:
             evaluator.retriever.close()
     except ConfigError as exc:
         _config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        _environment_error(exc)
     except KeyboardInterrupt:
         click.echo("\nragbench check: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     for line in evaluator.checks.checked:
         click.echo(f"ok  {line}")
-    click.echo(f"ragbench check: ready to run (the run folder will be {evaluator.run_dir.path})")
+    for line in evaluator.checks.warnings:
+        click.echo(f"warning  {line}")
+    warned = len(evaluator.checks.warnings)
+    click.echo(f"ragbench check: {'ready to run' if not warned else f'can run, with {warned} warning(s) above'} "
+               f"(the run folder will be {evaluator.run_dir.path})")
 
 
 def metric_fits(registry: Any, metric: str) -> str:
@@ -266,12 +303,14 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     from ..run.evaluator import Evaluator, RunInterrupted
     from ..run.lifecycle import exit_interrupted
     from ..registry import get_registry
+    from ..storage.files import write_atomically
     from ..reports.reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
 
     registry = get_registry()
     if show_list or not name:
         click.echo(listing(registry))
         return
+    config = None
     try:
         item = get_reproduction(registry, name)
         overrides = {**common_kwargs(**common), "data": data_paths(data), "limit": limit,
@@ -281,6 +320,8 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
         outcome = Evaluator(config).run()
     except ConfigError as exc:
         _config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        _environment_error(exc, config and config.run_dir())
     except RunInterrupted as exc:
         exit_interrupted(exc)
     label = verdict(item, limit, substituted, outcome.complete)
@@ -291,9 +332,9 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     results = json.loads(results_path.read_text(encoding="utf-8"))
     results["reproduction"] = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
                                "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
-    results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    with (outcome.run_dir / "report.md").open("a", encoding="utf-8") as report:
-        report.write("\n" + text)
+    write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n")
+    report = outcome.run_dir / "report.md"
+    write_atomically(report, report.read_text(encoding="utf-8") + "\n" + text)
     click.echo(f"results: {results_path}")
     if not outcome.complete:
         sys.exit(EXIT_INCOMPLETE)

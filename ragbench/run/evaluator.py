@@ -79,14 +79,9 @@ class Evaluator:
         self._started = self._cost_saved = time.perf_counter()
 
     def run(self) -> RunOutcome:
-        """The run, holding its folder's lock (ragbench.storage.run_lock) from the first read of the folder
-        (a --resume) or its creation to the end, however the run ends."""
-        try:
-            if self.config.resume:
-                self.run_dir.lock.acquire()
+        """The run, holding its folder's lock (ragbench.storage.run_lock) to the end, however it ends."""
+        with self.run_dir.held(lock_now=self.config.resume):
             return self._run_locked()
-        finally:
-            self.run_dir.release()
 
     def _run_locked(self) -> RunOutcome:
         config = self.config
@@ -400,10 +395,9 @@ class Evaluator:
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
         cost = whole_run_cost([*self.attempts, *([attempt] if attempt else [])])
         cost["this_attempt"] = attempt
-        if self.response_cache_stats:  # damaged entries (misses), failed reads and writes, a replaced file
-            cost["response_cache"] = self.response_cache_stats
-        if self.page_cache_stats:  # parsed pages and embeddings reused (ragbench.storage.page_cache)
-            cost["page_cache"] = self.page_cache_stats
+        for name, stats in (("response_cache", self.response_cache_stats), ("page_cache", self.page_cache_stats)):
+            if stats:  # damaged entries, failed reads and writes, a replaced file; pages and embeddings reused
+                cost[name] = stats
         if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
             cost["retrieval"] = {"queries": self.retrieval_stats["calls"] + self.retrieval_stats["shared"],
                                  "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -197,9 +198,16 @@ class RunDir:
         for handle in handles:
             handle.close()
 
-    def release(self) -> None:
-        """Close everything and let another run use the folder."""
+    @contextmanager
+    def held(self, lock_now: bool) -> Iterator[None]:
+        """The folder is let go when the block ends, however it ends; `lock_now`: locked at once (a
+        --resume reads the folder first), else when `start` creates it."""
         try:
-            self.close()
+            if lock_now:
+                self.lock.acquire()
+            yield
         finally:
-            self.lock.release()
+            try:
+                self.close()
+            finally:
+                self.lock.release()

@@ -165,7 +165,7 @@ def test_an_unwritable_cache_is_left_out_with_one_warning_and_check_says_so(tmp_
     assert checked.returncode == 0, checked.stderr
     [warned] = [line for line in checked.stdout.splitlines() if line.startswith("warning  ")]
     assert warned.startswith(f"warning  response cache {cache_that_cannot_be_written}: ")
-    assert warned.endswith("a run goes on without it (--cache PATH names another file)")
+    assert warned.endswith("a run goes on without it (--cache PATH names a file that can be written)")
     assert "ready to run" not in checked.stdout and "can run, with 1 warning(s) above" in checked.stdout
     ran = cli(*args)
     assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr

@@ -48,18 +48,19 @@ def check_cache_files(config: Any, planned: list[Any], check: Preflight) -> None
     """The response cache and (for tasks that take a `page_cache` option) the page cache: files a run
     can read and write. One that cannot serve is a warning: the run goes on without it, or with a
     fresh one in place of a damaged one (ragbench.storage.sqlite_store)."""
+    from ..storage import cache, page_cache
     from ..storage.files import write_problem
-    from ..storage.page_cache import OFF, default_path
     from ..storage.store_checks import file_problem
 
-    caches = [] if config.cache is None and write_problem(config.run_dir()) else [  # else said of --output
-        ("response cache", Path(config.cache or Path(config.run_dir()) / "cache.sqlite"), "--cache PATH names another file")]
-    # the page cache a task opens: its own option, else --page-cache, else the default (as page_cache.open_cache)
+    # the run's own cache.sqlite: said of --output when that cannot be written, deleted by --overwrite
+    skip = config.cache is None and (config.overwrite or write_problem(config.run_dir()))
+    caches = [] if skip else [(cache.LABEL, Path(config.cache or Path(config.run_dir()) / "cache.sqlite"), cache.FIX)]
+    # the page cache a task opens: its own option, else --page-cache, else the default (as the run resolves it)
     for chosen in dict.fromkeys(p.task.args.get("page_cache") or config.page_cache for p in planned
                                 if "page_cache" in getattr(p.task, "args", {})):
-        if str(chosen).strip().lower() not in OFF:
-            caches.append(("page cache", Path(chosen).expanduser() if chosen else default_path().expanduser(),
-                           "--page-cache PATH names another file, --page-cache off turns it off"))
+        if str(chosen).strip().lower() not in page_cache.OFF:
+            path = Path(chosen).expanduser() if chosen else page_cache.default_path().expanduser()
+            caches.append((page_cache.LABEL, path, page_cache.FIX))
     for label, path, fix in caches:
         if path.is_dir():  # said of --cache already
             continue

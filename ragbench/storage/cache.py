@@ -19,6 +19,7 @@ from ..engines.base import Response
 from .sqlite_store import SqliteStore
 
 BUSY_TIMEOUT_SECONDS = 60
+LABEL, FIX = "response cache", "--cache PATH names a file that can be written"  # for messages about the file
 
 
 def _row(key: str, entry: tuple[str, Response, float]) -> tuple:
@@ -47,8 +48,7 @@ class ResponseCache:
         self._store = SqliteStore(
             self.path, "responses", "key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL",
             "response", encode=_row, decode=_stored, from_item=lambda entry: _cached(entry[1].to_dict()),
-            label="response cache", fix="--cache PATH names a file that can be written",
-            busy_seconds=BUSY_TIMEOUT_SECONDS)
+            label=LABEL, fix=FIX, busy_seconds=BUSY_TIMEOUT_SECONDS)
 
     @property
     def write_errors(self) -> int:

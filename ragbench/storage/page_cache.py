@@ -32,6 +32,7 @@ from .store_checks import health_lines
 
 CACHE_ENV = "RAGBENCH_PAGE_CACHE"
 OFF = ("off", "none", "false", "0")
+LABEL, FIX = "page cache", "--page-cache PATH names a file that can be written, --page-cache off turns it off"
 
 _lock = threading.Lock()
 _caches: dict[Path, "PageCache"] = {}
@@ -72,8 +73,7 @@ class PageCache:
         self._store = SqliteStore(
             self.path, "entries", "key TEXT PRIMARY KEY, value BLOB, created REAL", "value",
             encode=lambda key, value: (key, encode_value(value), time.time()), decode=decode_value,
-            from_item=lambda value: value, label="page cache",
-            fix="--page-cache PATH names a file that can be written, --page-cache off turns it off")
+            from_item=lambda value: value, label=LABEL, fix=FIX)
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
 

@@ -137,7 +137,7 @@ def test_a_cache_of_an_older_ragbench_without_checksums_starts_fresh(tmp_path):
     db.close()
     cache = ResponseCache(path)
     assert cache.get(key) is None and len(cache) == 0
-    assert "written by an older ragbench, without checksums: its 1 entries cannot be verified" in cache.notice
+    assert "written by an older ragbench, without checksums: its 1 entries cannot be verified" in cache.stats()["notice"]
     cache.put_many([(key, "e", Response(texts=["new"]))])
     assert cache.get(key).text == "new"
     cache.close()

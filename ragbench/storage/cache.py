@@ -55,11 +55,6 @@ class ResponseCache:
         """Batches of responses that could not be stored (they were used, not cached)."""
         return self._store.write_errors
 
-    @property
-    def notice(self) -> str | None:
-        """Why the file was replaced by a fresh one, or is not used (None: neither)."""
-        return self._store.notice
-
     def stats(self) -> dict[str, Any]:
         """For results.json (`cost.response_cache`): file, size, damaged entries, failed reads and writes, notice."""
         return self._store.stats()

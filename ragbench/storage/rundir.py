@@ -117,7 +117,7 @@ class RunDir:
 
     def start(self, config: dict[str, Any], identity: dict[str, Any], config_hash: str, resume: bool,
               overwrite: bool = False) -> list[dict[str, Any]]:
-        """Create and lock the folder (after `check_start`; the lock is held until `release`); with
+        """Create and lock the folder (after `check_start`; held until the `held` block ends); with
         `overwrite`, the earlier run's files go first. Returns the earlier attempts' costs."""
         self.check_start(identity, config_hash, resume, overwrite)
         self.lock.acquire()

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from conftest import write_jsonl
@@ -31,9 +32,17 @@ def run_args(data, out, *extra: str) -> list[str]:
             "--output", str(out), "--no-progress", "--bootstrap-iters", "200", *extra]
 
 
-def start(args: list[str]) -> subprocess.Popen:
+def start(args: list[str], env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "ragbench.cli.main", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+
+
+def held_answer(request) -> str:
+    """A scripted model that answers once the file $RAGBENCH_TEST_RELEASE exists: a run held mid-way."""
+    release = Path(os.environ["RAGBENCH_TEST_RELEASE"])
+    while not release.exists():
+        time.sleep(0.02)
+    return "answer"
 
 
 def wait_for(condition, seconds: float = 60) -> None:
@@ -57,18 +66,19 @@ def each_example_once(out, n: int) -> bool:
 # --- the lock ---------------------------------------------------------------------------------------
 
 def test_a_second_run_or_resume_on_a_folder_in_use_is_refused_with_one_line(tmp_path):
-    data, out = popqa(tmp_path, 24), tmp_path / "run"
-    slow = ["--model-arg", "overhead=1.0", "--model-arg", "batch_size=2", "--max-inflight", "2"]  # 12 s
-    first = start(run_args(data, out, *slow))
+    data, out, release = popqa(tmp_path, 24), tmp_path / "run", tmp_path / "release"
+    env = {"RAGBENCH_TEST_RELEASE": str(release), "PYTHONPATH": str(Path(__file__).parent)}
+    held = ["--model", "scripted:test_run_folder_faults:held_answer", "--max-inflight", "2"]
+    first = start(run_args(data, out, *held), env)  # held in its first batch until `release` exists
     wait_for(lambda: lock_holder(out) is not None)
     assert lock_holder(out)["pid"] == first.pid
     for extra in (["--resume"], ["--overwrite"], []):
-        second = cli(*run_args(data, out, *slow, *extra))
-        assert first.poll() is None, "the first run ended before the second was refused"
+        second = cli(*run_args(data, out, *held, *extra), env=env)
         assert second.returncode == 2, second.stderr
         [line] = second.stderr.splitlines()
         assert line.startswith(f"ragbench: error: --output {out}: another ragbench run is using this folder "
                                f"(pid {first.pid} on "), line
+    release.write_text("")
     _, stderr = first.communicate(timeout=120)
     assert first.returncode == 0, stderr
     results = json.loads((out / "results.json").read_text())

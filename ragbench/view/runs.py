@@ -46,6 +46,7 @@ def table_row(record: dict[str, Any]) -> dict[str, Any]:
     return {"id": None if record.get("id") is None else str(record["id"]), "question": clip(record.get("question")),
             "answer": clip(prediction.get("answer", record.get("output"))), "gold": clip(gold_text(record.get("gold"))),
             "scores": record.get("scores") or {}, "error": clip(record.get("error")) or None,
+            "metric_errors": clip("; ".join(f"metric {m}: {e}" for m, e in (record.get("score_errors") or {}).items())),
             "meta": {k: clip(v, 80) for k, v in (record.get("meta") or {}).items() if not isinstance(v, (dict, list))}}
 
 

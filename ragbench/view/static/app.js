@@ -146,7 +146,7 @@ const defaultMetric = info => info.metrics.find(m => info.higher_is_better[m] !=
 
 function matches(row, q, info) {
   const filter = q.get("f"), metric = q.get("m") || defaultMetric(info), text = (q.get("q") || "").toLowerCase();
-  if (filter === "failed" && !row.error) return false;
+  if (filter === "failed" && !row.error && !row.metric_errors) return false;
   if (filter === "wrong") {
     const v = row.scores[metric];
     if (row.error || v === null || v === undefined) return false;
@@ -154,7 +154,7 @@ function matches(row, q, info) {
   }
   const slice = q.get("s");
   if (slice) { const i = slice.indexOf("="); if (String(row.meta[slice.slice(0, i)]) !== slice.slice(i + 1)) return false; }
-  if (text && ![row.id, row.question, row.answer, row.gold, row.error].some(x => x && x.toLowerCase().includes(text))) return false;
+  if (text && ![row.id, row.question, row.answer, row.gold, row.error, row.metric_errors].some(x => x && x.toLowerCase().includes(text))) return false;
   return true;
 }
 

@@ -120,7 +120,7 @@ def typed_value(metric: Metric, key: str, value: Any) -> float | None:
     where = f"metric {metric.name} returned {type(value).__name__}"
     if not isinstance(value, (int, float)):
         raise InvalidScore(f"{where} {_shown(value)} for key '{key}': a score is a number or None")
-    number = float(value)
+    number = float(value) if not isinstance(value, int) or abs(value) < 2 ** 1023 else math.inf
     if not math.isfinite(number):
         raise InvalidScore(f"{where} {number} for key '{key}': a score is a finite number or None")
     spec = metric.key_spec(key)
@@ -138,10 +138,11 @@ def typed_scores(metric: Metric, value: Any) -> Scores:
         value = {metric.name: value}
     own = metric.reported_keys()
     if set(value) != set(own.values()):
-        missing, extra = sorted(set(own.values()) - set(value)), sorted(set(value) - set(own.values()))
-        raise InvalidScore(f"metric {metric.name} returned keys {sorted(map(str, value))}, expected "
-                           f"{sorted(own.values())}" + (f" (missing {', '.join(missing)})" if missing else "")
-                           + (f" (undeclared {', '.join(map(str, extra))}: add them to `keys`)" if extra else ""))
+        given = {str(key) for key in value}
+        missing, extra = sorted(set(own.values()) - given), sorted(given - set(own.values()))
+        raise InvalidScore(f"metric {metric.name} returned keys {sorted(given)}, expected {sorted(own.values())}"
+                           + (f" (missing {', '.join(missing)})" if missing else "")
+                           + (f" (undeclared {', '.join(extra)}: add them to `keys`)" if extra else ""))
     return {reported: typed_value(metric, key, value[key]) for reported, key in own.items()}
 
 

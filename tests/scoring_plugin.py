@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pytest
 
 from ragbench.engines.base import EngineError
 from ragbench.hookspecs import hookimpl
@@ -61,6 +62,10 @@ def registry() -> Registry:
     return Registry.discover(plugins=[("scoring_plugin", "ragbench-tests", Plugin())])
 
 
+SYSTEM = f"scripted:{__name__}:system_answer"  # engine strings of the two scripted functions below
+JUDGE = f"scripted:{__name__}:judge_answer"
+
+
 def system_answer(request) -> str:
     """The system's model: counts its calls, answers "Paris" to everything."""
     CALLS["system"] += 1
@@ -80,3 +85,11 @@ def reset() -> None:
     FAILING.clear()
     CALLS.clear()
     CORPUS_FAILS[0] = JUDGE_DOWN[0] = False
+
+
+@pytest.fixture(autouse=True)
+def plugin_state():
+    """A test module that imports this fixture starts each test with nothing failing and no calls counted."""
+    reset()
+    yield
+    reset()

@@ -7,6 +7,7 @@ import json
 
 import pytest
 import scoring_plugin
+from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from click.testing import CliRunner
 from helpers import samples
 
@@ -14,15 +15,6 @@ from ragbench.cli.main import main
 from ragbench.reports.results import task_scores
 from ragbench.run.evaluator import Evaluator, RunConfig
 
-SYSTEM = "scripted:scoring_plugin:system_answer"
-JUDGE = "scripted:scoring_plugin:judge_answer"
-
-
-@pytest.fixture(autouse=True)
-def clean_plugin():
-    scoring_plugin.reset()
-    yield
-    scoring_plugin.reset()
 
 
 def evaluate(tmp_path, metrics: list[str], resume: bool = False, **config):

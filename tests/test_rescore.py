@@ -6,6 +6,7 @@ import json
 
 import pytest
 import scoring_plugin
+from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from click.testing import CliRunner
 from conftest import write_jsonl
 from helpers import samples
@@ -16,15 +17,6 @@ from ragbench.replay.call_refs import resolved
 from ragbench.run.evaluator import Evaluator, RunConfig
 from ragbench.run.rescore_run import rescore_run
 
-SYSTEM = "scripted:scoring_plugin:system_answer"
-JUDGE = "scripted:scoring_plugin:judge_answer"
-
-
-@pytest.fixture(autouse=True)
-def clean_plugin():
-    scoring_plugin.reset()
-    yield
-    scoring_plugin.reset()
 
 
 @pytest.fixture

@@ -98,3 +98,30 @@ def test_rescore_cli_prints_the_summary_and_exits_1_when_a_metric_fails(finished
                                       str(tmp_path / "fixed")])
     assert fixed.exit_code == 0, fixed.output
     assert scoring_plugin.CALLS["system"] == 6
+
+
+def test_rescore_with_an_nli_metric_equals_a_run_that_scored_it(tmp_path):
+    from alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, write_predictions
+
+    predictions = write_predictions(tmp_path / "predictions.jsonl", "asqa")
+    config = {"tasks": ["alce_asqa"], "system": "recorded", "system_args": {"path": str(predictions)},
+              "data": {"alce_asqa": str(ALCE_DATA / DATA_FILES["asqa"])}, "task_args": {"run_py_cleanup": False},
+              "progress": False, "bootstrap_iters": 50}
+    Evaluator(RunConfig(**config, metrics=["str_em"], output=str(tmp_path / "plain"))).run()
+    both = Evaluator(RunConfig(**config, metrics=["str_em", "citation"], nli=f"replay:{NLI_REPLAY}",
+                               output=str(tmp_path / "both"))).run()
+    rescored = rescore_run(tmp_path / "plain", {"metrics": ["+citation"], "nli": f"replay:{NLI_REPLAY}"})
+    assert rescored.complete and rescored.results["results"] == both.results["results"]
+    assert rescored.results["cost"]["rescoring"]["nli"]["requests"] > 0
+    assert (rescored.run_dir / "nli_calls.jsonl").stat().st_size > 0  # a replay file of its own
+
+
+def test_rescore_of_a_crag_run_reproduces_its_judged_numbers(tmp_path):
+    from test_crag_score_cli import score_upstream_rows
+
+    _, results = score_upstream_rows(tmp_path, "kddcup2024")  # its judge: a replay of upstream's replies
+    rescored = rescore_run(tmp_path / "out", {})
+    assert rescored.results["results"] == results["results"] and rescored.results["counted"] == results["counted"]
+    assert rescored.results["cost"]["rescoring"]["llm_calls"] == results["cost"]["llm_calls"]  # the judge's calls
+    assert [r["scores"] for r in samples(rescored.run_dir, "crag_t1")] == [
+        r["scores"] for r in samples(tmp_path / "out", "crag_t1")]

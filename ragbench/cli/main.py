@@ -214,7 +214,7 @@ def score_command(task: str, data_file: str | None, predictions: str, **common) 
 @click.option("--max-inflight", default=None, type=click.IntRange(min=1), help="examples scored at once (default: "
               "the run's)")
 @click.option("--cache", default=None, help="SQLite response cache of the judge and NLI calls (default: in the "
-              "output folder; RUN/cache.sqlite answers the calls RUN made)")
+              "output folder; a copy of RUN/cache.sqlite answers the calls RUN made, and RUN stays unchanged)")
 @click.option("--bootstrap-iters", default=None, type=click.IntRange(min=0), help="(default: the run's)")
 def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_arg, nli, nli_arg, nli_format,
                     output, overwrite, max_inflight, cache, bootstrap_iters) -> None:

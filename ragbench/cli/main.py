@@ -19,7 +19,8 @@ from ..retrieval.commands import index_group
 from ..run.lifecycle import EXIT_INTERRUPTED
 from ..run.options import parse_assignments
 from .plugin_commands import PluginCommandGroup
-from .run_options import common_kwargs, data_paths, run_kwargs, split_names, with_common, with_run_options
+from .run_options import (common_kwargs, data_paths, judge_args_of, run_kwargs, split_names, with_common,
+                          with_run_options)
 
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 
@@ -61,9 +62,7 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from ..run.evaluator import Evaluator, RunConfig, RunInterrupted
     from ..run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message
-    from ..reports.failures import incomplete_reason
     from ..replay.rerun import replay_config
-    from ..reports.summary import cost_line, failure_lines, results_table
 
     config = None
     try:
@@ -80,12 +79,20 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     except KeyboardInterrupt:
         click.echo(interrupt_message(config and config.run_dir()), err=True, nl=False)
         sys.exit(EXIT_INTERRUPTED)
-    results = outcome.results
     if outcome.rebuilt:
         click.echo(f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved "
                    "samples", err=True)
     elif outcome.already_finished:
         click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
+    _report(outcome)
+
+
+def _report(outcome: Any) -> None:
+    """A finished run's summary on the console; exit 1 when it is incomplete."""
+    from ..reports.failures import incomplete_reason
+    from ..reports.summary import cost_line, failure_lines, results_table
+
+    results = outcome.results
     click.echo(results_table(results))
     click.echo(cost_line(results["cost"]))
     for line in failure_lines(results):
@@ -226,6 +233,49 @@ def score_command(task: str, data_file: str | None, predictions: str, **common) 
     except ConfigError as exc:
         _config_error(exc)
     _run(kwargs)
+
+
+@main.command("rescore")
+@click.argument("run_dir", metavar="RUN")
+@click.option("--metrics", default=None, metavar="NAME[,NAME]", help="NAME,... replaces the run's metrics, +NAME "
+              "adds to them, TASK:NAME / TASK:+NAME for one task (default: the run's)")
+@click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, added to the run's; "
+              "METRIC.key_prefix=P renames a metric's keys")
+@click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model (repeatable; default: the run's)")
+@click.option("--judge-arg", multiple=True, metavar="N.K=V", help="engine option of the N-th --judge (from 0)")
+@click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model (default: the run's)")
+@click.option("--nli-arg", multiple=True, metavar="K=V", help="NLI engine option")
+@click.option("--nli-format", default=None, type=click.Choice(["true", "prompt"]), help="(default: the run's)")
+@click.option("--output", default=None, help="folder of the rescored run (default: RUN__rescored; RUN is not changed)")
+@click.option("--overwrite", is_flag=True, help="replace the run in the output folder")
+@click.option("--max-inflight", default=None, type=click.IntRange(min=1), help="examples scored at once (default: "
+              "the run's)")
+@click.option("--cache", default=None, help="SQLite response cache of the judge and NLI calls (default: in the "
+              "output folder; a copy of RUN/cache.sqlite answers the calls RUN made, and RUN stays unchanged)")
+@click.option("--bootstrap-iters", default=None, type=click.IntRange(min=0), help="(default: the run's)")
+def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_arg, nli, nli_arg, nli_format,
+                    output, overwrite, max_inflight, cache, bootstrap_iters) -> None:
+    """Score a finished run's saved predictions again (other metrics, judges or NLI model, or metrics that
+    failed) without running the system, into a new run folder."""
+    from ..run.rescore_run import rescore_run
+
+    try:
+        changes = {"metrics": split_names(metrics) if metrics else None,
+                   "metric_args": parse_assignments(metric_arg, "--metric-arg"), "judges": list(judge),
+                   "judge_args": judge_args_of(judge_arg, judge), "nli": nli,
+                   "nli_args": parse_assignments(nli_arg, "--nli-arg"), "nli_format": nli_format, "output": output,
+                   "overwrite": overwrite, "max_inflight": max_inflight, "cache": cache,
+                   "bootstrap_iters": bootstrap_iters}
+        outcome = rescore_run(run_dir, changes)
+    except ConfigError as exc:
+        _config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        _environment_error(exc)
+    except KeyboardInterrupt:
+        click.echo(f"\nragbench rescore: interrupted; {run_dir} is unchanged, the rescored folder is unfinished "
+                   "(run the same command with --overwrite)", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    _report(outcome)
 
 
 @main.command("compare")

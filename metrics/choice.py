@@ -32,6 +32,7 @@ def answer_letter(output: str, labels: list[str], texts: list[str]) -> str | Non
 
 class ChoiceAccuracy(Metric):
     name = "choice_accuracy"
+    value_range = (0, 1)
     gold_needs = ("choices",)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
@@ -56,6 +57,7 @@ class LabelAccuracy(Metric):
     """PubHealth: the first true/false verdict word of the output, in any case, against the gold."""
 
     name = "label_accuracy"
+    value_range = (0, 1)
     gold_needs = ("label",)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:

@@ -105,6 +105,7 @@ class Citation(Metric):
     gold_needs = ("citations",)
     keys = ("citation_rec", "citation_prec")
     corpus_keys = ("citation_f1",)
+    value_range = (0, 100)
     needs = ("nli",)
 
     def __init__(self, at_most_citations: int = 3) -> None:

@@ -30,7 +30,7 @@ import yaml
 
 from ragbench.engines.base import EngineError
 from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Scores, gold_references
+from ragbench.metric import KeySpec, Metric, Scores, gold_references
 from ragbench.types import Example, Prediction
 
 PROMPTS_DIR = Path(__file__).with_name("judge_prompts")  # presets.yaml and the presets' template files
@@ -111,6 +111,10 @@ class LlmJudge(Metric):
         if not (self.labels or self.score_range or self.json_field):
             raise ConfigError("metric llm_judge: give a parser: labels=NAME:VALUE,..., score_range=LOW-HIGH or "
                               "json_field=NAME")
+        verdicts = ((min(self.labels.values()), max(self.labels.values())) if self.labels else
+                    (0.0, 1.0) if self.score_range else None)  # a JSON field without a range: as the judge gives it
+        self.key_specs = {"llm_judge": KeySpec(range=verdicts),
+                          "llm_judge_unparsed": KeySpec(False, (0, None))}  # replies that did not parse
         self.sampling = {"max_tokens": int(max_tokens or base.get("max_tokens", 16)),
                          "temperature": float(temperature)}
         try:

@@ -73,6 +73,7 @@ class Mauve(Metric):
     name = "mauve"
     gold_needs = ("long_answer",)
     corpus_keys = ("mauve",)
+    value_range = (0, 100)
 
     def __init__(self, featurizer: str = "gpt2-large", device: str = "cpu", max_text_length: int = 512,
                  batch_size: int = 8) -> None:

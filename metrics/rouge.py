@@ -59,6 +59,7 @@ class RougeLsum(Metric):
     gold_needs = ("long_answer",)
     keys = ("rougeLsum",)
     corpus_keys = ("rougeLsum_bootstrap_mid",)
+    value_range = (0, 100)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         scorer = rouge_lsum_scorer()

@@ -97,3 +97,17 @@ def test_a_metric_in_the_local_evaluate_cache_loads_offline_by_name(tmp_path):
     missing = cli("--tasks", "demo", "--model", "scripted:echo", "--metrics", "+hf:bleu", "--output",
                   str(tmp_path / "bleu"), env=env)
     assert missing.returncode == 2 and "metric hf:bleu: evaluate.load('bleu') failed" in missing.stderr
+
+
+def test_an_error_rate_is_lower_is_better_and_any_metric_can_say_so(tmp_path):
+    wer = tmp_path / "wer.py"  # named like evaluate's word error rate
+    shutil.copy(METRIC, wer)
+    name, other = f"hf:{wer}", f"hf:{METRIC}"
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=[name, other],
+                  metric_args={f"{name}.key": "word_overlap", f"{other}.key": "word_overlap",
+                               f"{other}.higher_is_better": False})
+    assert results["details"]["demo"][name]["higher_is_better"] is False
+    assert results["details"]["demo"][other]["higher_is_better"] is False
+    default = run(tmp_path, name="default", tasks=["demo"], system="closed_book", model="scripted:echo",
+                  metrics=[other], metric_args={f"{other}.key": "word_overlap"})
+    assert default["details"]["demo"][other]["higher_is_better"] is True and default["complete"]

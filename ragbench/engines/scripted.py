@@ -17,6 +17,7 @@ answers), the cost models of the scheduler and load benchmarks; `batch_size` set
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -39,11 +40,12 @@ def echo(request: Request) -> str:
     return _last_text(request).rstrip("\n").rsplit("\n", 1)[-1]
 
 
-def rules_script(path: Path) -> Script:
+def rules_script(path: Path, data: bytes) -> Script:
+    """The rules of a JSON file, from its bytes `data`."""
     try:
-        rules = json.loads(path.read_text(encoding="utf-8"))
+        rules = json.loads(data)
         compiled = [(re.compile(r["pattern"], re.S) if r.get("pattern") else None, r["response"]) for r in rules]
-    except (OSError, ValueError, KeyError, TypeError, re.error) as exc:
+    except (ValueError, KeyError, TypeError, re.error) as exc:
         raise ConfigError(f"scripted rules file {path}: {exc}; expected a JSON list of "
                           '{"pattern": regex, "response": text}') from exc
 
@@ -57,13 +59,19 @@ def rules_script(path: Path) -> Script:
     return answer
 
 
-def load_script(spec: str) -> Script:
+def load_script(spec: str) -> tuple[Script, str | None]:
+    """The script, and for a rules file the sha256 of its content (its answers' identity)."""
     if spec == "echo":
-        return echo
+        return echo, None
     if spec.endswith(".json"):
-        return rules_script(Path(spec))
+        try:
+            data = Path(spec).read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"scripted rules file {spec}: {exc.strerror or exc}; expected a JSON list of "
+                              '{"pattern": regex, "response": text}') from exc
+        return rules_script(Path(spec), data), hashlib.sha256(data).hexdigest()[:16]
     return load_callable(spec, "scripted engine",
-                         "use scripted:echo, scripted:rules.json or scripted:package.module:function")
+                         "use scripted:echo, scripted:rules.json or scripted:package.module:function"), None
 
 
 class ScriptedEngine(Engine):
@@ -72,12 +80,18 @@ class ScriptedEngine(Engine):
     def __init__(self, model: str = "echo", script: Script | None = None, overhead: float = 0.0,
                  per_request: float = 0.0, per_token: float = 0.0, batch_size: int = 16, **options: Any) -> None:
         super().__init__(model, **options)
-        self.script = script or load_script(model)
+        self.script, self._digest = (script, None) if script else load_script(model)
         self.overhead = float(overhead)
         self.per_request = float(per_request)
         self.per_token = float(per_token)
         self.max_batch_size = int(batch_size)
         self.batch_sizes: list[int] = []  # what the scheduler sent, for tests and benchmarks
+
+    @property
+    def engine_id(self) -> str:
+        """A rules file's answers are keyed by its content, not its name: an edited file, or another
+        folder's file of the same name, never gets the old answers from a shared cache."""
+        return super().engine_id + (f";sha256={self._digest}" if self._digest else "")
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         self.batch_sizes.append(len(requests))

@@ -85,6 +85,7 @@ class OmniEvalRule(Metric):
 
     name = "omnieval_rule"
     keys = ("rouge_1", "rouge_2", "rouge_l", "f1", "em")
+    value_range = (0, 1)
     gold_needs = ("answers",)
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
@@ -102,6 +103,7 @@ class OmniEvalRetrieval(Metric):
 
     name = "omnieval_retrieval"
     keys = ("map", "mrr")
+    value_range = (0, 1)
     gold_needs = ("answers",)
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:

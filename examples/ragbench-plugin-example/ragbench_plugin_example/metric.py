@@ -23,6 +23,7 @@ class VerdictAccuracy(Metric):
 
     name = "verdict_accuracy"
     gold_needs = ("label",)  # a built-in task fits when its records carry a verdict label
+    value_range = (0, 1)  # a value outside it fails the metric on that example (higher is better: the default)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         truth = example.gold.get("truth")

@@ -18,12 +18,13 @@ from pathlib import Path
 import pytest
 from crag_helpers import tokenizer_dir
 from helpers import comparable
+from process_tree import HAVE_PROC, descendants, processes
 
 from ragbench.tasks.crag.synthetic import write_task3_archive
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = 8
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc (Linux)")
+pytestmark = pytest.mark.skipif(not HAVE_PROC, reason="reads processes from /proc (Linux)")
 
 
 def seed() -> int:
@@ -60,32 +61,6 @@ def finish(args: list[str], env: dict[str, str]) -> dict:
                           env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads((Path(args[args.index("--output") + 1]) / "results.json").read_text())
-
-
-def processes() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, start time) of every live process."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                found[int(entry)] = (int(fields[1]), fields[19])
-    return found
-
-
-def descendants(pid: int) -> dict[int, str]:
-    """pid -> start time of every process below `pid` (the forkserver, its workers, the resource tracker)."""
-    table, found, todo = processes(), {}, [pid]
-    while todo:
-        parent = todo.pop()
-        for child, (ppid, started) in table.items():
-            if ppid == parent and child not in found:
-                found[child] = started
-                todo.append(child)
-    return found
 
 
 def left_behind(seen: dict[int, str], seconds: float = 5.0) -> dict[int, str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from crag_helpers import tokenizer_dir
 from helpers import comparable, samples
+from process_tree import children
 
 from ragbench.run.evaluator import Evaluator, RunConfig
 from ragbench.run.lifecycle import run_together
@@ -25,20 +26,6 @@ from ragbench.tasks.crag.synthetic import write_task3_archive
 from ragbench.tasks.selfrag.demo import Demo
 
 EMBEDDER = "crag_helpers:KeywordEmbedder"
-
-
-def children(pid: int) -> list[int]:
-    """Live processes whose parent is `pid` (Linux /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] != "Z":
-                found.append(int(entry))
-    return found
 
 
 def workers_of_this_process() -> list[int]:

@@ -26,6 +26,7 @@ from ..reports.failures import counted_events, group_failures
 from ..reports.provenance import provenance
 from ..reports.results import aggregate_task, aggregation_view
 from ..reports.summary import report_markdown
+from ..reports.system_hooks import system_hooks
 from ..retrieval import load_retriever
 from ..retrieval.handle import Retrieval
 from ..storage import page_cache
@@ -375,14 +376,11 @@ class Evaluator:
             tallies = counted_events(samples, planned.metrics)
             if tallies:
                 counted[planned.name] = tallies
-            report = planned.system.report({s["id"] for s in samples if s.get("id") is not None},
-                                           complete_data=self.config.limit is None)
+            report, checks, figures = system_hooks(planned.system, samples, complete_data=self.config.limit is None)
             if report is not None:
                 system_reports[planned.name] = report
-            checks = planned.system.format_adherence(samples)
             if checks:
                 adherence[planned.name] = checks
-            figures = planned.system.statistics(samples)
             if figures:
                 system_stats[planned.name] = figures
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None

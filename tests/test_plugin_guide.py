@@ -61,7 +61,7 @@ def install(project: Path, site: Path) -> Path:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[Path, Path]:
     """(folder holding my-rag-plugin/ as the guide lays it out, the site it is installed into)."""
-    root = tmp_path_factory.mktemp("readme-plugin")
+    root = tmp_path_factory.mktemp("guide-plugin")
     files = plugin_files()
     assert {"my-rag-plugin/pyproject.toml", "my-rag-plugin/my_rag_plugin/task.py", "my-rag-plugin/my_rag_plugin/system.py",
             "my-rag-plugin/my_rag_plugin/metric.py", "my-rag-plugin/my_rag_plugin/catalog.py",
@@ -91,7 +91,7 @@ def test_the_guide_command_runs_and_gives_the_numbers_the_guide_states(built):
     assert done.returncode == 0, done.stderr
     results = json.loads((root / "runs" / "capitals" / "results.json").read_text())
     assert results["results"]["capitals"]["capital_hit"] == pytest.approx(2 / 3)
-    assert "scores `capital_hit` 0.6667 (2 of 3)" in GUIDE.read_text()
+    assert "scores `capital_hit` 0.6667 (2 of 3)" in GUIDE.read_text(encoding="utf-8")
     assert set(results["details"]["capitals"]["capital_hit"]["slices"]["region"]) == {"Europe", "Asia", "Americas"}
     assert ("capitals: warning: 1 of 3 outputs (33%) did not follow two_step's format (a one-word answer); "
             "use an instruction-tuned model, or raise --system-arg max_tokens") in done.stderr

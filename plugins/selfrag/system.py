@@ -5,7 +5,7 @@ engine's named-token log-probabilities (`Sampling.logprob_tokens`).
 
 Options keep upstream's flag names. Defaults reproduce the paper's protocol as the shipped scripts
 and README commands run it, quirks included; each quirk that moves numbers has its own switch
-(README, "Self-RAG"):
+(docs/systems.md, "Self-RAG"):
   retrieval_ratio="logprob"       short-form adaptive decision divides raw log-probs (upstream);
                                   "prob" normalises probabilities as the paper and the long form do
   w_use=None                      1.0 in short form (the CLI default), 0.5 in long form (hard-coded)
@@ -123,7 +123,7 @@ class SelfRag(System):
         if engine.kind == "openai":
             raise ConfigError("selfrag: logprob_window=upstream reads reflection tokens from top-5,000/32,016 log-prob "
                               "dicts, but OpenAI-compatible servers return at most the top 20 per position; pass "
-                              "--system-arg logprob_window=exact to read them from those 20 (README, Self-RAG)")
+                              "--system-arg logprob_window=exact to read them from those 20 (docs/systems.md, Self-RAG)")
         window_k = getattr(engine, "window_k", None)  # vllm: the engine's max_logprobs must allow the window
         if window_k is not None:
             try:

@@ -71,7 +71,7 @@ def _in_order(replies: Sequence[Any]) -> Script:
     return answer
 
 
-def as_script(script: Any) -> Script:
+def _as_script(script: Any) -> Script:
     if isinstance(script, str):
         return lambda request: script
     if isinstance(script, dict):
@@ -100,7 +100,7 @@ class ScriptedLLM(LLM):
     """
 
     def __init__(self, script: Any) -> None:
-        self.script = as_script(script)
+        self.script = _as_script(script)
         super().__init__(_Unbatched(), ScriptedEngine("script", script=self.script))  # type: ignore[arg-type]
 
 

@@ -28,10 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores
 from ragbench.run import workers
-from ragbench.engines.base import EngineError
-from ragbench.metric import KeySpec, Metric, Scores
-from ragbench.types import Example, Prediction
 
 from .prompts import judge_prompt
 

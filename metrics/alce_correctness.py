@@ -11,10 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.shared.answers import exact_presence, normalize_answer
-from ragbench.shared.citations import list_items, remove_citations
-from ragbench.metric import KeySpec, Metric, Score, Scores
-from ragbench.types import Example, Prediction
+from ragbench.api import (Example, KeySpec, Metric, Prediction, Score, Scores, exact_presence, list_items, normalize_answer,
+                          remove_citations)
 
 
 def citation_free(prediction: Prediction) -> str:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ragbench.shared.answers import normalize_answer
-from ragbench.metric import Metric, Score
-from ragbench.types import Example, Prediction
+from ragbench.api import Example, Metric, Prediction, Score, normalize_answer
 
 _DIGIT_TO_LETTER = {"1": "A", "2": "B", "3": "C", "4": "D", "5": "E"}
 _CITE = re.compile(r"\[Cite\].*", re.S)

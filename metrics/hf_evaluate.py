@@ -4,9 +4,9 @@
 The metric is loaded with `evaluate.load(NAME)`: from a local script or folder given by path, from the
 local evaluate/HF cache, or from the hub when online (offline and not cached: a clear configuration
 error before the run). It is computed once over the run's scored examples (corpus-level), with the
-predictions' answers as predictions and the gold answers as references (ragbench.metric.gold_references:
-long answers for ASQA and ELI5, the short answers, QAMPARI's answer list as one text, CRAG's answer and
-alternatives). `--metric-arg hf:NAME.references=auto` (default) gives every gold answer to a metric
+predictions' answers as predictions and the gold answers as references, as the task reads them
+(`Task.gold_references`: long answers for ASQA and ELI5, the short answers, QAMPARI's answer list as one
+text, CRAG's answer and alternatives). `--metric-arg hf:NAME.references=auto` (default) gives every gold answer to a metric
 that takes a list of references per prediction (its `features`, as bleu or rouge) and the first to one
 that takes a single reference; `first` or `all` force either. The reported value is the result's entry
 named like the metric, or its only number (`--metric-arg hf:NAME.key=K` picks another); extra `compute`
@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ragbench.errors import ConfigError
-from ragbench.metric import KeySpec, Metric, gold_references
+from ragbench.api import ConfigError, KeySpec, Metric, Preflight, Task
 
 PREFIX = "hf:"
 # evaluate's metrics where a lower value is better (`evaluate` itself does not say which way is better)
@@ -27,6 +26,7 @@ LOWER_IS_BETTER = frozenset({"wer", "cer", "ter", "character", "perplexity", "ma
 
 class HfEvaluate(Metric):
     evaluate_name: ClassVar[str] = ""
+    task: Task | None = None
 
     def __init__(self, references: str = "auto", key: str | None = None, higher_is_better: bool | None = None,
                  **compute: Any) -> None:
@@ -48,6 +48,9 @@ class HfEvaluate(Metric):
             higher_is_better = self.stem() not in LOWER_IS_BETTER
         self.key_specs = {self.name: KeySpec(bool(higher_is_better))}
 
+    def preflight(self, check: Preflight, task: Task) -> None:
+        self.task = task  # planning builds a metric per task and hands it here: the task whose gold `corpus` reads
+
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "evaluate": self.evaluate_name, "references": self.references, "key": self.key,
                 "compute": self.compute_args, "higher_is_better": self.key_specs[self.name].higher_is_better}
@@ -61,7 +64,9 @@ class HfEvaluate(Metric):
         return {self.name: self.pick(result)}
 
     def reference(self, sample: dict[str, Any]) -> str | list[str]:
-        answers = gold_references(sample["gold"])
+        if self.task is None:
+            raise ValueError(f"metric {self.name} was given no task (Metric.preflight): it cannot read the gold")
+        answers = self.task.gold_references(sample["gold"])
         if not answers:
             raise ValueError(f"example {sample.get('id')} has no gold answer to use as a reference")
         if self.references == "first":

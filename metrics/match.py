@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ragbench.shared.answers import normalize_answer
-from ragbench.metric import Metric, Score
-from ragbench.types import Example, Prediction
+from ragbench.api import Example, Metric, Prediction, Score, normalize_answer
 
 
 def raw_match(prediction: str, golds: list[str]) -> int:

@@ -14,11 +14,8 @@ import string
 from pathlib import Path
 from typing import Any
 
-from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Scores
-from ragbench.types import Example, Prediction
+from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, remove_citations
 
-from ragbench.shared.citations import remove_citations
 
 
 def mauve_text(question: str, text: str) -> str:

@@ -154,18 +154,3 @@ def _shown(value: Any) -> str:
 def _end(value: float | None, unbounded: str) -> str:
     return unbounded if value is None else f"{value:g}"
 
-
-def gold_references(gold: dict[str, Any]) -> list[str]:
-    """Every gold answer of a record as a reference text, whatever the task's kind of gold."""
-    if gold.get("long_answers"):  # ASQA
-        return [str(a) for a in gold["long_answers"]]
-    answers = gold.get("answers")
-    if answers and any(isinstance(a, list) for a in answers):  # QAMPARI: an alias list per answer of the list
-        return [str(gold.get("answer") or ", ".join(str(a[0]) for a in answers if a))]
-    if answers:
-        return [str(a) for a in answers]
-    if gold.get("answer") not in (None, ""):  # ELI5's long answer; CRAG's answer and its alternatives
-        return [str(gold["answer"]), *map(str, gold.get("alt_ans") or [])]
-    if gold.get("qa_pairs"):
-        return [a for pair in gold["qa_pairs"] for a in pair.get("short_answers") or []]
-    return [str(gold["label"])] if gold.get("label") is not None else []

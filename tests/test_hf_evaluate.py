@@ -11,7 +11,6 @@ from helpers import cli, run
 from test_compare import DEMO
 
 from ragbench.errors import ConfigError
-from ragbench.metric import gold_references
 
 pytest.importorskip("evaluate", reason="pip install 'ragbench[evaluate]'")
 METRIC = TEST_DATA / "evaluate" / "word_overlap.py"  # one reference per prediction
@@ -66,16 +65,6 @@ def test_every_reference_to_a_single_reference_metric_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="takes one reference per prediction; use references=first"):
         run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=[f"hf:{METRIC}"],
             metric_args={f"hf:{METRIC}.references": "all"})
-
-
-def test_gold_references_of_every_kind_of_task():
-    assert gold_references({"qa_pairs": [{"short_answers": ["a"]}], "answer": "x", "long_answers": ["L1", "L2"]}) \
-        == ["L1", "L2"]
-    assert gold_references({"answers": [["a", "A"], ["b"]], "answer": "a, b"}) == ["a, b"]
-    assert gold_references({"answers": ["Paris", "paris"]}) == ["Paris", "paris"]
-    assert gold_references({"answer": "42", "alt_ans": ["forty-two"]}) == ["42", "forty-two"]
-    assert gold_references({"answer": "a long answer", "claims": ["c"]}) == ["a long answer"]
-    assert gold_references({"label": "true"}) == ["true"]
 
 
 def test_a_metric_in_the_local_evaluate_cache_loads_offline_by_name(tmp_path):

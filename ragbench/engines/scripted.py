@@ -32,25 +32,32 @@ from .replay import check_token_record, token_response
 Script = Callable[[Request], "str | Response"]
 
 
-def _last_text(request: Request) -> str:
+def last_text(request: Request) -> str:
+    """The prompt, or the last message of a chat: what scripts read and rules match."""
     return request.prompt if request.prompt is not None else (request.messages or (("", ""),))[-1][1]
 
 
 def echo(request: Request) -> str:
-    return _last_text(request).rstrip("\n").rsplit("\n", 1)[-1]
+    return last_text(request).rstrip("\n").rsplit("\n", 1)[-1]
 
 
 def rules_script(path: Path, data: bytes) -> Script:
     """The rules of a JSON file, from its bytes `data`."""
     try:
         rules = json.loads(data)
-        compiled = [(re.compile(r["pattern"], re.S) if r.get("pattern") else None, r["response"]) for r in rules]
-    except (ValueError, KeyError, TypeError, re.error) as exc:
+        return rule_script([(r.get("pattern"), r["response"]) for r in rules])
+    except (ValueError, KeyError, TypeError, AttributeError, re.error) as exc:
         raise ConfigError(f"scripted rules file {path}: {exc}; expected a JSON list of "
                           '{"pattern": regex, "response": text}') from exc
 
+
+def rule_script(rules: list[tuple[str | None, Any]]) -> Script:
+    """(regex, answer) rules: the first whose regex is found in the request's text answers; an empty
+    or missing regex matches anything (the default)."""
+    compiled = [(re.compile(pattern, re.S) if pattern else None, response) for pattern, response in rules]
+
     def answer(request: Request) -> str:
-        text = _last_text(request)
+        text = last_text(request)
         for pattern, response in compiled:
             if pattern is None or pattern.search(text):
                 return response
@@ -123,7 +130,7 @@ class ScriptedEngine(Engine):
             response = token_response(certain_tokens(text, sampling) if asked else {"response": text}, sampling)
             response.texts = [text] * sampling.n
             response.completion_tokens = len(text.split())
-        response.prompt_tokens = len(_last_text(request).split())
+        response.prompt_tokens = len(last_text(request).split())
         response.completion_tokens = response.completion_tokens or len(response.text.split())
         return response
 

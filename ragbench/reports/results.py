@@ -51,7 +51,7 @@ def aggregation_view(sample: dict[str, Any]) -> dict[str, Any]:
     its answer, citations and extras), so a task's results never hold its samples' text."""
     view = {k: v for k, v in sample.items() if k not in ("trace", "judge_trace", "output")}
     if "trace" in sample:
-        view["trace"] = [{**step, "response": None,
+        view["trace"] = [{**{k: v for k, v in step.items() if k != "docs"}, "response": None,  # docs: a custom step's
                           "request": {k: v for k, v in (step.get("request") or {}).items()
                                       if k not in ("prompt", "messages")}} for step in sample["trace"]]
     if "prediction" in sample:

@@ -25,6 +25,7 @@ from ..reports.provenance import provenance
 from ..reports.failures import metric_failed
 from ..reports.results import aggregation_view, run_complete, task_scores
 from ..reports.summary import report_markdown
+from ..reports.system_hooks import system_hooks
 from ..retrieval import load_retriever
 from ..retrieval.handle import Retrieval
 from ..storage.cache import ResponseCache
@@ -343,14 +344,11 @@ class Evaluator:
                                               self.expected.get(planned.name, len(samples)),
                                               self.config.bootstrap_iters, self.config.seed).items():
                 sections.setdefault(section, {})[planned.name] = value
-            report = planned.system.report({s["id"] for s in samples if s.get("id") is not None},
-                                           complete_data=self.config.limit is None)
+            report, checks, figures = system_hooks(planned.system, samples, complete_data=self.config.limit is None)
             if report is not None:
                 system_reports[planned.name] = report
-            checks = planned.system.format_adherence(samples)
             if checks:
                 adherence[planned.name] = checks
-            figures = planned.system.statistics(samples)
             if figures:
                 system_stats[planned.name] = figures
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None

@@ -28,12 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragbench.errors import ConfigError
-from ragbench.imports import load_callable
-from ragbench.storage.page_cache import PageCache, content_key
+from ragbench.api import ConfigError, PageCache, content_key, load_callable
 
 if TYPE_CHECKING:
-    from ragbench.run.resources import RunResources
+    from ragbench.api import RunResources
 
 BATCH_SIZE = 128  # SENTENTENCE_TRANSFORMER_BATCH_SIZE in the CRAG baselines
 GPU_BATCH_SIZE = 512

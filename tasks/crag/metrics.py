@@ -28,9 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ragbench.engines.base import EngineError
-from ragbench.metric import KeySpec, Metric, Scores
-from ragbench.types import Example, Prediction
+from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores
 
 from .prompts import judge_prompt
 

@@ -17,9 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, TypeVar
 
-from ragbench.run.workers import Workers, ready_threads, usable_cores
-from ragbench.storage.page_cache import PageCache, content_key
-from ragbench.types import Document
+from ragbench.api import Document, PageCache, Workers, content_key
+from ragbench.run.workers import ready_threads, usable_cores
 
 MAX_SENTENCE_CHARS = 1000
 PASSAGE_WORDS = 100

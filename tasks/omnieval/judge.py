@@ -19,10 +19,7 @@ import asyncio
 from functools import lru_cache
 from typing import Any
 
-from ragbench.engines.base import EngineError
-from ragbench.errors import ConfigError
-from ragbench.metric import KeySpec, Metric, Scores
-from ragbench.types import Document, Example, Prediction
+from ragbench.api import ConfigError, Document, EngineError, Example, KeySpec, Metric, Prediction, Scores
 
 from .catalog import data_file
 

@@ -8,10 +8,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any
 
-from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Scores
-from ragbench.shared.answers import normalize_answer
-from ragbench.types import Example, Prediction
+from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, normalize_answer
 
 
 @lru_cache(maxsize=1)

@@ -18,9 +18,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.storage.datafiles import resolve_data_file
-from ragbench.errors import ConfigError, RecordError
-from ragbench.types import Document, Example
+from ragbench.api import ConfigError, Document, Example, RecordError, resolve_data_file
 
 from .tasks import SelfRagTask
 

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Score
-from ragbench.types import Example, Prediction
+from ragbench.api import ConfigError, Example, Metric, Prediction, Score
 
 _VERDICT = re.compile(r"\b(true|false)\b", re.I)
 

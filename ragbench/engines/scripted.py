@@ -17,7 +17,6 @@ answers), the cost models of the scheduler and load benchmarks; `batch_size` set
 """
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any, Callable
 
 from ..errors import ConfigError
 from ..imports import load_callable
+from ..storage.jsonl import loads
 from .base import Engine, EngineError, Request, Response, Sampling, apply_stop
 from .replay import check_token_record, token_response
 
@@ -41,7 +41,7 @@ def echo(request: Request) -> str:
 
 def rules_script(path: Path) -> Script:
     try:
-        rules = json.loads(path.read_text(encoding="utf-8"))
+        rules = loads(path.read_text(encoding="utf-8"))
         compiled = [(re.compile(r["pattern"], re.S) if r.get("pattern") else None, r["response"]) for r in rules]
     except (OSError, ValueError, KeyError, TypeError, re.error) as exc:
         raise ConfigError(f"scripted rules file {path}: {exc}; expected a JSON list of "

@@ -30,6 +30,7 @@ from ..retrieval import load_retriever
 from ..retrieval.handle import Retrieval
 from ..storage import page_cache
 from ..storage.cache import ResponseCache
+from ..storage.jsonl import loads
 from ..storage.rundir import RunDir
 from ..types import Example
 from . import workers
@@ -172,7 +173,7 @@ class Evaluator:
                 and next(self._work(), None) is not None:  # the data is read only when a count is short
             return None
         try:
-            results = json.loads((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
+            results = loads((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
             if isinstance(results, dict) and isinstance(results.get("results"), dict):
                 return RunOutcome(results, self.run_dir.path, already_finished=True)
         except (OSError, ValueError):

@@ -1,12 +1,12 @@
 """Finding and reading ALCE's data files (one JSON array per file, from ALCE-data.tar)."""
 from __future__ import annotations
 
-import json
 import tarfile
 from pathlib import Path
 from typing import Any
 
 from ragbench.storage.datafiles import data_dir, resolve_data_file
+from ragbench.storage.jsonl import loads
 from ragbench.errors import ConfigError
 
 # princeton-nlp/ALCE download_data.sh: one archive holding every file.
@@ -43,7 +43,7 @@ def read_records(path: Path) -> list[Any]:
     ({"args": ..., "data": [...]})."""
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = loads(handle.read())
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: not an ALCE data file ({exc}); expected a JSON array of questions") from exc
     if isinstance(data, dict) and isinstance(data.get("data"), list):

@@ -19,6 +19,7 @@ from typing import Any, Awaitable, Callable
 
 import numpy as np
 
+from ragbench.storage.jsonl import loads
 from ragbench.types import Document, Example
 
 from .kg.endpoints import ENDPOINTS
@@ -125,7 +126,7 @@ def extract_json_objects(text: str, decoder: JSONDecoder = JSONDecoder()) -> lis
 def parse_entities(reply: str) -> Any:
     """extract_entity: json.loads, else the list of JSON objects found in the reply."""
     try:
-        return json.loads(reply)
+        return loads(reply)
     except ValueError:
         return extract_json_objects(reply)
 

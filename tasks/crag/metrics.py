@@ -21,7 +21,6 @@ average of per-judge accuracy / hallucination / missing / score.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 from functools import lru_cache
@@ -31,6 +30,7 @@ from typing import Any, ClassVar
 from ragbench.run import workers
 from ragbench.engines.base import EngineError
 from ragbench.metric import Metric, Scores
+from ragbench.storage.jsonl import loads
 from ragbench.types import Example, Prediction
 
 from .prompts import judge_prompt
@@ -77,7 +77,7 @@ def read_kddcup2024(reply: str | None) -> bool | None:
     if not reply:  # `if response:` - an empty or missing reply is never parsed
         return None
     try:
-        data = json.loads(reply.lower())
+        data = loads(reply.lower())
     except ValueError:
         return None
     if not isinstance(data, dict) or "accuracy" not in data:

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import json
 import os
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
 from ragbench.storage import page_cache
 from ragbench.storage.datafiles import data_dir, resolve_data_file
+from ragbench.storage.jsonl import loads
 from ragbench.errors import ConfigError, RecordError
 from ragbench.task import Prompt, Task
 from ragbench.trace_groups import group
@@ -56,7 +56,7 @@ def _alt_answers(record: dict[str, Any], where: str, number: int) -> list[str]:
         value = record.get("alternative_answers", [])
         if isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = loads(value)
             except ValueError:
                 try:
                     value = ast.literal_eval(value)

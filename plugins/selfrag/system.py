@@ -25,7 +25,9 @@ from __future__ import annotations
 import asyncio
 import math
 from statistics import mean
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Ge
 
 from ragbench.context import Context
 from ragbench.engines.base import EngineError, Sampling
@@ -60,10 +62,11 @@ def _choice(name: str, value: Any, allowed: tuple) -> Any:
 class SelfRag(System):
     name = "selfrag"
 
-    def __init__(self, mode: str | None = None, threshold: float | None = 0.2, ndocs: int | None = None,
-                 max_new_tokens: int | None = None, max_tokens: int | None = None, form: str = "auto",
-                 w_rel: float = 1.0, w_sup: float = 1.0, w_use: float | None = None, use_seqscore: bool = True,
-                 use_groundness: bool = True, use_utility: bool = True, beam_width: int = 2, max_depth: int = 7,
+    def __init__(self, mode: str | None = None, threshold: float | None = 0.2, ndocs: Annotated[int, Ge(1)] | None = None,
+                 max_new_tokens: Annotated[int, Ge(1)] | None = None, max_tokens: Annotated[int, Ge(1)] | None = None,
+                 form: str = "auto", w_rel: float = 1.0, w_sup: float = 1.0, w_use: float | None = None,
+                 use_seqscore: bool = True, use_groundness: bool = True, use_utility: bool = True,
+                 beam_width: Annotated[int, Ge(1)] = 2, max_depth: Annotated[int, Ge(2)] = 7,
                  ignore_cont: bool = False, closed: bool | None = None, retrieval_ratio: str = "logprob",
                  skip_special_tokens: bool = True, long_form_utility_bug: bool = True,
                  long_form_seqscore: bool = False, chain_sibling_segments: bool = True,

@@ -1,6 +1,10 @@
 """Retrieve-then-read with the task's baseline prompt."""
 from __future__ import annotations
 
+from typing import Annotated
+
+from annotated_types import Ge
+
 from ragbench.context import Context
 from ragbench.shared.reader import Reader
 from ragbench.types import Document, Example
@@ -17,7 +21,7 @@ class Vanilla(Reader):
 
     name = "vanilla"
 
-    def __init__(self, top_n: int = 1, **options) -> None:
+    def __init__(self, top_n: Annotated[int, Ge(1)] = 1, **options) -> None:
         super().__init__(**options)
         self.top_n = int(top_n)
 

@@ -197,8 +197,8 @@ def score_command(task: str, data_file: str | None, predictions: str, **common) 
               "with the first (default: print only)")
 @click.option("--fail-if-worse", multiple=True, metavar="METRIC:DELTA",
               help="exit 1 when a run is worse than the first by more than DELTA on METRIC (repeatable)")
-@click.option("--bootstrap-iters", default=2000, show_default=True, type=int)
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--bootstrap-iters", default=2000, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tuple[str, ...],
                     bootstrap_iters: int, seed: int) -> None:
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""

@@ -36,14 +36,14 @@ common_options = [
                  "the tasks' own, +NAME adds to them, TASK:NAME / TASK:+NAME for one task (ragbench list metrics)"),
     click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, e.g. mauve.featurizer=PATH"),
     click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
-    click.option("--seed", default=0, show_default=True, type=int),
-    click.option("--max-inflight", default=64, show_default=True, type=click.IntRange(min=1),
-                 help="examples running at once"),
+    # numbers are ranged by the pre-flight (ragbench.run.preflight.RUN_NUMBERS), one line each
+    click.option("--seed", default=0, show_default=True, type=int, help="seeds sampling and the bootstrap (>= 0)"),
+    click.option("--max-inflight", default=64, show_default=True, type=int, help="examples running at once"),
     click.option("--cache", default=None, help="SQLite response cache (default: in the run folder)"),
     click.option("--page-cache", default=None, metavar="PATH|off", help="cache of parsed pages and their embeddings, "
                  "shared by runs (default: $RAGBENCH_PAGE_CACHE or ~/.cache/ragbench/pages.sqlite)"),
     click.option("--task-arg", multiple=True, metavar="K=V", help="task option; TASK.K=V for one task"),
-    click.option("--bootstrap-iters", default=1000, show_default=True, type=click.IntRange(min=0),
+    click.option("--bootstrap-iters", default=1000, show_default=True, type=int,
                  help="bootstrap resamples of the 95% intervals (0: no intervals)"),
     click.option("--no-progress", is_flag=True, help="no progress bar"),
 ]

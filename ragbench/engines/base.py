@@ -192,13 +192,11 @@ class Engine:
     @classmethod
     def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
         """Problems with `engine:model` and its options found without loading anything (an engine
-        that talks to a server checks it answers). Default: options `__init__` does not accept."""
-        from ..run.options import accepted_options
+        that talks to a server checks it answers), one line each. Default: every option is one
+        `__init__` names, of the type (and within the `Annotated` bounds) its hint gives."""
+        from ..run.options import engine_option_problems
 
-        accepted = accepted_options(cls)
-        unknown = sorted(set(options) - accepted) if accepted is not None else []
-        return [f"unknown option(s) {', '.join(unknown)} (accepted: {', '.join(sorted(accepted - {'model'}))})"] \
-            if unknown else []
+        return engine_option_problems(cls, options)
 
     @property
     def engine_id(self) -> str:

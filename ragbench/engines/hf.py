@@ -54,7 +54,9 @@ import threading
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from annotated_types import Ge
 
 from ..errors import ConfigError
 from . import hf_batching as batching
@@ -125,10 +127,12 @@ def cpu_threads(torch: Any, threads: int | None) -> int:
 class HFEngine(Engine):
     kind = "hf"
 
-    def __init__(self, model: str = "embedded", batch_size: int | str | None = None, dtype: str | None = None,
-                 device: str | None = None, trust_remote_code: bool = False, threads: int | None = None,
-                 max_batch_size: int = batching.MAX_AUTO_BATCH_SIZE, cudnn_attention: bool = False) -> None:
-        # no **options: the pre-flight (Engine.preflight) refuses an unknown --model-arg from this signature
+    def __init__(self, model: str = "embedded", batch_size: Annotated[int, Ge(1)] | Literal["auto"] | None = None,
+                 dtype: Literal[_DTYPES] | None = None, device: str | None = None, trust_remote_code: bool = False,
+                 threads: Annotated[int, Ge(1)] | None = None,
+                 max_batch_size: Annotated[int, Ge(1)] = batching.MAX_AUTO_BATCH_SIZE,
+                 cudnn_attention: bool = False) -> None:
+        # no **options: the pre-flight (Engine.preflight) checks every --model-arg against this signature
         super().__init__(model)
         torch, transformers = _import_hf()
         self._torch = torch

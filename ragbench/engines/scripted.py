@@ -20,7 +20,9 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Annotated, Any, Callable
+
+from annotated_types import Ge
 
 from ..errors import ConfigError
 from ..imports import load_callable
@@ -29,6 +31,7 @@ from .base import Engine, EngineError, Request, Response, Sampling, apply_stop
 from .replay import check_token_record, token_response
 
 Script = Callable[[Request], "str | Response"]
+Seconds = Annotated[float, Ge(0)]
 
 
 def _last_text(request: Request) -> str:
@@ -69,9 +72,9 @@ def load_script(spec: str) -> Script:
 class ScriptedEngine(Engine):
     kind = "scripted"
 
-    def __init__(self, model: str = "echo", script: Script | None = None, overhead: float = 0.0,
-                 per_request: float = 0.0, per_token: float = 0.0, batch_size: int = 16, **options: Any) -> None:
-        super().__init__(model, **options)
+    def __init__(self, model: str = "echo", script: Script | None = None, overhead: Seconds = 0.0,
+                 per_request: Seconds = 0.0, per_token: Seconds = 0.0, batch_size: Annotated[int, Ge(1)] = 16) -> None:
+        super().__init__(model)
         self.script = script or load_script(model)
         self.overhead = float(overhead)
         self.per_request = float(per_request)

@@ -40,13 +40,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import threading
 import uuid
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Annotated, Any, AsyncIterator
+
+from annotated_types import Ge, Gt, Le
 
 from ..errors import ConfigError
+from ..run.options import engine_option_problems
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from .embedded import embedded_safetensors_dir, is_embedded
 from .hf import chat_prompt_ids, vocabulary_id
@@ -57,6 +61,18 @@ _NEUTRAL = {"tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utiliz
             "max_lora_rank", "max_loras", "max_logprobs", "trust_remote_code", "enforce_eager",
             "swap_space", "cpu_offload_gb", "max_num_seqs", "max_num_batched_tokens", "download_dir",
             "disable_log_stats", "enable_prefix_caching"}
+
+
+# The vllm.LLM options ragbench documents, typed so that the pre-flight checks their values before vLLM
+# starts; any other vllm.EngineArgs field passes on verbatim (its name is checked when vLLM is installed).
+OPTION_TYPES = {
+    "tensor_parallel_size": Annotated[int, Ge(1)], "pipeline_parallel_size": Annotated[int, Ge(1)],
+    "dtype": str, "max_model_len": Annotated[int, Ge(1)] | None, "gpu_memory_utilization": Annotated[float, Gt(0), Le(1)],
+    "enable_lora": bool, "max_lora_rank": Annotated[int, Ge(1)], "max_loras": Annotated[int, Ge(1)],
+    "max_logprobs": Annotated[int, Ge(-1)], "trust_remote_code": bool, "enforce_eager": bool,
+    "max_num_seqs": Annotated[int, Ge(1)], "max_num_batched_tokens": Annotated[int, Ge(1)] | None,
+    "swap_space": Annotated[float, Ge(0)], "cpu_offload_gb": Annotated[float, Ge(0)], "quantization": str | None,
+}
 
 
 def _option_value(value: Any) -> Any:
@@ -82,8 +98,7 @@ class VLLMEngine(Engine):
     kind = "vllm"
     max_batch_size = 256
 
-    def __init__(self, model: str, cache_dir: str | None = None, async_engine: bool | str = False,
-                 **options: Any) -> None:
+    def __init__(self, model: str, cache_dir: str | None = None, async_engine: bool = False, **options: Any) -> None:
         super().__init__(model)
         try:
             import vllm
@@ -120,6 +135,19 @@ class VLLMEngine(Engine):
             raise
         except Exception as exc:
             raise ConfigError(f"vllm engine: cannot load model '{model}' ({_one_line(exc)})") from exc
+
+    @classmethod
+    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+        """vLLM is installed, and every option is one of OPTION_TYPES (of its type) or a vllm.EngineArgs field."""
+        try:
+            import vllm
+        except ImportError as exc:
+            return [f"the vllm engine needs vLLM ({exc}); run `{INSTALL_HINT}`"]
+        engine_args = getattr(vllm, "EngineArgs", None)
+        fields = ({field.name for field in dataclasses.fields(engine_args)}, "any other vllm.EngineArgs field") \
+            if dataclasses.is_dataclass(engine_args) else None
+        return engine_option_problems(cls, {name: _option_value(value) for name, value in options.items()},
+                                      OPTION_TYPES, fields)
 
     @property
     def engine_id(self) -> str:

@@ -25,15 +25,28 @@ from .checks import Preflight
 
 
 # --- the run's own options ----------------------------------------------------------------------------
+# The run's numeric options: (option, RunConfig field, least value, what else may be given)
+RUN_NUMBERS = (("--seed", "seed", 0, ""), ("--max-inflight", "max_inflight", 1, ""),
+               ("--limit", "limit", 1, ", or leave it out for all records"),
+               ("--bootstrap-iters", "bootstrap_iters", 0, " (0: no intervals)"))
+
+
+def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> str | None:
+    """`--seed -5: give an integer of at least 0`, or None when `value` is an integer >= `least`."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= least:
+        return None
+    return f"{flag} {value}: give {'an integer of ' if not isinstance(value, int) else ''}at least {least}{alternative}"
+
+
 def check_run_options(config: Any, check: Preflight) -> None:
-    """Numbers in range, and an output folder that can take this run (nothing is created)."""
+    """Numbers of the right type and range, and an output folder that can take this run (nothing is created)."""
     from ..storage.rundir import RunDir
 
-    for flag, value, least in (("--max-inflight", config.max_inflight, 1), ("--limit", config.limit, 1),
-                               ("--bootstrap-iters", config.bootstrap_iters, 0)):
-        if value is not None and value < least:
-            check.problem(f"{flag} {value}: give at least {least}" + (", or leave it out for all records"
-                                                                      if flag == "--limit" else ""))
+    for flag, name, least, alternative in RUN_NUMBERS:
+        value = getattr(config, name)
+        problem = None if value is None and name == "limit" else number_problem(flag, value, least, alternative)
+        if problem:
+            check.problem(problem)
     if config.cache and Path(config.cache).is_dir():
         check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
     with check.step(f"output folder {config.run_dir()}"):
@@ -44,7 +57,7 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
     """Every engine the run will load (--model, --role-model, --judge, --nli): a known engine, options it
     accepts, a server that answers; nothing is loaded."""
     from ..engines import EMBEDDED_MODEL
-    from ..engines.replicas import _RAY_OPTIONS
+    from ..engines.replicas import RAY_OPTION_TYPES, replica_option_problems
 
     # (option, how its engine options are written, engine:model, options); an engine's messages name
     # --model-arg and --base-url, rewritten here for the engine they are about
@@ -66,13 +79,15 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
                 engine_class = registry.load("engines", kind)
             except ConfigError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
-            plain = {k: v for k, v in options.items() if k not in _RAY_OPTIONS}
+            plain = {k: v for k, v in options.items() if k not in RAY_OPTION_TYPES}
             urls = plain.get("base_url")
+            problems = replica_option_problems(options)
             for url in urls if isinstance(urls, (list, tuple)) else [urls]:
-                for problem in engine_class.preflight(name, {**plain, **({"base_url": url} if url else {})}):
-                    if flag != "--model":
-                        problem = problem.replace("--model-arg ", args_flag).replace("--base-url", f"{args_flag}base_url")
-                    check.problem(f"{where}: {problem}")
+                problems += engine_class.preflight(name, {**plain, **({"base_url": url} if url else {})})
+            for problem in problems:
+                if flag != "--model":
+                    problem = problem.replace("--model-arg ", args_flag).replace("--base-url", f"{args_flag}base_url")
+                check.problem(f"{where}: {problem}")
 
 
 def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:

@@ -54,14 +54,14 @@ import threading
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Sequence
 
 from annotated_types import Ge
 
 from ..errors import ConfigError
 from . import hf_batching as batching
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
-from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
+from .embedded import CONVERTED_NAME, default_cache_dir, embedded_model_dir, embedded_safetensors_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
@@ -113,6 +113,29 @@ def vocabulary_id(tokenizer: Any, token: str) -> int | None:
     return tid if isinstance(tid, int) and tokenizer.convert_ids_to_tokens(tid) == token else None
 
 
+def local_tokenizer(model: str, cache_dir: str | None = None) -> Any | None:
+    """The tokenizer of a model on disk (a folder, a hub name in the local cache, the embedded model once
+    converted), loaded without its weights: what the pre-flight checks vocabulary entries with. None when
+    it cannot be loaded that way; the engine's own load then reports why."""
+    if is_embedded(model):
+        model = str((Path(cache_dir).expanduser() if cache_dir else default_cache_dir()) / CONVERTED_NAME)
+        if not Path(model).is_dir():
+            return None
+    if model.endswith(".gguf"):
+        return None
+    try:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(model, local_files_only=True)
+    except Exception:  # not on disk, or not a folder transformers reads: left to the engine's load
+        return None
+
+
+def missing_entries(tokenizer: Any | None, names: Sequence[str]) -> list[str] | None:
+    """Of `names`, those that are not single entries of `tokenizer`'s vocabulary; None without a tokenizer."""
+    return None if tokenizer is None else [name for name in names if vocabulary_id(tokenizer, name) is None]
+
+
 def cpu_threads(torch: Any, threads: int | None) -> int:
     """Torch's CPU threads: `threads`, else one fewer than the cores (at least 1). Torch's default
     (every core) collapses when anything else runs: a 96-question run took 832 s at 2 threads and
@@ -158,6 +181,10 @@ class HFEngine(Engine):
                 self.max_batch_size = batching.auto_batch_size(torch, self.model_obj, f"{self.model};{self.dtype}",
                                                                self.device, self.context_length, self.pad_id,
                                                                int(max_batch_size))
+
+    @classmethod
+    def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
+        return missing_entries(local_tokenizer(model), names)
 
     # -- loading --------------------------------------------------------------------------
 

@@ -188,6 +188,15 @@ class OpenAIEngine(Engine):
                             "--model-arg api_key_env=NAME), or give --base-url of an OpenAI-compatible server")
         return problems
 
+    @classmethod
+    def meet_needs(cls, model: str, options: dict[str, Any], needs) -> tuple[dict[str, Any], list[str]]:
+        """The API reports named tokens only among the top NAMED_TOP_LOGPROBS of each position: a larger
+        window cannot be given."""
+        return options, [f"{need.system} reads log-probs of named tokens within top-{need.logprob_window} dicts, but "
+                         f"OpenAI-compatible servers return at most the top {NAMED_TOP_LOGPROBS} per position"
+                         + (f"; {need.instead}" if need.instead else "")
+                         for need in needs if need.logprob_tokens and (need.logprob_window or 0) > NAMED_TOP_LOGPROBS]
+
     @property
     def engine_id(self) -> str:
         out = f"{self.kind}:{self.model}"

@@ -53,9 +53,10 @@ from ..errors import ConfigError
 from ..run.options import engine_option_problems
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from .embedded import embedded_safetensors_dir, is_embedded
-from .hf import chat_prompt_ids, vocabulary_id
+from .hf import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 
 INSTALL_HINT = "pip install ragbench[vllm]"
+DEFAULT_MAX_LOGPROBS = 20  # vLLM's limit on the top-k log-probs of a request unless started with max_logprobs
 # Options that do not change what the model answers (kept out of the engine id).
 _NEUTRAL = {"tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization", "enable_lora",
             "max_lora_rank", "max_loras", "max_logprobs", "trust_remote_code", "enforce_eager",
@@ -149,6 +150,35 @@ class VLLMEngine(Engine):
         return engine_option_problems(cls, {name: _option_value(value) for name, value in options.items()},
                                       OPTION_TYPES, fields)
 
+    @classmethod
+    def meet_needs(cls, model: str, options: dict[str, Any], needs) -> tuple[dict[str, Any], list[str]]:
+        """Named-token log-probs read within a top-k window need vLLM's top-k dicts (`max_logprobs` >= k),
+        and read exactly on a vLLM without `logprob_token_ids`, the whole vocabulary's (-1): vLLM fixes
+        max_logprobs when it starts, so it is set here (-1) when not given, and a smaller value given is
+        refused before vLLM starts."""
+        import vllm
+
+        exact_needs_all = not _accepts(vllm.SamplingParams, "logprob_token_ids")
+        required = [(need, -1 if need.logprob_window is None else need.logprob_window) for need in needs
+                    if need.logprob_tokens and (need.logprob_window is not None or exact_needs_all)]
+        required = [(need, k) for need, k in required if k == -1 or k > DEFAULT_MAX_LOGPROBS]
+        if not required:
+            return options, []
+        if "max_logprobs" not in options:
+            return {**options, "max_logprobs": -1}, []
+        given = _option_value(options["max_logprobs"])
+        problems = [f"--model-arg max_logprobs={given}: {need.system} reads log-probs of named tokens "
+                    + (f"within vLLM's top-{k} dicts: give max_logprobs >= {k} or -1" if k != -1 else
+                       "from the whole vocabulary (this vLLM has no logprob_token_ids): give max_logprobs=-1")
+                    + (f", or leave it out (-1 is then set), or {need.instead}" if need.instead else
+                       ", or leave it out (-1 is then set)")
+                    for need, k in required if given != -1 and (k == -1 or not isinstance(given, int) or given < k)]
+        return options, problems
+
+    @classmethod
+    def missing_vocabulary(cls, model: str, options: dict[str, Any], names) -> list[str] | None:
+        return missing_entries(local_tokenizer(model, options.get("cache_dir")), names)
+
     @property
     def engine_id(self) -> str:
         out = f"{self.kind}:{self.model};dtype={self.llm_options.get('dtype', 'auto')}"
@@ -214,7 +244,7 @@ class VLLMEngine(Engine):
         exactly what upstream Self-RAG read, ties and kernels included (ranks recomputed from
         logprob_token_ids values would need the whole vocabulary; vLLM gives those ids dummy ranks)."""
         k = max(int(sampling.logprob_window), sampling.logprobs or 0)  # type: ignore[arg-type]
-        allowed = self.llm_options.get("max_logprobs", 20)  # vLLM's default limit
+        allowed = self.llm_options.get("max_logprobs", DEFAULT_MAX_LOGPROBS)
         if allowed != -1 and k > int(allowed):
             raise EngineError(f"vllm engine: a log-prob window of {k} needs vLLM's top-{k} log-probs: start the engine "
                               f"with --model-arg max_logprobs=-1 (or >= {k})")

@@ -40,7 +40,7 @@ from .cost import attempt_cost, whole_run_cost
 from .example import process_example, sample_record
 from .lifecycle import Engines, RunInterrupted, run_interruptible
 from .planning import PlannedTask, needs
-from .preflight import preflight
+from .preflight import engine_needs, preflight
 from .progress import Progress
 from .scheduler import Scheduler
 
@@ -130,11 +130,13 @@ class Evaluator:
         """Every engine of the run (none when no system calls a model); one that fails closes the others."""
         config = self.config
         engines = Engines()
+        system_needs = engine_needs(self.planned)  # set up when each engine starts (the pre-flight checked them)
         try:
             if any(type(p.system).uses_llm for p in self.planned):
-                engines.model = load_engine(config.model, registry=self.registry, **config.model_args)
+                engines.model = load_engine(config.model, registry=self.registry, needs=system_needs, **config.model_args)
             for role, model in config.role_models.items():
-                engines.roles[role] = load_engine(model, registry=self.registry, **config.role_model_args.get(role, {}))
+                engines.roles[role] = load_engine(model, registry=self.registry, needs=system_needs,
+                                                  **config.role_model_args.get(role, {}))
             for i, model in enumerate(config.judges):
                 engines.judges.append(load_engine(model, registry=self.registry, **config.judge_args.get(str(i), {})))
             engines.nli = self._nli_engine(engines.model)

@@ -53,9 +53,29 @@ def check_run_options(config: Any, check: Preflight) -> None:
         RunDir(config.run_dir()).check_start(config.identity(), config.config_hash(), config.resume, config.overwrite)
 
 
-def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, uses_nli: bool) -> None:
+def engine_needs(planned: list[Any]) -> list[Any]:
+    """What the run's systems need of the engines serving them, task by task (`System.engine_needs`)."""
+    return [need for p in planned if (need := p.system.engine_needs(p.task)) is not None]
+
+
+def needs_problems(engine_class: type, name: str, options: dict[str, Any], needs: list[Any]) -> tuple[dict[str, Any],
+                                                                                                    list[str]]:
+    """The options the engine loader will start the engine with for the systems' `needs`, and what it cannot
+    give them: an option too small, vocabulary entries its tokenizer lacks (read without the weights)."""
+    options, problems = engine_class.meet_needs(name, options, needs)
+    for need in needs:
+        missing = engine_class.missing_vocabulary(name, options, need.logprob_tokens) if need.logprob_tokens else None
+        if missing:
+            problems.append(f"{need.system} reads log-probs of {', '.join(missing)}, which are not single entries of "
+                            f"{name}'s vocabulary; use a model trained with them")
+    return options, problems
+
+
+def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, uses_nli: bool,
+                  needs: list[Any] | None = None) -> None:
     """Every engine the run will load (--model, --role-model, --judge, --nli): a known engine, options it
-    accepts, a server that answers; nothing is loaded."""
+    accepts, a server that answers, and (the system's engines) what the systems need of them; nothing is
+    loaded."""
     from ..engines import EMBEDDED_MODEL
     from ..engines.replicas import RAY_OPTION_TYPES, replica_option_problems
 
@@ -80,8 +100,11 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
             except ConfigError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
             plain = {k: v for k, v in options.items() if k not in RAY_OPTION_TYPES}
-            urls = plain.get("base_url")
             problems = replica_option_problems(options)
+            if needs and flag.startswith(("--model", "--role-model")):
+                plain, unmet = needs_problems(engine_class, name, plain, needs)
+                problems += unmet
+            urls = plain.get("base_url")
             for url in urls if isinstance(urls, (list, tuple)) else [urls]:
                 problems += engine_class.preflight(name, {**plain, **({"base_url": url} if url else {})})
             for problem in problems:
@@ -103,6 +126,6 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
     except ConfigError:
         system_class = None  # reported by plan
     uses_llm = system_class is not None and getattr(system_class, "uses_llm", True)
-    check_engines(config, registry, check, uses_llm, needs(planned, "nli"))
+    check_engines(config, registry, check, uses_llm, needs(planned, "nli"), engine_needs(planned))
     check.raise_if_failed()
     return planned, check

@@ -28,9 +28,19 @@ def _config_error(exc: ConfigError) -> None:
     sys.exit(EXIT_CONFIG)
 
 
+def _stopped_at_failure(exc: Any) -> None:
+    """--fail-fast: the failed record's traceback (its error, for a bad record), then one line saying where
+    the run stands; exit 1."""
+    click.echo((exc.record.get("traceback") or f"{exc.record.get('error')}\n").rstrip("\n"), err=True)
+    click.echo(f"ragbench: --fail-fast: {exc}; the run stopped there (its sample and every finished one are saved "
+               f"in {exc.run_dir}; --resume tries it again)", err=True)
+    sys.exit(EXIT_INCOMPLETE)
+
+
 def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from ..run.evaluator import Evaluator, RunConfig, RunInterrupted
+    from ..run.example import StoppedAtFailure
     from ..run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message
     from ..reports.failures import incomplete_reason
     from ..replay.rerun import replay_config
@@ -46,6 +56,8 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
         _config_error(exc)
     except RunInterrupted as exc:
         exit_interrupted(exc)
+    except StoppedAtFailure as exc:
+        _stopped_at_failure(exc)
     except KeyboardInterrupt:
         click.echo(interrupt_message(config and config.run_dir()), err=True, nl=False)
         sys.exit(EXIT_INTERRUPTED)

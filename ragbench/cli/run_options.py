@@ -110,6 +110,8 @@ run_options = [
     click.option("--resume", is_flag=True, help="continue the run in the output folder (failed examples are tried "
                  "again)"),
     click.option("--overwrite", is_flag=True, help="replace the run in the output folder"),
+    click.option("--fail-fast", is_flag=True, help="stop at the first failed example or bad record and print its "
+                 "traceback (for developing a plugin; --resume continues the run)"),
     click.option("--strict-infra", is_flag=True, help="fail an example when a judge/tool/retrieval call failed and "
                  "was folded into its result (upstream's behaviour, counted, is the default)"),
     click.option("--retriever", default=None, help="retriever for ctx.retriever (ragbench list retrievers; default: "
@@ -128,11 +130,12 @@ def with_run_options(func):
     return func
 
 
-def run_kwargs(tasks, system, system_arg, data, limit, resume, overwrite, strict_infra, retriever, retriever_arg,
-                role_model, role_model_arg, **common) -> dict[str, Any]:
+def run_kwargs(tasks, system, system_arg, data, limit, resume, overwrite, fail_fast, strict_infra, retriever,
+               retriever_arg, role_model, role_model_arg, **common) -> dict[str, Any]:
     """RunConfig fields from the run options (ConfigError on a malformed one)."""
     return {"tasks": split_names(tasks), "system": system,
             "system_args": parse_assignments(system_arg, "--system-arg"), "data": data_paths(data),
-            "limit": limit, "resume": resume, "overwrite": overwrite, "strict_infra": strict_infra,
+            "limit": limit, "resume": resume, "overwrite": overwrite, "fail_fast": fail_fast,
+            "strict_infra": strict_infra,
             "retriever": retriever, "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
             **_role_models(role_model, role_model_arg), **common_kwargs(**common)}

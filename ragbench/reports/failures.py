@@ -32,8 +32,9 @@ def record_label(record: dict[str, Any]) -> str:
 
 
 def group_failures(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Failed records grouped by cause kind, most frequent first: cause, count, ids (up to KEPT_IDS)
-    and the first record's whole message as an example."""
+    """Failed records grouped by cause kind, most frequent first: cause, count, ids (up to KEPT_IDS),
+    the first record's whole message as an example, and the first traceback of the cause (a system
+    that raised)."""
     groups: dict[str, dict[str, Any]] = {}
     for record in samples:
         if record.get("error") is None:
@@ -43,6 +44,8 @@ def group_failures(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
         group["count"] += 1
         if len(group["ids"]) < KEPT_IDS:
             group["ids"].append(record_label(record))
+        if record.get("traceback") and "traceback" not in group:
+            group["traceback"] = record["traceback"]
     ordered = sorted(groups.items(), key=lambda item: -item[1]["count"])
     return [{"cause": cause, **group} for cause, group in ordered]
 

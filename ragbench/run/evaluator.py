@@ -37,7 +37,7 @@ from . import workers
 from .checks import Preflight
 from .config import RunConfig
 from .cost import attempt_cost, whole_run_cost
-from .example import process_example, sample_record
+from .example import StoppedAtFailure, process_example, sample_record
 from .lifecycle import Engines, RunInterrupted, run_interruptible
 from .planning import PlannedTask, needs
 from .preflight import engine_needs, preflight
@@ -284,6 +284,8 @@ class Evaluator:
                 processed += 1
                 progress.advance(failed=record.get("error") is not None)
                 self._save_cost(scheduler, processed)
+                if self.config.fail_fast and record.get("error") is not None:  # saved: --resume tries it again
+                    raise StoppedAtFailure(planned.name, record, self.run_dir.path)
 
         try:
             await asyncio.gather(*(worker() for _ in range(max(1, self.config.max_inflight))))

@@ -165,7 +165,8 @@ class LLatrieval(System):
     async def select(self, questions: list[str], docs: list[Document],
                      ctx: Context) -> tuple[list[Document], list[dict[str, Any]]]:
         """iterative_select_supporting_documents_single: windows of `window_size` (the kept docs first,
-        then new ones), each call keeps k of them, until every candidate was browsed."""
+        then new ones), each call keeps k of them, until every candidate was browsed. The documents kept
+        are recorded as a custom step, "selection"."""
         to_browse, selected, windows = list(docs), [], []
         while to_browse:
             take = self.window_size - len(selected)
@@ -176,6 +177,10 @@ class LLatrieval(System):
             selected = [shown[i] for i in parse_selection(reply, len(shown), self.k)]
             windows.append({"shown": [describe(d) for d in shown], "reply": reply,
                             "selected": [describe(d) for d in selected], **({"deferred": len(deferred)} if deferred else {})})
+        # the documents the loop goes on with (verified, then answered from): the trace's retrieval step
+        # lists every candidate, the select calls' replies only numbers
+        ctx.record_step("selection", inputs={"candidates": [describe(d) for d in docs], "windows": len(windows)},
+                        outputs={"selected": [describe(d) for d in selected]}, docs=selected)
         return selected, windows
 
     def fit(self, questions: list[str], selected: list[Document],

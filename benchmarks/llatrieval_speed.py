@@ -1,5 +1,5 @@
 """LLatrieval on ASQA-shaped data: ragbench vs one call at a time vs stage-by-stage batching vs the
-lower bound (issue 5, point 4).
+lower bound.
 
 The workload is the real system (`ragbench.plugins.llatrieval.system.LLatrieval`, code defaults: retrieve 100,
 summarise 50, selection windows of 20 keeping 5, verification, missing-info query, up to 4 iterations,

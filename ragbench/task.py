@@ -26,7 +26,7 @@ class Task:
     slice_fields: ClassVar[tuple[str, ...]] = ()
     plot_keys: ClassVar[tuple[str, ...]] = ()  # metric keys drawn per slice value in report.md
 
-    # --- the task-system contract (README, "The task-system contract": each hook, its purpose and
+    # --- the task-system contract (docs/writing-plugins.md, "The task-system contract": each hook, its purpose and
     # which built-in systems read it) ----------------------------------------------------------------
     #   answer_format    "short" (an entity or phrase), "long" (a paragraph), "list", "choice"
     #                    (a multiple-choice letter) or "label" (a verdict such as true/false)

@@ -5,7 +5,7 @@ engine's named-token log-probabilities (`Sampling.logprob_tokens`).
 
 Options keep upstream's flag names. Defaults reproduce the paper's protocol as the shipped scripts
 and README commands run it, quirks included; each quirk that moves numbers has its own switch
-(README, "Self-RAG"):
+(docs/systems.md, "Self-RAG"):
   retrieval_ratio="logprob"       short-form adaptive decision divides raw log-probs (upstream);
                                   "prob" normalises probabilities as the paper and the long form do
   w_use=None                      1.0 in short form (the CLI default), 0.5 in long form (hard-coded)

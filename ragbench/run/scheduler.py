@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 # Batches a queued request may wait before its group is served next (see the module docstring). 16:
 # on benchmarks/scheduler_vs_baselines.py's workloads it makes as many batches as serving the largest
-# group alone (8 made one more), and cuts the worst wait of a request with rare settings from 67 to 21.
+# group alone (8 made one or two more), and cuts the worst wait of a request with rare settings from 67 to 21.
 AGE_LIMIT = 16
 _SETTLE_ROUNDS = 64
 _QUIET_ROUNDS = 3

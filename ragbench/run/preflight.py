@@ -1,6 +1,6 @@
 """The pre-flight: everything a run can check before anything heavy loads or anything is written.
 
-The core checks the run's own options (limits, output folder, engine strings and options) and asks
+The core checks the run's own options (numbers, output folder, engine strings and options) and asks
 every plugin for its own checks through one hook each, so a third-party task, system, metric or
 engine adds checks without the core knowing it:
 
@@ -9,7 +9,9 @@ engine adds checks without the core knowing it:
   System.preflight(check, task)          the system on that task (default: `System.check`)
   Metric.preflight(check, task)          the metric on that task (default: nothing)
   Engine.preflight(model, options)       an engine string and its options, without loading it
-                                         (default: the options `__init__` accepts)
+                                         (default: names and typed values `__init__` accepts)
+  System.engine_needs(task) with         what the system needs of its engines: the options the engine
+  Engine.meet_needs / missing_vocabulary loader will start them with, what no option can give
 
 A hook reports through `check.problem("one line: what, where; the option that fixes it")`, or by
 raising `ConfigError` inside `with check.step(...)`. Every problem is collected; the run stops with

@@ -61,8 +61,9 @@ from annotated_types import Ge
 from ..errors import ConfigError
 from . import hf_batching as batching
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
-from .embedded import CONVERTED_NAME, default_cache_dir, embedded_model_dir, embedded_safetensors_dir, is_embedded
+from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker
+from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
@@ -93,47 +94,6 @@ def _bool(value: Any) -> bool:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
-
-
-def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
-    """Token ids of a conversation rendered with the tokenizer's chat template, ready for the
-    assistant's turn. The template writes its own special tokens, so none are added again."""
-    rendered = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    if isinstance(rendered, str):
-        return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])
-    if isinstance(rendered, dict) or hasattr(rendered, "keys"):  # a tokenizer that always tokenizes
-        rendered = rendered["input_ids"]
-    return [int(token) for token in rendered]
-
-
-def vocabulary_id(tokenizer: Any, token: str) -> int | None:
-    """The id of `token` as one whole vocabulary entry (Self-RAG's "[Relevant]"), or None when the
-    tokenizer has no such single entry."""
-    tid = tokenizer.convert_tokens_to_ids(token)
-    return tid if isinstance(tid, int) and tokenizer.convert_ids_to_tokens(tid) == token else None
-
-
-def local_tokenizer(model: str, cache_dir: str | None = None) -> Any | None:
-    """The tokenizer of a model on disk (a folder, a hub name in the local cache, the embedded model once
-    converted), loaded without its weights: what the pre-flight checks vocabulary entries with. None when
-    it cannot be loaded that way; the engine's own load then reports why."""
-    if is_embedded(model):
-        model = str((Path(cache_dir).expanduser() if cache_dir else default_cache_dir()) / CONVERTED_NAME)
-        if not Path(model).is_dir():
-            return None
-    if model.endswith(".gguf"):
-        return None
-    try:
-        from transformers import AutoTokenizer
-
-        return AutoTokenizer.from_pretrained(model, local_files_only=True)
-    except Exception:  # not on disk, or not a folder transformers reads: left to the engine's load
-        return None
-
-
-def missing_entries(tokenizer: Any | None, names: Sequence[str]) -> list[str] | None:
-    """Of `names`, those that are not single entries of `tokenizer`'s vocabulary; None without a tokenizer."""
-    return None if tokenizer is None else [name for name in names if vocabulary_id(tokenizer, name) is None]
 
 
 def cpu_threads(torch: Any, threads: int | None) -> int:

@@ -40,54 +40,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import inspect
 import threading
 import uuid
 from pathlib import Path
-from typing import Annotated, Any, AsyncIterator
-
-from annotated_types import Ge, Gt, Le
+from typing import Any, AsyncIterator
 
 from ..errors import ConfigError
-from ..run.options import engine_option_problems
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from .embedded import embedded_safetensors_dir, is_embedded
-from .hf import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
-
-INSTALL_HINT = "pip install ragbench[vllm]"
-DEFAULT_MAX_LOGPROBS = 20  # vLLM's limit on the top-k log-probs of a request unless started with max_logprobs
-# Options that do not change what the model answers (kept out of the engine id).
-_NEUTRAL = {"tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization", "enable_lora",
-            "max_lora_rank", "max_loras", "max_logprobs", "trust_remote_code", "enforce_eager",
-            "swap_space", "cpu_offload_gb", "max_num_seqs", "max_num_batched_tokens", "download_dir",
-            "disable_log_stats", "enable_prefix_caching"}
-
-
-# The vllm.LLM options ragbench documents, typed so that the pre-flight checks their values before vLLM
-# starts; any other vllm.EngineArgs field passes on verbatim (its name is checked when vLLM is installed).
-OPTION_TYPES = {
-    "tensor_parallel_size": Annotated[int, Ge(1)], "pipeline_parallel_size": Annotated[int, Ge(1)],
-    "dtype": str, "max_model_len": Annotated[int, Ge(1)] | None, "gpu_memory_utilization": Annotated[float, Gt(0), Le(1)],
-    "enable_lora": bool, "max_lora_rank": Annotated[int, Ge(1)], "max_loras": Annotated[int, Ge(1)],
-    "max_logprobs": Annotated[int, Ge(-1)], "trust_remote_code": bool, "enforce_eager": bool,
-    "max_num_seqs": Annotated[int, Ge(1)], "max_num_batched_tokens": Annotated[int, Ge(1)] | None,
-    "swap_space": Annotated[float, Ge(0)], "cpu_offload_gb": Annotated[float, Ge(0)], "quantization": str | None,
-}
-
-
-def _option_value(value: Any) -> Any:
-    """--model-arg values may arrive as strings: 'true' -> True, '0.5' -> 0.5, '4096' -> 4096."""
-    if isinstance(value, str):
-        lowered = value.strip().lower()
-        if lowered in ("true", "false"):
-            return lowered == "true"
-        for cast in (int, float):
-            try:
-                return cast(value)
-            except ValueError:
-                pass
-    return value
+from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
+from .vllm_options import (DEFAULT_MAX_LOGPROBS, INSTALL_HINT, NEUTRAL_OPTIONS, accepts, option_value,
+                           options_for_needs, start_option_problems)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -106,7 +69,7 @@ class VLLMEngine(Engine):
         except ImportError as exc:
             raise ConfigError(f"the vllm engine needs vLLM ({exc}); run `{INSTALL_HINT}`") from exc
         self._vllm = vllm
-        self.llm_options = self.options = {name: _option_value(value) for name, value in options.items()}
+        self.llm_options = self.options = {name: option_value(value) for name, value in options.items()}
         if is_embedded(model):
             self.model = "embedded"
             path = str(embedded_safetensors_dir(cache_dir))
@@ -118,10 +81,10 @@ class VLLMEngine(Engine):
         self._lock = threading.Lock()
         self._tokenizer: Any = None
         self._vocabulary_ids: dict[str, int | None] = {}
-        self.named_logprobs = _accepts(vllm.SamplingParams, "logprob_token_ids")
+        self.named_logprobs = accepts(vllm.SamplingParams, "logprob_token_ids")
         # async_engine: vLLM's AsyncLLMEngine, fed request by request as examples ask (continuous
         # batching across in-flight examples, no batch barrier); started on the first request.
-        self.async_engine = _option_value(async_engine) is True
+        self.async_engine = option_value(async_engine) is True
         self._async: Any = None
         self._starting: asyncio.Lock | None = None
         self._gate = _LogprobGate()
@@ -139,41 +102,11 @@ class VLLMEngine(Engine):
 
     @classmethod
     def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
-        """vLLM is installed, and every option is one of OPTION_TYPES (of its type) or a vllm.EngineArgs field."""
-        try:
-            import vllm
-        except ImportError as exc:
-            return [f"the vllm engine needs vLLM ({exc}); run `{INSTALL_HINT}`"]
-        engine_args = getattr(vllm, "EngineArgs", None)
-        fields = ({field.name for field in dataclasses.fields(engine_args)}, "any other vllm.EngineArgs field") \
-            if dataclasses.is_dataclass(engine_args) else None
-        return engine_option_problems(cls, {name: _option_value(value) for name, value in options.items()},
-                                      OPTION_TYPES, fields)
+        return start_option_problems(cls, options)
 
     @classmethod
     def meet_needs(cls, model: str, options: dict[str, Any], needs) -> tuple[dict[str, Any], list[str]]:
-        """Named-token log-probs read within a top-k window need vLLM's top-k dicts (`max_logprobs` >= k),
-        and read exactly on a vLLM without `logprob_token_ids`, the whole vocabulary's (-1): vLLM fixes
-        max_logprobs when it starts, so it is set here (-1) when not given, and a smaller value given is
-        refused before vLLM starts."""
-        import vllm
-
-        exact_needs_all = not _accepts(vllm.SamplingParams, "logprob_token_ids")
-        required = [(need, -1 if need.logprob_window is None else need.logprob_window) for need in needs
-                    if need.logprob_tokens and (need.logprob_window is not None or exact_needs_all)]
-        required = [(need, k) for need, k in required if k == -1 or k > DEFAULT_MAX_LOGPROBS]
-        if not required:
-            return options, []
-        if "max_logprobs" not in options:
-            return {**options, "max_logprobs": -1}, []
-        given = _option_value(options["max_logprobs"])
-        problems = [f"--model-arg max_logprobs={given}: {need.system} reads log-probs of named tokens "
-                    + (f"within vLLM's top-{k} dicts: give max_logprobs >= {k} or -1" if k != -1 else
-                       "from the whole vocabulary (this vLLM has no logprob_token_ids): give max_logprobs=-1")
-                    + (f", or leave it out (-1 is then set), or {need.instead}" if need.instead else
-                       ", or leave it out (-1 is then set)")
-                    for need, k in required if given != -1 and (k == -1 or not isinstance(given, int) or given < k)]
-        return options, problems
+        return options_for_needs(options, needs)
 
     @classmethod
     def missing_vocabulary(cls, model: str, options: dict[str, Any], names) -> list[str] | None:
@@ -183,7 +116,7 @@ class VLLMEngine(Engine):
     def engine_id(self) -> str:
         out = f"{self.kind}:{self.model};dtype={self.llm_options.get('dtype', 'auto')}"
         for name in sorted(self.llm_options):
-            if name != "dtype" and name not in _NEUTRAL:
+            if name != "dtype" and name not in NEUTRAL_OPTIONS:
                 out += f";{name}={self.llm_options[name]}"
         return out
 
@@ -445,12 +378,3 @@ class _LogprobGate:
             async with self.changed:
                 self.running[kind] -= 1
                 self.changed.notify_all()
-
-
-def _accepts(cls: Any, name: str) -> bool:
-    """Whether `cls(...)` takes the keyword `name` (vLLM's SamplingParams gained fields over versions)."""
-    try:
-        parameters = inspect.signature(cls).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)

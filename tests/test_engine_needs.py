@@ -67,4 +67,5 @@ def test_a_vocabulary_without_the_reflection_tokens_is_reported_from_the_tokeniz
     assert problems == [f"--model {engine}:{folder}: selfrag on demo reads log-probs of [Retrieval], [No Retrieval], "
                         "[Irrelevant], [Relevant], [Fully supported], [Partially supported], [No support / "
                         "Contradictory], [Utility:1], [Utility:2], [Utility:3], [Utility:4], [Utility:5], which are "
-                        f"not single entries of {folder}'s vocabulary; use a model trained with them"]
+                        f"not single entries of {folder}'s vocabulary; use a Self-RAG checkpoint such as "
+                        "selfrag/selfrag_llama2_7b"]

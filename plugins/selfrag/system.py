@@ -52,6 +52,7 @@ def starts_with_relevance_token(response: Any) -> bool:
     return bool(response.logprobs) and response.logprobs[0].token in RELEVANCE_TOKENS
 SCORED_TOKENS = RELEVANCE_TOKENS + GROUNDING_TOKENS + UTILITY_TOKENS
 REFLECTION_NAMES = ("[Retrieval]", "[No Retrieval]") + SCORED_TOKENS  # the entries whose log-probs are read
+SELF_RAG_MODELS = "a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b"
 
 
 def _choice(name: str, value: Any, allowed: tuple) -> Any:
@@ -125,7 +126,7 @@ class SelfRag(System):
         if self.logprob_window == "upstream":
             window = LONG_FORM_WINDOW if self.is_long(task) else max(SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW)
         return EngineNeeds(f"selfrag on {task.name}", REFLECTION_NAMES, window,
-                           "pass --system-arg logprob_window=exact" if window else "")
+                           "pass --system-arg logprob_window=exact" if window else "", SELF_RAG_MODELS)
 
     def check_model(self, engine) -> None:
         """Refuse a model without the reflection tokens before the run (engines that can tell once loaded;
@@ -133,7 +134,7 @@ class SelfRag(System):
         missing = engine.missing_tokens(REFLECTION_NAMES)
         if missing:
             raise ConfigError(f"selfrag: model {engine.model} lacks Self-RAG's reflection tokens {missing} "
-                              "(single vocabulary entries); use a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b")
+                              f"(single vocabulary entries); use {SELF_RAG_MODELS}")
 
     def config(self) -> dict[str, Any]:
         """The options; `resolved` fills the per-form defaults (mode, ndocs, w_use, closed) for the task."""

@@ -183,6 +183,7 @@ class EngineNeeds:
     logprob_tokens: tuple[str, ...] = ()  # vocabulary entries whose log-probs it reads (each a single entry)
     logprob_window: int | None = None  # read within the top-k dict of this k (Sampling.logprob_window); None: exact
     instead: str = ""  # a setting of the system that needs less, named in messages (e.g. --system-arg ...)
+    models: str = "a model trained with them"  # what has the vocabulary entries, named in messages
 
 
 class EngineError(RuntimeError):

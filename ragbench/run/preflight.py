@@ -69,7 +69,7 @@ def needs_problems(engine_class: type, name: str, options: dict[str, Any], needs
         missing = engine_class.missing_vocabulary(name, options, need.logprob_tokens) if need.logprob_tokens else None
         if missing:
             problems.append(f"{need.system} reads log-probs of {', '.join(missing)}, which are not single entries of "
-                            f"{name}'s vocabulary; use a model trained with them")
+                            f"{name}'s vocabulary; use {need.models}")
     return options, problems
 
 

@@ -26,7 +26,7 @@ def test_a_deep_line_is_a_record_error_between_readable_lines(tmp_path):
 
 def test_loads_turns_recursion_into_a_value_error():
     with pytest.raises(ValueError, match="nested too deeply"):
-        jsonl.loads(DEEP)
+        jsonl.parse_json(DEEP)
 
 
 @pytest.mark.parametrize("position", [0, 2], ids=["first record", "later record"])

@@ -29,12 +29,8 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.context import Context
-from ragbench.engines.base import EngineNeeds
-from ragbench.errors import ConfigError
-from ragbench.system import System, recorded_extras
-from ragbench.task import Task
-from ragbench.types import Document, Example, Prediction
+from ragbench.api import (ConfigError, Context, Document, EngineNeeds, Example, Prediction, SampleRecord, System,
+                          Task, recorded_extras)
 
 from .longform import long_form
 from .outline import long_form as long_form_outline, short_form as short_form_outline
@@ -223,14 +219,14 @@ class SelfRag(System):
         return raw, raw, [docs[best_index]], trace
 
     @classmethod
-    def trace_outline(cls, record: dict[str, Any]) -> list[dict[str, Any]]:
+    def trace_outline(cls, record: SampleRecord) -> list[dict[str, Any]]:
         """The viewer's timeline: the retrieval decision, then each passage's (short form) or beam-search
         node's (long form) call with its critique scores, the chosen ones marked (selfrag_outline)."""
-        extras = ((record.get("prediction") or {}).get("extras") or {}).get("selfrag") or {}
+        extras = record.extras.get("selfrag") or {}
         form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form"))
-        return form(record.get("trace") or [], extras) if form else super().trace_outline(record)
+        return form(record.trace, extras) if form else super().trace_outline(record)
 
-    def format_adherence(self, samples: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         """A Self-RAG model opens each passage's generation with [Relevant] or [Irrelevant]; a model
         without trained reflection tokens does not, and its critique scores then read tokens it never
         generates (relevance from position 0, support and utility left at 0)."""
@@ -243,7 +239,7 @@ class SelfRag(System):
                  "fix": "use a Self-RAG checkpoint (e.g. selfrag/selfrag_llama2_7b) whose vocabulary and training "
                         "carry the reflection tokens"}]
 
-    def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         traces = recorded_extras(samples, "selfrag")
         if not traces:
             return None

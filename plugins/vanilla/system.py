@@ -5,9 +5,7 @@ from typing import Annotated
 
 from annotated_types import Ge
 
-from ragbench.context import Context
-from ragbench.shared.reader import Reader
-from ragbench.types import Document, Example
+from ragbench.api import Context, Document, Example, Reader
 
 
 class Vanilla(Reader):

@@ -12,12 +12,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Iterator
 
-from ragbench.storage.datafiles import resolve_data_file
-from ragbench.errors import ConfigError, RecordError
-from ragbench.shared.instruction_templates import TEMPLATES, fill
-from ragbench.storage.jsonl import iter_jsonl, require
-from ragbench.task import Task
-from ragbench.types import Document, Example
+from ragbench.api import (ConfigError, Document, Example, RecordError, TEMPLATES, Task, fill, iter_jsonl, require,
+                          resolve_data_file)
 
 from .prompts import TASK_INSTRUCTIONS
 

@@ -1,8 +1,9 @@
-"""The plugin guide (docs/writing-plugins.md, docs/testing-plugins.md) builds a working plugin: its files are
-taken from the guide verbatim (every fenced block with a `title="PATH"`), installed into a private folder as
-pip would lay it out (package and dist-info with the guide's entry points), discovered through the
-entry-point group and run through the command line with the guide's scripted rules, giving the numbers the
-guide states; the guide's own test of the plugin passes."""
+"""The plugin guide builds a working plugin and tests it: its files are taken verbatim from
+docs/writing-plugins.md and the test file from docs/testing-plugins.md (every fenced block with a
+`title="PATH"`), installed into a private folder as pip would lay it out (package and dist-info with the
+guide's entry points), discovered through the entry-point group, run through the command line with the
+guide's scripted rules (giving the numbers the guide states) and by its own tests; they import
+nothing of ragbench but its public API."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_public_api import non_public_imports
+
 from ragbench.types import trace_prompts
 
 try:
@@ -22,19 +25,22 @@ except ModuleNotFoundError:  # Python 3.10: the same parser under its PyPI name
     tomllib = pytest.importorskip("tomli")
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-GUIDE = DOCS / "writing-plugins.md"
+GUIDE, TESTING = DOCS / "writing-plugins.md", DOCS / "testing-plugins.md"
 BLOCK = re.compile(r'^```(\w+) title="([^"]+)"\n(.*?)^```$', re.M | re.S)
 
 
 def plugin_files() -> dict[str, str]:
-    return {path: body for page in (GUIDE, DOCS / "testing-plugins.md")
-            for _, path, body in BLOCK.findall(page.read_text(encoding="utf-8"))}
+    return {path: body for page in (GUIDE, TESTING) for _, path, body in BLOCK.findall(page.read_text(encoding="utf-8"))}
 
 
-def cli(args: list[str], site: Path, cwd: Path, module: str = "ragbench.cli.main") -> subprocess.CompletedProcess:
+def python(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """`python ARGS` with the plugin installed in `site`."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=180)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+
+
+def cli(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
+    return python(["-m", "ragbench.cli.main", *args], site, cwd)
 
 
 def install(project: Path, site: Path) -> Path:
@@ -58,7 +64,8 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("guide-plugin")
     files = plugin_files()
     assert {"my-rag-plugin/pyproject.toml", "my-rag-plugin/my_rag_plugin/task.py", "my-rag-plugin/my_rag_plugin/system.py",
-            "my-rag-plugin/my_rag_plugin/metric.py", "my-rag-plugin/my_rag_plugin/catalog.py"} <= set(files)
+            "my-rag-plugin/my_rag_plugin/metric.py", "my-rag-plugin/my_rag_plugin/catalog.py",
+            "my-rag-plugin/tests/test_my_rag_plugin.py"} <= set(files)
     for path, body in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(body, encoding="utf-8")
@@ -111,8 +118,13 @@ def test_the_guide_task_options_and_bad_records_behave_as_the_guide_says(built):
     assert "--task-arg uppercase=maybe: task capitals takes true/false for uppercase" in refused.stderr
 
 
-def test_the_guides_own_test_of_the_plugin_passes(built):
+def test_the_guide_plugin_and_its_tests_import_only_the_public_api(built):
+    root, _ = built
+    files = sorted((root / "my-rag-plugin").rglob("*.py"))
+    assert len(files) == 6 and [problem for path in files for problem in non_public_imports(path)] == []
+
+
+def test_the_guide_plugin_passes_the_tests_of_the_testing_guide(built):
     root, site = built
-    done = cli(["-q", "-p", "no:cacheprovider", "my-rag-plugin/tests"], site, cwd=root, module="pytest")
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "1 passed" in done.stdout
+    done = python(["-m", "pytest", "-q", "-p", "no:cacheprovider", "my-rag-plugin/tests"], site, root)
+    assert done.returncode == 0 and "5 passed" in done.stdout, done.stdout + done.stderr

@@ -35,7 +35,8 @@ def test_a_deep_record_in_the_data_is_a_counted_bad_record(tmp_path, popqa_recor
     lines.insert(position, DEEP)
     data = write_jsonl(tmp_path / "popqa.jsonl", lines)
     results = run(tmp_path, tasks=["popqa"], model="scripted:echo", data={"popqa": str(data)})
-    assert results["counts"]["popqa"] == {"records": 5, "scored": 4, "failed": 0, "bad_records": 1, "missing": 0}
+    assert results["counts"]["popqa"] == {"records": 5, "scored": 4, "failed": 0, "bad_records": 1, "missing": 0,
+                                         "metric_failures": 0}
     bad = [s for s in samples(tmp_path / "run", "popqa") if s.get("bad_record")]
     assert len(bad) == 1 and f"popqa.jsonl:{position + 1}: nested too deeply to parse" in bad[0]["error"]
 

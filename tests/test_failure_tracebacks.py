@@ -93,4 +93,5 @@ def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resu
     resumed = cli(*args, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
-    assert results["counts"]["popqa"] == {"records": 6, "scored": 6, "failed": 0, "bad_records": 0, "missing": 0}
+    assert results["counts"]["popqa"] == {"records": 6, "scored": 6, "failed": 0, "bad_records": 0, "missing": 0,
+                                         "metric_failures": 0}

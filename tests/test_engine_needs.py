@@ -4,6 +4,8 @@ the pre-flight reports what cannot be given (a smaller max_logprobs, a server's 
 without the tokens) before a model loads."""
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
@@ -69,3 +71,10 @@ def test_a_vocabulary_without_the_reflection_tokens_is_reported_from_the_tokeniz
                         "Contradictory], [Utility:1], [Utility:2], [Utility:3], [Utility:4], [Utility:5], which are "
                         f"not single entries of {folder}'s vocabulary; use a Self-RAG checkpoint such as "
                         "selfrag/selfrag_llama2_7b"]
+
+
+def test_without_vllm_installed_the_needs_are_one_line_saying_so(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "vllm", None)  # `import vllm` raises ImportError
+    assert refused_before_loading(tmp_path, model="vllm:/models/selfrag") == [
+        "--model vllm:/models/selfrag: the vllm engine needs vLLM (import of vllm halted; None in sys.modules); "
+        "run `pip install ragbench[vllm]`"]

@@ -63,9 +63,11 @@ def options_for_needs(options: dict[str, Any], needs: Any) -> tuple[dict[str, An
     """Named-token log-probs read within a top-k window need vLLM's top-k dicts (`max_logprobs` >= k),
     and read exactly on a vLLM without `logprob_token_ids`, the whole vocabulary's (-1): vLLM fixes
     max_logprobs when it starts, so it is set here (-1) when not given, and a smaller value given is
-    refused before vLLM starts."""
-    import vllm
-
+    refused before vLLM starts. Without vLLM nothing is set (the pre-flight says to install it)."""
+    try:
+        import vllm
+    except ImportError:
+        return options, []
     exact_needs_all = not accepts(vllm.SamplingParams, "logprob_token_ids")
     required = [(need, -1 if need.logprob_window is None else need.logprob_window) for need in needs
                 if need.logprob_tokens and (need.logprob_window is not None or exact_needs_all)]

@@ -9,7 +9,15 @@ so every loop decision is deterministic and the final answers of all modes must 
   (a) one call at a time: the per-example code, examples one after another, engine.generate([req])
   (b) stage by stage (FlashRAG): all active examples do step k together, chunked at B
   (c) ragbench: the same per-example async code, all examples in flight through Scheduler
+  (c') the same with the largest group always served first (no ageing): what fairness costs or saves
   (d) lower bound: ceil(calls / B) * overhead + calls * per_request
+  (d') the lower bound for requests that share a batch only with their own sampling settings:
+      sum over settings g of ceil(calls_g / B) * overhead + calls * per_request
+
+--minority F gives a fraction F of the examples other sampling settings (top_p 0.95) for every call,
+so their requests can share batches only with each other: the workload where serving the largest
+group alone starves them. Next to the time, (c) and (c') show the worst wait of any request in
+batches (batches dispatched before its own; ragbench.run.scheduler.AGE_LIMIT bounds it).
 
 Mode (a) costs ~calls * (overhead + per_request) (about 2 minutes at the defaults), so by
 default it runs on the first --sequential-examples examples and is extrapolated to all of them
@@ -35,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ragbench.engines.base import EngineError, Request, Response, Sampling  # noqa: E402
 from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
 from ragbench.llm import LLM  # noqa: E402
-from ragbench.run.scheduler import Scheduler  # noqa: E402
+from ragbench.run.scheduler import AGE_LIMIT, Scheduler  # noqa: E402
 
 MAX_ITERATIONS = 4
 WORDS = ("who what river city born film album director capital population year wrote sang "
@@ -48,15 +56,19 @@ class Item:
     index: int
     plan: int  # iterations the verify step will ask for (1..4), encoded in the prompt
     question: str
+    top_p: float = 1.0  # the minority's other sampling setting: its calls batch only with each other
 
 
-def make_workload(n: int, seed: int, weights: list[float]) -> list[Item]:
-    rng = random.Random(seed)
+MINORITY_TOP_P = 0.95
+
+
+def make_workload(n: int, seed: int, weights: list[float], minority: float = 0.0) -> list[Item]:
+    rng, minority_rng = random.Random(seed), random.Random(f"{seed}:minority")  # the same plans either way
     items = []
     for i in range(n):
         plan = rng.choices(range(1, MAX_ITERATIONS + 1), weights=weights)[0]
         question = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 60))) + "?"
-        items.append(Item(i, plan, question))
+        items.append(Item(i, plan, question, MINORITY_TOP_P if minority_rng.random() < minority else 1.0))
     return items
 
 
@@ -109,13 +121,14 @@ async def run_example(item: Item, llm, tokens: Tokens) -> str:
     evidence: list[str] = []
     for iteration in range(1, MAX_ITERATIONS + 1):
         selected = (await llm.generate(select_prompt(item, iteration, evidence), step="select",
-                                       max_tokens=tokens.select)).text
+                                       max_tokens=tokens.select, top_p=item.top_p)).text
         evidence.append(selected)
         verdict = (await llm.generate(verify_prompt(item, iteration, selected), step="verify",
-                                      max_tokens=tokens.verify)).text
+                                      max_tokens=tokens.verify, top_p=item.top_p)).text
         if verdict.startswith("STOP"):
             break
-    return (await llm.generate(answer_prompt(item, evidence), step="answer", max_tokens=tokens.answer)).text
+    return (await llm.generate(answer_prompt(item, evidence), step="answer", max_tokens=tokens.answer,
+                               top_p=item.top_p)).text
 
 
 class OneCallLLM:
@@ -140,9 +153,10 @@ def run_one_at_a_time(items: list[Item], engine: ScriptedEngine, tokens: Tokens)
     return asyncio.run(sequential())
 
 
-def run_scheduler(items: list[Item], engine: ScriptedEngine, tokens: Tokens) -> tuple[list[str], Scheduler]:
+def run_scheduler(items: list[Item], engine: ScriptedEngine, tokens: Tokens,
+                  age_limit: int = AGE_LIMIT) -> tuple[list[str], Scheduler]:
     async def everything() -> tuple[list[str], Scheduler]:
-        scheduler = Scheduler(cache=None)
+        scheduler = Scheduler(cache=None, age_limit=age_limit)
         llm = LLM(scheduler, engine)
         try:
             answers = await asyncio.gather(*(run_example(item, llm, tokens) for item in items))
@@ -154,16 +168,20 @@ def run_scheduler(items: list[Item], engine: ScriptedEngine, tokens: Tokens) -> 
 
 
 # --- (b) stage by stage -------------------------------------------------------------------------
-def generate_stage(engine: ScriptedEngine, prompts: list[str], max_tokens: int, batch: int) -> list[str]:
-    sampling = Sampling.make(max_tokens=max_tokens)
-    texts: list[str] = []
-    for start in range(0, len(prompts), batch):
-        chunk = [Request(prompt=p, sampling=sampling) for p in prompts[start:start + batch]]
-        for result in engine.generate(chunk):
-            if isinstance(result, Exception):
-                raise result
-            texts.append(result.text)
-    return texts
+def generate_stage(engine: ScriptedEngine, prompts: list[str], top_ps: list[float], max_tokens: int,
+                   batch: int) -> list[str]:
+    """One stage: the prompts of each sampling setting chunked at `batch`, answers in prompt order."""
+    texts: dict[int, str] = {}
+    for top_p in sorted(set(top_ps)):
+        indices = [i for i, p in enumerate(top_ps) if p == top_p]
+        sampling = Sampling.make(max_tokens=max_tokens, top_p=top_p)
+        for start in range(0, len(indices), batch):
+            chunk = indices[start:start + batch]
+            for i, result in zip(chunk, engine.generate([Request(prompt=prompts[i], sampling=sampling) for i in chunk])):
+                if isinstance(result, Exception):
+                    raise result
+                texts[i] = result.text
+    return [texts[i] for i in range(len(prompts))]
 
 
 def run_stage_by_stage(items: list[Item], engine: ScriptedEngine, tokens: Tokens, batch: int) -> list[str]:
@@ -173,15 +191,16 @@ def run_stage_by_stage(items: list[Item], engine: ScriptedEngine, tokens: Tokens
     for iteration in range(1, MAX_ITERATIONS + 1):
         if not active:
             break
+        top_ps = [items[i].top_p for i in active]
         selected = generate_stage(engine, [select_prompt(items[i], iteration, evidence[i]) for i in active],
-                                  tokens.select, batch)
+                                  top_ps, tokens.select, batch)
         for i, text in zip(active, selected):
             evidence[i].append(text)
         verdicts = generate_stage(engine, [verify_prompt(items[i], iteration, evidence[i][-1]) for i in active],
-                                  tokens.verify, batch)
+                                  top_ps, tokens.verify, batch)
         active = [i for i, verdict in zip(active, verdicts) if not verdict.startswith("STOP")]
     return generate_stage(engine, [answer_prompt(item, evidence[item.index]) for item in items],
-                          tokens.answer, batch)
+                          [item.top_p for item in items], tokens.answer, batch)
 
 
 # --- reporting ----------------------------------------------------------------------------------
@@ -192,10 +211,20 @@ class Row:
     batches: int
     calls: int
     note: str = ""
+    worst_wait: int | None = None  # batches a request waited behind others (the scheduler's rows)
 
     @property
     def mean_batch(self) -> float:
         return self.calls / self.batches if self.batches else 0.0
+
+
+def calls_by_sampling(items: list[Item], tokens: Tokens) -> dict[tuple[int, float], int]:
+    """Calls per sampling setting (max_tokens of the step, top_p of the example): what may share a batch."""
+    out: dict[tuple[int, float], int] = {}
+    for item in items:
+        for max_tokens, count in ((tokens.select, item.plan), (tokens.verify, item.plan), (tokens.answer, 1)):
+            out[(max_tokens, item.top_p)] = out.get((max_tokens, item.top_p), 0) + count
+    return out
 
 
 def make_engine(args) -> ScriptedEngine:
@@ -225,6 +254,8 @@ def main() -> None:
     parser.add_argument("--sequential-examples", type=int, default=128,
                         help="run (a) on the first N examples and extrapolate by time per call "
                              "(0 = all examples; ~2 minutes at the defaults)")
+    parser.add_argument("--minority", type=float, default=0.0,
+                        help=f"fraction of examples whose calls use other sampling settings (top_p {MINORITY_TOP_P})")
     parser.add_argument("--show-batches", action="store_true", help="print the scheduler's batch sizes")
     parser.add_argument("--quick", action="store_true", help="a small run for CI (64 examples, (a) on 8)")
     args = parser.parse_args()
@@ -235,26 +266,30 @@ def main() -> None:
     if len(weights) != MAX_ITERATIONS:
         parser.error(f"--weights needs {MAX_ITERATIONS} values")
     tokens = Tokens(64, 64, 64) if args.max_tokens == "same" else Tokens(*map(int, args.max_tokens.split(",")))
-    items = make_workload(args.examples, args.seed, weights)
+    items = make_workload(args.examples, args.seed, weights, args.minority)
     plans = [item.plan for item in items]
     calls = sum(2 * p + 1 for p in plans)
+    minority_calls = sum(2 * item.plan + 1 for item in items if item.top_p != 1.0)
     B = args.batch_size
     print(f"workload: {len(items)} examples, iterations 1..4 = "
           f"{[plans.count(k) for k in range(1, MAX_ITERATIONS + 1)]} (mean {statistics.mean(plans):.2f}), "
-          f"{calls} calls; cost {args.overhead}s + {args.per_request}s*n per batch, B={B}; "
-          f"max_tokens select/verify/answer = {tokens.select}/{tokens.verify}/{tokens.answer}")
-
-    rows: list[Row] = []
+          f"{calls} calls ({minority_calls} with top_p {MINORITY_TOP_P}); cost {args.overhead}s + "
+          f"{args.per_request}s*n per batch, B={B}; max_tokens select/verify/answer = "
+          f"{tokens.select}/{tokens.verify}/{tokens.answer}")
 
     # (c) first, so a broken scheduler shows up before the slow sequential baseline
-    engine = make_engine(args)
-    started = time.perf_counter()
-    answers_c, scheduler = run_scheduler(items, engine, tokens)
-    seconds_c = time.perf_counter() - started
-    assert scheduler.stats.batches == len(engine.batch_sizes)
-    sizes_c = list(engine.batch_sizes)
-    row_c = Row("(c) ragbench Scheduler", seconds_c, len(sizes_c), sum(sizes_c),
-                batch_histogram(sizes_c, B))
+    def scheduler_row(name: str, age_limit: int) -> tuple[Row, list[str], list[int]]:
+        engine = make_engine(args)
+        started = time.perf_counter()
+        answers, scheduler = run_scheduler(items, engine, tokens, age_limit)
+        seconds = time.perf_counter() - started
+        assert scheduler.stats.batches == len(engine.batch_sizes)
+        sizes = list(engine.batch_sizes)
+        return (Row(name, seconds, len(sizes), sum(sizes), batch_histogram(sizes, B), scheduler.stats.max_wait_batches),
+                answers, sizes)
+
+    row_c, answers_c, sizes_c = scheduler_row("(c) ragbench Scheduler", AGE_LIMIT)
+    row_c_largest, answers_c_largest, _ = scheduler_row("(c') largest group only", 10**9)
 
     engine = make_engine(args)
     started = time.perf_counter()
@@ -278,21 +313,28 @@ def main() -> None:
     bound_batches = math.ceil(calls / B)
     row_d = Row("(d) lower bound", bound_batches * args.overhead + calls * args.per_request,
                 bound_batches, calls, "ceil(calls/B)*overhead + calls*per_request")
-    rows = [row_a, row_b, row_c, row_d]
+    group_batches = sum(math.ceil(n / B) for n in calls_by_sampling(items, tokens).values())
+    row_d_groups = Row("(d') bound by sampling", group_batches * args.overhead + calls * args.per_request,
+                       group_batches, calls, "sum over sampling settings g of ceil(calls_g/B), same cost model")
+    rows = [row_a, row_b, row_c, row_c_largest, row_d, row_d_groups]
 
     # the three ways must compute the same thing
     assert row_b.calls == row_c.calls == calls, (row_b.calls, row_c.calls, calls)
-    assert answers_b == answers_c, "stage-by-stage and scheduler answers differ"
+    assert answers_b == answers_c == answers_c_largest, "stage-by-stage and scheduler answers differ"
     assert answers_a == answers_c[: len(subset)], "one-at-a-time and scheduler answers differ"
     print(f"answers identical: (b) == (c) for {len(items)} examples, (a) == (c) for {len(subset)}")
 
     print()
-    print(f"{'mode':<26} {'wall s':>8} {'batches':>8} {'mean batch':>11}   batches")
+    print(f"{'mode':<26} {'wall s':>8} {'batches':>8} {'mean batch':>11} {'worst wait':>11}   batches")
     for row in rows:
-        print(f"{row.name:<26} {row.seconds:8.2f} {row.batches:8d} {row.mean_batch:11.2f}   {row.note}")
+        wait = "-" if row.worst_wait is None else str(row.worst_wait)
+        print(f"{row.name:<26} {row.seconds:8.2f} {row.batches:8d} {row.mean_batch:11.2f} {wait:>11}   {row.note}")
     print()
     print(f"(a)/(c) = {row_a.seconds / row_c.seconds:.2f}   (b)/(c) = {row_b.seconds / row_c.seconds:.3f}   "
-          f"(c)/(d) = {row_c.seconds / row_d.seconds:.3f}   (b)/(d) = {row_b.seconds / row_d.seconds:.3f}")
+          f"(c)/(d) = {row_c.seconds / row_d.seconds:.3f}   (c)/(d') = {row_c.seconds / row_d_groups.seconds:.3f}   "
+          f"(c')/(d') = {row_c_largest.seconds / row_d_groups.seconds:.3f}   (b)/(d) = {row_b.seconds / row_d.seconds:.3f}")
+    print(f"worst wait of a request: {row_c.worst_wait} batches with ageing (AGE_LIMIT {AGE_LIMIT}), "
+          f"{row_c_largest.worst_wait} serving the largest group only")
     if args.show_batches:
         print("scheduler batch sizes:", sizes_c)
 

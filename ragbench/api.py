@@ -20,11 +20,13 @@ What is here, by what it is for:
   (`SampleRecord`, `recorded_extras`) and `hookimpl` for the plugin's hook module.
 - Errors: `ConfigError` (one line: what, where, how to fix; the run does not start), `RecordError`
   (a bad record: counted, the run goes on), `EngineError` (an LLM call failed), `RetrievalError`.
-- Engines and retrievers: `Engine`, `Request`, `Sampling`, `Response`, `TokenLogprobs`, `apply_stop`;
+- Engines and retrievers: `Engine`, `Request`, `Sampling`, `Response`, `TokenLogprobs`, `apply_stop`,
+  `EngineNeeds` (what a system needs of its engine, `System.engine_needs`);
   `Retriever`, `IndexBuilder`, `QueryStyle`, `BGE_QUERY_INSTRUCTION`.
 - Pre-flight (checks before anything loads): `Preflight`, `probe_data`, `unreachable`.
 - Trace structure for the viewer: `group`, `grouped`, `outline`, `find_groups`.
-- Data files: `iter_jsonl`, `read_lines`, `require`, `resolve_data_file`, `data_dir`, and
+- Data files: `iter_jsonl`, `read_lines`, `require`, `resolve_data_file`, `data_dir`, `parse_json`
+  (json.loads where JSON nested too deeply is a ValueError, not a RecursionError), and
   `load_callable` for an option naming "module:function".
 - Text helpers benchmarks share: `normalize_answer`, `exact_presence`, `sent_tokenize`,
   `remove_citations`, `cited_numbers`, `list_items`, `TEMPLATES` and `fill` (instruction-tuned
@@ -55,7 +57,8 @@ _MODULES = {
     # errors
     "ragbench.errors": ("ConfigError", "RecordError"),
     # engines and retrievers
-    "ragbench.engines.base": ("Engine", "EngineError", "Request", "Response", "Sampling", "TokenLogprobs", "apply_stop"),
+    "ragbench.engines.base": ("Engine", "EngineError", "EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs",
+                              "apply_stop"),
     "ragbench.retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench.retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     # pre-flight
@@ -63,7 +66,7 @@ _MODULES = {
     # trace structure
     "ragbench.trace_groups": ("group", "grouped", "outline", "find_groups"),
     # data files
-    "ragbench.storage.jsonl": ("iter_jsonl", "read_lines", "require"),
+    "ragbench.storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json"),
     "ragbench.storage.datafiles": ("resolve_data_file", "data_dir"),
     "ragbench.imports": ("load_callable",),
     # text helpers

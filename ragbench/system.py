@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from .context import Context
-    from .engines.base import Engine
+    from .engines.base import Engine, EngineNeeds
     from .records import SampleRecord
     from .run.checks import Preflight
     from .task import Task
@@ -34,6 +34,12 @@ class System:
         problems with `check.problem(...)` or a `ConfigError` inside `with check.step(...)`."""
         with check.step(f"system {self.name or type(self).__name__} on task {task.name}"):
             self.check(task)
+
+    def engine_needs(self, task: "Task") -> "EngineNeeds | None":
+        """What this system needs of its engine on `task` (log-prob windows, vocabulary entries), declared
+        before any engine starts: the engine loader sets the engine up for it and the pre-flight reports
+        what cannot be given. Default: nothing beyond generation."""
+        return None
 
     def check_model(self, engine: "Engine") -> None:
         """Raise `ConfigError` when the run's model cannot serve this system at all (e.g. it lacks

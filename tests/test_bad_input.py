@@ -106,9 +106,11 @@ def test_missing_data_file_offline_names_the_file_and_where_to_put_it(tmp_path, 
     (["--tasks", "demo", "--model", "hff:x"], "unknown engine 'hff'; did you mean 'hf'?"),
     (["--tasks", "demo", "--model", "nocolon"], "is not of the form engine:model"),
     (["--tasks", "demo", "--system-arg", "top_k=3"], "--system-arg top_k=3: system vanilla has no option 'top_k' "
-                                                     "(accepted: top_n=<int, default 1>,"),
-    (["--tasks", "demo", "--system-arg", "top_n=abc"], "--system-arg top_n=abc: system vanilla takes an integer for "
-                                                       "top_n (top_n=<int, default 1>)"),
+                                                     "(accepted: top_n=<int >= 1, default 1>,"),
+    (["--tasks", "demo", "--system-arg", "top_n=abc"], "--system-arg top_n=abc: system vanilla takes an integer >= 1 "
+                                                       "for top_n (top_n=<int >= 1, default 1>)"),
+    (["--tasks", "demo", "--system-arg", "top_n=-3"], "--system-arg top_n=-3: system vanilla takes an integer >= 1 "
+                                                      "for top_n (top_n=<int >= 1, default 1>)"),
     (["--tasks", "demo", "--metric-arg", "match.nonsense=1"], "--metric-arg match.nonsense=1: metric match has no "
                                                               "option 'nonsense' (it takes no options)"),
     (["--tasks", "demo", "--system-arg", "oops"], "--system-arg 'oops': expected KEY=VALUE"),

@@ -11,7 +11,8 @@ pytest.importorskip("transformers")
 
 from ragbench.engines import embedded  # noqa: E402
 from ragbench.engines.base import Request, RequestError, Response, Sampling  # noqa: E402
-from ragbench.engines.hf import HFEngine, chat_prompt_ids, embedded_model_dir  # noqa: E402
+from ragbench.engines.hf import HFEngine, embedded_model_dir  # noqa: E402
+from ragbench.engines.tokenizers import chat_prompt_ids  # noqa: E402
 from ragbench.engines.hf_decoding import TokenPicker  # noqa: E402
 from ragbench.errors import ConfigError  # noqa: E402
 

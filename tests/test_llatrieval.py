@@ -13,6 +13,9 @@ from llatrieval_helpers import (StepScript, TopicRetriever, always_yes, asqa_exa
                                 records, run_system)
 
 from ragbench.errors import ConfigError
+from ragbench.registry import Registry
+from ragbench.run.evaluator import Evaluator, RunConfig
+from ragbench.tasks.selfrag.demo import Demo
 from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.prompts import SELECT_SYSTEM, candidates_message
 from ragbench.plugins.llatrieval.tokens import gpt2_counter
@@ -258,3 +261,44 @@ def test_a_custom_token_counter_is_used_and_a_bad_one_is_a_config_error():
     assert len(SELECT_SYSTEM) + len(candidates_message(QUESTIONS, shown, 5, False)) <= 3000 and deferred
     with pytest.raises(ConfigError, match="token_counter"):
         LLatrieval(token_counter="no_such_module:count")
+
+
+class UndeclaredGoldDemo(Demo):
+    """The demo task as a third party might write it: its gold kinds not declared (gold_fields None)."""
+
+    name = "undeclared_gold_demo"
+    gold_fields = None
+
+
+class NoGoldDemo(UndeclaredGoldDemo):
+    name = "no_gold_demo"
+
+    def examples(self):
+        for example in super().examples():
+            example.gold = {}
+            yield example
+
+
+def registry_with(task: type) -> Registry:
+    registry = Registry.discover()
+    registry.add_catalog({"tasks": {task.name: {"target": f"test_llatrieval:{task.__name__}"}}}, "tests")
+    return registry
+
+
+def test_gold_verification_runs_on_a_task_that_does_not_declare_its_gold(tmp_path):
+    config = RunConfig(tasks=["undeclared_gold_demo"], system="llatrieval", model="scripted:echo", limit=2,
+                       system_args={"verification": "gold", "max_iterations": 2, "token_limit": 0},
+                       output=str(tmp_path / "run"), progress=False, bootstrap_iters=10)
+    results = Evaluator(config, registry=registry_with(UndeclaredGoldDemo)).run().results
+    assert results["complete"] and results["counts"]["undeclared_gold_demo"]["scored"] == 2
+
+
+def test_gold_verification_fails_an_example_without_short_gold_naming_it(tmp_path):
+    config = RunConfig(tasks=["no_gold_demo"], system="llatrieval", model="scripted:echo", limit=1,
+                       system_args={"verification": "gold", "token_limit": 0}, output=str(tmp_path / "run"),
+                       progress=False, bootstrap_iters=10)
+    results = Evaluator(config, registry=registry_with(NoGoldDemo)).run().results
+    assert results["counts"]["no_gold_demo"]["failed"] == 1
+    error = json.loads((tmp_path / "run" / "samples" / "no_gold_demo.jsonl").read_text().splitlines()[0])["error"]
+    assert error == ("ValueError: verification=gold needs short gold answers (qa_pairs or answers), which example "
+                     "9000 has not (use verification=judgment or score)")

@@ -165,3 +165,29 @@ def test_request_needs_exactly_one_of_prompt_or_messages():
 def test_unknown_sampling_parameter_is_rejected():
     with pytest.raises(TypeError, match="max_new_tokens"):
         Sampling.make(max_new_tokens=3)
+
+
+async def test_a_lone_request_with_other_sampling_waits_at_most_the_age_limit():
+    """40 examples keep a full batch of one sampling setting queued for 60 batches; one request with
+    another setting, queued before the first batch, is served within AGE_LIMIT batches (the largest
+    group alone served it last)."""
+    from ragbench.run.scheduler import AGE_LIMIT
+
+    served_in: dict[str, int] = {}
+
+    def record(request: Request) -> str:
+        served_in[request.prompt] = len(engine.batch_sizes) - 1  # the batch being answered
+        return "ok"
+
+    engine = ScriptedEngine(script=record, batch_size=8)
+    scheduler = Scheduler()
+    llm = LLM(scheduler, engine)
+
+    async def busy(i: int) -> None:
+        for step in range(12):
+            await llm.generate(f"busy {i} step {step}", max_tokens=8)
+
+    await asyncio.gather(llm.generate("lone", max_tokens=9), *(busy(i) for i in range(40)))
+    await scheduler.close()
+    assert len(engine.batch_sizes) == 61  # 480 busy calls in batches of 8, and the lone one
+    assert served_in["lone"] <= AGE_LIMIT and scheduler.stats.max_wait_batches <= AGE_LIMIT

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import types
 
 import pytest
@@ -18,6 +19,7 @@ from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.plugins.selfrag.scoring import SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW
 from ragbench.run.scheduler import Scheduler
 from ragbench.task import Task
+from ragbench.tasks.selfrag.demo import Demo
 from ragbench.types import Example
 
 from test_engine_vllm import NAMED, CompletionOutput, FakeLLM, Logprob, RequestOutput, fake_vllm  # noqa: F401
@@ -102,27 +104,20 @@ def test_an_unknown_window_is_a_one_line_config_error():
         SelfRag(logprob_window="top5000")
 
 
-def fake_engine(kind: str, **options):
-    engine = types.SimpleNamespace(kind=kind, model="m", missing_tokens=lambda names: [])
-    if kind == "vllm":
-        from ragbench.engines.vllm import VLLMEngine
+def test_engines_that_cannot_give_upstreams_windows_are_told_before_they_start(monkeypatch):
+    from ragbench.engines.openai import OpenAIEngine
+    from ragbench.engines.vllm import VLLMEngine
 
-        engine.llm_options = options
-        engine.window_k = lambda sampling: VLLMEngine.window_k(engine, sampling)
-    return engine
-
-
-def test_engines_that_cannot_give_upstreams_windows_are_refused_before_the_run():
-    with pytest.raises(ConfigError, match="at most the top 20 per position; pass --system-arg logprob_window=exact"):
-        SelfRag().check_model(fake_engine("openai"))
-    SelfRag(logprob_window="exact").check_model(fake_engine("openai"))
-    with pytest.raises(ConfigError, match="max_logprobs=-1 \\(or >= 32016\\)"):
-        SelfRag().check_model(fake_engine("vllm"))
-    with pytest.raises(ConfigError, match="max_logprobs=-1"):
-        SelfRag().check_model(fake_engine("vllm", max_logprobs=5000))
-    SelfRag().check_model(fake_engine("vllm", max_logprobs=32016))
-    SelfRag().check_model(fake_engine("vllm", max_logprobs=-1))
-    SelfRag(logprob_window="exact").check_model(fake_engine("vllm"))
+    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(SamplingParams=lambda **kwargs: None))
+    upstream, exact = [SelfRag().engine_needs(Demo())], [SelfRag(logprob_window="exact").engine_needs(Demo())]
+    [problem] = OpenAIEngine.meet_needs("m", {}, upstream)[1]
+    assert problem.endswith("at most the top 20 per position; pass --system-arg logprob_window=exact")
+    assert OpenAIEngine.meet_needs("m", {}, exact) == ({}, [])
+    assert VLLMEngine.meet_needs("m", {}, upstream) == ({"max_logprobs": -1}, [])  # set when the engine starts
+    [problem] = VLLMEngine.meet_needs("m", {"max_logprobs": 5000}, upstream)[1]
+    assert "give max_logprobs >= 32016 or -1" in problem
+    assert VLLMEngine.meet_needs("m", {"max_logprobs": 32016}, upstream) == ({"max_logprobs": 32016}, [])
+    assert VLLMEngine.meet_needs("m", {"max_logprobs": 5}, exact) == ({"max_logprobs": 5}, [])
 
 
 def test_the_system_asks_upstreams_windows_or_none():

@@ -45,7 +45,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from statistics import mean
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Ge
 
 from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, exact_presence,
                           find_groups)
@@ -56,6 +58,7 @@ from .prompts import (JUDGE_SYSTEM, SCORE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UP
                                  summary_messages, update_message)
 from .tokens import load_counter
 
+Count = Annotated[int, Ge(1)]
 STEPS = ("hyde_query", "summarize", "select", "verify", "update_query", "answer")
 
 
@@ -64,12 +67,11 @@ class LLatrieval(System):
 
     def __init__(self, verification: str = "judgment", threshold: float | None = None, score_prompt: str | None = None,
                  query_style: str = "passage", first_query: str = "question", use_sub_questions: bool = False,
-                 retrieve_top: int = 100,
-                 summarize_top: int = 50, doc_num: int = 50, window_size: int = 20, k: int = 5,
-                 max_iterations: int = 4, old_position: str = "head", summary_style: str = "summary",
-                 use_title: bool = False, token_limit: int = 3900, token_counter: str = "gpt2",
-                 summary_max_tokens: int = 150, select_max_tokens: int = 64, verify_max_tokens: int = 512,
-                 update_max_tokens: int = 512, answer_shot: int = 1, answer_max_tokens: int = 300,
+                 retrieve_top: Count = 100, summarize_top: Count = 50, doc_num: Count = 50, window_size: int = 20,
+                 k: int = 5, max_iterations: Count = 4, old_position: str = "head", summary_style: str = "summary",
+                 use_title: bool = False, token_limit: Annotated[int, Ge(0)] = 3900, token_counter: str = "gpt2",
+                 summary_max_tokens: Count = 150, select_max_tokens: Count = 64, verify_max_tokens: Count = 512,
+                 update_max_tokens: Count = 512, answer_shot: Annotated[int, Ge(0)] = 1, answer_max_tokens: Count = 300,
                  answer_temperature: float = 0.0) -> None:
         choices = {"verification": (verification, ("judgment", "score", "gold")),
                    "query_style": (query_style, tuple(UPDATE_SYSTEM)), "first_query": (first_query, ("question", "hyde")),
@@ -108,8 +110,11 @@ class LLatrieval(System):
 
     # --- Algorithm 1 --------------------------------------------------------------------------------
     def check(self, task: Any) -> None:
-        """Runs on any task (the paper's ALCE setting on alce_*); only the gold verifier needs short gold."""
-        if self.verification == "gold" and not ({"qa_pairs", "answer_lists", "answers"} & set(task.gold_fields)):
+        """Runs on any task (the paper's ALCE setting on alce_*); only the gold verifier needs short gold: a
+        task that declares its gold must carry it, one that does not (gold_fields None) is checked per
+        example (an example without it fails, see `verify`)."""
+        if self.verification == "gold" and task.gold_fields is not None \
+                and not {"qa_pairs", "answer_lists", "answers"} & set(task.gold_fields):
             raise ConfigError(f"llatrieval: verification=gold needs short gold answers, which task {task.name} has "
                               "not (use verification=judgment or score)")
 
@@ -191,6 +196,9 @@ class LLatrieval(System):
                      ctx: Context) -> dict[str, Any]:
         docs = docs[: self.k]  # filter_bad_question: item["docs"][:top_k_filtration]
         if self.verification == "gold":
+            if not (example.gold.get("qa_pairs") or example.gold.get("answers")):
+                raise ValueError(f"verification=gold needs short gold answers (qa_pairs or answers), which example "
+                                 f"{example.id} has not (use verification=judgment or score)")
             return {"method": "gold", "passed": gold_supported(example, docs)}
         system = (JUDGE_SYSTEM if self.verification == "judgment" else self._score_system)
         messages = chat(system.replace("{Demo}", demonstration(ctx.task)),

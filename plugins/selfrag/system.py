@@ -25,10 +25,12 @@ from __future__ import annotations
 import asyncio
 import math
 from statistics import mean
-from typing import Any
+from typing import Annotated, Any
 
-from ragbench.api import (ConfigError, Context, Document, EngineError, Example, Prediction, SampleRecord, Sampling,
-                          System, Task, recorded_extras)
+from annotated_types import Ge
+
+from ragbench.api import (ConfigError, Context, Document, EngineNeeds, Example, Prediction, SampleRecord, System,
+                          Task, recorded_extras)
 
 from .longform import long_form
 from .outline import long_form as long_form_outline, short_form as short_form_outline
@@ -45,6 +47,8 @@ def starts_with_relevance_token(response: Any) -> bool:
     engine reports whether or not special tokens are kept in the text)."""
     return bool(response.logprobs) and response.logprobs[0].token in RELEVANCE_TOKENS
 SCORED_TOKENS = RELEVANCE_TOKENS + GROUNDING_TOKENS + UTILITY_TOKENS
+REFLECTION_NAMES = ("[Retrieval]", "[No Retrieval]") + SCORED_TOKENS  # the entries whose log-probs are read
+SELF_RAG_MODELS = "a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b"
 
 
 def _choice(name: str, value: Any, allowed: tuple) -> Any:
@@ -56,10 +60,11 @@ def _choice(name: str, value: Any, allowed: tuple) -> Any:
 class SelfRag(System):
     name = "selfrag"
 
-    def __init__(self, mode: str | None = None, threshold: float | None = 0.2, ndocs: int | None = None,
-                 max_new_tokens: int | None = None, max_tokens: int | None = None, form: str = "auto",
-                 w_rel: float = 1.0, w_sup: float = 1.0, w_use: float | None = None, use_seqscore: bool = True,
-                 use_groundness: bool = True, use_utility: bool = True, beam_width: int = 2, max_depth: int = 7,
+    def __init__(self, mode: str | None = None, threshold: float | None = 0.2, ndocs: Annotated[int, Ge(1)] | None = None,
+                 max_new_tokens: Annotated[int, Ge(1)] | None = None, max_tokens: Annotated[int, Ge(1)] | None = None,
+                 form: str = "auto", w_rel: float = 1.0, w_sup: float = 1.0, w_use: float | None = None,
+                 use_seqscore: bool = True, use_groundness: bool = True, use_utility: bool = True,
+                 beam_width: Annotated[int, Ge(1)] = 2, max_depth: Annotated[int, Ge(2)] = 7,
                  ignore_cont: bool = False, closed: bool | None = None, retrieval_ratio: str = "logprob",
                  skip_special_tokens: bool = True, long_form_utility_bug: bool = True,
                  long_form_seqscore: bool = False, chain_sibling_segments: bool = True,
@@ -109,27 +114,23 @@ class SelfRag(System):
             raise ConfigError(f"selfrag on {task.name}: adaptive retrieval needs a threshold "
                               "(--system-arg threshold=0.2, or mode=always_retrieve)")
 
+    def engine_needs(self, task: Task) -> EngineNeeds:
+        """The reflection tokens' log-probs, under logprob_window=upstream within upstream's top-k windows
+        (5,000 / 32,016 short form, 32,000 long form): what vLLM must be started for (max_logprobs) and
+        what an OpenAI-compatible server (top 20) cannot give, known before any engine starts."""
+        window = None
+        if self.logprob_window == "upstream":
+            window = LONG_FORM_WINDOW if self.is_long(task) else max(SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW)
+        return EngineNeeds(f"selfrag on {task.name}", REFLECTION_NAMES, window,
+                           "pass --system-arg logprob_window=exact" if window else "", SELF_RAG_MODELS)
+
     def check_model(self, engine) -> None:
-        """Refuse a model without the reflection tokens before the run (engines that can tell)."""
-        missing = engine.missing_tokens(("[Retrieval]", "[No Retrieval]") + SCORED_TOKENS)
+        """Refuse a model without the reflection tokens before the run (engines that can tell once loaded;
+        the pre-flight has asked those that can tell from the tokenizer alone)."""
+        missing = engine.missing_tokens(REFLECTION_NAMES)
         if missing:
             raise ConfigError(f"selfrag: model {engine.model} lacks Self-RAG's reflection tokens {missing} "
-                              "(single vocabulary entries); use a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b")
-        if self.logprob_window == "upstream":
-            self.check_window(engine)
-
-    def check_window(self, engine) -> None:
-        """Upstream's windows need top-32,016 dicts: refuse engines that cannot give them, before the run."""
-        if engine.kind == "openai":
-            raise ConfigError("selfrag: logprob_window=upstream reads reflection tokens from top-5,000/32,016 log-prob "
-                              "dicts, but OpenAI-compatible servers return at most the top 20 per position; pass "
-                              "--system-arg logprob_window=exact to read them from those 20 (docs/systems.md, Self-RAG)")
-        window_k = getattr(engine, "window_k", None)  # vllm: the engine's max_logprobs must allow the window
-        if window_k is not None:
-            try:
-                window_k(Sampling(logprob_window=max(SHORT_DECISION_WINDOW, LONG_FORM_WINDOW)))
-            except EngineError as exc:
-                raise ConfigError(f"selfrag: logprob_window=upstream: {exc} (or --system-arg logprob_window=exact)") from None
+                              f"(single vocabulary entries); use {SELF_RAG_MODELS}")
 
     def config(self) -> dict[str, Any]:
         """The options; `resolved` fills the per-form defaults (mode, ndocs, w_use, closed) for the task."""

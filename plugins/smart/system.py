@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import asyncio
 from statistics import mean
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Ge
 
 from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task, grouped,
                           recorded_extras)
@@ -54,9 +56,10 @@ class Smart(System):
     name = "smart"
     roles = ROLES
 
-    def __init__(self, mode: str = "trajectory", agents: str = "all", top_k: int = 3,
+    def __init__(self, mode: str = "trajectory", agents: str = "all", top_k: Annotated[int, Ge(1)] = 3,
                  intent_retrieval: str = "per_intent", trajectory: str = "auto", no_facts: str = "question",
-                 max_tokens: int = 100, reconstructor_max_tokens: int = 64, locator_max_tokens: int | None = None,
+                 max_tokens: Annotated[int, Ge(1)] = 100, reconstructor_max_tokens: Annotated[int, Ge(1)] = 64,
+                 locator_max_tokens: Annotated[int, Ge(1)] | None = None,
                  chat: bool = True, closed_postprocess: str = "smart") -> None:
         values = {"mode": mode, "agents": agents, "intent_retrieval": intent_retrieval, "trajectory": trajectory,
                   "no_facts": no_facts, "closed_postprocess": closed_postprocess}

@@ -1,6 +1,10 @@
 """Retrieve-then-read with the task's baseline prompt."""
 from __future__ import annotations
 
+from typing import Annotated
+
+from annotated_types import Ge
+
 from ragbench.api import Context, Document, Example, Reader
 
 
@@ -15,7 +19,7 @@ class Vanilla(Reader):
 
     name = "vanilla"
 
-    def __init__(self, top_n: int = 1, **options) -> None:
+    def __init__(self, top_n: Annotated[int, Ge(1)] = 1, **options) -> None:
         super().__init__(**options)
         self.top_n = int(top_n)
 

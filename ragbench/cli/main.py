@@ -32,6 +32,15 @@ def _config_error(exc: ConfigError) -> None:
     sys.exit(EXIT_CONFIG)
 
 
+def _stopped_at_failure(exc: Any) -> None:
+    """--fail-fast: the failed record's traceback (its error, for a bad record), then one line saying where
+    the run stands; exit 1."""
+    click.echo((exc.record.get("traceback") or f"{exc.record.get('error')}\n").rstrip("\n"), err=True)
+    click.echo(f"ragbench: --fail-fast: {exc}; the run stopped there (its sample and every finished one are saved "
+               f"in {exc.run_dir}; --resume tries it again)", err=True)
+    sys.exit(EXIT_INCOMPLETE)
+
+
 _ENVIRONMENT_FIXES = {errno.ENOSPC: "free space on that disk", errno.EDQUOT: "free space within your disk quota",
                       errno.EROFS: "make it writable, or point --output / --cache / --page-cache elsewhere",
                       errno.EACCES: "make it writable, or point --output / --cache / --page-cache elsewhere",
@@ -61,6 +70,7 @@ def _environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None) -> Non
 def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from ..run.evaluator import Evaluator, RunConfig, RunInterrupted
+    from ..run.example import StoppedAtFailure
     from ..run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message, signal_of
     from ..replay.rerun import replay_config
 
@@ -76,6 +86,8 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
         _environment_error(exc, config and config.run_dir())
     except RunInterrupted as exc:
         exit_interrupted(exc)
+    except StoppedAtFailure as exc:
+        _stopped_at_failure(exc)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after the examples ran
         click.echo(interrupt_message(config and config.run_dir(), signum=signal_of(exc)), err=True, nl=False)
         sys.exit(128 + signal_of(exc))
@@ -284,8 +296,8 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
               "with the first (default: print only)")
 @click.option("--fail-if-worse", multiple=True, metavar="METRIC:DELTA",
               help="exit 1 when a run is worse than the first by more than DELTA on METRIC (repeatable)")
-@click.option("--bootstrap-iters", default=2000, show_default=True, type=int)
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--bootstrap-iters", default=2000, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tuple[str, ...],
                     bootstrap_iters: int, seed: int) -> None:
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""

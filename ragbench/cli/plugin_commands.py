@@ -42,6 +42,24 @@ class PluginCommandGroup(click.Group):
         self._merge_plugins()
         return super().get_command(ctx, cmd_name)
 
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        """As click's, but a usage error (an unknown option, a value click cannot convert) ends in one
+        line and exit 2, like every other configuration error, instead of click's usage block."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as exc:
+            command = exc.ctx.command_path if exc.ctx is not None else "ragbench"
+            click.echo(f"ragbench: error: {exc.format_message()} (`{command} --help` lists the options)", err=True)
+            sys.exit(EXIT_CONFIG)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+
 
 def merge_command(group: click.Group, command: Any, path: str = "ragbench") -> str | None:
     """Add `command` to `group` (merging a group into a same-named one); a problem as one line, else None."""

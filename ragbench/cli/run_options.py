@@ -36,14 +36,14 @@ common_options = [
                  "the tasks' own, +NAME adds to them, TASK:NAME / TASK:+NAME for one task (ragbench list metrics)"),
     click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, e.g. mauve.featurizer=PATH"),
     click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
-    click.option("--seed", default=0, show_default=True, type=int),
-    click.option("--max-inflight", default=64, show_default=True, type=click.IntRange(min=1),
-                 help="examples running at once"),
+    # numbers are ranged by the pre-flight (ragbench.run.preflight.RUN_NUMBERS), one line each
+    click.option("--seed", default=0, show_default=True, type=int, help="seeds sampling and the bootstrap (>= 0)"),
+    click.option("--max-inflight", default=64, show_default=True, type=int, help="examples running at once"),
     click.option("--cache", default=None, help="SQLite response cache (default: in the run folder)"),
     click.option("--page-cache", default=None, metavar="PATH|off", help="cache of parsed pages and their embeddings, "
                  "shared by runs (default: $RAGBENCH_PAGE_CACHE or ~/.cache/ragbench/pages.sqlite)"),
     click.option("--task-arg", multiple=True, metavar="K=V", help="task option; TASK.K=V for one task"),
-    click.option("--bootstrap-iters", default=1000, show_default=True, type=click.IntRange(min=0),
+    click.option("--bootstrap-iters", default=1000, show_default=True, type=int,
                  help="bootstrap resamples of the 95% intervals (0: no intervals)"),
     click.option("--no-progress", is_flag=True, help="no progress bar"),
 ]
@@ -111,6 +111,8 @@ run_options = [
     click.option("--resume", is_flag=True, help="continue the run in the output folder (failed examples are tried "
                  "again)"),
     click.option("--overwrite", is_flag=True, help="replace the run in the output folder"),
+    click.option("--fail-fast", is_flag=True, help="stop at the first failed example or bad record and print its "
+                 "traceback (for developing a plugin; --resume continues the run)"),
     click.option("--strict-infra", is_flag=True, help="fail an example when a judge/tool/retrieval call failed and "
                  "was folded into its result (upstream's behaviour, counted, is the default)"),
     click.option("--retriever", default=None, help="retriever for ctx.retriever (ragbench list retrievers; default: "
@@ -129,11 +131,12 @@ def with_run_options(func):
     return func
 
 
-def run_kwargs(tasks, system, system_arg, data, limit, resume, overwrite, strict_infra, retriever, retriever_arg,
-                role_model, role_model_arg, **common) -> dict[str, Any]:
+def run_kwargs(tasks, system, system_arg, data, limit, resume, overwrite, fail_fast, strict_infra, retriever,
+               retriever_arg, role_model, role_model_arg, **common) -> dict[str, Any]:
     """RunConfig fields from the run options (ConfigError on a malformed one)."""
     return {"tasks": split_names(tasks), "system": system,
             "system_args": parse_assignments(system_arg, "--system-arg"), "data": data_paths(data),
-            "limit": limit, "resume": resume, "overwrite": overwrite, "strict_infra": strict_infra,
+            "limit": limit, "resume": resume, "overwrite": overwrite, "fail_fast": fail_fast,
+            "strict_infra": strict_infra,
             "retriever": retriever, "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
             **_role_models(role_model, role_model_arg), **common_kwargs(**common)}

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import importlib
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..builtin import section
 from ..errors import ConfigError
 from ..hookspecs import hookimpl
-from .base import Engine
+from .base import Engine, EngineNeeds
 from .replicas import endpoint_replicas, ray_replicas, wants_ray
 
 if TYPE_CHECKING:
@@ -46,9 +46,12 @@ def ragbench_catalog() -> dict[str, Any]:
     return section("engines")
 
 
-def load_engine(model: str | None, *, registry: "Registry | None" = None, **options: Any) -> Engine:
+def load_engine(model: str | None, *, registry: "Registry | None" = None, needs: Sequence[EngineNeeds] = (),
+                **options: Any) -> Engine:
     """Build an engine from `engine:model` (e.g. `hf:Qwen/Qwen2.5-7B-Instruct`, `replay:calls.jsonl`),
-    its class from the run's `registry` (the installed plugins' when none is given).
+    its class from the run's `registry` (the installed plugins' when none is given), set up for the
+    `needs` of the systems it serves (`Engine.meet_needs`: e.g. vLLM started with max_logprobs=-1 for
+    Self-RAG; what cannot be met is the pre-flight's to report).
 
     No model means the embedded default, SmolLM2-135M-Instruct on transformers.
     """
@@ -62,6 +65,8 @@ def load_engine(model: str | None, *, registry: "Registry | None" = None, **opti
         raise ConfigError(f"model '{model}' is not of the form engine:model "
                           f"(e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, openai:gpt-4o-mini, replay:calls.jsonl)")
     engine_class = (registry or get_registry()).load("engines", kind)
+    if needs:
+        options, _ = engine_class.meet_needs(name, options, needs)
     try:
         if wants_ray(options):  # data parallelism: replicas as Ray actors, each building engine_class
             return ray_replicas(engine_class, model, dict(options))

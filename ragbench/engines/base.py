@@ -173,6 +173,19 @@ class Response:
         )
 
 
+@dataclass(frozen=True)
+class EngineNeeds:
+    """What a system needs of the engine serving it, known before any engine starts (`System.engine_needs`):
+    the engine loader sets the engine up for it (`Engine.meet_needs`), and the pre-flight reports what no
+    option can give, so that nothing is discovered after a model has loaded."""
+
+    system: str  # who needs it, for messages: "selfrag on popqa"
+    logprob_tokens: tuple[str, ...] = ()  # vocabulary entries whose log-probs it reads (each a single entry)
+    logprob_window: int | None = None  # read within the top-k dict of this k (Sampling.logprob_window); None: exact
+    instead: str = ""  # a setting of the system that needs less, named in messages (e.g. --system-arg ...)
+    models: str = "a model trained with them"  # what has the vocabulary entries, named in messages
+
+
 class EngineError(RuntimeError):
     """A request the engine could not answer (after its own retries), because the engine failed: a
     server down or overloaded (connection errors, HTTP 5xx/429, timeouts), a dead actor, a crashed
@@ -216,13 +229,25 @@ class Engine:
     @classmethod
     def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
         """Problems with `engine:model` and its options found without loading anything (an engine
-        that talks to a server checks it answers). Default: options `__init__` does not accept."""
-        from ..run.options import accepted_options
+        that talks to a server checks it answers), one line each. Default: every option is one
+        `__init__` names, of the type (and within the `Annotated` bounds) its hint gives."""
+        from ..run.options import engine_option_problems
 
-        accepted = accepted_options(cls)
-        unknown = sorted(set(options) - accepted) if accepted is not None else []
-        return [f"unknown option(s) {', '.join(unknown)} (accepted: {', '.join(sorted(accepted - {'model'}))})"] \
-            if unknown else []
+        return engine_option_problems(cls, options)
+
+    @classmethod
+    def meet_needs(cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]) -> tuple[dict[str, Any],
+                                                                                                   list[str]]:
+        """The options that set this engine up for what the systems it serves need, and (one line each)
+        what no option can give; called by the pre-flight and again by the engine loader, so both see the
+        same options. Default: the options as given, nothing refused."""
+        return options, []
+
+    @classmethod
+    def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
+        """Of `names`, those that are not single vocabulary entries, found without loading the model (its
+        tokenizer only); None when the engine cannot tell before it loads (`missing_tokens` tells after)."""
+        return None
 
     @property
     def engine_id(self) -> str:

@@ -54,13 +54,16 @@ import threading
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, Sequence
+
+from annotated_types import Ge
 
 from ..errors import ConfigError
 from . import hf_batching as batching
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker
+from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
@@ -93,24 +96,6 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
-def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
-    """Token ids of a conversation rendered with the tokenizer's chat template, ready for the
-    assistant's turn. The template writes its own special tokens, so none are added again."""
-    rendered = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    if isinstance(rendered, str):
-        return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])
-    if isinstance(rendered, dict) or hasattr(rendered, "keys"):  # a tokenizer that always tokenizes
-        rendered = rendered["input_ids"]
-    return [int(token) for token in rendered]
-
-
-def vocabulary_id(tokenizer: Any, token: str) -> int | None:
-    """The id of `token` as one whole vocabulary entry (Self-RAG's "[Relevant]"), or None when the
-    tokenizer has no such single entry."""
-    tid = tokenizer.convert_tokens_to_ids(token)
-    return tid if isinstance(tid, int) and tokenizer.convert_ids_to_tokens(tid) == token else None
-
-
 def cpu_threads(torch: Any, threads: int | None) -> int:
     """Torch's CPU threads: `threads`, else one fewer than the cores (at least 1). Torch's default
     (every core) collapses when anything else runs: a 96-question run took 832 s at 2 threads and
@@ -125,10 +110,12 @@ def cpu_threads(torch: Any, threads: int | None) -> int:
 class HFEngine(Engine):
     kind = "hf"
 
-    def __init__(self, model: str = "embedded", batch_size: int | str | None = None, dtype: str | None = None,
-                 device: str | None = None, trust_remote_code: bool = False, threads: int | None = None,
-                 max_batch_size: int = batching.MAX_AUTO_BATCH_SIZE, cudnn_attention: bool = False) -> None:
-        # no **options: the pre-flight (Engine.preflight) refuses an unknown --model-arg from this signature
+    def __init__(self, model: str = "embedded", batch_size: Annotated[int, Ge(1)] | Literal["auto"] | None = None,
+                 dtype: Literal[_DTYPES] | None = None, device: str | None = None, trust_remote_code: bool = False,
+                 threads: Annotated[int, Ge(1)] | None = None,
+                 max_batch_size: Annotated[int, Ge(1)] = batching.MAX_AUTO_BATCH_SIZE,
+                 cudnn_attention: bool = False) -> None:
+        # no **options: the pre-flight (Engine.preflight) checks every --model-arg against this signature
         super().__init__(model)
         torch, transformers = _import_hf()
         self._torch = torch
@@ -154,6 +141,10 @@ class HFEngine(Engine):
                 self.max_batch_size = batching.auto_batch_size(torch, self.model_obj, f"{self.model};{self.dtype}",
                                                                self.device, self.context_length, self.pad_id,
                                                                int(max_batch_size))
+
+    @classmethod
+    def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
+        return missing_entries(local_tokenizer(model), names)
 
     # -- loading --------------------------------------------------------------------------
 

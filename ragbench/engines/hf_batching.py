@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ConfigError
+from ..storage.jsonl import parse_json
 from .embedded import default_cache_dir
 
 CPU_BATCH_SIZE = 16
@@ -74,7 +75,7 @@ def cache_key(model_id: str, device_name: str, total_memory: int, probe_tokens: 
 def cached_size(key: str, cache_dir: Path | None = None) -> int | None:
     path = (cache_dir or default_cache_dir()) / CACHE_FILE
     try:
-        value = json.loads(path.read_text(encoding="utf-8")).get(key)
+        value = parse_json(path.read_text(encoding="utf-8")).get(key)
     except (OSError, ValueError, AttributeError):
         return None
     return int(value) if isinstance(value, int) and value > 0 else None
@@ -88,7 +89,7 @@ def store_size(key: str, size: int, cache_dir: Path | None = None) -> None:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             try:
-                entries = json.loads(path.read_text(encoding="utf-8"))
+                entries = parse_json(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 entries = {}
             entries = entries if isinstance(entries, dict) else {}

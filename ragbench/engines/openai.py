@@ -38,13 +38,15 @@ The client is made lazily inside the running event loop; `await engine.aclose()`
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import os
-from typing import Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import openai
+from annotated_types import Ge, Gt
 
 from ..errors import ConfigError
 from .base import Engine, EngineError, Request, RequestError, Response, TokenLogprobs
@@ -120,21 +122,32 @@ def _parse(completion: Any, sampling: Any, chat: bool) -> Response:
                     finish_reason=choices[0].finish_reason or "stop")
 
 
+def _extra_body_problems(extra: dict[str, Any]) -> list[str]:
+    """Why extra --model-arg fields (sent verbatim in every request body) cannot be sent."""
+    problems = []
+    secrets = sorted(name for name in extra if name.lower().rpartition("_")[2] in _SECRET_NAME)
+    if secrets:
+        problems.append(f"--model-arg {', '.join(secrets)}: secrets are not accepted as --model-arg; put the key in "
+                        "an environment variable and name it with --model-arg api_key_env=NAME (default OPENAI_API_KEY)")
+    reserved = sorted(set(extra) & _RESERVED)
+    if reserved:
+        problems.append(f"--model-arg {', '.join(reserved)}: cannot be an option; it comes from the request's "
+                        "sampling parameters")
+    return problems
+
+
 class OpenAIEngine(Engine):
     kind = "openai"
     concurrent = True
 
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 concurrency: int = 16, timeout: float = 60, max_retries: int = 6, connect_retries: int = 2,
-                 backoff_base: float = 1.0, backoff_max: float = 60, mode: str = "auto",
-                 **options: Any) -> None:
-        if any(name.lower().rpartition("_")[2] in _SECRET_NAME for name in options):
-            raise ConfigError("openai engine: secrets are not accepted as --model-arg; put the key in an "
-                              f"environment variable and name it with api_key_env (default {api_key_env})")
-        reserved = sorted(set(options) & _RESERVED)
-        if reserved:
-            raise ConfigError(f"openai engine: {', '.join(reserved)} cannot be a --model-arg; "
-                              "it comes from the request's sampling parameters")
+                 concurrency: Annotated[int, Ge(1)] = 16, timeout: Annotated[float, Gt(0)] = 60,
+                 max_retries: Annotated[int, Ge(0)] = 6, connect_retries: Annotated[int, Ge(0)] = 2,
+                 backoff_base: Annotated[float, Ge(0)] = 1.0, backoff_max: Annotated[float, Ge(0)] = 60,
+                 mode: Literal[MODES] = "auto", **options: Any) -> None:
+        problems = _extra_body_problems(options)
+        if problems:
+            raise ConfigError(f"openai engine: {problems[0]}")
         if mode not in MODES:
             raise ConfigError(f"openai engine: mode must be one of {', '.join(MODES)}, not {mode!r}")
         base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
@@ -167,12 +180,22 @@ class OpenAIEngine(Engine):
         url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
         key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
         why = unreachable(str(url).rstrip("/") + "/models") if url else None
-        problems = [*super().preflight(model, options),
+        extra = set(options) - set(inspect.signature(cls.__init__).parameters)
+        problems = [*super().preflight(model, options), *_extra_body_problems({name: options[name] for name in extra}),
                     *([f"{why}; start the server or correct --base-url"] if why else [])]
         if not url and not os.environ.get(key_env):
             problems.append(f"{DEFAULT_BASE_URL} needs an API key: set ${key_env} (or name another variable with "
                             "--model-arg api_key_env=NAME), or give --base-url of an OpenAI-compatible server")
         return problems
+
+    @classmethod
+    def meet_needs(cls, model: str, options: dict[str, Any], needs) -> tuple[dict[str, Any], list[str]]:
+        """The API reports named tokens only among the top NAMED_TOP_LOGPROBS of each position: a larger
+        window cannot be given."""
+        return options, [f"{need.system} reads log-probs of named tokens within top-{need.logprob_window} dicts, but "
+                         f"OpenAI-compatible servers return at most the top {NAMED_TOP_LOGPROBS} per position"
+                         + (f"; {need.instead}" if need.instead else "")
+                         for need in needs if need.logprob_tokens and (need.logprob_window or 0) > NAMED_TOP_LOGPROBS]
 
     @property
     def engine_id(self) -> str:

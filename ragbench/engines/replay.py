@@ -94,8 +94,8 @@ class ReplayEngine(Engine):
     cacheable = False  # the file is the cache
     max_batch_size = 1024
 
-    def __init__(self, model: str, role: str | None = None, cacheable: bool = False, **options: Any) -> None:
-        super().__init__(model, **options)
+    def __init__(self, model: str, role: str | None = None, cacheable: bool = False) -> None:
+        super().__init__(model)
         self.path = Path(model)
         # --replay caches like the recorded run did, so repeated calls are marked cached as they were
         self.cacheable = bool(cacheable)

@@ -24,12 +24,25 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Annotated, Any, Iterator
+
+from annotated_types import Ge
 
 from ..errors import ConfigError
 from .base import Engine, EngineError, Request, Response, request_fault
 
-_RAY_OPTIONS = ("replicas", "ray_address", "gpus_per_replica")
+# the options of Ray replicas, taken before the engine's own (each replica builds the engine with the rest)
+RAY_OPTION_TYPES = {"replicas": Annotated[int, Ge(1)], "ray_address": str, "gpus_per_replica": Annotated[float, Ge(0)]}
+
+
+def replica_option_problems(options: dict[str, Any]) -> list[str]:
+    """The Ray replica options among `options` that are not of their type, one line each."""
+    from ..run.options import option_form, type_problem
+
+    return [f"--model-arg {name}={options[name]}: Ray replicas take {problem} for {name} "
+            f"({option_form(name, None, hint)})"
+            for name, hint in RAY_OPTION_TYPES.items() if name in options
+            and (problem := type_problem(options[name], hint))]
 
 
 class ReplicaSet(Engine):
@@ -209,4 +222,4 @@ def endpoint_replicas(engine_class: type, name: str, urls: list[str], options: d
 
 
 def wants_ray(options: dict[str, Any]) -> bool:
-    return any(key in options for key in _RAY_OPTIONS)
+    return any(key in options for key in RAY_OPTION_TYPES)

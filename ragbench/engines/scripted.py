@@ -18,18 +18,21 @@ answers), the cost models of the scheduler and load benchmarks; `batch_size` set
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Annotated, Any, Callable
+
+from annotated_types import Ge
 
 from ..errors import ConfigError
 from ..imports import load_callable
+from ..storage.jsonl import parse_json
 from .base import Engine, EngineError, Request, Response, Sampling, apply_stop
 from .replay import check_token_record, token_response
 
 Script = Callable[[Request], "str | Response"]
+Seconds = Annotated[float, Ge(0)]
 
 
 def last_text(request: Request) -> str:
@@ -44,7 +47,7 @@ def echo(request: Request) -> str:
 def rules_script(path: Path, data: bytes) -> Script:
     """The rules of a JSON file, from its bytes `data`."""
     try:
-        rules = json.loads(data)
+        rules = parse_json(data.decode("utf-8"))
         return rule_script([(r.get("pattern"), r["response"]) for r in rules])
     except (ValueError, KeyError, TypeError, AttributeError, re.error) as exc:
         raise ConfigError(f"scripted rules file {path}: {exc}; expected a JSON list of "
@@ -84,9 +87,9 @@ def load_script(spec: str) -> tuple[Script, str | None]:
 class ScriptedEngine(Engine):
     kind = "scripted"
 
-    def __init__(self, model: str = "echo", script: Script | None = None, overhead: float = 0.0,
-                 per_request: float = 0.0, per_token: float = 0.0, batch_size: int = 16, **options: Any) -> None:
-        super().__init__(model, **options)
+    def __init__(self, model: str = "echo", script: Script | None = None, overhead: Seconds = 0.0,
+                 per_request: Seconds = 0.0, per_token: Seconds = 0.0, batch_size: Annotated[int, Ge(1)] = 16) -> None:
+        super().__init__(model)
         self.script, self._digest = (script, None) if script else load_script(model)
         self.overhead = float(overhead)
         self.per_request = float(per_request)

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import threading
 import uuid
 from pathlib import Path
@@ -49,28 +48,9 @@ from typing import Any, AsyncIterator
 from ..errors import ConfigError
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from .embedded import embedded_safetensors_dir, is_embedded
-from .hf import chat_prompt_ids, vocabulary_id
-
-INSTALL_HINT = "pip install ragbench[vllm]"
-# Options that do not change what the model answers (kept out of the engine id).
-_NEUTRAL = {"tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization", "enable_lora",
-            "max_lora_rank", "max_loras", "max_logprobs", "trust_remote_code", "enforce_eager",
-            "swap_space", "cpu_offload_gb", "max_num_seqs", "max_num_batched_tokens", "download_dir",
-            "disable_log_stats", "enable_prefix_caching"}
-
-
-def _option_value(value: Any) -> Any:
-    """--model-arg values may arrive as strings: 'true' -> True, '0.5' -> 0.5, '4096' -> 4096."""
-    if isinstance(value, str):
-        lowered = value.strip().lower()
-        if lowered in ("true", "false"):
-            return lowered == "true"
-        for cast in (int, float):
-            try:
-                return cast(value)
-            except ValueError:
-                pass
-    return value
+from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
+from .vllm_options import (DEFAULT_MAX_LOGPROBS, INSTALL_HINT, NEUTRAL_OPTIONS, accepts, option_value,
+                           options_for_needs, start_option_problems)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -82,15 +62,14 @@ class VLLMEngine(Engine):
     kind = "vllm"
     max_batch_size = 256
 
-    def __init__(self, model: str, cache_dir: str | None = None, async_engine: bool | str = False,
-                 **options: Any) -> None:
+    def __init__(self, model: str, cache_dir: str | None = None, async_engine: bool = False, **options: Any) -> None:
         super().__init__(model)
         try:
             import vllm
         except ImportError as exc:
             raise ConfigError(f"the vllm engine needs vLLM ({exc}); run `{INSTALL_HINT}`") from exc
         self._vllm = vllm
-        self.llm_options = self.options = {name: _option_value(value) for name, value in options.items()}
+        self.llm_options = self.options = {name: option_value(value) for name, value in options.items()}
         if is_embedded(model):
             self.model = "embedded"
             path = str(embedded_safetensors_dir(cache_dir))
@@ -102,10 +81,10 @@ class VLLMEngine(Engine):
         self._lock = threading.Lock()
         self._tokenizer: Any = None
         self._vocabulary_ids: dict[str, int | None] = {}
-        self.named_logprobs = _accepts(vllm.SamplingParams, "logprob_token_ids")
+        self.named_logprobs = accepts(vllm.SamplingParams, "logprob_token_ids")
         # async_engine: vLLM's AsyncLLMEngine, fed request by request as examples ask (continuous
         # batching across in-flight examples, no batch barrier); started on the first request.
-        self.async_engine = _option_value(async_engine) is True
+        self.async_engine = option_value(async_engine) is True
         self._async: Any = None
         self._starting: asyncio.Lock | None = None
         self._gate = _LogprobGate()
@@ -121,11 +100,23 @@ class VLLMEngine(Engine):
         except Exception as exc:
             raise ConfigError(f"vllm engine: cannot load model '{model}' ({_one_line(exc)})") from exc
 
+    @classmethod
+    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+        return start_option_problems(cls, options)
+
+    @classmethod
+    def meet_needs(cls, model: str, options: dict[str, Any], needs) -> tuple[dict[str, Any], list[str]]:
+        return options_for_needs(options, needs)
+
+    @classmethod
+    def missing_vocabulary(cls, model: str, options: dict[str, Any], names) -> list[str] | None:
+        return missing_entries(local_tokenizer(model, options.get("cache_dir")), names)
+
     @property
     def engine_id(self) -> str:
         out = f"{self.kind}:{self.model};dtype={self.llm_options.get('dtype', 'auto')}"
         for name in sorted(self.llm_options):
-            if name != "dtype" and name not in _NEUTRAL:
+            if name != "dtype" and name not in NEUTRAL_OPTIONS:
                 out += f";{name}={self.llm_options[name]}"
         return out
 
@@ -186,7 +177,7 @@ class VLLMEngine(Engine):
         exactly what upstream Self-RAG read, ties and kernels included (ranks recomputed from
         logprob_token_ids values would need the whole vocabulary; vLLM gives those ids dummy ranks)."""
         k = max(int(sampling.logprob_window), sampling.logprobs or 0)  # type: ignore[arg-type]
-        allowed = self.llm_options.get("max_logprobs", 20)  # vLLM's default limit
+        allowed = self.llm_options.get("max_logprobs", DEFAULT_MAX_LOGPROBS)
         if allowed != -1 and k > int(allowed):
             raise EngineError(f"vllm engine: a log-prob window of {k} needs vLLM's top-{k} log-probs: start the engine "
                               f"with --model-arg max_logprobs=-1 (or >= {k})")
@@ -387,12 +378,3 @@ class _LogprobGate:
             async with self.changed:
                 self.running[kind] -= 1
                 self.changed.notify_all()
-
-
-def _accepts(cls: Any, name: str) -> bool:
-    """Whether `cls(...)` takes the keyword `name` (vLLM's SamplingParams gained fields over versions)."""
-    try:
-        parameters = inspect.signature(cls).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..storage.jsonl import iter_jsonl
+from ..storage.jsonl import iter_jsonl, read_json
 from .recording import TOOL_NAMES_FILE, TOOLS_FILE, CallRecorder
 
 
@@ -127,7 +127,7 @@ def load_replay_tools(calls_dir: str | Path) -> dict[str, dict[str, ReplayTool]]
     from calls/tools.jsonl."""
     calls_dir = Path(calls_dir)
     names_file, path = calls_dir / TOOL_NAMES_FILE, calls_dir / TOOLS_FILE
-    names: dict[str, list[str]] = json.loads(names_file.read_text(encoding="utf-8")) if names_file.is_file() else {}
+    names: dict[str, list[str]] = read_json(names_file, "the tool names a ragbench run recorded") if names_file.is_file() else {}
     by_tool: dict[tuple[str, str], list[dict[str, Any]]] = {}
     if path.is_file():
         for line, record in iter_jsonl(path):

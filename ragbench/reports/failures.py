@@ -36,10 +36,11 @@ def record_label(record: dict[str, Any]) -> str:
 
 def group_failures(samples: list[dict[str, Any]], metrics: list[Metric] = (),
                    details: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """Failed records grouped by cause kind, most frequent first: cause, count, ids (up to KEPT_IDS)
-    and the first record's whole message as an example; then the metric failures of `metrics` (see
-    `metric_failures`) grouped by metric and cause kind, each group with its "metric", and a corpus
-    metric that failed (its entries in `details` hold the error) as a group without ids."""
+    """Failed records grouped by cause kind, most frequent first: cause, count, ids (up to KEPT_IDS),
+    the first record's whole message as an example and the first traceback of the cause (a system that
+    raised); then the metric failures of `metrics` (see `metric_failures`) grouped by metric and cause
+    kind, each group with its "metric", and a corpus metric that failed (its entries in `details` hold
+    the error) as a group without ids."""
     groups: dict[str, dict[str, Any]] = {}
     failed_metrics: dict[str, dict[str, Any]] = {}
     for record in samples:
@@ -62,6 +63,8 @@ def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: di
     group["count"] += 1
     if len(group["ids"]) < KEPT_IDS:
         group["ids"].append(record_label(record))
+    if record.get("traceback") and "traceback" not in group:
+        group["traceback"] = record["traceback"]
     return group
 
 

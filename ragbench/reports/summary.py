@@ -157,6 +157,17 @@ def system_stats_sections(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def traceback_sections(results: dict[str, Any]) -> list[str]:
+    """The first traceback of each failure cause (where a system raised), for the plugin's developer."""
+    lines = []
+    for task, causes in (results.get("failures") or {}).items():
+        for entry in causes:
+            if entry.get("traceback"):
+                lines += [f"### {task}: {entry['cause']} (first: {entry['ids'][0] if entry.get('ids') else '?'})", "",
+                          "```text", entry["traceback"].rstrip("\n"), "```", ""]
+    return lines
+
+
 def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str:
     config = results["config"]
     lines = [
@@ -176,7 +187,7 @@ def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str
     ]
     failures = failure_lines(results)
     if failures:
-        lines += ["## What went wrong", "", *[f"- {line}" for line in failures], ""]
+        lines += ["## What went wrong", "", *[f"- {line}" for line in failures], "", *traceback_sections(results)]
     figures = system_stats_sections(results)
     if figures:
         lines += [f"## System statistics ({config['system']})", ""] + figures

@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from ..errors import ConfigError, RecordError
 from ..run.options import construct
+from ..storage.jsonl import read_json
 from ..types import Document
 from .base import Retriever
 from .chunking import chunk_documents, parse_split, title_header
@@ -73,9 +74,10 @@ def open_index(folder: str | Path | None, kind: str) -> tuple[Manifest, DocStore
     if not path.is_file():
         raise ConfigError(f"{label}: {folder} is not a ragbench index (no {MANIFEST_FILE}; an unfinished "
                           f"build leaves none); {build_hint(kind, folder)}")
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("format") != INDEX_FORMAT:
-        raise ConfigError(f"{label}: {folder} has index format {data.get('format')}, this ragbench reads "
+    data = read_json(path, f"the {MANIFEST_FILE} ragbench index build wrote; {build_hint(kind, folder)}")
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
+        found = data.get("format") if isinstance(data, dict) else None
+        raise ConfigError(f"{label}: {folder} has index format {found}, this ragbench reads "
                           f"{INDEX_FORMAT}; {build_hint(kind, folder)}")
     manifest = Manifest(**data)
     if manifest.retriever != kind:

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 # Options that do not change results: left out of the run's identity.
-_NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "page_cache", "progress", "replay_tools")
+_NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "page_cache", "progress", "replay_tools",
+                 "fail_fast")
 
 
 @dataclass
@@ -39,6 +40,7 @@ class RunConfig:
     resume: bool = False
     overwrite: bool = False  # replace an earlier run in the output folder
     strict_infra: bool = False  # a failed judge/tool call folded into a result fails its example instead
+    fail_fast: bool = False  # stop at the first record that fails (StoppedAtFailure), its traceback shown
     max_inflight: int = 64
     cache: str | None = None
     page_cache: str | None = None  # parsed pages and embeddings (ragbench.storage.page_cache); "off" disables it

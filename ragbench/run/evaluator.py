@@ -29,16 +29,17 @@ from ..reports.system_hooks import system_hooks
 from ..retrieval import load_retriever
 from ..retrieval.handle import Retrieval
 from ..storage.cache import ResponseCache
+from ..storage.jsonl import parse_json
 from ..storage.rundir import RunDir
 from ..types import Example
 from . import rescore
 from .checks import Preflight
 from .config import RunConfig
 from .cost import AttemptCost, attempt_cost, whole_run_cost
-from .example import process_example, sample_record
+from .example import StoppedAtFailure, process_example, sample_record
 from .lifecycle import Engines, RunInterrupted, run_interruptible, run_together, signal_of
 from .planning import PlannedTask, needs
-from .preflight import preflight
+from .preflight import engine_needs, preflight
 from .progress import Progress
 from .reading import RecordReader
 from .resources import RunResources
@@ -137,11 +138,13 @@ class Evaluator:
         """Every engine of the run (none when no system calls a model); one that fails closes the others."""
         config = self.config
         engines = Engines()
+        system_needs = engine_needs(self.planned)  # set up when each engine starts (the pre-flight checked them)
         try:
             if any(type(p.system).uses_llm for p in self.planned) and not self.scoring_only:
-                engines.model = load_engine(config.model, registry=self.registry, **config.model_args)
+                engines.model = load_engine(config.model, registry=self.registry, needs=system_needs, **config.model_args)
             for role, model in config.role_models.items():
-                engines.roles[role] = load_engine(model, registry=self.registry, **config.role_model_args.get(role, {}))
+                engines.roles[role] = load_engine(model, registry=self.registry, needs=system_needs,
+                                                  **config.role_model_args.get(role, {}))
             for i, model in enumerate(config.judges):
                 engines.judges.append(load_engine(model, registry=self.registry, **config.judge_args.get(str(i), {})))
             engines.nli = self._nli_engine(engines.model)
@@ -181,7 +184,7 @@ class Evaluator:
                 and next(self._work(), None) is not None:  # the data is read only when a count is short
             return None
         try:
-            results = json.loads((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
+            results = parse_json((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             results = None
         readable = isinstance(results, dict) and isinstance(results.get("results"), dict)
@@ -279,6 +282,8 @@ class Evaluator:
                     self.run_dir.append_sample(planned.name, record)
                     self.cost.examples += 1
                     progress.advance(failed=record.get("error") is not None)
+                    if self.config.fail_fast and record.get("error") is not None:  # saved: --resume tries it again
+                        raise StoppedAtFailure(planned.name, record, self.run_dir.path)
 
             await run_together(worker() for _ in range(max(1, self.config.max_inflight)))
         finally:

@@ -1,11 +1,14 @@
 """One example from record to sample: the system runs it in its own context, every metric scores the
 prediction, and failures (a bad record, a raising system or metric, a folded infrastructure failure)
-are written into the sample record instead of being raised."""
+are written into the sample record instead of being raised; a system that raised leaves its traceback
+there too (`traceback`), for the developer of the plugin."""
 from __future__ import annotations
 
 import inspect
 import time
+import traceback
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from ..context import Context
@@ -16,6 +19,25 @@ from ..nli import NLI
 from ..retrieval.handle import Retrieval
 from ..types import Example, Prediction
 from .planning import PlannedTask
+
+TRACEBACK_CHARS = 8_000  # of a failure's formatted traceback a sample keeps: its end, where it was raised
+
+
+def traceback_text(exc: BaseException) -> str:
+    """The formatted traceback of `exc` with its chained causes, trimmed to its last TRACEBACK_CHARS
+    characters (a deep recursion's repeated frames are already folded by `traceback`)."""
+    text = "".join(traceback.format_exception(exc))
+    return text if len(text) <= TRACEBACK_CHARS else "...\n" + text[-TRACEBACK_CHARS:]
+
+
+class StoppedAtFailure(Exception):
+    """--fail-fast: the run stopped at the first record that failed (its sample is saved: `--resume`
+    tries it again). Carries the task, the sample record and the run folder."""
+
+    def __init__(self, task: str, record: dict[str, Any], run_dir: Path) -> None:
+        self.task, self.record, self.run_dir = task, record, run_dir
+        label = record.get("id") if record.get("id") is not None else f"record #{record.get('index', '?')}"
+        super().__init__(f"{task} {label} failed: {record.get('error')}")
 
 
 async def process_example(planned: PlannedTask, item: Example | RecordError, llm: LLM, judges: list[LLM],
@@ -32,13 +54,17 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
     ctx.models = {role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}")
                   for role, model in (models or {}).items()}
     ctx.retriever = retrieval.bind(ctx, example)
+    failure: Exception | None = None
     try:
         prediction = await planned.system.run(example, ctx)
     except Exception as exc:
         prediction = Prediction(example_id=example.id, error=f"{type(exc).__name__}: {exc}")
+        failure = exc
     prediction.trace = ctx.trace
-    record = await scored_record(sample_record(example, prediction), planned, example, prediction, judges, seed,
-                                 strict_infra, nli)
+    record = sample_record(example, prediction)
+    if failure is not None:
+        record["traceback"] = traceback_text(failure)
+    record = await scored_record(record, planned, example, prediction, judges, seed, strict_infra, nli)
     record["seconds"] = round(time.perf_counter() - started, 4)
     return record
 

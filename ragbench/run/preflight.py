@@ -1,6 +1,6 @@
 """The pre-flight: everything a run can check before anything heavy loads or anything is written.
 
-The core checks the run's own options (limits, output folder, engine strings and options) and asks
+The core checks the run's own options (numbers, output folder, engine strings and options) and asks
 every plugin for its own checks through one hook each, so a third-party task, system, metric or
 engine adds checks without the core knowing it:
 
@@ -9,7 +9,9 @@ engine adds checks without the core knowing it:
   System.preflight(check, task)          the system on that task (default: `System.check`)
   Metric.preflight(check, task)          the metric on that task (default: nothing)
   Engine.preflight(model, options)       an engine string and its options, without loading it
-                                         (default: the options `__init__` accepts)
+                                         (default: names and typed values `__init__` accepts)
+  System.engine_needs(task) with         what the system needs of its engines: the options the engine
+  Engine.meet_needs / missing_vocabulary loader will start them with, what no option can give
 
 A hook reports through `check.problem("one line: what, where; the option that fixes it")`, or by
 raising `ConfigError` inside `with check.step(...)`. Every problem is collected; the run stops with
@@ -25,16 +27,29 @@ from .checks import Preflight
 
 
 # --- the run's own options ----------------------------------------------------------------------------
+# The run's numeric options: (option, RunConfig field, least value, what else may be given)
+RUN_NUMBERS = (("--seed", "seed", 0, ""), ("--max-inflight", "max_inflight", 1, ""),
+               ("--limit", "limit", 1, ", or leave it out for all records"),
+               ("--bootstrap-iters", "bootstrap_iters", 0, " (0: no intervals)"))
+
+
+def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> str | None:
+    """`--seed -5: give an integer of at least 0`, or None when `value` is an integer >= `least`."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= least:
+        return None
+    return f"{flag} {value}: give {'an integer of ' if not isinstance(value, int) else ''}at least {least}{alternative}"
+
+
 def check_run_options(config: Any, check: Preflight) -> None:
-    """Numbers in range, and an output folder that can take this run (nothing is created)."""
+    """Numbers of the right type and range, and an output folder that can take this run (nothing is created)."""
     from ..storage.files import write_problem
     from ..storage.rundir import RunDir
 
-    for flag, value, least in (("--max-inflight", config.max_inflight, 1), ("--limit", config.limit, 1),
-                               ("--bootstrap-iters", config.bootstrap_iters, 0)):
-        if value is not None and value < least:
-            check.problem(f"{flag} {value}: give at least {least}" + (", or leave it out for all records"
-                                                                      if flag == "--limit" else ""))
+    for flag, name, least, alternative in RUN_NUMBERS:
+        value = getattr(config, name)
+        problem = None if value is None and name == "limit" else number_problem(flag, value, least, alternative)
+        if problem:
+            check.problem(problem)
     if config.cache and Path(config.cache).is_dir():
         check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
     with check.step(f"output folder {config.run_dir()}"):
@@ -71,11 +86,31 @@ def check_cache_files(config: Any, planned: list[Any], check: Preflight) -> None
             check.warn(f"{label} {path}: {problem.reason}; {problem.consequence(label, fix)}")
 
 
-def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, uses_nli: bool) -> None:
+def engine_needs(planned: list[Any]) -> list[Any]:
+    """What the run's systems need of the engines serving them, task by task (`System.engine_needs`)."""
+    return [need for p in planned if (need := p.system.engine_needs(p.task)) is not None]
+
+
+def needs_problems(engine_class: type, name: str, options: dict[str, Any], needs: list[Any]) -> tuple[dict[str, Any],
+                                                                                                    list[str]]:
+    """The options the engine loader will start the engine with for the systems' `needs`, and what it cannot
+    give them: an option too small, vocabulary entries its tokenizer lacks (read without the weights)."""
+    options, problems = engine_class.meet_needs(name, options, needs)
+    for need in needs:
+        missing = engine_class.missing_vocabulary(name, options, need.logprob_tokens) if need.logprob_tokens else None
+        if missing:
+            problems.append(f"{need.system} reads log-probs of {', '.join(missing)}, which are not single entries of "
+                            f"{name}'s vocabulary; use {need.models}")
+    return options, problems
+
+
+def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, uses_nli: bool,
+                  needs: list[Any] | None = None) -> None:
     """Every engine the run will load (--model, --role-model, --judge, --nli): a known engine, options it
-    accepts, a server that answers; nothing is loaded."""
+    accepts, a server that answers, and (the system's engines) what the systems need of them; nothing is
+    loaded."""
     from ..engines import EMBEDDED_MODEL
-    from ..engines.replicas import _RAY_OPTIONS
+    from ..engines.replicas import RAY_OPTION_TYPES, replica_option_problems
 
     # (option, how its engine options are written, engine:model, options); an engine's messages name
     # --model-arg and --base-url, rewritten here for the engine they are about
@@ -97,13 +132,18 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
                 engine_class = registry.load("engines", kind)
             except ConfigError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
-            plain = {k: v for k, v in options.items() if k not in _RAY_OPTIONS}
+            plain = {k: v for k, v in options.items() if k not in RAY_OPTION_TYPES}
+            problems = replica_option_problems(options)
+            if needs and flag.startswith(("--model", "--role-model")):
+                plain, unmet = needs_problems(engine_class, name, plain, needs)
+                problems += unmet
             urls = plain.get("base_url")
             for url in urls if isinstance(urls, (list, tuple)) else [urls]:
-                for problem in engine_class.preflight(name, {**plain, **({"base_url": url} if url else {})}):
-                    if flag != "--model":
-                        problem = problem.replace("--model-arg ", args_flag).replace("--base-url", f"{args_flag}base_url")
-                    check.problem(f"{where}: {problem}")
+                problems += engine_class.preflight(name, {**plain, **({"base_url": url} if url else {})})
+            for problem in problems:
+                if flag != "--model":
+                    problem = problem.replace("--model-arg ", args_flag).replace("--base-url", f"{args_flag}base_url")
+                check.problem(f"{where}: {problem}")
 
 
 def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:
@@ -120,6 +160,6 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
     except ConfigError:
         system_class = None  # reported by plan
     uses_llm = system_class is not None and getattr(system_class, "uses_llm", True)
-    check_engines(config, registry, check, uses_llm, needs(planned, "nli"))
+    check_engines(config, registry, check, uses_llm, needs(planned, "nli"), engine_needs(planned))
     check.raise_if_failed()
     return planned, check

@@ -1,8 +1,8 @@
 """The one JSONL reader and writer of ragbench (data files, predictions, checkpoints, recorded calls).
 
-One error policy everywhere: a line that is cut short, is not JSON, is not UTF-8 or (where objects
-are expected) is not a JSON object becomes a `RecordError` naming the file, the line and the column,
-and reading goes on; the caller records and counts it, never drops it silently. Blank lines are
+One error policy everywhere: a line that is cut short, is not JSON, is not UTF-8, is nested too deeply
+to parse or (where objects are expected) is not a JSON object becomes a `RecordError` naming the file,
+the line and the column, and reading goes on; the caller records and counts it, never drops it silently. Blank lines are
 skipped. Appends are crash-safe: a line a killed process cut short stays alone (and is reported as
 such when read), the next record starts on a line of its own.
 
@@ -13,6 +13,7 @@ with the standard library's `json.loads` as the parser so every number parses ex
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
@@ -22,6 +23,26 @@ from ..errors import ConfigError, RecordError
 from .files import naming
 
 Item = tuple[int, Any]  # (0-based line index, parsed value or RecordError)
+
+
+class NestedTooDeep(ValueError):
+    """JSON nested deeper than Python's parser can follow (its recursion limit): unparseable text like
+    any other, never a RecursionError."""
+
+
+def guarded(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`parse` (json.loads or a wrapper of it) with a RecursionError turned into `NestedTooDeep`."""
+    def parse_guarded(text: str) -> Any:
+        try:
+            return parse(text)
+        except RecursionError:
+            raise NestedTooDeep(f"nested too deeply to parse (over about {sys.getrecursionlimit()} levels of "
+                                "arrays and objects)") from None
+    return parse_guarded
+
+
+# json.loads for data read from files, records or replies: too-deep JSON is a ValueError (NestedTooDeep).
+parse_json = guarded(json.loads)
 
 
 def dumps(record: Any) -> str:
@@ -44,6 +65,8 @@ def line_error(where: str, exc: jsonlines.InvalidLineError) -> RecordError:
             return RecordError(where, exc.lineno, f"line cut short at column {len(cause.doc.rstrip()) + 1} "
                                                   f"({cause.msg} at column {cause.colno})")
         return RecordError(where, exc.lineno, f"not valid JSON at column {cause.colno}: {cause.msg}")
+    if isinstance(cause, NestedTooDeep):
+        return RecordError(where, exc.lineno, f"{cause}; fix or remove the line")
     return RecordError(where, exc.lineno, f"unreadable line ({cause or exc})")
 
 
@@ -57,7 +80,7 @@ def read_lines(source: str | Path | IO[bytes], where: str | None = None,
             yield from read_lines(handle, where or str(source), loads)
         return
     lines = _Numbered(source)
-    reader = jsonlines.Reader(lines, loads=loads)
+    reader = jsonlines.Reader(lines, loads=guarded(loads))
     name = where or str(getattr(source, "name", "<stream>"))
     while True:
         try:
@@ -116,12 +139,14 @@ def read_json(path: str | Path, expected: str) -> Any:
     """A whole JSON file; a file that is not UTF-8 or not JSON is a `ConfigError` naming the file, the line
     and the column, and what was `expected` there."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return parse_json(Path(path).read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
                           f"expected {expected}") from exc
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); expected {expected}") from exc
+    except NestedTooDeep as exc:
+        raise ConfigError(f"{path}: {exc}; expected {expected}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc}); expected {expected}") from exc
 

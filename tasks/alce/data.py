@@ -1,12 +1,11 @@
 """Finding and reading ALCE's data files (one JSON array per file, from ALCE-data.tar)."""
 from __future__ import annotations
 
-import json
 import tarfile
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, data_dir, resolve_data_file
+from ragbench.api import ConfigError, data_dir, parse_json, resolve_data_file
 
 # princeton-nlp/ALCE download_data.sh: one archive holding every file.
 ARCHIVE = "ALCE-data.tar"
@@ -42,7 +41,7 @@ def read_records(path: Path) -> list[Any]:
     ({"args": ..., "data": [...]})."""
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = parse_json(handle.read())
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: not an ALCE data file ({exc}); expected a JSON array of questions") from exc
     if isinstance(data, dict) and isinstance(data.get("data"), list):

@@ -25,7 +25,9 @@ Options (--task-arg):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Annotated, Any, ClassVar, Iterator
+
+from annotated_types import Ge, Lt
 
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, cited_numbers, list_items, sent_tokenize
 
@@ -58,7 +60,7 @@ class AlceTask(Task):
     default_rouge: ClassVar[bool] = True
 
     def __init__(self, data_path=None, variant: str = "default", use_shorter: str | None = None, shot: int = 2,
-                 ndoc: int = 5, seed: int = 42, retrieval: str | None = None, citations: bool | None = None,
+                 ndoc: int = 5, seed: Annotated[int, Ge(0), Lt(2**32)] = 42, retrieval: str | None = None, citations: bool | None = None,
                  rouge: bool | None = None, mauve: bool = False, run_py_cleanup: bool = True) -> None:
         retrieval = retrieval or self.default_retrieval
         if retrieval not in self.files:

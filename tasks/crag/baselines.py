@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable
 
 import numpy as np
 
-from ragbench.api import Document, Example
+from ragbench.api import Document, Example, parse_json
 
 from .kg.endpoints import ENDPOINTS
 from .prompts import STRAIGHTFORWARD_SYSTEM, STRAIGHTFORWARD_USER, baseline_prompt
@@ -125,7 +125,7 @@ def extract_json_objects(text: str, decoder: JSONDecoder = JSONDecoder()) -> lis
 def parse_entities(reply: str) -> Any:
     """extract_entity: json.loads, else the list of JSON objects found in the reply."""
     try:
-        return json.loads(reply)
+        return parse_json(reply)
     except ValueError:
         return extract_json_objects(reply)
 

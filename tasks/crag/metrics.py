@@ -21,14 +21,13 @@ average of per-judge accuracy / hallucination / missing / score.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores
+from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores, parse_json
 
 from .prompts import judge_prompt
 
@@ -74,7 +73,7 @@ def read_kddcup2024(reply: str | None) -> bool | None:
     if not reply:  # `if response:` - an empty or missing reply is never parsed
         return None
     try:
-        data = json.loads(reply.lower())
+        data = parse_json(reply.lower())
     except ValueError:
         return None
     if not isinstance(data, dict) or "accuracy" not in data:

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import json
 import os
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
-from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, data_dir, group, resolve_data_file
+from ragbench.api import (ConfigError, Document, Example, Prompt, RecordError, Task, data_dir, group, parse_json,
+                          resolve_data_file)
 
 from . import baselines
 from .embedder import BatchingEmbedder
@@ -51,7 +51,7 @@ def _alt_answers(record: dict[str, Any], where: str, number: int) -> list[str]:
         value = record.get("alternative_answers", [])
         if isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = parse_json(value)
             except ValueError:
                 try:
                     value = ast.literal_eval(value)

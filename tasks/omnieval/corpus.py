@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ragbench.api import ConfigError, Document, RecordError, TokenSplitter
+from ragbench.api import ConfigError, Document, RecordError, TokenSplitter, parse_json
 
 def upstream_metadata(title: str, file_path: str | None = None) -> str:
     """The metadata string llama-index takes off the chunk budget for an OmniEval document: the
@@ -85,7 +85,7 @@ def read_file(path: str, file_path: str, doc_id: str) -> list[Document] | Record
         return RecordError(path, 0, f"file skipped, as upstream's reader fails on it: not UTF-8 ({exc.reason})")
     for number, line in enumerate(lines, 1):
         try:
-            record = json.loads(line)
+            record = parse_json(line)
             text = json.dumps(record, ensure_ascii=False) if dump else record["text"]
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             return RecordError(path, number, f"file skipped, as upstream's reader fails on it ({type(exc).__name__})")

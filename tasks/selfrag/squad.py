@@ -14,11 +14,10 @@ Gold answers are the distinct answer texts of the annotators, in file order.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.api import ConfigError, Document, Example, RecordError, resolve_data_file
+from ragbench.api import ConfigError, Document, Example, RecordError, parse_json, resolve_data_file
 
 from .tasks import SelfRagTask
 
@@ -61,7 +60,7 @@ class Squad(SelfRagTask):
 
     def _articles(self, path: Path) -> list[Any]:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = parse_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ConfigError(f"task squad: {path} is not readable JSON ({exc}); expected SQuAD's dev-v1.1.json") from exc
         if not isinstance(data, dict) or not isinstance(data.get("data"), list):

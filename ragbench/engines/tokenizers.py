@@ -1,0 +1,50 @@
+"""Tokenizer helpers the `hf` and `vllm` engines share: a conversation as the token ids of its chat
+template, whole vocabulary entries (Self-RAG's reflection tokens), and a model's tokenizer read from disk
+without its weights (what the pre-flight checks vocabulary entries with)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from .embedded import CONVERTED_NAME, default_cache_dir, is_embedded
+
+
+def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
+    """Token ids of a conversation rendered with the tokenizer's chat template, ready for the
+    assistant's turn. The template writes its own special tokens, so none are added again."""
+    rendered = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    if isinstance(rendered, str):
+        return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])
+    if isinstance(rendered, dict) or hasattr(rendered, "keys"):  # a tokenizer that always tokenizes
+        rendered = rendered["input_ids"]
+    return [int(token) for token in rendered]
+
+
+def vocabulary_id(tokenizer: Any, token: str) -> int | None:
+    """The id of `token` as one whole vocabulary entry (Self-RAG's "[Relevant]"), or None when the
+    tokenizer has no such single entry."""
+    tid = tokenizer.convert_tokens_to_ids(token)
+    return tid if isinstance(tid, int) and tokenizer.convert_ids_to_tokens(tid) == token else None
+
+
+def local_tokenizer(model: str, cache_dir: str | None = None) -> Any | None:
+    """The tokenizer of a model on disk (a folder, a hub name in the local cache, the embedded model once
+    converted), loaded without its weights: what the pre-flight checks vocabulary entries with. None when
+    it cannot be loaded that way; the engine's own load then reports why."""
+    if is_embedded(model):
+        model = str((Path(cache_dir).expanduser() if cache_dir else default_cache_dir()) / CONVERTED_NAME)
+        if not Path(model).is_dir():
+            return None
+    if model.endswith(".gguf"):
+        return None
+    try:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(model, local_files_only=True)
+    except Exception:  # not on disk, or not a folder transformers reads: left to the engine's load
+        return None
+
+
+def missing_entries(tokenizer: Any | None, names: Sequence[str]) -> list[str] | None:
+    """Of `names`, those that are not single entries of `tokenizer`'s vocabulary; None without a tokenizer."""
+    return None if tokenizer is None else [name for name in names if vocabulary_id(tokenizer, name) is None]

@@ -78,7 +78,7 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     try:
         config = (replay_config(replay, config_kwargs.get("output"), config_kwargs.get("progress", True))
                   if replay else RunConfig(**config_kwargs))
-        with exit_when_stuck(lambda: interrupt_message(config.run_dir())):
+        with exit_when_stuck(lambda signum: interrupt_message(config.run_dir(), signum=signum)):
             outcome = Evaluator(config).run()
     except ConfigError as exc:
         _config_error(exc)

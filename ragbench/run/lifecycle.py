@@ -155,13 +155,13 @@ def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 
 @contextmanager
-def exit_when_stuck(message: Callable[[], str], grace: float = 1.0) -> Iterator[None]:
+def exit_when_stuck(message: Callable[[int], str], grace: float = 1.0) -> Iterator[None]:
     """For the whole of a command: SIGTERM and SIGHUP stop it as Ctrl-C does (`Stopped`, a
     KeyboardInterrupt; by default they would end the process with no word and no clean-up). A stop
     signal while the main thread is stuck in native code (a model loading, a long tokenizer call) is
     seen by a watcher thread (`signal.set_wakeup_fd` writes the signal as it arrives); when the main
-    thread has not ended the process `grace` seconds later, the watcher prints `message()` and exits
-    (128 + the signal). Files are written line by line and flushed, so nothing finished is lost; the
+    thread has not ended the process `grace` seconds later, the watcher prints `message(signal)` and
+    exits (128 + the signal). Files are written line by line and flushed, so nothing finished is lost; the
     worker processes end with this process (ragbench.run.workers)."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -176,7 +176,7 @@ def exit_when_stuck(message: Callable[[], str], grace: float = 1.0) -> Iterator[
             for number in iter(lambda: signals.read(1), b""):
                 if number[0] in STOP_SIGNALS:
                     time.sleep(grace)
-                    sys.stderr.write(message())
+                    sys.stderr.write(message(number[0]))
                     sys.stderr.flush()
                     os._exit(128 + number[0])
 

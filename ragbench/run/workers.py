@@ -144,6 +144,7 @@ class Workers:
         self._lane: Executor | None = None  # the record-parsing lane
         self._unavailable: WorkersUnavailable | None = None  # why the workers could not start
         self._starting: threading.Thread | None = None
+        self._starting_lock = threading.Lock()  # not _lock, held for a whole start: a caller must not wait
         self._closed = False
 
     def warm(self, *modules: str) -> None:
@@ -245,7 +246,7 @@ class Workers:
     def start_soon(self) -> None:
         """Start the pool and the record lane in a background thread (once; a failure is raised by the
         next call that needs them)."""
-        with self._lock:
+        with self._starting_lock:
             if self._starting is not None or self._unavailable is not None or self._closed:
                 return
             self._starting = threading.Thread(target=self._start_both, name="ragbench-workers-start", daemon=True)
@@ -277,7 +278,7 @@ class Workers:
         """End the pool and the lane (queued work is cancelled). `wait=False` (an interrupted run) does
         not wait for the calls still running: their workers are stopped. Later calls fail (`run`) or
         run in place (`in_record_lane`)."""
-        with self._lock:
+        with self._starting_lock:
             self._closed = True
             starting = self._starting
         if starting is not None and wait:

@@ -36,6 +36,9 @@ BASES = {"tasks": "ragbench.task:Task", "systems": "ragbench.system:System", "me
          "prompt_styles": "ragbench.shared.yaml_tasks.task:YamlTask"}
 
 
+TASK_FILE = "a YAML task file"  # the `plugin` of tasks given as files (--tasks FILE.yaml, --include-path)
+
+
 def source(provider: str, plugin: str) -> str:
     """Who provides a component: the distribution, and the entry point when known."""
     return provider if plugin == "?" else f"{provider}, entry point {plugin}"
@@ -291,14 +294,11 @@ class Registry:
         if not path.is_file():
             raise ConfigError(f"--tasks {path}: no such file")
         spec = load_spec(path)
-        existing = self.entries["tasks"].get(spec.name) or self.entries["tasks"].get(
-            self.aliases["tasks"].get(spec.name, ""))
-        if existing is not None:
-            if existing.target == spec.source:
-                return existing.name
+        existing = self.entries["tasks"].get(self.aliases["tasks"].get(spec.name, spec.name))
+        if existing is not None and existing.plugin != TASK_FILE:  # (a file given before is replaced)
             raise ConfigError(f"{spec.source}: task '{spec.name}' is already provided by {existing.provider} "
                               f"({existing.target}); give the file's task another name")
-        self._add_spec(spec, str(path))
+        self._add_spec(spec, str(path), TASK_FILE)
         return spec.name
 
     def names(self, kind: str) -> list[str]:

@@ -111,8 +111,11 @@ class YamlTask(Task):
 
     # --- pre-flight ---------------------------------------------------------------------------------------
     def preflight(self, check: "Preflight") -> None:
-        """Task.preflight (data found, first records read), after the file's mapping and prompt are tried on
-        the first records: when none maps, the mistake is the file's, named by its line and key."""
+        """Task.preflight's checks (data found; a text file UTF-8, its first records read), after the file's
+        mapping and prompt are tried on the first records: when none maps, the mistake is the file's, named
+        by its line and key."""
+        from ...run.checks import probe_data
+
         before = len(check.problems)
         with check.step(f"task {self.name}: data found"):
             self.prepare()
@@ -120,8 +123,8 @@ class YamlTask(Task):
             return
         with check.step(f"task {self.name}: {self.spec.source} maps the records and renders the prompt"):
             self.try_first_records()
-        if len(check.problems) == before:
-            super().preflight(check)
+        if len(check.problems) == before and self.format not in ("hf", "parquet"):  # binary: no UTF-8 to check
+            probe_data(self, check)
 
     def try_first_records(self) -> None:
         stream = self.records()
@@ -143,6 +146,9 @@ class YamlTask(Task):
             getattr(stream, "close", lambda: None)()
         if first is not None:
             raise first.spec_error()
+        if self.format in ("hf", "parquet"):  # (a text file's records are counted by probe_data)
+            raise ConfigError(f"task {self.name}: {self.where()} holds no usable record among its first "
+                              f"{PROBE_RECORDS}; pass --data {self.name}=PATH to other data")
 
     def try_prompts(self, example: Example) -> None:
         try:

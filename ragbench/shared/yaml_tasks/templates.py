@@ -44,5 +44,6 @@ class PromptTemplate:
     def render(self, variables: dict[str, Any]) -> str:
         try:
             return self.template.render(variables)
-        except TemplateError as exc:
-            raise ValueError(str(self.error(f"cannot render: {exc}"))) from exc
+        except Exception as exc:  # the sandbox's refusals and whatever a template's expression raises
+            kind = "" if isinstance(exc, TemplateError) else f"{type(exc).__name__}: "
+            raise ValueError(str(self.error(f"cannot render: {kind}{exc}"))) from exc

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from importlib import metadata, resources
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -23,7 +23,7 @@ import pluggy
 from .errors import ConfigError
 from .hookspecs import PROJECT, RagbenchHooks
 from .imports import import_target
-from .shared.yaml_tasks.discovery import is_task_file
+from .shared.yaml_tasks.discovery import file_spec, is_task_file, packaged_spec
 
 KINDS = ("tasks", "systems", "metrics", "engines", "retrievers")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
@@ -34,8 +34,6 @@ BASES = {"tasks": "ragbench.task:Task", "systems": "ragbench.system:System", "me
          "engines": "ragbench.engines.base:Engine", "retrievers": "ragbench.retrieval.base:Retriever",
          "query_styles": "ragbench.retrieval.query_style:QueryStyle",
          "prompt_styles": "ragbench.shared.yaml_tasks.task:YamlTask"}
-
-
 TASK_FILE = "a YAML task file"  # the `plugin` of tasks given as files (--tasks FILE.yaml, --include-path)
 
 
@@ -262,16 +260,8 @@ class Registry:
     def _add_yaml_entry(self, name: str, resource: str, provider: str, plugin: str) -> None:
         """A catalogue's YAML task (`{"yaml": "package:path.yaml"}`), read now for its name, description,
         aliases, groups and system defaults; a broken file is reported as that plugin's failure."""
-        from .shared.yaml_tasks.spec import load_spec
-
-        package, sep, inside = resource.partition(":")
         try:
-            if not sep or not inside:
-                raise ConfigError(f"task '{name}': yaml {resource!r} is not of the form package:path/inside.yaml")
-            spec = load_spec(Path(str(resources.files(package).joinpath(inside))), resource)
-            if spec.name != name:
-                raise ConfigError(f"{resource} declares task '{spec.name}', but the catalogue names it '{name}'")
-            self._add_spec(spec, provider, plugin)
+            self._add_spec(packaged_spec(resource, name), provider, plugin)
         except (ConfigError, ImportError, OSError) as exc:
             self.failures.append(PluginFailure(plugin, provider, f"{type(exc).__name__}: {exc}"))
 
@@ -288,12 +278,7 @@ class Registry:
 
     def add_task_file(self, path: str | Path) -> str:
         """The name of the YAML task at `path` (`--tasks FILE.yaml`, `--include-path`), registered if needed."""
-        from .shared.yaml_tasks.spec import load_spec
-
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"--tasks {path}: no such file")
-        spec = load_spec(path)
+        spec = file_spec(path)
         existing = self.entries["tasks"].get(self.aliases["tasks"].get(spec.name, spec.name))
         if existing is not None and existing.plugin != TASK_FILE:  # (a file given before is replaced)
             raise ConfigError(f"{spec.source}: task '{spec.name}' is already provided by {existing.provider} "

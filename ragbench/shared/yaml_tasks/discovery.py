@@ -1,7 +1,9 @@
-"""The YAML tasks of a folder (`--include-path DIR`): every `*.yaml` / `*.yml` file under it whose top
-level names a `task`; other YAML files (shared settings, anything else) are left alone."""
+"""Finding YAML task files: one given by path (`--tasks FILE.yaml`), one a package ships (a catalogue's
+`{"yaml": "package:path.yaml"}`), and those of a folder (`--include-path DIR`: every `*.yaml` / `*.yml`
+file under it whose top level names a `task`; other YAML files are left alone)."""
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
@@ -14,6 +16,24 @@ SUFFIXES = (".yaml", ".yml")
 
 def is_task_file(name: str) -> bool:
     return name.lower().endswith(SUFFIXES)
+
+
+def file_spec(path: str | Path) -> TaskSpec:
+    """The spec of a task file given by path (`--tasks FILE.yaml`)."""
+    if not Path(path).is_file():
+        raise ConfigError(f"--tasks {path}: no such file")
+    return load_spec(Path(path))
+
+
+def packaged_spec(resource: str, name: str) -> TaskSpec:
+    """The spec of a task file a package ships (`package:path/inside.yaml`), declaring task `name`."""
+    package, sep, inside = resource.partition(":")
+    if not sep or not inside:
+        raise ConfigError(f"task '{name}': yaml {resource!r} is not of the form package:path/inside.yaml")
+    spec = load_spec(Path(str(resources.files(package).joinpath(inside))), resource)
+    if spec.name != name:
+        raise ConfigError(f"{resource} declares task '{spec.name}', but the catalogue names it '{name}'")
+    return spec
 
 
 def folder_tasks(folder: str | Path) -> list[TaskSpec]:

@@ -267,6 +267,15 @@ def test_inputs_and_choices_reach_the_template_and_query(tmp_path):
     assert task.postprocess("The answer is B, surely") == "B"
 
 
+def test_a_citing_task_parses_the_citations_of_each_sentence(tmp_path):
+    pytest.importorskip("punkt")
+    write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])
+    task = spec_task(tmp_path, "task: t\ndata: {path: d.jsonl}\ncites: true\nanswer_format: long\n"
+                               "fields: {gold: {long_answer: a}}\nmetrics: [citation]\n")
+    assert task.citations("Paris is big [1][3]. It is old [2].") == [[1, 3], [2]]
+    assert task.gold_fields == ("long_answer",) and task.cites
+
+
 @pytest.mark.parametrize("filters,raw,answer", [
     ('[strip]', "  x  ", "x"), ('[first_line]', "a\nb", "a"), ('[lower, strip]', " AbC ", "abc"),
     ('[{before: "\\n\\n"}, {remove: "</s>"}, {remove_prefix: " "}]', "  ans</s>\n\nmore", " ans"),

@@ -184,6 +184,15 @@ class YamlTask(Task):
     def postprocess(self, text: str) -> str:
         return self.answer_filter(text)
 
+    def citations(self, answer: str) -> list[list[int]]:
+        """A citing task's [n] markers per sentence (Punkt sentences, as ALCE's eval.py splits statements)."""
+        if not self.cites:
+            return []
+        from ..citations import cited_numbers
+        from ..sentences import sent_tokenize
+
+        return [cited_numbers(sentence) for sentence in sent_tokenize(answer)]
+
     def config(self) -> dict[str, Any]:
         return {**super().config(), "yaml": self.spec.source, "yaml_sha256": self.spec.digest}
 

@@ -41,6 +41,7 @@ class YamlTask(Task):
         super().__init__(data_path)
         self.format: str | None = None
         self.dataset: Any = None  # a datasets.Dataset, loaded once when the records come through `datasets`
+        self._mapper: Mapper | None = None
 
     # --- data -------------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -57,6 +58,7 @@ class YamlTask(Task):
             self.path = data.path
         elif data.file is not None:
             self.path = resolve_data_file(name, data.file, None, data.url)
+        self._mapper = None
         declared = data.format if data is not None else "auto"
         self.format = file_format(Path(self.path), declared, name) if self.path is not None else "hf"
 
@@ -94,9 +96,17 @@ class YamlTask(Task):
             except RecordError as exc:
                 yield exc
 
+    @property
+    def mapper(self) -> Mapper:
+        if self._mapper is None:
+            if self.format is None:
+                self.prepare()
+            self._mapper = Mapper(self.spec.fields, self.where())
+        return self._mapper
+
     def parse(self, record: Any, index: int) -> Example:
         """The example of one record (a style may adjust it)."""
-        return Mapper(self.spec.fields, self.where()).example(record, index)
+        return self.mapper.example(record, index)
 
     def gold(self, record: dict[str, Any], path: Any, index: int) -> dict[str, Any]:
         """The gold of one record of the file at `path` (the field mapping's `gold`)."""

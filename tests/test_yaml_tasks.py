@@ -332,6 +332,8 @@ GOOD = "task: t\ndata: {path: d.jsonl}\nfields:\n  gold: {answers: a}\nprompt:\n
     (GOOD.replace("data: {path: d.jsonl}", "data: {path: d.jsonl, format: jsonlines}"),
      "task.yaml:2: key 'data.format': 'jsonlines' is not one of"),
     (GOOD.replace("fields:\n", "fields:\n  question: q\n  question: r\n"), "task.yaml:5: key 'question' is given twice"),
+    (GOOD.replace("fields:\n", "fields:\n  inputs: {docs: passages}\n"),
+     "task.yaml:4: key 'fields.inputs.docs': 'docs' is a template variable of every task"),
 ])
 def test_a_mistake_in_the_file_is_one_line_naming_file_line_and_key(tmp_path, text, message):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])

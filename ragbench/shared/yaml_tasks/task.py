@@ -17,8 +17,8 @@ from .fields import FieldError, Mapper
 from .filters import Filter, chain, check_filter
 from .located import SpecError
 from .sources import count_lines, file_format, file_records
-from .spec import TaskSpec
-from .templates import BASE_VARIABLES, DEFAULT_TEMPLATE, PromptTemplate
+from .spec import TEMPLATE_VARIABLES, TaskSpec
+from .templates import DEFAULT_TEMPLATE, PromptTemplate
 
 if TYPE_CHECKING:
     from ...run.checks import Preflight
@@ -218,7 +218,7 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> ty
                 line = getattr(getattr(prompt, key), "line", None) or 1
                 raise SpecError(spec.source, line, f"prompt.{key}",
                                 f"prompt style '{prompt.style}' writes its own prompts: leave {key} out")
-    variables = (*BASE_VARIABLES, *spec.fields.inputs)
+    variables = (*TEMPLATE_VARIABLES, *spec.fields.inputs)
     attrs: dict[str, Any] = {
         "spec": spec, "name": spec.name, "metrics": tuple(name for name, _ in spec.metrics),
         "metric_options": {name: args for name, args in spec.metrics if args},

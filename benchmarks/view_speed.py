@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ragbench.reports.results import summarise  # noqa: E402
-from ragbench.view.runs import find_runs  # noqa: E402
+from ragbench.view.catalog import RunCatalog  # noqa: E402
 from ragbench.view.server import make_server  # noqa: E402
 from ragbench.view.site import Site  # noqa: E402
 
@@ -102,7 +102,7 @@ def timed(action) -> tuple[float, object]:
 
 
 def serve(run: Path):
-    server = make_server(Site(find_runs([str(run)])), "127.0.0.1", 0)
+    server = make_server(Site(RunCatalog([str(run)])), "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
@@ -150,7 +150,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         run = write_run(Path(tmp), examples)
         size = (run / "samples" / "crag_t3.jsonl").stat().st_size
-        site = Site(find_runs([str(run)]))
+        site = Site(RunCatalog([str(run)]))
         rid = site.runs[0].rid
         index, rows = timed(lambda: site.data(f"rows/{rid}/crag_t3/0"))
         assert rows["total"] == examples

@@ -1,17 +1,19 @@
 """What a system (or a judge-based metric) gets for one example."""
 from __future__ import annotations
 
+import numbers
 import time
 from collections import Counter
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .llm import LLM
 from .nli import NLI
 from .task import Task
 from .trace_groups import group
-from .types import Step
+from .types import Document, Step
 
 if TYPE_CHECKING:
     from .retrieval.handle import Retrieval
@@ -60,3 +62,52 @@ class Context:
             raise
         finally:
             record.seconds = round(time.perf_counter() - started, 6)
+
+    def record_step(self, name: str, *, inputs: Mapping[str, Any] | None = None,
+                    outputs: Mapping[str, Any] | None = None, docs: Sequence[Document] | None = None) -> Step:
+        """Record a step of the system's own in the example's trace - a rerank, a filter, a choice among
+        candidates, a tool it calls itself - with its named `inputs` and `outputs` and the documents it
+        kept (`docs`, in its order): `ctx.record_step("rerank", inputs={"candidates": 20},
+        outputs={"kept": [d.id for d in top]}, docs=top)`. The viewer's timeline shows it; a replay
+        re-runs the system, which records it again (it is not an external call, nothing answers it).
+
+        Values must be JSON: dicts with string keys, lists, tuples, strings, numbers, booleans, None
+        (numpy scalars become numbers; a `Document` is kept as the sample keeps the documents shown);
+        anything else raises a TypeError naming the step and where the value is. The step belongs to
+        the enclosing `ctx.group`; it takes no time unless the returned Step's `seconds` is set."""
+        step = Step(kind="custom", name=str(name), request=_json_value(dict(inputs or {}), f"{name}: inputs"),
+                    response=_json_value(dict(outputs or {}), f"{name}: outputs"),
+                    docs=None if docs is None else [_document(d, f"{name}: docs[{k}]") for k, d in enumerate(docs)])
+        self.trace.append(step)
+        return step
+
+
+def _document(doc: Any, where: str) -> dict[str, Any]:
+    if not isinstance(doc, Document):
+        raise TypeError(f"ctx.record_step({where}): a Document is expected, not {type(doc).__name__}")
+    return _json_value(doc.to_dict(), where, strict=False)
+
+
+def _json_value(value: Any, where: str, strict: bool = True) -> Any:
+    """`value` as the sample file will hold it (so a trace read back equals the one recorded). A value
+    that is not JSON is a TypeError naming where it is; inside a Document (`strict` off: its metadata
+    is the retriever's, not the system's) it becomes its text, as the sample's documents shown do."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, Document):
+        return _document(value, where)
+    if isinstance(value, Mapping):
+        bad = next((key for key in value if not isinstance(key, str)), None) if strict else None
+        if bad is not None:
+            raise TypeError(f"ctx.record_step({where}): key {bad!r} is a {type(bad).__name__}, not a string")
+        return {str(key): _json_value(item, f"{where}[{key!r}]", strict) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_value(item, f"{where}[{k}]", strict) for k, item in enumerate(value)]
+    if not strict:
+        return str(value)
+    raise TypeError(f"ctx.record_step({where}): {type(value).__name__} is not JSON (use a string, number, "
+                    "bool, None, list or dict of them)")

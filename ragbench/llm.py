@@ -45,9 +45,21 @@ class LLM:
         return Sampling.make(**{**self.defaults, **overrides})
 
     async def generate(self, prompt: str, *, step: str = "generate", **sampling: Any) -> Response:
+        """Complete `prompt` (sent as is, no chat template).
+
+        step: the name of this call in the example's trace (the viewer's timeline), e.g. "rerank".
+        **sampling: any field of `Sampling`, overriding `defaults`: max_tokens, temperature, top_p,
+            stop, seed, n, logprobs, logprob_tokens, logprob_window, lora, skip_special_tokens,
+            json_mode (see `Sampling`); an unknown keyword is a TypeError naming it.
+        Returns the `Response` (`.text`, `.texts`, `.logprobs`, token counts, `.finish_reason`); an
+        engine failure raises `EngineError` after the call is traced.
+        """
         return await self.send(Request(prompt=prompt, sampling=self.sampling(**sampling)), step)
 
     async def chat(self, messages: Sequence[dict[str, str]], *, step: str = "chat", **sampling: Any) -> Response:
+        """Answer a conversation, `[{"role": "system" | "user" | "assistant", "content": ...}, ...]`,
+        rendered with the model's chat template (local engines) or sent to a chat endpoint (openai).
+        `step` and `**sampling` as for `generate`."""
         return await self.send(Request.chat(messages, self.sampling(**sampling)), step)
 
     async def send(self, request: Request, step: str = "generate") -> Response:

@@ -67,9 +67,11 @@ class Example:
 
 @dataclass
 class Step:
-    """One traced action of a system: an LLM call, a retrieval or a tool call."""
+    """One traced action of a system: an LLM call, a retrieval, a tool call, or a step of the system's
+    own (kind "custom", `Context.record_step`: `request` holds its inputs, `response` its outputs and
+    `docs` the documents it kept, as `Document.to_dict()`s)."""
 
-    kind: str  # "llm" | "retrieval" | "tool"
+    kind: str  # "llm" | "retrieval" | "tool" | "custom"
     name: str
     request: dict[str, Any]
     response: dict[str, Any] | None = None
@@ -79,11 +81,14 @@ class Step:
     completion_tokens: int = 0
     cached: bool = False
     group: list[str] = field(default_factory=current_group)  # `with ctx.group(label):` labels, outermost first
+    docs: list[dict[str, Any]] | None = None  # a custom step's documents kept, in its order
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)  # shallow: request/response dicts are not mutated after the call
         if not out["group"]:
             del out["group"]
+        if out["docs"] is None:
+            del out["docs"]
         return out
 
 

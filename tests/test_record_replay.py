@@ -60,6 +60,9 @@ def test_a_recorded_llatrieval_run_with_re_retrieval_replays_identically_without
     (tmp_path / "rules.json").unlink()
     replayed = assert_replays_identically(out, tmp_path, ["alce_asqa"])
     assert replayed["config"]["retriever"] == "replay" and replayed["config"]["model"].startswith("replay:")
+    selections = [step for record in samples(tmp_path / "replayed", "alce_asqa") for step in record["trace"]
+                  if step["kind"] == "custom"]  # recorded again by the system, no recording needed
+    assert selections and all(step["name"] == "selection" and step["docs"] for step in selections)
 
 
 def test_a_vanilla_run_on_a_bm25_index_replays_identically(tmp_path):

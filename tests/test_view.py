@@ -11,10 +11,11 @@ import urllib.request
 
 import pytest
 from helpers import cli
-from view_fixtures import SCRIPT_ANSWER, make_runs
+from view_fixtures import FAILED_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 from ragbench.view.export import export
-from ragbench.view.runs import SampleIndex, find_runs
+from ragbench.view.catalog import RunCatalog
+from ragbench.view.runs import SampleIndex
 from ragbench.view.server import make_server
 from ragbench.view.site import NotFound, Site
 
@@ -26,7 +27,7 @@ def runs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def site(runs):
-    return Site(find_runs([str(runs["llatrieval"].parent.parent)]))
+    return Site(RunCatalog([str(runs["llatrieval"].parent.parent)]))
 
 
 def rid(site, name):
@@ -45,6 +46,30 @@ def test_llatrieval_steps_carry_their_iteration_and_the_outline_notes_the_verdic
     names = {steps[item["step"]]["name"] for item in groups[1]["items"]}
     assert {"update_query", "summarize", "select", "verify"} <= names
     assert steps[1]["prompt"].startswith("[system]") and steps[1]["reply"]
+
+
+def test_llatrieval_records_each_iterations_selection_with_the_documents_it_kept(site):
+    page = site.data(f"example/{rid(site, 'llatrieval')}/alce_asqa/0")
+    selections = [s for s in page["steps"] if s["kind"] == "custom"]
+    iterations = page["outline"]
+    assert [s["name"] for s in selections] == ["selection"] * len([g for g in iterations if "group" in g])
+    for group, step in zip((g for g in iterations if "group" in g), selections):
+        assert {"step": step["i"]} in group["items"] and step["group"] == [group["group"]]
+        assert step["docs"] and '"candidates"' in step["prompt"] and '"selected"' in step["reply"]
+    final = [d["id"] for d in selections[-1]["docs"]]
+    assert final == [d["id"] for d in page["docs"]]  # the last selection is what the answer was given
+
+
+def test_a_failed_examples_traceback_and_metric_failures_are_shown(tmp_path):
+    run = failed_run(tmp_path)
+    site = Site(RunCatalog([str(run)]))
+    rid = site.runs[0].rid
+    assert site.data(f"example/{rid}/t/0")["traceback"] == FAILED_TRACEBACK
+    assert site.data(f"example/{rid}/t/2")["traceback"] is None
+    assert site.data(f"example/{rid}/t/1")["score_errors"] == {"judge": "ValueError: no reply"}
+    rows = site.data(f"rows/{rid}/t/0")["rows"]
+    assert [r["score_errors"] for r in rows] == [{}, {"judge": "ValueError: no reply"}, {}]
+    assert site.data("runs")["runs"][0]["tasks"]["t"]["counts"] == {"records": 3, "scored": 1, "failed": 2}
 
 
 def test_selfrag_outline_has_the_decision_and_scored_passages_with_the_chosen_one(site):
@@ -83,7 +108,7 @@ def test_a_run_in_progress_shows_its_examples_so_far(tmp_path):
     (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"], "system": "vanilla"}, "finished": False}))
     samples = run / "samples" / "t.jsonl"
     samples.write_text(json.dumps({"id": "a", "question": "q?", "error": "boom"}) + "\n" + '{"id": "b", "quest')
-    site = Site(find_runs([str(run)]))
+    site = Site(RunCatalog([str(run)]))
     first = site.data(f"rows/{site.runs[0].rid}/t/0")
     assert first["total"] == 1 and not first["finished"] and first["rows"][0]["error"] == "boom"
     with samples.open("a") as handle:  # the cut line is finished, then a retry of "a" succeeds
@@ -158,7 +183,7 @@ def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(
 
     config = cell_config("asqa", "selfrag", tmp_path, limit=1)
     Evaluator(RunConfig(**config)).run()
-    site = Site(find_runs([config["output"]]))
+    site = Site(RunCatalog([config["output"]]))
     page = site.data(f"example/{site.runs[0].rid}/asqa/0")
     levels = [item for item in page["outline"] if item.get("group", "").startswith("segment ")]
     nodes = [node for level in levels for node in level["items"]]
@@ -175,7 +200,7 @@ def test_rows_come_in_chunks_and_full_records_only_by_offset(tmp_path):
         for i in range(1201):
             handle.write(json.dumps({"id": f"e{i}", "question": "q" * 1000, "trace": [{"x": "y" * 2000}],
                                      "scores": {"em": float(i % 2)}}) + "\n")
-    site = Site(find_runs([str(run)]))
+    site = Site(RunCatalog([str(run)]))
     rid = site.runs[0].rid
     first, last = site.data(f"rows/{rid}/t/0"), site.data(f"rows/{rid}/t/2")
     assert (first["total"], first["chunks"], len(first["rows"]), len(last["rows"])) == (1201, 3, 500, 201)

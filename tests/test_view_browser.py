@@ -1,54 +1,39 @@
 """The viewer in a real browser: headless Chromium (Debian's chromium + chromium-driver, driven by
 selenium) opens a served site and an exported one (file://), clicks runs -> examples -> an LLatrieval
-example's timeline -> compare, and checks what is rendered; model output with HTML in it shows as text.
-Set RAGBENCH_SCREENSHOTS=DIR to save the pages as PNGs (docs/ holds the README's)."""
+example's timeline (a custom step with the documents it kept) -> a failed example's traceback -> compare,
+and checks what is rendered; model output with HTML in it shows as text.
+Set RAGBENCH_SCREENSHOTS=DIR to save the pages as PNGs (docs/ holds those of docs/viewer.md)."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import threading
 from pathlib import Path
 
 import pytest
-from view_fixtures import SCRIPT_ANSWER, make_runs
+from chromium import headless_chromium, require_chromium
+from view_fixtures import FAILED_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 from ragbench.view.export import export
-from ragbench.view.runs import find_runs
+from ragbench.view.catalog import RunCatalog
 from ragbench.view.server import make_server
 from ragbench.view.site import Site
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install ragbench[test])")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
-if not (CHROMIUM and DRIVER):
-    pytest.skip("no chromium/chromedriver here (apt-get install chromium chromium-driver)", allow_module_level=True)
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,860")
+require_chromium()
 SHOTS = os.environ.get("RAGBENCH_SCREENSHOTS")
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    runs = make_runs(tmp_path_factory.mktemp("browser_runs"))
-    return Site(find_runs([str(runs["llatrieval"].parent.parent)]))
+    root = tmp_path_factory.mktemp("browser_runs")
+    make_runs(root)
+    failed_run(root)
+    return Site(RunCatalog([str(root)]))
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    profile = tempfile.mkdtemp(prefix="ragbench-chromium-")
-    options.add_argument(f"--user-data-dir={profile}")
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with headless_chromium() as driver:
+        yield driver
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +108,26 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     step = groups[0].find_element("css selector", "details.step[data-step='1']")
     step.click()
     assert step.find_element("css selector", "pre.prompt").text.startswith("[system]")
+    selection = groups[0].find_element("css selector", "details.step.custom")  # LLatrieval's ctx.record_step
+    assert "custom · selection" in selection.text and "document(s) kept" in selection.text
+    selection.find_element("css selector", "summary").click()
+    assert '"candidates"' in selection.find_element("css selector", "pre.prompt").text
+    assert '"selected"' in selection.find_element("css selector", "pre.reply").text
+    kept = selection.find_elements("css selector", ".kept details.doc")
+    assert kept and not kept[0].find_element("css selector", "pre.doctext").is_displayed()
+    kept[0].click()
+    assert kept[0].find_element("css selector", "pre.doctext").text
+
+    driver.get(base + "#/example/failed/t/0")
+    wait_ready(driver, "example/failed")
+    traceback = driver.find_element("css selector", "details.traceback")
+    assert traceback.get_attribute("open") is None and not traceback.find_element("css selector", "pre").is_displayed()
+    traceback.find_element("css selector", "summary").click()
+    assert traceback.find_element("css selector", "pre").text == FAILED_TRACEBACK
+    driver.get(base + "#/examples/failed/t?f=failed")
+    wait_ready(driver, "f=failed")
+    rows = driver.find_elements("css selector", "#examples tr")
+    assert len(rows) == 1 + 2 and "judge: ValueError: no reply" in rows[2].text  # a metric failure is a failure
 
     driver.get(base + ("#/compare/popqa" if base.startswith("file:") else f"#/compare/popqa/{vanilla}~{closed_book}"))
     wait_ready(driver, "compare")

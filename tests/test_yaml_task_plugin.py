@@ -34,7 +34,7 @@ metrics: [em, {name: match_normalized}]
 system_args: {max_tokens: 6}
 """
 STYLE = """\
-from ragbench.shared.yaml_tasks import YamlTask
+from ragbench.api import YamlTask
 
 
 class Shouting(YamlTask):

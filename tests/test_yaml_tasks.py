@@ -35,8 +35,7 @@ FLASHRAG = [
 def documented_example() -> str:
     """The complete example of docs/yaml-tasks.md, as a user would copy it."""
     page = (ROOT / "docs" / "yaml-tasks.md").read_text(encoding="utf-8")
-    block = re.search(r"### A complete example\n\n((?:    .*\n|\n)+)", page).group(1)
-    return "\n".join(line[4:] for line in block.splitlines()) + "\n"
+    return re.search(r"## A complete example\n\n```yaml\n(.*?)^```", page, re.M | re.S).group(1)
 
 
 def write_records(path: Path, records: list) -> Path:
@@ -67,7 +66,8 @@ def test_the_documented_example_runs_end_to_end_with_its_prompt_filters_and_metr
                                  {"pattern": "through Lyon", "response": "the Saone"},
                                  {"response": " Shakespeare "}]))
     results = run(tmp_path, tasks=[str(documented_task)], model=f"scripted:{rules}")
-    assert results["counts"]["my_qa"] == {"records": 3, "scored": 3, "failed": 0, "bad_records": 0, "missing": 0}
+    assert results["counts"]["my_qa"] == {"records": 3, "scored": 3, "failed": 0, "bad_records": 0, "missing": 0,
+                                                  "metric_failures": 0}
     # hand-worked: em 1, 0, 1; token F1 1, 0 (the Saone vs Rhone), 1; normalised match 1, 0, 1
     assert results["results"]["my_qa"] == pytest.approx({"em": 2 / 3, "f1": 2 / 3, "match_normalized": 2 / 3})
     assert results["details"]["my_qa"]["em"]["slices"]["type"]["bridge"]["value"] == 0.5

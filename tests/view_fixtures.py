@@ -1,6 +1,7 @@
 """Run folders for the viewer's tests, made by real systems on the scripted engine: LLatrieval on ALCE
 ASQA (several iterations), Self-RAG and SMART on PopQA, and two PopQA runs (vanilla, closed_book) that
-disagree, with model output and a document that carry HTML (`<script>`, an `onerror` image)."""
+disagree, with model output and a document that carry HTML (`<script>`, an `onerror` image); and a run
+written by hand whose examples failed (one with its traceback, one with a metric failure)."""
 from __future__ import annotations
 
 import json
@@ -46,3 +47,19 @@ def make_runs(root: Path) -> dict[str, Path]:
         "closed_book": _run(root, "closed_book", "popqa", "closed_book", data=data, rules=[
             {"pattern": "person 1", "response": "person 1"}, {"response": "nobody"}]),
     }
+
+
+FAILED_TRACEBACK = ('Traceback (most recent call last):\n  File "system.py", line 3, in run\n'
+                    "    return example.extras['docs']\nKeyError: 'docs'")
+
+
+def failed_run(root: Path) -> Path:
+    """A run whose example "a" failed (with its traceback), "b" had a metric fail, "c" was scored."""
+    run = root / "failed"
+    (run / "samples").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
+    records = [{"id": "a", "question": "q?", "error": "KeyError: 'docs'", "traceback": FAILED_TRACEBACK},
+               {"id": "b", "question": "q?", "scores": {"em": 1.0}, "score_errors": {"judge": "ValueError: no reply"}},
+               {"id": "c", "question": "q?", "scores": {"em": 0.0}}]
+    write_jsonl(run / "samples" / "t.jsonl", records)
+    return run

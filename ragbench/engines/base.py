@@ -8,23 +8,47 @@ from typing import Any, ClassVar, Sequence
 
 @dataclass(frozen=True)
 class Sampling:
+    """How a request is decoded. Every field is a keyword of `ctx.llm.generate` / `ctx.llm.chat`
+    (docs/engines.md, "Sampling parameters", has the same list with each engine's support). All of
+    them are part of the response cache's key.
+
+    max_tokens: the most tokens generated per completion (finish_reason "length" when reached).
+    temperature: 0 is greedy decoding; above 0, tokens are sampled from softmax(logits / temperature).
+    top_p: sampling keeps the smallest set of most likely tokens whose probability reaches top_p (1: all).
+    stop: stop strings (a string or a list of them): generation ends where the text first holds one;
+        the text is cut before it (the stop string is not kept) and finish_reason is "stop". E.g.
+        stop="\n" for one-line answers, stop=["\nQuestion:"] against a model writing follow-up turns.
+    seed: the seed of a sampled request (the same seed gives the same samples, whatever shares its
+        batch). None under `ctx.llm`: a sampled call is seeded from (run seed, task, example, call number).
+    n: completions per request (`Response.texts`); under greedy decoding hf and vllm repeat the one answer.
+    logprobs: k, for the first completion's log-probability and top-k alternatives at every generated
+        token (`Response.logprobs`, `TokenLogprobs.top`); None: none.
+    logprob_tokens: vocabulary entries (e.g. Self-RAG's "[Relevant]") whose log-probabilities are
+        reported at every generated position in `TokenLogprobs.named`, without vocabulary-wide dicts;
+        each must be one entry of the model's vocabulary.
+    logprob_window: with k, a named token is reported at a position only if fewer than k vocabulary
+        entries are more likely there, or it was generated: what vLLM's top-k dict (logprobs=k) shows.
+        None: always reported (exact).
+    lora: a LoRA adapter (vllm: its folder; openai: the adapter's served model name; hf ignores it);
+        None: the base model.
+    skip_special_tokens: special tokens are left out of the decoded text (False: kept, e.g. to read
+        tokens a model was fine-tuned to emit).
+    json_mode: ask an OpenAI-compatible server for a JSON object (`response_format`, chat requests);
+        local engines ignore it.
+    """
+
     max_tokens: int = 256
     temperature: float = 0.0
     top_p: float = 1.0
     stop: tuple[str, ...] = ()
     seed: int | None = None
     n: int = 1
-    logprobs: int | None = None  # top-k log-probabilities per generated token
-    # Named tokens (vocabulary entries such as "[Relevant]") whose log-probabilities are reported at
-    # every generated position in TokenLogprobs.named, without vocabulary-wide dicts (Self-RAG).
+    logprobs: int | None = None
     logprob_tokens: tuple[str, ...] = ()
-    # With a window k, a named token is reported at a position only if fewer than k vocabulary entries
-    # are more likely there (rank < k), or it is the generated token: what a top-k log-prob dict of
-    # vLLM (logprobs=k, which also holds the sampled token) shows. None: always reported (exact).
     logprob_window: int | None = None
-    lora: str | None = None  # adapter name or path (vllm)
+    lora: str | None = None
     skip_special_tokens: bool = True
-    json_mode: bool = False  # ask for a JSON object (OpenAI `response_format`); local engines ignore it
+    json_mode: bool = False
 
     @classmethod
     def make(cls, **kwargs: Any) -> "Sampling":

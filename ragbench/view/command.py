@@ -4,14 +4,14 @@ from __future__ import annotations
 import sys
 
 from ..errors import ConfigError
+from .catalog import RunCatalog
 from .export import export
-from .runs import find_runs
 from .server import serve
 from .site import Site
 
 
 def view(paths: list[str], host: str, port: int, export_dir: str | None) -> None:
-    site = Site(find_runs(paths))
+    site = Site(RunCatalog(paths))
     if export_dir:
         files = export(site, export_dir)
         print(f"ragbench view: {len(site.runs)} run(s), {files} data files -> {export_dir}/index.html "

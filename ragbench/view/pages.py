@@ -8,7 +8,7 @@ from typing import Any
 
 from ..run.config import RunConfig
 from .example import example_page
-from .runs import RunFolder
+from .runs import RunFolder, row_failed
 
 CHUNK = 500  # table rows per request / per exported file
 
@@ -65,7 +65,7 @@ def run_summary(run: RunFolder) -> dict[str, Any]:
             tasks[task] = {"metrics": _metrics(results["details"][task]), "counts": results.get("counts", {}).get(task)}
         else:
             rows = run.samples(task).rows
-            failed = sum(1 for r in rows if r["error"])
+            failed = sum(1 for r in rows if row_failed(r))
             tasks[task] = {"metrics": {}, "counts": {"records": len(rows), "scored": len(rows) - failed, "failed": failed}}
     return {"rid": run.rid, "name": run.rid, "path": str(run.path), "system": config.get("system"),
             "model": config.get("model") or (config.get("system_args") or {}).get("path"),
@@ -113,4 +113,4 @@ def rows_page(run: RunFolder, task: str, chunk: int) -> dict[str, Any]:
 def example_data(run: RunFolder, task: str, n: int) -> dict[str, Any]:
     record = run.samples(task).record(n)
     return {"rid": run.rid, "task": task, "n": n,
-            **example_page(record, system_class(run.config.get("system")), run.path)}
+            **example_page(record, system_class(run.config.get("system")), run)}

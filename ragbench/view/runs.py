@@ -4,18 +4,19 @@ A run's sample file is indexed, not loaded: one pass records each line's byte of
 row (id, question, answer, gold, scores, error, slice values) for the examples table; a full
 record is read again from its offset when its page is opened. The index follows the file: lines
 appended by a run still in progress are indexed on the next request, and a file rewritten (the
-run finished, records put in data order) is indexed again.
+run finished, records put in data order) is indexed again. A run's other files (run.json,
+results.json, the list of sample files, nli_calls.jsonl) are read again only when their identity
+(inode, size, modification time) changed, so a run that finishes is seen on the next request and an
+unchanged one is not read on every request.
 """
 from __future__ import annotations
 
 import json
-import os
-import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from ..errors import ConfigError
+T = TypeVar("T")
 
 TEXT_CHARS = 240  # characters of question / answer / gold / error kept in a table row
 
@@ -46,7 +47,19 @@ def table_row(record: dict[str, Any]) -> dict[str, Any]:
     return {"id": None if record.get("id") is None else str(record["id"]), "question": clip(record.get("question")),
             "answer": clip(prediction.get("answer", record.get("output"))), "gold": clip(gold_text(record.get("gold"))),
             "scores": record.get("scores") or {}, "error": clip(record.get("error")) or None,
+            "score_errors": metric_failures(record),
             "meta": {k: clip(v, 80) for k, v in (record.get("meta") or {}).items() if not isinstance(v, (dict, list))}}
+
+
+def metric_failures(record: dict[str, Any]) -> dict[str, str]:
+    """The metrics that failed on a record (`score_errors`: {metric: error}), their errors cut for a table row."""
+    errors = record.get("score_errors")
+    return {str(k): clip(v, 160) for k, v in errors.items()} if isinstance(errors, dict) else {}
+
+
+def row_failed(row: dict[str, Any]) -> bool:
+    """A table row of a failed example: the system failed on it, or one of its metrics did."""
+    return bool(row["error"] or row["score_errors"])
 
 
 class SampleIndex:
@@ -59,21 +72,25 @@ class SampleIndex:
         self._by_key: dict[str, int] = {}
         self._identity: tuple[int, int] | None = None
         self._read_to = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one for the index's lifetime: threads queue on it, it is never replaced
 
     def refresh(self) -> "SampleIndex":
         with self._lock:
             try:
                 stat = self.path.stat()
             except FileNotFoundError:
-                self.__init__(self.path)  # type: ignore[misc]
+                self._forget(None)
                 return self
             if self._identity != (stat.st_dev, stat.st_ino) or stat.st_size < self._read_to:
-                self.rows, self.offsets, self._by_key, self._read_to = [], [], {}, 0
-                self._identity = (stat.st_dev, stat.st_ino)
+                self._forget((stat.st_dev, stat.st_ino))
             if stat.st_size > self._read_to:
                 self._scan()
         return self
+
+    def _forget(self, identity: tuple[int, int] | None) -> None:
+        """Drop what was indexed (the file is gone, or another file now stands at the path)."""
+        self.rows, self.offsets, self._by_key, self._read_to = [], [], {}, 0
+        self._identity = identity
 
     def _scan(self) -> None:
         with self.path.open("rb") as handle:
@@ -113,18 +130,53 @@ class SampleIndex:
         return self._by_key.get(str(example_id))
 
 
+def identity(path: Path) -> tuple[int, int, int, int] | None:
+    """What tells a file (or folder) changed: inode, size, modification time; None when it is not there."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _sample_files(folder: Path) -> list[str]:
+    return sorted(p.stem for p in folder.glob("*.jsonl"))
+
+
 class RunFolder:
     """One run folder: run.json (config, written at start), results.json (when finished), samples."""
 
     def __init__(self, path: Path, rid: str) -> None:
         self.path, self.rid = path, rid
         self._indexes: dict[str, SampleIndex] = {}
+        self._read: dict[str, tuple[Any, Any]] = {}  # file name -> (identity, what was read from it)
+        self._lock = threading.Lock()
+
+    def cached(self, name: str, read: Callable[[Path], T], missing: T) -> T:
+        """`read(path)` of the run's file or folder `name`, read again only when it changed (`identity`);
+        `missing` when it is not there. The value is shared between requests: never change it."""
+        path = self.path / name
+        seen = identity(path)
+        if seen is None:
+            return missing
+        with self._lock:
+            known = self._read.get(name)
+        if known is not None and known[0] == seen:
+            return known[1]
+        value = read(path)
+        with self._lock:
+            self._read[name] = (seen, value)
+        return value
 
     def _json(self, name: str) -> dict[str, Any] | None:
-        try:
-            return json.loads((self.path / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        return self.cached(name, _read_json, None)
 
     @property
     def results(self) -> dict[str, Any] | None:
@@ -141,46 +193,12 @@ class RunFolder:
     @property
     def tasks(self) -> list[str]:
         names = list(self.config.get("tasks") or [])
-        on_disk = sorted(p.stem for p in (self.path / "samples").glob("*.jsonl"))
+        on_disk = self.cached("samples", _sample_files, [])
         return names + [t for t in on_disk if t not in names]
 
     def samples(self, task: str) -> SampleIndex:
         if task not in self.tasks:
             raise KeyError(task)
-        index = self._indexes.setdefault(task, SampleIndex(self.path / "samples" / f"{task}.jsonl"))
+        with self._lock:
+            index = self._indexes.setdefault(task, SampleIndex(self.path / "samples" / f"{task}.jsonl"))
         return index.refresh()
-
-
-def is_run(path: Path) -> bool:
-    return (path / "run.json").is_file() or (path / "results.json").is_file()
-
-
-def _rid(path: Path, root: Path, taken: set[str]) -> str:
-    try:
-        name = str(path.relative_to(root)) if path != root else path.name
-    except ValueError:
-        name = path.name
-    base = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "run"
-    rid, k = base, 2
-    while rid in taken:
-        rid, k = f"{base}_{k}", k + 1
-    taken.add(rid)
-    return rid
-
-
-def find_runs(paths: list[str]) -> list[RunFolder]:
-    """Every run folder given or found below the given folders (sorted by path), with stable ids."""
-    runs: list[RunFolder] = []
-    taken: set[str] = set()
-    for given in paths or ["runs"]:
-        root = Path(given)
-        if not root.is_dir():
-            raise ConfigError(f"view: {given} is not a folder (give a run folder or a folder of runs, e.g. runs/)")
-        found = [root] if is_run(root) else sorted(Path(d) for d, _, files in os.walk(root)
-                                                   if "run.json" in files or "results.json" in files)
-        base = root if not is_run(root) else root.parent
-        runs += [RunFolder(p, _rid(p, base, taken)) for p in found]
-    if not runs:
-        raise ConfigError(f"view: no ragbench run under {', '.join(paths or ['runs'])} (a run folder holds run.json "
-                          "or results.json; run `ragbench --tasks ... --output DIR` first)")
-    return runs

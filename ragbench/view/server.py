@@ -3,6 +3,7 @@ framework dependency): the page and its scripts from the package, /api/<key> fro
 from __future__ import annotations
 
 import json
+import logging
 import mimetypes
 import sys
 import threading
@@ -17,6 +18,7 @@ STATIC = resources.files("ragbench.view") / "static"
 ASSETS = ("index.html", "app.js", "plots.js", "style.css")
 # Defence in depth under the escaping: no inline script, nothing loaded from elsewhere.
 POLICY = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'"
+log = logging.getLogger("ragbench.view")
 
 
 def asset(name: str) -> bytes:
@@ -26,6 +28,14 @@ def asset(name: str) -> bytes:
 class Handler(BaseHTTPRequestHandler):
     site: Site
 
+    def handle(self) -> None:
+        """A request the browser gave up on (a page left before its data came, a reload) closes the
+        connection under us: nothing failed here, so no traceback, one debug line at most."""
+        try:
+            super().handle()
+        except ConnectionError as exc:  # BrokenPipe, ConnectionReset, ConnectionAborted
+            log.debug("ragbench view: %s %s: the browser closed the connection (%s)", self.command, self.path, exc)
+
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         path = unquote(urlsplit(self.path).path)
         if path in ("/", "/index.html"):
@@ -34,13 +44,18 @@ class Handler(BaseHTTPRequestHandler):
             name = path[len("/static/"):]
             return self.send(200, asset(name), (mimetypes.guess_type(name)[0] or "text/plain") + "; charset=utf-8")
         if path.startswith("/api/"):
-            try:
-                return self.send_json(200, self.site.data(path[len("/api/"):]))
-            except NotFound as exc:
-                return self.send_json(404, {"error": f"not found: {exc.args[0] if exc.args else path}"})
-            except Exception as exc:  # one bad file must not take the viewer down: say what failed
-                return self.send_json(500, {"error": f"{type(exc).__name__}: {exc}"})
+            return self.send_json(*self.api(path[len("/api/"):]))
         self.send_json(404, {"error": f"not found: {path}"})
+
+    def api(self, key: str) -> tuple[int, Any]:
+        """(status, data) of /api/<key>; the sending stays outside, so a connection the browser closed
+        is not taken for a failure of the data."""
+        try:
+            return 200, self.site.data(key)
+        except NotFound as exc:
+            return 404, {"error": f"not found: {exc.args[0] if exc.args else key}"}
+        except Exception as exc:  # one bad file must not take the viewer down: say what failed
+            return 500, {"error": f"{type(exc).__name__}: {exc}"}
 
     def send_json(self, status: int, data: Any) -> None:
         self.send(status, json.dumps(data, ensure_ascii=False, default=str).encode(), "application/json; charset=utf-8")

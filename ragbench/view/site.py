@@ -1,10 +1,12 @@
 """The viewer's data by key, one function for the server (/api/<key>) and the static export
 (data/<key>.js): runs | run/<rid> | rows/<rid>/<task>/<chunk> | example/<rid>/<task>/<n> |
-compare/<task>[/<rid>~<rid>...]."""
+compare/<task>[/<rid>~<rid>...]. The Runs page and the default Compare page look for runs made since
+the last request; any other key finds a run not seen yet by its id."""
 from __future__ import annotations
 
 from typing import Any
 
+from .catalog import RunCatalog
 from .comparison import compare_page
 from .pages import example_data, rows_page, run_page, runs_page, system_class
 from .runs import RunFolder
@@ -15,14 +17,18 @@ class NotFound(KeyError):
 
 
 class Site:
-    def __init__(self, runs: list[RunFolder]) -> None:
-        self.runs = runs
-        self.by_id = {run.rid: run for run in runs}
+    def __init__(self, catalog: RunCatalog) -> None:
+        self.catalog = catalog
+
+    @property
+    def runs(self) -> list[RunFolder]:
+        return self.catalog.runs
 
     def run(self, rid: str) -> RunFolder:
-        if rid not in self.by_id:
+        run = self.catalog.get(rid)
+        if run is None:
             raise NotFound(f"no run {rid}")
-        return self.by_id[rid]
+        return run
 
     def with_task(self, task: str) -> list[RunFolder]:
         return [run for run in self.runs if task in run.tasks]
@@ -40,7 +46,7 @@ class Site:
         kind, args = parts[0], parts[1:]
         try:
             if kind == "runs" and not args:
-                return runs_page(self.runs)
+                return runs_page(self.catalog.refresh())
             if kind == "run" and len(args) == 1:
                 return run_page(self.run(args[0]))
             if kind == "rows" and len(args) == 3:
@@ -48,6 +54,8 @@ class Site:
             if kind == "example" and len(args) == 3:
                 return example_data(self.run(args[0]), args[1], int(args[2]))
             if kind == "compare" and len(args) in (1, 2):
+                if len(args) == 1:
+                    self.catalog.refresh()
                 runs = [self.run(r) for r in args[1].split("~")] if len(args) == 2 else self.with_task(args[0])
                 return compare_page(runs, args[0])
         except (KeyError, ValueError) as exc:

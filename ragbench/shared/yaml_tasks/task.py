@@ -17,7 +17,7 @@ from .fields import FieldError, Mapper
 from .filters import Filter, chain, check_filter
 from .located import SpecError
 from .sources import count_lines, file_format, file_records
-from .spec import TEMPLATE_VARIABLES, TaskSpec
+from .spec import TEMPLATE_VARIABLES, TaskSpec, load_spec
 from .templates import DEFAULT_TEMPLATE, PromptTemplate
 
 if TYPE_CHECKING:
@@ -231,6 +231,13 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> ty
         attrs["query_template"] = (PromptTemplate(prompt.query, spec.source, variables, "")
                                    if prompt.query is not None else None)
     return type(f"YamlTask[{spec.name}]", (base,), attrs)
+
+
+def yaml_task_class(path: str | Path, style: Callable[[str], type] | None = None,
+                    source: str | None = None) -> type[YamlTask]:
+    """The Task class of the YAML task file at `path` (`source`: how messages name it), its prompt style
+    found by `style` (a name -> YamlTask subclass lookup; None: the `template` style only)."""
+    return task_class(load_spec(Path(path), source), style)
 
 
 def _style(spec: TaskSpec, style: Callable[[str], type] | None) -> type[YamlTask]:

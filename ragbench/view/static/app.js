@@ -10,13 +10,17 @@ const PAGE = 100;
 
 window.RB = {put(key, data) { cache.set(key, data); (waiting.get(key) || []).forEach(f => f(data)); waiting.delete(key); }};
 
+// Served pages are asked for again on every visit (the server reads a run's files again only when they
+// changed, so runs made or finished since show up); only comparisons, computed with a bootstrap, are kept.
+const KEPT = key => key.startsWith("compare/");
+
 function load(key) {
-  if (cache.has(key) && !key.startsWith("rows/")) return Promise.resolve(cache.get(key));
   if (!STATIC) {
+    if (cache.has(key)) return Promise.resolve(cache.get(key));
     return fetch("api/" + key.split("/").map(encodeURIComponent).join("/")).then(async r => {
       const data = await r.json();
       if (!r.ok) throw new Error(data.error || r.statusText);
-      cache.set(key, data);
+      if (KEPT(key) && !data.error) cache.set(key, data);
       return data;
     });
   }
@@ -142,19 +146,23 @@ async function allRows(rid, task, needAll, onProgress) {
 }
 
 // "wrong" is judged on the chosen metric: by default the first one where higher is better (not e.g. length)
-const defaultMetric = info => info.metrics.find(m => info.higher_is_better[m] !== false) || info.metrics[0];
+const defaultMetric = info => info.metrics.find(m => info.higher_is_better[m] === true) || info.metrics[0];
+
+// a row's failures: the system's error, or the metrics that failed on it ("name: error")
+const metricFailures = row => Object.entries(row.score_errors || {}).map(([m, e]) => `${m}: ${e}`);
+const failure = row => row.error || metricFailures(row).join("; ");
 
 function matches(row, q, info) {
   const filter = q.get("f"), metric = q.get("m") || defaultMetric(info), text = (q.get("q") || "").toLowerCase();
-  if (filter === "failed" && !row.error) return false;
+  if (filter === "failed" && !failure(row)) return false;
   if (filter === "wrong") {
     const v = row.scores[metric];
-    if (row.error || v === null || v === undefined) return false;
+    if (failure(row) || v === null || v === undefined) return false;
     if (info.higher_is_better[metric] === false ? !(v > 0) : v > 0) return false;
   }
   const slice = q.get("s");
   if (slice) { const i = slice.indexOf("="); if (String(row.meta[slice.slice(0, i)]) !== slice.slice(i + 1)) return false; }
-  if (text && ![row.id, row.question, row.answer, row.gold, row.error].some(x => x && x.toLowerCase().includes(text))) return false;
+  if (text && ![row.id, row.question, row.answer, row.gold, failure(row)].some(x => x && x.toLowerCase().includes(text))) return false;
   return true;
 }
 
@@ -192,7 +200,7 @@ async function examplesView(rid, task, q) {
   }
   const body = pageRows.map(r => [num(r.n), link(`#/example/${rid}/${task}/${r.n}`, r.id ?? "(bad record)"),
     h("td", {class: "wrap"}, r.question), h("td", {class: "wrap"}, r.answer), h("td", {class: "wrap"}, r.gold),
-    ...info.metrics.map(m => num(fmt(r.scores[m]))), h("td", {class: "wrap bad"}, r.error || "")]);
+    ...info.metrics.map(m => num(fmt(r.scores[m]))), h("td", {class: "wrap bad"}, failure(r))]);
   const pages = Math.max(1, Math.ceil(total / PAGE));
   const pager = h("div", {class: "pager"}, h("button", {disabled: page === 0 ? "disabled" : null, onclick: () => go({p: String(page - 1)})}, "‹ prev"),
     ` page ${page + 1} of ${pages} · ${total} example(s)${filtered ? ` matching, of ${info.total}` : ""}${info.finished ? "" : " (run in progress: examples so far)"} `,
@@ -201,15 +209,26 @@ async function examplesView(rid, task, q) {
 }
 
 // ---- Example ------------------------------------------------------------------------------------
+const STEP_LABELS = {llm: ["prompt", "reply"], custom: ["inputs", "outputs"]};
+
+function docNode(d, cited) {
+  return h("details", {class: "doc card" + (cited ? " cited" : "")},
+    h("summary", {}, `[${d.number}] `, cited ? h("span", {class: "badge ok"}, "cited") : "", ` ${d.title || ""} `, h("span", {class: "muted small"}, `id ${d.id ?? "–"}${d.score != null ? ` · score ${fmt(d.score)}` : ""}`)),
+    h("pre", {class: "doctext"}, d.text));
+}
+
 function stepNode(step) {
   const flags = [step.cached && h("span", {class: "badge cached"}, "cached"), step.error && h("span", {class: "badge bad"}, "failed")];
-  return h("details", {class: "step" + (step.error ? " failed" : ""), "data-step": step.i},
+  const [asked, answered] = STEP_LABELS[step.kind] || ["request", "response"];
+  return h("details", {class: "step " + step.kind + (step.error ? " failed" : ""), "data-step": step.i},
     h("summary", {}, `#${step.i} ${step.kind} · ${step.name}`, h("span", {class: "muted small"},
-      ` · ${(step.seconds || 0).toFixed(3)} s${step.kind === "llm" ? ` · ${step.tokens[0]}→${step.tokens[1]} tokens` : ""}`), flags),
+      ` · ${(step.seconds || 0).toFixed(3)} s${step.kind === "llm" ? ` · ${step.tokens[0]}→${step.tokens[1]} tokens` : ""}` +
+      (step.docs.length ? ` · ${step.docs.length} document(s) kept` : "")), flags),
     step.error ? h("pre", {class: "bad"}, step.error) : null,
-    h("div", {class: "small muted"}, step.kind === "llm" ? "prompt" : "request"), h("pre", {class: "prompt"}, step.prompt),
-    h("div", {class: "small muted"}, step.kind === "llm" ? "reply" : "response"), h("pre", {class: "reply"}, step.reply),
-    step.details ? h("pre", {class: "small"}, step.details) : null);
+    h("div", {class: "small muted"}, asked), h("pre", {class: "prompt"}, step.prompt),
+    h("div", {class: "small muted"}, answered), h("pre", {class: "reply"}, step.reply),
+    step.details ? h("pre", {class: "small"}, step.details) : null,
+    step.docs.length ? h("div", {class: "kept"}, h("div", {class: "small muted"}, "documents kept"), step.docs.map(d => docNode(d, false))) : null);
 }
 
 function outlineNodes(items, steps, used) {
@@ -237,7 +256,9 @@ function exampleBody(x) {
   return [
     h("div", {class: "card"}, field("id", x.id), field("question", x.question), field("gold", x.gold_text),
       field("answer", x.answer, "answer"), x.output !== x.answer ? field("raw output", x.output) : null,
-      x.error ? field("error", x.error, "bad") : null, field("time", `${x.seconds ?? "–"} s`),
+      x.error ? field("error", x.error, "bad") : null,
+      x.traceback ? h("details", {class: "traceback"}, h("summary", {}, "traceback"), h("pre", {class: "bad"}, x.traceback)) : null,
+      field("time", `${x.seconds ?? "–"} s`),
       Object.keys(x.meta).length ? field("slices", Object.entries(x.meta).map(([k, v]) => `${k}=${json(v)}`).join(" · ")) : null),
     h("h2", {}, "Scores"), table(["metric", "value"], [...Object.entries(x.scores).map(([k, v]) => [k, num(fmt(v))]),
       ...Object.entries(x.score_errors).map(([k, v]) => [k, h("td", {class: "bad"}, v)])], {class: "scores"}),
@@ -245,9 +266,7 @@ function exampleBody(x) {
     x.reasons.length ? h("details", {class: "reasons"}, h("summary", {}, `Why: ${x.reasons.length} judge / NLI decision(s)`),
       x.reasons.map(r => h("div", {class: "card small"}, h("b", {}, r.source), ` → ${r.reply}`, h("details", {}, h("summary", {}, "prompt"), h("pre", {}, r.prompt))))) : null,
     h("h2", {}, `Documents (${x.docs.length}; ${x.docs.filter(d => d.cited).length} cited)`),
-    x.docs.map(d => h("details", {class: "doc card" + (d.cited ? " cited" : "")},
-      h("summary", {}, `[${d.number}] `, d.cited ? h("span", {class: "badge ok"}, "cited") : "", ` ${d.title || ""} `, h("span", {class: "muted small"}, `id ${d.id ?? "–"}${d.score != null ? ` · score ${fmt(d.score)}` : ""}`)),
-      h("pre", {class: "doctext"}, d.text))),
+    x.docs.map(d => docNode(d, d.cited)),
     h("h2", {}, `Trace (${x.steps.length} steps)`), h("div", {class: "timeline"}, timeline, rest),
     x.extras ? h("details", {}, h("summary", {}, "system extras (raw)"), h("pre", {}, x.extras)) : null];
 }
@@ -281,7 +300,7 @@ async function compareView(task, rids) {  // rids: "a~b~c" (first is the baselin
     parts.push(h("h2", {}, `B = ${p.b} vs A = ${p.a}`), ...p.warnings.map(w => h("p", {class: "warn small"}, w)));
     const statsTable = (rows, attrs) => table(["metric", "slice", "n", "A", "B", "B − A", "95% CI", "p", "test"].map(x => h("th", {}, x)), rows.map(r =>
       [r.metric, r.slice || "all", num(r.n), num(fmt(r.mean_a)), num(fmt(r.mean_b)),
-       num((r.diff >= 0 ? "+" : "") + r.diff.toFixed(4), (r.diff >= 0) === r.higher_is_better ? "ok" : "bad"),
+       num((r.diff >= 0 ? "+" : "") + r.diff.toFixed(4), r.higher_is_better == null || r.diff === 0 ? "" : (r.diff > 0) === r.higher_is_better ? "ok" : "bad"),
        num(r.ci95 ? `[${r.ci95[0].toFixed(4)}, ${r.ci95[1].toFixed(4)}]` : "–"), num(r.p_value.toPrecision(3)), r.test]), attrs);
     const bySlice = p.rows.filter(r => r.slice);
     parts.push(statsTable(p.rows.filter(r => !r.slice), {class: "stats"}));

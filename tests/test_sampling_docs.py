@@ -1,0 +1,31 @@
+"""Every keyword of `ctx.llm.generate` / `chat` - `step` and every field of `Sampling` - is documented in
+`Sampling`'s docstring, in `LLM.generate`'s and in docs/engines.md's reference table."""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from pathlib import Path
+
+from ragbench.engines.base import Sampling
+from ragbench.llm import LLM
+
+REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "engines.md"
+FIELDS = [f.name for f in dataclasses.fields(Sampling)]
+
+
+def test_every_sampling_field_is_described_in_its_docstring():
+    described = re.findall(r"^    (\w+): ", Sampling.__doc__, flags=re.MULTILINE)
+    assert described == FIELDS
+
+
+def test_generate_and_chat_name_every_keyword_they_take():
+    for method in (LLM.generate, LLM.chat):
+        assert [p for p in inspect.signature(method).parameters if p not in ("self", "sampling")][1:] == ["step"]
+    listed = inspect.getdoc(LLM.generate)
+    assert all(f"{name}," in listed or f"{name} (" in listed for name in FIELDS)
+
+
+def test_the_engines_page_has_a_row_for_every_keyword():
+    rows = re.findall(r"^\| `(\w+)` \|", REFERENCE.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    assert rows == ["step", *FIELDS]

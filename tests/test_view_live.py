@@ -1,0 +1,179 @@
+"""`ragbench view` while runs go on: a request the browser aborts leaves no traceback, runs made or finished
+after the viewer started are seen on reload (their unchanged files not read again), and the sample index's
+lock holds whatever the file does."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from ragbench.view.catalog import RunCatalog
+from ragbench.view.runs import SampleIndex
+from ragbench.view.server import make_server
+from ragbench.view.site import Site
+
+
+def write_run(folder: Path, records: list[dict], task: str = "t", results: dict | None = None) -> Path:
+    (folder / "samples").mkdir(parents=True, exist_ok=True)
+    (folder / "run.json").write_text(json.dumps({"config": {"tasks": [task], "system": "vanilla"}}))
+    (folder / "samples" / f"{task}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    if results is not None:
+        (folder / "results.json").write_text(json.dumps(results))
+    return folder
+
+
+def finished(task: str = "t", value: float = 0.5) -> dict:
+    return {"config": {"tasks": [task], "system": "vanilla"}, "complete": True, "date": "2025-01-01",
+            "details": {task: {"em": {"value": value, "n": 2, "higher_is_better": True}}},
+            "counts": {task: {"records": 2, "scored": 2, "failed": 0}}}
+
+
+@pytest.fixture
+def serve():
+    servers = []
+
+    def start(site: Site) -> str:
+        server = make_server(site, "127.0.0.1", 0)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/api/"
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.load(response)
+
+
+def abort_mid_response(port: int, path: str) -> bytes:
+    """A browser leaving a page: the request is sent, the answer starts to come, the connection is reset."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+        first = client.recv(64)
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+    return first
+
+
+def test_requests_the_browser_aborts_print_nothing_and_the_viewer_goes_on(tmp_path):
+    # one example page of about 12 MB: more than the socket buffers hold, so the server is still writing
+    # when the connection is reset
+    steps = [{"kind": "tool", "name": f"t{i}", "request": {"x": "y" * 39_000}} for i in range(300)]
+    run = write_run(tmp_path / "run", [{"id": "big", "question": "q?", "trace": steps}])
+    viewer = subprocess.Popen([sys.executable, "-m", "ragbench.cli.main", "view", str(run), "--port", "0"],
+                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        port = int(re.search(r"127\.0\.0\.1:(\d+)/", viewer.stderr.readline()).group(1))
+        for _ in range(3):
+            assert abort_mid_response(port, "/api/example/run/t/0").startswith(b"HTTP/1.0 200")
+        assert get(f"http://127.0.0.1:{port}/api/runs")["runs"][0]["rid"] == "run"
+    finally:
+        viewer.send_signal(signal.SIGINT)
+        _, stderr = viewer.communicate(timeout=30)
+    assert "Traceback" not in stderr and "Error" not in stderr, stderr
+
+
+def test_runs_made_after_the_viewer_started_are_found_on_reload(tmp_path, serve):
+    root = tmp_path / "runs"
+    write_run(root / "first", [{"id": "a", "question": "q?"}], results=finished())
+    site = Site(RunCatalog([str(root)]))
+    api = serve(site)
+    assert [r["rid"] for r in get(api + "runs")["runs"]] == ["first"]
+
+    write_run(root / "group" / "second", [{"id": "a", "question": "q?", "error": "boom"}])  # started since
+    runs = {r["rid"]: r for r in get(api + "runs")["runs"]}
+    assert list(runs) == ["first", "group_second"]
+    assert runs["group_second"]["tasks"]["t"]["counts"] == {"records": 1, "scored": 0, "failed": 1}
+    assert get(api + "rows/group_second/t/0")["rows"][0]["error"] == "boom"
+
+    with (root / "group" / "second" / "samples" / "t.jsonl").open("a") as handle:  # it goes on, then finishes
+        handle.write(json.dumps({"id": "b", "question": "q2?", "scores": {"em": 1.0}}) + "\n")
+    assert get(api + "rows/group_second/t/0")["total"] == 2
+    (root / "group" / "second" / "results.json").write_text(json.dumps(finished(value=0.25)))
+    page = get(api + "run/group_second")
+    assert page["finished"] and page["tasks"]["t"]["metrics"]["em"]["value"] == 0.25
+    assert get(api + "runs")["runs"][1]["complete"] is True
+
+    write_run(root / "third", [{"id": "z", "question": "q?"}])  # its pages asked for before the list
+    assert get(api + "run/third")["finished"] is False and get(api + "example/third/t/0")["id"] == "z"
+
+
+def test_an_unchanged_run_is_not_read_again_on_every_request(tmp_path, serve, monkeypatch):
+    run = write_run(tmp_path / "run", [{"id": "a", "question": "q?"}], results=finished())
+    api = serve(Site(RunCatalog([str(run)])))
+    reads: list[str] = []
+    read_text = Path.read_text
+
+    def counted(path, *args, **kwargs):
+        reads.append(path.name)
+        return read_text(path, *args, **kwargs)
+    monkeypatch.setattr(Path, "read_text", counted)
+    get(api + "runs")
+    first = reads.count("results.json")
+    for _ in range(5):
+        get(api + "runs")
+        get(api + "run/run")
+    assert first <= 1 and reads.count("results.json") == first
+    (run / "results.json").write_text(json.dumps(finished(value=0.75)))  # changed: read again
+    assert get(api + "run/run")["tasks"]["t"]["metrics"]["em"]["value"] == 0.75
+
+
+def test_no_two_threads_index_a_sample_file_at_once_when_it_disappears(tmp_path):
+    """A refresh that finds the file gone must not replace the lock other threads queue on: the thread
+    queued on the old lock and one arriving later would index at the same time."""
+    path = write_run(tmp_path / "run", [{"id": "a"}]) / "samples" / "t.jsonl"
+    index = SampleIndex(path)
+    inside, most, count = [0], [0], threading.Lock()
+    gates = {"A": threading.Event(), "B": threading.Event()}
+    arrived = {"A": threading.Event(), "B": threading.Event(), "C": threading.Event()}
+
+    class GatedPath:
+        """The file, with each thread's stat (made under the index's lock) held at a gate."""
+
+        def stat(self):
+            name = threading.current_thread().name
+            with count:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            try:
+                arrived[name].set()
+                if name in gates:
+                    gates[name].wait(10)
+                if name == "A":
+                    raise FileNotFoundError(path)  # the run folder was rewritten: gone for a moment
+                return path.stat()
+            finally:
+                with count:
+                    inside[0] -= 1
+
+        def open(self, *args, **kwargs):
+            return path.open(*args, **kwargs)
+
+    index.path = GatedPath()
+    threads = {name: threading.Thread(target=index.refresh, name=name) for name in ("A", "B", "C")}
+    threads["A"].start()
+    assert arrived["A"].wait(10)
+    threads["B"].start()  # queues on the lock A holds
+    threading.Event().wait(0.5)
+    gates["A"].set()  # A finds the file gone and leaves; B goes in and is held
+    assert arrived["B"].wait(10)
+    threads["C"].start()  # must queue behind B
+    arrived["C"].wait(1)
+    gates["B"].set()
+    for thread in threads.values():
+        thread.join(10)
+    assert most[0] == 1
+    assert [row["id"] for row in index.rows] == ["a"]

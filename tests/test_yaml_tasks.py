@@ -251,6 +251,22 @@ def test_gold_kinds_fill_the_keys_metrics_read(tmp_path):
     assert task.gold_fields == ("qa_pairs", "long_answer", "claims", "crag_answer")
 
 
+@pytest.mark.parametrize("gold,kinds,references", [
+    ("{answers: a}", ("answers",), ["x", "y"]),
+    ("{label: v}", ("label",), ["SUPPORTS"]),
+    ("{long_answer: long, qa_pairs: pairs}", ("qa_pairs", "long_answer"), ["A long answer."]),
+    ("{qa_pairs: pairs}", ("qa_pairs",), ["s1", "s2"]),
+    ("{answer_lists: lists}", ("answer_lists",), ["Paris, Lyon"]),
+    ("{crag_answer: {answer: long, alt_ans: a}}", ("crag_answer",), ["A long answer.", "x", "y"])])
+def test_gold_references_read_the_declared_gold(tmp_path, gold, kinds, references):
+    record = {"question": "q", "a": ["x", "y"], "v": "SUPPORTS", "long": "A long answer.",
+              "pairs": [{"question": "s", "short_answers": ["s1", "s2"]}], "lists": [["Paris", "City of Light"], ["Lyon"]]}
+    write_jsonl(tmp_path / "d.jsonl", [record])
+    task = spec_task(tmp_path, f"task: t\ndata: {{path: d.jsonl}}\nfields: {{gold: {gold}}}\nmetrics: [em]\n")
+    (example,) = task.examples()
+    assert task.gold_fields == kinds and task.gold_references(example.gold) == references
+
+
 def test_inputs_and_choices_reach_the_template_and_query(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "Pick one.", "opts": ["red", "blue"], "key": "B", "hint": "sky"}])
     task = spec_task(tmp_path, "task: t\ndata: {path: d.jsonl}\nanswer_format: choice\nfields:\n  gold:\n"

@@ -87,7 +87,7 @@ class PromptSpec:
     style: str = "template"
     style_line: int = 1
     template: Located | None = None
-    system: str | None = None
+    system: Located | None = None
     query: Located | None = None
     demonstration: tuple[str, str] | None = None
 
@@ -242,7 +242,7 @@ def _prompt(section: Section | None) -> PromptSpec:
         demo.only(("question", "answer"))
         demo = (demo.get("question", str, required=True), demo.get("answer", str, required=True))
     return PromptSpec(style=section.get("style", str, "template"), style_line=section.at("style")[1], template=_located(section, "template"),
-                      system=section.get("system", str), query=_located(section, "query"), demonstration=demo)
+                      system=_located(section, "system"), query=_located(section, "query"), demonstration=demo)
 
 
 def _located(section: Section, name: str) -> Located | None:

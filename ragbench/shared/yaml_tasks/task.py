@@ -189,7 +189,7 @@ class YamlTask(Task):
 
     def chat_messages(self, prompt: str) -> list[dict[str, str]]:
         system = self.spec.prompt.system
-        return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+        return ([{"role": "system", "content": system.value}] if system else []) + [{"role": "user", "content": prompt}]
 
     def postprocess(self, text: str) -> str:
         return self.answer_filter(text)
@@ -203,6 +203,21 @@ class YamlTask(Task):
 
         return [cited_numbers(sentence) for sentence in sent_tokenize(answer)]
 
+    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+        """The declared gold as reference texts, the fullest first: the long answer(s); a list answer's first
+        aliases joined (as QAMPARI's); CRAG's answer and alternatives; the short answers; the sub-questions'
+        short answers; the label."""
+        kinds = self.gold_fields or ()
+        if "long_answer" in kinds and (gold.get("long_answers") or gold.get("answer")):
+            return [str(a) for a in gold.get("long_answers") or [gold["answer"]]]
+        if "answer_lists" in kinds:
+            return [", ".join(str(aliases[0]) for aliases in gold.get("answers") or [] if aliases)]
+        if "crag_answer" in kinds:
+            return [str(gold["answer"]), *map(str, gold.get("alt_ans") or [])]
+        if not gold.get("answers") and "qa_pairs" in kinds:
+            return [str(a) for pair in gold.get("qa_pairs") or [] for a in pair.get("short_answers") or []]
+        return super().gold_references(gold)
+
     def config(self) -> dict[str, Any]:
         return {**super().config(), "yaml": self.spec.source, "yaml_sha256": self.spec.digest}
 
@@ -215,8 +230,7 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> ty
     if not base.renders_templates:
         for key in ("template", "system", "query"):
             if getattr(prompt, key) is not None:
-                line = getattr(getattr(prompt, key), "line", None) or 1
-                raise SpecError(spec.source, line, f"prompt.{key}",
+                raise SpecError(spec.source, getattr(prompt, key).line, f"prompt.{key}",
                                 f"prompt style '{prompt.style}' writes its own prompts: leave {key} out")
     variables = (*TEMPLATE_VARIABLES, *spec.fields.inputs)
     attrs: dict[str, Any] = {

@@ -145,11 +145,19 @@ def metric_fits(registry: Any, metric: str) -> str:
 
 @main.command("list")
 @click.argument("kind", required=False, type=click.Choice(["tasks", "systems", "metrics", "engines", "retrievers", "groups"]))
-def list_command(kind: str | None) -> None:
+@click.option("--include-path", multiple=True, metavar="DIR", help="also the YAML tasks under this folder")
+def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
     """Show the installed tasks, systems, metrics and engines (name, description, provider)."""
     from ..registry import KINDS, get_registry
+    from ..shared.yaml_tasks.discovery import folder_tasks
 
     registry = get_registry()
+    try:
+        for folder in include_path:
+            for spec in folder_tasks(folder):
+                registry.add_task_file(spec.source)
+    except ConfigError as exc:
+        _config_error(exc)
     kinds = [kind] if kind else [*KINDS, "groups"]
     for current in kinds:
         click.echo(f"{current}:")
@@ -166,6 +174,11 @@ def list_command(kind: str | None) -> None:
         if current == "metrics":
             for prefix, family in sorted(registry.metric_families.items()):
                 click.echo(f"  {prefix + ':NAME':<18} {family.description}  [{family.provider}]")
+        if current == "tasks":
+            click.echo("prompt styles of YAML tasks (prompt.style: NAME; docs/yaml-tasks.md):")
+            click.echo(f"  {'template':<18} Jinja2 templates (prompt.template), rendered in a sandbox  [ragbench]")
+            for name, style in sorted(registry.prompt_styles.items()):
+                click.echo(f"  {name:<18} {style.description}  [{style.provider}]")
         if current == "retrievers":
             click.echo("dense query styles (--build-arg/--retriever-arg query_style=NAME):")
             for name, style in sorted(registry.query_styles.items()):

@@ -120,7 +120,9 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
                                   f"do not carry (they carry: {', '.join(task.gold_fields or ()) or 'none'}); "
                                   f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "
                                   "`ragbench list metrics` shows which tasks each metric fits")
-            metric = construct(cls, _metric_args_for(m, config.metric_args), f"metric {m}")
+            own = next((args for name, args in task.metric_options.items() if registry.metric_name(name) == m), {})
+            options = {**own, **_metric_args_for(m, config.metric_args)}
+            metric = construct(cls, options, f"metric {m}")
             metrics.append(metric)
             metric.preflight(check, task)
     return PlannedTask(name, task, system, metrics)

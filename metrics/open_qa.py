@@ -88,7 +88,8 @@ class SupportingPassages(Metric):
     shown, precision the share of the shown passages that support, EM 1 when the two sets are equal.
     A passage is named by its title (`by=title`, HotpotQA and 2Wiki, whose supporting facts name
     titles; here at passage level, not HotpotQA's sentence level) or its id (`by=id`, MuSiQue's
-    paragraph `idx`). Nothing shown scores 0; a record without supporting passages is not scorable."""
+    paragraph `idx`). Nothing shown scores 0; a record without supporting passages is not scorable, and
+    outputs scored from a predictions file that does not say which documents were shown fail (counted)."""
 
     name = "supporting_passages"
     keys = ("support_recall", "support_precision", "support_f1", "support_em")
@@ -104,6 +105,9 @@ class SupportingPassages(Metric):
         gold = supporting_keys(example.gold.get("supporting_passages"), self.by)
         if not gold:
             return dict.fromkeys(self.keys)
+        if prediction.extras.get("docs_unknown"):  # outputs scored from a file without "docs": not a 0
+            raise ValueError('the predictions line has no "docs" (the documents shown, in order): add them to '
+                             "score supporting passages")
         shown = {str(key) for key in (doc.title if self.by == "title" else doc.id for doc in prediction.docs)
                  if key is not None}
         hits = len(shown & gold)

@@ -108,3 +108,9 @@ def test_documents_without_ids_count_as_not_shown_by_id():
 def test_an_unknown_by_is_a_config_error():
     with pytest.raises(ConfigError, match="by 'name' is not title or id"):
         SupportingPassages(by="name")
+
+
+def test_outputs_whose_shown_documents_are_unknown_fail_instead_of_scoring_0():
+    example = Example(id="x", question="q", gold={"supporting_passages": [["A", 0]]})
+    with pytest.raises(ValueError, match='has no "docs"'):
+        SupportingPassages().score(example, Prediction(example_id="x", answer="a", extras={"docs_unknown": True}))

@@ -49,16 +49,6 @@ NQ_RULES = [("fishing town of olm", "Ansgar Pell"), ("capital of varn", "It is E
 NQ_SCORES = {"em": 2 / 5, "f1": (1 + 1 / 2 + 2 / 3 + 1) / 5, "cover_em": 4 / 5}
 
 
-def test_nq_open_release_format(tmp_path):
-    assert score(tmp_path, "nq_open", "NQ-open.dev.jsonl", NQ_RULES) == pytest.approx(NQ_SCORES)
-
-
-def test_nq_open_flashrag_format(tmp_path):
-    # FlashRAG's f1 is hotpot_f1: the same numbers here (no yes/no answers)
-    expected = {"em": NQ_SCORES["em"], "hotpot_f1": NQ_SCORES["f1"], "cover_em": NQ_SCORES["cover_em"]}
-    assert score(tmp_path, "nq_open_flashrag", "nq_flashrag_dev.jsonl", NQ_RULES) == pytest.approx(expected)
-
-
 # --- TriviaQA -----------------------------------------------------------------------------------------
 TRIVIA_RULES = [("founded the Varn fishing town", "Ansgar Pell"), ("capital of which island", "The Isle of Varn"),
                 ("Kiribati Sound ferry", "in 1902"), ("How many lakes", "forty one"), ("mountain range", "the Alps")]
@@ -67,15 +57,6 @@ TRIVIA_RULES = [("founded the Varn fishing town", "Ansgar Pell"), ("capital of w
 # f1:       1, 1, "in 1902" vs "1902" 2/3, 1, 0                                                -> (3+2/3)/5
 # cover_em: 1, 1, 1, 1, 0                                                                      -> 4/5
 TRIVIA_SCORES = {"em": 3 / 5, "f1": (3 + 2 / 3) / 5, "cover_em": 4 / 5}
-
-
-def test_triviaqa_release_format(tmp_path):
-    assert score(tmp_path, "triviaqa", "unfiltered-web-dev.json", TRIVIA_RULES) == pytest.approx(TRIVIA_SCORES)
-
-
-def test_triviaqa_flashrag_format(tmp_path):
-    expected = {"em": TRIVIA_SCORES["em"], "hotpot_f1": TRIVIA_SCORES["f1"], "cover_em": TRIVIA_SCORES["cover_em"]}
-    assert score(tmp_path, "triviaqa_flashrag", "triviaqa_flashrag_dev.jsonl", TRIVIA_RULES) == pytest.approx(expected)
 
 
 def test_triviaqa_gold_is_the_official_evaluations_normalized_aliases(tmp_path):
@@ -94,13 +75,20 @@ WEBQ_RULES = [("who founded olm", "Ansgar Pell"), ("capital of varn", "Evermouth
 WEBQ_SCORES = {"em": 2 / 5, "f1": (2 + 4 / 3) / 5, "cover_em": 4 / 5}
 
 
-def test_webquestions_release_format(tmp_path):
-    assert score(tmp_path, "webquestions", "webquestions.examples.test.json", WEBQ_RULES) == pytest.approx(WEBQ_SCORES)
+OPEN_DOMAIN = [  # task, sample, rules, scores (FlashRAG's f1 is hotpot_f1: the same here, no yes/no answers)
+    ("nq_open", "NQ-open.dev.jsonl", NQ_RULES, NQ_SCORES),
+    ("nq_open_flashrag", "nq_flashrag_dev.jsonl", NQ_RULES, NQ_SCORES),
+    ("triviaqa", "unfiltered-web-dev.json", TRIVIA_RULES, TRIVIA_SCORES),
+    ("triviaqa_flashrag", "triviaqa_flashrag_dev.jsonl", TRIVIA_RULES, TRIVIA_SCORES),
+    ("webquestions", "webquestions.examples.test.json", WEBQ_RULES, WEBQ_SCORES),
+    ("webquestions_flashrag", "webq_flashrag_test.jsonl", WEBQ_RULES, WEBQ_SCORES)]
 
 
-def test_webquestions_flashrag_format(tmp_path):
-    expected = {"em": WEBQ_SCORES["em"], "hotpot_f1": WEBQ_SCORES["f1"], "cover_em": WEBQ_SCORES["cover_em"]}
-    assert score(tmp_path, "webquestions_flashrag", "webq_flashrag_test.jsonl", WEBQ_RULES) == pytest.approx(expected)
+@pytest.mark.parametrize("task,sample,rules,scores", OPEN_DOMAIN, ids=[case[0] for case in OPEN_DOMAIN])
+def test_open_domain_sets_in_both_formats(tmp_path, task, sample, rules, scores):
+    expected = {("hotpot_f1" if key == "f1" and task.endswith("_flashrag") else key): value
+                for key, value in scores.items()}
+    assert score(tmp_path, task, sample, rules) == pytest.approx(expected)
 
 
 def test_webquestions_answers_are_read_from_target_value(tmp_path):

@@ -140,6 +140,35 @@ def test_example_bm25_shows_the_passages_the_questions_ask_for(tmp_path):
     assert values["em"] == HOTPOT_ANSWERS["em"]
 
 
+def smart_intents(request) -> str:
+    """An instruct model under SMART's prompted mode: two search intents, no passage relevant, "Trask"."""
+    prompt = request.prompt if request.prompt is not None else request.messages[-1][1]
+    if prompt.endswith("Search Intent:"):
+        return "Search Intent: who founded the town of Olm; the mountain village where Ansgar Pell was born"
+    if prompt.endswith("Rating:"):
+        return " [Irrelevant]\n\nExtracted span: None."
+    return "Trask"
+
+
+@pytest.mark.parametrize("retriever", ["provided", "example_bm25"])
+def test_a_multi_step_system_searches_each_intent_among_the_examples_passages(tmp_path, retriever):
+    TESTED.add("musique")
+    results = run(tmp_path, tasks=["musique"], data={"musique": str(SAMPLES / "musique_ans_v1.0_dev.jsonl")},
+                  system="smart", system_args={"mode": "prompted", "top_k": 2}, retriever=retriever,
+                  model=f"scripted:{__name__}:smart_intents", limit=1)
+    assert results["counts"]["musique"]["failed"] == 0
+    steps = [s for s in samples(tmp_path / "run", "musique")[0]["trace"] if s["kind"] == "retrieval"]
+    # paragraphs: 0 Varn, 1 Olm, 2 Kiribati Sound, 3 Ansgar Pell, 4 Trask
+    if retriever == "provided":  # the given order whatever the query: SMART takes 2 x 2 passages, no search by intent
+        assert [step["response"]["ids"] for step in steps] == [["0", "1", "2", "3"]]
+        return
+    # each intent ranks the paragraphs by its own words: "founded", "town", "olm" put Olm first; "mountain",
+    # "village", "ansgar", "pell", "born" put Ansgar Pell, then Trask ("village", "mountains")
+    assert [step["request"]["query"] for step in steps] == ["who founded the town of Olm",
+                                                            "the mountain village where Ansgar Pell was born"]
+    assert [step["response"]["ids"][0] for step in steps] == ["1", "3"] and steps[1]["response"]["ids"] == ["3", "4"]
+
+
 HOTPOT_RECORDED = [  # the fullwiki setting: whatever a corpus retriever found, as a predictions file says
     {"id": "5c8a01", "output": "Trask", "docs": [{"title": "Ansgar Pell", "text": "..."}, {"title": "Trask", "text": "..."}]},
     {"id": "5c8a02", "output": "yes, both are", "docs": [{"title": t, "text": "..."} for t in ("Olm", "Evermouth", "Varn")]},

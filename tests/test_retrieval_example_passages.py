@@ -3,6 +3,7 @@ indexed once per example, searched through the run's pool (off the event loop), 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 
@@ -203,3 +204,21 @@ def test_a_run_with_example_bm25_ranks_each_examples_passages_by_the_systems_que
         steps = [step for step in sample["trace"] if step["kind"] == "retrieval"]
         assert [step["request"]["retriever"] for step in steps] == ["example_bm25"] * 2
         assert all(len(step["response"]["ids"]) == 2 and set(step["response"]["ids"]) <= own[sample["id"]] for step in steps)
+
+
+def test_a_run_with_example_bm25_replays_identically_when_examples_send_the_same_query(tmp_path):
+    from test_record_replay import without_timings
+    from test_retrieval_pooling import registry_with_test_system
+
+    from ragbench.replay.rerun import replay_config
+
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"response": "the capital city"}]))  # every example's second query
+    config = RunConfig(tasks=["demo"], system="retrieve_then_answer", model=f"scripted:{rules}", retriever="example_bm25",
+                       output=str(tmp_path / "run"), progress=False, bootstrap_iters=10, limit=4)
+    Evaluator(config, registry_with_test_system()).run()
+    searches = [json.loads(line) for line in (tmp_path / "run" / "calls" / "retrieval.jsonl").read_text().splitlines()]
+    assert sum(s["query"] == "the capital city" for s in searches) == 4
+    Evaluator(replay_config(tmp_path / "run", str(tmp_path / "replayed"), progress=False),
+              registry_with_test_system()).run()
+    assert without_timings(samples(tmp_path / "replayed", "demo")) == without_timings(samples(tmp_path / "run", "demo"))

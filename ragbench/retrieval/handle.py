@@ -86,17 +86,21 @@ class Retrieval:
 
     def __init__(self, retriever: Retriever, scheduler: Scheduler | None = None,
                  backend: SearchBackend | None = None, ctx: StepTracer | None = None,
-                 local: Retriever | None = None, recorder: "CallRecorder | None" = None) -> None:
+                 local: Retriever | None = None, recorder: "CallRecorder | None" = None,
+                 example_id: str | None = None) -> None:
         self.retriever = retriever
         self.scheduler = scheduler or Scheduler()
         self.backend = backend or SearchBackend(retriever)
         self.ctx = ctx
         self.local = local  # an example-bound retriever: its provided docs (searched directly), or `pooled`
         self.recorder = recorder  # every search to the run's calls/retrieval.jsonl (replayable)
+        # recorded with an example-bound search: two examples' identical queries have different answers
+        self.example_id = example_id
 
     def bind(self, ctx: StepTracer, example: Example) -> "Retrieval":
-        return Retrieval(self.retriever, self.scheduler, self.backend, ctx, self.retriever.for_example(example),
-                         self.recorder)
+        local = self.retriever.for_example(example)
+        return Retrieval(self.retriever, self.scheduler, self.backend, ctx, local, self.recorder,
+                         example.id if local is not None else None)
 
     @property
     def fixed_documents(self) -> bool:
@@ -121,7 +125,8 @@ class Retrieval:
                     raise RetrievalError(str(exc)) from None
             record.response = {"ids": [doc.id for doc in docs], "scores": [doc.score for doc in docs]}
         if self.recorder is not None:  # the example's own documents need not be carried: a replay has them
-            self.recorder.retrieval(self.retriever.name, query, k, docs, carry_docs=not self.fixed_documents)
+            self.recorder.retrieval(self.retriever.name, query, k, docs, carry_docs=not self.fixed_documents,
+                                    example=self.example_id)
         return [replace(doc, metadata=dict(doc.metadata)) for doc in docs]
 
     async def close(self) -> None:

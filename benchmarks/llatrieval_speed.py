@@ -1,5 +1,5 @@
 """LLatrieval on ASQA-shaped data: ragbench vs one call at a time vs stage-by-stage batching vs the
-lower bound (issue 5, point 4).
+lower bound.
 
 The workload is the real system (`ragbench.plugins.llatrieval.system.LLatrieval`, code defaults: retrieve 100,
 summarise 50, selection windows of 20 keeping 5, verification, missing-info query, up to 4 iterations,
@@ -48,6 +48,7 @@ from ragbench.plugins.llatrieval.system import LLatrieval  # noqa: E402
 from ragbench.plugins.llatrieval.prompts import (JUDGE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,  # noqa: E402
                                                  asqa_demonstration, candidates_message, chat, collapse_whitespace,
                                                  parse_selection, summary_messages, update_message)
+from ragbench.records import SampleRecord  # noqa: E402
 from ragbench.retrieval.base import Retriever  # noqa: E402
 from ragbench.retrieval.handle import Retrieval  # noqa: E402
 from ragbench.run.scheduler import Scheduler  # noqa: E402
@@ -298,7 +299,7 @@ def main() -> None:
     started = time.perf_counter()
     predictions = run_ragbench(system, examples, task, engine_c, retriever_c, args.max_inflight)
     seconds_c = time.perf_counter() - started
-    stats = system.statistics([sample_record(e, p) for e, p in zip(examples, predictions)])
+    stats = system.statistics([SampleRecord.from_dict(sample_record(e, p)) for e, p in zip(examples, predictions)])
     calls, queries = sum(engine_c.batch_sizes), sum(retriever_c.batch_sizes)
     print(f"workload: {len(examples)} ASQA-shaped examples; examples per iteration {stats['examples_per_iteration']}; "
           f"document candidates per example {stats['document_candidates_per_example']}; LLM calls per example "

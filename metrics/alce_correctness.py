@@ -11,10 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.shared.answers import exact_presence, normalize_answer
-from ragbench.shared.citations import list_items, remove_citations
-from ragbench.metric import Metric, Score, Scores
-from ragbench.types import Example, Prediction
+from ragbench.api import (Example, KeySpec, Metric, Prediction, Score, Scores, exact_presence, list_items, normalize_answer,
+                          remove_citations)
 
 
 def citation_free(prediction: Prediction) -> str:
@@ -25,7 +23,8 @@ class Length(Metric):
     """eval.py `compute_len`: words (whitespace split) of the citation-free output."""
 
     name = "length"
-    higher_is_better = False
+    higher_is_better = None  # descriptive: ALCE reports it beside the scores, neither way is better
+    value_range = (0, None)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         return float(len(citation_free(prediction).split()))
@@ -38,6 +37,7 @@ class StrEm(Metric):
     name = "str_em"
     gold_needs = ("qa_pairs",)
     keys = ("str_em", "str_hit")
+    value_range = (0, 100)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         qa_pairs = example.gold.get("qa_pairs") or []
@@ -66,6 +66,8 @@ class QampariF1(Metric):
     name = "qampari"
     gold_needs = ("answer_lists",)
     keys = ("qampari_prec", "qampari_rec", "qampari_rec_top5", "qampari_f1", "qampari_f1_top5", "num_preds")
+    value_range = (0, 100)
+    key_specs = {"num_preds": KeySpec(None, (0, None))}  # how many answers the list gives: descriptive
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         answers = [[normalize_answer(alias) for alias in aliases] for aliases in example.gold.get("answers") or []]
@@ -90,6 +92,7 @@ class ClaimsNli(Metric):
     name = "claims_nli"
     gold_needs = ("claims",)
     needs = ("nli",)
+    value_range = (0, 100)
 
     async def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         claims = example.gold.get("claims") or []

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ragbench.shared.answers import normalize_answer
-from ragbench.metric import Metric, Score
-from ragbench.types import Example, Prediction
+from ragbench.api import Example, Metric, Prediction, Score, normalize_answer
 
 _DIGIT_TO_LETTER = {"1": "A", "2": "B", "3": "C", "4": "D", "5": "E"}
 _CITE = re.compile(r"\[Cite\].*", re.S)
@@ -32,6 +30,7 @@ def answer_letter(output: str, labels: list[str], texts: list[str]) -> str | Non
 
 class ChoiceAccuracy(Metric):
     name = "choice_accuracy"
+    value_range = (0, 1)
     gold_needs = ("choices",)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
@@ -56,6 +55,7 @@ class LabelAccuracy(Metric):
     """PubHealth: the first true/false verdict word of the output, in any case, against the gold."""
 
     name = "label_accuracy"
+    value_range = (0, 1)
     gold_needs = ("label",)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:

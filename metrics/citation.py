@@ -21,10 +21,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.shared.citations import cited_numbers, list_items, remove_citations
-from ragbench.metric import Metric
-from ragbench.shared.sentences import sent_tokenize
-from ragbench.types import Document, Example, Prediction
+from ragbench.api import (Document, Example, Metric, Prediction, cited_numbers, list_items, remove_citations,
+                          sent_tokenize)
 
 
 def answer_list_statements(question: str, output: str) -> list[str]:
@@ -105,6 +103,7 @@ class Citation(Metric):
     gold_needs = ("citations",)
     keys = ("citation_rec", "citation_prec")
     corpus_keys = ("citation_f1",)
+    value_range = (0, 100)
     needs = ("nli",)
 
     def __init__(self, at_most_citations: int = 3) -> None:

@@ -28,10 +28,7 @@ from typing import Any, ClassVar
 
 import yaml
 
-from ragbench.engines.base import EngineError
-from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Scores, gold_references
-from ragbench.types import Example, Prediction
+from ragbench.api import ConfigError, EngineError, Example, KeySpec, Metric, Prediction, Scores, Task
 
 PROMPTS_DIR = Path(__file__).with_name("judge_prompts")  # presets.yaml and the presets' template files
 
@@ -52,11 +49,6 @@ def read_template(path: str | Path) -> str:
 PRESETS = load_presets()
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-
-
-def reference_text(gold: dict[str, Any]) -> str:
-    """The gold answers of any task as one line for a judge prompt (see gold_references)."""
-    return " | ".join(gold_references(gold))
 
 
 def _parse_pair(text: str) -> tuple[float, float]:
@@ -111,6 +103,10 @@ class LlmJudge(Metric):
         if not (self.labels or self.score_range or self.json_field):
             raise ConfigError("metric llm_judge: give a parser: labels=NAME:VALUE,..., score_range=LOW-HIGH or "
                               "json_field=NAME")
+        verdicts = ((min(self.labels.values()), max(self.labels.values())) if self.labels else
+                    (0.0, 1.0) if self.score_range else None)  # a JSON field without a range: as the judge gives it
+        self.key_specs = {"llm_judge": KeySpec(range=verdicts),
+                          "llm_judge_unparsed": KeySpec(False, (0, None))}  # replies that did not parse
         self.sampling = {"max_tokens": int(max_tokens or base.get("max_tokens", 16)),
                          "temperature": float(temperature)}
         try:
@@ -123,13 +119,14 @@ class LlmJudge(Metric):
         return {"name": self.name, "preset": self.preset, "template": self.template, "labels": self.labels,
                 "score_range": self.score_range, "json_field": self.json_field, "sampling": self.sampling}
 
-    def prompt(self, example: Example, prediction: Prediction) -> str:
+    def prompt(self, example: Example, prediction: Prediction, task: Task) -> str:
+        """The judge's prompt; {reference} is every gold answer as the task reads them (Task.gold_references)."""
         if not prediction.docs and "{documents}" in self.template:
             raise ValueError("the judge prompt shows the documents the answer was given, and this prediction has "
                              "none (a closed-book system, or a predictions file without docs)")
         documents = "\n".join(f"[{i}] {d.title}\n{d.text}" for i, d in enumerate(prediction.docs, 1))
         return self.template.format(question=example.question, answer=prediction.answer,
-                                    reference=reference_text(example.gold), documents=documents)
+                                    reference=" | ".join(task.gold_references(example.gold)), documents=documents)
 
     def parse(self, reply: str) -> float | None:
         """The judge's verdict in [0, 1] (labels: their values), or None when the reply does not parse."""
@@ -172,7 +169,7 @@ class LlmJudge(Metric):
         judges = list(getattr(ctx, "judges", None) or [])
         if not judges:
             raise ValueError("llm_judge needs a judge: pass --judge ENGINE:MODEL")
-        messages = [{"role": "user", "content": self.prompt(example, prediction)}]
+        messages = [{"role": "user", "content": self.prompt(example, prediction, ctx.task)}]
         replies = await asyncio.gather(*(judge.chat(messages, step=f"judge:{self.name}", **self.sampling)
                                          for judge in judges), return_exceptions=True)
         failed = [r for r in replies if isinstance(r, BaseException)]

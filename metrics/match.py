@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ragbench.shared.answers import normalize_answer
-from ragbench.metric import Metric, Score
-from ragbench.types import Example, Prediction
+from ragbench.api import Example, Metric, Prediction, Score, normalize_answer
 
 
 def raw_match(prediction: str, golds: list[str]) -> int:
@@ -33,22 +31,25 @@ def golds_of(example: Example) -> list[str]:
     return list(example.gold.get("answers") or [])
 
 
-class Match(Metric):
-    name = "match"
-    gold_needs = ("answers",)
+class AnswerMetric(Metric):
+    """A metric of the answer against the gold answers, valued in [0, 1] (1 is right)."""
 
+    gold_needs = ("answers",)
+    value_range = (0, 1)
+
+
+class Match(AnswerMetric):
+    name = "match"
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         return float(raw_match(prediction.answer, golds_of(example)))
 
 
-class SelfRagMatch(Metric):
+class SelfRagMatch(AnswerMetric):
     """run_short_form.py main(), per row: drop a leading "#" or ":", turn an output containing
     "SUPPORTS" into "true" (else "REFUTES" into "false") whatever the task, then `match`.
     Upstream crashes on an empty output (IndexError); here it scores 0."""
 
     name = "selfrag_match"
-    gold_needs = ("answers",)
-
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         text = prediction.answer
         if not text:
@@ -62,35 +63,29 @@ class SelfRagMatch(Metric):
         return float(raw_match(text, golds_of(example)))
 
 
-class NormalizedMatch(Metric):
+class NormalizedMatch(AnswerMetric):
     """Fixed `match`: SQuAD-normalised gold inside the SQuAD-normalised output, on word boundaries
     ("pol" no longer matches "police"); empty golds are ignored."""
 
     name = "match_normalized"
-    gold_needs = ("answers",)
-
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         output = f" {normalize_answer(prediction.answer)} "
         golds = [normalize_answer(g) for g in golds_of(example)]
         return float(any(gold and f" {gold} " in output for gold in golds))
 
 
-class ExactMatch(Metric):
+class ExactMatch(AnswerMetric):
     """Self-RAG `metric_max_over_ground_truths(exact_match_score, ...)`. No golds: not scorable
     (upstream raises)."""
 
     name = "em"
-    gold_needs = ("answers",)
-
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
         return float(max(exact_match(prediction.answer, g) for g in golds)) if golds else None
 
 
-class TokenF1(Metric):
+class TokenF1(AnswerMetric):
     name = "f1"
-    gold_needs = ("answers",)
-
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
         return max(token_f1(prediction.answer, g) for g in golds) if golds else None

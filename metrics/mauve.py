@@ -14,11 +14,8 @@ import string
 from pathlib import Path
 from typing import Any
 
-from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Scores
-from ragbench.types import Example, Prediction
+from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, remove_citations
 
-from ragbench.shared.citations import remove_citations
 
 
 def mauve_text(question: str, text: str) -> str:
@@ -73,6 +70,7 @@ class Mauve(Metric):
     name = "mauve"
     gold_needs = ("long_answer",)
     corpus_keys = ("mauve",)
+    value_range = (0, 100)
 
     def __init__(self, featurizer: str = "gpt2-large", device: str = "cpu", max_text_length: int = 512,
                  batch_size: int = 8) -> None:

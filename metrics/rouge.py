@@ -17,13 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ragbench.reports.bootstrap import resampled
-from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Scores
-from ragbench.types import Example, Prediction
+from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, remove_citations, resampled, sent_tokenize
 
-from ragbench.shared.citations import remove_citations
-from ragbench.shared.sentences import sent_tokenize
 
 BOOTSTRAP_SAMPLES = 1000  # rouge_score.scoring.BootstrapAggregator default
 
@@ -59,6 +54,7 @@ class RougeLsum(Metric):
     gold_needs = ("long_answer",)
     keys = ("rougeLsum",)
     corpus_keys = ("rougeLsum_bootstrap_mid",)
+    value_range = (0, 100)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         scorer = rouge_lsum_scorer()

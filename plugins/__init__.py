@@ -2,8 +2,8 @@
 <method>/system.py (the catalogue's target), its prompts and helpers beside it."""
 from typing import Any
 
+from ragbench.api import hookimpl
 from ragbench.builtin import section
-from ragbench.hookspecs import hookimpl
 
 
 @hookimpl

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from .context import Context
     from .engines.base import Engine
+    from .records import SampleRecord
     from .run.checks import Preflight
     from .task import Task
     from .types import Example, Prediction
@@ -45,28 +46,30 @@ class System:
         return {key: value for key, value in vars(self).items() if not key.startswith("_") and (
             isinstance(value, plain) or (isinstance(value, dict) and all(isinstance(v, plain) for v in value.values())))}
 
-    def report(self, seen_ids: set[str], complete_data: bool) -> dict[str, Any] | None:
-        """Problems found outside any single example (e.g. a bad line in a predictions file),
+    # --- reporting: from the task's sample records (ragbench.records.SampleRecord), not from state kept
+    # during the run, so a resumed run counts every example. `report`, `statistics` and `format_adherence`
+    # get the records without their texts (SampleRecord.has_text is False).
+    def report(self, samples: list["SampleRecord"], complete_data: bool) -> dict[str, Any] | None:
+        """Problems found outside any single example (e.g. a bad line in a predictions file, or one whose
+        id none of `samples` has; `complete_data`: the run read the task's whole data, no --limit),
         as {"errors": [...], ...}; any error marks the run incomplete."""
         return None
 
     @classmethod
-    def trace_outline(cls, record: dict[str, Any]) -> list[dict[str, Any]]:
-        """The structure of one sample record's trace for the viewer's timeline: by default the
-        groups its steps were made in (`with ctx.group(label):`, see ragbench.trace_groups). Override
-        to add what only the system knows to a group: {"info": {name: value}, "chosen": True}."""
+    def trace_outline(cls, record: "SampleRecord") -> list[dict[str, Any]]:
+        """The structure of one sample's trace for the viewer's timeline: by default the groups its steps
+        were made in (`with ctx.group(label):`, see ragbench.trace_groups). Override to add what only the
+        system knows to a group: {"info": {name: value}, "chosen": True}."""
         from .trace_groups import outline
 
-        return outline(record.get("trace") or [])
+        return outline(record.trace)
 
-    def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def statistics(self, samples: list["SampleRecord"]) -> dict[str, Any] | None:
         """System-specific figures computed from the task's sample records (e.g. iterations per
-        example, calls per stage), kept in results.json `system_stats` and shown in report.md.
-        Computed from the records, not from state kept during the run, so a resumed run counts
-        every example."""
+        example, calls per stage), kept in results.json `system_stats` and shown in report.md."""
         return None
 
-    def format_adherence(self, samples: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list["SampleRecord"]) -> list[dict[str, Any]] | None:
         """How often the model's outputs followed the format this system parses, from the task's sample
         records: a list of {"format": what was expected, "followed": n, "of": m, "fix": what to do when
         they did not} (e.g. SMART's `Search(...)` intents, Self-RAG's reflection tokens). The run warns
@@ -75,8 +78,7 @@ class System:
         return None
 
 
-def recorded_extras(samples: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
-    """`prediction.extras[name]` of every sample that ran without error and recorded it: what a
-    system's `statistics` and `format_adherence` read from the task's sample records."""
-    return [s["prediction"]["extras"][name] for s in samples
-            if s.get("error") is None and name in ((s.get("prediction") or {}).get("extras") or {})]
+def recorded_extras(samples: list["SampleRecord"], name: str) -> list[Any]:
+    """`extras[name]` of every sample that ran without error and recorded it: what a system's
+    `statistics` and `format_adherence` read from the task's sample records."""
+    return [s.extras[name] for s in samples if s.error is None and name in s.extras]

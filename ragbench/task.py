@@ -28,18 +28,19 @@ class Task:
     # options of the task's own metrics (metric name -> options; --metric-arg overrides them)
     metric_options: ClassVar[dict[str, dict[str, Any]]] = {}
 
-    # --- the task-system contract (README, "The task-system contract": each hook, its purpose and
+    # --- the task-system contract (docs/writing-plugins.md, "The task-system contract": each hook, its purpose and
     # which built-in systems read it) ----------------------------------------------------------------
     #   answer_format    "short" (an entity or phrase), "long" (a paragraph), "list", "choice"
     #                    (a multiple-choice letter) or "label" (a verdict such as true/false)
     #   cites            answers cite the shown documents as [1], [2] ... (ALCE-style citation metrics)
     #   gold_fields      the kinds of gold its records carry: answers (short strings), label, choices,
     #                    qa_pairs, answer_lists, long_answer, claims, crag_answer (metrics name the
-    #                    kinds they need in `gold_needs`; a task that cites also offers "citations")
+    #                    kinds they need in `gold_needs`; a task that cites also offers "citations");
+    #                    `gold_references` reads them as reference texts
     #   instruction_key  the task's standing instruction by its name in Self-RAG's and SMART's TASK_INST
     #                    ("fever", "arc_c", "asqa"; None: the question is the whole instruction)
     # and the methods below: reader_prompt, answer_prompt, postprocess, chat_messages, citations,
-    # passages, query_text, task_input, demonstration, prediction_records.
+    # passages, query_text, task_input, demonstration, prediction_records, gold_references.
     answer_format: ClassVar[str] = "short"
     cites: ClassVar[bool] = False
     gold_fields: ClassVar[tuple[str, ...] | None] = None  # None: not declared, every metric may try
@@ -161,6 +162,15 @@ class Task:
         numbers it cites (1-based positions in the documents shown). Informational; metrics
         parse the answer themselves, as the upstream evaluation does."""
         return []
+
+    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+        """Every gold answer of one record (`example.gold`) as a reference text, the preferred first: what a
+        metric that knows no benchmark compares an answer with (an LLM judge's reference, an HF
+        `evaluate` metric's references). Default: the `answers` kind, else the `label`; a task whose
+        gold is shaped otherwise says how to read it by overriding this."""
+        if gold.get("answers"):
+            return [str(answer) for answer in gold["answers"]]
+        return [str(gold["label"])] if gold.get("label") is not None else []
 
     def config(self) -> dict[str, Any]:
         plots = {"plot_keys": list(self.plot_keys)} if self.plot_keys else {}

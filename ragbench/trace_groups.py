@@ -36,13 +36,14 @@ def group(label: str) -> Iterator[None]:
         _PATH.reset(token)
 
 
-def outline(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The tree of a recorded trace by its steps' `group` labels; consecutive steps of the same group
-    share one node (a group made again later, after other steps, gets a node of its own)."""
+def outline(trace: list[Any]) -> list[dict[str, Any]]:
+    """The tree of a trace (its ragbench.types.Step objects) by the steps' `group` labels; consecutive
+    steps of the same group share one node (a group made again later, after other steps, gets a node
+    of its own)."""
     root: list[dict[str, Any]] = []
     open_path: list[dict[str, Any]] = []  # the group nodes the previous step sat in
     for index, step in enumerate(trace):
-        path = [str(label) for label in step.get("group") or []]
+        path = [str(label) for label in step.group or []]
         depth = 0
         while depth < min(len(path), len(open_path)) and open_path[depth]["group"] == path[depth]:
             depth += 1

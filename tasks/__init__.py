@@ -6,8 +6,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from ragbench.api import hookimpl
 from ragbench.builtin import load_yaml, section
-from ragbench.hookspecs import hookimpl
 
 
 @lru_cache(maxsize=1)

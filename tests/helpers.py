@@ -1,11 +1,13 @@
 """Running ragbench from tests: in-process via the Evaluator, or as a subprocess CLI."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from ragbench.run.evaluator import Evaluator, RunConfig
 
@@ -30,3 +32,29 @@ def comparable(results: dict) -> dict:
     """What must be equal between two runs of the same configuration."""
     return {"results": results["results"], "details": results["details"], "counts": results["counts"],
             "complete": results["complete"]}
+
+
+@contextlib.contextmanager
+def tmpfs(folder: Path, size: str = "1m", read_only: bool = False) -> Iterator[Path | None]:
+    """A small tmpfs mounted on `folder` (a real full disk, or with `read_only` a real read-only
+    folder); None where mounting is not allowed (not root, a CI container): the caller falls back
+    to an injected fault."""
+    folder.mkdir(parents=True, exist_ok=True)
+    options = f"size={size}" + (",ro" if read_only else "")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        yield None
+        return
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def plugin_pyproject(name: str, entry_points: dict[str, str], package: str, package_data: tuple[str, ...] = ()) -> str:
+    """The pyproject.toml of a one-package plugin that registers `entry_points` in the `ragbench` group."""
+    points = "\n".join(f'{key} = "{value}"' for key, value in entry_points.items())
+    data = f"\n[tool.setuptools.package-data]\n{package} = {json.dumps(list(package_data))}\n" if package_data else ""
+    return (f'[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
+            f'[project]\nname = "{name}"\nversion = "0.0.1"\ndependencies = ["ragbench"]\n\n'
+            f'[project.entry-points.ragbench]\n{points}\n\n[tool.setuptools]\npackages = ["{package}"]\n{data}')

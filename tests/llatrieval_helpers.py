@@ -14,6 +14,7 @@ from ragbench.engines.base import Request
 from ragbench.engines.scripted import ScriptedEngine
 from ragbench.llm import LLM
 from ragbench.plugins.llatrieval.prompts import SUMMARY_KEY
+from ragbench.records import SampleRecord
 from ragbench.retrieval.base import Retriever
 from ragbench.retrieval.handle import Retrieval
 from ragbench.run.scheduler import Scheduler
@@ -154,10 +155,10 @@ async def run_system(system, examples: list[Example], script: Callable[[Request]
     return predictions, engine, retrieval
 
 
-def records(examples: list[Example], predictions) -> list[dict]:
+def records(examples: list[Example], predictions) -> list[SampleRecord]:
     from ragbench.run.evaluator import sample_record
 
-    return [sample_record(e, p) for e, p in zip(examples, predictions)]
+    return [SampleRecord.from_dict(sample_record(e, p)) for e, p in zip(examples, predictions)]
 
 
 always_yes = StepScript()

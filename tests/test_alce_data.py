@@ -62,7 +62,8 @@ def test_bad_records_are_counted_and_the_run_goes_on(tmp_path):
     predictions.write_text("".join(json.dumps({"id": r["id"], "output": "Marazan [1]."}) + "\n" for r in data))
     results = run(tmp_path, tasks=["alce_qampari"], system="recorded", system_args={"path": str(predictions)},
                   data={"alce_qampari": str(path)}, task_args={"citations": False})
-    assert results["counts"]["alce_qampari"] == {"records": 5, "scored": 4, "failed": 0, "bad_records": 1, "missing": 0}
+    assert results["counts"]["alce_qampari"] == {"records": 5, "scored": 4, "failed": 0, "bad_records": 1,
+                                                 "missing": 0, "metric_failures": 0}
 
 
 def test_not_json_is_a_config_error(tmp_path):

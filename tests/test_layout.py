@@ -1,6 +1,6 @@
 """The layout shows the architecture (issue 22 point 6): the core grouped by layer, one folder per
-system as per benchmark, every folder saying what it owns, no module too long to read, and the README's
-"How it works" tree drawing the same folders."""
+system as per benchmark, every folder saying what it owns, no module too long to read, and the tree of
+"How it works" (docs/internals.md) drawing the same folders."""
 from __future__ import annotations
 
 import ast
@@ -37,9 +37,9 @@ def test_one_folder_per_system():
             assert (folder / "system.py").exists(), f"{folder.name}: its System class belongs in system.py"
 
 
-def test_the_readme_draws_the_core_folders():
-    section = re.search(r"^## How it works\n(.*?)^## ", (REPO / "README.md").read_text(encoding="utf-8"),
-                        re.M | re.S).group(1)
-    drawn = set(re.findall(r"^ {6}(\w+)/ ", section, re.M))
+def test_the_docs_draw_the_core_folders():
+    internals = (REPO / "docs" / "internals.md").read_text(encoding="utf-8")
+    section = re.search(r"^## How it works\n(.*?)^## ", internals, re.M | re.S).group(1)
+    drawn = set(re.findall(r"^ {2}(\w+)/ ", section, re.M))
     folders = {p.name for p in (REPO / "ragbench").iterdir() if (p / "__init__.py").exists()}
-    assert drawn == folders, f"README 'How it works' tree: missing {folders - drawn}, stale {drawn - folders}"
+    assert drawn == folders, f"docs/internals.md 'How it works' tree: missing {folders - drawn}, stale {drawn - folders}"

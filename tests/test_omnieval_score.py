@@ -23,7 +23,8 @@ def test_prediction_folder_maps_turns_and_skips_judge_excluded_files():
 def test_score_folder_gives_rule_and_retrieval_metrics(tmp_path):
     results = run(tmp_path, tasks=["omnieval_auto"], system="recorded", system_args={"path": str(PREDS)},
                   data={"omnieval_auto": str(TREE)})
-    assert results["counts"]["omnieval_auto"] | {} == {**results["counts"]["omnieval_auto"], "scored": 9, "missing": 0}
+    assert results["counts"]["omnieval_auto"] | {} == {**results["counts"]["omnieval_auto"], "scored": 9,
+                                                       "missing": 0, "metric_failures": 0}
     assert results["complete"]
     rows = {r["id"]: r for r in samples(tmp_path / "run", "omnieval_auto")}
     first = rows["银行业务 - 零售银行 - 抽取类问答/0"]["scores"]

@@ -87,7 +87,8 @@ def test_examples_are_keyed_by_id_so_a_task_need_not_number_them(tmp_path, monke
                         registry.entries["tasks"]["demo"].__class__(kind="tasks", name="no_index",
                                                                     target="test_run_integrity:NoIndexTask"))
     results = run(tmp_path, tasks=["no_index"], system="closed_book", model="scripted:echo")
-    assert results["counts"]["no_index"] == {"records": 5, "scored": 5, "failed": 0, "bad_records": 0, "missing": 0}
+    assert results["counts"]["no_index"] == {"records": 5, "scored": 5, "failed": 0, "bad_records": 0,
+                                             "missing": 0, "metric_failures": 0}
     assert [r["index"] for r in samples(tmp_path / "run", "no_index")] == [0, 1, 2, 3, 4]
 
 

@@ -153,10 +153,11 @@ def test_citation_numbering_after_a_skipped_duplicate_path_vs_kept():
 def test_selfrag_warns_when_passage_generations_do_not_open_with_a_relevance_token():
     from ragbench.plugins.selfrag.system import SelfRag
 
-    def sample(*firsts):
-        return {"error": None, "prediction": {"extras": {"selfrag": {"passages": [
-            {"relevance_token_first": first} for first in firsts]}}}}
+    from ragbench.records import SampleRecord
 
-    [check] = SelfRag().format_adherence([sample(True, False), sample(False, False), {"error": "x"}])
+    def sample(*firsts):
+        return SampleRecord("q", extras={"selfrag": {"passages": [{"relevance_token_first": first} for first in firsts]}})
+
+    [check] = SelfRag().format_adherence([sample(True, False), sample(False, False), SampleRecord("x", error="x")])
     assert (check["followed"], check["of"]) == (1, 4) and "Self-RAG checkpoint" in check["fix"]
-    assert SelfRag().format_adherence([{"error": None, "prediction": {"extras": {}}}]) is None
+    assert SelfRag().format_adherence([SampleRecord("q")]) is None

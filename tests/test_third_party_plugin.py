@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import plugin_pyproject
 from ragbench.types import trace_prompts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,23 +35,9 @@ def _write(path: Path, text: str) -> None:
 def _broken_package(root: Path) -> Path:
     """A plugin with two entry points: one whose hook module fails to import, and one whose
     catalogue loads but whose system's target module fails when first used."""
-    _write(root / "pyproject.toml", f"""\
-        [build-system]
-        requires = ["setuptools>=68"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "{BROKEN_PROVIDER}"
-        version = "0.0.1"
-        dependencies = ["ragbench"]
-
-        [project.entry-points.ragbench]
-        broken_import = "ragbench_broken_example.boom"
-        broken_lazy = "ragbench_broken_example.lazy"
-
-        [tool.setuptools]
-        packages = ["ragbench_broken_example"]
-        """)
+    _write(root / "pyproject.toml", plugin_pyproject(
+        BROKEN_PROVIDER, {"broken_import": "ragbench_broken_example.boom", "broken_lazy": "ragbench_broken_example.lazy"},
+        "ragbench_broken_example"))
     _write(root / "ragbench_broken_example" / "__init__.py", "")
     _write(root / "ragbench_broken_example" / "boom.py",
            'raise ImportError("this plugin needs the libfrobnicate library")\n')
@@ -211,7 +198,8 @@ def test_majority_vote_on_plugin_task(sites, tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert results["complete"]
     assert results["results"]["trivia_tf"]["verdict_accuracy"] == pytest.approx(EXPECTED_MAJORITY)
-    assert results["counts"]["trivia_tf"] == {"records": 8, "scored": 8, "failed": 0, "bad_records": 0, "missing": 0}
+    assert results["counts"]["trivia_tf"] == {"records": 8, "scored": 8, "failed": 0, "bad_records": 0,
+                                              "missing": 0, "metric_failures": 0}
     assert results["cost"]["llm_calls"] == 3 * len(data)
     samples = {s["id"]: s for s in _samples(out, "trivia_tf")}
     second = samples[data[1]["qid"]]  # plan "wcc": the wrong first vote is outvoted

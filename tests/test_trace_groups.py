@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ragbench.records import SampleRecord
 from ragbench.system import System
 from ragbench.trace_groups import find_groups, group, grouped, outline
 from ragbench.types import Step
@@ -36,9 +37,9 @@ def test_steps_record_their_groups_across_tasks_and_nesting():
 
 
 def test_outline_nests_and_merges_consecutive_steps_of_a_group():
-    trace = [{"group": ["it 1"]}, {"group": ["it 1", "verify"]}, {"group": ["it 2"]}, {}, {"group": ["it 2"]}]
+    trace = [Step("llm", "s", {}, group=labels) for labels in (["it 1"], ["it 1", "verify"], ["it 2"], [], ["it 2"])]
     assert outline(trace) == [
         {"group": "it 1", "items": [{"step": 0}, {"group": "verify", "items": [{"step": 1}]}]},
         {"group": "it 2", "items": [{"step": 2}]}, {"step": 3}, {"group": "it 2", "items": [{"step": 4}]}]
     assert [node["items"] for node in find_groups(outline(trace), "verify")] == [[{"step": 1}]]
-    assert System.trace_outline({"trace": trace}) == outline(trace)
+    assert System.trace_outline(SampleRecord("q", trace=trace)) == outline(trace)

@@ -2,16 +2,15 @@
 selenium) opens a served site and an exported one (file://), clicks runs -> examples -> an LLatrieval
 example's timeline (a custom step with the documents it kept) -> a failed example's traceback -> compare,
 and checks what is rendered; model output with HTML in it shows as text.
-Set RAGBENCH_SCREENSHOTS=DIR to save the pages as PNGs (docs/ holds the README's)."""
+Set RAGBENCH_SCREENSHOTS=DIR to save the pages as PNGs (docs/ holds those of docs/viewer.md)."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import threading
 from pathlib import Path
 
 import pytest
+from chromium import headless_chromium, require_chromium
 from view_fixtures import FAILED_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 from ragbench.view.export import export
@@ -19,13 +18,7 @@ from ragbench.view.catalog import RunCatalog
 from ragbench.view.server import make_server
 from ragbench.view.site import Site
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install ragbench[test])")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
-if not (CHROMIUM and DRIVER):
-    pytest.skip("no chromium/chromedriver here (apt-get install chromium chromium-driver)", allow_module_level=True)
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,860")
+require_chromium()
 SHOTS = os.environ.get("RAGBENCH_SCREENSHOTS")
 
 
@@ -39,19 +32,8 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    profile = tempfile.mkdtemp(prefix="ragbench-chromium-")
-    options.add_argument(f"--user-data-dir={profile}")
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with headless_chromium() as driver:
+        yield driver
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import plugin_pyproject
+
 PROVIDER = "ragbench-yaml-example"
 RECORDS = [{"id": "c1", "question": "What is the capital of France?", "golden_answers": ["Paris"],
             "metadata": {"continent": "Europe"}},
@@ -32,7 +34,7 @@ metrics: [em, {name: match_normalized}]
 system_args: {max_tokens: 6}
 """
 STYLE = """\
-from ragbench.shared.yaml_tasks import YamlTask
+from ragbench.api import YamlTask
 
 
 class Shouting(YamlTask):
@@ -68,25 +70,8 @@ def _write(path: Path, text: str) -> None:
 def site(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("yaml_plugin")
     source = root / "src"
-    _write(source / "pyproject.toml", f"""\
-        [build-system]
-        requires = ["setuptools>=68"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "{PROVIDER}"
-        version = "0.0.1"
-        dependencies = ["ragbench"]
-
-        [project.entry-points.ragbench]
-        yaml_example = "ragbench_yaml_example.hooks"
-
-        [tool.setuptools]
-        packages = ["ragbench_yaml_example"]
-
-        [tool.setuptools.package-data]
-        ragbench_yaml_example = ["tasks/*.yaml", "tasks/data/*.jsonl"]
-        """)
+    _write(source / "pyproject.toml", plugin_pyproject(PROVIDER, {"yaml_example": "ragbench_yaml_example.hooks"},
+                                                        "ragbench_yaml_example", ("tasks/*.yaml", "tasks/data/*.jsonl")))
     package = source / "ragbench_yaml_example"
     _write(package / "__init__.py", "")
     _write(package / "hooks.py", HOOK)

@@ -35,8 +35,7 @@ FLASHRAG = [
 def documented_example() -> str:
     """The complete example of docs/yaml-tasks.md, as a user would copy it."""
     page = (ROOT / "docs" / "yaml-tasks.md").read_text(encoding="utf-8")
-    block = re.search(r"### A complete example\n\n((?:    .*\n|\n)+)", page).group(1)
-    return "\n".join(line[4:] for line in block.splitlines()) + "\n"
+    return re.search(r"## A complete example\n\n```yaml\n(.*?)^```", page, re.M | re.S).group(1)
 
 
 def write_records(path: Path, records: list) -> Path:
@@ -67,7 +66,8 @@ def test_the_documented_example_runs_end_to_end_with_its_prompt_filters_and_metr
                                  {"pattern": "through Lyon", "response": "the Saone"},
                                  {"response": " Shakespeare "}]))
     results = run(tmp_path, tasks=[str(documented_task)], model=f"scripted:{rules}")
-    assert results["counts"]["my_qa"] == {"records": 3, "scored": 3, "failed": 0, "bad_records": 0, "missing": 0}
+    assert results["counts"]["my_qa"] == {"records": 3, "scored": 3, "failed": 0, "bad_records": 0, "missing": 0,
+                                                  "metric_failures": 0}
     # hand-worked: em 1, 0, 1; token F1 1, 0 (the Saone vs Rhone), 1; normalised match 1, 0, 1
     assert results["results"]["my_qa"] == pytest.approx({"em": 2 / 3, "f1": 2 / 3, "match_normalized": 2 / 3})
     assert results["details"]["my_qa"]["em"]["slices"]["type"]["bridge"]["value"] == 0.5
@@ -251,6 +251,22 @@ def test_gold_kinds_fill_the_keys_metrics_read(tmp_path):
     assert task.gold_fields == ("qa_pairs", "long_answer", "claims", "crag_answer")
 
 
+@pytest.mark.parametrize("gold,kinds,references", [
+    ("{answers: a}", ("answers",), ["x", "y"]),
+    ("{label: v}", ("label",), ["SUPPORTS"]),
+    ("{long_answer: long, qa_pairs: pairs}", ("qa_pairs", "long_answer"), ["A long answer."]),
+    ("{qa_pairs: pairs}", ("qa_pairs",), ["s1", "s2"]),
+    ("{answer_lists: lists}", ("answer_lists",), ["Paris, Lyon"]),
+    ("{crag_answer: {answer: long, alt_ans: a}}", ("crag_answer",), ["A long answer.", "x", "y"])])
+def test_gold_references_read_the_declared_gold(tmp_path, gold, kinds, references):
+    record = {"question": "q", "a": ["x", "y"], "v": "SUPPORTS", "long": "A long answer.",
+              "pairs": [{"question": "s", "short_answers": ["s1", "s2"]}], "lists": [["Paris", "City of Light"], ["Lyon"]]}
+    write_jsonl(tmp_path / "d.jsonl", [record])
+    task = spec_task(tmp_path, f"task: t\ndata: {{path: d.jsonl}}\nfields: {{gold: {gold}}}\nmetrics: [em]\n")
+    (example,) = task.examples()
+    assert task.gold_fields == kinds and task.gold_references(example.gold) == references
+
+
 def test_inputs_and_choices_reach_the_template_and_query(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "Pick one.", "opts": ["red", "blue"], "key": "B", "hint": "sky"}])
     task = spec_task(tmp_path, "task: t\ndata: {path: d.jsonl}\nanswer_format: choice\nfields:\n  gold:\n"
@@ -332,6 +348,8 @@ GOOD = "task: t\ndata: {path: d.jsonl}\nfields:\n  gold: {answers: a}\nprompt:\n
     (GOOD.replace("data: {path: d.jsonl}", "data: {path: d.jsonl, format: jsonlines}"),
      "task.yaml:2: key 'data.format': 'jsonlines' is not one of"),
     (GOOD.replace("fields:\n", "fields:\n  question: q\n  question: r\n"), "task.yaml:5: key 'question' is given twice"),
+    (GOOD.replace("fields:\n", "fields:\n  inputs: {docs: passages}\n"),
+     "task.yaml:4: key 'fields.inputs.docs': 'docs' is a template variable of every task"),
 ])
 def test_a_mistake_in_the_file_is_one_line_naming_file_line_and_key(tmp_path, text, message):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])

@@ -1,9 +1,7 @@
 """The LLM alone, prompted with the task's own baseline prompt."""
 from __future__ import annotations
 
-from ragbench.context import Context
-from ragbench.shared.reader import Reader
-from ragbench.types import Document, Example
+from ragbench.api import Context, Document, Example, Reader
 
 
 class ClosedBook(Reader):

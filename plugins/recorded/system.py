@@ -11,11 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragbench.context import Context
-from ragbench.errors import ConfigError, RecordError
-from ragbench.storage.jsonl import iter_jsonl, require
-from ragbench.system import System
-from ragbench.types import Document, Example, Prediction
+from ragbench.api import (ConfigError, Context, Document, Example, Prediction, RecordError, SampleRecord, System,
+                          iter_jsonl, require)
 
 
 class MissingPrediction(Exception):
@@ -75,10 +72,11 @@ class Recorded(System):
         return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=docs,
                           citations=ctx.task.citations(answer), extras=extras)
 
-    def report(self, seen_ids: set[str], complete_data: bool) -> dict[str, Any]:
+    def report(self, samples: list[SampleRecord], complete_data: bool) -> dict[str, Any]:
         """Bad lines of the file and (when the whole task was read) ids not in the task's data."""
         errors = list(self.file_errors)
         if complete_data:
+            seen_ids = {s.id for s in samples if s.id is not None}
             errors += [f"{self.path}: unknown id {example_id!r} (not in the task's data)"
                        for example_id in self.outputs if example_id not in seen_ids]
         return {"predictions_file": self.path, "errors": errors}

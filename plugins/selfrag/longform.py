@@ -7,9 +7,7 @@ import asyncio
 import math
 from typing import Any
 
-from ragbench.context import Context
-from ragbench.engines.base import Response
-from ragbench.types import Document
+from ragbench.api import Context, Document, Response
 
 from .prompts import (NO_RETRIEVAL, REFLECTION_TOKENS, RETRIEVAL_TOKENS, cite_segments, clean_segment,
                               evidence_prompt, fix_spacing)

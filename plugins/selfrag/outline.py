@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.trace_groups import outline
+from ragbench.api import Step, outline
 
 SCORES = ("final_score", "relevance_score", "ground_score", "utility_score", "seq_score")
 
@@ -17,14 +17,14 @@ def _decision(index: int, extras: dict[str, Any]) -> dict[str, Any]:
             "info": {"retrieval_ratio": extras.get("retrieval_ratio"), "retrieve": extras.get("retrieved")}}
 
 
-def short_form(trace: list[dict[str, Any]], extras: dict[str, Any]) -> list[dict[str, Any]]:
+def short_form(trace: list[Step], extras: dict[str, Any]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     passages = list(extras.get("passages") or [])
     number = 0
     for index, step in enumerate(trace):
-        if step.get("name") == "selfrag:decide":
+        if step.name == "selfrag:decide":
             items.append(_decision(index, extras))
-        elif step.get("name") == "selfrag:passage" and number < len(passages):
+        elif step.name == "selfrag:passage" and number < len(passages):
             scores = passages[number]
             items.append({"group": f"passage {number + 1}: {scores.get('title') or scores.get('doc_id') or ''}",
                           "items": [{"step": index}], "chosen": extras.get("best_passage") == number,
@@ -48,9 +48,9 @@ def _chosen_nodes(extras: dict[str, Any]) -> set[int]:
     return set()
 
 
-def long_form(trace: list[dict[str, Any]], extras: dict[str, Any]) -> list[dict[str, Any]]:
+def long_form(trace: list[Step], extras: dict[str, Any]) -> list[dict[str, Any]]:
     tree = extras.get("tree") or []
-    segments = [i for i, step in enumerate(trace) if step.get("name") == "selfrag:segment"]
+    segments = [i for i, step in enumerate(trace) if step.name == "selfrag:segment"]
     if len(segments) != len(tree) - 1:
         return outline(trace)  # not the tree these calls made (an older record): the plain outline
     chosen, depth = _chosen_nodes(extras), {0: 0}
@@ -58,7 +58,7 @@ def long_form(trace: list[dict[str, Any]], extras: dict[str, Any]) -> list[dict[
     items: list[dict[str, Any]] = []
     levels: dict[int, dict[str, Any]] = {}
     for index, step in enumerate(trace):
-        if step.get("name") == "selfrag:decide":
+        if step.name == "selfrag:decide":
             items.append(_decision(index, extras))
         elif index in node_of:
             node = node_of[index]

@@ -5,7 +5,7 @@ engine's named-token log-probabilities (`Sampling.logprob_tokens`).
 
 Options keep upstream's flag names. Defaults reproduce the paper's protocol as the shipped scripts
 and README commands run it, quirks included; each quirk that moves numbers has its own switch
-(README, "Self-RAG"):
+(docs/systems.md, "Self-RAG"):
   retrieval_ratio="logprob"       short-form adaptive decision divides raw log-probs (upstream);
                                   "prob" normalises probabilities as the paper and the long form do
   w_use=None                      1.0 in short form (the CLI default), 0.5 in long form (hard-coded)
@@ -27,12 +27,8 @@ import math
 from statistics import mean
 from typing import Any
 
-from ragbench.context import Context
-from ragbench.engines.base import EngineError, Sampling
-from ragbench.errors import ConfigError
-from ragbench.system import System, recorded_extras
-from ragbench.task import Task
-from ragbench.types import Document, Example, Prediction
+from ragbench.api import (ConfigError, Context, Document, EngineError, Example, Prediction, SampleRecord, Sampling,
+                          System, Task, recorded_extras)
 
 from .longform import long_form
 from .outline import long_form as long_form_outline, short_form as short_form_outline
@@ -127,7 +123,7 @@ class SelfRag(System):
         if engine.kind == "openai":
             raise ConfigError("selfrag: logprob_window=upstream reads reflection tokens from top-5,000/32,016 log-prob "
                               "dicts, but OpenAI-compatible servers return at most the top 20 per position; pass "
-                              "--system-arg logprob_window=exact to read them from those 20 (README, Self-RAG)")
+                              "--system-arg logprob_window=exact to read them from those 20 (docs/systems.md, Self-RAG)")
         window_k = getattr(engine, "window_k", None)  # vllm: the engine's max_logprobs must allow the window
         if window_k is not None:
             try:
@@ -222,14 +218,14 @@ class SelfRag(System):
         return raw, raw, [docs[best_index]], trace
 
     @classmethod
-    def trace_outline(cls, record: dict[str, Any]) -> list[dict[str, Any]]:
+    def trace_outline(cls, record: SampleRecord) -> list[dict[str, Any]]:
         """The viewer's timeline: the retrieval decision, then each passage's (short form) or beam-search
         node's (long form) call with its critique scores, the chosen ones marked (selfrag_outline)."""
-        extras = ((record.get("prediction") or {}).get("extras") or {}).get("selfrag") or {}
+        extras = record.extras.get("selfrag") or {}
         form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form"))
-        return form(record.get("trace") or [], extras) if form else super().trace_outline(record)
+        return form(record.trace, extras) if form else super().trace_outline(record)
 
-    def format_adherence(self, samples: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         """A Self-RAG model opens each passage's generation with [Relevant] or [Irrelevant]; a model
         without trained reflection tokens does not, and its critique scores then read tokens it never
         generates (relevance from position 0, support and utility left at 0)."""
@@ -242,7 +238,7 @@ class SelfRag(System):
                  "fix": "use a Self-RAG checkpoint (e.g. selfrag/selfrag_llama2_7b) whose vocabulary and training "
                         "carry the reflection tokens"}]
 
-    def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         traces = recorded_extras(samples, "selfrag")
         if not traces:
             return None

@@ -36,12 +36,8 @@ import asyncio
 from statistics import mean
 from typing import Any
 
-from ragbench.context import Context
-from ragbench.errors import ConfigError
-from ragbench.system import System, recorded_extras
-from ragbench.task import Task
-from ragbench.trace_groups import grouped
-from ragbench.types import Document, Example, Prediction
+from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task, grouped,
+                          recorded_extras)
 
 from .prompts import (END_GENERATOR, END_INTENT, END_LOCATOR, GENERATOR, LONG, RECONSTRUCTOR, SHORT,
                             SMART_TASK_INSTRUCTIONS, LocatedFact, instruction_block, intent_prompt, locate_prompt,
@@ -249,7 +245,7 @@ class Smart(System):
             answer = f"{answer[:-1]} {markers}." if answer.endswith(".") else f"{answer} {markers}"
         return answer
 
-    def statistics(self, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         traces = recorded_extras(samples, "smart")
         if not traces:
             return None
@@ -265,7 +261,7 @@ class Smart(System):
         stats["cited_rate"] = round(mean(1.0 if t.get("cited") else 0.0 for t in traces), 4)
         return stats
 
-    def format_adherence(self, samples: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         """Trajectory mode reads the Reconstructor's intents from `Search(...)`; a model not trained on
         SMART's format writes something else, which upstream's parser takes whole as the intents."""
         traces = recorded_extras(samples, "smart")

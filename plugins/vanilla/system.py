@@ -1,9 +1,7 @@
 """Retrieve-then-read with the task's baseline prompt."""
 from __future__ import annotations
 
-from ragbench.context import Context
-from ragbench.shared.reader import Reader
-from ragbench.types import Document, Example
+from ragbench.api import Context, Document, Example, Reader
 
 
 class Vanilla(Reader):

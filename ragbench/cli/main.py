@@ -6,7 +6,10 @@ Imports stay light here: engines (torch, vLLM) load only when a run starts.
 from __future__ import annotations
 
 import dataclasses
+import errno
+import sqlite3
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -16,7 +19,8 @@ from ..retrieval.commands import index_group
 from ..run.lifecycle import EXIT_INTERRUPTED
 from ..run.options import parse_assignments
 from .plugin_commands import PluginCommandGroup
-from .run_options import common_kwargs, data_paths, run_kwargs, split_names, with_common, with_run_options
+from .run_options import (common_kwargs, data_paths, judge_args_of, run_kwargs, split_names, with_common,
+                          with_run_options)
 
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 
@@ -28,13 +32,37 @@ def _config_error(exc: ConfigError) -> None:
     sys.exit(EXIT_CONFIG)
 
 
+_ENVIRONMENT_FIXES = {errno.ENOSPC: "free space on that disk", errno.EDQUOT: "free space within your disk quota",
+                      errno.EROFS: "make it writable, or point --output / --cache / --page-cache elsewhere",
+                      errno.EACCES: "make it writable, or point --output / --cache / --page-cache elsewhere",
+                      errno.EPERM: "make it writable, or point --output / --cache / --page-cache elsewhere"}
+
+
+def _environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None) -> None:
+    """An OS or SQLite error (a full disk, a read-only path, a failing device): one line naming what,
+    where and the fix, then exit 1. What a run finished is saved, so `--resume` goes on from there. Of
+    errors raised while cleaning up after one (a full disk fails every write), the first is named."""
+    chain = [exc]
+    while (earlier := chain[-1].__cause__ or chain[-1].__context__) is not None and earlier not in chain:
+        chain.append(earlier)
+    exc = next((e for e in reversed(chain) if isinstance(e, OSError) and e.filename), exc)
+    if isinstance(exc, OSError):
+        what = exc.strerror or type(exc).__name__
+        where = exc.filename or "a file ragbench was writing"
+        fix = _ENVIRONMENT_FIXES.get(exc.errno, "fix what the error names")
+    else:
+        what, where, fix = f"SQLite error ({exc})", "a SQLite file", "fix or remove the file it names"
+    resumable = run_dir is not None and (Path(run_dir) / "run.json").is_file()
+    then = "then run the same command with --resume (what finished is saved)" if resumable else "then run it again"
+    click.echo(f"ragbench: error: {what}: {where}; {fix}, {then}", err=True)
+    sys.exit(EXIT_INCOMPLETE)
+
+
 def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from ..run.evaluator import Evaluator, RunConfig, RunInterrupted
     from ..run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message
-    from ..reports.failures import incomplete_reason
     from ..replay.rerun import replay_config
-    from ..reports.summary import cost_line, failure_lines, results_table
 
     config = None
     try:
@@ -44,17 +72,27 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
             outcome = Evaluator(config).run()
     except ConfigError as exc:
         _config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        _environment_error(exc, config and config.run_dir())
     except RunInterrupted as exc:
         exit_interrupted(exc)
     except KeyboardInterrupt:
         click.echo(interrupt_message(config and config.run_dir()), err=True, nl=False)
         sys.exit(EXIT_INTERRUPTED)
-    results = outcome.results
     if outcome.rebuilt:
         click.echo(f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved "
                    "samples", err=True)
     elif outcome.already_finished:
         click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
+    _report(outcome)
+
+
+def _report(outcome: Any) -> None:
+    """A finished run's summary on the console; exit 1 when it is incomplete."""
+    from ..reports.failures import incomplete_reason
+    from ..reports.summary import cost_line, failure_lines, results_table
+
+    results = outcome.results
     click.echo(results_table(results))
     click.echo(cost_line(results["cost"]))
     for line in failure_lines(results):
@@ -125,12 +163,18 @@ def check_command(no_model: bool, **options) -> None:
             evaluator.retriever.close()
     except ConfigError as exc:
         _config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        _environment_error(exc)
     except KeyboardInterrupt:
         click.echo("\nragbench check: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     for line in evaluator.checks.checked:
         click.echo(f"ok  {line}")
-    click.echo(f"ragbench check: ready to run (the run folder will be {evaluator.run_dir.path})")
+    for line in evaluator.checks.warnings:
+        click.echo(f"warning  {line}")
+    warned = len(evaluator.checks.warnings)
+    click.echo(f"ragbench check: {'ready to run' if not warned else f'can run, with {warned} warning(s) above'} "
+               f"(the run folder will be {evaluator.run_dir.path})")
 
 
 def metric_fits(registry: Any, metric: str) -> str:
@@ -202,6 +246,49 @@ def score_command(task: str, data_file: str | None, predictions: str, **common) 
     except ConfigError as exc:
         _config_error(exc)
     _run(kwargs)
+
+
+@main.command("rescore")
+@click.argument("run_dir", metavar="RUN")
+@click.option("--metrics", default=None, metavar="NAME[,NAME]", help="NAME,... replaces the run's metrics, +NAME "
+              "adds to them, TASK:NAME / TASK:+NAME for one task (default: the run's)")
+@click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, added to the run's; "
+              "METRIC.key_prefix=P renames a metric's keys")
+@click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model (repeatable; default: the run's)")
+@click.option("--judge-arg", multiple=True, metavar="N.K=V", help="engine option of the N-th --judge (from 0)")
+@click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model (default: the run's)")
+@click.option("--nli-arg", multiple=True, metavar="K=V", help="NLI engine option")
+@click.option("--nli-format", default=None, type=click.Choice(["true", "prompt"]), help="(default: the run's)")
+@click.option("--output", default=None, help="folder of the rescored run (default: RUN__rescored; RUN is not changed)")
+@click.option("--overwrite", is_flag=True, help="replace the run in the output folder")
+@click.option("--max-inflight", default=None, type=click.IntRange(min=1), help="examples scored at once (default: "
+              "the run's)")
+@click.option("--cache", default=None, help="SQLite response cache of the judge and NLI calls (default: in the "
+              "output folder; a copy of RUN/cache.sqlite answers the calls RUN made, and RUN stays unchanged)")
+@click.option("--bootstrap-iters", default=None, type=click.IntRange(min=0), help="(default: the run's)")
+def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_arg, nli, nli_arg, nli_format,
+                    output, overwrite, max_inflight, cache, bootstrap_iters) -> None:
+    """Score a finished run's saved predictions again (other metrics, judges or NLI model, or metrics that
+    failed) without running the system, into a new run folder."""
+    from ..run.rescore_run import rescore_run
+
+    try:
+        changes = {"metrics": split_names(metrics) if metrics else None,
+                   "metric_args": parse_assignments(metric_arg, "--metric-arg"), "judges": list(judge),
+                   "judge_args": judge_args_of(judge_arg, judge), "nli": nli,
+                   "nli_args": parse_assignments(nli_arg, "--nli-arg"), "nli_format": nli_format, "output": output,
+                   "overwrite": overwrite, "max_inflight": max_inflight, "cache": cache,
+                   "bootstrap_iters": bootstrap_iters}
+        outcome = rescore_run(run_dir, changes)
+    except ConfigError as exc:
+        _config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        _environment_error(exc)
+    except KeyboardInterrupt:
+        click.echo(f"\nragbench rescore: interrupted; {run_dir} is unchanged, the rescored folder is unfinished "
+                   "(run the same command with --overwrite)", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    _report(outcome)
 
 
 @main.command("compare")
@@ -279,12 +366,14 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     from ..run.evaluator import Evaluator, RunInterrupted
     from ..run.lifecycle import exit_interrupted
     from ..registry import get_registry
+    from ..storage.files import write_atomically
     from ..reports.reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
 
     registry = get_registry()
     if show_list or not name:
         click.echo(listing(registry))
         return
+    config = None
     try:
         item = get_reproduction(registry, name)
         overrides = {**common_kwargs(**common), "data": data_paths(data), "limit": limit,
@@ -294,6 +383,8 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
         outcome = Evaluator(config).run()
     except ConfigError as exc:
         _config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        _environment_error(exc, config and config.run_dir())
     except RunInterrupted as exc:
         exit_interrupted(exc)
     label = verdict(item, limit, substituted, outcome.complete)
@@ -304,9 +395,9 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     results = json.loads(results_path.read_text(encoding="utf-8"))
     results["reproduction"] = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
                                "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
-    results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    with (outcome.run_dir / "report.md").open("a", encoding="utf-8") as report:
-        report.write("\n" + text)
+    write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n")
+    report = outcome.run_dir / "report.md"
+    write_atomically(report, report.read_text(encoding="utf-8") + "\n" + text)
     click.echo(f"results: {results_path}")
     if not outcome.complete:
         sys.exit(EXIT_INCOMPLETE)

@@ -55,7 +55,7 @@ def with_common(func):
     return func
 
 
-def _judge_args(items: tuple[str, ...], judges: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+def judge_args_of(items: tuple[str, ...], judges: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for key, value in parse_assignments(items, "--judge-arg").items():
         index, _, option = key.partition(".")
@@ -91,7 +91,8 @@ def common_kwargs(model, model_arg, base_url, judge, judge_arg, nli, nli_format,
     model_args = parse_assignments(model_arg, "--model-arg")
     if base_url:
         model_args["base_url"] = base_url[0] if len(base_url) == 1 else list(base_url)
-    return {"model": model, "model_args": model_args, "judges": list(judge), "judge_args": _judge_args(judge_arg, judge),
+    return {"model": model, "model_args": model_args, "judges": list(judge),
+            "judge_args": judge_args_of(judge_arg, judge),
             "nli": nli, "nli_format": nli_format,
             "nli_args": parse_assignments(nli_arg, "--nli-arg"),
             "metric_args": parse_assignments(metric_arg, "--metric-arg"), "metrics": split_names(metrics or ""),

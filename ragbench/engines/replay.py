@@ -22,6 +22,7 @@ there), `logprobs=k` from the k largest entries.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -103,9 +104,18 @@ class ReplayEngine(Engine):
         self.unresolved = 0  # references to calls of examples the run never wrote (a killed run): skipped
         self._load()
 
+    @property
+    def engine_id(self) -> str:
+        """The cache's key: the file's content (not its name: an edited file, or another folder's file of
+        the same name, never gets the old answers) and the role read from it. A run's recording refers
+        to its samples by a hash of request and reply (ragbench.replay.call_refs), so the file alone
+        decides every answer."""
+        return f"{self.kind}:{self.model};role={self.role};sha256={self._digest}"
+
     def _load(self) -> None:
         if not self.path.is_file():
             raise ConfigError(f"replay file not found: {self.path} (use replay:PATH to a JSONL of recorded calls)")
+        self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]  # the records are all held too
         expected = ('expected {"prompt" or "messages", "response" or "error"} (optionally "tokens", '
                     '"logprobs", "token_ids", "cumulative_logprob", "ranks")')
         for index, record in resolved(self.path):  # a run's files refer to its samples (ragbench.replay.call_refs)

@@ -17,6 +17,7 @@ answers), the cost models of the scheduler and load benchmarks; `batch_size` set
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -31,24 +32,32 @@ from .replay import check_token_record, token_response
 Script = Callable[[Request], "str | Response"]
 
 
-def _last_text(request: Request) -> str:
+def last_text(request: Request) -> str:
+    """The prompt, or the last message of a chat: what scripts read and rules match."""
     return request.prompt if request.prompt is not None else (request.messages or (("", ""),))[-1][1]
 
 
 def echo(request: Request) -> str:
-    return _last_text(request).rstrip("\n").rsplit("\n", 1)[-1]
+    return last_text(request).rstrip("\n").rsplit("\n", 1)[-1]
 
 
-def rules_script(path: Path) -> Script:
+def rules_script(path: Path, data: bytes) -> Script:
+    """The rules of a JSON file, from its bytes `data`."""
     try:
-        rules = json.loads(path.read_text(encoding="utf-8"))
-        compiled = [(re.compile(r["pattern"], re.S) if r.get("pattern") else None, r["response"]) for r in rules]
-    except (OSError, ValueError, KeyError, TypeError, re.error) as exc:
+        rules = json.loads(data)
+        return rule_script([(r.get("pattern"), r["response"]) for r in rules])
+    except (ValueError, KeyError, TypeError, AttributeError, re.error) as exc:
         raise ConfigError(f"scripted rules file {path}: {exc}; expected a JSON list of "
                           '{"pattern": regex, "response": text}') from exc
 
+
+def rule_script(rules: list[tuple[str | None, Any]]) -> Script:
+    """(regex, answer) rules: the first whose regex is found in the request's text answers; an empty
+    or missing regex matches anything (the default)."""
+    compiled = [(re.compile(pattern, re.S) if pattern else None, response) for pattern, response in rules]
+
     def answer(request: Request) -> str:
-        text = _last_text(request)
+        text = last_text(request)
         for pattern, response in compiled:
             if pattern is None or pattern.search(text):
                 return response
@@ -57,13 +66,19 @@ def rules_script(path: Path) -> Script:
     return answer
 
 
-def load_script(spec: str) -> Script:
+def load_script(spec: str) -> tuple[Script, str | None]:
+    """The script, and for a rules file the sha256 of its content (its answers' identity)."""
     if spec == "echo":
-        return echo
+        return echo, None
     if spec.endswith(".json"):
-        return rules_script(Path(spec))
+        try:
+            data = Path(spec).read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"scripted rules file {spec}: {exc.strerror or exc}; expected a JSON list of "
+                              '{"pattern": regex, "response": text}') from exc
+        return rules_script(Path(spec), data), hashlib.sha256(data).hexdigest()[:16]
     return load_callable(spec, "scripted engine",
-                         "use scripted:echo, scripted:rules.json or scripted:package.module:function")
+                         "use scripted:echo, scripted:rules.json or scripted:package.module:function"), None
 
 
 class ScriptedEngine(Engine):
@@ -72,12 +87,18 @@ class ScriptedEngine(Engine):
     def __init__(self, model: str = "echo", script: Script | None = None, overhead: float = 0.0,
                  per_request: float = 0.0, per_token: float = 0.0, batch_size: int = 16, **options: Any) -> None:
         super().__init__(model, **options)
-        self.script = script or load_script(model)
+        self.script, self._digest = (script, None) if script else load_script(model)
         self.overhead = float(overhead)
         self.per_request = float(per_request)
         self.per_token = float(per_token)
         self.max_batch_size = int(batch_size)
         self.batch_sizes: list[int] = []  # what the scheduler sent, for tests and benchmarks
+
+    @property
+    def engine_id(self) -> str:
+        """A rules file's answers are keyed by its content, not its name: an edited file, or another
+        folder's file of the same name, never gets the old answers from a shared cache."""
+        return super().engine_id + (f";sha256={self._digest}" if self._digest else "")
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         self.batch_sizes.append(len(requests))
@@ -109,7 +130,7 @@ class ScriptedEngine(Engine):
             response = token_response(certain_tokens(text, sampling) if asked else {"response": text}, sampling)
             response.texts = [text] * sampling.n
             response.completion_tokens = len(text.split())
-        response.prompt_tokens = len(_last_text(request).split())
+        response.prompt_tokens = len(last_text(request).split())
         response.completion_tokens = response.completion_tokens or len(response.text.split())
         return response
 

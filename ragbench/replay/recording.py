@@ -33,6 +33,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..storage.files import write_atomically
 from ..storage.jsonl import open_append
 from ..types import Document
 from .call_refs import log_response_data, reference, reply_of, step_response_data
@@ -106,7 +107,7 @@ class CallRecorder:
 
     def tool_names(self, tools: dict[str, list[str]]) -> None:
         """The tools each task set up, so a replay gives every task the same names."""
-        (self.folder / TOOL_NAMES_FILE).write_text(json.dumps(tools, indent=1) + "\n", encoding="utf-8")
+        write_atomically(self.folder / TOOL_NAMES_FILE, json.dumps(tools, indent=1) + "\n")
 
     def tool(self, task: str, tool: str, method: str, args: list[Any], kwargs: dict[str, Any], *,
              kind: str = "async", result: Any = None, error: str | None = None) -> None:

@@ -22,6 +22,7 @@ from ..errors import ConfigError
 from ..storage.jsonl import read_json
 from ..storage.rundir import iter_samples
 from .bootstrap import percentile_interval, resampled
+from .failures import incomplete_reason
 
 # Configuration keys that may differ between compared runs without a warning.
 _EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
@@ -56,7 +57,7 @@ class Comparison:
     ci95: tuple[float, float] | None
     p_value: float
     test: str  # "mcnemar" | "bootstrap"
-    higher_is_better: bool = True
+    higher_is_better: bool | None = True  # the key's direction (results.json); None: neither is better
 
 
 @dataclass
@@ -141,6 +142,10 @@ def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 
     differences = config_differences(baseline.config, other.config)
     if differences:
         report.warnings.append("the runs differ in more than the system: " + "; ".join(differences))
+    for run in (baseline, other):
+        if run.results.get("complete") is False:
+            report.warnings.append(f"{run.label} is incomplete ({incomplete_reason(run.results)}): examples or metrics "
+                                   "that failed are left out of the comparison")
     for task in sorted(set(baseline.samples) & set(other.samples)):
         shared = sorted(set(baseline.samples[task]) & set(other.samples[task]))
         left_out = len(set(baseline.samples[task]) ^ set(other.samples[task]))
@@ -192,13 +197,19 @@ def markdown(report: Report) -> str:
     lines += [f"> warning: {w}" for w in report.warnings]
     if report.warnings:
         lines.append("")
-    lines += ["| task | metric | slice | n | A | B | B - A | 95% CI | p | test |",
-              "|---|---|---|---:|---:|---:|---:|---|---:|---|"]
+    lines += ["| task | metric | better | slice | n | A | B | B - A | 95% CI | p | test |",
+              "|---|---|---|---|---:|---:|---:|---:|---|---:|---|"]
     for row in report.rows:
         interval = f"[{row.ci95[0]:.4f}, {row.ci95[1]:.4f}]" if row.ci95 else "-"
-        lines.append(f"| {row.task} | {row.metric} | {row.slice or 'all'} | {row.n} | {row.mean_a:.4f} | "
-                     f"{row.mean_b:.4f} | {row.diff:+.4f} | {interval} | {row.p_value:.4g} | {row.test} |")
+        lines.append(f"| {row.task} | {row.metric} | {direction(row.higher_is_better)} | {row.slice or 'all'} | "
+                     f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {interval} | "
+                     f"{row.p_value:.4g} | {row.test} |")
     return "\n".join(lines) + "\n"
+
+
+def direction(higher_is_better: bool | None) -> str:
+    """How a table says which way a key is better."""
+    return {True: "higher", False: "lower", None: "neither"}[higher_is_better]
 
 
 def plot(report: Report, path: Path) -> Path | None:
@@ -214,9 +225,10 @@ def plot(report: Report, path: Path) -> Path | None:
     errors = [[max(0.0, r.diff - (r.ci95 or (r.diff, r.diff))[0]) for r in rows],
               [max(0.0, (r.ci95 or (r.diff, r.diff))[1] - r.diff) for r in rows]]
     bars = axes.bar(positions, [r.diff for r in rows], yerr=errors, capsize=3,
-                    color=["tab:green" if (r.diff >= 0) == r.higher_is_better else "tab:red" for r in rows])
+                    color=["tab:gray" if r.higher_is_better is None or r.diff == 0 else
+                           "tab:green" if (r.diff > 0) == r.higher_is_better else "tab:red" for r in rows])
     axes.bar_label(bars, [f"{r.diff:+.3f}\nn={r.n}" for r in rows], fontsize=6, padding=2)
-    axes.set_ylabel("B - A (green: B better)")
+    axes.set_ylabel("B - A (green: B better, red: worse, gray: neither)")
     axes.set_xticks(positions, [f"{r.task}\n{r.metric}" for r in rows], fontsize=7, rotation=45, ha="right")
     axes.axhline(0, color="black", linewidth=0.6)
     axes.set_title(f"B - A: {report.other.label} - {report.baseline.label} (95% paired bootstrap)")
@@ -237,12 +249,17 @@ def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:
 
 
 def regressions(report: Report, thresholds: dict[str, float]) -> list[str]:
-    """Metrics (over all shared examples) that got worse by more than their allowed delta."""
+    """Metrics (over all shared examples) that got worse by more than their allowed delta, each in its
+    own direction (lower hallucination is better)."""
     compared = {row.metric for row in report.rows}
     unknown = sorted(set(thresholds) - compared)
     if unknown:
         raise ConfigError(f"--fail-if-worse: {', '.join(unknown)} not among the compared metrics "
                           f"({', '.join(sorted(compared)) or 'none'})")
+    neither = sorted({row.metric for row in report.rows if row.metric in thresholds and row.higher_is_better is None})
+    if neither:
+        raise ConfigError(f"--fail-if-worse: {', '.join(neither)} has no better direction (a descriptive figure, "
+                          "e.g. a length): give metrics whose values are better one way")
     out = []
     for row in report.rows:
         if row.slice or row.metric not in thresholds:

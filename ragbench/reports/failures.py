@@ -1,7 +1,8 @@
 """What went wrong in a run, grouped so that a thousand alike failures read as one line.
 
 A failed record is grouped by its cause's kind (the exception name, or "bad record"), with every
-id that failed that way; problems a system found outside any example (`System.report` errors, e.g.
+id that failed that way, and so is a metric that failed on an example (per metric and cause kind);
+problems a system found outside any example (`System.report` errors, e.g.
 bad lines of a predictions file) are grouped by their text with quoted values and numbers set aside.
 `incomplete_reason` says in one line why a run is incomplete and what to do about it.
 """
@@ -10,6 +11,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from typing import Any
+
+from ..metric import InvalidScore, Metric, typed_value
 
 SHOWN_IDS = 5  # ids shown per group on the console and in report.md (results.json keeps up to KEPT_IDS)
 KEPT_IDS = 1000
@@ -31,20 +34,64 @@ def record_label(record: dict[str, Any]) -> str:
     return str(record["id"]) if record.get("id") is not None else f"record #{record.get('index', '?')}"
 
 
-def group_failures(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def group_failures(samples: list[dict[str, Any]], metrics: list[Metric] = (),
+                   details: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Failed records grouped by cause kind, most frequent first: cause, count, ids (up to KEPT_IDS)
-    and the first record's whole message as an example."""
+    and the first record's whole message as an example; then the metric failures of `metrics` (see
+    `metric_failures`) grouped by metric and cause kind, each group with its "metric", and a corpus
+    metric that failed (its entries in `details` hold the error) as a group without ids."""
     groups: dict[str, dict[str, Any]] = {}
+    failed_metrics: dict[str, dict[str, Any]] = {}
     for record in samples:
-        if record.get("error") is None:
-            continue
-        error = str(record["error"]).splitlines()[0][:300]
-        group = groups.setdefault(cause_kind(error), {"count": 0, "ids": [], "example": error})
-        group["count"] += 1
-        if len(group["ids"]) < KEPT_IDS:
-            group["ids"].append(record_label(record))
+        if record.get("error") is not None:
+            _add(groups, cause_kind(str(record["error"])), str(record["error"]), record)
+        for metric, message in metric_failures(record, metrics).items():
+            _add(failed_metrics, f"metric {metric}: {cause_kind(message)}", message, record)["metric"] = metric
+    for metric in metrics:  # a corpus metric's error is in each of its entries
+        entries = [(details or {}).get(key) or {} for key in metric.reported_keys(corpus=True)]
+        for error in {entry["error"] for entry in entries if entry.get("error")}:
+            failed_metrics[f"metric {metric.name}: {cause_kind(error)}"] = {
+                "count": 1, "ids": [], "example": error[:300], "metric": metric.name, "corpus": True}
     ordered = sorted(groups.items(), key=lambda item: -item[1]["count"])
+    ordered += sorted(failed_metrics.items(), key=lambda item: -item[1]["count"])
     return [{"cause": cause, **group} for cause, group in ordered]
+
+
+def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: dict[str, Any]) -> dict[str, Any]:
+    group = groups.setdefault(cause, {"count": 0, "ids": [], "example": (message.splitlines() or [""])[0][:300]})
+    group["count"] += 1
+    if len(group["ids"]) < KEPT_IDS:
+        group["ids"].append(record_label(record))
+    return group
+
+
+def metric_failures(record: dict[str, Any], metrics: list[Metric]) -> dict[str, str]:
+    """Metric name -> why it failed on this record, when the example itself did not fail: the error it
+    raised or the value it returned that is not a score (`score_errors`), or a saved value that is not
+    a score (a sample written by an older ragbench, e.g. a numpy scalar saved as a string)."""
+    if record.get("error") is not None:
+        return {}
+    failed = {str(name): str(message) for name, message in (record.get("score_errors") or {}).items()}
+    scores = record.get("scores") or {}
+    for metric in metrics:
+        for reported, key in metric.reported_keys().items():
+            if metric.name in failed or reported not in scores:
+                continue
+            try:
+                typed_value(metric, key, scores[reported])
+            except InvalidScore as exc:
+                failed[metric.name] = f"InvalidScore: saved {exc}"
+    return failed
+
+
+def metric_failed(results: dict[str, Any]) -> bool:
+    """Whether a run's results count a metric failure in any task."""
+    return any((counts or {}).get("metric_failures") for counts in (results.get("counts") or {}).values())
+
+
+def metric_failure_count(groups: list[dict[str, Any]]) -> int:
+    """Metric failures among `group_failures`' groups: (example, metric) pairs, and failed corpus metrics."""
+    return sum(group["count"] for group in groups if "metric" in group)
 
 
 def group_messages(messages: list[str]) -> list[tuple[int, str]]:
@@ -83,9 +130,11 @@ def incomplete_reason(results: dict[str, Any]) -> str:
     """Why a run is incomplete, task by task, and what each kind of problem needs."""
     parts, hints = [], []
     for task, counts in results.get("counts", {}).items():
-        causes = ", ".join(entry["cause"] for entry in (results.get("failures") or {}).get(task, [])
-                           if entry["cause"] != "bad record")
+        groups = (results.get("failures") or {}).get(task, [])
+        causes = ", ".join(g["cause"] for g in groups if g["cause"] != "bad record" and "metric" not in g)
+        metric_causes = ", ".join(g["cause"] for g in groups if "metric" in g)
         found = [f"{counts[key]} {label}" for key, label in (("failed", f"failed example(s) ({causes})"),
+                                                            ("metric_failures", f"metric failure(s) ({metric_causes})"),
                                                             ("bad_records", "bad record(s) in the data"),
                                                             ("missing", "record(s) never finished"))
                  if counts.get(key)]
@@ -99,6 +148,8 @@ def incomplete_reason(results: dict[str, Any]) -> str:
             parts.append(f"{task}: " + ", ".join(found))
         if counts.get("failed") or counts.get("missing"):
             hints.append("--resume tries the failed examples again")
+        if counts.get("metric_failures"):
+            hints.append("--resume scores the examples whose metrics failed again (the system is not run again)")
         if counts.get("bad_records") or problems:
             hints.append("fix the input file(s) named above and run again")
     reason = "; ".join(parts) or "see results.json"

@@ -5,6 +5,8 @@ from pathlib import Path
 from typing import Any
 
 from ..storage import page_cache
+from ..storage.store_checks import health_lines
+from .compare import direction
 from .failures import (counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines,
                        repair_lines)
 
@@ -14,22 +16,25 @@ def _fmt(value: float | None) -> str:
 
 
 def results_table(results: dict[str, Any]) -> str:
-    """Markdown table: task, metric, value, 95% interval, n, not scorable, errors."""
-    rows = ["| task | metric | value | 95% CI | n | none | errors |", "|---|---|---:|---|---:|---:|---:|"]
+    """Markdown table: task, metric, which way is better, value, 95% interval, n, not scorable, errors
+    (the example or the metric failed)."""
+    rows = ["| task | metric | better | value | 95% CI | n | none | errors |", "|---|---|---|---:|---|---:|---:|---:|"]
     for task, metrics in results["details"].items():
         for key, entry in metrics.items():
             ci = entry.get("ci95")
             ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "-"
-            rows.append(f"| {task} | {key} | {_fmt(entry['value'])} | {ci_text} | {entry['n']} | "
+            better = direction(entry.get("higher_is_better", True))
+            rows.append(f"| {task} | {key} | {better} | {_fmt(entry['value'])} | {ci_text} | {entry['n']} | "
                         f"{entry['n_none']} | {entry['n_errors']} |")
     return "\n".join(rows)
 
 
 def counts_table(results: dict[str, Any]) -> str:
-    rows = ["| task | records | scored | failed examples | bad records | missing |", "|---|---:|---:|---:|---:|---:|"]
+    rows = ["| task | records | scored | failed examples | bad records | missing | metric failures |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
     for task, counts in results["counts"].items():
         rows.append(f"| {task} | {counts['records']} | {counts['scored']} | {counts['failed']} | "
-                    f"{counts['bad_records']} | {counts.get('missing', 0)} |")
+                    f"{counts['bad_records']} | {counts.get('missing', 0)} | {counts.get('metric_failures', 0)} |")
     return "\n".join(rows)
 
 
@@ -40,7 +45,15 @@ def cost_line(cost: dict[str, Any]) -> str:
     return (f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
             f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
             f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
-            + ("\n" + page_cache.console_line(cost["page_cache"]) if cost.get("page_cache") else ""))
+            + "".join("\n" + line for line in health_lines("response cache", cost.get("response_cache")))
+            + ("\n" + page_cache.console_line(cost["page_cache"]) if cost.get("page_cache") else "")
+            + ("\n" + rescoring_line(cost["rescoring"]) if cost.get("rescoring") else ""))
+
+
+def rescoring_line(cost: dict[str, Any]) -> str:
+    """`ragbench rescore`'s own cost (the lines above are the original run's)."""
+    return (f"re-scored {cost['examples']} examples in {cost['wall_seconds']:.1f} s without running the system: "
+            f"judge/NLI calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}")
 
 
 def failure_lines(results: dict[str, Any]) -> list[str]:
@@ -151,6 +164,7 @@ def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str
         "",
         f"{models_line(config)}, seed {config['seed']}, ragbench {results['versions']['ragbench']}"
         f" (git {results['versions'].get('git_hash') or 'n/a'})"
+        + (f", re-scored from `{results['rescored_from']}`" if results.get("rescored_from") else "")
         + ("" if results["complete"] else f" - **incomplete: {incomplete_reason(results)}**"),
         "",
         results_table(results),

@@ -26,14 +26,21 @@ class PreflightError(ConfigError):
 
 
 class Preflight:
-    """What the pre-flight checked (`checked`) and what it found wrong (`problems`)."""
+    """What the pre-flight checked (`checked`), what it found wrong (`problems`: the run cannot start)
+    and what a run will work around (`warnings`: a damaged or unwritable cache; a run says it again
+    when it meets it, `ragbench check` lists them)."""
 
     def __init__(self) -> None:
         self.checked: list[str] = []
         self.problems: list[str] = []
+        self.warnings: list[str] = []
 
     def passed(self, what: str) -> None:
         self.checked.append(what)
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
 
     def problem(self, message: str) -> None:
         if message not in self.problems:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections import Counter, deque
+from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -22,17 +22,18 @@ from ..registry import Registry, get_registry
 from ..replay.exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
 from ..replay.recording import CALLS_DIR, CallRecorder
 from ..replay.tools import load_replay_tools, recording_tools
-from ..reports.failures import counted_events, group_failures
 from ..reports.provenance import provenance
-from ..reports.results import aggregate_task, aggregation_view
+from ..reports.failures import metric_failed
+from ..reports.results import aggregation_view, run_complete, task_scores
 from ..reports.summary import report_markdown
+from ..reports.system_hooks import system_hooks
 from ..retrieval import load_retriever
 from ..retrieval.handle import Retrieval
 from ..storage import page_cache
 from ..storage.cache import ResponseCache
 from ..storage.rundir import RunDir
 from ..types import Example
-from . import workers
+from . import rescore, workers
 from .checks import Preflight
 from .config import RunConfig
 from .cost import attempt_cost, whole_run_cost
@@ -74,10 +75,17 @@ class Evaluator:
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
         self.page_cache_stats: dict[str, Any] | None = None
+        self.response_cache_stats: dict[str, Any] | None = None
+        self.scoring_only = False  # --resume of a finished run whose only work left is metrics that failed
         self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
         self._started = self._cost_saved = time.perf_counter()
 
     def run(self) -> RunOutcome:
+        """The run, holding its folder's lock (ragbench.storage.run_lock) to the end, however it ends."""
+        with self.run_dir.held(lock_now=self.config.resume):
+            return self._run_locked()
+
+    def _run_locked(self) -> RunOutcome:
         config = self.config
         if config.resume:
             finished = self._finished_outcome()
@@ -115,6 +123,7 @@ class Evaluator:
             page_cache.close_all()
             workers.shutdown()
             self.run_dir.close()
+            self.response_cache_stats = cache.stats()
             cache.close()
             if not interrupted:  # else an engine may still be busy in a worker thread: left to the exit
                 self.retriever.close()
@@ -130,7 +139,7 @@ class Evaluator:
         config = self.config
         engines = Engines()
         try:
-            if any(type(p.system).uses_llm for p in self.planned):
+            if any(type(p.system).uses_llm for p in self.planned) and not self.scoring_only:
                 engines.model = load_engine(config.model, registry=self.registry, **config.model_args)
             for role, model in config.role_models.items():
                 engines.roles[role] = load_engine(model, registry=self.registry, **config.role_model_args.get(role, {}))
@@ -163,7 +172,8 @@ class Evaluator:
         """--resume of a run marked finished: its outcome when every record of the data has a sample that
         needs no new attempt (as many as run.json counts, else the data is read); results.json is read
         back, or rebuilt from the samples when it is missing or unreadable (no engine loads). None when
-        examples are left to run (a sample line was lost, or an example failed): the run goes on."""
+        examples are left to run (a sample line was lost, or an example failed): the run goes on; or when
+        only metrics that failed are left to score (`scoring_only`: the system's engines do not load)."""
         meta = self.run_dir.meta
         if not meta or not meta.get("finished"):
             return None
@@ -173,10 +183,14 @@ class Evaluator:
             return None
         try:
             results = json.loads((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
-            if isinstance(results, dict) and isinstance(results.get("results"), dict):
-                return RunOutcome(results, self.run_dir.path, already_finished=True)
         except (OSError, ValueError):
-            pass
+            results = None
+        readable = isinstance(results, dict) and isinstance(results.get("results"), dict)
+        if rescore.pending(self.run_dir, self.planned) or (readable and metric_failed(results)):
+            self.scoring_only = True  # metrics failed: they score again (their examples are not run again)
+            return None
+        if readable:
+            return RunOutcome(results, self.run_dir.path, already_finished=True)
         self.attempts = list(meta.get("attempts") or [])
         results = self.collect(None, 0, 0.0)
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
@@ -246,7 +260,10 @@ class Evaluator:
             LLM(scheduler, nli_engine, recorder=recorder.for_role("nli", logged=True)), self.config.nli_format,
             self.run_dir.path / "nli_calls.jsonl")
         tools = await self._tools(recorder)
-        work = self._work()
+        if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
+            await rescore.rescore_saved(self.planned, self.run_dir, judge_llms, self.nli, self.config.seed,
+                                        self.config.strict_infra, self.config.max_inflight)
+        work = iter(()) if self.scoring_only else self._work()
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         processed = 0
         read_lock, read = asyncio.Lock(), deque()
@@ -339,12 +356,7 @@ class Evaluator:
     # --- results --------------------------------------------------------------------------------
     def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> dict[str, Any]:
         """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
-        results: dict[str, dict[str, Any]] = {}
-        details: dict[str, Any] = {}
-        counts: dict[str, Any] = {}
-        failures: dict[str, list[dict[str, Any]]] = {}
-        infra: dict[str, dict[str, Any]] = {}
-        counted: dict[str, Any] = {}
+        sections: dict[str, dict[str, Any]] = {"results": {}, "details": {}, "counts": {}}  # each by task
         adherence: dict[str, Any] = {}
         repaired: dict[str, list[str]] = {}
         system_reports: dict[str, Any] = {}
@@ -354,53 +366,32 @@ class Evaluator:
             if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
                 repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
             samples = [aggregation_view(s) for s in self.run_dir.samples(planned.name)]  # streamed, text left out
-            detail = aggregate_task(samples, planned.metrics, planned.task.slice_fields,
-                                    self.config.bootstrap_iters, self.config.seed)
-            details[planned.name] = detail
-            results[planned.name] = {key: entry["value"] for key, entry in detail.items()}
-            bad = sum(1 for s in samples if s.get("bad_record"))
-            failed = sum(1 for s in samples if s.get("error") is not None) - bad
-            # every record of the stream must have ended as a scored record or a recorded error
-            missing = max(0, self.expected.get(planned.name, len(samples)) - len(samples))
-            counts[planned.name] = {"records": len(samples), "scored": len(samples) - failed - bad,
-                                    "failed": failed, "bad_records": bad, "missing": missing}
-            causes = group_failures(samples)
-            if causes:
-                failures[planned.name] = causes
-            folded = [f for s in samples for f in s.get("infrastructure_failures") or []]
-            if folded:
-                infra[planned.name] = {
-                    "examples": sum(1 for s in samples if s.get("infrastructure_failures")), "calls": len(folded),
-                    "causes": [{"cause": c, "count": n} for c, n in Counter(f[:200] for f in folded).most_common(5)]}
-            tallies = counted_events(samples, planned.metrics)
-            if tallies:
-                counted[planned.name] = tallies
-            report = planned.system.report({s["id"] for s in samples if s.get("id") is not None},
-                                           complete_data=self.config.limit is None)
+            for section, value in task_scores(samples, planned.metrics, planned.task.slice_fields,
+                                              self.expected.get(planned.name, len(samples)),
+                                              self.config.bootstrap_iters, self.config.seed).items():
+                sections.setdefault(section, {})[planned.name] = value
+            report, checks, figures = system_hooks(planned.system, samples, complete_data=self.config.limit is None)
             if report is not None:
                 system_reports[planned.name] = report
-            checks = planned.system.format_adherence(samples)
             if checks:
                 adherence[planned.name] = checks
-            figures = planned.system.statistics(samples)
             if figures:
                 system_stats[planned.name] = figures
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
         cost = whole_run_cost([*self.attempts, *([attempt] if attempt else [])])
         cost["this_attempt"] = attempt
-        if self.page_cache_stats:  # parsed pages and embeddings reused (ragbench.storage.page_cache)
-            cost["page_cache"] = self.page_cache_stats
+        for name, stats in (("response_cache", self.response_cache_stats), ("page_cache", self.page_cache_stats)):
+            if stats:  # damaged entries, failed reads and writes, a replaced file; pages and embeddings reused
+                cost[name] = stats
         if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
             cost["retrieval"] = {"queries": self.retrieval_stats["calls"] + self.retrieval_stats["shared"],
                                  "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
         if self.nli is not None:
             cost["nli"] = self.nli.stats.to_dict()
-        complete = (all(c["records"] and not (c["failed"] or c["bad_records"] or c["missing"]) for c in counts.values())
-                    and not any(r.get("errors") for r in system_reports.values()))
-        return {"results": results, "details": details, "counts": counts, "complete": complete,
-                **({"failures": failures} if failures else {}),
-                **({"infrastructure_failures": infra} if infra else {}),
-                **({"counted": counted} if counted else {}),
+        counts = sections.pop("counts")
+        return {"results": sections.pop("results"), "details": sections.pop("details"), "counts": counts,
+                "complete": run_complete(counts, system_reports),
+                **sections,  # failures, infrastructure_failures, counted: where a task has any
                 **({"format_adherence": adherence} if adherence else {}),
                 **({"checkpoint_repairs": repaired} if repaired else {}),
                 "seed_policy": "every sampled call (temperature > 0) without its own seed gets "

@@ -11,6 +11,7 @@ from typing import Any
 from ..context import Context
 from ..errors import RecordError
 from ..llm import LLM
+from ..metric import typed_scores
 from ..nli import NLI
 from ..retrieval.handle import Retrieval
 from ..types import Example, Prediction
@@ -36,7 +37,16 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
     except Exception as exc:
         prediction = Prediction(example_id=example.id, error=f"{type(exc).__name__}: {exc}")
     prediction.trace = ctx.trace
-    record = sample_record(example, prediction)
+    record = await scored_record(sample_record(example, prediction), planned, example, prediction, judges, seed,
+                                 strict_infra, nli)
+    record["seconds"] = round(time.perf_counter() - started, 4)
+    return record
+
+
+async def scored_record(record: dict[str, Any], planned: PlannedTask, example: Example, prediction: Prediction,
+                        judges: list[LLM], seed: int, strict_infra: bool, nli: NLI | None) -> dict[str, Any]:
+    """`record` (a sample record without scores) with the prediction scored by every metric of the task,
+    and the failed calls folded into its result listed (or, with `strict_infra`, failing it)."""
     if prediction.error is None:
         scores, errors, judge_trace, counted = await score_prediction(planned, example, prediction, judges,
                                                                       seed, nli)
@@ -53,7 +63,6 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
         record["infrastructure_failures"] = folded
         if strict_infra:
             record["error"] = f"infrastructure failure folded into the result (--strict-infra): {folded[0]}"
-    record["seconds"] = round(time.perf_counter() - started, 4)
     return record
 
 
@@ -68,9 +77,12 @@ def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
 async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,
                            judges: list[LLM], seed: int, nli: NLI | None = None,
                            ) -> tuple[dict[str, Any], dict[str, str], list, dict[str, dict[str, int]]]:
-    """Every metric of the task on one prediction; a failing metric is recorded, not raised.
-    NLI calls are not traced per sample (they are logged once per run in nli_calls.jsonl). Returns the
-    scores, the failed metrics' errors, the judge calls and each metric's counted events."""
+    """Every metric of the task on one prediction; a failing metric is recorded, not raised: one that
+    raises, or returns something that is not a score (`typed_scores`: the message names the metric, the
+    key and the value's type), fails on this example and adds none of its keys. Corpus-only metrics
+    (no per-example keys) are not asked. NLI calls are not traced per sample (they are logged once per
+    run in nli_calls.jsonl). Returns the typed scores, the failed metrics' errors, the judge calls and
+    each metric's counted events."""
     scores: dict[str, Any] = {}
     counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
@@ -78,18 +90,17 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
     ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:judge{i}")
                   for i, judge in enumerate(judges)]
     for metric in planned.metrics:
+        if not metric.score_keys():
+            continue
         ctx.counts = Counter()
         try:
             value = metric.score(example, prediction, ctx)
             if inspect.isawaitable(value):
                 value = await value
+            scores.update(typed_scores(metric, value))
         except Exception as exc:
             errors[metric.name] = f"{type(exc).__name__}: {exc}"
             continue
         if ctx.counts:
             counted[metric.name] = dict(ctx.counts)
-        if isinstance(value, dict):
-            scores.update(value)
-        else:
-            scores[metric.name] = value
     return scores, errors, [step.to_dict() for step in ctx.trace], counted

@@ -21,7 +21,7 @@ from .options import accepted_options, construct
 class PlannedTask:
     name: str
     task: Task
-    system: System
+    system: System | None  # None when the run only scores saved predictions (ragbench rescore)
     metrics: list[Metric]
 
 
@@ -88,12 +88,8 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
                check: Preflight, chosen: set[str]) -> PlannedTask | None:
     """One task of the run with its system and metrics, each checked by its own pre-flight."""
     entry = registry.entry("tasks", name)
-    task = system = None
-    with check.step(f"task {name} options"):
-        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), config.task_args)}
-        data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
-        task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
-        task.tools_replayed = config.replay_tools is not None
+    system = None
+    task = _build_task(config, registry, name, check)
     if task is None:
         return None
     task.preflight(check)
@@ -107,6 +103,39 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
     if system is None:
         return None
     system.preflight(check, task)
+    return PlannedTask(name, task, system, plan_metrics(config, registry, name, names, task, check, chosen))
+
+
+def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflight) -> Task | None:
+    """The task built from its options (nothing loaded yet); None when they are wrong (reported to `check`)."""
+    entry = registry.entry("tasks", name)
+    task = None
+    with check.step(f"task {name} options"):
+        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), config.task_args)}
+        data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
+        task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
+        task.tools_replayed = config.replay_tools is not None
+    return task
+
+
+def plan_scoring(config: RunConfig, registry: Registry, check: Preflight) -> list[PlannedTask]:
+    """The tasks of a finished run and the metrics that score its saved predictions again (ragbench
+    rescore): each task built from its options but neither loaded nor checked (its data is not read), no
+    system; the metrics checked as for a run, their judge and NLI models included."""
+    names = registry.expand_tasks(config.tasks)
+    with check.step("--metrics name tasks of the run"):
+        _check_metric_scopes(config.metrics, names, registry)
+    chosen: set[str] = set()
+    planned = [PlannedTask(name, task, None, plan_metrics(config, registry, name, names, task, check, chosen))
+               for name in names if (task := _build_task(config, registry, name, check)) is not None]
+    _check_metric_needs(config, planned, chosen, check)
+    return planned
+
+
+def plan_metrics(config: RunConfig, registry: Registry, name: str, names: list[str], task: Task, check: Preflight,
+                 chosen: set[str]) -> list[Metric]:
+    """The metrics of one task, each checked (fits the task's gold, its options, its own pre-flight), with
+    their keys renamed by `--metric-arg M.key_prefix=P`; keys two metrics would both report are refused."""
     metrics = []
     for m in dict.fromkeys(registry.metric_name(m) for m in metric_names(task.metrics, config.metrics, name, names)
                            if _known_metric(registry, m, check)):
@@ -121,11 +150,33 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
                                   f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "
                                   "`ragbench list metrics` shows which tasks each metric fits")
             own = next((args for name, args in task.metric_options.items() if registry.metric_name(name) == m), {})
-            options = {**own, **_metric_args_for(m, config.metric_args)}
-            metric = construct(cls, options, f"metric {m}")
+            args = {**own, **_metric_args_for(m, config.metric_args)}
+            prefix = args.pop(KEY_PREFIX, "")
+            metric = construct(cls, args, f"metric {m}")
+            metric.key_prefix = str(prefix)
             metrics.append(metric)
             metric.preflight(check, task)
-    return PlannedTask(name, task, system, metrics)
+    _check_key_collisions(name, metrics, check)
+    return metrics
+
+
+KEY_PREFIX = "key_prefix"  # --metric-arg METRIC.key_prefix=P, taken by the run for every metric (Metric.key_prefix)
+
+
+def _check_key_collisions(task: str, metrics: list[Metric], check: Preflight) -> None:
+    """Two metrics reporting a key of the same name would overwrite each other's values: refused."""
+    owners: dict[str, Metric] = {}
+    for metric in metrics:
+        for key in [*metric.reported_keys(), *metric.reported_keys(corpus=True)]:
+            first = owners.setdefault(key, metric)
+            if first is not metric:
+                check.problem(f"task {task}: metrics {first.name} and {metric.name} both report the key '{key}'; "
+                              f"rename one's keys, e.g. --metric-arg {metric.name}.{KEY_PREFIX}="
+                              f"{_prefix_hint(metric)}_ (or leave one out of --metrics)")
+
+
+def _prefix_hint(metric: Metric) -> str:
+    return "".join(c if c.isalnum() else "_" for c in metric.name.split(":")[0])
 
 
 def _known_metric(registry: Registry, name: str, check: Preflight) -> bool:

@@ -27,6 +27,7 @@ from .checks import Preflight
 # --- the run's own options ----------------------------------------------------------------------------
 def check_run_options(config: Any, check: Preflight) -> None:
     """Numbers in range, and an output folder that can take this run (nothing is created)."""
+    from ..storage.files import write_problem
     from ..storage.rundir import RunDir
 
     for flag, value, least in (("--max-inflight", config.max_inflight, 1), ("--limit", config.limit, 1),
@@ -38,6 +39,36 @@ def check_run_options(config: Any, check: Preflight) -> None:
         check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
     with check.step(f"output folder {config.run_dir()}"):
         RunDir(config.run_dir()).check_start(config.identity(), config.config_hash(), config.resume, config.overwrite)
+        unwritable = write_problem(config.run_dir())
+        if unwritable:
+            raise ConfigError(f"--output {config.run_dir()}: {unwritable}; choose a folder that can be written")
+
+
+def check_cache_files(config: Any, planned: list[Any], check: Preflight) -> None:
+    """The response cache and (for tasks that take a `page_cache` option) the page cache: files a run
+    can read and write. One that cannot serve is a warning: the run goes on without it, or with a
+    fresh one in place of a damaged one (ragbench.storage.sqlite_store)."""
+    from ..storage import cache, page_cache
+    from ..storage.files import write_problem
+    from ..storage.store_checks import file_problem
+
+    # the run's own cache.sqlite: said of --output when that cannot be written, deleted by --overwrite
+    skip = config.cache is None and (config.overwrite or write_problem(config.run_dir()))
+    caches = [] if skip else [(cache.LABEL, Path(config.cache or Path(config.run_dir()) / "cache.sqlite"), cache.FIX)]
+    # the page cache a task opens: its own option, else --page-cache, else the default (as the run resolves it)
+    for chosen in dict.fromkeys(p.task.args.get("page_cache") or config.page_cache for p in planned
+                                if "page_cache" in getattr(p.task, "args", {})):
+        if str(chosen).strip().lower() not in page_cache.OFF:
+            path = Path(chosen).expanduser() if chosen else page_cache.default_path().expanduser()
+            caches.append((page_cache.LABEL, path, page_cache.FIX))
+    for label, path, fix in caches:
+        if path.is_dir():  # said of --cache already
+            continue
+        problem = file_problem(path)
+        if problem is None:
+            check.passed(f"{label} {path}: can be read and written")
+        else:
+            check.warn(f"{label} {path}: {problem.reason}; {problem.consequence(label, fix)}")
 
 
 def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, uses_nli: bool) -> None:
@@ -83,6 +114,7 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
     check = check if check is not None else Preflight()
     check_run_options(config, check)
     planned = plan(config, registry, check)
+    check_cache_files(config, planned, check)
     try:
         system_class = registry.load("systems", config.system)
     except ConfigError:

@@ -19,6 +19,7 @@ from typing import IO, Any, Callable, Iterator
 import jsonlines
 
 from ..errors import ConfigError, RecordError
+from .files import naming
 
 Item = tuple[int, Any]  # (0-based line index, parsed value or RecordError)
 
@@ -137,14 +138,47 @@ def require(record: dict[str, Any], field: str, path: str | Path, line_index: in
     return value
 
 
-def open_append(path: str | Path) -> jsonlines.Writer:
-    """A writer appending one record per line, flushed after each, that never glues a new line
-    onto one a killed process cut short (that line stays alone and unparseable, the new one is whole)."""
+class Appender:
+    """Appends one record per line, flushed after each (jsonlines' Writer), raising OSErrors that name
+    the file (a write's ENOSPC names none). After a failed write, closing does not raise the same
+    fault again."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with naming(path):
+            self._writer = jsonlines.open(path, mode="a", dumps=dumps, flush=True)
+        self._failed = False
+
+    def write(self, record: Any) -> None:
+        try:
+            with naming(self.path):
+                self._writer.write(record)
+        except OSError:
+            self._failed = True
+            raise
+
+    def close(self) -> None:
+        try:
+            with naming(self.path):
+                self._writer.close()
+        except OSError:
+            if not self._failed:
+                raise
+
+    def __enter__(self) -> "Appender":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+
+def open_append(path: str | Path) -> Appender:
+    """An appender that never glues a new line onto one a killed process cut short (that line stays
+    alone and unparseable, the new one is whole)."""
     path = Path(path)
     if path.is_file() and path.stat().st_size:
-        with path.open("rb+") as existing:
+        with naming(path), path.open("rb+") as existing:
             existing.seek(-1, 2)
             if existing.read(1) != b"\n":
                 existing.write(b"\n")
-    return jsonlines.open(path, mode="a", dumps=dumps, flush=True)
-
+    return Appender(path)

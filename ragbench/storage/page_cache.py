@@ -28,9 +28,11 @@ from typing import Any
 import numpy as np
 
 from .sqlite_store import SqliteStore
+from .store_checks import health_lines
 
 CACHE_ENV = "RAGBENCH_PAGE_CACHE"
 OFF = ("off", "none", "false", "0")
+LABEL, FIX = "page cache", "--page-cache PATH names a file that can be written, --page-cache off turns it off"
 
 _lock = threading.Lock()
 _caches: dict[Path, "PageCache"] = {}
@@ -70,8 +72,8 @@ class PageCache:
         self.path = Path(path)
         self._store = SqliteStore(
             self.path, "entries", "key TEXT PRIMARY KEY, value BLOB, created REAL", "value",
-            encode=lambda key, value: (key, encode_value(value), time.time()),
-            decode=lambda row: decode_value(row[0]), from_item=lambda value: value)
+            encode=lambda key, value: (key, encode_value(value), time.time()), decode=decode_value,
+            from_item=lambda value: value, label=LABEL, fix=FIX)
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
 
@@ -89,11 +91,9 @@ class PageCache:
     def stats(self) -> dict[str, Any]:
         kinds = sorted(set(self.hits) | set(self.misses))
         hits, looked = sum(self.hits.values()), sum(self.hits.values()) + sum(self.misses.values())
-        self._store.flush()
-        return {"path": str(self.path), "bytes": self._store.size_bytes(), "lookups": looked, "hits": hits,
+        return {**self._store.stats(), "lookups": looked, "hits": hits,
                 "hit_rate": round(hits / looked, 4) if looked else None,
-                "by_kind": {kind: {"hits": self.hits[kind], "misses": self.misses[kind]} for kind in kinds},
-                "write_errors": self._store.write_errors, "read_errors": self._store.read_errors}
+                "by_kind": {kind: {"hits": self.hits[kind], "misses": self.misses[kind]} for kind in kinds}}
 
     def close(self) -> None:
         self._store.close()
@@ -136,6 +136,7 @@ def console_line(stats: dict[str, Any] | None) -> str | None:
         rate = "" if cache["hit_rate"] is None else f" ({cache['hit_rate']:.0%})"
         lines.append(f"page cache {cache['path']}: {cache['hits']}/{cache['lookups']} hits{rate}, "
                      f"{cache['bytes'] / 1e6:.1f} MB")
+        lines += health_lines("page cache", cache)
     return "\n".join(lines)
 
 

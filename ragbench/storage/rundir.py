@@ -10,6 +10,10 @@ runs/<name>/
                         trace for what it already holds
   cache.sqlite          engine responses (unless --cache points elsewhere)
   results.json, report.md
+  run.lock              held by the run using the folder (ragbench.storage.run_lock)
+
+Files rewritten in place are replaced whole (ragbench.storage.files.replacing): a full disk leaves the
+old file and no temporary one; appends stay appends.
 
 A record's checkpoint key is its example id (a bad record's: its line); its `index` is its position
 in the task's stream, set by the evaluator, so a task need not number its examples.
@@ -19,14 +23,16 @@ Sample files are read one record at a time (`iter_samples`): nothing here holds 
 from __future__ import annotations
 
 import json
-import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import ConfigError, RecordError
 from ..replay.exchange_log import JUDGE_LOGS
+from .files import replacing, write_atomically
 from .jsonl import iter_jsonl, open_append, read_json
+from .run_lock import RunLock
 
 
 def record_key(record: dict[str, Any]) -> str:
@@ -73,6 +79,7 @@ class RunDir:
         self.path = Path(path)
         self.samples_dir = self.path / "samples"
         self._handles: dict[str, Any] = {}
+        self.lock = RunLock(self.path)
         self.unreadable: dict[str, list[RecordError]] = {}  # task -> unreadable checkpoint lines
 
     @property
@@ -86,12 +93,15 @@ class RunDir:
         return meta
 
     def check_start(self, identity: dict[str, Any], config_hash: str, resume: bool, overwrite: bool = False) -> None:
-        """Raise `ConfigError` when the run cannot start in this folder: it is a file; with `resume`,
-        it holds no run of the same config; without, it holds a run and `overwrite` is not given.
-        Writes nothing (the pre-flight calls it, `start` again)."""
+        """Raise `ConfigError` when the run cannot start in this folder: it is a file; another run
+        holds it; with `resume`, it holds no run of the same config; without, it holds a run and
+        `overwrite` is not given. Writes nothing (the pre-flight calls it, `start` again)."""
         if self.path.exists() and not self.path.is_dir():
             raise ConfigError(f"--output {self.path}: is a file, not a folder; choose a folder "
                               "(new, or a run's with --resume / --overwrite)")
+        refusal = self.lock.refusal()
+        if refusal:
+            raise ConfigError(refusal)
         if resume:
             previous = self.meta
             if previous is None:
@@ -107,9 +117,10 @@ class RunDir:
 
     def start(self, config: dict[str, Any], identity: dict[str, Any], config_hash: str, resume: bool,
               overwrite: bool = False) -> list[dict[str, Any]]:
-        """Create the folder (after `check_start`); with `overwrite`, the earlier run's files go first.
-        Returns the earlier attempts' costs."""
+        """Create and lock the folder (after `check_start`; held until the `held` block ends); with
+        `overwrite`, the earlier run's files go first. Returns the earlier attempts' costs."""
         self.check_start(identity, config_hash, resume, overwrite)
+        self.lock.acquire()
         previous = None if overwrite and not resume else self.meta
         if overwrite and not resume:
             for name in ("samples", "calls"):
@@ -154,13 +165,11 @@ class RunDir:
             return
         offsets = _line_offsets(path)
         latest = {record_key(record): (record["index"], line) for line, record in _numbered_samples(path, errors)}
-        tmp = path.with_suffix(".jsonl.tmp")
-        with path.open("rb") as source, tmp.open("wb") as target:
+        with path.open("rb") as source, replacing(path) as target:
             for _, line in sorted(latest.values()):
                 source.seek(offsets[line])
                 text = source.read(offsets[line + 1] - offsets[line])
                 target.write(text if text.endswith(b"\n") else text + b"\n")  # a last line a kill left unended
-        os.replace(tmp, path)
 
     def record_attempt(self, attempt: dict[str, Any]) -> None:
         """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
@@ -173,7 +182,7 @@ class RunDir:
         """results.json and report.md, then the run marked finished with each task's record count
         (what --resume checks the samples against)."""
         self._write_json("results.json", results)
-        (self.path / "report.md").write_text(report, encoding="utf-8")
+        write_atomically(self.path / "report.md", report)
         meta = self.meta or {}
         meta["finished"] = True
         meta["records"] = {task: counts["records"] + counts.get("missing", 0)
@@ -181,11 +190,24 @@ class RunDir:
         self._write_json("run.json", meta)
 
     def _write_json(self, name: str, data: dict[str, Any]) -> None:
-        tmp = self.path / (name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, self.path / name)
+        write_atomically(self.path / name, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
     def close(self) -> None:
-        for handle in self._handles.values():
+        """Close the sample files (the lock stays held)."""
+        handles, self._handles = list(self._handles.values()), {}
+        for handle in handles:
             handle.close()
-        self._handles.clear()
+
+    @contextmanager
+    def held(self, lock_now: bool) -> Iterator[None]:
+        """The folder is let go when the block ends, however it ends; `lock_now`: locked at once (a
+        --resume reads the folder first), else when `start` creates it."""
+        try:
+            if lock_now:
+                self.lock.acquire()
+            yield
+        finally:
+            try:
+                self.close()
+            finally:
+                self.lock.release()

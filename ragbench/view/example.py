@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..records import SampleRecord
 from ..trace_groups import outline
 from .runs import RunFolder, clip, gold_text
 
@@ -114,10 +115,11 @@ def example_page(record: dict[str, Any], system: Any, run: RunFolder) -> dict[st
     cited = {n for sentence in citations for n in (sentence or []) if isinstance(n, int)}
     docs = [{**doc, "cited": doc["number"] in cited} for doc in document_views(prediction.get("docs") or [])]
     trace = record.get("trace") or []
+    sample = SampleRecord.from_dict(record)
     try:
-        items = system.trace_outline(record) if system is not None else outline(trace)
+        items = system.trace_outline(sample) if system is not None else outline(sample.trace)
     except Exception as exc:  # a third-party hook's bug must not hide the trace
-        items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": outline(trace)}]
+        items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": outline(sample.trace)}]
     return {"id": record.get("id"), "question": record.get("question"), "gold": record.get("gold"),
             "gold_text": gold_text(record.get("gold")), "meta": record.get("meta") or {},
             "answer": prediction.get("answer", record.get("output")), "output": record.get("output"),

@@ -6,8 +6,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from ragbench.storage.datafiles import data_dir, resolve_data_file
-from ragbench.errors import ConfigError
+from ragbench.api import ConfigError, data_dir, resolve_data_file
 
 # princeton-nlp/ALCE download_data.sh: one archive holding every file.
 ARCHIVE = "ALCE-data.tar"

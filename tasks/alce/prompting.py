@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ragbench.errors import ConfigError
-from ragbench.types import Document
+from ragbench.api import ConfigError, Document
 
 VARIANTS = ("default", "light_inst", "closedbook", "sum_or_ext")
 SHORTER_FIELDS = ("summary", "extraction")

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.errors import ConfigError
-from ragbench.shared.instruction_templates import TEMPLATES, fill
-from ragbench.types import Document, Example
+from ragbench.api import ConfigError, Document, Example, TEMPLATES, fill
 
 from .tasks import AlceAsqa, eval_py_truncation
 

@@ -27,11 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
-from ragbench.shared.citations import cited_numbers, list_items
-from ragbench.errors import ConfigError, RecordError
-from ragbench.task import Task
-from ragbench.shared.sentences import sent_tokenize
-from ragbench.types import Document, Example
+from ragbench.api import ConfigError, Document, Example, RecordError, Task, cited_numbers, list_items, sent_tokenize
 
 from .data import alce_data_file, read_records
 from .prompting import SHORTER_FIELDS, fill, head_prompt, load_prompt_file, shorter_docs
@@ -195,6 +191,14 @@ class AlceAsqa(AlceTask):
                              for p in qa_pairs],
                 "answer": record.get("answer", ""), "long_answers": long_answers}
 
+    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+        """The annotators' long answers; else the record's answer; else every sub-question's short answers."""
+        if gold.get("long_answers"):
+            return [str(a) for a in gold["long_answers"]]
+        if gold.get("answer"):
+            return [str(gold["answer"])]
+        return [str(a) for pair in gold.get("qa_pairs") or [] for a in pair.get("short_answers") or []]
+
     def prompt_question(self, example: Example) -> str:
         if self.use_sub_questions:
             return "\n".join(pair["question"] for pair in example.gold["qa_pairs"])
@@ -217,6 +221,10 @@ class AlceQampari(AlceTask):
         if not all(isinstance(a, list) and all(isinstance(x, str) for x in a) for a in answers):
             raise RecordError(str(self.path), index + 1, f"record {index}: expected a list of alias lists", "answers")
         return {"answers": answers, "answer": record.get("answer", "")}
+
+    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+        """The whole list as one text: the record's answer, else each answer's first alias joined by commas."""
+        return [str(gold.get("answer") or ", ".join(str(aliases[0]) for aliases in gold.get("answers") or [] if aliases))]
 
     def statements(self, answer: str) -> list[str]:
         return [piece.strip() for piece in list_items(answer)]
@@ -241,3 +249,7 @@ class AlceEli5(AlceTask):
         claims = self.field(record, "claims", list, index)
         answer = self.field(record, "answer", str, index)
         return {"answer": answer, "claims": [str(c) for c in claims]}
+
+    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+        """The long answer (the claims are read by the claims metric)."""
+        return [str(gold["answer"])] if gold.get("answer") else []

@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable
 
 import numpy as np
 
-from ragbench.types import Document, Example
+from ragbench.api import Document, Example
 
 from .kg.endpoints import ENDPOINTS
 from .prompts import STRAIGHTFORWARD_SYSTEM, STRAIGHTFORWARD_USER, baseline_prompt

@@ -28,8 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ragbench.errors import ConfigError
-from ragbench.imports import load_callable
+from ragbench.api import ConfigError, load_callable
 from ragbench.storage.page_cache import PageCache, content_key
 
 BATCH_SIZE = 128  # SENTENTENCE_TRANSFORMER_BATCH_SIZE in the CRAG baselines

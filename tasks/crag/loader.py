@@ -29,9 +29,9 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
+from ragbench.api import ConfigError, RecordError, read_lines
 from ragbench.run import workers
-from ragbench.errors import ConfigError, RecordError
-from ragbench.storage.jsonl import StreamBroken, objects, read_lines
+from ragbench.storage.jsonl import StreamBroken, objects
 
 Item = tuple[int, "dict[str, Any] | RecordError"]
 _PART = re.compile(r"^(?P<stem>.+\.tar\.bz2)\.part(?P<number>\d+)$")

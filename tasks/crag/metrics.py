@@ -28,10 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores
 from ragbench.run import workers
-from ragbench.engines.base import EngineError
-from ragbench.metric import Metric, Scores
-from ragbench.types import Example, Prediction
 
 from .prompts import judge_prompt
 
@@ -116,6 +114,10 @@ class CragAutoEval(Metric):
     gold_needs = ("crag_answer",)
     needs = ("judge",)
     keys: ClassVar[tuple[str, ...]] = ("accuracy", "hallucination", "missing", "score", "exact_accuracy")
+    # shares of the examples: accurate, hallucinated and missing add up to 1; score = accuracy - hallucination
+    value_range = (0, 1)
+    key_specs = {"hallucination": KeySpec(False, (0, 1)), "missing": KeySpec(False, (0, 1)),
+                 "score": KeySpec(True, (-1, 1))}
     counters = {"judge_unparsed": "judge replies that did not parse, scored not accurate (a hallucination) as "
                                   "upstream does"}
     protocol: ClassVar[str] = "kddcup2024"
@@ -229,6 +231,7 @@ class CragHumanEval(Metric):
     name = "crag_human"
     gold_needs = ("crag_answer",)
     keys = ("score_h",)
+    value_range = (-1, 1)
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         label = prediction.extras.get("label")

@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, TypeVar
 
+from ragbench.api import Document
 from ragbench.run import workers
 from ragbench.storage.page_cache import PageCache, content_key
-from ragbench.types import Document
 
 MAX_SENTENCE_CHARS = 1000
 PASSAGE_WORDS = 100

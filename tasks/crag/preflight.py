@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragbench.errors import ConfigError
-from ragbench.run.checks import unreachable
+from ragbench.api import ConfigError, unreachable
 
 # Llama-2's SentencePiece vocabulary (meta-llama/Llama-2-7b-hf tokenizer.json, as facebookresearch/CRAG
 # ships it): its size and a few ids no other tokenizer shares all of.

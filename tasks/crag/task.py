@@ -26,12 +26,8 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
+from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, data_dir, group, resolve_data_file
 from ragbench.storage import page_cache
-from ragbench.storage.datafiles import data_dir, resolve_data_file
-from ragbench.errors import ConfigError, RecordError
-from ragbench.task import Prompt, Task
-from ragbench.trace_groups import group
-from ragbench.types import Document, Example
 
 from . import baselines
 from .embedder import BatchingEmbedder
@@ -155,7 +151,7 @@ class CragTask(Task):
     def preflight(self, check: Any) -> None:
         """Data, the Llama-2 tokenizer (by its vocabulary) and the KG API (answering), each on its own,
         then the first records in the selected split."""
-        from ragbench.run.checks import probe_data
+        from ragbench.api import probe_data
 
         from .preflight import check_kg_reachable, check_llama2_tokenizer
 
@@ -259,6 +255,10 @@ class CragTask(Task):
         100 words, the unit of DPR/ALCE corpora, in page order; a page without text keeps its snippet."""
         pages, _ = await self._page_work()
         return await pages.passages(docs)
+
+    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+        """The gold answer, then its alternatives (`alt_ans`)."""
+        return [str(gold["answer"]), *map(str, gold.get("alt_ans") or [])]
 
     # --- prompting: the CRAG repo baselines ---------------------------------------------------
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:

@@ -7,7 +7,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from ragbench.errors import ConfigError
+from ragbench.api import ConfigError
 
 
 @lru_cache(maxsize=None)

@@ -30,9 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ragbench.errors import ConfigError, RecordError
-from ragbench.retrieval.chunking import TokenSplitter
-from ragbench.types import Document
+from ragbench.api import ConfigError, Document, RecordError, TokenSplitter
 
 def upstream_metadata(title: str, file_path: str | None = None) -> str:
     """The metadata string llama-index takes off the chunk budget for an OmniEval document: the

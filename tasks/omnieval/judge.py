@@ -19,10 +19,7 @@ import asyncio
 from functools import lru_cache
 from typing import Any
 
-from ragbench.engines.base import EngineError
-from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Scores
-from ragbench.types import Document, Example, Prediction
+from ragbench.api import ConfigError, Document, EngineError, Example, KeySpec, Metric, Prediction, Scores
 
 from .catalog import data_file
 
@@ -86,6 +83,9 @@ def judge_prompt(metric: str, example: Example, prediction: Prediction) -> str:
 class OmniEvalJudge(Metric):
     name = "omnieval_judge"
     keys = (*MODEL_METRICS, "hallucination", "judge_failures")
+    # no ranges: the evaluator's values pass unclipped, as upstream (a negative one is left out of the mean)
+    key_specs = {"hallucination": KeySpec(False),  # 1 = the answer hallucinates
+                 "judge_failures": KeySpec(False, (0, None))}
     gold_needs = ("answers",)
     needs = ("judge",)
 

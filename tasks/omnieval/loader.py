@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.errors import ConfigError, RecordError
-from ragbench.storage.jsonl import read_lines
+from ragbench.api import ConfigError, RecordError, read_lines
 
 from . import catalog
 

@@ -8,10 +8,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any
 
-from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Scores
-from ragbench.shared.answers import normalize_answer
-from ragbench.types import Example, Prediction
+from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, normalize_answer
 
 
 @lru_cache(maxsize=1)
@@ -85,6 +82,7 @@ class OmniEvalRule(Metric):
 
     name = "omnieval_rule"
     keys = ("rouge_1", "rouge_2", "rouge_l", "f1", "em")
+    value_range = (0, 1)
     gold_needs = ("answers",)
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
@@ -102,6 +100,7 @@ class OmniEvalRetrieval(Metric):
 
     name = "omnieval_retrieval"
     keys = ("map", "mrr")
+    value_range = (0, 1)
     gold_needs = ("answers",)
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:

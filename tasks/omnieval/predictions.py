@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.errors import RecordError
-from ragbench.storage.jsonl import read_lines
+from ragbench.api import RecordError, read_lines
 
 from . import catalog
 

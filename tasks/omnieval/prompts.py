@@ -6,7 +6,7 @@ where `\\n` is written. `literal_newlines=True` reproduces that (the strings the
 receives); the default sends real newlines, as the authors meant."""
 from __future__ import annotations
 
-from ragbench.types import Document
+from ragbench.api import Document
 
 from .catalog import data_file
 

@@ -12,9 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.errors import ConfigError, RecordError
-from ragbench.task import Prompt, Task
-from ragbench.types import Document, Example
+from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task
 
 from . import catalog, predictions, prompts
 from .loader import Cell, load_cells

@@ -14,16 +14,9 @@ selects the variants:
 from __future__ import annotations
 
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from ragbench.errors import ConfigError
-from ragbench.shared.instruction_templates import TEMPLATES, fill
-from ragbench.shared.yaml_tasks import YamlTask, task_class
-from ragbench.shared.yaml_tasks.spec import load_spec
-from ragbench.storage.jsonl import require
-from ragbench.task import Prompt
-from ragbench.types import Document, Example
+from ragbench.api import TEMPLATES, ConfigError, Document, Example, Prompt, YamlTask, fill, require, yaml_task_class
 
 from .prompts import TASK_INSTRUCTIONS
 
@@ -119,8 +112,7 @@ STYLES = {"selfrag": SelfRagPrompt, "selfrag_squad": SquadPrompt}
 
 def declared_task(filename: str) -> type[YamlTask]:
     """The task declared by one of the YAML files beside this module (for code that imports its class)."""
-    path = Path(str(resources.files(__package__).joinpath(filename)))
-    return task_class(load_spec(path, f"{__package__}:{filename}"), _style)
+    return yaml_task_class(str(resources.files(__package__).joinpath(filename)), _style, f"{__package__}:{filename}")
 
 
 def _style(name: str) -> type[YamlTask]:

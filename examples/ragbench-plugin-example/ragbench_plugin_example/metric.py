@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Score
-from ragbench.types import Example, Prediction
+from ragbench.api import ConfigError, Example, Metric, Prediction, Score
 
 _VERDICT = re.compile(r"\b(true|false)\b", re.I)
 
@@ -23,6 +21,7 @@ class VerdictAccuracy(Metric):
 
     name = "verdict_accuracy"
     gold_needs = ("label",)  # a built-in task fits when its records carry a verdict label
+    value_range = (0, 1)  # a value outside it fails the metric on that example (higher is better: the default)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         truth = example.gold.get("truth")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.hookspecs import hookimpl
+from ragbench.api import hookimpl
 
 CATALOG: dict[str, Any] = {
     "tasks": {

@@ -9,9 +9,7 @@ import asyncio
 import re
 from collections import Counter
 
-from ragbench.context import Context
-from ragbench.system import System
-from ragbench.types import Example, Prediction
+from ragbench.api import Context, Example, Prediction, System
 
 
 def vote_key(answer: str) -> str:

@@ -10,10 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.errors import ConfigError, RecordError
-from ragbench.storage.jsonl import iter_jsonl, require
-from ragbench.task import Task
-from ragbench.types import Document, Example
+from ragbench.api import ConfigError, Document, Example, RecordError, Task, iter_jsonl, require
 
 INSTRUCTION = "Is the following statement true or false? Answer with one word: true or false."
 

@@ -3,11 +3,11 @@ files, FlashRAG's and SQuAD's layouts and Hugging Face datasets (`sources`, `hf`
 (`fields`), Jinja2 prompt templates (`templates`), the post-processing filters (`filters`), the Task
 class a file becomes (`task`) and finding the files of a folder (`discovery`).
 
-`YamlTask` and `task_class` are imported on first use (Jinja2 loads with them), so that reading a
+`YamlTask`, `task_class` and `yaml_task_class` are imported on first use (Jinja2 loads with them), so that reading a
 file's spec, as the registry does at start-up, stays light."""
 from typing import Any
 
-__all__ = ["YamlTask", "task_class"]
+__all__ = ["YamlTask", "task_class", "yaml_task_class"]
 
 
 def __getattr__(name: str) -> Any:

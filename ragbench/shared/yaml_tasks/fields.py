@@ -66,7 +66,10 @@ class Mapper:
         return FieldError(self.where, index, ref, problem)
 
     def value(self, record: dict, ref: FieldRef, index: int, required: bool = True) -> Any:
-        found = [v for v in (lookup(record, path) for path in ref.paths) if v is not MISSING and v is not None]
+        if ref.combine == "first" and len(ref.paths) == 1 and "." not in ref.paths[0]:  # most fields: one key
+            found = [value] if (value := record.get(ref.paths[0])) is not None else []
+        else:
+            found = [v for v in (lookup(record, path) for path in ref.paths) if v is not MISSING and v is not None]
         if not found:
             if required and not ref.optional:
                 also = f"; also looked for {', '.join(ref.paths[1:])}" if len(ref.paths) > 1 else ""

@@ -53,6 +53,14 @@ def open_binary(path: Path) -> IO[bytes]:
     return opener(path) if opener else open(path, "rb")
 
 
+class JsonError(ConfigError):
+    """A file that is not one JSON document; `reason` is json's message ("Extra data": JSON Lines)."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 def read_document(path: Path, expected: str) -> Any:
     """A whole JSON document (decompressed); unreadable or not JSON: a ConfigError naming line and column."""
     try:
@@ -68,12 +76,6 @@ def read_document(path: Path, expected: str) -> Any:
     except json.JSONDecodeError as exc:
         raise JsonError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); expected {expected}",
                         exc.msg) from exc
-
-
-class JsonError(ConfigError):
-    def __init__(self, message: str, reason: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 def jsonl_records(path: Path) -> Iterator[Item]:

@@ -18,6 +18,7 @@ SHAPES = ("dicts", "pairs", "sentences", "columns")
 GOLD_KINDS = {"answers": None, "label": None, "choices": ("texts", "labels", "answer_key", "answer_index"),
               "qa_pairs": None, "answer_lists": None, "long_answer": None, "claims": None,
               "crag_answer": ("answer", "alt_ans")}
+TEMPLATE_VARIABLES = ("question", "docs", "choices", "meta")  # every task's, beside its `fields.inputs`
 TOP_KEYS = ("task", "description", "aliases", "groups", "data", "fields", "answer_format", "cites",
             "instruction_key", "prompt", "postprocess", "metrics", "system_args")
 
@@ -86,7 +87,7 @@ class PromptSpec:
     style: str = "template"
     style_line: int = 1
     template: Located | None = None
-    system: str | None = None
+    system: Located | None = None
     query: Located | None = None
     demonstration: tuple[str, str] | None = None
 
@@ -207,9 +208,13 @@ def _fields(section: Section | None, source: str, data: DataSpec | None) -> Fiel
     elif flashrag:
         gold = {"answers": FieldRef(("golden_answers",), "fields.gold.answers (flashrag's default)", source, 1)}
     docs = section.section("documents")
+    inputs = section.section("inputs")
+    for name in (inputs.data if inputs is not None else ()):
+        if name in TEMPLATE_VARIABLES:
+            raise inputs.error(name, f"'{name}' is a template variable of every task: give the input another name")
     return FieldsSpec(id=field_ref(section, "id", "id"), question=field_ref(section, "question", "question"),
                       gold=gold, extra_gold=_refs(section.section("extra_gold")), documents=_documents(docs),
-                      inputs=_refs(section.section("inputs")), slices=_refs(section.section("slices")),
+                      inputs=_refs(inputs), slices=_refs(section.section("slices")),
                       meta=_refs(section.section("meta")))
 
 
@@ -237,7 +242,7 @@ def _prompt(section: Section | None) -> PromptSpec:
         demo.only(("question", "answer"))
         demo = (demo.get("question", str, required=True), demo.get("answer", str, required=True))
     return PromptSpec(style=section.get("style", str, "template"), style_line=section.at("style")[1], template=_located(section, "template"),
-                      system=section.get("system", str), query=_located(section, "query"), demonstration=demo)
+                      system=_located(section, "system"), query=_located(section, "query"), demonstration=demo)
 
 
 def _located(section: Section, name: str) -> Located | None:

@@ -17,8 +17,8 @@ from .fields import FieldError, Mapper
 from .filters import Filter, chain, check_filter
 from .located import SpecError
 from .sources import count_lines, file_format, file_records
-from .spec import TaskSpec
-from .templates import BASE_VARIABLES, DEFAULT_TEMPLATE, PromptTemplate
+from .spec import TEMPLATE_VARIABLES, TaskSpec, load_spec
+from .templates import DEFAULT_TEMPLATE, PromptTemplate
 
 if TYPE_CHECKING:
     from ...run.checks import Preflight
@@ -41,6 +41,7 @@ class YamlTask(Task):
         super().__init__(data_path)
         self.format: str | None = None
         self.dataset: Any = None  # a datasets.Dataset, loaded once when the records come through `datasets`
+        self._mapper: Mapper | None = None
 
     # --- data -------------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -57,6 +58,7 @@ class YamlTask(Task):
             self.path = data.path
         elif data.file is not None:
             self.path = resolve_data_file(name, data.file, None, data.url)
+        self._mapper = None
         declared = data.format if data is not None else "auto"
         self.format = file_format(Path(self.path), declared, name) if self.path is not None else "hf"
 
@@ -94,9 +96,17 @@ class YamlTask(Task):
             except RecordError as exc:
                 yield exc
 
+    @property
+    def mapper(self) -> Mapper:
+        if self._mapper is None:
+            if self.format is None:
+                self.prepare()
+            self._mapper = Mapper(self.spec.fields, self.where())
+        return self._mapper
+
     def parse(self, record: Any, index: int) -> Example:
         """The example of one record (a style may adjust it)."""
-        return Mapper(self.spec.fields, self.where()).example(record, index)
+        return self.mapper.example(record, index)
 
     def gold(self, record: dict[str, Any], path: Any, index: int) -> dict[str, Any]:
         """The gold of one record of the file at `path` (the field mapping's `gold`)."""
@@ -179,7 +189,7 @@ class YamlTask(Task):
 
     def chat_messages(self, prompt: str) -> list[dict[str, str]]:
         system = self.spec.prompt.system
-        return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+        return ([{"role": "system", "content": system.value}] if system else []) + [{"role": "user", "content": prompt}]
 
     def postprocess(self, text: str) -> str:
         return self.answer_filter(text)
@@ -193,6 +203,21 @@ class YamlTask(Task):
 
         return [cited_numbers(sentence) for sentence in sent_tokenize(answer)]
 
+    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+        """The declared gold as reference texts, the fullest first: the long answer(s); a list answer's first
+        aliases joined (as QAMPARI's); CRAG's answer and alternatives; the short answers; the sub-questions'
+        short answers; the label."""
+        kinds = self.gold_fields or ()
+        if "long_answer" in kinds and (gold.get("long_answers") or gold.get("answer")):
+            return [str(a) for a in gold.get("long_answers") or [gold["answer"]]]
+        if "answer_lists" in kinds:
+            return [", ".join(str(aliases[0]) for aliases in gold.get("answers") or [] if aliases)]
+        if "crag_answer" in kinds:
+            return [str(gold["answer"]), *map(str, gold.get("alt_ans") or [])]
+        if not gold.get("answers") and "qa_pairs" in kinds:
+            return [str(a) for pair in gold.get("qa_pairs") or [] for a in pair.get("short_answers") or []]
+        return super().gold_references(gold)
+
     def config(self) -> dict[str, Any]:
         return {**super().config(), "yaml": self.spec.source, "yaml_sha256": self.spec.digest}
 
@@ -205,10 +230,9 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> ty
     if not base.renders_templates:
         for key in ("template", "system", "query"):
             if getattr(prompt, key) is not None:
-                line = getattr(getattr(prompt, key), "line", None) or 1
-                raise SpecError(spec.source, line, f"prompt.{key}",
+                raise SpecError(spec.source, getattr(prompt, key).line, f"prompt.{key}",
                                 f"prompt style '{prompt.style}' writes its own prompts: leave {key} out")
-    variables = (*BASE_VARIABLES, *spec.fields.inputs)
+    variables = (*TEMPLATE_VARIABLES, *spec.fields.inputs)
     attrs: dict[str, Any] = {
         "spec": spec, "name": spec.name, "metrics": tuple(name for name, _ in spec.metrics),
         "metric_options": {name: args for name, args in spec.metrics if args},
@@ -221,6 +245,13 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> ty
         attrs["query_template"] = (PromptTemplate(prompt.query, spec.source, variables, "")
                                    if prompt.query is not None else None)
     return type(f"YamlTask[{spec.name}]", (base,), attrs)
+
+
+def yaml_task_class(path: str | Path, style: Callable[[str], type] | None = None,
+                    source: str | None = None) -> type[YamlTask]:
+    """The Task class of the YAML task file at `path` (`source`: how messages name it), its prompt style
+    found by `style` (a name -> YamlTask subclass lookup; None: the `template` style only)."""
+    return task_class(load_spec(Path(path), source), style)
 
 
 def _style(spec: TaskSpec, style: Callable[[str], type] | None) -> type[YamlTask]:

@@ -13,7 +13,6 @@ from .spec import Located
 
 DEFAULT_TEMPLATE = ("{% for doc in docs %}[{{ loop.index }}] {{ doc.title }}\n{{ doc.text }}\n{% endfor %}"
                     "Question: {{ question }}\nAnswer:")
-BASE_VARIABLES = ("question", "docs", "choices", "meta")
 
 
 def environment() -> SandboxedEnvironment:

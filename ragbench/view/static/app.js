@@ -146,7 +146,7 @@ async function allRows(rid, task, needAll, onProgress) {
 }
 
 // "wrong" is judged on the chosen metric: by default the first one where higher is better (not e.g. length)
-const defaultMetric = info => info.metrics.find(m => info.higher_is_better[m] !== false) || info.metrics[0];
+const defaultMetric = info => info.metrics.find(m => info.higher_is_better[m] === true) || info.metrics[0];
 
 // a row's failures: the system's error, or the metrics that failed on it ("name: error")
 const metricFailures = row => Object.entries(row.score_errors || {}).map(([m, e]) => `${m}: ${e}`);
@@ -300,7 +300,7 @@ async function compareView(task, rids) {  // rids: "a~b~c" (first is the baselin
     parts.push(h("h2", {}, `B = ${p.b} vs A = ${p.a}`), ...p.warnings.map(w => h("p", {class: "warn small"}, w)));
     const statsTable = (rows, attrs) => table(["metric", "slice", "n", "A", "B", "B − A", "95% CI", "p", "test"].map(x => h("th", {}, x)), rows.map(r =>
       [r.metric, r.slice || "all", num(r.n), num(fmt(r.mean_a)), num(fmt(r.mean_b)),
-       num((r.diff >= 0 ? "+" : "") + r.diff.toFixed(4), (r.diff >= 0) === r.higher_is_better ? "ok" : "bad"),
+       num((r.diff >= 0 ? "+" : "") + r.diff.toFixed(4), r.higher_is_better == null || r.diff === 0 ? "" : (r.diff > 0) === r.higher_is_better ? "ok" : "bad"),
        num(r.ci95 ? `[${r.ci95[0].toFixed(4)}, ${r.ci95[1].toFixed(4)}]` : "–"), num(r.p_value.toPrecision(3)), r.test]), attrs);
     const bySlice = p.rows.filter(r => r.slice);
     parts.push(statsTable(p.rows.filter(r => !r.slice), {class: "stats"}));

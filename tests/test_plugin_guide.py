@@ -1,8 +1,9 @@
-"""The README's "Writing a plugin" builds a working plugin: its files are taken from the README verbatim
-(every fenced block with a `title="PATH"`), installed into a private folder as pip would lay it out
-(package and dist-info with the README's entry points), discovered
-through the entry-point group and run through the command line with the README's scripted rules,
-giving the numbers the README states."""
+"""The plugin guide builds a working plugin and tests it: its files are taken verbatim from
+docs/writing-plugins.md and the test file from docs/testing-plugins.md (every fenced block with a
+`title="PATH"`), installed into a private folder as pip would lay it out (package and dist-info with the
+guide's entry points), discovered through the entry-point group, run through the command line with the
+guide's scripted rules (giving the numbers the guide states) and by its own tests; they import
+nothing of ragbench but its public API."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_public_api import non_public_imports
+
 from ragbench.types import trace_prompts
 
 try:
@@ -21,24 +24,27 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the same parser under its PyPI name
     tomllib = pytest.importorskip("tomli")
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+GUIDE, TESTING = DOCS / "writing-plugins.md", DOCS / "testing-plugins.md"
 BLOCK = re.compile(r'^```(\w+) title="([^"]+)"\n(.*?)^```$', re.M | re.S)
 
 
 def plugin_files() -> dict[str, str]:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Writing a plugin\n"):text.index("### The task-system contract\n")]
-    return {path: body for _, path, body in BLOCK.findall(section)}
+    return {path: body for page in (GUIDE, TESTING) for _, path, body in BLOCK.findall(page.read_text(encoding="utf-8"))}
+
+
+def python(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """`python ARGS` with the plugin installed in `site`."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
 
 def cli(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run([sys.executable, "-m", "ragbench.cli.main", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=180)
+    return python(["-m", "ragbench.cli.main", *args], site, cwd)
 
 
 def install(project: Path, site: Path) -> Path:
-    """What `pip install` leaves behind, made from the README's pyproject.toml: the package on a path
+    """What `pip install` leaves behind, made from the guide's pyproject.toml: the package on a path
     and its dist-info with the entry points (no build backend needed, so it runs offline anywhere)."""
     meta = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     for package in tomllib.loads((project / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]:
@@ -54,11 +60,12 @@ def install(project: Path, site: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[Path, Path]:
-    """(folder holding my-rag-plugin/ as the README lays it out, the site it is installed into)."""
-    root = tmp_path_factory.mktemp("readme-plugin")
+    """(folder holding my-rag-plugin/ as the guide lays it out, the site it is installed into)."""
+    root = tmp_path_factory.mktemp("guide-plugin")
     files = plugin_files()
     assert {"my-rag-plugin/pyproject.toml", "my-rag-plugin/my_rag_plugin/task.py", "my-rag-plugin/my_rag_plugin/system.py",
-            "my-rag-plugin/my_rag_plugin/metric.py", "my-rag-plugin/my_rag_plugin/catalog.py"} <= set(files)
+            "my-rag-plugin/my_rag_plugin/metric.py", "my-rag-plugin/my_rag_plugin/catalog.py",
+            "my-rag-plugin/tests/test_my_rag_plugin.py"} <= set(files)
     for path, body in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(body, encoding="utf-8")
@@ -66,7 +73,7 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
     return root, site
 
 
-def test_the_readme_plugin_is_listed_with_its_provider(built):
+def test_the_guide_plugin_is_listed_with_its_provider(built):
     root, site = built
     done = cli(["list"], site, cwd=root)
     assert done.returncode == 0, done.stderr
@@ -76,7 +83,7 @@ def test_the_readme_plugin_is_listed_with_its_provider(built):
     assert "failed to load" not in done.stderr
 
 
-def test_the_readme_command_runs_and_gives_the_numbers_the_readme_states(built):
+def test_the_guide_command_runs_and_gives_the_numbers_the_guide_states(built):
     root, site = built
     done = cli(["--tasks", "capitals", "--data", "capitals=my-rag-plugin/capitals.jsonl", "--system", "two_step",
                 "--model", "scripted:my-rag-plugin/rules.json", "--output", "runs/capitals", "--no-progress"],
@@ -84,7 +91,7 @@ def test_the_readme_command_runs_and_gives_the_numbers_the_readme_states(built):
     assert done.returncode == 0, done.stderr
     results = json.loads((root / "runs" / "capitals" / "results.json").read_text())
     assert results["results"]["capitals"]["capital_hit"] == pytest.approx(2 / 3)
-    assert "scores `capital_hit` 0.6667 (2 of 3)" in README.read_text()
+    assert "scores `capital_hit` 0.6667 (2 of 3)" in GUIDE.read_text(encoding="utf-8")
     assert set(results["details"]["capitals"]["capital_hit"]["slices"]["region"]) == {"Europe", "Asia", "Americas"}
     assert ("capitals: warning: 1 of 3 outputs (33%) did not follow two_step's format (a one-word answer); "
             "use an instruction-tuned model, or raise --system-arg max_tokens") in done.stderr
@@ -94,7 +101,7 @@ def test_the_readme_command_runs_and_gives_the_numbers_the_readme_states(built):
                                         "Question: What is the capital of France?\nAnswer:")
 
 
-def test_the_readme_task_options_and_bad_records_behave_as_the_readme_says(built):
+def test_the_guide_task_options_and_bad_records_behave_as_the_guide_says(built):
     root, site = built
     bad = root / "bad.jsonl"
     bad.write_text('{"id": "fr", "country": "France", "capital": "Paris"}\n{"id": "x", "country": 5}\nnot json\n')
@@ -109,3 +116,15 @@ def test_the_readme_task_options_and_bad_records_behave_as_the_readme_says(built
                    "--model", "scripted:echo", "--output", "runs/refused", "--no-progress"], site, cwd=root)
     assert refused.returncode == 2
     assert "--task-arg uppercase=maybe: task capitals takes true/false for uppercase" in refused.stderr
+
+
+def test_the_guide_plugin_and_its_tests_import_only_the_public_api(built):
+    root, _ = built
+    files = sorted((root / "my-rag-plugin").rglob("*.py"))
+    assert len(files) == 6 and [problem for path in files for problem in non_public_imports(path)] == []
+
+
+def test_the_guide_plugin_passes_the_tests_of_the_testing_guide(built):
+    root, site = built
+    done = python(["-m", "pytest", "-q", "-p", "no:cacheprovider", "my-rag-plugin/tests"], site, root)
+    assert done.returncode == 0 and "5 passed" in done.stdout, done.stdout + done.stderr

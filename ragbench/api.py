@@ -1,0 +1,98 @@
+"""ragbench's public API: everything a task, system, metric, engine or retriever plugin may use.
+
+    from ragbench.api import Example, Prediction, System, hookimpl
+
+A plugin imports ragbench only from here, and its tests from `ragbench.testing`. Every other module
+of the `ragbench` package is internal: it may change in any release without notice. The names below
+change only with a note in docs/changelog.md. docs/writing-plugins.md is the guide.
+
+Why a module of its own and not the package root: `import ragbench.anything` runs the package's
+`__init__`, so a root that exported the API would import the contract, the LLM handle and the
+scheduler for every command; and the core's own modules import from each other, not from a surface
+that imports them all. Names are imported on first use (PEP 562 `__getattr__`), so a plugin's hook
+module that imports `hookimpl` keeps `ragbench list` as fast as before.
+
+What is here, by what it is for:
+
+- The contract: `Task` (and the `Prompt` it builds), `System`, `Metric` (`Score`, `Scores`), the data
+  they exchange (`Example`, `Document`, `Prediction`, `Step`), what a system or metric gets
+  (`Context`, whose `llm` is an `LLM`), the finished example the reporting hooks read
+  (`SampleRecord`, `recorded_extras`) and `hookimpl` for the plugin's hook module.
+- Errors: `ConfigError` (one line: what, where, how to fix; the run does not start), `RecordError`
+  (a bad record: counted, the run goes on), `EngineError` (an LLM call failed), `RetrievalError`.
+- Engines and retrievers: `Engine`, `Request`, `Sampling`, `Response`, `TokenLogprobs`, `apply_stop`;
+  `Retriever`, `IndexBuilder`, `QueryStyle`, `BGE_QUERY_INSTRUCTION`.
+- Pre-flight (checks before anything loads): `Preflight`, `probe_data`, `unreachable`.
+- Trace structure for the viewer: `group`, `grouped`, `outline`, `find_groups`.
+- Data files: `iter_jsonl`, `read_lines`, `require`, `resolve_data_file`, `data_dir`, and
+  `load_callable` for an option naming "module:function".
+- Text helpers benchmarks share: `normalize_answer`, `exact_presence`, `sent_tokenize`,
+  `remove_citations`, `cited_numbers`, `list_items`, `TEMPLATES` and `fill` (instruction-tuned
+  prompt formats), `Reader` (the base of systems that send the task's own baseline prompt),
+  `YamlTask` (the base of a YAML task's prompt style) and `yaml_task_class` (the Task class of a YAML
+  task file, docs/yaml-tasks.md),
+  `TokenSplitter` and `parse_split` (token-counted chunking), `resampled` (bootstrap resamples).
+- Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
+
+Not here yet: the worker pool for CPU-bound work and the page cache for parsed pages (their
+ownership by the run is changing); until they are, the built-in CRAG task reaches them internally.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# the internal module that defines each name
+_MODULES = {
+    # the contract
+    "ragbench.task": ("Task", "Prompt"),
+    "ragbench.system": ("System", "recorded_extras"),
+    "ragbench.metric": ("Metric", "KeySpec", "Score", "Scores"),
+    "ragbench.types": ("Example", "Document", "Prediction", "Step"),
+    "ragbench.context": ("Context",),
+    "ragbench.llm": ("LLM",),
+    "ragbench.records": ("SampleRecord",),
+    "ragbench.hookspecs": ("hookimpl",),
+    # errors
+    "ragbench.errors": ("ConfigError", "RecordError"),
+    # engines and retrievers
+    "ragbench.engines.base": ("Engine", "EngineError", "Request", "Response", "Sampling", "TokenLogprobs", "apply_stop"),
+    "ragbench.retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
+    "ragbench.retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
+    # pre-flight
+    "ragbench.run.checks": ("Preflight", "probe_data", "unreachable"),
+    # trace structure
+    "ragbench.trace_groups": ("group", "grouped", "outline", "find_groups"),
+    # data files
+    "ragbench.storage.jsonl": ("iter_jsonl", "read_lines", "require"),
+    "ragbench.storage.datafiles": ("resolve_data_file", "data_dir"),
+    "ragbench.imports": ("load_callable",),
+    # text helpers
+    "ragbench.shared.answers": ("normalize_answer", "exact_presence"),
+    "ragbench.shared.sentences": ("sent_tokenize",),
+    "ragbench.shared.citations": ("remove_citations", "cited_numbers", "list_items"),
+    "ragbench.shared.instruction_templates": ("TEMPLATES", "fill"),
+    "ragbench.shared.reader": ("Reader",),
+    "ragbench.shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
+    "ragbench.retrieval.chunking": ("TokenSplitter", "parse_split"),
+    "ragbench.reports.bootstrap": ("resampled",),
+    # command-line commands
+    "ragbench.cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
+}
+_SOURCES = {name: module for module, names in _MODULES.items() for name in names}
+
+__all__ = sorted(_SOURCES)
+
+
+def __getattr__(name: str) -> Any:
+    module = _SOURCES.get(name)
+    if module is None:
+        raise AttributeError(f"ragbench.api has no {name!r}: the public API is listed in ragbench.api.__all__ "
+                             "(docs/writing-plugins.md)")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # imported once
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

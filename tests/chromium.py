@@ -1,0 +1,48 @@
+"""Headless Chromium for the browser tests: Debian's chromium + chromium-driver, driven by selenium. A test
+module calls `require_chromium()` at import, so it skips with one line where they are missing (.ci/run
+installs them)."""
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterator
+
+import pytest
+
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,860")
+
+
+def require_chromium() -> tuple[str, str]:
+    """(the browser, its driver); skips the calling test module without them or without selenium."""
+    pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install ragbench[test])")
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not (browser and driver):
+        pytest.skip("no chromium/chromedriver here (apt-get install chromium chromium-driver)", allow_module_level=True)
+    return browser, driver
+
+
+@contextlib.contextmanager
+def headless_chromium(network_log: bool = False) -> Iterator:
+    """A driver on a fresh profile; `network_log` keeps Chromium's performance log (every request it sends)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    browser, driver_path = require_chromium()
+    options = Options()
+    options.binary_location = browser
+    for flag in FLAGS:
+        options.add_argument(flag)
+    if network_log:
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    profile = tempfile.mkdtemp(prefix="ragbench-chromium-")
+    options.add_argument(f"--user-data-dir={profile}")
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)

@@ -1,0 +1,95 @@
+"""A test plugin of metrics that fail or return what is not a score, and scripted engines that count
+their calls, for the tests of typed scores, metric failures, --resume and `ragbench rescore`.
+
+`scored:KIND` metrics (a metric family): `raise` raises on the example ids in FAILING; `string`, `numpy`,
+`numpy_int`, `bool`, `nan`, `inf`, `list`, `none` return such a value; `range` returns 2.0 against its
+declared range [0, 1]; `extra` returns a key it does not declare; `corpus` is a corpus-only metric that
+raises while CORPUS_FAILS is set. `system_answer` and `judge_answer` are `scripted:` functions."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from ragbench.engines.base import EngineError
+from ragbench.hookspecs import hookimpl
+from ragbench.metric import KeySpec, Metric
+from ragbench.registry import Registry
+
+FAILING: set[str] = set()  # example ids `scored:raise` fails on
+CORPUS_FAILS = [False]
+CALLS: Counter = Counter()  # engine calls by role: "system", "judge"
+JUDGE_DOWN = [False]  # every judge call fails while set
+
+RETURNS = {"string": "1.0", "numpy": np.float32(0.5), "numpy_int": np.int64(1), "bool": True, "nan": float("nan"),
+           "inf": float("inf"), "list": [1.0], "none": None, "range": 2.0}
+
+
+def family(name: str) -> type[Metric]:
+    kind = name.partition(":")[2]
+
+    class Scored(Metric):
+        value_range = (0, 1)
+        corpus_keys = (name,) if kind == "corpus" else ()
+        key_specs = {name: KeySpec(False, (0, 1))} if kind == "lower" else {}
+
+        def score(self, example, prediction, ctx=None):
+            if kind == "raise" and str(example.id) in FAILING:
+                raise RuntimeError(f"flaky metric on {example.id}")
+            if kind == "extra":
+                return {name: 1.0, "surprise": 0.0}
+            if kind == "lower":
+                return float(str(example.id) in FAILING)
+            return RETURNS.get(kind, 1.0)
+
+        def corpus(self, samples, seed):
+            if CORPUS_FAILS[0]:
+                raise RuntimeError("the corpus metric's model is not there")
+            return {name: 0.25}
+
+    Scored.name = name
+    return Scored
+
+
+class Plugin:
+    @hookimpl
+    def ragbench_metric_families(self):
+        return {"scored": {"target": f"{__name__}:family", "description": "test metrics"}}
+
+
+def registry() -> Registry:
+    return Registry.discover(plugins=[("scoring_plugin", "ragbench-tests", Plugin())])
+
+
+SYSTEM = f"scripted:{__name__}:system_answer"  # engine strings of the two scripted functions below
+JUDGE = f"scripted:{__name__}:judge_answer"
+
+
+def system_answer(request) -> str:
+    """The system's model: counts its calls, answers "Paris" to everything."""
+    CALLS["system"] += 1
+    return "Paris"
+
+
+def judge_answer(request) -> str:
+    """A judge: "correct" when the prompt shows the answer Paris, failing every call while JUDGE_DOWN is set."""
+    CALLS["judge"] += 1
+    if JUDGE_DOWN[0]:
+        raise EngineError("judge API unavailable (HTTP 503 after 6 attempts)")
+    text = request.messages[-1][1] if request.messages else request.prompt
+    return "correct" if "Paris" in text else "incorrect"
+
+
+def reset() -> None:
+    FAILING.clear()
+    CALLS.clear()
+    CORPUS_FAILS[0] = JUDGE_DOWN[0] = False
+
+
+@pytest.fixture(autouse=True)
+def plugin_state():
+    """A test module that imports this fixture starts each test with nothing failing and no calls counted."""
+    reset()
+    yield
+    reset()

@@ -1,0 +1,82 @@
+"""Every key a metric reports says which way is better and its range, and results.json carries both;
+two metrics reporting one key refuse to start, and `--metric-arg M.key_prefix=P` renames one's keys."""
+from __future__ import annotations
+
+import pytest
+from conftest import TEST_DATA
+from helpers import run, samples
+
+from ragbench.errors import ConfigError
+from ragbench.metric import KeySpec, Metric
+from ragbench.metrics.citation import Citation
+from ragbench.registry import get_registry
+from ragbench.reports.results import aggregate_task
+
+TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
+PREDS = TEST_DATA / "omnieval" / "pred_bm25_TOP2-qwen2-72b"
+OMNIEVAL = {"tasks": ["omnieval_auto"], "system": "recorded", "system_args": {"path": str(PREDS)},
+            "data": {"omnieval_auto": str(TREE)}}
+
+
+@pytest.mark.parametrize("metric,key,higher_is_better,value_range", [
+    ("crag", "accuracy", True, (0, 1)), ("crag", "hallucination", False, (0, 1)), ("crag", "missing", False, (0, 1)),
+    ("crag", "score", True, (-1, 1)), ("crag_repo", "hallucination", False, (0, 1)),
+    ("crag_human", "score_h", True, (-1, 1)),
+    ("llm_judge", "llm_judge", True, (0, 1)), ("llm_judge", "llm_judge_unparsed", False, (0, None)),
+    ("omnieval_judge", "hallucination", False, None), ("omnieval_judge", "judge_failures", False, (0, None)),
+    ("omnieval_judge", "accuracy", True, None), ("omnieval_rule", "f1", True, (0, 1)),
+    ("omnieval_retrieval", "mrr", True, (0, 1)),
+    ("length", "length", None, (0, None)), ("qampari", "num_preds", None, (0, None)),
+    ("qampari", "qampari_f1", True, (0, 100)), ("citation", "citation_f1", True, (0, 100)),
+    ("rouge_lsum", "rougeLsum_bootstrap_mid", True, (0, 100)), ("str_em", "str_hit", True, (0, 100)),
+    ("match", "match", True, (0, 1)), ("f1", "f1", True, (0, 1)), ("label_accuracy", "label_accuracy", True, (0, 1)),
+])
+def test_built_in_metrics_declare_each_keys_direction_and_range(metric, key, higher_is_better, value_range):
+    spec = get_registry().metric_class(metric)().key_spec(key)
+    assert (spec.higher_is_better, spec.range) == (higher_is_better, value_range)
+
+
+def test_results_carry_each_keys_direction_and_range(tmp_path):
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=["match", "+length"])
+    details = results["details"]["demo"]
+    assert (details["match"]["higher_is_better"], details["match"]["range"]) == (True, [0, 1])
+    assert (details["length"]["higher_is_better"], details["length"]["range"]) == (None, [0, None])
+
+
+def test_a_metric_that_only_sets_higher_is_better_gives_it_to_every_key():
+    class OlderPluginMetric(Metric):
+        name = "older"
+        keys = ("errors", "slips")
+        higher_is_better = False
+
+    samples_ = [{"id": "a", "error": None, "scores": {"errors": 1.0, "slips": 2.0}}]
+    details = aggregate_task(samples_, [OlderPluginMetric()], ())
+    assert [details[k]["higher_is_better"] for k in ("errors", "slips")] == [False, False]
+    assert "range" not in details["errors"]
+    assert OlderPluginMetric().key_spec("slips") == KeySpec(False, None)
+
+
+def test_two_metrics_reporting_one_key_refuse_to_start_naming_both(tmp_path):
+    with pytest.raises(ConfigError, match=r"task omnieval_auto: metrics omnieval_rule and f1 both report the key 'f1'; "
+                                          r"rename one's keys, e\.g\. --metric-arg f1\.key_prefix=f1_ "):
+        run(tmp_path, **OMNIEVAL, metrics=["+f1"])
+    assert not (tmp_path / "run").exists()
+
+
+def test_key_prefix_renames_one_metrics_keys_and_both_are_reported(tmp_path):
+    alone = run(tmp_path, name="alone", **OMNIEVAL)
+    both = run(tmp_path, name="both", **OMNIEVAL, metrics=["+f1"], metric_args={"f1.key_prefix": "token_"})
+    assert both["results"]["omnieval_auto"]["f1"] == alone["results"]["omnieval_auto"]["f1"]  # OmniEval's char F1
+    assert both["results"]["omnieval_auto"]["token_f1"] is not None and both["complete"]
+    assert {"f1", "token_f1"} <= set(samples(tmp_path / "both", "omnieval_auto")[0]["scores"])
+
+
+def test_a_corpus_metric_reads_its_own_keys_under_a_prefix():
+    metric = Citation()
+    metric.key_prefix = "alce_"
+    scored = [{"id": str(i), "error": None, "scores": {"alce_citation_rec": rec, "alce_citation_prec": prec}}
+              for i, (rec, prec) in enumerate([(100.0, 50.0), (50.0, 50.0)])]
+    details = aggregate_task(scored, [metric], ())
+    assert set(details) == {"alce_citation_rec", "alce_citation_prec", "alce_citation_f1"}
+    assert details["alce_citation_f1"]["value"] == pytest.approx(2 * 75 * 50 / 125)
+    assert details["alce_citation_rec"]["value"] == 75.0

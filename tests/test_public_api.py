@@ -1,0 +1,111 @@
+"""One public API: `ragbench.api` (and `ragbench.testing` for tests) is all a plugin imports of ragbench.
+The example plugin and its tests import nothing else (read from the source: every import statement,
+inside functions too) and load; so do the built-in plugins, but for the exceptions listed here with
+why; every public name resolves, lazily."""
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ragbench.api
+import ragbench.testing
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "ragbench-plugin-example"
+PUBLIC = {"ragbench.api": set(ragbench.api.__all__), "ragbench.testing": set(ragbench.testing.__all__)}
+
+# Built-in plugin modules that still reach an internal module, and why.
+EXCEPTIONS = {
+    ("tasks/__init__.py", "ragbench.builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
+    ("plugins/__init__.py", "ragbench.builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
+    ("metrics/__init__.py", "ragbench.builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
+    ("tasks/crag/loader.py", "ragbench.run"): "the worker pool (its ownership by the run is changing)",
+    ("tasks/crag/pages.py", "ragbench.run"): "the worker pool (its ownership by the run is changing)",
+    ("tasks/crag/metrics.py", "ragbench.run"): "the worker pool (its ownership by the run is changing)",
+    ("tasks/crag/pages.py", "ragbench.storage.page_cache"): "the page cache (its ownership by the run is changing)",
+    ("tasks/crag/embedder.py", "ragbench.storage.page_cache"): "the page cache (its ownership by the run is changing)",
+    ("tasks/crag/task.py", "ragbench.storage"): "the page cache (its ownership by the run is changing)",
+    ("tasks/crag/loader.py", "ragbench.storage.jsonl"): "a .tar.bz2 member's lines read in worker processes, "
+                                                        "stopped where the stream breaks (StreamBroken, objects)",
+}
+
+
+def ragbench_imports(path: Path) -> list[tuple[str, list[str], int]]:
+    """(module, names imported from it, line) of every absolute import of ragbench in a source file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, [], node.lineno) for alias in node.names if alias.name.split(".")[0] == "ragbench"]
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "ragbench":
+            found.append((node.module, [alias.name for alias in node.names], node.lineno))
+    return found
+
+
+def non_public_imports(path: Path, allowed: tuple[str, ...] = ("ragbench.api", "ragbench.testing")) -> list[str]:
+    """The imports of ragbench in `path` that are not public names of the allowed modules."""
+    bad = []
+    for module, names, line in ragbench_imports(path):
+        if module not in allowed:
+            bad.append(f"{path.name}:{line} imports {module}")
+        else:  # `import ragbench.api` (no names) reaches only public names too
+            bad += [f"{path.name}:{line}: {module} has no public {name}" for name in names
+                    if name != "*" and name not in PUBLIC[module]]
+    return bad
+
+
+def test_every_public_name_resolves_and_nothing_else_does():
+    for module in (ragbench.api, ragbench.testing):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, name
+    assert sorted(dir(ragbench.api)) == sorted(ragbench.api.__all__)
+    with pytest.raises(AttributeError, match="ragbench.api has no 'Evaluator'"):
+        ragbench.api.Evaluator  # noqa: B018
+    assert ragbench.api.Task is importlib.import_module("ragbench.task").Task
+
+
+def test_a_hook_module_importing_hookimpl_loads_none_of_the_contract():
+    script = ("import sys\nfrom ragbench.api import hookimpl\n"
+              "print(sorted(m for m in ('ragbench.context', 'ragbench.llm', 'ragbench.task') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_example_plugin_and_its_tests_import_only_the_public_api():
+    files = sorted(EXAMPLE.rglob("*.py"))
+    assert {"plugin.py", "task.py", "system.py", "metric.py", "commands.py", "test_trivia_plugin.py"} <= {f.name for f in files}
+    assert [problem for path in files for problem in non_public_imports(path)] == []
+    for path in files:
+        if path.parent.name == "ragbench_plugin_example":
+            importlib.import_module(f"ragbench_plugin_example.{path.stem}".removesuffix(".__init__"))
+
+
+def test_the_scan_sees_an_internal_import_and_a_name_the_api_lacks(tmp_path):
+    source = tmp_path / "plugin.py"
+    source.write_text("import ragbench.api\nfrom ragbench.api import Task, Evaluator\n\n\ndef f():\n"
+                      "    from ragbench.storage.jsonl import iter_jsonl\n")
+    assert non_public_imports(source) == ["plugin.py:2: ragbench.api has no public Evaluator",
+                                          "plugin.py:6 imports ragbench.storage.jsonl"]
+
+
+def test_built_in_plugins_import_only_the_public_api_but_the_listed_exceptions():
+    found, problems = set(), []
+    for root in ("tasks", "plugins", "metrics"):
+        for path in sorted((REPO / root).rglob("*.py")):
+            relative = path.relative_to(REPO).as_posix()
+            for module, names, line in ragbench_imports(path):
+                if module.startswith(("ragbench.tasks", "ragbench.plugins", "ragbench.metrics")):
+                    continue  # a plugin folder's own modules (tests/test_import_boundaries.py checks the rest)
+                if (relative, module) in EXCEPTIONS:
+                    found.add((relative, module))
+                elif module != "ragbench.api":
+                    problems.append(f"{relative}:{line} imports {module}")
+                else:
+                    problems += [f"{relative}:{line}: ragbench.api has no {n}" for n in names if n not in PUBLIC[module]]
+    assert problems == []
+    assert set(EXCEPTIONS) - found == set(), "exceptions no longer needed: remove them from EXCEPTIONS"

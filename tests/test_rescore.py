@@ -1,0 +1,127 @@
+"""`ragbench rescore RUN`: a finished run's saved predictions scored again (other metrics, a judge) into a
+new folder, without calling the system's model; the original run is left as it was."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import scoring_plugin
+from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
+from click.testing import CliRunner
+from conftest import write_jsonl
+from helpers import samples
+
+from ragbench.cli.main import main
+from ragbench.errors import ConfigError
+from ragbench.replay.call_refs import resolved
+from ragbench.run.evaluator import Evaluator, RunConfig
+from ragbench.run.rescore_run import rescore_run
+
+
+
+@pytest.fixture
+def finished(tmp_path, popqa_records):
+    """A finished vanilla run on popqa (documents shown to the model), scored by match and f1."""
+    data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
+    Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model=SYSTEM, data={"popqa": str(data)},
+                        metrics=["match", "f1"], output=str(tmp_path / "run"), progress=False,
+                        bootstrap_iters=50)).run()
+    assert scoring_plugin.CALLS["system"] == 6
+    return tmp_path / "run"
+
+
+def snapshot(folder) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_rescore_with_another_metric_list_and_a_judge_writes_a_new_run_and_leaves_the_original(finished):
+    before = snapshot(finished)
+    outcome = rescore_run(finished, {"metrics": ["match", "+llm_judge"], "judges": [JUDGE],
+                                     "metric_args": {"llm_judge.preset": "faithfulness",
+                                                     "llm_judge.score_range": "0-1"}})
+    assert snapshot(finished) == before  # the original is kept as it was
+    assert outcome.run_dir == finished.parent / "run__rescored" and outcome.complete
+    assert scoring_plugin.CALLS["system"] == 6 and scoring_plugin.CALLS["judge"] == 6  # the system's model: not again
+    results = outcome.results
+    assert set(results["results"]["popqa"]) == {"match", "llm_judge", "llm_judge_unparsed"}  # f1 replaced
+    assert results["rescored_from"] == str(finished) and results["config"]["judges"] == [JUDGE]
+    records = samples(outcome.run_dir, "popqa")
+    original = samples(finished, "popqa")
+    assert [r["trace"] for r in records] == [r["trace"] for r in original]
+    assert [r["prediction"] for r in records] == [r["prediction"] for r in original]
+    # the faithfulness prompt shows the documents the answer was given: rebuilt from the samples
+    prompt = records[0]["judge_trace"][0]["request"]["messages"][0]["content"]
+    assert "[1] Title 0\nPerson 0 is answer0." in prompt
+    assert all(r["rescored"] and set(r["scores"]) == {"match", "llm_judge", "llm_judge_unparsed"} for r in records)
+    # the judge's exchanges are a ready replay file of the rescored folder
+    replay = [record for _, record in resolved(outcome.run_dir / "judge0_calls.jsonl")]
+    assert len(replay) == 6 and all(r is not None and r["response"] == "correct" for r in replay)
+    assert "re-scored from" in (outcome.run_dir / "report.md").read_text()
+
+
+def test_rescore_adds_to_the_runs_metrics_and_keeps_failed_examples_as_they_were(tmp_path, popqa_records):
+    data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:3] + ["{broken"])
+    Evaluator(RunConfig(tasks=["popqa"], system="closed_book", model="scripted:echo", data={"popqa": str(data)},
+                        metrics=["match"], output=str(tmp_path / "run"), progress=False)).run()
+    outcome = rescore_run(tmp_path / "run", {"metrics": ["+f1"], "output": str(tmp_path / "new")})
+    assert set(outcome.results["results"]["popqa"]) == {"match", "f1"}
+    assert outcome.results["counts"]["popqa"] == {"records": 4, "scored": 3, "failed": 0, "bad_records": 1,
+                                                  "missing": 0, "metric_failures": 0}
+    assert not outcome.complete  # the bad record stays counted
+
+
+def test_rescore_refuses_its_own_folder_an_existing_run_and_an_unfinished_run(finished, tmp_path):
+    with pytest.raises(ConfigError, match="is the run being re-scored; give a new folder"):
+        rescore_run(finished, {"output": str(finished)})
+    rescore_run(finished, {})
+    with pytest.raises(ConfigError, match="already holds a run; --overwrite replaces it"):
+        rescore_run(finished, {})
+    assert rescore_run(finished, {"overwrite": True}).complete
+    meta = json.loads((finished / "run.json").read_text())
+    (finished / "run.json").write_text(json.dumps({**meta, "finished": False}))
+    with pytest.raises(ConfigError, match="is not finished; finish it first"):
+        rescore_run(finished, {"output": str(tmp_path / "other")})
+    with pytest.raises(ConfigError, match="holds no ragbench run"):
+        rescore_run(tmp_path / "nothing", {})
+
+
+def test_rescore_cli_prints_the_summary_and_exits_1_when_a_metric_fails(finished, tmp_path, monkeypatch):
+    monkeypatch.setattr("ragbench.run.rescore_run.get_registry", scoring_plugin.registry)
+    scoring_plugin.FAILING.add("101")
+    result = CliRunner().invoke(main, ["rescore", str(finished), "--metrics", "+scored:raise", "--output",
+                                       str(tmp_path / "flaky")])
+    assert result.exit_code == 1
+    assert "popqa: 1 x metric scored:raise: RuntimeError: 101" in result.output
+    assert "re-scored 6 examples" in result.output
+    scoring_plugin.FAILING.clear()
+    fixed = CliRunner().invoke(main, ["rescore", str(finished), "--metrics", "+scored:raise", "--output",
+                                      str(tmp_path / "fixed")])
+    assert fixed.exit_code == 0, fixed.output
+    assert scoring_plugin.CALLS["system"] == 6
+
+
+def test_rescore_with_an_nli_metric_equals_a_run_that_scored_it(tmp_path):
+    from alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, write_predictions
+
+    predictions = write_predictions(tmp_path / "predictions.jsonl", "asqa")
+    config = {"tasks": ["alce_asqa"], "system": "recorded", "system_args": {"path": str(predictions)},
+              "data": {"alce_asqa": str(ALCE_DATA / DATA_FILES["asqa"])}, "task_args": {"run_py_cleanup": False},
+              "progress": False, "bootstrap_iters": 50}
+    Evaluator(RunConfig(**config, metrics=["str_em"], output=str(tmp_path / "plain"))).run()
+    both = Evaluator(RunConfig(**config, metrics=["str_em", "citation"], nli=f"replay:{NLI_REPLAY}",
+                               output=str(tmp_path / "both"))).run()
+    rescored = rescore_run(tmp_path / "plain", {"metrics": ["+citation"], "nli": f"replay:{NLI_REPLAY}"})
+    assert rescored.complete and rescored.results["results"] == both.results["results"]
+    assert rescored.results["cost"]["rescoring"]["nli"]["requests"] > 0
+    assert (rescored.run_dir / "nli_calls.jsonl").stat().st_size > 0  # a replay file of its own
+
+
+def test_rescore_of_a_crag_run_reproduces_its_judged_numbers(tmp_path):
+    from test_crag_score_cli import score_upstream_rows
+
+    _, results = score_upstream_rows(tmp_path, "kddcup2024")  # its judge: a replay of upstream's replies
+    rescored = rescore_run(tmp_path / "out", {})
+    assert rescored.results["results"] == results["results"] and rescored.results["counted"] == results["counted"]
+    assert rescored.results["cost"]["rescoring"]["llm_calls"] == results["cost"]["llm_calls"]  # the judge's calls
+    assert [r["scores"] for r in samples(rescored.run_dir, "crag_t1")] == [
+        r["scores"] for r in samples(tmp_path / "out", "crag_t1")]

@@ -1,0 +1,127 @@
+"""ragbench.testing: a scripted LLM in each of its forms, a context a system's `run` is awaited with, a
+whole run in one call with typed samples (classes registered for the run, the reporting hooks given
+SampleRecords), and the trace assertions."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from ragbench.api import ConfigError, Document, EngineError, Example, Prediction, SampleRecord, System, Task
+from ragbench.testing import ScriptedLLM, assert_steps, make_context, prompts, run_eval
+
+DOCS = [Document("1", "A", "alpha"), Document("2", "B", "beta"), Document("3", "C", "gamma")]
+
+
+class Lookup(System):
+    """Retrieves, asks the task's prompt, then asks a role model to check the answer."""
+
+    name = "lookup"
+    roles = ("checker",)
+
+    async def run(self, example, ctx):
+        docs = await ctx.retriever.search(example.question, 2)
+        answer = await ctx.llm.generate(ctx.task.answer_prompt(example, docs), step="answer", stop=["\n"])
+        with ctx.group("check"):
+            verdict = await ctx.model("checker").chat([{"role": "user", "content": f"Check: {answer.text}"}], step="check")
+        return Prediction(example.id, answer=answer.text, docs=docs, extras={"verdict": verdict.text})
+
+    def statistics(self, samples):
+        return {"records": sorted({type(s).__name__ for s in samples}), "has_text": any(s.has_text for s in samples),
+                "steps": [[f"{step.kind}:{step.name}" for step in s.trace] for s in samples],
+                "verdicts": [s.extras["verdict"] for s in samples]}
+
+    def format_adherence(self, samples):
+        return [{"format": "one line", "followed": sum(1 for s in samples if "\n" not in s.answer), "of": len(samples),
+                 "fix": "none"}]
+
+    def report(self, samples, complete_data):
+        return {"errors": [], "ids": [s.id for s in samples], "complete_data": complete_data}
+
+
+class Letters(Task):
+    name = "letters"
+    metrics = ("match",)
+
+    def examples(self):
+        for i, letter in enumerate("abc"):
+            yield Example(id=f"q{i}", question=f"Which letter is {letter}?", gold={"answers": [letter]}, docs=DOCS,
+                          index=i)
+
+    def build_prompt(self, example, docs=None, **options):
+        return "".join(f"{d.text}\n" for d in docs or []) + f"Q: {example.question}"
+
+
+def example() -> Example:
+    return next(Letters().examples())
+
+
+async def test_a_system_runs_on_a_made_context_with_every_call_traced():
+    ctx = make_context(Letters(), ScriptedLLM("a\nmore"), docs=DOCS, models={"checker": ScriptedLLM(["fine"])})
+    prediction = await Lookup().run(example(), ctx)
+    assert (prediction.answer, prediction.docs, prediction.extras) == ("a", DOCS[:2], {"verdict": "fine"})
+    assert_steps(ctx, ["retrieval:retrieve", "llm:answer", "check"])
+    assert prompts(ctx) == ["alpha\nbeta\nQ: Which letter is a?", [{"role": "user", "content": "Check: a"}]]
+    assert ctx.trace[2].group == ["check"] and ctx.trace[0].response["ids"] == ["1", "2"]
+
+
+def test_each_form_of_script_answers_as_documented():
+    async def ask(llm, *prompts_):
+        ctx = make_context(Letters(), llm)
+        return [(await ctx.llm.generate(p)).text for p in prompts_]
+
+    assert asyncio.run(ask(ScriptedLLM("same"), "x", "y")) == ["same", "same"]
+    assert asyncio.run(ask(ScriptedLLM(["one", "two"]), "x", "y")) == ["one", "two"]
+    assert asyncio.run(ask(ScriptedLLM({"b+": "bees", "": "other"}), "abbb", "c")) == ["bees", "other"]
+    assert asyncio.run(ask(ScriptedLLM(lambda request: request.prompt.upper()), "x")) == ["X"]
+    with pytest.raises(EngineError, match="all 1 scripted replies were used; one more call: 'y'"):
+        asyncio.run(ask(ScriptedLLM(["one"]), "x", "y"))
+    with pytest.raises(EngineError, match="no scripted rule matches: 'c'"):
+        asyncio.run(ask(ScriptedLLM({"b": "bees"}), "c"))
+    with pytest.raises(EngineError, match="this context has no LLM"):
+        asyncio.run(ask(None, "x"))
+
+
+def test_run_eval_registers_classes_and_returns_typed_samples_in_data_order():
+    run = run_eval(Letters, Lookup, ScriptedLLM({"letter is b": "b", "": "a"}),
+                   role_models={"checker": ScriptedLLM("fine")})
+    assert run.complete and run.scores == {"letters": {"match": pytest.approx(2 / 3)}}
+    samples = run.samples["letters"]
+    assert [(s.id, s.answer, s.scores["match"]) for s in samples] == [("q0", "a", 1.0), ("q1", "b", 1.0), ("q2", "a", 0.0)]
+    assert all(isinstance(s, SampleRecord) and s.has_text for s in samples) and samples[1].docs == DOCS[:2]
+    assert_steps(samples[0], ["retrieval", "llm:answer", "llm:check"])
+    assert samples[2].prompts[0] == "alpha\nbeta\nQ: Which letter is c?"
+    assert run.results["config"]["role_models"] == {"checker": "scripted_llm:1"} and run.run_dir is None
+
+
+def test_the_reporting_hooks_receive_sample_records_without_their_texts(tmp_path):
+    run = run_eval(Letters, Lookup, ScriptedLLM("a"), role_models={"checker": ScriptedLLM("fine")}, limit=2,
+                   output=tmp_path / "run")
+    stats = run.results["system_stats"]["letters"]
+    assert stats == {"records": ["SampleRecord"], "has_text": False, "verdicts": ["fine", "fine"],
+                     "steps": [["retrieval:retrieve", "llm:answer", "llm:check"]] * 2}
+    assert run.results["system_reports"]["letters"] == {"errors": [], "ids": ["q0", "q1"], "complete_data": False}
+    assert run.results["format_adherence"]["letters"][0]["followed"] == 2
+    assert run.run_dir == tmp_path / "run" and (tmp_path / "run" / "results.json").is_file()
+
+
+def test_run_eval_takes_names_data_and_options_as_the_command_line_does(tmp_path):
+    data = tmp_path / "popqa.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "question": f"Who is {i}?", "answers": [f"p{i}"], "ctxs": []}) + "\n"
+                            for i in range(3)))
+    run = run_eval("popqa", "closed_book", ScriptedLLM({"Who is 1": "p1", "": "?"}), metrics=["match", "+em"],
+                   data=data, limit=2, seed=7)
+    assert run.scores["popqa"] == {"match": 0.5, "em": 0.5} and run.results["config"]["seed"] == 7
+    with pytest.raises(ConfigError, match="unknown system 'no_such_system'"):
+        run_eval("popqa", "no_such_system", data=data)
+    with pytest.raises(ConfigError, match="needs a single task"):
+        run_eval(["popqa", "demo"], data=data)
+
+
+def test_assert_steps_names_what_differs():
+    trace = make_context(Letters()).trace
+    assert_steps(trace, [])
+    record = SampleRecord.from_dict({"id": "x", "trace": [{"kind": "llm", "name": "answer", "request": {"prompt": "p"}}]})
+    with pytest.raises(AssertionError, match=r"steps: expected \['retrieval'\], got \['llm:answer'\]"):
+        assert_steps(record, ["retrieval"])

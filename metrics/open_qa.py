@@ -5,16 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.errors import ConfigError
-from ragbench.metric import Metric, Score, Scores
-from ragbench.metrics.match import golds_of, token_f1
-from ragbench.shared.answers import normalize_answer
-from ragbench.types import Example, Prediction
+from ragbench.api import ConfigError, Example, Metric, Prediction, Score, Scores, normalize_answer
+
+from .match import AnswerMetric, golds_of, token_f1
 
 YES_NO_ANSWERS = ("yes", "no", "noanswer")
 
 
-class CoverExactMatch(Metric):
+class CoverExactMatch(AnswerMetric):
     """FlashRAG's `acc` (`Sub_ExactMatch`, flashrag/evaluator/metrics.py), "cover EM": 1 when a
     SQuAD-normalised gold answer is a substring of the SQuAD-normalised output (Self-RAG's `match` is
     the raw, case-sensitive form). As upstream: a character substring, not whole words ("pol" is
@@ -22,8 +20,6 @@ class CoverExactMatch(Metric):
     "" covers every output. No gold answers: not scorable (upstream scores 0)."""
 
     name = "cover_em"
-    gold_needs = ("answers",)
-    higher_is_better = True
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
@@ -43,15 +39,13 @@ def hotpot_f1(prediction: str, gold: str) -> float:
     return token_f1(prediction, gold)
 
 
-class HotpotF1(Metric):
+class HotpotF1(AnswerMetric):
     """Answer F1 as HotpotQA's hotpot_evaluate_v1.py computes it, max over the gold answers as
     2WikiMultihopQA's evaluation (over the answer's aliases) and FlashRAG's `f1` (over golden_answers)
     do: `f1` plus the yes/no rule ("yes, it is" against the gold "yes" scores 0, not 0.5). No gold
     answers: not scorable."""
 
     name = "hotpot_f1"
-    gold_needs = ("answers",)
-    higher_is_better = True
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
@@ -95,6 +89,7 @@ class SupportingPassages(Metric):
     keys = ("support_recall", "support_precision", "support_f1", "support_em")
     gold_needs = ("supporting_passages",)
     higher_is_better = True
+    value_range = (0, 1)
 
     def __init__(self, by: str = "title") -> None:
         if by not in ("title", "id"):

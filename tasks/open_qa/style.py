@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.retrieval.corpus import passage_text
-from ragbench.shared.yaml_tasks import YamlTask
-from ragbench.task import Prompt
-from ragbench.types import Document, Example
+from ragbench.api import Document, Example, Prompt, YamlTask
 
 WITH_DOCUMENTS = ("Answer the question based on the given document.Only give me the answer and do not output any "
                   "other words.\nThe following are given documents.\n\n{reference}")
@@ -27,7 +24,7 @@ def reference(docs: list[Document]) -> str:
     whose titles sit in the first line of `contents` (FlashRAG's wiki corpora) is shown as FlashRAG shows it."""
     lines = []
     for i, doc in enumerate(docs, 1):
-        title, _, text = passage_text(doc).partition("\n")
+        title, _, text = (f"{doc.title}\n{doc.text}" if doc.title else doc.text).partition("\n")
         lines.append(f"Doc {i}(Title: {title}) {text}\n")
     return "".join(lines)
 

@@ -15,6 +15,7 @@ import csv
 import gzip
 import io
 import json
+import re
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
@@ -25,7 +26,7 @@ from .fields import MISSING, lookup
 Item = tuple[int, Any]
 OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb")}
 SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}
-FILE_FORMATS = ("jsonl", "json", "csv", "parquet", "flashrag", "squad")
+FILE_FORMATS = ("jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions")
 
 
 def compression(path: Path) -> str | None:
@@ -167,6 +168,23 @@ def _squad_question(where: str, position: int, title: str, paragraph: Any, qa: A
             "passages": [{"id": f"{qa['id']}:context", "title": title.replace("_", " "), "text": context}]}
 
 
+# SEMPRE's answer list: (list (description Word) (description "Two words") ...), quotes escaped inside
+_DESCRIPTION = re.compile(r'\(description (?:"((?:[^"\\]|\\.)*)"|([^()"]*))\)')
+
+
+def webquestions_records(path: Path) -> Iterator[Item]:
+    """WebQuestions' release JSON (a list of {"url", "targetValue", "utterance"}): each record plus
+    `answers`, the descriptions of its `targetValue` list in order."""
+    for position, record in json_records(path, None):
+        target = record.get("targetValue") if isinstance(record, dict) else None
+        if not isinstance(target, str) or not target.startswith("(list"):
+            yield position, record if isinstance(record, RecordError) else RecordError(
+                str(path), position + 1, "expected a targetValue \"(list (description ...) ...)\"", "targetValue")
+            continue
+        answers = [bare.strip() if bare else quoted.replace('\\"', '"') for quoted, bare in _DESCRIPTION.findall(target)]
+        yield position, {**record, "answers": answers}
+
+
 def file_records(path: Path, fmt: str, records: str | None = None, delimiter: str | None = None) -> Iterator[Item]:
     """The records of a local file in one of the formats read here (not parquet or hf)."""
     if fmt == "jsonl":
@@ -177,6 +195,8 @@ def file_records(path: Path, fmt: str, records: str | None = None, delimiter: st
         return csv_records(path, delimiter)
     if fmt == "flashrag":
         return flashrag_records(path)
+    if fmt == "webquestions":
+        return webquestions_records(path)
     return squad_records(path)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from .located import LocatedList, Section, read_yaml
 
 ANSWER_FORMATS = ("short", "long", "list", "choice", "label")
-FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "flashrag", "squad", "hf")
+FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions", "hf")
 SHAPES = ("dicts", "pairs", "sentences", "columns")
 # gold kinds (Task.gold_fields) -> the sub-keys of a kind whose value is a mapping of paths
 GOLD_KINDS = {"answers": None, "label": None, "choices": ("texts", "labels", "answer_key", "answer_index"),

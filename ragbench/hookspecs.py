@@ -6,9 +6,15 @@ every result is credited to its provider and one broken plugin cannot hide the o
 `ragbench_catalog()` returns data in the schema of `registry.yaml`:
 
     {"tasks":   {name: {"target": "pkg.module:Attr", "description": "...", "aliases": [...],
-                        "defaults": {...}}},
+                        "defaults": {...}},
+                 name: {"yaml": "pkg:path/inside/pkg.yaml"}},
      "systems": {...}, "metrics": {...}, "engines": {...}, "retrievers": {...},
+     "prompt_styles": {name: {"target": "pkg.module:YamlTaskSubclass", "description": "..."}},
      "groups":  {group_name: [task names]}, "reproductions": {name: manifest}}
+
+A task given as `yaml` is a YAML task file the package ships (docs/yaml-tasks.md); its description,
+aliases, groups and system defaults come from the file, whose `task:` must equal `name`. A prompt style is
+the Python a YAML task names in `prompt.style` when a template cannot hold its prompting logic.
 
 Targets are imported only when used, so `ragbench list` never imports torch, vLLM or bm25s; a loaded
 target must be a subclass of the kind's base class (Task, System, Metric, Engine, Retriever).

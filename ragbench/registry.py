@@ -15,21 +15,26 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Iterable
+from pathlib import Path
+from typing import Any, Callable, Iterable
 
 import pluggy
 
 from .errors import ConfigError
 from .hookspecs import PROJECT, RagbenchHooks
 from .imports import import_target
+from .shared.yaml_tasks.discovery import file_spec, is_task_file, packaged_spec
 
 KINDS = ("tasks", "systems", "metrics", "engines", "retrievers")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
             "retrievers": "retriever", "query_styles": "query style"}
+SINGULAR["prompt_styles"] = "prompt style"
 # The base class each kind's targets must subclass (imported when a component is first loaded).
 BASES = {"tasks": "ragbench.task:Task", "systems": "ragbench.system:System", "metrics": "ragbench.metric:Metric",
          "engines": "ragbench.engines.base:Engine", "retrievers": "ragbench.retrieval.base:Retriever",
-         "query_styles": "ragbench.retrieval.query_style:QueryStyle"}
+         "query_styles": "ragbench.retrieval.query_style:QueryStyle",
+         "prompt_styles": "ragbench.shared.yaml_tasks.task:YamlTask"}
+TASK_FILE = "a YAML task file"  # the `plugin` of tasks given as files (--tasks FILE.yaml, --include-path)
 
 
 def source(provider: str, plugin: str) -> str:
@@ -57,6 +62,7 @@ class Entry:
     defaults: dict[str, Any] = field(default_factory=dict)
     provider: str = "?"  # the installed distribution that provides it
     plugin: str = "?"  # its entry point (the hook module's name in the `ragbench` group)
+    build: Callable[[], Any] | None = None  # makes the component instead of importing `target` (a YAML task)
     _loaded: Any = None
 
     @property
@@ -67,7 +73,9 @@ class Entry:
         if self._loaded is None:
             what = f"{SINGULAR[self.kind]} '{self.name}'"
             try:
-                obj = import_target(self.target)
+                obj = self.build() if self.build is not None else import_target(self.target)
+            except ConfigError:
+                raise
             except Exception as exc:
                 raise ConfigError(f"{what} (from {self.source}) failed to load {self.target}: "
                                   f"{type(exc).__name__}: {exc}") from exc
@@ -112,6 +120,7 @@ class Registry:
         self.reproductions: dict[str, dict[str, Any]] = {}  # name -> manifest (ragbench reproduce), with provider
         self.metric_families: dict[str, MetricFamily] = {}
         self.query_styles: dict[str, Entry] = {}  # dense query styles (`query_style=NAME`), kind "query_styles"
+        self.prompt_styles: dict[str, Entry] = {}  # YAML tasks' named prompt styles (`prompt.style`)
         self._command_hooks: list[tuple[pluggy.PluginManager, dict[str, str]]] = []
         self._cli_commands: list[tuple[Any, str]] | None = None
         self.failures: list[PluginFailure] = []
@@ -203,6 +212,16 @@ class Registry:
                               "one through the ragbench_query_styles hook)")
         return entry.load()
 
+    def prompt_style(self, name: str) -> type:
+        """The YamlTask subclass registered as prompt style `name` (`template`: YamlTask itself)."""
+        if name == "template":
+            return import_target(BASES["prompt_styles"])
+        entry = self.prompt_styles.get(name)
+        if entry is None:
+            raise ConfigError(unknown_name_message("prompt style", name, ["template", *self.prompt_styles],
+                                                   "ragbench list tasks"))
+        return entry.load()
+
     def add_catalog(self, catalog: dict[str, Any], provider: str, plugin: str = "?") -> None:
         for kind in KINDS:
             for name, spec in (catalog.get(kind) or {}).items():
@@ -212,13 +231,17 @@ class Registry:
                         name, provider, f"{SINGULAR[kind]} '{name}' is already provided by "
                                         f"{existing.provider}; this one is ignored"))
                     continue
-                entry = Entry(kind=kind, name=name, target=spec["target"],
-                              description=spec.get("description", ""),
-                              aliases=list(spec.get("aliases", [])),
-                              defaults=dict(spec.get("defaults", {})), provider=provider, plugin=plugin)
-                self.entries[kind][name] = entry
-                for alias in entry.aliases:
-                    self.aliases[kind][alias] = name
+                if kind == "tasks" and "yaml" in spec:
+                    self._add_yaml_entry(name, spec["yaml"], provider, plugin)
+                    continue
+                self._add_entry(Entry(kind=kind, name=name, target=spec["target"],
+                                      description=spec.get("description", ""),
+                                      aliases=list(spec.get("aliases", [])),
+                                      defaults=dict(spec.get("defaults", {})), provider=provider, plugin=plugin))
+        for name, spec in (catalog.get("prompt_styles") or {}).items():
+            if not self._taken(self.prompt_styles.get(name), f"prompt style '{name}'", provider, plugin):
+                self.prompt_styles[name] = Entry("prompt_styles", name, spec["target"], spec.get("description", ""),
+                                                 provider=provider, plugin=plugin)
         for group, members in (catalog.get("groups") or {}).items():
             self.groups[group] = list(members)
         for name, manifest in (catalog.get("reproductions") or {}).items():
@@ -229,10 +252,46 @@ class Registry:
                 continue
             self.reproductions[name] = {**manifest, "provider": provider}
 
+    def _add_entry(self, entry: Entry) -> None:
+        self.entries[entry.kind][entry.name] = entry
+        for alias in entry.aliases:
+            self.aliases[entry.kind][alias] = entry.name
+
+    def _add_yaml_entry(self, name: str, resource: str, provider: str, plugin: str) -> None:
+        """A catalogue's YAML task (`{"yaml": "package:path.yaml"}`), read now for its name, description,
+        aliases, groups and system defaults; a broken file is reported as that plugin's failure."""
+        try:
+            self._add_spec(packaged_spec(resource, name), provider, plugin)
+        except (ConfigError, ImportError, OSError) as exc:
+            self.failures.append(PluginFailure(plugin, provider, f"{type(exc).__name__}: {exc}"))
+
+    def _add_spec(self, spec: Any, provider: str, plugin: str = "?") -> None:
+        from .shared.yaml_tasks.task import task_class
+
+        self._add_entry(Entry(kind="tasks", name=spec.name, target=spec.source, description=spec.description,
+                              aliases=list(spec.aliases), defaults={"system_args": dict(spec.system_args)},
+                              provider=provider, plugin=plugin, build=lambda: task_class(spec, self.prompt_style)))
+        for group in spec.groups:
+            members = self.groups.setdefault(group, [])
+            if spec.name not in members:
+                members.append(spec.name)
+
+    def add_task_file(self, path: str | Path) -> str:
+        """The name of the YAML task at `path` (`--tasks FILE.yaml`, `--include-path`), registered if needed."""
+        spec = file_spec(path)
+        existing = self.entries["tasks"].get(self.aliases["tasks"].get(spec.name, spec.name))
+        if existing is not None and existing.plugin != TASK_FILE:  # (a file given before is replaced)
+            raise ConfigError(f"{spec.source}: task '{spec.name}' is already provided by {existing.provider} "
+                              f"({existing.target}); give the file's task another name")
+        self._add_spec(spec, str(path), TASK_FILE)
+        return spec.name
+
     def names(self, kind: str) -> list[str]:
         return sorted(self.entries[kind])
 
     def entry(self, kind: str, name: str) -> Entry:
+        if kind == "tasks" and is_task_file(name):
+            name = self.add_task_file(name)
         name = self.aliases[kind].get(name, name)
         if name in self.entries[kind]:
             return self.entries[kind][name]

@@ -26,6 +26,8 @@ class Task:
     metrics: ClassVar[tuple[str, ...]] = ()
     slice_fields: ClassVar[tuple[str, ...]] = ()
     plot_keys: ClassVar[tuple[str, ...]] = ()  # metric keys drawn per slice value in report.md
+    # options of the task's own metrics (metric name -> options; --metric-arg overrides them)
+    metric_options: ClassVar[dict[str, dict[str, Any]]] = {}
 
     # --- the task-system contract (docs/writing-plugins.md, "The task-system contract": each hook, its purpose and
     # which built-in systems read it) ----------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Built-in task plugins (installed as `ragbench.tasks`), one folder per benchmark family, the seed
 papers' reproduction manifests (`reproductions.yaml`, read by `ragbench reproduce`), the benchmarks'
-own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`) and OmniEval's dense query
-styles (`query_style=omnieval|omnieval_flashrag`)."""
+own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`), OmniEval's dense query
+styles (`query_style=omnieval|omnieval_flashrag`) and the Self-RAG prompt styles of YAML tasks."""
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -17,7 +17,8 @@ def _reproductions() -> dict[str, Any]:
 
 @hookimpl
 def ragbench_catalog() -> dict[str, Any]:
-    return {**section("tasks", "groups"), "metrics": section("task_metrics")["task_metrics"], **_reproductions()}
+    return {**section("tasks", "groups"), "metrics": section("task_metrics")["task_metrics"],
+            "prompt_styles": section("task_prompt_styles")["task_prompt_styles"], **_reproductions()}
 
 
 @hookimpl

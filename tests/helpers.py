@@ -49,3 +49,12 @@ def tmpfs(folder: Path, size: str = "1m", read_only: bool = False) -> Iterator[P
         yield folder
     finally:
         subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def plugin_pyproject(name: str, entry_points: dict[str, str], package: str, package_data: tuple[str, ...] = ()) -> str:
+    """The pyproject.toml of a one-package plugin that registers `entry_points` in the `ragbench` group."""
+    points = "\n".join(f'{key} = "{value}"' for key, value in entry_points.items())
+    data = f"\n[tool.setuptools.package-data]\n{package} = {json.dumps(list(package_data))}\n" if package_data else ""
+    return (f'[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
+            f'[project]\nname = "{name}"\nversion = "0.0.1"\ndependencies = ["ragbench"]\n\n'
+            f'[project.entry-points.ragbench]\n{points}\n\n[tool.setuptools]\npackages = ["{package}"]\n{data}')

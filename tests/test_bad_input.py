@@ -89,10 +89,15 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
 
 
 def test_missing_data_file_offline_names_the_file_and_where_to_put_it(tmp_path, monkeypatch):
-    from ragbench.tasks.selfrag import tasks as selfrag_tasks
+    import urllib.error
+
+    from ragbench.storage import datafiles
+
+    def no_network(url, timeout):
+        raise urllib.error.URLError(f"no network to reach {url}")
 
     monkeypatch.setenv("RAGBENCH_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setattr(selfrag_tasks, "UPSTREAM_DATA", "http://127.0.0.1:9/")
+    monkeypatch.setattr(datafiles.urllib.request, "urlopen", no_network)
     with pytest.raises(ConfigError) as error:
         run(tmp_path, tasks=["pubhealth"], model="scripted:echo")
     message = str(error.value)

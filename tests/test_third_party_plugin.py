@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import plugin_pyproject
 from ragbench.types import trace_prompts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,23 +35,9 @@ def _write(path: Path, text: str) -> None:
 def _broken_package(root: Path) -> Path:
     """A plugin with two entry points: one whose hook module fails to import, and one whose
     catalogue loads but whose system's target module fails when first used."""
-    _write(root / "pyproject.toml", f"""\
-        [build-system]
-        requires = ["setuptools>=68"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "{BROKEN_PROVIDER}"
-        version = "0.0.1"
-        dependencies = ["ragbench"]
-
-        [project.entry-points.ragbench]
-        broken_import = "ragbench_broken_example.boom"
-        broken_lazy = "ragbench_broken_example.lazy"
-
-        [tool.setuptools]
-        packages = ["ragbench_broken_example"]
-        """)
+    _write(root / "pyproject.toml", plugin_pyproject(
+        BROKEN_PROVIDER, {"broken_import": "ragbench_broken_example.boom", "broken_lazy": "ragbench_broken_example.lazy"},
+        "ragbench_broken_example"))
     _write(root / "ragbench_broken_example" / "__init__.py", "")
     _write(root / "ragbench_broken_example" / "boom.py",
            'raise ImportError("this plugin needs the libfrobnicate library")\n')

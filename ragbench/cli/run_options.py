@@ -103,7 +103,10 @@ def common_kwargs(model, model_arg, base_url, judge, judge_arg, nli, nli_format,
 
 
 run_options = [
-    click.option("--tasks", default=None, help="comma-separated task or group names (ragbench list tasks)"),
+    click.option("--tasks", default=None, help="comma-separated task or group names (ragbench list tasks), or "
+                 "YAML task files (docs/yaml-tasks.md)"),
+    click.option("--include-path", multiple=True, metavar="DIR", help="a folder of YAML tasks: --tasks may name "
+                 "any task (or group) declared by a *.yaml file under it (repeatable)"),
     click.option("--system", default="vanilla", show_default=True, help="system name (ragbench list systems)"),
     click.option("--system-arg", multiple=True, metavar="K=V", help="system option, e.g. top_n=5"),
     click.option("--data", multiple=True, metavar="TASK=PATH", help="local data file for a task"),
@@ -131,10 +134,14 @@ def with_run_options(func):
     return func
 
 
-def run_kwargs(tasks, system, system_arg, data, limit, resume, overwrite, fail_fast, strict_infra, retriever,
+def run_kwargs(tasks, include_path, system, system_arg, data, limit, resume, overwrite, fail_fast, strict_infra, retriever,
                retriever_arg, role_model, role_model_arg, **common) -> dict[str, Any]:
-    """RunConfig fields from the run options (ConfigError on a malformed one)."""
-    return {"tasks": split_names(tasks), "system": system,
+    """RunConfig fields from the run options (ConfigError on a malformed one). The tasks of --include-path
+    folders are named by their files, so the run's config says which files it ran."""
+    from ..shared.yaml_tasks.discovery import include
+
+    names = split_names(tasks)
+    return {"tasks": include(names, include_path) if include_path else names, "system": system,
             "system_args": parse_assignments(system_arg, "--system-arg"), "data": data_paths(data),
             "limit": limit, "resume": resume, "overwrite": overwrite, "fail_fast": fail_fast,
             "strict_infra": strict_infra,

@@ -11,7 +11,8 @@ components read:
                          nowhere else is written whole, in the `replay` engine's format plus the
                          full response: {"role", "engine", "prompt" | "messages", "sampling",
                          "response" | "error", "response_data"}
-  calls/retrieval.jsonl  every search: {"retriever", "query", "k", "ids", "scores"[, "docs"]};
+  calls/retrieval.jsonl  every search: {"retriever", "query", "k", "ids", "scores"[, "docs"][, "example"]}
+                         ("example": the example's id, when the search was among its own documents);
                          documents are carried unless they are the example's own (`provided`),
                          each once per run: a line leaves out a document an earlier line carried
                          (same id and content), and a replay looks it up there
@@ -80,9 +81,12 @@ class CallRecorder:
             record.update(request, response=reply_of(response.get("texts") or [""]), response_data=response)
         self._write(LLM_FILE, record)
 
-    def retrieval(self, retriever: str, query: str, k: int, docs: list[Document], carry_docs: bool) -> None:
+    def retrieval(self, retriever: str, query: str, k: int, docs: list[Document], carry_docs: bool,
+                  example: str | None = None) -> None:
         record: dict[str, Any] = {"retriever": retriever, "query": query, "k": k, "ids": [d.id for d in docs],
                                   "scores": [d.score for d in docs]}
+        if example is not None:  # a search among one example's own documents
+            record["example"] = example
         if carry_docs:
             record["docs"] = [d.to_dict() for d in docs if self._first_carried(d)]
         self._write(RETRIEVAL_FILE, record)

@@ -31,15 +31,26 @@ class Retriever:
     # True: an example's every query gets the same documents, its own in their given order (`provided`,
     # or a replay of it); a system that would search by rewritten queries ranks them itself instead.
     fixed_documents: bool = False
+    # True for a retriever bound to one example whose search does real work (an index, an encoder):
+    # its queries go through the run's pool like corpus searches, off the event loop and batched with
+    # other examples' queries by the run retriever's `search_examples`. False: `for_example`'s
+    # retriever is searched directly, on the loop (`provided`: a slice of a list).
+    pooled: bool = False
 
     def search(self, queries: list[str], k: int) -> list[list["Document"]]:
         """The top `k` documents for each query, best first, each with its `score`."""
         raise NotImplementedError
 
     def for_example(self, example: "Example") -> "Retriever | None":
-        """A retriever bound to one example (e.g. its own documents), searched directly without
-        pooling; None for retrievers over a shared corpus."""
+        """A retriever bound to one example (e.g. its own documents), searched directly (or through
+        the pool when it is `pooled`); None for retrievers over a shared corpus."""
         return None
+
+    def search_examples(self, bound: list["Retriever"], queries: list[str], k: int) -> list[list["Document"]]:
+        """One pooled batch of example-bound searches: the top `k` for `queries[i]` from `bound[i]`
+        (a `pooled` retriever from `for_example`). A retriever overrides it to share work across the
+        batch (one encoder call for all queries)."""
+        return [scope.search([query], k)[0] for scope, query in zip(bound, queries)]
 
     @property
     def retriever_id(self) -> str:

@@ -37,7 +37,7 @@ SPILL_DIR = "bm25.spill"
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 
-def _bm25s():
+def import_bm25s():
     try:
         import bm25s
     except ImportError as exc:
@@ -79,7 +79,7 @@ class BM25Builder(IndexBuilder):
     def __init__(self, folder: Path, k1: float = 0.9, b: float = 0.4, method: str = "lucene",
                  stopwords: str = "en", stemmer: str = "porter", delta: float = 0.5, tokenizer: str = "regex") -> None:
         super().__init__(folder)
-        bm25s = _bm25s()
+        bm25s = import_bm25s()
         if method not in METHODS:
             raise ConfigError(f"bm25 method '{method}' is unknown; choose one of {', '.join(METHODS)}")
         self.params = {"k1": float(k1), "b": float(b), "delta": float(delta), "method": method}
@@ -119,7 +119,7 @@ class BM25Builder(IndexBuilder):
         self.n_docs += len(ids)
 
     def finish(self) -> dict[str, Any]:
-        bm25s = _bm25s()
+        bm25s = import_bm25s()
         from bm25s import scoring
 
         method, k1, b, delta = (self.params[key] for key in ("method", "k1", "b", "delta"))
@@ -187,13 +187,13 @@ class BM25Retriever(IndexedRetriever):
 
     def __init__(self, index: str | None = None, mmap: bool = True) -> None:
         super().__init__(index)
-        self.bm25 = _bm25s().BM25.load(self.folder / BM25_DIR, mmap=bool(mmap))
+        self.bm25 = import_bm25s().BM25.load(self.folder / BM25_DIR, mmap=bool(mmap))
         self.stopwords = self.manifest.options["stopwords"]
         self.stemmer = make_stemmer(self.manifest.options["stemmer"])
         self.jieba = self.manifest.options.get("tokenizer") == "jieba"
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
-        bm25s = _bm25s()
+        bm25s = import_bm25s()
         k = min(k, len(self.docs))
         if self.jieba:  # the builder's Tokenizer steps: lower, split, drop stopwords, stem
             stop = set(bm25s.tokenization._infer_stopwords(self.stopwords) or ())

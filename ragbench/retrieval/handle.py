@@ -41,16 +41,19 @@ class StepTracer(Protocol):
 class SearchRequest:
     query: str
     k: int
+    bound: Retriever | None = None  # a `pooled` example-bound retriever: the search is among its documents
 
     @property
-    def batch_key(self) -> int:
-        return self.k  # one search call has one k
+    def batch_key(self) -> tuple[int, bool]:
+        return self.k, self.bound is not None  # one search call has one k, and one kind of search
 
     def text_length(self) -> int:
         return len(self.query)
 
     def cache_key(self, backend_id: str) -> str:
-        return f"{backend_id}\x00{self.k}\x00{self.query}"
+        # an example-bound search is shared only by the same example's identical searches
+        scope = "" if self.bound is None else f"\x00{id(self.bound)}"
+        return f"{backend_id}\x00{self.k}\x00{self.query}{scope}"
 
 
 class SearchBackend:
@@ -68,7 +71,11 @@ class SearchBackend:
 
     def generate(self, requests: list[SearchRequest]) -> list[list[Document]]:
         self.batch_sizes.append(len(requests))
-        results = self.retriever.search([request.query for request in requests], requests[0].k)
+        queries, k = [request.query for request in requests], requests[0].k
+        if requests[0].bound is None:
+            results = self.retriever.search(queries, k)
+        else:
+            results = self.retriever.search_examples([request.bound for request in requests], queries, k)
         if len(results) != len(requests):
             raise RetrievalError(f"retriever {self.retriever.name} answered {len(results)} of {len(requests)} queries")
         return results
@@ -79,17 +86,21 @@ class Retrieval:
 
     def __init__(self, retriever: Retriever, scheduler: Scheduler | None = None,
                  backend: SearchBackend | None = None, ctx: StepTracer | None = None,
-                 local: Retriever | None = None, recorder: "CallRecorder | None" = None) -> None:
+                 local: Retriever | None = None, recorder: "CallRecorder | None" = None,
+                 example_id: str | None = None) -> None:
         self.retriever = retriever
         self.scheduler = scheduler or Scheduler()
         self.backend = backend or SearchBackend(retriever)
         self.ctx = ctx
-        self.local = local  # an example-bound retriever (e.g. its provided docs), searched directly
+        self.local = local  # an example-bound retriever: its provided docs (searched directly), or `pooled`
         self.recorder = recorder  # every search to the run's calls/retrieval.jsonl (replayable)
+        # recorded with an example-bound search: two examples' identical queries have different answers
+        self.example_id = example_id
 
     def bind(self, ctx: StepTracer, example: Example) -> "Retrieval":
-        return Retrieval(self.retriever, self.scheduler, self.backend, ctx, self.retriever.for_example(example),
-                         self.recorder)
+        local = self.retriever.for_example(example)
+        return Retrieval(self.retriever, self.scheduler, self.backend, ctx, local, self.recorder,
+                         example.id if local is not None else None)
 
     @property
     def fixed_documents(self) -> bool:
@@ -105,16 +116,17 @@ class Retrieval:
         request: dict[str, Any] = {"retriever": self.retriever.name, "query": query, "k": k}
         with (self.ctx.step("retrieval", step, request) if self.ctx is not None
               else nullcontext(Step("retrieval", step, request))) as record:
-            if self.local is not None:
+            if self.local is not None and not self.local.pooled:
                 docs = self.local.search([query], k)[0]
             else:
                 try:
-                    docs = await self.scheduler.submit(self.backend, SearchRequest(query, k))
+                    docs = await self.scheduler.submit(self.backend, SearchRequest(query, k, self.local))
                 except EngineError as exc:
                     raise RetrievalError(str(exc)) from None
             record.response = {"ids": [doc.id for doc in docs], "scores": [doc.score for doc in docs]}
         if self.recorder is not None:  # the example's own documents need not be carried: a replay has them
-            self.recorder.retrieval(self.retriever.name, query, k, docs, carry_docs=not self.fixed_documents)
+            self.recorder.retrieval(self.retriever.name, query, k, docs, carry_docs=not self.fixed_documents,
+                                    example=self.example_id)
         return [replace(doc, metadata=dict(doc.metadata)) for doc in docs]
 
     async def close(self) -> None:

@@ -4,10 +4,11 @@ with no index, encoder or corpus at hand.
 
     --retriever replay --retriever-arg file=runs/X/calls/retrieval.jsonl [--retriever-arg corpus=F | index=DIR]
 
-One search per line: {"query": ..., "ids": [...], "scores"?: [...], "k"?: n, "docs"?: [{id, title, text}]}
-(the format every run writes to calls/retrieval.jsonl). A search for (query, k) takes the first line
-with that query and that k, else the first with that query and a larger k (its first k hits), else
-the first with that query and no k. A hit's document comes from the line's "docs", else the
+One search per line: {"query": ..., "ids": [...], "scores"?: [...], "k"?: n, "docs"?: [{id, title, text}],
+"example"?: id} (the format every run writes to calls/retrieval.jsonl). A search for (query, k) takes the
+first line with that query and that k, else the first with that query and a larger k (its first k hits),
+else the first with that query and no k; a line with an "example" (a search among that example's own
+documents) answers only that example. A hit's document comes from the line's "docs", else the
 first line carrying its id (a run carries each document once), else the example's own documents,
 else the `corpus` file or the `index` folder's passages, looked up by id.
 A query that was never recorded is an error naming the nearest recorded query. Searches are traced
@@ -65,13 +66,13 @@ class ReplayRetriever(Retriever):
                 "searches": sum(map(len, self.by_query.values())), "unreadable_lines": self.unreadable}
 
     def for_example(self, example: Example) -> Retriever:
-        return _ExampleReplay(self, {doc.id: doc for doc in example.docs if doc.id is not None})
+        return _ExampleReplay(self, {doc.id: doc for doc in example.docs if doc.id is not None}, example.id)
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         return [self.answer(query, k, {}) for query in queries]
 
-    def answer(self, query: str, k: int, own: dict[str, Document]) -> list[Document]:
-        record = self.record_for(query, k)
+    def answer(self, query: str, k: int, own: dict[str, Document], example: str | None = None) -> list[Document]:
+        record = self.record_for(query, k, example)
         ids = record["ids"][:k]
         scores = list(record.get("scores") or [None] * len(record["ids"]))[:k]
         carried = [Document.from_dict(d) for d in record.get("docs") or []]
@@ -86,8 +87,11 @@ class ReplayRetriever(Retriever):
                                  score=score if score is not None else doc.score, metadata=dict(doc.metadata)))
         return docs
 
-    def record_for(self, query: str, k: int) -> dict[str, Any]:
-        records = self.by_query.get(query)
+    def record_for(self, query: str, k: int, example: str | None = None) -> dict[str, Any]:
+        records = [r for r in self.by_query.get(query) or () if r.get("example", example) == example]
+        if not records and query in self.by_query:
+            raise RetrievalError(f"replay miss in {self.path}: {json.dumps(query[:300], ensure_ascii=False)} was "
+                                 f"recorded among other examples' documents, not example {example}'s")
         if not records:
             nearest = difflib.get_close_matches(query, list(self.by_query), n=1, cutoff=0.0)
             shown = json.dumps(nearest[0][:300], ensure_ascii=False) if nearest else "none"
@@ -132,10 +136,10 @@ class ReplayRetriever(Retriever):
 class _ExampleReplay(Retriever):
     """The replay bound to one example, whose own documents answer ids the lines do not carry."""
 
-    def __init__(self, replay: ReplayRetriever, own: dict[str, Document]) -> None:
-        self.replay, self.own = replay, own
+    def __init__(self, replay: ReplayRetriever, own: dict[str, Document], example: str) -> None:
+        self.replay, self.own, self.example = replay, own, example
         self.name = replay.name  # type: ignore[misc]
         self.fixed_documents = replay.fixed_documents
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
-        return [self.replay.answer(query, k, self.own) for query in queries]
+        return [self.replay.answer(query, k, self.own, self.example) for query in queries]

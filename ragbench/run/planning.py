@@ -149,7 +149,8 @@ def plan_metrics(config: RunConfig, registry: Registry, name: str, names: list[s
                                   f"do not carry (they carry: {', '.join(task.gold_fields or ()) or 'none'}); "
                                   f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "
                                   "`ragbench list metrics` shows which tasks each metric fits")
-            args = _metric_args_for(m, config.metric_args)
+            own = next((args for name, args in task.metric_options.items() if registry.metric_name(name) == m), {})
+            args = {**own, **_metric_args_for(m, config.metric_args)}
             prefix = args.pop(KEY_PREFIX, "")
             metric = construct(cls, args, f"metric {m}")
             metric.key_prefix = str(prefix)

@@ -1,0 +1,284 @@
+"""The schema of a YAML task file (docs/yaml-tasks.md), checked key by key into a `TaskSpec`.
+
+Every problem is one line naming the file, the line and the dotted key; an unknown key suggests the
+nearest known one."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .located import LocatedList, Section, read_yaml
+
+ANSWER_FORMATS = ("short", "long", "list", "choice", "label")
+FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions", "hf")
+SHAPES = ("dicts", "pairs", "sentences", "columns")
+# gold kinds (Task.gold_fields) -> the sub-keys of a kind whose value is a mapping of paths
+GOLD_KINDS = {"answers": None, "label": None, "choices": ("texts", "labels", "answer_key", "answer_index"),
+              "qa_pairs": None, "answer_lists": None, "long_answer": None, "claims": None,
+              "crag_answer": ("answer", "alt_ans")}
+TEMPLATE_VARIABLES = ("question", "docs", "choices", "meta")  # every task's, beside its `fields.inputs`
+TOP_KEYS = ("task", "description", "aliases", "groups", "data", "fields", "answer_format", "cites",
+            "instruction_key", "prompt", "postprocess", "metrics", "system_args")
+
+
+@dataclass(frozen=True)
+class FieldRef:
+    """Where a value is in a record: the first of `paths` present, or (`combine` "all") every one."""
+
+    paths: tuple[str, ...]
+    key: str  # the YAML key, for messages ("fields.gold.answers")
+    source: str  # the YAML file ...
+    line: int  # ... and the key's line
+    combine: str = "first"
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    path: Path | None = None
+    file: str | None = None
+    url: str | None = None
+    hf: str | None = None
+    config: str | None = None
+    split: str | None = None
+    revision: str | None = None
+    format: str = "auto"
+    records: str | None = None
+    delimiter: str | None = None
+
+
+@dataclass(frozen=True)
+class DocumentsSpec:
+    source: FieldRef
+    shape: str = "dicts"
+    title: str = "title"
+    text: str = "text"
+    id: str = "id"
+    score: str = "score"
+    join: str = ""
+    metadata: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FieldsSpec:
+    id: FieldRef
+    question: FieldRef
+    gold: dict[str, Any] = field(default_factory=dict)  # kind -> FieldRef, or {sub-key: FieldRef}
+    extra_gold: dict[str, FieldRef] = field(default_factory=dict)
+    documents: DocumentsSpec | None = None
+    inputs: dict[str, FieldRef] = field(default_factory=dict)
+    slices: dict[str, FieldRef] = field(default_factory=dict)
+    meta: dict[str, FieldRef] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Located:
+    """A value of the file and where it was written (templates, filters), for messages."""
+
+    value: Any
+    key: str
+    line: int
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    style: str = "template"
+    style_line: int = 1
+    template: Located | None = None
+    system: Located | None = None
+    query: Located | None = None
+    demonstration: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str
+    source: str  # the file as named in messages
+    folder: Path  # relative data paths start here
+    digest: str  # sha256 of the file's bytes, recorded in the run's config
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    data: DataSpec | None = None
+    fields: FieldsSpec | None = None
+    answer_format: str = "short"
+    cites: bool = False
+    instruction_key: str | None = None
+    prompt: PromptSpec = PromptSpec()
+    postprocess: tuple[Located, ...] = ()
+    metrics: tuple[tuple[str, dict[str, Any]], ...] = ()
+    system_args: dict[str, Any] = field(default_factory=dict)
+
+    def gold_fields(self) -> tuple[str, ...]:
+        return (*self.fields.gold, *self.fields.extra_gold)
+
+
+def load_spec(path: Path, source: str | None = None) -> TaskSpec:
+    """The checked spec of the YAML task at `path` (`source`: how messages name the file)."""
+    source = source or str(path)
+    data = read_yaml(path, source)
+    top = Section(source, data if data is not None else {}, "", 1)
+    top.only(TOP_KEYS)
+    data_format = _data(top.section("data"), path.parent)
+    return TaskSpec(
+        name=top.get("task", str, required=True), source=source, folder=path.parent,
+        digest=hashlib.sha256(path.read_bytes()).hexdigest(),
+        description=top.get("description", str, ""), aliases=tuple(top.strings("aliases")),
+        groups=tuple(top.strings("groups")), data=data_format,
+        fields=_fields(top.section("fields"), source, data_format),
+        answer_format=top.get("answer_format", str, "short", choices=ANSWER_FORMATS),
+        cites=top.get("cites", bool, False), instruction_key=top.get("instruction_key", str),
+        prompt=_prompt(top.section("prompt")), postprocess=_filters(top),
+        metrics=_metrics(top), system_args=dict(top.get("system_args", dict, {})))
+
+
+def _data(section: Section | None, folder: Path) -> DataSpec | None:
+    if section is None:
+        return None
+    section.only(DataSpec.__dataclass_fields__)
+    given = [name for name in ("path", "file", "hf") if section.get(name, str) is not None]
+    if len(given) > 1:
+        raise section.error(given[1], f"give one of path, file and hf, not {' and '.join(given)}")
+    if section.get("url", str) and not section.get("file", str):
+        raise section.error("url", "url names where `file` is downloaded from: give `file` too")
+    path = section.get("path", str)
+    return DataSpec(path=(folder / path) if path else None, file=section.get("file", str), url=section.get("url", str),
+                    hf=section.get("hf", str), config=section.get("config", str), split=section.get("split", str),
+                    revision=section.get("revision", str), format=section.get("format", str, "auto", choices=FORMATS),
+                    records=section.get("records", str), delimiter=section.get("delimiter", str))
+
+
+def field_ref(section: Section, name: str, default: str | None = None) -> FieldRef | None:
+    """A path form (docs/yaml-tasks.md: a path, a list of paths, {path|first_of|all_of, optional})."""
+    key, line = section.at(name)
+    value = section.data.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return FieldRef((value,), key, section.source, line)
+    if isinstance(value, list):
+        return FieldRef(_paths(section, name, value), key, section.source, line)
+    inner = Section(section.source, value, key, line)
+    inner.only(("path", "first_of", "all_of", "optional"))
+    forms = [form for form in ("path", "first_of", "all_of") if form in inner.data]
+    if len(forms) != 1:
+        raise inner.error(None, "give exactly one of path, first_of and all_of")
+    paths = inner.data[forms[0]]
+    paths = _paths(inner, forms[0], paths if isinstance(paths, list) else [paths])
+    return FieldRef(paths, key, section.source, line, "all" if forms[0] == "all_of" else "first",
+                    inner.get("optional", bool, False))
+
+
+def _paths(section: Section, name: str, values: list) -> tuple[str, ...]:
+    if not values or not all(isinstance(v, str) and v for v in values):
+        raise section.error(name, "expected a path (keys joined by dots) or a list of paths")
+    return tuple(values)
+
+
+def _refs(section: Section | None) -> dict[str, FieldRef]:
+    return {} if section is None else {str(name): field_ref(section, str(name)) for name in section.data}
+
+
+def _fields(section: Section | None, source: str, data: DataSpec | None) -> FieldsSpec:
+    flashrag = data is not None and data.format == "flashrag"
+    if section is None:
+        section = Section(source, {}, "fields", 1)
+    section.only(FieldsSpec.__dataclass_fields__)
+    gold_section = section.section("gold")
+    gold: dict[str, Any] = {}
+    if gold_section is not None:
+        gold_section.only(GOLD_KINDS)
+        for kind, parts in GOLD_KINDS.items():
+            if kind not in gold_section.data:
+                continue
+            if parts is None:
+                gold[kind] = field_ref(gold_section, kind)
+                continue
+            sub = gold_section.section(kind)
+            if sub is None:
+                continue
+            sub.only(parts)
+            gold[kind] = {part: field_ref(sub, part) for part in parts if part in sub.data}
+        if "answers" in gold and "answer_lists" in gold:
+            raise gold_section.error("answer_lists", "answers and answer_lists both fill the gold's `answers`: give one")
+        if "choices" in gold and "texts" not in gold["choices"]:
+            raise gold_section.error("choices", "choices needs `texts` (the path to the list of choice texts)")
+    elif flashrag:
+        gold = {"answers": FieldRef(("golden_answers",), "fields.gold.answers (flashrag's default)", source, 1)}
+    docs = section.section("documents")
+    inputs = section.section("inputs")
+    for name in (inputs.data if inputs is not None else ()):
+        if name in TEMPLATE_VARIABLES:
+            raise inputs.error(name, f"'{name}' is a template variable of every task: give the input another name")
+    return FieldsSpec(id=field_ref(section, "id", "id"), question=field_ref(section, "question", "question"),
+                      gold=gold, extra_gold=_refs(section.section("extra_gold")), documents=_documents(docs),
+                      inputs=_refs(inputs), slices=_refs(section.section("slices")),
+                      meta=_refs(section.section("meta")))
+
+
+def _documents(section: Section | None) -> DocumentsSpec | None:
+    if section is None:
+        return None
+    section.only((*DocumentsSpec.__dataclass_fields__, "path", "optional"))
+    if "path" not in section.data:
+        raise section.error(None, "'path' is required (the path to the list of documents in a record)")
+    ref = field_ref(section, "path")
+    ref = FieldRef(ref.paths, section.key, ref.source, ref.line, ref.combine, section.get("optional", bool, False))
+    shape = section.get("shape", str, "dicts", choices=SHAPES)
+    return DocumentsSpec(source=ref, shape=shape, title=section.get("title", str, "title"),
+                         text=section.get("text", str, "sentences" if shape == "columns" else "text"),
+                         id=section.get("id", str, "id"), score=section.get("score", str, "score"),
+                         join=section.get("join", str, ""), metadata=tuple(section.strings("metadata")))
+
+
+def _prompt(section: Section | None) -> PromptSpec:
+    if section is None:
+        return PromptSpec()
+    section.only(("style", "template", "system", "query", "demonstration"))
+    demo = section.section("demonstration")
+    if demo is not None:
+        demo.only(("question", "answer"))
+        demo = (demo.get("question", str, required=True), demo.get("answer", str, required=True))
+    return PromptSpec(style=section.get("style", str, "template"), style_line=section.at("style")[1], template=_located(section, "template"),
+                      system=_located(section, "system"), query=_located(section, "query"), demonstration=demo)
+
+
+def _located(section: Section, name: str) -> Located | None:
+    value = section.get(name, str)
+    return None if value is None else Located(value, *section.at(name))
+
+
+def _items(top: Section, name: str) -> list[tuple[Any, str, int]]:
+    """(item, key, line) of a top-level list."""
+    value = top.get(name, list, [])
+    key, line = top.at(name)
+    lines = value.lines if isinstance(value, LocatedList) else [line] * len(value)
+    return [(item, f"{key}[{i + 1}]", lines[i]) for i, item in enumerate(value)]
+
+
+def _filters(top: Section) -> tuple[Located, ...]:
+    from .filters import check_filter
+
+    out = []
+    for item, key, line in _items(top, "postprocess"):
+        check_filter(item, top.source, key, line)
+        out.append(Located(item, key, line))
+    return tuple(out)
+
+
+def _metrics(top: Section) -> tuple[tuple[str, dict[str, Any]], ...]:
+    items = _items(top, "metrics")
+    if not items:
+        raise top.error("metrics" if "metrics" in top.data else None,
+                        "key 'metrics' is required: the metric names that score the task (ragbench list metrics)")
+    out = []
+    for item, key, line in items:
+        if isinstance(item, str):
+            out.append((item, {}))
+            continue
+        entry = Section(top.source, item, key, line)
+        entry.only(("name", "args"))
+        out.append((entry.get("name", str, required=True), dict(entry.get("args", dict, {}))))
+    return tuple(out)

@@ -1,0 +1,40 @@
+"""FlashRAG's QA prompt as the `flashrag` prompt style of YAML tasks (one prompt for the sets of this
+folder instead of a copy of the template in each file).
+
+flashrag/prompt/base_prompt.py `PromptTemplate`, as its string (non-chat) form joins the system and
+user prompts: with documents, the base system prompt (upstream's missing space after "document." kept)
+over `Doc {i}(Title: {title}) {text}` lines, then "Question: {question}"; without documents, the
+zero-shot prompt of flashrag/pipeline/pipeline.py. A chat model gets the whole prompt as one user
+message (FlashRAG sends the instruction and documents as a system message)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ragbench.api import Document, Example, Prompt, YamlTask
+
+WITH_DOCUMENTS = ("Answer the question based on the given document.Only give me the answer and do not output any "
+                  "other words.\nThe following are given documents.\n\n{reference}")
+WITHOUT_DOCUMENTS = "Answer the question based on your own knowledge. Only give me the answer and do not output any other words."
+QUESTION = "Question: {question}"
+
+
+def reference(docs: list[Document]) -> str:
+    """PromptTemplate.format_reference: one line per document, its title the first line of FlashRAG's
+    `contents` ("title\\ntext", what ragbench indexes too), its text the rest - so a passage from a corpus
+    whose titles sit in the first line of `contents` (FlashRAG's wiki corpora) is shown as FlashRAG shows it."""
+    lines = []
+    for i, doc in enumerate(docs, 1):
+        title, _, text = (f"{doc.title}\n{doc.text}" if doc.title else doc.text).partition("\n")
+        lines.append(f"Doc {i}(Title: {title}) {text}\n")
+    return "".join(lines)
+
+
+class FlashRagPrompt(YamlTask):
+    """FlashRAG's QA prompt, with the shown documents or (none shown) its zero-shot form."""
+
+    renders_templates = False
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
+                     **options: Any) -> Prompt:
+        instruction = WITH_DOCUMENTS.format(reference=reference(docs)) if docs else WITHOUT_DOCUMENTS
+        return instruction + "\n\n" + QUESTION.format(question=example.question if question is None else question)

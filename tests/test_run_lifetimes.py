@@ -23,7 +23,6 @@ from ragbench.run.workers import Workers
 from ragbench.storage.rundir import RunDir
 from ragbench.tasks.crag.pages import Offload, PageProcessor
 from ragbench.tasks.crag.synthetic import write_task3_archive
-from ragbench.tasks.selfrag.demo import Demo
 
 EMBEDDER = "crag_helpers:KeywordEmbedder"
 
@@ -84,17 +83,18 @@ def test_teardown_begins_only_when_every_example_has_ended(tmp_path, monkeypatch
         appended.append((record["id"], time.monotonic()))
         real_append(self, task, record)
 
-    async def slow_teardown(self):
+    async def slow_teardown():
         teardown_began.append(time.monotonic())
         await asyncio.sleep(1.0)  # the examples in flight would finish meanwhile
 
     monkeypatch.setattr(RunDir, "append_sample", append)
-    monkeypatch.setattr(Demo, "teardown", slow_teardown)
     config = RunConfig(tasks=["demo"], system="vanilla", model="scripted:echo", output=str(tmp_path / "run"),
                        model_args={"overhead": 0.2, "batch_size": 1}, max_inflight=6, progress=False,
                        bootstrap_iters=0)
+    evaluator = Evaluator(config)
+    monkeypatch.setattr(evaluator.planned[0].task, "teardown", slow_teardown)
     with pytest.raises(OSError, match="No space"):
-        Evaluator(config).run()
+        evaluator.run()
     assert teardown_began and len(appended) >= 3
     late = [entry for entry, at in appended if at >= teardown_began[0]]
     assert late == [], f"saved after the teardown began: {late}"

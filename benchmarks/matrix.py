@@ -1,9 +1,9 @@
 """The system x task matrix: every built-in system on every built-in task, on the small offline data of
-tests/matrix_fixtures.py with a scripted model. Prints the table (✓, or the one-line reason a cell is
-refused or failed), cells working / total, and LLatrieval's LLM calls per example per task (from
-its system_stats).
+tests/matrix_fixtures.py with a scripted model. Prints the table (a task per row, a system per column:
+✓, or the one-line reason a cell is refused or failed), cells working / total, and LLatrieval's LLM calls
+per example per task (from its system_stats).
 
-    python benchmarks/matrix.py            # 2 examples per cell (~20 s)
+    python benchmarks/matrix.py            # 2 examples per cell (~50 s on 2 vCPUs)
     python benchmarks/matrix.py --quick    # 1 example per cell
 """
 from __future__ import annotations
@@ -15,16 +15,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from matrix_fixtures import TASK_DATA, cell_config  # noqa: E402
+from matrix_fixtures import TASK_DATA, build_corpus_index, cell_config  # noqa: E402
 
 from ragbench.errors import ConfigError  # noqa: E402
 from ragbench.run.evaluator import Evaluator, RunConfig  # noqa: E402
 from ragbench.registry import get_registry  # noqa: E402
 
 
-def run_cell(system: str, task: str, folder: Path, limit: int) -> tuple[str, dict]:
+def run_cell(system: str, task: str, folder: Path, limit: int, corpus_index: Path) -> tuple[str, dict]:
     try:
-        results = Evaluator(RunConfig(**cell_config(task, system, folder, limit))).run().results
+        results = Evaluator(RunConfig(**cell_config(task, system, folder, limit, corpus_index))).run().results
     except ConfigError as exc:
         return f"refused: {exc}", {}
     if not results["complete"]:
@@ -44,22 +44,23 @@ def main() -> None:
     cells: dict[tuple[str, str], str] = {}
     calls: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="ragbench-matrix-") as tmp:
+        corpus_index = build_corpus_index(Path(tmp) / "index")  # what the open-domain cells search
         for system in systems:
             for task in tasks:
-                verdict, results = run_cell(system, task, Path(tmp) / f"{system}-{task}", limit)
+                verdict, results = run_cell(system, task, Path(tmp) / f"{system}-{task}", limit, corpus_index)
                 cells[system, task] = verdict
                 if system == "llatrieval" and results:
                     calls[task] = results.get("system_stats", {}).get(task, {}).get("llm_calls_per_example", {})
-    print("| system | " + " | ".join(tasks) + " |")
-    print("|---|" + "---|" * len(tasks))
-    for system in systems:
-        print(f"| {system} | " + " | ".join(cells[system, task] for task in tasks) + " |")
+    print("| task | " + " | ".join(systems) + " |")
+    print("|---|" + "---|" * len(systems))
+    for task in tasks:
+        print(f"| {task} | " + " | ".join(cells[system, task] for system in systems) + " |")
     working = sum(1 for verdict in cells.values() if verdict == "✓")
     print(f"\ncells working: {working} / {len(cells)}")
     print("\nLLatrieval LLM calls per example (scripted model whose verifier never passes: 4 iterations):")
     for task, figures in calls.items():
         steps = ", ".join(f"{k} {v}" for k, v in figures.items() if k != "total" and v)
-        print(f"  {task:<14} total {figures.get('total')}  ({steps})")
+        print(f"  {task:<28} total {figures.get('total')}  ({steps})")
 
 
 if __name__ == "__main__":

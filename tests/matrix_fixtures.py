@@ -21,6 +21,7 @@ import ragbench.tasks.selfrag
 from ragbench.types import Example
 
 ALCE = TEST_DATA / "alce"
+OPEN_QA = TEST_DATA / "open_qa"
 
 # Rules answered before the per-question answers (first match wins on the request's last message): the
 # NLI judge entails unless the premise is the wrong answer, the CRAG judge finds a non-exact answer
@@ -91,6 +92,11 @@ def squad(folder: Path) -> tuple[str, dict[str, Any]]:
     return str(path), {"passages": "context"}
 
 
+def open_qa(sample: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
+    """A set of tasks/open_qa: its sample in tests/data/open_qa (the release's or FlashRAG's format)."""
+    return lambda folder: (str(OPEN_QA / sample), {})
+
+
 TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "popqa": popqa,
     "pubhealth": pubhealth,
@@ -106,7 +112,49 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "crag_t3": crag("crag_t3"),
     "omnieval_auto": lambda folder: (str(TEST_DATA / "omnieval" / "gen_datas_test_final"), {}),
     "omnieval_human": lambda folder: (str(TEST_DATA / "omnieval" / "gen_datas_test_final"), {}),
+    "nq_open": open_qa("NQ-open.dev.jsonl"),
+    "nq_open_flashrag": open_qa("nq_flashrag_dev.jsonl"),
+    "triviaqa": open_qa("unfiltered-web-dev.json"),
+    "triviaqa_flashrag": open_qa("triviaqa_flashrag_dev.jsonl"),
+    "webquestions": open_qa("webquestions.examples.test.json"),
+    "webquestions_flashrag": open_qa("webq_flashrag_test.jsonl"),
+    "hotpotqa_distractor": open_qa("hotpot_dev_distractor_v1.json"),
+    "hotpotqa_distractor_flashrag": open_qa("hotpotqa_flashrag_dev.jsonl"),
+    "hotpotqa_fullwiki": open_qa("hotpot_dev_fullwiki_v1.json"),
+    "2wikimultihopqa": open_qa("2wiki_dev.json"),
+    "2wikimultihopqa_flashrag": open_qa("2wikimultihopqa_flashrag_dev.jsonl"),
+    "musique": open_qa("musique_ans_v1.0_dev.jsonl"),
+    "musique_flashrag": open_qa("musique_flashrag_dev.jsonl"),
 }
+# Open domain: the examples carry no documents, so a system that searches is given what a user gives it, a
+# corpus index (bm25 over the Varn corpus, `build_corpus_index`). closed_book and recorded search nothing.
+CORPUS_TASKS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashrag", "webquestions", "webquestions_flashrag",
+                "hotpotqa_fullwiki", "musique_flashrag"}
+SEARCHLESS = {"closed_book", "recorded"}
+# Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
+# each query (example_bm25); the others take them in the file's order (provided).
+DISTRACTOR_TASKS = {"hotpotqa_distractor", "hotpotqa_distractor_flashrag", "2wikimultihopqa",
+                    "2wikimultihopqa_flashrag", "musique"}
+REQUERYING = {"llatrieval", "smart"}
+
+
+def build_corpus_index(folder: Path) -> Path:
+    """A bm25 index of the Varn corpus (6 passages, each a paragraph of the open_qa samples)."""
+    from ragbench.retrieval.index import build_index
+
+    build_index(OPEN_QA / "varn_corpus.jsonl", folder, "bm25", progress=False)
+    return folder
+
+
+def retriever_options(task: str, system: str, corpus_index: Path | None) -> dict[str, Any]:
+    """The cell's --retriever and --retriever-arg (none: the examples' own documents, in their order)."""
+    if task in CORPUS_TASKS and system not in SEARCHLESS:
+        if corpus_index is None:
+            raise ValueError(f"the {task} cell of {system} searches a corpus: pass corpus_index (build_corpus_index)")
+        return {"retriever": "bm25", "retriever_args": {"index": str(corpus_index)}}
+    if task in DISTRACTOR_TASKS and system in REQUERYING:
+        return {"retriever": "example_bm25"}
+    return {}
 
 
 def cited(text: str) -> str:
@@ -122,6 +170,7 @@ def first_answer(example: Example) -> str:
 # gold long answer, with citations on ALCE tasks); WRONG_ANSWER[task](example) shares no word with it
 # (the other label on PubHealth, another letter on ARC).
 RIGHT: dict[str, Callable[[Example], str]] = {
+    **{task: first_answer for task in CORPUS_TASKS | DISTRACTOR_TASKS},
     "popqa": first_answer, "pubhealth": first_answer, "arc_challenge": first_answer, "squad": first_answer,
     "demo": first_answer, "omnieval_auto": first_answer, "omnieval_human": first_answer,
     "asqa": lambda e: cited(e.gold["long_answers"][0]), "alce_asqa": lambda e: cited(e.gold["long_answers"][0]),
@@ -138,6 +187,18 @@ WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
 # Self-RAG's long form cites by itself: its model writes uncited segments ending in "." and the system
 # replaces each final "." by " [k]." (selfrag_prompts.cite_segments).
 SELF_CITING = {("selfrag", "asqa"), ("selfrag", "alce_asqa"), ("selfrag", "alce_eli5")}
+
+
+def reconstructor_rules(task: str, system: str, examples: list[Example]) -> list[dict[str, str]]:
+    """SMART's Reconstructor on a corpus task searches the question (`Search(<question>)`). Asked as any
+    other prompt, the scripted model would make the answer the search intent: "zzz" shares no word with any
+    passage, and bm25s returns passages that all score 0 in np.argpartition's order, which no one can work
+    out by hand. On the distractor tasks example_bm25 keeps such ties in the file's order: there SMART
+    searches its answer, a query of its own."""
+    if system != "smart" or task not in CORPUS_TASKS:
+        return []
+    return [{"pattern": re.escape(e.question) + r".*<\|Reconstructor\|>:\n$", "response": f"Search({e.question})"}
+            for e in examples]
 
 
 def answers(task: str, examples: list[Example], system: str = "") -> list[str]:
@@ -165,21 +226,25 @@ def task_examples(task: str, data: str, task_args: dict[str, Any], limit: int) -
     return _EXAMPLES[task, limit]
 
 
-def cell_config(task: str, system: str, folder: Path, limit: int = 2) -> dict[str, Any]:
-    """RunConfig fields of one matrix cell: the task's small data, and one scripted engine as model, judge
+def cell_config(task: str, system: str, folder: Path, limit: int = 2,
+                corpus_index: Path | None = None) -> dict[str, Any]:
+    """RunConfig fields of one matrix cell: the task's small data, one scripted engine as model, judge
     and NLI judge that answers the first half of the questions with the gold and the rest wrongly
-    (`answers`); `expected_outputs` are the outputs the run must record."""
+    (`answers`), and the retriever a user would give the system on the task (`retriever_options`; an open
+    domain task's needs `corpus_index`, from `build_corpus_index`)."""
     folder.mkdir(parents=True, exist_ok=True)
     data, task_args = TASK_DATA[task](folder)
     examples = task_examples(task, data, task_args, limit)
     outputs = answers(task, examples, system)
     rules = folder / "rules.json"
-    rules.write_text(json.dumps(STEP_RULES + [{"pattern": re.escape(e.question), "response": output}
-                                              for e, output in zip(examples, outputs)]))
+    rules.write_text(json.dumps(STEP_RULES + reconstructor_rules(task, system, examples)
+                                + [{"pattern": re.escape(e.question), "response": output}
+                                   for e, output in zip(examples, outputs)]))
     model = f"scripted:{rules}"
     config: dict[str, Any] = {"tasks": [task], "system": system, "model": model, "judges": [model], "nli": model,
                               "data": {task: data}, "task_args": task_args, "limit": limit, "progress": False,
-                              "bootstrap_iters": 50, "output": str(folder / "run")}
+                              "bootstrap_iters": 50, "output": str(folder / "run"),
+                              **retriever_options(task, system, corpus_index)}
     if system == "recorded":  # scoring outputs made elsewhere: a predictions file for the task's examples
         predictions = write_jsonl(folder / "predictions.jsonl",
                                   [{"id": e.id, "output": output, "docs": [d.to_dict() for d in e.docs[:1]]}

@@ -3,12 +3,15 @@
 Each cell runs on small upstream-format data (tests/matrix_fixtures.py) with a scripted model that gives
 the gold answer to the first example and a wrong one (sharing no word with the gold) to the second, a
 scripted NLI judge that entails unless the premise is the wrong answer, and a CRAG judge that finds every
-non-exact answer wrong. The metric values each cell must report are worked out by hand below from the
+non-exact answer wrong. On the open-domain tasks, whose examples carry no documents, the systems that
+search get a bm25 index of a small corpus (built once per session); on the multi-hop distractor tasks
+those that search again with queries of their own (LLatrieval, SMART) get example_bm25 over each
+example's paragraphs. The metric values each cell must report are worked out by hand below from the
 fixture records; a cell the registry or the system refuses fails unless INTENDED_REFUSALS lists it."""
 from __future__ import annotations
 
 import pytest
-from matrix_fixtures import TASK_DATA, cell_config
+from matrix_fixtures import TASK_DATA, build_corpus_index, cell_config
 
 from ragbench.errors import ConfigError
 from ragbench.run.evaluator import Evaluator, RunConfig
@@ -49,6 +52,93 @@ ROUGE_ZH = 2 / (2 + 1e-8) / 2
 OMNIEVAL = {"rouge_1": ROUGE_ZH, "rouge_2": ROUGE_ZH, "rouge_l": ROUGE_ZH, "f1": 0.5, "em": 0.25,
             "map": None, "mrr": None}
 
+# The open-domain and multi-hop QA sets (tasks/open_qa), on their samples (tests/data/open_qa): the first
+# record's gold ("Ansgar Pell", "a pell", "Trask") and "zzz": 1/2 for every answer metric (HotpotQA's F1
+# too: its yes/no rule gives "zzz" against the gold "yes" the 0 token F1 gives).
+QA_HALF = {"em": 0.5, "f1": 0.5, "cover_em": 0.5}
+FLASHRAG_HALF = {"em": 0.5, "hotpot_f1": 0.5, "cover_em": 0.5}
+SUPPORT_KEYS = ("support_recall", "support_precision", "support_f1", "support_em")
+
+
+def support(*records: tuple[float, float, float, float]) -> dict[str, float]:
+    """Supporting-passage values of a cell: the mean over its records of each one's (recall, precision, F1,
+    EM), worked out by hand from the passages the system showed and the record's supporting ones."""
+    return dict(zip(SUPPORT_KEYS, (sum(values) / len(records) for values in zip(*records))))
+
+
+# Per record (recall, precision, F1, EM): nothing shown; one passage shown, one of the 2 supporting ones;
+# the 2 supporting ones shown, nothing else.
+NONE, HALF_OF_ONE, SAME = (0, 0, 0, 0), (1 / 2, 1, 2 / 3, 0), (1, 1, 1, 1)
+
+
+def all_of(k: int) -> tuple[float, float, float, float]:
+    """Both supporting passages among k shown: precision 2/k, F1 2 * (2/k) / (1 + 2/k) = 4 / (k + 2)."""
+    return 1, 2 / k, 4 / (k + 2), 0
+
+
+# The records (supporting passages starred; paragraphs in the file's order):
+#   HotpotQA   1 "Which village was the founder of Olm born in?"   Olm*, Varn, Ansgar Pell*, Kiribati Sound
+#              2 "Are Olm and Evermouth both on the island of Varn?"   Olm*, Evermouth*, Trask, Kiribati Sound
+#   2Wiki      1 "Where was the founder of Olm born?"   Olm*, Ansgar Pell*, Evermouth, Varn
+#              2 "Which town was founded earlier, Olm or Evermouth?"   Trask, Olm*, Evermouth*, Kiribati Sound
+#   MuSiQue    1 "Where was the person who founded Olm born?"
+#                0 Varn, 1 Olm*, 2 Kiribati Sound, 3 Ansgar Pell*, 4 Trask
+#              2 "When was the capital of Varn founded?"   0 Evermouth*, 1 Trask, 2 Varn*, 3 Olm, 4 Ansgar Pell
+#   The corpus tasks search the 6-passage Varn corpus (bm25, Lucene stopwords, Porter stems: "founder" is
+#   not "found"); hotpotqa_fullwiki's records are HotpotQA's, musique_flashrag's are MuSiQue's (by title).
+# Nothing shown (closed_book; recorded on the corpus tasks, whose examples have no document to record)
+# scores 0. vanilla shows top_n of the task (10 HotpotQA and 2Wiki: all 4 paragraphs; 20 MuSiQue: all 5;
+# fullwiki 10: the whole corpus, 6; musique_flashrag 5: all but one passage sharing no word with the
+# question - rec. 1 Trask or Varn, rec. 2 Ansgar Pell or Trask - so both supporting ones).
+NOTHING_SHOWN = support(NONE, NONE)
+EXPECTED_OPEN_QA: dict[str, dict[str, float | None]] = {
+    "nq_open": QA_HALF, "triviaqa": QA_HALF, "webquestions": QA_HALF,
+    "nq_open_flashrag": FLASHRAG_HALF, "triviaqa_flashrag": FLASHRAG_HALF, "webquestions_flashrag": FLASHRAG_HALF,
+    **{task: {**FLASHRAG_HALF, **NOTHING_SHOWN} for task in ("hotpotqa_distractor", "hotpotqa_distractor_flashrag",
+                                                             "hotpotqa_fullwiki", "2wikimultihopqa",
+                                                             "2wikimultihopqa_flashrag", "musique_flashrag")},
+    "musique": {**QA_HALF, **NOTHING_SHOWN},
+}
+HOTPOT = ("hotpotqa_distractor", "hotpotqa_distractor_flashrag")
+TWOWIKI = ("2wikimultihopqa", "2wikimultihopqa_flashrag")
+SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
+    **{("vanilla", task): support(all_of(4), all_of(4)) for task in HOTPOT + TWOWIKI},
+    ("vanilla", "musique"): support(all_of(5), all_of(5)),
+    ("vanilla", "hotpotqa_fullwiki"): support(all_of(6), all_of(6)),
+    ("vanilla", "musique_flashrag"): support(all_of(5), all_of(5)),
+    # recorded: the predictions file records each example's first paragraph (HotpotQA Olm, Olm; 2Wiki Olm,
+    # Trask; MuSiQue 0 Varn, 0 Evermouth). selfrag answers from each passage and keeps the best answer: the
+    # scripted model's answers score alike, so the first passage retrieved - the same paragraph on the
+    # distractor tasks; on the corpus, the question's top passage (fullwiki: Ansgar Pell - "village",
+    # "born" - and Evermouth - two "evermouth", "varn", "island"; musique_flashrag: Olm - "founded", two
+    # "olm" - and Evermouth - "capital", "varn", "founded").
+    **{(system, task): support(HALF_OF_ONE, HALF_OF_ONE) for system in ("recorded", "selfrag") for task in HOTPOT},
+    **{(system, task): support(HALF_OF_ONE, NONE) for system in ("recorded", "selfrag") for task in TWOWIKI},
+    **{(system, "musique"): support(NONE, HALF_OF_ONE) for system in ("recorded", "selfrag")},
+    **{("selfrag", task): support(HALF_OF_ONE, HALF_OF_ONE) for task in ("hotpotqa_fullwiki", "musique_flashrag")},
+    # llatrieval shows its selection: the scripted selector keeps documents 1 and 2 of the first window, and
+    # every later window starts with that selection, so it shows the question's top 2 (example_bm25 on the
+    # distractor tasks, the corpus on the others). Each is the supporting pair, but fullwiki's second,
+    # where "island" and two "varn" put Varn before Olm (two "olm", one "varn"): {Evermouth, Varn}.
+    #   HotpotQA 1 Ansgar Pell ("village", "born"), Olm (two "olm"; Kiribati Sound has one); 2 Evermouth,
+    #   Olm. 2Wiki 1 Olm, Ansgar Pell ("born"); 2 Olm ("town", "founded", two "olm"), Evermouth ("founded",
+    #   two "evermouth"). MuSiQue 1 Olm, Ansgar Pell ("born", in 1 of 5 paragraphs, outranks Kiribati
+    #   Sound's "olm", in 2); 2 Evermouth ("capital", "varn", "founded"), Varn ("capital", two "varn").
+    **{("llatrieval", task): support(SAME, SAME) for task in HOTPOT + TWOWIKI + ("musique", "musique_flashrag")},
+    ("llatrieval", "hotpotqa_fullwiki"): support(SAME, (1 / 2, 1 / 2, 1 / 2, 0)),
+    # smart shows the top 3 per search intent. On the distractor tasks (example_bm25, ties in the file's
+    # order) its intent is the scripted answer: "Trask" (only Ansgar Pell has it, then the first two others),
+    # "zzz" (no passage has it: the first three). HotpotQA 1 {Ansgar Pell, Olm, Varn}, 2 {Olm, Evermouth,
+    # Trask}; 2Wiki 1 {Ansgar Pell, Olm, Evermouth}, 2 {Trask, Olm, Evermouth}: each 2 of 2 among 3. MuSiQue
+    # 1 {4 Trask (two "trask"), 3 Ansgar Pell, 0 Varn}: 1 of 2 among 3, F1 2 * (1/3 * 1/2) / (5/6) = 2/5;
+    # 2 {0, 1, 2}: 2 of 2 among 3. On the corpus tasks its intent is the question (matrix_fixtures.
+    # reconstructor_rules): fullwiki 1 {Ansgar Pell, Olm, Trask}, 2 {Evermouth, Varn, Olm}; musique_flashrag
+    # 1 {Olm, Ansgar Pell, Evermouth}, 2 {Evermouth, Varn, Olm}: each 2 of 2 among 3.
+    **{("smart", task): support(all_of(3), all_of(3)) for task in HOTPOT + TWOWIKI + ("hotpotqa_fullwiki",
+                                                                                       "musique_flashrag")},
+    ("smart", "musique"): support((1 / 2, 1 / 3, 2 / 5, 0), all_of(3)),
+}
+
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,
     "pubhealth": {"match": 0.5, "selfrag_match": 0.5, "label_accuracy": 0.5},  # "false" twice; golds false, true
@@ -58,6 +148,7 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     "asqa": ASQA, "alce_asqa": ASQA, "alce_qampari": QAMPARI, "alce_eli5": ELI5,
     "crag_t1": CRAG, "crag_t2": CRAG, "crag_t3": CRAG,
     "omnieval_auto": OMNIEVAL, "omnieval_human": OMNIEVAL,
+    **EXPECTED_OPEN_QA,
 }
 NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # Self-RAG writes "<segment>." and the system makes it "<segment> [1].": only the last of the right answer's
@@ -68,6 +159,7 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     # closed book shows no documents: every "[1]" points at nothing (ALCE scores it 0)
     **{("closed_book", task): NO_CITATIONS for task in ("asqa", "alce_asqa", "alce_qampari", "alce_eli5")},
     **{("selfrag", task): SELF_CITED for task in ("asqa", "alce_asqa", "alce_eli5")},
+    **SUPPORT_OVERRIDES,
 }
 
 
@@ -82,10 +174,16 @@ def test_every_builtin_task_has_matrix_data_and_expected_values():
     assert not missing, f"add the expected metric values of {missing} to EXPECTED in tests/test_matrix.py"
 
 
+@pytest.fixture(scope="session")
+def corpus_index(tmp_path_factory):
+    """The bm25 index the open-domain cells search, built once."""
+    return build_corpus_index(tmp_path_factory.mktemp("matrix") / "index")
+
+
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("system", SYSTEMS)
-def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path):
-    config = RunConfig(**cell_config(task, system, tmp_path))
+def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path, corpus_index):
+    config = RunConfig(**cell_config(task, system, tmp_path, corpus_index=corpus_index))
     reason = INTENDED_REFUSALS.get((system, task))
     if reason is not None:
         with pytest.raises(ConfigError, match=reason) as refused:

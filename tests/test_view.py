@@ -13,6 +13,7 @@ import pytest
 from helpers import cli
 from view_fixtures import FAILED_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
+from ragbench.testing import ScriptedLLM, run_eval
 from ragbench.view.export import export
 from ragbench.view.catalog import RunCatalog
 from ragbench.view.runs import SampleIndex
@@ -70,6 +71,28 @@ def test_a_failed_examples_traceback_and_metric_failures_are_shown(tmp_path):
     rows = site.data(f"rows/{rid}/t/0")["rows"]
     assert [r["score_errors"] for r in rows] == [{}, {"judge": "ValueError: no reply"}, {}]
     assert site.data("runs")["runs"][0]["tasks"]["t"]["counts"] == {"records": 3, "scored": 1, "failed": 2}
+
+
+def test_the_gold_is_shown_as_the_task_read_it_without_loading_the_task(tmp_path):
+    from test_task_gold import Riddles
+
+    run_eval(Riddles, "closed_book", ScriptedLLM("a piano"), output=tmp_path / "riddles")
+    site = Site(RunCatalog([str(tmp_path / "riddles")]))
+    rid = site.runs[0].rid
+    assert site.data(f"rows/{rid}/riddles/0")["rows"][0]["gold"] == "a piano"
+    assert site.data(f"example/{rid}/riddles/0")["gold_text"] == "a piano"
+
+
+def test_a_gold_without_the_tasks_reading_shows_every_value_it_holds(tmp_path):
+    run = tmp_path / "older"
+    (run / "samples").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
+    gold = {"qa_pairs": [{"question": "Which one?", "short_answers": ["x", "y"]}], "label": None,
+            "answer": "x and y", "score": 3}
+    (run / "samples" / "t.jsonl").write_text(json.dumps({"id": "a", "question": "q?", "gold": gold}) + "\n")
+    site = Site(RunCatalog([str(run)]))
+    assert site.data(f"rows/{site.runs[0].rid}/t/0")["rows"][0]["gold"] == \
+        "qa_pairs: Which one?, x, y; answer: x and y; score: 3"
 
 
 def test_selfrag_outline_has_the_decision_and_scored_passages_with_the_chosen_one(site):

@@ -17,6 +17,7 @@ from ..llm import LLM
 from ..metric import typed_scores
 from ..nli import NLI
 from ..retrieval.handle import Retrieval
+from ..task import Task
 from ..types import Example, Prediction
 from .planning import PlannedTask
 
@@ -61,7 +62,7 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
         prediction = Prediction(example_id=example.id, error=f"{type(exc).__name__}: {exc}")
         failure = exc
     prediction.trace = ctx.trace
-    record = sample_record(example, prediction)
+    record = sample_record(example, prediction, planned.task)
     if failure is not None:
         record["traceback"] = traceback_text(failure)
     record = await scored_record(record, planned, example, prediction, judges, seed, strict_infra, nli)
@@ -92,12 +93,25 @@ async def scored_record(record: dict[str, Any], planned: PlannedTask, example: E
     return record
 
 
-def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
-    record = {"index": example.index, **example.summary(), "prediction": prediction.to_dict(),
+def sample_record(example: Example, prediction: Prediction, task: Task | None = None) -> dict[str, Any]:
+    """The sample record of a run example, without scores; with `task`, the gold as the task reads it
+    (`gold_references`)."""
+    record = {"index": example.index, **example.summary(), **(gold_references(task, example) if task else {}),
+              "prediction": prediction.to_dict(),
               "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
               "trace": [step.to_dict() for step in prediction.trace],  # the one copy of its prompts
               "error": prediction.error}
     return record
+
+
+def gold_references(task: Task, example: Example) -> dict[str, Any]:
+    """`gold_references`: the example's gold as the task reads it (`Task.gold_references`), written into
+    the sample so that readers of a run folder (the viewer) show it without loading the task; a reading
+    that raises is recorded as `gold_references_error` (the metrics that read it fail on their own)."""
+    try:
+        return {"gold_references": [str(text) for text in task.gold_references(example.gold)]}
+    except Exception as exc:
+        return {"gold_references_error": f"{type(exc).__name__}: {exc}"}
 
 
 async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,

@@ -21,10 +21,11 @@ from ..nli import NLI
 from ..reports.failures import metric_failures
 from ..storage.rundir import RunDir, record_key
 from ..types import Document, Example, Prediction, Step
-from .example import scored_record
+from .example import gold_references, scored_record
 from .planning import PlannedTask
 
 SCORING_FIELDS = ("scores", "score_errors", "counted", "judge_trace", "infrastructure_failures", "rescored")
+GOLD_READING_FIELDS = ("gold_references", "gold_references_error")  # read again by the task (it may have changed)
 _STEP_FIELDS = {f.name for f in dataclasses.fields(Step)}
 
 
@@ -52,7 +53,8 @@ async def rescore_record(planned: PlannedTask, record: dict[str, Any], judges: l
                          seed: int, strict_infra: bool) -> dict[str, Any]:
     """The record scored again by every metric of `planned` (see the module's docstring)."""
     example, prediction = rebuild(record)
-    kept = {k: v for k, v in record.items() if k not in SCORING_FIELDS}
+    kept = {**{k: v for k, v in record.items() if k not in SCORING_FIELDS and k not in GOLD_READING_FIELDS},
+            **gold_references(planned.task, example)}
     return {**await scored_record(kept, planned, example, prediction, judges, seed, strict_infra, nli),
             "rescored": True}
 

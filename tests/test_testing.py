@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 
+import ragbench.testing
 from ragbench.api import ConfigError, Document, EngineError, Example, Prediction, SampleRecord, System, Task
 from ragbench.testing import (ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval,
                               run_examples)
@@ -179,3 +181,8 @@ def test_a_made_context_gives_a_metric_its_nli():
 
     ctx = make_context(Letters, nli=Entails())
     assert asyncio.run(ctx.nli.entails("alpha beta", "beta")) == 1
+
+
+def test_the_testing_guide_documents_every_name_of_the_kit():
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "testing-plugins.md").read_text(encoding="utf-8")
+    assert [name for name in ragbench.testing.__all__ if f"`{name}" not in guide] == []

@@ -120,6 +120,8 @@ def test_runs_rows_and_compare_pages(site):
     pair = compare["pairs"][0]
     match = next(d for d in pair["disagreements"] if d["metric"] == "match")
     assert [r["id"] for r in match["a_right"]["rows"]] == ["0"] and [r["id"] for r in match["b_right"]["rows"]] == ["1"]
+    shown = match["b_right"]["rows"][0]  # what each run answered, beside the question
+    assert (shown["question"], shown["answer_a"], shown["answer_b"]) == ("Who is person 1?", "nobody", "person 1")
     assert any(r["metric"] == "match" and r["slice"] == "" and r["test"] == "mcnemar" for r in pair["rows"])
     with pytest.raises(NotFound):
         site.data("run/nope")

@@ -158,7 +158,8 @@ def system_stats_sections(results: dict[str, Any]) -> list[str]:
 
 
 def traceback_sections(results: dict[str, Any]) -> list[str]:
-    """The first traceback of each failure cause (where a system raised), for the plugin's developer."""
+    """The first traceback of each failure cause (where a system or a metric raised), for the plugin's
+    developer."""
     lines = []
     for task, causes in (results.get("failures") or {}).items():
         for entry in causes:

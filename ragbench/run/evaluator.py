@@ -38,7 +38,7 @@ from . import rescore, workers
 from .checks import Preflight
 from .config import RunConfig
 from .cost import attempt_cost, whole_run_cost
-from .example import StoppedAtFailure, process_example, sample_record
+from .example import StoppedAtFailure, process_example, record_failed, sample_record
 from .lifecycle import Engines, RunInterrupted, run_interruptible
 from .planning import PlannedTask, needs
 from .preflight import engine_needs, preflight
@@ -265,7 +265,7 @@ class Evaluator:
         tools = await self._tools(recorder)
         if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
             await rescore.rescore_saved(self.planned, self.run_dir, judge_llms, self.nli, self.config.seed,
-                                        self.config.strict_infra, self.config.max_inflight)
+                                        self.config.strict_infra, self.config.max_inflight, self.config.fail_fast)
         work = iter(()) if self.scoring_only else self._work()
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         processed = 0
@@ -299,9 +299,9 @@ class Evaluator:
                 record["index"] = position
                 self.run_dir.append_sample(planned.name, record)
                 processed += 1
-                progress.advance(failed=record.get("error") is not None)
+                progress.advance(failed=record_failed(record))
                 self._save_cost(scheduler, processed)
-                if self.config.fail_fast and record.get("error") is not None:  # saved: --resume tries it again
+                if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
                     raise StoppedAtFailure(planned.name, record, self.run_dir.path)
 
         try:

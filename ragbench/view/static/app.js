@@ -248,8 +248,11 @@ function outlineNodes(items, steps, used) {
   });
 }
 
+const tracebackNode = text => h("details", {class: "traceback"}, h("summary", {}, "traceback"), h("pre", {class: "bad"}, text));
+
 function exampleBody(x) {
   const field = (label, value, cls) => h("div", {class: "field"}, h("b", {}, label), " ", h("span", {class: cls || ""}, value));
+  const tracebacks = x.score_tracebacks || {};
   const used = new Set();
   const timeline = outlineNodes(x.outline, x.steps, used);
   const rest = x.steps.filter(s => !used.has(s.i)).map(stepNode);
@@ -257,11 +260,12 @@ function exampleBody(x) {
     h("div", {class: "card"}, field("id", x.id), field("question", x.question), field("gold", x.gold_text),
       field("answer", x.answer, "answer"), x.output !== x.answer ? field("raw output", x.output) : null,
       x.error ? field("error", x.error, "bad") : null,
-      x.traceback ? h("details", {class: "traceback"}, h("summary", {}, "traceback"), h("pre", {class: "bad"}, x.traceback)) : null,
+      x.traceback ? tracebackNode(x.traceback) : null,
       field("time", `${x.seconds ?? "–"} s`),
       Object.keys(x.meta).length ? field("slices", Object.entries(x.meta).map(([k, v]) => `${k}=${json(v)}`).join(" · ")) : null),
     h("h2", {}, "Scores"), table(["metric", "value"], [...Object.entries(x.scores).map(([k, v]) => [k, num(fmt(v))]),
-      ...Object.entries(x.score_errors).map(([k, v]) => [k, h("td", {class: "bad"}, v)])], {class: "scores"}),
+      ...Object.entries(x.score_errors).map(([k, v]) => [k, h("td", {class: "bad"}, v, tracebacks[k] ? tracebackNode(tracebacks[k]) : null)])],
+      {class: "scores"}),
     x.infrastructure_failures.length ? h("p", {class: "warn"}, "failed calls folded into the result: " + x.infrastructure_failures.join("; ")) : null,
     x.reasons.length ? h("details", {class: "reasons"}, h("summary", {}, `Why: ${x.reasons.length} judge / NLI decision(s)`),
       x.reasons.map(r => h("div", {class: "card small"}, h("b", {}, r.source), ` → ${r.reply}`, h("details", {}, h("summary", {}, "prompt"), h("pre", {}, r.prompt))))) : null,

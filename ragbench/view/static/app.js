@@ -76,8 +76,9 @@ async function runsView() {
   const data = await load("runs");
   const costText = c => c.llm_calls === undefined ? "–" :
     `${c.llm_calls} calls, ${c.prompt_tokens}+${c.completion_tokens} tokens, ${c.cache_hits} cache hits, ${c.wall_seconds} s`;
-  const status = r => !r.finished ? h("span", {class: "warn"}, "in progress") :
-    r.complete ? h("span", {class: "ok"}, "complete") : h("span", {class: "bad"}, "incomplete");
+  const status = r => r.state === "running" ? h("span", {class: "warn", title: r.holder}, "running", h("div", {class: "small muted"}, r.holder)) :
+    r.state === "stopped" ? h("span", {class: "bad", title: "no results and no process running it: --resume completes it"}, "incomplete / stopped") :
+    r.state === "complete" ? h("span", {class: "ok"}, "complete") : h("span", {class: "bad"}, "incomplete");
   const failures = r => Object.entries(r.failures).flatMap(([t, causes]) => causes.map(c => `${t}: ${c.count} × ${c.cause}`));
   const rows = data.runs.map(r => [link(`#/run/${r.rid}`, r.name), r.system || "", r.model || "", r.date || "", status(r),
     Object.entries(r.tasks).map(([t, x]) => h("div", {}, link(`#/examples/${r.rid}/${t}`, t), ` ${x.counts ? `${x.counts.scored}/${x.counts.records} scored` : ""}`)),
@@ -100,7 +101,7 @@ async function runsView() {
 async function runView(rid) {
   const r = await load(`run/${rid}`);
   crumbs(["#/", "runs"], [null, r.name]);
-  const parts = [h("h1", {}, r.name), h("p", {class: "muted"}, `${r.system} · ${r.model || ""} · ${r.date || "in progress"} · ${r.path}`)];
+  const parts = [h("h1", {}, r.name), h("p", {class: "muted"}, `${r.system} · ${r.model || ""} · ${r.state === "running" ? `running: ${r.holder}` : r.date || "incomplete / stopped"} · ${r.path}`)];
   parts.push(h("h2", {}, "Configuration (differs from the defaults)"),
              table(["option", "value"], Object.entries(r.config).map(([k, v]) => [k, h("code", {}, json(v))])));
   for (const [task, x] of Object.entries(r.tasks)) {
@@ -203,7 +204,7 @@ async function examplesView(rid, task, q) {
     ...info.metrics.map(m => num(fmt(r.scores[m]))), h("td", {class: "wrap bad"}, failure(r))]);
   const pages = Math.max(1, Math.ceil(total / PAGE));
   const pager = h("div", {class: "pager"}, h("button", {disabled: page === 0 ? "disabled" : null, onclick: () => go({p: String(page - 1)})}, "‹ prev"),
-    ` page ${page + 1} of ${pages} · ${total} example(s)${filtered ? ` matching, of ${info.total}` : ""}${info.finished ? "" : " (run in progress: examples so far)"} `,
+    ` page ${page + 1} of ${pages} · ${total} example(s)${filtered ? ` matching, of ${info.total}` : ""}${info.state === "running" ? " (run in progress: examples so far)" : info.finished ? "" : " (run stopped before its end: examples so far)"} `,
     h("button", {id: "next", disabled: page + 1 >= pages ? "disabled" : null, onclick: () => go({p: String(page + 1)})}, "next ›"));
   show(h("h1", {}, `${task} · ${rid}`), controls, pager, table(headers, body, {id: "examples"}));
 }

@@ -127,8 +127,8 @@ def report() -> dict[str, Any] | None:
     return used[0] if len(used) == 1 else {"caches": used}
 
 
-def console_line(stats: dict[str, Any] | None) -> str | None:
-    """One line per cache for the console: hits of lookups, hit rate, size on disk."""
+def console_line(stats: dict[str, Any] | None, notices: bool = True) -> str | None:
+    """One line per cache for the console: hits of lookups, hit rate, size on disk (`health_lines`)."""
     if not stats:
         return None
     lines = []
@@ -136,7 +136,7 @@ def console_line(stats: dict[str, Any] | None) -> str | None:
         rate = "" if cache["hit_rate"] is None else f" ({cache['hit_rate']:.0%})"
         lines.append(f"page cache {cache['path']}: {cache['hits']}/{cache['lookups']} hits{rate}, "
                      f"{cache['bytes'] / 1e6:.1f} MB")
-        lines += health_lines("page cache", cache)
+        lines += health_lines("page cache", cache, notices)
     return "\n".join(lines)
 
 

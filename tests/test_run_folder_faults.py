@@ -123,8 +123,7 @@ def test_a_run_starting_while_the_lock_is_probed_is_not_turned_away(tmp_path):
 
     from ragbench.storage.run_lock import RunLock
 
-    RunLock(tmp_path).acquire()  # a run that ended: the file is there, its lock free
-    RunLock(tmp_path).release()
+    (tmp_path / "run.lock").write_text(json.dumps({"pid": 1, "host": "elsewhere"}))  # as a killed run leaves it
     probe = (tmp_path / "run.lock").open("r")
     fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)  # a viewer's or `check`'s probe, caught at its instant
     threading.Timer(0.05, probe.close).start()

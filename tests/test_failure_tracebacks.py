@@ -120,7 +120,8 @@ def test_a_metric_that_raises_keeps_its_traceback_beside_its_one_line_error(tmp_
     failed = records["9001"]
     assert failed["score_errors"]["scored:raise"] == "RuntimeError: flaky metric on 9001"
     trace = failed["score_tracebacks"]["scored:raise"]
-    assert trace.startswith("Traceback (most recent call last):") and trace.endswith("RuntimeError: flaky metric on 9001\n")
+    assert trace.startswith("Traceback (most recent call last):")
+    assert trace.endswith("RuntimeError: flaky metric on 9001\n")
     assert 'in score\n    raise RuntimeError(f"flaky metric on {example.id}")' in trace
     assert set(failed["score_tracebacks"]) == {"scored:raise"}  # a value that is not a score: its message says all
     assert all("score_tracebacks" not in records[i] for i in ("9000", "9002", "9003"))

@@ -130,7 +130,8 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     wait_ready(driver, "example/failed/t/1")
     [failed_metric] = [row for row in driver.find_elements("css selector", "table.scores tr") if "judge" in row.text]
     traceback = failed_metric.find_element("css selector", "details.traceback")
-    assert "ValueError: no reply" in failed_metric.text and not traceback.find_element("css selector", "pre").is_displayed()
+    assert "ValueError: no reply" in failed_metric.text
+    assert not traceback.find_element("css selector", "pre").is_displayed()
     traceback.find_element("css selector", "summary").click()
     assert traceback.find_element("css selector", "pre").text == METRIC_TRACEBACK
     driver.get(base + "#/examples/failed/t?f=failed")

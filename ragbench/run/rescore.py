@@ -24,7 +24,8 @@ from ..types import Document, Example, Prediction, Step
 from .example import StoppedAtFailure, record_failed, scored_record
 from .planning import PlannedTask
 
-SCORING_FIELDS = ("scores", "score_errors", "score_tracebacks", "counted", "judge_trace", "infrastructure_failures", "rescored")
+SCORING_FIELDS = ("scores", "score_errors", "score_tracebacks", "counted", "judge_trace", "infrastructure_failures",
+                  "rescored")
 _STEP_FIELDS = {f.name for f in dataclasses.fields(Step)}
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragbench.registry import Registry
+from ragbench.run.checks import PreflightError
 from ragbench.shared.yaml_tasks.sources import webquestions_records
 
 from conftest import ROOT, TEST_DATA
@@ -187,9 +188,13 @@ def test_hotpotqa_fullwiki_release_format(tmp_path):
     assert values == pytest.approx({**HOTPOT_ANSWERS, **support})
 
 
-def test_hotpotqa_fullwiki_has_no_passages_of_its_own(tmp_path):
-    values = score(tmp_path, "hotpotqa_fullwiki", "hotpot_dev_fullwiki_v1.json", HOTPOT_RULES, system="vanilla")
-    assert values["support_recall"] == 0.0  # the provided retriever finds nothing to show
+def test_hotpotqa_fullwiki_runs_without_documents_only_when_asked(tmp_path):
+    with pytest.raises(PreflightError, match="task hotpotqa_fullwiki: its examples carry no documents"):
+        score(tmp_path, "hotpotqa_fullwiki", "hotpot_dev_fullwiki_v1.json", HOTPOT_RULES, system="vanilla")
+    assert not (tmp_path / "run").exists()
+    values = score(tmp_path, "hotpotqa_fullwiki", "hotpot_dev_fullwiki_v1.json", HOTPOT_RULES, system="vanilla",
+                   retriever="none")
+    assert values["support_recall"] == 0.0  # nothing to show
     prompt = samples(tmp_path / "run", "hotpotqa_fullwiki")[0]["trace"][-1]["request"]["prompt"]
     assert prompt.startswith("Answer the question based on your own knowledge.")
 

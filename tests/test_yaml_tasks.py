@@ -361,7 +361,7 @@ def test_a_mistake_in_the_file_is_one_line_naming_file_line_and_key(tmp_path, te
 def test_a_field_the_records_lack_is_named_with_its_yaml_key_before_the_run(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "golden_answers": ["x"], "id": 1}] * 3)
     path = write_task(tmp_path, GOOD.replace("gold: {answers: a}", "gold: {answers: golden_answer}"))
-    result = cli("check", "--tasks", str(path), "--model", "scripted:echo", "--no-model")
+    result = cli("check", "--tasks", str(path), "--system", "closed_book", "--model", "scripted:echo", "--no-model")
     assert result.returncode == 2
     assert result.stderr.strip() == (f"ragbench: error: {path}:4: key 'fields.gold.answers': {tmp_path / 'd.jsonl'}:1 "
                                      "has no field 'golden_answer' (its fields: question, golden_answers, id); "
@@ -371,7 +371,7 @@ def test_a_field_the_records_lack_is_named_with_its_yaml_key_before_the_run(tmp_
 def test_a_template_that_fails_on_the_records_is_named_before_the_run(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])
     path = write_task(tmp_path, GOOD.replace("{{ question }}", "{{ question.upper(1) }}"))
-    result = cli("--tasks", str(path), "--model", "scripted:echo", "--output", str(tmp_path / "r"))
+    result = cli("--tasks", str(path), "--system", "closed_book", "--model", "scripted:echo", "--output", str(tmp_path / "r"))
     assert result.returncode == 2 and not (tmp_path / "r").exists()
     assert result.stderr.startswith(f"ragbench: error: {path}:6: key 'prompt.template': cannot render:")
     assert len(result.stderr.strip().splitlines()) == 1
@@ -380,9 +380,10 @@ def test_a_template_that_fails_on_the_records_is_named_before_the_run(tmp_path):
 def test_a_task_without_data_asks_for_data(tmp_path):
     path = write_task(tmp_path, GOOD.replace("data: {path: d.jsonl}\n", ""))
     with pytest.raises(ConfigError, match=r"names no data; pass --data t=PATH"):
-        run(tmp_path, tasks=[str(path)], model="scripted:echo")
+        run(tmp_path, tasks=[str(path)], system="closed_book", model="scripted:echo")
     write_jsonl(tmp_path / "elsewhere.jsonl", [{"question": "q", "a": "x"}])
-    results = run(tmp_path, "run2", tasks=[str(path)], data={"t": str(tmp_path / "elsewhere.jsonl")}, model="scripted:echo")
+    results = run(tmp_path, "run2", tasks=[str(path)], data={"t": str(tmp_path / "elsewhere.jsonl")}, system="closed_book",
+                  model="scripted:echo")
     assert results["counts"]["t"]["scored"] == 1
 
 
@@ -395,8 +396,8 @@ def test_include_path_runs_tasks_and_groups_by_name_and_lists_them(tmp_path):
     write_task(folder, GOOD.replace("task: t", "task: second_set\ngroups: [mine]").replace("d.jsonl", "../d.jsonl"),
                "b/second.yml")
     write_task(folder, "settings: {not: a task}\n", "shared.yaml")
-    result = cli("--tasks", "mine", "--include-path", str(folder), "--model", "scripted:echo", "--no-progress",
-                 "--output", str(tmp_path / "r"))
+    result = cli("--tasks", "mine", "--include-path", str(folder), "--system", "closed_book", "--model", "scripted:echo",
+                 "--no-progress", "--output", str(tmp_path / "r"))
     assert result.returncode == 0, result.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert set(results["results"]) == {"first_set", "second_set"}

@@ -88,6 +88,7 @@ class SquadPrompt(SelfRagPrompt):
         super().__init__(data_path, template=template)
         self.args.pop("instruction_format")  # SQuAD has no task instruction: the question alone
         self.passages_from = self.args["passages"] = passages
+        self.own_documents = passages == "context"
 
     def parse(self, record: Any, index: int) -> Example:
         example = super().parse(record, index)

@@ -205,24 +205,26 @@ def test_hotpotqa_sentences_become_documents_and_supporting_facts_extra_gold(tmp
     task = spec_task(tmp_path, HOTPOT_TASK)
     (example,) = task.examples()
     assert example.id == "5a8b" and example.meta == {"type": "comparison", "level": "medium"}
-    assert [(d.title, d.text) for d in example.docs] == [
-        ("Arthur's Magazine", "Arthur's Magazine (1844-1846) was a periodical. It was edited by T.S. Arthur."),
-        ("First for Women", "First for Women is a woman's magazine. It was started in 1989.")]
+    assert [(d.id, d.title, d.text) for d in example.docs] == [
+        ("5a8b:0", "Arthur's Magazine", "Arthur's Magazine (1844-1846) was a periodical. It was edited by T.S. Arthur."),
+        ("5a8b:1", "First for Women", "First for Women is a woman's magazine. It was started in 1989.")]
     assert example.gold["supporting_facts"] == HOTPOT["supporting_facts"]
     assert task.gold_fields == ("answers", "supporting_facts") and task.slice_fields == ("type", "level")
 
 
-@pytest.mark.parametrize("shape,documents,mapping", [
-    ("pairs", [["T1", "one"], ["T2", "two"]], "{path: docs, shape: pairs}"),
-    ("columns", {"title": ["T1", "T2"], "sentences": [["o", "ne"], ["two"]]}, "{path: docs, shape: columns}"),
+@pytest.mark.parametrize("shape,documents,mapping,ids", [
+    ("pairs", [["T1", "one"], ["T2", "two"]], "{path: docs, shape: pairs}", ["q1:0", "q1:1"]),
+    ("columns", {"title": ["T1", "T2"], "sentences": [["o", "ne"], ["two"]]}, "{path: docs, shape: columns}",
+     ["q1:0", "q1:1"]),
     ("dicts", [{"name": "T1", "body": "one", "pid": 7, "rank": "2.5", "gold": True}, {"name": "T2", "body": "two"}],
-     "{path: docs, title: name, text: body, id: pid, score: rank, metadata: [gold]}")])
-def test_document_shapes(tmp_path, shape, documents, mapping):
-    write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x", "docs": documents}])
+     "{path: docs, title: name, text: body, id: pid, score: rank, metadata: [gold]}", ["7", "q1:1"])])
+def test_document_shapes(tmp_path, shape, documents, mapping, ids):
+    write_jsonl(tmp_path / "d.jsonl", [{"id": "q1", "question": "q", "a": "x", "docs": documents}])
     task = spec_task(tmp_path, f"task: t\ndata: {{path: d.jsonl}}\nfields: {{gold: {{answers: a}}, documents: {mapping}}}\n"
                                "metrics: [em]\n")
     (example,) = task.examples()
     assert [(d.title, d.text) for d in example.docs] == [("T1", "one"), ("T2", "two")]
+    assert [d.id for d in example.docs] == ids  # a document without an id: <example id>:<position>
     if shape == "dicts":
         assert (example.docs[0].id, example.docs[0].score, example.docs[0].metadata) == ("7", 2.5, {"gold": True})
 

@@ -60,7 +60,7 @@ def test_a_dataset_saved_with_save_to_disk(tmp_path, offline):
     results = scored(tmp_path)
     assert results["counts"]["hotpot_hf"]["scored"] == 2 and results["results"]["hotpot_hf"]["em"] == 0.5
     sample = json.loads((tmp_path / "r" / "samples" / "hotpot_hf.jsonl").read_text().splitlines()[1])
-    assert sample["prediction"]["docs"] == [{"title": "Lyon", "text": "Lyon is big. It is old."}]
+    assert sample["prediction"]["docs"] == [{"id": "5a7a:0", "title": "Lyon", "text": "Lyon is big. It is old."}]
 
 
 def test_a_data_files_folder_as_a_hub_repository_holds_it(tmp_path, offline):

@@ -91,9 +91,10 @@ class Mapper:
         if not isinstance(question, str):
             raise self.fail(index, fields.question, f"expected str, got {type(question).__name__}")
         raw_id = self.value(record, fields.id, index, required=False)
+        example_id = str(index) if raw_id is MISSING else str(raw_id)
         meta = {**self.optional(record, fields.slices, index), **self.optional(record, fields.meta, index)}
-        return Example(id=str(index) if raw_id is MISSING else str(raw_id), question=question,
-                       gold=self.gold(record, index), docs=self.documents(record, index), meta=meta,
+        return Example(id=example_id, question=question, gold=self.gold(record, index),
+                       docs=self.documents(record, index, example_id), meta=meta,
                        extras=self.optional(record, fields.inputs, index), index=index)
 
     def optional(self, record: dict, refs: dict[str, FieldRef], index: int) -> dict[str, Any]:
@@ -177,7 +178,10 @@ class Mapper:
         return out
 
     # --- documents --------------------------------------------------------------------------------------
-    def documents(self, record: dict, index: int) -> list[Document]:
+    def documents(self, record: dict, index: int, example_id: str) -> list[Document]:
+        """The record's documents; one without an id of its own (HotpotQA's and 2Wiki's have none) gets
+        `<example id>:<position in the record's list, from 0>`, the same in every run and unique in it, so
+        that traces, replays and metrics by id can name it."""
         spec = self.fields.documents
         if spec is None:
             return []
@@ -185,9 +189,13 @@ class Mapper:
         if items is MISSING:
             return []
         try:
-            return _documents(items, spec)
+            docs = _documents(items, spec)
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise self.fail(index, spec.source, f"bad document ({exc}); documents are {spec.shape}") from exc
+        for position, doc in enumerate(docs):
+            if doc.id is None:
+                doc.id = f"{example_id}:{position}"
+        return docs
 
 
 def _documents(items: Any, spec: DocumentsSpec) -> list[Document]:

@@ -148,6 +148,34 @@ def test_a_bad_jsonl_line_is_a_counted_bad_record_naming_file_and_line(tmp_path)
     assert str(items[3]) == f"{tmp_path / 'data.jsonl'}:4 field 'question': missing field"
 
 
+# Where a bad record is: the line of a CSV row (here after a question that spans two lines) and of a JSON
+# Lines record (here after a blank line); the path in a JSON document, indexed from 0.
+BAD_SECOND_RECORD = [
+    ("d.csv", 'id,question,answer\na,"Two\nlines?",x\nb,Short row?\n', "", ":4"),
+    ("d.jsonl", '{"id": "a", "question": "Q1?", "answer": "x"}\n\n{"id": "b", "question": "Q2?"}\n', "", ":3"),
+    ("d.json", json.dumps({"data": [PLAIN[0], {"id": "b", "question": "Q2?"}]}), ", records: data", " data[1]"),
+    ("d.json", json.dumps([PLAIN[0], {"id": "b", "question": "Q2?"}]), "", " [1]")]
+
+
+@pytest.mark.parametrize("name,text,records,where", BAD_SECOND_RECORD, ids=["csv", "jsonl", "json_records", "json_list"])
+def test_a_bad_record_is_named_by_its_file_line_or_its_path_in_the_document(tmp_path, name, text, records, where):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    task = spec_task(tmp_path, f"task: t\ndata: {{path: {name}{records}}}\nfields: {{gold: {{answers: answer}}}}\n"
+                               "metrics: [em]\n")
+    good, bad = task.examples()
+    assert good.id == "a" and str(bad) == f"{tmp_path / name}{where} field 'answer': missing field"
+
+
+def test_the_pre_flight_names_a_record_in_a_json_document_by_its_path(tmp_path):
+    (tmp_path / "d.json").write_text(json.dumps({"data": [{"id": "a", "question": "Q?"}]}), encoding="utf-8")
+    path = write_task(tmp_path, "task: t\ndata: {path: d.json, records: data}\nfields: {gold: {answers: answer}}\n"
+                                "metrics: [em]\n")
+    with pytest.raises(ConfigError) as error:
+        task_class(load_spec(path))().try_first_records()
+    assert str(error.value) == (f"{path}:3: key 'fields.gold.answers': {tmp_path / 'd.json'} data[0] has no field "
+                                "'answer' (its fields: id, question)")
+
+
 def test_flashrag_format_maps_its_schema_by_default(tmp_path):
     write_jsonl(tmp_path / "dev.jsonl", FLASHRAG)
     task = spec_task(tmp_path, "task: t\ndata: {path: dev.jsonl, format: flashrag}\nmetrics: [em]\n")

@@ -225,7 +225,8 @@ def test_hotpotqa_fullwiki_over_a_flashrag_corpus_matches_supporting_passages_by
     assert values["support_recall"] == pytest.approx(3.5 / 4)  # as over the same corpus with a title field (above)
     first = samples(tmp_path / "run", "hotpotqa_fullwiki")[0]
     assert [doc["title"] for doc in first["prediction"]["docs"]] == ["Ansgar Pell", "Olm"]
-    assert '\nDoc 1(Title: "Ansgar Pell") Ansgar Pell (1751-1820) was a brewer' in first["trace"][-1]["request"]["prompt"]
+    prompt = first["trace"][-1]["request"]["prompt"]
+    assert '\nDoc 1(Title: "Ansgar Pell") Ansgar Pell (1751-1820) was a brewer' in prompt
 
 
 # --- 2WikiMultihopQA ----------------------------------------------------------------------------------

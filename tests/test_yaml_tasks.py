@@ -157,7 +157,8 @@ BAD_SECOND_RECORD = [
     ("d.json", json.dumps([PLAIN[0], {"id": "b", "question": "Q2?"}]), "", " [1]")]
 
 
-@pytest.mark.parametrize("name,text,records,where", BAD_SECOND_RECORD, ids=["csv", "jsonl", "json_records", "json_list"])
+@pytest.mark.parametrize("name,text,records,where", BAD_SECOND_RECORD,
+                         ids=["csv", "jsonl", "json_records", "json_list"])
 def test_a_bad_record_is_named_by_its_file_line_or_its_path_in_the_document(tmp_path, name, text, records, where):
     (tmp_path / name).write_text(text, encoding="utf-8")
     task = spec_task(tmp_path, f"task: t\ndata: {{path: {name}{records}}}\nfields: {{gold: {{answers: answer}}}}\n"
@@ -234,7 +235,8 @@ def test_hotpotqa_sentences_become_documents_and_supporting_facts_extra_gold(tmp
     (example,) = task.examples()
     assert example.id == "5a8b" and example.meta == {"type": "comparison", "level": "medium"}
     assert [(d.id, d.title, d.text) for d in example.docs] == [
-        ("5a8b:0", "Arthur's Magazine", "Arthur's Magazine (1844-1846) was a periodical. It was edited by T.S. Arthur."),
+        ("5a8b:0", "Arthur's Magazine",
+         "Arthur's Magazine (1844-1846) was a periodical. It was edited by T.S. Arthur."),
         ("5a8b:1", "First for Women", "First for Women is a woman's magazine. It was started in 1989.")]
     assert example.gold["supporting_facts"] == HOTPOT["supporting_facts"]
     assert task.gold_fields == ("answers", "supporting_facts") and task.slice_fields == ("type", "level")
@@ -401,7 +403,8 @@ def test_a_field_the_records_lack_is_named_with_its_yaml_key_before_the_run(tmp_
 def test_a_template_that_fails_on_the_records_is_named_before_the_run(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])
     path = write_task(tmp_path, GOOD.replace("{{ question }}", "{{ question.upper(1) }}"))
-    result = cli("--tasks", str(path), "--system", "closed_book", "--model", "scripted:echo", "--output", str(tmp_path / "r"))
+    result = cli("--tasks", str(path), "--system", "closed_book", "--model", "scripted:echo",
+                 "--output", str(tmp_path / "r"))
     assert result.returncode == 2 and not (tmp_path / "r").exists()
     assert result.stderr.startswith(f"ragbench: error: {path}:6: key 'prompt.template': cannot render:")
     assert len(result.stderr.strip().splitlines()) == 1
@@ -412,8 +415,8 @@ def test_a_task_without_data_asks_for_data(tmp_path):
     with pytest.raises(ConfigError, match=r"names no data; pass --data t=PATH"):
         run(tmp_path, tasks=[str(path)], system="closed_book", model="scripted:echo")
     write_jsonl(tmp_path / "elsewhere.jsonl", [{"question": "q", "a": "x"}])
-    results = run(tmp_path, "run2", tasks=[str(path)], data={"t": str(tmp_path / "elsewhere.jsonl")}, system="closed_book",
-                  model="scripted:echo")
+    results = run(tmp_path, "run2", tasks=[str(path)], data={"t": str(tmp_path / "elsewhere.jsonl")},
+                  system="closed_book", model="scripted:echo")
     assert results["counts"]["t"]["scored"] == 1
 
 
@@ -426,8 +429,8 @@ def test_include_path_runs_tasks_and_groups_by_name_and_lists_them(tmp_path):
     write_task(folder, GOOD.replace("task: t", "task: second_set\ngroups: [mine]").replace("d.jsonl", "../d.jsonl"),
                "b/second.yml")
     write_task(folder, "settings: {not: a task}\n", "shared.yaml")
-    result = cli("--tasks", "mine", "--include-path", str(folder), "--system", "closed_book", "--model", "scripted:echo",
-                 "--no-progress", "--output", str(tmp_path / "r"))
+    result = cli("--tasks", "mine", "--include-path", str(folder), "--system", "closed_book",
+                 "--model", "scripted:echo", "--no-progress", "--output", str(tmp_path / "r"))
     assert result.returncode == 0, result.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert set(results["results"]) == {"first_set", "second_set"}

@@ -163,10 +163,10 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
         return
     for p in blind:
         system = p.system.name or config.system
-        check.problem(f"task {p.name}: its examples carry no documents and retriever {name} returns only an example's "
-                      f"own, so system {system} would answer closed book; search a corpus index (--retriever bm25|dense "
-                      f"--retriever-arg index=DIR, from ragbench index build), use --system closed_book, or pass "
-                      f"--retriever none to run {system} without documents on purpose")
+        check.problem(f"task {p.name}: its examples carry no documents and retriever {name} returns only an "
+                      f"example's own, so system {system} would answer closed book; search a corpus index "
+                      f"(--retriever bm25|dense --retriever-arg index=DIR, from ragbench index build), use --system "
+                      f"closed_book, or pass --retriever none to run {system} without documents on purpose")
 
 
 def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:

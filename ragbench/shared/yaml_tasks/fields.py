@@ -120,7 +120,8 @@ class Mapper:
         gold.update(self.optional(record, self.fields.extra_gold, place))
         return gold
 
-    def strings(self, value: Any, ref: FieldRef, place: RecordPlace, what: str = "a string or a list of strings") -> list[str]:
+    def strings(self, value: Any, ref: FieldRef, place: RecordPlace,
+                what: str = "a string or a list of strings") -> list[str]:
         items = value if isinstance(value, list) else [value]
         if not all(isinstance(item, (str, int, float)) and not isinstance(item, bool) for item in items):
             raise self.fail(place, ref, f"expected {what}, got {_kind(value)}")
@@ -167,7 +168,8 @@ class Mapper:
         elif "answer_index" in refs:
             position = self.value(record, refs["answer_index"], place)
             if not isinstance(position, int) or isinstance(position, bool) or not 0 <= position < len(labels):
-                raise self.fail(place, refs["answer_index"], f"expected a choice index 0-{len(labels) - 1}, got {position!r}")
+                raise self.fail(place, refs["answer_index"],
+                                f"expected a choice index 0-{len(labels) - 1}, got {position!r}")
             out["answer_key"] = labels[position]
         out["choices"] = {"label": labels, "text": texts}
         return out

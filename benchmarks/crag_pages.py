@@ -18,8 +18,8 @@ from types import SimpleNamespace
 
 from ragbench.context import Context
 from ragbench.tasks.crag.embedder import BatchingEmbedder
-from ragbench.run import workers
-from ragbench.tasks.crag.pages import PageProcessor, html_to_sentences
+from ragbench.run.resources import RunResources
+from ragbench.tasks.crag.pages import Offload, PageProcessor, html_to_sentences
 from ragbench.types import Document, Example
 
 WORDS = ("the team won league season player city company price market year album song film director "
@@ -41,13 +41,12 @@ def throughput(pages: list[str], sample_size: int = 4000) -> dict[str, float]:
     serial = len(pages) / (time.perf_counter() - started)
 
     async def parallel() -> float:
-        processor = PageProcessor()  # the shared worker processes, no page cache
-        await processor.sentences(pages[:2])  # start the workers
-        started = time.perf_counter()
-        await processor.sentences(pages)
-        rate = len(pages) / (time.perf_counter() - started)
-        workers.shutdown()
-        return rate
+        with RunResources() as resources:
+            processor = PageProcessor(Offload(resources.workers))  # worker processes, no page cache
+            await processor.sentences(pages[:2])  # start the workers
+            started = time.perf_counter()
+            await processor.sentences(pages)
+            return len(pages) / (time.perf_counter() - started)
 
     pooled = asyncio.run(parallel())
     embedder = BatchingEmbedder()
@@ -73,15 +72,17 @@ async def overlap(questions: int, pages_per_question: int, llm_seconds: float) -
         await task.top_sentences(example, ctx, example.docs)
         await asyncio.sleep(llm_seconds)  # the answer call: the GPU is busy, this process is free
 
-    await task.top_sentences(examples[0], Context(llm=None, task=task), examples[0].docs[:2])  # warm up
-    started = time.perf_counter()
-    for example in examples:  # pages of a question, then its LLM call, one question after another
-        await one(example)
-    sequential = time.perf_counter() - started
-    started = time.perf_counter()
-    await asyncio.gather(*(one(example) for example in examples))  # as the evaluator runs them
-    concurrent = time.perf_counter() - started
-    await task.teardown()
+    with RunResources() as resources:  # the worker processes, as a run's
+        task.bind(resources)
+        await task.top_sentences(examples[0], Context(llm=None, task=task), examples[0].docs[:2])  # warm up
+        started = time.perf_counter()
+        for example in examples:  # pages of a question, then its LLM call, one question after another
+            await one(example)
+        sequential = time.perf_counter() - started
+        started = time.perf_counter()
+        await asyncio.gather(*(one(example) for example in examples))  # as the evaluator runs them
+        concurrent = time.perf_counter() - started
+        await task.teardown()
     return {"sequential_s": sequential, "concurrent_s": concurrent, "llm_only_s": questions * llm_seconds}
 
 

@@ -36,9 +36,10 @@ What is here, by what it is for:
   docs/yaml-tasks.md),
   `TokenSplitter` and `parse_split` (token-counted chunking), `resampled` (bootstrap resamples).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
-
-Not here yet: the worker pool for CPU-bound work and the page cache for parsed pages (their
-ownership by the run is changing); until they are, the built-in CRAG task reaches them internally.
+- What a run owns and lends its plugins (docs/internals.md, "Who owns what"): `RunResources` (what
+  `Task.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
+  ctx.resources.workers.run(fn, *args)`), the `PageCache` it opens (`await ctx.resources.page_cache()`)
+  and `content_key` for its entries.
 """
 from __future__ import annotations
 
@@ -83,6 +84,10 @@ _MODULES = {
     "ragbench.reports.bootstrap": ("resampled",),
     # command-line commands
     "ragbench.cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
+    # what a run owns and lends its plugins
+    "ragbench.run.resources": ("RunResources",),
+    "ragbench.run.workers": ("Workers",),
+    "ragbench.storage.page_cache": ("PageCache", "content_key"),
 }
 _SOURCES = {name: module for module, names in _MODULES.items() for name in names}
 

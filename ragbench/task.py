@@ -9,6 +9,7 @@ from .types import Document, Example
 
 if TYPE_CHECKING:
     from .run.checks import Preflight
+    from .run.resources import RunResources
 
 Prompt = str | list[dict[str, str]]
 
@@ -65,6 +66,15 @@ class Task:
     # `setup` is not called and the services the tools would reach need not exist.
     tools_replayed: bool = False
     path: Path | None = None  # the data file `prepare` found (the pre-flight reads its first records)
+
+    resources: "RunResources | None" = None  # the run's workers and page caches, from `bind`
+
+    def bind(self, resources: "RunResources") -> None:
+        """Called by the run before anything else (before `examples` and `setup`): the run's worker
+        processes, page caches and shared models (ragbench.run.resources), which the run closes. A
+        task that works in the worker processes names the modules they should import here
+        (`resources.workers.warm(...)`), so that they start warm while the engines load."""
+        self.resources = resources
 
     def prepare(self) -> None:
         """Find (or download) the data before the run starts, so a missing file stops it

@@ -147,6 +147,7 @@ async def test_per_page_embeddings_rank_as_one_embedding_of_the_unique_sentences
     from crag_helpers import KeywordEmbedder
 
     from ragbench.context import Context
+    from ragbench.run.resources import RunResources
     from ragbench.tasks.crag import baselines
     from ragbench.tasks.crag.pages import html_to_sentences
     from ragbench.tasks.crag.task import CragTask3, example_from_record
@@ -157,11 +158,13 @@ async def test_per_page_embeddings_rank_as_one_embedding_of_the_unique_sentences
     record["search_results"][3] = dict(record["search_results"][1])  # a repeated page: repeated sentences
     example = example_from_record(record, 0, "x")
     task = CragTask3(kg=False, embedder=EMBEDDER, page_cache=str(tmp_path / "pages.sqlite"), page_executor="thread")
-    for _ in range(2):  # parsed and embedded, then from the cache
-        top = await task.top_sentences(example, Context(llm=None, task=task), example.docs)
-        per_page = [html_to_sentences(doc.metadata["page_result"]) for doc in example.docs]
-        sentences, origins, _ = baselines.unique_sentences(example.docs, per_page)
-        vectors = np.asarray(KeywordEmbedder().encode(sentences + [example.question]))
-        order = baselines.rank_sentences(vectors[-1], sentences, vectors[:-1])
-        assert [(d.text, d.id) for d in top] == [(sentences[i], origins[i].id) for i in order]
-    await task.teardown()
+    with RunResources() as resources:
+        task.bind(resources)
+        for _ in range(2):  # parsed and embedded, then from the cache
+            top = await task.top_sentences(example, Context(llm=None, task=task), example.docs)
+            per_page = [html_to_sentences(doc.metadata["page_result"]) for doc in example.docs]
+            sentences, origins, _ = baselines.unique_sentences(example.docs, per_page)
+            vectors = np.asarray(KeywordEmbedder().encode(sentences + [example.question]))
+            order = baselines.rank_sentences(vectors[-1], sentences, vectors[:-1])
+            assert [(d.text, d.id) for d in top] == [(sentences[i], origins[i].id) for i in order]
+        await task.teardown()

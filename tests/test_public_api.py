@@ -24,12 +24,8 @@ EXCEPTIONS = {
     ("tasks/__init__.py", "ragbench.builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
     ("plugins/__init__.py", "ragbench.builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
     ("metrics/__init__.py", "ragbench.builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
-    ("tasks/crag/loader.py", "ragbench.run"): "the worker pool (its ownership by the run is changing)",
-    ("tasks/crag/pages.py", "ragbench.run"): "the worker pool (its ownership by the run is changing)",
-    ("tasks/crag/metrics.py", "ragbench.run"): "the worker pool (its ownership by the run is changing)",
-    ("tasks/crag/pages.py", "ragbench.storage.page_cache"): "the page cache (its ownership by the run is changing)",
-    ("tasks/crag/embedder.py", "ragbench.storage.page_cache"): "the page cache (its ownership by the run is changing)",
-    ("tasks/crag/task.py", "ragbench.storage"): "the page cache (its ownership by the run is changing)",
+    ("tasks/crag/loader.py", "ragbench.run.workers"): "usable_cores: bz2 decompressing threads, one per core",
+    ("tasks/crag/pages.py", "ragbench.run.workers"): "ready_threads, usable_cores: the page_executor=thread pool",
     ("tasks/crag/loader.py", "ragbench.storage.jsonl"): "a .tar.bz2 member's lines read in worker processes, "
                                                         "stopped where the stream breaks (StreamBroken, objects)",
 }

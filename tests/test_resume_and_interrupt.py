@@ -97,19 +97,20 @@ def test_ctrl_c_stops_within_two_seconds_saying_what_is_saved_and_how_to_resume(
 STUCK = """
 import hashlib
 from ragbench.run.lifecycle import exit_when_stuck
-with exit_when_stuck(lambda: "interrupted while stuck\\n"):
+with exit_when_stuck(lambda signum: f"stopped by signal {signum} while stuck\\n"):
     print("stuck", flush=True)
     hashlib.pbkdf2_hmac("sha256", b"x", b"y", 10**9)  # native code for minutes: no Python signal handler runs
 """
 
 
-def test_ctrl_c_while_stuck_in_native_code_still_exits_within_two_seconds():
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_stop_signal_while_stuck_in_native_code_still_exits_within_two_seconds(signum):
     process = subprocess.Popen([sys.executable, "-c", STUCK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     assert process.stdout.readline() == "stuck\n"
     time.sleep(0.2)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     sent = time.monotonic()
     _, stderr = process.communicate(timeout=60)
     assert time.monotonic() - sent < 2.0
-    assert process.returncode == 130 and stderr == "interrupted while stuck\n"
+    assert process.returncode == 128 + signum and stderr == f"stopped by signal {int(signum)} while stuck\n"

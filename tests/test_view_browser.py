@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from chromium import headless_chromium, require_chromium
-from view_fixtures import FAILED_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
+from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 from ragbench.view.export import export
 from ragbench.view.catalog import RunCatalog
@@ -71,6 +71,8 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     wait_ready(driver, "#/")
     runs = driver.find_element("id", "runs").text
     assert "llatrieval" in runs and "selfrag" in runs and "complete" in runs and "calls" in runs
+    [stopped] = [row.text for row in driver.find_elements("css selector", "#runs tr") if row.text.startswith("failed")]
+    assert "incomplete / stopped" in stopped  # no results, and no process holds its lock
     assert "[" in driver.find_element("css selector", "table.results[data-task=popqa]").text  # values with intervals
     screenshots and shot(driver, "runs")
     click(driver, vanilla, f"#/run/{vanilla}")
@@ -124,6 +126,14 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     assert traceback.get_attribute("open") is None and not traceback.find_element("css selector", "pre").is_displayed()
     traceback.find_element("css selector", "summary").click()
     assert traceback.find_element("css selector", "pre").text == FAILED_TRACEBACK
+    driver.get(base + "#/example/failed/t/1")  # a metric that raised: its traceback in its row of the scores
+    wait_ready(driver, "example/failed/t/1")
+    [failed_metric] = [row for row in driver.find_elements("css selector", "table.scores tr") if "judge" in row.text]
+    traceback = failed_metric.find_element("css selector", "details.traceback")
+    assert "ValueError: no reply" in failed_metric.text
+    assert not traceback.find_element("css selector", "pre").is_displayed()
+    traceback.find_element("css selector", "summary").click()
+    assert traceback.find_element("css selector", "pre").text == METRIC_TRACEBACK
     driver.get(base + "#/examples/failed/t?f=failed")
     wait_ready(driver, "f=failed")
     rows = driver.find_elements("css selector", "#examples tr")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ragbench.run import workers
+from ragbench.run.workers import Workers
 from ragbench.tasks.crag.synthetic import standin_tokenizer, write_task3_archive
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,6 +58,8 @@ def test_the_same_script_with_the_guard_runs(tmp_path):
 
 
 def test_a_worker_killed_fails_its_call_and_the_next_call_gets_a_new_pool():
+    workers = Workers(1)
+
     async def main():
         with pytest.raises(Exception, match="terminated abruptly"):
             await workers.run(os._exit, 9)
@@ -66,4 +68,4 @@ def test_a_worker_killed_fails_its_call_and_the_next_call_gets_a_new_pool():
     try:
         assert asyncio.run(main()) != os.getpid()
     finally:
-        workers.shutdown()
+        workers.close()

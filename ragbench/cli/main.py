@@ -24,14 +24,14 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
     from ..run.evaluator import Evaluator, RunConfig, RunInterrupted
     from ..run.example import StoppedAtFailure
-    from ..run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message
+    from ..run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message, signal_of
     from ..replay.rerun import replay_config
 
     config = None
     try:
         config = (replay_config(replay, config_kwargs.get("output"), config_kwargs.get("progress", True))
                   if replay else RunConfig(**config_kwargs))
-        with exit_when_stuck(lambda: interrupt_message(config.run_dir())):
+        with exit_when_stuck(lambda signum: interrupt_message(config.run_dir(), signum=signum)):
             outcome = Evaluator(config).run()
     except ConfigError as exc:
         config_error(exc)
@@ -41,9 +41,9 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
         exit_interrupted(exc)
     except StoppedAtFailure as exc:
         stopped_at_failure(exc)
-    except KeyboardInterrupt:
-        click.echo(interrupt_message(config and config.run_dir()), err=True, nl=False)
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after the examples ran
+        click.echo(interrupt_message(config and config.run_dir(), signum=signal_of(exc)), err=True, nl=False)
+        sys.exit(128 + signal_of(exc))
     if outcome.rebuilt:
         click.echo(f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved "
                    "samples", err=True)

@@ -2,7 +2,11 @@
 and resumes) added up, as results.json's `cost`."""
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import time
+from typing import Any, Callable
+
+from .scheduler import CallStats
 
 
 def attempt_cost(attempt_id: str, stats: dict[str, Any], processed: int, wall: float) -> dict[str, Any]:
@@ -24,3 +28,28 @@ def whole_run_cost(attempts: list[dict[str, Any]]) -> dict[str, Any]:
     total["attempts"] = len(attempts)
     total["interrupted_attempts"] = sum(1 for attempt in attempts if attempt.get("interrupted"))
     return total
+
+
+class AttemptCost:
+    """This attempt's cost as it happens. `save` records it in run.json marked interrupted (the run's
+    end replaces it with the final cost): when the attempt starts, every second while it runs
+    (`save_every`, a task of the loop that runs whatever the examples do) and when the attempt
+    stops, whichever way. A kill loses at most the last second of it; `--resume` adds it up."""
+
+    def __init__(self, attempt_id: str, record: Callable[[dict[str, Any]], None]) -> None:
+        self.id, self._record = attempt_id, record
+        self.started = time.perf_counter()
+        self.examples = 0  # samples saved by this attempt
+        self.stats: CallStats | None = None  # the scheduler's, once examples run
+
+    def so_far(self) -> dict[str, Any]:
+        return attempt_cost(self.id, (self.stats or CallStats()).to_dict(), self.examples,
+                            time.perf_counter() - self.started)
+
+    def save(self) -> None:
+        self._record({**self.so_far(), "interrupted": True})
+
+    async def save_every(self, seconds: float = 1.0) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            self.save()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -29,21 +28,23 @@ from ..reports.summary import report_markdown
 from ..reports.system_hooks import system_hooks
 from ..retrieval import load_retriever
 from ..retrieval.handle import Retrieval
-from ..storage import page_cache
 from ..storage.cache import ResponseCache
 from ..storage.jsonl import parse_json
 from ..storage.rundir import RunDir
 from ..types import Example
-from . import rescore, workers
+from . import rescore
 from .checks import Preflight
 from .config import RunConfig
-from .cost import attempt_cost, whole_run_cost
-from .example import StoppedAtFailure, process_example, sample_record
-from .lifecycle import Engines, RunInterrupted, run_interruptible
+from .cost import AttemptCost, attempt_cost, whole_run_cost
+from .example import StoppedAtFailure, process_example, record_failed, sample_record
+from .lifecycle import Engines, RunInterrupted, run_interruptible, run_together, signal_of
 from .planning import PlannedTask, needs
 from .preflight import engine_needs, preflight
 from .progress import Progress
+from .reading import RecordReader
+from .resources import RunResources
 from .scheduler import Scheduler
+from .workers import refuse_in_worker_start, use_ready_threads
 
 __all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_record"]
 
@@ -62,7 +63,7 @@ class RunOutcome:
 
 class Evaluator:
     def __init__(self, config: RunConfig, registry: Registry | None = None) -> None:
-        workers.refuse_in_worker_start()  # a script without the __main__ guard, re-run by a worker process
+        refuse_in_worker_start()  # a script without the __main__ guard, re-run by a worker process
         preload(config.model, *config.judges, config.nli, *config.role_models.values())  # imports while data loads
         self.config = config
         self.registry = registry or get_registry()
@@ -79,7 +80,7 @@ class Evaluator:
         self.response_cache_stats: dict[str, Any] | None = None
         self.scoring_only = False  # --resume of a finished run whose only work left is metrics that failed
         self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
-        self._started = self._cost_saved = time.perf_counter()
+        self.cost: AttemptCost | None = None  # this attempt's, from when the run folder is started
 
     def run(self) -> RunOutcome:
         """The run, holding its folder's lock (ragbench.storage.run_lock) to the end, however it ends."""
@@ -87,50 +88,48 @@ class Evaluator:
             return self._run_locked()
 
     def _run_locked(self) -> RunOutcome:
+        """The run, on resources of its own (worker processes, page caches: ragbench.run.resources),
+        closed whatever way it ends."""
         config = self.config
         if config.resume:
             finished = self._finished_outcome()
             if finished is not None:
                 self.retriever.close()
                 return finished
-        workers.prestart()  # in the background, while the engines load
-        try:
-            engines = self.load_engines()
-        except BaseException:
-            workers.shutdown()
-            self.retriever.close()
-            raise
-        try:
-            self.check_models(engines)
-            self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
-                                               config.resume, config.overwrite)
-        except BaseException:
-            workers.shutdown()
-            engines.close()
-            self.retriever.close()
-            raise
-        cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
-        page_cache.set_run_default(config.page_cache)
-        started = self._started = time.perf_counter()
+        resources = RunResources(config.page_cache)
         interrupted = False
         try:
-            processed, scheduler = run_interruptible(self._execute(engines.model, engines.judges, cache, engines.nli,
-                                                                   engines.roles))
-        except KeyboardInterrupt:
-            interrupted = True
-            raise RunInterrupted(self.run_dir.path, self._saved(), self._known_total()) from None
-        finally:
-            self.page_cache_stats = page_cache.report()
-            page_cache.close_all()
-            workers.shutdown()
-            self.run_dir.close()
-            self.response_cache_stats = cache.stats()
-            cache.close()
-            if not interrupted:  # else an engine may still be busy in a worker thread: left to the exit
-                self.retriever.close()
+            for planned in self.planned:
+                planned.task.bind(resources)
+            resources.workers.prestart()  # in the background, while the engines load
+            engines = self.load_engines()
+            try:
+                self.check_models(engines)
+                self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
+                                                   config.resume, config.overwrite)
+                self.cost = AttemptCost(self.attempt_id, self.run_dir.record_attempt)
+                self.cost.save()  # the attempt counts from its start, whatever stops it
+                cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
+            except BaseException:
                 engines.close()
-        wall = time.perf_counter() - started
-        results = self.collect(scheduler, processed, wall)
+                raise
+            try:
+                scheduler = run_interruptible(self._execute(engines, cache, resources))
+            except KeyboardInterrupt as exc:
+                interrupted = True
+                raise RunInterrupted(self.run_dir.path, self._saved(), self._known_total(), signal_of(exc)) from None
+            finally:
+                self.run_dir.close()
+                self.response_cache_stats = cache.stats()
+                cache.close()
+                if not interrupted:  # else an engine may still be busy in a worker thread: left to the exit
+                    engines.close()
+            self.page_cache_stats = resources.page_caches.report()
+        finally:
+            resources.close(wait=not interrupted)
+            if not interrupted:
+                self.retriever.close()
+        results = self.collect(scheduler, self.cost.examples, time.perf_counter() - self.cost.started)
         self.run_dir.record_attempt(results["cost"]["this_attempt"])
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
         return RunOutcome(results, self.run_dir.path)
@@ -246,13 +245,15 @@ class Evaluator:
                 if key not in done:
                     yield planned, position, item
 
-    async def _execute(self, engine, judges, cache: ResponseCache, nli_engine=None,
-                       role_engines: dict[str, Any] | None = None) -> tuple[int, Scheduler]:
-        await workers.use_ready_threads()  # no thread is started inside a callback (the loop's close shuts it down)
+    async def _execute(self, engines: Engines, cache: ResponseCache, resources: RunResources) -> Scheduler:
+        """The examples, `max_inflight` at a time, as one task group (ragbench.run.lifecycle.run_together):
+        teardown begins only when every example has ended, so nothing is saved once it has begun."""
+        await use_ready_threads()  # no thread is started inside a callback (the loop's close shuts it down)
+        engine, judges, role_engines, nli_engine = engines.model, engines.judges, engines.roles, engines.nli
         scheduler = Scheduler(cache)
+        self.cost.stats = scheduler.stats
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
         llm = LLM(scheduler, engine, recorder=recorder.for_role("model"))
-        role_engines = role_engines or {}
         models = {role: LLM(scheduler, role_engine, recorder=recorder.for_role(role))
                   for role, role_engine in role_engines.items()}
         judge_logs = [ExchangeLog(self.run_dir.path / judge_log_name(i)) for i in range(len(judges))]  # --judge replay:
@@ -262,68 +263,52 @@ class Evaluator:
         self.nli = None if nli_engine is None else NLI(
             LLM(scheduler, nli_engine, recorder=recorder.for_role("nli", logged=True)), self.config.nli_format,
             self.run_dir.path / "nli_calls.jsonl")
-        tools = await self._tools(recorder)
-        if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
-            await rescore.rescore_saved(self.planned, self.run_dir, judge_llms, self.nli, self.config.seed,
-                                        self.config.strict_infra, self.config.max_inflight)
-        work = iter(()) if self.scoring_only else self._work()
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
-        processed = 0
-        read_lock, read = asyncio.Lock(), deque()
-
-        def read_some(most: int = 8, seconds: float = 0.05) -> list:
-            """Up to `most` records, fewer when reading them takes longer than `seconds` (a large Task 3
-            record is read alone, so its example starts at once; small ones start together)."""
-            until, items = time.perf_counter() + seconds, []
-            while len(items) < most and (not items or time.perf_counter() < until):
-                item = next(work, None)
-                if item is None:
-                    break
-                items.append(item)
-            return items
-
-        async def next_item():
-            """Records are read (decompressed, parsed) in a thread, a few at a time: never on the loop."""
-            async with read_lock:
-                if not read:
-                    read.extend(await asyncio.to_thread(read_some))
-                return read.popleft() if read else None
-
-        async def worker() -> None:
-            nonlocal processed
-            while (entry := await next_item()) is not None:
-                planned, position, item = entry
-                record = await process_example(planned, item, llm, judge_llms, tools[planned.name], retrieval, models,
-                                               self.config.seed, self.config.strict_infra, self.nli)
-                workers.raise_if_unavailable()  # every later example would fail the same way: stop with one line
-                record["index"] = position
-                self.run_dir.append_sample(planned.name, record)
-                processed += 1
-                progress.advance(failed=record.get("error") is not None)
-                self._save_cost(scheduler, processed)
-                if self.config.fail_fast and record.get("error") is not None:  # saved: --resume tries it again
-                    raise StoppedAtFailure(planned.name, record, self.run_dir.path)
-
+        saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish
         try:
-            await asyncio.gather(*(worker() for _ in range(max(1, self.config.max_inflight))))
+            tools = await self._tools(recorder)
+            if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
+                await rescore.rescore_saved(self.planned, self.run_dir, judge_llms, self.nli, self.config.seed,
+                                            self.config.strict_infra, self.config.max_inflight,
+                                            self.config.fail_fast)
+            read = RecordReader(iter(()) if self.scoring_only else self._work())
+
+            async def worker() -> None:
+                while (entry := await read.next()) is not None:
+                    planned, position, item = entry
+                    record = await process_example(planned, item, llm, judge_llms, tools[planned.name], retrieval,
+                                                   models, self.config.seed, self.config.strict_infra, self.nli)
+                    resources.workers.raise_if_unavailable()  # every later example would fail the same way: stop
+                    record["index"] = position
+                    self.run_dir.append_sample(planned.name, record)
+                    self.cost.examples += 1
+                    progress.advance(failed=record_failed(record))
+                    if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
+                        raise StoppedAtFailure(planned.name, record, self.run_dir.path)
+
+            await run_together(worker() for _ in range(max(1, self.config.max_inflight)))
         finally:
-            self._save_cost(scheduler, processed, every=0.0)  # replaced by the final cost if the run ends well
-            progress.close()
-            recorder.close()
-            for planned in self.planned:
-                await planned.task.teardown()
-            await scheduler.close()
-            await retrieval.close()
-            self.retrieval_stats = retrieval.stats.to_dict()
-            if self.nli is not None:
-                self.nli.close()
-            for log in judge_logs:
-                log.close()
-            for open_engine in (engine, *judges, *role_engines.values(),
-                                *([nli_engine] if nli_engine not in (None, engine) else [])):  # HTTP clients close inside the loop that opened them
-                if hasattr(open_engine, "aclose"):
-                    await open_engine.aclose()
-        return processed, scheduler
+            saver.cancel()
+            try:
+                progress.close()
+                recorder.close()
+                for planned in self.planned:
+                    await planned.task.teardown()
+                await scheduler.close()
+                await retrieval.close()
+                self.retrieval_stats = retrieval.stats.to_dict()
+                if self.nli is not None:
+                    self.nli.close()
+                for log in judge_logs:
+                    log.close()
+                for open_engine in (engine, *judges, *role_engines.values(),
+                                    *([nli_engine] if nli_engine not in (None, engine) else [])):  # HTTP clients close inside the loop that opened them
+                    if hasattr(open_engine, "aclose"):
+                        await open_engine.aclose()
+            finally:
+                await asyncio.gather(saver, return_exceptions=True)
+                self.cost.save()  # replaced by the final cost if the run ends well
+        return scheduler
 
     async def _tools(self, recorder: CallRecorder) -> dict[str, dict[str, Any]]:
         """Each task's tools (ctx.tools), recorded call by call; under --replay, answered from the
@@ -347,16 +332,6 @@ class Evaluator:
 
     def _attempt_cost(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
         return attempt_cost(self.attempt_id, scheduler.stats.to_dict(), processed, wall)
-
-    def _save_cost(self, scheduler: Scheduler, processed: int, every: float = 1.0) -> None:
-        """This attempt's cost so far into run.json (at most once a second), marked interrupted until
-        the run ends: a killed or interrupted attempt's calls still count when the run is resumed."""
-        now = time.perf_counter()
-        if now - self._cost_saved < every:
-            return
-        self._cost_saved = now
-        self.run_dir.record_attempt({**self._attempt_cost(scheduler, processed, now - self._started),
-                                     "interrupted": True})
 
     # --- results --------------------------------------------------------------------------------
     def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> dict[str, Any]:

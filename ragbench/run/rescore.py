@@ -21,10 +21,11 @@ from ..nli import NLI
 from ..reports.failures import metric_failures
 from ..storage.rundir import RunDir, record_key
 from ..types import Document, Example, Prediction, Step
-from .example import scored_record
+from .example import StoppedAtFailure, record_failed, scored_record
 from .planning import PlannedTask
 
-SCORING_FIELDS = ("scores", "score_errors", "counted", "judge_trace", "infrastructure_failures", "rescored")
+SCORING_FIELDS = ("scores", "score_errors", "score_tracebacks", "counted", "judge_trace", "infrastructure_failures",
+                  "rescored")
 _STEP_FIELDS = {f.name for f in dataclasses.fields(Step)}
 
 
@@ -80,16 +81,20 @@ def pending(run_dir: RunDir, planned: list[PlannedTask]) -> bool:
 
 
 async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, judges: list[LLM], nli: NLI | None, seed: int,
-                        strict_infra: bool, most: int) -> int:
+                        strict_infra: bool, most: int, fail_fast: bool = False) -> int:
     """--resume: every saved example whose metrics failed scored again (at most `most` at once) and
-    appended to the checkpoint, where it replaces the earlier record. Returns how many."""
+    appended to the checkpoint, where it replaces the earlier record. Returns how many. With
+    `fail_fast`, the first that fails again raises `StoppedAtFailure` once it is saved."""
     done = 0
 
     async def rescore(item: tuple[PlannedTask, dict[str, Any]]) -> None:
         nonlocal done
         task, record = item
-        run_dir.append_sample(task.name, await rescore_record(task, record, judges, nli, seed, strict_infra))
+        rescored = await rescore_record(task, record, judges, nli, seed, strict_infra)
+        run_dir.append_sample(task.name, rescored)
         done += 1
+        if fail_fast and record_failed(rescored):
+            raise StoppedAtFailure(task.name, rescored, run_dir.path)
 
     await bounded((((task, record) for task in planned for record in failed_scoring(run_dir, task))), rescore, most)
     return done

@@ -41,7 +41,7 @@ from .evaluator import RunOutcome
 from .lifecycle import Engines, run_interruptible
 from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines
-from . import workers
+from .resources import RunResources
 from .rescore import bounded, rescore_record, scorable
 from .scheduler import Scheduler
 
@@ -71,6 +71,9 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry 
     target = RunDir(config.run_dir())
     full_config = rescored_config(meta["config"], config, planned, source)
     with target.held(lock_now=False):  # locked by `start`, let go however this ends
+        resources = RunResources(config.page_cache)  # the process pool a metric uses (CRAG's truncation)
+        for task in planned:
+            task.task.bind(resources)
         try:
             target.start(full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite)
             cache = ResponseCache(config.cache or target.path / "cache.sqlite")
@@ -82,7 +85,7 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry 
                 target.close()
                 cache.close()
         finally:
-            workers.shutdown()  # the process pool a metric used (CRAG's truncation)
+            resources.close()
             engines.close()
         cost = {**attempt_cost("rescoring", calls, rescored, time.perf_counter() - started),
                 **({"nli": nli_stats} if nli_stats is not None else {})}

@@ -1,17 +1,18 @@
-"""One process pool for the CPU-bound work of a run, so that the event loop never blocks.
+"""A run's worker processes for CPU-bound work, so that the event loop never blocks.
 
 HTML parsing, sentence splitting, JSON parsing of large records, tokenisation for truncation: a
 call to such a function holds the GIL for tens of milliseconds to seconds, and on the loop (or in a
-thread of this process) it would stall every other example's LLM calls. `await run(fn, *args)`
-runs it in a worker process instead. The pool is shared by every task and system of the process,
-started lazily on first use with one worker per usable core at a lower CPU priority (niceness
-+5: the loop and the engines' threads come first), warmed (each worker imports the modules named
-by `warm()` once, not per call), built with the `forkserver` start method where
-there is one (`spawn` elsewhere), so that it is safe in a process that already runs threads (the
-engines' and the cache's), and shut down by `shutdown()` at the end of a run (the evaluator calls
-it; an `atexit` hook catches the rest). `fn` and its arguments must be picklable: module-level
-functions only, and a script that starts a run must guard its top level with
-`if __name__ == "__main__":` (the workers import the main module, as with `spawn`).
+thread of this process) it would stall every other example's LLM calls. `await workers.run(fn,
+*args)` runs it in a worker process instead. Each run owns one `Workers` (ragbench.run.resources:
+`ctx.resources.workers`), shared by every task, system and metric of that run and closed by it;
+two runs in one process have a pool each, and one's end never touches the other's. The pool starts
+lazily on first use (or while the engines load, `prestart`) with one worker per usable core at a
+lower CPU priority (niceness +5: the loop and the engines' threads come first), warmed (each worker
+imports the modules named by `warm()` once, not per call), built with the `forkserver` start method
+where there is one (`spawn` elsewhere), so that it is safe in a process that already runs threads
+(the engines' and the cache's). `fn` and its arguments must be picklable: module-level functions
+only, and a script that starts a run must guard its top level with `if __name__ == "__main__":`
+(the workers import the main module, as with `spawn`).
 
 Records are parsed in a lane of their own (`in_record_lane`: one more worker process, at normal
 priority): every example starts from a record, so parsing the next one must not wait in the pool's
@@ -23,7 +24,16 @@ for them (it parses its first records itself meanwhile: `lane_ready()`).
 A worker that cannot start (a script without the `__main__` guard re-runs its run in every worker:
 `refuse_in_worker_start` stops such a worker quietly) makes the pool unusable: the next call raises
 `WorkersUnavailable`, one line saying why, and the run stops. A pool that breaks later (a worker
-killed, e.g. out of memory) fails the call that was running and is replaced for the next one.
+killed, e.g. out of memory) fails the calls it was running and is replaced for the next one, on
+every path into it (`run`, `in_record_lane`).
+
+Every worker ends when the process that started it ends, however it ends (kill -9 included): a
+thread of the worker waits on a pidfd of that process (`_exit_with`). Measured on Linux with the
+forkserver: without it the workers, the forkserver and multiprocessing's resource tracker all
+outlive a killed run (they hold each other's pipes open); `prctl(PR_SET_PDEATHSIG)` in the workers
+does not help (their parent is the forkserver, which lives on); with the pidfd every one of them
+is gone within 0.1 s (the forkserver and the tracker end when the last worker holding their pipes
+does).
 
 `RAGBENCH_WORKERS=N` sets the pool size; `RAGBENCH_WORKERS=0` runs the work in a thread of this
 process instead (debugging, or a platform without working subprocesses). `RAGBENCH_WORKERS_NICE`
@@ -33,13 +43,14 @@ workers a third of a core's share against each of them).
 from __future__ import annotations
 
 import asyncio
-import atexit
 import importlib
 import multiprocessing
 import os
+import select
 import sys
 import threading
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+import time
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, TypeVar
 
@@ -47,12 +58,7 @@ from ..errors import ConfigError
 
 T = TypeVar("T")
 WORKERS_ENV = "RAGBENCH_WORKERS"
-
-_lock = threading.Lock()
-_executor: Executor | None = None
-_records: Executor | None = None  # the record-parsing lane
-_warm_modules: set[str] = set()
-_unavailable: "WorkersUnavailable | None" = None  # why the pool could not start (until shutdown())
+NICENESS_ENV = "RAGBENCH_WORKERS_NICE"
 
 
 class WorkersUnavailable(ConfigError):
@@ -72,18 +78,29 @@ def pool_size() -> int:
     return int(value) if value.isdigit() else usable_cores()
 
 
-def warm(*modules: str) -> None:
-    """Name modules every worker imports when it starts (e.g. "bs4", "blingfire"); a pool that is
-    already running imports them on its next start."""
-    _warm_modules.update(modules)
+def _exit_with(pid: int) -> None:
+    """End this process when process `pid` ends: wait on a pidfd of it (Linux 5.3+), else look every
+    second whether it is there."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):  # no pidfd here
+        while True:
+            try:
+                os.kill(pid, 0)
+            except (ProcessLookupError, PermissionError):  # PermissionError: the pid is another user's now
+                os._exit(1)
+            time.sleep(1.0)
+    select.select([handle], [], [])  # readable when the process has ended
+    os._exit(1)
 
 
-NICENESS_ENV = "RAGBENCH_WORKERS_NICE"
-
-
-def _init_worker(modules: tuple[str, ...], lowered: bool = True) -> None:
-    """Lower the worker's priority (throughput work must not take the core the event loop and the
-    engines' threads need to stay responsive), then import the warm modules."""
+def _init_worker(modules: tuple[str, ...], lowered: bool, run_pid: int) -> None:
+    """Tie the worker's life to the run's process, lower its priority (throughput work must not take
+    the core the event loop and the engines' threads need to stay responsive), then import the warm
+    modules."""
+    threading.Thread(target=_exit_with, args=(run_pid,), name="ragbench-exit-with-run", daemon=True).start()
     try:
         if lowered:
             os.nice(int(os.environ.get(NICENESS_ENV, "5")))
@@ -94,25 +111,6 @@ def _init_worker(modules: tuple[str, ...], lowered: bool = True) -> None:
             importlib.import_module(name)
         except ImportError:  # the call that needs it reports the missing package
             pass
-
-
-def _start(size: int, lowered: bool) -> Executor:
-    if size == 0:
-        return ThreadPoolExecutor(1, thread_name_prefix="ragbench-cpu")
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
-    if method == "forkserver":  # the server imports them once; every worker forks warm from it
-        context.set_forkserver_preload(sorted(_warm_modules))
-    pool = ProcessPoolExecutor(size, mp_context=context, initializer=_init_worker,
-                               initargs=(tuple(sorted(_warm_modules)), lowered))
-    started = [pool.submit(int) for _ in range(size)]  # start every worker now, not one per first call
-    try:
-        for future in started:
-            future.result()
-    except BrokenProcessPool:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise WorkersUnavailable(_why_unavailable()) from None
-    return pool
 
 
 def _why_unavailable() -> str:
@@ -135,120 +133,171 @@ def refuse_in_worker_start() -> None:
         raise SystemExit(1)
 
 
-def raise_if_unavailable() -> None:
-    """Raise `WorkersUnavailable` when the workers could not start (the evaluator stops the run)."""
-    if _unavailable is not None:
-        raise WorkersUnavailable(str(_unavailable))
+class Workers:
+    """One run's process pool and record lane (see the module docstring); `close()` ends them."""
 
+    def __init__(self, size: int | None = None) -> None:
+        self.size = pool_size() if size is None else size
+        self._modules: set[str] = set()
+        self._lock = threading.Lock()  # held while a pool or the lane starts
+        self._pool: Executor | None = None
+        self._lane: Executor | None = None  # the record-parsing lane
+        self._unavailable: WorkersUnavailable | None = None  # why the workers could not start
+        self._starting: threading.Thread | None = None
+        self._starting_lock = threading.Lock()  # not _lock, held for a whole start: a caller must not wait
+        self._closed = False
 
-def _started(size: int, lowered: bool) -> Executor:
-    """`_start`, remembering a failure so that later calls fail at once with the same line (caller holds _lock)."""
-    global _unavailable
-    raise_if_unavailable()
-    try:
-        return _start(size, lowered)
-    except WorkersUnavailable as exc:
-        _unavailable = exc
-        raise
+    def warm(self, *modules: str) -> None:
+        """Name modules every worker imports when it starts (e.g. "bs4", "blingfire"); a pool that is
+        already running imports them on its next start."""
+        self._modules.update(modules)
 
+    @property
+    def started(self) -> bool:
+        return self._pool is not None
 
-def executor() -> Executor:
-    """The shared pool, started (and its workers warmed) on first use."""
-    global _executor
-    pool = _executor
-    if pool is not None:  # not waiting on the lock while the record lane starts
+    def raise_if_unavailable(self) -> None:
+        """Raise `WorkersUnavailable` when the workers could not start (the evaluator stops the run)."""
+        if self._unavailable is not None:
+            raise WorkersUnavailable(str(self._unavailable))
+
+    def _start(self, size: int, lowered: bool) -> Executor:
+        """A started pool (every worker up); a failure is remembered, so later calls fail at once with
+        the same line (caller holds _lock)."""
+        self.raise_if_unavailable()
+        if self._closed:
+            raise RuntimeError("this run's worker processes are closed (the run has ended)")
+        if size == 0:
+            return ThreadPoolExecutor(1, thread_name_prefix="ragbench-cpu")
+        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        context = multiprocessing.get_context(method)
+        modules = tuple(sorted(self._modules))
+        if method == "forkserver":  # the server imports them once (when it starts); workers fork warm from it
+            context.set_forkserver_preload(list(modules))
+        pool = ProcessPoolExecutor(size, mp_context=context, initializer=_init_worker,
+                                   initargs=(modules, lowered, os.getpid()))
+        try:
+            for future in [pool.submit(int) for _ in range(size)]:  # every worker started now, not on first calls
+                future.result()
+        except BrokenProcessPool:
+            pool.shutdown(wait=False, cancel_futures=True)
+            self._unavailable = WorkersUnavailable(_why_unavailable())
+            raise self._unavailable from None
         return pool
-    with _lock:
-        if _executor is None:
-            _executor = _started(pool_size(), lowered=True)
-        return _executor
+
+    def _executor(self, lane: bool) -> Executor:
+        """The pool (or the lane), started on first use."""
+        running = self._lane if lane else self._pool
+        if running is not None:  # not waiting on the lock while the other one starts
+            return running
+        with self._lock:
+            if lane:
+                if self._lane is None:
+                    self._lane = self._start(min(1, self.size), lowered=False)
+                return self._lane
+            if self._pool is None:
+                self._pool = self._start(self.size, lowered=True)
+            return self._pool
+
+    def _submit(self, lane: bool, fn: Callable[..., T], *args: Any) -> tuple[Executor, Future]:
+        """`fn(*args)` submitted to the pool (or the lane)."""
+        executor = self._executor(lane)
+        try:
+            return executor, executor.submit(fn, *args)
+        except BrokenProcessPool:  # a worker died while it was idle: nothing of this call ran; a new pool runs it
+            self._discard(executor)
+        executor = self._executor(lane)
+        return executor, executor.submit(fn, *args)
+
+    def _discard(self, executor: Executor) -> None:
+        """A worker of the pool or the lane died (killed, out of memory): it is unusable; the next call
+        starts a new one."""
+        with self._lock:
+            if self._pool is executor:
+                self._pool = None
+            if self._lane is executor:
+                self._lane = None
+        executor.shutdown(wait=False, cancel_futures=True)
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)` in a worker process, awaited without blocking the loop."""
+        if self._pool is None:  # starting processes blocks for a while: not on the loop
+            await asyncio.to_thread(self._executor, False)
+        executor, future = self._submit(False, fn, *args)
+        try:
+            return await asyncio.wrap_future(future)
+        except BrokenProcessPool:
+            self._discard(executor)
+            raise
+
+    def in_record_lane(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)` in the record-parsing lane (one process, or a thread under RAGBENCH_WORKERS=0), from
+        synchronous code (the reader thread). A lane whose process died while running it is replaced;
+        this call then runs `fn` here, as does a call after the run closed its workers."""
+        if self._closed:
+            return fn(*args)
+        executor, future = self._submit(True, fn, *args)
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            self._discard(executor)
+            return fn(*args)
+
+    def start_soon(self) -> None:
+        """Start the pool and the record lane in a background thread (once; a failure is raised by the
+        next call that needs them)."""
+        with self._starting_lock:
+            if self._starting is not None or self._unavailable is not None or self._closed:
+                return
+            self._starting = threading.Thread(target=self._start_both, name="ragbench-workers-start", daemon=True)
+            self._starting.start()
+
+    def prestart(self) -> None:
+        """`start_soon()` when a plugin of the run named warm modules (it parses in the pool): called when
+        a run starts, after its pre-flight, so that the workers start while the engines load, not when
+        the first page waits for them."""
+        if self._modules and self.size:
+            self.start_soon()
+
+    def _start_both(self) -> None:
+        """The pool first: page work waits for it, while records are parsed in the reader until the lane is up."""
+        try:
+            self._executor(lane=False)
+            self._executor(lane=True)
+        except (WorkersUnavailable, RuntimeError):  # remembered (or closed meanwhile): the next call says so
+            pass
+
+    def lane_ready(self) -> bool:
+        """Whether the record lane is running; if it is not, it is started (`start_soon`)."""
+        if self._lane is not None:
+            return True
+        self.start_soon()
+        return False
+
+    def close(self, wait: bool = True) -> None:
+        """End the pool and the lane (queued work is cancelled). `wait=False` (an interrupted run) does
+        not wait for the calls still running: their workers are stopped. Later calls fail (`run`) or
+        run in place (`in_record_lane`)."""
+        with self._starting_lock:
+            self._closed = True
+            starting = self._starting
+        if starting is not None and wait:
+            starting.join()
+        with self._lock:
+            executors, self._pool, self._lane = (self._pool, self._lane), None, None
+        for executor in executors:
+            if executor is not None:
+                _end(executor, wait)
 
 
-def _record_lane() -> Executor:
-    global _records
-    lane = _records
-    if lane is not None:  # not waiting on the lock while the pool starts
-        return lane
-    with _lock:
-        if _records is None:
-            _records = _started(min(1, pool_size()), lowered=False)
-        return _records
-
-
-_starting: threading.Thread | None = None
-_starting_lock = threading.Lock()
-
-
-def start_soon() -> None:
-    """Start the pool and the record lane in a background thread (once; a failure is raised by the
-    next call that needs them)."""
-    global _starting
-    with _starting_lock:  # not _lock: held for the whole start, and the caller must not wait
-        if _starting is not None or _unavailable is not None:
-            return
-        _starting = threading.Thread(target=_start_both, name="ragbench-workers-start", daemon=True)
-        _starting.start()
-
-
-def prestart() -> None:
-    """`start_soon()` when a loaded plugin named warm modules (it parses in the pool): called when a
-    run starts, after its pre-flight, so that the workers start while the engines load, not when the
-    first page waits for them."""
-    if _warm_modules and pool_size():
-        start_soon()
-
-
-def _start_both() -> None:
-    """The pool first: page work waits for it, while records are parsed in the reader until the lane is up."""
-    try:
-        executor()
-        _record_lane()
-    except WorkersUnavailable:  # remembered: raised by the next call
-        pass
-
-
-def lane_ready() -> bool:
-    """Whether the record lane is running; if it is not, it is started (`start_soon`)."""
-    if _records is not None:
-        return True
-    start_soon()
-    return False
-
-
-def in_record_lane(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` in the record-parsing lane (one process, or a thread under RAGBENCH_WORKERS=0), from
-    synchronous code (the reader thread). A lane whose process died is replaced; this call then runs
-    `fn` here."""
-    lane = _record_lane()
-    try:
-        return lane.submit(fn, *args).result()
-    except BrokenProcessPool:
-        _discard_broken(lane)
-        return fn(*args)
-
-
-async def run(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` in a worker process, awaited without blocking the loop."""
-    if _executor is None:  # starting processes blocks for a while: not on the loop
-        await asyncio.to_thread(executor)
-    pool = executor()
-    try:
-        return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
-    except BrokenProcessPool:
-        _discard_broken(pool)
-        raise
-
-
-def _discard_broken(pool: Executor) -> None:
-    """A worker of the pool or the lane died (killed, out of memory): it is unusable; the next call
-    starts a new one."""
-    global _executor, _records
-    with _lock:
-        if _executor is pool:
-            _executor = None
-        if _records is pool:
-            _records = None
-    pool.shutdown(wait=False, cancel_futures=True)
+def _end(executor: Executor, wait: bool) -> None:
+    """Shut a pool down; `wait=False`: its workers are stopped first (SIGTERM), so that it ends at once
+    and completely (a pool left running at exit makes multiprocessing's resource tracker warn of leaked
+    semaphores on the console). ProcessPoolExecutor has no public way to do that before Python 3.14."""
+    if not wait:
+        for process in list((getattr(executor, "_processes", None) or {}).values()):
+            process.terminate()
+    executor.shutdown(wait=True, cancel_futures=True)
 
 
 def ready_threads(size: int | None = None) -> ThreadPoolExecutor:
@@ -268,23 +317,3 @@ async def use_ready_threads() -> ThreadPoolExecutor:
     pool = await asyncio.to_thread(ready_threads)
     asyncio.get_running_loop().set_default_executor(pool)
     return pool
-
-
-def running() -> bool:
-    return _executor is not None
-
-
-def shutdown() -> None:
-    """Stop the workers and the record lane (queued work is cancelled); the next call starts afresh."""
-    global _executor, _records, _starting, _unavailable
-    starting = _starting
-    if starting is not None:
-        starting.join()
-    with _lock:
-        pools, _executor, _records, _starting, _unavailable = (_executor, _records), None, None, None, None
-    for pool in pools:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-
-atexit.register(shutdown)

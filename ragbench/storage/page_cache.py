@@ -9,9 +9,11 @@ hit. Values are JSON-able data or numpy arrays (no pickle: the file may be share
 
 One SQLite file (WAL, ragbench.storage.sqlite_store: reads and batched writes in their own threads, safe
 under concurrent runs; entries are immutable, so racing writers store the same value) shared by
-every task of the process: `$RAGBENCH_PAGE_CACHE`, else `~/.cache/ragbench/pages.sqlite`; a task
-option or `--page-cache PATH` names another, `off` disables it. Hits, misses and the file's size
-are reported in results.json (`cost.page_cache`) and on the console.
+every task of a run: `$RAGBENCH_PAGE_CACHE`, else `~/.cache/ragbench/pages.sqlite`; a task
+option or `--page-cache PATH` names another, `off` disables it. A run opens its caches through its
+own `PageCaches` (ragbench.run.resources) and closes them when it ends: two runs in one process
+each have theirs, even on the same file. Hits, misses and the file's size are reported in
+results.json (`cost.page_cache`) and on the console.
 """
 from __future__ import annotations
 
@@ -33,10 +35,6 @@ from .store_checks import health_lines
 CACHE_ENV = "RAGBENCH_PAGE_CACHE"
 OFF = ("off", "none", "false", "0")
 LABEL, FIX = "page cache", "--page-cache PATH names a file that can be written, --page-cache off turns it off"
-
-_lock = threading.Lock()
-_caches: dict[Path, "PageCache"] = {}
-_run_default: str | None = None
 
 
 def default_path() -> Path:
@@ -99,36 +97,48 @@ class PageCache:
         self._store.close()
 
 
-def set_run_default(path: str | None) -> None:
-    """The run's `--page-cache` (None: $RAGBENCH_PAGE_CACHE or ~/.cache/ragbench/pages.sqlite)."""
-    global _run_default
-    _run_default = path
+class PageCaches:
+    """The page caches one run opened: one instance per file, shared by the run's tasks and systems,
+    closed together when the run ends."""
+
+    def __init__(self, default: str | None = None) -> None:
+        self.default = default  # the run's --page-cache (None: $RAGBENCH_PAGE_CACHE or ~/.cache/ragbench/pages.sqlite)
+        self._lock = threading.Lock()
+        self._open: dict[Path, PageCache] = {}
+
+    def open(self, path: str | Path | None = None) -> PageCache | None:
+        """The cache at `path` (a task option), else the run's, else the default; None when the path is
+        `off`. File work: call it from a thread when a loop is running."""
+        chosen = path if path is not None else self.default
+        if chosen is not None and str(chosen).strip().lower() in OFF:
+            return None
+        resolved = Path(chosen).expanduser().resolve() if chosen else default_path().expanduser().resolve()
+        with self._lock:
+            cache = self._open.get(resolved)
+            if cache is None:
+                cache = self._open[resolved] = PageCache(resolved)
+            return cache
+
+    def report(self) -> dict[str, Any] | None:
+        """Every cache the run used: one entry, or a list of them."""
+        with self._lock:
+            caches = list(self._open.values())
+        used = [cache.stats() for cache in caches if cache.hits or cache.misses]
+        if not used:
+            return None
+        return used[0] if len(used) == 1 else {"caches": used}
+
+    def close(self) -> None:
+        """Flush and close every cache the run opened."""
+        with self._lock:
+            caches = list(self._open.values())
+            self._open.clear()
+        for cache in caches:
+            cache.close()
 
 
-def open_cache(path: str | Path | None = None) -> PageCache | None:
-    """The process's cache at `path` (a task option), else the run's, else the default; None when
-    the path is `off`. One instance per file, shared by every task and system of the process."""
-    chosen = path if path is not None else _run_default
-    if chosen is not None and str(chosen).strip().lower() in OFF:
-        return None
-    resolved = Path(chosen).expanduser().resolve() if chosen else default_path().expanduser().resolve()
-    with _lock:
-        cache = _caches.get(resolved)
-        if cache is None:
-            cache = _caches[resolved] = PageCache(resolved)
-        return cache
-
-
-def report() -> dict[str, Any] | None:
-    """Every open cache that was used since the last `close_all`: one entry, or a list of them."""
-    used = [cache.stats() for cache in _caches.values() if cache.hits or cache.misses]
-    if not used:
-        return None
-    return used[0] if len(used) == 1 else {"caches": used}
-
-
-def console_line(stats: dict[str, Any] | None) -> str | None:
-    """One line per cache for the console: hits of lookups, hit rate, size on disk."""
+def console_line(stats: dict[str, Any] | None, notices: bool = True) -> str | None:
+    """One line per cache for the console: hits of lookups, hit rate, size on disk (`health_lines`)."""
     if not stats:
         return None
     lines = []
@@ -136,14 +146,5 @@ def console_line(stats: dict[str, Any] | None) -> str | None:
         rate = "" if cache["hit_rate"] is None else f" ({cache['hit_rate']:.0%})"
         lines.append(f"page cache {cache['path']}: {cache['hits']}/{cache['lookups']} hits{rate}, "
                      f"{cache['bytes'] / 1e6:.1f} MB")
-        lines += health_lines("page cache", cache)
+        lines += health_lines("page cache", cache, notices)
     return "\n".join(lines)
-
-
-def close_all() -> None:
-    """Flush and close every open cache (the end of a run); the next `open_cache` reopens."""
-    with _lock:
-        caches = list(_caches.values())
-        _caches.clear()
-    for cache in caches:
-        cache.close()

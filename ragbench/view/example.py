@@ -126,6 +126,8 @@ def example_page(record: dict[str, Any], system: Any, run: RunFolder) -> dict[st
             "error": record.get("error"), "traceback": clip(record.get("traceback"), TRACEBACK_CHARS) or None,
             "scores": record.get("scores") or {},
             "score_errors": record.get("score_errors") or {},
+            "score_tracebacks": {str(metric): clip(text, TRACEBACK_CHARS) for metric, text in
+                                 (record.get("score_tracebacks") or {}).items()},
             "infrastructure_failures": record.get("infrastructure_failures") or [],
             "seconds": record.get("seconds"), "citations": citations, "docs": docs, "reasons": reasons(record, run),
             "steps": [step_view(i, s) for i, s in enumerate(trace)], "outline": items,

@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from ..storage.run_lock import RunLock, describe
+
 T = TypeVar("T")
 
 TEXT_CHARS = 240  # characters of question / answer / gold / error kept in a table row
@@ -181,6 +183,18 @@ class RunFolder:
     @property
     def results(self) -> dict[str, Any] | None:
         return self._json("results.json")
+
+    def status(self) -> dict[str, Any]:
+        """Where the run stands: `running` (a process holds its run.lock; `holder` says which and its
+        command), `complete` or `incomplete` (finished: its results.json), or `stopped` (neither: killed
+        or stopped before its end, `--resume` completes it). The lock is asked anew on every call."""
+        holder = RunLock(self.path).holder()
+        if holder is not None:
+            command = " ".join(map(str, holder.get("command") or []))
+            return {"state": "running", "holder": describe(holder) + (f": {command}" if command else "")}
+        results = self.results
+        state = "stopped" if results is None else "complete" if results.get("complete") else "incomplete"
+        return {"state": state, "holder": None}
 
     @property
     def meta(self) -> dict[str, Any]:

@@ -15,21 +15,23 @@ upstream. `embedder_precision=fp32|fp16` and `embedder_batch_size=N` override th
 Every `embed(texts)` call waiting while the event loop settles is answered by one `encode` in a
 worker thread (repeated texts encoded once). With a page cache, each call's texts are one cache
 entry keyed by the texts and the model's identity (model, precision): a second system or run on
-the same pages embeds nothing.
+the same pages embeds nothing. A model folder is loaded once per run (`RunResources.loaded`: the
+CRAG tasks of one run share it) and released when the run ends.
 """
 from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragbench.api import ConfigError, load_callable
-from ragbench.storage.page_cache import PageCache, content_key
+from ragbench.api import ConfigError, PageCache, content_key, load_callable
+
+if TYPE_CHECKING:
+    from ragbench.api import RunResources
 
 BATCH_SIZE = 128  # SENTENTENCE_TRANSFORMER_BATCH_SIZE in the CRAG baselines
 GPU_BATCH_SIZE = 512
@@ -94,10 +96,6 @@ class SentenceTransformerModel:
         return np.asarray(vectors, dtype=np.float32)
 
 
-_loaded: dict[tuple[str, Placement], SentenceTransformerModel] = {}
-_loaded_lock = threading.Lock()
-
-
 class ModelSpec:
     """What `embedder=` names, its identity for the page cache, and how to load it."""
 
@@ -121,15 +119,16 @@ class ModelSpec:
         return f"sentence-transformers:{folder_identity(Path(self.spec or default_model_path()))}:{self.where.precision}"
 
     def load(self) -> Any:
-        """The model; a model folder is loaded once per process and placement (runs of several
-        systems in one process share it)."""
+        """The model, loaded now."""
         if self.factory:
             return load_callable(self.spec, "embedder", "give a model folder or package.module:factory")()
-        key = (str(self.spec or default_model_path()), self.where)
-        with _loaded_lock:
-            if key not in _loaded:
-                _loaded[key] = SentenceTransformerModel(key[0], self.where)
-            return _loaded[key]
+        return SentenceTransformerModel(str(self.spec or default_model_path()), self.where)
+
+    def load_for(self, resources: "RunResources | None") -> Any:
+        """The model, loaded once per run and placement when there is a run (its tasks share it)."""
+        if resources is None or self.factory:
+            return self.load()
+        return resources.loaded(("sentence-transformers", str(self.spec or default_model_path()), self.where), self.load)
 
 
 def _encode_unique(model: Any, groups: list[list[str]]) -> list[np.ndarray]:
@@ -146,9 +145,11 @@ class BatchingEmbedder:
     """`await embedder.embed(texts)`: unit vectors, one row per text."""
 
     def __init__(self, spec: str | None = None, device: str | None = None, precision: str | None = None,
-                 batch_size: int | None = None, cache: PageCache | None = None) -> None:
+                 batch_size: int | None = None, cache: PageCache | None = None,
+                 resources: "RunResources | None" = None) -> None:
         self.model_spec = ModelSpec(spec, device, precision, batch_size)
         self.cache = cache
+        self.resources = resources  # the run's, where the model is loaded once for all its tasks
         self._model: Any = None
         self._identity: str | None = None
         self._pending: list[tuple[list[str], asyncio.Future]] = []
@@ -181,7 +182,7 @@ class BatchingEmbedder:
                 missing = [i for i, value in enumerate(found) if value is None]
                 if missing:
                     if self._model is None:
-                        self._model = await asyncio.to_thread(self.model_spec.load)
+                        self._model = await asyncio.to_thread(self.model_spec.load_for, self.resources)
                     groups = [batch[i][0] for i in missing]
                     encoded = await asyncio.to_thread(_encode_unique, self._model, groups)
                     self.calls += 1

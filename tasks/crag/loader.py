@@ -12,7 +12,7 @@
 Readers yield `(record_number, record or RecordError)`; record numbers count every line of data
 from 0 across all members, so they are stable positions for resuming. Readers are advanced off
 the event loop (the evaluator reads in a thread, where bz2 releases the GIL); large records are
-parsed in the shared worker processes (`loads`).
+parsed in the run's worker processes (`record_parser`).
 """
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
-from ragbench.api import ConfigError, RecordError, read_lines
-from ragbench.run import workers
+from ragbench.api import ConfigError, RecordError, Workers, read_lines
+from ragbench.run.workers import usable_cores
 from ragbench.storage.jsonl import StreamBroken, objects
 
 Item = tuple[int, "dict[str, Any] | RecordError"]
@@ -114,31 +114,36 @@ def task3_parts(path: Path) -> list[Path]:
 LARGE_RECORD_BYTES = 256 * 1024
 
 
-def loads(line: str) -> Any:
-    """json.loads; a line of LARGE_RECORD_BYTES or more (a Task 3 record is ~3 MB) in the workers'
-    record lane: parsing it in the reader thread would hold the GIL, and so the event loop, for ~8 ms
-    per 3 MB. Parsed here instead on the main thread (the pre-flight, before the loop starts: nothing
-    to keep free, and starting a process costs more than the parse) and while the lane is still
-    starting (`workers.lane_ready` starts it; the reader need not wait for it)."""
-    if len(line) < LARGE_RECORD_BYTES or threading.current_thread() is threading.main_thread() \
-            or not workers.lane_ready():
-        return json.loads(line)
-    return workers.in_record_lane(json.loads, line)
+def record_parser(workers: Workers | None) -> Callable[[str], Any]:
+    """json.loads; a line of LARGE_RECORD_BYTES or more (a Task 3 record is ~3 MB) in the record lane
+    of the run's `workers`: parsing it in the reader thread would hold the GIL, and so the event loop,
+    for ~8 ms per 3 MB. Parsed in place instead without a run (None), on the main thread (the
+    pre-flight, before the loop starts: nothing to keep free, and starting a process costs more than
+    the parse) and while the lane is still starting (`Workers.lane_ready` starts it; the reader need
+    not wait for it)."""
+    def loads(line: str) -> Any:
+        if workers is None or len(line) < LARGE_RECORD_BYTES or threading.current_thread() is threading.main_thread() \
+                or not workers.lane_ready():
+            return json.loads(line)
+        return workers.in_record_lane(json.loads, line)
+
+    return loads
 
 
-def read_jsonl(path: Path, threads: int | None = None) -> Iterator[Item]:
+def read_jsonl(path: Path, threads: int | None = None, parse: Callable[[str], Any] = json.loads) -> Iterator[Item]:
     """Task 1&2 file: `.jsonl.bz2` streamed through bz2 (on `threads` threads, as Task 3's archive:
-    `read_bz2`), or plain `.jsonl`."""
+    `read_bz2`), or plain `.jsonl`; each line parsed by `parse`."""
     if not path.name.endswith(".bz2"):
-        return _read_jsonl(path, 0, 0, report=True)
-    return read_bz2(path, _read_jsonl, threads)
+        return _read_jsonl(path, 0, 0, parse, report=True)
+    return read_bz2(path, _read_jsonl, threads, parse)
 
 
-def _read_jsonl(path: Path, threads: int, skip: int, report: bool = False) -> Iterator[Item]:
+def _read_jsonl(path: Path, threads: int, skip: int, parse: Callable[[str], Any],
+                report: bool = False) -> Iterator[Item]:
     """Records from number `skip` on. A broken `.bz2` read by the stdlib ends in one RecordError
     (read_lines reports it, whatever `report`); indexed_bzip2's RuntimeError is raised."""
     with _bz2_stream(path, threads) if path.name.endswith(".bz2") else open(path, "rb") as handle:
-        for number, (_, item) in enumerate(objects(read_lines(handle, str(path), _skipping(skip)), str(path))):
+        for number, (_, item) in enumerate(objects(read_lines(handle, str(path), _skipping(skip, parse)), str(path))):
             if number >= skip:
                 yield number, item
 
@@ -157,7 +162,7 @@ def parallel_bz2() -> int:
         import indexed_bzip2  # noqa: F401
     except ImportError:
         return 0
-    return int(value) if value.isdigit() else workers.usable_cores()
+    return int(value) if value.isdigit() else usable_cores()
 
 
 @atexit.register
@@ -203,16 +208,17 @@ def _is_bz2(path: Path) -> bool:
         return first.read(3) == b"BZh"
 
 
-def read_task3_archive(path: Path, threads: int | None = None) -> Iterator[Item]:
+def read_task3_archive(path: Path, threads: int | None = None,
+                       parse: Callable[[str], Any] = json.loads) -> Iterator[Item]:
     """Every `*.jsonl` member of the (multi-part) `.tar.bz2`, in archive order, streamed (`read_bz2`)."""
-    return read_bz2(path, _read_members, threads)
+    return read_bz2(path, _read_members, threads, parse)
 
 
-Reader = Callable[[Path, int, int, bool], Iterator[Item]]
+Reader = Callable[[Path, int, int, Callable[[str], Any], bool], Iterator[Item]]
 
 
-def read_bz2(path: Path, read: Reader, threads: int | None) -> Iterator[Item]:
-    """`read(path, threads, skip, report)`'s records, on `threads` decompressing threads (default
+def read_bz2(path: Path, read: Reader, threads: int | None, parse: Callable[[str], Any] = json.loads) -> Iterator[Item]:
+    """`read(path, threads, skip, parse, report)`'s records, on `threads` decompressing threads (default
     `parallel_bz2()`), or by the stdlib.
 
     indexed_bzip2 reports a cut or corrupt stream as a bare RuntimeError (and reads data that is no
@@ -223,34 +229,35 @@ def read_bz2(path: Path, read: Reader, threads: int | None) -> Iterator[Item]:
     count = 0
     if threads and _is_bz2(path):
         try:
-            with closing(read(path, threads, 0, False)) as items:
+            with closing(read(path, threads, 0, parse, False)) as items:
                 for item in items:
                     count = item[0] + 1
                     yield item
             return
         except RuntimeError:
             pass
-    with closing(read(path, 0, count, True)) as items:
+    with closing(read(path, 0, count, parse, True)) as items:
         yield from items
 
 
-def _skipping(skip: int) -> Callable[[str], Any]:
-    """`loads` for the lines from number `skip` on; the lines before it are counted, not parsed."""
+def _skipping(skip: int, parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`parse` for the lines from number `skip` on; the lines before it are counted, not parsed."""
     seen = 0
 
-    def parse(line: str) -> Any:
+    def parse_from_skip(line: str) -> Any:
         nonlocal seen
         seen += 1
-        return {} if seen <= skip else loads(line)
+        return {} if seen <= skip else parse(line)
 
-    return parse
+    return parse_from_skip
 
 
-def _read_members(path: Path, threads: int, skip: int, report: bool = False) -> Iterator[Item]:
+def _read_members(path: Path, threads: int, skip: int, parse: Callable[[str], Any],
+                  report: bool = False) -> Iterator[Item]:
     """Records from number `skip` on (the lines before it are counted, not parsed). A broken
     archive ends in one RecordError when `report`, else in a RuntimeError."""
     count = 0
-    parse = _skipping(skip)
+    parse = _skipping(skip, parse)
     try:
         for member, handle in _members(path, threads):
             for number, (_, item) in enumerate(objects(read_lines(handle, f"{path}!{member}", parse),

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores, parse_json
-from ragbench.run import workers
 
 from .prompts import judge_prompt
 
@@ -130,8 +129,11 @@ class CragAutoEval(Metric):
         return [str(example.gold.get("answer", "")).strip()]
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        # in a worker process: loading the Llama-2 tokenizer takes ~0.25 s, not on the event loop
-        text = await workers.run(truncate_prediction, prediction.answer, tokenizer_dir(ctx))
+        # in the run's worker processes (a thread outside a run): loading the Llama-2 tokenizer takes
+        # ~0.25 s, not on the event loop
+        resources = getattr(ctx, "resources", None)
+        cut = (resources.workers.run if resources is not None else asyncio.to_thread)
+        text = await cut(truncate_prediction, prediction.answer, tokenizer_dir(ctx))
         lowered = text.lower()
         if MISSING_PHRASE in lowered:
             return self.row(accurate=0.0, missing=True, exact=False)

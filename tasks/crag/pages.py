@@ -4,10 +4,11 @@ and once per page across systems, tasks and runs.
 models/rag_llama_baseline.py ChunkExtractor._extract_chunks: BeautifulSoup(html, "lxml")
 .get_text(" ", strip=True), blingfire sentence offsets, each sentence cut to 1,000 characters;
 a page without text gives one empty sentence. Systems that read pages themselves get the same
-sentences joined into passages of about 100 words. Pages are parsed in the shared worker-process
-pool (ragbench.run.workers, a share of an example's pages per worker), so parsing runs beside the LLM calls of other examples
-and never on the loop; results go to the page cache (ragbench.storage.page_cache) under a hash of the
-page and of the processing (parser and splitter versions included).
+sentences joined into passages of about 100 words. Pages are parsed in the run's worker processes
+(`RunResources.workers`, ragbench.run.workers: a share of an example's pages per worker), so parsing
+runs beside the LLM calls of other examples and never on the loop; results go to the run's page
+cache (ragbench.storage.page_cache) under a hash of the page and of the processing (parser and
+splitter versions included).
 """
 from __future__ import annotations
 
@@ -16,14 +17,13 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, TypeVar
 
-from ragbench.api import Document
-from ragbench.run import workers
-from ragbench.storage.page_cache import PageCache, content_key
+from ragbench.api import Document, PageCache, Workers, content_key
+from ragbench.run.workers import ready_threads, usable_cores
 
 MAX_SENTENCE_CHARS = 1000
 PASSAGE_WORDS = 100
 KIND = "crag-page"
-workers.warm("bs4", "lxml", "blingfire", "ragbench.tasks.crag.pages")
+WORKER_MODULES = ("bs4", "lxml", "blingfire", "ragbench.tasks.crag.pages")  # imported once by each worker
 
 
 def html_to_sentences(html: str) -> list[str]:
@@ -89,33 +89,32 @@ T = TypeVar("T")
 
 
 class Offload:
-    """Where CPU-bound calls run: the shared worker processes (`"process"`, the default) or threads
+    """Where CPU-bound calls run: the run's worker processes (`"process"`, the default) or threads
     of this process (`"thread"`: for tests, where starting processes costs more than the work;
     these calls then hold the GIL beside the loop)."""
 
-    def __init__(self, kind: str = "process", threads: int | None = None) -> None:
+    def __init__(self, workers: Workers, kind: str = "process", threads: int | None = None) -> None:
         if kind not in ("process", "thread"):
             raise ValueError(f"page processing kind must be 'process' or 'thread', not {kind!r}")
-        self.kind, self.threads = kind, threads
+        self.workers, self.kind, self.threads = workers, kind, threads
         self._threads: ThreadPoolExecutor | None = None
 
     async def start(self) -> None:
-        """Start the executor (in a thread: starting processes or threads blocks)."""
-        if self.kind == "process":
-            if not workers.running():
-                await asyncio.to_thread(workers.executor)
-        elif self._threads is None:
-            self._threads = await asyncio.to_thread(workers.ready_threads, self.threads or workers.usable_cores())
+        """Start the threads (in a thread: starting them blocks); the workers start on their first call."""
+        if self.kind == "thread" and self._threads is None:
+            self._threads = await asyncio.to_thread(ready_threads, self.threads or usable_cores())
 
     @property
     def width(self) -> int:
         """How many calls run at once."""
-        return (workers.pool_size() or 1) if self.kind == "process" else (self.threads or workers.usable_cores())
+        return (self.workers.size or 1) if self.kind == "process" else (self.threads or usable_cores())
 
     def submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future:
-        """`fn(*args)` on the started executor, as a future of the running loop."""
-        executor = workers.executor() if self.kind == "process" else self._threads
-        return asyncio.get_running_loop().run_in_executor(executor, fn, *args)
+        """`fn(*args)` on the started executor, as a future of the running loop (in the workers: through
+        `Workers.run`, which replaces a pool a killed worker broke)."""
+        if self.kind == "process":
+            return asyncio.ensure_future(self.workers.run(fn, *args))
+        return asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         await self.start()
@@ -136,8 +135,8 @@ class PageProcessor:
     else parsed by `offload` (a few pages per call). Pages being parsed for one example are not
     parsed again for another that asks meanwhile."""
 
-    def __init__(self, offload: Offload | None = None, cache: PageCache | None = None) -> None:
-        self.offload = offload or Offload()
+    def __init__(self, offload: Offload, cache: PageCache | None = None) -> None:
+        self.offload = offload
         self.cache = cache
         self.parsed = 0  # pages parsed here (not from the cache), for tests and benchmarks
         self._in_flight: dict[str, tuple[asyncio.Future, int]] = {}  # page key -> (call, position in it)

@@ -12,7 +12,7 @@ kg_dir=DIR (start the mock API in-process on a free port), allow_pickle=true (le
 upstream pickles), embedder=PATH|module:factory, embedder_device=cuda|cpu (default cuda when there is
 one), embedder_precision=fp32|fp16, embedder_batch_size=N (default fp16 x 512 on a GPU, fp32 x 128 on
 the CPU), page_cache=PATH|off (parsed pages and their embeddings, ragbench.storage.page_cache),
-page_executor=process|thread (the shared worker processes, or threads for tests), page_workers=N
+page_executor=process|thread (the run's worker processes, or threads for tests), page_workers=N
 (threads of page_executor=thread), web_tokens / kg_tokens (straightforward RAG windows, in Llama-2
 tokens). CPU-bound work (page parsing, the straightforward windows' tokenisation) never runs on
 the event loop.
@@ -27,14 +27,13 @@ from typing import Any, ClassVar, Iterator
 
 from ragbench.api import (ConfigError, Document, Example, Prompt, RecordError, Task, data_dir, group, parse_json,
                           resolve_data_file)
-from ragbench.storage import page_cache
 
 from . import baselines
 from .embedder import BatchingEmbedder
 from .kg.client import URL_ENV, CragKgClient
-from .loader import read_jsonl, read_task3_archive
+from .loader import read_jsonl, read_task3_archive, record_parser
 from .metrics import TOKENIZER_ENV, cut_to_tokens
-from .pages import Offload, PageProcessor
+from .pages import WORKER_MODULES, Offload, PageProcessor
 
 SPLITS = {"validation": 0, "public_test": 1, "all": None}
 PROTOCOL_METRICS = {"kddcup2024": ("crag", "crag_human"), "crag_repo": ("crag_repo", "crag_human"),
@@ -136,12 +135,23 @@ class CragTask(Task):
         self.web_tokens, self.kg_tokens = int(web_tokens), int(kg_tokens)
         self.path: Path | None = None
         self.page_cache_path = page_cache
-        self._offload = Offload(page_executor, int(page_workers) if page_workers else None)
-        self._embedder = BatchingEmbedder(embedder, embedder_device, embedder_precision,
-                                          int(embedder_batch_size) if embedder_batch_size else None)
-        self._pages = PageProcessor(self._offload)
+        self.page_executor, self.page_workers = page_executor, int(page_workers) if page_workers else None
+        self.embedder_options = (embedder, embedder_device, embedder_precision,
+                                 int(embedder_batch_size) if embedder_batch_size else None)
+        self._offload: Offload | None = None  # the page work, on the run's resources (`bind`)
+        self._pages: PageProcessor | None = None
+        self._embedder: BatchingEmbedder | None = None
         self._kg_server: Any = None
         self._kg_client: CragKgClient | None = None
+
+    def bind(self, resources: Any) -> None:
+        """Pages are parsed in the run's workers (warm with the parsers) and cached in its page cache;
+        the embedding model is loaded once per run."""
+        super().bind(resources)
+        resources.workers.warm(*WORKER_MODULES)
+        self._offload = Offload(resources.workers, self.page_executor, self.page_workers)
+        self._pages = PageProcessor(self._offload)
+        self._embedder = BatchingEmbedder(*self.embedder_options, resources=resources)
 
     # --- data ---------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -192,7 +202,11 @@ class CragTask(Task):
                           f"${TOKENIZER_ENV}, or put it in {data_dir() / 'llama2_tokenizer'}")
 
     def records(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
-        return read_jsonl(path)
+        return read_jsonl(path, parse=self._record_parser())
+
+    def _record_parser(self):
+        """Large records are parsed in the run's record lane (in place outside a run)."""
+        return record_parser(self.resources.workers if self.resources is not None else None)
 
     def examples(self) -> Iterator[Example | RecordError]:
         if self.path is None:
@@ -241,12 +255,19 @@ class CragTask(Task):
         if self._kg_server is not None:
             await asyncio.to_thread(self._kg_server.stop)
             self._kg_server = None
-        self._offload.close()
+        if self._offload is not None:
+            self._offload.close()
+
+    def _bound_offload(self) -> Offload:
+        if self._offload is None:
+            raise RuntimeError(f"task {self.name} works on a run's resources: the evaluator binds it (Task.bind); "
+                               "outside a run, bind it to a ragbench.run.resources.RunResources")
+        return self._offload
 
     async def _page_work(self) -> tuple[PageProcessor, BatchingEmbedder]:
-        """The page processor and embedder, on this run's page cache (a run closes the caches it used;
-        opening one is file work, done in a thread)."""
-        cache = await asyncio.to_thread(page_cache.open_cache, self.page_cache_path)
+        """The page processor and embedder, on the run's page cache (which the run closes)."""
+        self._bound_offload()
+        cache = await self.resources.page_cache(self.page_cache_path)
         self._pages.cache = self._embedder.cache = cache
         return self._pages, self._embedder
 
@@ -305,10 +326,10 @@ class CragTask(Task):
 
     async def straightforward_prompt(self, example: Example, ctx: Any,
                                      docs: list[Document]) -> tuple[Prompt, list[Document]]:
-        web = await self._offload.run(cut_to_tokens, baselines.snippet_lines(docs), self.web_tokens,
-                                      self.tokenizer_path)
-        kg = await self._offload.run(cut_to_tokens, await self.kg_context(example, ctx), self.kg_tokens,
-                                     self.tokenizer_path) if self.uses_kg else None
+        offload = self._bound_offload()
+        web = await offload.run(cut_to_tokens, baselines.snippet_lines(docs), self.web_tokens, self.tokenizer_path)
+        kg = await offload.run(cut_to_tokens, await self.kg_context(example, ctx), self.kg_tokens,
+                               self.tokenizer_path) if self.uses_kg else None
         return baselines.straightforward_messages(example, web, kg), docs
 
 
@@ -339,4 +360,4 @@ class CragTask3(CragTask):
                           f"or pass --data {self.name}=PATH (one part, the .tar.bz2, or their folder)")
 
     def records(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
-        return read_task3_archive(path)
+        return read_task3_archive(path, parse=self._record_parser())

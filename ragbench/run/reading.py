@@ -1,0 +1,36 @@
+"""The records of a run, read off the event loop: a task's stream is decompressed and parsed in a
+thread, a few records at a time, shared by every example worker."""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from typing import Generic, Iterator, TypeVar
+
+T = TypeVar("T")
+
+
+class RecordReader(Generic[T]):
+    """`await reader.next()`: the next item of `items` (None at the end), read in a thread."""
+
+    def __init__(self, items: Iterator[T], most: int = 8, seconds: float = 0.05) -> None:
+        self._items, self._most, self._seconds = items, most, seconds
+        self._lock = asyncio.Lock()
+        self._read: deque[T] = deque()
+
+    def _read_some(self) -> list[T]:
+        """Up to `most` items, fewer when reading them takes longer than `seconds` (a large Task 3
+        record is read alone, so its example starts at once; small ones start together)."""
+        until, items = time.perf_counter() + self._seconds, []
+        while len(items) < self._most and (not items or time.perf_counter() < until):
+            item = next(self._items, None)
+            if item is None:
+                break
+            items.append(item)
+        return items
+
+    async def next(self) -> T | None:
+        async with self._lock:
+            if not self._read:
+                self._read.extend(await asyncio.to_thread(self._read_some))
+            return self._read.popleft() if self._read else None

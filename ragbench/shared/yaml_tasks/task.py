@@ -42,7 +42,7 @@ class YamlTask(Task):
         super().__init__(data_path)
         self.format: str | None = None
         self.dataset: Any = None  # a datasets.Dataset, loaded once when the records come through `datasets`
-        self._mapper: Mapper | None = None
+        self.mapper = Mapper(self.spec.fields)
 
     # --- data -------------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -59,7 +59,6 @@ class YamlTask(Task):
             self.path = data.path
         elif data.file is not None:
             self.path = resolve_data_file(name, data.file, None, data.url)
-        self._mapper = None
         declared = data.format if data is not None else "auto"
         self.format = file_format(Path(self.path), declared, name) if self.path is not None else "hf"
 
@@ -99,14 +98,6 @@ class YamlTask(Task):
             except RecordError as exc:
                 yield exc
 
-    @property
-    def mapper(self) -> Mapper:
-        if self._mapper is None:
-            if self.format is None:
-                self.prepare()
-            self._mapper = Mapper(self.spec.fields)
-        return self._mapper
-
     def parse(self, record: Any, place: RecordPlace) -> Example:
         """The example of one record (a style may adjust it); `place` is where it is (`place.index`: its
         position in the data; `place.error(problem, field)`: a bad record named by it)."""
@@ -114,7 +105,7 @@ class YamlTask(Task):
 
     def gold(self, record: dict[str, Any], path: Any, index: int) -> dict[str, Any]:
         """The gold of one record of the file at `path` (the field mapping's `gold`)."""
-        return Mapper(self.spec.fields).gold(record, RecordPlace(str(path), index, index + 1))
+        return self.mapper.gold(record, RecordPlace(str(path), index, index + 1))
 
     def size_hint(self) -> int | None:
         if self.format is None:

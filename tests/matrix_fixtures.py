@@ -149,11 +149,12 @@ def answers(task: str, examples: list[Example], system: str = "") -> list[str]:
     return out
 
 
-_EXAMPLES: dict[str, list[Example]] = {}
+_EXAMPLES: dict[tuple[str, int], tuple[list[Example], bool | None]] = {}
 
 
-def task_examples(task: str, data: str, task_args: dict[str, Any], limit: int) -> list[Example]:
-    """The first `limit` examples of the cell's task, as the run will read them (read once per task)."""
+def task_examples(task: str, data: str, task_args: dict[str, Any], limit: int) -> tuple[list[Example], bool | None]:
+    """The first `limit` examples of the cell's task, as the run will read them (read once per task), and
+    whether they carry documents of their own (`Task.own_documents`)."""
     if (task, limit) not in _EXAMPLES:
         from ragbench.run.planning import plan
         from ragbench.registry import get_registry
@@ -161,7 +162,8 @@ def task_examples(task: str, data: str, task_args: dict[str, Any], limit: int) -
 
         probe = plan(RunConfig(tasks=[task], system="closed_book", data={task: data}, task_args=task_args,
                                judges=["scripted:echo"], nli="scripted:echo"), get_registry())[0].task
-        _EXAMPLES[task, limit] = [e for e in probe.examples() if isinstance(e, Example)][:limit]
+        _EXAMPLES[task, limit] = ([e for e in probe.examples() if isinstance(e, Example)][:limit],
+                                  probe.own_documents)
     return _EXAMPLES[task, limit]
 
 
@@ -171,7 +173,7 @@ def cell_config(task: str, system: str, folder: Path, limit: int = 2) -> dict[st
     (`answers`); `expected_outputs` are the outputs the run must record."""
     folder.mkdir(parents=True, exist_ok=True)
     data, task_args = TASK_DATA[task](folder)
-    examples = task_examples(task, data, task_args, limit)
+    examples, own_documents = task_examples(task, data, task_args, limit)
     outputs = answers(task, examples, system)
     rules = folder / "rules.json"
     rules.write_text(json.dumps(STEP_RULES + [{"pattern": re.escape(e.question), "response": output}
@@ -180,6 +182,8 @@ def cell_config(task: str, system: str, folder: Path, limit: int = 2) -> dict[st
     config: dict[str, Any] = {"tasks": [task], "system": system, "model": model, "judges": [model], "nli": model,
                               "data": {task: data}, "task_args": task_args, "limit": limit, "progress": False,
                               "bootstrap_iters": 50, "output": str(folder / "run")}
+    if own_documents is False:  # open domain: a system that retrieves runs without documents only when asked
+        config["retriever"] = "none"
     if system == "recorded":  # scoring outputs made elsewhere: a predictions file for the task's examples
         predictions = write_jsonl(folder / "predictions.jsonl",
                                   [{"id": e.id, "output": output, "docs": [d.to_dict() for d in e.docs[:1]]}

@@ -13,6 +13,20 @@ so every loop decision is deterministic and the final answers of all modes must 
   (d) lower bound: ceil(calls / B) * overhead + calls * per_request
   (d') the lower bound for requests that share a batch only with their own sampling settings:
       sum over settings g of ceil(calls_g / B) * overhead + calls * per_request
+  (d'') (d') aware of the examples' dependent calls: sum over settings g of
+      max(ceil(calls_g / B), chain_g) * overhead + calls * per_request, chain_g the most calls of
+      setting g any one example makes
+
+(d'') is a lower bound for any scheduler that batches only requests of one sampling setting and runs
+one batch at a time on the engine, as ScriptedEngine does. Every batch belongs to one setting, so the
+batches are the sum over settings of the batches of each. Setting g needs ceil(calls_g / B) batches to
+hold its calls, and also chain_g of them: an example's calls are sequential (call k+1 is sent only
+after call k has returned, so after call k's batch has ended), so no two calls of one example can share
+a batch, and the example with the most calls of setting g needs that many batches of g. Batches run
+one after another, each costing overhead + per_request * n, so the time is at least the batches times
+the overhead plus every call's per_request. (d') drops the chains; on the default workload they never
+bind (every setting has hundreds of calls), but a setting only a few examples use needs as many
+batches as the longest chain among them, however few its calls.
 
 --minority F gives a fraction F of the examples other sampling settings (top_p 0.95) for every call,
 so their requests can share batches only with each other: the workload where serving the largest
@@ -218,13 +232,43 @@ class Row:
         return self.calls / self.batches if self.batches else 0.0
 
 
+def example_calls(item: Item, tokens: Tokens) -> dict[tuple[int, float], int]:
+    """One example's calls per sampling setting (max_tokens of the step, top_p of the example): what may
+    share a batch."""
+    out: dict[tuple[int, float], int] = {}
+    for max_tokens, count in ((tokens.select, item.plan), (tokens.verify, item.plan), (tokens.answer, 1)):
+        out[(max_tokens, item.top_p)] = out.get((max_tokens, item.top_p), 0) + count
+    return out
+
+
 def calls_by_sampling(items: list[Item], tokens: Tokens) -> dict[tuple[int, float], int]:
-    """Calls per sampling setting (max_tokens of the step, top_p of the example): what may share a batch."""
+    """Calls per sampling setting, all examples together."""
     out: dict[tuple[int, float], int] = {}
     for item in items:
-        for max_tokens, count in ((tokens.select, item.plan), (tokens.verify, item.plan), (tokens.answer, 1)):
-            out[(max_tokens, item.top_p)] = out.get((max_tokens, item.top_p), 0) + count
+        for setting, count in example_calls(item, tokens).items():
+            out[setting] = out.get(setting, 0) + count
     return out
+
+
+def longest_chains(items: list[Item], tokens: Tokens) -> dict[tuple[int, float], int]:
+    """Per sampling setting, the most calls of that setting one example makes: calls that must each
+    have a batch of their own, one after another (see (d'') in the module docstring)."""
+    out: dict[tuple[int, float], int] = {}
+    for item in items:
+        for setting, count in example_calls(item, tokens).items():
+            out[setting] = max(out.get(setting, 0), count)
+    return out
+
+
+def sampling_bound_batches(items: list[Item], tokens: Tokens, batch: int) -> int:
+    """(d')'s batches: sum over sampling settings g of ceil(calls_g / B)."""
+    return sum(math.ceil(n / batch) for n in calls_by_sampling(items, tokens).values())
+
+
+def chain_bound_batches(items: list[Item], tokens: Tokens, batch: int) -> int:
+    """(d'')'s batches: sum over sampling settings g of max(ceil(calls_g / B), longest chain of g)."""
+    chains = longest_chains(items, tokens)
+    return sum(max(math.ceil(n / batch), chains[setting]) for setting, n in calls_by_sampling(items, tokens).items())
 
 
 def make_engine(args) -> ScriptedEngine:
@@ -313,16 +357,20 @@ def main() -> None:
     bound_batches = math.ceil(calls / B)
     row_d = Row("(d) lower bound", bound_batches * args.overhead + calls * args.per_request,
                 bound_batches, calls, "ceil(calls/B)*overhead + calls*per_request")
-    group_batches = sum(math.ceil(n / B) for n in calls_by_sampling(items, tokens).values())
+    group_batches = sampling_bound_batches(items, tokens, B)
     row_d_groups = Row("(d') bound by sampling", group_batches * args.overhead + calls * args.per_request,
                        group_batches, calls, "sum over sampling settings g of ceil(calls_g/B), same cost model")
-    rows = [row_a, row_b, row_c, row_c_largest, row_d, row_d_groups]
+    chain_batches = chain_bound_batches(items, tokens, B)
+    row_d_chains = Row("(d'') bound with chains", chain_batches * args.overhead + calls * args.per_request,
+                       chain_batches, calls, "sum over settings g of max(ceil(calls_g/B), longest chain of g)")
+    rows = [row_a, row_b, row_c, row_c_largest, row_d, row_d_groups, row_d_chains]
 
     # the three ways must compute the same thing
     assert row_b.calls == row_c.calls == calls, (row_b.calls, row_c.calls, calls)
     assert answers_b == answers_c == answers_c_largest, "stage-by-stage and scheduler answers differ"
     assert answers_a == answers_c[: len(subset)], "one-at-a-time and scheduler answers differ"
     print(f"answers identical: (b) == (c) for {len(items)} examples, (a) == (c) for {len(subset)}")
+    assert min(row.batches for row in (row_a, row_b, row_c, row_c_largest)) >= chain_batches, "below the bound (d'')"
 
     print()
     print(f"{'mode':<26} {'wall s':>8} {'batches':>8} {'mean batch':>11} {'worst wait':>11}   batches")
@@ -333,6 +381,10 @@ def main() -> None:
     print(f"(a)/(c) = {row_a.seconds / row_c.seconds:.2f}   (b)/(c) = {row_b.seconds / row_c.seconds:.3f}   "
           f"(c)/(d) = {row_c.seconds / row_d.seconds:.3f}   (c)/(d') = {row_c.seconds / row_d_groups.seconds:.3f}   "
           f"(c')/(d') = {row_c_largest.seconds / row_d_groups.seconds:.3f}   (b)/(d) = {row_b.seconds / row_d.seconds:.3f}")
+    print(f"against the bound with chains (d''): (c)/(d'') = {row_c.seconds / row_d_chains.seconds:.3f}   "
+          f"(c')/(d'') = {row_c_largest.seconds / row_d_chains.seconds:.3f}   "
+          f"(b)/(d'') = {row_b.seconds / row_d_chains.seconds:.3f}; batches (c) - (d'') = "
+          f"{row_c.batches - row_d_chains.batches}")
     print(f"worst wait of a request: {row_c.worst_wait} batches with ageing (AGE_LIMIT {AGE_LIMIT}), "
           f"{row_c_largest.worst_wait} serving the largest group only")
     if args.show_batches:

@@ -31,8 +31,9 @@ What is here, by what it is for:
 - Text helpers benchmarks share: `normalize_answer`, `exact_presence`, `sent_tokenize`,
   `remove_citations`, `cited_numbers`, `list_items`, `TEMPLATES` and `fill` (instruction-tuned
   prompt formats), `Reader` (the base of systems that send the task's own baseline prompt),
-  `YamlTask` (the base of a YAML task's prompt style) and `yaml_task_class` (the Task class of a YAML
-  task file, docs/yaml-tasks.md),
+  `YamlTask` (the base of a YAML task's prompt style), `RecordPlace` (where the record a style's `parse`
+  gets is, for its bad-record errors) and `yaml_task_class` (the Task class of a YAML task file,
+  docs/yaml-tasks.md),
   `TokenSplitter` and `parse_split` (token-counted chunking), `resampled` (bootstrap resamples).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
 - What a run owns and lends its plugins (docs/internals.md, "Who owns what"): `RunResources` (what
@@ -78,6 +79,7 @@ _MODULES = {
     "ragbench.shared.instruction_templates": ("TEMPLATES", "fill"),
     "ragbench.shared.reader": ("Reader",),
     "ragbench.shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
+    "ragbench.shared.yaml_tasks.places": ("RecordPlace",),
     "ragbench.retrieval.chunking": ("TokenSplitter", "parse_split"),
     "ragbench.reports.bootstrap": ("resampled",),
     # command-line commands

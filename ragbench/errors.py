@@ -12,7 +12,9 @@ class ConfigError(Exception):
 class RecordError(Exception):
     """A bad record in a data or predictions file: recorded and counted, the run goes on."""
 
-    def __init__(self, path: str, line: int, message: str, field: str | None = None) -> None:
-        self.path, self.line, self.field = path, line, field
-        where = f"{path}:{line}" + (f" field '{field}'" if field else "")
+    def __init__(self, path: str, line: int, message: str, field: str | None = None, at: str | None = None) -> None:
+        """`at`: where a record in data without lines is (a path in a JSON document, `Data[3]`; a dataset's
+        `row 3`), named instead of the line; `line` is then the record's number."""
+        self.path, self.line, self.field, self.at = path, line, field, at
+        where = (f"{path} {at}" if at else f"{path}:{line}") + (f" field '{field}'" if field else "")
         super().__init__(f"{where}: {message}")

@@ -41,6 +41,7 @@ class SampleRecord:
     index: int = 0  # position in the task's data
     question: str = ""
     gold: dict[str, Any] = field(default_factory=dict)
+    gold_references: list[str] = field(default_factory=list)  # the gold as the task reads it (Task.gold_references)
     meta: dict[str, Any] = field(default_factory=dict)
     turns: list[dict[str, str]] | None = None
     answer: str = ""
@@ -67,6 +68,7 @@ class SampleRecord:
         return cls(
             id=None if record.get("id") is None else str(record["id"]), index=int(record.get("index") or 0),
             question=record.get("question") or "", gold=dict(record.get("gold") or {}),
+            gold_references=list(record.get("gold_references") or []),
             meta=dict(record.get("meta") or {}), turns=record.get("turns"),
             answer=prediction.get("answer", ""), output=record.get("output"),
             citations=list(prediction.get("citations") or []),

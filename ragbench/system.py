@@ -20,6 +20,11 @@ class System:
     # Roles that may each get their own model (--role-model ROLE=ENGINE:MODEL); `ctx.model(role)` is that
     # model's LLM, or the run's --model for a role given none. Every call goes through the same scheduler.
     roles: ClassVar[tuple[str, ...]] = ()
+    # True: the system shows documents it searches for through `ctx.retriever`. On a task whose examples
+    # carry none (`Task.own_documents` False), a retriever that returns only an example's own documents
+    # would leave it answering closed book under its name: the pre-flight refuses that run. A system whose
+    # options turn retrieval off answers per instance (a property).
+    retrieves: bool = False
 
     async def run(self, example: "Example", ctx: "Context") -> "Prediction":
         raise NotImplementedError

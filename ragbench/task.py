@@ -40,12 +40,18 @@ class Task:
     #                    `gold_references` reads them as reference texts
     #   instruction_key  the task's standing instruction by its name in Self-RAG's and SMART's TASK_INST
     #                    ("fever", "arc_c", "asqa"; None: the question is the whole instruction)
+    #   own_documents    the examples carry documents of their own, what the `provided`, `example_bm25` and
+    #                    `example_dense` retrievers return: True (CRAG's pages, ALCE's top-100, Self-RAG's
+    #                    ctxs), False (open domain: a system that retrieves needs a corpus retriever, and
+    #                    the pre-flight says so), None (not declared: not checked); an instance may set it
+    #                    from its options (squad's passages=)
     # and the methods below: reader_prompt, answer_prompt, postprocess, chat_messages, citations,
     # passages, query_text, task_input, demonstration, prediction_records, gold_references.
     answer_format: ClassVar[str] = "short"
     cites: ClassVar[bool] = False
     gold_fields: ClassVar[tuple[str, ...] | None] = None  # None: not declared, every metric may try
     instruction_key: ClassVar[str | None] = None
+    own_documents: bool | None = None
 
     @property
     def closed_answer(self) -> bool:

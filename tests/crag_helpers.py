@@ -1,15 +1,17 @@
-"""Shared pieces of the CRAG tests: parity fixtures, a judge answering from them, small records."""
+"""Shared pieces of the CRAG tests: parity fixtures, a judge answering from them, a metric's context, small records."""
 from __future__ import annotations
 
 import json
 import tempfile
 from pathlib import Path
-from types import SimpleNamespace
 
 from conftest import SHARED, TEST_DATA, shared_reference
 
-from ragbench.engines.base import EngineError, Response
+from ragbench.context import Context
+from ragbench.engines.base import EngineError
+from ragbench.tasks.crag.task import CragTask1
 from ragbench.tasks.crag.synthetic import standin_tokenizer
+from ragbench.testing import ScriptedLLM, make_context
 from ragbench.types import Example
 
 FAILURES = {"__connection_error__": "connection error on every attempt", "__other_error__": "non-retryable error"}
@@ -47,29 +49,29 @@ def replay_lines(fixture: dict) -> list[dict]:
     return out
 
 
-class FixtureJudge:
-    """An LLM handle answering judge calls from a parity fixture, recording what it was asked."""
+def fixture_judge(fixture: dict) -> ScriptedLLM:
+    """A judge answering from a parity fixture (its `requests`: what it was asked); a call the fixture
+    holds as failed fails as a model call does."""
+    replies = {call["user"]: call["reply"] for call in fixture["judge_calls"]["calls"]}
+    system = fixture["judge_calls"]["system"]
 
-    def __init__(self, fixture: dict) -> None:
-        self.replies = {call["user"]: call["reply"] for call in fixture["judge_calls"]["calls"]}
-        self.system = fixture["judge_calls"]["system"]
-        self.asked: list[dict] = []
+    def reply(request) -> str:
+        (_, asked_system), (_, user) = request.messages
+        assert asked_system == system
+        if replies[user] in FAILURES:
+            raise EngineError(FAILURES[replies[user]])
+        return replies[user]
 
-    async def chat(self, messages, step="chat", **sampling):
-        self.asked.append({"messages": messages, "sampling": sampling})
-        assert messages[0]["content"] == self.system
-        reply = self.replies[messages[1]["content"]]
-        if reply in FAILURES:
-            raise EngineError(FAILURES[reply])
-        return Response(texts=[reply])
+    return ScriptedLLM(reply)
 
 
 def example_of(row: dict) -> Example:
     return Example(id=row["id"], question=row["query"], gold={"answer": row["answer"], "alt_ans": row["alt_ans"]})
 
 
-def metric_ctx(*judges) -> SimpleNamespace:
-    return SimpleNamespace(task=SimpleNamespace(tokenizer_path=llama2_tokenizer_dir()), judges=list(judges))
+def metric_ctx(*judges: ScriptedLLM) -> Context:
+    """A CRAG metric's context: Task 1 reading the real Llama-2 tokenizer, and the judges."""
+    return make_context(CragTask1(tokenizer=llama2_tokenizer_dir()), judges=judges)
 
 
 def crag_record(index: int, **overrides) -> dict:

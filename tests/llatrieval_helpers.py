@@ -1,6 +1,6 @@
-"""Shared pieces of the LLatrieval tests: the synthetic documents of the parity fixtures, a scripted
-model that answers every LLatrieval step, an in-memory retriever, and a Context to run the system's
-steps without a whole evaluation run."""
+"""Shared pieces of the LLatrieval tests: the synthetic documents of the parity fixtures, a script that
+answers every LLatrieval step (for `ragbench.testing.ScriptedLLM` or the `scripted` engine), an
+in-memory retriever and the ASQA test data."""
 from __future__ import annotations
 
 import json
@@ -9,15 +9,9 @@ from typing import Callable
 
 from conftest import TEST_DATA
 
-from ragbench.context import Context
 from ragbench.engines.base import Request
-from ragbench.engines.scripted import ScriptedEngine
-from ragbench.llm import LLM
 from ragbench.plugins.llatrieval.prompts import SUMMARY_KEY
-from ragbench.records import SampleRecord
 from ragbench.retrieval.base import Retriever
-from ragbench.retrieval.handle import Retrieval
-from ragbench.run.scheduler import Scheduler
 from ragbench.tasks.alce.tasks import AlceAsqa
 from ragbench.types import Document, Example
 
@@ -107,16 +101,6 @@ class TopicRetriever(Retriever):
         return out
 
 
-def context(script: Callable[[Request], str], task=None, retriever: Retriever | None = None,
-            batch_size: int = 512) -> tuple[Context, ScriptedEngine]:
-    engine = ScriptedEngine("llatrieval-test", script=script, batch_size=batch_size)
-    ctx = Context(llm=LLM(Scheduler(), engine), task=task or asqa_task())
-    ctx.llm = ctx.llm.traced(ctx.trace)
-    if retriever is not None:
-        ctx.retriever = Retrieval(retriever).bind(ctx, Example(id="x", question=""))
-    return ctx, engine
-
-
 def asqa_task(**args) -> AlceAsqa:
     task = AlceAsqa(data_path=TEST_DATA / "alce" / "asqa_eval_gtr_top100.json", **args)
     task.prepare()
@@ -125,40 +109,6 @@ def asqa_task(**args) -> AlceAsqa:
 
 def asqa_examples(task: AlceAsqa | None = None) -> list[Example]:
     return [e for e in (task or asqa_task()).examples() if isinstance(e, Example)]
-
-
-async def run_system(system, examples: list[Example], script: Callable[[Request], str], task=None,
-                     retriever: Retriever | None = None, batch_size: int = 512):
-    """All examples in flight at once on one scheduler, as the evaluator runs them; returns the
-    predictions (with traces), the engine (its batch sizes) and the retrieval handle (its stats)."""
-    import asyncio
-
-    from ragbench.retrieval.provided import ProvidedRetriever
-
-    task = task or asqa_task()
-    engine = ScriptedEngine("llatrieval-test", script=script, batch_size=batch_size)
-    scheduler, retrieval = Scheduler(), Retrieval(retriever or ProvidedRetriever())
-
-    async def one(example: Example):
-        ctx = Context(llm=LLM(scheduler, engine), task=task)
-        ctx.llm = ctx.llm.traced(ctx.trace)
-        ctx.retriever = retrieval.bind(ctx, example)
-        prediction = await system.run(example, ctx)
-        prediction.trace = ctx.trace
-        return prediction
-
-    try:
-        predictions = await asyncio.gather(*(one(example) for example in examples))
-    finally:
-        await scheduler.close()
-        await retrieval.close()
-    return predictions, engine, retrieval
-
-
-def records(examples: list[Example], predictions) -> list[SampleRecord]:
-    from ragbench.run.evaluator import sample_record
-
-    return [SampleRecord.from_dict(sample_record(e, p)) for e, p in zip(examples, predictions)]
 
 
 always_yes = StepScript()

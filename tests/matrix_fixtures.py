@@ -146,12 +146,16 @@ def build_corpus_index(folder: Path) -> Path:
     return folder
 
 
-def retriever_options(task: str, system: str, corpus_index: Path | None) -> dict[str, Any]:
-    """The cell's --retriever and --retriever-arg (none: the examples' own documents, in their order)."""
-    if task in CORPUS_TASKS and system not in SEARCHLESS:
+def retriever_options(task: str, system: str, corpus_index: Path | None, own_documents: bool | None) -> dict[str, Any]:
+    """The cell's --retriever and --retriever-arg (none given: the examples' own documents, in their order)."""
+    if task in CORPUS_TASKS:
+        if system in SEARCHLESS:
+            return {}
         if corpus_index is None:
             raise ValueError(f"the {task} cell of {system} searches a corpus: pass corpus_index (build_corpus_index)")
         return {"retriever": "bm25", "retriever_args": {"index": str(corpus_index)}}
+    if own_documents is False:  # open domain without a corpus here (OmniEval): no documents, on purpose
+        return {"retriever": "none"}
     if task in DISTRACTOR_TASKS and system in REQUERYING:
         return {"retriever": "example_bm25"}
     return {}
@@ -210,11 +214,12 @@ def answers(task: str, examples: list[Example], system: str = "") -> list[str]:
     return out
 
 
-_EXAMPLES: dict[str, list[Example]] = {}
+_EXAMPLES: dict[tuple[str, int], tuple[list[Example], bool | None]] = {}
 
 
-def task_examples(task: str, data: str, task_args: dict[str, Any], limit: int) -> list[Example]:
-    """The first `limit` examples of the cell's task, as the run will read them (read once per task)."""
+def task_examples(task: str, data: str, task_args: dict[str, Any], limit: int) -> tuple[list[Example], bool | None]:
+    """The first `limit` examples of the cell's task, as the run will read them (read once per task), and
+    whether they carry documents of their own (`Task.own_documents`)."""
     if (task, limit) not in _EXAMPLES:
         from ragbench.run.planning import plan
         from ragbench.registry import get_registry
@@ -222,7 +227,8 @@ def task_examples(task: str, data: str, task_args: dict[str, Any], limit: int) -
 
         probe = plan(RunConfig(tasks=[task], system="closed_book", data={task: data}, task_args=task_args,
                                judges=["scripted:echo"], nli="scripted:echo"), get_registry())[0].task
-        _EXAMPLES[task, limit] = [e for e in probe.examples() if isinstance(e, Example)][:limit]
+        _EXAMPLES[task, limit] = ([e for e in probe.examples() if isinstance(e, Example)][:limit],
+                                  probe.own_documents)
     return _EXAMPLES[task, limit]
 
 
@@ -234,7 +240,7 @@ def cell_config(task: str, system: str, folder: Path, limit: int = 2,
     domain task's needs `corpus_index`, from `build_corpus_index`)."""
     folder.mkdir(parents=True, exist_ok=True)
     data, task_args = TASK_DATA[task](folder)
-    examples = task_examples(task, data, task_args, limit)
+    examples, own_documents = task_examples(task, data, task_args, limit)
     outputs = answers(task, examples, system)
     rules = folder / "rules.json"
     rules.write_text(json.dumps(STEP_RULES + reconstructor_rules(task, system, examples)
@@ -244,7 +250,7 @@ def cell_config(task: str, system: str, folder: Path, limit: int = 2,
     config: dict[str, Any] = {"tasks": [task], "system": system, "model": model, "judges": [model], "nli": model,
                               "data": {task: data}, "task_args": task_args, "limit": limit, "progress": False,
                               "bootstrap_iters": 50, "output": str(folder / "run"),
-                              **retriever_options(task, system, corpus_index)}
+                              **retriever_options(task, system, corpus_index, own_documents)}
     if system == "recorded":  # scoring outputs made elsewhere: a predictions file for the task's examples
         predictions = write_jsonl(folder / "predictions.jsonl",
                                   [{"id": e.id, "output": output, "docs": [d.to_dict() for d in e.docs[:1]]}

@@ -10,6 +10,7 @@ from ragbench.metrics.alce_correctness import ClaimsNli, Length, QampariF1, StrE
 from ragbench.metrics.citation import Citation, ListCitation, remove_citations
 from ragbench.metrics.rouge import RougeLsum, bootstrap_mid
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
+from ragbench.testing import make_context
 from ragbench.types import Document, Prediction
 
 from alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, StandInNli, scored_run, write_predictions
@@ -21,11 +22,6 @@ METRICS = {"asqa": [Length(), StrEm(), RougeLsum(), Citation()], "qampari": [Len
 SCORED = [("asqa", "default"), ("asqa", "summary"), ("qampari", "default"), ("eli5", "default")]
 
 
-class Ctx:
-    def __init__(self, nli) -> None:
-        self.nli = nli
-
-
 def per_item_scores(dataset: str, variant: str) -> list[tuple[dict, dict]]:
     run_ = scored_run(dataset, variant)
     task = TASKS[dataset](data_path=ALCE_DATA / DATA_FILES[dataset], run_py_cleanup=False)
@@ -35,7 +31,7 @@ def per_item_scores(dataset: str, variant: str) -> list[tuple[dict, dict]]:
                                 docs=[Document.from_dict(d) for d in item["docs"]])
         ours: dict = {}
         for metric in METRICS[dataset]:
-            value = metric.score(example, prediction, Ctx(StandInNli()))
+            value = metric.score(example, prediction, make_context(task, nli=StandInNli()))
             value = asyncio.run(value) if asyncio.iscoroutine(value) else value
             ours.update(value if isinstance(value, dict) else {metric.name: value})
         out.append((ours, expected))
@@ -153,7 +149,7 @@ def citation(output: str, decide=lambda premise, hypothesis: 1, docs=DOCS, metri
             return decide(premise, hypothesis)
 
     nli = Recording()
-    scores = asyncio.run(metric.score(None, Prediction("x", answer=output, docs=docs), Ctx(nli)))
+    scores = asyncio.run(metric.score(None, Prediction("x", answer=output, docs=docs), make_context(AlceAsqa, nli=nli)))
     return scores, nli.asked
 
 
@@ -182,7 +178,8 @@ def test_only_the_first_number_of_a_list_or_range_is_read():
 def test_empty_output_is_skipped_for_prose_but_scored_zero_for_lists():
     assert citation("")[0] == {"citation_rec": None, "citation_prec": None}
     example = type("E", (), {"question": "Q?"})()
-    scores = asyncio.run(ListCitation().score(example, Prediction("x", answer="", docs=DOCS), Ctx(StandInNli())))
+    scores = asyncio.run(ListCitation().score(example, Prediction("x", answer="", docs=DOCS),
+                                              make_context(AlceQampari, nli=StandInNli())))
     assert scores == {"citation_rec": 0.0, "citation_prec": 0.0}
 
 
@@ -204,7 +201,7 @@ def test_remove_citations_as_utils_py(text, expected):
 def test_claims_premise_has_citations_removed_twice():
     nli = StandInNli()
     example = type("E", (), {"gold": {"claims": ["c"]}})()
-    asyncio.run(ClaimsNli().score(example, Prediction("x", answer="a [[1]2] b"), Ctx(nli)))
+    asyncio.run(ClaimsNli().score(example, Prediction("x", answer="a [[1]2] b"), make_context(AlceEli5, nli=nli)))
     assert nli.asked == [("a b", "c")]
 
 

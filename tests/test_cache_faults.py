@@ -125,7 +125,24 @@ def test_a_killed_run_whose_cache_was_damaged_resumes_beside_a_fresh_one_with_on
     results = json.loads((run_dir / "results.json").read_text())
     assert results["complete"] and results["results"]["popqa"]["match"] == 1.0
     assert sorted(s["id"] for s in samples(run_dir, "popqa")) == sorted(f"q{i}" for i in range(40))
-    assert results["cost"]["response_cache"]["notice"] == warning.removeprefix("ragbench: warning: ")
+    notice = warning.removeprefix("ragbench: warning: ")
+    assert results["cost"]["response_cache"]["notice"] == notice
+    assert (resumed.stdout + resumed.stderr).count(notice) == 1  # warned once, not again in the cost line
+    assert (run_dir / "report.md").read_text(encoding="utf-8").count(notice) == 1
+
+
+def test_the_console_summary_leaves_out_the_notices_its_caches_warned_of_and_keeps_their_counts():
+    from ragbench.reports.summary import cost_line
+
+    stored = {"path": "c.sqlite", "damaged_entries": 2, "notice": "response cache c.sqlite: damaged; moved aside"}
+    pages = {"path": "p.sqlite", "hits": 1, "lookups": 2, "hit_rate": 0.5, "bytes": 0,
+             "notice": "page cache p.sqlite: damaged; moved aside"}
+    cost = {"examples": 1, "wall_seconds": 1.0, "examples_per_second": 1.0, "llm_calls": 1, "batches": 1,
+            "cache_hits": 0, "prompt_tokens": 1, "completion_tokens": 1, "response_cache": stored, "page_cache": pages}
+    console, report = cost_line(cost, notices=False), cost_line(cost)
+    assert "moved aside" not in console and "response cache c.sqlite: 2 damaged entries were misses" in console
+    assert "page cache p.sqlite: 1/2 hits" in console
+    assert report.count(stored["notice"]) == 1 and report.count(pages["notice"]) == 1
 
 
 def test_a_cache_of_an_older_ragbench_without_checksums_starts_fresh(tmp_path):

@@ -6,11 +6,12 @@ import asyncio
 import hashlib
 
 import pytest
-from crag_helpers import FixtureJudge, example_of, llama2_tokenizer_dir, metric_ctx, parity_fixture
+from crag_helpers import example_of, fixture_judge, llama2_tokenizer_dir, metric_ctx, parity_fixture
 
 from ragbench.tasks.crag.metrics import (CragAutoEval, CragHumanEval, CragRepoAutoEval, parse_crag_repo,
                                    parse_kddcup2024, truncate_prediction)
 from ragbench.tasks.crag.prompts import judge_prompt, prompts
+from ragbench.testing import ScriptedLLM
 from ragbench.types import Prediction
 
 METRICS = {"kddcup2024": CragAutoEval, "crag_repo": CragRepoAutoEval}
@@ -18,7 +19,7 @@ METRICS = {"kddcup2024": CragAutoEval, "crag_repo": CragRepoAutoEval}
 
 def score_rows(protocol: str):
     fixture = parity_fixture(protocol)
-    judge = FixtureJudge(fixture)
+    judge = fixture_judge(fixture)
     metric = METRICS[protocol]()
 
     async def all_rows():
@@ -51,9 +52,9 @@ def test_aggregates_equal_upstream(protocol):
 @pytest.mark.parametrize("protocol", ["kddcup2024", "crag_repo"])
 def test_judge_is_asked_exactly_the_upstream_calls(protocol):
     fixture, judge, _ = score_rows(protocol)
-    asked = [call["messages"][1]["content"] for call in judge.asked]
+    asked = [request.messages[1][1] for request in judge.requests]
     assert asked == [call["user"] for call in fixture["judge_calls"]["calls"]]
-    assert judge.asked[0]["messages"][0]["content"] == fixture["judge_calls"]["system"]
+    assert judge.requests[0].messages[0][1] == fixture["judge_calls"]["system"]
 
 
 def test_judge_sampling_follows_each_evaluator():
@@ -92,20 +93,9 @@ def test_crag_repo_parser(reply, accurate):
     assert parse_crag_repo(reply) is accurate
 
 
-class CountingJudge:
-    def __init__(self, reply: str) -> None:
-        self.reply, self.calls = reply, 0
-
-    async def chat(self, messages, step="chat", **sampling):
-        from ragbench.engines.base import Response
-
-        self.calls += 1
-        return Response(texts=[self.reply])
-
-
 def test_two_judges_are_averaged_per_example():
     example = example_of({"id": "x", "query": "q", "answer": "a", "alt_ans": []})
-    ctx = metric_ctx(CountingJudge('{"Accuracy": "True"}'), CountingJudge('{"Accuracy": "False"}'))
+    ctx = metric_ctx(ScriptedLLM('{"Accuracy": "True"}'), ScriptedLLM('{"Accuracy": "False"}'))
     scores = asyncio.run(CragAutoEval().score(example, Prediction("x", answer="not a"), ctx))
     assert scores == {"accuracy": 0.5, "hallucination": 0.5, "missing": 0.0, "score": 0.0, "exact_accuracy": 0.0}
 

@@ -146,11 +146,11 @@ async def test_per_page_embeddings_rank_as_one_embedding_of_the_unique_sentences
     import numpy as np
     from crag_helpers import KeywordEmbedder
 
-    from ragbench.context import Context
     from ragbench.run.resources import RunResources
     from ragbench.tasks.crag import baselines
     from ragbench.tasks.crag.pages import html_to_sentences
     from ragbench.tasks.crag.task import CragTask3, example_from_record
+    from ragbench.testing import make_context
 
     archive = write_task3_archive(tmp_path, questions=1, pages=6, median=3_000, parts=1)
     with tarfile.open(archive, "r:bz2") as tar:
@@ -161,7 +161,7 @@ async def test_per_page_embeddings_rank_as_one_embedding_of_the_unique_sentences
     with RunResources() as resources:
         task.bind(resources)
         for _ in range(2):  # parsed and embedded, then from the cache
-            top = await task.top_sentences(example, Context(llm=None, task=task), example.docs)
+            top = await task.top_sentences(example, make_context(task), example.docs)
             per_page = [html_to_sentences(doc.metadata["page_result"]) for doc in example.docs]
             sentences, origins, _ = baselines.unique_sentences(example.docs, per_page)
             vectors = np.asarray(KeywordEmbedder().encode(sentences + [example.question]))

@@ -11,12 +11,13 @@ import pytest
 from helpers import samples
 from test_record_replay import without_timings
 
-from ragbench.context import Context
 from ragbench.hookspecs import hookimpl
 from ragbench.registry import Registry
 from ragbench.replay.rerun import replay_config
 from ragbench.run.evaluator import Evaluator, RunConfig
 from ragbench.shared.reader import Reader
+from ragbench.task import Task
+from ragbench.testing import make_context
 from ragbench.types import Document
 from ragbench.view.catalog import RunCatalog
 from ragbench.view.site import Site
@@ -64,7 +65,7 @@ def custom_steps(trace):
 
 
 def test_record_step_keeps_json_values_in_the_enclosing_group():
-    ctx = Context(llm=None, task=None)  # type: ignore[arg-type]
+    ctx = make_context(Task)
     kept = [Document(id="d2", title="B", text="two", score=np.float32(0.5), metadata={"vector": np.zeros(2)})]
     with ctx.group("iteration 1"):
         step = ctx.record_step("rerank", inputs={"candidates": ("d1", "d2"), "k": np.int64(1)},
@@ -84,7 +85,7 @@ def test_record_step_keeps_json_values_in_the_enclosing_group():
     ({"ranks": {1: "d1"}}, r"record_step\(rerank: inputs\['ranks'\]\): key 1 is a int, not a string"),
 ])
 def test_record_step_refuses_values_that_are_not_json_naming_where_they_are(inputs, message):
-    ctx = Context(llm=None, task=None)  # type: ignore[arg-type]
+    ctx = make_context(Task)
     with pytest.raises(TypeError, match=message):
         ctx.record_step("rerank", inputs=inputs)
     with pytest.raises(TypeError, match=r"docs\[0\]\): a Document is expected, not dict"):

@@ -1,13 +1,17 @@
-"""A failed example keeps its traceback in its sample (`traceback`), report.md shows the first one of each
-failure cause, and `--fail-fast` stops the run at the first failed example with its traceback, leaving a
-run that `--resume` completes."""
+"""A failed example keeps its traceback in its sample (`traceback`), and a metric that raised keeps its own
+(`score_tracebacks`); report.md shows the first one of each failure cause, and `--fail-fast` stops the run
+at the first failed example or metric with its traceback, leaving a run that `--resume` completes."""
 from __future__ import annotations
 
 import json
 
+import scoring_plugin
+from click.testing import CliRunner
 from conftest import write_jsonl
 from helpers import cli, samples
+from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
 
+from ragbench.cli.main import main
 from ragbench.registry import Registry
 from ragbench.run.evaluator import Evaluator, RunConfig
 from ragbench.system import System
@@ -95,3 +99,61 @@ def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resu
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert results["counts"]["popqa"] == {"records": 6, "scored": 6, "failed": 0, "bad_records": 0, "missing": 0,
                                          "metric_failures": 0}
+
+
+# --- metrics that raise ------------------------------------------------------------------------------
+
+def run_raising_metric(tmp_path, failing: set[str], *extra: str, metrics: str = "match,scored:raise,scored:string"):
+    """Four examples of the demo task through the command line, scored by `metrics`: `scored:raise` raises on
+    the ids in `failing`, `scored:string` returns a value that is not a score."""
+    scoring_plugin.FAILING.clear()
+    scoring_plugin.FAILING.update(failing)
+    args = ["--tasks", "demo", "--system", "closed_book", "--model", scoring_plugin.SYSTEM, "--limit", "4",
+            "--metrics", metrics, "--no-progress", "--bootstrap-iters", "10", "--output", str(tmp_path / "run"), *extra]
+    return CliRunner().invoke(main, args)
+
+
+def test_a_metric_that_raises_keeps_its_traceback_beside_its_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.setattr("ragbench.run.evaluator.get_registry", scoring_plugin.registry)
+    run_raising_metric(tmp_path, {"9001"})
+    records = {s["id"]: s for s in samples(tmp_path / "run", "demo")}
+    failed = records["9001"]
+    assert failed["score_errors"]["scored:raise"] == "RuntimeError: flaky metric on 9001"
+    trace = failed["score_tracebacks"]["scored:raise"]
+    assert trace.startswith("Traceback (most recent call last):")
+    assert trace.endswith("RuntimeError: flaky metric on 9001\n")
+    assert 'in score\n    raise RuntimeError(f"flaky metric on {example.id}")' in trace
+    assert set(failed["score_tracebacks"]) == {"scored:raise"}  # a value that is not a score: its message says all
+    assert all("score_tracebacks" not in records[i] for i in ("9000", "9002", "9003"))
+
+
+def test_report_shows_the_first_traceback_of_each_failed_metric(tmp_path, monkeypatch):
+    monkeypatch.setattr("ragbench.run.evaluator.get_registry", scoring_plugin.registry)
+    run_raising_metric(tmp_path, {"9001", "9003"})
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    groups = {group["cause"]: group for group in results["failures"]["demo"]}
+    assert groups["metric scored:raise: RuntimeError"]["traceback"].endswith("RuntimeError: flaky metric on 9001\n")
+    assert "traceback" not in groups["metric scored:string: InvalidScore"]
+    report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    assert ("### demo: metric scored:raise: RuntimeError (first: 9001)\n\n```text\nTraceback (most recent call last):"
+            in report) and 'raise RuntimeError(f"flaky metric on {example.id}")' in report
+
+
+def test_fail_fast_stops_at_the_first_failed_metric_with_its_traceback_and_resume_completes(tmp_path, monkeypatch):
+    monkeypatch.setattr("ragbench.run.evaluator.get_registry", scoring_plugin.registry)
+    fail_fast = ("--max-inflight", "1", "--fail-fast")
+    stopped = run_raising_metric(tmp_path, {"9001"}, *fail_fast, metrics="match,scored:raise")
+    assert stopped.exit_code == 1
+    assert "Traceback (most recent call last):" in stopped.stderr and "in score\n" in stopped.stderr
+    last = stopped.stderr.strip().splitlines()[-1]
+    assert last.startswith("ragbench: --fail-fast: demo 9001 metric scored:raise failed: RuntimeError: flaky metric on "
+                           "9001; the run stopped there") and last.endswith("--resume tries it again)")
+    assert not (tmp_path / "run" / "results.json").exists()
+    assert [s["id"] for s in samples(tmp_path / "run", "demo")] == ["9000", "9001"]  # nothing after it ran
+    again = run_raising_metric(tmp_path, {"9001"}, *fail_fast, "--resume", metrics="match,scored:raise")
+    # re-scored first, failing again: stopped again
+    assert again.exit_code == 1 and "demo 9001 metric scored:raise failed" in again.stderr.strip().splitlines()[-1]
+    resumed = run_raising_metric(tmp_path, set(), *fail_fast, "--resume", metrics="match,scored:raise")  # fixed
+    assert resumed.exit_code == 0, resumed.output
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["complete"] and results["counts"]["demo"]["scored"] == 4

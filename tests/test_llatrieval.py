@@ -9,12 +9,12 @@ import pytest
 from conftest import TEST_DATA
 from alce_helpers import ALCE_DATA
 from helpers import run
-from llatrieval_helpers import (StepScript, TopicRetriever, always_yes, asqa_examples, asqa_task, context, make_docs,
-                                records, run_system)
+from llatrieval_helpers import StepScript, TopicRetriever, always_yes, asqa_examples, asqa_task, make_docs
 
 from ragbench.errors import ConfigError
 from ragbench.registry import Registry
 from ragbench.run.evaluator import Evaluator, RunConfig
+from ragbench.testing import ScriptedLLM, make_context, run_examples
 from ragbench.tasks.selfrag.demo import Demo
 from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.prompts import SELECT_SYSTEM, candidates_message
@@ -25,7 +25,7 @@ QUESTIONS = ["Who sang it?"]
 
 
 async def select(system: LLatrieval, docs: list[Document], script=None):
-    ctx, _ = context(script or StepScript())
+    ctx = make_context(asqa_task(), ScriptedLLM(script or StepScript()))
     return await system.select(QUESTIONS, docs, ctx)
 
 
@@ -81,13 +81,13 @@ async def test_a_document_too_long_for_the_guard_is_shown_once_instead_of_foreve
 # --- the loop ------------------------------------------------------------------------------------------
 async def test_every_example_passing_verification_stops_after_one_iteration():
     examples = asqa_examples()
-    predictions, engine, _ = await run_system(LLatrieval(), examples, StepScript())
+    predictions = await run_examples(LLatrieval(), examples, ScriptedLLM(StepScript()), asqa_task())
     assert all(p.error is None and p.answer == "An answer [1][2]." for p in predictions)
     for p in predictions:
         [iteration] = p.extras["llatrieval"]["iterations"]
         assert iteration["verification"]["passed"] and p.extras["llatrieval"]["passed_at"] == 1
         assert [s.name for s in p.trace].count("update_query") == 0
-    stats = LLatrieval().statistics(records(examples, predictions))
+    stats = LLatrieval().statistics(predictions)
     assert stats["examples_per_iteration"] == {"1": 6, "2": 0, "3": 0, "4": 0}
     assert stats["passed_verification_per_iteration"] == {"1": 6, "2": 0, "3": 0} and stats["never_verified"] == 0
 
@@ -95,7 +95,7 @@ async def test_every_example_passing_verification_stops_after_one_iteration():
 async def test_rejected_examples_run_every_iteration_and_the_last_is_not_verified():
     examples = asqa_examples()[:2]
     script = StepScript(verdict=lambda user, n: "Judgment: [NO]")
-    predictions, _, _ = await run_system(LLatrieval(), examples, script, retriever=TopicRetriever())
+    predictions = await run_examples(LLatrieval(), examples, ScriptedLLM(script), asqa_task(), retriever=TopicRetriever())
     for example, p in zip(examples, predictions):
         iterations = p.extras["llatrieval"]["iterations"]
         assert [it["verification"] is None for it in iterations] == [False, False, False, True]
@@ -105,15 +105,15 @@ async def test_rejected_examples_run_every_iteration_and_the_last_is_not_verifie
             assert after["query"].startswith("missing ") and after["new_candidates"] == 50
         steps = [s.name for s in p.trace if s.kind == "llm"]
         assert steps.count("verify") == 3 and steps.count("update_query") == 3 and steps.count("summarize") == 200
-    stats = LLatrieval().statistics(records(examples, predictions))
+    stats = LLatrieval().statistics(predictions)
     assert stats["document_candidates_per_example"] == 200 and stats["never_verified"] == 2
     assert stats["llm_calls_per_example"]["select"] == 3 + 4 * 3
 
 
 async def test_missing_info_query_shows_the_selected_passages_and_uses_the_chosen_prompt():
     script = StepScript(verdict=lambda user, n: "[NO]" if n == 1 else "[YES]")
-    [p], _, _ = await run_system(LLatrieval(query_style="question", max_iterations=2), asqa_examples()[:1], script,
-                                 retriever=TopicRetriever())
+    [p] = await run_examples(LLatrieval(query_style="question", max_iterations=2), asqa_examples()[:1],
+                             ScriptedLLM(script), asqa_task(), retriever=TopicRetriever())
     [update] = script.log["update_query"]
     system, user = (content for _, content in update.messages)
     assert "generate a new question" in system
@@ -124,7 +124,8 @@ async def test_missing_info_query_shows_the_selected_passages_and_uses_the_chose
 async def test_hyde_first_query_searches_with_the_written_passage():
     script = StepScript()
     retriever = TopicRetriever()
-    [p], _, _ = await run_system(LLatrieval(first_query="hyde"), asqa_examples()[:1], script, retriever=retriever)
+    [p] = await run_examples(LLatrieval(first_query="hyde"), asqa_examples()[:1], ScriptedLLM(script), asqa_task(),
+                             retriever=retriever)
     assert p.extras["llatrieval"]["iterations"][0]["query"] == "A passage."
     assert retriever.queries == [["A passage."]]
 
@@ -134,10 +135,10 @@ async def test_score_verification_passes_at_the_threshold_and_counts_unparsed_sc
     examples = asqa_examples()[:3]
     script = StepScript(verdict=lambda user, n: replies[[e.question in user for e in examples].index(True)])
     system = LLatrieval(verification="score", threshold=70, max_iterations=2)
-    predictions, _, _ = await run_system(system, examples, script)
+    predictions = await run_examples(system, examples, ScriptedLLM(script), asqa_task())
     assert [len(p.extras["llatrieval"]["iterations"]) for p in predictions] == [1, 2, 2]
     assert "ScoreGPT" in script.log["verify"][0].messages[0][1]
-    stats = system.statistics(records(examples, predictions))
+    stats = system.statistics(predictions)
     assert stats["unparsed_scores"] == 1 and stats["passed_verification_per_iteration"] == {"1": 1}
 
 
@@ -160,7 +161,8 @@ def test_gold_verification_is_refused_before_the_run_on_a_task_without_short_gol
 
 async def test_gold_verification_makes_no_llm_call():
     script = StepScript()
-    await run_system(LLatrieval(verification="gold", max_iterations=2), asqa_examples()[:2], script)
+    await run_examples(LLatrieval(verification="gold", max_iterations=2), asqa_examples()[:2], ScriptedLLM(script),
+                       asqa_task())
     assert "verify" not in script.log
 
 
@@ -169,7 +171,7 @@ async def test_sub_questions_are_off_by_default_and_used_everywhere_when_on():
     sub = "\n".join(pair["question"] for pair in example.gold["qa_pairs"])
     for switch, expected in ((False, example.question), (True, sub)):
         script = StepScript()
-        await run_system(LLatrieval(use_sub_questions=switch), [example], script)
+        await run_examples(LLatrieval(use_sub_questions=switch), [example], ScriptedLLM(script), asqa_task())
         for step in ("summarize", "select", "verify", "answer"):
             user = script.log[step][0].messages[-1][1]
             assert expected in user and (switch or "(sense 1)" not in user), (switch, step)
@@ -181,13 +183,13 @@ async def test_calls_and_searches_of_all_examples_are_batched_whatever_their_ite
     rejected = {examples[0].question, examples[1].question}
     script = StepScript(verdict=lambda user, n: "[NO]" if any(q in user for q in rejected) else "[YES]")
     retriever = TopicRetriever()
-    predictions, engine, retrieval = await run_system(LLatrieval(max_iterations=2), examples, script,
-                                                      retriever=retriever)
+    llm = ScriptedLLM(script, batch_size=512)
+    predictions = await run_examples(LLatrieval(max_iterations=2), examples, llm, asqa_task(), retriever=retriever)
     # one engine batch per step: 6x50 summaries, 3 selection rounds, 6 verifications, then the 4 passed
     # examples' answers beside the 2 rejected ones' updates, 2x50 summaries, 4 selection rounds (5 old +
     # 50 new candidates) and their 2 answers
-    assert engine.batch_sizes == [300, 6, 6, 6, 6, 4, 2, 100, 2, 2, 2, 2, 2]
-    assert sum(engine.batch_sizes) == sum(len([s for s in p.trace if s.kind == "llm"]) for p in predictions)
+    assert llm.batch_sizes == [300, 6, 6, 6, 6, 4, 2, 100, 2, 2, 2, 2, 2]
+    assert sum(llm.batch_sizes) == sum(len([s for s in p.trace if s.kind == "llm"]) for p in predictions)
     assert [len(queries) for queries in retriever.queries] == [6, 2]
 
 

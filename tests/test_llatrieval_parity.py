@@ -6,12 +6,13 @@ import hashlib
 
 import pytest
 
-from llatrieval_helpers import asqa_examples, asqa_task, context, make_docs, parity, upstream_doc
+from llatrieval_helpers import asqa_examples, asqa_task, make_docs, parity, upstream_doc
 
 from ragbench.plugins.llatrieval import prompts
 from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.tokens import gpt2_counter
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
+from ragbench.testing import ScriptedLLM, make_context
 from ragbench.types import Document
 
 PROMPTS = parity("prompts")
@@ -74,7 +75,7 @@ async def test_final_answer_prompt_matches_run_py(case):
     example = asqa_examples(task)[PROMPTS["final_answer"]["record_index"]]
     docs = [Document(id=d["id"], title=d["title"], text=d["text"]) for d in case["docs"]]
     system = LLatrieval(use_sub_questions=case["use_sub_questions"])
-    ctx, engine = context(lambda request: "An answer.", task=task)
+    ctx = make_context(task, ScriptedLLM("An answer."))
     prediction = await system.answer(example, ctx, docs, "\n".join(system.questions(example)), [])
     [request] = [step.request for step in ctx.trace]
     assert request["messages"][1]["content"] == case["prompt"]
@@ -97,8 +98,7 @@ def test_selection_ids_are_parsed_as_upstream(case):
 async def test_progressive_selection_windows_match_upstream(case):
     new = make_docs(**case["new_docs"])[: case["doc_num"]]
     old = make_docs(**case["old_docs"]) if case["old_docs"] else []
-    replies = iter(window["reply"] for window in case["windows"])
-    ctx, _ = context(lambda request: next(replies))
+    ctx = make_context(asqa_task(), ScriptedLLM([window["reply"] for window in case["windows"]]))
     system = LLatrieval(doc_num=case["doc_num"], summarize_top=max(50, case["doc_num"]), use_title=case["use_title"])
     selected, windows = await system.select(case["questions"], old + new, ctx)
     sent = [step.request for step in ctx.trace]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragbench.registry import Registry
+from ragbench.run.checks import PreflightError
 from ragbench.shared.yaml_tasks.sources import webquestions_records
 
 from conftest import ROOT, TEST_DATA
@@ -187,9 +188,13 @@ def test_hotpotqa_fullwiki_release_format(tmp_path):
     assert values == pytest.approx({**HOTPOT_ANSWERS, **support})
 
 
-def test_hotpotqa_fullwiki_has_no_passages_of_its_own(tmp_path):
-    values = score(tmp_path, "hotpotqa_fullwiki", "hotpot_dev_fullwiki_v1.json", HOTPOT_RULES, system="vanilla")
-    assert values["support_recall"] == 0.0  # the provided retriever finds nothing to show
+def test_hotpotqa_fullwiki_runs_without_documents_only_when_asked(tmp_path):
+    with pytest.raises(PreflightError, match="task hotpotqa_fullwiki: its examples carry no documents"):
+        score(tmp_path, "hotpotqa_fullwiki", "hotpot_dev_fullwiki_v1.json", HOTPOT_RULES, system="vanilla")
+    assert not (tmp_path / "run").exists()
+    values = score(tmp_path, "hotpotqa_fullwiki", "hotpot_dev_fullwiki_v1.json", HOTPOT_RULES, system="vanilla",
+                   retriever="none")
+    assert values["support_recall"] == 0.0  # nothing to show
     prompt = samples(tmp_path / "run", "hotpotqa_fullwiki")[0]["trace"][-1]["request"]["prompt"]
     assert prompt.startswith("Answer the question based on your own knowledge.")
 
@@ -206,6 +211,22 @@ def test_hotpotqa_fullwiki_with_a_corpus_index(tmp_path):
     assert values["support_recall"] == pytest.approx(3.5 / 4) and values["em"] == HOTPOT_ANSWERS["em"]
     steps = [s for s in samples(tmp_path / "run", "hotpotqa_fullwiki")[0]["trace"] if s["kind"] == "retrieval"]
     assert [s["request"]["retriever"] for s in steps] == ["bm25"]
+
+
+def test_hotpotqa_fullwiki_over_a_flashrag_corpus_matches_supporting_passages_by_title(tmp_path):
+    """FlashRAG's corpus format ({"id", "contents"}: the title, quoted, in the first line): supporting passages
+    are matched by the title, and FlashRAG's prompt shows each passage as FlashRAG does."""
+    from ragbench.retrieval.index import build_index
+
+    index = tmp_path / "index"
+    build_index(SAMPLES / "varn_corpus_flashrag.jsonl", index, "bm25", chunk_size=4, progress=False)
+    values = score(tmp_path, "hotpotqa_fullwiki", "hotpot_dev_fullwiki_v1.json", HOTPOT_RULES, system="vanilla",
+                   system_args={"top_n": 2}, retriever="bm25", retriever_args={"index": str(index)})
+    assert values["support_recall"] == pytest.approx(3.5 / 4)  # as over the same corpus with a title field (above)
+    first = samples(tmp_path / "run", "hotpotqa_fullwiki")[0]
+    assert [doc["title"] for doc in first["prediction"]["docs"]] == ["Ansgar Pell", "Olm"]
+    prompt = first["trace"][-1]["request"]["prompt"]
+    assert '\nDoc 1(Title: "Ansgar Pell") Ansgar Pell (1751-1820) was a brewer' in prompt
 
 
 # --- 2WikiMultihopQA ----------------------------------------------------------------------------------
@@ -298,9 +319,14 @@ def test_a_passage_whose_title_is_its_first_line_is_shown_as_flashrag_shows_it()
     from ragbench.tasks.open_qa.style import reference
     from ragbench.types import Document
 
-    # FlashRAG's wiki corpora keep the title in the first line of `contents`; format_reference splits it off
-    docs = [Document(id="1", title="", text='"Olm"\nOlm is a town.'), Document(id="2", title="Varn", text="An island.")]
-    assert reference(docs) == 'Doc 1(Title: "Olm") Olm is a town.\nDoc 2(Title: Varn) An island.\n'
+    # FlashRAG's corpora keep the title in the first line of `contents`; format_reference splits it off as
+    # written. A passage read by ragbench carries that line (when it is not the title) in its metadata; one
+    # indexed with its title still in the text (by ragbench before it split `contents`) is split here.
+    docs = [Document(id="1", title="Olm", text="Olm is a town.", metadata={"title_line": '"Olm"'}),
+            Document(id="2", title="", text='"Olm"\nOlm is a town.'), Document(id="3", title="Varn", text="An island."),
+            Document(id="4", title="", text="A passage without a title.", metadata={"title_line": ""})]
+    assert reference(docs) == ('Doc 1(Title: "Olm") Olm is a town.\nDoc 2(Title: "Olm") Olm is a town.\n'
+                               'Doc 3(Title: Varn) An island.\nDoc 4(Title: ) A passage without a title.\n')
 
 
 def test_every_open_qa_task_is_in_the_catalogue_with_its_group():

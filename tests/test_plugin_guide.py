@@ -91,7 +91,13 @@ def test_the_guide_command_runs_and_gives_the_numbers_the_guide_states(built):
     assert done.returncode == 0, done.stderr
     results = json.loads((root / "runs" / "capitals" / "results.json").read_text())
     assert results["results"]["capitals"]["capital_hit"] == pytest.approx(2 / 3)
-    assert "scores `capital_hit` 0.6667 (2 of 3)" in GUIDE.read_text(encoding="utf-8")
+    assert results["results"]["capitals"]["answer_words"] == pytest.approx(2.0)
+    assert ("scores `capital_hit` 0.6667 (2 of 3; better: higher) and `answer_words` 2.0000 (better: neither)"
+            in " ".join(GUIDE.read_text(encoding="utf-8").split()))
+    details = results["details"]["capitals"]
+    assert (details["capital_hit"]["higher_is_better"], details["capital_hit"]["range"]) == (True, [0, 1])
+    assert (details["answer_words"]["higher_is_better"], details["answer_words"]["range"]) == (None, [0, None])
+    assert "| capitals | answer_words | neither | 2.0000 |" in done.stdout
     assert set(results["details"]["capitals"]["capital_hit"]["slices"]["region"]) == {"Europe", "Asia", "Americas"}
     assert ("capitals: warning: 1 of 3 outputs (33%) did not follow two_step's format (a one-word answer); "
             "use an instruction-tuned model, or raise --system-arg max_tokens") in done.stderr
@@ -99,6 +105,11 @@ def test_the_guide_command_runs_and_gives_the_numbers_the_guide_states(built):
     assert [s["prediction"]["answer"] for s in samples] == ["Paris", "Tokyo", "I do not know"]
     assert trace_prompts(samples[0]["trace"])[0] == ("Paris is the capital of France.\nAnswer in one word.\n"
                                         "Question: What is the capital of France?\nAnswer:")
+    rerank = samples[0]["trace"][1]  # the system's own step, between the retrieval and the model's call
+    assert [step["kind"] for step in samples[0]["trace"]] == ["retrieval", "custom", "llm"]
+    assert (rerank["name"], rerank["request"], rerank["response"]) == ("rerank", {"retrieved": ["0-0"]},
+                                                                       {"overlap": [5], "kept": ["0-0"]})
+    assert [doc["text"] for doc in rerank["docs"]] == ["Paris is the capital of France."]
 
 
 def test_the_guide_task_options_and_bad_records_behave_as_the_guide_says(built):

@@ -105,3 +105,9 @@ def test_built_in_plugins_import_only_the_public_api_but_the_listed_exceptions()
                     problems += [f"{relative}:{line}: ragbench.api has no {n}" for n in names if n not in PUBLIC[module]]
     assert problems == []
     assert set(EXCEPTIONS) - found == set(), "exceptions no longer needed: remove them from EXCEPTIONS"
+
+
+def test_the_plugin_guide_lists_every_public_name():
+    guide = (REPO / "docs" / "writing-plugins.md").read_text(encoding="utf-8")
+    table = guide[guide.index("## The public API"):guide.index("## A plugin from nothing")]
+    assert sorted(name for name in ragbench.api.__all__ if f"`{name}`" not in table) == []

@@ -71,6 +71,28 @@ def test_a_vanilla_run_on_a_bm25_index_replays_identically(tmp_path):
     assert_replays_identically(out, tmp_path, ["alce_asqa"])
 
 
+def test_documents_without_ids_are_recorded_and_replayed_by_their_derived_ids(tmp_path):
+    """HotpotQA's paragraphs have no ids: each gets `<example id>:<position>`, which the trace and the
+    recorded searches name it by, so a recording carries each paragraph once, and the replay finds it there."""
+    from conftest import TEST_DATA
+
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"response": "Olm"}]))
+    data = TEST_DATA / "open_qa" / "hotpot_dev_distractor_v1.json"
+    results = run(tmp_path, tasks=["hotpotqa_distractor"], data={"hotpotqa_distractor": str(data)}, system="llatrieval",
+                  system_args={"retrieve_top": 2, "summarize_top": 2, "doc_num": 2, "window_size": 3, "k": 1,
+                               "max_iterations": 2}, retriever="example_bm25", model=f"scripted:{rules}", limit=1)
+    assert results["complete"]
+    searches = [json.loads(line) for line in (tmp_path / "run" / "calls" / "retrieval.jsonl").read_text().splitlines()]
+    assert len(searches) == 2 and searches[0]["ids"] == ["5c8a01:2", "5c8a01:0"]  # Ansgar Pell, Olm
+    carried = [doc["id"] for search in searches for doc in search.get("docs", [])]
+    assert sorted(carried) == sorted(set(carried))  # each paragraph carried once, the next search names it
+    (first,) = samples(tmp_path / "run", "hotpotqa_distractor")
+    assert all(None not in step["response"]["ids"] for step in first["trace"] if step["kind"] == "retrieval")
+    rules.unlink()
+    assert_replays_identically(tmp_path / "run", tmp_path, ["hotpotqa_distractor"])
+
+
 def test_a_crag_task2_run_replays_its_kg_calls_without_a_server(tmp_path):
     kg_dir = write_tiny_kg(tmp_path / "cragkg")
     data = write_jsonl(tmp_path / "d.jsonl", [crag_record(1, query="what is florida's capital?"),

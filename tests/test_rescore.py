@@ -70,6 +70,14 @@ def test_rescore_adds_to_the_runs_metrics_and_keeps_failed_examples_as_they_were
     assert not outcome.complete  # the bad record stays counted
 
 
+def test_rescore_writes_the_tasks_reading_of_the_gold_into_a_run_written_without_it(finished, tmp_path):
+    path = finished / "samples" / "popqa.jsonl"
+    older = [{k: v for k, v in record.items() if k != "gold_references"} for record in samples(finished, "popqa")]
+    path.write_text("".join(json.dumps(record) + "\n" for record in older))
+    outcome = rescore_run(finished, {"metrics": ["match"], "output": str(tmp_path / "new")})
+    assert [r["gold_references"] for r in samples(outcome.run_dir, "popqa")] == [r["gold"]["answers"] for r in older]
+
+
 def test_rescore_refuses_its_own_folder_an_existing_run_and_an_unfinished_run(finished, tmp_path):
     with pytest.raises(ConfigError, match="is the run being re-scored; give a new folder"):
         rescore_run(finished, {"output": str(finished)})

@@ -88,3 +88,44 @@ def test_indexed_text_is_title_newline_text_as_alce_and_llatrieval_encode_it():
     assert passage_text(doc) == "Aaron\nAaron is a prophet."
     assert passage_text(doc, with_title=False) == "Aaron is a prophet."
     assert passage_text(Document(id="2", title="", text="untitled")) == "untitled"
+
+
+# FlashRAG's corpus format: {"id", "contents"}, the title the first line of contents (here quoted, as FlashRAG's
+# retriever expects: it strips the quotes off the title, flashrag/retriever/retriever.py)
+FLASHRAG = [{"id": "0", "contents": '"Olm"\nOlm is a fishing town.\nIt lies on Varn.'},
+            {"id": "1", "contents": "Trask\nTrask is a village."},
+            {"id": "2", "contents": "\nA passage without a title."},
+            {"id": "3", "contents": "One line, no title."}]
+
+
+def test_flashrag_contents_give_title_and_text_as_flashrag_splits_them(tmp_path):
+    docs = list(read_corpus(write_jsonl(tmp_path / "wiki.jsonl", FLASHRAG)))
+    assert [(d.title, d.text) for d in docs] == [("Olm", "Olm is a fishing town.\nIt lies on Varn."),
+                                                 ("Trask", "Trask is a village."), ("", "A passage without a title."),
+                                                 ("", "One line, no title.")]
+    assert [d.metadata for d in docs] == [{"title_line": '"Olm"'}, {}, {"title_line": ""}, {}]
+
+
+def test_a_flashrag_passage_is_indexed_as_its_contents(tmp_path):
+    docs = list(read_corpus(write_jsonl(tmp_path / "wiki.jsonl", FLASHRAG)))
+    assert [passage_text(d) for d in docs[:2]] == [FLASHRAG[0]["contents"], FLASHRAG[1]["contents"]]
+    assert passage_text(docs[0], with_title=False) == "Olm is a fishing town.\nIt lies on Varn."
+
+
+def test_a_corpus_with_a_title_field_keeps_contents_as_the_text(tmp_path):
+    (doc,) = read_corpus(write_jsonl(tmp_path / "c.jsonl", [{"id": "n1", "title": "T", "contents": "first\nsecond"}]))
+    assert (doc.title, doc.text, doc.metadata) == ("T", "first\nsecond", {})
+
+
+def test_an_index_of_a_flashrag_corpus_returns_titles_and_the_written_title_line(tmp_path):
+    from ragbench.retrieval.docstore import DocStore
+    from ragbench.retrieval.index import build_index
+
+    build_index(write_jsonl(tmp_path / "wiki.jsonl", FLASHRAG), tmp_path / "index", "bm25", progress=False)
+    store = DocStore(tmp_path / "index")
+    try:
+        assert store.get(0) == Document(id="0", title="Olm", text="Olm is a fishing town.\nIt lies on Varn.",
+                                        metadata={"title_line": '"Olm"'})
+        assert store.get(1) == Document(id="1", title="Trask", text="Trask is a village.")
+    finally:
+        store.close()

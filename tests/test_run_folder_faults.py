@@ -117,6 +117,22 @@ def test_a_folder_held_in_this_process_refuses_a_run_and_is_free_once_the_run_re
     assert run(tmp_path, overwrite=True, **config)["complete"]  # the resume let go when it returned
 
 
+def test_a_run_starting_while_the_lock_is_probed_is_not_turned_away(tmp_path):
+    import fcntl
+    import threading
+
+    from ragbench.storage.run_lock import RunLock
+
+    (tmp_path / "run.lock").write_text(json.dumps({"pid": 1, "host": "elsewhere"}))  # as a killed run leaves it
+    probe = (tmp_path / "run.lock").open("r")
+    fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)  # a viewer's or `check`'s probe, caught at its instant
+    threading.Timer(0.05, probe.close).start()
+    starting = RunLock(tmp_path)
+    starting.acquire()
+    assert starting.held and json.loads((tmp_path / "run.lock").read_text())["pid"] == os.getpid()
+    starting.release()
+
+
 HOLDER_GONE = """
 import os, sys, time
 from ragbench.storage.run_lock import RunLock

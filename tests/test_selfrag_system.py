@@ -54,16 +54,17 @@ def test_no_retrieval_mode_continues_after_the_no_retrieval_token(tmp_path):
 def test_passage_generations_of_all_questions_share_batches(tmp_path):
     import asyncio
 
-    from llatrieval_helpers import run_system
     from ragbench.tasks.selfrag.demo import Demo
+    from ragbench.testing import ScriptedLLM, run_examples
 
     task = Demo()
     task.prepare()
     examples = [e for e in task.examples()][:6]
     system = SelfRag(mode="always_retrieve", ndocs=3)
-    predictions, engine, _ = asyncio.run(run_system(system, examples, lambda r: "[Relevant]yes", task=task))
+    llm = ScriptedLLM("[Relevant]yes", batch_size=512)
+    predictions = asyncio.run(run_examples(system, examples, llm, task))
     assert all(p.extras["selfrag"]["retrieved"] for p in predictions)
-    assert sum(engine.batch_sizes) == 18 and max(engine.batch_sizes) > 3  # not one question at a time
+    assert sum(llm.batch_sizes) == 18 and max(llm.batch_sizes) > 3  # not one question at a time
 
 
 @pytest.mark.model

@@ -12,12 +12,9 @@ import json
 
 import pytest
 
-from ragbench.context import Context
-from ragbench.engines.replay import ReplayEngine
-from ragbench.llm import LLM
 from ragbench.plugins.selfrag.system import SelfRag
-from ragbench.run.scheduler import Scheduler
 from ragbench.task import Task
+from ragbench.testing import ReplayLLM, make_context
 from ragbench.types import Document, Example
 
 from conftest import TEST_DATA
@@ -46,15 +43,7 @@ def run_case(case: dict, tmp_path, task: Task, **options) -> tuple:
     docs = [Document(id=d["id"], title=d["title"], text=d["text"]) for d in case["docs"]]
     example = Example(id=case["name"], question="q", docs=docs)
     system = SelfRag(**options)
-
-    async def go():
-        scheduler = Scheduler()
-        try:
-            return await system.run(example, Context(llm=LLM(scheduler, ReplayEngine(str(path))), task=task))
-        finally:
-            await scheduler.close()
-
-    return asyncio.run(go())
+    return asyncio.run(system.run(example, make_context(task, ReplayLLM(path), docs=docs)))
 
 
 @pytest.mark.parametrize("case", cases("short"), ids=lambda c: c["name"])

@@ -7,19 +7,18 @@ import asyncio
 import json
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
-from ragbench.context import Context
 from ragbench.engines.base import Request, Sampling
 from ragbench.engines.replay import ReplayEngine
 from ragbench.errors import ConfigError
-from ragbench.llm import LLM
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.plugins.selfrag.scoring import SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW
-from ragbench.run.scheduler import Scheduler
 from ragbench.task import Task
 from ragbench.tasks.selfrag.demo import Demo
+from ragbench.testing import ReplayLLM, make_context
 from ragbench.types import Example
 
 from test_engine_vllm import NAMED, CompletionOutput, FakeLLM, Logprob, RequestOutput, fake_vllm  # noqa: F401
@@ -27,10 +26,14 @@ from test_engine_vllm import NAMED, CompletionOutput, FakeLLM, Logprob, RequestO
 PROMPT = "### Instruction:\nq\n\n### Response:\n"
 
 
-def replay(tmp_path, *records) -> ReplayEngine:
+def replay_file(tmp_path, *records) -> Path:
     path = tmp_path / "calls.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return ReplayEngine(str(path))
+    return path
+
+
+def replay(tmp_path, *records) -> ReplayEngine:
+    return ReplayEngine(str(replay_file(tmp_path, *records)))
 
 
 def named(engine, window, prompt=PROMPT, names=("[Retrieval]", "[No Retrieval]")):
@@ -78,15 +81,8 @@ def decide(tmp_path, window: str) -> tuple[bool, float]:
     system = SelfRag(mode="adaptive_retrieval", threshold=0.2, logprob_window=window)
     trace: dict = {}
 
-    async def go():
-        scheduler = Scheduler()
-        try:
-            ctx = Context(llm=LLM(scheduler, replay(tmp_path, DECISION)), task=Popqa())
-            return await system.decide_retrieval(ctx, PROMPT, trace)
-        finally:
-            await scheduler.close()
-
-    return asyncio.run(go()), trace["retrieval_ratio"]
+    ctx = make_context(Popqa, ReplayLLM(replay_file(tmp_path, DECISION)))
+    return asyncio.run(system.decide_retrieval(ctx, PROMPT, trace)), trace["retrieval_ratio"]
 
 
 def test_decision_with_a_token_outside_the_window_reads_minus_100_where_upstream_raises_keyerror(tmp_path):

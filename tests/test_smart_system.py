@@ -11,11 +11,12 @@ import pytest
 from conftest import TEST_DATA
 
 from helpers import run, samples
-from ragbench.context import Context
 from ragbench.errors import ConfigError
 from ragbench.plugins.smart.system import Smart
 from ragbench.plugins.smart.prompts import (parse_intents, parse_locator, parse_rating, postprocess_answers_closed,
                                             split_citations)
+from ragbench.retrieval.base import Retriever
+from ragbench.testing import make_context
 from ragbench.types import Document, Example
 
 PUBHEALTH = str(TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl")
@@ -144,27 +145,30 @@ def test_prompted_mode_locates_per_passage_and_answers_with_the_task_prompt(tmp_
     assert results["results"]["pubhealth"]["match"] == 1.0
 
 
+class IntentCorpus(Retriever):
+    """A corpus retriever (not the example's own documents): each query finds "shared", then its own."""
+
+    name = "intent_corpus"
+
+    def search(self, queries, k):
+        return [[Document(id=f"{query}-{i}" if i else "shared", title="t", text=query) for i in range(k)]
+                for query in queries]
+
+
+def searches(ctx) -> list[tuple[str, int]]:
+    return [(step.request["query"], step.request["k"]) for step in ctx.trace if step.kind == "retrieval"]
+
+
 def test_knowledge_retriever_searches_each_intent_and_drops_repeats():
-    class Searching:
-        fixed_documents = False  # a corpus retriever (bm25): searched per intent
-
-        def __init__(self):
-            self.queries = []
-
-        async def search(self, query, k):
-            self.queries.append((query, k))
-            return [Document(id=f"{query}-{i}" if i else "shared", title="t", text=query) for i in range(k)]
-
     from ragbench.tasks.selfrag.demo import Demo
 
-    ctx = Context(llm=None, task=Demo())  # type: ignore[arg-type]
-    ctx.retriever = Searching()
+    ctx = make_context(Demo, retriever=IntentCorpus())
     example = Example(id="1", question="q", gold={})
     docs = asyncio.run(Smart(top_k=2).retrieve(example, ctx, ["a", "b"]))
-    assert ctx.retriever.queries == [("a", 2), ("b", 2)] and [d.id for d in docs] == ["shared", "a-1", "b-1"]
-    ctx.retriever = Searching()
+    assert searches(ctx) == [("a", 2), ("b", 2)] and [d.id for d in docs] == ["shared", "a-1", "b-1"]
+    ctx = make_context(Demo, retriever=IntentCorpus())
     asyncio.run(Smart(intent_retrieval="joined").retrieve(example, ctx, ["a", "b"]))
-    assert ctx.retriever.queries == [("a; b", 3)]
+    assert searches(ctx) == [("a; b", 3)]
 
 
 def test_trajectory_parsers():

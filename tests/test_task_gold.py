@@ -3,6 +3,8 @@ their loaders make, the default reads `answers` or a `label`, and the metrics th
 (llm_judge, hf:NAME) ask the task, so a plugin task's own gold shape reaches them."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import TEST_DATA
 from crag_helpers import crag_record
@@ -75,3 +77,23 @@ def test_an_evaluate_metric_gets_the_tasks_references_and_records_no_per_example
     run = run_eval(Riddles, "closed_book", ScriptedLLM("a piano"), metrics=[name])
     assert run.scores["riddles"][name] == 1.0 and run.complete
     assert run.samples["riddles"][0].score_errors == {}
+
+
+def test_each_sample_carries_the_tasks_reading_of_its_gold():
+    run = run_eval(Riddles, "closed_book", ScriptedLLM("a piano"))
+    [sample] = run.samples["riddles"]
+    assert sample.gold == {"solution": {"text": "a piano"}} and sample.gold_references == ["a piano"]
+
+
+class BrokenReading(Riddles):
+    name = "broken_reading"
+
+    def gold_references(self, gold):
+        return [gold["answer"]]
+
+
+def test_a_reading_of_the_gold_that_raises_is_recorded_and_the_example_still_scored(tmp_path):
+    run = run_eval(BrokenReading, "closed_book", ScriptedLLM("a piano"), output=tmp_path / "run")
+    [line] = (tmp_path / "run" / "samples" / "broken_reading.jsonl").read_text().splitlines()
+    assert json.loads(line)["gold_references_error"] == "KeyError: 'answer'"
+    assert run.samples["broken_reading"][0].gold_references == [] and "match" in run.scores["broken_reading"]

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 
+import ragbench.testing
 from ragbench.api import ConfigError, Document, EngineError, Example, Prediction, SampleRecord, System, Task
-from ragbench.testing import ScriptedLLM, assert_steps, make_context, prompts, run_eval
+from ragbench.testing import (ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval,
+                              run_examples)
 
 DOCS = [Document("1", "A", "alpha"), Document("2", "B", "beta"), Document("3", "C", "gamma")]
 
@@ -125,3 +128,61 @@ def test_assert_steps_names_what_differs():
     record = SampleRecord.from_dict({"id": "x", "trace": [{"kind": "llm", "name": "answer", "request": {"prompt": "p"}}]})
     with pytest.raises(AssertionError, match=r"steps: expected \['retrieval'\], got \['llm:answer'\]"):
         assert_steps(record, ["retrieval"])
+
+
+async def test_run_examples_batches_the_calls_of_the_examples_in_flight_together():
+    answers, checker = ScriptedLLM({"letter is b": "b", "": "a"}, batch_size=2), ScriptedLLM("fine")
+    samples = await run_examples(Lookup(), list(Letters().examples()), answers, Letters, models={"checker": checker})
+    assert [(s.id, s.answer, s.extras) for s in samples] == [(f"q{i}", a, {"verdict": "fine"}) for i, a in
+                                                              enumerate("aba")]
+    assert answers.batch_sizes == [2, 1]  # at most batch_size calls of the examples in flight at once
+    assert_steps(samples[1], ["retrieval", "llm:answer", "llm:check"]) and samples[1].gold_references == ["b"]
+    assert [r.prompt for r in answers.requests] == [f"alpha\nbeta\nQ: Which letter is {x}?" for x in "abc"]
+
+
+class Failing(System):
+    name = "failing"
+
+    async def run(self, example, ctx):
+        await ctx.llm.generate("first", step="answer")
+        raise KeyError("docs")
+
+
+async def test_run_examples_records_a_raising_system_as_a_run_does():
+    [sample] = await run_examples(Failing(), [example()], ScriptedLLM("x"), Letters)
+    assert sample.error == "KeyError: 'docs'" and sample.scores == {}
+    assert_steps(sample, ["llm:answer"])
+
+
+def test_a_scripted_llm_keeps_every_request_and_the_batches_it_was_given():
+    llm = ScriptedLLM("a")
+    ctx = make_context(Letters(), llm)
+    asyncio.run(ctx.llm.generate("one")), asyncio.run(ctx.llm.chat([{"role": "user", "content": "two"}]))
+    assert [(r.prompt, r.messages) for r in llm.requests] == [("one", None), (None, (("user", "two"),))]
+    assert llm.batch_sizes == [1, 1]
+    run_llm = ScriptedLLM("a", batch_size=2)
+    run_eval(Letters, "closed_book", run_llm)
+    assert run_llm.batch_sizes == [2, 1] and len(run_llm.requests) == 3
+
+
+def test_a_replay_llm_answers_from_a_recording_and_fails_on_a_call_it_does_not_hold(tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(json.dumps({"prompt": "Q: one", "response": "recorded"}) + "\n")
+    ctx = make_context(Letters(), ReplayLLM(calls))
+    assert asyncio.run(ctx.llm.generate("Q: one")).text == "recorded"
+    with pytest.raises(EngineError, match="Q: two"):
+        asyncio.run(ctx.llm.generate("Q: two"))
+
+
+def test_a_made_context_gives_a_metric_its_nli():
+    class Entails:
+        async def entails(self, premise, hypothesis):
+            return int(hypothesis in premise)
+
+    ctx = make_context(Letters, nli=Entails())
+    assert asyncio.run(ctx.nli.entails("alpha beta", "beta")) == 1
+
+
+def test_the_testing_guide_documents_every_name_of_the_kit():
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "testing-plugins.md").read_text(encoding="utf-8")
+    assert [name for name in ragbench.testing.__all__ if f"`{name}" not in guide] == []

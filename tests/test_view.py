@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 
 import pytest
+from conftest import write_jsonl
 from helpers import cli
-from view_fixtures import FAILED_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
+from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
+from ragbench.testing import ScriptedLLM, run_eval
 from ragbench.view.export import export
 from ragbench.view.catalog import RunCatalog
 from ragbench.view.runs import SampleIndex
@@ -67,9 +72,71 @@ def test_a_failed_examples_traceback_and_metric_failures_are_shown(tmp_path):
     assert site.data(f"example/{rid}/t/0")["traceback"] == FAILED_TRACEBACK
     assert site.data(f"example/{rid}/t/2")["traceback"] is None
     assert site.data(f"example/{rid}/t/1")["score_errors"] == {"judge": "ValueError: no reply"}
+    assert site.data(f"example/{rid}/t/1")["score_tracebacks"] == {"judge": METRIC_TRACEBACK}
+    assert site.data(f"example/{rid}/t/2")["score_tracebacks"] == {}
     rows = site.data(f"rows/{rid}/t/0")["rows"]
     assert [r["score_errors"] for r in rows] == [{}, {"judge": "ValueError: no reply"}, {}]
     assert site.data("runs")["runs"][0]["tasks"]["t"]["counts"] == {"records": 3, "scored": 1, "failed": 2}
+
+
+def test_the_gold_is_shown_as_the_task_read_it_without_loading_the_task(tmp_path):
+    from test_task_gold import Riddles
+
+    run_eval(Riddles, "closed_book", ScriptedLLM("a piano"), output=tmp_path / "riddles")
+    site = Site(RunCatalog([str(tmp_path / "riddles")]))
+    rid = site.runs[0].rid
+    assert site.data(f"rows/{rid}/riddles/0")["rows"][0]["gold"] == "a piano"
+    assert site.data(f"example/{rid}/riddles/0")["gold_text"] == "a piano"
+
+
+def test_a_gold_without_the_tasks_reading_shows_every_value_it_holds(tmp_path):
+    run = tmp_path / "older"
+    (run / "samples").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
+    gold = {"qa_pairs": [{"question": "Which one?", "short_answers": ["x", "y"]}], "label": None,
+            "answer": "x and y", "score": 3}
+    (run / "samples" / "t.jsonl").write_text(json.dumps({"id": "a", "question": "q?", "gold": gold}) + "\n")
+    site = Site(RunCatalog([str(run)]))
+    assert site.data(f"rows/{site.runs[0].rid}/t/0")["rows"][0]["gold"] == \
+        "qa_pairs: Which one?, x, y; answer: x and y; score: 3"
+
+
+def test_a_run_whose_lock_is_held_is_running_with_its_holder_and_once_killed_is_incomplete_stopped(tmp_path):
+    data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q"], "ctxs": []}])
+    out = tmp_path / "runs" / "slow"
+    running = subprocess.Popen([sys.executable, "-m", "ragbench.cli.main", "--tasks", "popqa", "--system", "vanilla",
+                                "--model", "scripted:echo", "--model-arg", "overhead=60", "--data", f"popqa={data}",
+                                "--output", str(out), "--no-progress"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # its one batch takes a minute
+    try:
+        deadline = time.monotonic() + 60
+        while not ((out / "run.json").is_file() and f'"pid": {running.pid}' in _text(out / "run.lock")):
+            assert running.poll() is None and time.monotonic() < deadline, "the run did not start"
+            time.sleep(0.05)
+        site = Site(RunCatalog([str(tmp_path / "runs")]))
+        [summary] = site.data("runs")["runs"]
+        assert summary["state"] == "running" and not summary["finished"]
+        assert summary["holder"].startswith(f"pid {running.pid} on {socket.gethostname()}, started ")
+        assert "--output " + str(out) in summary["holder"]  # its command
+        assert site.data(f"rows/{summary['rid']}/popqa/0")["state"] == "running"
+    finally:
+        running.kill()
+        running.wait(timeout=30)
+    [summary] = site.data("runs")["runs"]  # the kernel let go of the lock; no results.json
+    assert summary["state"] == "stopped" and summary["holder"] is None
+    assert site.data(f"run/{summary['rid']}")["state"] == "stopped"
+
+
+def _text(path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def test_a_finished_run_is_complete_or_incomplete_by_its_results(site):
+    states = {run["rid"]: (run["state"], run["complete"]) for run in site.data("runs")["runs"]}
+    assert states and all(state == ("complete" if complete else "incomplete") for state, complete in states.values())
 
 
 def test_selfrag_outline_has_the_decision_and_scored_passages_with_the_chosen_one(site):
@@ -97,6 +164,8 @@ def test_runs_rows_and_compare_pages(site):
     pair = compare["pairs"][0]
     match = next(d for d in pair["disagreements"] if d["metric"] == "match")
     assert [r["id"] for r in match["a_right"]["rows"]] == ["0"] and [r["id"] for r in match["b_right"]["rows"]] == ["1"]
+    shown = match["b_right"]["rows"][0]  # what each run answered, beside the question
+    assert (shown["question"], shown["answer_a"], shown["answer_b"]) == ("Who is person 1?", "nobody", "person 1")
     assert any(r["metric"] == "match" and r["slice"] == "" and r["test"] == "mcnemar" for r in pair["rows"])
     with pytest.raises(NotFound):
         site.data("run/nope")

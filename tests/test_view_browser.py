@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from chromium import headless_chromium, require_chromium
-from view_fixtures import FAILED_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
+from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 from ragbench.view.export import export
 from ragbench.view.catalog import RunCatalog
@@ -57,10 +57,15 @@ def click(driver, text: str, hash_part: str) -> None:
     wait_ready(driver, hash_part)
 
 
-def shot(driver, name: str) -> None:
+def shot(driver, name: str, height: int | None = None) -> None:
+    """Save the page as SHOTS/view_NAME.png, `height` pixels tall where the default window cuts what it shows."""
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        size = driver.get_window_size()
+        if height:
+            driver.set_window_size(size["width"], height)
         driver.save_screenshot(str(Path(SHOTS) / f"view_{name}.png"))
+        driver.set_window_size(size["width"], size["height"])
 
 
 def click_through(driver, base: str, site: Site, screenshots: bool = False) -> None:
@@ -71,6 +76,8 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     wait_ready(driver, "#/")
     runs = driver.find_element("id", "runs").text
     assert "llatrieval" in runs and "selfrag" in runs and "complete" in runs and "calls" in runs
+    [stopped] = [row.text for row in driver.find_elements("css selector", "#runs tr") if row.text.startswith("failed")]
+    assert "incomplete / stopped" in stopped  # no results, and no process holds its lock
     assert "[" in driver.find_element("css selector", "table.results[data-task=popqa]").text  # values with intervals
     screenshots and shot(driver, "runs")
     click(driver, vanilla, f"#/run/{vanilla}")
@@ -103,8 +110,6 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     groups = driver.find_elements("css selector", "details.group")
     assert [g.get_attribute("data-group") for g in groups][:2] == ["iteration 1", "iteration 2"]
     assert "verification: rejected" in groups[0].text and "summarize" in groups[0].text
-    driver.execute_script("arguments[0].scrollIntoView()", driver.find_element("css selector", "div.timeline"))
-    screenshots and shot(driver, "example")
     step = groups[0].find_element("css selector", "details.step[data-step='1']")
     step.click()
     assert step.find_element("css selector", "pre.prompt").text.startswith("[system]")
@@ -117,6 +122,8 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     assert kept and not kept[0].find_element("css selector", "pre.doctext").is_displayed()
     kept[0].click()
     assert kept[0].find_element("css selector", "pre.doctext").text
+    driver.execute_script("arguments[0].open = false; arguments[1].scrollIntoView()", step, groups[0])
+    screenshots and shot(driver, "example", height=1250)  # iteration 1 with its custom step open
 
     driver.get(base + "#/example/failed/t/0")
     wait_ready(driver, "example/failed")
@@ -124,6 +131,15 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     assert traceback.get_attribute("open") is None and not traceback.find_element("css selector", "pre").is_displayed()
     traceback.find_element("css selector", "summary").click()
     assert traceback.find_element("css selector", "pre").text == FAILED_TRACEBACK
+    screenshots and shot(driver, "traceback")
+    driver.get(base + "#/example/failed/t/1")  # a metric that raised: its traceback in its row of the scores
+    wait_ready(driver, "example/failed/t/1")
+    [failed_metric] = [row for row in driver.find_elements("css selector", "table.scores tr") if "judge" in row.text]
+    traceback = failed_metric.find_element("css selector", "details.traceback")
+    assert "ValueError: no reply" in failed_metric.text
+    assert not traceback.find_element("css selector", "pre").is_displayed()
+    traceback.find_element("css selector", "summary").click()
+    assert traceback.find_element("css selector", "pre").text == METRIC_TRACEBACK
     driver.get(base + "#/examples/failed/t?f=failed")
     wait_ready(driver, "f=failed")
     rows = driver.find_elements("css selector", "#examples tr")

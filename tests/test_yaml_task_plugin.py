@@ -110,7 +110,7 @@ def test_the_plugin_task_runs_by_its_group_with_its_style_options(site, tmp_path
                                  {"pattern": "ASK: WHAT IS THE CAPITAL OF JAPAN", "response": "Kyoto"},
                                  {"pattern": "^ASK: ", "response": "Lima\n"}]))
     checked = _ragbench(["check", "--tasks", "geography", "--task-arg", "prefix=ASK", "--model", f"scripted:{rules}",
-                         "--no-model"], site, tmp_path)
+                         "--system", "closed_book", "--no-model"], site, tmp_path)
     assert checked.returncode == 0, checked.stderr
     done = _ragbench(["--tasks", "geography", "--task-arg", "prefix=ASK", "--model", f"scripted:{rules}",
                       "--system", "closed_book", "--no-progress", "--output", str(tmp_path / "r")], site, tmp_path)

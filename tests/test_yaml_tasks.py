@@ -148,6 +148,35 @@ def test_a_bad_jsonl_line_is_a_counted_bad_record_naming_file_and_line(tmp_path)
     assert str(items[3]) == f"{tmp_path / 'data.jsonl'}:4 field 'question': missing field"
 
 
+# Where a bad record is: the line of a CSV row (here after a question that spans two lines) and of a JSON
+# Lines record (here after a blank line); the path in a JSON document, indexed from 0.
+BAD_SECOND_RECORD = [
+    ("d.csv", 'id,question,answer\na,"Two\nlines?",x\nb,Short row?\n', "", ":4"),
+    ("d.jsonl", '{"id": "a", "question": "Q1?", "answer": "x"}\n\n{"id": "b", "question": "Q2?"}\n', "", ":3"),
+    ("d.json", json.dumps({"data": [PLAIN[0], {"id": "b", "question": "Q2?"}]}), ", records: data", " data[1]"),
+    ("d.json", json.dumps([PLAIN[0], {"id": "b", "question": "Q2?"}]), "", " [1]")]
+
+
+@pytest.mark.parametrize("name,text,records,where", BAD_SECOND_RECORD,
+                         ids=["csv", "jsonl", "json_records", "json_list"])
+def test_a_bad_record_is_named_by_its_file_line_or_its_path_in_the_document(tmp_path, name, text, records, where):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    task = spec_task(tmp_path, f"task: t\ndata: {{path: {name}{records}}}\nfields: {{gold: {{answers: answer}}}}\n"
+                               "metrics: [em]\n")
+    good, bad = task.examples()
+    assert good.id == "a" and str(bad) == f"{tmp_path / name}{where} field 'answer': missing field"
+
+
+def test_the_pre_flight_names_a_record_in_a_json_document_by_its_path(tmp_path):
+    (tmp_path / "d.json").write_text(json.dumps({"data": [{"id": "a", "question": "Q?"}]}), encoding="utf-8")
+    path = write_task(tmp_path, "task: t\ndata: {path: d.json, records: data}\nfields: {gold: {answers: answer}}\n"
+                                "metrics: [em]\n")
+    with pytest.raises(ConfigError) as error:
+        task_class(load_spec(path))().try_first_records()
+    assert str(error.value) == (f"{path}:3: key 'fields.gold.answers': {tmp_path / 'd.json'} data[0] has no field "
+                                "'answer' (its fields: id, question)")
+
+
 def test_flashrag_format_maps_its_schema_by_default(tmp_path):
     write_jsonl(tmp_path / "dev.jsonl", FLASHRAG)
     task = spec_task(tmp_path, "task: t\ndata: {path: dev.jsonl, format: flashrag}\nmetrics: [em]\n")
@@ -205,24 +234,27 @@ def test_hotpotqa_sentences_become_documents_and_supporting_facts_extra_gold(tmp
     task = spec_task(tmp_path, HOTPOT_TASK)
     (example,) = task.examples()
     assert example.id == "5a8b" and example.meta == {"type": "comparison", "level": "medium"}
-    assert [(d.title, d.text) for d in example.docs] == [
-        ("Arthur's Magazine", "Arthur's Magazine (1844-1846) was a periodical. It was edited by T.S. Arthur."),
-        ("First for Women", "First for Women is a woman's magazine. It was started in 1989.")]
+    assert [(d.id, d.title, d.text) for d in example.docs] == [
+        ("5a8b:0", "Arthur's Magazine",
+         "Arthur's Magazine (1844-1846) was a periodical. It was edited by T.S. Arthur."),
+        ("5a8b:1", "First for Women", "First for Women is a woman's magazine. It was started in 1989.")]
     assert example.gold["supporting_facts"] == HOTPOT["supporting_facts"]
     assert task.gold_fields == ("answers", "supporting_facts") and task.slice_fields == ("type", "level")
 
 
-@pytest.mark.parametrize("shape,documents,mapping", [
-    ("pairs", [["T1", "one"], ["T2", "two"]], "{path: docs, shape: pairs}"),
-    ("columns", {"title": ["T1", "T2"], "sentences": [["o", "ne"], ["two"]]}, "{path: docs, shape: columns}"),
+@pytest.mark.parametrize("shape,documents,mapping,ids", [
+    ("pairs", [["T1", "one"], ["T2", "two"]], "{path: docs, shape: pairs}", ["q1:0", "q1:1"]),
+    ("columns", {"title": ["T1", "T2"], "sentences": [["o", "ne"], ["two"]]}, "{path: docs, shape: columns}",
+     ["q1:0", "q1:1"]),
     ("dicts", [{"name": "T1", "body": "one", "pid": 7, "rank": "2.5", "gold": True}, {"name": "T2", "body": "two"}],
-     "{path: docs, title: name, text: body, id: pid, score: rank, metadata: [gold]}")])
-def test_document_shapes(tmp_path, shape, documents, mapping):
-    write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x", "docs": documents}])
+     "{path: docs, title: name, text: body, id: pid, score: rank, metadata: [gold]}", ["7", "q1:1"])])
+def test_document_shapes(tmp_path, shape, documents, mapping, ids):
+    write_jsonl(tmp_path / "d.jsonl", [{"id": "q1", "question": "q", "a": "x", "docs": documents}])
     task = spec_task(tmp_path, f"task: t\ndata: {{path: d.jsonl}}\nfields: {{gold: {{answers: a}}, documents: {mapping}}}\n"
                                "metrics: [em]\n")
     (example,) = task.examples()
     assert [(d.title, d.text) for d in example.docs] == [("T1", "one"), ("T2", "two")]
+    assert [d.id for d in example.docs] == ids  # a document without an id: <example id>:<position>
     if shape == "dicts":
         assert (example.docs[0].id, example.docs[0].score, example.docs[0].metadata) == ("7", 2.5, {"gold": True})
 
@@ -361,7 +393,7 @@ def test_a_mistake_in_the_file_is_one_line_naming_file_line_and_key(tmp_path, te
 def test_a_field_the_records_lack_is_named_with_its_yaml_key_before_the_run(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "golden_answers": ["x"], "id": 1}] * 3)
     path = write_task(tmp_path, GOOD.replace("gold: {answers: a}", "gold: {answers: golden_answer}"))
-    result = cli("check", "--tasks", str(path), "--model", "scripted:echo", "--no-model")
+    result = cli("check", "--tasks", str(path), "--system", "closed_book", "--model", "scripted:echo", "--no-model")
     assert result.returncode == 2
     assert result.stderr.strip() == (f"ragbench: error: {path}:4: key 'fields.gold.answers': {tmp_path / 'd.jsonl'}:1 "
                                      "has no field 'golden_answer' (its fields: question, golden_answers, id); "
@@ -371,7 +403,8 @@ def test_a_field_the_records_lack_is_named_with_its_yaml_key_before_the_run(tmp_
 def test_a_template_that_fails_on_the_records_is_named_before_the_run(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])
     path = write_task(tmp_path, GOOD.replace("{{ question }}", "{{ question.upper(1) }}"))
-    result = cli("--tasks", str(path), "--model", "scripted:echo", "--output", str(tmp_path / "r"))
+    result = cli("--tasks", str(path), "--system", "closed_book", "--model", "scripted:echo",
+                 "--output", str(tmp_path / "r"))
     assert result.returncode == 2 and not (tmp_path / "r").exists()
     assert result.stderr.startswith(f"ragbench: error: {path}:6: key 'prompt.template': cannot render:")
     assert len(result.stderr.strip().splitlines()) == 1
@@ -380,9 +413,10 @@ def test_a_template_that_fails_on_the_records_is_named_before_the_run(tmp_path):
 def test_a_task_without_data_asks_for_data(tmp_path):
     path = write_task(tmp_path, GOOD.replace("data: {path: d.jsonl}\n", ""))
     with pytest.raises(ConfigError, match=r"names no data; pass --data t=PATH"):
-        run(tmp_path, tasks=[str(path)], model="scripted:echo")
+        run(tmp_path, tasks=[str(path)], system="closed_book", model="scripted:echo")
     write_jsonl(tmp_path / "elsewhere.jsonl", [{"question": "q", "a": "x"}])
-    results = run(tmp_path, "run2", tasks=[str(path)], data={"t": str(tmp_path / "elsewhere.jsonl")}, model="scripted:echo")
+    results = run(tmp_path, "run2", tasks=[str(path)], data={"t": str(tmp_path / "elsewhere.jsonl")},
+                  system="closed_book", model="scripted:echo")
     assert results["counts"]["t"]["scored"] == 1
 
 
@@ -395,8 +429,8 @@ def test_include_path_runs_tasks_and_groups_by_name_and_lists_them(tmp_path):
     write_task(folder, GOOD.replace("task: t", "task: second_set\ngroups: [mine]").replace("d.jsonl", "../d.jsonl"),
                "b/second.yml")
     write_task(folder, "settings: {not: a task}\n", "shared.yaml")
-    result = cli("--tasks", "mine", "--include-path", str(folder), "--model", "scripted:echo", "--no-progress",
-                 "--output", str(tmp_path / "r"))
+    result = cli("--tasks", "mine", "--include-path", str(folder), "--system", "closed_book",
+                 "--model", "scripted:echo", "--no-progress", "--output", str(tmp_path / "r"))
     assert result.returncode == 0, result.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert set(results["results"]) == {"first_set", "second_set"}

@@ -60,7 +60,17 @@ def test_a_dataset_saved_with_save_to_disk(tmp_path, offline):
     results = scored(tmp_path)
     assert results["counts"]["hotpot_hf"]["scored"] == 2 and results["results"]["hotpot_hf"]["em"] == 0.5
     sample = json.loads((tmp_path / "r" / "samples" / "hotpot_hf.jsonl").read_text().splitlines()[1])
-    assert sample["prediction"]["docs"] == [{"title": "Lyon", "text": "Lyon is big. It is old."}]
+    assert sample["prediction"]["docs"] == [{"id": "5a7a:0", "title": "Lyon", "text": "Lyon is big. It is old."}]
+
+
+def test_a_bad_row_is_named_by_its_row_in_the_dataset(tmp_path, offline):
+    from ragbench.shared.yaml_tasks import task_class
+    from ragbench.shared.yaml_tasks.spec import load_spec
+
+    datasets.Dataset.from_list([ROWS[0], {**ROWS[1], "answer": None}]).save_to_disk(str(tmp_path / "saved"))
+    (tmp_path / "task.yaml").write_text(TASK.replace("{DATA}", "{path: saved}"), encoding="utf-8")
+    good, bad = task_class(load_spec(tmp_path / "task.yaml"))().examples()
+    assert good.id == "5a8b" and str(bad) == f"{tmp_path / 'saved'} row 1 field 'answer': missing field"
 
 
 def test_a_data_files_folder_as_a_hub_repository_holds_it(tmp_path, offline):

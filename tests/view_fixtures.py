@@ -1,7 +1,8 @@
 """Run folders for the viewer's tests, made by real systems on the scripted engine: LLatrieval on ALCE
 ASQA (several iterations), Self-RAG and SMART on PopQA, and two PopQA runs (vanilla, closed_book) that
 disagree, with model output and a document that carry HTML (`<script>`, an `onerror` image); and a run
-written by hand whose examples failed (one with its traceback, one with a metric failure)."""
+written by hand whose examples failed (one with its traceback, one with a metric that raised, its
+traceback kept)."""
 from __future__ import annotations
 
 import json
@@ -52,14 +53,19 @@ def make_runs(root: Path) -> dict[str, Path]:
 FAILED_TRACEBACK = ('Traceback (most recent call last):\n  File "system.py", line 3, in run\n'
                     "    return example.extras['docs']\nKeyError: 'docs'")
 
+METRIC_TRACEBACK = ('Traceback (most recent call last):\n  File "judge.py", line 9, in score\n'
+                    "    raise ValueError('no reply')\nValueError: no reply")
+
 
 def failed_run(root: Path) -> Path:
-    """A run whose example "a" failed (with its traceback), "b" had a metric fail, "c" was scored."""
+    """A run whose example "a" failed (with its traceback), "b" had a metric fail (with its traceback), "c"
+    was scored; it stopped before its end (no results.json, no process holding its lock)."""
     run = root / "failed"
     (run / "samples").mkdir(parents=True)
     (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
     records = [{"id": "a", "question": "q?", "error": "KeyError: 'docs'", "traceback": FAILED_TRACEBACK},
-               {"id": "b", "question": "q?", "scores": {"em": 1.0}, "score_errors": {"judge": "ValueError: no reply"}},
+               {"id": "b", "question": "q?", "scores": {"em": 1.0}, "score_errors": {"judge": "ValueError: no reply"},
+                "score_tracebacks": {"judge": METRIC_TRACEBACK}},
                {"id": "c", "question": "q?", "scores": {"em": 0.0}}]
     write_jsonl(run / "samples" / "t.jsonl", records)
     return run

@@ -64,6 +64,7 @@ STEPS = ("hyde_query", "summarize", "select", "verify", "update_query", "answer"
 
 class LLatrieval(System):
     name = "llatrieval"
+    retrieves = True
 
     def __init__(self, verification: str = "judgment", threshold: float | None = None, score_prompt: str | None = None,
                  query_style: str = "passage", first_query: str = "question", use_sub_questions: bool = False,

@@ -92,6 +92,10 @@ class SelfRag(System):
         self.citation_numbering = _choice("citation_numbering", citation_numbering, ("path", "kept"))
         self.logprob_window = _choice("logprob_window", logprob_window, ("upstream", "exact"))
 
+    @property
+    def retrieves(self) -> bool:  # type: ignore[override]
+        return self.mode != "no_retrieval"
+
     # -- resolved per task ------------------------------------------------------------------
 
     def is_long(self, task: Task) -> bool:

@@ -78,6 +78,10 @@ class Smart(System):
         self.chat = bool(chat)  # prompted mode only: a trajectory model reads its own format, never a chat template
 
     @property
+    def retrieves(self) -> bool:  # type: ignore[override]
+        return self.agents != "generator_only"
+
+    @property
     def reconstructs(self) -> bool:
         return self.agents in ("all", "no_locator")
 

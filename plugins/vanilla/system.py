@@ -18,6 +18,7 @@ class Vanilla(Reader):
     """
 
     name = "vanilla"
+    retrieves = True
 
     def __init__(self, top_n: Annotated[int, Ge(1)] = 1, **options) -> None:
         super().__init__(**options)

@@ -20,9 +20,9 @@ def config_error(exc: ConfigError) -> None:
 
 
 def stopped_at_failure(exc: Any) -> None:
-    """--fail-fast: the failed record's traceback (its error, for a bad record), then one line saying where
-    the run stands; exit 1."""
-    click.echo((exc.record.get("traceback") or f"{exc.record.get('error')}\n").rstrip("\n"), err=True)
+    """--fail-fast: the traceback of the failed record's system or metric (its error, for a bad record or
+    a value that is not a score), then one line saying where the run stands; exit 1."""
+    click.echo(exc.traceback.rstrip("\n"), err=True)
     click.echo(f"ragbench: --fail-fast: {exc}; the run stopped there (its sample and every finished one are saved "
                f"in {exc.run_dir}; --resume tries it again)", err=True)
     sys.exit(EXIT_INCOMPLETE)
@@ -61,7 +61,7 @@ def report_outcome(outcome: Any) -> None:
 
     results = outcome.results
     click.echo(results_table(results))
-    click.echo(cost_line(results["cost"]))
+    click.echo(cost_line(results["cost"], notices=False))  # each cache's notice was warned when it opened
     for line in failure_lines(results):
         click.echo(f"ragbench: {line}", err=True)
     click.echo(f"results: {outcome.run_dir / 'results.json'}")

@@ -37,17 +37,19 @@ def record_label(record: dict[str, Any]) -> str:
 def group_failures(samples: list[dict[str, Any]], metrics: list[Metric] = (),
                    details: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Failed records grouped by cause kind, most frequent first: cause, count, ids (up to KEPT_IDS),
-    the first record's whole message as an example and the first traceback of the cause (a system that
-    raised); then the metric failures of `metrics` (see `metric_failures`) grouped by metric and cause
+    the first record's whole message as an example and the first traceback of the cause (a system or a
+    metric that raised); then the metric failures of `metrics` (see `metric_failures`) grouped by metric and cause
     kind, each group with its "metric", and a corpus metric that failed (its entries in `details` hold
     the error) as a group without ids."""
     groups: dict[str, dict[str, Any]] = {}
     failed_metrics: dict[str, dict[str, Any]] = {}
     for record in samples:
         if record.get("error") is not None:
-            _add(groups, cause_kind(str(record["error"])), str(record["error"]), record)
+            _add(groups, cause_kind(str(record["error"])), str(record["error"]), record, record.get("traceback"))
+        tracebacks = record.get("score_tracebacks") or {}
         for metric, message in metric_failures(record, metrics).items():
-            _add(failed_metrics, f"metric {metric}: {cause_kind(message)}", message, record)["metric"] = metric
+            _add(failed_metrics, f"metric {metric}: {cause_kind(message)}", message, record,
+                 tracebacks.get(metric))["metric"] = metric
     for metric in metrics:  # a corpus metric's error is in each of its entries
         entries = [(details or {}).get(key) or {} for key in metric.reported_keys(corpus=True)]
         for error in {entry["error"] for entry in entries if entry.get("error")}:
@@ -58,13 +60,14 @@ def group_failures(samples: list[dict[str, Any]], metrics: list[Metric] = (),
     return [{"cause": cause, **group} for cause, group in ordered]
 
 
-def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: dict[str, Any]) -> dict[str, Any]:
+def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: dict[str, Any],
+         traceback: str | None) -> dict[str, Any]:
     group = groups.setdefault(cause, {"count": 0, "ids": [], "example": (message.splitlines() or [""])[0][:300]})
     group["count"] += 1
     if len(group["ids"]) < KEPT_IDS:
         group["ids"].append(record_label(record))
-    if record.get("traceback") and "traceback" not in group:
-        group["traceback"] = record["traceback"]
+    if traceback and "traceback" not in group:
+        group["traceback"] = traceback
     return group
 
 

@@ -38,15 +38,18 @@ def counts_table(results: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def cost_line(cost: dict[str, Any]) -> str:
+def cost_line(cost: dict[str, Any], notices: bool = True) -> str:
+    """The run's cost and what went wrong with its caches; without the caches' notices (a file moved
+    aside or left out) where `notices` is False: the console's summary, whose run warned of each one
+    when the cache opened."""
     attempts = f" over {cost['attempts']} attempts" if cost.get("attempts", 1) > 1 else ""
     if cost.get("interrupted_attempts"):
         attempts += f" ({cost['interrupted_attempts']} interrupted)"
     return (f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
             f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
             f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
-            + "".join("\n" + line for line in health_lines("response cache", cost.get("response_cache")))
-            + ("\n" + page_cache.console_line(cost["page_cache"]) if cost.get("page_cache") else "")
+            + "".join("\n" + line for line in health_lines("response cache", cost.get("response_cache"), notices))
+            + ("\n" + page_cache.console_line(cost["page_cache"], notices) if cost.get("page_cache") else "")
             + ("\n" + rescoring_line(cost["rescoring"]) if cost.get("rescoring") else ""))
 
 
@@ -158,7 +161,8 @@ def system_stats_sections(results: dict[str, Any]) -> list[str]:
 
 
 def traceback_sections(results: dict[str, Any]) -> list[str]:
-    """The first traceback of each failure cause (where a system raised), for the plugin's developer."""
+    """The first traceback of each failure cause (where a system or a metric raised), for the plugin's
+    developer."""
     lines = []
     for task, causes in (results.get("failures") or {}).items():
         for entry in causes:

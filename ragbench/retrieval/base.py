@@ -31,6 +31,9 @@ class Retriever:
     # True: an example's every query gets the same documents, its own in their given order (`provided`,
     # or a replay of it); a system that would search by rewritten queries ranks them itself instead.
     fixed_documents: bool = False
+    # True: searches return only documents of the example searched for (`provided`, `example_bm25`,
+    # `example_dense`), so an example without documents gets none, whatever the query
+    example_documents_only: bool = False
     # True for a retriever bound to one example whose search does real work (an index, an encoder):
     # its queries go through the run's pool like corpus searches, off the event loop and batched with
     # other examples' queries by the run retriever's `search_examples`. False: `for_example`'s

@@ -17,7 +17,8 @@ def index_group() -> None:
 
 
 @index_group.command("build")
-@click.option("--corpus", required=True, help="DPR psgs_w100.tsv (id, text, title) or JSONL {id, title, contents|text}")
+@click.option("--corpus", required=True, help="DPR psgs_w100.tsv (id, text, title), JSONL {id, title, contents|text}, "
+                                               "or FlashRAG's JSONL {id, contents} (the title on its first line)")
 @click.option("--retriever", "kind", required=True, help="bm25 or dense (ragbench list retrievers)")
 @click.option("--out", required=True, help="index folder to create")
 @click.option("--model", default=None, help="dense encoder: sentence-transformers folder or hub name "

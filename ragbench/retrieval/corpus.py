@@ -3,8 +3,9 @@
 - DPR `psgs_w100.tsv`: a header `id<TAB>text<TAB>title`, then one passage per row, the text
   quoted CSV-style (`"..."`, inner quotes doubled). Read with `csv.reader(delimiter="\\t")` as
   ALCE retrieval.py and LLatrieval Iterative_retrieval.py do.
-- JSONL, one passage per line: pyserini's `{"id", "contents"}` (+ `"title"`) or
-  `{"id", "title", "text"}` (BEIR's `"_id"` is accepted for `"id"`); `"url"` is kept.
+- JSONL, one passage per line: `{"id", "title", "contents"}` (pyserini's, OmniEval's: contents
+  without the title), `{"id", "title", "text"}` (BEIR's `"_id"` is accepted for `"id"`), or FlashRAG's
+  `{"id", "contents"}` whose first line is the title (`flashrag_passage`); `"url"` is kept.
 
 A bad row is yielded as a `RecordError` (file, line, field) and the stream goes on.
 """
@@ -23,6 +24,7 @@ from ..types import Document
 DPR_COLUMNS = ("id", "text", "title")
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
+TITLE_LINE = "title_line"  # Document.metadata: a FlashRAG passage's first line of `contents`, as written
 
 # A runaway quote would otherwise end the stream at csv's 128 KB field limit; 100-word passages
 # are far below this one.
@@ -101,14 +103,34 @@ def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
         problem = "missing field (expected 'contents' or 'text')" if text is None else \
             f"expected a string, got {type(text).__name__}"
         raise RecordError(path, line, problem, field)
+    url = record.get("url")
+    url = url if isinstance(url, str) else None
+    if field == "contents" and "title" not in record:
+        return flashrag_passage(str(doc_id), text, url)
     title = record.get("title") or ""
     if not isinstance(title, str):
         raise RecordError(path, line, f"expected a string, got {type(title).__name__}", "title")
-    url = record.get("url")
-    return Document(id=str(doc_id), title=title, text=text, url=url if isinstance(url, str) else None)
+    return Document(id=str(doc_id), title=title, text=text, url=url)
+
+
+def flashrag_passage(doc_id: str, contents: str, url: str | None = None) -> Document:
+    """A passage of FlashRAG's `{"id", "contents"}` corpora, where the title is the first line of `contents`:
+    its title that line with the quotes around it stripped, its text the rest, as FlashRAG's BM25Retriever
+    (flashrag/retriever/retriever.py) splits them (`content.split("\\n")[0].strip('"')`), so supporting
+    passages match by title. Where the line is not the title as written (quoted, or empty), it is kept in
+    `metadata["title_line"]`: what is indexed and what FlashRAG's prompt shows stay its `contents`. One line
+    without a newline holds no title: it is the text (FlashRAG's prompt shows it as its title all the same)."""
+    first, newline, rest = contents.partition("\n")
+    if not newline:
+        return Document(id=doc_id, title="", text=contents, url=url)
+    title = first.strip('"')
+    return Document(id=doc_id, title=title, text=rest, url=url,
+                    metadata={TITLE_LINE: first} if first != title or not title else {})
 
 
 def passage_text(doc: Document, with_title: bool = True) -> str:
     """What gets indexed: `title + "\\n" + text`, as ALCE retrieval.py (GTR) and LLatrieval
-    Iterative_retrieval.py (BGE) encode psgs_w100; the text alone when there is no title."""
-    return f"{doc.title}\n{doc.text}" if with_title and doc.title else doc.text
+    Iterative_retrieval.py (BGE) encode psgs_w100 (a FlashRAG passage: its `contents` as written); the text
+    alone when there is no title."""
+    title = doc.metadata.get(TITLE_LINE, doc.title)
+    return f"{title}\n{doc.text}" if with_title and title else doc.text

@@ -52,6 +52,7 @@ class ExamplePassageRetriever(Retriever):
     (`score_queries`, a score per passage)."""
 
     max_batch_size = 256  # queries per batch: tiny per-example indexes, one encoder call
+    example_documents_only = True
 
     def __init__(self, with_title: bool = True) -> None:
         self.with_title = bool(with_title)

@@ -1,5 +1,9 @@
 """`provided`: the example's own documents (CRAG pages, ALCE top-100, Self-RAG ctxs), in their
-given order - the first k, whatever the query. The default retriever of a run."""
+given order - the first k, whatever the query. The default retriever of a run.
+
+`none`: no documents for any query. A system that retrieves runs without documents on purpose with it:
+the pre-flight refuses `provided` (or `example_bm25`, `example_dense`) on a task whose examples carry
+no documents, where the system would answer closed book under its own name without anyone asking."""
 from __future__ import annotations
 
 from ..types import Document, Example
@@ -22,6 +26,7 @@ class ExampleDocs(Retriever):
 class ProvidedRetriever(Retriever):
     name = "provided"
     fixed_documents = True
+    example_documents_only = True
 
     def for_example(self, example: Example) -> Retriever:
         return ExampleDocs(example.docs)
@@ -29,3 +34,13 @@ class ProvidedRetriever(Retriever):
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         raise RetrievalError("the provided retriever has no corpus of its own: it answers for one example, "
                              "through ctx.retriever")
+
+
+class NoRetriever(Retriever):
+    """Every search finds nothing (each example answers from no documents)."""
+
+    name = "none"
+    fixed_documents = True  # every query gets the same documents: none
+
+    def search(self, queries: list[str], k: int) -> list[list[Document]]:
+        return [[] for _ in queries]

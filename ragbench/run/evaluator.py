@@ -36,7 +36,7 @@ from . import rescore
 from .checks import Preflight
 from .config import RunConfig
 from .cost import AttemptCost, attempt_cost, whole_run_cost
-from .example import StoppedAtFailure, process_example, sample_record
+from .example import StoppedAtFailure, process_example, record_failed, sample_record
 from .lifecycle import Engines, RunInterrupted, run_interruptible, run_together, signal_of
 from .planning import PlannedTask, needs
 from .preflight import engine_needs, preflight
@@ -269,7 +269,8 @@ class Evaluator:
             tools = await self._tools(recorder)
             if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
                 await rescore.rescore_saved(self.planned, self.run_dir, judge_llms, self.nli, self.config.seed,
-                                            self.config.strict_infra, self.config.max_inflight)
+                                            self.config.strict_infra, self.config.max_inflight,
+                                            self.config.fail_fast)
             read = RecordReader(iter(()) if self.scoring_only else self._work())
 
             async def worker() -> None:
@@ -281,8 +282,8 @@ class Evaluator:
                     record["index"] = position
                     self.run_dir.append_sample(planned.name, record)
                     self.cost.examples += 1
-                    progress.advance(failed=record.get("error") is not None)
-                    if self.config.fail_fast and record.get("error") is not None:  # saved: --resume tries it again
+                    progress.advance(failed=record_failed(record))
+                    if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
                         raise StoppedAtFailure(planned.name, record, self.run_dir.path)
 
             await run_together(worker() for _ in range(max(1, self.config.max_inflight)))

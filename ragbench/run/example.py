@@ -1,7 +1,8 @@
 """One example from record to sample: the system runs it in its own context, every metric scores the
 prediction, and failures (a bad record, a raising system or metric, a folded infrastructure failure)
 are written into the sample record instead of being raised; a system that raised leaves its traceback
-there too (`traceback`), for the developer of the plugin."""
+there too (`traceback`), and so does a metric that raised (`score_tracebacks`: {metric: traceback},
+beside its one line in `score_errors`), for the developer of the plugin."""
 from __future__ import annotations
 
 import inspect
@@ -9,14 +10,15 @@ import time
 import traceback
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..context import Context
 from ..errors import RecordError
 from ..llm import LLM
-from ..metric import typed_scores
+from ..metric import InvalidScore, typed_scores
 from ..nli import NLI
 from ..retrieval.handle import Retrieval
+from ..task import Task
 from ..types import Example, Prediction
 from .planning import PlannedTask
 
@@ -30,14 +32,27 @@ def traceback_text(exc: BaseException) -> str:
     return text if len(text) <= TRACEBACK_CHARS else "...\n" + text[-TRACEBACK_CHARS:]
 
 
+def record_failed(record: dict[str, Any]) -> bool:
+    """Whether a sample record counts as a failure of the run: its example failed (or its record could
+    not be read), or one of its metrics did."""
+    return record.get("error") is not None or bool(record.get("score_errors"))
+
+
 class StoppedAtFailure(Exception):
-    """--fail-fast: the run stopped at the first record that failed (its sample is saved: `--resume`
-    tries it again). Carries the task, the sample record and the run folder."""
+    """--fail-fast: the run stopped at the first record that failed, or whose metric failed (its sample
+    is saved: `--resume` tries it again). Carries the task, the sample record, the run folder and what
+    to show of the failure (`traceback`: the system's or the first failed metric's, else its error)."""
 
     def __init__(self, task: str, record: dict[str, Any], run_dir: Path) -> None:
         self.task, self.record, self.run_dir = task, record, run_dir
         label = record.get("id") if record.get("id") is not None else f"record #{record.get('index', '?')}"
-        super().__init__(f"{task} {label} failed: {record.get('error')}")
+        if record.get("error") is not None:
+            what, error, trace = "failed", record["error"], record.get("traceback")
+        else:
+            metric, error = next(iter(record["score_errors"].items()))
+            what, trace = f"metric {metric} failed", (record.get("score_tracebacks") or {}).get(metric)
+        self.traceback = trace or f"{error}\n"
+        super().__init__(f"{task} {label} {what}: {error}")
 
 
 async def process_example(planned: PlannedTask, item: Example | RecordError, llm: LLM, judges: list[LLM],
@@ -61,7 +76,7 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
         prediction = Prediction(example_id=example.id, error=f"{type(exc).__name__}: {exc}")
         failure = exc
     prediction.trace = ctx.trace
-    record = sample_record(example, prediction)
+    record = sample_record(example, prediction, planned.task)
     if failure is not None:
         record["traceback"] = traceback_text(failure)
     record = await scored_record(record, planned, example, prediction, judges, seed, strict_infra, nli)
@@ -74,15 +89,16 @@ async def scored_record(record: dict[str, Any], planned: PlannedTask, example: E
     """`record` (a sample record without scores) with the prediction scored by every metric of the task,
     and the failed calls folded into its result listed (or, with `strict_infra`, failing it)."""
     if prediction.error is None:
-        scores, errors, judge_trace, counted = await score_prediction(planned, example, prediction, judges,
-                                                                      seed, nli)
-        record["scores"] = scores
-        if counted:
-            record["counted"] = counted
-        if errors:
-            record["score_errors"] = errors
-        if judge_trace:
-            record["judge_trace"] = judge_trace
+        scoring = await score_prediction(planned, example, prediction, judges, seed, nli)
+        record["scores"] = scoring.scores
+        if scoring.counted:
+            record["counted"] = scoring.counted
+        if scoring.errors:
+            record["score_errors"] = scoring.errors
+        if scoring.tracebacks:
+            record["score_tracebacks"] = scoring.tracebacks
+        if scoring.judge_trace:
+            record["judge_trace"] = scoring.judge_trace
     folded = [f"{step['name']}: {step['error']}" for step in [*record["trace"], *record.get("judge_trace", [])]
               if step.get("error")]
     if folded and record.get("error") is None:  # calls that failed yet ended in a result (as upstream)
@@ -92,26 +108,48 @@ async def scored_record(record: dict[str, Any], planned: PlannedTask, example: E
     return record
 
 
-def sample_record(example: Example, prediction: Prediction) -> dict[str, Any]:
-    record = {"index": example.index, **example.summary(), "prediction": prediction.to_dict(),
+def sample_record(example: Example, prediction: Prediction, task: Task | None = None) -> dict[str, Any]:
+    """The sample record of a run example, without scores; with `task`, the gold as the task reads it
+    (`gold_references`)."""
+    record = {"index": example.index, **example.summary(), **(gold_references(task, example) if task else {}),
+              "prediction": prediction.to_dict(),
               "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
               "trace": [step.to_dict() for step in prediction.trace],  # the one copy of its prompts
               "error": prediction.error}
     return record
 
 
+def gold_references(task: Task, example: Example) -> dict[str, Any]:
+    """`gold_references`: the example's gold as the task reads it (`Task.gold_references`), written into
+    the sample so that readers of a run folder (the viewer) show it without loading the task; a reading
+    that raises is recorded as `gold_references_error` (the metrics that read it fail on their own)."""
+    try:
+        return {"gold_references": [str(text) for text in task.gold_references(example.gold)]}
+    except Exception as exc:
+        return {"gold_references_error": f"{type(exc).__name__}: {exc}"}
+
+
+class Scoring(NamedTuple):
+    """What the metrics made of one prediction."""
+
+    scores: dict[str, Any]  # typed, of the metrics that scored
+    errors: dict[str, str]  # metric -> why it failed, in one line
+    tracebacks: dict[str, str]  # metric -> the traceback of what it raised (`traceback_text`)
+    judge_trace: list[dict[str, Any]]  # the metrics' judge calls
+    counted: dict[str, dict[str, int]]  # metric -> its counted events
+
+
 async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,
-                           judges: list[LLM], seed: int, nli: NLI | None = None,
-                           ) -> tuple[dict[str, Any], dict[str, str], list, dict[str, dict[str, int]]]:
+                           judges: list[LLM], seed: int, nli: NLI | None = None) -> Scoring:
     """Every metric of the task on one prediction; a failing metric is recorded, not raised: one that
-    raises, or returns something that is not a score (`typed_scores`: the message names the metric, the
-    key and the value's type), fails on this example and adds none of its keys. Corpus-only metrics
-    (no per-example keys) are not asked. NLI calls are not traced per sample (they are logged once per
-    run in nli_calls.jsonl). Returns the typed scores, the failed metrics' errors, the judge calls and
-    each metric's counted events."""
+    raises (its traceback kept), or returns something that is not a score (`typed_scores`: the message
+    names the metric, the key and the value's type), fails on this example and adds none of its keys.
+    Corpus-only metrics (no per-example keys) are not asked. NLI calls are not traced per sample (they
+    are logged once per run in nli_calls.jsonl)."""
     scores: dict[str, Any] = {}
     counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
+    tracebacks: dict[str, str] = {}
     ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
     ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:judge{i}")
                   for i, judge in enumerate(judges)]
@@ -126,7 +164,9 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
             scores.update(typed_scores(metric, value))
         except Exception as exc:
             errors[metric.name] = f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, InvalidScore):  # raised by the metric: where, for its developer
+                tracebacks[metric.name] = traceback_text(exc)
             continue
         if ctx.counts:
             counted[metric.name] = dict(ctx.counts)
-    return scores, errors, [step.to_dict() for step in ctx.trace], counted
+    return Scoring(scores, errors, tracebacks, [step.to_dict() for step in ctx.trace], counted)

@@ -146,6 +146,29 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
                 check.problem(f"{where}: {problem}")
 
 
+def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], check: Preflight) -> None:
+    """A system that retrieves (`System.retrieves`) on a task whose examples carry no documents
+    (`Task.own_documents` False), with a retriever that returns only an example's own documents
+    (`Retriever.example_documents_only`: the default `provided`, `example_bm25`, `example_dense`), would
+    answer closed book under its own name: one problem per task. `--retriever none` asks for that run."""
+    from ..retrieval import DEFAULT_RETRIEVER
+
+    blind = [p for p in planned if p.system is not None and p.system.retrieves and p.task.own_documents is False]
+    name = config.retriever or DEFAULT_RETRIEVER
+    try:
+        retriever_class = registry.load("retrievers", name) if blind else None
+    except ConfigError:
+        return  # an unknown retriever: said where the run builds it
+    if retriever_class is None or not retriever_class.example_documents_only:
+        return
+    for p in blind:
+        system = p.system.name or config.system
+        check.problem(f"task {p.name}: its examples carry no documents and retriever {name} returns only an "
+                      f"example's own, so system {system} would answer closed book; search a corpus index "
+                      f"(--retriever bm25|dense --retriever-arg index=DIR, from ragbench index build), use --system "
+                      f"closed_book, or pass --retriever none to run {system} without documents on purpose")
+
+
 def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:
     """The whole pre-flight of a run: its options, every plugin's hooks, its engines. Returns the planned
     tasks and what was checked; raises `PreflightError` listing every problem."""
@@ -154,6 +177,7 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
     check = check if check is not None else Preflight()
     check_run_options(config, check)
     planned = plan(config, registry, check)
+    check_documents_to_retrieve(config, registry, planned, check)
     check_cache_files(config, planned, check)
     try:
         system_class = registry.load("systems", config.system)

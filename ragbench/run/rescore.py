@@ -21,10 +21,12 @@ from ..nli import NLI
 from ..reports.failures import metric_failures
 from ..storage.rundir import RunDir, record_key
 from ..types import Document, Example, Prediction, Step
-from .example import scored_record
+from .example import StoppedAtFailure, gold_references, record_failed, scored_record
 from .planning import PlannedTask
 
-SCORING_FIELDS = ("scores", "score_errors", "counted", "judge_trace", "infrastructure_failures", "rescored")
+SCORING_FIELDS = ("scores", "score_errors", "score_tracebacks", "counted", "judge_trace", "infrastructure_failures",
+                  "rescored")
+GOLD_READING_FIELDS = ("gold_references", "gold_references_error")  # read again by the task (it may have changed)
 _STEP_FIELDS = {f.name for f in dataclasses.fields(Step)}
 
 
@@ -52,7 +54,8 @@ async def rescore_record(planned: PlannedTask, record: dict[str, Any], judges: l
                          seed: int, strict_infra: bool) -> dict[str, Any]:
     """The record scored again by every metric of `planned` (see the module's docstring)."""
     example, prediction = rebuild(record)
-    kept = {k: v for k, v in record.items() if k not in SCORING_FIELDS}
+    kept = {**{k: v for k, v in record.items() if k not in SCORING_FIELDS and k not in GOLD_READING_FIELDS},
+            **gold_references(planned.task, example)}
     return {**await scored_record(kept, planned, example, prediction, judges, seed, strict_infra, nli),
             "rescored": True}
 
@@ -80,16 +83,20 @@ def pending(run_dir: RunDir, planned: list[PlannedTask]) -> bool:
 
 
 async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, judges: list[LLM], nli: NLI | None, seed: int,
-                        strict_infra: bool, most: int) -> int:
+                        strict_infra: bool, most: int, fail_fast: bool = False) -> int:
     """--resume: every saved example whose metrics failed scored again (at most `most` at once) and
-    appended to the checkpoint, where it replaces the earlier record. Returns how many."""
+    appended to the checkpoint, where it replaces the earlier record. Returns how many. With
+    `fail_fast`, the first that fails again raises `StoppedAtFailure` once it is saved."""
     done = 0
 
     async def rescore(item: tuple[PlannedTask, dict[str, Any]]) -> None:
         nonlocal done
         task, record = item
-        run_dir.append_sample(task.name, await rescore_record(task, record, judges, nli, seed, strict_infra))
+        rescored = await rescore_record(task, record, judges, nli, seed, strict_infra)
+        run_dir.append_sample(task.name, rescored)
         done += 1
+        if fail_fast and record_failed(rescored):
+            raise StoppedAtFailure(task.name, rescored, run_dir.path)
 
     await bounded((((task, record) for task in planned for record in failed_scoring(run_dir, task))), rescore, most)
     return done

@@ -137,8 +137,8 @@ class PageCaches:
             cache.close()
 
 
-def console_line(stats: dict[str, Any] | None) -> str | None:
-    """One line per cache for the console: hits of lookups, hit rate, size on disk."""
+def console_line(stats: dict[str, Any] | None, notices: bool = True) -> str | None:
+    """One line per cache for the console: hits of lookups, hit rate, size on disk (`health_lines`)."""
     if not stats:
         return None
     lines = []
@@ -146,5 +146,5 @@ def console_line(stats: dict[str, Any] | None) -> str | None:
         rate = "" if cache["hit_rate"] is None else f" ({cache['hit_rate']:.0%})"
         lines.append(f"page cache {cache['path']}: {cache['hits']}/{cache['lookups']} hits{rate}, "
                      f"{cache['bytes'] / 1e6:.1f} MB")
-        lines += health_lines("page cache", cache)
+        lines += health_lines("page cache", cache, notices)
     return "\n".join(lines)

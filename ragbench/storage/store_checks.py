@@ -95,9 +95,10 @@ def move_aside(path: Path) -> Path:
     return aside
 
 
-def health_lines(label: str, stats: dict[str, Any] | None) -> list[str]:
+def health_lines(label: str, stats: dict[str, Any] | None, notice: bool = True) -> list[str]:
     """What went wrong with a store (`SqliteStore.stats()`), for the console and report.md: its
-    counts, and its notice."""
+    counts, and its notice (unless `notice` is False: the console's summary, whose run warned of it
+    when the store opened)."""
     if not stats:
         return []
     counts = [f"{stats[key]} {what}" for key, what in (("damaged_entries", "damaged entries were misses"),
@@ -105,6 +106,6 @@ def health_lines(label: str, stats: dict[str, Any] | None) -> list[str]:
                                                        ("write_errors", "failed writes (answers used, not stored)"))
               if stats.get(key)]
     lines = [f"{label} {stats['path']}: " + ", ".join(counts)] if counts else []
-    if stats.get("notice"):
+    if notice and stats.get("notice"):
         lines.append(stats["notice"])
     return lines

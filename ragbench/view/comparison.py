@@ -20,20 +20,22 @@ def _binary(runs: list[Run], task: str, metric: str) -> bool:
 
 def disagreements(a: Run, b: Run, task: str, metric: str, higher_is_better: bool,
                   folders: tuple[RunFolder, RunFolder]) -> dict[str, Any]:
-    """Examples scored in both runs where one is right (the metric's good value) and the other wrong."""
+    """Examples scored in both runs where one is right (the metric's good value) and the other wrong, with
+    the question and each run's answer from the runs' example tables (`a` and `b` hold only scores)."""
     good = 1.0 if higher_is_better else 0.0
     first, second = a.samples.get(task, {}), b.samples.get(task, {})
+    tables = folders[0].samples(task), folders[1].samples(task)
     found: dict[str, list[dict[str, Any]]] = {"a_right": [], "b_right": []}
     for example_id in sorted(set(first) & set(second)):
         x, y = (first[example_id].get("scores") or {}).get(metric), (second[example_id].get("scores") or {}).get(metric)
         if x is None or y is None or float(x) == float(y):
             continue
         side = "a_right" if float(x) == good else "b_right"
-        found[side].append({"id": example_id, "question": clip(first[example_id].get("question"), 160),
-                            "answer_a": clip((first[example_id].get("prediction") or {}).get("answer"), 160),
-                            "answer_b": clip((second[example_id].get("prediction") or {}).get("answer"), 160),
-                            "n_a": folders[0].samples(task).position(example_id),
-                            "n_b": folders[1].samples(task).position(example_id)})
+        n_a, n_b = tables[0].position(example_id), tables[1].position(example_id)
+        row_a, row_b = (table.rows[n] if n is not None else {} for table, n in zip(tables, (n_a, n_b)))
+        found[side].append({"id": example_id, "question": clip(row_a.get("question"), 160),
+                            "answer_a": clip(row_a.get("answer"), 160), "answer_b": clip(row_b.get("answer"), 160),
+                            "n_a": n_a, "n_b": n_b})
     return {"metric": metric, **{k: {"count": len(v), "rows": v[:LISTED]} for k, v in found.items()}}
 
 

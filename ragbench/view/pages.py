@@ -57,7 +57,8 @@ def _metrics(details: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_summary(run: RunFolder) -> dict[str, Any]:
-    """A row of the Runs page: finished runs from results.json, a run in progress from its samples so far."""
+    """A row of the Runs page: finished runs from results.json, a run in progress from its samples so far;
+    `state` and `holder` from `RunFolder.status`."""
     results, config = run.results, run.config
     tasks: dict[str, Any] = {}
     for task in run.tasks:
@@ -70,7 +71,8 @@ def run_summary(run: RunFolder) -> dict[str, Any]:
     return {"rid": run.rid, "name": run.rid, "path": str(run.path), "system": config.get("system"),
             "model": config.get("model") or (config.get("system_args") or {}).get("path"),
             "judges": config.get("judges"), "date": (results or {}).get("date"),
-            "finished": results is not None, "complete": (results or {}).get("complete"), "tasks": tasks,
+            "finished": results is not None, "complete": (results or {}).get("complete"), **run.status(),
+            "tasks": tasks,
             "failures": (results or {}).get("failures") or {},
             "infrastructure_failures": (results or {}).get("infrastructure_failures") or {},
             "cost": (results or {}).get("cost") or {}}
@@ -107,7 +109,8 @@ def rows_page(run: RunFolder, task: str, chunk: int) -> dict[str, Any]:
             "chunks": max(1, -(-len(rows) // CHUNK)), "metrics": keys,
             "higher_is_better": {k: higher.get(k, True) for k in keys},
             "slice_fields": sorted({f for r in rows[:CHUNK] for f in r["meta"]}),
-            "finished": run.results is not None, "rows": rows[chunk * CHUNK:(chunk + 1) * CHUNK]}
+            "finished": run.results is not None, "state": run.status()["state"],
+            "rows": rows[chunk * CHUNK:(chunk + 1) * CHUNK]}
 
 
 def example_data(run: RunFolder, task: str, n: int) -> dict[str, Any]:

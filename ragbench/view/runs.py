@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from ..storage.run_lock import RunLock, describe
+
 T = TypeVar("T")
 
 TEXT_CHARS = 240  # characters of question / answer / gold / error kept in a table row
@@ -26,26 +28,31 @@ def clip(text: Any, limit: int = TEXT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def gold_text(gold: Any) -> str:
-    """The gold answer(s) of a record in a line: the common fields of the built-in tasks, else JSON."""
+def gold_text(record: dict[str, Any]) -> str:
+    """A record's gold in a line: the reference texts the task read it as (`gold_references`, written by
+    the run), else every value of the gold as it stands (a run written before the references were)."""
+    references = record.get("gold_references")
+    if isinstance(references, list) and references:
+        return " | ".join(map(str, references))
+    gold = record.get("gold")
     if not isinstance(gold, dict):
         return "" if gold is None else str(gold)
-    for key in ("answer", "label", "answerKey", "answers", "qa_pairs"):
-        value = gold.get(key)
-        if value in (None, "", []):
-            continue
-        if key == "qa_pairs":
-            return " | ".join(", ".join(map(str, p.get("short_answers") or [])) for p in value if isinstance(p, dict))
-        if isinstance(value, list):
-            return " | ".join(", ".join(map(str, v)) if isinstance(v, list) else str(v) for v in value)
-        return str(value)
-    return json.dumps(gold, ensure_ascii=False, default=str)
+    return "; ".join(f"{key}: {_leaves(value)}" for key, value in gold.items() if value not in (None, "", [], {}))
+
+
+def _leaves(value: Any) -> str:
+    """The scalar values inside `value` in order, comma-separated (nested lists and mappings flattened)."""
+    if isinstance(value, dict):
+        return ", ".join(_leaves(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_leaves(v) for v in value)
+    return str(value)
 
 
 def table_row(record: dict[str, Any]) -> dict[str, Any]:
     prediction = record.get("prediction") or {}
     return {"id": None if record.get("id") is None else str(record["id"]), "question": clip(record.get("question")),
-            "answer": clip(prediction.get("answer", record.get("output"))), "gold": clip(gold_text(record.get("gold"))),
+            "answer": clip(prediction.get("answer", record.get("output"))), "gold": clip(gold_text(record)),
             "scores": record.get("scores") or {}, "error": clip(record.get("error")) or None,
             "score_errors": metric_failures(record),
             "meta": {k: clip(v, 80) for k, v in (record.get("meta") or {}).items() if not isinstance(v, (dict, list))}}
@@ -181,6 +188,18 @@ class RunFolder:
     @property
     def results(self) -> dict[str, Any] | None:
         return self._json("results.json")
+
+    def status(self) -> dict[str, Any]:
+        """Where the run stands: `running` (a process holds its run.lock; `holder` says which and its
+        command), `complete` or `incomplete` (finished: its results.json), or `stopped` (neither: killed
+        or stopped before its end, `--resume` completes it). The lock is asked anew on every call."""
+        holder = RunLock(self.path).holder()
+        if holder is not None:
+            command = " ".join(map(str, holder.get("command") or []))
+            return {"state": "running", "holder": describe(holder) + (f": {command}" if command else "")}
+        results = self.results
+        state = "stopped" if results is None else "complete" if results.get("complete") else "incomplete"
+        return {"state": state, "holder": None}
 
     @property
     def meta(self) -> dict[str, Any]:

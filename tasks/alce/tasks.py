@@ -53,6 +53,7 @@ class AlceTask(Task):
     dataset: ClassVar[str] = ""
     answer_format = "long"
     cites = True
+    own_documents = True  # each question's retrieved top-100 (GTR, DPR, BM25 or oracle)
     files: ClassVar[dict[str, str]] = {}  # retrieval -> file name
     default_retrieval: ClassVar[str] = "gtr"
     quality_metrics: ClassVar[tuple[str, ...]] = ()  # beside length, before citations

@@ -104,6 +104,7 @@ class CragTask(Task):
     slice_fields = SLICES
     gold_fields = ("crag_answer",)
     plot_keys = ("accuracy", "hallucination", "missing", "score")
+    own_documents = True  # each question's five search result pages
     kg_default: ClassVar[bool] = False
 
     def __init__(self, data_path=None, split: str = "public_test", version: str = "v5", tokenizer: str | None = None,

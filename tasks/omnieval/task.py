@@ -32,6 +32,7 @@ class OmniEvalAuto(Task):
     slice_fields = ("task", "topic", "cell")  # cell = "<topic> - <task>", one upstream file
     answer_format = "long"
     gold_fields = ("answers",)
+    own_documents = False  # systems search the knowledge corpus (--retriever bm25|dense, ragbench index build)
 
     def __init__(self, data_path=None, tasks: str | list | None = None, topics: str | list | None = None,
                  literal_newlines: bool = False, chat: bool = True, conversation_query: str = "turn",

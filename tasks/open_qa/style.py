@@ -20,11 +20,15 @@ QUESTION = "Question: {question}"
 
 def reference(docs: list[Document]) -> str:
     """PromptTemplate.format_reference: one line per document, its title the first line of FlashRAG's
-    `contents` ("title\\ntext", what ragbench indexes too), its text the rest - so a passage from a corpus
-    whose titles sit in the first line of `contents` (FlashRAG's wiki corpora) is shown as FlashRAG shows it."""
+    `contents` ("title\\ntext"), its text the rest. A passage of a FlashRAG corpus shows that line as
+    written (`metadata["title_line"]` where it is not the title: quoted, or empty), and one whose title is
+    still in its text (an index built before ragbench split FlashRAG's `contents`) the text's first line, so
+    both are shown as FlashRAG shows them."""
     lines = []
     for i, doc in enumerate(docs, 1):
-        title, _, text = (f"{doc.title}\n{doc.text}" if doc.title else doc.text).partition("\n")
+        title, text = doc.metadata.get("title_line", doc.title), doc.text
+        if not title and "title_line" not in doc.metadata:
+            title, _, text = text.partition("\n")
         lines.append(f"Doc {i}(Title: {title}) {text}\n")
     return "".join(lines)
 

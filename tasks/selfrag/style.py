@@ -16,7 +16,8 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from ragbench.api import TEMPLATES, ConfigError, Document, Example, Prompt, YamlTask, fill, require, yaml_task_class
+from ragbench.api import (TEMPLATES, ConfigError, Document, Example, Prompt, RecordPlace, YamlTask, fill,
+                          yaml_task_class)
 
 from .prompts import TASK_INSTRUCTIONS
 
@@ -55,12 +56,12 @@ class SelfRagPrompt(YamlTask):
             return base + selfrag_options(choices)
         return base + "".join(f"\n{label}: {text}" for label, text in zip(choices["label"], choices["text"]))
 
-    def parse(self, record: Any, index: int) -> Example:
+    def parse(self, record: Any, place: RecordPlace) -> Example:
         """The mapped example; Self-RAG's scripts read `answers` as a list, so another kind of value there
         is a bad record (a string is one answer only in `answer`)."""
-        if isinstance(record, dict) and "answers" in record:
-            require(record, "answers", self.where(), index, list)
-        return super().parse(record, index)
+        if isinstance(record, dict) and not isinstance(record.get("answers", []), list):
+            raise place.error(f"expected list, got {type(record['answers']).__name__}", "answers")
+        return super().parse(record, place)
 
     def query_text(self, example: Example) -> str:
         """The question as run_short_form.py poses it (task instruction, ARC's options A-D)."""
@@ -88,9 +89,10 @@ class SquadPrompt(SelfRagPrompt):
         super().__init__(data_path, template=template)
         self.args.pop("instruction_format")  # SQuAD has no task instruction: the question alone
         self.passages_from = self.args["passages"] = passages
+        self.own_documents = passages == "context"
 
-    def parse(self, record: Any, index: int) -> Example:
-        example = super().parse(record, index)
+    def parse(self, record: Any, place: RecordPlace) -> Example:
+        example = super().parse(record, place)
         if self.passages_from == "none":
             example.docs = []
         return example

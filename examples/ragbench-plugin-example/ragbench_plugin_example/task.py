@@ -21,6 +21,7 @@ class TriviaTF(Task):
     metrics = ("verdict_accuracy", "match_normalized")
     answer_format = "label"
     gold_fields = ("answers", "label")  # gold["truth"] is a true/false verdict
+    own_documents = True  # each statement comes with its evidence passages
 
     def __init__(self, data_path: str | Path | None = None) -> None:
         if data_path is None:  # the copy shipped as package data

@@ -7,7 +7,8 @@ record naming file and line (a `datasets` load fails whole on it), and a run's s
 for `import datasets` (about 1 s on a 2-core machine) and its Arrow cache (a 1,000-line JSONL took
 0.2 s through `load_dataset("json")`, 3 ms read here).
 
-Every reader yields (0-based position, record or RecordError)."""
+Every reader yields (RecordPlace, record or RecordError): where the record is, as messages name it (the
+file line of JSON Lines and CSV, the path in a JSON document), and its position in the data."""
 from __future__ import annotations
 
 import bz2
@@ -22,8 +23,9 @@ from typing import IO, Any, Callable, Iterator
 from ...errors import ConfigError, RecordError
 from ...storage.jsonl import NestedTooDeep, objects, parse_json, read_lines
 from .fields import MISSING, lookup
+from .places import RecordPlace
 
-Item = tuple[int, Any]
+Item = tuple[RecordPlace, Any]
 OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb")}
 SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}
 FILE_FORMATS = ("jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions")
@@ -81,8 +83,10 @@ def read_document(path: Path, expected: str) -> Any:
 
 
 def jsonl_records(path: Path) -> Iterator[Item]:
+    """Records by their line (blank lines counted, as the position: a record without an id is named by it)."""
     with open_binary(path) as handle:
-        yield from objects(read_lines(handle, str(path)), str(path))
+        for index, record in objects(read_lines(handle, str(path)), str(path)):
+            yield RecordPlace(str(path), index, index + 1), record
 
 
 def json_records(path: Path, records: str | None) -> Iterator[Item]:
@@ -101,8 +105,9 @@ def json_records(path: Path, records: str | None) -> Iterator[Item]:
         raise ConfigError(f"{path}: expected {expected}, found {what}" +
                           ("" if records else "; name the list with data.records (e.g. records: data)"))
     for position, record in enumerate(found):
-        yield position, record if isinstance(record, dict) else RecordError(
-            str(path), position + 1, f"expected a record (a JSON object), got {type(record).__name__}")
+        place = RecordPlace(str(path), position, position + 1, f"{records or ''}[{position}]")
+        yield place, record if isinstance(record, dict) else place.error(
+            f"expected a record (a JSON object), got {type(record).__name__}")
 
 
 def csv_records(path: Path, delimiter: str | None) -> Iterator[Item]:
@@ -110,29 +115,26 @@ def csv_records(path: Path, delimiter: str | None) -> Iterator[Item]:
     with open_binary(path) as handle:
         rows = csv.DictReader(io.TextIOWrapper(handle, encoding="utf-8", newline=""), delimiter=delimiter)
         for position, row in enumerate(rows):
-            if None in row:
-                yield position, RecordError(str(path), rows.line_num, "more values than the header has columns")
-            else:
-                yield position, row
+            place = RecordPlace(str(path), position, rows.line_num)  # the row's last line, a quoted newline in it
+            yield place, place.error("more values than the header has columns") if None in row else row
 
 
 def flashrag_records(path: Path) -> Iterator[Item]:
     """FlashRAG's JSONL: a multiple-choice record's `golden_answers` (choice indexes) become the choices'
     texts, as FlashRAG's BaseMetric.get_dataset_answer reads them; the indexes stay as
     `golden_answer_indexes`."""
-    for position, record in jsonl_records(path):
+    for place, record in jsonl_records(path):
         choices = record.get("choices") if isinstance(record, dict) else None
         if not choices or not isinstance(choices, list):
-            yield position, record
+            yield place, record
             continue
         indexes = record.get("golden_answers")
         try:
             texts = [choices[i] for i in indexes]
         except (TypeError, IndexError):
-            yield position, RecordError(str(path), position + 1, f"expected indexes into its {len(choices)} choices",
-                                        "golden_answers")
+            yield place, place.error(f"expected indexes into its {len(choices)} choices", "golden_answers")
             continue
-        yield position, {**record, "golden_answers": texts, "golden_answer_indexes": indexes}
+        yield place, {**record, "golden_answers": texts, "golden_answer_indexes": indexes}
 
 
 def squad_records(path: Path) -> Iterator[Item]:
@@ -142,27 +144,30 @@ def squad_records(path: Path) -> Iterator[Item]:
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise ConfigError(f"{path} has no 'data' list of articles; expected SQuAD v1.1 JSON (dev-v1.1.json)")
     where, position = str(path), 0
-    for number, article in enumerate(data["data"], 1):
+    for a, article in enumerate(data["data"]):
         paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
         if not isinstance(paragraphs, list):
-            yield position, RecordError(where, number, "article without a 'paragraphs' list", "paragraphs")
+            place = RecordPlace(where, position, position + 1, f"data[{a}]")
+            yield place, place.error("article without a 'paragraphs' list", "paragraphs")
             continue
         title = str(article.get("title", ""))
-        for paragraph in paragraphs:
-            for qa in (paragraph.get("qas") or []) if isinstance(paragraph, dict) else [None]:
-                yield position, _squad_question(where, position, title, paragraph, qa)
+        for p, paragraph in enumerate(paragraphs):
+            qas = (paragraph.get("qas") or []) if isinstance(paragraph, dict) else [None]
+            for q, qa in enumerate(qas):
+                place = RecordPlace(where, position, position + 1, f"data[{a}].paragraphs[{p}].qas[{q}]")
+                yield place, _squad_question(place, title, paragraph, qa)
                 position += 1
 
 
-def _squad_question(where: str, position: int, title: str, paragraph: Any, qa: Any) -> Any:
+def _squad_question(place: RecordPlace, title: str, paragraph: Any, qa: Any) -> Any:
     if not isinstance(paragraph, dict) or not isinstance(paragraph.get("context"), str):
-        return RecordError(where, position + 1, "paragraph without a 'context' string", "context")
+        return place.error("paragraph without a 'context' string", "context")
     if not isinstance(qa, dict) or not isinstance(qa.get("question"), str) or qa.get("id") is None:
-        return RecordError(where, position + 1, "question without 'id' and 'question'", "qas")
+        return place.error("question without 'id' and 'question'", "qas")
     texts = [a.get("text") for a in qa.get("answers") or [] if isinstance(a, dict)]
     answers = list(dict.fromkeys(t for t in texts if isinstance(t, str) and t))
     if not answers:
-        return RecordError(where, position + 1, f"question {qa['id']} has no answer text", "answers")
+        return place.error(f"question {qa['id']} has no answer text", "answers")
     context = paragraph["context"]
     return {"id": str(qa["id"]), "question": qa["question"], "answers": answers, "title": title, "context": context,
             "passages": [{"id": f"{qa['id']}:context", "title": title.replace("_", " "), "text": context}]}
@@ -175,14 +180,14 @@ _DESCRIPTION = re.compile(r'\(description (?:"((?:[^"\\]|\\.)*)"|([^()"]*))\)')
 def webquestions_records(path: Path) -> Iterator[Item]:
     """WebQuestions' release JSON (a list of {"url", "targetValue", "utterance"}): each record plus
     `answers`, the descriptions of its `targetValue` list in order."""
-    for position, record in json_records(path, None):
+    for place, record in json_records(path, None):
         target = record.get("targetValue") if isinstance(record, dict) else None
         if not isinstance(target, str) or not target.startswith("(list"):
-            yield position, record if isinstance(record, RecordError) else RecordError(
-                str(path), position + 1, "expected a targetValue \"(list (description ...) ...)\"", "targetValue")
+            yield place, record if isinstance(record, RecordError) else place.error(
+                "expected a targetValue \"(list (description ...) ...)\"", "targetValue")
             continue
         answers = [bare.strip() if bare else quoted.replace('\\"', '"') for quoted, bare in _DESCRIPTION.findall(target)]
-        yield position, {**record, "answers": answers}
+        yield place, {**record, "answers": answers}
 
 
 def file_records(path: Path, fmt: str, records: str | None = None, delimiter: str | None = None) -> Iterator[Item]:

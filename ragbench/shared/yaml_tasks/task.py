@@ -16,6 +16,7 @@ from .hf import load_split
 from .fields import FieldError, Mapper
 from .filters import Filter, chain, check_filter
 from .located import SpecError
+from .places import RecordPlace
 from .sources import count_lines, file_format, file_records
 from .spec import TEMPLATE_VARIABLES, TaskSpec, load_spec
 from .templates import DEFAULT_TEMPLATE, PromptTemplate
@@ -41,7 +42,7 @@ class YamlTask(Task):
         super().__init__(data_path)
         self.format: str | None = None
         self.dataset: Any = None  # a datasets.Dataset, loaded once when the records come through `datasets`
-        self._mapper: Mapper | None = None
+        self.mapper = Mapper(self.spec.fields)
 
     # --- data -------------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -58,15 +59,16 @@ class YamlTask(Task):
             self.path = data.path
         elif data.file is not None:
             self.path = resolve_data_file(name, data.file, None, data.url)
-        self._mapper = None
         declared = data.format if data is not None else "auto"
         self.format = file_format(Path(self.path), declared, name) if self.path is not None else "hf"
 
-    def records(self) -> Iterator[tuple[int, Any]]:
+    def records(self) -> Iterator[tuple[RecordPlace, Any]]:
+        """(where the record is, the record or a RecordError) in data order."""
         if self.format is None:
             self.prepare()
         if self.format in ("hf", "parquet"):
-            return enumerate(self.hf_dataset())
+            where = self.where()
+            return ((RecordPlace(where, i, i + 1, f"row {i}"), row) for i, row in enumerate(self.hf_dataset()))
         data = self.spec.data
         return file_records(Path(self.path), self.format, data.records if data else None,
                             data.delimiter if data else None)
@@ -87,30 +89,23 @@ class YamlTask(Task):
         return str(self.path) if self.path is not None else f"Hugging Face dataset {self.spec.data.hf}"
 
     def examples(self) -> Iterator[Example | RecordError]:
-        for index, record in self.records():
+        for place, record in self.records():
             if isinstance(record, RecordError):
                 yield record
                 continue
             try:
-                yield self.parse(record, index)
+                yield self.parse(record, place)
             except RecordError as exc:
                 yield exc
 
-    @property
-    def mapper(self) -> Mapper:
-        if self._mapper is None:
-            if self.format is None:
-                self.prepare()
-            self._mapper = Mapper(self.spec.fields, self.where())
-        return self._mapper
-
-    def parse(self, record: Any, index: int) -> Example:
-        """The example of one record (a style may adjust it)."""
-        return self.mapper.example(record, index)
+    def parse(self, record: Any, place: RecordPlace) -> Example:
+        """The example of one record (a style may adjust it); `place` is where it is (`place.index`: its
+        position in the data; `place.error(problem, field)`: a bad record named by it)."""
+        return self.mapper.example(record, place)
 
     def gold(self, record: dict[str, Any], path: Any, index: int) -> dict[str, Any]:
         """The gold of one record of the file at `path` (the field mapping's `gold`)."""
-        return Mapper(self.spec.fields, str(path)).gold(record, index)
+        return self.mapper.gold(record, RecordPlace(str(path), index, index + 1))
 
     def size_hint(self) -> int | None:
         if self.format is None:
@@ -140,11 +135,11 @@ class YamlTask(Task):
         stream = self.records()
         first: FieldError | None = None
         try:
-            for index, record in itertools.islice(stream, PROBE_RECORDS):
+            for place, record in itertools.islice(stream, PROBE_RECORDS):
                 if isinstance(record, RecordError):
                     continue
                 try:
-                    example = self.parse(record, index)
+                    example = self.parse(record, place)
                 except FieldError as exc:
                     first = first or exc.with_hint(record)
                     continue
@@ -238,6 +233,7 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> ty
         "metric_options": {name: args for name, args in spec.metrics if args},
         "slice_fields": tuple(spec.fields.slices), "answer_format": spec.answer_format, "cites": spec.cites,
         "gold_fields": spec.gold_fields(), "instruction_key": spec.instruction_key,
+        "own_documents": spec.fields.documents is not None,
         "answer_filter": staticmethod(chain([check_filter(f.value, spec.source, f.key, f.line) for f in spec.postprocess])),
         "__doc__": spec.description or base.__doc__}
     if base.renders_templates:

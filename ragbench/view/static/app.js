@@ -76,8 +76,9 @@ async function runsView() {
   const data = await load("runs");
   const costText = c => c.llm_calls === undefined ? "–" :
     `${c.llm_calls} calls, ${c.prompt_tokens}+${c.completion_tokens} tokens, ${c.cache_hits} cache hits, ${c.wall_seconds} s`;
-  const status = r => !r.finished ? h("span", {class: "warn"}, "in progress") :
-    r.complete ? h("span", {class: "ok"}, "complete") : h("span", {class: "bad"}, "incomplete");
+  const status = r => r.state === "running" ? h("span", {class: "warn", title: r.holder}, "running", h("div", {class: "small muted"}, r.holder)) :
+    r.state === "stopped" ? h("span", {class: "bad", title: "no results and no process running it: --resume completes it"}, "incomplete / stopped") :
+    r.state === "complete" ? h("span", {class: "ok"}, "complete") : h("span", {class: "bad"}, "incomplete");
   const failures = r => Object.entries(r.failures).flatMap(([t, causes]) => causes.map(c => `${t}: ${c.count} × ${c.cause}`));
   const rows = data.runs.map(r => [link(`#/run/${r.rid}`, r.name), r.system || "", r.model || "", r.date || "", status(r),
     Object.entries(r.tasks).map(([t, x]) => h("div", {}, link(`#/examples/${r.rid}/${t}`, t), ` ${x.counts ? `${x.counts.scored}/${x.counts.records} scored` : ""}`)),
@@ -100,7 +101,7 @@ async function runsView() {
 async function runView(rid) {
   const r = await load(`run/${rid}`);
   crumbs(["#/", "runs"], [null, r.name]);
-  const parts = [h("h1", {}, r.name), h("p", {class: "muted"}, `${r.system} · ${r.model || ""} · ${r.date || "in progress"} · ${r.path}`)];
+  const parts = [h("h1", {}, r.name), h("p", {class: "muted"}, `${r.system} · ${r.model || ""} · ${r.state === "running" ? `running: ${r.holder}` : r.date || "incomplete / stopped"} · ${r.path}`)];
   parts.push(h("h2", {}, "Configuration (differs from the defaults)"),
              table(["option", "value"], Object.entries(r.config).map(([k, v]) => [k, h("code", {}, json(v))])));
   for (const [task, x] of Object.entries(r.tasks)) {
@@ -203,7 +204,7 @@ async function examplesView(rid, task, q) {
     ...info.metrics.map(m => num(fmt(r.scores[m]))), h("td", {class: "wrap bad"}, failure(r))]);
   const pages = Math.max(1, Math.ceil(total / PAGE));
   const pager = h("div", {class: "pager"}, h("button", {disabled: page === 0 ? "disabled" : null, onclick: () => go({p: String(page - 1)})}, "‹ prev"),
-    ` page ${page + 1} of ${pages} · ${total} example(s)${filtered ? ` matching, of ${info.total}` : ""}${info.finished ? "" : " (run in progress: examples so far)"} `,
+    ` page ${page + 1} of ${pages} · ${total} example(s)${filtered ? ` matching, of ${info.total}` : ""}${info.state === "running" ? " (run in progress: examples so far)" : info.finished ? "" : " (run stopped before its end: examples so far)"} `,
     h("button", {id: "next", disabled: page + 1 >= pages ? "disabled" : null, onclick: () => go({p: String(page + 1)})}, "next ›"));
   show(h("h1", {}, `${task} · ${rid}`), controls, pager, table(headers, body, {id: "examples"}));
 }
@@ -248,8 +249,11 @@ function outlineNodes(items, steps, used) {
   });
 }
 
+const tracebackNode = text => h("details", {class: "traceback"}, h("summary", {}, "traceback"), h("pre", {class: "bad"}, text));
+
 function exampleBody(x) {
   const field = (label, value, cls) => h("div", {class: "field"}, h("b", {}, label), " ", h("span", {class: cls || ""}, value));
+  const tracebacks = x.score_tracebacks || {};
   const used = new Set();
   const timeline = outlineNodes(x.outline, x.steps, used);
   const rest = x.steps.filter(s => !used.has(s.i)).map(stepNode);
@@ -257,11 +261,12 @@ function exampleBody(x) {
     h("div", {class: "card"}, field("id", x.id), field("question", x.question), field("gold", x.gold_text),
       field("answer", x.answer, "answer"), x.output !== x.answer ? field("raw output", x.output) : null,
       x.error ? field("error", x.error, "bad") : null,
-      x.traceback ? h("details", {class: "traceback"}, h("summary", {}, "traceback"), h("pre", {class: "bad"}, x.traceback)) : null,
+      x.traceback ? tracebackNode(x.traceback) : null,
       field("time", `${x.seconds ?? "–"} s`),
       Object.keys(x.meta).length ? field("slices", Object.entries(x.meta).map(([k, v]) => `${k}=${json(v)}`).join(" · ")) : null),
     h("h2", {}, "Scores"), table(["metric", "value"], [...Object.entries(x.scores).map(([k, v]) => [k, num(fmt(v))]),
-      ...Object.entries(x.score_errors).map(([k, v]) => [k, h("td", {class: "bad"}, v)])], {class: "scores"}),
+      ...Object.entries(x.score_errors).map(([k, v]) => [k, h("td", {class: "bad"}, v, tracebacks[k] ? tracebackNode(tracebacks[k]) : null)])],
+      {class: "scores"}),
     x.infrastructure_failures.length ? h("p", {class: "warn"}, "failed calls folded into the result: " + x.infrastructure_failures.join("; ")) : null,
     x.reasons.length ? h("details", {class: "reasons"}, h("summary", {}, `Why: ${x.reasons.length} judge / NLI decision(s)`),
       x.reasons.map(r => h("div", {class: "card small"}, h("b", {}, r.source), ` → ${r.reply}`, h("details", {}, h("summary", {}, "prompt"), h("pre", {}, r.prompt))))) : null,

@@ -1,0 +1,88 @@
+"""Helpers for testing plugins: a scripted LLM, a context a system's `run` can be awaited with, a whole
+run in one call, and assertions on traces. Nothing here loads a model or touches the network.
+
+    from ragbench.testing import ScriptedLLM, assert_steps, make_context, prompts, run_eval
+
+    async def test_two_step_answers_from_the_first_document():
+        ctx = make_context(Capitals(), ScriptedLLM({"capital of France": "Paris"}), docs=[Document(...)])
+        prediction = await TwoStep().run(example, ctx)
+        assert prediction.answer == "Paris"
+        assert_steps(ctx, ["retrieval", "llm:answer"])
+
+    def test_a_whole_run():
+        run = run_eval("capitals", "two_step", ScriptedLLM({"France": "Paris", "": "no idea"}), data=FILE)
+        assert run.scores["capitals"]["capital_hit"] == 1 / 3
+        assert_steps(run.samples["capitals"][0], ["retrieval", "llm:answer"])
+
+`make_context` gives the context a run gives a system (`ctx.llm`, `ctx.model(role)`, `ctx.retriever`,
+`ctx.tools`, `ctx.task`, `ctx.judges`, `ctx.nli`), each call traced into `ctx.trace` but sent straight
+to the script, without the scheduler. `run_examples` runs several examples at once through a scheduler,
+as a run has them, unscored; `run_eval` is the command line's run, in this process: the same planning,
+pre-flight, scheduler, scoring and results (docs/testing-plugins.md). The scripted and replayed LLMs
+are in `llms`, the runs in `runs`; import all of them from here.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from ..context import Context
+from ..engines.base import EngineError, Request
+from ..llm import LLM
+from ..nli import NLI
+from ..records import SampleRecord
+from ..retrieval.base import Retriever
+from ..retrieval.handle import Retrieval
+from ..retrieval.provided import ExampleDocs, ProvidedRetriever
+from ..task import Task
+from ..types import Document, Step, trace_prompts
+from .llms import ReplayLLM, ScriptedLLM
+from .runs import EvalResult, run_eval, run_examples, task_object
+
+__all__ = ["EvalResult", "ReplayLLM", "ScriptedLLM", "assert_steps", "make_context", "prompts", "run_eval",
+           "run_examples"]
+
+
+def _no_llm(request: Request) -> str:
+    raise EngineError("this context has no LLM: make_context(task, llm=ScriptedLLM(...))")
+
+
+def make_context(task: Task | type[Task] | str, llm: LLM | None = None, docs: Iterable[Document] = (), *,
+                 retriever: Retriever | None = None, tools: dict[str, Any] | None = None,
+                 models: dict[str, LLM] | None = None, judges: Sequence[LLM] = (), nli: NLI | None = None,
+                 seed: int = 0) -> Context:
+    """The context of one example, for awaiting a system's `run` (or a metric's `score`) directly.
+
+    `task`: a task object, a task class (built without options) or a registered name. `ctx.retriever`
+    answers every query with the first k of `docs`, as the default `provided` retriever does with an
+    example's own documents, or searches `retriever`. `models` are the LLMs of a system's roles
+    (`ctx.model(role)`), `judges` a judge-based metric's (`ctx.judges`), `nli` an NLI metric's
+    (`ctx.nli`: any object with NLI's `entails`). Every call and search is traced in `ctx.trace` (read it
+    with `assert_steps(ctx, ...)` and `prompts(ctx)`).
+    """
+    ctx = Context(llm=None, task=task_object(task), seed=seed, tools=dict(tools or {}), nli=nli)  # type: ignore[arg-type]
+    ctx.llm = (llm or ScriptedLLM(_no_llm)).traced(ctx.trace)
+    ctx.models = {role: model.traced(ctx.trace) for role, model in (models or {}).items()}
+    ctx.judges = [judge.traced(ctx.trace) for judge in judges]
+    local = retriever if retriever is not None else ExampleDocs(list(docs))
+    ctx.retriever = Retrieval(retriever or ProvidedRetriever(), ctx=ctx, local=local)
+    return ctx
+
+
+def _steps(of: SampleRecord | Context | Iterable[Step]) -> list[Step]:
+    return list(of.trace) if isinstance(of, (SampleRecord, Context)) else list(of)
+
+
+def assert_steps(of: SampleRecord | Context | Iterable[Step], expected: Sequence[str]) -> None:
+    """The steps of a sample (or of a context's trace) are `expected`, in order: each item is a step's
+    kind ("llm", "retrieval", "tool"), its name ("answer") or both ("llm:answer")."""
+    steps = _steps(of)
+    if len(steps) != len(expected) or not all(
+            item in (step.kind, step.name, f"{step.kind}:{step.name}") for item, step in zip(expected, steps)):
+        raise AssertionError(f"steps: expected {list(expected)}, got {[f'{s.kind}:{s.name}' for s in steps]}")
+
+
+def prompts(of: SampleRecord | Context | Iterable[Step]) -> list[Any]:
+    """The prompt (or chat messages) of every LLM call, in call order."""
+    if isinstance(of, SampleRecord):
+        return of.prompts
+    return trace_prompts(step.to_dict() for step in _steps(of))

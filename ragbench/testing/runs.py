@@ -1,0 +1,172 @@
+"""Runs of plugin tests: `run_examples` (several examples in flight at once, unscored) and `run_eval` (a
+whole run, as the command line makes it), both in this process."""
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterable, Sequence
+
+from ..engines.scripted import ScriptedEngine
+from ..errors import ConfigError
+from ..llm import LLM
+from ..records import SampleRecord
+from ..registry import SINGULAR, Entry, Registry, check_kind, get_registry
+from ..retrieval.base import Retriever
+from ..retrieval.handle import Retrieval
+from ..retrieval.provided import ProvidedRetriever
+from ..run.evaluator import Evaluator, RunConfig
+from ..run.example import process_example
+from ..run.planning import PlannedTask
+from ..run.scheduler import Scheduler
+from ..storage.rundir import RunDir
+from ..system import System
+from ..task import Task
+from ..types import Example
+from .llms import ScriptedLLM
+
+
+async def run_examples(system: System, examples: Iterable[Example], llm: LLM,
+                       task: Task | type[Task] | str = Task, *, retriever: Retriever | None = None,
+                       models: dict[str, LLM] | None = None, tools: dict[str, Any] | None = None,
+                       seed: int = 0) -> list[SampleRecord]:
+    """Several examples in flight at once, each run as a run runs it: one scheduler batches the calls of
+    every example to `llm` and to the role `models` (a `ScriptedLLM`'s `batch_sizes` show the batches)
+    and one retrieval handle pools their searches of `retriever` (default: each example's own
+    documents). No metrics and no run folder: the examples' sample records, in order (`error` and
+    `traceback` where the system raised). For a system whose work is shared across examples; one
+    example is tested with `make_context`."""
+    planned = PlannedTask("examples", task_object(task), system, [])
+    scheduler = Scheduler()
+    retrieval = Retrieval(retriever or ProvidedRetriever())
+    answering = LLM(scheduler, llm.engine, llm.defaults)
+    roles = {role: LLM(scheduler, model.engine, model.defaults) for role, model in (models or {}).items()}
+    try:
+        records = await asyncio.gather(*(
+            process_example(planned, example, answering, [], dict(tools or {}), retrieval, roles, seed, False, None)
+            for example in examples))
+    finally:
+        await scheduler.close()
+        await retrieval.close()
+    return [SampleRecord.from_dict(record) for record in records]
+
+
+def task_object(task: Task | type[Task] | str) -> Task:
+    """A task object from a task object, a task class (built without options) or a registered name."""
+    if isinstance(task, Task):
+        return task
+    if isinstance(task, str):
+        task = get_registry().load("tasks", task)
+    return check_kind(task, "tasks", f"make_context task {task!r}", "the test")()
+
+
+
+@dataclass
+class EvalResult:
+    """What `run_eval` returns: results.json as a dict, and each task's samples in data order."""
+
+    results: dict[str, Any]
+    samples: dict[str, list[SampleRecord]]
+    run_dir: Path | None  # None: the run was made in a temporary folder, removed since
+
+    @property
+    def scores(self) -> dict[str, dict[str, Any]]:
+        """{task: {metric key: value}} (results.json `results`)."""
+        return self.results["results"]
+
+    @property
+    def complete(self) -> bool:
+        """Every example ran and was scored, no record was bad (the command line's exit code 0)."""
+        return self.results["complete"]
+
+
+class _RunComponents:
+    """The components a `run_eval` call names: registered names, or classes and scripted LLMs that this
+    run's registry gets in addition to the installed plugins (and the hook modules in `plugins`)."""
+
+    def __init__(self, plugins: Iterable[ModuleType]) -> None:
+        self.plugins = list(plugins)
+        self.added: list[Entry] = []
+        self.scripts: list[ScriptedLLM] = []
+
+    def name(self, kind: str, component: Any) -> str:
+        if isinstance(component, str):
+            return component
+        cls = check_kind(component, kind, f"run_eval {SINGULAR[kind]} {component!r}", "the test")
+        if not cls.name:
+            raise ConfigError(f"run_eval: {SINGULAR[kind]} class {cls.__qualname__} has no `name`; give it one")
+        self.added.append(Entry(kind, cls.name, f"{cls.__module__}:{cls.__qualname__}", provider="run_eval",
+                                _loaded=cls))
+        return cls.name
+
+    def model(self, model: Any) -> Any:
+        if not isinstance(model, ScriptedLLM):
+            return model
+        self.scripts.append(model)
+        return f"scripted_llm:{len(self.scripts) - 1}"
+
+    def registry(self) -> Registry:
+        if not self.plugins and not self.added and not self.scripts:
+            return get_registry()
+        registry = Registry.discover(plugins=[(module.__name__, "run_eval", module) for module in self.plugins])
+        if self.scripts:
+            scripts = self.scripts
+
+            class RunEvalScript(ScriptedEngine):
+                """A ScriptedLLM given to run_eval: `scripted_llm:N` is the N-th (its batches are the run's)."""
+
+                def __init__(self, model: str, **options: Any) -> None:
+                    scripted = scripts[int(model)]
+                    super().__init__(model, script=scripted.script,
+                                     **{"batch_size": scripted.engine.max_batch_size, **options})
+                    self.batch_sizes = scripted.batch_sizes
+
+            self.added.append(Entry("engines", "scripted_llm", "ragbench.testing:ScriptedLLM", provider="run_eval",
+                                    _loaded=RunEvalScript))
+        for entry in self.added:
+            registry.entries[entry.kind][entry.name] = entry
+        return registry
+
+
+def run_eval(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", *, metrics: Sequence[Any] | None = None,
+             data: str | Path | dict[str, str | Path] | None = None, limit: int | None = None,
+             task_args: dict[str, Any] | None = None, system_args: dict[str, Any] | None = None,
+             metric_args: dict[str, Any] | None = None, judges: Sequence[Any] = (),
+             role_models: dict[str, Any] | None = None, output: str | Path | None = None,
+             plugins: Iterable[ModuleType] = (), **options: Any) -> EvalResult:
+    """A whole run in this process, as `ragbench --tasks ... --system ... --model ...` makes it.
+
+    `task` (or a list of them), `system` and each of `metrics`: a registered name, or a class (its `name`
+    is registered for this run). `model`, each of `judges` and the values of `role_models`: an
+    `engine:model` string (`scripted:rules.json`, `replay:calls.jsonl` ...) or a `ScriptedLLM`.
+    `metrics` None: the tasks' own; else as `--metrics` (names replace them, "+name" adds). `data`: the
+    data file of the task (or {task: file}). `plugins`: hook modules registered as if installed (a
+    plugin's tests need not install it). `output`: the run folder, kept; None: a temporary one, removed
+    once read. Other keywords are options of the run (`ragbench.run.config.RunConfig`: seed,
+    max_inflight, retriever, resume ...). Raises `ConfigError` where the command line would refuse.
+    """
+    components = _RunComponents(plugins)
+    tasks = [components.name("tasks", t) for t in (task if isinstance(task, (list, tuple)) else [task])]
+    if data is not None and not isinstance(data, dict):
+        if len(tasks) != 1:
+            raise ConfigError("run_eval: data=FILE needs a single task; give data={task: file}")
+        data = {tasks[0]: data}
+    config = dict(
+        tasks=tasks, system=components.name("systems", system), model=components.model(model),
+        metrics=[components.name("metrics", m) for m in metrics or ()],
+        judges=[components.model(judge) for judge in judges],
+        role_models={role: components.model(m) for role, m in (role_models or {}).items()},
+        data={name: str(path) for name, path in (data or {}).items()}, limit=limit, task_args=dict(task_args or {}),
+        system_args=dict(system_args or {}), metric_args=dict(metric_args or {}), progress=False,
+        page_cache="off")
+    config.update(options)
+    registry = components.registry()
+    with tempfile.TemporaryDirectory(prefix="ragbench-run-") as scratch:
+        folder = Path(output) if output is not None else Path(scratch) / "run"
+        outcome = Evaluator(RunConfig(output=str(folder), **config), registry=registry).run()
+        run_dir = RunDir(outcome.run_dir)
+        samples = {name: [SampleRecord.from_dict(record) for record in run_dir.samples(name)]
+                   for name in outcome.results["config"]["tasks"]}
+    return EvalResult(outcome.results, samples, folder if output is not None else None)

@@ -1,7 +1,7 @@
 """What checking a response cache costs: at open, and on every read.
 
 Builds a response cache of about 100 MB (responses of ~2 kB, each row with its checksum) and prints,
-in one run: opening it as a run does (ragbench.storage.cache.ResponseCache: page 1 and the schema
+in one run: opening it as a run does (ragbench._storage.cache.ResponseCache: page 1 and the schema
 read, O(1)), `PRAGMA quick_check` (reads every page) with the file in the page cache and with it
 dropped from it (posix_fadvise DONTNEED: read from disk), and reading 5,000 entries through the cache
 (SELECT, checksum, JSON, Response) beside the checksums' share of it.
@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragbench.engines.base import Request, Response
-from ragbench.storage.cache import ResponseCache
-from ragbench.storage.store_checks import row_checksum
+from ragbench._engines.base import Request, Response
+from ragbench._storage.cache import ResponseCache
+from ragbench._storage.store_checks import row_checksum
 
 
 def build(path: Path, megabytes: int) -> list[str]:

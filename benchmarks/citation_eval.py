@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench.run.evaluator import Evaluator, RunConfig  # noqa: E402
+from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
 
 WORDS = ("river city film album director capital population wrote sang played married founded "
          "located country genre author team league station county mountain language novel series").split()

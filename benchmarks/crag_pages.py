@@ -16,11 +16,11 @@ import random
 import time
 from types import SimpleNamespace
 
-from ragbench.context import Context
+from ragbench._context import Context
 from ragbench.tasks.crag.embedder import BatchingEmbedder
-from ragbench.run.resources import RunResources
+from ragbench._run.resources import RunResources
 from ragbench.tasks.crag.pages import Offload, PageProcessor, html_to_sentences
-from ragbench.types import Document, Example
+from ragbench._types import Document, Example
 
 WORDS = ("the team won league season player city company price market year album song film director "
          "record revenue stock growth report history music award best new artist released").split()

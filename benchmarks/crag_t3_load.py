@@ -55,8 +55,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench.run import workers  # noqa: E402
-from ragbench.run.evaluator import Evaluator, RunConfig  # noqa: E402
+from ragbench._run import workers  # noqa: E402
+from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
 from ragbench.tasks.crag.embedder import ModelSpec  # noqa: E402
 from ragbench.tasks.crag.loader import parallel_bz2, read_task3_archive  # noqa: E402
 from ragbench.tasks.crag.pages import html_to_sentences  # noqa: E402

@@ -35,10 +35,10 @@ sys.path.insert(0, str(ROOT))
 
 from retrieval_build import english_words  # noqa: E402  (a sibling script)
 
-from ragbench.context import Context  # noqa: E402
-from ragbench.retrieval import load_retriever  # noqa: E402
-from ragbench.retrieval.handle import Retrieval  # noqa: E402
-from ragbench.types import Document, Example  # noqa: E402
+from ragbench._context import Context  # noqa: E402
+from ragbench._retrieval import load_retriever  # noqa: E402
+from ragbench._retrieval.handle import Retrieval  # noqa: E402
+from ragbench._types import Document, Example  # noqa: E402
 
 PASSAGES = 10
 

@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from test_engine_openai import FakeServer  # noqa: E402  (the tests' fake OpenAI-compatible server)
 
-from ragbench.engines.base import EngineError, Request  # noqa: E402
-from ragbench.engines.openai import OpenAIEngine  # noqa: E402
-from ragbench.run.evaluator import Evaluator, RunConfig  # noqa: E402
+from ragbench._engines.base import EngineError, Request  # noqa: E402
+from ragbench._engines.openai import OpenAIEngine  # noqa: E402
+from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
 
 FAULTS = [
     ("429", {"status": 429, "body": {"error": {"message": "rate limited"}}, "headers": {"Retry-After": "0"}}),

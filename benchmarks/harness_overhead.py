@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench.engines.base import Request, Sampling  # noqa: E402
-from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
-from ragbench.run.evaluator import Evaluator, RunConfig  # noqa: E402
+from ragbench._engines.base import Request, Sampling  # noqa: E402
+from ragbench._engines.scripted import ScriptedEngine  # noqa: E402
+from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
 
 WORDS = ("the of river city born film album director capital population year wrote sang played "
          "married founded located occupation country genre author team league station county "

@@ -89,9 +89,9 @@ def raw_script(prompts_file: str, out_file: str, model_dir: str, batch: int) -> 
 
 
 def generation(prompts: list[str], batch: int, tokens: int) -> None:
-    from ragbench.engines.base import Request, Sampling
-    from ragbench.engines.embedded import embedded_safetensors_dir
-    from ragbench.engines.hf import HFEngine
+    from ragbench._engines.base import Request, Sampling
+    from ragbench._engines.embedded import embedded_safetensors_dir
+    from ragbench._engines.hf import HFEngine
 
     engine = HFEngine("embedded", batch_size=batch)
     torch, model, tokenizer = load_raw(str(embedded_safetensors_dir()))
@@ -120,13 +120,13 @@ def generation(prompts: list[str], batch: int, tokens: int) -> None:
 
 
 def end_to_end(work: Path, count: int, batch: int, tokens: int) -> None:
-    from ragbench.engines.embedded import embedded_safetensors_dir
+    from ragbench._engines.embedded import embedded_safetensors_dir
 
     data = work / "popqa.jsonl"
     write_popqa(data, count)
     out = work / "run"
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "ragbench.cli.main", "--tasks", "popqa", "--system", "closed_book",
+    done = subprocess.run([sys.executable, "-m", "ragbench._cli.main", "--tasks", "popqa", "--system", "closed_book",
                            "--system-arg", f"max_tokens={tokens}", "--model", "hf:embedded", "--model-arg",
                            f"batch_size={batch}", "--data", f"popqa={data}", "--output", str(out), "--no-progress",
                            "--bootstrap-iters", "0"], capture_output=True, text=True)

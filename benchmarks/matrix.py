@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from matrix_fixtures import TASK_DATA, build_corpus_index, cell_config  # noqa: E402
 
-from ragbench.errors import ConfigError  # noqa: E402
-from ragbench.run.evaluator import Evaluator, RunConfig  # noqa: E402
-from ragbench.registry import get_registry  # noqa: E402
+from ragbench._errors import ConfigError  # noqa: E402
+from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
+from ragbench._registry import get_registry  # noqa: E402
 
 
 def run_cell(system: str, task: str, folder: Path, limit: int, corpus_index: Path) -> tuple[str, dict]:

@@ -1,4 +1,4 @@
-"""Throughput with R replicas of one model (ragbench.engines.replicas) vs the ideal R x one replica.
+"""Throughput with R replicas of one model (ragbench._engines.replicas) vs the ideal R x one replica.
 
 Each replica is a simulated batch engine (ScriptedEngine: a batch costs `overhead + per_request x n`
 seconds, batch limit B), as a GPU running vLLM or transformers would behave; the workload is many
@@ -14,10 +14,10 @@ import argparse
 import asyncio
 import time
 
-from ragbench.engines.base import Request, Sampling
-from ragbench.engines.replicas import ReplicaSet
-from ragbench.engines.scripted import ScriptedEngine
-from ragbench.run.scheduler import Scheduler
+from ragbench._engines.base import Request, Sampling
+from ragbench._engines.replicas import ReplicaSet
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._run.scheduler import Scheduler
 
 
 async def workload(engine, examples: int, steps: int) -> int:

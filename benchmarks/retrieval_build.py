@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def english_words() -> np.ndarray:
-    from ragbench.retrieval.dense import model_location
+    from ragbench._retrieval.dense import model_location
 
     vocab = (Path(model_location("embedded")) / "vocab.txt").read_text(encoding="utf-8").split("\n")
     return np.array([w for w in vocab if w.isalpha() and w.isascii() and len(w) > 1])
@@ -59,7 +59,7 @@ def queries(n: int, seed: int = 1) -> list[str]:
 # --- children: one measurement each, printing JSON ----------------------------------------------
 
 def child_streaming(corpus: str, out: str, kind: str, chunk_size: int, extra: str) -> dict:
-    from ragbench.retrieval.index import build_index
+    from ragbench._retrieval.index import build_index
 
     options = json.loads(extra)
     started = time.perf_counter()
@@ -71,7 +71,7 @@ def child_bm25s_in_memory(corpus: str, out: str) -> dict:
     import bm25s
     import Stemmer
 
-    from ragbench.retrieval.corpus import passage_text, read_corpus
+    from ragbench._retrieval.corpus import passage_text, read_corpus
 
     started = time.perf_counter()
     texts = [passage_text(doc) for doc in read_corpus(corpus)]
@@ -85,8 +85,8 @@ def child_bm25s_in_memory(corpus: str, out: str) -> dict:
 def child_queries(index: str, kind: str, batch: int, rounds: int, backend: str) -> dict:
     """Median seconds per batch of `search` (and, for dense, of the top-k scan alone, queries
     already encoded): the median keeps other processes' bursts on a shared machine out."""
-    from ragbench.retrieval import load_retriever
-    from ragbench.retrieval.dense import inner_product_top_k
+    from ragbench._retrieval import load_retriever
+    from ragbench._retrieval.dense import inner_product_top_k
 
     args = {"index": index, **({"backend": backend} if kind == "dense" else {})}
     retriever = load_retriever(kind, args)

@@ -31,7 +31,7 @@ batches as the longest chain among them, however few its calls.
 --minority F gives a fraction F of the examples other sampling settings (top_p 0.95) for every call,
 so their requests can share batches only with each other: the workload where serving the largest
 group alone starves them. Next to the time, (c) and (c') show the worst wait of any request in
-batches (batches dispatched before its own; ragbench.run.scheduler.AGE_LIMIT bounds it).
+batches (batches dispatched before its own; ragbench._run.scheduler.AGE_LIMIT bounds it).
 
 Mode (a) costs ~calls * (overhead + per_request) (about 2 minutes at the defaults), so by
 default it runs on the first --sequential-examples examples and is extrapolated to all of them
@@ -54,10 +54,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench.engines.base import EngineError, Request, Response, Sampling  # noqa: E402
-from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
-from ragbench.llm import LLM  # noqa: E402
-from ragbench.run.scheduler import AGE_LIMIT, Scheduler  # noqa: E402
+from ragbench._engines.base import EngineError, Request, Response, Sampling  # noqa: E402
+from ragbench._engines.scripted import ScriptedEngine  # noqa: E402
+from ragbench._llm import LLM  # noqa: E402
+from ragbench._run.scheduler import AGE_LIMIT, Scheduler  # noqa: E402
 
 MAX_ITERATIONS = 4
 WORDS = ("who what river city born film album director capital population year wrote sang "

@@ -31,16 +31,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench.context import Context  # noqa: E402
-from ragbench.engines.base import Request, Sampling  # noqa: E402
-from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
-from ragbench.llm import LLM  # noqa: E402
+from ragbench._context import Context  # noqa: E402
+from ragbench._engines.base import Request, Sampling  # noqa: E402
+from ragbench._engines.scripted import ScriptedEngine  # noqa: E402
+from ragbench._llm import LLM  # noqa: E402
 from ragbench.plugins.selfrag.system import SCORED_TOKENS, SelfRag  # noqa: E402
 from ragbench.plugins.selfrag.prompts import (ADDED_TOKENS, GROUNDING_TOKENS, RELEVANCE_TOKENS,  # noqa: E402
                                                UTILITY_TOKENS)
-from ragbench.run.scheduler import Scheduler  # noqa: E402
-from ragbench.task import Task  # noqa: E402
-from ragbench.types import Document, Example  # noqa: E402
+from ragbench._run.scheduler import Scheduler  # noqa: E402
+from ragbench._task import Task  # noqa: E402
+from ragbench._types import Document, Example  # noqa: E402
 
 WORDS = "river city album film team league island party war treaty song award".split()
 
@@ -132,7 +132,7 @@ def rate(seconds: float, responses: list) -> float:
 
 def part2(args: argparse.Namespace) -> None:
     try:
-        from ragbench.engines.hf import HFEngine
+        from ragbench._engines.hf import HFEngine
         engine = HFEngine("embedded", batch_size=16)
     except Exception as exc:  # torch/transformers or the embedded model missing
         print(f"hf part skipped: {exc}")
@@ -155,8 +155,8 @@ def part3(args: argparse.Namespace) -> None:
     if importlib.util.find_spec("vllm") is None:
         print("vllm part skipped: vLLM is not installed (see docs/engines.md, vllm)")
         return
-    from ragbench.engines.embedded import embedded_with_tokens
-    from ragbench.engines.vllm import VLLMEngine
+    from ragbench._engines.embedded import embedded_with_tokens
+    from ragbench._engines.vllm import VLLMEngine
 
     engine = VLLMEngine(str(embedded_with_tokens(ADDED_TOKENS)), gpu_memory_utilization=args.memory)
     examples = questions(args.vllm_questions, args.vllm_ndocs)

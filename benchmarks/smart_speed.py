@@ -24,14 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench.context import Context  # noqa: E402
-from ragbench.engines.base import Request  # noqa: E402
-from ragbench.engines.scripted import ScriptedEngine  # noqa: E402
-from ragbench.llm import LLM  # noqa: E402
+from ragbench._context import Context  # noqa: E402
+from ragbench._engines.base import Request  # noqa: E402
+from ragbench._engines.scripted import ScriptedEngine  # noqa: E402
+from ragbench._llm import LLM  # noqa: E402
 from ragbench.plugins.smart.system import Smart  # noqa: E402
-from ragbench.run.scheduler import Scheduler  # noqa: E402
+from ragbench._run.scheduler import Scheduler  # noqa: E402
 from ragbench.tasks.selfrag.tasks import PopQA  # noqa: E402
-from ragbench.types import Document, Example  # noqa: E402
+from ragbench._types import Document, Example  # noqa: E402
 
 
 def smart_model(request: Request) -> str:

@@ -81,7 +81,7 @@ def folder_bytes(folder: Path) -> dict[str, int]:
 
 def measure(label: str, python: str, work: Path, data: Path, count: int, tokenizer: str, judge: Path) -> dict:
     out = work / f"run_{label}_{count}"
-    command = [python, "-m", "ragbench.cli.main", "--tasks", "crag_t1", "--system", "vanilla", "--model", "scripted:echo",
+    command = [python, "-m", "ragbench._cli.main", "--tasks", "crag_t1", "--system", "vanilla", "--model", "scripted:echo",
                "--judge", f"scripted:{judge}", "--data", f"crag_t1={data}", "--limit", str(count),
                "--task-arg", f"tokenizer={tokenizer}", "--task-arg", "embedder=storage_scale:HashEmbedder",
                "--task-arg", "page_executor=thread", "--task-arg", "split=all", "--output", str(out),

@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench.reports.results import summarise  # noqa: E402
-from ragbench.view.catalog import RunCatalog  # noqa: E402
-from ragbench.view.server import make_server  # noqa: E402
-from ragbench.view.site import Site  # noqa: E402
+from ragbench._reports.results import summarise  # noqa: E402
+from ragbench._view.catalog import RunCatalog  # noqa: E402
+from ragbench._view.server import make_server  # noqa: E402
+from ragbench._view.site import Site  # noqa: E402
 
 BUDGET = 2.0
 DOMAINS = ("finance", "sports", "music", "movie", "open")

@@ -1,5 +1,5 @@
 """YAML tasks: what reading a local JSONL through Hugging Face `datasets` would cost, against ragbench's
-own reader (the choice in ragbench/shared/yaml_tasks/sources.py), and the field mapping's rate.
+own reader (the choice in ragbench/_shared/yaml_tasks/sources.py), and the field mapping's rate.
 
 Each figure is a fresh process (as a user's `ragbench` command is), on FlashRAG-format records with 5
 passages each:
@@ -36,8 +36,8 @@ metrics: [em, f1]
 READ_DIRECT = """
 import sys
 from pathlib import Path
-from ragbench.shared.yaml_tasks import task_class
-from ragbench.shared.yaml_tasks.spec import load_spec
+from ragbench._shared.yaml_tasks import task_class
+from ragbench._shared.yaml_tasks.spec import load_spec
 task = task_class(load_spec(Path(sys.argv[1])))()
 print(sum(1 for _ in task.examples()))
 """
@@ -95,7 +95,7 @@ def main() -> None:
                               cache_dir=str(folder / "prep")).to_parquet(str(folder / "dev.parquet"))
         (folder / "parquet.yaml").write_text(TASK.replace("DATA", str(folder / "dev.parquet")), encoding="utf-8")
         py, rows = sys.executable, []
-        check = [py, "-m", "ragbench.cli.main", "check", "--model", "scripted:echo", "--no-model", "--tasks"]
+        check = [py, "-m", "ragbench._cli.main", "check", "--model", "scripted:echo", "--no-model", "--tasks"]
         figures = {
             "check direct": lambda i: timed([*check, str(folder / "direct.yaml")], env),
             "check parquet": lambda i: timed([*check, str(folder / "parquet.yaml")], env),

@@ -6,7 +6,7 @@ several task families; a metric only one benchmark uses lives in that benchmark'
 from typing import Any
 
 from ragbench.api import hookimpl
-from ragbench.builtin import section
+from ragbench._builtin import section
 
 
 @hookimpl

@@ -3,7 +3,7 @@
 from typing import Any
 
 from ragbench.api import hookimpl
-from ragbench.builtin import section
+from ragbench._builtin import section
 
 
 @hookimpl

@@ -1,4 +1,4 @@
 """`python -m ragbench ...`: the `ragbench` command, for environments without the console script."""
-from .cli.main import main
+from ._cli.main import main
 
 main()

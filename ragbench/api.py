@@ -49,45 +49,45 @@ from typing import Any
 # the internal module that defines each name
 _MODULES = {
     # the contract
-    "ragbench.task": ("Task", "Prompt"),
-    "ragbench.system": ("System", "recorded_extras"),
-    "ragbench.metric": ("Metric", "KeySpec", "Score", "Scores"),
-    "ragbench.types": ("Example", "Document", "Prediction", "Step"),
-    "ragbench.context": ("Context",),
-    "ragbench.llm": ("LLM",),
-    "ragbench.records": ("SampleRecord",),
-    "ragbench.hookspecs": ("hookimpl",),
+    "ragbench._task": ("Task", "Prompt"),
+    "ragbench._system": ("System", "recorded_extras"),
+    "ragbench._metric": ("Metric", "KeySpec", "Score", "Scores"),
+    "ragbench._types": ("Example", "Document", "Prediction", "Step"),
+    "ragbench._context": ("Context",),
+    "ragbench._llm": ("LLM",),
+    "ragbench._records": ("SampleRecord",),
+    "ragbench._hookspecs": ("hookimpl",),
     # errors
-    "ragbench.errors": ("ConfigError", "RecordError"),
+    "ragbench._errors": ("ConfigError", "RecordError"),
     # engines and retrievers
-    "ragbench.engines.base": ("Engine", "EngineError", "EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs",
+    "ragbench._engines.base": ("Engine", "EngineError", "EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs",
                               "apply_stop"),
-    "ragbench.retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
-    "ragbench.retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
+    "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
+    "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     # pre-flight
-    "ragbench.run.checks": ("Preflight", "probe_data", "unreachable"),
+    "ragbench._run.checks": ("Preflight", "probe_data", "unreachable"),
     # trace structure
-    "ragbench.trace_groups": ("group", "grouped", "outline", "find_groups"),
+    "ragbench._trace_groups": ("group", "grouped", "outline", "find_groups"),
     # data files
-    "ragbench.storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json"),
-    "ragbench.storage.datafiles": ("resolve_data_file", "data_dir"),
-    "ragbench.imports": ("load_callable",),
+    "ragbench._storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json"),
+    "ragbench._storage.datafiles": ("resolve_data_file", "data_dir"),
+    "ragbench._imports": ("load_callable",),
     # text helpers
-    "ragbench.shared.answers": ("normalize_answer", "exact_presence"),
-    "ragbench.shared.sentences": ("sent_tokenize",),
-    "ragbench.shared.citations": ("remove_citations", "cited_numbers", "list_items"),
-    "ragbench.shared.instruction_templates": ("TEMPLATES", "fill"),
-    "ragbench.shared.reader": ("Reader",),
-    "ragbench.shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
-    "ragbench.shared.yaml_tasks.places": ("RecordPlace",),
-    "ragbench.retrieval.chunking": ("TokenSplitter", "parse_split"),
-    "ragbench.reports.bootstrap": ("resampled",),
+    "ragbench._shared.answers": ("normalize_answer", "exact_presence"),
+    "ragbench._shared.sentences": ("sent_tokenize",),
+    "ragbench._shared.citations": ("remove_citations", "cited_numbers", "list_items"),
+    "ragbench._shared.instruction_templates": ("TEMPLATES", "fill"),
+    "ragbench._shared.reader": ("Reader",),
+    "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
+    "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
+    "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split"),
+    "ragbench._reports.bootstrap": ("resampled",),
     # command-line commands
-    "ragbench.cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
+    "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
     # what a run owns and lends its plugins
-    "ragbench.run.resources": ("RunResources",),
-    "ragbench.run.workers": ("Workers",),
-    "ragbench.storage.page_cache": ("PageCache", "content_key"),
+    "ragbench._run.resources": ("RunResources",),
+    "ragbench._run.workers": ("Workers",),
+    "ragbench._storage.page_cache": ("PageCache", "content_key"),
 }
 _SOURCES = {name: module for module, names in _MODULES.items() for name in names}
 

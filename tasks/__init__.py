@@ -7,7 +7,7 @@ from importlib import resources
 from typing import Any
 
 from ragbench.api import hookimpl
-from ragbench.builtin import load_yaml, section
+from ragbench._builtin import load_yaml, section
 
 
 @lru_cache(maxsize=1)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from conftest import SHARED, TEST_DATA, shared_reference
 
-from ragbench.context import Context
-from ragbench.engines.base import EngineError
+from ragbench._context import Context
+from ragbench._engines.base import EngineError
 from ragbench.tasks.crag.task import CragTask1
 from ragbench.tasks.crag.synthetic import standin_tokenizer
 from ragbench.testing import ScriptedLLM, make_context
-from ragbench.types import Example
+from ragbench._types import Example
 
 FAILURES = {"__connection_error__": "connection error on every attempt", "__other_error__": "non-retryable error"}
 

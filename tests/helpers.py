@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from ragbench.run.evaluator import Evaluator, RunConfig
+from ragbench._run.evaluator import Evaluator, RunConfig
 
 
 def run(tmp_path: Path, name: str = "run", **config) -> dict:
@@ -24,7 +24,7 @@ def samples(run_dir: Path, task: str) -> list[dict]:
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ragbench.cli.main", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ragbench._cli.main", *args], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})
 
 

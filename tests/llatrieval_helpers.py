@@ -9,11 +9,11 @@ from typing import Callable
 
 from conftest import TEST_DATA
 
-from ragbench.engines.base import Request
+from ragbench._engines.base import Request
 from ragbench.plugins.llatrieval.prompts import SUMMARY_KEY
-from ragbench.retrieval.base import Retriever
+from ragbench._retrieval.base import Retriever
 from ragbench.tasks.alce.tasks import AlceAsqa
-from ragbench.types import Document, Example
+from ragbench._types import Document, Example
 
 
 def parity(name: str) -> dict:

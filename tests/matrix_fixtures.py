@@ -18,7 +18,7 @@ from crag_helpers import crag_record, tokenizer_dir
 from crag_tiny_kg import write_tiny_kg
 
 import ragbench.tasks.selfrag
-from ragbench.types import Example
+from ragbench._types import Example
 
 ALCE = TEST_DATA / "alce"
 OPEN_QA = TEST_DATA / "open_qa"
@@ -140,7 +140,7 @@ REQUERYING = {"llatrieval", "smart"}
 
 def build_corpus_index(folder: Path) -> Path:
     """A bm25 index of the Varn corpus (6 passages, each a paragraph of the open_qa samples)."""
-    from ragbench.retrieval.index import build_index
+    from ragbench._retrieval.index import build_index
 
     build_index(OPEN_QA / "varn_corpus.jsonl", folder, "bm25", progress=False)
     return folder
@@ -221,9 +221,9 @@ def task_examples(task: str, data: str, task_args: dict[str, Any], limit: int) -
     """The first `limit` examples of the cell's task, as the run will read them (read once per task), and
     whether they carry documents of their own (`Task.own_documents`)."""
     if (task, limit) not in _EXAMPLES:
-        from ragbench.run.planning import plan
-        from ragbench.registry import get_registry
-        from ragbench.run.config import RunConfig
+        from ragbench._run.planning import plan
+        from ragbench._registry import get_registry
+        from ragbench._run.config import RunConfig
 
         probe = plan(RunConfig(tasks=[task], system="closed_book", data={task: data}, task_args=task_args,
                                judges=["scripted:echo"], nli="scripted:echo"), get_registry())[0].task

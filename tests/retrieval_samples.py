@@ -5,7 +5,7 @@ import csv
 import random
 from pathlib import Path
 
-from ragbench.types import Document
+from ragbench._types import Document
 
 WORDS = ("river mountain king queen castle war peace music song album artist silence sound garden "
          "winter summer running runs ran prophet priest brother moses election senate novel author "

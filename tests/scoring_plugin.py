@@ -12,10 +12,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from ragbench.engines.base import EngineError
-from ragbench.hookspecs import hookimpl
-from ragbench.metric import KeySpec, Metric
-from ragbench.registry import Registry
+from ragbench._engines.base import EngineError
+from ragbench._hookspecs import hookimpl
+from ragbench._metric import KeySpec, Metric
+from ragbench._registry import Registry
 
 FAILING: set[str] = set()  # example ids `scored:raise` fails on
 CORPUS_FAILS = [False]

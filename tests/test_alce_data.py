@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from ragbench.errors import ConfigError, RecordError
+from ragbench._errors import ConfigError, RecordError
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 
 from alce_helpers import ALCE_DATA, DATA_FILES, records
@@ -130,7 +130,7 @@ def test_sentence_splitting_equals_nltk_sent_tokenize_with_punkt_tab(tmp_path, m
     import nltk
     from punkt.data import english
 
-    from ragbench.shared.sentences import sent_tokenize
+    from ragbench._shared.sentences import sent_tokenize
 
     folder = tmp_path / "tokenizers" / "punkt_tab" / "english"
     folder.mkdir(parents=True)

@@ -11,7 +11,7 @@ from ragbench.metrics.citation import Citation, ListCitation, remove_citations
 from ragbench.metrics.rouge import RougeLsum, bootstrap_mid
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.testing import make_context
-from ragbench.types import Document, Prediction
+from ragbench._types import Document, Prediction
 
 from alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, StandInNli, scored_run, write_predictions
 from helpers import cli, run, samples

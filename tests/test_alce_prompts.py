@@ -7,7 +7,7 @@ import pytest
 
 from ragbench.tasks.alce.prompting import choose_demos, load_prompt_file
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
-from ragbench.types import Document
+from ragbench._types import Document
 
 from alce_helpers import ALCE_DATA, DATA_FILES, fixture
 from conftest import shared_reference

@@ -8,7 +8,7 @@ import pytest
 from helpers import cli, run, samples
 
 from conftest import write_jsonl
-from ragbench.errors import ConfigError
+from ragbench._errors import ConfigError
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
 def test_missing_data_file_offline_names_the_file_and_where_to_put_it(tmp_path, monkeypatch):
     import urllib.error
 
-    from ragbench.storage import datafiles
+    from ragbench._storage import datafiles
 
     def no_network(url, timeout):
         raise urllib.error.URLError(f"no network to reach {url}")

@@ -15,12 +15,12 @@ from conftest import write_jsonl
 from crag_helpers import tokenizer_dir
 from helpers import cli, comparable, run, samples, tmpfs
 
-from ragbench.engines.base import Request, Response, Sampling
-from ragbench.engines.replay import ReplayEngine
-from ragbench.engines.scripted import ScriptedEngine
-from ragbench.run.scheduler import Scheduler
-from ragbench.storage.cache import ResponseCache
-from ragbench.storage.page_cache import PageCache, content_key
+from ragbench._engines.base import Request, Response, Sampling
+from ragbench._engines.replay import ReplayEngine
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._run.scheduler import Scheduler
+from ragbench._storage.cache import ResponseCache
+from ragbench._storage.page_cache import PageCache, content_key
 from ragbench.tasks.crag.synthetic import write_task3_archive
 
 
@@ -70,7 +70,7 @@ def test_rows_that_are_not_json_are_counted_misses_not_failed_examples(tmp_path)
 
 
 def test_a_row_of_another_shape_with_a_valid_checksum_is_a_miss(tmp_path):
-    from ragbench.storage.store_checks import row_checksum
+    from ragbench._storage.store_checks import row_checksum
 
     cache = ResponseCache(tmp_path / "c.sqlite")
     key = Request(prompt="p").cache_key("e")
@@ -132,7 +132,7 @@ def test_a_killed_run_whose_cache_was_damaged_resumes_beside_a_fresh_one_with_on
 
 
 def test_the_console_summary_leaves_out_the_notices_its_caches_warned_of_and_keeps_their_counts():
-    from ragbench.reports.summary import cost_line
+    from ragbench._reports.summary import cost_line
 
     stored = {"path": "c.sqlite", "damaged_entries": 2, "notice": "response cache c.sqlite: damaged; moved aside"}
     pages = {"path": "p.sqlite", "hits": 1, "lookups": 2, "hit_rate": 0.5, "bytes": 0,

@@ -8,11 +8,11 @@ import time
 
 import numpy as np
 
-from ragbench.storage.cache import ResponseCache
-from ragbench.engines.base import Request, Response, Sampling
-from ragbench.engines.scripted import ScriptedEngine
-from ragbench.storage.page_cache import PageCache, content_key, console_line
-from ragbench.run.scheduler import Scheduler
+from ragbench._storage.cache import ResponseCache
+from ragbench._engines.base import Request, Response, Sampling
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._storage.page_cache import PageCache, content_key, console_line
+from ragbench._run.scheduler import Scheduler
 
 LOCK_SECONDS = 2.0
 

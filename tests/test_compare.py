@@ -11,8 +11,8 @@ from helpers import cli, run
 from scipy.stats import binomtest
 
 import ragbench.tasks.selfrag
-from ragbench.reports.compare import compare_runs, load_run, markdown, mcnemar_p, paired_bootstrap, regressions
-from ragbench.errors import ConfigError
+from ragbench._reports.compare import compare_runs, load_run, markdown, mcnemar_p, paired_bootstrap, regressions
+from ragbench._errors import ConfigError
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 

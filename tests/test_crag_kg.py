@@ -18,7 +18,7 @@ from helpers import run, samples
 from ragbench.tasks.crag.kg.client import CragKgClient, CragKgError
 from ragbench.tasks.crag.kg.endpoints import ENDPOINTS
 from ragbench.tasks.crag.kg.server import BackgroundServer
-from ragbench.types import trace_prompts
+from ragbench._types import trace_prompts
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,7 @@ def test_malformed_replies_are_client_errors(body, message):
 
 def test_serve_command_runs_the_api(kg_dir):
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "ragbench.cli.main", "serve", "crag-kg", "--kg-dir", str(kg_dir),
+    process = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", "serve", "crag-kg", "--kg-dir", str(kg_dir),
                                 "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.time() + 60

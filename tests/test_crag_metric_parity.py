@@ -12,7 +12,7 @@ from ragbench.tasks.crag.metrics import (CragAutoEval, CragHumanEval, CragRepoAu
                                    parse_kddcup2024, truncate_prediction)
 from ragbench.tasks.crag.prompts import judge_prompt, prompts
 from ragbench.testing import ScriptedLLM
-from ragbench.types import Prediction
+from ragbench._types import Prediction
 
 METRICS = {"kddcup2024": CragAutoEval, "crag_repo": CragRepoAutoEval}
 

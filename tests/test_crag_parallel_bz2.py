@@ -9,7 +9,7 @@ import pytest
 from crag_helpers import crag_record
 from test_crag_task import make_task3_parts
 
-from ragbench.errors import RecordError
+from ragbench._errors import RecordError
 from ragbench.tasks.crag import loader
 
 pytest.importorskip("indexed_bzip2")

@@ -13,10 +13,10 @@ import pytest
 from crag_helpers import tokenizer_dir
 from helpers import run
 
-from ragbench.run.evaluator import Evaluator, RunConfig
+from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.tasks.crag import loader
 from ragbench.tasks.crag.synthetic import write_task3_archive
-from ragbench.types import trace_prompts
+from ragbench._types import trace_prompts
 
 EMBEDDER = "crag_helpers:KeywordEmbedder"
 LOOP_CPU_SECONDS = 0.05
@@ -122,7 +122,7 @@ def _samples(run_dir):
 
 
 def test_the_device_decides_precision_and_batch_size(monkeypatch):
-    from ragbench.errors import ConfigError
+    from ragbench._errors import ConfigError
     from ragbench.tasks.crag import embedder
 
     monkeypatch.setattr(embedder, "cuda_available", lambda: True)
@@ -146,7 +146,7 @@ async def test_per_page_embeddings_rank_as_one_embedding_of_the_unique_sentences
     import numpy as np
     from crag_helpers import KeywordEmbedder
 
-    from ragbench.run.resources import RunResources
+    from ragbench._run.resources import RunResources
     from ragbench.tasks.crag import baselines
     from ragbench.tasks.crag.pages import html_to_sentences
     from ragbench.tasks.crag.task import CragTask3, example_from_record

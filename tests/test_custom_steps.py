@@ -11,16 +11,16 @@ import pytest
 from helpers import samples
 from test_record_replay import without_timings
 
-from ragbench.hookspecs import hookimpl
-from ragbench.registry import Registry
-from ragbench.replay.rerun import replay_config
-from ragbench.run.evaluator import Evaluator, RunConfig
-from ragbench.shared.reader import Reader
-from ragbench.task import Task
+from ragbench._hookspecs import hookimpl
+from ragbench._registry import Registry
+from ragbench._replay.rerun import replay_config
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._shared.reader import Reader
+from ragbench._task import Task
 from ragbench.testing import make_context
-from ragbench.types import Document
-from ragbench.view.catalog import RunCatalog
-from ragbench.view.site import Site
+from ragbench._types import Document
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.site import Site
 
 
 class KeywordFilter(Reader):

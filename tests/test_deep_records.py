@@ -8,9 +8,9 @@ import pytest
 
 from conftest import write_jsonl
 from helpers import cli, run, samples
-from ragbench.errors import ConfigError, RecordError
-from ragbench.storage import jsonl
-from ragbench.storage.jsonl import read_json, read_lines
+from ragbench._errors import ConfigError, RecordError
+from ragbench._storage import jsonl
+from ragbench._storage.jsonl import read_json, read_lines
 
 DEEP = '{"a": ' * 100_000 + "1" + "}" * 100_000
 

@@ -11,13 +11,13 @@ import pytest
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 from tiny_models import word_tokenizer
 
-from ragbench.engines import load_engine
-from ragbench.engines.base import Sampling
+from ragbench._engines import load_engine
+from ragbench._engines.base import Sampling
 from ragbench.plugins.selfrag.system import SelfRag
-from ragbench.registry import get_registry
-from ragbench.run.checks import PreflightError
-from ragbench.run.evaluator import RunConfig
-from ragbench.run.preflight import preflight
+from ragbench._registry import get_registry
+from ragbench._run.checks import PreflightError
+from ragbench._run.evaluator import RunConfig
+from ragbench._run.preflight import preflight
 from ragbench.tasks.selfrag.demo import Demo
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from ragbench.engines.base import EngineError, Request, RequestError, Response, Sampling
-from ragbench.engines.openai import OpenAIEngine, probe
-from ragbench.errors import ConfigError
-from ragbench.run.scheduler import Scheduler
+from ragbench._engines.base import EngineError, Request, RequestError, Response, Sampling
+from ragbench._engines.openai import OpenAIEngine, probe
+from ragbench._errors import ConfigError
+from ragbench._run.scheduler import Scheduler
 
 KEY_ENV = "RAGBENCH_TEST_OPENAI_KEY"
 SECRET = "sk-test-Zq9SECRETvalue0123456789"
@@ -333,7 +333,7 @@ def test_any_5xx_is_retried(server, status):
 
 def test_backoff_is_exponential_capped_and_fully_jittered(server, monkeypatch):
     bounds: list[tuple[float, float]] = []
-    monkeypatch.setattr("ragbench.engines.openai_client.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
+    monkeypatch.setattr("ragbench._engines.openai_client.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
     server.then(*[error(500, "boom")] * 3)
     engine = OpenAIEngine("m", base_url=server.base_url, backoff_base=0.01, backoff_max=0.03)
     generate(engine, chat())
@@ -551,7 +551,7 @@ def test_sync_close_releases_the_client_of_a_stopped_loop(server):
 
 
 def test_registry_builds_the_engine_from_a_model_string(server):
-    from ragbench.engines import load_engine
+    from ragbench._engines import load_engine
 
     engine = load_engine("openai:some/model", base_url=server.base_url)
     assert isinstance(engine, OpenAIEngine)

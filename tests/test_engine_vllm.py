@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from ragbench.engines import embedded
-from ragbench.engines import vllm as vllm_engine
-from ragbench.engines.base import EngineError, Request, RequestError, Response, Sampling
-from ragbench.engines.vllm import VLLMEngine
-from ragbench.errors import ConfigError
+from ragbench._engines import embedded
+from ragbench._engines import vllm as vllm_engine
+from ragbench._engines.base import EngineError, Request, RequestError, Response, Sampling
+from ragbench._engines.vllm import VLLMEngine
+from ragbench._errors import ConfigError
 
 # -- a fake vllm ----------------------------------------------------------------------------
 
@@ -478,7 +478,7 @@ def test_embedded_gguf_converts_to_a_plain_safetensors_folder(tmp_path, monkeypa
 @pytest.mark.model
 def test_the_embedded_model_with_added_tokens_reads_them_as_single_distinct_entries(tmp_path):
     pytest.importorskip("transformers")
-    from ragbench.engines.hf import HFEngine
+    from ragbench._engines.hf import HFEngine
 
     try:
         folder = embedded.embedded_with_tokens(NAMES, cache_dir=tmp_path)

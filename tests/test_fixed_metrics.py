@@ -5,7 +5,7 @@ import pytest
 
 from ragbench.metrics.choice import ChoiceAccuracy, LabelAccuracy
 from ragbench.metrics.match import NormalizedMatch
-from ragbench.types import Example, Prediction
+from ragbench._types import Example, Prediction
 
 ARC_GOLD = {"answers": ["C"], "answer_key": "C",
             "choices": {"label": ["A", "B", "C", "D"], "text": ["Iron", "Copper", "Chlorophyll", "Salt"]}}

@@ -10,8 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from ragbench.engines import hf_batching  # noqa: E402
-from ragbench.errors import ConfigError  # noqa: E402
+from ragbench._engines import hf_batching  # noqa: E402
+from ragbench._errors import ConfigError  # noqa: E402
 
 
 def oom() -> Exception:
@@ -95,8 +95,8 @@ def test_auto_batch_size_is_searched_once_per_model_and_gpu_then_read_from_the_d
 @pytest.mark.model
 def test_a_batch_that_runs_out_of_memory_is_split_and_answers_as_it_would_whole(monkeypatch):
     pytest.importorskip("transformers")
-    from ragbench.engines.base import Request, Sampling
-    from ragbench.engines.hf import HFEngine
+    from ragbench._engines.base import Request, Sampling
+    from ragbench._engines.hf import HFEngine
 
     engine = HFEngine("embedded", batch_size=8)
     requests = [Request(prompt=f"Count to {i}:", sampling=Sampling(max_tokens=4)) for i in range(6)]
@@ -120,7 +120,7 @@ def test_a_batch_that_runs_out_of_memory_is_split_and_answers_as_it_would_whole(
 def test_heavy_imports_start_in_the_background_for_hf_models_only(monkeypatch):
     import sys
 
-    from ragbench import engines
+    from ragbench import _engines as engines
 
     monkeypatch.setattr(engines, "_preloading", [])
     engines.preload("scripted:echo", None, "replay:x.jsonl")

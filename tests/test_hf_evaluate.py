@@ -10,7 +10,7 @@ from conftest import TEST_DATA
 from helpers import cli, run
 from test_compare import DEMO
 
-from ragbench.errors import ConfigError
+from ragbench._errors import ConfigError
 
 pytest.importorskip("evaluate", reason="pip install 'ragbench[evaluate]'")
 METRIC = TEST_DATA / "evaluate" / "word_overlap.py"  # one reference per prediction

@@ -1,7 +1,7 @@
 """Import boundaries, read from the source (every import statement: module level, inside functions and
 under TYPE_CHECKING): the core (ragbench/) imports no plugin (tasks/, plugins/, metrics/); a plugin folder
 (one task family of tasks/, one system of plugins/, metrics/) imports no other folder's internals, only the
-core (shared helpers live in neutral core modules: ragbench.shared.sentences, ragbench.shared.citations, ...); and no
+core (shared helpers live in neutral core modules: ragbench._shared.sentences, ragbench._shared.citations, ...); and no
 modules import each other in a circle."""
 from __future__ import annotations
 
@@ -80,8 +80,8 @@ def crossing(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
 
 def test_the_graph_sees_the_whole_code_base():
     graph = import_graph()
-    assert {"ragbench.cli.main", "ragbench.tasks.crag.task", "ragbench.plugins.selfrag.system", "ragbench.metrics.citation"} <= set(graph)
-    assert "ragbench.retrieval.base" in graph["ragbench.retrieval.bm25"]  # relative imports resolved
+    assert {"ragbench._cli.main", "ragbench.tasks.crag.task", "ragbench.plugins.selfrag.system", "ragbench.metrics.citation"} <= set(graph)
+    assert "ragbench._retrieval.base" in graph["ragbench._retrieval.bm25"]  # relative imports resolved
 
 
 def test_the_core_imports_no_plugin():

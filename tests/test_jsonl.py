@@ -1,12 +1,12 @@
-"""ragbench.storage.jsonl, the one JSONL reader and writer: every bad line reported with file, line and column."""
+"""ragbench._storage.jsonl, the one JSONL reader and writer: every bad line reported with file, line and column."""
 from __future__ import annotations
 
 import bz2
 import json
 import random
 
-from ragbench.errors import RecordError
-from ragbench.storage.jsonl import iter_jsonl, open_append, read_lines, read_records
+from ragbench._errors import RecordError
+from ragbench._storage.jsonl import iter_jsonl, open_append, read_lines, read_records
 
 
 def test_a_json_error_names_its_real_line_and_column(tmp_path):

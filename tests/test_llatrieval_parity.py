@@ -13,7 +13,7 @@ from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.tokens import gpt2_counter
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.testing import ScriptedLLM, make_context
-from ragbench.types import Document
+from ragbench._types import Document
 
 PROMPTS = parity("prompts")
 SELECTION = parity("selection")

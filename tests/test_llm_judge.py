@@ -11,8 +11,8 @@ from helpers import cli, run, samples
 from test_crag_task import EMBEDDER
 from test_engine_openai import FakeServer
 
-from ragbench.replay.call_refs import resolved
-from ragbench.errors import ConfigError
+from ragbench._replay.call_refs import resolved
+from ragbench._errors import ConfigError
 from ragbench.metrics.judge import PRESETS, LlmJudge
 
 

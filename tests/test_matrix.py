@@ -14,9 +14,9 @@ import pytest
 from helpers import samples
 from matrix_fixtures import TASK_DATA, build_corpus_index, cell_config
 
-from ragbench.errors import ConfigError
-from ragbench.run.evaluator import Evaluator, RunConfig
-from ragbench.registry import get_registry
+from ragbench._errors import ConfigError
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._registry import get_registry
 
 REGISTRY = get_registry()
 BUILTIN = "ragbench"

@@ -11,9 +11,9 @@ from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_sta
 from click.testing import CliRunner
 from helpers import samples
 
-from ragbench.cli.main import main
-from ragbench.reports.results import task_scores
-from ragbench.run.evaluator import Evaluator, RunConfig
+from ragbench._cli.main import main
+from ragbench._reports.results import task_scores
+from ragbench._run.evaluator import Evaluator, RunConfig
 
 
 
@@ -65,7 +65,7 @@ def test_a_value_outside_the_declared_range_or_an_undeclared_key_fails_the_metri
 
 def test_metrics_that_raise_on_some_examples_are_counted_and_the_cli_exits_1(tmp_path, monkeypatch):
     scoring_plugin.FAILING.update({"9000", "9002", "9004"})
-    monkeypatch.setattr("ragbench.run.evaluator.get_registry", scoring_plugin.registry)
+    monkeypatch.setattr("ragbench._run.evaluator.get_registry", scoring_plugin.registry)
     result = CliRunner().invoke(main, ["--tasks", "demo", "--system", "closed_book", "--model", SYSTEM, "--limit", "6",
                                        "--metrics", "match,scored:raise", "--no-progress", "--output",
                                        str(tmp_path / "run")])
@@ -88,7 +88,7 @@ def test_resume_scores_only_the_failed_metrics_examples_again_without_running_th
     traces = {i: r["trace"] for i, r in saved(tmp_path).items()}
     scoring_plugin.FAILING.clear()
     loaded = []
-    monkeypatch.setattr("ragbench.run.evaluator.load_engine", lambda model, **k: loaded.append(model))
+    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda model, **k: loaded.append(model))
     resumed = evaluate(tmp_path, ["match", "scored:raise"], resume=True)
     assert loaded == []  # no engine of the system loaded
     assert scoring_plugin.CALLS["system"] == 6  # and the system's model never called again
@@ -133,8 +133,8 @@ def test_a_saved_score_that_is_not_a_number_is_counted_not_a_crash_and_resume_sc
     records = [json.loads(line) for line in path.read_text().splitlines()]
     records[1]["scores"]["scored:numpy"] = "0.5"  # what an older ragbench saved for numpy.float32(0.5)
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    from ragbench.reports.results import aggregation_view
-    from ragbench.run.planning import plan
+    from ragbench._reports.results import aggregation_view
+    from ragbench._run.planning import plan
 
     [planned] = plan(RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]), scoring_plugin.registry())
     scores = task_scores([aggregation_view(r) for r in records], planned.metrics, (), 6, 10, 0)

@@ -6,11 +6,11 @@ import pytest
 from conftest import TEST_DATA
 from helpers import run, samples
 
-from ragbench.errors import ConfigError
-from ragbench.metric import KeySpec, Metric
+from ragbench._errors import ConfigError
+from ragbench._metric import KeySpec, Metric
 from ragbench.metrics.citation import Citation
-from ragbench.registry import get_registry
-from ragbench.reports.results import aggregate_task
+from ragbench._registry import get_registry
+from ragbench._reports.results import aggregate_task
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
 PREDS = TEST_DATA / "omnieval" / "pred_bm25_TOP2-qwen2-72b"

@@ -9,8 +9,8 @@ from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli, run
 from test_crag_task import EMBEDDER
 
-from ragbench.errors import ConfigError
-from ragbench.run.planning import metric_names
+from ragbench._errors import ConfigError
+from ragbench._run.planning import metric_names
 
 PUBHEALTH = TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl"
 

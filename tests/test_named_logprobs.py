@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from ragbench.engines.base import EngineError, Request, Sampling
-from ragbench.engines.replay import ReplayEngine
-from ragbench.engines.scripted import ScriptedEngine
-from ragbench.errors import ConfigError
+from ragbench._engines.base import EngineError, Request, Sampling
+from ragbench._engines.replay import ReplayEngine
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._errors import ConfigError
 
 NAMED = ("[Relevant]", "[Irrelevant]", "[Fully supported]")
 RECORD = {"prompt": "Q", "response": "[Relevant]Paris[Fully supported]",
@@ -69,7 +69,7 @@ def test_scripted_dict_answers_carry_token_data_and_text_answers_are_certain():
 @pytest.mark.model
 def test_hf_named_logprobs_match_the_logits_and_unknown_tokens_fail_clearly():
     pytest.importorskip("torch")
-    from ragbench.engines.hf import HFEngine
+    from ragbench._engines.hf import HFEngine
 
     engine = HFEngine("embedded")
     named = ("Paris", "London")
@@ -92,7 +92,7 @@ def test_hf_named_logprobs_match_the_logits_and_unknown_tokens_fail_clearly():
 def test_openai_asks_the_top_20_and_reports_the_named_tokens_found_there():
     from test_engine_openai import FAST, FakeServer, generate
 
-    from ragbench.engines.openai import OpenAIEngine
+    from ragbench._engines.openai import OpenAIEngine
 
     server = FakeServer()
     try:

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from ragbench.engines.base import Request, Response
-from ragbench.engines.scripted import ScriptedEngine
-from ragbench.llm import LLM
-from ragbench.nli import NLI, PROMPT_TEMPLATE, TrueFormat
-from ragbench.run.scheduler import Scheduler
+from ragbench._engines.base import Request, Response
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._llm import LLM
+from ragbench._nli import NLI, PROMPT_TEMPLATE, TrueFormat
+from ragbench._run.scheduler import Scheduler
 
 from tiny_models import tiny_t5
 
@@ -62,7 +62,7 @@ def test_identical_pairs_are_computed_once_and_all_pairs_are_batched():
 
 
 def test_decisions_are_logged_as_a_replay_file(tmp_path):
-    from ragbench.engines.replay import ReplayEngine
+    from ragbench._engines.replay import ReplayEngine
 
     log = tmp_path / "nli.jsonl"
     nli, _ = nli_with(lambda r: "1" if "yes" in r.prompt else "0", log=log)
@@ -100,7 +100,7 @@ def test_a_failed_call_is_raised_and_retried_by_the_next_asker():
 
 
 def test_unknown_format_is_a_config_error():
-    from ragbench.errors import ConfigError
+    from ragbench._errors import ConfigError
 
     with pytest.raises(ConfigError, match="--nli-format"):
         nli_with(lambda r: "1", fmt="xnli")
@@ -117,7 +117,7 @@ def test_hf_engine_runs_seq2seq_nli_like_eval_py(t5_folder):
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from ragbench.engines.hf import HFEngine
+    from ragbench._engines.hf import HFEngine
 
     tokenizer = AutoTokenizer.from_pretrained(t5_folder)
     model = AutoModelForSeq2SeqLM.from_pretrained(t5_folder).eval()

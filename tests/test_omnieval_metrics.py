@@ -11,7 +11,7 @@ from helpers import run, samples
 from ragbench.tasks.omnieval.metrics import OmniEvalRetrieval, OmniEvalRule, average_precision, mrr, nonnegative_mean
 from ragbench.tasks.omnieval.judge import OmniEvalJudge, judge_prompt, metric_score, parse_value, qwen25_prompt
 from ragbench.tasks.omnieval.task import OmniEvalAuto
-from ragbench.types import Document, Example, Prediction
+from ragbench._types import Document, Example, Prediction
 
 PARITY = json.loads((TEST_DATA / "parity" / "omnieval_upstream.json").read_text(encoding="utf-8"))
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"

@@ -8,9 +8,9 @@ import pytest
 from conftest import TEST_DATA
 from helpers import run, samples
 
-from ragbench.errors import ConfigError, RecordError
+from ragbench._errors import ConfigError, RecordError
 from ragbench.tasks.omnieval.task import OmniEvalAuto, OmniEvalHuman
-from ragbench.types import Document, trace_prompts
+from ragbench._types import Document, trace_prompts
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
 FLAT = TEST_DATA / "omnieval" / "human_flat.jsonl"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ragbench.registry import Registry
-from ragbench.run.checks import PreflightError
-from ragbench.run.config import RunConfig
-from ragbench.run.preflight import preflight
+from ragbench._registry import Registry
+from ragbench._run.checks import PreflightError
+from ragbench._run.config import RunConfig
+from ragbench._run.preflight import preflight
 
 from conftest import TEST_DATA
 from helpers import cli
@@ -59,7 +59,7 @@ def test_a_run_that_asks_for_no_documents_passes(tmp_path, options):
 
 
 def test_a_corpus_retriever_passes(tmp_path):
-    from ragbench.retrieval.index import build_index
+    from ragbench._retrieval.index import build_index
 
     build_index(TEST_DATA / "open_qa" / "varn_corpus.jsonl", tmp_path / "index", "bm25", progress=False)
     check(tmp_path, system="vanilla", retriever="bm25", retriever_args={"index": str(tmp_path / "index")})

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from ragbench.errors import ConfigError
+from ragbench._errors import ConfigError
 from ragbench.metrics.match import ExactMatch, TokenF1
 from ragbench.metrics.open_qa import CoverExactMatch, HotpotF1, SupportingPassages
-from ragbench.types import Document, Example, Prediction
+from ragbench._types import Document, Example, Prediction
 
 from conftest import TEST_DATA
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ragbench.registry import Registry
-from ragbench.run.checks import PreflightError
-from ragbench.shared.yaml_tasks.sources import webquestions_records
+from ragbench._registry import Registry
+from ragbench._run.checks import PreflightError
+from ragbench._shared.yaml_tasks.sources import webquestions_records
 
 from conftest import ROOT, TEST_DATA
 from helpers import run, samples
@@ -200,7 +200,7 @@ def test_hotpotqa_fullwiki_runs_without_documents_only_when_asked(tmp_path):
 
 
 def test_hotpotqa_fullwiki_with_a_corpus_index(tmp_path):
-    from ragbench.retrieval.index import build_index
+    from ragbench._retrieval.index import build_index
 
     index = tmp_path / "index"
     build_index(SAMPLES / "varn_corpus.jsonl", index, "bm25", chunk_size=4, progress=False)
@@ -216,7 +216,7 @@ def test_hotpotqa_fullwiki_with_a_corpus_index(tmp_path):
 def test_hotpotqa_fullwiki_over_a_flashrag_corpus_matches_supporting_passages_by_title(tmp_path):
     """FlashRAG's corpus format ({"id", "contents"}: the title, quoted, in the first line): supporting passages
     are matched by the title, and FlashRAG's prompt shows each passage as FlashRAG does."""
-    from ragbench.retrieval.index import build_index
+    from ragbench._retrieval.index import build_index
 
     index = tmp_path / "index"
     build_index(SAMPLES / "varn_corpus_flashrag.jsonl", index, "bm25", chunk_size=4, progress=False)
@@ -317,7 +317,7 @@ def test_the_flashrag_prompt_with_and_without_documents(tmp_path):
 
 def test_a_passage_whose_title_is_its_first_line_is_shown_as_flashrag_shows_it():
     from ragbench.tasks.open_qa.style import reference
-    from ragbench.types import Document
+    from ragbench._types import Document
 
     # FlashRAG's corpora keep the title in the first line of `contents`; format_reference splits it off as
     # written. A passage read by ragbench carries that line (when it is not the title) in its metadata; one

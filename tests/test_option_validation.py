@@ -13,11 +13,11 @@ from click.testing import CliRunner
 from conftest import write_jsonl
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 
-from ragbench.cli.main import main
-from ragbench.registry import get_registry
-from ragbench.run.checks import PreflightError
-from ragbench.run.evaluator import Evaluator, RunConfig
-from ragbench.run.preflight import preflight
+from ragbench._cli.main import main
+from ragbench._registry import get_registry
+from ragbench._run.checks import PreflightError
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.preflight import preflight
 
 
 def refused(tmp_path: Path, *args: str) -> str:

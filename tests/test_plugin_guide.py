@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from test_public_api import non_public_imports
 
-from ragbench.types import trace_prompts
+from ragbench._types import trace_prompts
 
 try:
     import tomllib
@@ -40,7 +40,7 @@ def python(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProces
 
 
 def cli(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
-    return python(["-m", "ragbench.cli.main", *args], site, cwd)
+    return python(["-m", "ragbench._cli.main", *args], site, cwd)
 
 
 def install(project: Path, site: Path) -> Path:

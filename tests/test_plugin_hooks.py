@@ -1,4 +1,4 @@
-"""The plugin hooks (ragbench.hookspecs) and the run's own registry: a test plugin adds an engine, a
+"""The plugin hooks (ragbench._hookspecs) and the run's own registry: a test plugin adds an engine, a
 retriever, a metric family and CLI commands; a run given that registry uses them everywhere (the installed
 plugins' registry knows none of them); components of the wrong kind and broken hooks are reported in one
 line naming their provider."""
@@ -8,15 +8,15 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from ragbench.cli import plugin_commands as cli_plugins
-from ragbench.engines.scripted import ScriptedEngine
-from ragbench.errors import ConfigError
-from ragbench.run.evaluator import Evaluator, RunConfig
-from ragbench.hookspecs import hookimpl
-from ragbench.metric import Metric
-from ragbench.registry import Registry, get_registry
-from ragbench.retrieval.base import Retriever
-from ragbench.types import Document
+from ragbench._cli import plugin_commands as cli_plugins
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._errors import ConfigError
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._hookspecs import hookimpl
+from ragbench._metric import Metric
+from ragbench._registry import Registry, get_registry
+from ragbench._retrieval.base import Retriever
+from ragbench._types import Document
 
 PROVIDER, PLUGIN = "ragbench-test-plugin", "test_plugin"
 
@@ -160,7 +160,7 @@ def test_plugin_commands_join_the_command_line(registry, monkeypatch):
     def listing() -> None:
         click.echo("built-in list")
 
-    monkeypatch.setattr("ragbench.registry._registry", registry)
+    monkeypatch.setattr("ragbench._registry._registry", registry)
     runner = CliRunner()
     assert runner.invoke(main, ["hello"]).output == "hello from a plugin\n"
     assert runner.invoke(main, ["index", "toy-corpus"]).output == "toy corpus built\n"
@@ -171,7 +171,7 @@ def test_plugin_commands_join_the_command_line(registry, monkeypatch):
 
 
 def test_builtin_benchmark_commands_come_through_the_hook():
-    from ragbench.cli.main import main
+    from ragbench._cli.main import main
 
     names = {c.name: p for c, p in get_registry().cli_commands}
     assert names == {"serve": "ragbench", "index": "ragbench"}

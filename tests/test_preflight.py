@@ -14,13 +14,13 @@ from click.testing import CliRunner
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 
-from ragbench.cli.main import main
-from ragbench.engines.scripted import ScriptedEngine
-from ragbench.run.evaluator import Evaluator, RunConfig
-from ragbench.run.checks import PreflightError
-from ragbench.registry import Registry
-from ragbench.task import Task
-from ragbench.types import Example
+from ragbench._cli.main import main
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.checks import PreflightError
+from ragbench._registry import Registry
+from ragbench._task import Task
+from ragbench._types import Example
 
 
 def ragbench(*args: str):
@@ -80,7 +80,7 @@ def test_an_empty_data_file_is_refused(tmp_path):
 def test_a_file_that_is_not_json_is_refused_before_the_model_loads(tmp_path, monkeypatch):
     path = tmp_path / "popqa.jsonl"
     path.write_text("question,answers\nwho?,me\n")
-    monkeypatch.setattr("ragbench.run.evaluator.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     [line] = refused(tmp_path, "--tasks", "popqa", "--data", f"popqa={path}", "--model", "scripted:echo")
     assert f"task popqa: none of the first 2 record(s) of {path} is usable" in line and "not valid JSON" in line
 
@@ -126,7 +126,7 @@ def test_a_tokenizer_that_is_not_llama2_is_refused_whatever_its_folder_is_called
 def test_smollm2s_tokenizer_passed_as_llama2s_is_refused(tmp_path):
     from transformers import AutoTokenizer
 
-    from ragbench.engines.embedded import EMBEDDED_GGUF, embedded_model_dir
+    from ragbench._engines.embedded import EMBEDDED_GGUF, embedded_model_dir
     from ragbench.tasks.crag.preflight import llama2_tokenizer_problem
 
     AutoTokenizer.from_pretrained(embedded_model_dir(), gguf_file=EMBEDDED_GGUF).save_pretrained(tmp_path / "tok")
@@ -202,7 +202,7 @@ class NoReflectionTokens(ScriptedEngine):
 
 
 def test_a_model_the_system_cannot_use_is_refused_before_the_run_folder_exists(tmp_path, monkeypatch):
-    monkeypatch.setattr("ragbench.run.evaluator.load_engine", lambda model, **options: NoReflectionTokens("echo"))
+    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda model, **options: NoReflectionTokens("echo"))
     out = tmp_path / "run"
     evaluator = Evaluator(RunConfig(tasks=["demo"], system="selfrag", model="scripted:echo", output=str(out),
                                     progress=False))

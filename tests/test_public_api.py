@@ -21,12 +21,12 @@ PUBLIC = {"ragbench.api": set(ragbench.api.__all__), "ragbench.testing": set(rag
 
 # Built-in plugin modules that still reach an internal module, and why.
 EXCEPTIONS = {
-    ("tasks/__init__.py", "ragbench.builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
-    ("plugins/__init__.py", "ragbench.builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
-    ("metrics/__init__.py", "ragbench.builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
-    ("tasks/crag/loader.py", "ragbench.run.workers"): "usable_cores: bz2 decompressing threads, one per core",
-    ("tasks/crag/pages.py", "ragbench.run.workers"): "ready_threads, usable_cores: the page_executor=thread pool",
-    ("tasks/crag/loader.py", "ragbench.storage.jsonl"): "a .tar.bz2 member's lines read in worker processes, "
+    ("tasks/__init__.py", "ragbench._builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
+    ("plugins/__init__.py", "ragbench._builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
+    ("metrics/__init__.py", "ragbench._builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
+    ("tasks/crag/loader.py", "ragbench._run.workers"): "usable_cores: bz2 decompressing threads, one per core",
+    ("tasks/crag/pages.py", "ragbench._run.workers"): "ready_threads, usable_cores: the page_executor=thread pool",
+    ("tasks/crag/loader.py", "ragbench._storage.jsonl"): "a .tar.bz2 member's lines read in worker processes, "
                                                         "stopped where the stream breaks (StreamBroken, objects)",
 }
 
@@ -61,12 +61,12 @@ def test_every_public_name_resolves_and_nothing_else_does():
     assert sorted(dir(ragbench.api)) == sorted(ragbench.api.__all__)
     with pytest.raises(AttributeError, match="ragbench.api has no 'Evaluator'"):
         ragbench.api.Evaluator  # noqa: B018
-    assert ragbench.api.Task is importlib.import_module("ragbench.task").Task
+    assert ragbench.api.Task is importlib.import_module("ragbench._task").Task
 
 
 def test_a_hook_module_importing_hookimpl_loads_none_of_the_contract():
     script = ("import sys\nfrom ragbench.api import hookimpl\n"
-              "print(sorted(m for m in ('ragbench.context', 'ragbench.llm', 'ragbench.task') if m in sys.modules))")
+              "print(sorted(m for m in ('ragbench._context', 'ragbench._llm', 'ragbench._task') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
@@ -84,9 +84,9 @@ def test_the_example_plugin_and_its_tests_import_only_the_public_api():
 def test_the_scan_sees_an_internal_import_and_a_name_the_api_lacks(tmp_path):
     source = tmp_path / "plugin.py"
     source.write_text("import ragbench.api\nfrom ragbench.api import Task, Evaluator\n\n\ndef f():\n"
-                      "    from ragbench.storage.jsonl import iter_jsonl\n")
+                      "    from ragbench._storage.jsonl import iter_jsonl\n")
     assert non_public_imports(source) == ["plugin.py:2: ragbench.api has no public Evaluator",
-                                          "plugin.py:6 imports ragbench.storage.jsonl"]
+                                          "plugin.py:6 imports ragbench._storage.jsonl"]
 
 
 def test_built_in_plugins_import_only_the_public_api_but_the_listed_exceptions():

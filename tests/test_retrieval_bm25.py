@@ -11,11 +11,11 @@ from retrieval_samples import passages, write_dpr_tsv
 bm25s = pytest.importorskip("bm25s")
 Stemmer = pytest.importorskip("Stemmer")
 
-from ragbench.errors import ConfigError  # noqa: E402
-from ragbench.retrieval import load_retriever  # noqa: E402
-from ragbench.retrieval.bm25 import BM25Builder, BM25Retriever  # noqa: E402
-from ragbench.retrieval.corpus import passage_text  # noqa: E402
-from ragbench.retrieval.index import build_index  # noqa: E402
+from ragbench._errors import ConfigError  # noqa: E402
+from ragbench._retrieval import load_retriever  # noqa: E402
+from ragbench._retrieval.bm25 import BM25Builder, BM25Retriever  # noqa: E402
+from ragbench._retrieval.corpus import passage_text  # noqa: E402
+from ragbench._retrieval.index import build_index  # noqa: E402
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
 DOCS = passages(300)

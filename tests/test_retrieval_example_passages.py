@@ -11,14 +11,14 @@ import pytest
 
 from helpers import samples
 
-from ragbench.context import Context
-from ragbench.errors import ConfigError
-from ragbench.retrieval import load_retriever
-from ragbench.retrieval.base import RetrievalError
-from ragbench.retrieval.example_passages import ExampleBM25Retriever
-from ragbench.retrieval.handle import Retrieval
-from ragbench.run.evaluator import Evaluator, RunConfig
-from ragbench.types import Document, Example
+from ragbench._context import Context
+from ragbench._errors import ConfigError
+from ragbench._retrieval import load_retriever
+from ragbench._retrieval.base import RetrievalError
+from ragbench._retrieval.example_passages import ExampleBM25Retriever
+from ragbench._retrieval.handle import Retrieval
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._types import Document, Example
 
 pytest.importorskip("bm25s")
 
@@ -210,7 +210,7 @@ def test_a_run_with_example_bm25_replays_identically_when_examples_send_the_same
     from test_record_replay import without_timings
     from test_retrieval_pooling import registry_with_test_system
 
-    from ragbench.replay.rerun import replay_config
+    from ragbench._replay.rerun import replay_config
 
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": "the capital city"}]))  # every example's second query

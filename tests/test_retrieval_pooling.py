@@ -9,15 +9,15 @@ import pytest
 
 from helpers import samples
 
-from ragbench.context import Context
-from ragbench.errors import ConfigError
-from ragbench.run.evaluator import Evaluator, RunConfig
-from ragbench.registry import Registry
-from ragbench.retrieval import Retriever, load_retriever
-from ragbench.retrieval.base import RetrievalError
-from ragbench.retrieval.handle import Retrieval
-from ragbench.system import System
-from ragbench.types import Document, Example, Prediction
+from ragbench._context import Context
+from ragbench._errors import ConfigError
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._registry import Registry
+from ragbench._retrieval import Retriever, load_retriever
+from ragbench._retrieval.base import RetrievalError
+from ragbench._retrieval.handle import Retrieval
+from ragbench._system import System
+from ragbench._types import Document, Example, Prediction
 
 
 class CountingRetriever(Retriever):
@@ -155,7 +155,7 @@ class RetrieveThenAnswer(System):
 @pytest.fixture
 def demo_index(tmp_path):
     pytest.importorskip("bm25s")
-    from ragbench.retrieval.index import build_index
+    from ragbench._retrieval.index import build_index
     from ragbench.tasks.selfrag.demo import Demo
 
     corpus = tmp_path / "demo_corpus.jsonl"

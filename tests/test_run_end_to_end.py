@@ -10,7 +10,7 @@ import time
 
 from helpers import cli, comparable, run, samples
 
-from ragbench.types import trace_prompts
+from ragbench._types import trace_prompts
 
 from conftest import write_jsonl
 
@@ -83,7 +83,7 @@ def test_resume_after_a_kill_finishes_without_rerunning_and_matches_an_uninterru
               "--bootstrap-iters", "200", "--max-inflight", "2"]
     slow = ["--model-arg", "per_request=0.1", "--model-arg", "batch_size=2"]
     killed_dir = tmp_path / "killed"
-    process = subprocess.Popen([sys.executable, "-m", "ragbench.cli.main", *common, *slow, "--output", str(killed_dir)],
+    process = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *common, *slow, "--output", str(killed_dir)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     checkpoint = killed_dir / "samples" / "demo.jsonl"
     deadline = time.time() + 60
@@ -119,7 +119,7 @@ def test_resume_refuses_a_folder_run_with_other_options(tmp_path):
 
 
 def test_default_run_folder_is_named_by_config_hash(tmp_path):
-    from ragbench.run.evaluator import RunConfig
+    from ragbench._run.evaluator import RunConfig
 
     a = RunConfig(tasks=["demo"], model="scripted:echo")
     b = RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=3, output=None)
@@ -145,17 +145,17 @@ class ToolTask:
 
 
 class ToolUser:
-    from ragbench.system import System as _System
+    from ragbench._system import System as _System
 
     class System(_System):
         async def run(self, example, ctx):
-            from ragbench.types import Prediction
+            from ragbench._types import Prediction
 
             return Prediction(example_id=example.id, answer=ctx.tools["kg"](example.question))
 
 
 def test_task_tools_are_set_up_once_and_reach_every_example(tmp_path):
-    from ragbench.registry import get_registry
+    from ragbench._registry import get_registry
 
     get_registry().add_catalog({
         "tasks": {"tool_task": {"target": "test_run_end_to_end:ToolTask.Task"}},
@@ -177,7 +177,7 @@ def test_stop_strings_reach_the_engine_and_cut_the_output(tmp_path, popqa_record
 
 
 def test_progress_total_comes_from_the_data_and_the_limit():
-    from ragbench.run.evaluator import Evaluator, RunConfig
+    from ragbench._run.evaluator import Evaluator, RunConfig
 
     assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo"))._known_total() == 24
     assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", limit=5))._known_total() == 5

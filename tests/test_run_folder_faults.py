@@ -16,9 +16,9 @@ import pytest
 from conftest import write_jsonl
 from helpers import cli, comparable, run, samples, tmpfs
 
-from ragbench.errors import ConfigError
-from ragbench.run.evaluator import Evaluator, RunConfig
-from ragbench.storage.files import replacing
+from ragbench._errors import ConfigError
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._storage.files import replacing
 
 
 def popqa(tmp_path, n: int, words: int = 0):
@@ -33,7 +33,7 @@ def run_args(data, out, *extra: str) -> list[str]:
 
 
 def start(args: list[str], env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ragbench.cli.main", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
 
 
@@ -103,7 +103,7 @@ def test_a_lock_a_killed_run_left_is_stale_and_the_resume_takes_it_over(tmp_path
 
 
 def test_a_folder_held_in_this_process_refuses_a_run_and_is_free_once_the_run_returns(tmp_path):
-    from ragbench.storage.run_lock import RunLock
+    from ragbench._storage.run_lock import RunLock
 
     data = popqa(tmp_path, 3)
     config = dict(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
@@ -121,7 +121,7 @@ def test_a_run_starting_while_the_lock_is_probed_is_not_turned_away(tmp_path):
     import fcntl
     import threading
 
-    from ragbench.storage.run_lock import RunLock
+    from ragbench._storage.run_lock import RunLock
 
     (tmp_path / "run.lock").write_text(json.dumps({"pid": 1, "host": "elsewhere"}))  # as a killed run leaves it
     probe = (tmp_path / "run.lock").open("r")
@@ -135,7 +135,7 @@ def test_a_run_starting_while_the_lock_is_probed_is_not_turned_away(tmp_path):
 
 HOLDER_GONE = """
 import os, sys, time
-from ragbench.storage.run_lock import RunLock
+from ragbench._storage.run_lock import RunLock
 lock = RunLock(sys.argv[1])
 lock.acquire()
 if os.fork():  # the child inherits the lock; the process that took it ends at once
@@ -145,7 +145,7 @@ time.sleep(float(sys.argv[2]))
 
 
 def test_a_lock_whose_taker_ended_but_whose_child_holds_it_says_so(tmp_path):
-    from ragbench.storage.run_lock import RunLock
+    from ragbench._storage.run_lock import RunLock
 
     taker = subprocess.run([sys.executable, "-c", HOLDER_GONE, str(tmp_path), "5"], timeout=30)
     assert taker.returncode == 0
@@ -158,7 +158,7 @@ def test_a_lock_whose_taker_ended_but_whose_child_holds_it_says_so(tmp_path):
 
 INJECT_ENOSPC = """
 import errno, sys, jsonlines
-from ragbench.cli.main import main
+from ragbench._cli.main import main
 original, written = jsonlines.Writer.write, [0]
 def write(self, obj):
     written[0] += 1

@@ -11,17 +11,17 @@ import pytest
 from conftest import write_jsonl
 from helpers import cli, run, samples
 
-from ragbench.storage.cache import ResponseCache
-from ragbench.engines.base import Engine, EngineError, Request, Response, Sampling
-from ragbench.errors import ConfigError
-from ragbench.run.evaluator import Evaluator, RunConfig
-from ragbench.storage.jsonl import open_append
-from ragbench.run.lifecycle import RunInterrupted
-from ragbench.storage.rundir import RunDir, iter_samples
-from ragbench.run.scheduler import Scheduler
-from ragbench.system import System
-from ragbench.task import Task
-from ragbench.types import Example, Prediction
+from ragbench._storage.cache import ResponseCache
+from ragbench._engines.base import Engine, EngineError, Request, Response, Sampling
+from ragbench._errors import ConfigError
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._storage.jsonl import open_append
+from ragbench._run.lifecycle import RunInterrupted
+from ragbench._storage.rundir import RunDir, iter_samples
+from ragbench._run.scheduler import Scheduler
+from ragbench._system import System
+from ragbench._task import Task
+from ragbench._types import Example, Prediction
 
 
 def popqa(tmp_path, n=4, ids=None):
@@ -80,7 +80,7 @@ class NoIndexTask(Task):
 
 
 def test_examples_are_keyed_by_id_so_a_task_need_not_number_them(tmp_path, monkeypatch):
-    from ragbench.registry import get_registry
+    from ragbench._registry import get_registry
 
     registry = get_registry()
     monkeypatch.setitem(registry.entries["tasks"], "no_index",
@@ -116,7 +116,7 @@ class FlakyOnce(Engine):
 
 def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypatch):
     data = popqa(tmp_path, n=3)
-    monkeypatch.setattr("ragbench.run.evaluator.load_engine", lambda model, **options: FlakyOnce(model))
+    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda model, **options: FlakyOnce(model))
     FlakyOnce.failed = False
     first = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:flaky", data={"popqa": str(data)})
     assert first["counts"]["popqa"]["failed"] == 3
@@ -135,7 +135,7 @@ def test_resuming_a_finished_run_loads_nothing_and_keeps_its_results(tmp_path, m
     data = popqa(tmp_path, n=2)
     run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
     before = (tmp_path / "run" / "results.json").read_text()
-    monkeypatch.setattr("ragbench.run.evaluator.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     outcome = Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
                                   output=str(tmp_path / "run"), resume=True, progress=False,
                                   bootstrap_iters=200)).run()
@@ -170,7 +170,7 @@ def test_the_console_names_the_most_common_failure_causes(tmp_path):
     rules.write_text("not json")
     data = popqa(tmp_path, n=2)
     script = tmp_path / "fail.py"
-    script.write_text("from ragbench.engines.base import EngineError\n"
+    script.write_text("from ragbench._engines.base import EngineError\n"
                       "def answer(request):\n    raise EngineError('connection failed (7 attempts)')\n")
     result = cli("--tasks", "popqa", "--data", f"popqa={data}", "--system", "closed_book", "--model",
                  "scripted:fail:answer", "--output", str(tmp_path / "r"), "--no-progress",
@@ -211,7 +211,7 @@ def test_an_engine_answering_fewer_results_fails_the_batch_instead_of_hanging():
 
 
 def test_a_failing_cache_does_not_stop_the_answers(tmp_path):
-    from ragbench.engines.scripted import ScriptedEngine
+    from ragbench._engines.scripted import ScriptedEngine
 
     cache = BrokenCache(tmp_path / "c.sqlite")
     results = run_requests(ScriptedEngine("echo"), 3, cache)
@@ -260,7 +260,7 @@ def test_every_sampled_call_gets_a_seed_from_the_run_seed_example_and_call(tmp_p
     for name, inflight in (("a", 1), ("b", 3)):
         run(tmp_path, name=name, tasks=["popqa"], system="closed_book", model="scripted:echo",
             data={"popqa": str(data)}, seed=7, max_inflight=inflight)
-    from ragbench.registry import get_registry
+    from ragbench._registry import get_registry
     registry = get_registry()
     registry.entries["systems"]["seed_probe"] = registry.entries["systems"]["closed_book"].__class__(
         kind="systems", name="seed_probe", target="test_run_integrity:SeedProbe")
@@ -295,7 +295,7 @@ class KgDown(System):
 
 
 def test_failed_calls_folded_into_results_are_counted_or_fail_the_example_when_strict(tmp_path):
-    from ragbench.registry import get_registry
+    from ragbench._registry import get_registry
     registry = get_registry()
     registry.entries["systems"]["kg_down"] = registry.entries["systems"]["closed_book"].__class__(
         kind="systems", name="kg_down", target="test_run_integrity:KgDown")
@@ -328,13 +328,13 @@ class InterruptedAfterThree(Engine):
 def test_an_interrupted_attempts_calls_count_in_the_cost_after_resume(tmp_path, monkeypatch):
     data = popqa(tmp_path, n=6)
     InterruptedAfterThree.answered = 0
-    monkeypatch.setattr("ragbench.run.evaluator.load_engine", lambda model, **options: InterruptedAfterThree(model))
+    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda model, **options: InterruptedAfterThree(model))
     with pytest.raises(RunInterrupted):
         run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:interrupted", data={"popqa": str(data)},
             max_inflight=1)
     interrupted = json.loads((tmp_path / "run" / "run.json").read_text())["attempts"]
     assert len(interrupted) == 1 and interrupted[0]["interrupted"] and interrupted[0]["llm_calls"] == 3
-    monkeypatch.setattr("ragbench.run.evaluator.load_engine", lambda model, **options: FlakyOnce(model))
+    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda model, **options: FlakyOnce(model))
     FlakyOnce.failed = True  # answers every call
     results = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:interrupted", data={"popqa": str(data)},
                   max_inflight=1, resume=True)

@@ -52,12 +52,12 @@ def environment(tmp_path: Path) -> dict[str, str]:
 def start(args: list[str], env: dict[str, str], stderr: Path) -> subprocess.Popen:
     """The command, its stderr to a file (a pipe would stay open as long as any process left behind)."""
     with stderr.open("w") as errors:
-        return subprocess.Popen([sys.executable, "-m", "ragbench.cli.main", *args], stdout=subprocess.DEVNULL,
+        return subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args], stdout=subprocess.DEVNULL,
                                 stderr=errors, env=env)
 
 
 def finish(args: list[str], env: dict[str, str]) -> dict:
-    done = subprocess.run([sys.executable, "-m", "ragbench.cli.main", *args], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "ragbench._cli.main", *args], capture_output=True, text=True,
                           env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads((Path(args[args.index("--output") + 1]) / "results.json").read_text())

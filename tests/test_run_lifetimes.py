@@ -16,11 +16,11 @@ from crag_helpers import tokenizer_dir
 from helpers import comparable, samples
 from process_tree import children
 
-from ragbench.run.evaluator import Evaluator, RunConfig
-from ragbench.run.lifecycle import run_together
-from ragbench.run.resources import RunResources
-from ragbench.run.workers import Workers
-from ragbench.storage.rundir import RunDir
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.lifecycle import run_together
+from ragbench._run.resources import RunResources
+from ragbench._run.workers import Workers
+from ragbench._storage.rundir import RunDir
 from ragbench.tasks.crag.pages import Offload, PageProcessor
 from ragbench.tasks.crag.synthetic import write_task3_archive
 

@@ -1,4 +1,4 @@
-"""A sample record as an object (ragbench.records): read back from the line a run writes, a bad record's
+"""A sample record as an object (ragbench._records): read back from the line a run writes, a bad record's
 line included; without its texts it says so instead of answering with empty prompts. A reporting hook
 still written for dict records fails without costing the run its results."""
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from ragbench.plugins.vanilla.system import Vanilla
-from ragbench.records import SampleRecord, step_from_dict
-from ragbench.reports.results import aggregation_view
-from ragbench.run.example import sample_record
+from ragbench._records import SampleRecord, step_from_dict
+from ragbench._reports.results import aggregation_view
+from ragbench._run.example import sample_record
 from ragbench.testing import run_eval
-from ragbench.types import Document, Example, Prediction, Step
+from ragbench._types import Document, Example, Prediction, Step
 
 
 def written() -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragbench.errors import ConfigError
+from ragbench._errors import ConfigError
 from ragbench.plugins.selfrag.system import SelfRag
 
 from helpers import run, samples
@@ -156,7 +156,7 @@ def test_citation_numbering_after_a_skipped_duplicate_path_vs_kept():
 def test_selfrag_warns_when_passage_generations_do_not_open_with_a_relevance_token():
     from ragbench.plugins.selfrag.system import SelfRag
 
-    from ragbench.records import SampleRecord
+    from ragbench._records import SampleRecord
 
     def sample(*firsts):
         return SampleRecord("q", extras={"selfrag": {"passages": [{"relevance_token_first": first} for first in firsts]}})

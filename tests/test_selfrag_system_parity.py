@@ -13,9 +13,9 @@ import json
 import pytest
 
 from ragbench.plugins.selfrag.system import SelfRag
-from ragbench.task import Task
+from ragbench._task import Task
 from ragbench.testing import ReplayLLM, make_context
-from ragbench.types import Document, Example
+from ragbench._types import Document, Example
 
 from conftest import TEST_DATA
 

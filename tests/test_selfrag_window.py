@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from ragbench.engines.base import Request, Sampling
-from ragbench.engines.replay import ReplayEngine
-from ragbench.errors import ConfigError
+from ragbench._engines.base import Request, Sampling
+from ragbench._engines.replay import ReplayEngine
+from ragbench._errors import ConfigError
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.plugins.selfrag.scoring import SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW
-from ragbench.task import Task
+from ragbench._task import Task
 from ragbench.tasks.selfrag.demo import Demo
 from ragbench.testing import ReplayLLM, make_context
-from ragbench.types import Example
+from ragbench._types import Example
 
 from test_engine_vllm import NAMED, CompletionOutput, FakeLLM, Logprob, RequestOutput, fake_vllm  # noqa: F401
 
@@ -101,8 +101,8 @@ def test_an_unknown_window_is_a_one_line_config_error():
 
 
 def test_engines_that_cannot_give_upstreams_windows_are_told_before_they_start(monkeypatch):
-    from ragbench.engines.openai import OpenAIEngine
-    from ragbench.engines.vllm import VLLMEngine
+    from ragbench._engines.openai import OpenAIEngine
+    from ragbench._engines.vllm import VLLMEngine
 
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(SamplingParams=lambda **kwargs: None))
     upstream, exact = [SelfRag().engine_needs(Demo())], [SelfRag(logprob_window="exact").engine_needs(Demo())]
@@ -123,7 +123,7 @@ def test_the_system_asks_upstreams_windows_or_none():
 
 @pytest.mark.model
 def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
-    from ragbench.engines.hf import HFEngine
+    from ragbench._engines.hf import HFEngine
 
     candidates = ("<|im_end|>", "<|im_start|>", "Paris", "ĠParis", "the", "Ġthe", "The", "ĠThe", "Ġcapital", "Ġis")
     engine = HFEngine("embedded")
@@ -151,8 +151,8 @@ def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
 def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch):
     """logprob_window=k asks vLLM for logprobs=k (needs max_logprobs >= k; vLLM's default is 20) and
     reports a named token where that dict holds it within rank k (vLLM adds the sampled token, whatever its rank)."""
-    from ragbench.engines.base import EngineError
-    from ragbench.engines.vllm import VLLMEngine
+    from ragbench._engines.base import EngineError
+    from ragbench._engines.vllm import VLLMEngine
 
     relevant, irrelevant = NAMED["[Relevant]"], NAMED["[Irrelevant]"]
 

@@ -120,7 +120,7 @@ def window_model() -> Path:
     """The recipe's model, built once into ragbench's cache folder (its fingerprint checked every time)."""
     from selfrag_window_model import added_rows_digest, build_window_model
 
-    from ragbench.engines.embedded import default_cache_dir
+    from ragbench._engines.embedded import default_cache_dir
 
     folder = build_window_model(default_cache_dir() / "selfrag-window-model")
     assert added_rows_digest(folder) == upstream()["model_rows_sha256"], "the model recipe no longer rebuilds the recorded model"

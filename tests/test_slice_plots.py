@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("matplotlib")
 from matplotlib.axes import Axes  # noqa: E402
 
-from ragbench.reports.slice_plots import matrix_plot, slice_plot  # noqa: E402
+from ragbench._reports.slice_plots import matrix_plot, slice_plot  # noqa: E402
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ import pytest
 from conftest import TEST_DATA
 
 from helpers import run, samples
-from ragbench.errors import ConfigError
+from ragbench._errors import ConfigError
 from ragbench.plugins.smart.system import Smart
 from ragbench.plugins.smart.prompts import (parse_intents, parse_locator, parse_rating, postprocess_answers_closed,
                                             split_citations)
-from ragbench.retrieval.base import Retriever
+from ragbench._retrieval.base import Retriever
 from ragbench.testing import make_context
-from ragbench.types import Document, Example
+from ragbench._types import Document, Example
 
 PUBHEALTH = str(TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl")
 X = ("<|Instruction|>:\nIs the following statement correct or not? Say true if it's correct; otherwise say false."
@@ -92,8 +92,8 @@ def test_table_3_ablations_drop_their_agent(tmp_path, agents, steps, generator_e
 
 
 def test_one_model_per_agent_uses_short_trajectories_recorded_per_role_and_replayable(tmp_path):
-    from ragbench.run.evaluator import Evaluator
-    from ragbench.replay.rerun import replay_config
+    from ragbench._run.evaluator import Evaluator
+    from ragbench._replay.rerun import replay_config
 
     script = "scripted:smart_scripts:trajectory"
     first = pubhealth_run(tmp_path, limit=2, role_models={"locator": script, "generator": script},
@@ -203,7 +203,7 @@ def test_options_are_checked():
 
 
 def test_outputs_that_ignore_smarts_format_are_counted_and_warned_with_the_fix(tmp_path):
-    from ragbench.reports.summary import failure_lines
+    from ragbench._reports.summary import failure_lines
 
     trained = pubhealth_run(tmp_path, name="trained", limit=3)
     assert trained["format_adherence"]["pubhealth"][0]["followed"] == 3

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from ragbench.errors import ConfigError, RecordError
+from ragbench._errors import ConfigError, RecordError
 from ragbench.tasks.selfrag.squad import Squad
-from ragbench.types import Example
+from ragbench._types import Example
 
 from helpers import run
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from helpers import plugin_pyproject
-from ragbench.types import trace_prompts
+from ragbench._types import trace_prompts
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "ragbench-plugin-example"
@@ -42,7 +42,7 @@ def _broken_package(root: Path) -> Path:
     _write(root / "ragbench_broken_example" / "boom.py",
            'raise ImportError("this plugin needs the libfrobnicate library")\n')
     _write(root / "ragbench_broken_example" / "lazy.py", """\
-        from ragbench.hookspecs import hookimpl
+        from ragbench._hookspecs import hookimpl
 
 
         @hookimpl
@@ -95,7 +95,7 @@ def _run(args: list[str], *paths: Path, cwd: Path) -> subprocess.CompletedProces
 
 
 def _ragbench(args: list[str], *paths: Path, cwd: Path) -> subprocess.CompletedProcess:
-    return _run(["-m", "ragbench.cli.main", *args], *paths, cwd=cwd)
+    return _run(["-m", "ragbench._cli.main", *args], *paths, cwd=cwd)
 
 
 def _data(site: Path) -> list[dict]:
@@ -138,7 +138,7 @@ def test_plugin_adds_a_command_and_a_metric_family(sites, tmp_path):
 def test_catalogue_is_lazy_and_targets_resolve(sites, tmp_path):
     script = textwrap.dedent("""\
         import json, sys
-        from ragbench.registry import get_registry
+        from ragbench._registry import get_registry
         registry = get_registry()
         before = sorted(m for m in sys.modules if m.startswith("ragbench_plugin_example"))
         loaded = {kind: registry.load(kind, name).name for kind, name in
@@ -234,7 +234,7 @@ def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected):
 
 def test_loader_reports_bad_records(sites, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(sites["example"]))
-    from ragbench.errors import RecordError
+    from ragbench._errors import RecordError
     from ragbench_plugin_example.task import TriviaTF
 
     good = {"qid": "q1", "statement": "Water is wet.", "truth": True, "evidence": [{"title": "W", "text": "Wet."}]}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from ragbench.records import SampleRecord
-from ragbench.system import System
-from ragbench.trace_groups import find_groups, group, grouped, outline
-from ragbench.types import Step
+from ragbench._records import SampleRecord
+from ragbench._system import System
+from ragbench._trace_groups import find_groups, group, grouped, outline
+from ragbench._types import Step
 
 
 def test_steps_record_their_groups_across_tasks_and_nesting():

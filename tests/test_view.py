@@ -18,11 +18,11 @@ from helpers import cli
 from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 from ragbench.testing import ScriptedLLM, run_eval
-from ragbench.view.export import export
-from ragbench.view.catalog import RunCatalog
-from ragbench.view.runs import SampleIndex
-from ragbench.view.server import make_server
-from ragbench.view.site import NotFound, Site
+from ragbench._view.export import export
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.runs import SampleIndex
+from ragbench._view.server import make_server
+from ragbench._view.site import NotFound, Site
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +104,7 @@ def test_a_gold_without_the_tasks_reading_shows_every_value_it_holds(tmp_path):
 def test_a_run_whose_lock_is_held_is_running_with_its_holder_and_once_killed_is_incomplete_stopped(tmp_path):
     data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q"], "ctxs": []}])
     out = tmp_path / "runs" / "slow"
-    running = subprocess.Popen([sys.executable, "-m", "ragbench.cli.main", "--tasks", "popqa", "--system", "vanilla",
+    running = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", "--tasks", "popqa", "--system", "vanilla",
                                 "--model", "scripted:echo", "--model-arg", "overhead=60", "--data", f"popqa={data}",
                                 "--output", str(out), "--no-progress"], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)  # its one batch takes a minute
@@ -248,7 +248,7 @@ def test_view_command_errors_are_one_line(tmp_path):
 def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(tmp_path):
     from matrix_fixtures import cell_config
 
-    from ragbench.run.evaluator import Evaluator, RunConfig
+    from ragbench._run.evaluator import Evaluator, RunConfig
 
     config = cell_config("asqa", "selfrag", tmp_path, limit=1)
     Evaluator(RunConfig(**config)).run()

@@ -13,10 +13,10 @@ import pytest
 from chromium import headless_chromium, require_chromium
 from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
-from ragbench.view.export import export
-from ragbench.view.catalog import RunCatalog
-from ragbench.view.server import make_server
-from ragbench.view.site import Site
+from ragbench._view.export import export
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.server import make_server
+from ragbench._view.site import Site
 
 require_chromium()
 SHOTS = os.environ.get("RAGBENCH_SCREENSHOTS")

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from ragbench.view.catalog import RunCatalog
-from ragbench.view.runs import SampleIndex
-from ragbench.view.server import make_server
-from ragbench.view.site import Site
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.runs import SampleIndex
+from ragbench._view.server import make_server
+from ragbench._view.site import Site
 
 
 def write_run(folder: Path, records: list[dict], task: str = "t", results: dict | None = None) -> Path:
@@ -73,7 +73,7 @@ def test_requests_the_browser_aborts_print_nothing_and_the_viewer_goes_on(tmp_pa
     # when the connection is reset
     steps = [{"kind": "tool", "name": f"t{i}", "request": {"x": "y" * 39_000}} for i in range(300)]
     run = write_run(tmp_path / "run", [{"id": "big", "question": "q?", "trace": steps}])
-    viewer = subprocess.Popen([sys.executable, "-m", "ragbench.cli.main", "view", str(run), "--port", "0"],
+    viewer = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", "view", str(run), "--port", "0"],
                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         port = int(re.search(r"127\.0\.0\.1:(\d+)/", viewer.stderr.readline()).group(1))

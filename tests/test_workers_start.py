@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ragbench.run.workers import Workers
+from ragbench._run.workers import Workers
 from ragbench.tasks.crag.synthetic import standin_tokenizer, write_task3_archive
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +32,7 @@ def script(tmp_path: Path, guarded: bool) -> str:
     """
     if guarded:
         body = "if __name__ == '__main__':\n" + textwrap.indent(textwrap.dedent(body), "    ")
-    return ("from ragbench.errors import ConfigError\nfrom ragbench.run.evaluator import Evaluator, RunConfig\n"
+    return ("from ragbench._errors import ConfigError\nfrom ragbench._run.evaluator import Evaluator, RunConfig\n"
             + textwrap.dedent(body))
 
 

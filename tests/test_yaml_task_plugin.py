@@ -50,7 +50,7 @@ class Shouting(YamlTask):
         return f"{self.prefix}: {(question or example.question).upper()}\\nANSWER:"
 """
 HOOK = """\
-from ragbench.hookspecs import hookimpl
+from ragbench._hookspecs import hookimpl
 
 
 @hookimpl
@@ -89,7 +89,7 @@ def site(tmp_path_factory) -> Path:
 
 def _ragbench(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run([sys.executable, "-m", "ragbench.cli.main", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "ragbench._cli.main", *args], capture_output=True, text=True, env=env,
                           cwd=cwd, timeout=120)
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from ragbench.errors import ConfigError, RecordError
-from ragbench.registry import Registry
-from ragbench.shared.yaml_tasks import task_class
-from ragbench.shared.yaml_tasks.spec import load_spec
-from ragbench.types import Example
+from ragbench._errors import ConfigError, RecordError
+from ragbench._registry import Registry
+from ragbench._shared.yaml_tasks import task_class
+from ragbench._shared.yaml_tasks.spec import load_spec
+from ragbench._types import Example
 
 from conftest import ROOT, write_jsonl
 from helpers import cli, run, samples

@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import write_jsonl
 from matrix_fixtures import cell_config
 
-from ragbench.run.evaluator import Evaluator, RunConfig
+from ragbench._run.evaluator import Evaluator, RunConfig
 
 SCRIPT_ANSWER = "<script>window.__pwned = 1</script>person 0"
 PROPS = ("occupation", "genre", "country")  # a slice value each: the slice charts get several bars, zeros among them

@@ -5,7 +5,7 @@ from ragbench.api import Context, Document, Example, Reader
 
 
 class ClosedBook(Reader):
-    """One generation per example over no documents (options: ragbench.shared.reader.Reader)."""
+    """One generation per example over no documents (options: ragbench._shared.reader.Reader)."""
 
     name = "closed_book"
 

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from ..context import Context
-from ..engines.base import EngineError, Request
-from ..llm import LLM
-from ..nli import NLI
-from ..records import SampleRecord
-from ..retrieval.base import Retriever
-from ..retrieval.handle import Retrieval
-from ..retrieval.provided import ExampleDocs, ProvidedRetriever
-from ..task import Task
-from ..types import Document, Step, trace_prompts
+from .._context import Context
+from .._engines.base import EngineError, Request
+from .._llm import LLM
+from .._nli import NLI
+from .._records import SampleRecord
+from .._retrieval.base import Retriever
+from .._retrieval.handle import Retrieval
+from .._retrieval.provided import ExampleDocs, ProvidedRetriever
+from .._task import Task
+from .._types import Document, Step, trace_prompts
 from .llms import ReplayLLM, ScriptedLLM
 from .runs import EvalResult, run_eval, run_examples, task_object
 

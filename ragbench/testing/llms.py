@@ -6,10 +6,10 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..engines.base import Engine, EngineError, Request, Response
-from ..engines.replay import ReplayEngine
-from ..engines.scripted import ScriptedEngine, last_text, rule_script
-from ..llm import LLM
+from .._engines.base import Engine, EngineError, Request, Response
+from .._engines.replay import ReplayEngine
+from .._engines.scripted import ScriptedEngine, last_text, rule_script
+from .._llm import LLM
 
 Script = Callable[[Request], "str | Response | dict[str, Any]"]
 

@@ -9,22 +9,22 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterable, Sequence
 
-from ..engines.scripted import ScriptedEngine
-from ..errors import ConfigError
-from ..llm import LLM
-from ..records import SampleRecord
-from ..registry import SINGULAR, Entry, Registry, check_kind, get_registry
-from ..retrieval.base import Retriever
-from ..retrieval.handle import Retrieval
-from ..retrieval.provided import ProvidedRetriever
-from ..run.evaluator import Evaluator, RunConfig
-from ..run.example import process_example
-from ..run.planning import PlannedTask
-from ..run.scheduler import Scheduler
-from ..storage.rundir import RunDir
-from ..system import System
-from ..task import Task
-from ..types import Example
+from .._engines.scripted import ScriptedEngine
+from .._errors import ConfigError
+from .._llm import LLM
+from .._records import SampleRecord
+from .._registry import SINGULAR, Entry, Registry, check_kind, get_registry
+from .._retrieval.base import Retriever
+from .._retrieval.handle import Retrieval
+from .._retrieval.provided import ProvidedRetriever
+from .._run.evaluator import Evaluator, RunConfig
+from .._run.example import process_example
+from .._run.planning import PlannedTask
+from .._run.scheduler import Scheduler
+from .._storage.rundir import RunDir
+from .._system import System
+from .._task import Task
+from .._types import Example
 from .llms import ScriptedLLM
 
 
@@ -144,7 +144,7 @@ def run_eval(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", *
     `metrics` None: the tasks' own; else as `--metrics` (names replace them, "+name" adds). `data`: the
     data file of the task (or {task: file}). `plugins`: hook modules registered as if installed (a
     plugin's tests need not install it). `output`: the run folder, kept; None: a temporary one, removed
-    once read. Other keywords are options of the run (`ragbench.run.config.RunConfig`: seed,
+    once read. Other keywords are options of the run (`ragbench._run.config.RunConfig`: seed,
     max_inflight, retriever, resume ...). Raises `ConfigError` where the command line would refuse.
     """
     components = _RunComponents(plugins)

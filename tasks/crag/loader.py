@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
 from ragbench.api import ConfigError, RecordError, Workers, read_lines
-from ragbench.run.workers import usable_cores
-from ragbench.storage.jsonl import StreamBroken, objects
+from ragbench._run.workers import usable_cores
+from ragbench._storage.jsonl import StreamBroken, objects
 
 Item = tuple[int, "dict[str, Any] | RecordError"]
 _PART = re.compile(r"^(?P<stem>.+\.tar\.bz2)\.part(?P<number>\d+)$")

@@ -11,7 +11,7 @@ kg=true|false (RAG+KG; default on for Tasks 2 and 3), kg_url=URL (else $CRAG_MOC
 kg_dir=DIR (start the mock API in-process on a free port), allow_pickle=true (let kg_dir load
 upstream pickles), embedder=PATH|module:factory, embedder_device=cuda|cpu (default cuda when there is
 one), embedder_precision=fp32|fp16, embedder_batch_size=N (default fp16 x 512 on a GPU, fp32 x 128 on
-the CPU), page_cache=PATH|off (parsed pages and their embeddings, ragbench.storage.page_cache),
+the CPU), page_cache=PATH|off (parsed pages and their embeddings, ragbench._storage.page_cache),
 page_executor=process|thread (the run's worker processes, or threads for tests), page_workers=N
 (threads of page_executor=thread), web_tokens / kg_tokens (straightforward RAG windows, in Llama-2
 tokens). CPU-bound work (page parsing, the straightforward windows' tokenisation) never runs on
@@ -261,7 +261,7 @@ class CragTask(Task):
     def _bound_offload(self) -> Offload:
         if self._offload is None:
             raise RuntimeError(f"task {self.name} works on a run's resources: the evaluator binds it (Task.bind); "
-                               "outside a run, bind it to a ragbench.run.resources.RunResources")
+                               "outside a run, bind it to a ragbench._run.resources.RunResources")
         return self._offload
 
     async def _page_work(self) -> tuple[PageProcessor, BatchingEmbedder]:

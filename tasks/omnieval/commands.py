@@ -9,7 +9,7 @@ from ragbench.api import config_errors_exit, exit_if_skipped
 
 @click.group("index")
 def index_group() -> None:
-    """Merged into `ragbench index` (ragbench.cli.plugin_commands)."""
+    """Merged into `ragbench index` (ragbench._cli.plugin_commands)."""
 
 
 @index_group.command("omnieval-corpus")

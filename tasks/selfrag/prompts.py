@@ -1,4 +1,4 @@
-"""Self-RAG's task instructions, byte-exact (its prompt templates: ragbench.shared.instruction_templates).
+"""Self-RAG's task instructions, byte-exact (its prompt templates: ragbench._shared.instruction_templates).
 
 The strings reproduce AkariAsai/self-rag retrieval_lm/utils.py (TASK_INST; MIT licence) so that
 prompts match the paper's runs; tests compare them with prompts built by the upstream code.

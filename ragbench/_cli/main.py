@@ -1,0 +1,204 @@
+"""Command line: `ragbench --tasks ... --system ...`, `ragbench list`, `ragbench score`, `ragbench index`,
+and the commands plugins add (`ragbench_cli_commands`, e.g. `ragbench serve crag-kg`).
+
+Imports stay light here: engines (torch, vLLM) load only when a run starts.
+"""
+from __future__ import annotations
+
+import sqlite3
+import sys
+from typing import Any
+
+import click
+
+from .._errors import EXIT_CONFIG, ConfigError
+from .._retrieval.commands import index_group
+from .._run.lifecycle import EXIT_INTERRUPTED
+from .outcomes import config_error, environment_error, report_outcome, stopped_at_failure
+from .plugin_commands import PluginCommandGroup
+from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
+from .run_options import common_kwargs, run_kwargs, split_names, with_common, with_run_options
+
+
+def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
+    """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
+    from .._run.evaluator import Evaluator, RunConfig, RunInterrupted
+    from .._run.example import StoppedAtFailure
+    from .._run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message, signal_of
+    from .._replay.rerun import replay_config
+
+    config = None
+    try:
+        config = (replay_config(replay, config_kwargs.get("output"), config_kwargs.get("progress", True))
+                  if replay else RunConfig(**config_kwargs))
+        with exit_when_stuck(lambda signum: interrupt_message(config.run_dir(), signum=signum)):
+            outcome = Evaluator(config).run()
+    except ConfigError as exc:
+        config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        environment_error(exc, config and config.run_dir())
+    except RunInterrupted as exc:
+        exit_interrupted(exc)
+    except StoppedAtFailure as exc:
+        stopped_at_failure(exc)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after the examples ran
+        click.echo(interrupt_message(config and config.run_dir(), signum=signal_of(exc)), err=True, nl=False)
+        sys.exit(128 + signal_of(exc))
+    if outcome.rebuilt:
+        click.echo(f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved "
+                   "samples", err=True)
+    elif outcome.already_finished:
+        click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
+    report_outcome(outcome)
+
+
+def _show_version(ctx: click.Context, _param: Any, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from .._reports.provenance import version_text
+
+        click.echo(version_text())
+        ctx.exit()
+
+
+@click.group(cls=PluginCommandGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="the versions of ragbench, Python and the key packages (for a bug report)")
+@click.option("--replay", default=None, metavar="RUN_DIR", help="re-execute a recorded run offline from its calls/ "
+              "folder (no model, index or server); writes to --output or RUN_DIR__replay")
+@with_run_options
+@click.pass_context
+def main(ctx: click.Context, replay, **options) -> None:
+    """Evaluate a RAG system on benchmark tasks.
+
+    Example: ragbench --tasks demo --system vanilla --limit 5
+
+    `ragbench check` with the same options runs only the pre-flight.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if replay:
+        _run({"output": options["output"], "progress": not options["no_progress"]}, replay=replay)
+        return
+    if not split_names(options["tasks"] or ""):
+        click.echo(ctx.get_help())
+        click.echo("\nragbench: error: --tasks is required (try --tasks demo)", err=True)
+        sys.exit(EXIT_CONFIG)
+    try:
+        kwargs = run_kwargs(**options)
+    except ConfigError as exc:
+        config_error(exc)
+    _run(kwargs)
+
+
+@main.command("check")
+@click.option("--no-model", is_flag=True, help="skip loading the engines (and the systems' model checks)")
+@with_run_options
+def check_command(no_model: bool, **options) -> None:
+    """The pre-flight of a run with these options, and nothing else: every option, data file,
+    tokenizer, service and server checked, then the engines loaded and checked against the system.
+    Prints what it checked; exit 2 with every problem listed. Writes nothing."""
+    from .._run.evaluator import Evaluator, RunConfig
+
+    if not split_names(options["tasks"] or ""):
+        click.echo("ragbench check: error: --tasks is required (the same options as the run)", err=True)
+        sys.exit(EXIT_CONFIG)
+    try:
+        evaluator = Evaluator(RunConfig(**run_kwargs(**options)))
+        try:
+            if not no_model:
+                evaluator.load_and_check_models()
+        finally:
+            evaluator.retriever.close()
+    except ConfigError as exc:
+        config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        environment_error(exc)
+    except KeyboardInterrupt:
+        click.echo("\nragbench check: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    for line in evaluator.checks.checked:
+        click.echo(f"ok  {line}")
+    for line in evaluator.checks.warnings:
+        click.echo(f"warning  {line}")
+    warned = len(evaluator.checks.warnings)
+    click.echo(f"ragbench check: {'ready to run' if not warned else f'can run, with {warned} warning(s) above'} "
+               f"(the run folder will be {evaluator.run_dir.path})")
+
+
+def metric_fits(registry: Any, metric: str) -> str:
+    """The tasks whose gold the metric can score (classes are imported, never instantiated)."""
+    try:
+        cls = registry.load("metrics", metric)
+        tasks = [name for name in registry.names("tasks") if cls.fits(registry.load("tasks", name))]
+    except Exception as exc:  # a plugin that fails to import is reported, the listing goes on
+        return f"unknown ({type(exc).__name__}: {exc})"
+    return ", ".join(tasks) or "no installed task"
+
+
+@main.command("list")
+@click.argument("kind", required=False, type=click.Choice(["tasks", "systems", "metrics", "engines", "retrievers", "groups"]))
+@click.option("--include-path", multiple=True, metavar="DIR", help="also the YAML tasks under this folder")
+def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
+    """Show the installed tasks, systems, metrics and engines (name, description, provider)."""
+    from .._registry import KINDS, get_registry
+    from .._shared.yaml_tasks.discovery import folder_tasks
+
+    registry = get_registry()
+    try:
+        for folder in include_path:
+            for spec in folder_tasks(folder):
+                registry.add_task_file(spec.source)
+    except ConfigError as exc:
+        config_error(exc)
+    kinds = [kind] if kind else [*KINDS, "groups"]
+    for current in kinds:
+        click.echo(f"{current}:")
+        if current == "groups":
+            for group, members in sorted(registry.groups.items()):
+                click.echo(f"  {group:<18} {', '.join(members)}")
+            continue
+        for name in registry.names(current):
+            entry = registry.entries[current][name]
+            aliases = f" (aliases: {', '.join(entry.aliases)})" if entry.aliases else ""
+            click.echo(f"  {name:<18} {entry.description}{aliases}  [{entry.provider}]")
+            if current == "metrics":
+                click.echo(f"  {'':<18} fits: {metric_fits(registry, name)}")
+        if current == "metrics":
+            for prefix, family in sorted(registry.metric_families.items()):
+                click.echo(f"  {prefix + ':NAME':<18} {family.description}  [{family.provider}]")
+        if current == "tasks":
+            click.echo("prompt styles of YAML tasks (prompt.style: NAME; docs/yaml-tasks.md):")
+            click.echo(f"  {'template':<18} Jinja2 templates (prompt.template), rendered in a sandbox  [ragbench]")
+            for name, style in sorted(registry.prompt_styles.items()):
+                click.echo(f"  {name:<18} {style.description}  [{style.provider}]")
+        if current == "retrievers":
+            click.echo("dense query styles (--build-arg/--retriever-arg query_style=NAME):")
+            for name, style in sorted(registry.query_styles.items()):
+                click.echo(f"  {name:<18} {style.description}  [{style.provider}]")
+    for failure in registry.failures:
+        click.echo(f"ragbench: plugin '{failure.plugin}' from {failure.provider} failed to load: "
+                   f"{failure.error}", err=True)
+
+
+@main.command("score")
+@click.option("--task", "task", required=True, help="task name")
+@click.option("--data", "data_file", default=None, help="the task's data file")
+@click.option("--predictions", required=True, help='JSONL of {"id": ..., "output": "<raw model text>"}, or a folder '
+              "of the benchmark's own output files (OmniEval: *.pred.jsonl)")
+@with_common
+def score_command(task: str, data_file: str | None, predictions: str, **common) -> None:
+    """Score outputs produced elsewhere, exactly as a full run would."""
+    try:
+        kwargs = {"tasks": [task], "system": "recorded", "system_args": {"path": predictions},
+                  "data": {task: data_file} if data_file else {}, **common_kwargs(**common)}
+    except ConfigError as exc:
+        config_error(exc)
+    _run(kwargs)
+
+
+for command in (index_group, rescore_command, compare_command, view_command, reproduce_command):
+    main.add_command(command)
+
+if __name__ == "__main__":
+    main()

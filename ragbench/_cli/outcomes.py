@@ -1,0 +1,70 @@
+"""How a command of the command line ends: one line per problem and the exit code, never a traceback."""
+from __future__ import annotations
+
+import errno
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
+
+
+def config_error(exc: ConfigError) -> None:
+    """Every problem on its own line, then exit 2 (nothing was written)."""
+    for line in str(exc).splitlines() or [""]:
+        click.echo(f"ragbench: error: {line}", err=True)
+    sys.exit(EXIT_CONFIG)
+
+
+def stopped_at_failure(exc: Any) -> None:
+    """--fail-fast: the traceback of the failed record's system or metric (its error, for a bad record or
+    a value that is not a score), then one line saying where the run stands; exit 1."""
+    click.echo(exc.traceback.rstrip("\n"), err=True)
+    click.echo(f"ragbench: --fail-fast: {exc}; the run stopped there (its sample and every finished one are saved "
+               f"in {exc.run_dir}; --resume tries it again)", err=True)
+    sys.exit(EXIT_INCOMPLETE)
+
+
+_ENVIRONMENT_FIXES = {errno.ENOSPC: "free space on that disk", errno.EDQUOT: "free space within your disk quota",
+                      errno.EROFS: "make it writable, or point --output / --cache / --page-cache elsewhere",
+                      errno.EACCES: "make it writable, or point --output / --cache / --page-cache elsewhere",
+                      errno.EPERM: "make it writable, or point --output / --cache / --page-cache elsewhere"}
+
+
+def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None) -> None:
+    """An OS or SQLite error (a full disk, a read-only path, a failing device): one line naming what,
+    where and the fix, then exit 1. What a run finished is saved, so `--resume` goes on from there. Of
+    errors raised while cleaning up after one (a full disk fails every write), the first is named."""
+    chain = [exc]
+    while (earlier := chain[-1].__cause__ or chain[-1].__context__) is not None and earlier not in chain:
+        chain.append(earlier)
+    exc = next((e for e in reversed(chain) if isinstance(e, OSError) and e.filename), exc)
+    if isinstance(exc, OSError):
+        what = exc.strerror or type(exc).__name__
+        where = exc.filename or "a file ragbench was writing"
+        fix = _ENVIRONMENT_FIXES.get(exc.errno, "fix what the error names")
+    else:
+        what, where, fix = f"SQLite error ({exc})", "a SQLite file", "fix or remove the file it names"
+    resumable = run_dir is not None and (Path(run_dir) / "run.json").is_file()
+    then = "then run the same command with --resume (what finished is saved)" if resumable else "then run it again"
+    click.echo(f"ragbench: error: {what}: {where}; {fix}, {then}", err=True)
+    sys.exit(EXIT_INCOMPLETE)
+
+
+def report_outcome(outcome: Any) -> None:
+    """A finished run's summary on the console; exit 1 when it is incomplete."""
+    from .._reports.failures import incomplete_reason
+    from .._reports.summary import cost_line, failure_lines, results_table
+
+    results = outcome.results
+    click.echo(results_table(results))
+    click.echo(cost_line(results["cost"], notices=False))  # each cache's notice was warned when it opened
+    for line in failure_lines(results):
+        click.echo(f"ragbench: {line}", err=True)
+    click.echo(f"results: {outcome.run_dir / 'results.json'}")
+    if not outcome.complete:
+        click.echo(f"ragbench: incomplete run ({incomplete_reason(results)})", err=True)
+        sys.exit(EXIT_INCOMPLETE)

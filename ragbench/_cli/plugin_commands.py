@@ -1,0 +1,94 @@
+"""The commands plugins add to the `ragbench` command line through the `ragbench_cli_commands` hook.
+
+They are merged into the command tree the first time click looks a command up (so a run started with
+options alone never discovers them): a new name is added; a group named like an existing group adds
+its commands to it (`index`, or a group another plugin added); a name already taken is reported with
+the other plugin failures (`ragbench list`) and skipped. Commands (built-in or a plugin's) end the same
+way through `config_errors_exit` and `exit_if_skipped`.
+"""
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import click
+
+from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
+
+
+class PluginCommandGroup(click.Group):
+    """A click group whose commands are its own followed by those of the installed plugins."""
+
+    _plugins_merged = False
+
+    def _merge_plugins(self) -> None:
+        if self._plugins_merged:
+            return
+        self._plugins_merged = True
+        from .._registry import PluginFailure, get_registry
+
+        registry = get_registry()
+        for command, provider in registry.cli_commands:
+            problem = merge_command(self, command)
+            if problem is not None:
+                registry.failures.append(PluginFailure(getattr(command, "name", "?") or "?", provider, problem))
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._merge_plugins()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._merge_plugins()
+        return super().get_command(ctx, cmd_name)
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        """As click's, but a usage error (an unknown option, a value click cannot convert) ends in one
+        line and exit 2, like every other configuration error, instead of click's usage block."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as exc:
+            command = exc.ctx.command_path if exc.ctx is not None else "ragbench"
+            click.echo(f"ragbench: error: {exc.format_message()} (`{command} --help` lists the options)", err=True)
+            sys.exit(EXIT_CONFIG)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+
+
+def merge_command(group: click.Group, command: Any, path: str = "ragbench") -> str | None:
+    """Add `command` to `group` (merging a group into a same-named one); a problem as one line, else None."""
+    if not isinstance(command, click.Command) or not command.name:
+        return f"ragbench_cli_commands returned {command!r}, not a named click command"
+    existing = group.commands.get(command.name)
+    if existing is None:
+        group.add_command(command)
+        return None
+    if isinstance(existing, click.Group) and isinstance(command, click.Group):
+        problems = [merge_command(existing, sub, f"{path} {command.name}") for sub in command.commands.values()]
+        return "; ".join(p for p in problems if p) or None
+    return f"command '{path} {command.name}' already exists; this one is ignored"
+
+
+@contextmanager
+def config_errors_exit() -> Iterator[None]:
+    """For a command's body: a ConfigError is printed as one line and exits EXIT_CONFIG."""
+    try:
+        yield
+    except ConfigError as exc:
+        click.echo(f"ragbench: error: {exc}", err=True)
+        sys.exit(EXIT_CONFIG)
+
+
+def exit_if_skipped(errors: list[str], each: str, summary: str) -> None:
+    """Report what a command skipped (`each` before every error, then `summary`) and exit EXIT_INCOMPLETE."""
+    if errors:
+        for error in errors:
+            click.echo(f"ragbench: {each}: {error}", err=True)
+        click.echo(f"ragbench: {summary}", err=True)
+        sys.exit(EXIT_INCOMPLETE)

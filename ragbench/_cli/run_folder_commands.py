@@ -1,0 +1,171 @@
+"""Commands over run folders: `ragbench rescore`, `compare`, `view` and `reproduce`."""
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import sys
+
+import click
+
+from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
+from .._run.lifecycle import EXIT_INTERRUPTED
+from .._run.options import parse_assignments
+from .outcomes import config_error, environment_error, report_outcome
+from .run_options import common_kwargs, data_paths, judge_args_of, split_names, with_common
+
+EXIT_WORSE = 1  # ragbench compare --fail-if-worse
+
+
+@click.command("rescore")
+@click.argument("run_dir", metavar="RUN")
+@click.option("--metrics", default=None, metavar="NAME[,NAME]", help="NAME,... replaces the run's metrics, +NAME "
+              "adds to them, TASK:NAME / TASK:+NAME for one task (default: the run's)")
+@click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, added to the run's; "
+              "METRIC.key_prefix=P renames a metric's keys")
+@click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model (repeatable; default: the run's)")
+@click.option("--judge-arg", multiple=True, metavar="N.K=V", help="engine option of the N-th --judge (from 0)")
+@click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model (default: the run's)")
+@click.option("--nli-arg", multiple=True, metavar="K=V", help="NLI engine option")
+@click.option("--nli-format", default=None, type=click.Choice(["true", "prompt"]), help="(default: the run's)")
+@click.option("--output", default=None, help="folder of the rescored run (default: RUN__rescored; RUN is not changed)")
+@click.option("--overwrite", is_flag=True, help="replace the run in the output folder")
+@click.option("--max-inflight", default=None, type=click.IntRange(min=1), help="examples scored at once (default: "
+              "the run's)")
+@click.option("--cache", default=None, help="SQLite response cache of the judge and NLI calls (default: in the "
+              "output folder; a copy of RUN/cache.sqlite answers the calls RUN made, and RUN stays unchanged)")
+@click.option("--bootstrap-iters", default=None, type=click.IntRange(min=0), help="(default: the run's)")
+def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_arg, nli, nli_arg, nli_format,
+                    output, overwrite, max_inflight, cache, bootstrap_iters) -> None:
+    """Score a finished run's saved predictions again (other metrics, judges or NLI model, or metrics that
+    failed) without running the system, into a new run folder."""
+    from .._run.rescore_run import rescore_run
+
+    try:
+        changes = {"metrics": split_names(metrics) if metrics else None,
+                   "metric_args": parse_assignments(metric_arg, "--metric-arg"), "judges": list(judge),
+                   "judge_args": judge_args_of(judge_arg, judge), "nli": nli,
+                   "nli_args": parse_assignments(nli_arg, "--nli-arg"), "nli_format": nli_format, "output": output,
+                   "overwrite": overwrite, "max_inflight": max_inflight, "cache": cache,
+                   "bootstrap_iters": bootstrap_iters}
+        outcome = rescore_run(run_dir, changes)
+    except ConfigError as exc:
+        config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        environment_error(exc)
+    except KeyboardInterrupt:
+        click.echo(f"\nragbench rescore: interrupted; {run_dir} is unchanged, the rescored folder is unfinished "
+                   "(run the same command with --overwrite)", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    report_outcome(outcome)
+
+
+@click.command("compare")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--output", default=None, help="folder for compare.md and compare_N.png, one plot per run compared "
+              "with the first (default: print only)")
+@click.option("--fail-if-worse", multiple=True, metavar="METRIC:DELTA",
+              help="exit 1 when a run is worse than the first by more than DELTA on METRIC (repeatable)")
+@click.option("--bootstrap-iters", default=2000, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tuple[str, ...],
+                    bootstrap_iters: int, seed: int) -> None:
+    """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
+    from pathlib import Path
+
+    from .._reports.compare import compare_runs, label_runs, load_run, markdown, parse_thresholds, plot, regressions
+
+    try:
+        if len(runs) < 2:
+            raise ConfigError("compare: give at least two run folders (the first is the baseline)")
+        if output and Path(output).exists() and not Path(output).is_dir():
+            raise ConfigError(f"compare --output {output}: is a file, not a folder; give a folder for "
+                              "compare.md and its plots")
+        thresholds = parse_thresholds(fail_if_worse)
+        loaded = [load_run(path) for path in runs]
+        label_runs(loaded)
+        reports = [compare_runs(loaded[0], other, bootstrap_iters, seed) for other in loaded[1:]]
+        failures = [line for report in reports for line in regressions(report, thresholds)]
+    except ConfigError as exc:
+        config_error(exc)
+    text = "\n".join(markdown(report) for report in reports)
+    click.echo(text)
+    if output:
+        folder = Path(output)
+        folder.mkdir(parents=True, exist_ok=True)
+        pictures = [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
+        images = "".join(f"\n![{p.stem}]({p.name})\n" for p in pictures if p is not None)
+        (folder / "compare.md").write_text(text + images, encoding="utf-8")
+        click.echo(f"comparison: {folder / 'compare.md'}")
+    for line in failures:
+        click.echo(f"ragbench: worse: {line}", err=True)
+    if failures:
+        sys.exit(EXIT_WORSE)
+
+
+@click.command("view")
+@click.argument("runs", nargs=-1)
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to serve on")
+@click.option("--port", default=0, type=int, help="port to serve on (default: a free one; the URL is printed)")
+@click.option("--export", "export_dir", default=None, metavar="DIR",
+              help="write a static site to DIR (opens from disk) instead of serving")
+def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | None) -> None:
+    """Browse runs, examples and traces in a web page (RUNS: run folders or folders of runs; default runs/)."""
+    from .._view.command import view
+
+    try:
+        view(list(runs), host, port, export_dir)
+    except ConfigError as exc:
+        click.echo(f"ragbench: error: {exc}", err=True)
+        sys.exit(EXIT_CONFIG)
+
+
+@click.command("reproduce")
+@click.argument("name", required=False)
+@click.option("--list", "show_list", is_flag=True, help="list the reproductions (paper, table, row, status)")
+@click.option("--data", multiple=True, metavar="TASK=PATH", help="local data file for a task")
+@click.option("--limit", default=None, type=int, help="first N records per task: a PARTIAL reproduction")
+@click.option("--system-arg", multiple=True, metavar="K=V", help="system option (changes what is measured)")
+@click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR")
+@with_common
+def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, **common) -> None:
+    """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
+    import json
+
+    from .._run.evaluator import Evaluator, RunInterrupted
+    from .._run.lifecycle import exit_interrupted
+    from .._registry import get_registry
+    from .._storage.files import write_atomically
+    from .._reports.reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
+
+    registry = get_registry()
+    if show_list or not name:
+        click.echo(listing(registry))
+        return
+    config = None
+    try:
+        item = get_reproduction(registry, name)
+        overrides = {**common_kwargs(**common), "data": data_paths(data), "limit": limit,
+                     "system_args": parse_assignments(system_arg, "--system-arg"),
+                     "retriever_args": parse_assignments(retriever_arg, "--retriever-arg")}
+        config, substituted = reproduction_config(item, overrides)
+        outcome = Evaluator(config).run()
+    except ConfigError as exc:
+        config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        environment_error(exc, config and config.run_dir())
+    except RunInterrupted as exc:
+        exit_interrupted(exc)
+    label = verdict(item, limit, substituted, outcome.complete)
+    rows = compare_with_paper(item, outcome.results)
+    text = markdown(item, rows, label)
+    click.echo(text)
+    results_path = outcome.run_dir / "results.json"
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    results["reproduction"] = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
+                               "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
+    write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n")
+    report = outcome.run_dir / "report.md"
+    write_atomically(report, report.read_text(encoding="utf-8") + "\n" + text)
+    click.echo(f"results: {results_path}")
+    if not outcome.complete:
+        sys.exit(EXIT_INCOMPLETE)

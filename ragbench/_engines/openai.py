@@ -1,0 +1,344 @@
+"""`openai` engine: any OpenAI-compatible HTTP server (OpenAI, `vllm serve`, llama.cpp server, TGI),
+through the `openai` package's `AsyncOpenAI`.
+
+Model strings: `openai:gpt-4o-mini`, `openai:meta-llama/Llama-3.1-8B-Instruct` (with --base-url).
+The base URL comes from the `base_url` option (--base-url), else $OPENAI_BASE_URL, else
+https://api.openai.com/v1; it must include the API prefix (`http://localhost:8000/v1` for vllm).
+
+Chat requests go to chat.completions and prompt requests to completions (mode="auto"); mode="chat"
+sends a prompt request to the chat endpoint as one user message, for servers or models that only
+serve chat. Sampling maps onto the request as max_tokens, temperature, top_p, n, stop (omitted when
+empty), seed (when set, per request), logprobs (chat: `logprobs=True, top_logprobs=k`; completions:
+`logprobs=k`), response_format (json_mode, chat) and skip_special_tokens (a vllm extension, sent only
+when False). `Sampling.lora` is sent as the `model` name: that is how `vllm serve --enable-lora
+--lora-modules NAME=PATH` exposes an adapter. Any other --model-arg is sent verbatim as an extra field
+of every request body (e.g. `repetition_penalty=1.1` for vllm) and is part of the engine id.
+
+Named-token log-probs (`Sampling.logprob_tokens`, e.g. Self-RAG's "[Relevant]"): the API has no
+per-token query, so the request asks for the top NAMED_TOP_LOGPROBS (20, OpenAI's maximum for
+top_logprobs; a vllm server allows up to its --max-logprobs) and each position's `named` holds the
+named tokens found among them: a token outside the top 20 is absent, as one outside vLLM's top-k dict
+is for upstream Self-RAG. `token_id` stays None (the API returns strings); `cumulative_logprob` is
+the sum of the chosen tokens' log-probabilities.
+
+The SDK retries HTTP 408/409/429/5xx, timeouts and dropped connections (`max_retries`), honours
+Retry-After and pools connections (see openai_client.py for the backoff and the failed-connection
+limit, `connect_retries`). ragbench adds: a 2xx body that is not a completion (a proxy's HTML page,
+no choices) is retried too, from the same budget; at most `concurrency` requests are in flight; the
+API key (read from $api_key_env, default OPENAI_API_KEY, when the client is made) is never an
+attribute, never in engine_id or repr, and is redacted from every error and log line; failures end in
+one line naming the URL and the number of attempts, as a `RequestError` when the request itself is at
+fault (HTTP 400, 422 and other 4xx: another replica would refuse it too) and an `EngineError` when the
+server is (connection, timeout, 429, 5xx, and 401/403/404, which say the endpoint is misconfigured).
+
+`timeout` bounds each phase of an attempt (write, each read; connecting: at most 5 s) as httpx does.
+The client is made lazily inside the running event loop; `await engine.aclose()` from that loop (or
+`close()` after it) releases its connections.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import os
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+import openai
+from annotated_types import Ge, Gt
+
+from .._errors import ConfigError
+from .base import Engine, EngineError, Request, RequestError, Response, TokenLogprobs
+from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, public_url, redact
+
+__all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+MODES = ("auto", "chat")
+NAMED_TOP_LOGPROBS = 20
+# Body fields the engine sets itself from the request; an extra option may not override them.
+_RESERVED = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "n", "stop", "seed",
+             "logprobs", "top_logprobs", "stream", "skip_special_tokens", "response_format"}
+_SECRET_NAME = ("key", "apikey", "secret", "password", "passwd", "auth", "authorization", "token")
+_ENDPOINT_STATUS = {401, 403, 404}  # the endpoint is misconfigured, not the request
+
+
+def _top_k(sampling: Any) -> int | None:
+    """How many top log-probs to ask for: the request's k, or enough to find named tokens."""
+    if not sampling.logprob_tokens:
+        return sampling.logprobs
+    return max(sampling.logprobs or 0, NAMED_TOP_LOGPROBS)
+
+
+def _positions(logprobs: Any, chat: bool) -> list[TokenLogprobs] | None:
+    """The first choice's per-token log-probs from the SDK's chat or completion shape."""
+    if chat:
+        if logprobs is None or logprobs.content is None:
+            return None
+        return [TokenLogprobs(token=item.token, logprob=float(item.logprob),
+                              top={t.token: float(t.logprob) for t in item.top_logprobs or ()})
+                for item in logprobs.content]
+    if logprobs is None or logprobs.tokens is None:
+        return None
+    values, tops = logprobs.token_logprobs or [], logprobs.top_logprobs or []
+    out = []
+    for i, token in enumerate(logprobs.tokens):
+        value = values[i] if i < len(values) else None
+        top = tops[i] if i < len(tops) and tops[i] else {}
+        # None only for an echoed first prompt token, which this engine never asks for
+        out.append(TokenLogprobs(token=token, logprob=float("nan") if value is None else float(value),
+                                 top={t: float(v) for t, v in top.items()}))
+    return out
+
+
+def _keep_asked(positions: list[TokenLogprobs], sampling: Any) -> list[TokenLogprobs]:
+    """Named tokens from each position's top list; the top list itself only if top-k was asked."""
+    for position in positions:
+        position.named = {t: position.top[t] for t in sampling.logprob_tokens if t in position.top}
+        position.top = dict(list(position.top.items())[:sampling.logprobs]) if sampling.logprobs else {}
+    return positions
+
+
+def _parse(completion: Any, sampling: Any, chat: bool) -> Response:
+    """A Response from the SDK's ChatCompletion / Completion (which the SDK builds without
+    validation: a body that is not a completion fails here, on a missing field)."""
+    choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
+    if not choices:
+        raise ValueError("no choices")
+    texts = [(choice.message.content if chat else choice.text) or "" for choice in choices]
+    logprobs = cumulative = None
+    if _top_k(sampling) is not None:
+        logprobs = _positions(choices[0].logprobs, chat)
+        if logprobs is not None and sampling.logprob_tokens:
+            logprobs = _keep_asked(logprobs, sampling)
+            cumulative = sum(t.logprob for t in logprobs)
+    usage = completion.usage
+    return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
+                    prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                    completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                    finish_reason=choices[0].finish_reason or "stop")
+
+
+def _extra_body_problems(extra: dict[str, Any]) -> list[str]:
+    """Why extra --model-arg fields (sent verbatim in every request body) cannot be sent."""
+    problems = []
+    secrets = sorted(name for name in extra if name.lower().rpartition("_")[2] in _SECRET_NAME)
+    if secrets:
+        problems.append(f"--model-arg {', '.join(secrets)}: secrets are not accepted as --model-arg; put the key in "
+                        "an environment variable and name it with --model-arg api_key_env=NAME (default OPENAI_API_KEY)")
+    reserved = sorted(set(extra) & _RESERVED)
+    if reserved:
+        problems.append(f"--model-arg {', '.join(reserved)}: cannot be an option; it comes from the request's "
+                        "sampling parameters")
+    return problems
+
+
+class OpenAIEngine(Engine):
+    kind = "openai"
+    concurrent = True
+
+    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 concurrency: Annotated[int, Ge(1)] = 16, timeout: Annotated[float, Gt(0)] = 60,
+                 max_retries: Annotated[int, Ge(0)] = 6, connect_retries: Annotated[int, Ge(0)] = 2,
+                 backoff_base: Annotated[float, Ge(0)] = 1.0, backoff_max: Annotated[float, Ge(0)] = 60,
+                 mode: Literal[MODES] = "auto", **options: Any) -> None:
+        problems = _extra_body_problems(options)
+        if problems:
+            raise ConfigError(f"openai engine: {problems[0]}")
+        if mode not in MODES:
+            raise ConfigError(f"openai engine: mode must be one of {', '.join(MODES)}, not {mode!r}")
+        base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"openai engine: --base-url must be an http(s) URL such as http://localhost:8000/v1, "
+                              f"not {public_url(base_url)!r}")
+        super().__init__(model, **options)
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.max_concurrency = int(concurrency)
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self.connect_retries = int(connect_retries)
+        self.backoff_base = float(backoff_base)
+        self.backoff_max = float(backoff_max)
+        self.mode = mode
+        self.extra_body = dict(options)  # --model-arg values arrive already parsed (YAML scalars)
+        self._sdk: openai.AsyncOpenAI | None = None
+        self._sdk_loop: asyncio.AbstractEventLoop | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._closing: asyncio.Task | None = None
+
+    @classmethod
+    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+        """A given server (--base-url, or $OPENAI_BASE_URL) answers within a few seconds; OpenAI's own
+        API (no server given) has its key in the environment."""
+        from .._run.checks import unreachable
+
+        url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
+        key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
+        why = unreachable(str(url).rstrip("/") + "/models") if url else None
+        extra = set(options) - set(inspect.signature(cls.__init__).parameters)
+        problems = [*super().preflight(model, options), *_extra_body_problems({name: options[name] for name in extra}),
+                    *([f"{why}; start the server or correct --base-url"] if why else [])]
+        if not url and not os.environ.get(key_env):
+            problems.append(f"{DEFAULT_BASE_URL} needs an API key: set ${key_env} (or name another variable with "
+                            "--model-arg api_key_env=NAME), or give --base-url of an OpenAI-compatible server")
+        return problems
+
+    @classmethod
+    def meet_needs(cls, model: str, options: dict[str, Any], needs) -> tuple[dict[str, Any], list[str]]:
+        """The API reports named tokens only among the top NAMED_TOP_LOGPROBS of each position: a larger
+        window cannot be given."""
+        return options, [f"{need.system} reads log-probs of named tokens within top-{need.logprob_window} dicts, but "
+                         f"OpenAI-compatible servers return at most the top {NAMED_TOP_LOGPROBS} per position"
+                         + (f"; {need.instead}" if need.instead else "")
+                         for need in needs if need.logprob_tokens and (need.logprob_window or 0) > NAMED_TOP_LOGPROBS]
+
+    @property
+    def engine_id(self) -> str:
+        out = f"{self.kind}:{self.model}"
+        public = public_url(self.base_url)
+        if public != DEFAULT_BASE_URL:
+            out += f"@{public}"
+        if self.mode != "auto":
+            out += f";mode={self.mode}"
+        for name in sorted(self.extra_body):
+            out += f";{name}={json.dumps(self.extra_body[name], sort_keys=True)}"
+        return out
+
+    def __repr__(self) -> str:
+        return (f"OpenAIEngine(model={self.model!r}, base_url={public_url(self.base_url)!r}, mode={self.mode!r}, "
+                f"concurrency={self.max_concurrency}, api_key_env={self.api_key_env!r})")
+
+    # -- the SDK client, one per event loop -----------------------------------------------------
+
+    def _client(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+        loop = asyncio.get_running_loop()
+        if self._sdk is None or self._sdk_loop is not loop or self._slots is None:
+            # A new loop means a new run; the old client's connections belong to the old loop.
+            self._sdk = make_client(self.base_url, os.environ.get(self.api_key_env), timeout=self.timeout,
+                                    max_retries=self.max_retries, connect_retries=self.connect_retries,
+                                    concurrency=self.max_concurrency, backoff_base=self.backoff_base,
+                                    backoff_max=self.backoff_max)
+            self._sdk_loop = loop
+            self._slots = asyncio.Semaphore(self.max_concurrency)
+        return self._sdk, self._slots
+
+    async def aclose(self) -> None:
+        client, loop = self._sdk, self._sdk_loop
+        self._sdk = self._sdk_loop = self._slots = None
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.close()
+
+    def close(self) -> None:
+        client, loop = self._sdk, self._sdk_loop
+        if client is None or loop is None:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._closing = loop.create_task(self.aclose())
+            return
+        self._sdk = self._sdk_loop = self._slots = None
+        if running is None and not loop.is_closed():
+            loop.run_until_complete(client.close())
+        # otherwise the owning loop is gone and its sockets with it: nothing left to await
+
+    # -- requests -------------------------------------------------------------------------
+
+    def _arguments(self, request: Request) -> tuple[bool, dict[str, Any]]:
+        """(chat?, keyword arguments of the SDK's create())."""
+        sampling = request.sampling
+        chat = request.is_chat or self.mode == "chat"
+        args: dict[str, Any] = {"model": sampling.lora or self.model}
+        if chat:
+            args["messages"] = (request.message_dicts() if request.is_chat
+                                else [{"role": "user", "content": request.prompt}])
+        else:
+            args["prompt"] = request.prompt
+        args.update(max_tokens=sampling.max_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
+                    n=sampling.n)
+        if sampling.stop:
+            args["stop"] = list(sampling.stop)
+        if sampling.seed is not None:
+            args["seed"] = sampling.seed
+        top_k = _top_k(sampling)
+        if top_k is not None:
+            args.update({"logprobs": True, "top_logprobs": top_k} if chat else {"logprobs": top_k})
+        if sampling.json_mode and chat:
+            args["response_format"] = {"type": "json_object"}
+        extra = dict(self.extra_body)
+        if not sampling.skip_special_tokens:
+            extra["skip_special_tokens"] = False
+        if extra:
+            args["extra_body"] = extra
+        if not os.environ.get(self.api_key_env):
+            args["extra_headers"] = no_auth_header
+        return chat, args
+
+    def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError:
+        return error(redact(f"openai {self.model} at {public_url(self.base_url)}: {what} "
+                            f"({attempts} attempt{'s' if attempts != 1 else ''})", self.api_key_env))
+
+    def _excerpt(self, text: str) -> str:
+        text = " ".join(redact(text, self.api_key_env).split())
+        return text[:200] + ("..." if len(text) > 200 else "")
+
+    async def agenerate_one(self, request: Request) -> Response:
+        chat, args = self._arguments(request)
+        client, slots = self._client()
+        used = 0  # attempts spent by earlier calls of the SDK (each ended in an unreadable 2xx)
+        while True:
+            endpoint = client.with_options(max_retries=self.max_retries - used) if used else client
+            create = (endpoint.chat.completions if chat else endpoint.completions).with_raw_response.create
+            try:
+                async with slots:
+                    raw = await create(**args)
+            except openai.APIError as exc:
+                raise self._api_failure(exc, used, _top_k(request.sampling)) from None
+            used += raw.retries_taken + 1
+            try:
+                return _parse(raw.parse(), request.sampling, chat)
+            except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
+                what = f"unreadable response ({type(exc).__name__}: {exc}): {self._excerpt(raw.http_response.text)}"
+            if used > self.max_retries:
+                raise self._failure(what, used)
+            delay = backoff(used - 1, self.backoff_base, self.backoff_max)
+            log.info("%s", redact(f"openai {public_url(self.base_url)}: {what}; retry {used}/{self.max_retries} "
+                                  f"in {delay:.2f}s", self.api_key_env))
+            await asyncio.sleep(delay)
+
+    def _api_failure(self, exc: openai.APIError, used: int, top_k: int | None) -> EngineError:
+        """The SDK's final error as one line; RequestError when the request itself is at fault."""
+        request = getattr(exc, "request", None)
+        # the SDK numbers its attempts in a header of each request it sends
+        before = used + int(request.headers.get("x-stainless-retry-count", 0) if request is not None else 0)
+        attempts = before + 1
+        if isinstance(exc, Unreachable):
+            return self._failure(f"connection failed ({exc.message}): is a server running at this URL?",
+                                 before + exc.tries)
+        if isinstance(exc, openai.APITimeoutError):
+            return self._failure(f"timed out after {self.timeout:g}s", attempts)
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return self._failure(f"connection failed ({type(cause).__name__}: {cause})", attempts)
+        if not isinstance(exc, openai.APIStatusError):
+            return self._failure(f"{type(exc).__name__}: {exc}", attempts)
+        status = exc.status_code
+        body = exc.body
+        message = body.get("message", body) if isinstance(body, dict) else (body or exc.response.text)
+        what = f"HTTP {status}: {self._excerpt(str(message))}"
+        if status == 401 and not os.environ.get(self.api_key_env):
+            what += f" (environment variable {self.api_key_env} is not set)"
+        elif status == 404:
+            what += " (does the base URL end with the API prefix, e.g. /v1?)"
+        elif top_k and "logprob" in what.lower():
+            what += (f" (this request asked for the top {top_k} log-probs, named tokens for the top "
+                     f"{NAMED_TOP_LOGPROBS}: OpenAI allows at most 20, a vllm server its --max-logprobs)")
+        request_fault = 400 <= status < 500 and status not in _ENDPOINT_STATUS and status not in (408, 409, 429)
+        return self._failure(what, attempts, RequestError if request_fault else EngineError)

@@ -1,0 +1,157 @@
+"""`replay` engine: answers recorded calls from a JSONL file, so LLM-judge and NLI decisions
+can be re-scored offline.
+
+One call per line: {"messages": [{"role", "content"}, ...], "response": "..."} for chat or
+{"prompt": "...", "response": "..."} for completion. A line may carry "error": "..." instead
+of "response" to replay a failed call, and "sampling": {...} to match only requests with those
+sampling parameters (otherwise sampling is ignored). The files a run records (calls/llm.jsonl, see
+ragbench._replay.recording) also carry "role" (`--model-arg role=judge:0` reads only that role's lines) and
+"response_data", the whole response (token counts, finish reason, logprobs), returned as it was. A miss is an error that shows the nearest
+recorded request.
+
+Per-token data (to re-score token-level decisions such as Self-RAG's reflection tokens offline): a
+record may add "tokens": [generated token strings], "logprobs": [{token: logprob, ...} per position]
+(the chosen token must be in its position's dict), optional "token_ids": [ints], "cumulative_logprob"
+(default: the sum of the chosen tokens' log-probabilities) and "ranks": [{token: rank, ...} per
+position] (how many vocabulary entries are more likely; a recording from a top-k dict writes k for
+"k or more"). A request's `logprob_tokens` are then answered from each position's dict (tokens absent
+there are absent from `named`, as a token outside vLLM's top-k is; with `logprob_window=k`, so is one
+of rank k or more, its rank from "ranks" or else from the recorded entries above it, unless generated
+there), `logprobs=k` from the k largest entries.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from .._errors import ConfigError, RecordError
+from .._replay.call_refs import resolved
+from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs
+
+
+def check_token_record(record: dict[str, Any]) -> None:
+    """Raise ValueError unless `record`'s per-token fields (if any) are consistent."""
+    if "tokens" not in record and "logprobs" not in record:
+        return
+    tokens, dicts = record.get("tokens"), record.get("logprobs")
+    if not isinstance(tokens, list) or not isinstance(dicts, list) or len(tokens) != len(dicts):
+        raise ValueError('"tokens" and "logprobs" must be lists of equal length')
+    for position, (token, lps) in enumerate(zip(tokens, dicts)):
+        if not isinstance(lps, dict) or token not in lps:
+            raise ValueError(f"logprobs[{position}] must be a dict holding the chosen token {token!r}")
+    ids = record.get("token_ids")
+    if ids is not None and (not isinstance(ids, list) or len(ids) != len(tokens)):
+        raise ValueError('"token_ids" must be a list as long as "tokens"')
+    ranks = record.get("ranks")
+    if ranks is not None and (not isinstance(ranks, list) or len(ranks) != len(tokens)
+                              or not all(isinstance(r, dict) for r in ranks)):
+        raise ValueError('"ranks" must be a list of dicts as long as "tokens"')
+
+
+def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
+    """A Response from a record with text and optional per-token data, keeping only what the request
+    asks for (its logprob_tokens and top-k), never the whole recorded dicts."""
+    response = record["response"]
+    texts = [response] if isinstance(response, str) else list(response)
+    if "tokens" not in record or (sampling.logprobs is None and not sampling.logprob_tokens):
+        return Response(texts=texts, completion_tokens=len(record.get("tokens") or ()))
+    ids = record.get("token_ids") or [None] * len(record["tokens"])
+    k = sampling.logprobs or 0
+    logprobs = []
+    ranks = record.get("ranks") or [{}] * len(ids)
+    for token, lps, token_id, known in zip(record["tokens"], record["logprobs"], ids, ranks):
+        top = dict(sorted(lps.items(), key=lambda item: item[1], reverse=True)[:k]) if k else {}
+        named = {name: lps[name] for name in sampling.logprob_tokens if name in lps
+                 and in_window(lps, name, token, sampling.logprob_window, known.get(name))}
+        logprobs.append(TokenLogprobs(token=token, logprob=float(lps[token]), top=top, named=named, token_id=token_id))
+    cumulative = record.get("cumulative_logprob")
+    return Response(texts=texts, logprobs=logprobs, completion_tokens=len(logprobs),
+                    cumulative_logprob=float(cumulative) if cumulative is not None else sum(t.logprob for t in logprobs))
+
+
+def in_window(lps: dict[str, float], name: str, token: str, window: int | None, rank: int | None = None) -> bool:
+    """Whether recorded entry `name` shows in a top-`window` dict: it is the generated token, or its
+    rank (the recorded "ranks" entry, else the count of recorded entries more likely than it) is below
+    the window. A recording of top-k dicts thus replays any window up to k."""
+    if window is None or name == token:
+        return True
+    if rank is None:
+        rank = sum(1 for other in lps.values() if other > lps[name])
+    return rank < window
+
+
+def _request_text(prompt: str | None, messages: list[dict[str, str]] | None) -> str:
+    if prompt is not None:
+        return prompt
+    return "\n".join(f"[{m['role']}] {m['content']}" for m in messages or [])
+
+
+class ReplayEngine(Engine):
+    kind = "replay"
+    cacheable = False  # the file is the cache
+    max_batch_size = 1024
+
+    def __init__(self, model: str, role: str | None = None, cacheable: bool = False) -> None:
+        super().__init__(model)
+        self.path = Path(model)
+        # --replay caches like the recorded run did, so repeated calls are marked cached as they were
+        self.cacheable = bool(cacheable)
+        self.role = role  # only lines of this role (a run's calls/llm.jsonl holds the model, judges and NLI)
+        self.records: dict[str, list[dict[str, Any]]] = {}
+        self.unresolved = 0  # references to calls of examples the run never wrote (a killed run): skipped
+        self._load()
+
+    @property
+    def engine_id(self) -> str:
+        """The cache's key: the file's content (not its name: an edited file, or another folder's file of
+        the same name, never gets the old answers) and the role read from it. A run's recording refers
+        to its samples by a hash of request and reply (ragbench._replay.call_refs), so the file alone
+        decides every answer."""
+        return f"{self.kind}:{self.model};role={self.role};sha256={self._digest}"
+
+    def _load(self) -> None:
+        if not self.path.is_file():
+            raise ConfigError(f"replay file not found: {self.path} (use replay:PATH to a JSONL of recorded calls)")
+        self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]  # the records are all held too
+        expected = ('expected {"prompt" or "messages", "response" or "error"} (optionally "tokens", '
+                    '"logprobs", "token_ids", "cumulative_logprob", "ranks")')
+        for index, record in resolved(self.path):  # a run's files refer to its samples (ragbench._replay.call_refs)
+            if record is None:
+                self.unresolved += 1
+                continue
+            if isinstance(record, RecordError):
+                raise ConfigError(f"{record}; {expected}")
+            try:
+                key = _request_text(record.get("prompt"), record.get("messages"))
+                if "response" not in record and "error" not in record:
+                    raise KeyError("response")
+                check_token_record(record)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ConfigError(f"{self.path}:{index + 1}: not a replay record ({exc}); {expected}") from exc
+            if self.role is None or record.get("role", self.role) == self.role:
+                self.records.setdefault(key, []).append(record)
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        return [self._answer(request) for request in requests]
+
+    def _answer(self, request: Request) -> Response | EngineError:
+        key = _request_text(request.prompt, request.message_dicts() if request.is_chat else None)
+        sampling = request.to_dict()["sampling"]
+        for record in self.records.get(key, []):
+            wanted = record.get("sampling") or {}
+            if all(sampling.get(name) == value for name, value in wanted.items()):
+                if "error" in record:
+                    return EngineError(f"replayed error: {record['error']}")
+                if "response_data" in record:  # a run's own recording: the response as it was
+                    return Response.from_dict(record["response_data"])
+                return token_response(record, request.sampling)
+        return EngineError(self._miss_message(key))
+
+    def _miss_message(self, key: str) -> str:
+        nearest = difflib.get_close_matches(key, list(self.records), n=1, cutoff=0.0)
+        shown = json.dumps(nearest[0][:300], ensure_ascii=False) if nearest else "none"
+        return (f"replay miss in {self.path}: no recorded call for {json.dumps(key[:300], ensure_ascii=False)}; "
+                f"nearest recorded request: {shown}")

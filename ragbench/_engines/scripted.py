@@ -1,0 +1,146 @@
+"""`scripted` engine: answers come from Python code or regex rules; optional simulated batch cost.
+
+Model strings:
+  scripted:echo                  the prompt's (or last message's) last line, for harness tests
+  scripted:pkg.module:function   function(request) -> str | Response
+  scripted:rules.json            [{"pattern": regex, "response": text}, ...]; first match wins,
+                                 a rule with no pattern is the default
+A script's answer may also be a replay record with per-token data, {"response": text, "tokens": [...],
+"logprobs": [{token: logprob, ...}, ...], "cumulative_logprob": x} (see replay.py), so tests script
+token-level decisions (Self-RAG's reflection tokens); rules files may hold such dicts as "response".
+A plain-text answer to a request with logprobs or logprob_tokens is reported as a certain model's:
+the text split into pieces (each requested named token whole, otherwise runs of non-space characters
+with their leading space), every piece log-probability 0, a named token reported where it was generated.
+Options `overhead`, `per_request` and `per_token` (seconds) make each batch sleep
+`overhead + per_request*n + per_token*tokens` (tokens: prompt and completion tokens of the batch's
+answers), the cost models of the scheduler and load benchmarks; `batch_size` sets the batch limit.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from pathlib import Path
+from typing import Annotated, Any, Callable
+
+from annotated_types import Ge
+
+from .._errors import ConfigError
+from .._imports import load_callable
+from .._storage.jsonl import parse_json
+from .base import Engine, EngineError, Request, Response, Sampling, apply_stop
+from .replay import check_token_record, token_response
+
+Script = Callable[[Request], "str | Response"]
+Seconds = Annotated[float, Ge(0)]
+
+
+def last_text(request: Request) -> str:
+    """The prompt, or the last message of a chat: what scripts read and rules match."""
+    return request.prompt if request.prompt is not None else (request.messages or (("", ""),))[-1][1]
+
+
+def echo(request: Request) -> str:
+    return last_text(request).rstrip("\n").rsplit("\n", 1)[-1]
+
+
+def rules_script(path: Path, data: bytes) -> Script:
+    """The rules of a JSON file, from its bytes `data`."""
+    try:
+        rules = parse_json(data.decode("utf-8"))
+        return rule_script([(r.get("pattern"), r["response"]) for r in rules])
+    except (ValueError, KeyError, TypeError, AttributeError, re.error) as exc:
+        raise ConfigError(f"scripted rules file {path}: {exc}; expected a JSON list of "
+                          '{"pattern": regex, "response": text}') from exc
+
+
+def rule_script(rules: list[tuple[str | None, Any]]) -> Script:
+    """(regex, answer) rules: the first whose regex is found in the request's text answers; an empty
+    or missing regex matches anything (the default)."""
+    compiled = [(re.compile(pattern, re.S) if pattern else None, response) for pattern, response in rules]
+
+    def answer(request: Request) -> str:
+        text = last_text(request)
+        for pattern, response in compiled:
+            if pattern is None or pattern.search(text):
+                return response
+        raise EngineError(f"no scripted rule matches: {text[:120]!r}")
+
+    return answer
+
+
+def load_script(spec: str) -> tuple[Script, str | None]:
+    """The script, and for a rules file the sha256 of its content (its answers' identity)."""
+    if spec == "echo":
+        return echo, None
+    if spec.endswith(".json"):
+        try:
+            data = Path(spec).read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"scripted rules file {spec}: {exc.strerror or exc}; expected a JSON list of "
+                              '{"pattern": regex, "response": text}') from exc
+        return rules_script(Path(spec), data), hashlib.sha256(data).hexdigest()[:16]
+    return load_callable(spec, "scripted engine",
+                         "use scripted:echo, scripted:rules.json or scripted:package.module:function"), None
+
+
+class ScriptedEngine(Engine):
+    kind = "scripted"
+
+    def __init__(self, model: str = "echo", script: Script | None = None, overhead: Seconds = 0.0,
+                 per_request: Seconds = 0.0, per_token: Seconds = 0.0, batch_size: Annotated[int, Ge(1)] = 16) -> None:
+        super().__init__(model)
+        self.script, self._digest = (script, None) if script else load_script(model)
+        self.overhead = float(overhead)
+        self.per_request = float(per_request)
+        self.per_token = float(per_token)
+        self.max_batch_size = int(batch_size)
+        self.batch_sizes: list[int] = []  # what the scheduler sent, for tests and benchmarks
+
+    @property
+    def engine_id(self) -> str:
+        """A rules file's answers are keyed by its content, not its name: an edited file, or another
+        folder's file of the same name, never gets the old answers from a shared cache."""
+        return super().engine_id + (f";sha256={self._digest}" if self._digest else "")
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        self.batch_sizes.append(len(requests))
+        answers = [self._answer(request) for request in requests]
+        tokens = sum(a.prompt_tokens + a.completion_tokens for a in answers if isinstance(a, Response))
+        if self.overhead or self.per_request or self.per_token:
+            time.sleep(self.overhead + self.per_request * len(requests) + self.per_token * tokens)
+        return answers
+
+    def _answer(self, request: Request) -> Response | EngineError:
+        try:
+            out = self.script(request)
+        except EngineError as exc:
+            return exc
+        except Exception as exc:
+            return EngineError(f"scripted engine raised {type(exc).__name__}: {exc}")
+        if isinstance(out, Response):
+            return out
+        sampling = request.sampling
+        if isinstance(out, dict):
+            try:
+                check_token_record(out)
+                response = token_response(out, sampling)
+            except (KeyError, ValueError, TypeError) as exc:
+                return EngineError(f"scripted engine: bad per-token answer ({exc})")
+        else:
+            text, _ = apply_stop(str(out), sampling.stop)
+            asked = sampling.logprobs is not None or sampling.logprob_tokens
+            response = token_response(certain_tokens(text, sampling) if asked else {"response": text}, sampling)
+            response.texts = [text] * sampling.n
+            response.completion_tokens = len(text.split())
+        response.prompt_tokens = len(last_text(request).split())
+        response.completion_tokens = response.completion_tokens or len(response.text.split())
+        return response
+
+
+def certain_tokens(text: str, sampling: Sampling) -> dict[str, Any]:
+    """`text` as a record of a model certain of every token (see the module docstring)."""
+    named = sorted(sampling.logprob_tokens, key=len, reverse=True)
+    pattern = "|".join([re.escape(t) for t in named if t] + [r"\s*[^\s\[<]+|\s+|[\[<]"])
+    tokens = re.findall(pattern, text)
+    return {"response": text, "tokens": tokens, "logprobs": [{t: 0.0} for t in tokens]}

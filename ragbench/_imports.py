@@ -1,0 +1,24 @@
+"""Importing a `package.module:attribute` target (plugins, scripts, pluggable components)."""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._errors import ConfigError
+
+
+def import_target(target: str) -> Any:
+    """The object named by `package.module:attr` (attr may be dotted). Raises what the import raises."""
+    module_name, _, attr = target.partition(":")
+    obj = importlib.import_module(module_name)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+def load_callable(target: str, what: str, hint: str) -> Any:
+    """`import_target` for a user-given option: any failure is one clear ConfigError line."""
+    try:
+        return import_target(target)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"{what}: cannot load '{target}' ({exc}); {hint}") from exc

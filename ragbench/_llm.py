@@ -1,0 +1,93 @@
+"""The LLM handle a system or metric awaits: every call goes through the scheduler and is traced."""
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any, Callable, Sequence
+
+from ._engines.base import Engine, EngineError, Request, Response, Sampling
+from ._run.scheduler import Scheduler
+from ._types import Step
+
+
+class LLM:
+    """`await llm.generate(prompt)` / `await llm.chat(messages)`, one example at a time.
+
+    `defaults` are sampling parameters applied unless a call overrides them; `trace` (the
+    example's list of steps) receives one `Step` per call, failed calls included.
+    """
+
+    def __init__(self, scheduler: Scheduler, engine: Engine, defaults: dict[str, Any] | None = None,
+                 trace: list[Step] | None = None, recorder: Callable[..., None] | None = None,
+                 seed_base: str | None = None) -> None:
+        self.scheduler = scheduler
+        self.engine = engine
+        self.defaults = dict(defaults or {})
+        self.trace = trace
+        self.recorder = recorder  # ragbench._replay.recording.LlmRecorder: every call to the run's calls/llm.jsonl
+        self.seed_base = seed_base  # "run seed:task:example id": sampled calls get seeds derived from it
+        self._calls = 0
+
+    def traced(self, trace: list[Step], seed_base: str | None = None) -> "LLM":
+        """This LLM for one example: its calls traced into `trace` and, when `seed_base` is given, every
+        sampled call (temperature > 0, no seed of its own) seeded from (seed_base, call number), so a
+        run's samples do not depend on batch composition or on which examples ran before."""
+        return LLM(self.scheduler, self.engine, self.defaults, trace, self.recorder, seed_base)
+
+    def _seeded(self, request: Request) -> Request:
+        self._calls += 1
+        if self.seed_base is None or request.sampling.seed is not None or request.sampling.temperature <= 0:
+            return request
+        digest = hashlib.sha256(f"{self.seed_base}:{self._calls}".encode()).digest()
+        return request.with_sampling(seed=int.from_bytes(digest[:4], "big") & 0x7FFFFFFF)
+
+    def sampling(self, **overrides: Any) -> Sampling:
+        return Sampling.make(**{**self.defaults, **overrides})
+
+    async def generate(self, prompt: str, *, step: str = "generate", **sampling: Any) -> Response:
+        """Complete `prompt` (sent as is, no chat template).
+
+        step: the name of this call in the example's trace (the viewer's timeline), e.g. "rerank".
+        **sampling: any field of `Sampling`, overriding `defaults`: max_tokens, temperature, top_p,
+            stop, seed, n, logprobs, logprob_tokens, logprob_window, lora, skip_special_tokens,
+            json_mode (see `Sampling`); an unknown keyword is a TypeError naming it.
+        Returns the `Response` (`.text`, `.texts`, `.logprobs`, token counts, `.finish_reason`); an
+        engine failure raises `EngineError` after the call is traced.
+        """
+        return await self.send(Request(prompt=prompt, sampling=self.sampling(**sampling)), step)
+
+    async def chat(self, messages: Sequence[dict[str, str]], *, step: str = "chat", **sampling: Any) -> Response:
+        """Answer a conversation, `[{"role": "system" | "user" | "assistant", "content": ...}, ...]`,
+        rendered with the model's chat template (local engines) or sent to a chat endpoint (openai).
+        `step` and `**sampling` as for `generate`."""
+        return await self.send(Request.chat(messages, self.sampling(**sampling)), step)
+
+    async def send(self, request: Request, step: str = "generate") -> Response:
+        request = self._seeded(request)
+        started = time.perf_counter()
+        record = Step(kind="llm", name=step, request=request.to_dict())
+        if self.trace is not None:  # in the order the system made its calls, whatever order they finish in
+            self.trace.append(record)
+        try:
+            response = await self.scheduler.submit(self.engine, request)
+        except EngineError as exc:
+            record.error = str(exc)
+            if self.recorder is not None:
+                self.recorder(self.engine.engine_id, record.request, None, record.error, step=self._held(record))
+            raise
+        finally:
+            record.seconds = round(time.perf_counter() - started, 6)
+        record.response = {"texts": response.texts, "finish_reason": response.finish_reason}
+        if response.logprobs is not None:
+            record.response["logprobs"] = [t.__dict__ for t in response.logprobs]
+        record.prompt_tokens = response.prompt_tokens
+        record.completion_tokens = response.completion_tokens
+        record.cached = response.cached
+        if self.recorder is not None:
+            self.recorder(self.engine.engine_id, record.request, response.to_dict(), step=self._held(record))
+        return response
+
+    def _held(self, step: Step) -> dict[str, Any] | None:
+        """The step as the example's trace will hold it (the recorder then refers to it), or None
+        when the call is not traced."""
+        return step.to_dict() if self.trace is not None else None

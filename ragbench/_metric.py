@@ -1,0 +1,156 @@
+"""Base class of metric plugins: a score per example, then an aggregate per task."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Awaitable, ClassVar
+
+if TYPE_CHECKING:
+    from ._context import Context
+    from ._run.checks import Preflight
+    from ._types import Example, Prediction
+
+Score = float | None
+Scores = dict[str, Score]
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """What the values of one reported key mean. `higher_is_better`: the direction a reader (compare,
+    --fail-if-worse, the viewer) calls better; None for a descriptive figure with no better direction
+    (a length, a count of answers). `range`: (low, high), the closed interval every per-example value
+    lies in (either end None: open on that side); a value outside it fails the metric on that example."""
+
+    higher_is_better: bool | None = True
+    range: tuple[float | None, float | None] | None = None
+
+    def contains(self, value: float) -> bool:
+        low, high = self.range or (None, None)
+        return (low is None or value >= low) and (high is None or value <= high)
+
+
+class InvalidScore(ValueError):
+    """A metric returned something that is not a score (see `typed_scores`)."""
+
+
+class Metric:
+    """`score` returns one value (reported under `name`) or a dict of named values; it may be
+    async when it calls a judge or an NLI model through `ctx`. A value is a finite number (bool and
+    numpy scalars are taken as floats) or None, which means "not scorable" and is counted apart from
+    errors; anything else fails the metric on that example (`typed_scores`). `aggregate` is the mean
+    unless the metric says otherwise.
+
+    Every key says which way is better and, where it has one, its range: `key_specs` per key, else
+    `higher_is_better` and `value_range` for all of them (a metric written before these were declared
+    per key sets only `higher_is_better`).
+    """
+
+    name: ClassVar[str] = ""
+    keys: ClassVar[tuple[str, ...]] = ()  # the names a dict-valued `score` reports; default (name,)
+    corpus_keys: ClassVar[tuple[str, ...]] = ()  # the names `corpus` reports
+    needs: ClassVar[tuple[str, ...]] = ()  # run components the metric calls: "nli", "judge"
+    # Kinds of gold (Task.gold_fields; "citations" for tasks whose answers cite) the metric scores
+    # against, all required; () scores any task.
+    gold_needs: ClassVar[tuple[str, ...]] = ()
+    # Direction and range of every key `key_specs` leaves out (see KeySpec); `key_specs`: per key (of
+    # `keys` and `corpus_keys`).
+    higher_is_better: ClassVar[bool | None] = True
+    value_range: ClassVar[tuple[float | None, float | None] | None] = None
+    key_specs: ClassVar[dict[str, KeySpec]] = {}
+    # Set by the run from `--metric-arg NAME.key_prefix=P`: every key is reported as P + key, so two
+    # metrics with a key of the same name can score one task. `score`, `aggregate` and `corpus` keep
+    # seeing their own key names.
+    key_prefix: str = ""
+    # Events a score folds in that a reader must see counted (e.g. a judge reply that did not parse,
+    # scored as upstream's rule says): name -> what it means. `score` calls `ctx.count(name)` for each;
+    # the run adds them up per task and shows them in the console, report.md and results.json `counted`.
+    counters: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def fits(cls, task: Any) -> bool:
+        """Whether `task`'s records carry the gold this metric needs (a task that does not declare its
+        gold, as older plugins, is given the benefit of the doubt)."""
+        if task.gold_fields is None:
+            return True
+        offered = set(task.gold_fields) | ({"citations"} if task.cites else set())
+        return set(cls.gold_needs) <= offered
+
+    def preflight(self, check: "Preflight", task: Any) -> None:
+        """The metric's own pre-flight on `task`, before anything loads (a file it reads, a service
+        it calls): report with `check.problem("...; the option that fixes it")`. Default: nothing
+        (whether its gold and its judge/NLI model are there is checked for every metric)."""
+
+    def score_keys(self) -> tuple[str, ...]:
+        """Per-example keys; a corpus-only metric (only `corpus_keys`) has none."""
+        return self.keys or (() if self.corpus_keys else (self.name,))
+
+    def key_spec(self, key: str) -> KeySpec:
+        """The direction and range of one of the metric's own keys (not prefixed)."""
+        return self.key_specs.get(key) or KeySpec(self.higher_is_better, self.value_range)
+
+    def reported_keys(self, corpus: bool = False) -> dict[str, str]:
+        """Reported name -> own name of every per-example key (`corpus`: of every corpus key)."""
+        return {self.key_prefix + key: key for key in (self.corpus_keys if corpus else self.score_keys())}
+
+    def score(self, example: "Example", prediction: "Prediction",
+              ctx: "Context | None" = None) -> Score | Scores | Awaitable[Score | Scores]:
+        raise NotImplementedError
+
+    def aggregate(self, key: str, values: list[float]) -> float:
+        return sum(values) / len(values) if values else float("nan")
+
+    def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, float | None]:
+        """Values of `corpus_keys` that only exist for the whole set (MAUVE, a bootstrap median),
+        computed once from the scored sample records (question, gold, prediction, scores);
+        reported without interval or slices."""
+        return {}
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+def typed_value(metric: Metric, key: str, value: Any) -> float | None:
+    """`value` of the metric's own `key` as a score: None, or a finite float within the key's range.
+    bool counts as 0/1 and numpy scalars as the number they hold; a string, a list, NaN or an
+    infinity raises `InvalidScore` naming the metric, the key and what was given."""
+    if value is None:
+        return None
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a numpy scalar or 0-d array
+        value = value.item()
+    where = f"metric {metric.name} returned {type(value).__name__}"
+    if not isinstance(value, (int, float)):
+        raise InvalidScore(f"{where} {_shown(value)} for key '{key}': a score is a number or None")
+    number = float(value) if not isinstance(value, int) or abs(value) < 2 ** 1023 else math.inf
+    if not math.isfinite(number):
+        raise InvalidScore(f"{where} {number} for key '{key}': a score is a finite number or None")
+    spec = metric.key_spec(key)
+    if not spec.contains(number):
+        raise InvalidScore(f"{where} {number:g} for key '{key}', outside its declared range "
+                           f"[{_end(spec.range[0], '-inf')}, {_end(spec.range[1], 'inf')}]")
+    return number
+
+
+def typed_scores(metric: Metric, value: Any) -> Scores:
+    """One example's scores as the run records them: reported key -> `typed_value`, exactly the
+    metric's per-example keys (a dict-valued `score` that leaves one out or adds another raises
+    `InvalidScore`, as does a value that is not a score)."""
+    if not isinstance(value, dict):
+        value = {metric.name: value}
+    own = metric.reported_keys()
+    if set(value) != set(own.values()):
+        given = {str(key) for key in value}
+        missing, extra = sorted(set(own.values()) - given), sorted(given - set(own.values()))
+        raise InvalidScore(f"metric {metric.name} returned keys {sorted(given)}, expected {sorted(own.values())}"
+                           + (f" (missing {', '.join(missing)})" if missing else "")
+                           + (f" (undeclared {', '.join(extra)}: add them to `keys`)" if extra else ""))
+    return {reported: typed_value(metric, key, value[key]) for reported, key in own.items()}
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _end(value: float | None, unbounded: str) -> str:
+    return unbounded if value is None else f"{value:g}"
+

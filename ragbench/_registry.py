@@ -1,0 +1,365 @@
+"""Lazy registry of tasks, systems, metrics, engines and retrievers, discovered through pluggy.
+
+Every distribution (ragbench itself included) lists modules in the entry-point group
+`ragbench`; each module implements some of the hooks of `hookspecs` (the catalogue, metric
+families, CLI commands). Loading a catalogue imports only that light module; a component's own
+module is imported the first time the component is used, and checked against its kind's base
+class. A plugin that fails to import is recorded with its error and the others keep working.
+
+A run uses one registry, given to everything that loads a component (planning, engines,
+retrievers, index builds); `get_registry()`, the registry of the installed plugins, is only the
+default of the command line and of callers that pass none.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import pluggy
+
+from ._errors import ConfigError
+from ._hookspecs import PROJECT, RagbenchHooks
+from ._imports import import_target
+from ._shared.yaml_tasks.discovery import file_spec, is_task_file, packaged_spec
+
+KINDS = ("tasks", "systems", "metrics", "engines", "retrievers")
+SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
+            "retrievers": "retriever", "query_styles": "query style"}
+SINGULAR["prompt_styles"] = "prompt style"
+# The base class each kind's targets must subclass (imported when a component is first loaded).
+BASES = {"tasks": "ragbench._task:Task", "systems": "ragbench._system:System", "metrics": "ragbench._metric:Metric",
+         "engines": "ragbench._engines.base:Engine", "retrievers": "ragbench._retrieval.base:Retriever",
+         "query_styles": "ragbench._retrieval.query_style:QueryStyle",
+         "prompt_styles": "ragbench._shared.yaml_tasks.task:YamlTask"}
+TASK_FILE = "a YAML task file"  # the `plugin` of tasks given as files (--tasks FILE.yaml, --include-path)
+
+
+def source(provider: str, plugin: str) -> str:
+    """Who provides a component: the distribution, and the entry point when known."""
+    return provider if plugin == "?" else f"{provider}, entry point {plugin}"
+
+
+def check_kind(obj: Any, kind: str, what: str, where: str) -> Any:
+    """`obj` when it is a subclass of `kind`'s base class, else a one-line ConfigError naming `where`."""
+    base = import_target(BASES[kind])
+    if isinstance(obj, type) and issubclass(obj, base):
+        return obj
+    found = f"class {obj.__module__}.{obj.__qualname__}" if isinstance(obj, type) else f"a {type(obj).__name__}"
+    raise ConfigError(f"{what} (from {where}) is {found}, not a subclass of {base.__name__}: the plugin "
+                      "registers the wrong kind of component; fix its entry or ask its provider")
+
+
+@dataclass
+class Entry:
+    kind: str
+    name: str
+    target: str  # "module:attr"
+    description: str = ""
+    aliases: list[str] = field(default_factory=list)
+    defaults: dict[str, Any] = field(default_factory=dict)
+    provider: str = "?"  # the installed distribution that provides it
+    plugin: str = "?"  # its entry point (the hook module's name in the `ragbench` group)
+    build: Callable[[], Any] | None = None  # makes the component instead of importing `target` (a YAML task)
+    _loaded: Any = None
+
+    @property
+    def source(self) -> str:
+        return source(self.provider, self.plugin)
+
+    def load(self) -> Any:
+        if self._loaded is None:
+            what = f"{SINGULAR[self.kind]} '{self.name}'"
+            try:
+                obj = self.build() if self.build is not None else import_target(self.target)
+            except ConfigError:
+                raise
+            except Exception as exc:
+                raise ConfigError(f"{what} (from {self.source}) failed to load {self.target}: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+            self._loaded = check_kind(obj, self.kind, f"{what} ({self.target})", self.source)
+        return self._loaded
+
+
+@dataclass
+class MetricFamily:
+    """Metrics named `prefix:NAME`, built by a factory (e.g. `hf:bleu`, Hugging Face `evaluate`)."""
+
+    prefix: str
+    target: str  # "module:factory", factory("prefix:NAME") -> a Metric subclass
+    description: str = ""
+    provider: str = "?"
+    plugin: str = "?"
+
+    def metric_class(self, name: str) -> type:
+        where = source(self.provider, self.plugin)
+        try:
+            metric = import_target(self.target)(name)
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise ConfigError(f"metric '{name}' (from {where}): {self.target} failed: "
+                              f"{type(exc).__name__}: {exc}") from exc
+        return check_kind(metric, "metrics", f"metric '{name}' ({self.target})", where)
+
+
+@dataclass
+class PluginFailure:
+    plugin: str
+    provider: str
+    error: str
+
+
+class Registry:
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
+        self.aliases: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
+        self.groups: dict[str, list[str]] = {}
+        self.reproductions: dict[str, dict[str, Any]] = {}  # name -> manifest (ragbench reproduce), with provider
+        self.metric_families: dict[str, MetricFamily] = {}
+        self.query_styles: dict[str, Entry] = {}  # dense query styles (`query_style=NAME`), kind "query_styles"
+        self.prompt_styles: dict[str, Entry] = {}  # YAML tasks' named prompt styles (`prompt.style`)
+        self._command_hooks: list[tuple[pluggy.PluginManager, dict[str, str]]] = []
+        self._cli_commands: list[tuple[Any, str]] | None = None
+        self.failures: list[PluginFailure] = []
+
+    @classmethod
+    def discover(cls, group: str = PROJECT, plugins: Iterable[tuple[str, str, Any]] = ()) -> "Registry":
+        """The registry of the plugins installed in `group`, then of `plugins` given as
+        (entry point name, provider, module or object with hook implementations)."""
+        registry = cls()
+        loaded: list[tuple[str, str, Any]] = []
+        entry_points = sorted(metadata.entry_points(group=group),
+                              key=lambda ep: (_provider(ep) != PROJECT, _provider(ep), ep.name))
+        for entry_point in entry_points:
+            try:
+                loaded.append((entry_point.name, _provider(entry_point), entry_point.load()))
+            except Exception as exc:
+                registry.failures.append(
+                    PluginFailure(entry_point.name, _provider(entry_point), f"{type(exc).__name__}: {exc}"))
+        registry.add_plugins([*loaded, *plugins])
+        return registry
+
+    def add_plugins(self, plugins: Iterable[tuple[str, str, Any]]) -> None:
+        manager = pluggy.PluginManager(PROJECT)
+        manager.add_hookspecs(RagbenchHooks)
+        providers: dict[str, str] = {}
+        for name, provider, plugin in plugins:
+            try:
+                manager.register(plugin, name=name)
+                providers[name] = provider
+            except Exception as exc:
+                self.failures.append(PluginFailure(name, provider, f"{type(exc).__name__}: {exc}"))
+        for name, result in _each_plugin(manager, "ragbench_catalog"):
+            self._added(name, providers[name], result, self.add_catalog)
+        for name, result in _each_plugin(manager, "ragbench_metric_families"):
+            self._added(name, providers[name], result, self.add_metric_families)
+        for name, result in _each_plugin(manager, "ragbench_query_styles"):
+            self._added(name, providers[name], result, self.add_query_styles)
+        self._command_hooks.append((manager, providers))
+
+    @property
+    def cli_commands(self) -> list[tuple[Any, str]]:
+        """(click command, provider) from every plugin's `ragbench_cli_commands`, asked the first time the
+        command line needs them (a run or a library user never imports a plugin's command modules)."""
+        if self._cli_commands is None:
+            self._cli_commands = []
+            for manager, providers in self._command_hooks:
+                for name, result in _each_plugin(manager, "ragbench_cli_commands"):
+                    self._added(name, providers[name], result, self._add_commands)
+        return self._cli_commands
+
+    def _add_commands(self, commands: Iterable[Any], provider: str, plugin: str) -> None:
+        self._cli_commands.extend((command, provider) for command in commands)  # type: ignore[union-attr]
+
+    def _added(self, plugin: str, provider: str, result: Any, add: Any) -> None:
+        try:
+            if isinstance(result, BaseException):
+                raise result
+            if result is not None:
+                add(result, provider, plugin)
+        except Exception as exc:
+            self.failures.append(PluginFailure(plugin, provider, f"{type(exc).__name__}: {exc}"))
+
+    def _taken(self, existing: Any, what: str, provider: str, plugin: str) -> bool:
+        """Whether another provider already provides `what` (then this one is reported and ignored)."""
+        if existing is None or existing.provider == provider:
+            return False
+        self.failures.append(PluginFailure(plugin, provider, f"{what} is already provided by {existing.provider}; "
+                                                             "this one is ignored"))
+        return True
+
+    def add_metric_families(self, families: dict[str, Any], provider: str, plugin: str = "?") -> None:
+        for prefix, spec in families.items():
+            if not self._taken(self.metric_families.get(prefix), f"metric family '{prefix}:'", provider, plugin):
+                self.metric_families[prefix] = MetricFamily(prefix, spec["target"], spec.get("description", ""),
+                                                            provider, plugin)
+
+    def add_query_styles(self, styles: dict[str, Any], provider: str, plugin: str = "?") -> None:
+        for name, spec in styles.items():
+            if not self._taken(self.query_styles.get(name), f"query style '{name}'", provider, plugin):
+                self.query_styles[name] = Entry("query_styles", name, spec["target"], spec.get("description", ""),
+                                                provider=provider, plugin=plugin)
+
+    def query_style(self, name: str) -> type:
+        """The QueryStyle subclass a plugin registered as `name` (`--build-arg`/`--retriever-arg query_style=`)."""
+        entry = self.query_styles.get(name)
+        if entry is None:
+            raise ConfigError(f"dense query_style '{name}' is not installed; the installed styles are "
+                              f"{', '.join(sorted(self.query_styles)) or 'none'} (`ragbench list retrievers`; a plugin adds "
+                              "one through the ragbench_query_styles hook)")
+        return entry.load()
+
+    def prompt_style(self, name: str) -> type:
+        """The YamlTask subclass registered as prompt style `name` (`template`: YamlTask itself)."""
+        if name == "template":
+            return import_target(BASES["prompt_styles"])
+        entry = self.prompt_styles.get(name)
+        if entry is None:
+            raise ConfigError(unknown_name_message("prompt style", name, ["template", *self.prompt_styles],
+                                                   "ragbench list tasks"))
+        return entry.load()
+
+    def add_catalog(self, catalog: dict[str, Any], provider: str, plugin: str = "?") -> None:
+        for kind in KINDS:
+            for name, spec in (catalog.get(kind) or {}).items():
+                existing = self.entries[kind].get(name)
+                if existing is not None and existing.provider != provider:
+                    self.failures.append(PluginFailure(
+                        name, provider, f"{SINGULAR[kind]} '{name}' is already provided by "
+                                        f"{existing.provider}; this one is ignored"))
+                    continue
+                if kind == "tasks" and "yaml" in spec:
+                    self._add_yaml_entry(name, spec["yaml"], provider, plugin)
+                    continue
+                self._add_entry(Entry(kind=kind, name=name, target=spec["target"],
+                                      description=spec.get("description", ""),
+                                      aliases=list(spec.get("aliases", [])),
+                                      defaults=dict(spec.get("defaults", {})), provider=provider, plugin=plugin))
+        for name, spec in (catalog.get("prompt_styles") or {}).items():
+            if not self._taken(self.prompt_styles.get(name), f"prompt style '{name}'", provider, plugin):
+                self.prompt_styles[name] = Entry("prompt_styles", name, spec["target"], spec.get("description", ""),
+                                                 provider=provider, plugin=plugin)
+        for group, members in (catalog.get("groups") or {}).items():
+            self.groups[group] = list(members)
+        for name, manifest in (catalog.get("reproductions") or {}).items():
+            existing = self.reproductions.get(name)
+            if existing is not None and existing["provider"] != provider:
+                self.failures.append(PluginFailure(name, provider, f"reproduction '{name}' is already provided by "
+                                                                   f"{existing['provider']}; this one is ignored"))
+                continue
+            self.reproductions[name] = {**manifest, "provider": provider}
+
+    def _add_entry(self, entry: Entry) -> None:
+        self.entries[entry.kind][entry.name] = entry
+        for alias in entry.aliases:
+            self.aliases[entry.kind][alias] = entry.name
+
+    def _add_yaml_entry(self, name: str, resource: str, provider: str, plugin: str) -> None:
+        """A catalogue's YAML task (`{"yaml": "package:path.yaml"}`), read now for its name, description,
+        aliases, groups and system defaults; a broken file is reported as that plugin's failure."""
+        try:
+            self._add_spec(packaged_spec(resource, name), provider, plugin)
+        except (ConfigError, ImportError, OSError) as exc:
+            self.failures.append(PluginFailure(plugin, provider, f"{type(exc).__name__}: {exc}"))
+
+    def _add_spec(self, spec: Any, provider: str, plugin: str = "?") -> None:
+        from ._shared.yaml_tasks.task import task_class
+
+        self._add_entry(Entry(kind="tasks", name=spec.name, target=spec.source, description=spec.description,
+                              aliases=list(spec.aliases), defaults={"system_args": dict(spec.system_args)},
+                              provider=provider, plugin=plugin, build=lambda: task_class(spec, self.prompt_style)))
+        for group in spec.groups:
+            members = self.groups.setdefault(group, [])
+            if spec.name not in members:
+                members.append(spec.name)
+
+    def add_task_file(self, path: str | Path) -> str:
+        """The name of the YAML task at `path` (`--tasks FILE.yaml`, `--include-path`), registered if needed."""
+        spec = file_spec(path)
+        existing = self.entries["tasks"].get(self.aliases["tasks"].get(spec.name, spec.name))
+        if existing is not None and existing.plugin != TASK_FILE:  # (a file given before is replaced)
+            raise ConfigError(f"{spec.source}: task '{spec.name}' is already provided by {existing.provider} "
+                              f"({existing.target}); give the file's task another name")
+        self._add_spec(spec, str(path), TASK_FILE)
+        return spec.name
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(self.entries[kind])
+
+    def entry(self, kind: str, name: str) -> Entry:
+        if kind == "tasks" and is_task_file(name):
+            name = self.add_task_file(name)
+        name = self.aliases[kind].get(name, name)
+        if name in self.entries[kind]:
+            return self.entries[kind][name]
+        known = list(self.entries[kind]) + list(self.aliases[kind])
+        if kind == "tasks":
+            known += list(self.groups)
+        raise ConfigError(unknown_name_message(SINGULAR[kind], name, known, f"ragbench list {kind}"))
+
+    def load(self, kind: str, name: str) -> Any:
+        return self.entry(kind, name).load()
+
+    def metric_family(self, name: str) -> MetricFamily | None:
+        """The family of a `prefix:NAME` metric name, if a plugin provides that prefix."""
+        prefix, sep, _ = name.partition(":")
+        return self.metric_families.get(prefix) if sep else None
+
+    def metric_class(self, name: str) -> type:
+        """A catalogue metric, or a `prefix:NAME` metric built by its family's factory."""
+        family = self.metric_family(name)
+        return family.metric_class(name) if family is not None else self.load("metrics", name)
+
+    def metric_name(self, name: str) -> str:
+        """A metric's canonical name: aliases resolved (`judge` is `llm_judge`), family names as given."""
+        return name if self.metric_family(name) is not None else self.entry("metrics", name).name
+
+    def expand_tasks(self, names: Iterable[str]) -> list[str]:
+        """Task names with groups expanded and aliases resolved, in order, without repeats."""
+        out: list[str] = []
+        for name in names:
+            members = self.groups.get(name)
+            for member in members if members is not None else [name]:
+                resolved = self.entry("tasks", member).name
+                if resolved not in out:
+                    out.append(resolved)
+        return out
+
+
+def _each_plugin(manager: pluggy.PluginManager, hook: str) -> Iterable[tuple[str, Any]]:
+    """(plugin name, its result or the exception it raised) for every plugin implementing `hook`,
+    called through pluggy one plugin at a time so a result is credited to its provider and one
+    broken plugin cannot hide the others."""
+    plugins = manager.list_name_plugin()
+    for impl in getattr(manager.hook, hook).get_hookimpls():
+        others = [plugin for name, plugin in plugins if name != impl.plugin_name]
+        try:
+            results = manager.subset_hook_caller(hook, remove_plugins=others)()
+        except Exception as exc:
+            yield impl.plugin_name, exc
+            continue
+        yield impl.plugin_name, results[0] if results else None
+
+
+def _provider(entry_point: metadata.EntryPoint) -> str:
+    return entry_point.dist.name if entry_point.dist else "?"
+
+
+def unknown_name_message(what: str, name: str, known: Iterable[str], listing: str) -> str:
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown {what} '{name}'{hint} (`{listing}` shows them all)"
+
+
+_registry: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """The registry of the installed plugins, discovered once: the command line's default."""
+    global _registry
+    if _registry is None:
+        _registry = Registry.discover()
+    return _registry

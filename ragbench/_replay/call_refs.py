@@ -1,0 +1,122 @@
+"""One copy of every LLM exchange per run: call records refer to where the exchange already is.
+
+A sample's `trace` (and `judge_trace`) is the one copy of the prompts and replies of the system's
+and the judges' calls; `nli_calls.jsonl` is the one copy of the NLI model's. The run's other
+records of such a call (calls/llm.jsonl, judgeN_calls.jsonl) carry a reference instead:
+
+  {"ref": sha256 of the request (prompt or messages, and sampling) and of the reply the holder
+   gives back, "error"?: ..., "response_data"?: {the response's fields the holder does not give
+   back as they were}}
+
+plus their own fields (role, engine). `resolved` reads such a file back as full records (request,
+"response" and the whole "response_data", or "error"), looking the references up in the run folder
+the file lies in, so the files stay `replay` files. A reference is resolved streaming: the
+references wanted are collected first, then the samples are read one at a time. A call whose
+example never reached the samples (a run killed before it finished) cannot be resolved: `--resume`
+the run first.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from .._errors import RecordError
+from .._storage.jsonl import iter_jsonl
+
+NLI_LOG = "nli_calls.jsonl"
+_REQUEST_FIELDS = ("prompt", "messages", "sampling")
+
+
+def call_ref(request: dict[str, Any], held: dict[str, Any] | None) -> str:
+    """The reference of an exchange: sha256 of its request (`Request.to_dict()`, or the same read back
+    from JSON) and of the response data its holder gives back (None for a failed call), so two
+    judges asked the same question and answering differently are told apart."""
+    text = json.dumps([{k: request[k] for k in _REQUEST_FIELDS if k in request}, held], sort_keys=True,
+                      ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def step_response_data(step: dict[str, Any]) -> dict[str, Any]:
+    """What a trace step gives back of its response (`Response.to_dict()` fields)."""
+    response = step.get("response") or {}
+    return {"texts": list(response.get("texts") or []), "logprobs": response.get("logprobs"),
+            "prompt_tokens": step.get("prompt_tokens", 0), "completion_tokens": step.get("completion_tokens", 0),
+            "finish_reason": response.get("finish_reason", "stop"), "cumulative_logprob": None}
+
+
+def log_response_data(line: dict[str, Any]) -> dict[str, Any]:
+    """What an exchange log line ({"prompt" | "messages", "sampling", "response"}) gives back."""
+    response = line["response"]
+    return {"texts": [response] if isinstance(response, str) else list(response), "logprobs": None,
+            "prompt_tokens": 0, "completion_tokens": 0, "finish_reason": "stop", "cumulative_logprob": None}
+
+
+def reply_of(texts: list[str]) -> str | list[str]:
+    """A replay record's "response": the text, or the list of texts of an n > 1 request."""
+    return texts[0] if len(texts) == 1 else list(texts)
+
+
+def reference(request: dict[str, Any], response: dict[str, Any] | None, held: dict[str, Any] | None,
+              error: str | None = None) -> dict[str, Any]:
+    """The reference record of a call whose request is held elsewhere and whose response the holder
+    gives back as `held`; the fields of `response` that differ from it are carried."""
+    if response is None:
+        return {"ref": call_ref(request, None), "error": error or "failed"}
+    out: dict[str, Any] = {"ref": call_ref(request, held)}
+    differing = {k: v for k, v in response.items() if (held or {}).get(k) != v}
+    if differing:
+        out["response_data"] = differing
+    return out
+
+
+def run_folder_of(path: Path) -> Path:
+    """The run folder a call file lies in: its own folder (judgeN_calls.jsonl) or the one above (calls/)."""
+    return path.parent if (path.parent / "samples").is_dir() else path.parent.parent
+
+
+def _holders(folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """(request, response data or None for a failed call) of every exchange held in a run folder:
+    its samples' LLM steps, then the NLI log's lines, one at a time."""
+    for sample_file in sorted((folder / "samples").glob("*.jsonl")):
+        for _, record in iter_jsonl(sample_file):
+            if not isinstance(record, dict):  # a line a killed run cut short holds nothing to refer to
+                continue
+            for step in (*(record.get("trace") or ()), *(record.get("judge_trace") or ())):
+                if step.get("kind") == "llm":
+                    yield step["request"], (step_response_data(step) if step.get("response") is not None else None)
+    log = folder / NLI_LOG
+    if log.is_file():
+        for _, line in iter_jsonl(log):
+            if isinstance(line, dict) and "response" in line and ("prompt" in line or "messages" in line):
+                yield {k: line[k] for k in _REQUEST_FIELDS if k in line}, log_response_data(line)
+
+
+def _resolve(record: dict[str, Any], held: tuple[dict[str, Any], dict[str, Any] | None]) -> dict[str, Any]:
+    request, data = held
+    out = {k: v for k, v in record.items() if k not in ("ref", "response_data")}
+    out.update(request)
+    if data is not None:
+        out["response_data"] = data = {**data, **(record.get("response_data") or {})}
+        out["response"] = reply_of(data["texts"])
+    return out
+
+
+def resolved(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | None]]:
+    """(line index, record) of a call file with its references resolved; None for a reference that
+    the run folder does not hold (see the module's docstring), a RecordError for a bad line."""
+    path = Path(path)
+    wanted = {record["ref"] for _, record in iter_jsonl(path) if isinstance(record, dict) and "ref" in record}
+    held: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
+    if wanted:
+        for request, data in _holders(run_folder_of(path)):
+            key = call_ref(request, data)
+            if key in wanted and key not in held:
+                held[key] = (request, data)
+    for index, record in iter_jsonl(path):
+        if isinstance(record, dict) and "ref" in record:
+            found = held.get(record["ref"])
+            yield index, None if found is None else _resolve(record, found)
+        else:
+            yield index, record

@@ -1,0 +1,51 @@
+"""`ragbench --replay RUN_DIR`: re-execute a recorded run offline.
+
+The run's own configuration (run.json) is taken as it was, and every external call is answered
+from what the run recorded in its `calls/` folder (ragbench._replay.recording): the system's model, the
+judges, the NLI model and the system's role models by `replay` engines (each reading only its own role's lines), a searching
+retriever by the `replay` retriever, and the tasks' tools (CRAG's KG API) by replayed tools. No
+model, index or server is needed; the task data files must still be where the run read them.
+The example's own documents (`provided`) are deterministic and are not replayed, and neither are a
+system's own steps (`ctx.record_step`): they are not external calls, the replayed system records them again.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from .._errors import ConfigError
+from .._run.config import RunConfig
+from .._storage.jsonl import read_json
+from .recording import CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
+
+
+def replay_config(run_dir: str | Path, output: str | None = None, progress: bool = True) -> RunConfig:
+    run_dir = Path(run_dir)
+    meta_path = run_dir / "run.json"
+    if not meta_path.is_file():
+        raise ConfigError(f"--replay {run_dir}: no run.json there (give the folder of a ragbench run)")
+    calls = run_dir / CALLS_DIR
+    if not (calls / LLM_FILE).is_file():
+        raise ConfigError(f"--replay {run_dir}: the run recorded no calls ({calls / LLM_FILE} is missing); "
+                          "only runs made by this version of ragbench can be replayed")
+    meta = read_json(meta_path, "the run.json of a ragbench run")
+    recorded = meta.get("config") if isinstance(meta, dict) else None
+    if not isinstance(recorded, dict):
+        raise ConfigError(f"--replay {run_dir}: {meta_path} holds no run configuration ('config')")
+    fields = {f.name for f in dataclasses.fields(RunConfig)}
+    config = RunConfig(**{k: v for k, v in recorded.items() if k in fields})
+    llm_file = str(calls / LLM_FILE)
+    config.model = f"replay:{llm_file}"
+    config.model_args = {"role": "model", "cacheable": True}
+    config.role_models = {role: f"replay:{llm_file}" for role in config.role_models}
+    config.role_model_args = {role: {"role": role, "cacheable": True} for role in config.role_models}
+    config.judges = [f"replay:{llm_file}" for _ in config.judges]
+    config.judge_args = {str(i): {"role": f"judge:{i}", "cacheable": True} for i in range(len(config.judges))}
+    if config.nli is not None:
+        config.nli, config.nli_args = f"replay:{llm_file}", {"role": "nli", "cacheable": True}
+    if config.retriever not in (None, "provided"):
+        config.retriever, config.retriever_args = "replay", {"file": str(calls / RETRIEVAL_FILE)}
+    config.replay_tools = str(calls)
+    config.output = output or str(run_dir.parent / f"{run_dir.name}__replay")
+    config.resume, config.cache, config.progress = False, None, progress
+    return config

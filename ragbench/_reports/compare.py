@@ -1,0 +1,271 @@
+"""`ragbench compare RUN_A RUN_B [...]`: is B better than A on the examples both runs scored?
+
+Per task, metric and slice value, on the examples the runs share (same task, same example id,
+scored in both): the mean of each run, the difference B - A, a paired bootstrap 95% interval of the
+difference (examples resampled together), and a two-sided p-value - McNemar's exact test on the
+discordant pairs when every value is 0 or 1 (EM, match, accuracy), else the paired bootstrap's
+(twice the share of resampled differences on the other side of zero, at least 1/iterations).
+Corpus-level metrics (MAUVE) have no per-example values and are left out. With more than two
+runs, every run is compared with the first.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import ConfigError
+from .._storage.jsonl import read_json
+from .._storage.rundir import iter_samples
+from .bootstrap import percentile_interval, resampled
+from .failures import incomplete_reason
+
+# Configuration keys that may differ between compared runs without a warning.
+_EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
+                         "progress", "replay_tools"}
+
+
+@dataclass
+class Run:
+    path: Path
+    results: dict[str, Any]
+    samples: dict[str, dict[str, dict[str, Any]]]  # task -> example id -> sample record
+    name: str = ""  # set by `label_runs`; the folder's name by default
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.results.get("config", {})
+
+    @property
+    def label(self) -> str:
+        return self.name or self.path.name
+
+
+@dataclass
+class Comparison:
+    task: str
+    metric: str
+    slice: str  # "" for all shared examples, else "field=value"
+    n: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    ci95: tuple[float, float] | None
+    p_value: float
+    test: str  # "mcnemar" | "bootstrap"
+    higher_is_better: bool | None = True  # the key's direction (results.json); None: neither is better
+
+
+@dataclass
+class Report:
+    baseline: Run
+    other: Run
+    rows: list[Comparison] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def label_runs(runs: list[Run]) -> None:
+    """Runs named by their folder, or by their whole path where two folders share a name."""
+    names = [run.path.name for run in runs]
+    for run in runs:
+        run.name = run.path.name if names.count(run.path.name) == 1 else str(run.path)
+
+
+def load_run(path: str | Path) -> Run:
+    path = Path(path)
+    results_path = path / "results.json"
+    if not results_path.is_file():
+        raise ConfigError(f"compare: {path} has no results.json (give the folder of a finished ragbench run)")
+    results = read_json(results_path, "the results.json of a ragbench run")
+    if not isinstance(results, dict) or not isinstance(results.get("results", {}), dict):
+        raise ConfigError(f"compare: {results_path} is not the results.json of a ragbench run (no 'results' object)")
+    samples: dict[str, dict[str, dict[str, Any]]] = {}
+    for task in results.get("results", {}):
+        sample_file = path / "samples" / f"{task}.jsonl"
+        if not sample_file.is_file():
+            raise ConfigError(f"compare: {sample_file} is missing (paired tests need the per-example scores)")
+        errors: list = []
+        samples[task] = {str(r["id"]): {"scores": r.get("scores") or {}, "meta": r.get("meta")}  # streamed
+                         for r in iter_samples(sample_file, errors) if r.get("id") is not None and r.get("error") is None}
+        if errors:
+            raise ConfigError(f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {sample_file}); "
+                              f"`ragbench --resume --output {path}` rebuilds it")
+    return Run(path, results, samples)
+
+
+def mcnemar_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Exact two-sided McNemar test: binomial(n_discordant, 1/2) on the pairs where A and B differ."""
+    only_a = int(np.sum((a == 1) & (b == 0)))
+    only_b = int(np.sum((a == 0) & (b == 1)))
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def paired_bootstrap(a: np.ndarray, b: np.ndarray, iterations: int, seed: int) -> tuple[tuple[float, float], float]:
+    """95% interval of mean(b - a) over examples resampled in pairs, and the two-sided p-value."""
+    diffs = b - a
+    draws = resampled(diffs, iterations, seed)
+    low, high = percentile_interval(draws)
+    observed = diffs.mean()
+    if observed == 0:
+        p = 1.0
+    else:
+        crossing = np.sum(draws <= 0) if observed > 0 else np.sum(draws >= 0)
+        p = min(1.0, max(2 * crossing / iterations, 1 / iterations))
+    return (low, high), float(p)
+
+
+def compare_values(a: list[float], b: list[float], iterations: int, seed: int) -> tuple[tuple[float, float] | None,
+                                                                                        float, str]:
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    interval, p_boot = paired_bootstrap(x, y, iterations, seed) if len(x) >= 2 else (None, 1.0)
+    if set(np.unique(np.concatenate([x, y]))) <= {0.0, 1.0}:
+        return interval, mcnemar_p(x, y), "mcnemar"
+    return interval, p_boot, "bootstrap"
+
+
+def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    keys = sorted((set(a) | set(b)) - _EXPECTED_DIFFERENCES)
+    return [f"{key}: {json.dumps(a.get(key), default=str)[:80]} vs {json.dumps(b.get(key), default=str)[:80]}"
+            for key in keys if a.get(key) != b.get(key)]
+
+
+def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 0) -> Report:
+    report = Report(baseline, other)
+    differences = config_differences(baseline.config, other.config)
+    if differences:
+        report.warnings.append("the runs differ in more than the system: " + "; ".join(differences))
+    for run in (baseline, other):
+        if run.results.get("complete") is False:
+            report.warnings.append(f"{run.label} is incomplete ({incomplete_reason(run.results)}): examples or metrics "
+                                   "that failed are left out of the comparison")
+    for task in sorted(set(baseline.samples) & set(other.samples)):
+        shared = sorted(set(baseline.samples[task]) & set(other.samples[task]))
+        left_out = len(set(baseline.samples[task]) ^ set(other.samples[task]))
+        if left_out:
+            report.warnings.append(f"{task}: {left_out} scored example(s) are in only one run and are left out")
+        details = baseline.results.get("details", {}).get(task, {})
+        slice_fields = sorted({f for entry in details.values() for f in entry.get("slices", {})})
+        for metric in sorted(details):
+            if details[metric].get("corpus"):
+                continue
+            pairs = [(baseline.samples[task][i], other.samples[task][i]) for i in shared]
+            pairs = [(x, y) for x, y in pairs if _value(x, metric) is not None and _value(y, metric) is not None]
+            groups: dict[str, list[tuple[dict, dict]]] = {"": pairs}
+            for slice_field in slice_fields:
+                for x, y in pairs:
+                    label = str((x.get("meta") or {}).get(slice_field, "(missing)"))
+                    groups.setdefault(f"{slice_field}={label}", []).append((x, y))
+            for name, group in groups.items():
+                if not group:
+                    continue
+                a = [_value(x, metric) for x, _ in group]
+                b = [_value(y, metric) for _, y in group]
+                interval, p, test = compare_values(a, b, iterations, seed)
+                report.rows.append(Comparison(task, metric, name, len(group), float(np.mean(a)), float(np.mean(b)),
+                                              float(np.mean(b) - np.mean(a)), interval, p, test,
+                                              details[metric].get("higher_is_better", True)))
+    if not report.rows:
+        raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}; "
+                          "compare runs of the same task on the same data")
+    return report
+
+
+def _nothing_shared(a: Run, b: Run) -> str:
+    tasks = sorted(set(a.samples) & set(b.samples))
+    if not tasks:
+        return (f"have no task in common ({', '.join(sorted(a.samples)) or 'none'} vs "
+                f"{', '.join(sorted(b.samples)) or 'none'})")
+    return f"share no example scored in both ({', '.join(tasks)})"
+
+
+def _value(sample: dict[str, Any], metric: str) -> float | None:
+    value = (sample.get("scores") or {}).get(metric)
+    return float(value) if isinstance(value, (int, float)) else None  # None: not scorable
+
+
+def markdown(report: Report) -> str:
+    lines = [f"## {report.other.label} vs {report.baseline.label} (A = {report.baseline.label}, the baseline; "
+             f"B = {report.other.label})", ""]
+    lines += [f"> warning: {w}" for w in report.warnings]
+    if report.warnings:
+        lines.append("")
+    lines += ["| task | metric | better | slice | n | A | B | B - A | 95% CI | p | test |",
+              "|---|---|---|---|---:|---:|---:|---:|---|---:|---|"]
+    for row in report.rows:
+        interval = f"[{row.ci95[0]:.4f}, {row.ci95[1]:.4f}]" if row.ci95 else "-"
+        lines.append(f"| {row.task} | {row.metric} | {direction(row.higher_is_better)} | {row.slice or 'all'} | "
+                     f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {interval} | "
+                     f"{row.p_value:.4g} | {row.test} |")
+    return "\n".join(lines) + "\n"
+
+
+def direction(higher_is_better: bool | None) -> str:
+    """How a table says which way a key is better."""
+    return {True: "higher", False: "lower", None: "neither"}[higher_is_better]
+
+
+def plot(report: Report, path: Path) -> Path | None:
+    """Differences with their intervals, one bar per task and metric (all shared examples)."""
+    rows = [r for r in report.rows if not r.slice]
+    if not rows:
+        return None
+    from .slice_plots import pyplot, save_figure
+
+    plt = pyplot()
+    figure, axes = plt.subplots(figsize=(max(6.0, 0.6 * len(rows) + 2), 4))
+    positions = np.arange(len(rows))
+    errors = [[max(0.0, r.diff - (r.ci95 or (r.diff, r.diff))[0]) for r in rows],
+              [max(0.0, (r.ci95 or (r.diff, r.diff))[1] - r.diff) for r in rows]]
+    bars = axes.bar(positions, [r.diff for r in rows], yerr=errors, capsize=3,
+                    color=["tab:gray" if r.higher_is_better is None or r.diff == 0 else
+                           "tab:green" if (r.diff > 0) == r.higher_is_better else "tab:red" for r in rows])
+    axes.bar_label(bars, [f"{r.diff:+.3f}\nn={r.n}" for r in rows], fontsize=6, padding=2)
+    axes.set_ylabel("B - A (green: B better, red: worse, gray: neither)")
+    axes.set_xticks(positions, [f"{r.task}\n{r.metric}" for r in rows], fontsize=7, rotation=45, ha="right")
+    axes.axhline(0, color="black", linewidth=0.6)
+    axes.set_title(f"B - A: {report.other.label} - {report.baseline.label} (95% paired bootstrap)")
+    return save_figure(figure, path)
+
+
+def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:
+    thresholds = {}
+    for item in items:
+        metric, _, delta = item.rpartition(":")
+        try:
+            thresholds[metric] = float(delta)
+        except ValueError:
+            metric = ""
+        if not metric:
+            raise ConfigError(f"--fail-if-worse {item}: expected METRIC:DELTA, e.g. match:0.01")
+    return thresholds
+
+
+def regressions(report: Report, thresholds: dict[str, float]) -> list[str]:
+    """Metrics (over all shared examples) that got worse by more than their allowed delta, each in its
+    own direction (lower hallucination is better)."""
+    compared = {row.metric for row in report.rows}
+    unknown = sorted(set(thresholds) - compared)
+    if unknown:
+        raise ConfigError(f"--fail-if-worse: {', '.join(unknown)} not among the compared metrics "
+                          f"({', '.join(sorted(compared)) or 'none'})")
+    neither = sorted({row.metric for row in report.rows if row.metric in thresholds and row.higher_is_better is None})
+    if neither:
+        raise ConfigError(f"--fail-if-worse: {', '.join(neither)} has no better direction (a descriptive figure, "
+                          "e.g. a length): give metrics whose values are better one way")
+    out = []
+    for row in report.rows:
+        if row.slice or row.metric not in thresholds:
+            continue
+        worse_by = -row.diff if row.higher_is_better else row.diff
+        if worse_by > thresholds[row.metric]:
+            out.append(f"{row.task} {row.metric}: {report.other.label} is worse by {worse_by:.4f} "
+                       f"(allowed {thresholds[row.metric]})")
+    return out

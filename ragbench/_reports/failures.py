@@ -1,0 +1,208 @@
+"""What went wrong in a run, grouped so that a thousand alike failures read as one line.
+
+A failed record is grouped by its cause's kind (the exception name, or "bad record"), with every
+id that failed that way, and so is a metric that failed on an example (per metric and cause kind);
+problems a system found outside any example (`System.report` errors, e.g.
+bad lines of a predictions file) are grouped by their text with quoted values and numbers set aside.
+`incomplete_reason` says in one line why a run is incomplete and what to do about it.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from .._metric import InvalidScore, Metric, typed_value
+
+SHOWN_IDS = 5  # ids shown per group on the console and in report.md (results.json keeps up to KEPT_IDS)
+KEPT_IDS = 1000
+_KIND = re.compile(r"^([A-Za-z_][\w.]*)(?=: )")
+_VARIABLE = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
+
+
+def cause_kind(error: str) -> str:
+    """`MissingPrediction: ... id '9003'` -> `MissingPrediction`; `bad record: f:3: ...` -> `bad record`."""
+    first = str(error).splitlines()[0] if error else ""
+    if first.startswith("bad record: "):
+        return "bad record"
+    match = _KIND.match(first)
+    return match.group(1) if match else first[:120]
+
+
+def record_label(record: dict[str, Any]) -> str:
+    """An example's id, or a bad record's position in the task's data."""
+    return str(record["id"]) if record.get("id") is not None else f"record #{record.get('index', '?')}"
+
+
+def group_failures(samples: list[dict[str, Any]], metrics: list[Metric] = (),
+                   details: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Failed records grouped by cause kind, most frequent first: cause, count, ids (up to KEPT_IDS),
+    the first record's whole message as an example and the first traceback of the cause (a system or a
+    metric that raised); then the metric failures of `metrics` (see `metric_failures`) grouped by metric and cause
+    kind, each group with its "metric", and a corpus metric that failed (its entries in `details` hold
+    the error) as a group without ids."""
+    groups: dict[str, dict[str, Any]] = {}
+    failed_metrics: dict[str, dict[str, Any]] = {}
+    for record in samples:
+        if record.get("error") is not None:
+            _add(groups, cause_kind(str(record["error"])), str(record["error"]), record, record.get("traceback"))
+        tracebacks = record.get("score_tracebacks") or {}
+        for metric, message in metric_failures(record, metrics).items():
+            _add(failed_metrics, f"metric {metric}: {cause_kind(message)}", message, record,
+                 tracebacks.get(metric))["metric"] = metric
+    for metric in metrics:  # a corpus metric's error is in each of its entries
+        entries = [(details or {}).get(key) or {} for key in metric.reported_keys(corpus=True)]
+        for error in {entry["error"] for entry in entries if entry.get("error")}:
+            failed_metrics[f"metric {metric.name}: {cause_kind(error)}"] = {
+                "count": 1, "ids": [], "example": error[:300], "metric": metric.name, "corpus": True}
+    ordered = sorted(groups.items(), key=lambda item: -item[1]["count"])
+    ordered += sorted(failed_metrics.items(), key=lambda item: -item[1]["count"])
+    return [{"cause": cause, **group} for cause, group in ordered]
+
+
+def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: dict[str, Any],
+         traceback: str | None) -> dict[str, Any]:
+    group = groups.setdefault(cause, {"count": 0, "ids": [], "example": (message.splitlines() or [""])[0][:300]})
+    group["count"] += 1
+    if len(group["ids"]) < KEPT_IDS:
+        group["ids"].append(record_label(record))
+    if traceback and "traceback" not in group:
+        group["traceback"] = traceback
+    return group
+
+
+def metric_failures(record: dict[str, Any], metrics: list[Metric]) -> dict[str, str]:
+    """Metric name -> why it failed on this record, when the example itself did not fail: the error it
+    raised or the value it returned that is not a score (`score_errors`), or a saved value that is not
+    a score (a sample written by an older ragbench, e.g. a numpy scalar saved as a string)."""
+    if record.get("error") is not None:
+        return {}
+    failed = {str(name): str(message) for name, message in (record.get("score_errors") or {}).items()}
+    scores = record.get("scores") or {}
+    for metric in metrics:
+        for reported, key in metric.reported_keys().items():
+            if metric.name in failed or reported not in scores:
+                continue
+            try:
+                typed_value(metric, key, scores[reported])
+            except InvalidScore as exc:
+                failed[metric.name] = f"InvalidScore: saved {exc}"
+    return failed
+
+
+def metric_failed(results: dict[str, Any]) -> bool:
+    """Whether a run's results count a metric failure in any task."""
+    return any((counts or {}).get("metric_failures") for counts in (results.get("counts") or {}).values())
+
+
+def metric_failure_count(groups: list[dict[str, Any]]) -> int:
+    """Metric failures among `group_failures`' groups: (example, metric) pairs, and failed corpus metrics."""
+    return sum(group["count"] for group in groups if "metric" in group)
+
+
+def group_messages(messages: list[str]) -> list[tuple[int, str]]:
+    """Alike messages (equal but for quoted values and numbers) as (count, first message)."""
+    counts: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for message in messages:
+        shape = _VARIABLE.sub("_", message)
+        counts[shape] += 1
+        first.setdefault(shape, message)
+    return [(count, first[shape]) for shape, count in counts.most_common()]
+
+
+def id_list(ids: list[str], count: int) -> str:
+    """`9003, 9005, 9007, 9009, 9011 ... (+15)`."""
+    shown = ", ".join(ids[:SHOWN_IDS])
+    return shown + (f" ... (+{count - SHOWN_IDS})" if count > SHOWN_IDS else "")
+
+
+def failure_group_line(task: str, entry: dict[str, Any]) -> str:
+    """`popqa: 20 x MissingPrediction: 9003, 9005, ... (+15) - e.g. <the first message>`."""
+    line = f"{task}: {entry['count']} x {entry['cause']}"
+    if entry.get("ids"):
+        line += f": {id_list(entry['ids'], entry['count'])}"
+    if entry.get("example") and entry["example"] != entry["cause"]:
+        line += f" - e.g. {entry['example']}"
+    return line
+
+
+def message_lines(task: str, messages: list[str]) -> list[str]:
+    return [f"{task}: {message}" + (f" (+{count - 1} alike)" if count > 1 else "")
+            for count, message in group_messages(messages)]
+
+
+def incomplete_reason(results: dict[str, Any]) -> str:
+    """Why a run is incomplete, task by task, and what each kind of problem needs."""
+    parts, hints = [], []
+    for task, counts in results.get("counts", {}).items():
+        groups = (results.get("failures") or {}).get(task, [])
+        causes = ", ".join(g["cause"] for g in groups if g["cause"] != "bad record" and "metric" not in g)
+        metric_causes = ", ".join(g["cause"] for g in groups if "metric" in g)
+        found = [f"{counts[key]} {label}" for key, label in (("failed", f"failed example(s) ({causes})"),
+                                                            ("metric_failures", f"metric failure(s) ({metric_causes})"),
+                                                            ("bad_records", "bad record(s) in the data"),
+                                                            ("missing", "record(s) never finished"))
+                 if counts.get(key)]
+        if not counts.get("records"):
+            found.append("no records at all (an empty data file, or none in the selected split)")
+            hints.append("check the task's --data file and options")
+        problems = len(((results.get("system_reports") or {}).get(task) or {}).get("errors") or [])
+        if problems:
+            found.append(f"{problems} problem(s) in the system's input (e.g. its predictions file)")
+        if found:
+            parts.append(f"{task}: " + ", ".join(found))
+        if counts.get("failed") or counts.get("missing"):
+            hints.append("--resume tries the failed examples again")
+        if counts.get("metric_failures"):
+            hints.append("--resume scores the examples whose metrics failed again (the system is not run again)")
+        if counts.get("bad_records") or problems:
+            hints.append("fix the input file(s) named above and run again")
+    reason = "; ".join(parts) or "see results.json"
+    return reason + ("; " + "; ".join(dict.fromkeys(hints)) if hints else "")
+
+
+def counted_events(samples: list[dict[str, Any]], metrics: list[Any]) -> dict[str, dict[str, Any]]:
+    """Per metric and event (`Metric.counters`): how often it happened, in how many examples, and what
+    it means - the failures a score folds in as upstream's rule says, shown rather than hidden."""
+    meanings = {m.name: getattr(m, "counters", {}) for m in metrics}
+    out: dict[str, dict[str, Any]] = {}
+    for record in samples:
+        for metric, events in (record.get("counted") or {}).items():
+            for event, n in events.items():
+                entry = out.setdefault(metric, {}).setdefault(
+                    event, {"count": 0, "examples": 0, "meaning": meanings.get(metric, {}).get(event, event)})
+                entry["count"] += n
+                entry["examples"] += 1
+    return out
+
+
+def counted_lines(results: dict[str, Any]) -> list[str]:
+    """`crag_t3: crag: 3 judge replies that did not parse, scored ... (judge_unparsed, in 3 of 3 scored examples)`."""
+    lines = []
+    for task, metrics in (results.get("counted") or {}).items():
+        scored = (results.get("counts") or {}).get(task, {}).get("scored", "?")
+        for metric, events in metrics.items():
+            lines += [f"{task}: {metric}: {e['count']} {e['meaning']} ({event}, in {e['examples']} of {scored} "
+                      "scored examples)" for event, e in events.items()]
+    return lines
+
+
+def format_lines(results: dict[str, Any]) -> list[str]:
+    """A warning per format a system's outputs did not always follow (`System.format_adherence`)."""
+    system = (results.get("config") or {}).get("system", "the system")
+    lines = []
+    for task, checks in (results.get("format_adherence") or {}).items():
+        for check in checks:
+            if check["of"] and check["followed"] < check["of"]:
+                lines.append(f"{task}: warning: {check['of'] - check['followed']} of {check['of']} outputs "
+                             f"({1 - check['followed'] / check['of']:.0%}) did not follow {system}'s format "
+                             f"({check['format']}); {check['fix']}")
+    return lines
+
+
+def repair_lines(results: dict[str, Any]) -> list[str]:
+    """Checkpoint lines a stopped run left unreadable, dropped when the samples were rewritten."""
+    return [f"{task}: {len(errors)} unreadable line(s) of the checkpoint dropped (a run stopped mid-write; "
+            f"their examples were run again): {errors[0]}"
+            for task, errors in (results.get("checkpoint_repairs") or {}).items()]

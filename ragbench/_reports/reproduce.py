@@ -1,0 +1,156 @@
+"""`ragbench reproduce NAME`: run one table row of a seed paper as the paper ran it and print ours
+beside the paper's numbers.
+
+A manifest (catalogue section `reproductions`: the built-ins in tasks/reproductions.yaml, plugins add
+their own) fixes the run (task, system, model, judges, NLI, retriever, their options) and maps each
+paper column to a task's metric key and unit. Whatever the user overrides (a substitute `--model`,
+`--judge` or `--nli`, `--limit`) is recorded, and the comparison says plainly that it is then a
+partial run or a different measurement, not a reproduction of the paper's number. A manifest whose
+row cannot be reproduced (retired closed models, unreleased checkpoints, unimplemented baselines)
+says why, and runs only with the substitutes the user names.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import ConfigError
+from .._registry import Registry, unknown_name_message
+from .._run.config import RunConfig
+
+# Overrides that change what is measured (vs where data and indexes live, or how fast it runs).
+_SUBSTITUTIONS = ("model", "judges", "nli", "system_args", "task_args", "retriever")
+
+
+@dataclass
+class Cell:
+    column: str
+    task: str
+    metric: str
+    scale: float
+    paper: float | None
+
+
+@dataclass
+class Reproduction:
+    name: str
+    paper: str
+    table: str
+    row: str
+    status: str  # runnable | not_reproducible
+    cells: list[Cell]
+    tolerance: float
+    run: dict[str, Any]
+    why_not: str = ""
+    caveats: tuple[str, ...] = ()
+    provider: str = ""
+
+    @classmethod
+    def from_manifest(cls, name: str, manifest: dict[str, Any]) -> "Reproduction":
+        try:
+            return cls(name=name, paper=manifest["paper"], table=manifest["table"], row=manifest["row"],
+                       status=manifest.get("status", "runnable"),
+                       cells=[Cell(**cell) for cell in manifest["cells"]], tolerance=float(manifest["tolerance"]),
+                       run=dict(manifest.get("run") or {}), why_not=manifest.get("why_not", ""),
+                       caveats=tuple(manifest.get("caveats") or ()), provider=manifest.get("provider", ""))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"reproduction '{name}' ({manifest.get('provider', '?')}): bad manifest ({exc}); "
+                              "see tasks/reproductions.yaml for the schema") from exc
+
+
+def get_reproduction(registry: Registry, name: str) -> Reproduction:
+    manifest = registry.reproductions.get(name)
+    if manifest is None:
+        raise ConfigError(unknown_name_message("reproduction", name, registry.reproductions,
+                                               "ragbench reproduce --list"))
+    return Reproduction.from_manifest(name, manifest)
+
+
+def listing(registry: Registry) -> str:
+    lines = []
+    for name in sorted(registry.reproductions):
+        item = Reproduction.from_manifest(name, registry.reproductions[name])
+        state = "runnable" if item.status == "runnable" else f"not reproducible: {item.why_not}"
+        lines.append(f"{name:<52} {item.paper} {item.table} | {item.row} | {state}")
+    return "\n".join(lines)
+
+
+def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[RunConfig, list[str]]:
+    """The run of `item` with the user's overrides, and the names of the overrides that change what is
+    measured. A row that is not reproducible runs only with a substitute model."""
+    if item.status != "runnable" and not overrides.get("model"):
+        raise ConfigError(f"reproduction {item.name} cannot be reproduced: {item.why_not} "
+                          "(pass --model to run the same protocol with a substitute, clearly labelled)")
+    if not item.run:
+        raise ConfigError(f"reproduction {item.name} has no run configuration: {item.why_not}")
+    fields = {f.name for f in dataclasses.fields(RunConfig)}
+    unknown = set(item.run) - fields
+    if unknown:
+        raise ConfigError(f"reproduction {item.name}: unknown run option(s) {', '.join(sorted(unknown))}")
+    settings = dict(item.run)
+    substituted = []
+    for key, value in overrides.items():
+        if value in (None, [], {}, ()):
+            continue
+        if isinstance(value, dict) and isinstance(settings.get(key), dict):
+            changed = {k: v for k, v in value.items() if settings[key].get(k) != v}
+            settings[key] = {**settings[key], **value}
+        else:
+            changed = value if settings.get(key) != value else None
+            settings[key] = value
+        if key in _SUBSTITUTIONS and changed:
+            substituted.append(key)
+    return RunConfig(**settings), substituted
+
+
+@dataclass
+class CellResult:
+    cell: Cell
+    ours: float | None
+
+    @property
+    def difference(self) -> float | None:
+        return None if self.ours is None or self.cell.paper is None else self.ours - self.cell.paper
+
+
+def compare_with_paper(item: Reproduction, results: dict[str, Any]) -> list[CellResult]:
+    """Each cell's value from the run: a metric of the task, or `system_stats:KEY` (e.g. LLatrieval's
+    document candidates per example), times the cell's scale."""
+    out = []
+    for cell in item.cells:
+        source, _, key = cell.metric.rpartition(":")
+        table = results.get(source or "results", {}).get(cell.task, {})
+        value = table.get(key)
+        out.append(CellResult(cell, float(value) * cell.scale if isinstance(value, (int, float)) else None))
+    return out
+
+
+def verdict(item: Reproduction, limit: int | None, substituted: list[str], complete: bool) -> str:
+    if substituted:
+        return (f"NOT a reproduction: {', '.join(substituted)} differ from the paper's setting, so these numbers "
+                "measure something else")
+    if item.status != "runnable":
+        return f"NOT a reproduction: {item.why_not}"
+    if limit is not None:
+        return f"PARTIAL reproduction: only the first {limit} examples of each task (--limit); not comparable"
+    if not complete:
+        return "INCOMPLETE run: some examples failed; see the samples"
+    return "full reproduction run"
+
+
+def markdown(item: Reproduction, rows: list[CellResult], label: str) -> str:
+    lines = [f"## Reproduction: {item.name}", "",
+             f"{item.paper} {item.table}, row \"{item.row}\" - **{label}**", "",
+             "| column | task | metric | paper | ours | ours - paper | within ±{:g} |".format(item.tolerance),
+             "|---|---|---|---:|---:|---:|---|"]
+    for row in rows:
+        ours = "-" if row.ours is None else f"{row.ours:.2f}"
+        paper = "-" if row.cell.paper is None else f"{row.cell.paper:g}"
+        diff = row.difference
+        within = "-" if diff is None else ("yes" if abs(diff) <= item.tolerance else "no")
+        lines.append(f"| {row.cell.column} | {row.cell.task} | {row.cell.metric} | {paper} | {ours} | "
+                     f"{'-' if diff is None else f'{diff:+.2f}'} | {within} |")
+    if item.caveats:
+        lines += ["", "Caveats:", *[f"- {c}" for c in item.caveats]]
+    return "\n".join(lines) + "\n"

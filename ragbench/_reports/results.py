@@ -1,0 +1,170 @@
+"""Aggregating sample records into per-task metric values, bootstrap intervals and slices."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any, Callable
+
+import numpy as np
+
+from .._metric import InvalidScore, Metric, typed_value
+from .bootstrap import percentile_interval, resampled
+from .failures import counted_events, group_failures, metric_failure_count
+
+Aggregate = Callable[[list[float]], float]
+
+
+def bootstrap_interval(values: list[float], aggregate: Aggregate | None, iterations: int,
+                       seed: int) -> list[float] | None:
+    """Percentile 95% interval of the aggregate over examples resampled with replacement."""
+    if len(values) < 2 or iterations <= 0:
+        return None
+    return list(percentile_interval(resampled(values, iterations, seed, aggregate)))
+
+
+def summarise(values: list[float], aggregate: Aggregate | None, iterations: int, seed: int) -> dict[str, Any]:
+    if not values:
+        return {"value": None, "ci95": None, "n": 0}
+    value = float(np.mean(values)) if aggregate is None else float(aggregate(values))
+    return {"value": value if math.isfinite(value) else None,  # an aggregate of nothing it keeps (NaN): no value
+            "ci95": bootstrap_interval(values, aggregate, iterations, seed), "n": len(values)}
+
+
+def key_entry(metric: Metric, key: str) -> dict[str, Any]:
+    """What results.json says of a key's values: its direction, and its range where declared."""
+    spec = metric.key_spec(key)
+    return {"higher_is_better": spec.higher_is_better, **({"range": list(spec.range)} if spec.range else {})}
+
+
+def saved_value(metric: Metric, key: str, value: Any) -> tuple[float | None, bool]:
+    """(value, whether it is a score) of a saved per-example value: a sample written by an older ragbench
+    may hold a non-number (a numpy scalar saved as a string), counted as the metric's failure."""
+    try:
+        return typed_value(metric, key, value), True
+    except InvalidScore:
+        return None, False
+
+
+def aggregation_view(sample: dict[str, Any]) -> dict[str, Any]:
+    """What aggregation keeps of a sample record: all of it but the copies of prompts, replies and
+    documents (trace steps keep their kind, name, token counts and request options; the prediction
+    its answer, citations and extras), so a task's results never hold its samples' text."""
+    view = {k: v for k, v in sample.items() if k not in ("trace", "judge_trace", "output")}
+    if "trace" in sample:
+        view["trace"] = [{**{k: v for k, v in step.items() if k != "docs"}, "response": None,  # docs: a custom step's
+                          "request": {k: v for k, v in (step.get("request") or {}).items()
+                                      if k not in ("prompt", "messages")}} for step in sample["trace"]]
+    if "prediction" in sample:
+        view["prediction"] = {k: v for k, v in sample["prediction"].items() if k not in ("docs", "raw_output")}
+    return view
+
+
+def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_fields: tuple[str, ...],
+                   iterations: int = 1000, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Per metric key: value, ci95, n, n_none (not scorable), n_errors (the example failed, the metric
+    failed on it, or its saved value is not a score), its direction and range (`key_entry`), and the
+    same per slice value of each slice field."""
+    out: dict[str, dict[str, Any]] = {}
+    for metric in metrics:
+        aggregate_of = None if type(metric).aggregate is Metric.aggregate else metric.aggregate
+        for reported, key in metric.reported_keys().items():
+            aggregate = None if aggregate_of is None else (lambda vals, key=key: aggregate_of(key, vals))
+            scored, n_none, n_errors = [], 0, 0
+            for sample in samples:
+                scores = sample.get("scores") or {}
+                if sample.get("error") is not None or metric.name in (sample.get("score_errors") or {}):
+                    n_errors += 1
+                    continue
+                if reported not in scores:
+                    continue
+                value, typed = saved_value(metric, key, scores[reported])
+                n_errors += not typed
+                n_none += typed and value is None
+                if value is not None:
+                    scored.append((sample, value))
+            entry = summarise([v for _, v in scored], aggregate, iterations, seed)
+            entry.update(n_none=n_none, n_errors=n_errors, **key_entry(metric, key))
+            slices = {field: _slices(scored, field, aggregate, iterations, seed) for field in slice_fields}
+            if slices:
+                entry["slices"] = slices
+            out[reported] = entry
+    for metric in metrics:
+        if metric.corpus_keys:
+            out.update(corpus_entries(metric, samples, seed))
+    return out
+
+
+def _slices(scored: list[tuple[dict[str, Any], float]], field: str, aggregate: Aggregate | None, iterations: int,
+            seed: int) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[float]] = {}
+    for sample, value in scored:
+        groups.setdefault(str((sample.get("meta") or {}).get(field, "(missing)")), []).append(value)
+    return {label: summarise(vals, aggregate, iterations, seed) for label, vals in sorted(groups.items())}
+
+
+def corpus_entries(metric: Metric, samples: list[dict[str, Any]], seed: int) -> dict[str, dict[str, Any]]:
+    """A corpus-level metric's values over the scored samples (their scores under the metric's own key
+    names); a failure, or a value that is not a score, is recorded in each of its entries ("error"),
+    not raised."""
+    scored = [_own_keys(s, metric) for s in samples if s.get("error") is None and "scores" in s]
+    errors = sum(1 for s in samples if s.get("error") is not None)
+    try:
+        values = metric.corpus(scored, seed)
+        typed = {key: typed_value(metric, key, values.get(key)) for key in metric.corpus_keys}
+        error = None
+    except Exception as exc:
+        typed, error = {}, f"{type(exc).__name__}: {exc}"
+    out = {}
+    for reported, key in metric.reported_keys(corpus=True).items():
+        entry = {"value": typed.get(key), "ci95": None, "n": len(scored), "n_none": 0, "n_errors": errors,
+                 **key_entry(metric, key), "corpus": True}
+        if error is not None:
+            entry["error"] = error
+        out[reported] = entry
+    return out
+
+
+def _own_keys(sample: dict[str, Any], metric: Metric) -> dict[str, Any]:
+    """The sample with the metric's reported keys under its own names (a `key_prefix` taken off)."""
+    if not metric.key_prefix:
+        return sample
+    scores = sample.get("scores") or {}
+    return {**sample, "scores": {**scores, **{key: scores[reported] for reported, key in metric.reported_keys().items()
+                                              if reported in scores}}}
+
+
+def task_scores(samples: list[dict[str, Any]], metrics: list[Metric], slice_fields: tuple[str, ...], expected: int,
+                iterations: int, seed: int) -> dict[str, Any]:
+    """A task's part of results.json that its samples (`aggregation_view`s) and metrics decide, by section:
+    "results" and "details" (the metric keys), "counts" (records, scored, failed examples, bad records,
+    missing - `expected` records less those saved - and metric failures), and where there is anything to
+    say: "failures" (grouped by cause), "infrastructure_failures" (failed calls folded into results) and
+    "counted" (events the metrics counted)."""
+    details = aggregate_task(samples, metrics, slice_fields, iterations, seed)
+    bad = sum(1 for s in samples if s.get("bad_record"))
+    failed = sum(1 for s in samples if s.get("error") is not None) - bad
+    causes = group_failures(samples, metrics, details)
+    # every record of the stream must have ended as a scored record or a recorded error
+    out: dict[str, Any] = {
+        "results": {key: entry["value"] for key, entry in details.items()}, "details": details,
+        "counts": {"records": len(samples), "scored": len(samples) - failed - bad, "failed": failed, "bad_records": bad,
+                   "missing": max(0, expected - len(samples)), "metric_failures": metric_failure_count(causes)}}
+    if causes:
+        out["failures"] = causes
+    folded = [f for s in samples for f in s.get("infrastructure_failures") or []]
+    if folded:
+        out["infrastructure_failures"] = {
+            "examples": sum(1 for s in samples if s.get("infrastructure_failures")), "calls": len(folded),
+            "causes": [{"cause": c, "count": n} for c, n in Counter(f[:200] for f in folded).most_common(5)]}
+    tallies = counted_events(samples, metrics)
+    if tallies:
+        out["counted"] = tallies
+    return out
+
+
+def run_complete(counts: dict[str, dict[str, Any]], system_reports: dict[str, Any]) -> bool:
+    """Every task has records, and none failed, is bad, missing, or was failed by a metric; no system
+    reported a problem with its input."""
+    return (all(c["records"] and not (c["failed"] or c["bad_records"] or c["missing"] or c.get("metric_failures"))
+                for c in counts.values())
+            and not any(r.get("errors") for r in system_reports.values()))

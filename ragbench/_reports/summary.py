@@ -1,0 +1,201 @@
+"""The table printed at the end of a run and written to report.md."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._storage import page_cache
+from .._storage.store_checks import health_lines
+from .compare import direction
+from .failures import (counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines,
+                       repair_lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def results_table(results: dict[str, Any]) -> str:
+    """Markdown table: task, metric, which way is better, value, 95% interval, n, not scorable, errors
+    (the example or the metric failed)."""
+    rows = ["| task | metric | better | value | 95% CI | n | none | errors |", "|---|---|---|---:|---|---:|---:|---:|"]
+    for task, metrics in results["details"].items():
+        for key, entry in metrics.items():
+            ci = entry.get("ci95")
+            ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "-"
+            better = direction(entry.get("higher_is_better", True))
+            rows.append(f"| {task} | {key} | {better} | {_fmt(entry['value'])} | {ci_text} | {entry['n']} | "
+                        f"{entry['n_none']} | {entry['n_errors']} |")
+    return "\n".join(rows)
+
+
+def counts_table(results: dict[str, Any]) -> str:
+    rows = ["| task | records | scored | failed examples | bad records | missing | metric failures |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for task, counts in results["counts"].items():
+        rows.append(f"| {task} | {counts['records']} | {counts['scored']} | {counts['failed']} | "
+                    f"{counts['bad_records']} | {counts.get('missing', 0)} | {counts.get('metric_failures', 0)} |")
+    return "\n".join(rows)
+
+
+def cost_line(cost: dict[str, Any], notices: bool = True) -> str:
+    """The run's cost and what went wrong with its caches; without the caches' notices (a file moved
+    aside or left out) where `notices` is False: the console's summary, whose run warned of each one
+    when the cache opened."""
+    attempts = f" over {cost['attempts']} attempts" if cost.get("attempts", 1) > 1 else ""
+    if cost.get("interrupted_attempts"):
+        attempts += f" ({cost['interrupted_attempts']} interrupted)"
+    return (f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
+            f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
+            f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
+            + "".join("\n" + line for line in health_lines("response cache", cost.get("response_cache"), notices))
+            + ("\n" + page_cache.console_line(cost["page_cache"], notices) if cost.get("page_cache") else "")
+            + ("\n" + rescoring_line(cost["rescoring"]) if cost.get("rescoring") else ""))
+
+
+def rescoring_line(cost: dict[str, Any]) -> str:
+    """`ragbench rescore`'s own cost (the lines above are the original run's)."""
+    return (f"re-scored {cost['examples']} examples in {cost['wall_seconds']:.1f} s without running the system: "
+            f"judge/NLI calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}")
+
+
+def failure_lines(results: dict[str, Any]) -> list[str]:
+    """What went wrong, grouped (console and report): failed records by cause with their ids, problems
+    a system reported outside any example, and failed calls folded into results."""
+    lines = [failure_group_line(task, entry)
+             for task, causes in (results.get("failures") or {}).items() for entry in causes]
+    for task, report in (results.get("system_reports") or {}).items():
+        lines += message_lines(task, [str(e) for e in report.get("errors") or []])
+    for task, infra in (results.get("infrastructure_failures") or {}).items():
+        lines.append(f"{task}: {infra['calls']} failed judge/tool/retrieval call(s) in {infra['examples']} scored "
+                     "example(s) were folded into results as upstream does (--strict-infra fails them instead): "
+                     + "; ".join(f"{c['count']} x {c['cause']}" for c in infra["causes"]))
+    return lines + counted_lines(results) + format_lines(results) + repair_lines(results)
+
+
+def models_line(config: dict[str, Any]) -> str:
+    """Every model the run used: the system's, the judges', the NLI model (or where outputs came from)."""
+    model = config.get("model")
+    parts = [f"model `{model}`" if model else
+             f"outputs recorded in `{(config.get('system_args') or {}).get('path', '?')}`"]
+    if config.get("judges"):
+        parts.append("judges " + ", ".join(f"`{j}`" for j in config["judges"]))
+    if config.get("nli"):
+        parts.append(f"NLI `{config['nli']}`")
+    return ", ".join(parts)
+
+
+def _ci(entry: dict[str, Any]) -> str:
+    ci = entry.get("ci95")
+    return f"{_fmt(entry.get('value'))} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else _fmt(entry.get("value"))
+
+
+def slice_sections(results: dict[str, Any], run_dir: Path | None = None) -> list[str]:
+    """Per task and slice field: a table (n, then value [95% CI] per metric key) and, when the
+    task names `plot_keys` and a run folder is given, a bar chart of them under plots/."""
+    lines: list[str] = []
+    for task, details in results["details"].items():
+        keys = [k for k, e in details.items() if e.get("slices") and e.get("n")]
+        fields = list(dict.fromkeys(f for k in keys for f in details[k]["slices"]))
+        plot_keys = list((results.get("config", {}).get("task_configs", {}).get(task) or {}).get("plot_keys") or [])
+        for field in fields:
+            labels = list(details[keys[0]]["slices"].get(field, {}))
+            lines += [f"### {task} by {field}", "", "| " + field + " | n | " + " | ".join(keys) + " |",
+                      "|---|---:|" + "---|" * len(keys)]
+            for label in labels:
+                n = details[keys[0]]["slices"][field].get(label, {}).get("n", 0)
+                cells = [_ci(details[k]["slices"][field].get(label, {})) for k in keys]
+                lines.append(f"| {label} | {n} | " + " | ".join(cells) + " |")
+            lines.append("")
+            if plot_keys and run_dir is not None:
+                lines += _plot_line(task, field, details, plot_keys, run_dir)
+        matrix = (results.get("config", {}).get("task_configs", {}).get(task) or {}).get("matrix")
+        if matrix and run_dir is not None:
+            lines += _matrix_lines(task, details, matrix, run_dir)
+    return lines
+
+
+def _matrix_lines(task: str, details: dict[str, Any], matrix: dict[str, Any], run_dir: Path) -> list[str]:
+    """Heat maps of a task's two-way slice (`matrix` in its config: field, separator, keys, labels)."""
+    from .slice_plots import matrix_plot
+
+    lines = []
+    try:
+        paths = [matrix_plot(task, details, key, matrix, run_dir / "plots") for key in matrix.get("keys", [])]
+    except ImportError:
+        return ["(plots need matplotlib: pip install ragbench[crag])", ""]
+    for key, path in zip(matrix.get("keys", []), paths):
+        if path:
+            lines += [f"![{task} {key} matrix](plots/{path.name})", ""]
+    return lines
+
+
+def _plot_line(task: str, field: str, details: dict[str, Any], keys: list[str], run_dir: Path) -> list[str]:
+    try:
+        from .slice_plots import slice_plot
+
+        path = slice_plot(task, field, details, keys, run_dir / "plots")
+    except ImportError:
+        return ["(plots need matplotlib: pip install ragbench[crag])", ""]
+    return [f"![{task} by {field}](plots/{path.name})", ""] if path else []
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_plain(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_plain(v) for v in value)
+    return str(value)
+
+
+def system_stats_sections(results: dict[str, Any]) -> list[str]:
+    """Per task, the system's own figures (`System.statistics`), one row per top-level key."""
+    lines: list[str] = []
+    for task, figures in (results.get("system_stats") or {}).items():
+        lines += [f"### {task}", "", "| statistic | value |", "|---|---|"]
+        lines += [f"| {key} | {_plain(value)} |" for key, value in figures.items()]
+        lines.append("")
+    return lines
+
+
+def traceback_sections(results: dict[str, Any]) -> list[str]:
+    """The first traceback of each failure cause (where a system or a metric raised), for the plugin's
+    developer."""
+    lines = []
+    for task, causes in (results.get("failures") or {}).items():
+        for entry in causes:
+            if entry.get("traceback"):
+                lines += [f"### {task}: {entry['cause']} (first: {entry['ids'][0] if entry.get('ids') else '?'})", "",
+                          "```text", entry["traceback"].rstrip("\n"), "```", ""]
+    return lines
+
+
+def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str:
+    config = results["config"]
+    lines = [
+        f"# ragbench run: {config['system']} on {', '.join(config['tasks'])}",
+        "",
+        f"{models_line(config)}, seed {config['seed']}, ragbench {results['versions']['ragbench']}"
+        f" (git {results['versions'].get('git_hash') or 'n/a'})"
+        + (f", re-scored from `{results['rescored_from']}`" if results.get("rescored_from") else "")
+        + ("" if results["complete"] else f" - **incomplete: {incomplete_reason(results)}**"),
+        "",
+        results_table(results),
+        "",
+        counts_table(results),
+        "",
+        cost_line(results["cost"]),
+        "",
+    ]
+    failures = failure_lines(results)
+    if failures:
+        lines += ["## What went wrong", "", *[f"- {line}" for line in failures], "", *traceback_sections(results)]
+    figures = system_stats_sections(results)
+    if figures:
+        lines += [f"## System statistics ({config['system']})", ""] + figures
+    slices = slice_sections(results, run_dir)
+    if slices:
+        lines += ["## Slices", ""] + slices
+    return "\n".join(lines)

@@ -1,0 +1,44 @@
+"""Retrieval: retrievers behind one batched interface, corpus readers and on-disk indexes.
+
+Retrievers are plugins (the `retrievers` catalogue section), and so are the dense encoder's query
+styles (`ragbench_query_styles`; the core serves only `default`); this module stays light (no bm25s,
+no torch) so that `ragbench list` never imports them.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._builtin import section
+from .._hookspecs import hookimpl
+from .base import IndexBuilder, Retriever
+
+if TYPE_CHECKING:
+    from .._registry import Registry
+
+DEFAULT_RETRIEVER = "provided"
+
+
+@hookimpl
+def ragbench_catalog() -> dict[str, Any]:
+    return section("retrievers")
+
+
+@hookimpl
+def ragbench_query_styles() -> dict[str, Any]:
+    return section("query_styles")["query_styles"]
+
+
+def load_retriever(name: str | None, args: dict[str, Any] | None = None,
+                   registry: "Registry | None" = None) -> Retriever:
+    """Build a retriever by catalogue name (`provided` when none is given) with its options, its class
+    from the run's `registry` (the installed plugins' when none is given), which a retriever whose
+    `__init__` takes `registry` is given too (e.g. dense, for its query style)."""
+    from .._run.options import construct
+    from .._registry import get_registry
+
+    name, registry = name or DEFAULT_RETRIEVER, registry or get_registry()
+    return construct(registry.load("retrievers", name), dict(args or {}), f"retriever {name}",
+                     injected={"registry": registry})
+
+
+__all__ = ["IndexBuilder", "Retriever", "load_retriever"]

@@ -1,0 +1,206 @@
+"""BM25 with bm25s, built by streaming the corpus and searched from memory-mapped arrays.
+
+bm25s's own `BM25.index` needs every tokenized passage in memory at once (a Python list of
+lists: far beyond 24 GB for psgs_w100's 21M passages). The builder here produces the very same
+index (bm25s's CSC score matrix, vocabulary and params files, loaded with `BM25.load(mmap=True)`)
+in two streaming passes:
+
+1. each chunk is tokenized with bm25s's `Tokenizer` (one growing vocabulary), reduced to
+   (passage, term, term frequency) triples spilled to disk, while document frequencies and
+   passage lengths accumulate;
+2. with the global idf and average length known, each spilled chunk is scored with bm25s's own
+   scoring functions and scattered into its columns of the memory-mapped CSC arrays (a
+   counting sort: column sizes are the document frequencies).
+
+Scores are bit-identical to `bm25s.BM25().index(...)` on the whole corpus (tests check this).
+Defaults follow pyserini's `LuceneSearcher` (k1=0.9, b=0.4, Porter stemming, Lucene's 33 English
+stopwords), which ALCE and LLatrieval used for BM25; tokenization is bm25s's (lower-cased words of
+2+ characters), not Lucene's analyzer, so scores are close to pyserini's, not equal.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import ConfigError
+from .._types import Document
+from .base import IndexBuilder
+from .index import IndexedRetriever
+
+BM25_DIR = "bm25"
+SPILL_DIR = "bm25.spill"
+METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+
+
+def import_bm25s():
+    try:
+        import bm25s
+    except ImportError as exc:
+        raise ConfigError("the bm25 retriever needs bm25s and PyStemmer: pip install 'ragbench[retrieval]'") from exc
+    return bm25s
+
+
+def make_stemmer(name: str | None):
+    """A PyStemmer stemmer by algorithm name ("porter", "english" ...), or None for "none"."""
+    if name in (None, "", "none"):
+        return None
+    try:
+        import Stemmer
+    except ImportError as exc:
+        raise ConfigError("bm25 stemming needs PyStemmer: pip install 'ragbench[retrieval]' "
+                          "(or --build-arg stemmer=none)") from exc
+    try:
+        return Stemmer.Stemmer(name)
+    except KeyError as exc:
+        raise ConfigError(f"bm25 stemmer '{name}' is unknown; choose one of {', '.join(Stemmer.algorithms())} "
+                          "or none") from exc
+
+
+def jieba_words(text: str) -> list[str]:
+    """jieba's precise-mode words, whitespace dropped (`tokenizer=jieba`, for Chinese corpora such as
+    OmniEval's; bm25s's default regex keeps only runs of 2+ word characters)."""
+    try:
+        import jieba
+    except ImportError as exc:
+        raise ConfigError(f"bm25 tokenizer=jieba needs jieba ({exc}); run `pip install ragbench[omnieval]`") from exc
+    jieba.setLogLevel(60)
+    return [word for word in jieba.cut(text) if word.strip()]
+
+
+TOKENIZERS = ("regex", "jieba")
+
+
+class BM25Builder(IndexBuilder):
+    def __init__(self, folder: Path, k1: float = 0.9, b: float = 0.4, method: str = "lucene",
+                 stopwords: str = "en", stemmer: str = "porter", delta: float = 0.5, tokenizer: str = "regex") -> None:
+        super().__init__(folder)
+        bm25s = import_bm25s()
+        if method not in METHODS:
+            raise ConfigError(f"bm25 method '{method}' is unknown; choose one of {', '.join(METHODS)}")
+        self.params = {"k1": float(k1), "b": float(b), "delta": float(delta), "method": method}
+        self.stopwords, self.stemmer_name, self.tokenizer_name = stopwords, stemmer, tokenizer
+        if tokenizer not in TOKENIZERS:
+            raise ConfigError(f"bm25 tokenizer '{tokenizer}' is unknown; choose one of {', '.join(TOKENIZERS)}")
+        splitter = {"splitter": jieba_words} if tokenizer == "jieba" else {}
+        try:
+            self.tokenizer = bm25s.tokenization.Tokenizer(stopwords=stopwords, stemmer=make_stemmer(stemmer), **splitter)
+        except ValueError as exc:
+            raise ConfigError(f"bm25 stopwords '{stopwords}': {exc}") from exc
+        self.spill = folder / SPILL_DIR
+        self.spill.mkdir()
+        self.chunk_files: list[Path] = []
+        self.lengths: list[np.ndarray] = []
+        self.doc_freqs = np.zeros(0, dtype=np.int64)
+        self.n_docs = 0
+
+    def add(self, texts: list[str]) -> None:
+        # allow_empty=False: a passage without tokens has length 0 and no entries, as with
+        # bm25s.tokenize (whose default `allow_empty=True` adds nothing, a quirk of its code).
+        ids = self.tokenizer.tokenize(texts, update_vocab=True, return_as="ids", show_progress=False,
+                                      allow_empty=False)
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        terms = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+        docs = np.repeat(np.arange(self.n_docs, self.n_docs + len(ids), dtype=np.int64), lengths)
+        pairs, counts = np.unique((docs << 32) | terms, return_counts=True)  # sorted by passage, then term
+        triples = {"doc": (pairs >> 32).astype(np.int32), "term": (pairs & 0xFFFFFFFF).astype(np.int32),
+                   "tf": counts.astype(np.float32)}
+        path = self.spill / f"chunk{len(self.chunk_files):06d}.npz"
+        np.savez(path, **triples)
+        self.chunk_files.append(path)
+        vocab_size = len(self.tokenizer.get_vocab_dict())
+        self.doc_freqs = np.pad(self.doc_freqs, (0, vocab_size - len(self.doc_freqs)))
+        self.doc_freqs += np.bincount(triples["term"], minlength=vocab_size)
+        self.lengths.append(lengths.astype(np.int32))
+        self.n_docs += len(ids)
+
+    def finish(self) -> dict[str, Any]:
+        bm25s = import_bm25s()
+        from bm25s import scoring
+
+        method, k1, b, delta = (self.params[key] for key in ("method", "k1", "b", "delta"))
+        vocab = dict(self.tokenizer.get_vocab_dict())
+        n_vocab = len(vocab)
+        lengths = np.concatenate(self.lengths)
+        avg_len = lengths.mean()  # as bm25s: the mean of an integer array, in float64
+        doc_freqs = dict(enumerate(self.doc_freqs.tolist()))
+        idf = scoring._build_idf_array(doc_freqs, self.n_docs, scoring._select_idf_scorer(method), "float32")
+        tfc_scorer = scoring._select_tfc_scorer(method)
+        nonoccurrence = None
+        if method in ("bm25l", "bm25+"):
+            nonoccurrence = scoring._build_nonoccurrence_array(
+                doc_freqs, self.n_docs, scoring._select_idf_scorer(method), tfc_scorer, avg_len, avg_len,
+                k1, b, delta, "float32")
+
+        out = self.folder / BM25_DIR
+        out.mkdir()
+        indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+        np.cumsum(self.doc_freqs, out=indptr[1:])
+        data = np.lib.format.open_memmap(out / "data.csc.index.npy", "w+", np.float32, (int(indptr[-1]),))
+        indices = np.lib.format.open_memmap(out / "indices.csc.index.npy", "w+", np.int32, (int(indptr[-1]),))
+        heads = indptr[:-1].copy()
+        for path in self.chunk_files:
+            with np.load(path) as chunk:
+                docs, terms, tf = chunk["doc"], chunk["term"], chunk["tf"]
+            # bm25s scores one passage at a time with scalar lengths; the same float64 operations
+            # on arrays give the same bits.
+            scores = idf[terms] * tfc_scorer(tf_array=tf, l_d=lengths[docs], l_avg=avg_len, k1=k1, b=b, delta=delta)
+            if nonoccurrence is not None:
+                scores -= nonoccurrence[terms]
+            order = np.argsort(terms, kind="stable")  # column-major, passages ascending in a column
+            terms = terms[order]
+            columns, starts, sizes = np.unique(terms, return_index=True, return_counts=True)
+            slots = heads[terms] + (np.arange(len(terms)) - np.repeat(starts, sizes))
+            data[slots] = scores[order].astype(np.float32)
+            indices[slots] = docs[order]
+            heads[columns] += sizes
+        data.flush()
+        indices.flush()
+        del data, indices
+        np.save(out / "indptr.csc.index.npy", indptr)
+        if nonoccurrence is not None:
+            np.save(out / "nonoccurrence_array.index.npy", nonoccurrence)
+        vocab.setdefault("", n_vocab)  # bm25s's index() adds this empty token the same way
+        (out / "vocab.index.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+        params = {**self.params, "idf_method": method, "dtype": "float32", "int_dtype": "int32",
+                  "num_docs": self.n_docs, "version": bm25s.__version__, "backend": "numpy"}
+        (out / "params.index.json").write_text(json.dumps(params, indent=4), encoding="utf-8")
+        shutil.rmtree(self.spill)
+        return {**self.params, "stopwords": self.stopwords, "stemmer": self.stemmer_name, "tokenizer": self.tokenizer_name,
+                "vocabulary": n_vocab, "postings": int(indptr[-1]), "bm25s": bm25s.__version__}
+
+
+class BM25Retriever(IndexedRetriever):
+    """bm25s over an index from `ragbench index build --retriever bm25` (memory-mapped).
+
+    Queries are tokenized like the passages were (`bm25s.tokenize` with the index's stopwords and
+    stemmer); hits are bm25s's top k, so when fewer than k passages share a term with the query
+    the rest are zero-score passages, as bm25s returns them.
+    """
+
+    name = "bm25"
+    builder = BM25Builder
+
+    def __init__(self, index: str | None = None, mmap: bool = True) -> None:
+        super().__init__(index)
+        self.bm25 = import_bm25s().BM25.load(self.folder / BM25_DIR, mmap=bool(mmap))
+        self.stopwords = self.manifest.options["stopwords"]
+        self.stemmer = make_stemmer(self.manifest.options["stemmer"])
+        self.jieba = self.manifest.options.get("tokenizer") == "jieba"
+
+    def search(self, queries: list[str], k: int) -> list[list[Document]]:
+        bm25s = import_bm25s()
+        k = min(k, len(self.docs))
+        if self.jieba:  # the builder's Tokenizer steps: lower, split, drop stopwords, stem
+            stop = set(bm25s.tokenization._infer_stopwords(self.stopwords) or ())
+            words = [[w for w in jieba_words(q.lower()) if w not in stop] for q in queries]
+            tokens = [self.stemmer.stemWords(ws) if self.stemmer else ws for ws in words]
+        else:
+            tokens = bm25s.tokenize(queries, stopwords=self.stopwords, stemmer=self.stemmer, return_ids=False,
+                                    show_progress=False)
+        ids, scores = self.bm25.retrieve(tokens, k=k, show_progress=False)
+        return self.hits(ids, scores)

@@ -1,0 +1,63 @@
+"""The passages of an index, so that a hit returns its title and text without the corpus file.
+
+`docs.jsonl` holds one compact `{"id", "title", "text"[, "url"][, "title_line"]}` line per passage in index
+order (`title_line`: a FlashRAG passage's first line of `contents` as written, ragbench._retrieval.corpus);
+`docs.offsets.npy` holds the byte offset of every line (plus the end). Both are memory-mapped:
+opening a 21M-passage store costs nothing, a lookup reads one line.
+"""
+from __future__ import annotations
+
+import json
+import mmap
+from array import array
+from pathlib import Path
+
+import numpy as np
+
+from .._types import Document
+from .corpus import TITLE_LINE
+
+DOCS_FILE = "docs.jsonl"
+OFFSETS_FILE = "docs.offsets.npy"
+
+
+class DocStoreWriter:
+    def __init__(self, folder: Path) -> None:
+        self.handle = open(folder / DOCS_FILE, "wb")
+        self.offsets_path = folder / OFFSETS_FILE
+        self.offsets = array("q", [0])  # 8 bytes a passage
+
+    def add(self, doc: Document) -> None:
+        record = {"id": doc.id, "title": doc.title, "text": doc.text}
+        if doc.url:
+            record["url"] = doc.url
+        if TITLE_LINE in doc.metadata:
+            record[TITLE_LINE] = doc.metadata[TITLE_LINE]
+        line = json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n"
+        self.handle.write(line)
+        self.offsets.append(self.offsets[-1] + len(line))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def close(self) -> None:
+        self.handle.close()
+        np.save(self.offsets_path, np.frombuffer(self.offsets, dtype=np.int64))
+
+
+class DocStore:
+    def __init__(self, folder: Path) -> None:
+        self.offsets = np.load(folder / OFFSETS_FILE, mmap_mode="r")
+        with open(folder / DOCS_FILE, "rb") as handle:
+            self.data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def get(self, index: int, score: float | None = None) -> Document:
+        record = json.loads(self.data[int(self.offsets[index]): int(self.offsets[index + 1])])
+        return Document(id=record["id"], title=record["title"], text=record["text"], url=record.get("url"),
+                        score=score, metadata={TITLE_LINE: record[TITLE_LINE]} if TITLE_LINE in record else {})
+
+    def close(self) -> None:
+        self.data.close()

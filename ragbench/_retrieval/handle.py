@@ -1,0 +1,133 @@
+"""What a system awaits: `docs = await ctx.retriever.search(query, k)`.
+
+Like LLM calls, the queries of all in-flight examples are pooled by a `Scheduler` (its own
+instance, so retrieval counts stay apart from LLM counts) into one `Retriever.search(queries, k)`
+call per k, run in a worker thread while the other examples go on. Each search is traced as a
+`Step(kind="retrieval")` of the example.
+
+A thread, not the worker processes (ragbench._run.workers), on measurement (BM25, 50,000 passages,
+batches of 64 queries, k=100, 2 loaded cores, 2026-11-23): bm25s's search holds the GIL most of
+the time (a Python thread beside it ran at 0.5-0.6x), but ~35 % of it is building the 6,400 hit
+Documents from the docstore, which must happen in this process anyway; in the process pool with
+Documents pickled back it ran at 145-197 queries/s against 231-234 in a thread with the same loop
+stalls (50-170 ms: unpickling holds the GIL too); scoring there and building hits here gave
+212-299 q/s and 23-57 ms stalls, within the noise of the thread's, for a second copy of the
+index's vocabulary in every worker. Batches are per k and in-flight examples, so a stall is one
+per batch, not per example.
+"""
+from __future__ import annotations
+
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ContextManager, Protocol
+
+from .._engines.base import EngineError
+from .._run.scheduler import CallStats, Scheduler
+from .._types import Document, Example, Step
+from .base import RetrievalError, Retriever
+
+if TYPE_CHECKING:
+    from .._replay.recording import CallRecorder
+
+
+class StepTracer(Protocol):
+    """What a bound retrieval needs of the example's context (ragbench._context.Context, which imports
+    this module's Retrieval): `step`, to trace each search."""
+
+    def step(self, kind: str, name: str, request: dict[str, Any]) -> ContextManager[Step]: ...
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    k: int
+    bound: Retriever | None = None  # a `pooled` example-bound retriever: the search is among its documents
+
+    @property
+    def batch_key(self) -> tuple[int, bool]:
+        return self.k, self.bound is not None  # one search call has one k, and one kind of search
+
+    def text_length(self) -> int:
+        return len(self.query)
+
+    def cache_key(self, backend_id: str) -> str:
+        # an example-bound search is shared only by the same example's identical searches
+        scope = "" if self.bound is None else f"\x00{id(self.bound)}"
+        return f"{backend_id}\x00{self.k}\x00{self.query}{scope}"
+
+
+class SearchBackend:
+    """A retriever as a scheduler backend: a batch of requests (all with one k) is one search."""
+
+    concurrent = False
+    cacheable = False
+    max_concurrency = 1
+
+    def __init__(self, retriever: Retriever) -> None:
+        self.retriever = retriever
+        self.engine_id = retriever.retriever_id
+        self.max_batch_size = retriever.max_batch_size
+        self.batch_sizes: list[int] = []  # queries per search call, for tests and benchmarks
+
+    def generate(self, requests: list[SearchRequest]) -> list[list[Document]]:
+        self.batch_sizes.append(len(requests))
+        queries, k = [request.query for request in requests], requests[0].k
+        if requests[0].bound is None:
+            results = self.retriever.search(queries, k)
+        else:
+            results = self.retriever.search_examples([request.bound for request in requests], queries, k)
+        if len(results) != len(requests):
+            raise RetrievalError(f"retriever {self.retriever.name} answered {len(results)} of {len(requests)} queries")
+        return results
+
+
+class Retrieval:
+    """A run's retriever behind the pool; `bind` gives each example its own traced view."""
+
+    def __init__(self, retriever: Retriever, scheduler: Scheduler | None = None,
+                 backend: SearchBackend | None = None, ctx: StepTracer | None = None,
+                 local: Retriever | None = None, recorder: "CallRecorder | None" = None,
+                 example_id: str | None = None) -> None:
+        self.retriever = retriever
+        self.scheduler = scheduler or Scheduler()
+        self.backend = backend or SearchBackend(retriever)
+        self.ctx = ctx
+        self.local = local  # an example-bound retriever: its provided docs (searched directly), or `pooled`
+        self.recorder = recorder  # every search to the run's calls/retrieval.jsonl (replayable)
+        # recorded with an example-bound search: two examples' identical queries have different answers
+        self.example_id = example_id
+
+    def bind(self, ctx: StepTracer, example: Example) -> "Retrieval":
+        local = self.retriever.for_example(example)
+        return Retrieval(self.retriever, self.scheduler, self.backend, ctx, local, self.recorder,
+                         example.id if local is not None else None)
+
+    @property
+    def fixed_documents(self) -> bool:
+        """Every query gets the example's own documents in their given order (`Retriever.fixed_documents`)."""
+        return self.retriever.fixed_documents
+
+    @property
+    def stats(self) -> CallStats:
+        return self.scheduler.stats
+
+    async def search(self, query: str, k: int, *, step: str = "retrieve") -> list[Document]:
+        """The top `k` documents for `query`, best first (copies: a system may annotate them)."""
+        request: dict[str, Any] = {"retriever": self.retriever.name, "query": query, "k": k}
+        with (self.ctx.step("retrieval", step, request) if self.ctx is not None
+              else nullcontext(Step("retrieval", step, request))) as record:
+            if self.local is not None and not self.local.pooled:
+                docs = self.local.search([query], k)[0]
+            else:
+                try:
+                    docs = await self.scheduler.submit(self.backend, SearchRequest(query, k, self.local))
+                except EngineError as exc:
+                    raise RetrievalError(str(exc)) from None
+            record.response = {"ids": [doc.id for doc in docs], "scores": [doc.score for doc in docs]}
+        if self.recorder is not None:  # the example's own documents need not be carried: a replay has them
+            self.recorder.retrieval(self.retriever.name, query, k, docs, carry_docs=not self.fixed_documents,
+                                    example=self.example_id)
+        return [replace(doc, metadata=dict(doc.metadata)) for doc in docs]
+
+    async def close(self) -> None:
+        await self.scheduler.close()

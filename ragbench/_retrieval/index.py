@@ -1,0 +1,205 @@
+"""On-disk indexes: built once from a corpus by `ragbench index build`, memory-mapped by runs.
+
+Folder layout:
+
+    manifest.json       retriever kind, builder options, corpus (path, size, sha256), doc count,
+                        bad records, build time and versions; written last, so a folder without
+                        it is an unfinished build
+    docs.jsonl          the passages, so hits come back with title and text (`docstore`)
+    docs.offsets.npy
+    <retriever files>   bm25/ (bm25s's own format) or embeddings.npy (dense)
+
+The build streams the corpus in chunks of `chunk_size` passages: the docs store and the
+retriever's builder see one chunk at a time and never the whole corpus.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+from tqdm import tqdm
+
+from .._errors import ConfigError, RecordError
+from .._run.options import construct
+from .._storage.jsonl import read_json
+from .._types import Document
+from .base import Retriever
+from .chunking import chunk_documents, parse_split, title_header
+from .corpus import corpus_format, passage_text, read_corpus
+from .docstore import DocStore, DocStoreWriter
+
+if TYPE_CHECKING:
+    from .._registry import Registry
+
+MANIFEST_FILE = "manifest.json"
+INDEX_FORMAT = 1
+KEPT_ERRORS = 20  # bad records listed in the manifest (all are counted)
+
+
+@dataclass
+class Manifest:
+    retriever: str
+    doc_count: int
+    corpus: dict[str, Any]
+    options: dict[str, Any]  # what the builder recorded: the settings that change results
+    bad_records: int = 0
+    errors: list[str] = field(default_factory=list)
+    build_seconds: float = 0.0
+    built_at: str = ""
+    format: int = INDEX_FORMAT
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def build_hint(kind: str, folder: Path | str) -> str:
+    return f"build it with `ragbench index build --corpus FILE --retriever {kind} --out {folder}`"
+
+
+def open_index(folder: str | Path | None, kind: str) -> tuple[Manifest, DocStore]:
+    """The manifest and docs store of an index built for retriever `kind`, or a ConfigError
+    that says what is wrong and how to fix it."""
+    label = f"retriever {kind}"
+    if folder is None:
+        raise ConfigError(f"{label} needs --retriever-arg index=DIR; {build_hint(kind, 'DIR')}")
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"{label}: index folder {folder} does not exist; {build_hint(kind, folder)}")
+    path = folder / MANIFEST_FILE
+    if not path.is_file():
+        raise ConfigError(f"{label}: {folder} is not a ragbench index (no {MANIFEST_FILE}; an unfinished "
+                          f"build leaves none); {build_hint(kind, folder)}")
+    data = read_json(path, f"the {MANIFEST_FILE} ragbench index build wrote; {build_hint(kind, folder)}")
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
+        found = data.get("format") if isinstance(data, dict) else None
+        raise ConfigError(f"{label}: {folder} has index format {found}, this ragbench reads "
+                          f"{INDEX_FORMAT}; {build_hint(kind, folder)}")
+    manifest = Manifest(**data)
+    if manifest.retriever != kind:
+        raise ConfigError(f"{label}: {folder} holds a {manifest.retriever} index, not {kind}; "
+                          f"use --retriever {manifest.retriever} or {build_hint(kind, folder)}")
+    return manifest, DocStore(folder)
+
+
+class IndexedRetriever(Retriever):
+    """A retriever over an index folder: its manifest, its docs store, hits as Documents."""
+
+    def __init__(self, index: str | Path | None = None) -> None:
+        self.manifest, self.docs = open_index(index, self.name)
+        self.folder = Path(index)  # type: ignore[arg-type]  # open_index rejected None
+
+    def hits(self, ids: Iterable[Iterable[int]], scores: Iterable[Iterable[float]]) -> list[list[Document]]:
+        return [[self.docs.get(i, float(s)) for i, s in zip(row, row_scores)] for row, row_scores in zip(ids, scores)]
+
+    def metadata(self) -> dict[str, Any]:
+        return {"retriever": self.name, "index": str(self.folder.resolve()), "doc_count": self.manifest.doc_count,
+                "corpus": self.manifest.corpus, "options": self.manifest.options}
+
+    def close(self) -> None:
+        self.docs.close()
+
+
+def chunks(items: Iterable[Document | RecordError], size: int,
+           errors: list[RecordError]) -> Iterator[list[Document]]:
+    """Passages in lists of at most `size`; bad records go to `errors`."""
+    chunk: list[Document] = []
+    for item in items:
+        if isinstance(item, RecordError):
+            errors.append(item)
+            continue
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[str, Any] | None = None,
+                chunk_size: int = 50_000, title: bool = True, overwrite: bool = False,
+                progress: bool = True, split: str | None = None, split_header: str | None = None,
+                registry: "Registry | None" = None) -> Manifest:
+    """Build a `kind` index of `corpus` into `out`; it appears there only once complete. `split`
+    (`tokens:SIZE:OVERLAP`) cuts documents longer than SIZE characters into chunks of SIZE tokens
+    as llama-index's TokenTextSplitter does (ragbench._retrieval.chunking), `split_header` (a template
+    over {title}) being the metadata text taken off each chunk's budget. The retriever comes from
+    `registry` (the installed plugins' when none is given), which a builder whose `__init__` takes
+    `registry` is given too (e.g. dense, for its query style)."""
+    from .._registry import get_registry
+
+    registry = registry or get_registry()
+    entry = registry.entry("retrievers", kind)
+    kind = entry.name
+    builder_class = registry.load("retrievers", kind).builder
+    if builder_class is None:
+        raise ConfigError(f"retriever {kind} has no index to build (only retrievers with an index do, "
+                          "e.g. bm25 or dense; `ragbench list retrievers`)")
+    if chunk_size < 1:
+        raise ConfigError(f"--chunk-size {chunk_size}: must be at least 1")
+    if split_header is not None and split is None:
+        raise ConfigError("--split-header is the metadata text of split documents: pass --split tokens:SIZE:OVERLAP too")
+    corpus, out = Path(corpus), Path(out)
+    passages = read_corpus(corpus)
+    if split is not None:
+        splitter = parse_split(split)  # upstream keeps documents of at most SIZE characters whole
+        header = title_header(split_header) if split_header is not None else None
+        passages = chunk_documents(passages, splitter, whole_up_to=splitter.chunk_size, header=header)
+    if out.exists() and any(out.iterdir()) and not overwrite:
+        raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        manifest = _build_into(staging, builder_class, kind, corpus, passages, options or {}, chunk_size, title,
+                               progress, split, split_header, registry)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if out.exists():
+        shutil.rmtree(out)
+    staging.rename(out)
+    return manifest
+
+
+def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, passages: Iterable[Document | RecordError],
+                options: dict[str, Any], chunk_size: int, title: bool, progress: bool,
+                split: str | None = None, split_header: str | None = None,
+                registry: "Registry | None" = None) -> Manifest:
+    started = time.perf_counter()
+    builder = construct(builder_class, dict(options), f"index build --retriever {kind}", positional=(folder,),
+                        injected={"registry": registry})
+    docs = DocStoreWriter(folder)
+    errors: list[RecordError] = []
+    with tqdm(desc=f"indexing {corpus.name} ({kind})", unit=" passages", disable=not progress) as bar:
+        for chunk in chunks(passages, chunk_size, errors):
+            for doc in chunk:
+                docs.add(doc)
+            builder.add([passage_text(doc, title) for doc in chunk])
+            bar.update(len(chunk))
+    docs.close()
+    if len(docs) == 0:
+        raise ConfigError(f"corpus {corpus} has no readable passages ({len(errors)} bad records)")
+    manifest = Manifest(
+        retriever=kind, doc_count=len(docs),
+        corpus={"path": str(corpus.resolve()), "format": corpus_format(corpus), "bytes": corpus.stat().st_size,
+                "sha256": file_sha256(corpus), "title": title, **({"split": split} if split else {}),
+                **({"split_header": split_header} if split and split_header is not None else {})},
+        options=builder.finish(),
+        bad_records=len(errors), errors=[str(e) for e in errors[:KEPT_ERRORS]],
+        build_seconds=round(time.perf_counter() - started, 3), built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    (folder / MANIFEST_FILE).write_text(json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n",
+                                        encoding="utf-8")
+    return manifest
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,148 @@
+"""The pre-flight's problem collector (`Preflight`) and the probes plugin hooks use (a task's first
+records, UTF-8, an HTTP service answering). It imports nothing of the run machinery, so the Task,
+System and Metric contracts can name it; ragbench._run.preflight runs the whole pre-flight.
+"""
+from __future__ import annotations
+
+import codecs
+import itertools
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from .._errors import ConfigError, RecordError
+
+PROBE_RECORDS = 5  # at most, read from each task's data before the run, until one is usable
+PROBE_TIMEOUT = 3.0  # seconds an HTTP service (server endpoint, KG API) gets to answer
+_COMPRESSED = (".bz2", ".gz", ".xz", ".zip", ".tar", ".zst")
+
+
+class PreflightError(ConfigError):
+    """Every problem the pre-flight found, one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class Preflight:
+    """What the pre-flight checked (`checked`), what it found wrong (`problems`: the run cannot start)
+    and what a run will work around (`warnings`: a damaged or unwritable cache; a run says it again
+    when it meets it, `ragbench check` lists them)."""
+
+    def __init__(self) -> None:
+        self.checked: list[str] = []
+        self.problems: list[str] = []
+        self.warnings: list[str] = []
+
+    def passed(self, what: str) -> None:
+        self.checked.append(what)
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def problem(self, message: str) -> None:
+        if message not in self.problems:
+            self.problems.append(message)
+
+    @contextmanager
+    def step(self, what: str) -> Iterator[None]:
+        """Run one check: a `ConfigError` raised inside becomes a problem (its lines each one),
+        a step that added no problem is recorded as passed."""
+        before = len(self.problems)
+        try:
+            yield
+        except PreflightError as exc:
+            for line in exc.problems:
+                self.problem(line)
+        except ConfigError as exc:
+            self.problem(str(exc))
+        if len(self.problems) == before:
+            self.passed(what)
+
+    def raise_if_failed(self) -> None:
+        if self.problems:
+            raise PreflightError(self.problems)
+
+
+# --- data files -----------------------------------------------------------------------------------
+def utf8_problem(path: Path, chunk: int = 1 << 20) -> str | None:
+    """Where a plain text file stops being UTF-8 (line and byte offset), or None."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, lines = 0, 0
+    with path.open("rb") as handle:
+        while True:
+            data = handle.read(chunk)
+            try:
+                decoder.decode(data, final=not data)
+            except UnicodeDecodeError as exc:
+                # positions count from the bytes the decoder still held of the previous chunk (the
+                # start of a multi-byte character: never a newline)
+                bad = offset - (len(exc.object) - len(data)) + exc.start
+                line = lines + exc.object[:exc.start].count(b"\n") + 1
+                return f"{path}: line {line} (byte offset {bad}) is not UTF-8 ({exc.reason}, byte 0x{exc.object[exc.start]:02x})"
+            if not data:
+                return None
+            offset += len(data)
+            lines += data.count(b"\n")
+
+
+def probe_data(task: Any, check: Preflight) -> None:
+    """Read the first records of `task` (found by `prepare`): the file is UTF-8 when it is plain
+    text, its format is recognised, and it holds at least one example."""
+    name = task.name
+    where = task.path or task.data_path or "its data"
+    fix = f"fix the file or pass --data {name}=PATH"
+    path = Path(task.path) if task.path is not None else None
+    if path is not None and path.is_file() and not path.name.endswith(_COMPRESSED) and ".part" not in path.suffix:
+        problem = utf8_problem(path)
+        if problem:
+            check.problem(f"task {name}: {problem}; {fix}")
+            return
+    items: list[Any] = []
+    stream = task.examples()
+    try:  # up to the first usable record: a CRAG Task 3 record is ~3 MB of bz2 and JSON (0.17 s each)
+        for item in itertools.islice(stream, PROBE_RECORDS):
+            items.append(item)
+            if not isinstance(item, RecordError):
+                break
+    except ConfigError as exc:
+        check.problem(f"task {name}: {exc}")
+        return
+    except UnicodeDecodeError as exc:
+        check.problem(f"task {name}: {where}: not UTF-8 at byte {exc.start} of a record ({exc.reason}); {fix}")
+        return
+    except Exception as exc:  # the format was not recognised: one line, never a traceback
+        check.problem(f"task {name}: cannot read {where} ({type(exc).__name__}: {exc}); {fix}")
+        return
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+    examples = [item for item in items if not isinstance(item, RecordError)]
+    if not items:
+        check.problem(f"task {name}: {where} holds no record; pass --data {name}=PATH to a file with records")
+    elif not examples:
+        check.problem(f"task {name}: none of the first {len(items)} record(s) of {where} is usable "
+                      f"(first: {items[0]}); {fix}")
+    else:
+        bad = len(items) - len(examples)
+        check.passed(f"task {name}: {where} read (a record parsed"
+                     + (f" after {bad} bad: counted at run time" if bad else "") + ")")
+
+
+# --- services ---------------------------------------------------------------------------------------
+def unreachable(url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
+    """None when an HTTP server answers at `url` (any status), else why not."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=timeout):
+            return None
+    except urllib.error.HTTPError:  # it answered, if only with an error status
+        return None
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return f"no answer from {url} within {timeout:g} s ({reason})"

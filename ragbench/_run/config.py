@@ -1,0 +1,60 @@
+"""What a run is asked to do, and its identity (the hash that names its folder)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Options that do not change results: left out of the run's identity.
+_NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "page_cache", "progress", "replay_tools",
+                 "fail_fast")
+
+
+@dataclass
+class RunConfig:
+    tasks: list[str]
+    system: str = "vanilla"
+    model: str | None = None
+    model_args: dict[str, Any] = field(default_factory=dict)
+    role_models: dict[str, str] = field(default_factory=dict)  # a system's role -> engine:model (--role-model)
+    role_model_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # role -> engine options
+    judges: list[str] = field(default_factory=list)
+    judge_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # judge index -> engine options
+    nli: str | None = None  # engine:model of the entailment judge for metrics that need "nli"
+    nli_format: str = "true"  # request format, see ragbench._nli
+    nli_args: dict[str, Any] = field(default_factory=dict)  # engine options of the NLI engine
+    metric_args: dict[str, Any] = field(default_factory=dict)  # "metric.key" -> value
+    metrics: list[str] = field(default_factory=list)  # --metrics: NAME replaces the tasks' lists, +NAME adds
+    system_args: dict[str, Any] = field(default_factory=dict)
+    retriever: str | None = None  # ctx.retriever of systems; None: the examples' provided docs
+    retriever_args: dict[str, Any] = field(default_factory=dict)
+    task_args: dict[str, Any] = field(default_factory=dict)  # "key" for every task, "task.key" for one
+    data: dict[str, str] = field(default_factory=dict)
+    limit: int | None = None
+    seed: int = 0
+    bootstrap_iters: int = 1000
+    output: str | None = None
+    resume: bool = False
+    overwrite: bool = False  # replace an earlier run in the output folder
+    strict_infra: bool = False  # a failed judge/tool call folded into a result fails its example instead
+    fail_fast: bool = False  # stop at the first record that fails (StoppedAtFailure), its traceback shown
+    max_inflight: int = 64
+    cache: str | None = None
+    page_cache: str | None = None  # parsed pages and embeddings (ragbench._storage.page_cache); "off" disables it
+    progress: bool = True
+    replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
+
+    def identity(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k not in _NOT_IDENTITY}
+
+    def config_hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+    def run_dir(self) -> Path:
+        if self.output:
+            return Path(self.output)
+        model = re.sub(r"[^A-Za-z0-9._-]+", "-", self.model or "embedded").strip("-")[-40:]
+        return Path("runs") / f"{self.system}__{model}__{self.config_hash()}"

@@ -1,0 +1,383 @@
+"""Runs a system on tasks: examples stream in, run as coroutines (at most `max_inflight` at once,
+across all tasks), each is scored as soon as it finishes and appended to the checkpoint.
+
+Start-up order: the pre-flight (every option, data file and prerequisite; ragbench._run.preflight), the
+engines, each system's `check_model`, and only then the run folder, so a refused run writes nothing.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from .._engines import load_engine, preload
+from .._errors import RecordError
+from .._llm import LLM
+from .._nli import NLI
+from .._registry import Registry, get_registry
+from .._replay.exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
+from .._replay.recording import CALLS_DIR, CallRecorder
+from .._replay.tools import load_replay_tools, recording_tools
+from .._reports.provenance import provenance
+from .._reports.failures import metric_failed
+from .._reports.results import aggregation_view, run_complete, task_scores
+from .._reports.summary import report_markdown
+from .._reports.system_hooks import system_hooks
+from .._retrieval import load_retriever
+from .._retrieval.handle import Retrieval
+from .._storage.cache import ResponseCache
+from .._storage.jsonl import parse_json
+from .._storage.rundir import RunDir
+from .._types import Example
+from . import rescore
+from .checks import Preflight
+from .config import RunConfig
+from .cost import AttemptCost, attempt_cost, whole_run_cost
+from .example import StoppedAtFailure, process_example, record_failed, sample_record
+from .lifecycle import Engines, RunInterrupted, run_interruptible, run_together, signal_of
+from .planning import PlannedTask, needs
+from .preflight import engine_needs, preflight
+from .progress import Progress
+from .reading import RecordReader
+from .resources import RunResources
+from .scheduler import Scheduler
+from .workers import refuse_in_worker_start, use_ready_threads
+
+__all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_record"]
+
+
+@dataclass
+class RunOutcome:
+    results: dict[str, Any]
+    run_dir: Path
+    already_finished: bool = False  # --resume of a finished run with nothing left to do
+    rebuilt: bool = False  # ... whose results.json was missing or unreadable: rebuilt from the samples
+
+    @property
+    def complete(self) -> bool:
+        return self.results["complete"]
+
+
+class Evaluator:
+    def __init__(self, config: RunConfig, registry: Registry | None = None) -> None:
+        refuse_in_worker_start()  # a script without the __main__ guard, re-run by a worker process
+        preload(config.model, *config.judges, config.nli, *config.role_models.values())  # imports while data loads
+        self.config = config
+        self.registry = registry or get_registry()
+        # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
+        self.planned, self.checks = preflight(config, self.registry)
+        self.run_dir = RunDir(config.run_dir())
+        # fails fast on a bad index
+        self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
+        self.retrieval_stats: dict[str, int] = {}
+        self.nli: NLI | None = None
+        self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
+        self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
+        self.page_cache_stats: dict[str, Any] | None = None
+        self.response_cache_stats: dict[str, Any] | None = None
+        self.scoring_only = False  # --resume of a finished run whose only work left is metrics that failed
+        self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
+        self.cost: AttemptCost | None = None  # this attempt's, from when the run folder is started
+
+    def run(self) -> RunOutcome:
+        """The run, holding its folder's lock (ragbench._storage.run_lock) to the end, however it ends."""
+        with self.run_dir.held(lock_now=self.config.resume):
+            return self._run_locked()
+
+    def _run_locked(self) -> RunOutcome:
+        """The run, on resources of its own (worker processes, page caches: ragbench._run.resources),
+        closed whatever way it ends."""
+        config = self.config
+        if config.resume:
+            finished = self._finished_outcome()
+            if finished is not None:
+                self.retriever.close()
+                return finished
+        resources = RunResources(config.page_cache)
+        interrupted = False
+        try:
+            for planned in self.planned:
+                planned.task.bind(resources)
+            resources.workers.prestart()  # in the background, while the engines load
+            engines = self.load_engines()
+            try:
+                self.check_models(engines)
+                self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
+                                                   config.resume, config.overwrite)
+                self.cost = AttemptCost(self.attempt_id, self.run_dir.record_attempt)
+                self.cost.save()  # the attempt counts from its start, whatever stops it
+                cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
+            except BaseException:
+                engines.close()
+                raise
+            try:
+                scheduler = run_interruptible(self._execute(engines, cache, resources))
+            except KeyboardInterrupt as exc:
+                interrupted = True
+                raise RunInterrupted(self.run_dir.path, self._saved(), self._known_total(), signal_of(exc)) from None
+            finally:
+                self.run_dir.close()
+                self.response_cache_stats = cache.stats()
+                cache.close()
+                if not interrupted:  # else an engine may still be busy in a worker thread: left to the exit
+                    engines.close()
+            self.page_cache_stats = resources.page_caches.report()
+        finally:
+            resources.close(wait=not interrupted)
+            if not interrupted:
+                self.retriever.close()
+        results = self.collect(scheduler, self.cost.examples, time.perf_counter() - self.cost.started)
+        self.run_dir.record_attempt(results["cost"]["this_attempt"])
+        self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
+        return RunOutcome(results, self.run_dir.path)
+
+    def load_engines(self) -> Engines:
+        """Every engine of the run (none when no system calls a model); one that fails closes the others."""
+        config = self.config
+        engines = Engines()
+        system_needs = engine_needs(self.planned)  # set up when each engine starts (the pre-flight checked them)
+        try:
+            if any(type(p.system).uses_llm for p in self.planned) and not self.scoring_only:
+                engines.model = load_engine(config.model, registry=self.registry, needs=system_needs, **config.model_args)
+            for role, model in config.role_models.items():
+                engines.roles[role] = load_engine(model, registry=self.registry, needs=system_needs,
+                                                  **config.role_model_args.get(role, {}))
+            for i, model in enumerate(config.judges):
+                engines.judges.append(load_engine(model, registry=self.registry, **config.judge_args.get(str(i), {})))
+            engines.nli = self._nli_engine(engines.model)
+        except BaseException:
+            engines.close()
+            raise
+        return engines
+
+    def check_models(self, engines: Engines) -> None:
+        """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
+        check = Preflight()
+        for planned in self.planned if engines.model is not None else ():
+            with check.step(f"system {self.config.system} can use model {engines.model.model} ({planned.name})"):
+                planned.system.check_model(engines.model)
+        check.raise_if_failed()
+        self.checks.checked.extend(check.checked)
+
+    def load_and_check_models(self) -> None:
+        """`ragbench check`: load the engines, run every `check_model`, close them."""
+        engines = self.load_engines()
+        try:
+            self.check_models(engines)
+        finally:
+            engines.close()
+
+    def _finished_outcome(self) -> RunOutcome | None:
+        """--resume of a run marked finished: its outcome when every record of the data has a sample that
+        needs no new attempt (as many as run.json counts, else the data is read); results.json is read
+        back, or rebuilt from the samples when it is missing or unreadable (no engine loads). None when
+        examples are left to run (a sample line was lost, or an example failed): the run goes on; or when
+        only metrics that failed are left to score (`scoring_only`: the system's engines do not load)."""
+        meta = self.run_dir.meta
+        if not meta or not meta.get("finished"):
+            return None
+        records = meta.get("records") or {}
+        if not all(len(self.run_dir.finished_keys(p.name)) == records.get(p.name) for p in self.planned) \
+                and next(self._work(), None) is not None:  # the data is read only when a count is short
+            return None
+        try:
+            results = parse_json((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            results = None
+        readable = isinstance(results, dict) and isinstance(results.get("results"), dict)
+        if rescore.pending(self.run_dir, self.planned) or (readable and metric_failed(results)):
+            self.scoring_only = True  # metrics failed: they score again (their examples are not run again)
+            return None
+        if readable:
+            return RunOutcome(results, self.run_dir.path, already_finished=True)
+        self.attempts = list(meta.get("attempts") or [])
+        results = self.collect(None, 0, 0.0)
+        self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
+        return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
+
+    def _saved(self) -> int:
+        """Examples whose sample is saved and needs no new attempt."""
+        return sum(len(self.run_dir.finished_keys(p.name)) for p in self.planned)
+
+    def _nli_engine(self, engine):
+        """The NLI engine when a metric needs one; the system's own engine when --nli names the
+        same model with no engine options of its own."""
+        config = self.config
+        if config.nli is None or not needs(self.planned, "nli"):
+            return None
+        if engine is not None and config.nli == config.model and not config.nli_args:
+            return engine
+        return load_engine(config.nli, registry=self.registry, **config.nli_args)
+
+    def full_config(self) -> dict[str, Any]:
+        out = asdict(self.config)
+        out["tasks"] = [p.name for p in self.planned]
+        uses_llm = any(type(p.system).uses_llm for p in self.planned)
+        out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
+        out["task_configs"] = {p.name: p.task.config() for p in self.planned}
+        out["system_config"] = {p.name: p.system.config() for p in self.planned}
+        out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
+        out["retriever_metadata"] = self.retriever.metadata()
+        return json.loads(json.dumps(out, default=str))
+
+    # --- execution ------------------------------------------------------------------------------
+    def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
+        """Every record still to do with its position in the task's stream, task after task, streamed
+        (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record."""
+        for planned in self.planned:
+            done = self.run_dir.finished_keys(planned.name) if self.config.resume else set()
+            seen: set[str] = set()
+            self.expected[planned.name] = 0
+            for position, item in enumerate(planned.task.examples()):
+                if self.config.limit is not None and position >= self.config.limit:
+                    break
+                self.expected[planned.name] += 1
+                if isinstance(item, Example):
+                    if str(item.id) in seen:
+                        item = RecordError(planned.name, position + 1, f"example id {item.id!r} repeats an earlier "
+                                                                       "record's (ids must be unique in a task)", "id")
+                    else:
+                        seen.add(str(item.id))
+                key = str(item.id) if isinstance(item, Example) else f"#record-{position}"
+                if key not in done:
+                    yield planned, position, item
+
+    async def _execute(self, engines: Engines, cache: ResponseCache, resources: RunResources) -> Scheduler:
+        """The examples, `max_inflight` at a time, as one task group (ragbench._run.lifecycle.run_together):
+        teardown begins only when every example has ended, so nothing is saved once it has begun."""
+        await use_ready_threads()  # no thread is started inside a callback (the loop's close shuts it down)
+        engine, judges, role_engines, nli_engine = engines.model, engines.judges, engines.roles, engines.nli
+        scheduler = Scheduler(cache)
+        self.cost.stats = scheduler.stats
+        recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
+        llm = LLM(scheduler, engine, recorder=recorder.for_role("model"))
+        models = {role: LLM(scheduler, role_engine, recorder=recorder.for_role(role))
+                  for role, role_engine in role_engines.items()}
+        judge_logs = [ExchangeLog(self.run_dir.path / judge_log_name(i)) for i in range(len(judges))]  # --judge replay:
+        judge_llms = [LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log))
+                      for i, (judge, log) in enumerate(zip(judges, judge_logs))]
+        retrieval = Retrieval(self.retriever, recorder=recorder)
+        self.nli = None if nli_engine is None else NLI(
+            LLM(scheduler, nli_engine, recorder=recorder.for_role("nli", logged=True)), self.config.nli_format,
+            self.run_dir.path / "nli_calls.jsonl")
+        progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
+        saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish
+        try:
+            tools = await self._tools(recorder)
+            if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
+                await rescore.rescore_saved(self.planned, self.run_dir, judge_llms, self.nli, self.config.seed,
+                                            self.config.strict_infra, self.config.max_inflight,
+                                            self.config.fail_fast)
+            read = RecordReader(iter(()) if self.scoring_only else self._work())
+
+            async def worker() -> None:
+                while (entry := await read.next()) is not None:
+                    planned, position, item = entry
+                    record = await process_example(planned, item, llm, judge_llms, tools[planned.name], retrieval,
+                                                   models, self.config.seed, self.config.strict_infra, self.nli)
+                    resources.workers.raise_if_unavailable()  # every later example would fail the same way: stop
+                    record["index"] = position
+                    self.run_dir.append_sample(planned.name, record)
+                    self.cost.examples += 1
+                    progress.advance(failed=record_failed(record))
+                    if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
+                        raise StoppedAtFailure(planned.name, record, self.run_dir.path)
+
+            await run_together(worker() for _ in range(max(1, self.config.max_inflight)))
+        finally:
+            saver.cancel()
+            try:
+                progress.close()
+                recorder.close()
+                for planned in self.planned:
+                    await planned.task.teardown()
+                await scheduler.close()
+                await retrieval.close()
+                self.retrieval_stats = retrieval.stats.to_dict()
+                if self.nli is not None:
+                    self.nli.close()
+                for log in judge_logs:
+                    log.close()
+                for open_engine in (engine, *judges, *role_engines.values(),
+                                    *([nli_engine] if nli_engine not in (None, engine) else [])):  # HTTP clients close inside the loop that opened them
+                    if hasattr(open_engine, "aclose"):
+                        await open_engine.aclose()
+            finally:
+                await asyncio.gather(saver, return_exceptions=True)
+                self.cost.save()  # replaced by the final cost if the run ends well
+        return scheduler
+
+    async def _tools(self, recorder: CallRecorder) -> dict[str, dict[str, Any]]:
+        """Each task's tools (ctx.tools), recorded call by call; under --replay, answered from the
+        recorded run's calls instead (no task setup: no KG server is started)."""
+        if self.config.replay_tools is not None:
+            replayed = load_replay_tools(self.config.replay_tools)
+            return {planned.name: replayed.get(planned.name, {}) for planned in self.planned}
+        tools = {planned.name: await planned.task.setup() for planned in self.planned}
+        recorder.tool_names({task: sorted(names) for task, names in tools.items()})
+        return {task: recording_tools(task, named, recorder) for task, named in tools.items()}
+
+    def _known_total(self) -> int | None:
+        """Records this run will process, for the progress bar's ETA (None when a task cannot tell cheaply)."""
+        total = 0
+        for planned in self.planned:
+            size = planned.task.size_hint()
+            if size is None and self.config.limit is None:
+                return None
+            total += min(x for x in (size, self.config.limit) if x is not None)
+        return total
+
+    def _attempt_cost(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
+        return attempt_cost(self.attempt_id, scheduler.stats.to_dict(), processed, wall)
+
+    # --- results --------------------------------------------------------------------------------
+    def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> dict[str, Any]:
+        """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
+        sections: dict[str, dict[str, Any]] = {"results": {}, "details": {}, "counts": {}}  # each by task
+        adherence: dict[str, Any] = {}
+        repaired: dict[str, list[str]] = {}
+        system_reports: dict[str, Any] = {}
+        system_stats: dict[str, Any] = {}
+        for planned in self.planned:
+            self.run_dir.finalize_samples(planned.name)
+            if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
+                repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
+            samples = [aggregation_view(s) for s in self.run_dir.samples(planned.name)]  # streamed, text left out
+            for section, value in task_scores(samples, planned.metrics, planned.task.slice_fields,
+                                              self.expected.get(planned.name, len(samples)),
+                                              self.config.bootstrap_iters, self.config.seed).items():
+                sections.setdefault(section, {})[planned.name] = value
+            report, checks, figures = system_hooks(planned.system, samples, complete_data=self.config.limit is None)
+            if report is not None:
+                system_reports[planned.name] = report
+            if checks:
+                adherence[planned.name] = checks
+            if figures:
+                system_stats[planned.name] = figures
+        attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
+        cost = whole_run_cost([*self.attempts, *([attempt] if attempt else [])])
+        cost["this_attempt"] = attempt
+        for name, stats in (("response_cache", self.response_cache_stats), ("page_cache", self.page_cache_stats)):
+            if stats:  # damaged entries, failed reads and writes, a replaced file; pages and embeddings reused
+                cost[name] = stats
+        if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
+            cost["retrieval"] = {"queries": self.retrieval_stats["calls"] + self.retrieval_stats["shared"],
+                                 "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
+        if self.nli is not None:
+            cost["nli"] = self.nli.stats.to_dict()
+        counts = sections.pop("counts")
+        return {"results": sections.pop("results"), "details": sections.pop("details"), "counts": counts,
+                "complete": run_complete(counts, system_reports),
+                **sections,  # failures, infrastructure_failures, counted: where a task has any
+                **({"format_adherence": adherence} if adherence else {}),
+                **({"checkpoint_repairs": repaired} if repaired else {}),
+                "seed_policy": "every sampled call (temperature > 0) without its own seed gets "
+                               "sha256('{seed}:{task}:{example id}:{call number}'), so outputs do not depend on "
+                               "batch composition",
+                **({"system_reports": system_reports} if system_reports else {}),
+                **({"system_stats": system_stats} if system_stats else {}),
+                "cost": cost, "config": self.full_config(), "versions": provenance(),
+                "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

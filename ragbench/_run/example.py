@@ -1,0 +1,172 @@
+"""One example from record to sample: the system runs it in its own context, every metric scores the
+prediction, and failures (a bad record, a raising system or metric, a folded infrastructure failure)
+are written into the sample record instead of being raised; a system that raised leaves its traceback
+there too (`traceback`), and so does a metric that raised (`score_tracebacks`: {metric: traceback},
+beside its one line in `score_errors`), for the developer of the plugin."""
+from __future__ import annotations
+
+import inspect
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .._context import Context
+from .._errors import RecordError
+from .._llm import LLM
+from .._metric import InvalidScore, typed_scores
+from .._nli import NLI
+from .._retrieval.handle import Retrieval
+from .._task import Task
+from .._types import Example, Prediction
+from .planning import PlannedTask
+
+TRACEBACK_CHARS = 8_000  # of a failure's formatted traceback a sample keeps: its end, where it was raised
+
+
+def traceback_text(exc: BaseException) -> str:
+    """The formatted traceback of `exc` with its chained causes, trimmed to its last TRACEBACK_CHARS
+    characters (a deep recursion's repeated frames are already folded by `traceback`)."""
+    text = "".join(traceback.format_exception(exc))
+    return text if len(text) <= TRACEBACK_CHARS else "...\n" + text[-TRACEBACK_CHARS:]
+
+
+def record_failed(record: dict[str, Any]) -> bool:
+    """Whether a sample record counts as a failure of the run: its example failed (or its record could
+    not be read), or one of its metrics did."""
+    return record.get("error") is not None or bool(record.get("score_errors"))
+
+
+class StoppedAtFailure(Exception):
+    """--fail-fast: the run stopped at the first record that failed, or whose metric failed (its sample
+    is saved: `--resume` tries it again). Carries the task, the sample record, the run folder and what
+    to show of the failure (`traceback`: the system's or the first failed metric's, else its error)."""
+
+    def __init__(self, task: str, record: dict[str, Any], run_dir: Path) -> None:
+        self.task, self.record, self.run_dir = task, record, run_dir
+        label = record.get("id") if record.get("id") is not None else f"record #{record.get('index', '?')}"
+        if record.get("error") is not None:
+            what, error, trace = "failed", record["error"], record.get("traceback")
+        else:
+            metric, error = next(iter(record["score_errors"].items()))
+            what, trace = f"metric {metric} failed", (record.get("score_tracebacks") or {}).get(metric)
+        self.traceback = trace or f"{error}\n"
+        super().__init__(f"{task} {label} {what}: {error}")
+
+
+async def process_example(planned: PlannedTask, item: Example | RecordError, llm: LLM, judges: list[LLM],
+                          tools: dict[str, Any], retrieval: Retrieval, models: dict[str, LLM] | None, seed: int,
+                          strict_infra: bool, nli: NLI | None) -> dict[str, Any]:
+    """One record run by the system and scored: its sample record (a bad record or a failed example is
+    recorded in it, never raised)."""
+    if isinstance(item, RecordError):
+        return {"id": None, "error": f"bad record: {item}", "bad_record": True}
+    example = item
+    started = time.perf_counter()
+    ctx = Context(llm=llm, task=planned.task, seed=seed, tools=tools)
+    ctx.llm = llm.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}")
+    ctx.models = {role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}")
+                  for role, model in (models or {}).items()}
+    ctx.retriever = retrieval.bind(ctx, example)
+    failure: Exception | None = None
+    try:
+        prediction = await planned.system.run(example, ctx)
+    except Exception as exc:
+        prediction = Prediction(example_id=example.id, error=f"{type(exc).__name__}: {exc}")
+        failure = exc
+    prediction.trace = ctx.trace
+    record = sample_record(example, prediction, planned.task)
+    if failure is not None:
+        record["traceback"] = traceback_text(failure)
+    record = await scored_record(record, planned, example, prediction, judges, seed, strict_infra, nli)
+    record["seconds"] = round(time.perf_counter() - started, 4)
+    return record
+
+
+async def scored_record(record: dict[str, Any], planned: PlannedTask, example: Example, prediction: Prediction,
+                        judges: list[LLM], seed: int, strict_infra: bool, nli: NLI | None) -> dict[str, Any]:
+    """`record` (a sample record without scores) with the prediction scored by every metric of the task,
+    and the failed calls folded into its result listed (or, with `strict_infra`, failing it)."""
+    if prediction.error is None:
+        scoring = await score_prediction(planned, example, prediction, judges, seed, nli)
+        record["scores"] = scoring.scores
+        if scoring.counted:
+            record["counted"] = scoring.counted
+        if scoring.errors:
+            record["score_errors"] = scoring.errors
+        if scoring.tracebacks:
+            record["score_tracebacks"] = scoring.tracebacks
+        if scoring.judge_trace:
+            record["judge_trace"] = scoring.judge_trace
+    folded = [f"{step['name']}: {step['error']}" for step in [*record["trace"], *record.get("judge_trace", [])]
+              if step.get("error")]
+    if folded and record.get("error") is None:  # calls that failed yet ended in a result (as upstream)
+        record["infrastructure_failures"] = folded
+        if strict_infra:
+            record["error"] = f"infrastructure failure folded into the result (--strict-infra): {folded[0]}"
+    return record
+
+
+def sample_record(example: Example, prediction: Prediction, task: Task | None = None) -> dict[str, Any]:
+    """The sample record of a run example, without scores; with `task`, the gold as the task reads it
+    (`gold_references`)."""
+    record = {"index": example.index, **example.summary(), **(gold_references(task, example) if task else {}),
+              "prediction": prediction.to_dict(),
+              "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
+              "trace": [step.to_dict() for step in prediction.trace],  # the one copy of its prompts
+              "error": prediction.error}
+    return record
+
+
+def gold_references(task: Task, example: Example) -> dict[str, Any]:
+    """`gold_references`: the example's gold as the task reads it (`Task.gold_references`), written into
+    the sample so that readers of a run folder (the viewer) show it without loading the task; a reading
+    that raises is recorded as `gold_references_error` (the metrics that read it fail on their own)."""
+    try:
+        return {"gold_references": [str(text) for text in task.gold_references(example.gold)]}
+    except Exception as exc:
+        return {"gold_references_error": f"{type(exc).__name__}: {exc}"}
+
+
+class Scoring(NamedTuple):
+    """What the metrics made of one prediction."""
+
+    scores: dict[str, Any]  # typed, of the metrics that scored
+    errors: dict[str, str]  # metric -> why it failed, in one line
+    tracebacks: dict[str, str]  # metric -> the traceback of what it raised (`traceback_text`)
+    judge_trace: list[dict[str, Any]]  # the metrics' judge calls
+    counted: dict[str, dict[str, int]]  # metric -> its counted events
+
+
+async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,
+                           judges: list[LLM], seed: int, nli: NLI | None = None) -> Scoring:
+    """Every metric of the task on one prediction; a failing metric is recorded, not raised: one that
+    raises (its traceback kept), or returns something that is not a score (`typed_scores`: the message
+    names the metric, the key and the value's type), fails on this example and adds none of its keys.
+    Corpus-only metrics (no per-example keys) are not asked. NLI calls are not traced per sample (they
+    are logged once per run in nli_calls.jsonl)."""
+    scores: dict[str, Any] = {}
+    counted: dict[str, dict[str, int]] = {}
+    errors: dict[str, str] = {}
+    tracebacks: dict[str, str] = {}
+    ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
+    ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:judge{i}")
+                  for i, judge in enumerate(judges)]
+    for metric in planned.metrics:
+        if not metric.score_keys():
+            continue
+        ctx.counts = Counter()
+        try:
+            value = metric.score(example, prediction, ctx)
+            if inspect.isawaitable(value):
+                value = await value
+            scores.update(typed_scores(metric, value))
+        except Exception as exc:
+            errors[metric.name] = f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, InvalidScore):  # raised by the metric: where, for its developer
+                tracebacks[metric.name] = traceback_text(exc)
+            continue
+        if ctx.counts:
+            counted[metric.name] = dict(ctx.counts)
+    return Scoring(scores, errors, tracebacks, [step.to_dict() for step in ctx.trace], counted)

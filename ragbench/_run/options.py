@@ -1,0 +1,207 @@
+"""`key=value` options from the command line, and building plugins from them with clear errors."""
+from __future__ import annotations
+
+import inspect
+import operator
+import types as types_module
+import typing
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import annotated_types
+import yaml
+
+from .._errors import ConfigError
+
+
+def parse_assignments(items: Iterable[str], flag: str) -> dict[str, Any]:
+    """["top_n=5", "chat=true"] -> {"top_n": 5, "chat": True}; values are read as YAML scalars."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{flag} {item!r}: expected KEY=VALUE")
+        try:
+            out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            out[key.strip()] = value
+    return out
+
+
+# The command-line flag that sets a plugin's options, by the first word of `construct`'s label.
+FLAGS = {"task": "--task-arg", "system": "--system-arg", "metric": "--metric-arg", "retriever": "--retriever-arg",
+         "index": "--retriever-arg"}
+
+
+def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str, Any], bool]:
+    """The keyword parameters `cls(...)` accepts, following `**kwargs` up the class hierarchy, their
+    type hints (`Annotated` bounds kept), and whether anything is accepted: an `__init__` whose
+    `**kwargs` cannot go on to a parent (the next `__init__` up is object's) consumes them itself. A
+    class with no `__init__` of its own anywhere takes no options (object's)."""
+    parameters: dict[str, inspect.Parameter] = {}
+    hints: dict[str, Any] = {}
+    chain = [klass for klass in cls.__mro__ if "__init__" in vars(klass)]
+    for klass, parent in zip(chain, chain[1:] + [None]):
+        if klass is object:
+            break
+        try:
+            hints = {**typing.get_type_hints(klass.__init__, include_extras=True), **hints}
+        except Exception:  # an annotation that does not resolve only loses the type check
+            pass
+        signature = inspect.signature(klass.__init__).parameters.values()
+        for p in signature:
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self":
+                parameters.setdefault(p.name, p)
+        if not any(p.kind == p.VAR_KEYWORD for p in signature):
+            break
+        if parent is object:
+            return parameters, hints, True
+    return parameters, hints, False
+
+
+def accepted_options(cls: type) -> set[str] | None:
+    """Keyword options `cls(...)` accepts; None when anything is accepted."""
+    parameters, _, anything = _init_parameters(cls)
+    return None if anything else set(parameters)
+
+
+# --- typed options: scalars, Literal choices and annotated_types bounds (Annotated[int, Ge(1)]) ------------
+_SCALARS = (int, float, bool, str, type(None))
+_NAMES = {int: "an integer", float: "a number", bool: "true/false", str: "a string", type(None): "null"}
+_BOUND_TEXT = (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
+
+
+@dataclass(frozen=True)
+class OptionType:
+    """What a type hint allows, when it is something the pre-flight can check."""
+
+    types: tuple[type, ...]  # the scalar types
+    choices: tuple[Any, ...] = ()  # Literal values
+    bounds: tuple[Any, ...] = ()  # annotated_types Gt/Ge/Lt/Le on numbers
+
+    def fits(self, value: Any) -> bool:
+        if self.choices and value in self.choices and type(value) in {type(c) for c in self.choices}:
+            return True
+        if str in self.types:  # KEY=VALUE reads 5 as an integer: a string option converts what it gets
+            return True
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        typed = any(isinstance(value, t) and not (t in (int, float) and isinstance(value, bool)) for t in self.types)
+        typed = typed or (float in self.types and number)
+        if not typed:
+            return False
+        return not number or all(_within(value, bound) for bound in self.bounds)
+
+    def describe(self) -> str:
+        """`an integer >= 1 or null`, `one of auto, chat`."""
+        bounds = " and ".join(f"{sign} {getattr(b, attr)}" for b in self.bounds for attr, sign in _BOUND_TEXT
+                              if hasattr(b, attr))
+        names = [_NAMES[t] + (f" {bounds}" if bounds and t in (int, float) else "") for t in self.types]
+        if self.choices:
+            names.insert(0, "one of " + ", ".join(str(c) for c in self.choices))
+        return " or ".join(names)
+
+    def short(self) -> str:
+        """`int >= 1/null`, `auto|chat`: how the accepted-options list writes it."""
+        bounds = "".join(f" {sign} {getattr(b, attr)}" for b in self.bounds for attr, sign in _BOUND_TEXT
+                         if hasattr(b, attr))
+        kinds = ["|".join(str(c) for c in self.choices)] if self.choices else []
+        kinds += [("null" if t is type(None) else t.__name__) + (bounds if t in (int, float) else "") for t in self.types]
+        return "/".join(kinds)
+
+
+_COMPARE = {"gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le}
+
+
+def _within(value: float, bound: Any) -> bool:
+    return all(compare(value, getattr(bound, attr)) for attr, compare in _COMPARE.items() if hasattr(bound, attr))
+
+
+def option_type(hint: Any) -> OptionType | None:
+    """What `hint` allows (`int`, `float | None`, `Literal["auto", "chat"]`, `Annotated[int, Ge(1)] | None`),
+    or None when it is not made of plain scalars (anything passes)."""
+    types: list[type] = []
+    choices: list[Any] = []
+    bounds: list[Any] = []
+    pending = [hint]
+    while pending:
+        current = pending.pop(0)
+        origin = typing.get_origin(current)
+        if origin is typing.Annotated:
+            current, *metadata = typing.get_args(current)
+            for item in metadata:
+                bounds.extend(item if isinstance(item, annotated_types.GroupedMetadata) else [item])
+            pending.insert(0, current)
+        elif origin in (typing.Union, types_module.UnionType):
+            pending[:0] = typing.get_args(current)
+        elif origin is typing.Literal:
+            choices.extend(typing.get_args(current))
+        elif current in _SCALARS:
+            types.append(current)
+        else:
+            return None
+    bounds = [b for b in bounds if isinstance(b, (annotated_types.Gt, annotated_types.Ge, annotated_types.Lt,
+                                                  annotated_types.Le))]
+    return OptionType(tuple(types), tuple(choices), tuple(bounds)) if types or choices else None
+
+
+def type_problem(value: Any, hint: Any) -> str | None:
+    """What the option takes, when `value` (as read from KEY=VALUE) does not fit its type; else None."""
+    allowed = option_type(hint)
+    return None if allowed is None or allowed.fits(value) else allowed.describe()
+
+
+def option_form(name: str, parameter: inspect.Parameter | None, hint: Any) -> str:
+    """`name=<int >= 1, default 5>`: how an option is written."""
+    allowed = option_type(hint)
+    default = "" if parameter is None or parameter.default is inspect.Parameter.empty else f", default {parameter.default!r}"
+    return f"{name}=<{allowed.short() if allowed else 'value'}{default}>"
+
+
+def engine_option_problems(cls: type, options: dict[str, Any], typed: dict[str, Any] | None = None,
+                           more: tuple[set[str], str] | None = None) -> list[str]:
+    """An engine's options checked without building it, one line per problem: names `cls.__init__`
+    accepts, those in `typed` (name -> hint: options the engine passes on verbatim) and `more` (names
+    and how to say them, e.g. a library's keyword arguments; when `cls` takes `**options` and there is
+    no `more`, any name), then each value against its type hint."""
+    parameters, hints, anything = _init_parameters(cls)
+    hints = {**hints, **(typed or {})}
+    known = sorted(set(parameters) - {"model"} | set(typed or {}))
+    unknown = [] if anything and more is None else sorted(set(options) - set(known) - (more[0] if more else set()))
+    accepted = ", ".join(known) + (f", or {more[1]}" if more else "")
+    problems = [f"unknown option(s) {', '.join(unknown)} (accepted: {accepted})"] if unknown else []
+    for name, value in options.items():
+        problem = type_problem(value, hints.get(name)) if name in hints else None
+        if problem:
+            problems.append(f"--model-arg {name}={value}: the {cls.kind} engine takes {problem} for {name} "
+                            f"({option_form(name, parameters.get(name), hints.get(name))})")
+    return problems
+
+
+def construct(cls: type, args: dict[str, Any], label: str, positional: tuple = (),
+              injected: dict[str, Any] | None = None) -> Any:
+    """`cls(*positional, **args)`, every problem with the options a `ConfigError` naming the flag,
+    the plugin, the option and the accepted form. `injected` are what the core hands a plugin rather
+    than the user (e.g. the run's `registry`): each is passed when `cls.__init__` names it, and is
+    not an option."""
+    flag = FLAGS.get(label.split()[0], "option")
+    parameters, hints, anything = _init_parameters(cls)
+    injected = {name: value for name, value in (injected or {}).items() if parameters.pop(name, None) is not None}
+    shown = {name: p for name, p in parameters.items() if name != "data_path"}
+    accepted = ", ".join(option_form(n, p, hints.get(n)) for n, p in shown.items()) or "none"
+    prefix = f"{label.split()[-1]}." if flag == "--metric-arg" else ""
+    unknown = [] if anything else sorted(set(args) - set(parameters))
+    if unknown:
+        given = ", ".join(f"{prefix}{name}={args[name]}" for name in unknown)
+        raise ConfigError(f"{flag} {given}: {label} has no option {', '.join(repr(n) for n in unknown)} "
+                          + (f"(accepted: {accepted})" if shown else "(it takes no options)"))
+    for name, value in args.items():
+        problem = type_problem(value, hints.get(name)) if name in shown else None
+        if problem:
+            raise ConfigError(f"{flag} {prefix}{name}={value}: {label} takes {problem} for {name} "
+                              f"({option_form(name, parameters.get(name), hints.get(name))})")
+    try:
+        return cls(*positional, **args, **injected)
+    except (TypeError, ValueError) as exc:
+        given = " ".join(f"{prefix}{k}={v}" for k, v in args.items() if k != "data_path")
+        raise ConfigError(f"{label}: {exc}" + (f" (given {flag} {given}; accepted: {accepted})" if given else "")
+                          ) from exc

@@ -1,0 +1,252 @@
+"""Turning a RunConfig into instantiated tasks, systems and metrics, checking every option and
+running each plugin's pre-flight before anything is loaded or run (every problem listed at once,
+one clear line each: ragbench._run.preflight)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import ConfigError
+from .._metric import Metric
+from .._nli import nli_format
+from .._registry import Registry
+from .._system import System
+from .._task import Task
+from .checks import Preflight
+from .config import RunConfig
+from .options import accepted_options, construct
+
+
+@dataclass
+class PlannedTask:
+    name: str
+    task: Task
+    system: System | None  # None when the run only scores saved predictions (ragbench rescore)
+    metrics: list[Metric]
+
+
+def _task_args_for(name: str, task_class: type, task_args: dict[str, Any]) -> dict[str, Any]:
+    """Unscoped `key` options go to every task that accepts them; `task.key` to that task only."""
+    accepted = accepted_options(task_class)
+    args = {k: v for k, v in task_args.items() if "." not in k and (accepted is None or k in accepted)}
+    args.update({k.split(".", 1)[1]: v for k, v in task_args.items() if k.startswith(name + ".")})
+    return args
+
+
+RESERVED_ROLES = ("model", "nli")  # and judge:N: the names calls/llm.jsonl gives the run's other engines
+
+
+def _check_roles(config: RunConfig, system_class: type) -> None:
+    """--role-model names roles the system declares (`System.roles`), each once."""
+    roles = tuple(getattr(system_class, "roles", ()))
+    for role in config.role_models:
+        if role not in roles:
+            offered = f"its roles are {', '.join(roles)}" if roles else "it has a single model (use --model)"
+            raise ConfigError(f"--role-model {role}=...: system {config.system} has no role '{role}'; {offered}")
+        if role in RESERVED_ROLES or role.startswith("judge"):
+            raise ConfigError(f"--role-model {role}: the name is reserved for the run's own engines")
+
+
+def plan(config: RunConfig, registry: Registry, check: Preflight | None = None) -> list[PlannedTask]:
+    """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics,
+    running their pre-flight hooks. Problems go to `check`; without one, they are raised at the end,
+    all at once (`PreflightError`)."""
+    own = check is None
+    check = check if check is not None else Preflight()
+    planned = _plan(config, registry, check)
+    if own:
+        check.raise_if_failed()
+    return planned
+
+
+def _plan(config: RunConfig, registry: Registry, check: Preflight) -> list[PlannedTask]:
+    names: list[str] = []
+    with check.step(f"tasks {', '.join(config.tasks)} installed"):
+        names = registry.expand_tasks(config.tasks)
+    if not names:
+        if not config.tasks:
+            check.problem("--tasks: no task named; give task or group names (ragbench list tasks), e.g. --tasks demo")
+        return []
+    with check.step("--task-arg, --data and --metrics name tasks of the run"):
+        _check_task_args(config, {name: registry.load("tasks", name) for name in names}, check)
+        for key in config.data:
+            if registry.entry("tasks", key).name not in names:
+                check.problem(f"--data {key}=...: task '{key}' is not among --tasks")
+        _check_metric_scopes(config.metrics, names, registry)
+    system_class = None
+    with check.step(f"system {config.system} installed"):
+        system_class = registry.load("systems", config.system)
+        _check_roles(config, system_class)
+    chosen: set[str] = set()  # every metric named for a task, planned or refused
+    planned = [item for name in names
+               if (item := _plan_task(config, registry, name, names, system_class, check, chosen))]
+    _check_metric_needs(config, planned, chosen, check)
+    return planned
+
+
+def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str], system_class: type | None,
+               check: Preflight, chosen: set[str]) -> PlannedTask | None:
+    """One task of the run with its system and metrics, each checked by its own pre-flight."""
+    entry = registry.entry("tasks", name)
+    system = None
+    task = _build_task(config, registry, name, check)
+    if task is None:
+        return None
+    task.preflight(check)
+    if system_class is None:
+        return None
+    with check.step(f"system {config.system} options"):
+        accepted = accepted_options(system_class)
+        defaults = {k: v for k, v in entry.defaults.get("system_args", {}).items()
+                    if accepted is None or k in accepted}
+        system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
+    if system is None:
+        return None
+    system.preflight(check, task)
+    return PlannedTask(name, task, system, plan_metrics(config, registry, name, names, task, check, chosen))
+
+
+def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflight) -> Task | None:
+    """The task built from its options (nothing loaded yet); None when they are wrong (reported to `check`)."""
+    entry = registry.entry("tasks", name)
+    task = None
+    with check.step(f"task {name} options"):
+        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), config.task_args)}
+        data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
+        task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
+        task.tools_replayed = config.replay_tools is not None
+    return task
+
+
+def plan_scoring(config: RunConfig, registry: Registry, check: Preflight) -> list[PlannedTask]:
+    """The tasks of a finished run and the metrics that score its saved predictions again (ragbench
+    rescore): each task built from its options but neither loaded nor checked (its data is not read), no
+    system; the metrics checked as for a run, their judge and NLI models included."""
+    names = registry.expand_tasks(config.tasks)
+    with check.step("--metrics name tasks of the run"):
+        _check_metric_scopes(config.metrics, names, registry)
+    chosen: set[str] = set()
+    planned = [PlannedTask(name, task, None, plan_metrics(config, registry, name, names, task, check, chosen))
+               for name in names if (task := _build_task(config, registry, name, check)) is not None]
+    _check_metric_needs(config, planned, chosen, check)
+    return planned
+
+
+def plan_metrics(config: RunConfig, registry: Registry, name: str, names: list[str], task: Task, check: Preflight,
+                 chosen: set[str]) -> list[Metric]:
+    """The metrics of one task, each checked (fits the task's gold, its options, its own pre-flight), with
+    their keys renamed by `--metric-arg M.key_prefix=P`; keys two metrics would both report are refused."""
+    metrics = []
+    for m in dict.fromkeys(registry.metric_name(m) for m in metric_names(task.metrics, config.metrics, name, names)
+                           if _known_metric(registry, m, check)):
+        chosen.add(m)
+        with check.step(f"metric {m} on task {name}"):
+            cls = registry.metric_class(m)
+            if not cls.fits(task):
+                needed = ", ".join(sorted(set(cls.gold_needs) - set(task.gold_fields or ())
+                                          - ({"citations"} if task.cites else set())))
+                raise ConfigError(f"metric {m} cannot score task {name}: it needs {needed} gold, which {name}'s records "
+                                  f"do not carry (they carry: {', '.join(task.gold_fields or ()) or 'none'}); "
+                                  f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "
+                                  "`ragbench list metrics` shows which tasks each metric fits")
+            own = next((args for name, args in task.metric_options.items() if registry.metric_name(name) == m), {})
+            args = {**own, **_metric_args_for(m, config.metric_args)}
+            prefix = args.pop(KEY_PREFIX, "")
+            metric = construct(cls, args, f"metric {m}")
+            metric.key_prefix = str(prefix)
+            metrics.append(metric)
+            metric.preflight(check, task)
+    _check_key_collisions(name, metrics, check)
+    return metrics
+
+
+KEY_PREFIX = "key_prefix"  # --metric-arg METRIC.key_prefix=P, taken by the run for every metric (Metric.key_prefix)
+
+
+def _check_key_collisions(task: str, metrics: list[Metric], check: Preflight) -> None:
+    """Two metrics reporting a key of the same name would overwrite each other's values: refused."""
+    owners: dict[str, Metric] = {}
+    for metric in metrics:
+        for key in [*metric.reported_keys(), *metric.reported_keys(corpus=True)]:
+            first = owners.setdefault(key, metric)
+            if first is not metric:
+                check.problem(f"task {task}: metrics {first.name} and {metric.name} both report the key '{key}'; "
+                              f"rename one's keys, e.g. --metric-arg {metric.name}.{KEY_PREFIX}="
+                              f"{_prefix_hint(metric)}_ (or leave one out of --metrics)")
+
+
+def _prefix_hint(metric: Metric) -> str:
+    return "".join(c if c.isalnum() else "_" for c in metric.name.split(":")[0])
+
+
+def _known_metric(registry: Registry, name: str, check: Preflight) -> bool:
+    try:
+        registry.metric_name(name)
+    except ConfigError as exc:
+        check.problem(f"--metrics: {exc}")
+        return False
+    return True
+
+
+def metric_names(task_metrics: tuple[str, ...], chosen: list[str], task: str = "",
+                 tasks: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The metrics of `task` for this run: `--metrics a,b` replaces the task's list, `+c` adds to it;
+    `TASK:a` / `TASK:+c` (TASK one of the run's `tasks`) applies to that task only."""
+    mine = []
+    for item in chosen:
+        scope, scoped, rest = item.partition(":")
+        if not scoped or scope not in tasks:  # hf:bleu is a metric name, not a scope
+            mine.append(item)
+        elif scope == task:
+            mine.append(rest)
+    replace = [name for name in mine if not name.startswith("+")]
+    added = [name[1:] for name in mine if name.startswith("+")]
+    return list(dict.fromkeys([*(replace if replace else task_metrics), *added]))
+
+
+def _check_metric_scopes(chosen: list[str], names: list[str], registry: Registry) -> None:
+    """`TASK:NAME` must name a task of the run, by its name (not an alias)."""
+    for item in chosen:
+        scope, scoped, _ = item.partition(":")
+        if scoped and scope in registry.aliases["tasks"]:
+            raise ConfigError(f"--metrics {item}: write the task's name, {registry.aliases['tasks'][scope]}:..., "
+                              "to scope a metric")
+        if scoped and scope in registry.entries["tasks"] and scope not in names:
+            raise ConfigError(f"--metrics {item}: task '{scope}' is not among --tasks ({', '.join(names)})")
+
+
+def _metric_args_for(name: str, metric_args: dict[str, Any]) -> dict[str, Any]:
+    return {k[len(name) + 1:]: v for k, v in metric_args.items() if k.startswith(name + ".")}
+
+
+def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: set[str], check: Preflight) -> None:
+    """Metrics that call an NLI model or a judge fail before the run when none is configured."""
+    for key in config.metric_args:
+        if not any(key.startswith(m + ".") for m in chosen):
+            check.problem(f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks "
+                          f"({', '.join(sorted(chosen)) or 'none'})")
+    provided = {"nli": config.nli is not None, "judge": bool(config.judges)}
+    hints = {"nli": "pass --nli ENGINE:MODEL (e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)",
+             "judge": "pass --judge ENGINE:MODEL"}
+    for need, hint in hints.items():
+        users = sorted({f"{m.name} ({p.name})" for p in planned for m in p.metrics if need in m.needs})
+        if users and not provided[need]:
+            check.problem(f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
+                          f"{hint} (or choose other metrics with --metrics)")
+    with check.step(f"--nli-format {config.nli_format}"):
+        nli_format(config.nli_format)
+
+
+def needs(planned: list[PlannedTask], need: str) -> bool:
+    return any(need in metric.needs for p in planned for metric in p.metrics)
+
+
+def _check_task_args(config: RunConfig, task_classes: dict[str, type], check: Preflight) -> None:
+    for key in config.task_args:
+        name, option = key.split(".", 1) if "." in key else (None, key)
+        if name is not None and name not in task_classes:
+            check.problem(f"--task-arg {key}: task '{name}' is not among --tasks")
+            continue
+        targets = [cls for task, cls in task_classes.items() if name in (None, task)]
+        if not any((accepted := accepted_options(cls)) is None or option in accepted for cls in targets):
+            check.problem(f"--task-arg {key}=...: no selected task accepts '{option}'")

@@ -1,0 +1,189 @@
+"""The pre-flight: everything a run can check before anything heavy loads or anything is written.
+
+The core checks the run's own options (numbers, output folder, engine strings and options) and asks
+every plugin for its own checks through one hook each, so a third-party task, system, metric or
+engine adds checks without the core knowing it:
+
+  Task.preflight(check)                  data found, its first records read (the default), plus a
+                                         task's prerequisites (tokenizers, services ...)
+  System.preflight(check, task)          the system on that task (default: `System.check`)
+  Metric.preflight(check, task)          the metric on that task (default: nothing)
+  Engine.preflight(model, options)       an engine string and its options, without loading it
+                                         (default: names and typed values `__init__` accepts)
+  System.engine_needs(task) with         what the system needs of its engines: the options the engine
+  Engine.meet_needs / missing_vocabulary loader will start them with, what no option can give
+
+A hook reports through `check.problem("one line: what, where; the option that fixes it")`, or by
+raising `ConfigError` inside `with check.step(...)`. Every problem is collected; the run stops with
+all of them at once (`PreflightError`, exit 2) before its folder exists.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._errors import ConfigError
+from .checks import Preflight
+
+
+# --- the run's own options ----------------------------------------------------------------------------
+# The run's numeric options: (option, RunConfig field, least value, what else may be given)
+RUN_NUMBERS = (("--seed", "seed", 0, ""), ("--max-inflight", "max_inflight", 1, ""),
+               ("--limit", "limit", 1, ", or leave it out for all records"),
+               ("--bootstrap-iters", "bootstrap_iters", 0, " (0: no intervals)"))
+
+
+def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> str | None:
+    """`--seed -5: give an integer of at least 0`, or None when `value` is an integer >= `least`."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= least:
+        return None
+    return f"{flag} {value}: give {'an integer of ' if not isinstance(value, int) else ''}at least {least}{alternative}"
+
+
+def check_run_options(config: Any, check: Preflight) -> None:
+    """Numbers of the right type and range, and an output folder that can take this run (nothing is created)."""
+    from .._storage.files import write_problem
+    from .._storage.rundir import RunDir
+
+    for flag, name, least, alternative in RUN_NUMBERS:
+        value = getattr(config, name)
+        problem = None if value is None and name == "limit" else number_problem(flag, value, least, alternative)
+        if problem:
+            check.problem(problem)
+    if config.cache and Path(config.cache).is_dir():
+        check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
+    with check.step(f"output folder {config.run_dir()}"):
+        RunDir(config.run_dir()).check_start(config.identity(), config.config_hash(), config.resume, config.overwrite)
+        unwritable = write_problem(config.run_dir())
+        if unwritable:
+            raise ConfigError(f"--output {config.run_dir()}: {unwritable}; choose a folder that can be written")
+
+
+def check_cache_files(config: Any, planned: list[Any], check: Preflight) -> None:
+    """The response cache and (for tasks that take a `page_cache` option) the page cache: files a run
+    can read and write. One that cannot serve is a warning: the run goes on without it, or with a
+    fresh one in place of a damaged one (ragbench._storage.sqlite_store)."""
+    from .._storage import cache, page_cache
+    from .._storage.files import write_problem
+    from .._storage.store_checks import file_problem
+
+    # the run's own cache.sqlite: said of --output when that cannot be written, deleted by --overwrite
+    skip = config.cache is None and (config.overwrite or write_problem(config.run_dir()))
+    caches = [] if skip else [(cache.LABEL, Path(config.cache or Path(config.run_dir()) / "cache.sqlite"), cache.FIX)]
+    # the page cache a task opens: its own option, else --page-cache, else the default (as the run resolves it)
+    for chosen in dict.fromkeys(p.task.args.get("page_cache") or config.page_cache for p in planned
+                                if "page_cache" in getattr(p.task, "args", {})):
+        if str(chosen).strip().lower() not in page_cache.OFF:
+            path = Path(chosen).expanduser() if chosen else page_cache.default_path().expanduser()
+            caches.append((page_cache.LABEL, path, page_cache.FIX))
+    for label, path, fix in caches:
+        if path.is_dir():  # said of --cache already
+            continue
+        problem = file_problem(path)
+        if problem is None:
+            check.passed(f"{label} {path}: can be read and written")
+        else:
+            check.warn(f"{label} {path}: {problem.reason}; {problem.consequence(label, fix)}")
+
+
+def engine_needs(planned: list[Any]) -> list[Any]:
+    """What the run's systems need of the engines serving them, task by task (`System.engine_needs`)."""
+    return [need for p in planned if (need := p.system.engine_needs(p.task)) is not None]
+
+
+def needs_problems(engine_class: type, name: str, options: dict[str, Any], needs: list[Any]) -> tuple[dict[str, Any],
+                                                                                                    list[str]]:
+    """The options the engine loader will start the engine with for the systems' `needs`, and what it cannot
+    give them: an option too small, vocabulary entries its tokenizer lacks (read without the weights)."""
+    options, problems = engine_class.meet_needs(name, options, needs)
+    for need in needs:
+        missing = engine_class.missing_vocabulary(name, options, need.logprob_tokens) if need.logprob_tokens else None
+        if missing:
+            problems.append(f"{need.system} reads log-probs of {', '.join(missing)}, which are not single entries of "
+                            f"{name}'s vocabulary; use {need.models}")
+    return options, problems
+
+
+def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, uses_nli: bool,
+                  needs: list[Any] | None = None) -> None:
+    """Every engine the run will load (--model, --role-model, --judge, --nli): a known engine, options it
+    accepts, a server that answers, and (the system's engines) what the systems need of them; nothing is
+    loaded."""
+    from .._engines import EMBEDDED_MODEL
+    from .._engines.replicas import RAY_OPTION_TYPES, replica_option_problems
+
+    # (option, how its engine options are written, engine:model, options); an engine's messages name
+    # --model-arg and --base-url, rewritten here for the engine they are about
+    engines = [("--model", "--model-arg ", config.model or EMBEDDED_MODEL, config.model_args)] if uses_llm else []
+    engines += [(f"--role-model {role}=", f"--role-model-arg {role}.", model, config.role_model_args.get(role, {}))
+                for role, model in config.role_models.items()]
+    engines += [("--judge", f"--judge-arg {i}.", model, config.judge_args.get(str(i), {}))
+                for i, model in enumerate(config.judges)]
+    if config.nli and uses_nli:
+        engines.append(("--nli", "--nli-arg ", config.nli, config.nli_args))
+    for flag, args_flag, spec, options in engines:
+        where = f"{flag}{'' if flag.endswith('=') else ' '}{spec}"
+        with check.step(where):
+            kind, sep, name = spec.partition(":")
+            if not sep or not name:
+                raise ConfigError(f"{where}: is not of the form engine:model (e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, "
+                                  "openai:gpt-4o-mini, replay:calls.jsonl); `ragbench list engines` names the engines")
+            try:
+                engine_class = registry.load("engines", kind)
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            plain = {k: v for k, v in options.items() if k not in RAY_OPTION_TYPES}
+            problems = replica_option_problems(options)
+            if needs and flag.startswith(("--model", "--role-model")):
+                plain, unmet = needs_problems(engine_class, name, plain, needs)
+                problems += unmet
+            urls = plain.get("base_url")
+            for url in urls if isinstance(urls, (list, tuple)) else [urls]:
+                problems += engine_class.preflight(name, {**plain, **({"base_url": url} if url else {})})
+            for problem in problems:
+                if flag != "--model":
+                    problem = problem.replace("--model-arg ", args_flag).replace("--base-url", f"{args_flag}base_url")
+                check.problem(f"{where}: {problem}")
+
+
+def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], check: Preflight) -> None:
+    """A system that retrieves (`System.retrieves`) on a task whose examples carry no documents
+    (`Task.own_documents` False), with a retriever that returns only an example's own documents
+    (`Retriever.example_documents_only`: the default `provided`, `example_bm25`, `example_dense`), would
+    answer closed book under its own name: one problem per task. `--retriever none` asks for that run."""
+    from .._retrieval import DEFAULT_RETRIEVER
+
+    blind = [p for p in planned if p.system is not None and p.system.retrieves and p.task.own_documents is False]
+    name = config.retriever or DEFAULT_RETRIEVER
+    try:
+        retriever_class = registry.load("retrievers", name) if blind else None
+    except ConfigError:
+        return  # an unknown retriever: said where the run builds it
+    if retriever_class is None or not retriever_class.example_documents_only:
+        return
+    for p in blind:
+        system = p.system.name or config.system
+        check.problem(f"task {p.name}: its examples carry no documents and retriever {name} returns only an "
+                      f"example's own, so system {system} would answer closed book; search a corpus index "
+                      f"(--retriever bm25|dense --retriever-arg index=DIR, from ragbench index build), use --system "
+                      f"closed_book, or pass --retriever none to run {system} without documents on purpose")
+
+
+def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:
+    """The whole pre-flight of a run: its options, every plugin's hooks, its engines. Returns the planned
+    tasks and what was checked; raises `PreflightError` listing every problem."""
+    from .planning import needs, plan
+
+    check = check if check is not None else Preflight()
+    check_run_options(config, check)
+    planned = plan(config, registry, check)
+    check_documents_to_retrieve(config, registry, planned, check)
+    check_cache_files(config, planned, check)
+    try:
+        system_class = registry.load("systems", config.system)
+    except ConfigError:
+        system_class = None  # reported by plan
+    uses_llm = system_class is not None and getattr(system_class, "uses_llm", True)
+    check_engines(config, registry, check, uses_llm, needs(planned, "nli"), engine_needs(planned))
+    check.raise_if_failed()
+    return planned, check

@@ -1,0 +1,120 @@
+"""Scoring saved predictions again without running the system: on `--resume`, the examples whose metrics
+failed (in the run's own folder); with `ragbench rescore`, every example of a finished run (into a new
+folder, ragbench._run.rescore_run).
+
+A sample record holds what a metric is given: the example's id, question, gold, slice fields and turns,
+and the prediction with the documents shown to the model (in the order shown) and the system's trace.
+The Example and the Prediction are rebuilt from it (the example's own provided documents and extras are
+not saved: a metric that reads them cannot be re-scored). Every metric of a re-scored example runs
+again, as a fresh run would score it: its scores, metric errors, counted events, judge calls and
+folded call failures are all replaced, and it is marked `"rescored": true`. A metric's calls that were
+answered before are answered by the response cache.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any, Awaitable, Callable, Iterable, Iterator
+
+from .._llm import LLM
+from .._nli import NLI
+from .._reports.failures import metric_failures
+from .._storage.rundir import RunDir, record_key
+from .._types import Document, Example, Prediction, Step
+from .example import StoppedAtFailure, gold_references, record_failed, scored_record
+from .planning import PlannedTask
+
+SCORING_FIELDS = ("scores", "score_errors", "score_tracebacks", "counted", "judge_trace", "infrastructure_failures",
+                  "rescored")
+GOLD_READING_FIELDS = ("gold_references", "gold_references_error")  # read again by the task (it may have changed)
+_STEP_FIELDS = {f.name for f in dataclasses.fields(Step)}
+
+
+def rebuild(record: dict[str, Any]) -> tuple[Example, Prediction]:
+    """The example and the prediction a sample record was scored on."""
+    example = Example(id=record["id"], question=record.get("question") or "", gold=record.get("gold") or {},
+                      meta=record.get("meta") or {}, turns=record.get("turns"), index=record.get("index", 0))
+    saved = record.get("prediction") or {}
+    prediction = Prediction(example_id=example.id, answer=saved.get("answer") or "", raw_output=saved.get("raw_output"),
+                            citations=saved.get("citations") or [],
+                            docs=[Document.from_dict(doc) for doc in saved.get("docs") or []],
+                            trace=[Step(**{k: v for k, v in step.items() if k in _STEP_FIELDS})
+                                   for step in record.get("trace") or []],
+                            extras=saved.get("extras") or {})
+    return example, prediction
+
+
+def scorable(record: dict[str, Any]) -> bool:
+    """Whether the record holds a prediction to score: its example ran (a failed example or a bad record
+    has none)."""
+    return record.get("error") is None and record.get("id") is not None and "prediction" in record
+
+
+async def rescore_record(planned: PlannedTask, record: dict[str, Any], judges: list[LLM], nli: NLI | None,
+                         seed: int, strict_infra: bool) -> dict[str, Any]:
+    """The record scored again by every metric of `planned` (see the module's docstring)."""
+    example, prediction = rebuild(record)
+    kept = {**{k: v for k, v in record.items() if k not in SCORING_FIELDS and k not in GOLD_READING_FIELDS},
+            **gold_references(planned.task, example)}
+    return {**await scored_record(kept, planned, example, prediction, judges, seed, strict_infra, nli),
+            "rescored": True}
+
+
+def failed_scoring(run_dir: RunDir, planned: PlannedTask) -> Iterator[dict[str, Any]]:
+    """The task's saved records whose metrics failed (`metric_failures`), the latest attempt of each,
+    one at a time. Records appended while this is read (the re-scored ones) are not read."""
+    latest: dict[str, tuple[int, bool]] = {}
+    for position, record in enumerate(run_dir.samples(planned.name)):
+        latest[record_key(record)] = (position, scorable(record) and bool(metric_failures(record, planned.metrics)))
+    wanted = {position for position, failed in latest.values() if failed}
+    if not wanted:
+        return
+    last = max(wanted)
+    for position, record in enumerate(run_dir.samples(planned.name)):
+        if position in wanted:
+            yield record
+        if position >= last:
+            return
+
+
+def pending(run_dir: RunDir, planned: list[PlannedTask]) -> bool:
+    """Whether any saved example of the run needs its metrics run again."""
+    return any(next(failed_scoring(run_dir, p), None) is not None for p in planned)
+
+
+async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, judges: list[LLM], nli: NLI | None, seed: int,
+                        strict_infra: bool, most: int, fail_fast: bool = False) -> int:
+    """--resume: every saved example whose metrics failed scored again (at most `most` at once) and
+    appended to the checkpoint, where it replaces the earlier record. Returns how many. With
+    `fail_fast`, the first that fails again raises `StoppedAtFailure` once it is saved."""
+    done = 0
+
+    async def rescore(item: tuple[PlannedTask, dict[str, Any]]) -> None:
+        nonlocal done
+        task, record = item
+        rescored = await rescore_record(task, record, judges, nli, seed, strict_infra)
+        run_dir.append_sample(task.name, rescored)
+        done += 1
+        if fail_fast and record_failed(rescored):
+            raise StoppedAtFailure(task.name, rescored, run_dir.path)
+
+    await bounded((((task, record) for task in planned for record in failed_scoring(run_dir, task))), rescore, most)
+    return done
+
+
+async def bounded(items: Iterable[Any], work: Callable[[Any], Awaitable[None]], most: int) -> None:
+    """`work(item)` for every item, at most `most` at once; the first failure cancels the others and is
+    raised once every worker has ended."""
+    source = iter(items)
+
+    async def worker() -> None:
+        for item in source:  # shared: each worker takes the next item
+            await work(item)
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, most))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for running in workers:
+            running.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)

@@ -1,0 +1,223 @@
+"""`ragbench rescore RUN`: a finished run's saved predictions scored again - with other metrics, other
+judges or NLI model, or after metrics failed - without running the system, into a new run folder.
+
+The original run is never changed: the rescored run goes to `--output`, by default the folder
+`RUN__rescored` beside it. It holds what a run folder holds: run.json (the run's configuration with the
+new metric options, and `rescored_from`), samples/ (every record of RUN, its scoring replaced:
+ragbench._run.rescore), results.json and report.md, and the judges' and NLI model's exchange logs and
+response cache of this scoring. Failed examples and bad records are copied as they are (they have no
+prediction); the run's cost, the system's reports, statistics and format checks are the original's
+(they describe the system's outputs, which do not change), and `cost.rescoring` is this scoring's cost.
+
+`--metrics` is read as on a run, against the run's own selection: NAME,... replaces it, +NAME (or
+TASK:+NAME) adds to it. `--metric-arg` adds to the run's metric options; `--judge` and `--nli` (with
+their options) replace the run's.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from .._engines import load_engine
+from .._errors import ConfigError
+from .._llm import LLM
+from .._nli import NLI
+from .._registry import Registry, get_registry
+from .._replay.exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
+from .._replay.recording import CALLS_DIR, CallRecorder
+from .._reports.provenance import provenance
+from .._reports.results import aggregation_view, run_complete, task_scores
+from .._reports.summary import report_markdown
+from .._storage.cache import ResponseCache
+from .._storage.jsonl import read_json
+from .._storage.rundir import RunDir, iter_samples
+from .checks import Preflight
+from .config import RunConfig
+from .cost import attempt_cost
+from .evaluator import RunOutcome
+from .lifecycle import Engines, run_interruptible
+from .planning import PlannedTask, needs, plan_scoring
+from .preflight import check_engines
+from .resources import RunResources
+from .rescore import bounded, rescore_record, scorable
+from .scheduler import Scheduler
+
+SUFFIX = "__rescored"  # the default output folder: RUN__rescored
+# the original results' sections that describe the system's outputs, kept as they were
+KEPT_SECTIONS = ("format_adherence", "checkpoint_repairs", "seed_policy", "system_reports", "system_stats")
+
+
+def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry | None = None) -> RunOutcome:
+    """Score RUN's saved predictions again with `changes` to its RunConfig (metrics, metric_args,
+    judges, judge_args, nli, nli_args, nli_format, output, overwrite, max_inflight, cache,
+    bootstrap_iters: see the module's docstring); every problem is found before anything is written."""
+    source = Path(source)
+    meta, original = finished_run(source)
+    config = rescoring_config(meta["config"], changes, source)
+    registry = registry or get_registry()
+    check = Preflight()
+    with check.step(f"output folder {config.run_dir()}"):
+        check_output(config, source)
+    planned = plan_scoring(config, registry, check)
+    check_engines(config, registry, check, uses_llm=False, uses_nli=needs(planned, "nli"))
+    for task in planned:
+        if not (source / "samples" / f"{task.name}.jsonl").is_file():
+            check.problem(f"{source}/samples/{task.name}.jsonl is missing: the saved predictions are what is re-scored")
+    check.raise_if_failed()
+    engines = load_scoring_engines(config, registry, planned)
+    target = RunDir(config.run_dir())
+    full_config = rescored_config(meta["config"], config, planned, source)
+    with target.held(lock_now=False):  # locked by `start`, let go however this ends
+        resources = RunResources(config.page_cache)  # the process pool a metric uses (CRAG's truncation)
+        for task in planned:
+            task.task.bind(resources)
+        try:
+            target.start(full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite)
+            cache = ResponseCache(config.cache or target.path / "cache.sqlite")
+            started = time.perf_counter()
+            try:
+                rescored, calls, nli_stats = run_interruptible(score_saved(planned, source, target, engines, config,
+                                                                           cache))
+            finally:
+                target.close()
+                cache.close()
+        finally:
+            resources.close()
+            engines.close()
+        cost = {**attempt_cost("rescoring", calls, rescored, time.perf_counter() - started),
+                **({"nli": nli_stats} if nli_stats is not None else {})}
+        results = rescored_results(planned, original, target, config, full_config, cost)
+        target.finish(results, report_markdown(results, target.path))
+    return RunOutcome(results, target.path)
+
+
+def check_output(config: RunConfig, source: Path) -> None:
+    """The rescored run's folder: not RUN itself, and new unless --overwrite."""
+    output = config.run_dir()
+    if output.resolve() == source.resolve():
+        raise ConfigError(f"rescore --output {output}: is the run being re-scored; give a new folder (the original "
+                          "is kept as it was)")
+    if output.exists() and not output.is_dir():
+        raise ConfigError(f"rescore --output {output}: is a file; give a folder")
+    if not config.overwrite and (output / "run.json").exists():
+        raise ConfigError(f"rescore --output {output}: already holds a run; --overwrite replaces it, or give "
+                          "another --output")
+    if config.cache and Path(config.cache).is_dir():
+        raise ConfigError(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
+
+
+def finished_run(source: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """RUN's run.json and results.json; a folder that holds no finished run is a ConfigError."""
+    meta = RunDir(source).meta if source.is_dir() else None
+    if meta is None:
+        raise ConfigError(f"rescore: {source} holds no ragbench run (no run.json); give a run folder")
+    results_path = source / "results.json"
+    if not meta.get("finished") or not results_path.is_file():
+        raise ConfigError(f"rescore: {source} is not finished; finish it first with `ragbench ... --resume "
+                          f"--output {source}` (the options it was run with)")
+    results = read_json(results_path, "the results.json of a ragbench run")
+    if not isinstance(results, dict) or not isinstance(results.get("counts"), dict):
+        raise ConfigError(f"rescore: {results_path} is not the results.json of a ragbench run")
+    return meta, results
+
+
+def rescoring_config(original: dict[str, Any], changes: dict[str, Any], source: Path) -> RunConfig:
+    """The run's configuration with the rescoring's metric, judge and NLI options (see the module's docstring)."""
+    config = {f.name: original[f.name] for f in fields(RunConfig) if f.name in original}
+    config.update({"resume": False, "output": str(source) + SUFFIX, "progress": False})
+    given = {k: v for k, v in changes.items() if v not in (None, [], {})}
+    metrics = given.pop("metrics", None)
+    if metrics is not None:
+        added = all(item.startswith("+") or item.partition(":")[2].startswith("+") for item in metrics)
+        config["metrics"] = [*config.get("metrics", []), *metrics] if added else list(metrics)
+    config["metric_args"] = {**config.get("metric_args", {}), **given.pop("metric_args", {})}
+    if "judges" in given:
+        config["judge_args"] = {}
+    if "nli" in given:
+        config["nli_args"] = {}
+    config.update(given)
+    return RunConfig(**config)
+
+
+def rescored_config(original: dict[str, Any], config: RunConfig, planned: list[PlannedTask],
+                    source: Path) -> dict[str, Any]:
+    """run.json's and results.json's `config`: the original's, with the rescoring's options and metrics."""
+    out = {**original, **asdict(config), "tasks": original.get("tasks", config.tasks), "model": original.get("model"),
+           "metric_configs": {p.name: [m.config() for m in p.metrics] for p in planned}, "rescored_from": str(source)}
+    return json.loads(json.dumps(out, default=str))
+
+
+def load_scoring_engines(config: RunConfig, registry: Registry, planned: list[PlannedTask]) -> Engines:
+    """The judges and (when a metric needs one) the NLI model; one that fails closes the others."""
+    engines = Engines()
+    try:
+        for i, model in enumerate(config.judges):
+            engines.judges.append(load_engine(model, registry=registry, **config.judge_args.get(str(i), {})))
+        if config.nli is not None and needs(planned, "nli"):
+            engines.nli = load_engine(config.nli, registry=registry, **config.nli_args)
+    except BaseException:
+        engines.close()
+        raise
+    return engines
+
+
+async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, engines: Engines, config: RunConfig,
+                      cache: ResponseCache) -> tuple[int, dict[str, Any], dict[str, Any] | None]:
+    """Every saved record of RUN into the target's samples, scored again where it holds a prediction.
+    Returns how many were scored, the calls' statistics and the NLI model's (when one was asked)."""
+    scheduler = Scheduler(cache)
+    recorder = CallRecorder(target.path / CALLS_DIR)
+    logs = [ExchangeLog(target.path / judge_log_name(i)) for i in range(len(engines.judges))]
+    judges = [LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log))
+              for i, (judge, log) in enumerate(zip(engines.judges, logs))]
+    nli = None if engines.nli is None else NLI(
+        LLM(scheduler, engines.nli, recorder=recorder.for_role("nli", logged=True)), config.nli_format,
+        target.path / "nli_calls.jsonl")
+    rescored = 0
+
+    async def score(item: tuple[PlannedTask, dict[str, Any]]) -> None:
+        nonlocal rescored
+        task, record = item
+        if scorable(record):
+            record = await rescore_record(task, record, judges, nli, config.seed, config.strict_infra)
+            rescored += 1
+        target.append_sample(task.name, record)
+
+    try:
+        saved = ((task, record) for task in planned for record in iter_samples(source / "samples" / f"{task.name}.jsonl"))
+        await bounded(saved, score, config.max_inflight)
+    finally:
+        recorder.close()
+        await scheduler.close()
+        for log in logs:
+            log.close()
+        if nli is not None:
+            nli.close()
+        for engine in (*engines.judges, *([engines.nli] if engines.nli is not None else [])):
+            if hasattr(engine, "aclose"):  # HTTP clients close inside the loop that opened them
+                await engine.aclose()
+    return rescored, scheduler.stats.to_dict(), None if nli is None else nli.stats.to_dict()
+
+
+def rescored_results(planned: list[PlannedTask], original: dict[str, Any], target: RunDir, config: RunConfig,
+                     full_config: dict[str, Any], cost: dict[str, Any]) -> dict[str, Any]:
+    """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
+    sections: dict[str, dict[str, Any]] = {"results": {}, "details": {}, "counts": {}}
+    for task in planned:
+        target.finalize_samples(task.name)
+        samples = [aggregation_view(s) for s in target.samples(task.name)]
+        before = original["counts"].get(task.name) or {}
+        expected = before.get("records", len(samples)) + before.get("missing", 0)
+        for section, value in task_scores(samples, task.metrics, task.task.slice_fields, expected,
+                                          config.bootstrap_iters, config.seed).items():
+            sections.setdefault(section, {})[task.name] = value
+    counts = sections.pop("counts")
+    return {"results": sections.pop("results"), "details": sections.pop("details"), "counts": counts,
+            "complete": run_complete(counts, original.get("system_reports") or {}), **sections,
+            **{key: original[key] for key in KEPT_SECTIONS if key in original},
+            "cost": {**(original.get("cost") or {}), "rescoring": cost}, "config": full_config,
+            "rescored_from": full_config["rescored_from"], "versions": provenance(),
+            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

@@ -1,0 +1,281 @@
+"""Pools the LLM calls of every in-flight example and batches them onto the engines.
+
+Systems are written one example at a time (`await ctx.llm.generate(...)`); many examples run
+as coroutines at once. Each call lands in a per-engine queue. When the engine is free, its
+dispatcher first lets the event loop settle (every runnable coroutine gets to enqueue its next
+call), then takes the largest group of queued requests that share sampling parameters, sorts
+it longest first, cuts it at the engine's batch limit and runs that batch in a worker thread,
+so that examples whose calls finished keep running and queueing while the batch computes.
+Engines that batch by themselves (`concurrent = True`, e.g. HTTP servers) get each request as
+it comes, up to their concurrency cap.
+
+Fairness (ageing): the largest group alone would starve a request whose sampling settings few
+others share (one waited 46 of 51 batches). A group whose oldest request has waited AGE_LIMIT
+batches (batches of its engine dispatched since it was queued) is served next; among such groups
+the one with the oldest request. Once a request has waited AGE_LIMIT batches, every batch serves the
+oldest request queued (it has waited longer, so its group is aged too), so a request waits at most
+AGE_LIMIT batches plus those that serve requests queued before it (at most one per B of them, B the
+batch limit, and one per other sampling group); with nothing older left, at most AGE_LIMIT.
+`CallStats.max_wait_batches` is the longest wait seen.
+
+Identical requests in flight share one engine call, and a response cache answers repeats.
+
+The pooling is not specific to LLMs: any "batch backend" with `generate(requests) -> results`,
+`engine_id`, `max_batch_size`, `max_concurrency` and `concurrent = False` can be pooled, with requests that have a
+`batch_key` (what must be equal within a batch), `text_length()` and `cache_key(backend_id)`.
+Retrieval uses this (`ragbench._retrieval.handle`) with a scheduler of its own.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .._engines.base import Engine, EngineError, Request, Response
+from .._storage.cache import ResponseCache
+
+log = logging.getLogger(__name__)
+
+# Batches a queued request may wait before its group is served next (see the module docstring). 16:
+# on benchmarks/scheduler_vs_baselines.py's workloads it makes as many batches as serving the largest
+# group alone (8 made one or two more), and cuts the worst wait of a request with rare settings from 67 to 21.
+AGE_LIMIT = 16
+_SETTLE_ROUNDS = 64
+_QUIET_ROUNDS = 3
+_LOOKUP_WAIT_SECONDS = 0.05  # at most this long per batch for cache lookups under way
+
+
+@dataclass
+class CallStats:
+    calls: int = 0  # requests answered by an engine (not the cache)
+    batches: int = 0
+    cache_hits: int = 0
+    shared: int = 0  # requests answered by an identical request already in flight
+    errors: int = 0
+    cache_errors: int = 0  # cache writes that failed (answers were still delivered)
+    in_flight: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    max_wait_batches: int = 0  # the longest a request waited: batches of its engine dispatched before its own
+
+    def to_dict(self) -> dict[str, int]:
+        out = dict(self.__dict__)
+        out.pop("in_flight")
+        out.pop("max_wait_batches")  # a maximum, not a count that attempts add up
+        return out
+
+
+class _Queued(NamedTuple):
+    request: Request
+    key: str
+    future: asyncio.Future
+    queued_at: int  # the engine's batches dispatched when it was queued
+
+
+class _EngineQueue:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        # queued requests by batch key (oldest first in each group), so that taking a batch does not
+        # re-group every pending request (thousands when many examples each send dozens of calls)
+        self.groups: dict[object, list[_Queued]] = {}
+        self.size = 0
+        self.dispatched = 0  # batches taken from this queue
+        self.wake = asyncio.Event()
+        self.task: asyncio.Task | None = None
+        self.semaphore = asyncio.Semaphore(engine.max_concurrency)
+
+
+class Scheduler:
+    def __init__(self, cache: ResponseCache | None = None, age_limit: int = AGE_LIMIT) -> None:
+        self.cache = cache
+        self.age_limit = age_limit
+        self._cache_errors_before = cache.write_errors if cache is not None else 0
+        self.stats = CallStats()
+        self._queues: dict[int, _EngineQueue] = {}
+        self._in_flight: dict[str, asyncio.Future] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._lookups = 0  # callers reading the cache in its thread: their requests may still join a batch
+        self._no_lookups = asyncio.Event()
+
+    async def submit(self, engine: Engine, request: Request) -> Response:
+        """Answer one request: from the cache, from an identical in-flight call, or the engine."""
+        key = request.cache_key(engine.engine_id)
+        if self.cache is not None and getattr(engine, "cacheable", True):
+            self._lookups += 1
+            try:
+                hit = await self.cache.aget(key)
+            finally:
+                self._lookups -= 1
+                if not self._lookups:
+                    self._no_lookups.set()
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return hit
+        if key in self._in_flight:
+            self.stats.shared += 1
+            return await asyncio.shield(self._in_flight[key])
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        self.stats.in_flight += 1
+        queue = self._queue(engine)
+        if engine.concurrent:
+            task = asyncio.create_task(self._run_one(queue, request, key, future))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        else:
+            queue.groups.setdefault(request.batch_key, []).append(_Queued(request, key, future, queue.dispatched))
+            queue.size += 1
+            queue.wake.set()
+        return await asyncio.shield(future)
+
+    def _queue(self, engine: Engine) -> _EngineQueue:
+        queue = self._queues.get(id(engine))
+        if queue is None:
+            queue = self._queues[id(engine)] = _EngineQueue(engine)
+            if not engine.concurrent:
+                queue.task = asyncio.create_task(self._dispatch(queue))
+        return queue
+
+    async def _settle(self, queue: _EngineQueue) -> None:
+        """Yield until no coroutine has added to the queue for a few rounds (bounded): a caller
+        whose call just finished needs two loop rounds to wake up and send its next one."""
+        seen, quiet = -1, 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _LOOKUP_WAIT_SECONDS
+        for _ in range(_SETTLE_ROUNDS):
+            if self._lookups and loop.time() < deadline:  # requests whose cache lookup is under way join
+                self._no_lookups.clear()
+                try:
+                    await asyncio.wait_for(self._no_lookups.wait(), deadline - loop.time())
+                except asyncio.TimeoutError:
+                    pass
+                seen, quiet = -1, 0
+                continue
+            quiet = quiet + 1 if queue.size == seen else 0
+            if quiet >= _QUIET_ROUNDS:
+                return
+            seen = queue.size
+            await asyncio.sleep(0)
+
+    def _take_batch(self, queue: _EngineQueue) -> list[tuple[Request, str, asyncio.Future]]:
+        """The group whose oldest request has waited longest once that is `age_limit` batches or more, else
+        the largest group; its oldest requests up to the batch limit."""
+        heads = {key: group[0].queued_at for key, group in queue.groups.items()}
+        oldest = min(heads, key=heads.__getitem__)
+        key = oldest if queue.dispatched - heads[oldest] >= self.age_limit else \
+            max(queue.groups, key=lambda k: len(queue.groups[k]))
+        chosen = queue.groups[key]
+        # Oldest first, so no example waits behind newer ones and ends in a tail of tiny batches;
+        # then longest first within the batch (less padding, errors surface early).
+        taken, rest = chosen[: queue.engine.max_batch_size], chosen[queue.engine.max_batch_size:]
+        if rest:
+            queue.groups[key] = rest
+        else:
+            del queue.groups[key]
+        queue.size -= len(taken)
+        self.stats.max_wait_batches = max(self.stats.max_wait_batches, queue.dispatched - taken[0].queued_at)
+        queue.dispatched += 1
+        batch = [(item.request, item.key, item.future) for item in taken]
+        batch.sort(key=lambda item: item[0].text_length(), reverse=True)
+        return batch
+
+    async def _dispatch(self, queue: _EngineQueue) -> None:
+        """Take batches while requests are queued; up to `parallel_batches` run at once (replicas of
+        one model, ragbench._engines.replicas), one at a time otherwise. Before each batch the loop
+        settles, so callers woken by the previous batch have queued their next calls."""
+        slots = asyncio.Semaphore(getattr(queue.engine, "parallel_batches", 1))
+        while True:
+            await queue.wake.wait()
+            try:
+                await self._settle(queue)
+                while queue.size:
+                    await slots.acquire()
+                    await self._settle(queue)
+                    if not queue.size:
+                        slots.release()
+                        break
+                    batch = self._take_batch(queue)
+                    task = asyncio.create_task(self._run_batch(queue, batch))
+                    self._tasks.add(task)
+                    task.add_done_callback(lambda done: (self._tasks.discard(done), slots.release()))
+            except Exception as exc:  # a bug here must not leave callers waiting: fail what is queued
+                self._fail_queued(queue, EngineError(f"scheduler failed: {type(exc).__name__}: {exc}"))
+            queue.wake.clear()
+
+    def _fail_queued(self, queue: _EngineQueue, error: EngineError) -> None:
+        for group in queue.groups.values():
+            for queued in group:
+                self._finish(queued.key, queued.future, error)
+        queue.groups.clear()
+        queue.size = 0
+
+    async def _run_batch(self, queue: _EngineQueue, batch: list[tuple[Request, str, asyncio.Future]]) -> None:
+        """One batch on the engine. Whatever goes wrong (the engine raising, answering a different
+        number of requests, the cache failing) ends every request of the batch - with its answer or a
+        clear error - so that no caller waits forever."""
+        requests = [request for request, _, _ in batch]
+        try:
+            results = await asyncio.to_thread(queue.engine.generate, requests)
+            if not isinstance(results, list) or len(results) != len(batch):
+                count = len(results) if isinstance(results, list) else type(results).__name__
+                raise EngineError(f"engine {queue.engine.engine_id} answered {count} results for {len(batch)} requests")
+        except Exception as exc:  # the whole batch failed: every request gets the error
+            error = exc if isinstance(exc, EngineError) else EngineError(f"{type(exc).__name__}: {exc}")
+            results = [error] * len(batch)
+        self.stats.batches += 1
+        for (request, key, future), result in zip(batch, results):
+            self._finish(key, future, result)
+        self._cache_results(queue.engine, batch, results)
+
+    async def _run_one(self, queue: _EngineQueue, request: Request, key: str, future: asyncio.Future) -> None:
+        async with queue.semaphore:
+            try:
+                result: Response | EngineError = await queue.engine.agenerate_one(request)
+            except Exception as exc:
+                result = exc if isinstance(exc, EngineError) else EngineError(f"{type(exc).__name__}: {exc}")
+        self.stats.batches += 1
+        self._finish(key, future, result)
+        self._cache_results(queue.engine, [(request, key, future)], [result])
+
+    def _cache_results(self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]],
+                       results: list) -> None:
+        """Queue a batch's answers for the cache's writer thread. The answers have reached their
+        callers already: a cache that fails (a locked shared file) is counted and logged, not fatal."""
+        if self.cache is not None and getattr(engine, "cacheable", True):
+            try:
+                self.cache.put_many([(key, engine.engine_id, result)
+                                     for (_, key, _), result in zip(batch, results)
+                                     if not isinstance(result, Exception)])
+            except Exception as exc:
+                self.stats.cache_errors += 1
+                log.warning("response cache write failed (%s: %s); the answers are used, not cached",
+                            type(exc).__name__, exc)
+
+    def _finish(self, key: str, future: asyncio.Future, result: Response | EngineError) -> None:
+        self._in_flight.pop(key, None)
+        self.stats.in_flight -= 1
+        if isinstance(result, Exception):
+            self.stats.errors += 1
+            if not future.done():
+                future.set_exception(result)
+            future.exception()  # mark retrieved: a caller that gave up must not warn at exit
+            return
+        self.stats.calls += 1
+        if isinstance(result, Response):
+            self.stats.prompt_tokens += result.prompt_tokens
+            self.stats.completion_tokens += result.completion_tokens
+        if not future.done():
+            future.set_result(result)
+
+    async def close(self) -> None:
+        if self.cache is not None:  # what the writer thread could not store counts as failed writes
+            await asyncio.to_thread(self.cache.flush)
+            self.stats.cache_errors += self.cache.write_errors - self._cache_errors_before
+            self._cache_errors_before = self.cache.write_errors
+        for queue in self._queues.values():
+            if queue.task is not None:
+                queue.task.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        self._queues.clear()

@@ -1,0 +1,40 @@
+"""The base of generic readers: systems that send the task's own baseline prompt (`Task.reader_prompt`)
+over the documents they choose, generate once and post-process as the task does. The built-in
+`closed_book` (no documents) and `vanilla` (the retriever's top documents) are its two subclasses; a
+third-party reader subclasses it and overrides `documents`."""
+from __future__ import annotations
+
+from .._context import Context
+from .._system import System
+from .._types import Document, Example, Prediction
+
+
+class Reader(System):
+    """One generation per example. `chat` sends the task prompt as a single user message
+    (through the model's chat template, as Self-RAG's baselines do for chat models)."""
+
+    def __init__(self, max_tokens: int = 15, temperature: float = 0.0, top_p: float = 1.0,
+                 chat: bool = False, stop: str | list[str] | None = None) -> None:
+        # 15 new tokens and greedy decoding: Self-RAG run_baseline_lm.py's max_new_tokens default;
+        # upstream samples (temperature 0.8, top_p 0.95) - pass those to reproduce it exactly.
+        # `stop` (a string or list, e.g. "\n" as ALCE's run.py uses for open models) ends generation early.
+        self.sampling = {"max_tokens": int(max_tokens), "temperature": float(temperature), "top_p": float(top_p)}
+        if stop:
+            self.sampling["stop"] = [stop] if isinstance(stop, str) else list(stop)
+        self.chat = bool(chat)
+
+    async def documents(self, example: Example, ctx: Context) -> list[Document] | None:
+        """The documents to show (None: closed book)."""
+        raise NotImplementedError
+
+    async def run(self, example: Example, ctx: Context) -> Prediction:
+        with ctx.group("retrieval"):  # the viewer's timeline: retrieval and a task's own steps, then the answer
+            prompt, docs = await ctx.task.reader_prompt(example, ctx, await self.documents(example, ctx))
+        if isinstance(prompt, list) or self.chat:
+            messages = prompt if isinstance(prompt, list) else ctx.task.chat_messages(prompt)
+            response = await ctx.llm.chat(messages, step="answer", **self.sampling)
+        else:
+            response = await ctx.llm.generate(prompt, step="answer", **self.sampling)
+        answer = ctx.task.postprocess(response.text)
+        return Prediction(example_id=example.id, answer=answer, raw_output=response.text, docs=docs,
+                          citations=ctx.task.citations(answer))

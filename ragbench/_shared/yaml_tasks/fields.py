@@ -1,0 +1,245 @@
+"""A record becomes an Example through the field mapping of a YAML task (`fields:`): paths into the
+record, the gold kinds metrics know, documents in the shapes datasets ship them in.
+
+A record missing a required path, or holding the wrong kind of value, is a `RecordError` naming the
+data file, where the record is in it (`RecordPlace`) and the field (and the YAML key that asked for it):
+counted, never dropped."""
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from ..._errors import RecordError
+from ..._types import Document, Example
+from .located import SpecError, did_you_mean
+from .places import RecordPlace
+from .spec import DocumentsSpec, FieldRef, FieldsSpec
+
+MISSING = object()
+
+
+class FieldError(RecordError):
+    """A record the mapping cannot read: the field it lacks (or holds wrongly) and the YAML key asking for it."""
+
+    def __init__(self, place: RecordPlace, ref: FieldRef, problem: str) -> None:
+        super().__init__(place.source, place.line, problem, ref.paths[0], place.at)
+        self.place, self.ref, self.problem, self.hint = place, ref, problem, ""
+
+    def with_hint(self, record: Any) -> "FieldError":
+        """Names the fields the record has where the missing path was looked for, and the nearest one."""
+        if self.problem.startswith("missing field"):
+            parent, _, last = self.ref.paths[0].rpartition(".")
+            holder = lookup(record, parent) if parent else record
+            if isinstance(holder, dict):
+                keys = [str(k) for k in holder]
+                self.hint = f" (its fields{' under ' + parent if parent else ''}: {', '.join(keys)}){did_you_mean(last, keys)}"
+        return self
+
+    def spec_error(self) -> SpecError:
+        if self.problem.startswith("missing field"):
+            problem = f"{self.place} has no field '{self.ref.paths[0]}'"
+        else:
+            problem = f"{self.place} field '{self.ref.paths[0]}': {self.problem}"
+        return SpecError(self.ref.source, self.ref.line, self.ref.key, problem + self.hint)
+
+
+def lookup(record: Any, path: str) -> Any:
+    """The value at a dotted path (a number indexes a list), or MISSING."""
+    value = record
+    for part in path.split("."):
+        if isinstance(value, dict):
+            value = value.get(part, MISSING)
+        elif isinstance(value, (list, tuple)) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return MISSING
+        if value is MISSING:
+            return MISSING
+    return value
+
+
+class Mapper:
+    """Applies one task's field mapping to records, each named in messages by its `RecordPlace`."""
+
+    def __init__(self, fields: FieldsSpec) -> None:
+        self.fields = fields
+
+    def fail(self, place: RecordPlace, ref: FieldRef, problem: str) -> FieldError:
+        return FieldError(place, ref, problem)
+
+    def value(self, record: dict, ref: FieldRef, place: RecordPlace, required: bool = True) -> Any:
+        if ref.combine == "first" and len(ref.paths) == 1 and "." not in ref.paths[0]:  # most fields: one key
+            found = [value] if (value := record.get(ref.paths[0])) is not None else []
+        else:
+            found = [v for v in (lookup(record, path) for path in ref.paths) if v is not MISSING and v is not None]
+        if not found:
+            if required and not ref.optional:
+                also = f"; also looked for {', '.join(ref.paths[1:])}" if len(ref.paths) > 1 else ""
+                raise self.fail(place, ref, f"missing field{also}")
+            return MISSING
+        if ref.combine == "first":
+            return found[0]
+        joined: list[Any] = []
+        for value in found:
+            joined.extend(value if isinstance(value, list) else [value])
+        return joined
+
+    # --- the example --------------------------------------------------------------------------------
+    def example(self, record: Any, place: RecordPlace) -> Example:
+        if not isinstance(record, dict):
+            raise place.error(f"expected a record (a mapping), got {type(record).__name__}")
+        fields = self.fields
+        question = self.value(record, fields.question, place)
+        if not isinstance(question, str):
+            raise self.fail(place, fields.question, f"expected str, got {type(question).__name__}")
+        raw_id = self.value(record, fields.id, place, required=False)
+        example_id = str(place.index) if raw_id is MISSING else str(raw_id)
+        meta = {**self.optional(record, fields.slices, place), **self.optional(record, fields.meta, place)}
+        return Example(id=example_id, question=question, gold=self.gold(record, place),
+                       docs=self.documents(record, place, example_id), meta=meta,
+                       extras=self.optional(record, fields.inputs, place), index=place.index)
+
+    def optional(self, record: dict, refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
+        out = {}
+        for name, ref in refs.items():
+            value = self.value(record, ref, place, required=False)
+            if value is not MISSING:
+                out[name] = value
+        return out
+
+    # --- gold -------------------------------------------------------------------------------------------
+    def gold(self, record: dict, place: RecordPlace) -> dict[str, Any]:
+        gold: dict[str, Any] = {}
+        for kind, ref in self.fields.gold.items():
+            if isinstance(ref, dict):
+                gold.update(getattr(self, kind)(record, ref, place))
+                continue
+            value = self.value(record, ref, place)
+            if value is not MISSING:
+                gold.update(getattr(self, kind)(value, ref, place))
+        gold.update(self.optional(record, self.fields.extra_gold, place))
+        return gold
+
+    def strings(self, value: Any, ref: FieldRef, place: RecordPlace,
+                what: str = "a string or a list of strings") -> list[str]:
+        items = value if isinstance(value, list) else [value]
+        if not all(isinstance(item, (str, int, float)) and not isinstance(item, bool) for item in items):
+            raise self.fail(place, ref, f"expected {what}, got {_kind(value)}")
+        return [str(item) for item in items]
+
+    def answers(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+        return {"answers": self.strings(value, ref, place)}
+
+    def label(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+        if isinstance(value, (list, dict)):
+            raise self.fail(place, ref, f"expected a single label, got {_kind(value)}")
+        return {"label": value}
+
+    def claims(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+        return {"claims": self.strings(value, ref, place)}
+
+    def long_answer(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+        if isinstance(value, list):
+            return {"long_answers": self.strings(value, ref, place)}
+        return {"answer": self.strings(value, ref, place, "a string")[0]}
+
+    def qa_pairs(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+        if not isinstance(value, list) or not all(isinstance(p, dict) and isinstance(p.get("short_answers"), list)
+                                                  for p in value):
+            raise self.fail(place, ref, "expected a list of {question, short_answers: [...]} pairs")
+        return {"qa_pairs": value}
+
+    def answer_lists(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+        if not isinstance(value, list) or not all(isinstance(a, list) and all(isinstance(x, str) for x in a)
+                                                  for a in value):
+            raise self.fail(place, ref, "expected a list of alias lists (lists of strings)")
+        return {"answers": value}
+
+    def choices(self, record: dict, refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
+        texts = self.strings(self.value(record, refs["texts"], place), refs["texts"], place, "a list of choice texts")
+        labels = (self.strings(self.value(record, refs["labels"], place), refs["labels"], place, "a list of labels")
+                  if "labels" in refs else list(string.ascii_uppercase[:len(texts)]))
+        if len(labels) != len(texts):
+            raise self.fail(place, refs["labels"], f"{len(labels)} labels for {len(texts)} choice texts")
+        out: dict[str, Any] = {}
+        if "answer_key" in refs:
+            out["answer_key"] = self.strings(self.value(record, refs["answer_key"], place), refs["answer_key"], place,
+                                             "a label")[0]
+        elif "answer_index" in refs:
+            position = self.value(record, refs["answer_index"], place)
+            if not isinstance(position, int) or isinstance(position, bool) or not 0 <= position < len(labels):
+                raise self.fail(place, refs["answer_index"],
+                                f"expected a choice index 0-{len(labels) - 1}, got {position!r}")
+            out["answer_key"] = labels[position]
+        out["choices"] = {"label": labels, "text": texts}
+        return out
+
+    def crag_answer(self, record: dict, refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
+        out = {"answer": self.strings(self.value(record, refs["answer"], place), refs["answer"], place, "a string")[0]}
+        if "alt_ans" in refs:
+            alternatives = self.value(record, refs["alt_ans"], place, required=False)
+            out["alt_ans"] = [] if alternatives is MISSING else self.strings(alternatives, refs["alt_ans"], place)
+        return out
+
+    # --- documents --------------------------------------------------------------------------------------
+    def documents(self, record: dict, place: RecordPlace, example_id: str) -> list[Document]:
+        """The record's documents; one without an id of its own (HotpotQA's and 2Wiki's have none) gets
+        `<example id>:<position in the record's list, from 0>`, the same in every run and unique in it, so
+        that traces, replays and metrics by id can name it."""
+        spec = self.fields.documents
+        if spec is None:
+            return []
+        items = self.value(record, spec.source, place)
+        if items is MISSING:
+            return []
+        try:
+            docs = _documents(items, spec)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise self.fail(place, spec.source, f"bad document ({exc}); documents are {spec.shape}") from exc
+        for position, doc in enumerate(docs):
+            if doc.id is None:
+                doc.id = f"{example_id}:{position}"
+        return docs
+
+
+def _documents(items: Any, spec: DocumentsSpec) -> list[Document]:
+    if spec.shape == "columns":
+        if not isinstance(items, dict):
+            raise TypeError(f"expected a mapping of parallel lists, got {_kind(items)}")
+        titles, texts = items[spec.title], items[spec.text]
+        if len(titles) != len(texts):
+            raise ValueError(f"{len(titles)} titles for {len(texts)} texts")
+        return [Document(id=None, title=str(title), text=_text(text, spec.join)) for title, text in zip(titles, texts)]
+    if not isinstance(items, list):
+        raise TypeError(f"expected a list, got {_kind(items)}")
+    if spec.shape in ("pairs", "sentences"):
+        out = []
+        for item in items:
+            if not isinstance(item, (list, tuple)) or len(item) != 2:
+                raise ValueError(f"expected [title, text] pairs, got {_kind(item)}")
+            out.append(Document(id=None, title=str(item[0]), text=_text(item[1], spec.join)))
+        return out
+    return [_from_dict(item, spec) for item in items]
+
+
+def _from_dict(item: Any, spec: DocumentsSpec) -> Document:
+    if not isinstance(item, dict):
+        raise TypeError(f"expected a mapping, got {_kind(item)}")
+    score = item.get(spec.score)
+    return Document(id=str(item[spec.id]) if item.get(spec.id) is not None else None,
+                    title=str(item.get(spec.title) or ""), text=_text(item.get(spec.text) or "", spec.join),
+                    score=float(score) if score not in (None, "") else None,
+                    metadata={key: item[key] for key in spec.metadata if key in item})
+
+
+def _text(value: Any, join: str) -> str:
+    if isinstance(value, list):
+        return join.join(str(part) for part in value)
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "true/false", int: "an integer",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)

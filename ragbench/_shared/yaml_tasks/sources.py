@@ -1,0 +1,213 @@
+"""Where a YAML task's records come from: local files (JSONL, JSON, CSV; plain, .gz or .bz2), the
+layouts of FlashRAG and SQuAD, and Parquet and Hugging Face datasets through `datasets`
+(ragbench._shared.yaml_tasks.hf).
+
+Local JSONL, JSON and CSV are read here, not through `datasets`: a bad line stays one counted bad
+record naming file and line (a `datasets` load fails whole on it), and a run's start-up does not pay
+for `import datasets` (about 1 s on a 2-core machine) and its Arrow cache (a 1,000-line JSONL took
+0.2 s through `load_dataset("json")`, 3 ms read here).
+
+Every reader yields (RecordPlace, record or RecordError): where the record is, as messages name it (the
+file line of JSON Lines and CSV, the path in a JSON document), and its position in the data."""
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import io
+import json
+import re
+from pathlib import Path
+from typing import IO, Any, Callable, Iterator
+
+from ..._errors import ConfigError, RecordError
+from ..._storage.jsonl import NestedTooDeep, objects, parse_json, read_lines
+from .fields import MISSING, lookup
+from .places import RecordPlace
+
+Item = tuple[RecordPlace, Any]
+OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb")}
+SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}
+FILE_FORMATS = ("jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions")
+
+
+def compression(path: Path) -> str | None:
+    return path.suffix.lower() if path.suffix.lower() in OPENERS else None
+
+
+def file_format(path: Path, declared: str, task: str) -> str:
+    """The format of a local file or folder: the declared one, or (auto) from the name."""
+    if declared in FILE_FORMATS and path.is_file():
+        return declared
+    if path.is_dir():
+        return "hf"
+    inner = Path(path.stem) if compression(path) else path
+    found = SUFFIX_FORMATS.get(inner.suffix.lower())
+    if found is None:
+        raise ConfigError(f"task {task}: cannot tell the format of {path} from its name; give data.format "
+                          f"({', '.join(FILE_FORMATS)}) or a file named .jsonl, .json, .csv, .tsv or .parquet "
+                          "(optionally .gz or .bz2)")
+    return found
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    opener = OPENERS.get(compression(path) or "")
+    return opener(path) if opener else open(path, "rb")
+
+
+class JsonError(ConfigError):
+    """A file that is not one JSON document; `reason` is json's message ("Extra data": JSON Lines)."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def read_document(path: Path, expected: str) -> Any:
+    """A whole JSON document (decompressed); unreadable or not JSON: a ConfigError naming line and column."""
+    try:
+        with open_binary(path) as handle:
+            text = handle.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                          f"expected {expected}") from exc
+    except (OSError, EOFError) as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc}); expected {expected}") from exc
+    try:
+        return parse_json(text)
+    except json.JSONDecodeError as exc:
+        raise JsonError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); expected {expected}",
+                        exc.msg) from exc
+    except NestedTooDeep as exc:
+        raise ConfigError(f"{path}: {exc}; expected {expected}") from exc
+
+
+def jsonl_records(path: Path) -> Iterator[Item]:
+    """Records by their line (blank lines counted, as the position: a record without an id is named by it)."""
+    with open_binary(path) as handle:
+        for index, record in objects(read_lines(handle, str(path)), str(path)):
+            yield RecordPlace(str(path), index, index + 1), record
+
+
+def json_records(path: Path, records: str | None) -> Iterator[Item]:
+    """The records of a JSON document (a list, or the list at `records`); a file of JSON Lines is read as such."""
+    expected = "a JSON list of records" + (f" at '{records}'" if records else "")
+    try:
+        data = read_document(path, expected)
+    except JsonError as exc:
+        if exc.reason == "Extra data" and records is None:  # one object per line: JSON Lines named .json
+            yield from jsonl_records(path)
+            return
+        raise
+    found = lookup(data, records) if records else data
+    if not isinstance(found, list):
+        what = "nothing" if found is MISSING else type(found).__name__
+        raise ConfigError(f"{path}: expected {expected}, found {what}" +
+                          ("" if records else "; name the list with data.records (e.g. records: data)"))
+    for position, record in enumerate(found):
+        place = RecordPlace(str(path), position, position + 1, f"{records or ''}[{position}]")
+        yield place, record if isinstance(record, dict) else place.error(
+            f"expected a record (a JSON object), got {type(record).__name__}")
+
+
+def csv_records(path: Path, delimiter: str | None) -> Iterator[Item]:
+    delimiter = delimiter or ("\t" if ".tsv" in path.suffixes else ",")
+    with open_binary(path) as handle:
+        rows = csv.DictReader(io.TextIOWrapper(handle, encoding="utf-8", newline=""), delimiter=delimiter)
+        for position, row in enumerate(rows):
+            place = RecordPlace(str(path), position, rows.line_num)  # the row's last line, a quoted newline in it
+            yield place, place.error("more values than the header has columns") if None in row else row
+
+
+def flashrag_records(path: Path) -> Iterator[Item]:
+    """FlashRAG's JSONL: a multiple-choice record's `golden_answers` (choice indexes) become the choices'
+    texts, as FlashRAG's BaseMetric.get_dataset_answer reads them; the indexes stay as
+    `golden_answer_indexes`."""
+    for place, record in jsonl_records(path):
+        choices = record.get("choices") if isinstance(record, dict) else None
+        if not choices or not isinstance(choices, list):
+            yield place, record
+            continue
+        indexes = record.get("golden_answers")
+        try:
+            texts = [choices[i] for i in indexes]
+        except (TypeError, IndexError):
+            yield place, place.error(f"expected indexes into its {len(choices)} choices", "golden_answers")
+            continue
+        yield place, {**record, "golden_answers": texts, "golden_answer_indexes": indexes}
+
+
+def squad_records(path: Path) -> Iterator[Item]:
+    """SQuAD v1.1 JSON, one record per question: id, question, the distinct answer texts (file order),
+    title, context, and the paragraph as one passage titled with the article's title (underscores as spaces)."""
+    data = read_document(path, "SQuAD v1.1 JSON ({\"data\": [{\"title\", \"paragraphs\": [...]}]})")
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise ConfigError(f"{path} has no 'data' list of articles; expected SQuAD v1.1 JSON (dev-v1.1.json)")
+    where, position = str(path), 0
+    for a, article in enumerate(data["data"]):
+        paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
+        if not isinstance(paragraphs, list):
+            place = RecordPlace(where, position, position + 1, f"data[{a}]")
+            yield place, place.error("article without a 'paragraphs' list", "paragraphs")
+            continue
+        title = str(article.get("title", ""))
+        for p, paragraph in enumerate(paragraphs):
+            qas = (paragraph.get("qas") or []) if isinstance(paragraph, dict) else [None]
+            for q, qa in enumerate(qas):
+                place = RecordPlace(where, position, position + 1, f"data[{a}].paragraphs[{p}].qas[{q}]")
+                yield place, _squad_question(place, title, paragraph, qa)
+                position += 1
+
+
+def _squad_question(place: RecordPlace, title: str, paragraph: Any, qa: Any) -> Any:
+    if not isinstance(paragraph, dict) or not isinstance(paragraph.get("context"), str):
+        return place.error("paragraph without a 'context' string", "context")
+    if not isinstance(qa, dict) or not isinstance(qa.get("question"), str) or qa.get("id") is None:
+        return place.error("question without 'id' and 'question'", "qas")
+    texts = [a.get("text") for a in qa.get("answers") or [] if isinstance(a, dict)]
+    answers = list(dict.fromkeys(t for t in texts if isinstance(t, str) and t))
+    if not answers:
+        return place.error(f"question {qa['id']} has no answer text", "answers")
+    context = paragraph["context"]
+    return {"id": str(qa["id"]), "question": qa["question"], "answers": answers, "title": title, "context": context,
+            "passages": [{"id": f"{qa['id']}:context", "title": title.replace("_", " "), "text": context}]}
+
+
+# SEMPRE's answer list: (list (description Word) (description "Two words") ...), quotes escaped inside
+_DESCRIPTION = re.compile(r'\(description (?:"((?:[^"\\]|\\.)*)"|([^()"]*))\)')
+
+
+def webquestions_records(path: Path) -> Iterator[Item]:
+    """WebQuestions' release JSON (a list of {"url", "targetValue", "utterance"}): each record plus
+    `answers`, the descriptions of its `targetValue` list in order."""
+    for place, record in json_records(path, None):
+        target = record.get("targetValue") if isinstance(record, dict) else None
+        if not isinstance(target, str) or not target.startswith("(list"):
+            yield place, record if isinstance(record, RecordError) else place.error(
+                "expected a targetValue \"(list (description ...) ...)\"", "targetValue")
+            continue
+        answers = [bare.strip() if bare else quoted.replace('\\"', '"') for quoted, bare in _DESCRIPTION.findall(target)]
+        yield place, {**record, "answers": answers}
+
+
+def file_records(path: Path, fmt: str, records: str | None = None, delimiter: str | None = None) -> Iterator[Item]:
+    """The records of a local file in one of the formats read here (not parquet or hf)."""
+    if fmt == "jsonl":
+        return jsonl_records(path)
+    if fmt == "json":
+        return json_records(path, records)
+    if fmt == "csv":
+        return csv_records(path, delimiter)
+    if fmt == "flashrag":
+        return flashrag_records(path)
+    if fmt == "webquestions":
+        return webquestions_records(path)
+    return squad_records(path)
+
+
+def count_lines(path: Path) -> int | None:
+    """Records of a plain JSONL file (non-blank lines), cheap enough for the progress bar's ETA."""
+    if compression(path):
+        return None
+    with open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())

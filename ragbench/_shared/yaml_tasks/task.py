@@ -1,0 +1,259 @@
+"""The Task a YAML file declares: `YamlTask` reads the records its `data` names, maps them with its
+`fields`, prompts with its Jinja2 templates (the `template` prompt style) and post-processes with its
+filters. A prompt style that needs logic is a subclass registered by name (`prompt.style`); the file's
+task is then a subclass of that style (`task_class`)."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator
+
+from ..._errors import ConfigError, RecordError
+from ..._storage.datafiles import resolve_data_file
+from ..._task import Prompt, Task
+from ..._types import Document, Example
+from .hf import load_split
+from .fields import FieldError, Mapper
+from .filters import Filter, chain, check_filter
+from .located import SpecError
+from .places import RecordPlace
+from .sources import count_lines, file_format, file_records
+from .spec import TEMPLATE_VARIABLES, TaskSpec, load_spec
+from .templates import DEFAULT_TEMPLATE, PromptTemplate
+
+if TYPE_CHECKING:
+    from ..._run.checks import Preflight
+
+PROBE_RECORDS = 5  # records read by the pre-flight until one maps (as ragbench._run.checks reads)
+
+
+class YamlTask(Task):
+    """A task declared by a YAML file (docs/yaml-tasks.md), prompting with its Jinja2 templates."""
+
+    spec: ClassVar[TaskSpec]
+    renders_templates: ClassVar[bool] = True  # a style with prompts of its own sets False
+    template: ClassVar[PromptTemplate | None] = None
+    query_template: ClassVar[PromptTemplate | None] = None
+    answer_filter: ClassVar[Filter]
+
+    def __init__(self, data_path: str | Path | None = None) -> None:
+        """A style with options takes them as keyword arguments of its own `__init__` and records them
+        in `self.args` (the run's config)."""
+        super().__init__(data_path)
+        self.format: str | None = None
+        self.dataset: Any = None  # a datasets.Dataset, loaded once when the records come through `datasets`
+        self.mapper = Mapper(self.spec.fields)
+
+    # --- data -------------------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        data, name, source = self.spec.data, self.name, self.spec.source
+        if self.data_path is not None:
+            if not self.data_path.exists():
+                raise ConfigError(f"--data {name}={self.data_path}: no such file or folder")
+            self.path = self.data_path
+        elif data is None:
+            raise ConfigError(f"task {name} ({source}) names no data; pass --data {name}=PATH")
+        elif data.path is not None:
+            if not data.path.exists():
+                raise ConfigError(f"task {name}: data.path {data.path} ({source}) not found; pass --data {name}=PATH")
+            self.path = data.path
+        elif data.file is not None:
+            self.path = resolve_data_file(name, data.file, None, data.url)
+        declared = data.format if data is not None else "auto"
+        self.format = file_format(Path(self.path), declared, name) if self.path is not None else "hf"
+
+    def records(self) -> Iterator[tuple[RecordPlace, Any]]:
+        """(where the record is, the record or a RecordError) in data order."""
+        if self.format is None:
+            self.prepare()
+        if self.format in ("hf", "parquet"):
+            where = self.where()
+            return ((RecordPlace(where, i, i + 1, f"row {i}"), row) for i, row in enumerate(self.hf_dataset()))
+        data = self.spec.data
+        return file_records(Path(self.path), self.format, data.records if data else None,
+                            data.delimiter if data else None)
+
+    def hf_dataset(self) -> Any:
+        if self.dataset is None:
+            data = self.spec.data
+            options = {"config": data.config, "split": data.split, "revision": data.revision} if data else {}
+            if self.format == "parquet":
+                self.dataset = load_split(self.name, parquet=Path(self.path))
+            elif self.path is not None:
+                self.dataset = load_split(self.name, folder=Path(self.path), **options)
+            else:
+                self.dataset = load_split(self.name, name=data.hf, **options)
+        return self.dataset
+
+    def where(self) -> str:
+        return str(self.path) if self.path is not None else f"Hugging Face dataset {self.spec.data.hf}"
+
+    def examples(self) -> Iterator[Example | RecordError]:
+        for place, record in self.records():
+            if isinstance(record, RecordError):
+                yield record
+                continue
+            try:
+                yield self.parse(record, place)
+            except RecordError as exc:
+                yield exc
+
+    def parse(self, record: Any, place: RecordPlace) -> Example:
+        """The example of one record (a style may adjust it); `place` is where it is (`place.index`: its
+        position in the data; `place.error(problem, field)`: a bad record named by it)."""
+        return self.mapper.example(record, place)
+
+    def gold(self, record: dict[str, Any], path: Any, index: int) -> dict[str, Any]:
+        """The gold of one record of the file at `path` (the field mapping's `gold`)."""
+        return self.mapper.gold(record, RecordPlace(str(path), index, index + 1))
+
+    def size_hint(self) -> int | None:
+        if self.format is None:
+            self.prepare()
+        if self.format in ("hf", "parquet"):
+            return len(self.hf_dataset())
+        return count_lines(Path(self.path)) if self.format in ("jsonl", "flashrag") else None
+
+    # --- pre-flight ---------------------------------------------------------------------------------------
+    def preflight(self, check: "Preflight") -> None:
+        """Task.preflight's checks (data found; a text file UTF-8, its first records read), after the file's
+        mapping and prompt are tried on the first records: when none maps, the mistake is the file's, named
+        by its line and key."""
+        from ..._run.checks import probe_data
+
+        before = len(check.problems)
+        with check.step(f"task {self.name}: data found"):
+            self.prepare()
+        if len(check.problems) > before:
+            return
+        with check.step(f"task {self.name}: {self.spec.source} maps the records and renders the prompt"):
+            self.try_first_records()
+        if len(check.problems) == before and self.format not in ("hf", "parquet"):  # binary: no UTF-8 to check
+            probe_data(self, check)
+
+    def try_first_records(self) -> None:
+        stream = self.records()
+        first: FieldError | None = None
+        try:
+            for place, record in itertools.islice(stream, PROBE_RECORDS):
+                if isinstance(record, RecordError):
+                    continue
+                try:
+                    example = self.parse(record, place)
+                except FieldError as exc:
+                    first = first or exc.with_hint(record)
+                    continue
+                except RecordError:
+                    continue
+                self.try_prompts(example)
+                return
+        finally:
+            getattr(stream, "close", lambda: None)()
+        if first is not None:
+            raise first.spec_error()
+        if self.format in ("hf", "parquet"):  # (a text file's records are counted by probe_data)
+            raise ConfigError(f"task {self.name}: {self.where()} holds no usable record among its first "
+                              f"{PROBE_RECORDS}; pass --data {self.name}=PATH to other data")
+
+    def try_prompts(self, example: Example) -> None:
+        try:
+            self.build_prompt(example, example.docs)
+            self.query_text(example)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+
+    # --- prompting (the `template` style) ---------------------------------------------------------------
+    def variables(self, example: Example, docs: list[Document] | None, question: str | None) -> dict[str, Any]:
+        choices = example.gold.get("choices") or {}
+        return {**example.extras, "question": example.question if question is None else question,
+                "docs": list(docs or []), "meta": example.meta,
+                "choices": [{"label": label, "text": text}
+                            for label, text in zip(choices.get("label", []), choices.get("text", []))]}
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
+                     **options: Any) -> Prompt:
+        return self.template.render(self.variables(example, docs, question))
+
+    def query_text(self, example: Example) -> str:
+        if self.query_template is None:
+            return example.question
+        return self.query_template.render(self.variables(example, None, None))
+
+    def demonstration(self) -> tuple[str, str] | None:
+        return self.spec.prompt.demonstration
+
+    def chat_messages(self, prompt: str) -> list[dict[str, str]]:
+        system = self.spec.prompt.system
+        return ([{"role": "system", "content": system.value}] if system else []) + [{"role": "user", "content": prompt}]
+
+    def postprocess(self, text: str) -> str:
+        return self.answer_filter(text)
+
+    def citations(self, answer: str) -> list[list[int]]:
+        """A citing task's [n] markers per sentence (Punkt sentences, as ALCE's eval.py splits statements)."""
+        if not self.cites:
+            return []
+        from ..citations import cited_numbers
+        from ..sentences import sent_tokenize
+
+        return [cited_numbers(sentence) for sentence in sent_tokenize(answer)]
+
+    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+        """The declared gold as reference texts, the fullest first: the long answer(s); a list answer's first
+        aliases joined (as QAMPARI's); CRAG's answer and alternatives; the short answers; the sub-questions'
+        short answers; the label."""
+        kinds = self.gold_fields or ()
+        if "long_answer" in kinds and (gold.get("long_answers") or gold.get("answer")):
+            return [str(a) for a in gold.get("long_answers") or [gold["answer"]]]
+        if "answer_lists" in kinds:
+            return [", ".join(str(aliases[0]) for aliases in gold.get("answers") or [] if aliases)]
+        if "crag_answer" in kinds:
+            return [str(gold["answer"]), *map(str, gold.get("alt_ans") or [])]
+        if not gold.get("answers") and "qa_pairs" in kinds:
+            return [str(a) for pair in gold.get("qa_pairs") or [] for a in pair.get("short_answers") or []]
+        return super().gold_references(gold)
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "yaml": self.spec.source, "yaml_sha256": self.spec.digest}
+
+
+def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> type[YamlTask]:
+    """The Task class of a YAML task: a subclass of its prompt style (`style` finds a named one), with
+    the file's declarations as class attributes and its templates and filters checked."""
+    base = YamlTask if spec.prompt.style == "template" else _style(spec, style)
+    prompt = spec.prompt
+    if not base.renders_templates:
+        for key in ("template", "system", "query"):
+            if getattr(prompt, key) is not None:
+                raise SpecError(spec.source, getattr(prompt, key).line, f"prompt.{key}",
+                                f"prompt style '{prompt.style}' writes its own prompts: leave {key} out")
+    variables = (*TEMPLATE_VARIABLES, *spec.fields.inputs)
+    attrs: dict[str, Any] = {
+        "spec": spec, "name": spec.name, "metrics": tuple(name for name, _ in spec.metrics),
+        "metric_options": {name: args for name, args in spec.metrics if args},
+        "slice_fields": tuple(spec.fields.slices), "answer_format": spec.answer_format, "cites": spec.cites,
+        "gold_fields": spec.gold_fields(), "instruction_key": spec.instruction_key,
+        "own_documents": spec.fields.documents is not None,
+        "answer_filter": staticmethod(chain([check_filter(f.value, spec.source, f.key, f.line) for f in spec.postprocess])),
+        "__doc__": spec.description or base.__doc__}
+    if base.renders_templates:
+        attrs["template"] = PromptTemplate(prompt.template, spec.source, variables, DEFAULT_TEMPLATE)
+        attrs["query_template"] = (PromptTemplate(prompt.query, spec.source, variables, "")
+                                   if prompt.query is not None else None)
+    return type(f"YamlTask[{spec.name}]", (base,), attrs)
+
+
+def yaml_task_class(path: str | Path, style: Callable[[str], type] | None = None,
+                    source: str | None = None) -> type[YamlTask]:
+    """The Task class of the YAML task file at `path` (`source`: how messages name it), its prompt style
+    found by `style` (a name -> YamlTask subclass lookup; None: the `template` style only)."""
+    return task_class(load_spec(Path(path), source), style)
+
+
+def _style(spec: TaskSpec, style: Callable[[str], type] | None) -> type[YamlTask]:
+    if style is None:
+        raise ConfigError(f"{spec.source}: prompt style '{spec.prompt.style}' needs a registry to be found")
+    try:
+        return style(spec.prompt.style)
+    except ConfigError as exc:
+        raise SpecError(spec.source, spec.prompt.style_line, "prompt.style", str(exc)) from exc

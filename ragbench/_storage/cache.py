@@ -1,0 +1,82 @@
+"""SQLite cache of engine responses, keyed by a hash of (engine, model, request).
+
+The request itself is not stored (its `request` column stays empty): the run's samples hold the prompts.
+Off the event loop (ragbench._storage.sqlite_store): `await cache.aget(key)` reads in a reader thread, and
+`put_many` queues the responses for a writer thread that commits what has queued up in one
+transaction, so a crash loses only the last moments' answers and a shared `--cache` locked by
+another run delays only that thread, never the examples in flight. Each row carries a checksum of its
+key and reply, checked on read, and a file that cannot serve is replaced or left out: the cache never
+answers what was not stored, and never stops a run.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from .._engines.base import Response
+from .sqlite_store import SqliteStore
+
+BUSY_TIMEOUT_SECONDS = 60
+LABEL, FIX = "response cache", "--cache PATH names a file that can be written"  # for messages about the file
+
+
+def _row(key: str, entry: tuple[str, Response, float]) -> tuple:
+    engine_id, response, created = entry
+    return (key, engine_id, None, json.dumps(response.to_dict(), ensure_ascii=False), created)  # the key, not the prompt
+
+
+def _cached(data: dict) -> Response:
+    response = Response.from_dict(data)
+    response.cached = True
+    return response
+
+
+def _stored(text: str) -> Response:
+    """The response a row holds; a row of another shape raises (and is a miss)."""
+    data = json.loads(text)
+    if not isinstance(data, dict) or not isinstance(data.get("texts"), list) \
+            or not all(isinstance(t, str) for t in data["texts"]):
+        raise ValueError("not a stored response")
+    return _cached(data)
+
+
+class ResponseCache:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._store = SqliteStore(
+            self.path, "responses", "key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL",
+            "response", encode=_row, decode=_stored, from_item=lambda entry: _cached(entry[1].to_dict()),
+            label=LABEL, fix=FIX, busy_seconds=BUSY_TIMEOUT_SECONDS)
+
+    @property
+    def write_errors(self) -> int:
+        """Batches of responses that could not be stored (they were used, not cached)."""
+        return self._store.write_errors
+
+    def stats(self) -> dict[str, Any]:
+        """For results.json (`cost.response_cache`): file, size, damaged entries, failed reads and writes, notice."""
+        return self._store.stats()
+
+    def get(self, key: str) -> Response | None:
+        """The response stored under `key` (a `Request.cache_key(engine_id)`), if any; blocking."""
+        return self._store.lookup([key])[0]
+
+    async def aget(self, key: str) -> Response | None:
+        """`get` in the cache's reader thread."""
+        return (await self._store.get_many([key]))[0]
+
+    def put_many(self, entries: list[tuple[str, str, Response]]) -> None:
+        """Queue (key, engine_id, response) entries; they are committed together."""
+        now = time.time()
+        self._store.put((key, (engine_id, response, now)) for key, engine_id, response in entries)
+
+    def flush(self) -> None:
+        self._store.flush()
+
+    def __len__(self) -> int:
+        return self._store.count()
+
+    def close(self) -> None:
+        self._store.close()

@@ -1,0 +1,93 @@
+"""Files a run writes: whole or not at all, OS errors that name their file, and whether a path can be
+written at all (for the pre-flight).
+
+A file rewritten in place (run.json, results.json, report.md, the finalized samples, calls/tools.json)
+goes through `replacing`: written to a temporary file beside it, flushed to disk, renamed over it; a
+failure (a full disk) removes the temporary file and leaves the old one whole. Append-only files
+(samples, calls, judge and NLI logs) stay appends (ragbench._storage.jsonl.open_append), whose errors
+`naming` gives the file's name: a write's ENOSPC carries none of its own.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import IO, Iterator
+
+
+def named(exc: OSError, path: str | Path) -> OSError:
+    """`exc` naming `path` (the file the caller was writing) when it names no file of its own."""
+    if exc.filename is not None:
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))  # the errno's subclass (PermissionError ...)
+
+
+@contextmanager
+def naming(path: str | Path) -> Iterator[None]:
+    """OSErrors raised inside name `path` when they name no file."""
+    try:
+        yield
+    except OSError as exc:
+        renamed = named(exc, path)
+        if renamed is exc:
+            raise
+        raise renamed from exc
+
+
+@contextmanager
+def replacing(path: str | Path) -> Iterator[IO[bytes]]:
+    """A binary file whose content replaces `path` when the block ends without an error. Its OSErrors
+    name `path`; on any error the temporary file is removed and `path` is as it was."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")  # one per writer
+    try:
+        with naming(path):
+            with open(temporary, "xb") as handle:  # created with the umask's permissions, as `path` was
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, path)
+    except BaseException:
+        with suppress(OSError):
+            temporary.unlink()
+        raise
+    _sync_folder(path.parent)
+
+
+def write_atomically(path: str | Path, text: str) -> None:
+    """`path` holds `text` (UTF-8), whole, or is as it was."""
+    with replacing(path) as handle:
+        handle.write(text.encode("utf-8"))
+
+
+def _sync_folder(folder: Path) -> None:
+    """The rename itself on disk (a crash after it keeps the new file)."""
+    with suppress(OSError):
+        descriptor = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+def write_problem(path: str | Path) -> str | None:
+    """Why `path` (a file or folder, existing or to be made) cannot be written, or None. Nothing is
+    written: os.access sees a read-only file system even for root (whom permissions do not stop)."""
+    path = Path(path)
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing != path and not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    for target in dict.fromkeys([existing, existing.parent if existing.is_file() else existing]):
+        if not os.access(target, os.W_OK):
+            return f"cannot write {target} ({'read-only file system' if _read_only(target) else 'no permission'})"
+    return None
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False

@@ -1,0 +1,209 @@
+"""The one JSONL reader and writer of ragbench (data files, predictions, checkpoints, recorded calls).
+
+One error policy everywhere: a line that is cut short, is not JSON, is not UTF-8, is nested too deeply
+to parse or (where objects are expected) is not a JSON object becomes a `RecordError` naming the file,
+the line and the column, and reading goes on; the caller records and counts it, never drops it silently. Blank lines are
+skipped. Appends are crash-safe: a line a killed process cut short stays alone (and is reported as
+such when read), the next record starts on a line of its own.
+
+Built on `jsonlines` (its Reader's per-line decoding and error reporting, its Writer for appends),
+with the standard library's `json.loads` as the parser so every number parses exactly as before
+(jsonlines would pick orjson when installed, which rejects NaN and integers over 64 bits).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import IO, Any, Callable, Iterator
+
+import jsonlines
+
+from .._errors import ConfigError, RecordError
+from .files import naming
+
+Item = tuple[int, Any]  # (0-based line index, parsed value or RecordError)
+
+
+class NestedTooDeep(ValueError):
+    """JSON nested deeper than Python's parser can follow (its recursion limit): unparseable text like
+    any other, never a RecursionError."""
+
+
+def guarded(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`parse` (json.loads or a wrapper of it) with a RecursionError turned into `NestedTooDeep`."""
+    def parse_guarded(text: str) -> Any:
+        try:
+            return parse(text)
+        except RecursionError:
+            raise NestedTooDeep(f"nested too deeply to parse (over about {sys.getrecursionlimit()} levels of "
+                                "arrays and objects)") from None
+    return parse_guarded
+
+
+# json.loads for data read from files, records or replies: too-deep JSON is a ValueError (NestedTooDeep).
+parse_json = guarded(json.loads)
+
+
+def dumps(record: Any) -> str:
+    """One record as one line (without the newline)."""
+    return json.dumps(record, ensure_ascii=False, default=str)
+
+
+class StreamBroken(RecordError):
+    """The stream broke off at this line (cut short or corrupt): nothing after it can be read."""
+
+
+def line_error(where: str, exc: jsonlines.InvalidLineError) -> RecordError:
+    """The RecordError of a line jsonlines could not read: not UTF-8, or not JSON at line:column."""
+    cause = exc.__cause__
+    if isinstance(cause, UnicodeDecodeError):
+        return RecordError(where, exc.lineno, f"not UTF-8 (byte 0x{cause.object[cause.start]:02x} at column "
+                                              f"{cause.start + 1}); save the file as UTF-8")
+    if isinstance(cause, json.JSONDecodeError):
+        if cause.pos >= len(cause.doc.rstrip()) or cause.msg.startswith("Unterminated string"):  # ran out of line
+            return RecordError(where, exc.lineno, f"line cut short at column {len(cause.doc.rstrip()) + 1} "
+                                                  f"({cause.msg} at column {cause.colno})")
+        return RecordError(where, exc.lineno, f"not valid JSON at column {cause.colno}: {cause.msg}")
+    if isinstance(cause, NestedTooDeep):
+        return RecordError(where, exc.lineno, f"{cause}; fix or remove the line")
+    return RecordError(where, exc.lineno, f"unreadable line ({cause or exc})")
+
+
+def read_lines(source: str | Path | IO[bytes], where: str | None = None,
+               loads: Callable[[str], Any] = json.loads) -> Iterator[Item]:
+    """(0-based line index, value or RecordError) for every non-blank line of a file or of an open
+    binary stream (a bz2 or tar member); `where` names the stream in errors; `loads` parses a line
+    (json.loads, or one that parses large lines elsewhere)."""
+    if isinstance(source, (str, Path)):
+        with open(source, "rb") as handle:
+            yield from read_lines(handle, where or str(source), loads)
+        return
+    lines = _Numbered(source)
+    reader = jsonlines.Reader(lines, loads=guarded(loads))
+    name = where or str(getattr(source, "name", "<stream>"))
+    while True:
+        try:
+            value = reader.read(allow_none=True, skip_empty=True)
+        except EOFError:  # the end of the stream, or (lines.failure) a stream that broke off
+            if lines.failure is not None:
+                yield lines.number, StreamBroken(name, lines.number + 1, f"cannot read past this line "
+                                                f"({lines.failure or type(lines.failure).__name__}): the file "
+                                                "is cut short or corrupt")
+            return
+        except jsonlines.InvalidLineError as exc:
+            yield exc.lineno - 1, line_error(name, exc)
+            continue
+        yield lines.number - 1, value
+
+
+class _Numbered:
+    """The lines of a stream, remembering the number of the last one handed out and the error
+    that ended it early (a truncated bz2 or tar member raises EOFError or OSError mid-stream)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream, self.number = stream, 0
+        self.failure: Exception | None = None
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            for self.number, line in enumerate(self.stream, 1):
+                yield line
+        except (EOFError, OSError) as exc:
+            self.failure = exc
+
+
+def objects(items: Iterator[Item], where: str) -> Iterator[Item]:
+    """Only JSON objects pass; any other JSON value becomes a RecordError."""
+    for index, value in items:
+        if isinstance(value, dict) or isinstance(value, RecordError):
+            yield index, value
+        else:
+            yield index, RecordError(where, index + 1, f"expected a JSON object, got {type(value).__name__}")
+
+
+def iter_jsonl(path: str | Path) -> Iterator[Item]:
+    """(0-based line index, record or RecordError) for every non-blank line; records are objects."""
+    return objects(read_lines(path), str(path))
+
+
+def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[RecordError]]:
+    """Every object of a file, and the errors of the lines that are not one (to count and report)."""
+    records, errors = [], []
+    for _, item in iter_jsonl(path):
+        (errors if isinstance(item, RecordError) else records).append(item)
+    return records, errors
+
+
+def read_json(path: str | Path, expected: str) -> Any:
+    """A whole JSON file; a file that is not UTF-8 or not JSON is a `ConfigError` naming the file, the line
+    and the column, and what was `expected` there."""
+    try:
+        return parse_json(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                          f"expected {expected}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); expected {expected}") from exc
+    except NestedTooDeep as exc:
+        raise ConfigError(f"{path}: {exc}; expected {expected}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc}); expected {expected}") from exc
+
+
+def require(record: dict[str, Any], field: str, path: str | Path, line_index: int,
+            types: type | tuple[type, ...] = object) -> Any:
+    """The value of a required field, or a `RecordError` naming file, line and field."""
+    if field not in record:
+        raise RecordError(str(path), line_index + 1, "missing field", field)
+    value = record[field]
+    if not isinstance(value, types):
+        names = types.__name__ if isinstance(types, type) else "/".join(t.__name__ for t in types)
+        raise RecordError(str(path), line_index + 1, f"expected {names}, got {type(value).__name__}", field)
+    return value
+
+
+class Appender:
+    """Appends one record per line, flushed after each (jsonlines' Writer), raising OSErrors that name
+    the file (a write's ENOSPC names none). After a failed write, closing does not raise the same
+    fault again."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with naming(path):
+            self._writer = jsonlines.open(path, mode="a", dumps=dumps, flush=True)
+        self._failed = False
+
+    def write(self, record: Any) -> None:
+        try:
+            with naming(self.path):
+                self._writer.write(record)
+        except OSError:
+            self._failed = True
+            raise
+
+    def close(self) -> None:
+        try:
+            with naming(self.path):
+                self._writer.close()
+        except OSError:
+            if not self._failed:
+                raise
+
+    def __enter__(self) -> "Appender":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+
+def open_append(path: str | Path) -> Appender:
+    """An appender that never glues a new line onto one a killed process cut short (that line stays
+    alone and unparseable, the new one is whole)."""
+    path = Path(path)
+    if path.is_file() and path.stat().st_size:
+        with naming(path), path.open("rb+") as existing:
+            existing.seek(-1, 2)
+            if existing.read(1) != b"\n":
+                existing.write(b"\n")
+    return Appender(path)

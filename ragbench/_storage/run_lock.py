@@ -1,0 +1,126 @@
+"""One run per folder: an OS lock on `<run folder>/run.lock`.
+
+`fcntl.flock` on the open file: the kernel releases it when the process ends, however it ends (kill -9
+included), so a lock file a killed run left is stale by itself and the next run takes it over. The
+file records who holds it (pid, host, start, command) for the message that refuses a second run; it is
+never deleted (deleting a lock file lets two processes lock two different files), and is emptied
+when its holder lets go. Two handles on one folder in one process exclude each other too.
+
+`holder()` tells, without taking it, whether the folder is held and by whom (the viewer shows a run as
+running from it): it probes with a shared lock held for an instant, so `acquire` tries again for a
+moment (PROBE_WAIT_SECONDS) before it refuses, and a probe never turns a run away.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from .._errors import ConfigError
+
+LOCK_FILE = "run.lock"
+PROBE_WAIT_SECONDS = 0.25  # how long `acquire` tries again on a lock held: past a probe's instant
+
+
+class RunLock:
+    def __init__(self, folder: str | Path) -> None:
+        self.path = Path(folder) / LOCK_FILE
+        self._handle: IO[str] | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._handle is not None
+
+    def holder(self) -> dict[str, Any] | None:
+        """Who holds the folder now, another process or handle: what it recorded (pid, host, started,
+        command; {} before it has written that), or None when no one holds it. Creates nothing."""
+        if self.held or not self.path.is_file():
+            return None
+        try:
+            with self.path.open("r", encoding="utf-8", errors="replace") as handle:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return _recorded(handle.read())
+        except OSError:  # unreadable: the run's own writes will say why
+            return None
+        return None
+
+    def refusal(self) -> str | None:
+        """Why a run cannot use the folder now (another process holds it), or None. Creates nothing."""
+        holder = self.holder()
+        return None if holder is None else self._message(holder)
+
+    def acquire(self) -> None:
+        """Hold the folder (creating it), or raise `ConfigError` naming the holder."""
+        if self.held:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = self.path.open("a+", encoding="utf-8")  # not truncated before it is held
+        until = time.monotonic() + PROBE_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() < until:  # perhaps a probe (`holder`), gone in an instant
+                    time.sleep(0.01)
+                    continue
+                handle.seek(0)
+                message = self._message(_recorded(handle.read()))
+                handle.close()
+                raise ConfigError(message) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": sys.argv}) + "\n")
+        handle.flush()
+        self._handle = handle
+
+    def release(self) -> None:
+        if self._handle is None:
+            return
+        handle, self._handle = self._handle, None
+        try:
+            handle.truncate(0)
+        except OSError:  # a full or read-only disk: the lock goes with the handle all the same
+            pass
+        handle.close()
+
+    def _message(self, holder: dict[str, Any]) -> str:
+        return (f"--output {self.path.parent}: another ragbench run is using this folder ({describe(holder)}); "
+                "wait for it to end, or choose another --output")
+
+
+def describe(holder: dict[str, Any]) -> str:
+    """`pid 4242 on host, started 2026-11-24T10:00:00+0000` of what a holder recorded (`RunLock.holder`)."""
+    if not holder:
+        return "a process that has not yet said who it is"
+    who = f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, started {holder.get('started', '?')}"
+    if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int) \
+            and not _alive(holder["pid"]):
+        who += ", no longer running: a process it started still holds the lock; end that process"
+    return who
+
+
+def _recorded(text: str) -> dict[str, Any]:
+    try:
+        holder = json.loads(text)
+    except ValueError:
+        return {}
+    return holder if isinstance(holder, dict) else {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

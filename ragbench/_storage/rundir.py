@@ -1,0 +1,213 @@
+"""A run's folder: its config, the per-task sample files (also the checkpoint), results.json.
+
+runs/<name>/
+  run.json              the config, its identity and hash, every attempt's cost; "finished": false
+                        until the run completes
+  samples/<task>.jsonl  one line per record, appended as each finishes (the checkpoint), and
+                        rewritten in data order when the run completes; a record's `trace` is the
+                        one copy of its prompts and replies
+  calls/                every LLM, retrieval and tool call (ragbench._replay.recording), referring to the
+                        trace for what it already holds
+  cache.sqlite          engine responses (unless --cache points elsewhere)
+  results.json, report.md
+  run.lock              held by the run using the folder (ragbench._storage.run_lock)
+
+Files rewritten in place are replaced whole (ragbench._storage.files.replacing): a full disk leaves the
+old file and no temporary one; appends stay appends.
+
+A record's checkpoint key is its example id (a bad record's: its line); its `index` is its position
+in the task's stream, set by the evaluator, so a task need not number its examples.
+
+Sample files are read one record at a time (`iter_samples`): nothing here holds a task's samples.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from .._errors import ConfigError, RecordError
+from .._replay.exchange_log import JUDGE_LOGS
+from .files import replacing, write_atomically
+from .jsonl import iter_jsonl, open_append, read_json
+from .run_lock import RunLock
+
+
+def record_key(record: dict[str, Any]) -> str:
+    """The checkpoint key: the example id, or the bad record's position."""
+    return str(record["id"]) if record.get("id") is not None else f"#record-{record['index']}"
+
+
+def iter_samples(path: str | Path, errors: list[RecordError] | None = None) -> Iterator[dict[str, Any]]:
+    """The complete records of a samples file, one at a time (a missing file has none); a line cut
+    short by a crash is passed over, and added to `errors` when given (to be counted and reported)."""
+    for _, record in _numbered_samples(path, errors):
+        yield record
+
+
+def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    if not Path(path).is_file():
+        return
+    for line, record in iter_jsonl(path):
+        if not isinstance(record, RecordError):
+            yield line, record
+        elif errors is not None:
+            errors.append(record)
+
+
+def _line_offsets(path: Path) -> list[int]:
+    """Byte offset of every line's start, and the file's size last."""
+    offsets, position = [], 0
+    with path.open("rb") as handle:
+        for line in handle:
+            offsets.append(position)
+            position += len(line)
+    offsets.append(position)
+    return offsets
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
+    keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    return "; ".join(f"{k}: {json.dumps(old.get(k), default=str)[:60]} -> {json.dumps(new.get(k), default=str)[:60]}"
+                     for k in keys)
+
+
+class RunDir:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.samples_dir = self.path / "samples"
+        self._handles: dict[str, Any] = {}
+        self.lock = RunLock(self.path)
+        self.unreadable: dict[str, list[RecordError]] = {}  # task -> unreadable checkpoint lines
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        meta_path = self.path / "run.json"
+        if not meta_path.is_file():
+            return None
+        meta = read_json(meta_path, "the run.json ragbench wrote (--overwrite replaces the run, or choose another --output)")
+        if not isinstance(meta, dict):
+            raise ConfigError(f"{meta_path} is not a run's record; --overwrite replaces it, or choose another --output")
+        return meta
+
+    def check_start(self, identity: dict[str, Any], config_hash: str, resume: bool, overwrite: bool = False) -> None:
+        """Raise `ConfigError` when the run cannot start in this folder: it is a file; another run
+        holds it; with `resume`, it holds no run of the same config; without, it holds a run and
+        `overwrite` is not given. Writes nothing (the pre-flight calls it, `start` again)."""
+        if self.path.exists() and not self.path.is_dir():
+            raise ConfigError(f"--output {self.path}: is a file, not a folder; choose a folder "
+                              "(new, or a run's with --resume / --overwrite)")
+        refusal = self.lock.refusal()
+        if refusal:
+            raise ConfigError(refusal)
+        if resume:
+            previous = self.meta
+            if previous is None:
+                raise ConfigError(f"--resume: {self.path} holds no run to resume (no run.json); "
+                                  "drop --resume to start one")
+            if previous.get("config_hash") != config_hash:
+                changed = _differences(previous.get("identity") or {}, identity) or "options of an older ragbench"
+                raise ConfigError(f"--resume: {self.path} was run with a different configuration ({changed}); "
+                                  "use the same options, or a new --output")
+        elif not overwrite and (self.meta is not None or (self.samples_dir.is_dir() and any(self.samples_dir.iterdir()))):
+            raise ConfigError(f"{self.path} already holds a run: --resume continues it, --overwrite replaces "
+                              "it, or choose another --output")
+
+    def start(self, config: dict[str, Any], identity: dict[str, Any], config_hash: str, resume: bool,
+              overwrite: bool = False) -> list[dict[str, Any]]:
+        """Create and lock the folder (after `check_start`; held until the `held` block ends); with
+        `overwrite`, the earlier run's files go first. Returns the earlier attempts' costs."""
+        self.check_start(identity, config_hash, resume, overwrite)
+        self.lock.acquire()
+        previous = None if overwrite and not resume else self.meta
+        if overwrite and not resume:
+            for name in ("samples", "calls"):
+                shutil.rmtree(self.path / name, ignore_errors=True)
+            for name in ("results.json", "report.md", "run.json", "nli_calls.jsonl", "cache.sqlite",
+                         "cache.sqlite-wal", "cache.sqlite-shm"):
+                (self.path / name).unlink(missing_ok=True)
+            for stale in self.path.glob(JUDGE_LOGS):
+                stale.unlink()
+        attempts = list((previous or {}).get("attempts") or [])
+        self.samples_dir.mkdir(parents=True, exist_ok=True)
+        self._write_json("run.json", {"config": config, "identity": identity, "config_hash": config_hash,
+                                      "finished": False, "attempts": attempts})
+        return attempts
+
+    def sample_path(self, task: str) -> Path:
+        return self.samples_dir / f"{task}.jsonl"
+
+    def finished_keys(self, task: str) -> set[str]:
+        """Keys of the records that need no new attempt: scored examples and bad records (a failed
+        example is tried again)."""
+        return {record_key(r) for r in self.samples(task) if r.get("error") is None or r.get("bad_record")}
+
+    def samples(self, task: str) -> Iterator[dict[str, Any]]:
+        """The task's records as the checkpoint holds them, one at a time (see `iter_samples`)."""
+        return iter_samples(self.sample_path(task))
+
+    def append_sample(self, task: str, record: dict[str, Any]) -> None:
+        handle = self._handles.get(task)
+        if handle is None:
+            handle = self._handles[task] = open_append(self.sample_path(task))
+        handle.write(record)
+
+    def finalize_samples(self, task: str) -> None:
+        """Rewrite the task's samples in data order, the latest attempt of each record. Streamed: only
+        each record's key, position and line offset are held; the lines are copied as written."""
+        self.close()
+        path = self.sample_path(task)
+        errors: list[RecordError] = []
+        self.unreadable[task] = errors  # lines a stopped run cut short (their examples ran again): reported
+        if not path.is_file():
+            return
+        offsets = _line_offsets(path)
+        latest = {record_key(record): (record["index"], line) for line, record in _numbered_samples(path, errors)}
+        with path.open("rb") as source, replacing(path) as target:
+            for _, line in sorted(latest.values()):
+                source.seek(offsets[line])
+                text = source.read(offsets[line + 1] - offsets[line])
+                target.write(text if text.endswith(b"\n") else text + b"\n")  # a last line a kill left unended
+
+    def record_attempt(self, attempt: dict[str, Any]) -> None:
+        """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
+        meta = self.meta or {}
+        earlier = [a for a in meta.get("attempts") or [] if attempt.get("id") is None or a.get("id") != attempt["id"]]
+        meta["attempts"] = [*earlier, attempt]
+        self._write_json("run.json", meta)
+
+    def finish(self, results: dict[str, Any], report: str) -> None:
+        """results.json and report.md, then the run marked finished with each task's record count
+        (what --resume checks the samples against)."""
+        self._write_json("results.json", results)
+        write_atomically(self.path / "report.md", report)
+        meta = self.meta or {}
+        meta["finished"] = True
+        meta["records"] = {task: counts["records"] + counts.get("missing", 0)
+                           for task, counts in results.get("counts", {}).items()}
+        self._write_json("run.json", meta)
+
+    def _write_json(self, name: str, data: dict[str, Any]) -> None:
+        write_atomically(self.path / name, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+    def close(self) -> None:
+        """Close the sample files (the lock stays held)."""
+        handles, self._handles = list(self._handles.values()), {}
+        for handle in handles:
+            handle.close()
+
+    @contextmanager
+    def held(self, lock_now: bool) -> Iterator[None]:
+        """The folder is let go when the block ends, however it ends; `lock_now`: locked at once (a
+        --resume reads the folder first), else when `start` creates it."""
+        try:
+            if lock_now:
+                self.lock.acquire()
+            yield
+        finally:
+            try:
+                self.close()
+            finally:
+                self.lock.release()

@@ -1,0 +1,193 @@
+"""Base class of task plugins: where the examples come from and how a system prompts for them."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
+
+from ._errors import RecordError
+from ._types import Document, Example
+
+if TYPE_CHECKING:
+    from ._run.checks import Preflight
+    from ._run.resources import RunResources
+
+Prompt = str | list[dict[str, str]]
+
+
+class Task:
+    """A benchmark.
+
+    Subclasses set the class attributes and implement `examples`; `build_prompt` and
+    `postprocess` are the task's own prompting protocol, which generic systems (closed_book,
+    vanilla) follow so that their prompts match the benchmark's reference baselines.
+    """
+
+    name: ClassVar[str] = ""
+    metrics: ClassVar[tuple[str, ...]] = ()
+    slice_fields: ClassVar[tuple[str, ...]] = ()
+    plot_keys: ClassVar[tuple[str, ...]] = ()  # metric keys drawn per slice value in report.md
+    # options of the task's own metrics (metric name -> options; --metric-arg overrides them)
+    metric_options: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    # --- the task-system contract (docs/writing-plugins.md, "The task-system contract": each hook, its purpose and
+    # which built-in systems read it) ----------------------------------------------------------------
+    #   answer_format    "short" (an entity or phrase), "long" (a paragraph), "list", "choice"
+    #                    (a multiple-choice letter) or "label" (a verdict such as true/false)
+    #   cites            answers cite the shown documents as [1], [2] ... (ALCE-style citation metrics)
+    #   gold_fields      the kinds of gold its records carry: answers (short strings), label, choices,
+    #                    qa_pairs, answer_lists, long_answer, claims, crag_answer (metrics name the
+    #                    kinds they need in `gold_needs`; a task that cites also offers "citations");
+    #                    `gold_references` reads them as reference texts
+    #   instruction_key  the task's standing instruction by its name in Self-RAG's and SMART's TASK_INST
+    #                    ("fever", "arc_c", "asqa"; None: the question is the whole instruction)
+    #   own_documents    the examples carry documents of their own, what the `provided`, `example_bm25` and
+    #                    `example_dense` retrievers return: True (CRAG's pages, ALCE's top-100, Self-RAG's
+    #                    ctxs), False (open domain: a system that retrieves needs a corpus retriever, and
+    #                    the pre-flight says so), None (not declared: not checked); an instance may set it
+    #                    from its options (squad's passages=)
+    # and the methods below: reader_prompt, answer_prompt, postprocess, chat_messages, citations,
+    # passages, query_text, task_input, demonstration, prediction_records, gold_references.
+    answer_format: ClassVar[str] = "short"
+    cites: ClassVar[bool] = False
+    gold_fields: ClassVar[tuple[str, ...] | None] = None  # None: not declared, every metric may try
+    instruction_key: ClassVar[str | None] = None
+    own_documents: bool | None = None
+
+    @property
+    def closed_answer(self) -> bool:
+        """Answers come from a fixed set (choices, labels): Self-RAG's and SMART's closed tasks."""
+        return self.answer_format in ("choice", "label")
+
+    def __init__(self, data_path: str | Path | None = None, **args: Any) -> None:
+        self.data_path = Path(data_path) if data_path is not None else None
+        self.args = args
+
+    # Set before `prepare` when the run answers the task's tools from a recording (--replay):
+    # `setup` is not called and the services the tools would reach need not exist.
+    tools_replayed: bool = False
+    path: Path | None = None  # the data file `prepare` found (the pre-flight reads its first records)
+
+    resources: "RunResources | None" = None  # the run's workers and page caches, from `bind`
+
+    def bind(self, resources: "RunResources") -> None:
+        """Called by the run before anything else (before `examples` and `setup`): the run's worker
+        processes, page caches and shared models (ragbench._run.resources), which the run closes. A
+        task that works in the worker processes names the modules they should import here
+        (`resources.workers.warm(...)`), so that they start warm while the engines load."""
+        self.resources = resources
+
+    def prepare(self) -> None:
+        """Find (or download) the data before the run starts, so a missing file stops it
+        before any model loads."""
+
+    def preflight(self, check: "Preflight") -> None:
+        """The task's pre-flight (`ragbench check`), before anything loads: `prepare`, then the first
+        records read (encoding, format, not empty). A task with prerequisites (a tokenizer, a service)
+        extends this, calling super(), and reports each problem with `check.problem(...)` or a
+        `ConfigError` inside `with check.step(...)`, naming the option that fixes it."""
+        from ._run.checks import probe_data
+
+        before = len(check.problems)
+        with check.step(f"task {self.name}: data file found"):
+            self.prepare()
+        if len(check.problems) == before:
+            probe_data(self, check)
+
+    async def setup(self) -> dict[str, Any]:
+        """Start what the task's examples need at run time (e.g. a KG API server and its
+        client), inside the run's event loop; the returned tools reach systems as `ctx.tools`."""
+        return {}
+
+    async def teardown(self) -> None:
+        """Stop what `setup` started."""
+
+    def examples(self) -> Iterator[Example | RecordError]:
+        """Examples in data order; a bad record is yielded as a `RecordError`, not raised."""
+        raise NotImplementedError
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
+        raise NotImplementedError
+
+    async def passages(self, docs: list[Document]) -> list[Document]:
+        """Retrieved documents as passages a system can read itself (summarise, select, verify, cite),
+        in order (awaited: a task that splits its documents does that work off the event loop).
+        Default: unchanged; a task whose documents are not passages (CRAG's HTML pages) splits them
+        here. Generic readers (closed_book, vanilla) use `reader_prompt` instead, which reproduces
+        the task's own baseline."""
+        return docs
+
+    def query_text(self, example: Example) -> str:
+        """The question as this task poses it to a system writing its own prompts (instruction and
+        answer options included where the task has them); `example.question` stays the bare question
+        that retrieval uses."""
+        return example.question
+
+    def task_input(self, example: Example) -> str:
+        """What a system shows under the task's standing instruction (`instruction_key`): the question,
+        with the answer options of a multiple-choice task. A task without a standing instruction
+        gives `query_text`."""
+        return self.query_text(example)
+
+    def answer_prompt(self, example: Example, docs: list[Document] | None, question: str | None = None,
+                      shot: int | None = None) -> Prompt:
+        """The task's own answer prompt over `docs` (None or []: closed book); `question` replaces the
+        question text (a system's rewritten question or sub-questions); `shot` sets how many worked
+        examples a prompt with demonstrations shows (None: the task's own number; a task without
+        demonstrations ignores it). Systems end with this, then `postprocess`, so that answers are
+        scored as the benchmark's baselines are."""
+        options = {"question": question, "shot": shot}
+        return self.build_prompt(example, docs, **{k: v for k, v in options.items() if v is not None})
+
+    def demonstration(self) -> tuple[str, str] | None:
+        """A worked (question, answer) in the task's own answer style - the first demonstration of its
+        prompt - for systems that show a model what a sufficient answer looks like (LLatrieval's
+        verifier). None: the task has none."""
+        return None
+
+    async def reader_prompt(self, example: Example, ctx: Any,
+                            docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
+        """What a generic system sends for `example` and the documents it shows, in order.
+
+        `docs` are the system's documents (None: closed book). The default formats them with
+        `build_prompt`; a task whose reference baseline does more (CRAG: pages to sentences,
+        embedding ranking, LLM entity extraction and KG calls through `ctx`) overrides this, so
+        that `closed_book` / `vanilla` reproduce that baseline.
+        """
+        return self.build_prompt(example, docs), list(docs or [])
+
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, Any]] | None:
+        """A benchmark's own folder of saved outputs as `ragbench score` records: (line index,
+        `{"id", "output"[, "docs"]}` or a `RecordError`) for the `recorded` system. None: the task
+        reads no such folder (a JSONL of records is read without the task)."""
+        return None
+
+    def size_hint(self) -> int | None:
+        """The number of records, if it is cheap to know (for the progress bar's ETA)."""
+        return None
+
+    def postprocess(self, text: str) -> str:
+        """Turn raw model output into the answer that is scored."""
+        return text
+
+    def chat_messages(self, prompt: str) -> list[dict[str, str]]:
+        """How a chat model receives a text prompt; a task may add its baseline's system message."""
+        return [{"role": "user", "content": prompt}]
+
+    def citations(self, answer: str) -> list[list[int]]:
+        """For tasks whose answers cite documents: per statement of `answer`, the document
+        numbers it cites (1-based positions in the documents shown). Informational; metrics
+        parse the answer themselves, as the upstream evaluation does."""
+        return []
+
+    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+        """Every gold answer of one record (`example.gold`) as a reference text, the preferred first: what a
+        metric that knows no benchmark compares an answer with (an LLM judge's reference, an HF
+        `evaluate` metric's references). Default: the `answers` kind, else the `label`; a task whose
+        gold is shaped otherwise says how to read it by overriding this."""
+        if gold.get("answers"):
+            return [str(answer) for answer in gold["answers"]]
+        return [str(gold["label"])] if gold.get("label") is not None else []
+
+    def config(self) -> dict[str, Any]:
+        plots = {"plot_keys": list(self.plot_keys)} if self.plot_keys else {}
+        return {"name": self.name, "data_path": str(self.data_path) if self.data_path else None, **self.args, **plots}

@@ -1,0 +1,128 @@
+"""The data that flows through a run: task -> Example -> system -> Prediction -> metrics.
+
+Plain dataclasses that serialise to JSON with `to_dict`; nothing here knows about engines,
+files or plugins.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+from ._trace_groups import current_group
+
+
+@dataclass
+class Document:
+    """A passage shown to (or retrieved for) the model."""
+
+    id: str | None
+    title: str
+    text: str
+    url: str | None = None
+    score: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v not in (None, {})}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Document":
+        """From `to_dict` output or an upstream passage dict: id, title, text, url, score as
+        fields; every other key (summary, extraction, sent ...) goes to `metadata`."""
+        metadata = dict(data.get("metadata") or {})
+        metadata.update({k: v for k, v in data.items() if k not in ("id", "title", "text", "url", "score", "metadata")})
+        score = data.get("score")
+        return cls(id=str(data["id"]) if data.get("id") is not None else None, title=data.get("title") or "",
+                   text=data.get("text") or "", url=data.get("url"),
+                   score=float(score) if score not in (None, "") else None, metadata=metadata)
+
+
+@dataclass
+class Example:
+    """One evaluation item.
+
+    `gold` holds whatever the task's metrics need (answers, label, choices, qa_pairs ...);
+    `meta` holds slice fields (domain, question_type ...); `extras` holds inputs other than
+    the question (query_time, choices to show ...). `turns` is set for conversational items.
+    """
+
+    id: str
+    question: str
+    gold: dict[str, Any] = field(default_factory=dict)
+    docs: list[Document] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+    turns: list[dict[str, str]] | None = None
+    index: int = 0  # position in the task's data, keeps samples and aggregates in data order
+
+    def summary(self) -> dict[str, Any]:
+        """What a sample record repeats of the example (docs are recorded on the prediction)."""
+        out = {"id": self.id, "question": self.question, "gold": self.gold}
+        if self.meta:
+            out["meta"] = self.meta
+        if self.turns is not None:
+            out["turns"] = self.turns
+        return out
+
+
+@dataclass
+class Step:
+    """One traced action of a system: an LLM call, a retrieval, a tool call, or a step of the system's
+    own (kind "custom", `Context.record_step`: `request` holds its inputs, `response` its outputs and
+    `docs` the documents it kept, as `Document.to_dict()`s)."""
+
+    kind: str  # "llm" | "retrieval" | "tool" | "custom"
+    name: str
+    request: dict[str, Any]
+    response: dict[str, Any] | None = None
+    error: str | None = None
+    seconds: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    group: list[str] = field(default_factory=current_group)  # `with ctx.group(label):` labels, outermost first
+    docs: list[dict[str, Any]] | None = None  # a custom step's documents kept, in its order
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)  # shallow: request/response dicts are not mutated after the call
+        if not out["group"]:
+            del out["group"]
+        if out["docs"] is None:
+            del out["docs"]
+        return out
+
+
+@dataclass
+class Prediction:
+    """What a system produced for one example."""
+
+    example_id: str
+    answer: str = ""
+    raw_output: str | None = None
+    citations: list[list[int]] = field(default_factory=list)
+    docs: list[Document] = field(default_factory=list)  # in the order shown to the model
+    trace: list[Step] = field(default_factory=list)
+    error: str | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompts(self) -> list[Any]:
+        return trace_prompts(step.to_dict() for step in self.trace)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"answer": self.answer}
+        if self.raw_output is not None and self.raw_output != self.answer:
+            out["raw_output"] = self.raw_output
+        if self.citations:
+            out["citations"] = self.citations
+        if self.docs:
+            out["docs"] = [d.to_dict() for d in self.docs]
+        if self.extras:
+            out["extras"] = self.extras
+        return out
+
+
+def trace_prompts(trace: Iterable[dict[str, Any]]) -> list[Any]:
+    """The prompt (or chat messages) of every LLM call of a trace, in call order. A sample record
+    keeps no other copy: `trace_prompts(sample["trace"])` gives its prompts."""
+    return [step["request"].get("messages") or step["request"].get("prompt") for step in trace if step["kind"] == "llm"]

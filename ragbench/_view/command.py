@@ -1,0 +1,24 @@
+"""What `ragbench view` does once its options are parsed (ragbench/_cli/main.py only registers the command)."""
+from __future__ import annotations
+
+import sys
+
+from .._errors import ConfigError
+from .catalog import RunCatalog
+from .export import export
+from .server import serve
+from .site import Site
+
+
+def view(paths: list[str], host: str, port: int, export_dir: str | None) -> None:
+    site = Site(RunCatalog(paths))
+    if export_dir:
+        files = export(site, export_dir)
+        print(f"ragbench view: {len(site.runs)} run(s), {files} data files -> {export_dir}/index.html "
+              "(opens from disk)", file=sys.stderr)
+        return
+    try:
+        serve(site, host, port)
+    except OSError as exc:
+        raise ConfigError(f"view: cannot listen on {host}:{port} ({exc.strerror or exc}); "
+                          "choose another --port (0 picks a free one)") from exc

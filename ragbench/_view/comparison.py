@@ -1,0 +1,62 @@
+"""The Compare page: `ragbench compare`'s paired statistics (ragbench._reports.compare, unchanged) of every run
+against the first on one task, and the examples on which they disagree."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .._errors import ConfigError
+from .._reports.compare import Run, compare_runs, load_run
+from .runs import RunFolder, clip
+
+LISTED = 500  # disagreements listed per direction and metric
+
+
+def _binary(runs: list[Run], task: str, metric: str) -> bool:
+    values = {(s.get("scores") or {}).get(metric) for run in runs for s in run.samples.get(task, {}).values()}
+    values.discard(None)
+    return bool(values) and values <= {0, 1, 0.0, 1.0, True, False}
+
+
+def disagreements(a: Run, b: Run, task: str, metric: str, higher_is_better: bool,
+                  folders: tuple[RunFolder, RunFolder]) -> dict[str, Any]:
+    """Examples scored in both runs where one is right (the metric's good value) and the other wrong, with
+    the question and each run's answer from the runs' example tables (`a` and `b` hold only scores)."""
+    good = 1.0 if higher_is_better else 0.0
+    first, second = a.samples.get(task, {}), b.samples.get(task, {})
+    tables = folders[0].samples(task), folders[1].samples(task)
+    found: dict[str, list[dict[str, Any]]] = {"a_right": [], "b_right": []}
+    for example_id in sorted(set(first) & set(second)):
+        x, y = (first[example_id].get("scores") or {}).get(metric), (second[example_id].get("scores") or {}).get(metric)
+        if x is None or y is None or float(x) == float(y):
+            continue
+        side = "a_right" if float(x) == good else "b_right"
+        n_a, n_b = tables[0].position(example_id), tables[1].position(example_id)
+        row_a, row_b = (table.rows[n] if n is not None else {} for table, n in zip(tables, (n_a, n_b)))
+        found[side].append({"id": example_id, "question": clip(row_a.get("question"), 160),
+                            "answer_a": clip(row_a.get("answer"), 160), "answer_b": clip(row_b.get("answer"), 160),
+                            "n_a": n_a, "n_b": n_b})
+    return {"metric": metric, **{k: {"count": len(v), "rows": v[:LISTED]} for k, v in found.items()}}
+
+
+def compare_page(folders: list[RunFolder], task: str, iterations: int = 1000) -> dict[str, Any]:
+    if len(folders) < 2:
+        raise ConfigError(f"compare: {task} needs two or more runs")
+    unfinished = [f.rid for f in folders if f.results is None]
+    if unfinished:
+        return {"task": task, "runs": [f.rid for f in folders],
+                "error": f"{', '.join(unfinished)} not finished yet (no results.json): compare needs finished runs"}
+    try:
+        loaded = [load_run(f.path) for f in folders]
+    except ConfigError as exc:  # e.g. a sample file removed: the page says so, the export goes on
+        return {"task": task, "runs": [f.rid for f in folders], "error": str(exc)}
+    details = loaded[0].results.get("details", {}).get(task, {})
+    pairs = []
+    for folder, other in zip(folders[1:], loaded[1:]):
+        report = compare_runs(loaded[0], other, iterations=iterations)
+        metrics = [m for m in details if not details[m].get("corpus") and _binary([loaded[0], other], task, m)]
+        pairs.append({"a": folders[0].rid, "b": folder.rid, "warnings": report.warnings,
+                      "rows": [dataclasses.asdict(r) for r in report.rows if r.task == task],
+                      "disagreements": [disagreements(loaded[0], other, task, m, details[m].get("higher_is_better", True),
+                                                      (folders[0], folder)) for m in metrics]})
+    return {"task": task, "runs": [f.rid for f in folders], "pairs": pairs}

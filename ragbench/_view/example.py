@@ -1,0 +1,134 @@
+"""One example's page data from its sample record: question, gold, answer, scores with the reasons
+the run recorded (the judge's replies, the NLI verdicts on the answer's sentences), the documents
+with the cited ones marked, and the trace with the system's outline of it."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .._records import SampleRecord
+from .._trace_groups import outline
+from .runs import RunFolder, clip, gold_text
+
+STEP_CHARS = 40_000  # a prompt or reply longer than this is cut (the record keeps it whole)
+DOC_CHARS = 4_000
+TRACEBACK_CHARS = 40_000
+
+
+def _prompt_text(request: dict[str, Any]) -> str:
+    messages = request.get("messages")
+    if isinstance(messages, list):
+        return "\n\n".join(f"[{m.get('role', '?')}]\n{m.get('content', '')}" for m in messages if isinstance(m, dict))
+    prompt = request.get("prompt")
+    return prompt if isinstance(prompt, str) else json.dumps(request, ensure_ascii=False, default=str)
+
+
+def _dump(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str, indent=1)
+
+
+def document_views(docs: Any) -> list[dict[str, Any]]:
+    """Documents as the page lists them, numbered from 1 (the prediction's as citations number them)."""
+    return [{"number": k, "id": d.get("id"), "title": d.get("title"), "url": d.get("url"), "score": d.get("score"),
+             "text": clip(d.get("text"), DOC_CHARS)} for k, d in enumerate(docs, 1) if isinstance(d, dict)] \
+        if isinstance(docs, list) else []
+
+
+def step_view(index: int, step: dict[str, Any]) -> dict[str, Any]:
+    """A trace step as the timeline shows it: an LLM call's prompt and reply as text, any other
+    step's request and response (a custom step's inputs and outputs) as JSON, with the documents a
+    custom step kept (log-probs are counted, not shown)."""
+    request, response = step.get("request") or {}, step.get("response") or {}
+    if step.get("kind") == "llm":
+        prompt = _prompt_text(request)
+        texts = response.get("texts") or []
+        reply = texts[0] if len(texts) == 1 else _dump(texts) if texts else ""
+        extra = {k: v for k, v in response.items() if k not in ("texts", "logprobs")}
+        if response.get("logprobs"):
+            extra["logprobs"] = f"{len(response['logprobs'])} positions"
+        settings = request.get("sampling") or {}
+        extra["sampling"] = {k: v for k, v in settings.items() if v not in (None, [], False)}
+    else:
+        prompt, reply, extra = _dump(request), _dump(response) if response else "", {}
+    return {"i": index, "kind": step.get("kind"), "name": step.get("name"), "group": step.get("group") or [],
+            "seconds": step.get("seconds"), "cached": bool(step.get("cached")), "error": step.get("error"),
+            "tokens": [step.get("prompt_tokens", 0), step.get("completion_tokens", 0)],
+            "prompt": clip(prompt, STEP_CHARS), "reply": clip(reply, STEP_CHARS),
+            "details": clip(_dump(extra), 2000) if extra else "", "docs": document_views(step.get("docs"))}
+
+
+def nli_decision(line: str) -> tuple[str, str, str] | None:
+    """(hypothesis, premise, verdict) of one nli_calls.jsonl line; None for a line that is not a JSON object."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict):
+        return None
+    text = str(entry.get("prompt") or _prompt_text(entry))
+    premise, _, hypothesis = text.partition("hypothesis: " if "hypothesis: " in text else "Hypothesis: ")
+    return hypothesis.split("\n\nDoes the premise")[0].strip(), premise, str(entry.get("response"))
+
+
+def read_nli_log(path: Path) -> dict[str, list[tuple[str, str]]]:
+    """nli_calls.jsonl by hypothesis: (premise, verdict) of each decision (read up to where it cannot be)."""
+    by_hypothesis: dict[str, list[tuple[str, str]]] = {}
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            for decision in filter(None, map(nli_decision, handle)):
+                by_hypothesis.setdefault(decision[0], []).append(decision[1:])
+    except OSError:
+        pass  # the decisions read so far are shown
+    return by_hypothesis
+
+
+def nli_verdicts(answer: str, docs: list[dict[str, Any]], run: RunFolder) -> list[dict[str, Any]]:
+    """The NLI decisions on this answer's sentences over this example's documents (a premise is
+    matched to the documents whose text it contains; the log has no example ids)."""
+    out = []
+    for hypothesis, decisions in run.cached("nli_calls.jsonl", read_nli_log, {}).items():
+        if not hypothesis or hypothesis.rstrip(".") not in answer:
+            continue
+        for premise, verdict in decisions:
+            numbers = [k for k, doc in enumerate(docs, 1) if (doc.get("text") or "")[:120] in premise]
+            if numbers:
+                out.append({"source": f"NLI: documents {numbers} entail the sentence?", "reply": verdict,
+                            "prompt": clip(f"{premise}hypothesis: {hypothesis}", 6000)})
+    return out
+
+
+def reasons(record: dict[str, Any], run: RunFolder) -> list[dict[str, Any]]:
+    """What the run recorded about why a metric scored as it did: the judges' replies, the NLI verdicts."""
+    out = [{"source": f"judge call {step.get('name')}", "prompt": clip(_prompt_text(step.get("request") or {}), 6000),
+            "reply": step.get("error") or " | ".join((step.get("response") or {}).get("texts") or [])}
+           for step in record.get("judge_trace") or []]
+    prediction = record.get("prediction") or {}
+    if prediction.get("answer") and prediction.get("docs"):
+        out += nli_verdicts(str(prediction["answer"]), prediction["docs"], run)
+    return out[:200]
+
+
+def example_page(record: dict[str, Any], system: Any, run: RunFolder) -> dict[str, Any]:
+    prediction = record.get("prediction") or {}
+    citations = prediction.get("citations") or []
+    cited = {n for sentence in citations for n in (sentence or []) if isinstance(n, int)}
+    docs = [{**doc, "cited": doc["number"] in cited} for doc in document_views(prediction.get("docs") or [])]
+    trace = record.get("trace") or []
+    sample = SampleRecord.from_dict(record)
+    try:
+        items = system.trace_outline(sample) if system is not None else outline(sample.trace)
+    except Exception as exc:  # a third-party hook's bug must not hide the trace
+        items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": outline(sample.trace)}]
+    return {"id": record.get("id"), "question": record.get("question"), "gold": record.get("gold"),
+            "gold_text": gold_text(record), "meta": record.get("meta") or {},
+            "answer": prediction.get("answer", record.get("output")), "output": record.get("output"),
+            "error": record.get("error"), "traceback": clip(record.get("traceback"), TRACEBACK_CHARS) or None,
+            "scores": record.get("scores") or {},
+            "score_errors": record.get("score_errors") or {},
+            "score_tracebacks": {str(metric): clip(text, TRACEBACK_CHARS) for metric, text in
+                                 (record.get("score_tracebacks") or {}).items()},
+            "infrastructure_failures": record.get("infrastructure_failures") or [],
+            "seconds": record.get("seconds"), "citations": citations, "docs": docs, "reasons": reasons(record, run),
+            "steps": [step_view(i, s) for i, s in enumerate(trace)], "outline": items,
+            "extras": clip(_dump(prediction.get("extras")), 20000) if prediction.get("extras") else ""}

@@ -1,0 +1,119 @@
+"""The data of each viewer page as plain JSON-able dicts: what the server answers under /api/ and what
+the static export writes. The browser (static/app.js) renders it; nothing here makes HTML."""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any
+
+from .._run.config import RunConfig
+from .example import example_page
+from .runs import RunFolder, row_failed
+
+CHUNK = 500  # table rows per request / per exported file
+
+_NOT_SHOWN = {"output", "progress", "max_inflight", "task_configs", "system_config", "metric_configs",
+              "retriever_metadata", "tasks"}
+
+
+def _defaults() -> dict[str, Any]:
+    out = {}
+    for f in dataclasses.fields(RunConfig):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            out[f.name] = f.default_factory()  # type: ignore[misc]
+    return out
+
+
+def system_class(name: str | None) -> Any:
+    """The system plugin's class (for its defaults and `trace_outline`), None when it is not installed."""
+    from .._registry import get_registry
+
+    try:
+        return get_registry().load("systems", name) if name else None
+    except Exception:  # not installed here: the generic outline and no defaults
+        return None
+
+
+def config_differences(config: dict[str, Any]) -> dict[str, Any]:
+    """The run's options that differ from ragbench's defaults (system options: from the system's own)."""
+    defaults = _defaults()
+    out = {k: v for k, v in config.items() if k not in _NOT_SHOWN and v != defaults.get(k, object())}
+    cls = system_class(config.get("system"))
+    if cls is not None:
+        parameters = inspect.signature(cls.__init__).parameters
+        for task, options in (config.get("system_config") or {}).items():
+            changed = {k: v for k, v in options.items() if k in parameters
+                       and parameters[k].default is not inspect.Parameter.empty and parameters[k].default != v}
+            if changed:
+                out[f"system options ({task})"] = changed
+    return out
+
+
+def _metrics(details: dict[str, Any]) -> dict[str, Any]:
+    return {key: {k: entry.get(k) for k in ("value", "ci95", "n", "n_none", "n_errors", "higher_is_better", "corpus",
+                                           "error")} for key, entry in details.items()}
+
+
+def run_summary(run: RunFolder) -> dict[str, Any]:
+    """A row of the Runs page: finished runs from results.json, a run in progress from its samples so far;
+    `state` and `holder` from `RunFolder.status`."""
+    results, config = run.results, run.config
+    tasks: dict[str, Any] = {}
+    for task in run.tasks:
+        if results is not None and task in results.get("details", {}):
+            tasks[task] = {"metrics": _metrics(results["details"][task]), "counts": results.get("counts", {}).get(task)}
+        else:
+            rows = run.samples(task).rows
+            failed = sum(1 for r in rows if row_failed(r))
+            tasks[task] = {"metrics": {}, "counts": {"records": len(rows), "scored": len(rows) - failed, "failed": failed}}
+    return {"rid": run.rid, "name": run.rid, "path": str(run.path), "system": config.get("system"),
+            "model": config.get("model") or (config.get("system_args") or {}).get("path"),
+            "judges": config.get("judges"), "date": (results or {}).get("date"),
+            "finished": results is not None, "complete": (results or {}).get("complete"), **run.status(),
+            "tasks": tasks,
+            "failures": (results or {}).get("failures") or {},
+            "infrastructure_failures": (results or {}).get("infrastructure_failures") or {},
+            "cost": (results or {}).get("cost") or {}}
+
+
+def runs_page(runs: list[RunFolder]) -> dict[str, Any]:
+    summaries = [run_summary(run) for run in runs]
+    by_task: dict[str, list[str]] = {}
+    for summary in summaries:
+        for task in summary["tasks"]:
+            by_task.setdefault(task, []).append(summary["rid"])
+    return {"runs": summaries, "comparable": {t: rids for t, rids in by_task.items() if len(rids) > 1}}
+
+
+def run_page(run: RunFolder) -> dict[str, Any]:
+    results = run.results or {}
+    config = run.config
+    slices = {task: {key: entry["slices"] for key, entry in details.items() if entry.get("slices")}
+              for task, details in (results.get("details") or {}).items()}
+    task_configs = config.get("task_configs") or {}
+    return {**run_summary(run), "config": config_differences(config), "slices": slices,
+            "plot_keys": {t: (c or {}).get("plot_keys") for t, c in task_configs.items()},
+            "matrix": {t: (c or {}).get("matrix") for t, c in task_configs.items() if (c or {}).get("matrix")},
+            "system_stats": results.get("system_stats") or {}, "system_reports": results.get("system_reports") or {}}
+
+
+def rows_page(run: RunFolder, task: str, chunk: int) -> dict[str, Any]:
+    index = run.samples(task)
+    rows = index.rows
+    higher = {k: e.get("higher_is_better", True) for k, e in
+              ((run.results or {}).get("details") or {}).get(task, {}).items() if not e.get("corpus")}
+    keys = list(higher) or list(dict.fromkeys(k for r in rows[:CHUNK] for k in r["scores"]))
+    return {"rid": run.rid, "task": task, "total": len(rows), "chunk": chunk, "chunk_size": CHUNK,
+            "chunks": max(1, -(-len(rows) // CHUNK)), "metrics": keys,
+            "higher_is_better": {k: higher.get(k, True) for k in keys},
+            "slice_fields": sorted({f for r in rows[:CHUNK] for f in r["meta"]}),
+            "finished": run.results is not None, "state": run.status()["state"],
+            "rows": rows[chunk * CHUNK:(chunk + 1) * CHUNK]}
+
+
+def example_data(run: RunFolder, task: str, n: int) -> dict[str, Any]:
+    record = run.samples(task).record(n)
+    return {"rid": run.rid, "task": task, "n": n,
+            **example_page(record, system_class(run.config.get("system")), run)}

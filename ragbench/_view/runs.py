@@ -1,0 +1,223 @@
+"""Finding run folders and reading them as they are on disk (read only: nothing is written there).
+
+A run's sample file is indexed, not loaded: one pass records each line's byte offset and a short
+row (id, question, answer, gold, scores, error, slice values) for the examples table; a full
+record is read again from its offset when its page is opened. The index follows the file: lines
+appended by a run still in progress are indexed on the next request, and a file rewritten (the
+run finished, records put in data order) is indexed again. A run's other files (run.json,
+results.json, the list of sample files, nli_calls.jsonl) are read again only when their identity
+(inode, size, modification time) changed, so a run that finishes is seen on the next request and an
+unchanged one is not read on every request.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from .._storage.run_lock import RunLock, describe
+
+T = TypeVar("T")
+
+TEXT_CHARS = 240  # characters of question / answer / gold / error kept in a table row
+
+
+def clip(text: Any, limit: int = TEXT_CHARS) -> str:
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def gold_text(record: dict[str, Any]) -> str:
+    """A record's gold in a line: the reference texts the task read it as (`gold_references`, written by
+    the run), else every value of the gold as it stands (a run written before the references were)."""
+    references = record.get("gold_references")
+    if isinstance(references, list) and references:
+        return " | ".join(map(str, references))
+    gold = record.get("gold")
+    if not isinstance(gold, dict):
+        return "" if gold is None else str(gold)
+    return "; ".join(f"{key}: {_leaves(value)}" for key, value in gold.items() if value not in (None, "", [], {}))
+
+
+def _leaves(value: Any) -> str:
+    """The scalar values inside `value` in order, comma-separated (nested lists and mappings flattened)."""
+    if isinstance(value, dict):
+        return ", ".join(_leaves(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_leaves(v) for v in value)
+    return str(value)
+
+
+def table_row(record: dict[str, Any]) -> dict[str, Any]:
+    prediction = record.get("prediction") or {}
+    return {"id": None if record.get("id") is None else str(record["id"]), "question": clip(record.get("question")),
+            "answer": clip(prediction.get("answer", record.get("output"))), "gold": clip(gold_text(record)),
+            "scores": record.get("scores") or {}, "error": clip(record.get("error")) or None,
+            "score_errors": metric_failures(record),
+            "meta": {k: clip(v, 80) for k, v in (record.get("meta") or {}).items() if not isinstance(v, (dict, list))}}
+
+
+def metric_failures(record: dict[str, Any]) -> dict[str, str]:
+    """The metrics that failed on a record (`score_errors`: {metric: error}), their errors cut for a table row."""
+    errors = record.get("score_errors")
+    return {str(k): clip(v, 160) for k, v in errors.items()} if isinstance(errors, dict) else {}
+
+
+def row_failed(row: dict[str, Any]) -> bool:
+    """A table row of a failed example: the system failed on it, or one of its metrics did."""
+    return bool(row["error"] or row["score_errors"])
+
+
+class SampleIndex:
+    """The rows and line offsets of one samples/<task>.jsonl, kept up to date with the file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows: list[dict[str, Any]] = []
+        self.offsets: list[int] = []
+        self._by_key: dict[str, int] = {}
+        self._identity: tuple[int, int] | None = None
+        self._read_to = 0
+        self._lock = threading.Lock()  # one for the index's lifetime: threads queue on it, it is never replaced
+
+    def refresh(self) -> "SampleIndex":
+        with self._lock:
+            try:
+                stat = self.path.stat()
+            except FileNotFoundError:
+                self._forget(None)
+                return self
+            if self._identity != (stat.st_dev, stat.st_ino) or stat.st_size < self._read_to:
+                self._forget((stat.st_dev, stat.st_ino))
+            if stat.st_size > self._read_to:
+                self._scan()
+        return self
+
+    def _forget(self, identity: tuple[int, int] | None) -> None:
+        """Drop what was indexed (the file is gone, or another file now stands at the path)."""
+        self.rows, self.offsets, self._by_key, self._read_to = [], [], {}, 0
+        self._identity = identity
+
+    def _scan(self) -> None:
+        with self.path.open("rb") as handle:
+            handle.seek(self._read_to)
+            offset = self._read_to
+            for line in handle:
+                if not line.endswith(b"\n"):
+                    break  # a line still being written: indexed on a later request
+                start, offset = offset, offset + len(line)
+                self._read_to = offset
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue  # a line a killed run cut short (the run reads past it too)
+                if not isinstance(record, dict):
+                    continue
+                key = str(record["id"]) if record.get("id") is not None else f"#record-{record.get('index')}"
+                row = table_row(record)
+                if key in self._by_key:  # a retried example: the latest attempt replaces the earlier one
+                    position = self._by_key[key]
+                    self.rows[position], self.offsets[position] = {**row, "n": position}, start
+                else:
+                    self._by_key[key] = len(self.rows)
+                    self.rows.append({**row, "n": len(self.rows)})
+                    self.offsets.append(start)
+
+    def record(self, n: int) -> dict[str, Any]:
+        with self._lock:
+            if not 0 <= n < len(self.offsets):
+                raise KeyError(n)
+            offset = self.offsets[n]
+        with self.path.open("rb") as handle:
+            handle.seek(offset)
+            return json.loads(handle.readline())
+
+    def position(self, example_id: str) -> int | None:
+        return self._by_key.get(str(example_id))
+
+
+def identity(path: Path) -> tuple[int, int, int, int] | None:
+    """What tells a file (or folder) changed: inode, size, modification time; None when it is not there."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _sample_files(folder: Path) -> list[str]:
+    return sorted(p.stem for p in folder.glob("*.jsonl"))
+
+
+class RunFolder:
+    """One run folder: run.json (config, written at start), results.json (when finished), samples."""
+
+    def __init__(self, path: Path, rid: str) -> None:
+        self.path, self.rid = path, rid
+        self._indexes: dict[str, SampleIndex] = {}
+        self._read: dict[str, tuple[Any, Any]] = {}  # file name -> (identity, what was read from it)
+        self._lock = threading.Lock()
+
+    def cached(self, name: str, read: Callable[[Path], T], missing: T) -> T:
+        """`read(path)` of the run's file or folder `name`, read again only when it changed (`identity`);
+        `missing` when it is not there. The value is shared between requests: never change it."""
+        path = self.path / name
+        seen = identity(path)
+        if seen is None:
+            return missing
+        with self._lock:
+            known = self._read.get(name)
+        if known is not None and known[0] == seen:
+            return known[1]
+        value = read(path)
+        with self._lock:
+            self._read[name] = (seen, value)
+        return value
+
+    def _json(self, name: str) -> dict[str, Any] | None:
+        return self.cached(name, _read_json, None)
+
+    @property
+    def results(self) -> dict[str, Any] | None:
+        return self._json("results.json")
+
+    def status(self) -> dict[str, Any]:
+        """Where the run stands: `running` (a process holds its run.lock; `holder` says which and its
+        command), `complete` or `incomplete` (finished: its results.json), or `stopped` (neither: killed
+        or stopped before its end, `--resume` completes it). The lock is asked anew on every call."""
+        holder = RunLock(self.path).holder()
+        if holder is not None:
+            command = " ".join(map(str, holder.get("command") or []))
+            return {"state": "running", "holder": describe(holder) + (f": {command}" if command else "")}
+        results = self.results
+        state = "stopped" if results is None else "complete" if results.get("complete") else "incomplete"
+        return {"state": state, "holder": None}
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self._json("run.json") or {}
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return (self.results or {}).get("config") or self.meta.get("config") or {}
+
+    @property
+    def tasks(self) -> list[str]:
+        names = list(self.config.get("tasks") or [])
+        on_disk = self.cached("samples", _sample_files, [])
+        return names + [t for t in on_disk if t not in names]
+
+    def samples(self, task: str) -> SampleIndex:
+        if task not in self.tasks:
+            raise KeyError(task)
+        with self._lock:
+            index = self._indexes.setdefault(task, SampleIndex(self.path / "samples" / f"{task}.jsonl"))
+        return index.refresh()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import shutil
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,9 @@ def import_bm25s():
         import bm25s
     except ImportError as exc:
         raise ConfigError("the bm25 retriever needs bm25s and PyStemmer: pip install 'ragbench[retrieval]'") from exc
+    # bm25s sets its own logger to DEBUG on import: under any root handler (ROUGE's absl logging adds one) every
+    # per-example index of example_bm25 printed "Building index..."; its warnings still show
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
     return bm25s
 
 

@@ -14,7 +14,7 @@ import click
 from .._errors import EXIT_CONFIG, ConfigError
 from .._retrieval.commands import index_group
 from .._run.lifecycle import EXIT_INTERRUPTED
-from .outcomes import config_error, environment_error, report_outcome, stopped_at_failure
+from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .plugin_commands import PluginCommandGroup
 from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
 from .run_options import common_kwargs, run_kwargs, split_names, with_common, with_run_options
@@ -22,28 +22,17 @@ from .run_options import common_kwargs, run_kwargs, split_names, with_common, wi
 
 def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
-    from .._run.evaluator import Evaluator, RunConfig, RunInterrupted
-    from .._run.example import StoppedAtFailure
-    from .._run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message, signal_of
     from .._replay.rerun import replay_config
+    from .._run.evaluator import RunConfig
 
-    config = None
     try:
         config = (replay_config(replay, config_kwargs.get("output"), config_kwargs.get("progress", True))
                   if replay else RunConfig(**config_kwargs))
-        with exit_when_stuck(lambda signum: interrupt_message(config.run_dir(), signum=signum)):
-            outcome = Evaluator(config).run()
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:
-        environment_error(exc, config and config.run_dir())
-    except RunInterrupted as exc:
-        exit_interrupted(exc)
-    except StoppedAtFailure as exc:
-        stopped_at_failure(exc)
-    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after the examples ran
-        click.echo(interrupt_message(config and config.run_dir(), signum=signal_of(exc)), err=True, nl=False)
-        sys.exit(128 + signal_of(exc))
+        environment_error(exc)
+    outcome = evaluated(config)
     if outcome.rebuilt:
         click.echo(f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved "
                    "samples", err=True)

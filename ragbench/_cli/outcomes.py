@@ -54,6 +54,30 @@ def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None) -> None
     sys.exit(EXIT_INCOMPLETE)
 
 
+def evaluated(config: Any) -> Any:
+    """`Evaluator(config).run()`'s outcome; every other way a run ends on the command line ends here, in one
+    line and its exit code: a configuration problem (2), a fault of the disk or a file (1), --fail-fast (1),
+    Ctrl-C, SIGTERM or SIGHUP (128 + the signal, with the command that continues the run)."""
+    from .._run.evaluator import Evaluator, RunInterrupted
+    from .._run.example import StoppedAtFailure
+    from .._run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message, signal_of
+
+    try:
+        with exit_when_stuck(lambda signum: interrupt_message(config.run_dir(), signum=signum)):
+            return Evaluator(config).run()
+    except ConfigError as exc:
+        config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        environment_error(exc, config.run_dir())
+    except RunInterrupted as exc:
+        exit_interrupted(exc)
+    except StoppedAtFailure as exc:
+        stopped_at_failure(exc)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after the examples ran
+        click.echo(interrupt_message(config.run_dir(), signum=signal_of(exc)), err=True, nl=False)
+        sys.exit(128 + signal_of(exc))
+
+
 def report_outcome(outcome: Any) -> None:
     """A finished run's summary on the console; exit 1 when it is incomplete."""
     from .._reports.failures import incomplete_reason

@@ -10,7 +10,7 @@ import click
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._run.lifecycle import EXIT_INTERRUPTED
 from .._run.options import parse_assignments
-from .outcomes import config_error, environment_error, report_outcome
+from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .run_options import common_kwargs, data_paths, judge_args_of, split_names, with_common
 
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
@@ -131,8 +131,6 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
     import json
 
-    from .._run.evaluator import Evaluator, RunInterrupted
-    from .._run.lifecycle import exit_interrupted
     from .._registry import get_registry
     from .._storage.files import write_atomically
     from .._reports.reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
@@ -141,20 +139,15 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     if show_list or not name:
         click.echo(listing(registry))
         return
-    config = None
     try:
         item = get_reproduction(registry, name)
         overrides = {**common_kwargs(**common), "data": data_paths(data), "limit": limit,
                      "system_args": parse_assignments(system_arg, "--system-arg"),
                      "retriever_args": parse_assignments(retriever_arg, "--retriever-arg")}
         config, substituted = reproduction_config(item, overrides)
-        outcome = Evaluator(config).run()
     except ConfigError as exc:
         config_error(exc)
-    except (OSError, sqlite3.Error) as exc:
-        environment_error(exc, config and config.run_dir())
-    except RunInterrupted as exc:
-        exit_interrupted(exc)
+    outcome = evaluated(config)
     label = verdict(item, limit, substituted, outcome.complete)
     rows = compare_with_paper(item, outcome.results)
     text = markdown(item, rows, label)

@@ -266,11 +266,14 @@ class Registry:
             self.failures.append(PluginFailure(plugin, provider, f"{type(exc).__name__}: {exc}"))
 
     def _add_spec(self, spec: Any, provider: str, plugin: str = "?") -> None:
-        from ._shared.yaml_tasks.task import task_class
+        def build() -> type:  # the Task class, made on first use (Jinja2 and the data readers load with it)
+            from ._shared.yaml_tasks.task import task_class
+
+            return task_class(spec, self.prompt_style)
 
         self._add_entry(Entry(kind="tasks", name=spec.name, target=spec.source, description=spec.description,
                               aliases=list(spec.aliases), defaults={"system_args": dict(spec.system_args)},
-                              provider=provider, plugin=plugin, build=lambda: task_class(spec, self.prompt_style)))
+                              provider=provider, plugin=plugin, build=build))
         for group in spec.groups:
             members = self.groups.setdefault(group, [])
             if spec.name not in members:

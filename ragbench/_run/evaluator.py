@@ -18,7 +18,6 @@ from .._errors import RecordError
 from .._llm import LLM
 from .._nli import NLI
 from .._registry import Registry, get_registry
-from .._replay.exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
 from .._reports.provenance import provenance
@@ -38,6 +37,7 @@ from .config import RunConfig
 from .cost import AttemptCost, attempt_cost, whole_run_cost
 from .example import StoppedAtFailure, process_example, record_failed, sample_record
 from .lifecycle import Engines, RunInterrupted, run_interruptible, run_together, signal_of
+from .metric_models import MetricModels
 from .planning import PlannedTask, needs
 from .preflight import engine_needs, preflight
 from .progress import Progress
@@ -59,6 +59,31 @@ class RunOutcome:
     @property
     def complete(self) -> bool:
         return self.results["complete"]
+
+
+def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTask], system: bool = True) -> Engines:
+    """The engines a run loads after its pre-flight: with `system`, the system's model (when a system calls
+    one) and role models, set up for what the systems need of them (`engine_needs`: the pre-flight
+    checked it); the judges; and, when a metric needs one, the NLI model (the system's own engine when
+    --nli names the same model with no engine options of its own). One that fails closes the others."""
+    engines = Engines()
+    try:
+        if system:
+            system_needs = engine_needs(planned)
+            if any(type(p.system).uses_llm for p in planned):
+                engines.model = load_engine(config.model, registry=registry, needs=system_needs, **config.model_args)
+            for role, model in config.role_models.items():
+                engines.roles[role] = load_engine(model, registry=registry, needs=system_needs,
+                                                  **config.role_model_args.get(role, {}))
+        for i, model in enumerate(config.judges):
+            engines.judges.append(load_engine(model, registry=registry, **config.judge_args.get(str(i), {})))
+        if config.nli is not None and needs(planned, "nli"):
+            same = engines.model is not None and config.nli == config.model and not config.nli_args
+            engines.nli = engines.model if same else load_engine(config.nli, registry=registry, **config.nli_args)
+    except BaseException:
+        engines.close()
+        raise
+    return engines
 
 
 class Evaluator:
@@ -135,23 +160,9 @@ class Evaluator:
         return RunOutcome(results, self.run_dir.path)
 
     def load_engines(self) -> Engines:
-        """Every engine of the run (none when no system calls a model); one that fails closes the others."""
-        config = self.config
-        engines = Engines()
-        system_needs = engine_needs(self.planned)  # set up when each engine starts (the pre-flight checked them)
-        try:
-            if any(type(p.system).uses_llm for p in self.planned) and not self.scoring_only:
-                engines.model = load_engine(config.model, registry=self.registry, needs=system_needs, **config.model_args)
-            for role, model in config.role_models.items():
-                engines.roles[role] = load_engine(model, registry=self.registry, needs=system_needs,
-                                                  **config.role_model_args.get(role, {}))
-            for i, model in enumerate(config.judges):
-                engines.judges.append(load_engine(model, registry=self.registry, **config.judge_args.get(str(i), {})))
-            engines.nli = self._nli_engine(engines.model)
-        except BaseException:
-            engines.close()
-            raise
-        return engines
+        """Every engine of the run (the system's none when it calls no model, or when only metrics that
+        failed are left to score)."""
+        return load_engines(self.config, self.registry, self.planned, system=not self.scoring_only)
 
     def check_models(self, engines: Engines) -> None:
         """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
@@ -202,16 +213,6 @@ class Evaluator:
         """Examples whose sample is saved and needs no new attempt."""
         return sum(len(self.run_dir.finished_keys(p.name)) for p in self.planned)
 
-    def _nli_engine(self, engine):
-        """The NLI engine when a metric needs one; the system's own engine when --nli names the
-        same model with no engine options of its own."""
-        config = self.config
-        if config.nli is None or not needs(self.planned, "nli"):
-            return None
-        if engine is not None and config.nli == config.model and not config.nli_args:
-            return engine
-        return load_engine(config.nli, registry=self.registry, **config.nli_args)
-
     def full_config(self) -> dict[str, Any]:
         out = asdict(self.config)
         out["tasks"] = [p.name for p in self.planned]
@@ -249,20 +250,16 @@ class Evaluator:
         """The examples, `max_inflight` at a time, as one task group (ragbench._run.lifecycle.run_together):
         teardown begins only when every example has ended, so nothing is saved once it has begun."""
         await use_ready_threads()  # no thread is started inside a callback (the loop's close shuts it down)
-        engine, judges, role_engines, nli_engine = engines.model, engines.judges, engines.roles, engines.nli
         scheduler = Scheduler(cache)
         self.cost.stats = scheduler.stats
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
-        llm = LLM(scheduler, engine, recorder=recorder.for_role("model"))
+        llm = LLM(scheduler, engines.model, recorder=recorder.for_role("model"))
         models = {role: LLM(scheduler, role_engine, recorder=recorder.for_role(role))
-                  for role, role_engine in role_engines.items()}
-        judge_logs = [ExchangeLog(self.run_dir.path / judge_log_name(i)) for i in range(len(judges))]  # --judge replay:
-        judge_llms = [LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log))
-                      for i, (judge, log) in enumerate(zip(judges, judge_logs))]
+                  for role, role_engine in engines.roles.items()}
+        scoring = MetricModels(scheduler, recorder, self.run_dir.path, engines.judges, engines.nli,
+                               self.config.nli_format)
+        judge_llms, self.nli = scoring.judges, scoring.nli
         retrieval = Retrieval(self.retriever, recorder=recorder)
-        self.nli = None if nli_engine is None else NLI(
-            LLM(scheduler, nli_engine, recorder=recorder.for_role("nli", logged=True)), self.config.nli_format,
-            self.run_dir.path / "nli_calls.jsonl")
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish
         try:
@@ -297,14 +294,8 @@ class Evaluator:
                 await scheduler.close()
                 await retrieval.close()
                 self.retrieval_stats = retrieval.stats.to_dict()
-                if self.nli is not None:
-                    self.nli.close()
-                for log in judge_logs:
-                    log.close()
-                for open_engine in (engine, *judges, *role_engines.values(),
-                                    *([nli_engine] if nli_engine not in (None, engine) else [])):  # HTTP clients close inside the loop that opened them
-                    if hasattr(open_engine, "aclose"):
-                        await open_engine.aclose()
+                scoring.close()
+                await engines.aclose()
             finally:
                 await asyncio.gather(saver, return_exceptions=True)
                 self.cost.save()  # replaced by the final cost if the run ends well

@@ -60,11 +60,20 @@ class Engines:
     judges: list[Any] = field(default_factory=list)
     nli: Any = None
 
+    def _loaded(self) -> list[Any]:
+        """Each loaded engine once (the NLI model may be the system's own engine)."""
+        return [engine for engine in (self.model, *self.judges, *self.roles.values(),
+                                      *([self.nli] if self.nli is not self.model else [])) if engine is not None]
+
+    async def aclose(self) -> None:
+        """Close the engines' HTTP clients, inside the loop that opened them (`close` ends the engines)."""
+        for engine in self._loaded():
+            if hasattr(engine, "aclose"):
+                await engine.aclose()
+
     def close(self) -> None:
-        for engine in (self.model, *self.judges, *self.roles.values(),
-                       *([self.nli] if self.nli is not self.model else [])):
-            if engine is not None:
-                engine.close()
+        for engine in self._loaded():
+            engine.close()
 
 
 async def run_together(coroutines: Iterable[Awaitable[Any]]) -> None:

@@ -21,12 +21,8 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from .._engines import load_engine
 from .._errors import ConfigError
-from .._llm import LLM
-from .._nli import NLI
 from .._registry import Registry, get_registry
-from .._replay.exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._reports.provenance import provenance
 from .._reports.results import aggregation_view, run_complete, task_scores
@@ -37,8 +33,9 @@ from .._storage.rundir import RunDir, iter_samples
 from .checks import Preflight
 from .config import RunConfig
 from .cost import attempt_cost
-from .evaluator import RunOutcome
+from .evaluator import RunOutcome, load_engines
 from .lifecycle import Engines, run_interruptible
+from .metric_models import MetricModels
 from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines
 from .resources import RunResources
@@ -67,7 +64,7 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry 
         if not (source / "samples" / f"{task.name}.jsonl").is_file():
             check.problem(f"{source}/samples/{task.name}.jsonl is missing: the saved predictions are what is re-scored")
     check.raise_if_failed()
-    engines = load_scoring_engines(config, registry, planned)
+    engines = load_engines(config, registry, planned, system=False)  # the judges and the NLI model
     target = RunDir(config.run_dir())
     full_config = rescored_config(meta["config"], config, planned, source)
     with target.held(lock_now=False):  # locked by `start`, let go however this ends
@@ -150,32 +147,14 @@ def rescored_config(original: dict[str, Any], config: RunConfig, planned: list[P
     return json.loads(json.dumps(out, default=str))
 
 
-def load_scoring_engines(config: RunConfig, registry: Registry, planned: list[PlannedTask]) -> Engines:
-    """The judges and (when a metric needs one) the NLI model; one that fails closes the others."""
-    engines = Engines()
-    try:
-        for i, model in enumerate(config.judges):
-            engines.judges.append(load_engine(model, registry=registry, **config.judge_args.get(str(i), {})))
-        if config.nli is not None and needs(planned, "nli"):
-            engines.nli = load_engine(config.nli, registry=registry, **config.nli_args)
-    except BaseException:
-        engines.close()
-        raise
-    return engines
-
-
 async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, engines: Engines, config: RunConfig,
                       cache: ResponseCache) -> tuple[int, dict[str, Any], dict[str, Any] | None]:
     """Every saved record of RUN into the target's samples, scored again where it holds a prediction.
     Returns how many were scored, the calls' statistics and the NLI model's (when one was asked)."""
     scheduler = Scheduler(cache)
     recorder = CallRecorder(target.path / CALLS_DIR)
-    logs = [ExchangeLog(target.path / judge_log_name(i)) for i in range(len(engines.judges))]
-    judges = [LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log))
-              for i, (judge, log) in enumerate(zip(engines.judges, logs))]
-    nli = None if engines.nli is None else NLI(
-        LLM(scheduler, engines.nli, recorder=recorder.for_role("nli", logged=True)), config.nli_format,
-        target.path / "nli_calls.jsonl")
+    scoring = MetricModels(scheduler, recorder, target.path, engines.judges, engines.nli, config.nli_format)
+    judges, nli = scoring.judges, scoring.nli
     rescored = 0
 
     async def score(item: tuple[PlannedTask, dict[str, Any]]) -> None:
@@ -192,13 +171,8 @@ async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, 
     finally:
         recorder.close()
         await scheduler.close()
-        for log in logs:
-            log.close()
-        if nli is not None:
-            nli.close()
-        for engine in (*engines.judges, *([engines.nli] if engines.nli is not None else [])):
-            if hasattr(engine, "aclose"):  # HTTP clients close inside the loop that opened them
-                await engine.aclose()
+        scoring.close()
+        await engines.aclose()
     return rescored, scheduler.stats.to_dict(), None if nli is None else nli.stats.to_dict()
 
 

@@ -12,7 +12,6 @@ answered before are answered by the response cache.
 """
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from typing import Any, Awaitable, Callable, Iterable, Iterator
 
@@ -22,6 +21,7 @@ from .._reports.failures import metric_failures
 from .._storage.rundir import RunDir, record_key
 from .._types import Document, Example, Prediction, Step
 from .example import StoppedAtFailure, gold_references, record_failed, scored_record
+from .lifecycle import run_together
 from .planning import PlannedTask
 
 SCORING_FIELDS = ("scores", "score_errors", "score_tracebacks", "counted", "judge_trace", "infrastructure_failures",
@@ -103,18 +103,12 @@ async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, judges: lis
 
 
 async def bounded(items: Iterable[Any], work: Callable[[Any], Awaitable[None]], most: int) -> None:
-    """`work(item)` for every item, at most `most` at once; the first failure cancels the others and is
-    raised once every worker has ended."""
+    """`work(item)` for every item, at most `most` at once, as one task group (`run_together`): the first
+    failure cancels the others and is raised once every worker has ended."""
     source = iter(items)
 
     async def worker() -> None:
         for item in source:  # shared: each worker takes the next item
             await work(item)
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, most))]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for running in workers:
-            running.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+    await run_together(worker() for _ in range(max(1, most)))

@@ -168,3 +168,16 @@ def run_complete(counts: dict[str, dict[str, Any]], system_reports: dict[str, An
     return (all(c["records"] and not (c["failed"] or c["bad_records"] or c["missing"] or c.get("metric_failures"))
                 for c in counts.values())
             and not any(r.get("errors") for r in system_reports.values()))
+
+
+def results_sections(by_task: dict[str, dict[str, Any]], system_reports: dict[str, Any]) -> dict[str, Any]:
+    """The part of results.json that the tasks' scores decide, from each task's `task_scores`: "results",
+    "details" and "counts" by task, whether the run is "complete" (`run_complete`), then the sections
+    some task has ("failures", "infrastructure_failures", "counted")."""
+    sections: dict[str, dict[str, Any]] = {"results": {}, "details": {}, "counts": {}}
+    for task, scores in by_task.items():
+        for section, value in scores.items():
+            sections.setdefault(section, {})[task] = value
+    counts = sections.pop("counts")
+    return {"results": sections.pop("results"), "details": sections.pop("details"), "counts": counts,
+            "complete": run_complete(counts, system_reports), **sections}

@@ -22,7 +22,7 @@ from .._replay.recording import CALLS_DIR, CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
 from .._reports.provenance import provenance
 from .._reports.failures import metric_failed
-from .._reports.results import aggregation_view, run_complete, task_scores
+from .._reports.results import aggregation_view, results_sections, task_scores
 from .._reports.summary import report_markdown
 from .._reports.system_hooks import system_hooks
 from .._retrieval import load_retriever
@@ -327,7 +327,7 @@ class Evaluator:
     # --- results --------------------------------------------------------------------------------
     def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> dict[str, Any]:
         """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
-        sections: dict[str, dict[str, Any]] = {"results": {}, "details": {}, "counts": {}}  # each by task
+        scores: dict[str, dict[str, Any]] = {}  # by task
         adherence: dict[str, Any] = {}
         repaired: dict[str, list[str]] = {}
         system_reports: dict[str, Any] = {}
@@ -337,10 +337,9 @@ class Evaluator:
             if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
                 repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
             samples = [aggregation_view(s) for s in self.run_dir.samples(planned.name)]  # streamed, text left out
-            for section, value in task_scores(samples, planned.metrics, planned.task.slice_fields,
-                                              self.expected.get(planned.name, len(samples)),
-                                              self.config.bootstrap_iters, self.config.seed).items():
-                sections.setdefault(section, {})[planned.name] = value
+            scores[planned.name] = task_scores(samples, planned.metrics, planned.task.slice_fields,
+                                               self.expected.get(planned.name, len(samples)),
+                                               self.config.bootstrap_iters, self.config.seed)
             report, checks, figures = system_hooks(planned.system, samples, complete_data=self.config.limit is None)
             if report is not None:
                 system_reports[planned.name] = report
@@ -359,10 +358,7 @@ class Evaluator:
                                  "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
         if self.nli is not None:
             cost["nli"] = self.nli.stats.to_dict()
-        counts = sections.pop("counts")
-        return {"results": sections.pop("results"), "details": sections.pop("details"), "counts": counts,
-                "complete": run_complete(counts, system_reports),
-                **sections,  # failures, infrastructure_failures, counted: where a task has any
+        return {**results_sections(scores, system_reports),
                 **({"format_adherence": adherence} if adherence else {}),
                 **({"checkpoint_repairs": repaired} if repaired else {}),
                 "seed_policy": "every sampled call (temperature > 0) without its own seed gets "

@@ -25,7 +25,7 @@ from .._errors import ConfigError
 from .._registry import Registry, get_registry
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._reports.provenance import provenance
-from .._reports.results import aggregation_view, run_complete, task_scores
+from .._reports.results import aggregation_view, results_sections, task_scores
 from .._reports.summary import report_markdown
 from .._storage.cache import ResponseCache
 from .._storage.jsonl import read_json
@@ -179,18 +179,15 @@ async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, 
 def rescored_results(planned: list[PlannedTask], original: dict[str, Any], target: RunDir, config: RunConfig,
                      full_config: dict[str, Any], cost: dict[str, Any]) -> dict[str, Any]:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
-    sections: dict[str, dict[str, Any]] = {"results": {}, "details": {}, "counts": {}}
+    scores: dict[str, dict[str, Any]] = {}  # by task
     for task in planned:
         target.finalize_samples(task.name)
         samples = [aggregation_view(s) for s in target.samples(task.name)]
         before = original["counts"].get(task.name) or {}
         expected = before.get("records", len(samples)) + before.get("missing", 0)
-        for section, value in task_scores(samples, task.metrics, task.task.slice_fields, expected,
-                                          config.bootstrap_iters, config.seed).items():
-            sections.setdefault(section, {})[task.name] = value
-    counts = sections.pop("counts")
-    return {"results": sections.pop("results"), "details": sections.pop("details"), "counts": counts,
-            "complete": run_complete(counts, original.get("system_reports") or {}), **sections,
+        scores[task.name] = task_scores(samples, task.metrics, task.task.slice_fields, expected,
+                                        config.bootstrap_iters, config.seed)
+    return {**results_sections(scores, original.get("system_reports") or {}),
             **{key: original[key] for key in KEPT_SECTIONS if key in original},
             "cost": {**(original.get("cost") or {}), "rescoring": cost}, "config": full_config,
             "rescored_from": full_config["rescored_from"], "versions": provenance(),

@@ -12,14 +12,14 @@ answered before are answered by the response cache.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Awaitable, Callable, Iterable, Iterator
 
 from .._llm import LLM
 from .._nli import NLI
+from .._records import step_from_dict
 from .._reports.failures import metric_failures
 from .._storage.rundir import RunDir, record_key
-from .._types import Document, Example, Prediction, Step
+from .._types import Document, Example, Prediction
 from .example import StoppedAtFailure, gold_references, record_failed, scored_record
 from .lifecycle import run_together
 from .planning import PlannedTask
@@ -27,7 +27,6 @@ from .planning import PlannedTask
 SCORING_FIELDS = ("scores", "score_errors", "score_tracebacks", "counted", "judge_trace", "infrastructure_failures",
                   "rescored")
 GOLD_READING_FIELDS = ("gold_references", "gold_references_error")  # read again by the task (it may have changed)
-_STEP_FIELDS = {f.name for f in dataclasses.fields(Step)}
 
 
 def rebuild(record: dict[str, Any]) -> tuple[Example, Prediction]:
@@ -38,8 +37,7 @@ def rebuild(record: dict[str, Any]) -> tuple[Example, Prediction]:
     prediction = Prediction(example_id=example.id, answer=saved.get("answer") or "", raw_output=saved.get("raw_output"),
                             citations=saved.get("citations") or [],
                             docs=[Document.from_dict(doc) for doc in saved.get("docs") or []],
-                            trace=[Step(**{k: v for k, v in step.items() if k in _STEP_FIELDS})
-                                   for step in record.get("trace") or []],
+                            trace=[step_from_dict(step) for step in record.get("trace") or []],
                             extras=saved.get("extras") or {})
     return example, prediction
 

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ._engines.base import Engine, EngineError, Request, Response, Sampling
-from ._run.scheduler import Scheduler
 from ._types import Step
+
+if TYPE_CHECKING:
+    from ._run.scheduler import Scheduler
 
 
 class LLM:

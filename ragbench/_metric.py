@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, ClassVar
 
 if TYPE_CHECKING:
     from ._context import Context
-    from ._run.checks import Preflight
+    from ._checks import Preflight
     from ._types import Example, Prediction
 
 Score = float | None

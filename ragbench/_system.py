@@ -7,7 +7,7 @@ if TYPE_CHECKING:
     from ._context import Context
     from ._engines.base import Engine, EngineNeeds
     from ._records import SampleRecord
-    from ._run.checks import Preflight
+    from ._checks import Preflight
     from ._task import Task
     from ._types import Example, Prediction
 

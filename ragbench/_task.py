@@ -4,11 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
+from ._checks import Preflight, probe_data
 from ._errors import RecordError
 from ._types import Document, Example
 
 if TYPE_CHECKING:
-    from ._run.checks import Preflight
     from ._run.resources import RunResources
 
 Prompt = str | list[dict[str, str]]
@@ -80,13 +80,11 @@ class Task:
         """Find (or download) the data before the run starts, so a missing file stops it
         before any model loads."""
 
-    def preflight(self, check: "Preflight") -> None:
+    def preflight(self, check: Preflight) -> None:
         """The task's pre-flight (`ragbench check`), before anything loads: `prepare`, then the first
         records read (encoding, format, not empty). A task with prerequisites (a tokenizer, a service)
         extends this, calling super(), and reports each problem with `check.problem(...)` or a
         `ConfigError` inside `with check.step(...)`, naming the option that fixes it."""
-        from ._run.checks import probe_data
-
         before = len(check.problems)
         with check.step(f"task {self.name}: data file found"):
             self.prepare()

@@ -65,7 +65,7 @@ _MODULES = {
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     # pre-flight
-    "ragbench._run.checks": ("Preflight", "probe_data", "unreachable"),
+    "ragbench._checks": ("Preflight", "probe_data", "unreachable"),
     # trace structure
     "ragbench._trace_groups": ("group", "grouped", "outline", "find_groups"),
     # data files

@@ -15,7 +15,7 @@ from ragbench._engines import load_engine
 from ragbench._engines.base import Sampling
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench._registry import get_registry
-from ragbench._run.checks import PreflightError
+from ragbench._checks import PreflightError
 from ragbench._run.evaluator import RunConfig
 from ragbench._run.preflight import preflight
 from ragbench.tasks.selfrag.demo import Demo

@@ -6,6 +6,8 @@ modules import each other in a circle."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -125,3 +127,23 @@ def test_no_import_cycles():
         if node not in index:
             visit(node)
     assert not cycles, f"modules importing each other in a circle: {cycles}"
+
+
+# The contract plugins code against: it knows nothing of the runner that drives it, nor of the viewer.
+CONTRACT = ("ragbench._task", "ragbench._system", "ragbench._metric", "ragbench._types", "ragbench._context",
+            "ragbench._checks", "ragbench._records")
+
+
+def test_the_contract_loads_nothing_of_the_runner_or_the_viewer():
+    script = "import sys\n" + "".join(f"import {module}\n" for module in CONTRACT) + (
+        "print(sorted(m for m in sys.modules if m.startswith(('ragbench._run', 'ragbench._view', 'ragbench._cli'))))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_runner_imports_nothing_of_the_viewer():
+    graph = import_graph()
+    leaks = sorted((s, t) for s, ts in graph.items() if s.startswith("ragbench._run") for t in ts
+                   if t.startswith("ragbench._view"))
+    assert not leaks, f"runner modules import the viewer: {leaks}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ragbench._registry import Registry
-from ragbench._run.checks import PreflightError
+from ragbench._checks import PreflightError
 from ragbench._run.config import RunConfig
 from ragbench._run.preflight import preflight
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragbench._registry import Registry
-from ragbench._run.checks import PreflightError
+from ragbench._checks import PreflightError
 from ragbench._shared.yaml_tasks.sources import webquestions_records
 
 from conftest import ROOT, TEST_DATA

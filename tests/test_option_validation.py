@@ -15,7 +15,7 @@ from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 
 from ragbench._cli.main import main
 from ragbench._registry import get_registry
-from ragbench._run.checks import PreflightError
+from ragbench._checks import PreflightError
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.preflight import preflight
 

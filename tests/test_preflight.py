@@ -17,7 +17,7 @@ from crag_helpers import crag_record, tokenizer_dir
 from ragbench._cli.main import main
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.checks import PreflightError
+from ragbench._checks import PreflightError
 from ragbench._registry import Registry
 from ragbench._task import Task
 from ragbench._types import Example

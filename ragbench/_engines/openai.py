@@ -175,7 +175,7 @@ class OpenAIEngine(Engine):
     def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
         """A given server (--base-url, or $OPENAI_BASE_URL) answers within a few seconds; OpenAI's own
         API (no server given) has its key in the environment."""
-        from .._run.checks import unreachable
+        from .._checks import unreachable
 
         url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
         key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))

@@ -32,7 +32,7 @@ from .._storage.jsonl import parse_json
 from .._storage.rundir import RunDir
 from .._types import Example
 from . import rescore
-from .checks import Preflight
+from .._checks import Preflight
 from .config import RunConfig
 from .cost import AttemptCost, attempt_cost, whole_run_cost
 from .example import StoppedAtFailure, process_example, record_failed, sample_record

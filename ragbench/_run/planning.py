@@ -12,7 +12,7 @@ from .._nli import nli_format
 from .._registry import Registry
 from .._system import System
 from .._task import Task
-from .checks import Preflight
+from .._checks import Preflight
 from .config import RunConfig
 from .options import accepted_options, construct
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .checks import Preflight
+from .._checks import Preflight
 
 
 # --- the run's own options ----------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from .._reports.summary import report_markdown
 from .._storage.cache import ResponseCache
 from .._storage.jsonl import read_json
 from .._storage.rundir import RunDir, iter_samples
-from .checks import Preflight
+from .._checks import Preflight
 from .config import RunConfig
 from .cost import attempt_cost
 from .evaluator import RunOutcome, load_engines

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
+from ..._checks import PROBE_RECORDS, Preflight, probe_data
 from ..._errors import ConfigError, RecordError
 from ..._storage.datafiles import resolve_data_file
 from ..._task import Prompt, Task
@@ -20,11 +21,6 @@ from .places import RecordPlace
 from .sources import count_lines, file_format, file_records
 from .spec import TEMPLATE_VARIABLES, TaskSpec, load_spec
 from .templates import DEFAULT_TEMPLATE, PromptTemplate
-
-if TYPE_CHECKING:
-    from ..._run.checks import Preflight
-
-PROBE_RECORDS = 5  # records read by the pre-flight until one maps (as ragbench._run.checks reads)
 
 
 class YamlTask(Task):
@@ -115,12 +111,10 @@ class YamlTask(Task):
         return count_lines(Path(self.path)) if self.format in ("jsonl", "flashrag") else None
 
     # --- pre-flight ---------------------------------------------------------------------------------------
-    def preflight(self, check: "Preflight") -> None:
+    def preflight(self, check: Preflight) -> None:
         """Task.preflight's checks (data found; a text file UTF-8, its first records read), after the file's
         mapping and prompt are tried on the first records: when none maps, the mistake is the file's, named
         by its line and key."""
-        from ..._run.checks import probe_data
-
         before = len(check.problems)
         with check.step(f"task {self.name}: data found"):
             self.prepare()

@@ -1,6 +1,6 @@
 """The pre-flight's problem collector (`Preflight`) and the probes plugin hooks use (a task's first
-records, UTF-8, an HTTP service answering). It imports nothing of the run machinery, so the Task,
-System and Metric contracts can name it; ragbench._run.preflight runs the whole pre-flight.
+records, UTF-8, an HTTP service answering): part of the contract, beside Task, System and Metric, whose
+`preflight` hooks receive it; ragbench._run.preflight runs the whole pre-flight.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from .._errors import ConfigError, RecordError
+from ._errors import ConfigError, RecordError
 
 PROBE_RECORDS = 5  # at most, read from each task's data before the run, until one is usable
 PROBE_TIMEOUT = 3.0  # seconds an HTTP service (server endpoint, KG API) gets to answer

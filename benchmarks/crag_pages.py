@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import random
 import time
-from types import SimpleNamespace
 
 from ragbench._context import Context
 from ragbench.tasks.crag.embedder import BatchingEmbedder

@@ -85,7 +85,7 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
                                           "missing": 0, "metric_failures": 0}
     assert results["results"]["popqa"]["match"] == 1.0
     assert "has no prediction for id '101'" in samples(tmp_path / "s", "popqa")[1]["error"]
-    assert f"unknown id '999'" in result.stderr
+    assert "unknown id '999'" in result.stderr
 
 
 def test_missing_data_file_offline_names_the_file_and_where_to_put_it(tmp_path, monkeypatch):

@@ -18,7 +18,7 @@ def test_a_run_on_real_vllm_is_complete_and_seeded_sampling_repeats(tmp_path):
     config = dict(tasks=["demo"], system="closed_book", model="vllm:embedded", model_args=MODEL_ARGS, limit=4,
                   system_args={"temperature": 0.8, "top_p": 0.95}, seed=3)
     first = run(tmp_path, name="a", **config)
-    second = run(tmp_path, name="b", **config)
+    run(tmp_path, name="b", **config)
     assert first["complete"] and first["counts"]["demo"]["scored"] == 4
     outputs = [[s["output"] for s in samples(tmp_path / name, "demo")] for name in ("a", "b")]
     assert outputs[0] == outputs[1] and all(outputs[0])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
-from pathlib import Path
 
 import pytest
 from conftest import write_jsonl

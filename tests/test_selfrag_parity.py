@@ -10,7 +10,7 @@ from ragbench.tasks.selfrag.tasks import ArcChallenge, PopQA, PubHealth
 from ragbench.metrics.match import ExactMatch, Match, SelfRagMatch, TokenF1
 from ragbench._types import Example, Prediction
 
-from conftest import ROOT, TEST_DATA, shared_reference
+from conftest import TEST_DATA, shared_reference
 
 METRIC_CASES = json.loads((TEST_DATA / "parity" / "selfrag_metrics.json").read_text(encoding="utf-8"))["cases"]
 PROMPTS = json.loads((TEST_DATA / "parity" / "selfrag_prompts.json").read_text(encoding="utf-8"))

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 import ragbench.testing
-from ragbench.api import ConfigError, Document, EngineError, Example, Prediction, SampleRecord, System, Task
+from ragbench.api import (ConfigError, Document, EngineError, Example, Prediction, RunResources, SampleRecord, System,
+                          Task)
 from ragbench.testing import (ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval,
                               run_examples)
 
@@ -181,6 +183,14 @@ def test_a_made_context_gives_a_metric_its_nli():
 
     ctx = make_context(Letters, nli=Entails())
     assert asyncio.run(ctx.nli.entails("alpha beta", "beta")) == 1
+
+
+async def test_a_made_context_lends_the_resources_it_is_given_to_the_system():
+    with RunResources() as resources:
+        ctx = make_context(Letters(), resources=resources)
+        worker_pid = await ctx.resources.workers.run(os.getpid)
+    assert ctx.task.resources is resources and worker_pid != os.getpid()
+    assert make_context(Letters()).resources is None
 
 
 def test_the_testing_guide_documents_every_name_of_the_kit():

@@ -33,6 +33,7 @@ from .._records import SampleRecord
 from .._retrieval.base import Retriever
 from .._retrieval.handle import Retrieval
 from .._retrieval.provided import ExampleDocs, ProvidedRetriever
+from .._run.resources import RunResources
 from .._task import Task
 from .._types import Document, Step, trace_prompts
 from .llms import ReplayLLM, ScriptedLLM
@@ -49,7 +50,7 @@ def _no_llm(request: Request) -> str:
 def make_context(task: Task | type[Task] | str, llm: LLM | None = None, docs: Iterable[Document] = (), *,
                  retriever: Retriever | None = None, tools: dict[str, Any] | None = None,
                  models: dict[str, LLM] | None = None, judges: Sequence[LLM] = (), nli: NLI | None = None,
-                 seed: int = 0) -> Context:
+                 seed: int = 0, resources: RunResources | None = None) -> Context:
     """The context of one example, for awaiting a system's `run` (or a metric's `score`) directly.
 
     `task`: a task object, a task class (built without options) or a registered name. `ctx.retriever`
@@ -57,9 +58,14 @@ def make_context(task: Task | type[Task] | str, llm: LLM | None = None, docs: It
     example's own documents, or searches `retriever`. `models` are the LLMs of a system's roles
     (`ctx.model(role)`), `judges` a judge-based metric's (`ctx.judges`), `nli` an NLI metric's
     (`ctx.nli`: any object with NLI's `entails`). Every call and search is traced in `ctx.trace` (read it
-    with `assert_steps(ctx, ...)` and `prompts(ctx)`).
+    with `assert_steps(ctx, ...)` and `prompts(ctx)`). `resources` (a `RunResources` the test opens and
+    closes, `with RunResources() as resources:`) is bound to the task, as a run binds its own, for a
+    system that works in `ctx.resources` (worker processes, page caches, shared models).
     """
-    ctx = Context(llm=None, task=task_object(task), seed=seed, tools=dict(tools or {}), nli=nli)  # type: ignore[arg-type]
+    task = task_object(task)
+    if resources is not None:
+        task.bind(resources)
+    ctx = Context(llm=None, task=task, seed=seed, tools=dict(tools or {}), nli=nli)  # type: ignore[arg-type]
     ctx.llm = (llm or ScriptedLLM(_no_llm)).traced(ctx.trace)
     ctx.models = {role: model.traced(ctx.trace) for role, model in (models or {}).items()}
     ctx.judges = [judge.traced(ctx.trace) for judge in judges]

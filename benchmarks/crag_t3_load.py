@@ -1,9 +1,10 @@
 """CRAG Task 3 under load: four systems on 50-page questions, against the bounds of the work.
 
 Data: synthetic Task 3 records in the released `.tar.bz2.part*` format (ragbench.tasks.crag.synthetic):
-50 pages per question, page sizes log-normal with a median of 30 kB of HTML and sigma 1.0 (mean
-≈50 kB, 5 % over ≈155 kB, cut at 1 kB and 2 MB), 4 % empty pages, about a quarter of the bytes
-visible text (~120 sentences per page); the released dump holds ≈3 MB per record.
+50 pages per question, page sizes those of real CRAG pages (the CRAG repository's example file: median
+257 kB of HTML, p10 64 kB, p90 669 kB, max 1.56 MB; a log-normal split at the median fitted to them),
+4 % empty pages, about a quarter of the bytes visible text. `--small-pages KB`: log-normal pages of
+median KB and sigma 1.0 instead (30: mean ≈50 kB, the sizes of earlier figures); `--quick`: 4 kB.
 
 Engine: `scripted:echo` as a simulated GPU server: every batch costs `overhead + per_token x tokens`
 (tokens: the words of the batch's prompts and answers), at most `batch` requests per batch.
@@ -40,7 +41,7 @@ prompted mode; all with kg=false), each on an empty page cache:
 Prints one table. With --repeat N every measurement (the single-page cost, the reading, each run) is
 taken N times and the least kept, as timeit does: on a shared machine other jobs only ever add time
 (repeats of one run here differ by up to 2x). Usage:
-  python benchmarks/crag_t3_load.py [--questions 4] [--pages 50] [--median-kb 30] [--repeat 1] [--quick]
+  python benchmarks/crag_t3_load.py [--questions 4] [--pages 50] [--small-pages KB] [--repeat 1] [--quick]
 """
 from __future__ import annotations
 
@@ -60,15 +61,16 @@ from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
 from ragbench.tasks.crag.embedder import ModelSpec  # noqa: E402
 from ragbench.tasks.crag.loader import parallel_bz2, read_task3_archive  # noqa: E402
 from ragbench.tasks.crag.pages import html_to_sentences  # noqa: E402
-from ragbench.tasks.crag.synthetic import standin_tokenizer, task3_record, write_task3_archive  # noqa: E402
+from ragbench.tasks.crag.synthetic import (  # noqa: E402
+    CRAG_PAGES, PageSizes, standin_tokenizer, task3_record, write_task3_archive)
 
 SYSTEMS = ("vanilla", "llatrieval", "selfrag", "smart")
 
 
-def single_page_costs(pages: int, median: int, embedding: bool, repeat: int) -> dict[str, float]:
+def single_page_costs(pages: int, sizes: PageSizes, embedding: bool, repeat: int) -> dict[str, float]:
     """Parse seconds per page (one core, in this process) and, for systems that embed, MiniLM
     sentences per second."""
-    record = task3_record(random.Random(12345), 0, pages, median)
+    record = task3_record(random.Random(12345), 0, pages, sizes)
     htmls = [page["page_result"] for page in record["search_results"]]
     html_to_sentences("<p>warm up.</p>")
     parse = math.inf
@@ -167,7 +169,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--questions", type=int, default=4)
     parser.add_argument("--pages", type=int, default=50)
-    parser.add_argument("--median-kb", type=float, default=30.0, help="median page size (log-normal, sigma 1)")
+    parser.add_argument("--small-pages", type=float, default=None, metavar="KB",
+                        help="log-normal pages of this median size and sigma 1 instead of real CRAG page sizes")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--overhead", type=float, default=0.05, help="seconds per engine batch")
     parser.add_argument("--per-token", type=float, default=2e-5, help="seconds per token (prompt + answer)")
@@ -176,19 +179,21 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a small run for CI (2 questions x 4 small pages)")
     args = parser.parse_args()
     if args.quick:
-        args.questions, args.pages, args.median_kb = 2, 4, 4.0
+        args.questions, args.pages, args.small_pages = 2, 4, 4.0
     systems = [s for s in args.systems.split(",") if s]
-    median = int(args.median_kb * 1000)
+    sizes = CRAG_PAGES if args.small_pages is None else PageSizes.small(int(args.small_pages * 1000))
+    described = ("real CRAG page sizes (median 257 kB)" if args.small_pages is None
+                 else f"median {args.small_pages:.0f} kB, log-normal sigma 1")
     engine = {"overhead": args.overhead, "per_token": args.per_token, "batch_size": args.batch}
     cores = workers.usable_cores()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        archive = write_task3_archive(folder / "data", args.questions, args.pages, median)
+        archive = write_task3_archive(folder / "data", args.questions, args.pages, sizes)
         tokenizer = standin_tokenizer(folder / "tokenizer")  # where the 75-token cut falls does not matter here
-        costs = single_page_costs(args.pages, median, "vanilla" in systems, args.repeat)
+        costs = single_page_costs(args.pages, sizes, "vanilla" in systems, args.repeat)
         records, read, stream = reading_cpu(archive, args.repeat)  # the stdlib: the least CPU
         stream = 0.0 if parallel_bz2() else stream
-        print(f"{args.questions} questions x {args.pages} pages (median {args.median_kb:.0f} kB, log-normal sigma 1); "
+        print(f"{args.questions} questions x {args.pages} pages ({described}); "
               f"{cores} cores; one page: parse {costs['parse_s'] * 1000:.0f} ms, {costs['sentences_per_page']:.0f} "
               f"sentences; reading the archive {read:.1f} CPU s ({records} records; {'indexed_bzip2, ' + str(parallel_bz2()) + ' threads' if parallel_bz2() else 'stdlib'} in the runs); MiniLM {costs['embed_per_s']:.0f} sentences/s; engine {args.overhead * 1000:.0f} ms/batch "
               f"+ {args.per_token * 1e6:.0f} us/token, batch {args.batch}", flush=True)

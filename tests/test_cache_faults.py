@@ -21,7 +21,7 @@ from ragbench._engines.scripted import ScriptedEngine
 from ragbench._run.scheduler import Scheduler
 from ragbench._storage.cache import ResponseCache
 from ragbench._storage.page_cache import PageCache, content_key
-from ragbench.tasks.crag.synthetic import write_task3_archive
+from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
 
 
 def berlin_run(tmp_path, name: str, n: int = 12, **options) -> dict:
@@ -223,7 +223,7 @@ async def test_changed_bytes_inside_a_page_cache_entry_are_a_counted_miss(tmp_pa
 
 @pytest.fixture(scope="module")
 def crag_archive(tmp_path_factory):
-    return write_task3_archive(tmp_path_factory.mktemp("crag_t3"), questions=2, pages=3, median=5_000)
+    return write_task3_archive(tmp_path_factory.mktemp("crag_t3"), questions=2, pages=3, sizes=PageSizes.small(5_000))
 
 
 @pytest.mark.parametrize("fault", ["not_a_database", "unwritable"])

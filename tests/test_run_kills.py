@@ -20,7 +20,7 @@ from crag_helpers import tokenizer_dir
 from helpers import comparable
 from process_tree import HAVE_PROC, descendants, processes
 
-from ragbench.tasks.crag.synthetic import write_task3_archive
+from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = 8
@@ -33,7 +33,7 @@ def seed() -> int:
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):
-    return write_task3_archive(tmp_path_factory.mktemp("crag_t3"), questions=QUESTIONS, pages=6, median=4_000)
+    return write_task3_archive(tmp_path_factory.mktemp("crag_t3"), questions=QUESTIONS, pages=6, sizes=PageSizes.small(4_000))
 
 
 def command(archive: Path, out: Path, overhead: float = 0.3, judge_overhead: float = 0.1, inflight: int = 2) -> list[str]:

@@ -22,7 +22,7 @@ from ragbench._run.resources import RunResources
 from ragbench._run.workers import Workers
 from ragbench._storage.rundir import RunDir
 from ragbench.tasks.crag.pages import Offload, PageProcessor
-from ragbench.tasks.crag.synthetic import write_task3_archive
+from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
 
 EMBEDDER = "crag_helpers:KeywordEmbedder"
 
@@ -113,8 +113,8 @@ def crag_config(tmp_path: Path, name: str, archive: Path, **overrides) -> RunCon
 def archives(tmp_path_factory):
     """A short and a longer Task 3 run (2 and 8 questions of 6 small pages)."""
     folder = tmp_path_factory.mktemp("crag_t3")
-    return (write_task3_archive(folder / "short", questions=2, pages=6, median=4_000),
-            write_task3_archive(folder / "long", questions=8, pages=6, median=4_000))
+    return (write_task3_archive(folder / "short", questions=2, pages=6, sizes=PageSizes.small(4_000)),
+            write_task3_archive(folder / "long", questions=8, pages=6, sizes=PageSizes.small(4_000)))
 
 
 def test_two_runs_at_once_in_two_threads_keep_their_own_workers_and_page_caches(tmp_path, archives, monkeypatch):

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from ragbench._run.workers import Workers
-from ragbench.tasks.crag.synthetic import standin_tokenizer, write_task3_archive
+from ragbench.tasks.crag.synthetic import PageSizes, standin_tokenizer, write_task3_archive
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def script(tmp_path: Path, guarded: bool) -> str:
-    archive = write_task3_archive(tmp_path / "data", 2, 3, 2000)
+    archive = write_task3_archive(tmp_path / "data", 2, 3, PageSizes.small(2000))
     tokenizer = standin_tokenizer(tmp_path / "tokenizer")
     body = f"""
         config = RunConfig(tasks=["crag_t3"], system="smart", model="scripted:echo", data={{"crag_t3": {str(archive)!r}}},

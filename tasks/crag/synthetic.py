@@ -6,12 +6,16 @@ of `page_name`, `page_url`, `page_snippet`, `page_result`, `page_last_modified`)
 one `.jsonl` member of a `.tar.bz2` cut into `.tar.bz2.part0..N`, as facebookresearch/CRAG ships
 Task 3.
 
-Page sizes: the released Task 3 dump holds ~3 MB of JSON per 50-page record (≈60 kB of HTML per
-page, a few pages empty, a long tail of large pages). Pages here are log-normal in size with a
-median of 30 kB and sigma 1.0 (mean ≈ 50 kB; 5 % over ≈155 kB, 1 % over ≈300 kB), cut at 1 kB
-and 2 MB, and 4 % of pages are empty (`page_result` ""). About a quarter of a page's bytes are
-visible text (~120 sentences per page) (paragraphs, lists, tables); the rest is markup, navigation, inline scripts and
-styles, which BeautifulSoup must walk but `get_text` mostly drops.
+Page sizes (`PageSizes`): by default those of real CRAG pages (`CRAG_PAGES`). The CRAG repository's
+own Task 3 example file has pages of median 257 kB of HTML (p10 64 kB, p90 669 kB, max 1.56 MB, mean
+298 kB). A log-normal split at the median, with its own sigma below (ln(257/64) / z(0.9) = 1.08) and
+above (ln(669/257) / z(0.9) = 0.75), gives those three quantiles; cut at 1 kB and 1.56 MB, its mean
+is ≈320 kB (its upper tail is a little heavier than the file's). `PageSizes.small(median)` is the
+small mode of tests and CI: log-normal with sigma 1.0 around `median` (30 kB: mean ≈ 50 kB, 5 % over
+≈155 kB), cut at 1 kB and 2 MB. Either way 4 % of pages are empty (`page_result` ""). About a
+quarter of a page's bytes are visible text (paragraphs, lists, tables; ~120 sentences per 30 kB); the
+rest is markup, navigation, inline scripts and styles, which BeautifulSoup must walk but `get_text`
+mostly drops.
 """
 from __future__ import annotations
 
@@ -20,13 +24,10 @@ import json
 import math
 import random
 import tarfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-MEDIAN_PAGE_BYTES = 30_000
-SIGMA = 1.0
-MIN_PAGE_BYTES, MAX_PAGE_BYTES = 1_000, 2_000_000
-EMPTY_PAGES = 0.04
 WORDS = ("the team won league season player city company price market year album song film director record revenue "
          "stock growth report history music award best new artist released country president election energy "
          "science research study data model series game score points million billion percent according said "
@@ -36,11 +37,34 @@ SCRIPT = ("window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(
 STYLE = ".nav{display:flex;gap:8px}.c p{margin:0 0 1em;line-height:1.5}.ad{min-height:250px}table td{padding:4px}"
 
 
-def page_size(rng: random.Random, median: int = MEDIAN_PAGE_BYTES, sigma: float = SIGMA) -> int:
-    """Bytes of one page's HTML (0 for an empty page), from the distribution above."""
-    if rng.random() < EMPTY_PAGES:
-        return 0
-    return int(min(MAX_PAGE_BYTES, max(MIN_PAGE_BYTES, rng.lognormvariate(math.log(median), sigma))))
+@dataclass(frozen=True)
+class PageSizes:
+    """Bytes of HTML per page: log-normal around `median` with `sigma_below` under it and `sigma_above`
+    over it (a split log-normal), cut at `least` and `most`; a share `empty` of the pages are empty."""
+
+    median: int
+    sigma_below: float
+    sigma_above: float
+    least: int = 1_000
+    most: int = 2_000_000
+    empty: float = 0.04
+
+    @classmethod
+    def small(cls, median: int = 30_000) -> "PageSizes":
+        """The small synthetic pages of tests and CI: sigma 1.0 on both sides."""
+        return cls(median, 1.0, 1.0)
+
+    def draw(self, rng: random.Random) -> int:
+        """One page's size (0: an empty page)."""
+        if rng.random() < self.empty:
+            return 0
+        z = rng.gauss(0.0, 1.0)
+        size = self.median * math.exp(z * (self.sigma_below if z < 0 else self.sigma_above))
+        return int(min(self.most, max(self.least, size)))
+
+
+Z90 = 1.2815515655446004  # the standard normal's 90th percentile
+CRAG_PAGES = PageSizes(257_000, math.log(257 / 64) / Z90, math.log(669 / 257) / Z90, most=1_560_000)
 
 
 def _sentence(rng: random.Random) -> str:
@@ -83,11 +107,11 @@ def page_html(rng: random.Random, size: int, title: str) -> str:
     return "".join(parts)
 
 
-def task3_record(rng: random.Random, index: int, pages: int = 50, median: int = MEDIAN_PAGE_BYTES) -> dict[str, Any]:
+def task3_record(rng: random.Random, index: int, pages: int = 50, sizes: PageSizes = CRAG_PAGES) -> dict[str, Any]:
     topic = " ".join(rng.choices(WORDS, k=3))
     results = []
     for p in range(pages):
-        html = page_html(rng, page_size(rng, median), f"{topic.title()} - page {p}")
+        html = page_html(rng, sizes.draw(rng), f"{topic.title()} - page {p}")
         results.append({"page_name": f"{topic.title()} {p}", "page_url": f"https://example.org/{index}/{p}",
                         "page_snippet": _sentence(rng), "page_result": html,
                         "page_last_modified": "Thu, 01 Feb 2024 10:00:00 GMT" if p % 3 else ""})
@@ -124,11 +148,11 @@ def standin_tokenizer(folder: Path) -> Path:
     return folder
 
 
-def write_task3_archive(folder: Path, questions: int, pages: int = 50, median: int = MEDIAN_PAGE_BYTES,
+def write_task3_archive(folder: Path, questions: int, pages: int = 50, sizes: PageSizes = CRAG_PAGES,
                         seed: int = 0, parts: int = 2, stem: str = "crag_task_3_dev_v5") -> Path:
     """`questions` records in `<stem>.tar.bz2.part0..` under `folder`; returns the first part."""
     rng = random.Random(seed)
-    lines = "".join(json.dumps(task3_record(rng, i, pages, median)) + "\n" for i in range(questions)).encode()
+    lines = "".join(json.dumps(task3_record(rng, i, pages, sizes)) + "\n" for i in range(questions)).encode()
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:bz2") as archive:
         member = tarfile.TarInfo(f"{stem}/{stem}_0.jsonl")

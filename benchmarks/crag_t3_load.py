@@ -182,8 +182,7 @@ def main() -> None:
         args.questions, args.pages, args.small_pages = 2, 4, 4.0
     systems = [s for s in args.systems.split(",") if s]
     sizes = CRAG_PAGES if args.small_pages is None else PageSizes.small(int(args.small_pages * 1000))
-    described = ("real CRAG page sizes (median 257 kB)" if args.small_pages is None
-                 else f"median {args.small_pages:.0f} kB, log-normal sigma 1")
+    described = ("real CRAG page sizes" if sizes is CRAG_PAGES else "log-normal sigma 1") + f", median {sizes.median / 1000:.0f} kB"
     engine = {"overhead": args.overhead, "per_token": args.per_token, "batch_size": args.batch}
     cores = workers.usable_cores()
     with tempfile.TemporaryDirectory() as scratch:

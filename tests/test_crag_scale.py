@@ -188,3 +188,21 @@ def test_synthetic_pages_have_the_sizes_of_real_crag_pages_by_default():
     assert inspect.signature(write_task3_archive).parameters["sizes"].default is CRAG_PAGES
     small = sorted(PageSizes.small(4_000).draw(rng) for _ in range(2_000))
     assert 3_000 < small[1_000] < 5_000 and small[-1] < 200_000
+
+
+def test_synthetic_pages_read_like_real_crag_pages():
+    """The CRAG repository's example pages, as `html_to_sentences` sees them: 6.7 % of the bytes
+    visible text, 0.41 sentences per kB of HTML, 161 characters a sentence on average."""
+    from bs4 import BeautifulSoup
+
+    from ragbench.tasks.crag.pages import html_to_sentences
+    from ragbench.tasks.crag.synthetic import page_html
+
+    rng = random.Random(3)
+    pages = [page_html(rng, size, "A page") for size in (60_000, 150_000, 260_000, 400_000)]
+    html = sum(len(page.encode()) for page in pages)
+    text = sum(len(BeautifulSoup(page, "lxml").get_text(" ", strip=True)) for page in pages)
+    sentences = [sentence for page in pages for sentence in html_to_sentences(page)]
+    assert 0.05 < text / html < 0.085
+    assert 0.33 < len(sentences) / html * 1000 < 0.50
+    assert 130 < sum(map(len, sentences)) / len(sentences) < 190

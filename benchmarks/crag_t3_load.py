@@ -3,7 +3,8 @@
 Data: synthetic Task 3 records in the released `.tar.bz2.part*` format (ragbench.tasks.crag.synthetic):
 50 pages per question, page sizes those of real CRAG pages (the CRAG repository's example file: median
 257 kB of HTML, p10 64 kB, p90 669 kB, max 1.56 MB; a log-normal split at the median fitted to them),
-4 % empty pages, about a quarter of the bytes visible text. `--small-pages KB`: log-normal pages of
+4 % empty pages, their contents fitted to the same file's pages (6.7 % of the bytes visible text,
+0.41 sentences per kB of HTML, 47 ms a page to parse on one core of a 2-vCPU VM). `--small-pages KB`: log-normal pages of
 median KB and sigma 1.0 instead (30: mean ≈50 kB, the sizes of earlier figures); `--quick`: 4 kB.
 
 Engine: `scripted:echo` as a simulated GPU server: every batch costs `overhead + per_token x tokens`
@@ -38,10 +39,16 @@ prompted mode; all with kg=false), each on an empty page cache:
   2nd system     each system again on the page cache the first system's run filled (vanilla runs
                  first when it is listed; the first system itself runs again on its own cache):
                  the speed-up when another system already parsed (and embedded) the pages
+After the table, per system: wall seconds per question (with `--overhead 0 --per-token 0` the page
+work per question, the engine free), and for vanilla the sentences per second of the run's embedder
+in its encode calls against the model's raw rate (its own `encode`, same batch size and precision).
+`--embedder PATH`: vanilla's sentence-transformers folder (benchmarks/random_init.py writes one of
+MiniLM's shapes with random weights where the packaged model cannot travel).
 Prints one table. With --repeat N every measurement (the single-page cost, the reading, each run) is
 taken N times and the least kept, as timeit does: on a shared machine other jobs only ever add time
 (repeats of one run here differ by up to 2x). Usage:
-  python benchmarks/crag_t3_load.py [--questions 4] [--pages 50] [--small-pages KB] [--repeat 1] [--quick]
+  python benchmarks/crag_t3_load.py [--questions 4] [--pages 50] [--small-pages KB] [--embedder PATH]
+                                   [--overhead 0.05] [--per-token 2e-5] [--repeat 1] [--quick]
 """
 from __future__ import annotations
 
@@ -67,9 +74,11 @@ from ragbench.tasks.crag.synthetic import (  # noqa: E402
 SYSTEMS = ("vanilla", "llatrieval", "selfrag", "smart")
 
 
-def single_page_costs(pages: int, sizes: PageSizes, embedding: bool, repeat: int) -> dict[str, float]:
-    """Parse seconds per page (one core, in this process) and, for systems that embed, MiniLM
-    sentences per second."""
+def single_page_costs(pages: int, sizes: PageSizes, embedder: ModelSpec | None, repeat: int) -> dict[str, float]:
+    """Parse seconds per page (one core, in this process) and, for systems that embed, the model's
+    raw sentences per second: its own `encode` at the run's batch size and precision, in one call on
+    one record's distinct sentences (at most 16 batches of them, drawn at random: sentence-transformers
+    sorts a call's texts by length, so a call of a few batches pads more than a run's large calls)."""
     record = task3_record(random.Random(12345), 0, pages, sizes)
     htmls = [page["page_result"] for page in record["search_results"]]
     html_to_sentences("<p>warm up.</p>")
@@ -78,16 +87,19 @@ def single_page_costs(pages: int, sizes: PageSizes, embedding: bool, repeat: int
         started = time.process_time()
         sentences = [s for html in htmls for s in html_to_sentences(html)]
         parse = min(parse, (time.process_time() - started) / len(htmls))
-    if not embedding:
-        return {"parse_s": parse, "sentences_per_page": len(sentences) / len(htmls), "embed_per_s": math.inf}
-    model = ModelSpec(None).load()
-    model.encode(sentences[:64])  # warm up
-    sample, seconds = sentences[:500], math.inf
+    costs = {"parse_s": parse, "sentences_per_page": len(sentences) / len(htmls), "embed_per_s": math.inf}
+    if embedder is None:
+        return costs
+    model = embedder.load()
+    distinct = sorted(set(sentences))
+    sample = random.Random(0).sample(distinct, min(len(distinct), 16 * embedder.where.batch_size))
+    model.encode(sample[:embedder.where.batch_size])  # warm up
+    seconds = math.inf
     for _ in range(repeat):
         started = time.perf_counter()
         model.encode(sample)
         seconds = min(seconds, time.perf_counter() - started)
-    return {"parse_s": parse, "sentences_per_page": len(sentences) / len(htmls), "embed_per_s": len(sample) / seconds}
+    return {**costs, "embed_per_s": len(sample) / seconds}
 
 
 def tree_cpu() -> float:
@@ -145,12 +157,11 @@ def raw_pipeline(archive: Path, pages_per_record: float, cores: int) -> float:
         return time.perf_counter() - started
 
 
-def run_system(system: str, archive: Path, folder: Path, page_cache: Path, engine: dict, tokenizer: Path,
+def run_system(system: str, archive: Path, folder: Path, page_cache: Path, engine: dict, task_args: dict,
                name: str) -> dict[str, float]:
     config = RunConfig(tasks=["crag_t3"], system=system, model="scripted:echo", model_args=engine,
                        data={"crag_t3": str(archive)}, output=str(folder / name), progress=False, overwrite=True,
-                       bootstrap_iters=0, task_args={"kg": False, "tokenizer": str(tokenizer),
-                                                     "judge_protocol": "none", "page_cache": str(page_cache)})
+                       bootstrap_iters=0, task_args={**task_args, "page_cache": str(page_cache)})
     evaluator = Evaluator(config)
     started, cpu = time.perf_counter(), tree_cpu()
     results = evaluator.run().results
@@ -161,7 +172,8 @@ def run_system(system: str, archive: Path, folder: Path, page_cache: Path, engin
     if counts["scored"] != counts["records"]:
         raise SystemExit(f"{system}: {counts} - {results.get('failures')}")
     return {"wall": wall, "cpu": cpu, "examples": counts["records"], "parsed": task._pages.parsed,
-            "embedded": task._embedder.texts_encoded, "calls": cost["llm_calls"],
+            "embedded": task._embedder.texts_encoded, "encode_s": task._embedder.encode_seconds,
+            "calls": cost["llm_calls"],
             "tokens": cost["prompt_tokens"] + cost["completion_tokens"]}
 
 
@@ -172,6 +184,8 @@ def main() -> None:
     parser.add_argument("--small-pages", type=float, default=None, metavar="KB",
                         help="log-normal pages of this median size and sigma 1 instead of real CRAG page sizes")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--embedder", default=None, metavar="PATH",
+                        help="vanilla's sentence-transformers folder (default: the packaged all-MiniLM-L6-v2)")
     parser.add_argument("--overhead", type=float, default=0.05, help="seconds per engine batch")
     parser.add_argument("--per-token", type=float, default=2e-5, help="seconds per token (prompt + answer)")
     parser.add_argument("--batch", type=int, default=64, help="engine batch limit")
@@ -189,22 +203,35 @@ def main() -> None:
         folder = Path(scratch)
         archive = write_task3_archive(folder / "data", args.questions, args.pages, sizes)
         tokenizer = standin_tokenizer(folder / "tokenizer")  # where the 75-token cut falls does not matter here
-        costs = single_page_costs(args.pages, sizes, "vanilla" in systems, args.repeat)
+        embedder = ModelSpec(args.embedder) if "vanilla" in systems else None
+        costs = single_page_costs(args.pages, sizes, embedder, args.repeat)
+        task_args = {"kg": False, "tokenizer": str(tokenizer), "judge_protocol": "none",
+                     **({"embedder": args.embedder} if args.embedder else {})}
         records, read, stream = reading_cpu(archive, args.repeat)  # the stdlib: the least CPU
         stream = 0.0 if parallel_bz2() else stream
-        print(f"{args.questions} questions x {args.pages} pages ({described}); "
-              f"{cores} cores; one page: parse {costs['parse_s'] * 1000:.0f} ms, {costs['sentences_per_page']:.0f} "
-              f"sentences; reading the archive {read:.1f} CPU s ({records} records; {'indexed_bzip2, ' + str(parallel_bz2()) + ' threads' if parallel_bz2() else 'stdlib'} in the runs); MiniLM {costs['embed_per_s']:.0f} sentences/s; engine {args.overhead * 1000:.0f} ms/batch "
-              f"+ {args.per_token * 1e6:.0f} us/token, batch {args.batch}", flush=True)
+        reader = f"indexed_bzip2, {parallel_bz2()} threads" if parallel_bz2() else "stdlib"
+        where = embedder.where if embedder else None
+        embedding = "" if where is None else (f"MiniLM {costs['embed_per_s']:.0f} sentences/s ({where.device}, "
+                                              f"{where.precision}, batch {where.batch_size}); ")
+        print(f"{args.questions} questions x {args.pages} pages ({described}); {cores} cores; one page: parse "
+              f"{costs['parse_s'] * 1000:.0f} ms, {costs['sentences_per_page']:.0f} sentences; reading the archive "
+              f"{read:.1f} CPU s ({records} records; {reader} in the runs); {embedding}engine "
+              f"{args.overhead * 1000:.0f} ms/batch + {args.per_token * 1e6:.0f} us/token, batch {args.batch}", flush=True)
         print("| system | examples/s | wall s | CPU floor s | engine bound s | ratio | raw s | ÷ raw | CPU s | "
               "CPU ratio | 2nd system wall s | speed-up |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         ordered = sorted(systems, key=lambda name: name != "vanilla")  # the first one's cache serves the others
         shared = folder / f"pages_{ordered[0]}.sqlite"
+        lines = []
         for system in ordered:
             cold = fastest_run(args.repeat, True, system, archive, folder, folder / f"pages_{system}.sqlite", engine,
-                               tokenizer, system)
-            warm = fastest_run(args.repeat, False, system, archive, folder, shared, engine, tokenizer, f"{system}_warm")
+                               task_args, system)
+            warm = fastest_run(args.repeat, False, system, archive, folder, shared, engine, task_args, f"{system}_warm")
+            lines.append(f"{system}: {cold['wall'] / cold['examples']:.2f} s per question")
+            if cold["embedded"]:
+                rate = cold["embedded"] / cold["encode_s"]
+                lines.append(f"{system}: the run's embedder {rate:.0f} sentences/s in its encode calls "
+                             f"({cold['embedded']} sentences), {rate / costs['embed_per_s']:.2f}x the raw model's")
             embed = cold["embedded"] / costs["embed_per_s"]
             work = read + cold["parsed"] * costs["parse_s"]
             floor = max(stream, work / cores + embed)
@@ -220,6 +247,7 @@ def main() -> None:
             if (first or ordered[0] in ("vanilla", "llatrieval")) and (warm["parsed"] or (warm["embedded"] and first)):
                 raise SystemExit(f"{system}: the second run parsed {warm['parsed']} pages and embedded "
                                  f"{warm['embedded']} sentences; the page cache should have answered")
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":

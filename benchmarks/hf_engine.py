@@ -1,9 +1,12 @@
-"""The `hf` engine against raw transformers `generate`, on the embedded SmolLM2 (CPU here, a GPU where
-there is one), greedy, on PopQA closed-book prompts.
+"""The `hf` engine against raw transformers `generate`, on the embedded SmolLM2 or any model folder
+(`--model DIR`; benchmarks/random_init.py writes a ~1B Llama-architecture one), CPU here, a GPU where
+there is one, greedy, on PopQA closed-book prompts.
 
   1. generation: the same prompts through `HFEngine.generate` and through a raw loop (tokenize,
-     sort by length, left-pad, `model.generate` in batches of the same size, decode), both warm
-     (first calls reported apart): tokens/s and ragbench / raw;
+     sort by length, left-pad, `model.generate` in batches, decode), both warm (first calls
+     reported apart), the raw loop at each of `--raw-batches` and its best kept: tokens/s and
+     ragbench / raw. `--batch-size auto` (the default on a GPU) shows the size the engine found
+     and the seconds its load took, then loads it again to show the size read from the cache;
   2. end to end from fresh processes: `ragbench --tasks popqa --system closed_book --model
      hf:embedded` against a raw script doing the same (import, load, read the prompts, generate,
      write): wall seconds and raw / ragbench; and the share of identical outputs.
@@ -11,7 +14,8 @@ there is one), greedy, on PopQA closed-book prompts.
 The issue's targets (>= 0.8x raw on generation time, >= 0.5x a raw script end to end, on a GPU with
 256 prompts) need a GPU; on a CPU both sides are bound by the same matrix products.
 
-Run: python benchmarks/hf_engine.py [--prompts 32] [--tokens 32] [--batch-size 16] [--quick]
+Run: python benchmarks/hf_engine.py [--model embedded|DIR] [--prompts 32] [--tokens 32] [--batch-size 16|auto]
+                                   [--raw-batches 16,32] [--quick]
      (--raw PROMPTS OUT MODEL_DIR BATCH is the raw script, run by part 2 in its own process)
 """
 from __future__ import annotations
@@ -88,46 +92,75 @@ def raw_script(prompts_file: str, out_file: str, model_dir: str, batch: int) -> 
     Path(out_file).write_text("".join(json.dumps({"output": t}) + "\n" for t in texts), encoding="utf-8")
 
 
-def generation(prompts: list[str], batch: int, tokens: int) -> None:
-    from ragbench._engines.base import Request, Sampling
+def model_dir(model: str) -> str:
     from ragbench._engines.embedded import embedded_safetensors_dir
+
+    return str(embedded_safetensors_dir()) if model == "embedded" else model
+
+
+def load_engine(model: str, batch: int | str):
+    """The engine and the seconds its load took (with batch_size=auto: the search or the cache read)."""
     from ragbench._engines.hf import HFEngine
 
-    engine = HFEngine("embedded", batch_size=batch)
-    torch, model, tokenizer = load_raw(str(embedded_safetensors_dir()))
+    started = time.perf_counter()
+    engine = HFEngine(model, batch_size=batch)
+    return engine, time.perf_counter() - started
+
+
+def generation(model: str, prompts: list[str], batch: int | str, raw_batches: list[int], tokens: int) -> int:
+    """Part 1; returns the raw loop's best batch size."""
+    from ragbench._engines.base import Request, Sampling
+
+    engine, load = load_engine(model, batch)
+    if batch == "auto":
+        engine.close()  # frees the GPU memory before the second load
+        engine, again = load_engine(model, batch)
+        if engine.device.startswith("cuda"):
+            from ragbench._engines.embedded import default_cache_dir
+            from ragbench._engines.hf_batching import CACHE_FILE
+
+            print(f"batch_size=auto: {engine.max_batch_size} rows (engine load {load:.1f} s, the search included; "
+                  f"a second load {again:.1f} s, the size read from {default_cache_dir() / CACHE_FILE})")
+        else:
+            print(f"batch_size=auto on the CPU: {engine.max_batch_size} rows, no search (engine loads {load:.1f} "
+                  f"and {again:.1f} s)")
+    torch, raw_model, tokenizer = load_raw(model_dir(model))
     requests = [Request(prompt=p, sampling=Sampling(max_tokens=tokens)) for p in prompts]
-    first = {}
     started = time.perf_counter()
     engine.generate(requests[:1])
-    first["ragbench"] = time.perf_counter() - started
+    first = {"ragbench": time.perf_counter() - started}
     started = time.perf_counter()
-    raw_generate(torch, model, tokenizer, prompts[:1], 1, tokens)
+    raw_generate(torch, raw_model, tokenizer, prompts[:1], 1, tokens)
     first["raw"] = time.perf_counter() - started
     started = time.perf_counter()
     responses = engine.generate(requests)
     ours = time.perf_counter() - started
-    started = time.perf_counter()
-    texts, raw_tokens = raw_generate(torch, model, tokenizer, prompts, batch, tokens)
-    raw = time.perf_counter() - started
     our_tokens = sum(r.completion_tokens for r in responses)
+    raw_runs = {}
+    for size in raw_batches:
+        started = time.perf_counter()
+        texts, raw_tokens = raw_generate(torch, raw_model, tokenizer, prompts, size, tokens)
+        raw_runs[size] = (time.perf_counter() - started, raw_tokens, texts)
+    best = min(raw_runs, key=lambda size: raw_runs[size][0] / raw_runs[size][1])
+    raw, raw_tokens, texts = raw_runs[best]
     same = sum(r.text.strip() == t.strip() for r, t in zip(responses, texts))
-    print(f"1. generation, {len(prompts)} prompts x <= {tokens} new tokens, batch {batch}, {engine.device} "
-          f"(first call: ragbench {first['ragbench']:.2f} s, raw {first['raw']:.2f} s)")
+    print(f"1. generation, {len(prompts)} prompts x <= {tokens} new tokens, ragbench batch {engine.max_batch_size}, "
+          f"{engine.device}, {engine.dtype} (first call: ragbench {first['ragbench']:.2f} s, raw {first['raw']:.2f} s)")
     print(f"   ragbench HFEngine.generate  {ours:7.2f} s  {our_tokens / ours:8.1f} tokens/s")
-    print(f"   raw model.generate          {raw:7.2f} s  {raw_tokens / raw:8.1f} tokens/s")
-    print(f"   ragbench / raw (tokens/s): {(our_tokens / ours) / (raw_tokens / raw):.2f}x; "
+    for size, (seconds, generated, _) in raw_runs.items():
+        print(f"   raw model.generate, batch {size:<4} {seconds:7.2f} s  {generated / seconds:8.1f} tokens/s")
+    print(f"   ragbench / raw at its best batch ({best}), tokens/s: {(our_tokens / ours) / (raw_tokens / raw):.2f}x; "
           f"identical outputs {same}/{len(prompts)}")
+    return best
 
 
-def end_to_end(work: Path, count: int, batch: int, tokens: int) -> None:
-    from ragbench._engines.embedded import embedded_safetensors_dir
-
+def end_to_end(model: str, work: Path, count: int, batch: int | str, raw_batch: int, tokens: int) -> None:
     data = work / "popqa.jsonl"
     write_popqa(data, count)
     out = work / "run"
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "ragbench._cli.main", "--tasks", "popqa", "--system", "closed_book",
-                           "--system-arg", f"max_tokens={tokens}", "--model", "hf:embedded", "--model-arg",
+                           "--system-arg", f"max_tokens={tokens}", "--model", f"hf:{model}", "--model-arg",
                            f"batch_size={batch}", "--data", f"popqa={data}", "--output", str(out), "--no-progress",
                            "--bootstrap-iters", "0"], capture_output=True, text=True)
     ours = time.perf_counter() - started
@@ -139,21 +172,24 @@ def end_to_end(work: Path, count: int, batch: int, tokens: int) -> None:
     prompts_file.write_text("".join(json.dumps(c) + "\n" for c in calls), encoding="utf-8")
     started = time.perf_counter()
     subprocess.run([sys.executable, __file__, "--raw", str(prompts_file), str(raw_out),
-                    str(embedded_safetensors_dir()), str(batch)], check=True)
+                    model_dir(model), str(raw_batch)], check=True)
     raw = time.perf_counter() - started
     raw_texts = [json.loads(line)["output"] for line in raw_out.read_text().splitlines()]
     same = sum(s["trace"][0]["response"]["texts"][0].strip() == t.strip() for s, t in zip(samples, raw_texts))
     print(f"2. end to end from a fresh process, {count} closed-book PopQA questions x <= {tokens} tokens, "
-          f"batch {batch}")
+          f"batch {batch} (raw script: {raw_batch})")
     print(f"   ragbench run  {ours:7.2f} s   raw script  {raw:7.2f} s   raw / ragbench: {raw / ours:.2f}x; "
           f"identical outputs {same}/{count}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="embedded", help="embedded (SmolLM2-135M) or a model folder")
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument("--tokens", type=int, default=32)
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--batch-size", default="16", help="rows per batch for ragbench, or auto")
+    parser.add_argument("--raw-batches", default=None, help="the raw loop's batch sizes to try (default: --batch-size, "
+                                                            "or 32,64,128,256 with auto)")
     parser.add_argument("--quick", action="store_true", help="4 prompts x 4 tokens")
     parser.add_argument("--raw", nargs=4, metavar=("PROMPTS", "OUT", "MODEL_DIR", "BATCH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -161,13 +197,15 @@ def main() -> None:
         raw_script(*args.raw[:3], int(args.raw[3]))
         return
     if args.quick:
-        args.prompts, args.tokens, args.batch_size = 4, 4, 2
+        args.prompts, args.tokens, args.batch_size = 4, 4, "2"
+    batch = args.batch_size if args.batch_size == "auto" else int(args.batch_size)
+    raw_batches = [int(size) for size in (args.raw_batches or ("32,64,128,256" if batch == "auto" else str(batch))).split(",")]
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with tempfile.TemporaryDirectory() as scratch:
         prompts = [f"### Instruction:\n{q}\n\n### Response:\n" for q in write_popqa(Path(scratch) / "q.jsonl",
                                                                                     args.prompts)]
-        generation(prompts, args.batch_size, args.tokens)
-        end_to_end(Path(scratch), args.prompts, args.batch_size, args.tokens)
+        best = generation(args.model, prompts, batch, raw_batches, args.tokens)
+        end_to_end(args.model, Path(scratch), args.prompts, batch, best, args.tokens)
 
 
 if __name__ == "__main__":

@@ -13,16 +13,13 @@ Usage: python benchmarks/crag_bz2.py [--questions 16] [--repeat 3] [--quick]
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from ragbench._run.workers import usable_cores  # noqa: E402
-from ragbench.tasks.crag.loader import _bz2_stream, parallel_bz2, read_task3_archive  # noqa: E402
-from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, write_task3_archive  # noqa: E402
+from ragbench._run.workers import usable_cores
+from ragbench.tasks.crag.loader import _bz2_stream, parallel_bz2, read_task3_archive
+from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, write_task3_archive
 
 BLOCK = 1 << 22
 

@@ -56,19 +56,16 @@ import argparse
 import math
 import multiprocessing
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from ragbench._run import workers  # noqa: E402
-from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
-from ragbench.tasks.crag.embedder import ModelSpec  # noqa: E402
-from ragbench.tasks.crag.loader import parallel_bz2, read_task3_archive  # noqa: E402
-from ragbench.tasks.crag.pages import html_to_sentences  # noqa: E402
-from ragbench.tasks.crag.synthetic import (  # noqa: E402
+from ragbench._run import workers
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.tasks.crag.embedder import ModelSpec
+from ragbench.tasks.crag.loader import parallel_bz2, read_task3_archive
+from ragbench.tasks.crag.pages import html_to_sentences
+from ragbench.tasks.crag.synthetic import (
     CRAG_PAGES, PageSizes, standin_tokenizer, task3_record, write_task3_archive)
 
 SYSTEMS = ("vanilla", "llatrieval", "selfrag", "smart")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -87,7 +86,6 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     if args.quick:
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
         from ragbench._engines.embedded import embedded_safetensors_dir
 
         quick(args.like or embedded_safetensors_dir())

@@ -1,11 +1,31 @@
 """Answer matching as Self-RAG computes it (retrieval_lm/metrics.py, run_short_form.py), plus a
 normalised variant. Upstream functions are reproduced exactly, quirks included; the tests pin
-them to values produced by running the upstream code."""
+them to values produced by running the upstream code.
+
+`em` and `f1` normalise as SQuAD does by default; `normalize=triviaqa` uses TriviaQA's official
+evaluation (triviaqa_evaluation.py `normalize_answer`), whose `NormalizedAliases` were made with it."""
 from __future__ import annotations
 
+import re
+import string
 from collections import Counter
+from typing import Any, Callable, Literal
 
-from ragbench.api import Example, Metric, Prediction, Score, normalize_answer
+from ragbench.api import ConfigError, Example, Metric, Prediction, Score, normalize_answer
+
+_TRIVIAQA_PUNCTUATION = frozenset(string.punctuation + "‘’´`")
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def normalize_triviaqa(text: str) -> str:
+    """TriviaQA's `normalize_answer`: underscores to spaces, lowercase, every punctuation mark (ASCII
+    and ‘ ’ ´ `) to a space - SQuAD's deletes them: "Bob's" is "bob s" here, "bobs" there - then
+    articles dropped and whitespace collapsed."""
+    text = "".join(" " if ch in _TRIVIAQA_PUNCTUATION else ch for ch in text.replace("_", " ").lower())
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+NORMALIZERS: dict[str, Callable[[str], str]] = {"squad": normalize_answer, "triviaqa": normalize_triviaqa}
 
 
 def raw_match(prediction: str, golds: list[str]) -> int:
@@ -13,13 +33,13 @@ def raw_match(prediction: str, golds: list[str]) -> int:
     return int(any(gold in prediction for gold in golds))
 
 
-def exact_match(prediction: str, gold: str) -> bool:
-    return normalize_answer(prediction) == normalize_answer(gold)
+def exact_match(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer) -> bool:
+    return normalize(prediction) == normalize(gold)
 
 
-def token_f1(prediction: str, gold: str) -> float:
+def token_f1(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer) -> float:
     """Self-RAG `qa_f1_score` (SQuAD token F1)."""
-    predicted, expected = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    predicted, expected = normalize(prediction).split(), normalize(gold).split()
     common = sum((Counter(predicted) & Counter(expected)).values())
     if common == 0:
         return 0.0
@@ -74,18 +94,31 @@ class NormalizedMatch(AnswerMetric):
         return float(any(gold and f" {gold} " in output for gold in golds))
 
 
-class ExactMatch(AnswerMetric):
+class NormalizedAnswerMetric(AnswerMetric):
+    """A metric whose answer normalisation is chosen: `normalize=squad` (default) or `triviaqa`."""
+
+    def __init__(self, normalize: Literal["squad", "triviaqa"] = "squad") -> None:
+        if normalize not in NORMALIZERS:
+            raise ConfigError(f"metric {self.name}: normalize '{normalize}' is not one of {', '.join(NORMALIZERS)}")
+        self.normalize = normalize
+        self.normalizer = NORMALIZERS[normalize]
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "normalize": self.normalize}
+
+
+class ExactMatch(NormalizedAnswerMetric):
     """Self-RAG `metric_max_over_ground_truths(exact_match_score, ...)`. No golds: not scorable
     (upstream raises)."""
 
     name = "em"
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
-        return float(max(exact_match(prediction.answer, g) for g in golds)) if golds else None
+        return float(max(exact_match(prediction.answer, g, self.normalizer) for g in golds)) if golds else None
 
 
-class TokenF1(AnswerMetric):
+class TokenF1(NormalizedAnswerMetric):
     name = "f1"
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
-        return max(token_f1(prediction.answer, g) for g in golds) if golds else None
+        return max(token_f1(prediction.answer, g, self.normalizer) for g in golds) if golds else None

@@ -66,6 +66,40 @@ def test_triviaqa_gold_is_the_official_evaluations_normalized_aliases(tmp_path):
     assert first["id"] == "tc_1" and first["gold"] == {"answers": ["a pell", "ansgar pell"]}
 
 
+
+# Values from running TriviaQA's official evaluation (mandarjoshi90/triviaqa, evaluation/
+# triviaqa_evaluation.py evaluate_triviaqa) on this file and these predictions: exact_match
+# 66.67, f1 73.33; per question em 1, 1, 0, 1, 1, 0 and f1 1, 1, 0.4, 1, 1, 0. SQuAD's normalisation
+# (punctuation deleted, not turned into spaces) gives em 1/6: only "1,000 metres" = "1000 metres".
+TRIVIA_PUNCTUATION = [  # id, NormalizedAliases (the official normalize_answer of the aliases), HumanAnswers, prediction
+    ("tp_1", ["bob s diner"], [], "Bob's Diner"),
+    ("tp_2", ["beatles"], [], "the_beatles"),
+    ("tp_3", ["1000 metres"], [], "1,000 metres"),
+    ("tp_4", ["rock and roll"], [], "\u2018Rock-and-roll\u2019"),
+    ("tp_5", ["milne"], ["A. A. Milne"], "A.A. Milne"),
+    ("tp_6", ["london"], [], "Paris")]
+
+
+def test_triviaqa_em_and_f1_are_the_official_evaluations(tmp_path):
+    data = {"Domain": "Wikipedia", "VerifiedEval": False, "Version": 1.0, "Data": [
+        {"Question": f"Question {qid}?", "QuestionId": qid, "EntityPages": [], "SearchResults": [],
+         "Answer": {"Aliases": aliases, "NormalizedAliases": aliases, "Value": aliases[0], "Type": "WikipediaEntity",
+                    **({"HumanAnswers": human} if human else {})}}
+        for qid, aliases, human, _ in TRIVIA_PUNCTUATION]}
+    sample = tmp_path / "unfiltered-web-dev.json"
+    sample.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    predictions = [{"id": qid, "output": output} for qid, _, _, output in TRIVIA_PUNCTUATION]
+    values = score(tmp_path, "triviaqa", str(sample), predictions=predictions)
+    assert values["em"] == pytest.approx(4 / 6) and values["f1"] == pytest.approx(4.4 / 6)
+    rows = sorted(samples(tmp_path / "run", "triviaqa"), key=lambda row: row["id"])
+    assert [row["scores"]["em"] for row in rows] == [1, 1, 0, 1, 1, 0]
+    assert [row["scores"]["f1"] for row in rows] == pytest.approx([1, 1, 0.4, 1, 1, 0])
+    (tmp_path / "squad").mkdir()
+    squad = score(tmp_path / "squad", "triviaqa", str(sample), predictions=predictions,
+                  metric_args={"em.normalize": "squad"})
+    assert squad["em"] == pytest.approx(1 / 6)
+
+
 # --- WebQuestions -------------------------------------------------------------------------------------
 WEBQ_RULES = [("who founded olm", "Ansgar Pell"), ("capital of varn", "Evermouth city"),
               ("ferry open", "1902"), ("what does trask make", "blue cheese"), ("ansgar pell born", "Olm")]

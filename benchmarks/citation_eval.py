@@ -22,14 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
+from ragbench._run.evaluator import Evaluator, RunConfig
 
 WORDS = ("river city film album director capital population wrote sang played married founded "
          "located country genre author team league station county mountain language novel series").split()

@@ -24,21 +24,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from retrieval_build import english_words  # a sibling script: benchmarks/ is the script's sys.path[0]
 
-from retrieval_build import english_words  # noqa: E402  (a sibling script)
-
-from ragbench._context import Context  # noqa: E402
-from ragbench._retrieval import load_retriever  # noqa: E402
-from ragbench._retrieval.handle import Retrieval  # noqa: E402
-from ragbench._types import Document, Example  # noqa: E402
+from ragbench._context import Context
+from ragbench._retrieval import load_retriever
+from ragbench._retrieval.handle import Retrieval
+from ragbench._types import Document, Example
 
 PASSAGES = 10
 

@@ -22,16 +22,14 @@ import io
 import json
 import pstats
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench._engines.base import Request, Sampling  # noqa: E402
-from ragbench._engines.scripted import ScriptedEngine  # noqa: E402
-from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
+from ragbench._engines.base import Request, Sampling
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._run.evaluator import Evaluator, RunConfig
 
 WORDS = ("the of river city born film album director capital population year wrote sang played "
          "married founded located occupation country genre author team league station county "

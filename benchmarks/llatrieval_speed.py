@@ -32,27 +32,24 @@ import hashlib
 import math
 import random
 import re
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench._context import Context  # noqa: E402
-from ragbench._engines.base import Request, Response, Sampling  # noqa: E402
-from ragbench._engines.scripted import ScriptedEngine  # noqa: E402
-from ragbench._run.evaluator import sample_record  # noqa: E402
-from ragbench._llm import LLM  # noqa: E402
-from ragbench.plugins.llatrieval.system import LLatrieval  # noqa: E402
-from ragbench.plugins.llatrieval.prompts import (JUDGE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,  # noqa: E402
+from ragbench._context import Context
+from ragbench._engines.base import Request, Response, Sampling
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._run.evaluator import sample_record
+from ragbench._llm import LLM
+from ragbench.plugins.llatrieval.system import LLatrieval
+from ragbench.plugins.llatrieval.prompts import (JUDGE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,
                                                  asqa_demonstration, candidates_message, chat, collapse_whitespace,
                                                  parse_selection, summary_messages, update_message)
-from ragbench._records import SampleRecord  # noqa: E402
-from ragbench._retrieval.base import Retriever  # noqa: E402
-from ragbench._retrieval.handle import Retrieval  # noqa: E402
-from ragbench._run.scheduler import Scheduler  # noqa: E402
-from ragbench.tasks.alce.tasks import AlceAsqa  # noqa: E402
-from ragbench._types import Document, Example  # noqa: E402
+from ragbench._records import SampleRecord
+from ragbench._retrieval.base import Retriever
+from ragbench._retrieval.handle import Retrieval
+from ragbench._run.scheduler import Scheduler
+from ragbench.tasks.alce.tasks import AlceAsqa
+from ragbench._types import Document, Example
 
 TABLE5_ASQA = (948, 169, 105, 84)  # examples in iterations 1..4 (paper Table 5, passage style)
 WORDS = ("rain record monsoon village district india album song film director released season "

@@ -27,9 +27,6 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 
 def english_words() -> np.ndarray:
     from ragbench._retrieval.dense import model_location

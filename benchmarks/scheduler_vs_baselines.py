@@ -47,17 +47,14 @@ import hashlib
 import math
 import random
 import statistics
-import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench._engines.base import EngineError, Request, Response, Sampling  # noqa: E402
-from ragbench._engines.scripted import ScriptedEngine  # noqa: E402
-from ragbench._llm import LLM  # noqa: E402
-from ragbench._run.scheduler import AGE_LIMIT, Scheduler  # noqa: E402
+from ragbench._engines.base import EngineError, Request, Response, Sampling
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._llm import LLM
+from ragbench._run.scheduler import AGE_LIMIT, Scheduler
 
 MAX_ITERATIONS = 4
 WORDS = ("who what river city born film album director capital population year wrote sang "

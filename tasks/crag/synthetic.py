@@ -40,6 +40,7 @@ WORDS = ("the team won league season player city company price market year album
          "science research study data model series game score points million billion percent according said "
          "first last since during after before under over between against about people world government").split()
 NAME_CHARS = string.ascii_lowercase + string.digits
+# the kinds of block a page is drawn from (each a _PageWriter method) and their weights
 BLOCKS = {"paragraph": 0.22, "menu": 0.22, "table": 0.06, "script": 0.30, "style": 0.10, "icon": 0.06, "ad": 0.04}
 
 @dataclass(frozen=True)
@@ -77,9 +78,9 @@ def _sentence(rng: random.Random) -> str:
 
 
 class _PageWriter:
-    """The blocks of one page. Class names, ids and script values come from the page's own pool of
-    random names, reused 98 % of the time as a site's templates reuse theirs (what sets how well the
-    archive compresses)."""
+    """The blocks of one page, a method per kind of `BLOCKS` (its keys are the method names). Class
+    names, ids and script values come from the page's own pool of random names, reused 98 % of the time
+    as a site's templates reuse theirs (what sets how well the archive compresses)."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
@@ -92,33 +93,46 @@ class _PageWriter:
         self.names.append(name)
         return name
 
-    def block(self, kind: str) -> str:
+    def paragraph(self) -> str:
         rng, name = self.rng, self.name
-        if kind == "paragraph":
-            return (f"<div class=\"{name(6)} article-body\" data-track=\"{name()}\"><p class=\"{name(5)}\">"
-                    + " ".join(_sentence(rng) for _ in range(rng.randint(1, 3))) + "</p></div>")
-        if kind == "menu":  # link texts without punctuation: blingfire joins them into long "sentences"
-            return f"<ul class=\"{name(6)}-menu\">" + "".join(
-                f"<li class=\"{name(5)}\"><a href=\"/{rng.choice(WORDS)}/{name()}\" class=\"{name(6)}\">"
-                f"{' '.join(w.title() for w in rng.choices(WORDS, k=rng.randint(1, 3)))}</a></li>"
-                for _ in range(rng.randint(4, 12))) + "</ul>"
-        if kind == "table":
-            return "<table class=\"data\"><tbody>" + "".join("<tr>" + "".join(
-                f"<td class=\"{name(4)}\">{rng.choice(WORDS)} {rng.randint(1, 9999)}</td>" for _ in range(4))
-                + "</tr>" for _ in range(3)) + "</tbody></table>"
-        if kind == "script":
-            return ("<script>window.__state=window.__state||{};__state[\"" + name() + "\"]={" + ",".join(
-                f"\"{rng.choice(WORDS)}_{name(4)}\":\"{name(rng.randint(6, 24))}\"" for _ in range(rng.randint(20, 120)))
-                + "};</script>")
-        if kind == "style":
-            return "<style>" + "".join(
-                f".{name(6)}-{rng.choice(WORDS)}{{{rng.choice(['display:flex', 'margin:0', 'padding:4px 8px'])};"
-                f"{rng.choice(['line-height:1.5', 'font-size:14px', 'gap:8px', 'width:100%'])}}}"
-                for _ in range(rng.randint(20, 80))) + "</style>"
-        if kind == "icon":
-            return (f"<svg class=\"icon-{name(4)}\" viewBox=\"0 0 24 24\"><path d=\"" + " ".join(
-                f"M{rng.randint(0, 24)}.{rng.randint(0, 99)} {rng.randint(0, 24)}.{rng.randint(0, 99)}"
-                for _ in range(rng.randint(10, 40))) + "\"></path></svg>")
+        return (f"<div class=\"{name(6)} article-body\" data-track=\"{name()}\"><p class=\"{name(5)}\">"
+                + " ".join(_sentence(rng) for _ in range(rng.randint(1, 3))) + "</p></div>")
+
+    def menu(self) -> str:
+        """Link texts without punctuation: blingfire joins them into long "sentences"."""
+        rng, name = self.rng, self.name
+        return f"<ul class=\"{name(6)}-menu\">" + "".join(
+            f"<li class=\"{name(5)}\"><a href=\"/{rng.choice(WORDS)}/{name()}\" class=\"{name(6)}\">"
+            f"{' '.join(w.title() for w in rng.choices(WORDS, k=rng.randint(1, 3)))}</a></li>"
+            for _ in range(rng.randint(4, 12))) + "</ul>"
+
+    def table(self) -> str:
+        rng, name = self.rng, self.name
+        return "<table class=\"data\"><tbody>" + "".join("<tr>" + "".join(
+            f"<td class=\"{name(4)}\">{rng.choice(WORDS)} {rng.randint(1, 9999)}</td>" for _ in range(4))
+            + "</tr>" for _ in range(3)) + "</tbody></table>"
+
+    def script(self) -> str:
+        rng, name = self.rng, self.name
+        return ("<script>window.__state=window.__state||{};__state[\"" + name() + "\"]={" + ",".join(
+            f"\"{rng.choice(WORDS)}_{name(4)}\":\"{name(rng.randint(6, 24))}\"" for _ in range(rng.randint(20, 120)))
+            + "};</script>")
+
+    def style(self) -> str:
+        rng, name = self.rng, self.name
+        return "<style>" + "".join(
+            f".{name(6)}-{rng.choice(WORDS)}{{{rng.choice(['display:flex', 'margin:0', 'padding:4px 8px'])};"
+            f"{rng.choice(['line-height:1.5', 'font-size:14px', 'gap:8px', 'width:100%'])}}}"
+            for _ in range(rng.randint(20, 80))) + "</style>"
+
+    def icon(self) -> str:
+        rng, name = self.rng, self.name
+        return (f"<svg class=\"icon-{name(4)}\" viewBox=\"0 0 24 24\"><path d=\"" + " ".join(
+            f"M{rng.randint(0, 24)}.{rng.randint(0, 99)} {rng.randint(0, 24)}.{rng.randint(0, 99)}"
+            for _ in range(rng.randint(10, 40))) + "\"></path></svg>")
+
+    def ad(self) -> str:
+        name = self.name
         return (f"<div class=\"ad-container\" data-slot=\"{name(6)}\"><iframe src=\"https://ads.example.com/"
                 f"{name(12)}\" width=\"300\" height=\"250\"></iframe><noscript><img src=\"https://px.example.com/"
                 f"{name(10)}.gif\"></noscript></div>")
@@ -135,7 +149,7 @@ def page_html(rng: random.Random, size: int, title: str) -> str:
     writer, kinds, weights = _PageWriter(rng), list(BLOCKS), list(BLOCKS.values())
     parts, used = [head, f"<h1>{title}</h1>"], len(head) + len(tail)
     while used < size:
-        block = writer.block(rng.choices(kinds, weights)[0]).replace("><", ">\n    <")
+        block = getattr(writer, rng.choices(kinds, weights)[0])().replace("><", ">\n    <")
         parts.append(block)
         used += len(block)
     parts.append(tail)

@@ -37,6 +37,17 @@ PRESETS = {
 def write_random_model(like: Path, out: Path, preset: dict | None = None) -> int:
     """OUT: LIKE's files but its weights, and random weights for LIKE's config with `preset` laid
     over it; returns the parameter count."""
+    if not (like / "config.json").is_file():
+        raise SystemExit(f"{like}: no config.json; LIKE is a model folder (its config and tokenizer files)")
+    try:
+        settings = json.loads((like / "config.json").read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SystemExit(f"{like / 'config.json'}: not JSON ({exc})") from exc
+    if preset and "dtype" in preset:
+        settings.pop("torch_dtype", None)  # the older name of the same setting
+    settings.update(preset or {})
+    if "model_type" not in settings:
+        raise SystemExit(f"{like / 'config.json'}: no model_type")
     import torch
     from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
 
@@ -46,12 +57,6 @@ def write_random_model(like: Path, out: Path, preset: dict | None = None) -> int
             target = out / path.relative_to(like)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
-    settings = json.loads((like / "config.json").read_text(encoding="utf-8"))
-    if preset and "dtype" in preset:
-        settings.pop("torch_dtype", None)  # the older name of the same setting
-    settings.update(preset or {})
-    if "model_type" not in settings:
-        raise SystemExit(f"{like / 'config.json'}: no model_type")
     config = AutoConfig.for_model(**settings)
     dtype = getattr(torch, str(settings.get("dtype") or settings.get("torch_dtype") or "float32"))
     causal = any(name.endswith("ForCausalLM") for name in settings.get("architectures") or [])

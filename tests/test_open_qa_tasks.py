@@ -100,6 +100,12 @@ def test_triviaqa_em_and_f1_are_the_official_evaluations(tmp_path):
     assert squad["em"] == pytest.approx(1 / 6)
 
 
+def test_an_unknown_normalisation_is_refused_before_the_run(tmp_path):
+    with pytest.raises(PreflightError, match="metric em takes one of squad, triviaqa for normalize"):
+        score(tmp_path, "triviaqa", "unfiltered-web-dev.json", TRIVIA_RULES, metric_args={"em.normalize": "nfkc"})
+    assert not (tmp_path / "run").exists()
+
+
 # --- WebQuestions -------------------------------------------------------------------------------------
 WEBQ_RULES = [("who founded olm", "Ansgar Pell"), ("capital of varn", "Evermouth city"),
               ("ferry open", "1902"), ("what does trask make", "blue cheese"), ("ansgar pell born", "Olm")]

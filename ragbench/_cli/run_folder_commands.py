@@ -10,6 +10,7 @@ import click
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._run.lifecycle import EXIT_INTERRUPTED
 from .._run.options import parse_assignments
+from .._storage.files import naming, write_problem
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .run_options import common_kwargs, data_paths, judge_args_of, split_names, with_common
 
@@ -50,8 +51,9 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
         outcome = rescore_run(run_dir, changes)
     except ConfigError as exc:
         config_error(exc)
-    except (OSError, sqlite3.Error) as exc:
-        environment_error(exc)
+    except (OSError, sqlite3.Error) as exc:  # the rescored folder holds an unfinished run: --overwrite replaces it
+        environment_error(exc, options="--output / --cache", then="then run the same command with --overwrite "
+                          f"({run_dir} is unchanged)")
     except KeyboardInterrupt:
         click.echo(f"\nragbench rescore: interrupted; {run_dir} is unchanged, the rescored folder is unfinished "
                    "(run the same command with --overwrite)", err=True)
@@ -80,6 +82,8 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         if output and Path(output).exists() and not Path(output).is_dir():
             raise ConfigError(f"compare --output {output}: is a file, not a folder; give a folder for "
                               "compare.md and its plots")
+        if output and (unwritable := write_problem(output)):
+            raise ConfigError(f"compare --output {output}: {unwritable}; choose a folder that can be written")
         thresholds = parse_thresholds(fail_if_worse)
         loaded = [load_run(path) for path in runs]
         label_runs(loaded)
@@ -91,10 +95,14 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
     click.echo(text)
     if output:
         folder = Path(output)
-        folder.mkdir(parents=True, exist_ok=True)
-        pictures = [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
-        images = "".join(f"\n![{p.stem}]({p.name})\n" for p in pictures if p is not None)
-        (folder / "compare.md").write_text(text + images, encoding="utf-8")
+        try:
+            with naming(folder):  # a full disk's error names no file of its own
+                folder.mkdir(parents=True, exist_ok=True)
+                pictures = [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
+                images = "".join(f"\n![{p.stem}]({p.name})\n" for p in pictures if p is not None)
+                (folder / "compare.md").write_text(text + images, encoding="utf-8")
+        except OSError as exc:
+            environment_error(exc, options="--output")
         click.echo(f"comparison: {folder / 'compare.md'}")
     for line in failures:
         click.echo(f"ragbench: worse: {line}", err=True)
@@ -117,6 +125,8 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
     except ConfigError as exc:
         click.echo(f"ragbench: error: {exc}", err=True)
         sys.exit(EXIT_CONFIG)
+    except OSError as exc:  # writing the export, or reading a run folder (the runs themselves are never written)
+        environment_error(exc, options="--export")
 
 
 @click.command("reproduce")

@@ -51,10 +51,18 @@ def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None)
     if not Path(path).is_file():
         return
     for line, record in iter_jsonl(path):
+        if not isinstance(record, RecordError) and not is_sample(record):  # a damaged line that still parses
+            record = RecordError(str(path), line + 1, "not a sample record (no integer `index`)")
         if not isinstance(record, RecordError):
             yield line, record
         elif errors is not None:
             errors.append(record)
+
+
+def is_sample(record: dict[str, Any]) -> bool:
+    """A line the run wrote: every record has its integer position (`index`), the key of a bad record and
+    the order the samples are rewritten in."""
+    return isinstance(record.get("index"), int) and not isinstance(record["index"], bool)
 
 
 def _line_offsets(path: Path) -> list[int]:

@@ -1,0 +1,163 @@
+"""Faults met by the commands over run folders (`rescore`, `compare --output`, `view --export`) and by a
+run's damaged sample lines: each ends in one line naming what, where and the fix, never a traceback.
+Real faults (a small tmpfs filled, a read-only tmpfs) where mounting is allowed, else injected ones."""
+from __future__ import annotations
+
+import errno
+import json
+import subprocess
+import sys
+
+import pytest
+from helpers import cli, comparable, run, tmpfs
+
+from test_run_folder_faults import fill, popqa, run_args
+
+# The command with every file write failing as a full disk's would: whole-file writes (Path.write_text,
+# as the viewer's export and compare write) and appends (jsonlines, as the samples are written).
+INJECT_ENOSPC = """
+import errno, pathlib, sys, jsonlines
+from ragbench._cli.main import main
+def full(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+pathlib.Path.write_text = pathlib.Path.write_bytes = jsonlines.Writer.write = full
+sys.argv[0] = "ragbench"
+main()
+"""
+
+
+@pytest.fixture
+def finished(tmp_path):
+    data = popqa(tmp_path, 6)
+    assert cli(*run_args(data, tmp_path / "run")).returncode == 0
+    return tmp_path / "run"
+
+
+def on_a_full_disk(tmp_path, args: list[str], target: str) -> subprocess.CompletedProcess:
+    """`ragbench ARGS` writing to `target` (a name) on a full disk: a tmpfs filled to the last 2 kB, else
+    writes that fail. `{out}` in ARGS is the folder written."""
+    with tmpfs(tmp_path / "disk", size="256k") as disk:
+        if disk is not None:
+            fill(disk, leave=2_000)
+            return cli(*[a.format(out=disk / target) for a in args])
+    return subprocess.run([sys.executable, "-c", INJECT_ENOSPC, *[a.format(out=tmp_path / target) for a in args]],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("command", [["view", "{run}", "--export", "{out}"],
+                                     ["compare", "{run}", "{run}", "--output", "{out}"]], ids=["view", "compare"])
+def test_an_export_or_comparison_on_a_full_disk_ends_in_one_line(tmp_path, finished, command):
+    args = [a.replace("{run}", str(finished)) for a in command]
+    full = on_a_full_disk(tmp_path, args, "written")
+    assert full.returncode == 1, full.stderr
+    assert "Traceback" not in full.stderr, full.stderr
+    lines = full.stderr.strip().splitlines()
+    assert lines[-1].startswith("ragbench: error: No space left on device: ") and "/written" in lines[-1], lines
+    assert lines[-1].endswith("; free space on that disk, then run it again"), lines
+
+
+@pytest.mark.parametrize("command", [["view", "{run}", "--export", "{out}"],
+                                     ["compare", "{run}", "{run}", "--output", "{out}"]], ids=["view", "compare"])
+def test_an_export_or_comparison_into_a_read_only_folder_is_refused_with_one_line(tmp_path, finished, command):
+    with tmpfs(tmp_path / "ro", read_only=True) as ro:
+        if ro is None:
+            pytest.skip("mounting a tmpfs is not allowed here")
+        out = ro / "written"
+        refused = cli(*[a.replace("{run}", str(finished)).replace("{out}", str(out)) for a in command])
+    option = "--export" if command[0] == "view" else "--output"
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.splitlines() == [f"ragbench: error: {command[0]} {option} {out}: cannot write {ro} "
+                                           "(read-only file system); choose a folder that can be written"]
+
+
+def test_a_rescore_stopped_by_a_full_disk_says_to_overwrite_and_that_completes_it(tmp_path, finished):
+    with tmpfs(tmp_path / "disk", size="256k") as disk:
+        if disk is not None:
+            out = disk / "rescored"
+            filler = fill(disk, leave=2_000)
+            full = cli("rescore", str(finished), "--output", str(out))
+            filler.unlink()
+        else:
+            out = tmp_path / "rescored"
+            full = subprocess.run([sys.executable, "-c", INJECT_ENOSPC, "rescore", str(finished), "--output", str(out)],
+                                  capture_output=True, text=True, timeout=120)
+        assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
+        last = full.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"ragbench: error: No space left on device: {out}"), last
+        assert last.endswith(f"free space on that disk, then run the same command with --overwrite ({finished} is "
+                             "unchanged)"), last
+        again = cli("rescore", str(finished), "--output", str(out), "--overwrite")
+        assert again.returncode == 0, again.stderr
+        rescored = json.loads((out / "results.json").read_text())
+    assert comparable(rescored)["results"] == comparable(json.loads((finished / "results.json").read_text()))["results"]
+
+
+# --- damaged files of a run folder ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", ['{"id": "q1"}', '{"id": "q1", "index": "2"}', '{"id": ["q1"], "index": null}'],
+                         ids=["no-index", "text-index", "null-index"])
+def test_a_sample_line_that_parses_but_is_no_sample_is_passed_over_and_run_again(tmp_path, line):
+    """A damaged line can still be a JSON object: like a line cut short, it is passed over and counted,
+    its example runs again, and the numbers are those of a run never damaged."""
+    data = popqa(tmp_path, 6)
+    reference = run(tmp_path, "reference", tasks=["popqa"], system="vanilla", model="scripted:echo",
+                    data={"popqa": str(data)})
+    out = tmp_path / "run"
+    assert cli(*run_args(data, out)).returncode == 0
+    sample_file = out / "samples" / "popqa.jsonl"
+    kept = [json.loads(text) for text in sample_file.read_text().splitlines() if json.loads(text)["id"] != "q1"]
+    sample_file.write_text("".join(json.dumps(record) + "\n" for record in kept) + line + "\n")
+    meta = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**meta, "finished": False}))  # stopped before its end
+    for command in (["rescore", str(out), "--output", str(tmp_path / "rescored")], run_args(data, out, "--resume")):
+        done = cli(*command)
+        assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert comparable(results) == comparable(reference)
+    assert sorted(json.loads(text)["id"] for text in sample_file.read_text().splitlines()) == [f"q{i}" for i in range(6)]
+    exported = cli("view", str(out), "--export", str(tmp_path / "site"))
+    assert exported.returncode == 0 and "Traceback" not in exported.stderr, exported.stderr
+
+
+@pytest.mark.parametrize("damage", ["results-a-list", "run-json-a-number", "sample-line-no-index", "samples-a-folder"])
+def test_the_viewer_shows_a_damaged_run_or_names_the_fault_in_one_line(tmp_path, finished, damage):
+    sample_file = finished / "samples" / "popqa.jsonl"
+    if damage == "results-a-list":
+        (finished / "results.json").write_text("[1, 2]")
+    elif damage == "run-json-a-number":  # and no results.json: the run is read from its run.json
+        (finished / "run.json").write_text("7")
+        (finished / "results.json").unlink()
+    elif damage == "sample-line-no-index":
+        with sample_file.open("a") as handle:
+            handle.write('{"id": "q9", "index": "x"}\n')
+    else:
+        sample_file.unlink()
+        sample_file.mkdir()
+    exported = cli("view", str(finished), "--export", str(tmp_path / "site"))
+    assert "Traceback" not in exported.stderr, exported.stderr
+    if damage == "samples-a-folder":
+        assert exported.returncode == 1
+        assert exported.stderr.splitlines() == [f"ragbench: error: Is a directory: {sample_file}; fix what the error "
+                                                "names, then run it again"]
+    else:
+        assert exported.returncode == 0, exported.stderr
+        runs = (tmp_path / "site" / "data" / "runs.js").read_text()
+        assert ('"state": "stopped"' in runs) == (damage != "sample-line-no-index"), runs
+
+
+def test_a_lock_that_cannot_be_recorded_on_a_full_disk_names_its_file_and_is_let_go(tmp_path):
+    from ragbench._storage.run_lock import RunLock
+
+    with tmpfs(tmp_path / "disk", size="64k") as disk:
+        if disk is None:
+            pytest.skip("mounting a tmpfs is not allowed here")
+        (disk / "run").mkdir()
+        filler = fill(disk, leave=0)
+        with pytest.raises(OSError) as caught:
+            RunLock(disk / "run").acquire()
+        assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(disk / "run" / "run.lock")
+        filler.unlink()
+        again = RunLock(disk / "run")
+        again.acquire()  # not held by the failed attempt's descriptor
+        again.release()

@@ -161,3 +161,30 @@ def test_a_lock_that_cannot_be_recorded_on_a_full_disk_names_its_file_and_is_let
         again = RunLock(disk / "run")
         again.acquire()  # not held by the failed attempt's descriptor
         again.release()
+
+
+def test_a_run_that_waited_for_the_lock_sees_the_run_that_ended_meanwhile(tmp_path):
+    """Two runs start on one new folder at once: the second finds it empty, and the first takes the lock
+    just before the second does and ends while the second tries again (a probe's instant). Once the
+    second holds the lock it finds the first run there and is refused, never appending to it."""
+    import threading
+
+    from ragbench._errors import ConfigError
+    from ragbench._storage.rundir import RunDir
+
+    folder = tmp_path / "run"
+    first, second = RunDir(folder), RunDir(folder)
+    take_lock = second.lock.acquire
+
+    def first_runs_meanwhile():
+        first.start({}, {"a": 1}, "h", resume=False)
+        ended = threading.Timer(0.05, lambda: (first.finish({"counts": {}}, "report"), first.lock.release()))
+        ended.start()
+        take_lock()  # tries again until the first run lets go
+        ended.join()
+
+    second.lock.acquire = first_runs_meanwhile
+    with pytest.raises(ConfigError, match="already holds a run"):
+        second.start({}, {"a": 1}, "h", resume=False)
+    second.lock.release()
+    assert json.loads((folder / "run.json").read_text())["finished"] is True

@@ -128,7 +128,9 @@ class RunDir:
         """Create and lock the folder (after `check_start`; held until the `held` block ends); with
         `overwrite`, the earlier run's files go first. Returns the earlier attempts' costs."""
         self.check_start(identity, config_hash, resume, overwrite)
-        self.lock.acquire()
+        if not self.lock.held:
+            self.lock.acquire()
+            self.check_start(identity, config_hash, resume, overwrite)  # a run may have ended here while we waited
         previous = None if overwrite and not resume else self.meta
         if overwrite and not resume:
             for name in ("samples", "calls"):

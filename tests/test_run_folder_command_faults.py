@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import subprocess
 import sys
 
@@ -188,3 +189,14 @@ def test_a_run_that_waited_for_the_lock_sees_the_run_that_ended_meanwhile(tmp_pa
         second.start({}, {"a": 1}, "h", resume=False)
     second.lock.release()
     assert json.loads((folder / "run.json").read_text())["finished"] is True
+
+
+@pytest.mark.parametrize("command", [[], ["check"]], ids=["run", "check"])
+def test_a_data_file_that_is_a_pipe_is_refused_at_once_instead_of_waiting_for_a_writer(tmp_path, command):
+    fifo = tmp_path / "popqa.jsonl"
+    os.mkfifo(fifo)
+    refused = cli(*command, *run_args(fifo, tmp_path / "run"), timeout=60)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.splitlines() == [f"ragbench: error: --data popqa={fifo}: not a file or folder (a pipe or "
+                                           "device); a run opens its data more than once: save it to a file"]
+    assert not (tmp_path / "run").exists()

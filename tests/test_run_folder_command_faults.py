@@ -200,3 +200,40 @@ def test_a_data_file_that_is_a_pipe_is_refused_at_once_instead_of_waiting_for_a_
     assert refused.stderr.splitlines() == [f"ragbench: error: --data popqa={fifo}: not a file or folder (a pipe or "
                                            "device); a run opens its data more than once: save it to a file"]
     assert not (tmp_path / "run").exists()
+
+
+# --- signals ------------------------------------------------------------------------------------------
+
+SIGNAL_IN_A_FINALIZER = """
+import gc, os, signal, sys, time, weakref
+from ragbench._run.lifecycle import exit_when_stuck, signal_of
+
+class Thing:
+    pass
+
+def finalizer(_):  # the signal's handler runs here, where an exception is printed and dropped
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    for _ in range(10_000):
+        pass
+
+try:
+    with exit_when_stuck(lambda signum: "stuck\\n", grace=30):
+        thing = Thing()
+        reference = weakref.ref(thing, finalizer)
+        del thing
+        for _ in range(200):
+            time.sleep(0.01)
+        print("went on")
+except KeyboardInterrupt as exc:
+    print("stopped by", signal.Signals(signal_of(exc)).name)
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT", "SIGHUP"])
+def test_a_stop_signal_that_lands_in_a_finalizer_still_stops_the_command_without_a_traceback(name):
+    """A handler's exception raised inside a weakref callback or __del__ is printed ("Exception ignored
+    in ...") and dropped by Python; the signal is sent again, so the command stops where it stands."""
+    done = subprocess.run([sys.executable, "-c", SIGNAL_IN_A_FINALIZER, name], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip() == f"stopped by {name}", (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr

@@ -237,3 +237,19 @@ def test_a_stop_signal_that_lands_in_a_finalizer_still_stops_the_command_without
                           timeout=60)
     assert done.stdout.strip() == f"stopped by {name}", (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+
+
+def test_a_file_that_cannot_be_replaced_is_named_not_its_temporary_file(tmp_path):
+    data = popqa(tmp_path, 3)
+    out = tmp_path / "run"
+    assert cli(*run_args(data, out)).returncode == 0
+    (out / "results.json").unlink()
+    (out / "results.json").mkdir()  # what was results.json is a folder now
+    meta = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**meta, "finished": False}))
+    failed = cli(*run_args(data, out, "--resume"))
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr
+    assert failed.stderr.strip().splitlines()[-1] == (
+        f"ragbench: error: Is a directory: {out}/results.json; fix what the error names, then run the same command "
+        "with --resume (what finished is saved)")
+    assert not list(out.glob(".*.tmp"))

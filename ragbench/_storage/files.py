@@ -47,7 +47,11 @@ def replacing(path: str | Path) -> Iterator[IO[bytes]]:
                 yield handle
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(temporary, path)
+            try:
+                os.replace(temporary, path)
+            except OSError as exc:  # it names the temporary file: name the file being replaced
+                exc.filename, exc.filename2 = str(path), None
+                raise
     except BaseException:
         with suppress(OSError):
             temporary.unlink()

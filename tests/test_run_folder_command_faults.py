@@ -253,3 +253,23 @@ def test_a_file_that_cannot_be_replaced_is_named_not_its_temporary_file(tmp_path
         f"ragbench: error: Is a directory: {out}/results.json; fix what the error names, then run the same command "
         "with --resume (what finished is saved)")
     assert not list(out.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("damage", ["cut-short", "a-list", "an-empty-object"])
+@pytest.mark.parametrize("command", ["rescore", "compare"])
+def test_a_damaged_results_json_is_named_with_the_resume_that_rebuilds_it(tmp_path, damage, command):
+    data = popqa(tmp_path, 4)
+    out = tmp_path / "run"
+    assert cli(*run_args(data, out)).returncode == 0
+    whole = (out / "results.json").read_text()
+    (out / "results.json").write_text({"cut-short": whole[:100], "a-list": "[1, 2]", "an-empty-object": "{}"}[damage])
+    args = ["rescore", str(out), "--output", str(tmp_path / "rescored")] if command == "rescore" else \
+        ["compare", str(out), str(out)]
+    refused = cli(*args)
+    assert refused.returncode == 2, refused.stderr
+    [line] = refused.stderr.splitlines()
+    assert line.startswith("ragbench: error: ") and f"{out}/results.json" in line, line
+    assert line.endswith(f"`ragbench ... --resume --output {out}` (the options it was run with) rebuilds it from the "
+                         "samples"), line
+    assert cli(*run_args(data, out, "--resume")).returncode == 0  # as the line says
+    assert cli(*args).returncode == 0

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
+import signal
 import sqlite3
 import sys
 
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
-from .._run.lifecycle import EXIT_INTERRUPTED
+from .._run.lifecycle import exit_when_stuck, signal_of
 from .._run.options import parse_assignments
 from .._storage.files import naming, write_problem
 from .outcomes import config_error, environment_error, evaluated, report_outcome
@@ -41,6 +42,11 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
     failed) without running the system, into a new run folder."""
     from .._run.rescore_run import rescore_run
 
+    def stopped(signum: int) -> str:
+        how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+        return (f"\nragbench rescore: {how}; {run_dir} is unchanged, the rescored folder is unfinished (run the same "
+                "command with --overwrite)\n")
+
     try:
         changes = {"metrics": split_names(metrics) if metrics else None,
                    "metric_args": parse_assignments(metric_arg, "--metric-arg"), "judges": list(judge),
@@ -48,16 +54,16 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
                    "nli_args": parse_assignments(nli_arg, "--nli-arg"), "nli_format": nli_format, "output": output,
                    "overwrite": overwrite, "max_inflight": max_inflight, "cache": cache,
                    "bootstrap_iters": bootstrap_iters}
-        outcome = rescore_run(run_dir, changes)
+        with exit_when_stuck(stopped):  # SIGTERM and SIGHUP stop it as Ctrl-C does
+            outcome = rescore_run(run_dir, changes)
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:  # the rescored folder holds an unfinished run: --overwrite replaces it
         environment_error(exc, options="--output / --cache", then="then run the same command with --overwrite "
                           f"({run_dir} is unchanged)")
-    except KeyboardInterrupt:
-        click.echo(f"\nragbench rescore: interrupted; {run_dir} is unchanged, the rescored folder is unfinished "
-                   "(run the same command with --overwrite)", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:
+        click.echo(stopped(signal_of(exc)), err=True, nl=False)
+        sys.exit(128 + signal_of(exc))
     report_outcome(outcome)
 
 

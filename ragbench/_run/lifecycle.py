@@ -138,6 +138,8 @@ def run_interruptible(coro: Any) -> Any:
             except BaseException:
                 pass
         if stopped_by:  # the loop stays open: closing it waits for the worker threads
+            # and is left as it is, with what still runs in it: nothing of that is reported when collected
+            loop.set_exception_handler(lambda _loop, _context: None)
             raise (KeyboardInterrupt() if stopped_by[0] == signal.SIGINT else Stopped(stopped_by[0])) from None
         _cancel_pending(loop)  # as asyncio.run does: every task's `finally` runs (files closed, cost saved)
         _close_loop(loop)

@@ -14,6 +14,7 @@ import time
 import pytest
 from helpers import cli, comparable, run, tmpfs
 
+from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)
 from test_run_folder_faults import fill, popqa, run_args
 
 # The command with every file write failing as a full disk's would: whole-file writes (Path.write_text,
@@ -324,3 +325,42 @@ def test_a_rescore_stopped_by_a_signal_says_so_in_one_line_and_overwrite_complet
     assert stderr.strip().splitlines() == [f"ragbench rescore: {how}; {finished} is unchanged, the rescored folder is "
                                            "unfinished (run the same command with --overwrite)"]
     assert cli(*args, "--overwrite").returncode == 0
+
+
+def test_a_reproduction_whose_record_cannot_be_written_ends_in_one_line_and_resumes(
+        registry_with_demo_row, tmp_path, monkeypatch):
+    """The run finished; adding the paper's numbers to results.json and report.md meets a full disk (a write
+    that fails: a real disk full at exactly this moment cannot be arranged)."""
+    import ragbench._storage.files as files
+
+    out = tmp_path / "run"
+
+    def full(path, text):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(files, "write_atomically", full)  # as `reproduce` imports it (the run's own writes not)
+        failed = reproduce("demo.closed-book", "--output", str(out), "--no-progress")
+    assert failed.exit_code == 1 and not isinstance(failed.exception, OSError), failed.output
+    assert failed.output.strip().splitlines()[-1] == (
+        f"ragbench: error: No space left on device: {out}/results.json; free space on that disk, then run the same "
+        "command with --resume (what finished is saved)")
+    resumed = reproduce("demo.closed-book", "--output", str(out), "--no-progress", "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads((out / "results.json").read_text())["reproduction"]["cells"][0]["ours"] == 50.0
+    assert (out / "report.md").read_text().count("## Reproduction: demo.closed-book") == 1
+
+
+def test_an_unfinished_reproduction_continues_with_resume_and_a_finished_one_keeps_one_record(registry_with_demo_row, tmp_path):
+    out = tmp_path / "run"
+    first = reproduce("demo.closed-book", "--output", str(out), "--no-progress", "--limit", "4")
+    assert first.exit_code == 0, first.output
+    meta = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**meta, "finished": False}))  # as a killed run leaves it
+    again = reproduce("demo.closed-book", "--output", str(out), "--no-progress", "--limit", "4")
+    assert again.exit_code == 2 and "--resume continues it" in again.output, again.output
+    for _ in range(2):  # and a finished one resumed again keeps one record of the reproduction
+        resumed = reproduce("demo.closed-book", "--output", str(out), "--no-progress", "--limit", "4", "--resume")
+        assert resumed.exit_code == 0, resumed.output
+    assert (out / "report.md").read_text().count("## Reproduction: demo.closed-book") == 1
+    assert reproduce("demo.closed-book", "--output", str(out), "--no-progress", "--overwrite").exit_code == 0

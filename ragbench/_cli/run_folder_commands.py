@@ -13,7 +13,8 @@ from .._run.lifecycle import exit_when_stuck, signal_of
 from .._run.options import parse_assignments
 from .._storage.files import naming, write_problem
 from .outcomes import config_error, environment_error, evaluated, report_outcome
-from .run_options import common_kwargs, data_paths, judge_args_of, split_names, with_common
+from .run_options import (common_kwargs, data_paths, judge_args_of, overwrite_option, resume_option, split_names,
+                          with_common)
 
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 
@@ -142,8 +143,11 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
 @click.option("--limit", default=None, type=int, help="first N records per task: a PARTIAL reproduction")
 @click.option("--system-arg", multiple=True, metavar="K=V", help="system option (changes what is measured)")
 @click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR")
+@resume_option
+@overwrite_option
 @with_common
-def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, **common) -> None:
+def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, resume, overwrite,
+                      **common) -> None:
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
     import json
 
@@ -159,7 +163,8 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
         item = get_reproduction(registry, name)
         overrides = {**common_kwargs(**common), "data": data_paths(data), "limit": limit,
                      "system_args": parse_assignments(system_arg, "--system-arg"),
-                     "retriever_args": parse_assignments(retriever_arg, "--retriever-arg")}
+                     "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"), "resume": resume,
+                     "overwrite": overwrite}
         config, substituted = reproduction_config(item, overrides)
     except ConfigError as exc:
         config_error(exc)
@@ -168,13 +173,16 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     rows = compare_with_paper(item, outcome.results)
     text = markdown(item, rows, label)
     click.echo(text)
-    results_path = outcome.run_dir / "results.json"
-    results = json.loads(results_path.read_text(encoding="utf-8"))
-    results["reproduction"] = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
-                               "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
-    write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n")
-    report = outcome.run_dir / "report.md"
-    write_atomically(report, report.read_text(encoding="utf-8") + "\n" + text)
+    results_path, report = outcome.run_dir / "results.json", outcome.run_dir / "report.md"
+    try:  # each file whole or as it was (a full disk)
+        results = json.loads(results_path.read_text(encoding="utf-8"))
+        results["reproduction"] = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
+                                   "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
+        write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n")
+        run_report = report.read_text(encoding="utf-8").split("\n## Reproduction: ")[0]  # a finished run resumed
+        write_atomically(report, run_report + "\n" + text)
+    except OSError as exc:
+        environment_error(exc, outcome.run_dir)
     click.echo(f"results: {results_path}")
     if not outcome.complete:
         sys.exit(EXIT_INCOMPLETE)

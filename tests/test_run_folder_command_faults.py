@@ -364,3 +364,31 @@ def test_an_unfinished_reproduction_continues_with_resume_and_a_finished_one_kee
         assert resumed.exit_code == 0, resumed.output
     assert (out / "report.md").read_text().count("## Reproduction: demo.closed-book") == 1
     assert reproduce("demo.closed-book", "--output", str(out), "--no-progress", "--overwrite").exit_code == 0
+
+
+def test_a_score_stopped_by_a_signal_continues_with_the_command_its_line_names(tmp_path):
+    """`ragbench score` stopped by SIGTERM names `... --resume`; that command takes it and completes the run
+    with the numbers of a score never stopped."""
+    data = popqa(tmp_path, 6)
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps({"id": f"q{i}", "output": f"{i}?"}) + "\n" for i in range(6)))
+    args = ["score", "--task", "popqa", "--data", str(data), "--predictions", str(predictions), "--metrics",
+            "+llm_judge", "--judge", "scripted:echo", "--judge-arg", "0.overhead=0.3", "--max-inflight", "1",
+            "--bootstrap-iters", "50", "--no-progress"]
+    assert cli(*args, "--output", str(tmp_path / "whole")).returncode == 0
+    out = tmp_path / "stopped"
+    process = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args, "--output", str(out)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (out / "samples" / "popqa.jsonl").is_file() or not (out / "samples" / "popqa.jsonl").stat().st_size:
+        assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)
+    stderr = process.communicate(timeout=60)[1]
+    assert process.returncode == 128 + signal.SIGTERM and "Traceback" not in stderr, stderr
+    command = stderr.strip().splitlines()[-1].split()
+    assert command[:2] == ["ragbench", "score"] and command[-1] == "--resume", stderr
+    resumed = cli(*command[1:])
+    assert resumed.returncode == 0, resumed.stderr
+    assert comparable(json.loads((out / "results.json").read_text())) == \
+        comparable(json.loads((tmp_path / "whole" / "results.json").read_text()))

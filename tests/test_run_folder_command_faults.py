@@ -392,3 +392,18 @@ def test_a_score_stopped_by_a_signal_continues_with_the_command_its_line_names(t
     assert resumed.returncode == 0, resumed.stderr
     assert comparable(json.loads((out / "results.json").read_text())) == \
         comparable(json.loads((tmp_path / "whole" / "results.json").read_text()))
+
+
+def test_a_stopped_replay_continues_with_resume_and_is_replaced_with_overwrite(tmp_path, finished):
+    out = tmp_path / "replayed"
+    assert cli("--replay", str(finished), "--output", str(out), "--no-progress").returncode == 0
+    sample_file = out / "samples" / "popqa.jsonl"
+    sample_file.write_text("".join(sample_file.read_text().splitlines(keepends=True)[:2]))  # stopped after 2
+    meta = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**meta, "finished": False}))
+    (out / "results.json").unlink()
+    resumed = cli("--replay", str(finished), "--output", str(out), "--no-progress", "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert comparable(json.loads((out / "results.json").read_text())) == \
+        comparable(json.loads((finished / "results.json").read_text()))
+    assert cli("--replay", str(finished), "--output", str(out), "--no-progress", "--overwrite").returncode == 0

@@ -27,8 +27,7 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     from .._run.evaluator import RunConfig
 
     try:
-        config = (replay_config(replay, config_kwargs.get("output"), config_kwargs.get("progress", True))
-                  if replay else RunConfig(**config_kwargs))
+        config = replay_config(replay, **config_kwargs) if replay else RunConfig(**config_kwargs)
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:
@@ -68,7 +67,8 @@ def main(ctx: click.Context, replay, **options) -> None:
     if ctx.invoked_subcommand is not None:
         return
     if replay:
-        _run({"output": options["output"], "progress": not options["no_progress"]}, replay=replay)
+        _run({"output": options["output"], "progress": not options["no_progress"], "resume": options["resume"],
+              "overwrite": options["overwrite"]}, replay=replay)
         return
     if not split_names(options["tasks"] or ""):
         click.echo(ctx.get_help())

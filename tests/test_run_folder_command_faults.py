@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from helpers import cli, comparable, run, tmpfs
@@ -407,3 +408,34 @@ def test_a_stopped_replay_continues_with_resume_and_is_replaced_with_overwrite(t
     assert comparable(json.loads((out / "results.json").read_text())) == \
         comparable(json.loads((finished / "results.json").read_text()))
     assert cli("--replay", str(finished), "--output", str(out), "--no-progress", "--overwrite").returncode == 0
+
+
+# --- ragbench index build ---------------------------------------------------------------------------------
+
+CORPUS = Path(__file__).parent / "data" / "open_qa" / "varn_corpus.jsonl"
+
+
+def test_an_index_built_on_a_full_disk_ends_in_one_line_leaves_nothing_and_builds_once_space_is_freed(tmp_path):
+    with tmpfs(tmp_path / "disk", size="256k") as disk:
+        if disk is None:
+            pytest.skip("mounting a tmpfs is not allowed here")
+        out = disk / "index"
+        filler = fill(disk, leave=2_000)
+        full = cli("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(out), "--no-progress")
+        assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
+        assert full.stderr.strip().splitlines()[-1] == (f"ragbench: error: No space left on device: {out}.partial; "
+                                                        "free space on that disk, then run it again")
+        assert sorted(p.name for p in disk.iterdir()) == ["filler"]
+        filler.unlink()
+        again = cli("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(out))
+        assert again.returncode == 0, again.stderr
+
+
+def test_an_index_into_a_read_only_folder_is_refused_with_one_line(tmp_path):
+    with tmpfs(tmp_path / "ro", read_only=True) as ro:
+        if ro is None:
+            pytest.skip("mounting a tmpfs is not allowed here")
+        refused = cli("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(ro / "index"))
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.splitlines() == [f"ragbench: error: --out {ro}/index: cannot write {ro} (read-only file "
+                                           "system); choose a folder that can be written"]

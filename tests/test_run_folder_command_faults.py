@@ -439,3 +439,17 @@ def test_an_index_into_a_read_only_folder_is_refused_with_one_line(tmp_path):
     assert refused.returncode == 2, refused.stderr
     assert refused.stderr.splitlines() == [f"ragbench: error: --out {ro}/index: cannot write {ro} (read-only file "
                                            "system); choose a folder that can be written"]
+
+
+def test_the_temporary_files_of_a_run_killed_while_replacing_a_file_go_with_its_resume(tmp_path):
+    data = popqa(tmp_path, 3)
+    out = tmp_path / "run"
+    assert cli(*run_args(data, out)).returncode == 0
+    stale = [out / ".results.json.0badf00d.tmp", out / "samples" / ".popqa.jsonl.deadbeef.tmp",
+             out / "calls" / ".tools.json.12345678.tmp"]  # what a kill -9 inside `replacing` leaves
+    for path in stale:
+        path.write_text("half written")
+    meta = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**meta, "finished": False}))
+    assert cli(*run_args(data, out, "--resume")).returncode == 0
+    assert not [path for path in stale if path.exists()]

@@ -59,6 +59,14 @@ def replacing(path: str | Path) -> Iterator[IO[bytes]]:
     _sync_folder(path.parent)
 
 
+def remove_temporaries(folder: str | Path) -> None:
+    """The temporary files `replacing` left below `folder` when its process was killed mid-write (the
+    folder's lock holder calls this: no other writer can be at work there)."""
+    for stale in Path(folder).rglob(".*.tmp"):
+        with suppress(OSError):
+            stale.unlink()
+
+
 def write_atomically(path: str | Path, text: str) -> None:
     """`path` holds `text` (UTF-8), whole, or is as it was."""
     with replacing(path) as handle:

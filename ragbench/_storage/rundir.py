@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 from .._errors import ConfigError, RecordError
 from .._replay.exchange_log import JUDGE_LOGS
-from .files import replacing, write_atomically
+from .files import remove_temporaries, replacing, write_atomically
 from .jsonl import iter_jsonl, open_append, read_json
 from .run_lock import RunLock
 
@@ -141,6 +141,7 @@ class RunDir:
             for stale in self.path.glob(JUDGE_LOGS):
                 stale.unlink()
         attempts = list((previous or {}).get("attempts") or [])
+        remove_temporaries(self.path)  # a `kill -9` while a file was being replaced
         self.samples_dir.mkdir(parents=True, exist_ok=True)
         self._write_json("run.json", {"config": config, "identity": identity, "config_hash": config_hash,
                                       "finished": False, "attempts": attempts})

@@ -5,10 +5,13 @@ there too (`traceback`), and so does a metric that raised (`score_tracebacks`: {
 beside its one line in `score_errors`), for the developer of the plugin."""
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import time
 import traceback
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -111,12 +114,20 @@ async def scored_record(record: dict[str, Any], planned: PlannedTask, example: E
 def sample_record(example: Example, prediction: Prediction, task: Task | None = None) -> dict[str, Any]:
     """The sample record of a run example, without scores; with `task`, the gold as the task reads it
     (`gold_references`)."""
-    record = {"index": example.index, **example.summary(), **(gold_references(task, example) if task else {}),
+    record = {"index": example.index, **example.summary(), "example_sha256": example_digest(example),
+              **(gold_references(task, example) if task else {}),
               "prediction": prediction.to_dict(),
               "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
               "trace": [step.to_dict() for step in prediction.trace],  # the one copy of its prompts
               "error": prediction.error}
     return record
+
+
+def example_digest(example: Example) -> str:
+    """sha256 of everything the example holds but its position: a --resume runs an example again when its
+    record in the data changed since its sample was saved."""
+    content = {k: v for k, v in asdict(example).items() if k != "index"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
 def gold_references(task: Task, example: Example) -> dict[str, Any]:

@@ -120,6 +120,8 @@ class RunDir:
         """Create and lock the folder (after `check_start`; held until the `held` block ends); with
         `overwrite`, the earlier run's files go first. Returns the earlier attempts' costs."""
         self.check_start(identity, config_hash, resume, overwrite)
+        if resume:
+            self._check_same_tasks(config)
         self.lock.acquire()
         previous = None if overwrite and not resume else self.meta
         if overwrite and not resume:
@@ -136,13 +138,27 @@ class RunDir:
                                       "finished": False, "attempts": attempts})
         return attempts
 
+    def _check_same_tasks(self, config: dict[str, Any]) -> None:
+        """Raise `ConfigError` when a task's own configuration (`Task.config`: a YAML task's file digest,
+        its options) is not the one the run was started with: the options can match while a file changed."""
+        before = ((self.meta or {}).get("config") or {}).get("task_configs")
+        now = config.get("task_configs")
+        if before is not None and before != now:
+            now = now or {}
+            changed = "; ".join(f"{task}: {_differences(before.get(task) or {}, now.get(task) or {})}"
+                                for task in sorted(set(before) | set(now)) if before.get(task) != now.get(task))
+            raise ConfigError(f"--resume: {self.path}: a task changed since the run started ({changed}); "
+                              "its saved samples would mix with new ones: --overwrite runs it again, or choose a new --output")
+
     def sample_path(self, task: str) -> Path:
         return self.samples_dir / f"{task}.jsonl"
 
-    def finished_keys(self, task: str) -> set[str]:
+    def finished_keys(self, task: str) -> dict[str, str | None]:
         """Keys of the records that need no new attempt: scored examples and bad records (a failed
-        example is tried again)."""
-        return {record_key(r) for r in self.samples(task) if r.get("error") is None or r.get("bad_record")}
+        example is tried again), each with the digest of the example it was made from (`example_sha256`;
+        None for a bad record, or a sample of an older ragbench)."""
+        return {record_key(r): r.get("example_sha256") for r in self.samples(task)
+                if r.get("error") is None or r.get("bad_record")}
 
     def samples(self, task: str) -> Iterator[dict[str, Any]]:
         """The task's records as the checkpoint holds them, one at a time (see `iter_samples`)."""
@@ -154,9 +170,11 @@ class RunDir:
             handle = self._handles[task] = open_append(self.sample_path(task))
         handle.write(record)
 
-    def finalize_samples(self, task: str) -> None:
-        """Rewrite the task's samples in data order, the latest attempt of each record. Streamed: only
-        each record's key, position and line offset are held; the lines are copied as written."""
+    def finalize_samples(self, task: str, keys: set[str] | None = None) -> None:
+        """Rewrite the task's samples in data order, the latest attempt of each record; with `keys`, only
+        the records of those keys (the records the task's data holds now: a resumed run whose data lost or
+        fixed a record drops its old sample). Streamed: only each record's key, position and line offset
+        are held; the lines are copied as written."""
         self.close()
         path = self.sample_path(task)
         errors: list[RecordError] = []
@@ -164,7 +182,8 @@ class RunDir:
         if not path.is_file():
             return
         offsets = _line_offsets(path)
-        latest = {record_key(record): (record["index"], line) for line, record in _numbered_samples(path, errors)}
+        latest = {record_key(record): (record["index"], line) for line, record in _numbered_samples(path, errors)
+                  if keys is None or record_key(record) in keys}
         with path.open("rb") as source, replacing(path) as target:
             for _, line in sorted(latest.values()):
                 source.seek(offsets[line])

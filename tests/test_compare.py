@@ -202,3 +202,13 @@ def test_compare_says_which_keys_and_examples_it_could_not_pair(tmp_path):
     assert "demo: length scored in only one run: not compared" in report.warnings
     assert any(w.startswith("demo match: 3 shared example(s) have a value in one run only") for w in report.warnings)
     assert next(r for r in report.rows if r.metric == "match" and not r.slice).n == 21
+
+
+def test_compare_names_a_model_whose_files_differ_under_one_name(tmp_path):
+    """Two runs of `scripted:m.json` whose m.json held other rules: named (model_contents), not taken for one model."""
+    (tmp_path / "m.json").write_text(json.dumps([{"response": "Paris"}]))
+    run(tmp_path, name="a", tasks=["demo"], system="closed_book", model=f"scripted:{tmp_path / 'm.json'}")
+    (tmp_path / "m.json").write_text(json.dumps([{"response": "London"}]))
+    run(tmp_path, name="b", tasks=["demo"], system="vanilla", model=f"scripted:{tmp_path / 'm.json'}")
+    [warning] = compare_runs(load_run(tmp_path / "a"), load_run(tmp_path / "b")).warnings
+    assert warning.startswith('the runs differ in more than the system: model_contents: {"model": "scripted:')

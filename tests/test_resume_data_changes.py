@@ -7,6 +7,7 @@ import pytest
 
 from helpers import samples
 
+from ragbench._engines.base import EngineError
 from ragbench._errors import ConfigError
 from ragbench._run.evaluator import Evaluator, RunConfig
 
@@ -30,11 +31,20 @@ def write_task(folder, records, template=TASK):
                                                for line in records))
 
 
+SERVER_DOWN = [False]  # while set, the model fails on q4 (a transient fault: the model itself is unchanged)
+
+
+def answer(request) -> str:
+    if SERVER_DOWN[0] and "four" in request.prompt:
+        raise EngineError("HTTP 503")
+    return "one"
+
+
 def run(folder, answer_all: bool, resume: bool = False):
     """The scripted model answers "one" to every question, or (not `answer_all`) fails on q4, leaving the run to resume."""
-    (folder / "rules.json").write_text(json.dumps([{"pattern": "" if answer_all else "one|two|three", "response": "one"}]))
+    SERVER_DOWN[0] = not answer_all
     return Evaluator(RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book",
-                               model=f"scripted:{folder / 'rules.json'}", output=str(folder / "run"), resume=resume,
+                               model=f"scripted:{__name__}:answer", output=str(folder / "run"), resume=resume,
                                progress=False, bootstrap_iters=0)).run()
 
 

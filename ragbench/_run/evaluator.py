@@ -35,7 +35,8 @@ from . import rescore
 from .._checks import Preflight
 from .config import RunConfig
 from .cost import AttemptCost, attempt_cost, whole_run_cost
-from .example import StoppedAtFailure, example_digest, process_example, record_failed, sample_record
+from .digest import example_digest
+from .example import StoppedAtFailure, process_example, record_failed, sample_record
 from .lifecycle import Engines, RunInterrupted, run_interruptible, run_together, signal_of
 from .metric_models import MetricModels
 from .planning import PlannedTask, needs
@@ -100,6 +101,7 @@ class Evaluator:
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
+        self.model_contents: dict[str, str] = {}  # the loaded engines' content_id, by place (model, judge 1 ...)
         self.stream_keys: dict[str, set[str]] = {}  # their checkpoint keys, for tasks whose stream was read
         self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
         self.page_cache_stats: dict[str, Any] | None = None
@@ -129,6 +131,7 @@ class Evaluator:
                 planned.task.bind(resources)
             resources.workers.prestart()  # in the background, while the engines load
             engines = self.load_engines()
+            self.model_contents = engines.content_ids()
             try:
                 self.check_models(engines)
                 self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
@@ -223,6 +226,7 @@ class Evaluator:
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = self.retriever.metadata()
+        out["model_contents"] = self.model_contents
         return json.loads(json.dumps(out, default=str))
 
     # --- execution ------------------------------------------------------------------------------

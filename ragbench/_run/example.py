@@ -5,13 +5,10 @@ there too (`traceback`), and so does a metric that raised (`score_tracebacks`: {
 beside its one line in `score_errors`), for the developer of the plugin."""
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 import time
 import traceback
 from collections import Counter
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -23,6 +20,7 @@ from .._nli import NLI
 from .._retrieval.handle import Retrieval
 from .._task import Task
 from .._types import Example, Prediction
+from .digest import example_digest
 from .planning import PlannedTask
 
 TRACEBACK_CHARS = 8_000  # of a failure's formatted traceback a sample keeps: its end, where it was raised
@@ -121,13 +119,6 @@ def sample_record(example: Example, prediction: Prediction, task: Task | None = 
               "trace": [step.to_dict() for step in prediction.trace],  # the one copy of its prompts
               "error": prediction.error}
     return record
-
-
-def example_digest(example: Example) -> str:
-    """sha256 of everything the example holds but its position: a --resume runs an example again when its
-    record in the data changed since its sample was saved."""
-    content = {k: v for k, v in asdict(example).items() if k != "index"}
-    return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
 def gold_references(task: Task, example: Example) -> dict[str, Any]:

@@ -68,7 +68,11 @@ def _line_offsets(path: Path) -> list[int]:
     return offsets
 
 
-def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
+def _differences(old: Any, new: Any) -> str:
+    """What changed from `old` to `new`: key by key for two dicts (each value cut at 60 characters), else
+    the two values whole (a model's name and digest)."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return f"{json.dumps(old, default=str)} -> {json.dumps(new, default=str)}"
     keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     return "; ".join(f"{k}: {json.dumps(old.get(k), default=str)[:60]} -> {json.dumps(new.get(k), default=str)[:60]}"
                      for k in keys)
@@ -121,7 +125,7 @@ class RunDir:
         `overwrite`, the earlier run's files go first. Returns the earlier attempts' costs."""
         self.check_start(identity, config_hash, resume, overwrite)
         if resume:
-            self._check_same_tasks(config)
+            self._check_same_inputs(config)
         self.lock.acquire()
         previous = None if overwrite and not resume else self.meta
         if overwrite and not resume:
@@ -138,17 +142,18 @@ class RunDir:
                                       "finished": False, "attempts": attempts})
         return attempts
 
-    def _check_same_tasks(self, config: dict[str, Any]) -> None:
+    def _check_same_inputs(self, config: dict[str, Any]) -> None:
         """Raise `ConfigError` when a task's own configuration (`Task.config`: a YAML task's file digest,
-        its options) is not the one the run was started with: the options can match while a file changed."""
-        before = ((self.meta or {}).get("config") or {}).get("task_configs")
-        now = config.get("task_configs")
-        if before is not None and before != now:
-            now = now or {}
-            changed = "; ".join(f"{task}: {_differences(before.get(task) or {}, now.get(task) or {})}"
-                                for task in sorted(set(before) | set(now)) if before.get(task) != now.get(task))
-            raise ConfigError(f"--resume: {self.path}: a task changed since the run started ({changed}); "
-                              "its saved samples would mix with new ones: --overwrite runs it again, or choose a new --output")
+        its options) or a model's files (`model_contents`: ragbench._engines.content) are not those the run
+        was started with: the options can match while a file changed."""
+        for key, what in (("task_configs", "a task"), ("model_contents", "the files of a model")):
+            before = ((self.meta or {}).get("config") or {}).get(key)
+            now = config.get(key) or {}
+            if before is not None and before != now:
+                changed = "; ".join(f"{name}: {_differences(before.get(name), now.get(name))}"
+                                    for name in sorted(set(before) | set(now)) if before.get(name) != now.get(name))
+                raise ConfigError(f"--resume: {self.path}: {what} changed since the run started ({changed}); its "
+                                  "saved samples would mix with new ones: --overwrite runs it again, or choose a new --output")
 
     def sample_path(self, task: str) -> Path:
         return self.samples_dir / f"{task}.jsonl"

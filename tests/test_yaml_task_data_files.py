@@ -1,0 +1,103 @@
+"""A benchmark's own data file as the field writes them (docs/yaml-tasks.md): a byte order mark, CRLF
+lines, quoted CSV values, a file named .gz that is not gzip, one cut short, a 10 MB record, numbers and
+empty values as answers. Each loads as the file means it or is refused in one line naming the file,
+the record and the field: never a traceback, never a silently wrong example."""
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from ragbench._errors import ConfigError, RecordError
+from ragbench._shared.yaml_tasks import task_class
+from ragbench._shared.yaml_tasks.spec import load_spec
+
+from helpers import cli
+
+RECORDS = [{"id": "a", "question": "Q1?", "answer": "x"}, {"id": "b", "question": "Q2?", "answer": "y"}]
+JSONL = "".join(json.dumps(r) + "\n" for r in RECORDS)
+CSV = "id,question,answer\na,Q1?,x\nb,Q2?,y\n"
+EXPECTED = [("a", "Q1?", {"answers": ["x"]}), ("b", "Q2?", {"answers": ["y"]})]
+
+
+def task_on(folder: Path, name: str, content: str | bytes, fields: str = "{gold: {answers: answer}}"):
+    (folder / name).write_bytes(content.encode() if isinstance(content, str) else content)
+    yaml = folder / "t.yaml"
+    yaml.write_text(f"task: t\ndata: {{path: {name}}}\nfields: {fields}\nmetrics: [em]\n", encoding="utf-8")
+    return task_class(load_spec(yaml))()
+
+
+def read(task) -> list:
+    return [str(item) if isinstance(item, RecordError) else (item.id, item.question, item.gold)
+            for item in task.examples()]
+
+
+# --- text encodings and line endings -------------------------------------------------------------------
+@pytest.mark.parametrize("name,content", [
+    ("d.jsonl", "\ufeff" + JSONL), ("d.json", "\ufeff" + json.dumps(RECORDS)), ("d.csv", "\ufeff" + CSV),
+    ("d.jsonl", JSONL.replace("\n", "\r\n")), ("d.json", json.dumps(RECORDS, indent=1).replace("\n", "\r\n")),
+    ("d.csv", CSV.replace("\n", "\r\n"))],
+    ids=["jsonl_bom", "json_bom", "csv_bom", "jsonl_crlf", "json_crlf", "csv_crlf"])
+def test_a_byte_order_mark_or_crlf_lines_load_as_the_plain_file(tmp_path, name, content):
+    assert read(task_on(tmp_path, name, content)) == EXPECTED  # csv_bom: the ids, not positions 0, 1
+
+
+def test_a_csv_header_with_a_byte_order_mark_keeps_its_first_column(tmp_path):
+    assert read(task_on(tmp_path, "d.csv", "\ufeffquestion,id,answer\nQ1?,a,x\n")) == [EXPECTED[0]]
+
+
+def test_csv_header_names_are_read_without_the_spaces_around_them(tmp_path):
+    assert read(task_on(tmp_path, "d.csv", "question , id, answer\nQ1?,a,x\n")) == [EXPECTED[0]]
+
+
+def test_a_csv_header_naming_a_column_twice_is_refused(tmp_path):
+    task = task_on(tmp_path, "d.csv", "id,question,answer,answer\na,Q1?,x,y\n")
+    with pytest.raises(ConfigError) as error:
+        read(task)
+    assert str(error.value) == (f"{tmp_path / 'd.csv'}:1: the header names column 'answer' twice (columns 3 and 4); "
+                                "give each column its own name")
+
+
+def test_quoted_csv_values_keep_their_commas_and_newlines(tmp_path):
+    task = task_on(tmp_path, "d.csv", 'id,question,answer\na,"Q1, or\r\nnot?","x, y"\n')
+    assert read(task) == [("a", "Q1, or\r\nnot?", {"answers": ["x, y"]})]
+
+
+def test_a_csv_value_of_10_mb_is_read(tmp_path):
+    context = "word " * 2_000_000
+    task = task_on(tmp_path, "d.csv", f"id,question,answer,context\na,Q1?,x,{context}\nb,Q2?,y,\n",
+                   "{gold: {answers: answer}, inputs: {context: context}}")
+    examples = list(task.examples())
+    assert [e.id for e in examples] == ["a", "b"] and examples[0].extras["context"] == context
+
+
+# --- compression ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,content", [("d.jsonl.gz", JSONL), ("d.json.bz2", json.dumps(RECORDS)),
+                                          ("d.csv.gz", CSV), ("d.csv.bz2", CSV)])
+def test_a_file_named_compressed_that_is_plain_text_is_read_as_it_is(tmp_path, name, content):
+    assert read(task_on(tmp_path, name, content)) == EXPECTED
+
+
+@pytest.mark.parametrize("name,compress", [("d.csv.gz", gzip.compress),
+                                           ("d.csv.bz2", lambda data: bz2.compress(data, compresslevel=1))])
+def test_a_compressed_csv_cut_short_ends_in_one_bad_record_after_the_rows_read(tmp_path, name, compress):
+    rows = "".join(f"r{i},Question {i}?,answer {i}\n" for i in range(20000))
+    whole = compress(("id,question,answer\n" + rows).encode())
+    items = read(task_on(tmp_path, name, whole[: len(whole) * 3 // 4]))
+    *examples, last = items
+    assert examples and all(isinstance(e, tuple) for e in examples)
+    assert [e[0] for e in examples] == [f"r{i}" for i in range(len(examples))]
+    assert last.startswith(f"{tmp_path / name}:{len(examples) + 2}: cannot read past this line (")
+    assert last.endswith("): the file is cut short or corrupt")
+
+
+def test_a_check_of_a_cut_short_compressed_csv_is_one_line(tmp_path):
+    whole = gzip.compress(CSV.encode())
+    task_on(tmp_path, "d.csv.gz", whole[:20])
+    result = cli("check", "--no-model", "--system", "closed_book", "--tasks", str(tmp_path / "t.yaml"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert (f"ragbench: error: task t: none of the first 1 record(s) of {tmp_path / 'd.csv.gz'} is usable (first: "
+            f"{tmp_path / 'd.csv.gz'}:") in result.stderr

@@ -101,3 +101,74 @@ def test_a_check_of_a_cut_short_compressed_csv_is_one_line(tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert (f"ragbench: error: task t: none of the first 1 record(s) of {tmp_path / 'd.csv.gz'} is usable (first: "
             f"{tmp_path / 'd.csv.gz'}:") in result.stderr
+
+
+# --- answers and ids as the field writes them ----------------------------------------------------------
+def jsonl(records: list) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+@pytest.mark.parametrize("answer,gold", [(1, ["1"]), (1.0, ["1"]), (2.5, ["2.5"]), (1e20, ["100000000000000000000"]),
+                                         ([3.0, "three"], ["3", "three"]), (["x", ""], ["x"])])
+def test_a_number_answer_is_its_decimal_text_and_1_0_is_1(tmp_path, answer, gold):
+    task = task_on(tmp_path, "d.jsonl", jsonl([{"id": "a", "question": "Q?", "answer": answer}]))
+    assert read(task) == [("a", "Q?", {"answers": gold})]
+
+
+def test_a_float_number_column_of_parquet_scores_1_against_1(tmp_path):
+    """pandas writes an integer column with a null as floats: the gold is 3, not 3.0."""
+    import pandas as pd
+
+    pd.DataFrame({"id": ["a", "b"], "question": ["Q1?", "Q2?"], "answer": [3, None]}).to_parquet(tmp_path / "d.parquet")
+    task = task_on(tmp_path, "d.parquet", (tmp_path / "d.parquet").read_bytes())
+    assert read(task) == [("a", "Q1?", {"answers": ["3"]}),
+                          f"{tmp_path / 'd.parquet'} row 1 field 'answer': null where a value is required"]
+
+
+@pytest.mark.parametrize("text,problem", [
+    ('{"id": "a", "question": "Q?", "answer": []}', "no gold answer (got [])"),
+    ('{"id": "a", "question": "Q?", "answer": ""}', 'no gold answer (got "")'),
+    ('{"id": "a", "question": "Q?", "answer": ["", " "]}', 'no gold answer (got ["", " "])'),
+    ('{"id": "a", "question": "Q?", "answer": NaN}', "expected a string or a number, got nan (a null in a number "
+                                                     "column?)"),
+    ('{"id": "a", "question": "Q?", "answer": null}', "null where a value is required"),
+    ('{"id": "a", "question": "Q?", "answer": ["x", null]}', "expected a string or a list of strings, got a list "
+                                                             "holding null"),
+    ('{"id": "a", "question": "Q?", "answer": [{"text": "x", "answer_start": 0}]}',
+     "expected a string or a list of strings, got a list holding a mapping; name the key that holds it, e.g. "
+     "'answer.text'"),
+    ('{"id": "a", "question": "Q?", "answer": "[\\"x\\", \\"y\\"]"}', "the text '[\"x\", \"y\"]' is a list written as "
+                                                                    "text; declare the path {path: answer, list: json}"),
+    ('{"id": true, "question": "Q?", "answer": "x"}', "expected an id (a string or a number), got true/false"),
+    ('{"id": "", "question": "Q?", "answer": "x"}', "expected an id (a string or a number), got an empty string"),
+    ('{"id": ["a"], "question": "Q?", "answer": "x"}', "expected an id (a string or a number), got a list")],
+    ids=["empty_list", "empty_string", "blank_strings", "nan", "null", "null_item", "squad_dicts", "list_as_text",
+         "bool_id", "empty_id", "list_id"])
+def test_an_answer_or_id_that_would_score_wrongly_is_a_bad_record_naming_the_field(tmp_path, text, problem):
+    items = read(task_on(tmp_path, "d.jsonl", text + "\n"))
+    field = "id" if '"id": "a"' not in text else "answer"
+    assert items == [f"{tmp_path / 'd.jsonl'}:1 field '{field}': {problem}"]
+
+
+def test_a_key_after_a_list_of_mappings_takes_it_from_each_as_squads_answers(tmp_path):
+    record = {"id": "a", "question": "Q?", "answers": [{"text": "x", "answer_start": 0}, {"text": "y", "answer_start": 4}]}
+    task = task_on(tmp_path, "d.jsonl", jsonl([record]), "{gold: {answers: answers.text}}")
+    assert read(task) == [("a", "Q?", {"answers": ["x", "y"]})]
+
+
+@pytest.mark.parametrize("cell,form", [('"[""x"", ""y""]"', "json"), ("\"['x', 'y']\"", "json"), ("x | y", "'|'")],
+                         ids=["json", "pandas_repr", "separated"])
+def test_a_csv_answer_list_is_read_as_the_path_declares_it(tmp_path, cell, form):
+    task = task_on(tmp_path, "d.csv", f"id,question,answer\na,Q?,{cell}\n",
+                   f"{{gold: {{answers: {{path: answer, list: {form}}}}}}}")
+    assert read(task) == [("a", "Q?", {"answers": ["x", "y"]})]
+
+
+def test_a_prompt_input_the_record_lacks_is_a_bad_record_and_an_optional_one_is_none(tmp_path):
+    records = [{"id": "a", "question": "Q?", "answer": "x", "ctx": "C"}, {"id": "b", "question": "Q?", "answer": "x",
+                                                                        "ctx": None}]
+    task = task_on(tmp_path, "d.jsonl", jsonl(records), "{gold: {answers: answer}, inputs: {ctx: ctx}}")
+    assert [getattr(i, "extras", str(i)) for i in task.examples()] == [
+        {"ctx": "C"}, f"{tmp_path / 'd.jsonl'}:2 field 'ctx': null where a value is required"]
+    task = task_on(tmp_path, "d.jsonl", jsonl(records), "{gold: {answers: answer}, inputs: {ctx: {path: ctx, optional: true}}}")
+    assert [e.extras for e in task.examples()] == [{"ctx": "C"}, {"ctx": None}]

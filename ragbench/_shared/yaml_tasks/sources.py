@@ -140,7 +140,10 @@ def csv_records(path: Path, delimiter: str | None) -> Iterator[Item]:
                 return
             place = RecordPlace(str(path), position, rows.line_num)  # the row's last line, a quoted newline in it
             position += 1
-            yield place, place.error("more values than the header has columns") if None in row else row
+            if None in row:
+                yield place, place.error("more values than the header has columns")
+            else:  # a short row lacks its last columns' fields (csv.DictReader gives them None)
+                yield place, {name: value for name, value in row.items() if value is not None}
 
 
 def _csv_header(where: str, row: list[str]) -> list[str]:

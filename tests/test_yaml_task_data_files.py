@@ -74,6 +74,28 @@ def test_a_csv_value_of_10_mb_is_read(tmp_path):
     assert [e.id for e in examples] == ["a", "b"] and examples[0].extras["context"] == context
 
 
+
+@pytest.mark.parametrize("content,where", [
+    ("id,question,answer\na,Qu\xe9?,x\n".encode("latin-1"), "line 2 (byte offset 23) is not UTF-8 (invalid "
+                                                            "continuation byte, byte 0xe9)"),
+    ("id,question,answer\na,Q?,x\n".encode("utf-16"), "line 1 (byte offset 0) is not UTF-8 (invalid start byte, "
+                                                      "byte 0xff)")], ids=["latin1", "utf16"])
+def test_a_csv_file_not_in_utf8_is_refused_in_one_line_naming_its_line(tmp_path, content, where):
+    task_on(tmp_path, "d.csv", content)
+    result = cli("check", "--no-model", "--system", "closed_book", "--tasks", str(tmp_path / "t.yaml"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (f"ragbench: error: {tmp_path / 'd.csv'}: {where}; "
+                                                      "save the file as UTF-8")
+
+
+def test_a_csv_separated_by_another_delimiter_is_refused_naming_it(tmp_path):
+    task = task_on(tmp_path, "d.csv", "id;question;answer\na;Q1?;x\n")
+    with pytest.raises(ConfigError) as error:
+        read(task)
+    assert str(error.value) == (f"{tmp_path / 'd.csv'}:1: the header is one column 'id;question;answer': the file "
+                                "separates its values by ';', not ','; set data.delimiter: \";\"")
+
+
 # --- compression ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name,content", [("d.jsonl.gz", JSONL), ("d.json.bz2", json.dumps(RECORDS)),
                                           ("d.csv.gz", CSV), ("d.csv.bz2", CSV)])

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
+from ..._checks import utf8_problem
 from ..._errors import ConfigError, RecordError
 from ..._storage.jsonl import NestedTooDeep, objects, parse_json, read_lines
 from .fields import MISSING, lookup
@@ -130,10 +131,14 @@ def csv_records(path: Path, delimiter: str | None) -> Iterator[Item]:
         while True:
             try:
                 if position == 0 and rows.fieldnames is not None:  # reads the header
-                    rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames)
+                    rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames, delimiter)
                 row = next(rows)
             except StopIteration:
                 return
+            except UnicodeDecodeError as exc:  # the whole file is in another encoding (Excel's, Latin-1, UTF-16)
+                where = utf8_problem(path) if compression(path) is None else None
+                raise ConfigError(f"{where or f'{path}: the rows after line {rows.line_num} are not UTF-8'}; "
+                                  "save the file as UTF-8") from None
             except (csv.Error, OSError, EOFError) as exc:
                 place = RecordPlace(str(path), position, rows.line_num + 1)
                 yield place, place.error(f"cannot read past this line ({exc}): the file is cut short or corrupt")
@@ -146,8 +151,12 @@ def csv_records(path: Path, delimiter: str | None) -> Iterator[Item]:
                 yield place, {name: value for name, value in row.items() if value is not None}
 
 
-def _csv_header(where: str, row: list[str]) -> list[str]:
+def _csv_header(where: str, row: list[str], delimiter: str) -> list[str]:
     names = [name.strip() for name in row]
+    other = next((d for d in (",", ";", "\t", "|") if d != delimiter and len(names) == 1 and d in names[0]), None)
+    if other is not None:  # Excel in many locales writes ';'; a .tsv named .csv
+        raise ConfigError(f"{where}: the header is one column {names[0][:60]!r}: the file separates its values "
+                          f"by {other!r}, not {delimiter!r}; set data.delimiter: {json.dumps(other)}")
     for column, name in enumerate(names):
         if name in names[:column]:
             raise ConfigError(f"{where}: the header names column '{name}' twice (columns {names.index(name) + 1} "

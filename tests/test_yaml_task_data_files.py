@@ -194,3 +194,11 @@ def test_a_prompt_input_the_record_lacks_is_a_bad_record_and_an_optional_one_is_
         {"ctx": "C"}, f"{tmp_path / 'd.jsonl'}:2 field 'ctx': null where a value is required"]
     task = task_on(tmp_path, "d.jsonl", jsonl(records), "{gold: {answers: answer}, inputs: {ctx: {path: ctx, optional: true}}}")
     assert [e.extras for e in task.examples()] == [{"ctx": "C"}, {"ctx": None}]
+
+
+def test_a_float_choice_index_is_its_integer_and_a_nan_label_is_a_bad_record(tmp_path):
+    record = {"id": "a", "question": "Q?", "options": ["p", "q"], "key": 1.0}
+    task = task_on(tmp_path, "d.jsonl", jsonl([record]), "{gold: {choices: {texts: options, answer_index: key}}}")
+    assert read(task) == [("a", "Q?", {"answer_key": "B", "choices": {"label": ["A", "B"], "text": ["p", "q"]}})]
+    task = task_on(tmp_path, "d.jsonl", '{"id": "a", "question": "Q?", "verdict": NaN}\n', "{gold: {label: verdict}}")
+    assert read(task) == [f"{tmp_path / 'd.jsonl'}:1 field 'verdict': expected a single label, got NaN"]

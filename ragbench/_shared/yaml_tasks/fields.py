@@ -6,7 +6,6 @@ data file, where the record is in it (`RecordPlace`) and the field (and the YAML
 counted, never dropped."""
 from __future__ import annotations
 
-import ast
 import json
 import math
 import string
@@ -17,6 +16,7 @@ from ..._types import Document, Example
 from .located import SpecError, did_you_mean
 from .places import RecordPlace
 from .spec import DocumentsSpec, FieldRef, FieldsSpec
+from .values import kind, listed_text
 
 MISSING = object()
 
@@ -62,20 +62,6 @@ def lookup(record: Any, path: str) -> Any:
         if value is MISSING:
             return MISSING
     return value
-
-
-def listed_text(text: str) -> list | None:
-    """The list a text writes as JSON (`["a", "b"]`) or as Python's repr (`['a', 'b']`), else None."""
-    text = text.strip()
-    if not (text.startswith("[") and text.endswith("]")):
-        return None
-    for parse in (json.loads, ast.literal_eval):
-        try:
-            items = parse(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            continue
-        return items if isinstance(items, list) else None
-    return None
 
 
 class Mapper:
@@ -137,7 +123,7 @@ class Mapper:
 
     def id_text(self, value: Any, place: RecordPlace) -> str:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)) or value == "":
-            got = "an empty string" if value == "" else _kind(value)
+            got = "an empty string" if value == "" else kind(value)
             raise self.fail(place, self.fields.id, f"expected an id (a string or a number), got {got}")
         return self.scalar_text(value, self.fields.id, place)
 
@@ -184,7 +170,7 @@ class Mapper:
         items = value if isinstance(value, list) else [value]
         for item in items:
             if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-                held = f"a list holding {_kind(item)}" if item is not value else _kind(value)
+                held = f"a list holding {kind(item)}" if item is not value else kind(value)
                 hint = f"; name the key that holds it, e.g. '{ref.paths[0]}.{next(iter(item))}'" if item and isinstance(item, dict) else ""
                 raise self.fail(place, ref, f"expected {what}, got {held}{hint}")
         return [self.scalar_text(item, ref, place) for item in items]
@@ -202,8 +188,8 @@ class Mapper:
         return {"answers": answers}
 
     def label(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
-        if isinstance(value, (list, dict)):
-            raise self.fail(place, ref, f"expected a single label, got {_kind(value)}")
+        if isinstance(value, (list, dict)) or (isinstance(value, float) and not math.isfinite(value)):
+            raise self.fail(place, ref, f"expected a single label, got {kind(value) if value == value else 'NaN'}")
         return {"label": value}
 
     def claims(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
@@ -238,6 +224,8 @@ class Mapper:
                                              "a label")[0]
         elif "answer_index" in refs:
             position = self.value(record, refs["answer_index"], place)
+            if isinstance(position, float) and position.is_integer():  # a Parquet/pandas column with a null
+                position = int(position)
             if not isinstance(position, int) or isinstance(position, bool) or not 0 <= position < len(labels):
                 raise self.fail(place, refs["answer_index"],
                                 f"expected a choice index 0-{len(labels) - 1}, got {position!r}")
@@ -276,18 +264,18 @@ class Mapper:
 def _documents(items: Any, spec: DocumentsSpec) -> list[Document]:
     if spec.shape == "columns":
         if not isinstance(items, dict):
-            raise TypeError(f"expected a mapping of parallel lists, got {_kind(items)}")
+            raise TypeError(f"expected a mapping of parallel lists, got {kind(items)}")
         titles, texts = items[spec.title], items[spec.text]
         if len(titles) != len(texts):
             raise ValueError(f"{len(titles)} titles for {len(texts)} texts")
         return [Document(id=None, title=str(title), text=_text(text, spec.join)) for title, text in zip(titles, texts)]
     if not isinstance(items, list):
-        raise TypeError(f"expected a list, got {_kind(items)}")
+        raise TypeError(f"expected a list, got {kind(items)}")
     if spec.shape in ("pairs", "sentences"):
         out = []
         for item in items:
             if not isinstance(item, (list, tuple)) or len(item) != 2:
-                raise ValueError(f"expected [title, text] pairs, got {_kind(item)}")
+                raise ValueError(f"expected [title, text] pairs, got {kind(item)}")
             out.append(Document(id=None, title=str(item[0]), text=_text(item[1], spec.join)))
         return out
     return [_from_dict(item, spec) for item in items]
@@ -295,7 +283,7 @@ def _documents(items: Any, spec: DocumentsSpec) -> list[Document]:
 
 def _from_dict(item: Any, spec: DocumentsSpec) -> Document:
     if not isinstance(item, dict):
-        raise TypeError(f"expected a mapping, got {_kind(item)}")
+        raise TypeError(f"expected a mapping, got {kind(item)}")
     score = item.get(spec.score)
     return Document(id=str(item[spec.id]) if item.get(spec.id) is not None else None,
                     title=str(item.get(spec.title) or ""), text=_text(item.get(spec.text) or "", spec.join),
@@ -307,10 +295,5 @@ def _text(value: Any, join: str) -> str:
     if isinstance(value, list):
         return join.join(str(part) for part in value)
     if not isinstance(value, str):
-        raise TypeError(f"expected text, got {_kind(value)}")
+        raise TypeError(f"expected text, got {kind(value)}")
     return value
-
-
-def _kind(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "true/false", int: "an integer",
-            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)

@@ -53,12 +53,16 @@ def test_csv_header_names_are_read_without_the_spaces_around_them(tmp_path):
     assert read(task_on(tmp_path, "d.csv", "question , id, answer\nQ1?,a,x\n")) == [EXPECTED[0]]
 
 
-def test_a_csv_header_naming_a_column_twice_is_refused(tmp_path):
-    task = task_on(tmp_path, "d.csv", "id,question,answer,answer\na,Q1?,x,y\n")
+@pytest.mark.parametrize("content,problem", [
+    ("id,question,answer,answer\na,Q1?,x,y\n", "the header names column 'answer' twice (columns 3 and 4); give each "
+                                             "column its own name"),
+    ("id;question;answer\na;Q1?;x\n", "the header is one column 'id;question;answer': the file separates its values "
+                                      "by ';', not ','; set data.delimiter: \";\"")], ids=["repeated", "semicolons"])
+def test_a_csv_header_that_cannot_be_meant_is_refused_naming_the_fix(tmp_path, content, problem):
+    task = task_on(tmp_path, "d.csv", content)
     with pytest.raises(ConfigError) as error:
         read(task)
-    assert str(error.value) == (f"{tmp_path / 'd.csv'}:1: the header names column 'answer' twice (columns 3 and 4); "
-                                "give each column its own name")
+    assert str(error.value) == f"{tmp_path / 'd.csv'}:1: {problem}"
 
 
 def test_quoted_csv_values_keep_their_commas_and_newlines(tmp_path):
@@ -74,7 +78,6 @@ def test_a_csv_value_of_10_mb_is_read(tmp_path):
     assert [e.id for e in examples] == ["a", "b"] and examples[0].extras["context"] == context
 
 
-
 @pytest.mark.parametrize("content,where", [
     ("id,question,answer\na,Qu\xe9?,x\n".encode("latin-1"), "line 2 (byte offset 23) is not UTF-8 (invalid "
                                                             "continuation byte, byte 0xe9)"),
@@ -86,14 +89,6 @@ def test_a_csv_file_not_in_utf8_is_refused_in_one_line_naming_its_line(tmp_path,
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (f"ragbench: error: {tmp_path / 'd.csv'}: {where}; "
                                                       "save the file as UTF-8")
-
-
-def test_a_csv_separated_by_another_delimiter_is_refused_naming_it(tmp_path):
-    task = task_on(tmp_path, "d.csv", "id;question;answer\na;Q1?;x\n")
-    with pytest.raises(ConfigError) as error:
-        read(task)
-    assert str(error.value) == (f"{tmp_path / 'd.csv'}:1: the header is one column 'id;question;answer': the file "
-                                "separates its values by ';', not ','; set data.delimiter: \";\"")
 
 
 # --- compression ---------------------------------------------------------------------------------------

@@ -210,7 +210,9 @@ def _squad_question(place: RecordPlace, title: str, paragraph: Any, qa: Any) -> 
     if not isinstance(qa, dict) or not isinstance(qa.get("question"), str) or qa.get("id") is None:
         return place.error("question without 'id' and 'question'", "qas")
     texts = [a.get("text") for a in qa.get("answers") or [] if isinstance(a, dict)]
-    answers = list(dict.fromkeys(t for t in texts if isinstance(t, str) and t))
+    if not all(isinstance(text, str) for text in texts):  # SQuAD's evaluate-v1.1.py stops on one (s.lower())
+        return place.error(f"question {qa['id']} has an answer whose text is not a string", "answers")
+    answers = list(dict.fromkeys(t for t in texts if t))
     if not answers:
         return place.error(f"question {qa['id']} has no answer text", "answers")
     context = paragraph["context"]

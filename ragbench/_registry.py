@@ -321,12 +321,19 @@ class Registry:
         return name if self.metric_family(name) is not None else self.entry("metrics", name).name
 
     def expand_tasks(self, names: Iterable[str]) -> list[str]:
-        """Task names with groups expanded and aliases resolved, in order, without repeats."""
+        """Task names with groups expanded and aliases resolved, in order, without repeats; two YAML files
+        declaring the same task name are refused (the later would replace the earlier)."""
         out: list[str] = []
+        files: dict[str, str] = {}  # task name -> the file that declared it
         for name in names:
             members = self.groups.get(name)
             for member in members if members is not None else [name]:
                 resolved = self.entry("tasks", member).name
+                if is_task_file(member):
+                    earlier = files.setdefault(resolved, member)
+                    if Path(earlier).resolve() != Path(member).resolve():
+                        raise ConfigError(f"--tasks {member}: declares task '{resolved}', as {earlier} does; "
+                                          "give one of them another `task:` name")
                 if resolved not in out:
                     out.append(resolved)
         return out

@@ -176,3 +176,39 @@ def test_compare_warns_that_an_incomplete_run_leaves_failed_metrics_out(tmp_path
     b = demo_run(tmp_path, "b", correct=20)
     warnings = compare_runs(load_run(a), load_run(b)).warnings
     assert any(w.startswith("b is incomplete (demo: 24 metric failure(s) (metric f1: ZeroDivisionError)") for w in warnings)
+
+
+def test_compare_warns_when_shared_examples_hold_other_data_in_the_two_runs(tmp_path):
+    baseline = demo_run(tmp_path, "a", correct=12)
+    records = [json.loads(line) for line in DEMO.read_text().splitlines()]
+    records[0]["answers"], records[3]["question"] = ["another gold"], records[3]["question"] + " (edited)"
+    edited = tmp_path / "demo_edited.jsonl"
+    edited.write_text("".join(json.dumps(r) + "\n" for r in records))
+    other = demo_run(tmp_path, "b", correct=12, data={"demo": str(edited)})
+    report = compare_runs(load_run(baseline), load_run(other))
+    assert any(w.startswith("demo: 2 shared example(s) differ in their data between the runs") for w in report.warnings)
+    assert not any("differ in their data" in w for w in compare_runs(load_run(baseline), load_run(baseline)).warnings)
+
+
+def test_compare_says_which_keys_and_examples_it_could_not_pair(tmp_path):
+    baseline = demo_run(tmp_path, "a", correct=12)
+    other = demo_run(tmp_path, "b", correct=12, metrics=["+length"])
+    path = other / "samples" / "demo.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records[:3]:
+        record["scores"]["match"] = None  # not scorable in this run only
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    report = compare_runs(load_run(baseline), load_run(other))
+    assert "demo: length scored in only one run: not compared" in report.warnings
+    assert any(w.startswith("demo match: 3 shared example(s) have a value in one run only") for w in report.warnings)
+    assert next(r for r in report.rows if r.metric == "match" and not r.slice).n == 21
+
+
+def test_compare_names_a_model_whose_files_differ_under_one_name(tmp_path):
+    """Two runs of `scripted:m.json` whose m.json held other rules: named (model_contents), not taken for one model."""
+    (tmp_path / "m.json").write_text(json.dumps([{"response": "Paris"}]))
+    run(tmp_path, name="a", tasks=["demo"], system="closed_book", model=f"scripted:{tmp_path / 'm.json'}")
+    (tmp_path / "m.json").write_text(json.dumps([{"response": "London"}]))
+    run(tmp_path, name="b", tasks=["demo"], system="vanilla", model=f"scripted:{tmp_path / 'm.json'}")
+    [warning] = compare_runs(load_run(tmp_path / "a"), load_run(tmp_path / "b")).warnings
+    assert warning.startswith('the runs differ in more than the system: model_contents: {"model": "scripted:')

@@ -489,3 +489,10 @@ def test_the_embedded_model_with_added_tokens_reads_them_as_single_distinct_entr
     assert engine.missing_tokens(NAMES + ("[Utility:5]",)) == ["[Utility:5]"]
     out = engine.generate([Request(prompt="Relevant or not?", sampling=Sampling(max_tokens=3, logprob_tokens=NAMES))])[0]
     assert all(len(set(p.named.values())) == 2 and max(p.named.values()) < 0 for p in out.logprobs)
+
+
+def test_a_local_model_folder_is_keyed_by_its_files(fake_vllm, tmp_path):
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    first = VLLMEngine(str(tmp_path)).engine_id
+    (tmp_path / "config.json").write_text('{"model_type": "mistral"}')
+    assert first.startswith(f"vllm:{tmp_path};dtype=auto;content=") and VLLMEngine(str(tmp_path)).engine_id != first

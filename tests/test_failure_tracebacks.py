@@ -93,7 +93,7 @@ def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resu
     assert last.endswith("--resume tries it again)")
     assert not (tmp_path / "r" / "results.json").exists()
     assert [s["id"] for s in samples(tmp_path / "r", "popqa")] == ["100"]  # stopped there: nothing after it ran
-    rules.write_text(json.dumps([{"response": "answer"}]), encoding="utf-8")  # the cause fixed
+    write_jsonl(data, [{**r, "question": "Who is person 1?"} for r in popqa_records])  # the cause fixed in the data
     resumed = cli(*args, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())

@@ -144,3 +144,22 @@ def test_a_saved_score_that_is_not_a_number_is_counted_not_a_crash_and_resume_sc
     resumed = evaluate(tmp_path, ["match", "scored:numpy"], resume=True)
     assert resumed.complete and resumed.results["details"]["demo"]["scored:numpy"]["n"] == 6
     assert saved(tmp_path)[records[1]["id"]]["scores"]["scored:numpy"] == 0.5
+
+
+def test_a_saved_sample_without_a_key_of_its_metric_is_counted_not_left_out_of_n_and_resume_scores_it(tmp_path):
+    evaluate(tmp_path, ["match", "scored:numpy"])
+    path = tmp_path / "run" / "samples" / "demo.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    del records[1]["scores"]["scored:numpy"]  # saved by an older version of the metric, without this key
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    from ragbench._reports.results import aggregation_view
+    from ragbench._run.planning import plan
+
+    [planned] = plan(RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]), scoring_plugin.registry())
+    scores = task_scores([aggregation_view(r) for r in records], planned.metrics, (), 6, 10, 0)
+    detail = scores["details"]["scored:numpy"]
+    assert (detail["n"], detail["n_errors"], scores["counts"]["metric_failures"]) == (5, 1, 1)
+    assert scores["failures"][0]["example"] == "InvalidScore: the sample has no value for key 'scored:numpy'"
+    (tmp_path / "run" / "results.json").unlink()
+    resumed = evaluate(tmp_path, ["match", "scored:numpy"], resume=True)
+    assert resumed.complete and resumed.results["details"]["demo"]["scored:numpy"]["n"] == 6

@@ -64,3 +64,12 @@ def test_a_run_counts_bad_records_and_scores_with_match(dev_file, tmp_path):
     assert counts["scored"] == 2 and counts["bad_records"] == 3 and not results["complete"]
     # echo answers with the prompt's last line, which holds the question, not the answer
     assert results["results"]["squad"]["match"] == 0.0
+
+
+def test_an_answer_text_that_is_not_a_string_is_a_bad_record_not_left_out(tmp_path):
+    """SQuAD's evaluate-v1.1.py stops on it; leaving it out would score against the other answers alone."""
+    dev = {"data": [{"title": "T", "paragraphs": [{"context": "c", "qas": [
+        {"id": "n1", "question": "Which year?", "answers": [{"text": 1851}, {"text": "in 1851"}]}]}]}]}
+    (tmp_path / "dev.json").write_text(json.dumps(dev))
+    [bad] = list(Squad(tmp_path / "dev.json").examples())
+    assert isinstance(bad, RecordError) and bad.field == "answers" and "not a string" in str(bad)

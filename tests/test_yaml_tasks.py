@@ -444,6 +444,14 @@ def test_a_task_file_cannot_take_an_installed_task_name(tmp_path):
         Registry.discover().expand_tasks([str(path)])
 
 
+def test_two_task_files_declaring_one_task_name_are_refused_not_one_dropped(tmp_path):
+    first, second = write_task(tmp_path, GOOD, "first.yaml"), write_task(tmp_path, GOOD, "second.yaml")
+    registry = Registry.discover()
+    assert registry.expand_tasks([str(first), str(tmp_path / "." / "first.yaml")]) == ["t"]  # one file, named twice
+    with pytest.raises(ConfigError, match=r"--tasks .*second\.yaml: declares task 't', as .*first\.yaml does"):
+        registry.expand_tasks([str(first), str(second)])
+
+
 def test_the_builtin_selfrag_tasks_are_yaml_catalogue_entries():
     registry = Registry.discover()
     for name in ("popqa", "pubhealth", "arc_challenge", "squad", "demo"):

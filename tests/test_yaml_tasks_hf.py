@@ -70,7 +70,7 @@ def test_a_bad_row_is_named_by_its_row_in_the_dataset(tmp_path, offline):
     datasets.Dataset.from_list([ROWS[0], {**ROWS[1], "answer": None}]).save_to_disk(str(tmp_path / "saved"))
     (tmp_path / "task.yaml").write_text(TASK.replace("{DATA}", "{path: saved}"), encoding="utf-8")
     good, bad = task_class(load_spec(tmp_path / "task.yaml"))().examples()
-    assert good.id == "5a8b" and str(bad) == f"{tmp_path / 'saved'} row 1 field 'answer': missing field"
+    assert good.id == "5a8b" and str(bad) == f"{tmp_path / 'saved'} row 1 field 'answer': null where a value is required"
 
 
 def test_a_data_files_folder_as_a_hub_repository_holds_it(tmp_path, offline):

@@ -254,6 +254,13 @@ class Engine:
         """Identity for the cache: engine kind, model and the options that change outputs."""
         return f"{self.kind}:{self.model}"
 
+    @property
+    def content_id(self) -> str | None:
+        """A digest of the model's local files (a model folder, a rules or replay file), when it has
+        some: a resumed run refuses a model whose files changed under the same name. Part of
+        `engine_id`, so a shared cache never answers from the old files."""
+        return None
+
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         raise NotImplementedError
 

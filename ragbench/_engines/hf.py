@@ -61,6 +61,7 @@ from annotated_types import Ge
 from .._errors import ConfigError
 from . import hf_batching as batching
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .content import content_digest
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
@@ -131,6 +132,7 @@ class HFEngine(Engine):
         self.dtype = dtype
         self.trust_remote_code = _bool(trust_remote_code)
         self._lock = threading.Lock()
+        self._content: str | None = None  # a local model's files (ragbench._engines.content), set by _load
         if self.device.startswith("cuda") and not _bool(cudnn_attention):
             torch.backends.cuda.enable_cudnn_sdp(False)
         self.model_obj, self.tokenizer = self._load(transformers)
@@ -161,6 +163,7 @@ class HFEngine(Engine):
             if path.exists() or self.model.startswith(("/", ".", "~")) or self.model.endswith(".gguf"):
                 if not path.exists():
                     raise ConfigError(f"hf engine: model path '{self.model}' does not exist")
+                self._content = content_digest(path)
                 if path.is_file():
                     folder, gguf_file = str(path.parent), path.name
                 else:
@@ -222,7 +225,11 @@ class HFEngine(Engine):
 
     @property
     def engine_id(self) -> str:
-        return f"{self.kind}:{self.model};dtype={self.dtype}"
+        return f"{self.kind}:{self.model};dtype={self.dtype}" + (f";content={self._content}" if self._content else "")
+
+    @property
+    def content_id(self) -> str | None:
+        return self._content
 
     def __repr__(self) -> str:
         return (f"HFEngine(model={self.model!r}, device={self.device!r}, dtype={self.dtype!r}, "

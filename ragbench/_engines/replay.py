@@ -105,6 +105,10 @@ class ReplayEngine(Engine):
         self._load()
 
     @property
+    def content_id(self) -> str | None:
+        return self._digest
+
+    @property
     def engine_id(self) -> str:
         """The cache's key: the file's content (not its name: an edited file, or another folder's file of
         the same name, never gets the old answers) and the role read from it. A run's recording refers

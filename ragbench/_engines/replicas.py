@@ -61,6 +61,7 @@ class ReplicaSet(Engine):
         self.parallel_batches = len(replicas)
         self.cacheable = getattr(first, "cacheable", True)
         self._engine_id = first.engine_id  # replicas serve one model: one cache identity
+        self._content_id = getattr(first, "content_id", None)
         self._outstanding = [0] * len(replicas)
         self.failures = [0] * len(replicas)  # replica faults in a row per replica (0: healthy)
         self.served = [0] * len(replicas)  # requests answered per replica (tests, benchmarks)
@@ -69,6 +70,10 @@ class ReplicaSet(Engine):
     @property
     def engine_id(self) -> str:
         return self._engine_id
+
+    @property
+    def content_id(self) -> str | None:
+        return self._content_id
 
     def _order(self) -> list[int]:
         """Replicas to try, best first: never-failed before failed, then fewest requests outstanding."""
@@ -143,6 +148,7 @@ class RayReplica:
     def __init__(self, actor: Any, model: str, info: dict[str, Any]) -> None:
         self.actor, self.model = actor, model
         self.engine_id = info["engine_id"]
+        self.content_id = info.get("content_id")
         self.concurrent = info["concurrent"]
         self.max_batch_size = info["max_batch_size"]
         self.max_concurrency = info["max_concurrency"]
@@ -173,7 +179,7 @@ class _EngineActor:
 
     def describe(self) -> dict[str, Any]:
         engine = self.engine
-        return {"engine_id": engine.engine_id, "concurrent": engine.concurrent,
+        return {"engine_id": engine.engine_id, "content_id": engine.content_id, "concurrent": engine.concurrent,
                 "max_batch_size": engine.max_batch_size, "max_concurrency": engine.max_concurrency}
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:

@@ -98,6 +98,10 @@ class ScriptedEngine(Engine):
         self.batch_sizes: list[int] = []  # what the scheduler sent, for tests and benchmarks
 
     @property
+    def content_id(self) -> str | None:
+        return self._digest
+
+    @property
     def engine_id(self) -> str:
         """A rules file's answers are keyed by its content, not its name: an edited file, or another
         folder's file of the same name, never gets the old answers from a shared cache."""

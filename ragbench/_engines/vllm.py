@@ -47,6 +47,7 @@ from typing import Any, AsyncIterator
 
 from .._errors import ConfigError
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .content import content_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 from .vllm_options import (DEFAULT_MAX_LOGPROBS, INSTALL_HINT, NEUTRAL_OPTIONS, accepts, option_value,
@@ -76,6 +77,7 @@ class VLLMEngine(Engine):
         else:
             path = model
         self.path = path
+        self._content = None if self.model == "embedded" else content_digest(path)  # the embedded model: its package version
         self.enable_lora = bool(self.llm_options.get("enable_lora", False))
         self._lora_ids: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -115,10 +117,16 @@ class VLLMEngine(Engine):
     @property
     def engine_id(self) -> str:
         out = f"{self.kind}:{self.model};dtype={self.llm_options.get('dtype', 'auto')}"
+        if self._content:
+            out += f";content={self._content}"
         for name in sorted(self.llm_options):
             if name != "dtype" and name not in NEUTRAL_OPTIONS:
                 out += f";{name}={self.llm_options[name]}"
         return out
+
+    @property
+    def content_id(self) -> str | None:
+        return self._content
 
     def __repr__(self) -> str:
         return f"VLLMEngine(model={self.model!r}, options={self.llm_options!r})"

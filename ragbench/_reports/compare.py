@@ -91,7 +91,8 @@ def load_run(path: str | Path) -> Run:
         if not sample_file.is_file():
             raise ConfigError(f"compare: {sample_file} is missing (paired tests need the per-example scores)")
         errors: list = []
-        samples[task] = {str(r["id"]): {"scores": r.get("scores") or {}, "meta": r.get("meta")}  # streamed
+        samples[task] = {str(r["id"]): {"scores": r.get("scores") or {}, "meta": r.get("meta"),  # streamed
+                                        "example_sha256": r.get("example_sha256")}
                          for r in iter_samples(sample_file, errors) if r.get("id") is not None and r.get("error") is None}
         if errors:
             raise ConfigError(f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {sample_file}); "
@@ -134,9 +135,19 @@ def compare_values(a: list[float], b: list[float], iterations: int, seed: int) -
 
 
 def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    a, b = _same_named_contents(a, b), _same_named_contents(b, a)
     keys = sorted((set(a) | set(b)) - _EXPECTED_DIFFERENCES)
     return [f"{key}: {json.dumps(a.get(key), default=str)[:80]} vs {json.dumps(b.get(key), default=str)[:80]}"
             for key in keys if a.get(key) != b.get(key)]
+
+
+def _same_named_contents(config: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """`config` with `model_contents` ("kind:model digest" by place) kept for the models the other run names
+    alike: the files of one model name changed between the runs. Models named otherwise differ already."""
+    mine, theirs = config.get("model_contents") or {}, other.get("model_contents") or {}
+    kept = {place: value for place, value in mine.items()
+            if str(theirs.get(place, "")).rpartition(" ")[0] == str(value).rpartition(" ")[0]}
+    return {**config, "model_contents": kept} if "model_contents" in config else config
 
 
 def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 0) -> Report:
@@ -153,12 +164,25 @@ def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 
         left_out = len(set(baseline.samples[task]) ^ set(other.samples[task]))
         if left_out:
             report.warnings.append(f"{task}: {left_out} scored example(s) are in only one run and are left out")
+        digests = [(baseline.samples[task][i]["example_sha256"], other.samples[task][i]["example_sha256"])
+                   for i in shared]  # None: a sample of an older ragbench
+        changed = sum(1 for a, b in digests if a is not None and b is not None and a != b)
+        if changed:
+            report.warnings.append(f"{task}: {changed} shared example(s) differ in their data between the runs "
+                                   "(question, gold or documents): their scores are not paired on the same example")
         details = baseline.results.get("details", {}).get(task, {})
         slice_fields = sorted({f for entry in details.values() for f in entry.get("slices", {})})
-        for metric in sorted(details):
-            if details[metric].get("corpus"):
+        unpaired = sorted(set(_example_keys(details)) ^ set(_example_keys(other.results.get("details", {}).get(task, {}))))
+        if unpaired:
+            report.warnings.append(f"{task}: {', '.join(unpaired)} scored in only one run: not compared")
+        for metric in _example_keys(details):
+            if metric in unpaired:
                 continue
             pairs = [(baseline.samples[task][i], other.samples[task][i]) for i in shared]
+            one_sided = sum(1 for x, y in pairs if (_value(x, metric) is None) != (_value(y, metric) is None))
+            if one_sided:
+                report.warnings.append(f"{task} {metric}: {one_sided} shared example(s) have a value in one run only "
+                                       "(not scorable, or the metric failed, in the other) and are left out")
             pairs = [(x, y) for x, y in pairs if _value(x, metric) is not None and _value(y, metric) is not None]
             groups: dict[str, list[tuple[dict, dict]]] = {"": pairs}
             for slice_field in slice_fields:
@@ -178,6 +202,11 @@ def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 
         raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}; "
                           "compare runs of the same task on the same data")
     return report
+
+
+def _example_keys(details: dict[str, dict[str, Any]]) -> list[str]:
+    """A task's keys with per-example values (corpus-level keys have none to pair), sorted."""
+    return sorted(key for key, entry in details.items() if not entry.get("corpus"))
 
 
 def _nothing_shared(a: Run, b: Run) -> str:

@@ -74,14 +74,18 @@ def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: di
 def metric_failures(record: dict[str, Any], metrics: list[Metric]) -> dict[str, str]:
     """Metric name -> why it failed on this record, when the example itself did not fail: the error it
     raised or the value it returned that is not a score (`score_errors`), or a saved value that is not
-    a score (a sample written by an older ragbench, e.g. a numpy scalar saved as a string)."""
+    a score or is not there (a sample written by an older ragbench, e.g. a numpy scalar saved as a string,
+    or by an older version of the metric, without a key it reports now)."""
     if record.get("error") is not None:
         return {}
     failed = {str(name): str(message) for name, message in (record.get("score_errors") or {}).items()}
     scores = record.get("scores") or {}
     for metric in metrics:
         for reported, key in metric.reported_keys().items():
-            if metric.name in failed or reported not in scores:
+            if metric.name in failed:
+                continue
+            if reported not in scores:
+                failed[metric.name] = f"InvalidScore: the sample has no value for key '{reported}'"
                 continue
             try:
                 typed_value(metric, key, scores[reported])

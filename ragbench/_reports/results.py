@@ -75,7 +75,8 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
                 if sample.get("error") is not None or metric.name in (sample.get("score_errors") or {}):
                     n_errors += 1
                     continue
-                if reported not in scores:
+                if reported not in scores:  # a sample of an older version of the metric: a failure, never a smaller n
+                    n_errors += 1
                     continue
                 value, typed = saved_value(metric, key, scores[reported])
                 n_errors += not typed

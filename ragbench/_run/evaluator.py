@@ -35,6 +35,7 @@ from . import rescore
 from .._checks import Preflight
 from .config import RunConfig
 from .cost import AttemptCost, attempt_cost, whole_run_cost
+from .digest import example_digest
 from .example import StoppedAtFailure, process_example, record_failed, sample_record
 from .lifecycle import Engines, RunInterrupted, run_interruptible, run_together, signal_of
 from .metric_models import MetricModels
@@ -100,6 +101,8 @@ class Evaluator:
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
+        self.model_contents: dict[str, str] = {}  # the loaded engines' content_id, by place (model, judge 1 ...)
+        self.stream_keys: dict[str, set[str]] = {}  # their checkpoint keys, for tasks whose stream was read
         self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
         self.page_cache_stats: dict[str, Any] | None = None
         self.response_cache_stats: dict[str, Any] | None = None
@@ -128,6 +131,7 @@ class Evaluator:
                 planned.task.bind(resources)
             resources.workers.prestart()  # in the background, while the engines load
             engines = self.load_engines()
+            self.model_contents = engines.content_ids()
             try:
                 self.check_models(engines)
                 self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
@@ -222,16 +226,19 @@ class Evaluator:
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = self.retriever.metadata()
+        out["model_contents"] = self.model_contents
         return json.loads(json.dumps(out, default=str))
 
     # --- execution ------------------------------------------------------------------------------
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
         """Every record still to do with its position in the task's stream, task after task, streamed
-        (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record."""
+        (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record. The keys of the records read
+        are kept (`stream_keys`): the samples of records the data no longer holds are dropped at the end."""
         for planned in self.planned:
-            done = self.run_dir.finished_keys(planned.name) if self.config.resume else set()
+            done = self.run_dir.finished_keys(planned.name) if self.config.resume else {}
             seen: set[str] = set()
             self.expected[planned.name] = 0
+            self.stream_keys[planned.name] = keys = set()
             for position, item in enumerate(planned.task.examples()):
                 if self.config.limit is not None and position >= self.config.limit:
                     break
@@ -243,8 +250,9 @@ class Evaluator:
                     else:
                         seen.add(str(item.id))
                 key = str(item.id) if isinstance(item, Example) else f"#record-{position}"
-                if key not in done:
-                    yield planned, position, item
+                keys.add(key)
+                if key not in done or (done[key] is not None and done[key] != example_digest(item)):
+                    yield planned, position, item  # not saved yet, failed, or its record changed since
 
     async def _execute(self, engines: Engines, cache: ResponseCache, resources: RunResources) -> Scheduler:
         """The examples, `max_inflight` at a time, as one task group (ragbench._run.lifecycle.run_together):
@@ -333,7 +341,7 @@ class Evaluator:
         system_reports: dict[str, Any] = {}
         system_stats: dict[str, Any] = {}
         for planned in self.planned:
-            self.run_dir.finalize_samples(planned.name)
+            self.run_dir.finalize_samples(planned.name, self.stream_keys.get(planned.name))
             if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
                 repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
             samples = [aggregation_view(s) for s in self.run_dir.samples(planned.name)]  # streamed, text left out

@@ -20,6 +20,7 @@ from .._nli import NLI
 from .._retrieval.handle import Retrieval
 from .._task import Task
 from .._types import Example, Prediction
+from .digest import example_digest
 from .planning import PlannedTask
 
 TRACEBACK_CHARS = 8_000  # of a failure's formatted traceback a sample keeps: its end, where it was raised
@@ -111,7 +112,8 @@ async def scored_record(record: dict[str, Any], planned: PlannedTask, example: E
 def sample_record(example: Example, prediction: Prediction, task: Task | None = None) -> dict[str, Any]:
     """The sample record of a run example, without scores; with `task`, the gold as the task reads it
     (`gold_references`)."""
-    record = {"index": example.index, **example.summary(), **(gold_references(task, example) if task else {}),
+    record = {"index": example.index, **example.summary(), "example_sha256": example_digest(example),
+              **(gold_references(task, example) if task else {}),
               "prediction": prediction.to_dict(),
               "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
               "trace": [step.to_dict() for step in prediction.trace],  # the one copy of its prompts

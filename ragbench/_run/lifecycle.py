@@ -75,6 +75,14 @@ class Engines:
         for engine in self._loaded():
             engine.close()
 
+    def content_ids(self) -> dict[str, str]:
+        """"kind:model content_id" (a digest of the model's local files) of each engine that has one, by
+        its place in the run (model, role NAME, judge N, nli)."""
+        places = {"model": self.model, **{f"role {name}": engine for name, engine in self.roles.items()},
+                  **{f"judge {number}": judge for number, judge in enumerate(self.judges, 1)}, "nli": self.nli}
+        return {place: f"{engine.kind}:{engine.model} {engine.content_id}" for place, engine in places.items()
+                if engine is not None and getattr(engine, "content_id", None)}
+
 
 async def run_together(coroutines: Iterable[Awaitable[Any]]) -> None:
     """Run the coroutines as one task group: the first that raises cancels the others, and every one

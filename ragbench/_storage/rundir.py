@@ -76,7 +76,11 @@ def _line_offsets(path: Path) -> list[int]:
     return offsets
 
 
-def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
+def _differences(old: Any, new: Any) -> str:
+    """What changed from `old` to `new`: key by key for two dicts (each value cut at 60 characters), else
+    the two values whole (a model's name and digest)."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return f"{json.dumps(old, default=str)} -> {json.dumps(new, default=str)}"
     keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     return "; ".join(f"{k}: {json.dumps(old.get(k), default=str)[:60]} -> {json.dumps(new.get(k), default=str)[:60]}"
                      for k in keys)
@@ -128,6 +132,8 @@ class RunDir:
         """Create and lock the folder (after `check_start`; held until the `held` block ends); with
         `overwrite`, the earlier run's files go first. Returns the earlier attempts' costs."""
         self.check_start(identity, config_hash, resume, overwrite)
+        if resume:
+            self._check_same_inputs(config)
         if not self.lock.held:
             self.lock.acquire()
             self.check_start(identity, config_hash, resume, overwrite)  # a run may have ended here while we waited
@@ -147,13 +153,28 @@ class RunDir:
                                       "finished": False, "attempts": attempts})
         return attempts
 
+    def _check_same_inputs(self, config: dict[str, Any]) -> None:
+        """Raise `ConfigError` when a task's own configuration (`Task.config`: a YAML task's file digest,
+        its options) or a model's files (`model_contents`: ragbench._engines.content) are not those the run
+        was started with: the options can match while a file changed."""
+        for key, what in (("task_configs", "a task"), ("model_contents", "the files of a model")):
+            before = ((self.meta or {}).get("config") or {}).get(key)
+            now = config.get(key) or {}
+            if before is not None and before != now:
+                changed = "; ".join(f"{name}: {_differences(before.get(name), now.get(name))}"
+                                    for name in sorted(set(before) | set(now)) if before.get(name) != now.get(name))
+                raise ConfigError(f"--resume: {self.path}: {what} changed since the run started ({changed}); its "
+                                  "saved samples would mix with new ones: --overwrite runs it again, or choose a new --output")
+
     def sample_path(self, task: str) -> Path:
         return self.samples_dir / f"{task}.jsonl"
 
-    def finished_keys(self, task: str) -> set[str]:
+    def finished_keys(self, task: str) -> dict[str, str | None]:
         """Keys of the records that need no new attempt: scored examples and bad records (a failed
-        example is tried again)."""
-        return {record_key(r) for r in self.samples(task) if r.get("error") is None or r.get("bad_record")}
+        example is tried again), each with the digest of the example it was made from (`example_sha256`;
+        None for a bad record, or a sample of an older ragbench)."""
+        return {record_key(r): r.get("example_sha256") for r in self.samples(task)
+                if r.get("error") is None or r.get("bad_record")}
 
     def samples(self, task: str) -> Iterator[dict[str, Any]]:
         """The task's records as the checkpoint holds them, one at a time (see `iter_samples`)."""
@@ -165,9 +186,11 @@ class RunDir:
             handle = self._handles[task] = open_append(self.sample_path(task))
         handle.write(record)
 
-    def finalize_samples(self, task: str) -> None:
-        """Rewrite the task's samples in data order, the latest attempt of each record. Streamed: only
-        each record's key, position and line offset are held; the lines are copied as written."""
+    def finalize_samples(self, task: str, keys: set[str] | None = None) -> None:
+        """Rewrite the task's samples in data order, the latest attempt of each record; with `keys`, only
+        the records of those keys (the records the task's data holds now: a resumed run whose data lost or
+        fixed a record drops its old sample). Streamed: only each record's key, position and line offset
+        are held; the lines are copied as written."""
         self.close()
         path = self.sample_path(task)
         errors: list[RecordError] = []
@@ -175,7 +198,8 @@ class RunDir:
         if not path.is_file():
             return
         offsets = _line_offsets(path)
-        latest = {record_key(record): (record["index"], line) for line, record in _numbered_samples(path, errors)}
+        latest = {record_key(record): (record["index"], line) for line, record in _numbered_samples(path, errors)
+                  if keys is None or record_key(record) in keys}
         with path.open("rb") as source, replacing(path) as target:
             for _, line in sorted(latest.values()):
                 source.seek(offsets[line])

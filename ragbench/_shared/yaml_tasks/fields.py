@@ -6,6 +6,8 @@ data file, where the record is in it (`RecordPlace`) and the field (and the YAML
 counted, never dropped."""
 from __future__ import annotations
 
+import json
+import math
 import string
 from typing import Any
 
@@ -14,6 +16,7 @@ from ..._types import Document, Example
 from .located import SpecError, did_you_mean
 from .places import RecordPlace
 from .spec import DocumentsSpec, FieldRef, FieldsSpec
+from .values import kind, listed_text
 
 MISSING = object()
 
@@ -44,13 +47,16 @@ class FieldError(RecordError):
 
 
 def lookup(record: Any, path: str) -> Any:
-    """The value at a dotted path (a number indexes a list), or MISSING."""
+    """The value at a dotted path (a number indexes a list; a key after a list of mappings takes it from
+    each, as SQuAD's `answers.text`), or MISSING."""
     value = record
     for part in path.split("."):
         if isinstance(value, dict):
             value = value.get(part, MISSING)
         elif isinstance(value, (list, tuple)) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
             value = value[int(part)]
+        elif isinstance(value, (list, tuple)) and all(isinstance(item, dict) and part in item for item in value):
+            value = [item[part] for item in value]
         else:
             return MISSING
         if value is MISSING:
@@ -74,9 +80,13 @@ class Mapper:
             found = [v for v in (lookup(record, path) for path in ref.paths) if v is not MISSING and v is not None]
         if not found:
             if required and not ref.optional:
+                if len(ref.paths) == 1 and lookup(record, ref.paths[0]) is None:
+                    raise self.fail(place, ref, "null where a value is required")
                 also = f"; also looked for {', '.join(ref.paths[1:])}" if len(ref.paths) > 1 else ""
                 raise self.fail(place, ref, f"missing field{also}")
             return MISSING
+        if ref.list is not None:
+            found = [self.unlisted(value, ref, place) for value in found]
         if ref.combine == "first":
             return found[0]
         joined: list[Any] = []
@@ -93,11 +103,46 @@ class Mapper:
         if not isinstance(question, str):
             raise self.fail(place, fields.question, f"expected str, got {type(question).__name__}")
         raw_id = self.value(record, fields.id, place, required=False)
-        example_id = str(place.index) if raw_id is MISSING else str(raw_id)
+        example_id = str(place.index) if raw_id is MISSING else self.id_text(raw_id, place)
         meta = {**self.optional(record, fields.slices, place), **self.optional(record, fields.meta, place)}
         return Example(id=example_id, question=question, gold=self.gold(record, place),
                        docs=self.documents(record, place, example_id), meta=meta,
-                       extras=self.optional(record, fields.inputs, place), index=place.index)
+                       extras=self.inputs(record, place), index=place.index)
+
+    def unlisted(self, value: Any, ref: FieldRef, place: RecordPlace) -> Any:
+        """A list written as text (`list: json`: a JSON list, or Python's repr of one as pandas writes a list
+        column to CSV; `list: SEP`: items separated by SEP) as the list; a value that is a list already as it is."""
+        if not isinstance(value, str):
+            return value
+        if ref.list != "json":
+            return [item.strip() for item in value.split(ref.list)]
+        items = listed_text(value)
+        if items is None:
+            raise self.fail(place, ref, f"expected a list written as JSON text (list: json), got {value[:40]!r}")
+        return items
+
+    def id_text(self, value: Any, place: RecordPlace) -> str:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or value == "":
+            got = "an empty string" if value == "" else kind(value)
+            raise self.fail(place, self.fields.id, f"expected an id (a string or a number), got {got}")
+        return self.scalar_text(value, self.fields.id, place)
+
+    def scalar_text(self, value: str | int | float, ref: FieldRef, place: RecordPlace) -> str:
+        """A string as it is; a number as its decimal text, 1.0 as 1 (JSON's numbers 1.0 and 1 are one
+        number, and a column with a null is floats in Parquet and pandas); NaN and infinity refused."""
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise self.fail(place, ref, f"expected a string or a number, got {value} (a null in a number column?)")
+            return str(int(value)) if value.is_integer() else repr(value)
+        return str(value)
+
+    def inputs(self, record: dict, place: RecordPlace) -> dict[str, Any]:
+        """The prompt's inputs: each required (the template shows it), None where optional and missing."""
+        out = {}
+        for name, ref in self.fields.inputs.items():
+            value = self.value(record, ref, place)
+            out[name] = None if value is MISSING else value
+        return out
 
     def optional(self, record: dict, refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
         out = {}
@@ -123,16 +168,28 @@ class Mapper:
     def strings(self, value: Any, ref: FieldRef, place: RecordPlace,
                 what: str = "a string or a list of strings") -> list[str]:
         items = value if isinstance(value, list) else [value]
-        if not all(isinstance(item, (str, int, float)) and not isinstance(item, bool) for item in items):
-            raise self.fail(place, ref, f"expected {what}, got {_kind(value)}")
-        return [str(item) for item in items]
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+                held = f"a list holding {kind(item)}" if item is not value else kind(value)
+                hint = f"; name the key that holds it, e.g. '{ref.paths[0]}.{next(iter(item))}'" if item and isinstance(item, dict) else ""
+                raise self.fail(place, ref, f"expected {what}, got {held}{hint}")
+        return [self.scalar_text(item, ref, place) for item in items]
 
     def answers(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
-        return {"answers": self.strings(value, ref, place)}
+        """The answer texts; an empty one is no answer (it would match only an empty prediction), a list of
+        strings written as text (`["a", "b"]` in a CSV value) is refused unless the path declares `list`."""
+        listed = listed_text(value) if isinstance(value, str) else None
+        if listed and all(isinstance(item, str) for item in listed):
+            raise self.fail(place, ref, f"the text {value[:40]!r} is a list written as text; declare the path "
+                                        f"{{path: {ref.paths[0]}, list: json}}")
+        answers = [text for text in self.strings(value, ref, place) if text.strip()]
+        if not answers:
+            raise self.fail(place, ref, f"no gold answer (got {json.dumps(value, ensure_ascii=False)[:40]})")
+        return {"answers": answers}
 
     def label(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
-        if isinstance(value, (list, dict)):
-            raise self.fail(place, ref, f"expected a single label, got {_kind(value)}")
+        if isinstance(value, (list, dict)) or (isinstance(value, float) and not math.isfinite(value)):
+            raise self.fail(place, ref, f"expected a single label, got {kind(value) if value == value else 'NaN'}")
         return {"label": value}
 
     def claims(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
@@ -167,6 +224,8 @@ class Mapper:
                                              "a label")[0]
         elif "answer_index" in refs:
             position = self.value(record, refs["answer_index"], place)
+            if isinstance(position, float) and position.is_integer():  # a Parquet/pandas column with a null
+                position = int(position)
             if not isinstance(position, int) or isinstance(position, bool) or not 0 <= position < len(labels):
                 raise self.fail(place, refs["answer_index"],
                                 f"expected a choice index 0-{len(labels) - 1}, got {position!r}")
@@ -205,18 +264,18 @@ class Mapper:
 def _documents(items: Any, spec: DocumentsSpec) -> list[Document]:
     if spec.shape == "columns":
         if not isinstance(items, dict):
-            raise TypeError(f"expected a mapping of parallel lists, got {_kind(items)}")
+            raise TypeError(f"expected a mapping of parallel lists, got {kind(items)}")
         titles, texts = items[spec.title], items[spec.text]
         if len(titles) != len(texts):
             raise ValueError(f"{len(titles)} titles for {len(texts)} texts")
         return [Document(id=None, title=str(title), text=_text(text, spec.join)) for title, text in zip(titles, texts)]
     if not isinstance(items, list):
-        raise TypeError(f"expected a list, got {_kind(items)}")
+        raise TypeError(f"expected a list, got {kind(items)}")
     if spec.shape in ("pairs", "sentences"):
         out = []
         for item in items:
             if not isinstance(item, (list, tuple)) or len(item) != 2:
-                raise ValueError(f"expected [title, text] pairs, got {_kind(item)}")
+                raise ValueError(f"expected [title, text] pairs, got {kind(item)}")
             out.append(Document(id=None, title=str(item[0]), text=_text(item[1], spec.join)))
         return out
     return [_from_dict(item, spec) for item in items]
@@ -224,7 +283,7 @@ def _documents(items: Any, spec: DocumentsSpec) -> list[Document]:
 
 def _from_dict(item: Any, spec: DocumentsSpec) -> Document:
     if not isinstance(item, dict):
-        raise TypeError(f"expected a mapping, got {_kind(item)}")
+        raise TypeError(f"expected a mapping, got {kind(item)}")
     score = item.get(spec.score)
     return Document(id=str(item[spec.id]) if item.get(spec.id) is not None else None,
                     title=str(item.get(spec.title) or ""), text=_text(item.get(spec.text) or "", spec.join),
@@ -236,10 +295,5 @@ def _text(value: Any, join: str) -> str:
     if isinstance(value, list):
         return join.join(str(part) for part in value)
     if not isinstance(value, str):
-        raise TypeError(f"expected text, got {_kind(value)}")
+        raise TypeError(f"expected text, got {kind(value)}")
     return value
-
-
-def _kind(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "true/false", int: "an integer",
-            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
+from ..._checks import utf8_problem
 from ..._errors import ConfigError, RecordError
 from ..._storage.jsonl import NestedTooDeep, objects, parse_json, read_lines
 from .fields import MISSING, lookup
@@ -27,6 +28,8 @@ from .places import RecordPlace
 
 Item = tuple[RecordPlace, Any]
 OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb")}
+MAGIC = {".gz": b"\x1f\x8b", ".bz2": b"BZh"}  # how each compressed format begins
+CSV_FIELD_LIMIT = 2**31 - 1  # csv's default limit is 128 KiB a value; a record of 10 MB is a record
 SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}
 FILE_FORMATS = ("jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions")
 
@@ -51,8 +54,14 @@ def file_format(path: Path, declared: str, task: str) -> str:
 
 
 def open_binary(path: Path) -> IO[bytes]:
-    opener = OPENERS.get(compression(path) or "")
-    return opener(path) if opener else open(path, "rb")
+    """The file's bytes, decompressed when it is compressed: a file named .gz or .bz2 that does not begin
+    as one (a download already decompressed) is read as it is."""
+    suffix = compression(path)
+    if suffix is not None:
+        with open(path, "rb") as handle:
+            if handle.read(len(MAGIC[suffix])) == MAGIC[suffix]:
+                return OPENERS[suffix](path)
+    return open(path, "rb")
 
 
 class JsonError(ConfigError):
@@ -67,7 +76,7 @@ def read_document(path: Path, expected: str) -> Any:
     """A whole JSON document (decompressed); unreadable or not JSON: a ConfigError naming line and column."""
     try:
         with open_binary(path) as handle:
-            text = handle.read().decode("utf-8")
+            text = handle.read().decode("utf-8-sig")  # a byte order mark (Windows tools) is no part of the JSON
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
                           f"expected {expected}") from exc
@@ -111,12 +120,48 @@ def json_records(path: Path, records: str | None) -> Iterator[Item]:
 
 
 def csv_records(path: Path, delimiter: str | None) -> Iterator[Item]:
+    """The rows as records keyed by the header's names (a byte order mark and spaces around a name taken
+    off); a header naming a column twice is refused; a file that breaks off (cut short, corrupt) ends in
+    one bad record after the rows read."""
     delimiter = delimiter or ("\t" if ".tsv" in path.suffixes else ",")
+    csv.field_size_limit(CSV_FIELD_LIMIT)
     with open_binary(path) as handle:
-        rows = csv.DictReader(io.TextIOWrapper(handle, encoding="utf-8", newline=""), delimiter=delimiter)
-        for position, row in enumerate(rows):
+        rows = csv.DictReader(io.TextIOWrapper(handle, encoding="utf-8-sig", newline=""), delimiter=delimiter)
+        position = 0
+        while True:
+            try:
+                if position == 0 and rows.fieldnames is not None:  # reads the header
+                    rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames, delimiter)
+                row = next(rows)
+            except StopIteration:
+                return
+            except UnicodeDecodeError as exc:  # the whole file is in another encoding (Excel's, Latin-1, UTF-16)
+                where = utf8_problem(path) if compression(path) is None else None
+                raise ConfigError(f"{where or f'{path}: the rows after line {rows.line_num} are not UTF-8'}; "
+                                  "save the file as UTF-8") from None
+            except (csv.Error, OSError, EOFError) as exc:
+                place = RecordPlace(str(path), position, rows.line_num + 1)
+                yield place, place.error(f"cannot read past this line ({exc}): the file is cut short or corrupt")
+                return
             place = RecordPlace(str(path), position, rows.line_num)  # the row's last line, a quoted newline in it
-            yield place, place.error("more values than the header has columns") if None in row else row
+            position += 1
+            if None in row:
+                yield place, place.error("more values than the header has columns")
+            else:  # a short row lacks its last columns' fields (csv.DictReader gives them None)
+                yield place, {name: value for name, value in row.items() if value is not None}
+
+
+def _csv_header(where: str, row: list[str], delimiter: str) -> list[str]:
+    names = [name.strip() for name in row]
+    other = next((d for d in (",", ";", "\t", "|") if d != delimiter and len(names) == 1 and d in names[0]), None)
+    if other is not None:  # Excel in many locales writes ';'; a .tsv named .csv
+        raise ConfigError(f"{where}: the header is one column {names[0][:60]!r}: the file separates its values "
+                          f"by {other!r}, not {delimiter!r}; set data.delimiter: {json.dumps(other)}")
+    for column, name in enumerate(names):
+        if name in names[:column]:
+            raise ConfigError(f"{where}: the header names column '{name}' twice (columns {names.index(name) + 1} "
+                              f"and {column + 1}); give each column its own name")
+    return names
 
 
 def flashrag_records(path: Path) -> Iterator[Item]:
@@ -165,7 +210,9 @@ def _squad_question(place: RecordPlace, title: str, paragraph: Any, qa: Any) -> 
     if not isinstance(qa, dict) or not isinstance(qa.get("question"), str) or qa.get("id") is None:
         return place.error("question without 'id' and 'question'", "qas")
     texts = [a.get("text") for a in qa.get("answers") or [] if isinstance(a, dict)]
-    answers = list(dict.fromkeys(t for t in texts if isinstance(t, str) and t))
+    if not all(isinstance(text, str) for text in texts):  # SQuAD's evaluate-v1.1.py stops on one (s.lower())
+        return place.error(f"question {qa['id']} has an answer whose text is not a string", "answers")
+    answers = list(dict.fromkeys(t for t in texts if t))
     if not answers:
         return place.error(f"question {qa['id']} has no answer text", "answers")
     context = paragraph["context"]

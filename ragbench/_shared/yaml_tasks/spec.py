@@ -33,6 +33,7 @@ class FieldRef:
     line: int  # ... and the key's line
     combine: str = "first"
     optional: bool = False
+    list: str | None = None  # the value is a list written as text: "json", or the separator of its items
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ def _data(section: Section | None, folder: Path) -> DataSpec | None:
 
 
 def field_ref(section: Section, name: str, default: str | None = None) -> FieldRef | None:
-    """A path form (docs/yaml-tasks.md: a path, a list of paths, {path|first_of|all_of, optional})."""
+    """A path form (docs/yaml-tasks.md: a path, a list of paths, {path|first_of|all_of, optional, list})."""
     key, line = section.at(name)
     value = section.data.get(name, default)
     if value is None:
@@ -161,14 +162,17 @@ def field_ref(section: Section, name: str, default: str | None = None) -> FieldR
     if isinstance(value, list):
         return FieldRef(_paths(section, name, value), key, section.source, line)
     inner = Section(section.source, value, key, line)
-    inner.only(("path", "first_of", "all_of", "optional"))
+    inner.only(("path", "first_of", "all_of", "optional", "list"))
     forms = [form for form in ("path", "first_of", "all_of") if form in inner.data]
     if len(forms) != 1:
         raise inner.error(None, "give exactly one of path, first_of and all_of")
     paths = inner.data[forms[0]]
     paths = _paths(inner, forms[0], paths if isinstance(paths, list) else [paths])
+    listed = inner.get("list", str)
+    if listed == "":
+        raise inner.error("list", "expected json or the separator of the items (e.g. '|')")
     return FieldRef(paths, key, section.source, line, "all" if forms[0] == "all_of" else "first",
-                    inner.get("optional", bool, False))
+                    inner.get("optional", bool, False), listed)
 
 
 def _paths(section: Section, name: str, values: list) -> tuple[str, ...]:

@@ -209,3 +209,22 @@ def test_an_index_into_a_read_only_folder_is_refused_with_one_line(tmp_path):
     assert refused.returncode == 2, refused.stderr
     assert refused.stderr.splitlines() == [f"ragbench: error: --out {ro}/index: cannot write {ro} (read-only file "
                                            "system); choose a folder that can be written"]
+
+
+def test_a_corpus_written_on_a_full_disk_or_into_a_read_only_folder_ends_in_one_line(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("word " * 20_000)
+    with tmpfs(tmp_path / "disk", size="64k") as disk, tmpfs(tmp_path / "ro", read_only=True) as ro:
+        if disk is None or ro is None:
+            pytest.skip("mounting a tmpfs is not allowed here")
+        fill(disk, leave=4_000)
+        full = cli("index", "omnieval-corpus", "--docs", str(docs), "--out", str(disk / "corpus.jsonl"))
+        refused = cli("index", "omnieval-corpus", "--docs", str(docs), "--out", str(ro / "corpus.jsonl"))
+        assert sorted(p.name for p in disk.iterdir()) == ["filler"]  # no partial corpus stays
+    assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
+    assert full.stderr.strip().splitlines()[-1].startswith("ragbench: error: No space left on device: "), full.stderr
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+    assert refused.stderr.strip().splitlines()[-1] == (f"ragbench: error: Read-only file system: {ro}/corpus.jsonl."
+                                                       "partial; make it writable, or point --out elsewhere, then run "
+                                                       "it again")

@@ -17,7 +17,8 @@ from .._run.lifecycle import EXIT_INTERRUPTED
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .plugin_commands import PluginCommandGroup
 from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
-from .run_options import common_kwargs, run_kwargs, split_names, with_common, with_run_options
+from .run_options import (common_kwargs, overwrite_option, resume_option, run_kwargs, split_names, with_common,
+                          with_run_options)
 
 
 def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
@@ -26,8 +27,7 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     from .._run.evaluator import RunConfig
 
     try:
-        config = (replay_config(replay, config_kwargs.get("output"), config_kwargs.get("progress", True))
-                  if replay else RunConfig(**config_kwargs))
+        config = replay_config(replay, **config_kwargs) if replay else RunConfig(**config_kwargs)
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:
@@ -67,7 +67,8 @@ def main(ctx: click.Context, replay, **options) -> None:
     if ctx.invoked_subcommand is not None:
         return
     if replay:
-        _run({"output": options["output"], "progress": not options["no_progress"]}, replay=replay)
+        _run({"output": options["output"], "progress": not options["no_progress"], "resume": options["resume"],
+              "overwrite": options["overwrite"]}, replay=replay)
         return
     if not split_names(options["tasks"] or ""):
         click.echo(ctx.get_help())
@@ -175,12 +176,16 @@ def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
 @click.option("--data", "data_file", default=None, help="the task's data file")
 @click.option("--predictions", required=True, help='JSONL of {"id": ..., "output": "<raw model text>"}, or a folder '
               "of the benchmark's own output files (OmniEval: *.pred.jsonl)")
+@resume_option
+@overwrite_option
 @with_common
-def score_command(task: str, data_file: str | None, predictions: str, **common) -> None:
+def score_command(task: str, data_file: str | None, predictions: str, resume: bool, overwrite: bool,
+                  **common) -> None:
     """Score outputs produced elsewhere, exactly as a full run would."""
     try:
         kwargs = {"tasks": [task], "system": "recorded", "system_args": {"path": predictions},
-                  "data": {task: data_file} if data_file else {}, **common_kwargs(**common)}
+                  "data": {task: data_file} if data_file else {}, "resume": resume, "overwrite": overwrite,
+                  **common_kwargs(**common)}
     except ConfigError as exc:
         config_error(exc)
     _run(kwargs)

@@ -29,15 +29,19 @@ def stopped_at_failure(exc: Any) -> None:
 
 
 _ENVIRONMENT_FIXES = {errno.ENOSPC: "free space on that disk", errno.EDQUOT: "free space within your disk quota",
-                      errno.EROFS: "make it writable, or point --output / --cache / --page-cache elsewhere",
-                      errno.EACCES: "make it writable, or point --output / --cache / --page-cache elsewhere",
-                      errno.EPERM: "make it writable, or point --output / --cache / --page-cache elsewhere"}
+                      errno.EROFS: "make it writable, or point {options} elsewhere",
+                      errno.EACCES: "make it writable, or point {options} elsewhere",
+                      errno.EPERM: "make it writable, or point {options} elsewhere"}
+RUN_OPTIONS = "--output / --cache / --page-cache"  # what points a run's writing elsewhere
 
 
-def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None) -> None:
+def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None, options: str = RUN_OPTIONS,
+                      then: str | None = None) -> None:
     """An OS or SQLite error (a full disk, a read-only path, a failing device): one line naming what,
     where and the fix, then exit 1. What a run finished is saved, so `--resume` goes on from there. Of
-    errors raised while cleaning up after one (a full disk fails every write), the first is named."""
+    errors raised while cleaning up after one (a full disk fails every write), the first is named.
+    `options`: the command's options that point its writing elsewhere; `then`: how to go on once fixed
+    (default: `--resume` where the run folder has its run.json, else running the command again)."""
     chain = [exc]
     while (earlier := chain[-1].__cause__ or chain[-1].__context__) is not None and earlier not in chain:
         chain.append(earlier)
@@ -45,11 +49,12 @@ def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None) -> None
     if isinstance(exc, OSError):
         what = exc.strerror or type(exc).__name__
         where = exc.filename or "a file ragbench was writing"
-        fix = _ENVIRONMENT_FIXES.get(exc.errno, "fix what the error names")
+        fix = _ENVIRONMENT_FIXES.get(exc.errno, "fix what the error names").format(options=options)
     else:
         what, where, fix = f"SQLite error ({exc})", "a SQLite file", "fix or remove the file it names"
-    resumable = run_dir is not None and (Path(run_dir) / "run.json").is_file()
-    then = "then run the same command with --resume (what finished is saved)" if resumable else "then run it again"
+    if then is None:
+        resumable = run_dir is not None and (Path(run_dir) / "run.json").is_file()
+        then = "then run the same command with --resume (what finished is saved)" if resumable else "then run it again"
     click.echo(f"ragbench: error: {what}: {where}; {fix}, {then}", err=True)
     sys.exit(EXIT_INCOMPLETE)
 

@@ -8,6 +8,7 @@ way through `config_errors_exit` and `exit_if_skipped`.
 """
 from __future__ import annotations
 
+import sqlite3
 import sys
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -15,6 +16,7 @@ from typing import Any, Iterator
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
+from .outcomes import environment_error
 
 
 class PluginCommandGroup(click.Group):
@@ -76,13 +78,17 @@ def merge_command(group: click.Group, command: Any, path: str = "ragbench") -> s
 
 
 @contextmanager
-def config_errors_exit() -> Iterator[None]:
-    """For a command's body: a ConfigError is printed as one line and exits EXIT_CONFIG."""
+def config_errors_exit(output_option: str = "its output") -> Iterator[None]:
+    """For a command's body: a ConfigError is printed as one line and exits EXIT_CONFIG; an OS or SQLite
+    error (a full disk, a read-only folder) is one line naming what, where and the fix, exit 1
+    (`output_option`: the option that points the command's writing elsewhere)."""
     try:
         yield
     except ConfigError as exc:
         click.echo(f"ragbench: error: {exc}", err=True)
         sys.exit(EXIT_CONFIG)
+    except (OSError, sqlite3.Error) as exc:
+        environment_error(exc, options=output_option)
 
 
 def exit_if_skipped(errors: list[str], each: str, summary: str) -> None:

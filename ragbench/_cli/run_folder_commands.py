@@ -2,16 +2,19 @@
 from __future__ import annotations
 
 import dataclasses
+import signal
 import sqlite3
 import sys
 
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
-from .._run.lifecycle import EXIT_INTERRUPTED
+from .._run.lifecycle import exit_when_stuck, signal_of
 from .._run.options import parse_assignments
+from .._storage.files import naming, write_problem
 from .outcomes import config_error, environment_error, evaluated, report_outcome
-from .run_options import common_kwargs, data_paths, judge_args_of, split_names, with_common
+from .run_options import (common_kwargs, data_paths, judge_args_of, overwrite_option, resume_option, split_names,
+                          with_common)
 
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 
@@ -40,6 +43,11 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
     failed) without running the system, into a new run folder."""
     from .._run.rescore_run import rescore_run
 
+    def stopped(signum: int) -> str:
+        how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+        return (f"\nragbench rescore: {how}; {run_dir} is unchanged, the rescored folder is unfinished (run the same "
+                "command with --overwrite)\n")
+
     try:
         changes = {"metrics": split_names(metrics) if metrics else None,
                    "metric_args": parse_assignments(metric_arg, "--metric-arg"), "judges": list(judge),
@@ -47,15 +55,16 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
                    "nli_args": parse_assignments(nli_arg, "--nli-arg"), "nli_format": nli_format, "output": output,
                    "overwrite": overwrite, "max_inflight": max_inflight, "cache": cache,
                    "bootstrap_iters": bootstrap_iters}
-        outcome = rescore_run(run_dir, changes)
+        with exit_when_stuck(stopped):  # SIGTERM and SIGHUP stop it as Ctrl-C does
+            outcome = rescore_run(run_dir, changes)
     except ConfigError as exc:
         config_error(exc)
-    except (OSError, sqlite3.Error) as exc:
-        environment_error(exc)
-    except KeyboardInterrupt:
-        click.echo(f"\nragbench rescore: interrupted; {run_dir} is unchanged, the rescored folder is unfinished "
-                   "(run the same command with --overwrite)", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except (OSError, sqlite3.Error) as exc:  # the rescored folder holds an unfinished run: --overwrite replaces it
+        environment_error(exc, options="--output / --cache", then="then run the same command with --overwrite "
+                          f"({run_dir} is unchanged)")
+    except KeyboardInterrupt as exc:
+        click.echo(stopped(signal_of(exc)), err=True, nl=False)
+        sys.exit(128 + signal_of(exc))
     report_outcome(outcome)
 
 
@@ -80,6 +89,8 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         if output and Path(output).exists() and not Path(output).is_dir():
             raise ConfigError(f"compare --output {output}: is a file, not a folder; give a folder for "
                               "compare.md and its plots")
+        if output and (unwritable := write_problem(output)):
+            raise ConfigError(f"compare --output {output}: {unwritable}; choose a folder that can be written")
         thresholds = parse_thresholds(fail_if_worse)
         loaded = [load_run(path) for path in runs]
         label_runs(loaded)
@@ -91,10 +102,14 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
     click.echo(text)
     if output:
         folder = Path(output)
-        folder.mkdir(parents=True, exist_ok=True)
-        pictures = [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
-        images = "".join(f"\n![{p.stem}]({p.name})\n" for p in pictures if p is not None)
-        (folder / "compare.md").write_text(text + images, encoding="utf-8")
+        try:
+            with naming(folder):  # a full disk's error names no file of its own
+                folder.mkdir(parents=True, exist_ok=True)
+                pictures = [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
+                images = "".join(f"\n![{p.stem}]({p.name})\n" for p in pictures if p is not None)
+                (folder / "compare.md").write_text(text + images, encoding="utf-8")
+        except OSError as exc:
+            environment_error(exc, options="--output")
         click.echo(f"comparison: {folder / 'compare.md'}")
     for line in failures:
         click.echo(f"ragbench: worse: {line}", err=True)
@@ -117,6 +132,8 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
     except ConfigError as exc:
         click.echo(f"ragbench: error: {exc}", err=True)
         sys.exit(EXIT_CONFIG)
+    except OSError as exc:  # writing the export, or reading a run folder (the runs themselves are never written)
+        environment_error(exc, options="--export")
 
 
 @click.command("reproduce")
@@ -126,8 +143,11 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
 @click.option("--limit", default=None, type=int, help="first N records per task: a PARTIAL reproduction")
 @click.option("--system-arg", multiple=True, metavar="K=V", help="system option (changes what is measured)")
 @click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR")
+@resume_option
+@overwrite_option
 @with_common
-def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, **common) -> None:
+def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, resume, overwrite,
+                      **common) -> None:
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
     import json
 
@@ -143,7 +163,8 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
         item = get_reproduction(registry, name)
         overrides = {**common_kwargs(**common), "data": data_paths(data), "limit": limit,
                      "system_args": parse_assignments(system_arg, "--system-arg"),
-                     "retriever_args": parse_assignments(retriever_arg, "--retriever-arg")}
+                     "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"), "resume": resume,
+                     "overwrite": overwrite}
         config, substituted = reproduction_config(item, overrides)
     except ConfigError as exc:
         config_error(exc)
@@ -152,13 +173,16 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     rows = compare_with_paper(item, outcome.results)
     text = markdown(item, rows, label)
     click.echo(text)
-    results_path = outcome.run_dir / "results.json"
-    results = json.loads(results_path.read_text(encoding="utf-8"))
-    results["reproduction"] = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
-                               "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
-    write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n")
-    report = outcome.run_dir / "report.md"
-    write_atomically(report, report.read_text(encoding="utf-8") + "\n" + text)
+    results_path, report = outcome.run_dir / "results.json", outcome.run_dir / "report.md"
+    try:  # each file whole or as it was (a full disk)
+        results = json.loads(results_path.read_text(encoding="utf-8"))
+        results["reproduction"] = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
+                                   "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
+        write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n")
+        run_report = report.read_text(encoding="utf-8").split("\n## Reproduction: ")[0]  # a finished run resumed
+        write_atomically(report, run_report + "\n" + text)
+    except OSError as exc:
+        environment_error(exc, outcome.run_dir)
     click.echo(f"results: {results_path}")
     if not outcome.complete:
         sys.exit(EXIT_INCOMPLETE)

@@ -102,6 +102,10 @@ def common_kwargs(model, model_arg, base_url, judge, judge_arg, nli, nli_format,
             "progress": not no_progress}
 
 
+resume_option = click.option("--resume", is_flag=True, help="continue the run in the output folder (failed examples "
+                             "are tried again)")
+overwrite_option = click.option("--overwrite", is_flag=True, help="replace the run in the output folder")
+
 run_options = [
     click.option("--tasks", default=None, help="comma-separated task or group names (ragbench list tasks), or "
                  "YAML task files (docs/yaml-tasks.md)"),
@@ -111,9 +115,8 @@ run_options = [
     click.option("--system-arg", multiple=True, metavar="K=V", help="system option, e.g. top_n=5"),
     click.option("--data", multiple=True, metavar="TASK=PATH", help="local data file for a task"),
     click.option("--limit", default=None, type=int, help="first N records of each task"),
-    click.option("--resume", is_flag=True, help="continue the run in the output folder (failed examples are tried "
-                 "again)"),
-    click.option("--overwrite", is_flag=True, help="replace the run in the output folder"),
+    resume_option,
+    overwrite_option,
     click.option("--fail-fast", is_flag=True, help="stop at the first failed example or bad record and print its "
                  "traceback (for developing a plugin; --resume continues the run)"),
     click.option("--strict-infra", is_flag=True, help="fail an example when a judge/tool/retrieval call failed and "

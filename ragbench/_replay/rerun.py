@@ -19,7 +19,8 @@ from .._storage.jsonl import read_json
 from .recording import CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
 
 
-def replay_config(run_dir: str | Path, output: str | None = None, progress: bool = True) -> RunConfig:
+def replay_config(run_dir: str | Path, output: str | None = None, progress: bool = True, resume: bool = False,
+                  overwrite: bool = False) -> RunConfig:
     run_dir = Path(run_dir)
     meta_path = run_dir / "run.json"
     if not meta_path.is_file():
@@ -47,5 +48,5 @@ def replay_config(run_dir: str | Path, output: str | None = None, progress: bool
         config.retriever, config.retriever_args = "replay", {"file": str(calls / RETRIEVAL_FILE)}
     config.replay_tools = str(calls)
     config.output = output or str(run_dir.parent / f"{run_dir.name}__replay")
-    config.resume, config.cache, config.progress = False, None, progress
+    config.resume, config.overwrite, config.cache, config.progress = resume, overwrite, None, progress
     return config

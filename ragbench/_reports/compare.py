@@ -80,9 +80,11 @@ def load_run(path: str | Path) -> Run:
     results_path = path / "results.json"
     if not results_path.is_file():
         raise ConfigError(f"compare: {path} has no results.json (give the folder of a finished ragbench run)")
-    results = read_json(results_path, "the results.json of a ragbench run")
-    if not isinstance(results, dict) or not isinstance(results.get("results", {}), dict):
-        raise ConfigError(f"compare: {results_path} is not the results.json of a ragbench run (no 'results' object)")
+    rebuild = f"`ragbench ... --resume --output {path}` (the options it was run with) rebuilds it from the samples"
+    results = read_json(results_path, f"the results.json of a ragbench run; {rebuild}")
+    if not isinstance(results, dict) or not isinstance(results.get("results"), dict):
+        raise ConfigError(f"compare: {results_path} is not the results.json of a ragbench run (no 'results' "
+                          f"object); {rebuild}")
     samples: dict[str, dict[str, dict[str, Any]]] = {}
     for task in results.get("results", {}):
         sample_file = path / "samples" / f"{task}.jsonl"

@@ -41,7 +41,7 @@ def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, spl
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
     from .index import build_index
 
-    with config_errors_exit():
+    with config_errors_exit(output_option="--out"):
         options = parse_assignments(build_arg, "--build-arg")
         if model is not None:
             options["model"] = model

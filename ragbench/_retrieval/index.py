@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from .._errors import ConfigError, RecordError
 from .._run.options import construct
+from .._storage.files import naming, write_problem
 from .._storage.jsonl import read_json
 from .._types import Document
 from .base import Retriever
@@ -152,11 +153,14 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
     if out.exists() and any(out.iterdir()) and not overwrite:
         raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
     staging = out.with_name(out.name + ".partial")
+    if unwritable := write_problem(staging):
+        raise ConfigError(f"--out {out}: {unwritable}; choose a folder that can be written")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        manifest = _build_into(staging, builder_class, kind, corpus, passages, options or {}, chunk_size, title,
-                               progress, split, split_header, registry)
+        with naming(staging):  # a full disk's error names no file of its own
+            manifest = _build_into(staging, builder_class, kind, corpus, passages, options or {}, chunk_size,
+                                   title, progress, split, split_header, registry)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -146,6 +146,8 @@ def run_interruptible(coro: Any) -> Any:
             except BaseException:
                 pass
         if stopped_by:  # the loop stays open: closing it waits for the worker threads
+            # and is left as it is, with what still runs in it: nothing of that is reported when collected
+            loop.set_exception_handler(lambda _loop, _context: None)
             raise (KeyboardInterrupt() if stopped_by[0] == signal.SIGINT else Stopped(stopped_by[0])) from None
         _cancel_pending(loop)  # as asyncio.run does: every task's `finally` runs (files closed, cost saved)
         _close_loop(loop)
@@ -198,9 +200,22 @@ def exit_when_stuck(message: Callable[[int], str], grace: float = 1.0) -> Iterat
                     os._exit(128 + number[0])
 
     threading.Thread(target=watch, name="ragbench-interrupt-watch", daemon=True).start()
+    previous_hook = sys.unraisablehook
+
+    def stop_again(unraisable: Any) -> None:
+        """A stop signal's exception raised inside a finalizer (a weakref callback, a `__del__`) is printed
+        and dropped by Python: the signal is sent again, from a thread, so that it stops the command once
+        the main thread is out of the finalizer (and again should it land in another one)."""
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            threading.Timer(0.01, signal.raise_signal, (signal_of(unraisable.exc_value),)).start()
+            return
+        previous_hook(unraisable)
+
+    sys.unraisablehook = stop_again
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
         signal.set_wakeup_fd(previous)

@@ -4,6 +4,7 @@ one clear line each: ragbench._run.preflight)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
@@ -113,6 +114,10 @@ def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflig
     with check.step(f"task {name} options"):
         task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), config.task_args)}
         data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
+        if data_path is not None and Path(data_path).exists() and not (Path(data_path).is_file()
+                                                                       or Path(data_path).is_dir()):
+            raise ConfigError(f"--data {name}={data_path}: not a file or folder (a pipe or device); a run opens its "
+                              "data more than once: save it to a file")  # and opening a FIFO waits for a writer
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
         task.tools_replayed = config.replay_tools is not None
     return task

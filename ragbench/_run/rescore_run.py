@@ -115,9 +115,10 @@ def finished_run(source: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     if not meta.get("finished") or not results_path.is_file():
         raise ConfigError(f"rescore: {source} is not finished; finish it first with `ragbench ... --resume "
                           f"--output {source}` (the options it was run with)")
-    results = read_json(results_path, "the results.json of a ragbench run")
+    rebuild = f"`ragbench ... --resume --output {source}` (the options it was run with) rebuilds it from the samples"
+    results = read_json(results_path, f"the results.json of a ragbench run; {rebuild}")
     if not isinstance(results, dict) or not isinstance(results.get("counts"), dict):
-        raise ConfigError(f"rescore: {results_path} is not the results.json of a ragbench run")
+        raise ConfigError(f"rescore: {results_path} is not the results.json of a ragbench run; {rebuild}")
     return meta, results
 
 

@@ -47,12 +47,24 @@ def replacing(path: str | Path) -> Iterator[IO[bytes]]:
                 yield handle
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(temporary, path)
+            try:
+                os.replace(temporary, path)
+            except OSError as exc:  # it names the temporary file: name the file being replaced
+                exc.filename, exc.filename2 = str(path), None
+                raise
     except BaseException:
         with suppress(OSError):
             temporary.unlink()
         raise
     _sync_folder(path.parent)
+
+
+def remove_temporaries(folder: str | Path) -> None:
+    """The temporary files `replacing` left below `folder` when its process was killed mid-write (the
+    folder's lock holder calls this: no other writer can be at work there)."""
+    for stale in Path(folder).rglob(".*.tmp"):
+        with suppress(OSError):
+            stale.unlink()
 
 
 def write_atomically(path: str | Path, text: str) -> None:

@@ -18,10 +18,12 @@ import os
 import socket
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any
 
 from .._errors import ConfigError
+from .files import naming
 
 LOCK_FILE = "run.lock"
 PROBE_WAIT_SECONDS = 0.25  # how long `acquire` tries again on a lock held: past a probe's instant
@@ -75,11 +77,17 @@ class RunLock:
                 message = self._message(_recorded(handle.read()))
                 handle.close()
                 raise ConfigError(message) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": sys.argv}) + "\n")
-        handle.flush()
+        try:
+            with naming(self.path):  # a full disk's error names no file of its own
+                handle.seek(0)
+                handle.truncate()
+                handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": sys.argv}) + "\n")
+                handle.flush()
+        except OSError:
+            with suppress(OSError):  # the descriptor closes (and the lock goes) even when the last flush fails
+                handle.close()
+            raise
         self._handle = handle
 
     def release(self) -> None:

@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 from .._errors import ConfigError, RecordError
 from .._replay.exchange_log import JUDGE_LOGS
-from .files import replacing, write_atomically
+from .files import remove_temporaries, replacing, write_atomically
 from .jsonl import iter_jsonl, open_append, read_json
 from .run_lock import RunLock
 
@@ -51,10 +51,18 @@ def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None)
     if not Path(path).is_file():
         return
     for line, record in iter_jsonl(path):
+        if not isinstance(record, RecordError) and not is_sample(record):  # a damaged line that still parses
+            record = RecordError(str(path), line + 1, "not a sample record (no integer `index`)")
         if not isinstance(record, RecordError):
             yield line, record
         elif errors is not None:
             errors.append(record)
+
+
+def is_sample(record: dict[str, Any]) -> bool:
+    """A line the run wrote: every record has its integer position (`index`), the key of a bad record and
+    the order the samples are rewritten in."""
+    return isinstance(record.get("index"), int) and not isinstance(record["index"], bool)
 
 
 def _line_offsets(path: Path) -> list[int]:
@@ -126,7 +134,9 @@ class RunDir:
         self.check_start(identity, config_hash, resume, overwrite)
         if resume:
             self._check_same_inputs(config)
-        self.lock.acquire()
+        if not self.lock.held:
+            self.lock.acquire()
+            self.check_start(identity, config_hash, resume, overwrite)  # a run may have ended here while we waited
         previous = None if overwrite and not resume else self.meta
         if overwrite and not resume:
             for name in ("samples", "calls"):
@@ -137,6 +147,7 @@ class RunDir:
             for stale in self.path.glob(JUDGE_LOGS):
                 stale.unlink()
         attempts = list((previous or {}).get("attempts") or [])
+        remove_temporaries(self.path)  # a `kill -9` while a file was being replaced
         self.samples_dir.mkdir(parents=True, exist_ok=True)
         self._write_json("run.json", {"config": config, "identity": identity, "config_hash": config_hash,
                                       "finished": False, "attempts": attempts})

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .._errors import ConfigError
+from .._storage.files import naming, write_problem
 from .pages import CHUNK
 from .server import ASSETS, asset
 from .site import Site
@@ -17,9 +18,10 @@ from .site import Site
 
 def _write(out: Path, key: str, data: Any) -> None:
     path = out / "data" / f"{key}.js"
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = json.dumps(data, ensure_ascii=False, default=str)
-    path.write_text(f"RB.put({json.dumps(key)}, {payload});\n", encoding="utf-8")
+    with naming(path):  # a full disk's error names no file of its own
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"RB.put({json.dumps(key)}, {payload});\n", encoding="utf-8")
 
 
 def compare_pages(site: Site, task: str) -> Iterator[tuple[str, Any]]:
@@ -44,13 +46,17 @@ def export(site: Site, out_dir: str) -> int:
         raise ConfigError(f"view --export: {out} is a non-empty folder that is not an earlier export; choose a new folder")
     if any(out.resolve() == run.path.resolve() or run.path.resolve() in out.resolve().parents for run in site.runs):
         raise ConfigError(f"view --export: {out} is inside a run folder (the viewer writes nothing there)")
+    unwritable = write_problem(out)
+    if unwritable:
+        raise ConfigError(f"view --export {out}: {unwritable}; choose a folder that can be written")
     shutil.rmtree(out / "data", ignore_errors=True)
-    (out / "static").mkdir(parents=True, exist_ok=True)
-    for name in ASSETS:
-        if name != "index.html":
-            (out / "static" / name).write_bytes(asset(name))
-    html = asset("index.html").decode().replace('data-mode="server"', 'data-mode="static"')
-    (out / "index.html").write_text(html, encoding="utf-8")
+    with naming(out):
+        (out / "static").mkdir(parents=True, exist_ok=True)
+        for name in ASSETS:
+            if name != "index.html":
+                (out / "static" / name).write_bytes(asset(name))
+        html = asset("index.html").decode().replace('data-mode="server"', 'data-mode="static"')
+        (out / "index.html").write_text(html, encoding="utf-8")
     keys = ["runs"] + [f"run/{run.rid}" for run in site.runs]
     for run in site.runs:
         for task in run.tasks:

@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from .._storage.rundir import is_sample
 from .._storage.run_lock import RunLock, describe
 
 T = TypeVar("T")
@@ -112,8 +113,9 @@ class SampleIndex:
                     record = json.loads(line)
                 except ValueError:
                     continue  # a line a killed run cut short (the run reads past it too)
-                if not isinstance(record, dict):
-                    continue
+                if not isinstance(record, dict) or ("index" in record and not is_sample(record)):
+                    continue  # a damaged line that still parses (the run passes over it too); records written
+                    # by hand, without an index, are shown
                 key = str(record["id"]) if record.get("id") is not None else f"#record-{record.get('index')}"
                 row = table_row(record)
                 if key in self._by_key:  # a retried example: the latest attempt replaces the earlier one
@@ -147,10 +149,13 @@ def identity(path: Path) -> tuple[int, int, int, int] | None:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
+    """The file's JSON object; None for a file that cannot be read or holds no object (damaged: the run
+    shows as stopped, and `--resume` rebuilds its results.json)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    return value if isinstance(value, dict) else None
 
 
 def _sample_files(folder: Path) -> list[str]:

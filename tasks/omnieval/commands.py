@@ -31,7 +31,7 @@ def omnieval_corpus_command(docs, out, split, path_as, overwrite) -> None:
 
     from .corpus import build_corpus
 
-    with config_errors_exit():
+    with config_errors_exit(output_option="--out"):
         stats = build_corpus(docs, out, parse_split(split), path_as=path_as, overwrite=overwrite)
     click.echo(f"{stats.documents} documents: {stats.whole} whole, {stats.split} split into {stats.chunks} chunks, "
                f"{stats.dropped} dropped (longer than the limit in a 基金 .jsonl file); "

@@ -6,7 +6,6 @@ data file, where the record is in it (`RecordPlace`) and the field (and the YAML
 counted, never dropped."""
 from __future__ import annotations
 
-import json
 import math
 import string
 from typing import Any
@@ -155,13 +154,13 @@ class Mapper:
     # --- gold -------------------------------------------------------------------------------------------
     def gold(self, record: dict, place: RecordPlace) -> dict[str, Any]:
         gold: dict[str, Any] = {}
-        for kind, ref in self.fields.gold.items():
+        for gold_kind, ref in self.fields.gold.items():
             if isinstance(ref, dict):
-                gold.update(getattr(self, kind)(record, ref, place))
+                gold.update(getattr(self, gold_kind)(record, ref, place))
                 continue
             value = self.value(record, ref, place)
             if value is not MISSING:
-                gold.update(getattr(self, kind)(value, ref, place))
+                gold.update(getattr(self, gold_kind)(value, ref, place))
         gold.update(self.optional(record, self.fields.extra_gold, place))
         return gold
 
@@ -176,16 +175,14 @@ class Mapper:
         return [self.scalar_text(item, ref, place) for item in items]
 
     def answers(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
-        """The answer texts; an empty one is no answer (it would match only an empty prediction), a list of
-        strings written as text (`["a", "b"]` in a CSV value) is refused unless the path declares `list`."""
+        """The answer texts, as the data gives them: an empty list or an empty string stays (Self-RAG's
+        `match` scores [""] 1 and [] 0: tests/test_selfrag_parity.py); a list of strings written as text
+        (`["a", "b"]` in a CSV value) is refused unless the path declares `list`."""
         listed = listed_text(value) if isinstance(value, str) else None
         if listed and all(isinstance(item, str) for item in listed):
             raise self.fail(place, ref, f"the text {value[:40]!r} is a list written as text; declare the path "
                                         f"{{path: {ref.paths[0]}, list: json}}")
-        answers = [text for text in self.strings(value, ref, place) if text.strip()]
-        if not answers:
-            raise self.fail(place, ref, f"no gold answer (got {json.dumps(value, ensure_ascii=False)[:40]})")
-        return {"answers": answers}
+        return {"answers": self.strings(value, ref, place)}
 
     def label(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
         if isinstance(value, (list, dict)) or (isinstance(value, float) and not math.isfinite(value)):

@@ -135,7 +135,7 @@ def csv_records(path: Path, delimiter: str | None) -> Iterator[Item]:
                 row = next(rows)
             except StopIteration:
                 return
-            except UnicodeDecodeError as exc:  # the whole file is in another encoding (Excel's, Latin-1, UTF-16)
+            except UnicodeDecodeError:  # the whole file is in another encoding (Excel's, Latin-1, UTF-16)
                 where = utf8_problem(path) if compression(path) is None else None
                 raise ConfigError(f"{where or f'{path}: the rows after line {rows.line_num} are not UTF-8'}; "
                                   "save the file as UTF-8") from None

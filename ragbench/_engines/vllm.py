@@ -77,7 +77,8 @@ class VLLMEngine(Engine):
         else:
             path = model
         self.path = path
-        self._content = None if self.model == "embedded" else content_digest(path)  # the embedded model: its package version
+        # the embedded model is identified by its package's version; a local folder by its files
+        self._content = None if self.model == "embedded" else content_digest(path)
         self.enable_lora = bool(self.llm_options.get("enable_lora", False))
         self._lora_ids: dict[str, int] = {}
         self._lock = threading.Lock()

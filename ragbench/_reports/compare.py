@@ -172,7 +172,8 @@ def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 
                                    "(question, gold or documents): their scores are not paired on the same example")
         details = baseline.results.get("details", {}).get(task, {})
         slice_fields = sorted({f for entry in details.values() for f in entry.get("slices", {})})
-        unpaired = sorted(set(_example_keys(details)) ^ set(_example_keys(other.results.get("details", {}).get(task, {}))))
+        other_details = other.results.get("details", {}).get(task, {})
+        unpaired = sorted(set(_example_keys(details)) ^ set(_example_keys(other_details)))
         if unpaired:
             report.warnings.append(f"{task}: {', '.join(unpaired)} scored in only one run: not compared")
         for metric in _example_keys(details):

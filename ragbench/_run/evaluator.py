@@ -101,7 +101,7 @@ class Evaluator:
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
-        self.model_contents: dict[str, str] = {}  # the loaded engines' content_id, by place (model, judge 1 ...)
+        self.model_contents: dict[str, str] = {}  # "kind:model content_id" by place (Engines.content_ids)
         self.stream_keys: dict[str, set[str]] = {}  # their checkpoint keys, for tasks whose stream was read
         self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
         self.page_cache_stats: dict[str, Any] | None = None
@@ -232,8 +232,9 @@ class Evaluator:
     # --- execution ------------------------------------------------------------------------------
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
         """Every record still to do with its position in the task's stream, task after task, streamed
-        (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record. The keys of the records read
-        are kept (`stream_keys`): the samples of records the data no longer holds are dropped at the end."""
+        (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record. The keys
+        of the records read are kept (`stream_keys`): the samples of records the data no longer holds are
+        dropped at the end."""
         for planned in self.planned:
             done = self.run_dir.finished_keys(planned.name) if self.config.resume else {}
             seen: set[str] = set()

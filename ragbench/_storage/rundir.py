@@ -164,7 +164,8 @@ class RunDir:
                 changed = "; ".join(f"{name}: {_differences(before.get(name), now.get(name))}"
                                     for name in sorted(set(before) | set(now)) if before.get(name) != now.get(name))
                 raise ConfigError(f"--resume: {self.path}: {what} changed since the run started ({changed}); its "
-                                  "saved samples would mix with new ones: --overwrite runs it again, or choose a new --output")
+                                  "saved samples would mix with new ones: --overwrite runs it again, or choose a new "
+                                  "--output")
 
     def sample_path(self, task: str) -> Path:
         return self.samples_dir / f"{task}.jsonl"

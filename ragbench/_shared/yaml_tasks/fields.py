@@ -170,7 +170,8 @@ class Mapper:
         for item in items:
             if isinstance(item, bool) or not isinstance(item, (str, int, float)):
                 held = f"a list holding {kind(item)}" if item is not value else kind(value)
-                hint = f"; name the key that holds it, e.g. '{ref.paths[0]}.{next(iter(item))}'" if item and isinstance(item, dict) else ""
+                hint = (f"; name the key that holds it, e.g. '{ref.paths[0]}.{next(iter(item))}'"
+                        if item and isinstance(item, dict) else "")
                 raise self.fail(place, ref, f"expected {what}, got {held}{hint}")
         return [self.scalar_text(item, ref, place) for item in items]
 

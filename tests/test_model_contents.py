@@ -78,3 +78,20 @@ def test_resume_is_refused_in_one_line_when_the_models_files_changed(tmp_path):
     rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}]))  # back as it was: resumes
     again = cli(*args, "--resume")
     assert again.returncode == 1 and "incomplete run (demo: 3 failed" in again.stderr, again.stderr
+
+
+@pytest.mark.parametrize("damage", [{"model_contents": ["x"]}, {"task_configs": "x"}])
+def test_a_run_json_whose_recorded_inputs_were_changed_by_hand_is_named_in_one_line(tmp_path, damage):
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}]))
+    args = ["--tasks", "demo", "--system", "closed_book", "--model", f"scripted:{rules}", "--limit", "4",
+            "--no-progress", "--bootstrap-iters", "0", "--output", str(tmp_path / "run")]
+    cli(*args)
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    meta["config"].update(damage)
+    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
+    saved = (tmp_path / "run" / "samples" / "demo.jsonl").read_bytes()
+    resumed = cli(*args, "--resume")
+    assert resumed.returncode == 2 and "Traceback" not in resumed.stderr
+    assert f"run.json: its config.{next(iter(damage))} is not what ragbench writes" in resumed.stderr.strip()
+    assert (tmp_path / "run" / "samples" / "demo.jsonl").read_bytes() == saved

@@ -157,8 +157,12 @@ class RunDir:
         """Raise `ConfigError` when a task's own configuration (`Task.config`: a YAML task's file digest,
         its options) or a model's files (`model_contents`: ragbench._engines.content) are not those the run
         was started with: the options can match while a file changed."""
+        recorded = (self.meta or {}).get("config") or {}
         for key, what in (("task_configs", "a task"), ("model_contents", "the files of a model")):
-            before = ((self.meta or {}).get("config") or {}).get(key)
+            before = recorded.get(key) if isinstance(recorded, dict) else recorded
+            if before is not None and not isinstance(before, dict):
+                raise ConfigError(f"--resume: {self.path / 'run.json'}: its config.{key} is not what ragbench writes "
+                                  "(the file was changed): --overwrite runs the run again, or choose a new --output")
             now = config.get(key) or {}
             if before is not None and before != now:
                 changed = "; ".join(f"{name}: {_differences(before.get(name), now.get(name))}"

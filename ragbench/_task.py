@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 from ._checks import Preflight, probe_data
 from ._errors import RecordError
+from ._storage.datafiles import stat_fingerprint
 from ._types import Document, Example
 
 if TYPE_CHECKING:
@@ -158,6 +159,14 @@ class Task:
         `{"id", "output"[, "docs"]}` or a `RecordError`) for the `recorded` system. None: the task
         reads no such folder (a JSONL of records is read without the task)."""
         return None
+
+    def data_fingerprint(self) -> dict[str, Any] | None:
+        """A cheap identity of the data `prepare` found, recorded when a run starts: the --resume of a
+        finished run whose data's fingerprint changed reads the data again (changed records run again).
+        Default: the local file or folder (`path`, else `data_path`; ragbench._storage.datafiles); None
+        when the task reads no local data (a task that downloads its own data tells its source here)."""
+        source = self.path or self.data_path
+        return stat_fingerprint(source) if source is not None else None
 
     def size_hint(self) -> int | None:
         """The number of records, if it is cheap to know (for the progress bar's ETA)."""

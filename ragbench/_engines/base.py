@@ -261,6 +261,12 @@ class Engine:
         `engine_id`, so a shared cache never answers from the old files."""
         return None
 
+    @classmethod
+    def content_of(cls, model: str) -> str | None:
+        """The `content_id` an engine of `model` would have, found without loading it (the --resume of a
+        finished run compares it with the one recorded); None when it cannot be told before loading."""
+        return None
+
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         raise NotImplementedError
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from .embedded import is_embedded
+
 BLOCK = 4096
 BLOCKS = 256
 
@@ -38,3 +40,17 @@ def content_digest(path: str | Path) -> str | None:
                 handle.seek(number * (size - BLOCK) // (BLOCKS - 1))
                 digest.update(handle.read(BLOCK))
     return digest.hexdigest()[:16]
+
+
+def local_model_digest(model: str) -> str | None:
+    """`content_digest` of a local model (None for the embedded model, known by its package's version)."""
+    return None if is_embedded(model) else content_digest(model)
+
+
+def file_digest(path: str | Path) -> str | None:
+    """16 hex digits of sha256 over every byte of a small file (a rules or replay file); None when it
+    cannot be read."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return None

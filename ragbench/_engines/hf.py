@@ -61,7 +61,7 @@ from annotated_types import Ge
 from .._errors import ConfigError
 from . import hf_batching as batching
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
-from .content import content_digest
+from .content import local_model_digest
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
@@ -163,7 +163,7 @@ class HFEngine(Engine):
             if path.exists() or self.model.startswith(("/", ".", "~")) or self.model.endswith(".gguf"):
                 if not path.exists():
                     raise ConfigError(f"hf engine: model path '{self.model}' does not exist")
-                self._content = content_digest(path)
+                self._content = self.content_of(self.model)
                 if path.is_file():
                     folder, gguf_file = str(path.parent), path.name
                 else:
@@ -230,6 +230,10 @@ class HFEngine(Engine):
     @property
     def content_id(self) -> str | None:
         return self._content
+
+    @classmethod
+    def content_of(cls, model: str) -> str | None:
+        return local_model_digest(model)
 
     def __repr__(self) -> str:
         return (f"HFEngine(model={self.model!r}, device={self.device!r}, dtype={self.dtype!r}, "

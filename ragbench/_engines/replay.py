@@ -30,6 +30,7 @@ from typing import Any
 from .._errors import ConfigError, RecordError
 from .._replay.call_refs import resolved
 from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs
+from .content import file_digest
 
 
 def check_token_record(record: dict[str, Any]) -> None:
@@ -107,6 +108,10 @@ class ReplayEngine(Engine):
     @property
     def content_id(self) -> str | None:
         return self._digest
+
+    @classmethod
+    def content_of(cls, model: str) -> str | None:
+        return file_digest(model)
 
     @property
     def engine_id(self) -> str:

@@ -29,6 +29,7 @@ from .._errors import ConfigError
 from .._imports import load_callable
 from .._storage.jsonl import parse_json
 from .base import Engine, EngineError, Request, Response, Sampling, apply_stop
+from .content import file_digest
 from .replay import check_token_record, token_response
 
 Script = Callable[[Request], "str | Response"]
@@ -100,6 +101,10 @@ class ScriptedEngine(Engine):
     @property
     def content_id(self) -> str | None:
         return self._digest
+
+    @classmethod
+    def content_of(cls, model: str) -> str | None:
+        return file_digest(model) if model.endswith(".json") else None
 
     @property
     def engine_id(self) -> str:

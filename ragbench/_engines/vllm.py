@@ -47,7 +47,7 @@ from typing import Any, AsyncIterator
 
 from .._errors import ConfigError
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
-from .content import content_digest
+from .content import local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 from .vllm_options import (DEFAULT_MAX_LOGPROBS, INSTALL_HINT, NEUTRAL_OPTIONS, accepts, option_value,
@@ -78,7 +78,7 @@ class VLLMEngine(Engine):
             path = model
         self.path = path
         # the embedded model is identified by its package's version; a local folder by its files
-        self._content = None if self.model == "embedded" else content_digest(path)
+        self._content = self.content_of(model)
         self.enable_lora = bool(self.llm_options.get("enable_lora", False))
         self._lora_ids: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -128,6 +128,10 @@ class VLLMEngine(Engine):
     @property
     def content_id(self) -> str | None:
         return self._content
+
+    @classmethod
+    def content_of(cls, model: str) -> str | None:
+        return local_model_digest(model)
 
     def __repr__(self) -> str:
         return f"VLLMEngine(model={self.model!r}, options={self.llm_options!r})"

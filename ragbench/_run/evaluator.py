@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,6 +47,8 @@ from .reading import RecordReader
 from .resources import RunResources
 from .scheduler import Scheduler
 from .workers import refuse_in_worker_start, use_ready_threads
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_record"]
 
@@ -135,7 +138,7 @@ class Evaluator:
             try:
                 self.check_models(engines)
                 self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
-                                                   config.resume, config.overwrite)
+                                                   config.resume, config.overwrite, self.data_fingerprints())
                 self.cost = AttemptCost(self.attempt_id, self.run_dir.record_attempt)
                 self.cost.save()  # the attempt counts from its start, whatever stops it
                 cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
@@ -186,13 +189,23 @@ class Evaluator:
             engines.close()
 
     def _finished_outcome(self) -> RunOutcome | None:
-        """--resume of a run marked finished: its outcome when every record of the data has a sample that
-        needs no new attempt (as many as run.json counts, else the data is read); results.json is read
+        """--resume of a run marked finished: refused (`ConfigError`) when a task's config or a model's files
+        changed since it started, as an unfinished run's; None (the run goes on: the data is read, records that
+        changed run again) when a task's data fingerprint changed. Else its outcome when every record of the
+        data has a sample that needs no new attempt (as many as run.json counts, else the data is read); results.json is read
         back, or rebuilt from the samples when it is missing or unreadable (no engine loads). None when
         examples are left to run (a sample line was lost, or an example failed): the run goes on; or when
         only metrics that failed are left to score (`scoring_only`: the system's engines do not load)."""
         meta = self.run_dir.meta
         if not meta or not meta.get("finished"):
+            return None
+        recorded = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+        self.run_dir.check_same_inputs({"task_configs": {p.name: p.task.config() for p in self.planned},
+                                        "model_contents": self._model_contents_now(recorded.get("model_contents"))})
+        changed = self.run_dir.data_changed(self.data_fingerprints())
+        if changed:
+            log.warning("ragbench: %s is finished, but the data of task %s changed since it started: the data is read "
+                        "again and the records that changed run again", self.run_dir.path, ", ".join(changed))
             return None
         records = meta.get("records") or {}
         if not all(len(self.run_dir.finished_keys(p.name)) == records.get(p.name) for p in self.planned) \
@@ -212,6 +225,24 @@ class Evaluator:
         results = self.collect(None, 0, 0.0)
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
         return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
+
+    def _model_contents_now(self, recorded: Any) -> Any:
+        """The recorded model contents ("kind:model content_id" by place), each content_id told again without
+        loading the engine (`Engine.content_of`; kept as recorded where the engine cannot tell)."""
+        if not isinstance(recorded, dict):
+            return recorded  # not what ragbench writes: check_same_inputs names it
+        now = {}
+        for place, entry in recorded.items():
+            name, _, _ = str(entry).rpartition(" ")
+            kind, _, model = name.partition(":")
+            content = self.registry.load("engines", kind).content_of(model) if kind in self.registry.names("engines") \
+                else None
+            now[place] = f"{name} {content}" if content is not None else entry
+        return now
+
+    def data_fingerprints(self) -> dict[str, Any]:
+        """Each task's data fingerprint (`Task.data_fingerprint`), recorded in run.json when the run starts."""
+        return {p.name: p.task.data_fingerprint() for p in self.planned}
 
     def _saved(self) -> int:
         """Examples whose sample is saved and needs no new attempt."""

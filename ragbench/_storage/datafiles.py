@@ -1,10 +1,13 @@
-"""Finding a task's data file: an explicit path, the local data folder, or a download."""
+"""Finding a task's data file: an explicit path, the local data folder, or a download; and telling cheaply
+whether it changed."""
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from .._errors import ConfigError
 
@@ -35,3 +38,21 @@ def resolve_data_file(task: str, filename: str, explicit: Path | None, url: str 
     except OSError as exc:
         raise ConfigError(f"task {task} needs {filename}; downloading {url} failed ({exc}); {where}") from exc
     return local
+
+
+def stat_fingerprint(path: str | Path) -> dict[str, Any]:
+    """What tells cheaply that local data changed, no byte of it read: the resolved path and the size and
+    modification time (ns) of the file, or of every file under the folder (folded into one digest; an
+    archive is a file). An edit, a copy over it or a new download changes it; a mere read does not."""
+    root = Path(path).expanduser().resolve()
+    if root.is_file():
+        stat = root.stat()
+        return {"path": str(root), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    if not root.is_dir():
+        return {"path": str(root), "missing": True}
+    digest, files = hashlib.sha256(), 0
+    for file in sorted(f for f in root.rglob("*") if f.is_file()):
+        stat = file.stat()
+        digest.update(f"{file.relative_to(root)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+        files += 1
+    return {"path": str(root), "files": files, "sha256": digest.hexdigest()[:16]}

@@ -128,12 +128,13 @@ class RunDir:
                               "it, or choose another --output")
 
     def start(self, config: dict[str, Any], identity: dict[str, Any], config_hash: str, resume: bool,
-              overwrite: bool = False) -> list[dict[str, Any]]:
+              overwrite: bool = False, data: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Create and lock the folder (after `check_start`; held until the `held` block ends); with
-        `overwrite`, the earlier run's files go first. Returns the earlier attempts' costs."""
+        `overwrite`, the earlier run's files go first; `data`: each task's data fingerprint
+        (`Task.data_fingerprint`, what `data_changed` compares). Returns the earlier attempts' costs."""
         self.check_start(identity, config_hash, resume, overwrite)
         if resume:
-            self._check_same_inputs(config)
+            self.check_same_inputs(config)
         if not self.lock.held:
             self.lock.acquire()
             self.check_start(identity, config_hash, resume, overwrite)  # a run may have ended here while we waited
@@ -150,10 +151,18 @@ class RunDir:
         remove_temporaries(self.path)  # a `kill -9` while a file was being replaced
         self.samples_dir.mkdir(parents=True, exist_ok=True)
         self._write_json("run.json", {"config": config, "identity": identity, "config_hash": config_hash,
-                                      "finished": False, "attempts": attempts})
+                                      "data": data or {}, "finished": False, "attempts": attempts})
         return attempts
 
-    def _check_same_inputs(self, config: dict[str, Any]) -> None:
+    def data_changed(self, now: dict[str, Any]) -> list[str]:
+        """The tasks whose data fingerprint is not the one recorded when the run started (a run.json of an
+        older ragbench records none: nothing to compare)."""
+        recorded = (self.meta or {}).get("data")
+        if not isinstance(recorded, dict):
+            return []
+        return [task for task, fingerprint in now.items() if task in recorded and recorded[task] != fingerprint]
+
+    def check_same_inputs(self, config: dict[str, Any]) -> None:
         """Raise `ConfigError` when a task's own configuration (`Task.config`: a YAML task's file digest,
         its options) or a model's files (`model_contents`: ragbench._engines.content) are not those the run
         was started with: the options can match while a file changed."""

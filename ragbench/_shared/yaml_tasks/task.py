@@ -81,6 +81,14 @@ class YamlTask(Task):
                 self.dataset = load_split(self.name, name=data.hf, **options)
         return self.dataset
 
+    def data_fingerprint(self) -> dict[str, Any] | None:
+        """A hub dataset by its name, config, split and revision (a dataset without a pinned revision may
+        change unseen); a local source as any task's."""
+        data = self.spec.data
+        if self.path is None and self.data_path is None and data is not None and data.hf:
+            return {"hf": data.hf, "config": data.config, "split": data.split, "revision": data.revision}
+        return super().data_fingerprint()
+
     def where(self) -> str:
         return str(self.path) if self.path is not None else f"Hugging Face dataset {self.spec.data.hf}"
 

@@ -96,6 +96,7 @@ def check_command(no_model: bool, **options) -> None:
     try:
         evaluator = Evaluator(RunConfig(**run_kwargs(**options)))
         try:
+            evaluator.check_free_space()
             if not no_model:
                 evaluator.load_and_check_models()
         finally:

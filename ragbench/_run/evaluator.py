@@ -41,7 +41,7 @@ from .example import StoppedAtFailure, process_example, record_failed, sample_re
 from .lifecycle import Engines, RunInterrupted, run_interruptible, run_together, signal_of
 from .metric_models import MetricModels
 from .planning import PlannedTask, needs
-from .preflight import engine_needs, preflight
+from .preflight import check_free_space, engine_needs, preflight
 from .progress import Progress
 from .reading import RecordReader
 from .resources import RunResources
@@ -187,6 +187,10 @@ class Evaluator:
             self.check_models(engines)
         finally:
             engines.close()
+
+    def check_free_space(self) -> None:
+        """`ragbench check`: the free space where the run writes (a warning when short; the data is counted)."""
+        check_free_space(self.config, self.planned, self.checks)
 
     def _finished_outcome(self) -> RunOutcome | None:
         """--resume of a run marked finished: refused (`ConfigError`) when a task's config or a model's files

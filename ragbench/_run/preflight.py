@@ -59,13 +59,11 @@ def check_run_options(config: Any, check: Preflight) -> None:
             raise ConfigError(f"--output {config.run_dir()}: {unwritable}; choose a folder that can be written")
 
 
-def check_cache_files(config: Any, planned: list[Any], check: Preflight) -> None:
-    """The response cache and (for tasks that take a `page_cache` option) the page cache: files a run
-    can read and write. One that cannot serve is a warning: the run goes on without it, or with a
-    fresh one in place of a damaged one (ragbench._storage.sqlite_store)."""
+def cache_files(config: Any, planned: list[Any]) -> list[tuple[str, Path, str]]:
+    """(label, path, fix) of the caches the run opens: the response cache and (for tasks that take a
+    `page_cache` option) the page cache."""
     from .._storage import cache, page_cache
     from .._storage.files import write_problem
-    from .._storage.store_checks import file_problem
 
     # the run's own cache.sqlite: said of --output when that cannot be written, deleted by --overwrite
     skip = config.cache is None and (config.overwrite or write_problem(config.run_dir()))
@@ -76,7 +74,15 @@ def check_cache_files(config: Any, planned: list[Any], check: Preflight) -> None
         if str(chosen).strip().lower() not in page_cache.OFF:
             path = Path(chosen).expanduser() if chosen else page_cache.default_path().expanduser()
             caches.append((page_cache.LABEL, path, page_cache.FIX))
-    for label, path, fix in caches:
+    return caches
+
+
+def check_cache_files(config: Any, planned: list[Any], check: Preflight) -> None:
+    """The caches (`cache_files`): files a run can read and write. One that cannot serve is a warning:
+    the run goes on without it, or with a fresh one in place of a damaged one (ragbench._storage.sqlite_store)."""
+    from .._storage.store_checks import file_problem
+
+    for label, path, fix in cache_files(config, planned):
         if path.is_dir():  # said of --cache already
             continue
         problem = file_problem(path)
@@ -84,6 +90,54 @@ def check_cache_files(config: Any, planned: list[Any], check: Preflight) -> None
             check.passed(f"{label} {path}: can be read and written")
         else:
             check.warn(f"{label} {path}: {problem.reason}; {problem.consequence(label, fix)}")
+
+
+# What `ragbench check` asks of the free space where the run writes: 64 KiB a record (a run folder of the demo
+# task held 3-4 KiB a record with the prompts and replies of closed_book and vanilla; prompts of retrieved
+# pages run ten times that), and never less than 100 MiB (the response cache, results, report).
+SPACE_PER_RECORD = 64 * 2**10
+SPACE_FLOOR = 100 * 2**20
+
+
+def check_free_space(config: Any, planned: list[Any], check: Preflight) -> None:
+    """The free space of each file system the run writes to (its folder, its caches): passed with the figure,
+    or a warning when below what the run may write (`SPACE_PER_RECORD` for each record it will read, counted
+    as the progress bar does, at least `SPACE_FLOOR`). A warning only: the estimate is rough, and a full disk
+    during the run ends in one line leaving a run that --resume completes."""
+    import shutil
+
+    from .._storage.files import write_problem
+
+    sizes = [min((x for x in (p.task.size_hint(), config.limit) if x is not None), default=None) for p in planned]
+    records = sum(size for size in sizes if size is not None)
+    need = max(SPACE_FLOOR, records * SPACE_PER_RECORD)
+    estimate = f"{records} record(s) x {SPACE_PER_RECORD // 2**10} KiB" + (" and tasks of unknown size" if None in sizes else "")
+    places = [("--output", Path(config.run_dir()))] + [(label, path) for label, path, _ in cache_files(config, planned)]
+    seen: set[int] = set()
+    for label, path in places:
+        if write_problem(path):
+            continue  # the write checks say so
+        existing = path.expanduser().absolute()
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        try:
+            device, free = existing.stat().st_dev, shutil.disk_usage(existing).free
+        except OSError:
+            continue
+        if device in seen:
+            continue
+        seen.add(device)
+        if free < need:
+            check.warn(f"{label} {path}: {mebibytes(free)} free on its file system, less than the run may write "
+                       f"({mebibytes(need)}: {estimate}, at least {mebibytes(SPACE_FLOOR)}); free space there, or "
+                       "choose another place (a full disk stops the run, which --resume continues)")
+        else:
+            check.passed(f"{label} {path}: {mebibytes(free)} free on its file system (the run may write "
+                         f"{mebibytes(need)})")
+
+
+def mebibytes(size: int) -> str:
+    return f"{size / 2**20:,.0f} MiB"
 
 
 def engine_needs(planned: list[Any]) -> list[Any]:

@@ -1,4 +1,4 @@
 """`python -m ragbench ...`: the `ragbench` command, for environments without the console script."""
-from ._cli.main import main
+from ._cli.entry import main
 
 main()

@@ -13,7 +13,7 @@ import click
 
 from .._errors import EXIT_CONFIG, ConfigError
 from .._retrieval.commands import index_group
-from .._run.lifecycle import EXIT_INTERRUPTED
+from .._stop_signals import signal_of, stopped_by, stopped_starting
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .plugin_commands import PluginCommandGroup
 from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
@@ -23,15 +23,17 @@ from .run_options import (common_kwargs, overwrite_option, resume_option, run_kw
 
 def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
-    from .._replay.rerun import replay_config
-    from .._run.evaluator import RunConfig
-
     try:
+        from .._replay.rerun import replay_config
+        from .._run.config import RunConfig
+
         config = replay_config(replay, **config_kwargs) if replay else RunConfig(**config_kwargs)
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:
         environment_error(exc)
+    except KeyboardInterrupt as exc:  # before the run's own handling (`evaluated`) begins
+        stopped_while_starting(exc)
     outcome = evaluated(config)
     if outcome.rebuilt:
         click.echo(f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved "
@@ -39,6 +41,12 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     elif outcome.already_finished:
         click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
     report_outcome(outcome)
+
+
+def stopped_while_starting(exc: KeyboardInterrupt) -> None:
+    """Ctrl-C, SIGTERM or SIGHUP while a run's options are read, before anything is written."""
+    click.echo(stopped_starting(signal_of(exc)), err=True, nl=False)
+    sys.exit(128 + signal_of(exc))
 
 
 def _show_version(ctx: click.Context, _param: Any, value: bool) -> None:
@@ -78,6 +86,8 @@ def main(ctx: click.Context, replay, **options) -> None:
         kwargs = run_kwargs(**options)
     except ConfigError as exc:
         config_error(exc)
+    except KeyboardInterrupt as exc:
+        stopped_while_starting(exc)
     _run(kwargs)
 
 
@@ -105,9 +115,9 @@ def check_command(no_model: bool, **options) -> None:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:
         environment_error(exc)
-    except KeyboardInterrupt:
-        click.echo("\nragbench check: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:
+        click.echo(f"\nragbench check: {stopped_by(signal_of(exc))}; it writes nothing: run it again", err=True)
+        sys.exit(128 + signal_of(exc))
     for line in evaluator.checks.checked:
         click.echo(f"ok  {line}")
     for line in evaluator.checks.warnings:

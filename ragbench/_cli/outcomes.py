@@ -63,12 +63,12 @@ def evaluated(config: Any) -> Any:
     """`Evaluator(config).run()`'s outcome; every other way a run ends on the command line ends here, in one
     line and its exit code: a configuration problem (2), a fault of the disk or a file (1), --fail-fast (1),
     Ctrl-C, SIGTERM or SIGHUP (128 + the signal, with the command that continues the run)."""
-    from .._run.evaluator import Evaluator, RunInterrupted
-    from .._run.example import StoppedAtFailure
-    from .._run.lifecycle import exit_interrupted, exit_when_stuck, interrupt_message, signal_of
+    from .._run.lifecycle import RunInterrupted, exit_interrupted, exit_when_stuck, interrupt_message, signal_of
 
     try:
         with exit_when_stuck(lambda signum: interrupt_message(config.run_dir(), signum=signum)):
+            from .._run.evaluator import Evaluator  # ~0.2 s of imports, under the handlers: a stop says so
+
             return Evaluator(config).run()
     except ConfigError as exc:
         config_error(exc)
@@ -76,11 +76,15 @@ def evaluated(config: Any) -> Any:
         environment_error(exc, config.run_dir())
     except RunInterrupted as exc:
         exit_interrupted(exc)
-    except StoppedAtFailure as exc:
-        stopped_at_failure(exc)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after the examples ran
         click.echo(interrupt_message(config.run_dir(), signum=signal_of(exc)), err=True, nl=False)
         sys.exit(128 + signal_of(exc))
+    except Exception as exc:
+        from .._run.example import StoppedAtFailure
+
+        if not isinstance(exc, StoppedAtFailure):
+            raise
+        stopped_at_failure(exc)
 
 
 def report_outcome(outcome: Any) -> None:

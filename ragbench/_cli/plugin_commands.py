@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
+from .._stop_signals import signal_of, stopped_by
 from .outcomes import environment_error
 
 
@@ -46,7 +47,8 @@ class PluginCommandGroup(click.Group):
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         """As click's, but a usage error (an unknown option, a value click cannot convert) ends in one
-        line and exit 2, like every other configuration error, instead of click's usage block."""
+        line and exit 2, like every other configuration error, instead of click's usage block; and a stop
+        signal no command handled in one line and 128 + the signal, instead of `Aborted!` and exit 1."""
         if not standalone_mode:
             return super().main(*args, standalone_mode=False, **kwargs)
         try:
@@ -58,9 +60,15 @@ class PluginCommandGroup(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
+        except click.Abort as exc:
+            if not isinstance(exc.__context__, KeyboardInterrupt):
+                click.echo("Aborted!", err=True)
+                sys.exit(1)
+            # Ctrl-C, SIGTERM or SIGHUP that no command took charge of: while the options are parsed, or
+            # during a command that stops where it stands
+            signum = signal_of(exc.__context__)
+            click.echo(f"ragbench: {stopped_by(signum)} before the command finished: run it again", err=True)
+            sys.exit(128 + signum)
 
 
 def merge_command(group: click.Group, command: Any, path: str = "ragbench") -> str | None:

@@ -15,26 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Iterator
 
+from .._stop_signals import STOP_SIGNALS, Stopped, raise_stopped, signal_of, stopped_by, stopped_starting
+
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT (128 + the signal's number)
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
-
-
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: stops a run as Ctrl-C does (a KeyboardInterrupt, so code that stops on Ctrl-C
-    stops on it)."""
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        super().__init__(signal.Signals(signum).name)
-
-
-def _raise_stopped(signum: int, frame: Any) -> None:
-    raise Stopped(signum)
-
-
-def signal_of(exc: BaseException) -> int:
-    """The signal that stopped a run (SIGINT for a plain KeyboardInterrupt)."""
-    return getattr(exc, "signum", signal.SIGINT)
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -43,12 +26,8 @@ class RunInterrupted(KeyboardInterrupt):
 
     def __init__(self, run_dir: Path, saved: int, total: int | None, signum: int = signal.SIGINT) -> None:
         self.run_dir, self.saved, self.total, self.signum = run_dir, saved, total, signum
-        super().__init__(f"{_stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples "
+        super().__init__(f"{stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples "
                          f"saved in {run_dir}")
-
-
-def _stopped_by(signum: int) -> str:
-    return "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
 
 
 @dataclass
@@ -126,12 +105,12 @@ def run_interruptible(coro: Any) -> Any:
     second signal stops at once."""
     loop = asyncio.new_event_loop()
     main = loop.create_task(coro)
-    stopped_by: list[int] = []
+    signalled: list[int] = []
 
     def on_signal(signum: int, frame: Any) -> None:
-        if stopped_by:  # a second signal: stop now
+        if signalled:  # a second signal: stop now
             raise KeyboardInterrupt if signum == signal.SIGINT else Stopped(signum)
-        stopped_by.append(signum)
+        signalled.append(signum)
         loop.call_soon_threadsafe(main.cancel)
 
     in_main = threading.current_thread() is threading.main_thread()
@@ -145,10 +124,10 @@ def run_interruptible(coro: Any) -> Any:
                 loop.run_until_complete(main)
             except BaseException:
                 pass
-        if stopped_by:  # the loop stays open: closing it waits for the worker threads
+        if signalled:  # the loop stays open: closing it waits for the worker threads
             # and is left as it is, with what still runs in it: nothing of that is reported when collected
             loop.set_exception_handler(lambda _loop, _context: None)
-            raise (KeyboardInterrupt() if stopped_by[0] == signal.SIGINT else Stopped(stopped_by[0])) from None
+            raise (KeyboardInterrupt() if signalled[0] == signal.SIGINT else Stopped(signalled[0])) from None
         _cancel_pending(loop)  # as asyncio.run does: every task's `finally` runs (files closed, cost saved)
         _close_loop(loop)
         raise
@@ -188,7 +167,7 @@ def exit_when_stuck(message: Callable[[int], str], grace: float = 1.0) -> Iterat
     read, write = os.pipe()
     os.set_blocking(write, False)
     previous = signal.set_wakeup_fd(write)
-    handlers = {signum: signal.signal(signum, _raise_stopped) for signum in STOP_SIGNALS if signum != signal.SIGINT}
+    handlers = {signum: signal.signal(signum, raise_stopped) for signum in STOP_SIGNALS if signum != signal.SIGINT}
 
     def watch() -> None:
         with os.fdopen(read, "rb", buffering=0) as signals:
@@ -231,12 +210,12 @@ def interrupt_message(run_dir: Any, saved: int | None = None, total: int | None 
     from .._storage.rundir import RunDir
 
     if run_dir is None or not (Path(run_dir) / "run.json").is_file():
-        return "\nragbench: interrupted before the run started; nothing was written\n"
+        return stopped_starting(signum)
     run_dir = Path(run_dir)
     if saved is None:
         saved = sum(len(RunDir(run_dir).finished_keys(p.stem)) for p in (run_dir / "samples").glob("*.jsonl"))
     args = [a for a in sys.argv[1:] if a not in ("--resume", "--overwrite")]
-    return (f"\nragbench: {_stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples saved "
+    return (f"\nragbench: {stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples saved "
             f"in {run_dir}; continue with:\n  {shlex.join(['ragbench', *args, '--resume'])}\n")
 
 

@@ -14,7 +14,7 @@ from ..._storage.datafiles import resolve_data_file
 from ..._task import Prompt, Task
 from ..._types import Document, Example
 from .hf import load_split
-from .fields import FieldError, Mapper
+from .fields import MISSING, FieldError, Mapper
 from .filters import Filter, chain, check_filter
 from .located import SpecError
 from .places import RecordPlace
@@ -93,14 +93,35 @@ class YamlTask(Task):
         return str(self.path) if self.path is not None else f"Hugging Face dataset {self.spec.data.hf}"
 
     def examples(self) -> Iterator[Example | RecordError]:
+        by_position = None  # the data's records numbered by position (they have no id), from the first that maps
         for place, record in self.records():
             if isinstance(record, RecordError):
                 yield record
                 continue
             try:
-                yield self.parse(record, place)
+                example = self.parse(record, place)
+                by_position = self.numbering(record, place, by_position)
             except RecordError as exc:
                 yield exc
+                continue
+            yield example
+
+    def numbering(self, record: dict[str, Any], place: RecordPlace, by_position: bool | None) -> bool:
+        """Whether the data's records are numbered by their position (`by_position`: as the first record that
+        maps is; None: this is it), a record that departs from it being a bad record naming the id field:
+        a record without an id among records with ids would take its position as its id, which can be
+        another record's real id (and that record be blamed for repeating it); a record with an id among
+        records numbered by position could repeat one of their positions."""
+        ref = self.mapper.fields.id
+        has_id = self.mapper.value(record, ref, place, required=False) is not MISSING
+        if by_position is None or by_position != has_id:
+            return not has_id
+        if has_id:
+            raise self.mapper.fail(place, ref, "an id, while the data's first record has none (records without "
+                                               "ids are numbered by their position, which an id can repeat); give "
+                                               "every record an id, or none")
+        raise self.mapper.fail(place, ref, "missing field, while the data's records have ids (its position would "
+                                           "be its id, which can be another record's); give it an id")
 
     def parse(self, record: Any, place: RecordPlace) -> Example:
         """The example of one record (a style may adjust it); `place` is where it is (`place.index`: its

@@ -50,6 +50,22 @@ class DataSpec:
     delimiter: str | None = None
 
 
+# The `data` options that only some formats read, and those formats (`revision`: a hub dataset's, `hf`)
+OPTION_FORMATS = {"records": ("json",), "delimiter": ("csv",), "config": ("hf",), "split": ("hf",)}
+
+
+def unused_data_option(data: DataSpec, fmt: str, where: str) -> str | None:
+    """The first option of `data` that format `fmt` does not read, as one line naming it, the format and the
+    fix; None when every option given is read."""
+    for option, formats in OPTION_FORMATS.items():
+        if getattr(data, option) is not None and fmt not in formats:
+            return (f"data.{option} is read only with format {' or '.join(formats)}, and {where} is read as {fmt}: "
+                    f"remove it, or give data.format {formats[0]} if the data is that")
+    if data.revision is not None and data.hf is None:
+        return f"data.revision is read only for a hub dataset (data.hf), and {where} is a local one: remove it"
+    return None
+
+
 @dataclass(frozen=True)
 class DocumentsSpec:
     source: FieldRef

@@ -19,7 +19,7 @@ from .filters import Filter, chain, check_filter
 from .located import SpecError
 from .places import RecordPlace
 from .sources import count_lines, file_format, file_records
-from .spec import TEMPLATE_VARIABLES, TaskSpec, load_spec
+from .spec import TEMPLATE_VARIABLES, TaskSpec, load_spec, unused_data_option
 from .templates import DEFAULT_TEMPLATE, PromptTemplate
 
 
@@ -57,6 +57,9 @@ class YamlTask(Task):
             self.path = resolve_data_file(name, data.file, None, data.url)
         declared = data.format if data is not None else "auto"
         self.format = file_format(Path(self.path), declared, name) if self.path is not None else "hf"
+        unused = unused_data_option(data, self.format, self.where()) if data and self.data_path is None else None
+        if unused:  # the file's own options for its own data (--data replaces the data, not the options)
+            raise ConfigError(f"task {name} ({source}): {unused}")
 
     def records(self) -> Iterator[tuple[RecordPlace, Any]]:
         """(where the record is, the record or a RecordError) in data order."""

@@ -1,0 +1,72 @@
+"""A YAML task's `data` option that its data's format does not read is refused in one line naming it, the
+format and the fix, not silently ignored."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import cli
+
+from ragbench._errors import ConfigError
+from ragbench._shared.yaml_tasks import task_class
+from ragbench._shared.yaml_tasks.spec import load_spec
+
+TEMPLATE = """task: opts
+data: {data}
+prompt:
+  template: "Q: {{{{ question }}}}"
+metrics: [em]
+"""
+RECORD = {"id": "q1", "question": "Q?", "answers": ["a"]}
+
+
+def write(tmp_path, data: str):
+    (tmp_path / "d.jsonl").write_text(json.dumps(RECORD) + "\n")
+    (tmp_path / "d.csv").write_text("id,question,answers\nq1,Q?,a\n")
+    (tmp_path / "d.json").write_text(json.dumps({"data": [RECORD]}))
+    (tmp_path / "t.yaml").write_text(TEMPLATE.format(data=data))
+    return tmp_path / "t.yaml"
+
+
+@pytest.mark.parametrize("data, option, fmt", [
+    ("{path: d.csv, records: data}", "records", "csv"),
+    ("{path: d.jsonl, delimiter: ';'}", "delimiter", "jsonl"),
+    ("{path: d.json, records: data, delimiter: ';'}", "delimiter", "json"),
+    ("{path: d.jsonl, split: validation}", "split", "jsonl"),
+    ("{path: d.csv, config: distractor}", "config", "csv"),
+    ("{path: d.jsonl, format: flashrag, records: data}", "records", "flashrag"),
+])
+def test_an_option_the_format_does_not_read_is_refused_naming_it_and_the_format(tmp_path, data, option, fmt):
+    task = task_class(load_spec(write(tmp_path, data)))()
+    with pytest.raises(ConfigError, match=rf"^task opts \(.*t.yaml\): data.{option} is read only with format "
+                                          rf"\w+, and .*d\.\w+ is read as {fmt}: remove it, or give data.format "):
+        task.prepare()
+
+
+def test_a_revision_for_local_data_is_refused(tmp_path):
+    task = task_class(load_spec(write(tmp_path, "{path: d.jsonl, revision: main}")))()
+    with pytest.raises(ConfigError, match=r"data.revision is read only for a hub dataset \(data.hf\), and .*d.jsonl "
+                                          r"is a local one: remove it$"):
+        task.prepare()
+
+
+def test_the_options_a_format_reads_are_accepted(tmp_path):
+    task = task_class(load_spec(write(tmp_path, "{path: d.json, records: data}")))()
+    assert [e.id for e in task.examples()] == ["q1"]
+    task = task_class(load_spec(write(tmp_path, "{path: d.csv, delimiter: ','}")))()
+    assert [e.id for e in task.examples()] == ["q1"]
+
+
+def test_data_given_with_dash_dash_data_is_read_without_the_files_options(tmp_path):
+    """--data replaces the task file's data, not its options: those for the file's own data are not refused."""
+    task = task_class(load_spec(write(tmp_path, "{path: d.json, records: data}")))(data_path=tmp_path / "d.jsonl")
+    assert [e.id for e in task.examples()] == ["q1"]
+
+
+def test_the_refusal_is_one_line_of_ragbench_check(tmp_path):
+    checked = cli("check", "--tasks", str(write(tmp_path, "{path: d.csv, records: data}")), "--system", "closed_book",
+                  "--model", "scripted:echo", "--output", str(tmp_path / "run"), "--no-model")
+    assert checked.returncode == 2 and "Traceback" not in checked.stderr
+    [line] = [line for line in checked.stderr.splitlines() if "data.records" in line]
+    assert "data.records is read only with format json, and " in line and "d.csv is read as csv" in line

@@ -496,3 +496,35 @@ def test_a_local_model_folder_is_keyed_by_its_files(fake_vllm, tmp_path):
     first = VLLMEngine(str(tmp_path)).engine_id
     (tmp_path / "config.json").write_text('{"model_type": "mistral"}')
     assert first.startswith(f"vllm:{tmp_path};dtype=auto;content=") and VLLMEngine(str(tmp_path)).engine_id != first
+
+
+def test_a_lora_adapter_folder_saved_over_gets_no_old_answers_from_the_cache(fake_vllm, tmp_path):
+    """The adapter's folder path is in the request; its files are not: their digest is part of the cache key."""
+    import asyncio
+
+    from ragbench._run.scheduler import Scheduler
+    from ragbench._storage.cache import ResponseCache
+
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights of the first training")
+    cache = ResponseCache(tmp_path / "shared.sqlite")
+
+    def ask() -> int:
+        """Calls the model made for one adapter request, with a fresh engine (a new run) on the shared cache."""
+        engine = VLLMEngine("m", enable_lora=True)
+
+        async def one() -> None:
+            scheduler = Scheduler(cache)
+            try:
+                await scheduler.submit(engine, Request(prompt="question", sampling=Sampling(lora=str(adapter))))
+            finally:
+                await scheduler.close()
+        asyncio.run(one())
+        return len(FakeLLM.instances[-1].calls)
+
+    assert ask() == 1
+    assert ask() == 0  # the same adapter: answered from the cache
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights of the second training")
+    assert ask() == 1
+    cache.close()

@@ -254,6 +254,12 @@ class Engine:
         """Identity for the cache: engine kind, model and the options that change outputs."""
         return f"{self.kind}:{self.model}"
 
+    def call_identity(self, sampling: Sampling) -> str:
+        """What identifies this engine's answers to requests of `sampling`, beside the request itself: the
+        response cache's key. Default: `engine_id`; an engine that reads files a sampling field names adds
+        their digest (vllm: a LoRA adapter folder), so a changed file never gets the old answers."""
+        return self.engine_id
+
     @property
     def content_id(self) -> str | None:
         """A digest of the model's local files (a model folder, a rules or replay file), when it has

@@ -75,6 +75,10 @@ class ReplicaSet(Engine):
     def content_id(self) -> str | None:
         return self._content_id
 
+    def call_identity(self, sampling: Any) -> str:
+        identity = getattr(self.replicas[0], "call_identity", None)  # a Ray actor's engine: its engine_id
+        return identity(sampling) if identity is not None else self._engine_id
+
     def _order(self) -> list[int]:
         """Replicas to try, best first: never-failed before failed, then fewest requests outstanding."""
         with self._lock:

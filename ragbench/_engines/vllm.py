@@ -47,7 +47,7 @@ from typing import Any, AsyncIterator
 
 from .._errors import ConfigError
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
-from .content import local_model_digest
+from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 from .vllm_options import (DEFAULT_MAX_LOGPROBS, INSTALL_HINT, NEUTRAL_OPTIONS, accepts, option_value,
@@ -81,6 +81,7 @@ class VLLMEngine(Engine):
         self._content = self.content_of(model)
         self.enable_lora = bool(self.llm_options.get("enable_lora", False))
         self._lora_ids: dict[str, int] = {}
+        self._adapter_contents: dict[str, str | None] = {}  # adapter folder -> its digest, read once a run
         self._lock = threading.Lock()
         self._tokenizer: Any = None
         self._vocabulary_ids: dict[str, int | None] = {}
@@ -132,6 +133,17 @@ class VLLMEngine(Engine):
     @classmethod
     def content_of(cls, model: str) -> str | None:
         return local_model_digest(model)
+
+    def call_identity(self, sampling: Sampling) -> str:
+        """`engine_id` and, for a request with a LoRA adapter folder, the digest of its files (the folder's
+        path is in the request already): an adapter trained further and saved over the same folder gets no
+        old answers from the cache."""
+        if not sampling.lora:
+            return self.engine_id
+        if sampling.lora not in self._adapter_contents:
+            self._adapter_contents[sampling.lora] = content_digest(sampling.lora)
+        digest = self._adapter_contents[sampling.lora]
+        return self.engine_id + (f";lora={digest}" if digest else "")
 
     def __repr__(self) -> str:
         return f"VLLMEngine(model={self.model!r}, options={self.llm_options!r})"

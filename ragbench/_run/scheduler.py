@@ -100,7 +100,7 @@ class Scheduler:
 
     async def submit(self, engine: Engine, request: Request) -> Response:
         """Answer one request: from the cache, from an identical in-flight call, or the engine."""
-        key = request.cache_key(engine.engine_id)
+        key = request.cache_key(engine.call_identity(request.sampling))
         if self.cache is not None and getattr(engine, "cacheable", True):
             self._lookups += 1
             try:

@@ -22,7 +22,8 @@ Identical requests in flight share one engine call, and a response cache answers
 
 The pooling is not specific to LLMs: any "batch backend" with `generate(requests) -> results`,
 `engine_id`, `max_batch_size`, `max_concurrency` and `concurrent = False` can be pooled, with requests that have a
-`batch_key` (what must be equal within a batch), `text_length()` and `cache_key(backend_id)`.
+`batch_key` (what must be equal within a batch), `text_length()` and `cache_key(backend_id)` (an LLM engine's
+`call_identity(sampling)` in place of `engine_id` there).
 Retrieval uses this (`ragbench._retrieval.handle`) with a scheduler of its own.
 """
 from __future__ import annotations
@@ -100,7 +101,8 @@ class Scheduler:
 
     async def submit(self, engine: Engine, request: Request) -> Response:
         """Answer one request: from the cache, from an identical in-flight call, or the engine."""
-        key = request.cache_key(engine.call_identity(request.sampling))
+        calls = getattr(engine, "call_identity", None)  # an LLM engine's: files its sampling names (a LoRA adapter)
+        key = request.cache_key(calls(request.sampling) if calls is not None else engine.engine_id)
         if self.cache is not None and getattr(engine, "cacheable", True):
             self._lookups += 1
             try:

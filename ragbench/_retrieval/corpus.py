@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import csv
 import re
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
 from .._errors import ConfigError, RecordError
+from .._storage.csv_fields import large_fields
 from .._storage.jsonl import iter_jsonl
 from .._types import Document
 
@@ -26,9 +26,6 @@ _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
 TITLE_LINE = "title_line"  # Document.metadata: a FlashRAG passage's first line of `contents`, as written
 
-# A runaway quote would otherwise end the stream at csv's 128 KB field limit; 100-word passages
-# are far below this one.
-csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 
 def corpus_format(path: Path) -> str:
@@ -56,7 +53,8 @@ def read_dpr_tsv(path: Path) -> Iterator[Document | RecordError]:
         first = True
         while True:
             try:
-                row = next(rows)
+                with large_fields():  # a runaway quote would otherwise end the stream at csv's 128 KiB limit
+                    row = next(rows)
             except StopIteration:
                 return
             except csv.Error as exc:

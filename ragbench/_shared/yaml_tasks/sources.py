@@ -22,6 +22,7 @@ from typing import IO, Any, Callable, Iterator
 
 from ..._checks import utf8_problem
 from ..._errors import ConfigError, RecordError
+from ..._storage.csv_fields import large_fields
 from ..._storage.jsonl import NestedTooDeep, objects, parse_json, read_lines
 from .fields import MISSING, lookup
 from .places import RecordPlace
@@ -29,7 +30,6 @@ from .places import RecordPlace
 Item = tuple[RecordPlace, Any]
 OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb")}
 MAGIC = {".gz": b"\x1f\x8b", ".bz2": b"BZh"}  # how each compressed format begins
-CSV_FIELD_LIMIT = 2**31 - 1  # csv's default limit is 128 KiB a value; a record of 10 MB is a record
 SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}
 FILE_FORMATS = ("jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions")
 
@@ -124,15 +124,15 @@ def csv_records(path: Path, delimiter: str | None) -> Iterator[Item]:
     off); a header naming a column twice is refused; a file that breaks off (cut short, corrupt) ends in
     one bad record after the rows read."""
     delimiter = delimiter or ("\t" if ".tsv" in path.suffixes else ",")
-    csv.field_size_limit(CSV_FIELD_LIMIT)
     with open_binary(path) as handle:
         rows = csv.DictReader(io.TextIOWrapper(handle, encoding="utf-8-sig", newline=""), delimiter=delimiter)
         position = 0
         while True:
             try:
-                if position == 0 and rows.fieldnames is not None:  # reads the header
-                    rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames, delimiter)
-                row = next(rows)
+                with large_fields():  # values of any length, csv's limit for other readers left as it is
+                    if position == 0 and rows.fieldnames is not None:  # reads the header
+                        rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames, delimiter)
+                    row = next(rows)
             except StopIteration:
                 return
             except UnicodeDecodeError:  # the whole file is in another encoding (Excel's, Latin-1, UTF-16)

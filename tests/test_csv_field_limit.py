@@ -3,7 +3,6 @@ for the rest of the process: importing ragbench leaves it alone, and it is back 
 from __future__ import annotations
 
 import csv
-import json
 import subprocess
 import sys
 

@@ -9,22 +9,10 @@ import os
 import pytest
 
 from helpers import cli
+from test_resume_data_changes import RECORDS, TASK
 
 from ragbench._errors import ConfigError
 from ragbench._run.evaluator import Evaluator, RunConfig
-
-TASK = """task: tq
-data:
-  path: data.jsonl
-  format: flashrag
-prompt:
-  template: |-
-    Question: {{ question }}
-    Answer:
-metrics: [em]
-"""
-RECORDS = [{"id": f"q{i}", "question": f"What is {word}?", "golden_answers": [word]}
-           for i, word in enumerate(["one", "two", "three", "four"], 1)]
 
 
 def write_task(folder, records, template=TASK, rules=({"response": "one"},)):

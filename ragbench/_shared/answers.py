@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import re
 import string
+from typing import Any
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = set(string.punctuation)
 
 
-def normalize_answer(text: str) -> str:
-    """SQuAD normalisation: lowercase, drop punctuation, drop articles, collapse whitespace."""
+def normalize_answer(text: str, articles: Any = _ARTICLES) -> str:
+    """SQuAD normalisation: lowercase, drop punctuation, drop articles, collapse whitespace.
+
+    `articles` is the compiled article pattern: `re`'s by default (SQuAD's script); OmniEval compiles
+    the same pattern with the `regex` package, whose word boundaries differ beside combining marks,
+    superscript digits and joiners ("a\u0300 la carte" keeps its "a" there)."""
     text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
-    return " ".join(_ARTICLES.sub(" ", text).split())
+    return " ".join(articles.sub(" ", text).split())
 
 
 def exact_presence(short_answers: list[str], context: str) -> bool:

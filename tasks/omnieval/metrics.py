@@ -15,12 +15,18 @@ from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, norma
 def _libs():
     try:
         import jieba
+        import regex
         from rouge_chinese import Rouge
     except ImportError as exc:
-        raise ConfigError(f"OmniEval metrics need jieba and rouge-chinese ({exc}); run "
+        raise ConfigError(f"OmniEval metrics need jieba, regex and rouge-chinese ({exc}); run "
                           f"`pip install ragbench[omnieval]`") from exc
     jieba.setLogLevel(60)
-    return jieba, Rouge()
+    return jieba, Rouge(), regex.compile(r"\b(a|an|the)\b")
+
+
+def normalize(text: str) -> str:
+    """upstream utils/evaluation.py `normalize_answer`: SQuAD's, its articles matched with `regex`."""
+    return normalize_answer(text, articles=_libs()[2])
 
 
 def words(text: str) -> str:
@@ -30,7 +36,7 @@ def words(text: str) -> str:
 
 def char_f1(prediction: str, gold: str) -> float:
     """upstream f1_zh: character overlap of the jieba-joined normalised strings, spaces included."""
-    pred, ref = words(normalize_answer(prediction)), words(normalize_answer(gold))
+    pred, ref = words(normalize(prediction)), words(normalize(gold))
     common = sum((Counter(pred) & Counter(ref)).values())
     if common == 0:
         return 0.0
@@ -51,7 +57,7 @@ def rouge(prediction: str, gold: str) -> tuple[float, float, float]:
 
 def exact_match(prediction: str, golds: list[str]) -> float:
     """Averaged, not maxed, over the answer forms (upstream's EM)."""
-    return sum(normalize_answer(prediction) == normalize_answer(g) for g in golds) / len(golds)
+    return sum(normalize(prediction) == normalize(g) for g in golds) / len(golds)
 
 
 def mrr(retrieved: list[str], relevant: list[str]) -> float:

@@ -37,9 +37,13 @@ def exact_match(prediction: str, gold: str, normalize: Callable[[str], str] = no
     return normalize(prediction) == normalize(gold)
 
 
-def token_f1(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer) -> float:
-    """Self-RAG `qa_f1_score` (SQuAD token F1)."""
+def token_f1(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer,
+             empty_agree: bool = False) -> float:
+    """Self-RAG `qa_f1_score` (SQuAD v1.1 token F1): 0 when either side normalises to nothing. With
+    `empty_agree`, SQuAD v2.0's `compute_f1` (MuSiQue's metrics/answer.py): 1 when both do."""
     predicted, expected = normalize(prediction).split(), normalize(gold).split()
+    if empty_agree and not predicted and not expected:
+        return 1.0
     common = sum((Counter(predicted) & Counter(expected)).values())
     if common == 0:
         return 0.0
@@ -118,7 +122,19 @@ class ExactMatch(NormalizedAnswerMetric):
 
 
 class TokenF1(NormalizedAnswerMetric):
+    """Token F1, max over the golds. `empty_agree=true`: an answer and a gold that both normalise to
+    nothing ("", "the", "!") score 1, as MuSiQue's evaluation (SQuAD v2.0's `compute_f1`) does;
+    Self-RAG, HotpotQA and TriviaQA score them 0 (the default)."""
+
     name = "f1"
+
+    def __init__(self, normalize: Literal["squad", "triviaqa"] = "squad", empty_agree: bool = False) -> None:
+        super().__init__(normalize)
+        self.empty_agree = bool(empty_agree)
+
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
-        return max(token_f1(prediction.answer, g, self.normalizer) for g in golds) if golds else None
+        return max(token_f1(prediction.answer, g, self.normalizer, self.empty_agree) for g in golds) if golds else None
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "empty_agree": True} if self.empty_agree else super().config()

@@ -41,6 +41,13 @@ def test_map_mrr_equal_upstream(case):
         {"map": case["map"], "mrr": case["mrr"]})
 
 
+def test_retrieval_of_a_question_without_its_relevant_node_field_is_not_scorable():
+    """upstream fails on such a record (KeyError / TypeError), so no 0 stands in for it; an empty list
+    scores 0 (the parity cases above)."""
+    example = Example(id="x", question="q", gold={"answers": ["a"], "relevant_node": None})
+    assert OmniEvalRetrieval().score(example, Prediction("x", docs=[Document("n1", "t", "c")])) == {"map": None, "mrr": None}
+
+
 def test_cell_and_pooled_aggregation_equal_upstream():
     agg = PARITY["aggregation"]
     for cell, values in agg["values"].items():

@@ -102,7 +102,9 @@ class OmniEvalRule(Metric):
 
 class OmniEvalRetrieval(Metric):
     """MAP and MRR over the documents shown (k = how many), ids against `gold["relevant_node"]`.
-    A prediction without documents (closed book) is not scorable (None), as upstream skips it."""
+    A prediction without documents (closed book) is not scorable (None), as upstream skips it, and so
+    is a question whose relevant_node is absent (upstream fails on it); an empty list scores 0, as
+    upstream's _MAP/_MRR do (and counts in the mean)."""
 
     name = "omnieval_retrieval"
     keys = ("map", "mrr")
@@ -110,8 +112,8 @@ class OmniEvalRetrieval(Metric):
     gold_needs = ("answers",)
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        relevant = example.gold.get("relevant_node") or []
-        if not prediction.docs or not relevant:
+        relevant = example.gold.get("relevant_node")
+        if not prediction.docs or relevant is None:
             return {"map": None, "mrr": None}
         retrieved = [str(d.id) for d in prediction.docs]
         return {"map": average_precision(retrieved, relevant), "mrr": mrr(retrieved, relevant)}

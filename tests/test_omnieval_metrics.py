@@ -11,7 +11,7 @@ from helpers import run, samples
 from ragbench.tasks.omnieval.metrics import OmniEvalRetrieval, OmniEvalRule, average_precision, mrr, nonnegative_mean
 from ragbench.tasks.omnieval.judge import OmniEvalJudge, judge_prompt, metric_score, parse_value, qwen25_prompt
 from ragbench.tasks.omnieval.task import OmniEvalAuto
-from ragbench._types import Document, Example, Prediction
+from ragbench._types import Document, Example, Prediction, Step
 
 PARITY = json.loads((TEST_DATA / "parity" / "omnieval_upstream.json").read_text(encoding="utf-8"))
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
@@ -46,6 +46,17 @@ def test_retrieval_of_a_question_without_its_relevant_node_field_is_not_scorable
     scores 0 (the parity cases above)."""
     example = Example(id="x", question="q", gold={"answers": ["a"], "relevant_node": None})
     assert OmniEvalRetrieval().score(example, Prediction("x", docs=[Document("n1", "t", "c")])) == {"map": None, "mrr": None}
+
+
+def test_a_search_that_found_nothing_scores_0_and_closed_book_is_not_scorable():
+    """upstream's _MAP/_MRR score an empty retrieved list 0 and count it in the mean; only a system that
+    never searched (closed book) is left out."""
+    example = Example(id="x", question="q", gold={"answers": ["a"], "relevant_node": ["n1"]})
+    found_nothing = Step(kind="retrieval", name="retrieve", request={"query": "q", "k": 5}, response={"docs": []})
+    assert OmniEvalRetrieval().score(example, Prediction("x", trace=[found_nothing])) == {"map": 0.0, "mrr": 0.0}
+    failed = Step(kind="retrieval", name="retrieve", request={"query": "q", "k": 5}, error="TimeoutError")
+    assert OmniEvalRetrieval().score(example, Prediction("x", trace=[failed])) == {"map": None, "mrr": None}
+    assert OmniEvalRetrieval().score(example, Prediction("x")) == {"map": None, "mrr": None}
 
 
 def test_cell_and_pooled_aggregation_equal_upstream():

@@ -100,11 +100,17 @@ class OmniEvalRule(Metric):
                 "em": exact_match(prediction.answer, golds) if golds else 0.0}
 
 
+def searched(prediction: Prediction) -> bool:
+    """Whether the system ran a retrieval that answered (a traced retrieval step without an error)."""
+    return any(step.kind == "retrieval" and step.error is None for step in prediction.trace)
+
+
 class OmniEvalRetrieval(Metric):
     """MAP and MRR over the documents shown (k = how many), ids against `gold["relevant_node"]`.
-    A prediction without documents (closed book) is not scorable (None), as upstream skips it, and so
-    is a question whose relevant_node is absent (upstream fails on it); an empty list scores 0, as
-    upstream's _MAP/_MRR do (and counts in the mean)."""
+    A prediction without documents that never searched (closed book) is not scorable (None), as upstream
+    skips it, and so is a question whose relevant_node is absent (upstream fails on it). A search that
+    found nothing and an empty relevant_node list score 0, as upstream's _MAP/_MRR do on an empty list
+    (and count in the mean: leaving them out would raise the mean over the questions that found some)."""
 
     name = "omnieval_retrieval"
     keys = ("map", "mrr")
@@ -113,7 +119,7 @@ class OmniEvalRetrieval(Metric):
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         relevant = example.gold.get("relevant_node")
-        if not prediction.docs or relevant is None:
+        if relevant is None or not (prediction.docs or searched(prediction)):
             return {"map": None, "mrr": None}
         retrieved = [str(d.id) for d in prediction.docs]
         return {"map": average_precision(retrieved, relevant), "mrr": mrr(retrieved, relevant)}

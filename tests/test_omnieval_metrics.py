@@ -2,7 +2,9 @@
 and the model-based judge end to end through a `replay:` evaluator file."""
 from __future__ import annotations
 
+import asyncio
 import json
+from types import SimpleNamespace
 
 import pytest
 from conftest import TEST_DATA
@@ -57,6 +59,25 @@ def test_a_search_that_found_nothing_scores_0_and_closed_book_is_not_scorable():
     failed = Step(kind="retrieval", name="retrieve", request={"query": "q", "k": 5}, error="TimeoutError")
     assert OmniEvalRetrieval().score(example, Prediction("x", trace=[failed])) == {"map": None, "mrr": None}
     assert OmniEvalRetrieval().score(example, Prediction("x")) == {"map": None, "mrr": None}
+
+
+def test_judge_asks_utilization_and_hallucination_after_a_search_that_found_nothing():
+    """upstream drops UTL and HAL only in closed book; a retrieval run whose search found nothing is asked."""
+    class Judge:
+        def __init__(self):
+            self.steps = []
+
+        async def generate(self, prompt, step, **sampling):
+            self.steps.append(step.rsplit(":", 1)[-1])
+            return SimpleNamespace(text='{"prediction": 1}')
+
+    example = Example(id="x", question="q", gold={"answers": ["a"]})
+    found_nothing = Step(kind="retrieval", name="retrieve", request={"query": "q", "k": 5}, response={"docs": []})
+    for trace, expected in (([found_nothing], {"utilization", "hallucination"}), ([], set())):
+        judge = Judge()
+        asyncio.run(OmniEvalJudge().score(example, Prediction("x", answer="a", trace=trace),
+                                          SimpleNamespace(judges=[judge])))
+        assert {"utilization", "hallucination"} & set(judge.steps) == expected
 
 
 def test_cell_and_pooled_aggregation_equal_upstream():

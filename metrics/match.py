@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 import string
-from collections import Counter
 from typing import Any, Callable, Literal
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Score, normalize_answer
+from ragbench.api import ConfigError, Example, Metric, Prediction, Score, normalize_answer, token_f1
 
 _TRIVIAQA_PUNCTUATION = frozenset(string.punctuation + "‘’´`")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -35,16 +34,6 @@ def raw_match(prediction: str, golds: list[str]) -> int:
 
 def exact_match(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer) -> bool:
     return normalize(prediction) == normalize(gold)
-
-
-def token_f1(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer) -> float:
-    """Self-RAG `qa_f1_score` (SQuAD token F1)."""
-    predicted, expected = normalize(prediction).split(), normalize(gold).split()
-    common = sum((Counter(predicted) & Counter(expected)).values())
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(predicted), common / len(expected)
-    return 2 * precision * recall / (precision + recall)
 
 
 def golds_of(example: Example) -> list[str]:

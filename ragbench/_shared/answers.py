@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import string
+from collections import Counter
+from typing import Callable
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = set(string.punctuation)
@@ -13,6 +15,16 @@ def normalize_answer(text: str) -> str:
     """SQuAD normalisation: lowercase, drop punctuation, drop articles, collapse whitespace."""
     text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def token_f1(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer) -> float:
+    """SQuAD token F1 of the normalised texts (Self-RAG `qa_f1_score`, KILT eval_downstream.py `_f1_score`)."""
+    predicted, expected = normalize(prediction).split(), normalize(gold).split()
+    common = sum((Counter(predicted) & Counter(expected)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(expected)
+    return 2 * precision * recall / (precision + recall)
 
 
 def exact_presence(short_answers: list[str], context: str) -> bool:

@@ -82,3 +82,19 @@ def test_fever_reads_the_verdict_out_of_the_reply(tmp_path):
     (tmp_path / "rules.json").write_text(json.dumps(rules), encoding="utf-8")
     values = kilt_run(tmp_path, "kilt_fever", system="closed_book", model=f"scripted:{tmp_path / 'rules.json'}")
     assert values["accuracy"] == 0.5  # "Refutes" is not KILT's "REFUTES": accuracy compares the answer as written
+
+
+def test_an_index_of_passages_with_their_wikipedia_id_serves_kilts_page_level_retrieval(tmp_path):
+    """A JSONL corpus line's `wikipedia_id` travels through `ragbench index build` to the passages a run
+    shows, where kilt_retrieval reads it."""
+    from ragbench._retrieval.index import build_index
+
+    index = tmp_path / "index"
+    build_index(SAMPLES / "kilt_passages.jsonl", index, "bm25", chunk_size=4, progress=False)
+    rules = [{"pattern": "fishing town of olm", "response": "Ansgar Pell"}, {"pattern": "capital of varn", "response": "Evermouth"}]
+    (tmp_path / "rules.json").write_text(json.dumps(rules), encoding="utf-8")
+    values = kilt_run(tmp_path, "kilt_nq", system="vanilla", model=f"scripted:{tmp_path / 'rules.json'}",
+                      system_args={"top_n": 1}, retriever="bm25", retriever_args={"index": str(index)})
+    shown = [sample["prediction"]["docs"][0] for sample in samples(tmp_path / "run", "kilt_nq")]
+    assert [doc["metadata"]["wikipedia_id"] for doc in shown] == ["90001", "90002"]
+    assert {key: values[key] for key in ("em", "rprec", "kilt_em")} == pytest.approx({"em": 1, "rprec": 1, "kilt_em": 1})

@@ -49,7 +49,8 @@ def test_the_corpus_serves_kilt_nq_passages_carrying_their_wikipedia_id(tmp_path
                   system="vanilla", model=f"scripted:{rules}", system_args={"top_n": 1}, retriever="bm25",
                   retriever_args={"index": str(tmp_path / "index")})
     shown = [sample["prediction"]["docs"][0] for sample in samples(tmp_path / "run", "kilt_nq")]
-    assert [(doc["id"], doc["metadata"]["wikipedia_id"]) for doc in shown] == [("90001#0", "90001"), ("90002#0", "90002")]
+    assert [(doc["id"], doc["metadata"]["wikipedia_id"]) for doc in shown] == [("90001#0", "90001"),
+                                                                              ("90002#0", "90002")]
     assert results["results"]["kilt_nq"]["rprec"] == 1.0
 
 

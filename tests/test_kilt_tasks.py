@@ -71,14 +71,16 @@ def test_answers_and_provenance_come_from_every_output_that_has_them(tmp_path):
     values = kilt_run(tmp_path, "kilt_nq", system="recorded", system_args={"path": str(predictions)})
     first = samples(tmp_path / "run", "kilt_nq")[0]
     assert first["gold"]["answers"] == ["Ansgar Pell", "Pell"]  # the provenance-only output has none
-    assert [[item["wikipedia_id"] for item in evidence] for evidence in first["gold"]["provenance"]] == [["90001"], ["90001"]]
+    pages = [[item["wikipedia_id"] for item in evidence] for evidence in first["gold"]["provenance"]]
+    assert pages == [["90001"], ["90001"]]
     # -7016: R-precision 1 (its first page is a gold one), so its em counts: KILT-em 1; -7017: 0
     assert {key: values[key] for key in ("em", "rprec", "recall_at_5", "kilt_em", "kilt_accuracy")} == pytest.approx(
         {"em": 1, "rprec": 0.5, "recall_at_5": 0.5, "kilt_em": 0.5, "kilt_accuracy": 0.5})
 
 
 def test_fever_reads_the_verdict_out_of_the_reply(tmp_path):
-    rules = [{"pattern": "fishing town", "response": "SUPPORTS, it is."}, {"pattern": "no capital", "response": "Refutes"}]
+    rules = [{"pattern": "fishing town", "response": "SUPPORTS, it is."},
+             {"pattern": "no capital", "response": "Refutes"}]
     (tmp_path / "rules.json").write_text(json.dumps(rules), encoding="utf-8")
     values = kilt_run(tmp_path, "kilt_fever", system="closed_book", model=f"scripted:{tmp_path / 'rules.json'}")
     assert values["accuracy"] == 0.5  # "Refutes" is not KILT's "REFUTES": accuracy compares the answer as written
@@ -91,10 +93,12 @@ def test_an_index_of_passages_with_their_wikipedia_id_serves_kilts_page_level_re
 
     index = tmp_path / "index"
     build_index(SAMPLES / "kilt_passages.jsonl", index, "bm25", chunk_size=4, progress=False)
-    rules = [{"pattern": "fishing town of olm", "response": "Ansgar Pell"}, {"pattern": "capital of varn", "response": "Evermouth"}]
+    rules = [{"pattern": "fishing town of olm", "response": "Ansgar Pell"},
+             {"pattern": "capital of varn", "response": "Evermouth"}]
     (tmp_path / "rules.json").write_text(json.dumps(rules), encoding="utf-8")
     values = kilt_run(tmp_path, "kilt_nq", system="vanilla", model=f"scripted:{tmp_path / 'rules.json'}",
                       system_args={"top_n": 1}, retriever="bm25", retriever_args={"index": str(index)})
     shown = [sample["prediction"]["docs"][0] for sample in samples(tmp_path / "run", "kilt_nq")]
     assert [doc["metadata"]["wikipedia_id"] for doc in shown] == ["90001", "90002"]
-    assert {key: values[key] for key in ("em", "rprec", "kilt_em")} == pytest.approx({"em": 1, "rprec": 1, "kilt_em": 1})
+    assert {key: values[key] for key in ("em", "rprec", "kilt_em")} == pytest.approx(
+        {"em": 1, "rprec": 1, "kilt_em": 1})

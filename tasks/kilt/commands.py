@@ -15,7 +15,8 @@ def index_group() -> None:
 @index_group.command("kilt-corpus")
 @click.option("--knowledge-source", "source", required=True,
               help="KILT's kilt_knowledgesource.json: one page a line {wikipedia_id, wikipedia_title, text: [...]}")
-@click.option("--out", required=True, help="passages JSONL to write: {id, wikipedia_id, title, text}, for index build --corpus")
+@click.option("--out", required=True,
+              help="passages JSONL to write: {id, wikipedia_id, title, text}, for index build --corpus")
 @click.option("--chunk-size", default=100, show_default=True, type=int, help="passage size in spaCy tokens (KILT's)")
 @click.option("--spacy-model", default="en_core_web_sm", show_default=True,
               help="spaCy pipeline whose sentences and tokens cut the passages (KILT's); 'sentencizer': spaCy's "

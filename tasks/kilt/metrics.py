@@ -11,7 +11,9 @@ reproduced exactly; tests/test_kilt_metrics.py pins them to values from running 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Ge
 
 from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, normalize_answer, token_f1
 
@@ -21,7 +23,8 @@ PAGE_KEY = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is 
 
 def gold_answers(example: Example) -> set[str]:
     """eval_downstream.py `get_gold_answers`: every non-empty answer, stripped."""
-    return {answer.strip() for answer in example.gold.get("answers") or [] if isinstance(answer, str) and answer.strip()}
+    answers = example.gold.get("answers") or []
+    return {answer.strip() for answer in answers if isinstance(answer, str) and answer.strip()}
 
 
 def rouge_l(prediction: str, gold: str) -> float:
@@ -133,9 +136,7 @@ class KiltRetrieval(Metric):
     gold_needs = ("answers", "provenance")
     value_range = (0, 1)
 
-    def __init__(self, k: int = 5) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ConfigError(f"metric kilt_retrieval: k must be a positive integer, got {k!r}")
+    def __init__(self, k: Annotated[int, Ge(1)] = 5) -> None:
         self.k = k
         self.keys = ("rprec", f"recall_at_{k}", *(f"kilt_{key}" for key in DOWNSTREAM_KEYS))
 
@@ -146,9 +147,8 @@ class KiltRetrieval(Metric):
         provenance = example.gold.get("provenance")
         guess = shown_pages(prediction)
         rprec = r_precision(guess, gold_pages(provenance))
-        values = downstream(example, prediction) if rprec == 1 else dict.fromkeys(DOWNSTREAM_KEYS, 0.0)
-        if not gold_answers(example):
-            values = dict.fromkeys(DOWNSTREAM_KEYS)
+        counts = rprec == 1 or not gold_answers(example)  # no gold answer: not scorable either way
+        values = downstream(example, prediction) if counts else dict.fromkeys(DOWNSTREAM_KEYS, 0.0)
         return {"rprec": rprec, f"recall_at_{self.k}": recall_at_k(guess, provenance, self.k),
                 **{f"kilt_{key}": value for key, value in values.items()}}
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 import string
-from collections import Counter
 from typing import Any, Callable, Literal
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Score, normalize_answer
+from ragbench.api import ConfigError, Example, Metric, Prediction, Score, normalize_answer, token_f1
 
 _TRIVIAQA_PUNCTUATION = frozenset(string.punctuation + "‘’´`")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -35,16 +34,6 @@ def raw_match(prediction: str, golds: list[str]) -> int:
 
 def exact_match(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer) -> bool:
     return normalize(prediction) == normalize(gold)
-
-
-def token_f1(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer) -> float:
-    """Self-RAG `qa_f1_score` (SQuAD token F1)."""
-    predicted, expected = normalize(prediction).split(), normalize(gold).split()
-    common = sum((Counter(predicted) & Counter(expected)).values())
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(predicted), common / len(expected)
-    return 2 * precision * recall / (precision + recall)
 
 
 def golds_of(example: Example) -> list[str]:
@@ -118,7 +107,19 @@ class ExactMatch(NormalizedAnswerMetric):
 
 
 class TokenF1(NormalizedAnswerMetric):
+    """Token F1, max over the golds. `empty_agree=true`: an answer and a gold that both normalise to
+    nothing ("", "the", "!") score 1, as MuSiQue's evaluation (SQuAD v2.0's `compute_f1`) does;
+    Self-RAG, HotpotQA and TriviaQA score them 0 (the default)."""
+
     name = "f1"
+
+    def __init__(self, normalize: Literal["squad", "triviaqa"] = "squad", empty_agree: bool = False) -> None:
+        super().__init__(normalize)
+        self.empty_agree = bool(empty_agree)
+
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
-        return max(token_f1(prediction.answer, g, self.normalizer) for g in golds) if golds else None
+        return max(token_f1(prediction.answer, g, self.normalizer, self.empty_agree) for g in golds) if golds else None
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "empty_agree": True} if self.empty_agree else super().config()

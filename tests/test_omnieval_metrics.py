@@ -2,7 +2,9 @@
 and the model-based judge end to end through a `replay:` evaluator file."""
 from __future__ import annotations
 
+import asyncio
 import json
+from types import SimpleNamespace
 
 import pytest
 from conftest import TEST_DATA
@@ -11,7 +13,7 @@ from helpers import run, samples
 from ragbench.tasks.omnieval.metrics import OmniEvalRetrieval, OmniEvalRule, average_precision, mrr, nonnegative_mean
 from ragbench.tasks.omnieval.judge import OmniEvalJudge, judge_prompt, metric_score, parse_value, qwen25_prompt
 from ragbench.tasks.omnieval.task import OmniEvalAuto
-from ragbench._types import Document, Example, Prediction
+from ragbench._types import Document, Example, Prediction, Step
 
 PARITY = json.loads((TEST_DATA / "parity" / "omnieval_upstream.json").read_text(encoding="utf-8"))
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
@@ -39,6 +41,43 @@ def test_map_mrr_equal_upstream(case):
     docs = [Document(d, "t", "c") for d in case["retrieved"]]
     assert OmniEvalRetrieval().score(example, Prediction("x", docs=docs)) == pytest.approx(
         {"map": case["map"], "mrr": case["mrr"]})
+
+
+def test_retrieval_of_a_question_without_its_relevant_node_field_is_not_scorable():
+    """upstream fails on such a record (KeyError / TypeError), so no 0 stands in for it; an empty list
+    scores 0 (the parity cases above)."""
+    example = Example(id="x", question="q", gold={"answers": ["a"], "relevant_node": None})
+    assert OmniEvalRetrieval().score(example, Prediction("x", docs=[Document("n1", "t", "c")])) == {"map": None, "mrr": None}
+
+
+def test_a_search_that_found_nothing_scores_0_and_closed_book_is_not_scorable():
+    """upstream's _MAP/_MRR score an empty retrieved list 0 and count it in the mean; only a system that
+    never searched (closed book) is left out."""
+    example = Example(id="x", question="q", gold={"answers": ["a"], "relevant_node": ["n1"]})
+    found_nothing = Step(kind="retrieval", name="retrieve", request={"query": "q", "k": 5}, response={"docs": []})
+    assert OmniEvalRetrieval().score(example, Prediction("x", trace=[found_nothing])) == {"map": 0.0, "mrr": 0.0}
+    failed = Step(kind="retrieval", name="retrieve", request={"query": "q", "k": 5}, error="TimeoutError")
+    assert OmniEvalRetrieval().score(example, Prediction("x", trace=[failed])) == {"map": None, "mrr": None}
+    assert OmniEvalRetrieval().score(example, Prediction("x")) == {"map": None, "mrr": None}
+
+
+def test_judge_asks_utilization_and_hallucination_after_a_search_that_found_nothing():
+    """upstream drops UTL and HAL only in closed book; a retrieval run whose search found nothing is asked."""
+    class Judge:
+        def __init__(self):
+            self.steps = []
+
+        async def generate(self, prompt, step, **sampling):
+            self.steps.append(step.rsplit(":", 1)[-1])
+            return SimpleNamespace(text='{"prediction": 1}')
+
+    example = Example(id="x", question="q", gold={"answers": ["a"]})
+    found_nothing = Step(kind="retrieval", name="retrieve", request={"query": "q", "k": 5}, response={"docs": []})
+    for trace, expected in (([found_nothing], {"utilization", "hallucination"}), ([], set())):
+        judge = Judge()
+        asyncio.run(OmniEvalJudge().score(example, Prediction("x", answer="a", trace=trace),
+                                          SimpleNamespace(judges=[judge])))
+        assert {"utilization", "hallucination"} & set(judge.steps) == expected
 
 
 def test_cell_and_pooled_aggregation_equal_upstream():

@@ -40,7 +40,19 @@ def test_em_and_f1_equal_every_upstream_em_and_musiques_f1(case):
     gold = {"answers": case["golds"]}
     em = score(ExactMatch(), gold, case["prediction"])
     assert em == case["flashrag_em"] == case["hotpot_em_max"] == case["twowiki_em"] == case["musique_em"]
-    assert score(TokenF1(), gold, case["prediction"]) == pytest.approx(case["musique_f1"])
+    assert score(TokenF1(empty_agree=True), gold, case["prediction"]) == pytest.approx(case["musique_f1"])
+
+
+def test_f1_scores_an_empty_answer_against_an_empty_gold_0_unless_empty_agree():
+    """SQuAD v1.1's F1 (Self-RAG, HotpotQA) gives "" against "the" 0; MuSiQue's (SQuAD v2.0's) gives 1,
+    so the musique task asks for empty_agree."""
+    case = next(c for c in ANSWERS if c["id"] == "empty_answer_article_gold")
+    gold = {"answers": case["golds"]}
+    assert score(TokenF1(), gold, case["prediction"]) == case["hotpot_f1_max"] == 0
+    assert score(TokenF1(empty_agree=True), gold, case["prediction"]) == case["musique_f1"] == 1
+    assert score(TokenF1(empty_agree=True), gold, "Paris") == 0.0  # only both empty agree
+    assert TokenF1().config() == {"name": "f1", "normalize": "squad"}
+    assert TokenF1(empty_agree=True).config() == {"name": "f1", "normalize": "squad", "empty_agree": True}
 
 
 def test_the_yes_no_rule_is_what_separates_hotpot_f1_from_f1():

@@ -318,6 +318,8 @@ def test_musique_release_format(tmp_path):
     first = samples(tmp_path / "run", "musique")[0]
     assert [doc["id"] for doc in first["prediction"]["docs"]] == ["0", "1"]
     assert "is_supporting" not in json.dumps(first["prediction"]["docs"])  # the gold stays out of the documents
+    run_config = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
+    assert {"name": "f1", "normalize": "squad", "empty_agree": True} in run_config["config"]["metric_configs"]["musique"]
 
 
 def test_musique_flashrag_format(tmp_path):

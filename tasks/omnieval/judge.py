@@ -22,10 +22,11 @@ from typing import Any
 from ragbench.api import ConfigError, Document, EngineError, Example, KeySpec, Metric, Prediction, Scores
 
 from .catalog import data_file
+from .metrics import searched
 
 MODEL_METRICS = ("accuracy", "completeness", "utilization", "numerical_accuracy")
 HALVED = ("accuracy", "completeness", "utilization")  # graded 0/1/2, reported /2
-NEEDS_DOCS = ("utilization", "hallucination")  # dropped for closed-book systems
+NEEDS_DOCS = ("utilization", "hallucination")  # dropped for closed-book systems (asked after a search that found nothing)
 SAMPLING = {"temperature": 0.0, "seed": 0, "max_tokens": 16}
 
 
@@ -123,7 +124,7 @@ class OmniEvalJudge(Metric):
         if not judges:
             raise ValueError("OmniEval model metrics need the evaluator: pass --judge ENGINE:MODEL "
                              "(one with both LoRA adapters, or two: ModelEvaluator then HallucinationEvaluator)")
-        asked = [m for m in self.metrics if prediction.docs or m not in NEEDS_DOCS]
+        asked = [m for m in self.metrics if prediction.docs or searched(prediction) or m not in NEEDS_DOCS]
         values = await asyncio.gather(*(self.ask(m, example, prediction, judges) for m in asked))
         out: Scores = {m: None for m in self.keys[:-1]}
         failures = 0

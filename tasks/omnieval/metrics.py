@@ -15,12 +15,18 @@ from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, norma
 def _libs():
     try:
         import jieba
+        import regex
         from rouge_chinese import Rouge
     except ImportError as exc:
-        raise ConfigError(f"OmniEval metrics need jieba and rouge-chinese ({exc}); run "
+        raise ConfigError(f"OmniEval metrics need jieba, regex and rouge-chinese ({exc}); run "
                           f"`pip install ragbench[omnieval]`") from exc
     jieba.setLogLevel(60)
-    return jieba, Rouge()
+    return jieba, Rouge(), regex.compile(r"\b(a|an|the)\b")
+
+
+def normalize(text: str) -> str:
+    """upstream utils/evaluation.py `normalize_answer`: SQuAD's, its articles matched with `regex`."""
+    return normalize_answer(text, articles=_libs()[2])
 
 
 def words(text: str) -> str:
@@ -30,7 +36,7 @@ def words(text: str) -> str:
 
 def char_f1(prediction: str, gold: str) -> float:
     """upstream f1_zh: character overlap of the jieba-joined normalised strings, spaces included."""
-    pred, ref = words(normalize_answer(prediction)), words(normalize_answer(gold))
+    pred, ref = words(normalize(prediction)), words(normalize(gold))
     common = sum((Counter(pred) & Counter(ref)).values())
     if common == 0:
         return 0.0
@@ -51,7 +57,7 @@ def rouge(prediction: str, gold: str) -> tuple[float, float, float]:
 
 def exact_match(prediction: str, golds: list[str]) -> float:
     """Averaged, not maxed, over the answer forms (upstream's EM)."""
-    return sum(normalize_answer(prediction) == normalize_answer(g) for g in golds) / len(golds)
+    return sum(normalize(prediction) == normalize(g) for g in golds) / len(golds)
 
 
 def mrr(retrieved: list[str], relevant: list[str]) -> float:
@@ -94,9 +100,17 @@ class OmniEvalRule(Metric):
                 "em": exact_match(prediction.answer, golds) if golds else 0.0}
 
 
+def searched(prediction: Prediction) -> bool:
+    """Whether the system ran a retrieval that answered (a traced retrieval step without an error)."""
+    return any(step.kind == "retrieval" and step.error is None for step in prediction.trace)
+
+
 class OmniEvalRetrieval(Metric):
     """MAP and MRR over the documents shown (k = how many), ids against `gold["relevant_node"]`.
-    A prediction without documents (closed book) is not scorable (None), as upstream skips it."""
+    A prediction without documents that never searched (closed book) is not scorable (None), as upstream
+    skips it, and so is a question whose relevant_node is absent (upstream fails on it). A search that
+    found nothing and an empty relevant_node list score 0, as upstream's _MAP/_MRR do on an empty list
+    (and count in the mean: leaving them out would raise the mean over the questions that found some)."""
 
     name = "omnieval_retrieval"
     keys = ("map", "mrr")
@@ -104,8 +118,8 @@ class OmniEvalRetrieval(Metric):
     gold_needs = ("answers",)
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        relevant = example.gold.get("relevant_node") or []
-        if not prediction.docs or not relevant:
+        relevant = example.gold.get("relevant_node")
+        if relevant is None or not (prediction.docs or searched(prediction)):
             return {"map": None, "mrr": None}
         retrieved = [str(d.id) for d in prediction.docs]
         return {"map": average_precision(retrieved, relevant), "mrr": mrr(retrieved, relevant)}

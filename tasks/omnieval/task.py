@@ -114,7 +114,9 @@ class OmniEvalAuto(Task):
         return Example(
             id=f"{cell_id}/{line}" + (f"/{round_}" if round_ is not None else ""),
             question=question,
-            gold={"answers": [str(a) for a in answers], "relevant_node": as_list(turn.get("relevant_node")),
+            gold={"answers": [str(a) for a in answers],
+                  # absent: None (upstream cannot score retrieval then); [] scores MAP/MRR 0, as upstream
+                  "relevant_node": None if turn.get("relevant_node") is None else as_list(turn["relevant_node"]),
                   "relevant_passage": as_list(turn.get("relevant_passage"))},
             meta={"topic": cell.topic, "task": cell.task, "cell": cell_id, "upstream_id": line,
                   **({"round": round_} if round_ is not None else {})},

@@ -196,15 +196,16 @@ class Evaluator:
         """--resume of a run marked finished: refused (`ConfigError`) when a task's config or a model's files
         changed since it started, as an unfinished run's; None (the run goes on: the data is read, records that
         changed run again) when a task's data fingerprint changed. Else its outcome when every record of the
-        data has a sample that needs no new attempt (as many as run.json counts, else the data is read); results.json is read
-        back, or rebuilt from the samples when it is missing or unreadable (no engine loads). None when
-        examples are left to run (a sample line was lost, or an example failed): the run goes on; or when
-        only metrics that failed are left to score (`scoring_only`: the system's engines do not load)."""
+        data has a sample that needs no new attempt (as many as run.json counts, else the data is read);
+        results.json is read back, or rebuilt from the samples when it is missing or unreadable (no engine
+        loads). None when examples are left to run (a sample line was lost, or an example failed): the run
+        goes on; or when only metrics that failed are left to score (`scoring_only`: the system's engines do
+        not load)."""
         meta = self.run_dir.meta
         if not meta or not meta.get("finished"):
             return None
         recorded = meta.get("config") if isinstance(meta.get("config"), dict) else {}
-        self.run_dir.check_same_inputs({"task_configs": {p.name: p.task.config() for p in self.planned},
+        self.run_dir.check_same_inputs({"task_configs": json.loads(json.dumps(self.task_configs(), default=str)),
                                         "model_contents": self._model_contents_now(recorded.get("model_contents"))})
         changed = self.run_dir.data_changed(self.data_fingerprints())
         if changed:
@@ -239,10 +240,13 @@ class Evaluator:
         for place, entry in recorded.items():
             name, _, _ = str(entry).rpartition(" ")
             kind, _, model = name.partition(":")
-            content = self.registry.load("engines", kind).content_of(model) if kind in self.registry.names("engines") \
-                else None
+            known = kind in self.registry.names("engines")
+            content = self.registry.load("engines", kind).content_of(model) if known else None
             now[place] = f"{name} {content}" if content is not None else entry
         return now
+
+    def task_configs(self) -> dict[str, Any]:
+        return {p.name: p.task.config() for p in self.planned}
 
     def data_fingerprints(self) -> dict[str, Any]:
         """Each task's data fingerprint (`Task.data_fingerprint`), recorded in run.json when the run starts."""
@@ -257,7 +261,7 @@ class Evaluator:
         out["tasks"] = [p.name for p in self.planned]
         uses_llm = any(type(p.system).uses_llm for p in self.planned)
         out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
-        out["task_configs"] = {p.name: p.task.config() for p in self.planned}
+        out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = self.retriever.metadata()

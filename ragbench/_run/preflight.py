@@ -111,7 +111,8 @@ def check_free_space(config: Any, planned: list[Any], check: Preflight) -> None:
     sizes = [min((x for x in (p.task.size_hint(), config.limit) if x is not None), default=None) for p in planned]
     records = sum(size for size in sizes if size is not None)
     need = max(SPACE_FLOOR, records * SPACE_PER_RECORD)
-    estimate = f"{records} record(s) x {SPACE_PER_RECORD // 2**10} KiB" + (" and tasks of unknown size" if None in sizes else "")
+    estimate = f"{records} record(s) x {SPACE_PER_RECORD // 2**10} KiB"
+    estimate += " and tasks of unknown size" if None in sizes else ""
     places = [("--output", Path(config.run_dir()))] + [(label, path) for label, path, _ in cache_files(config, planned)]
     seen: set[int] = set()
     for label, path in places:

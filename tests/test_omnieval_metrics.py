@@ -54,10 +54,14 @@ def test_a_search_that_found_nothing_scores_0_and_closed_book_is_not_scorable():
     """upstream's _MAP/_MRR score an empty retrieved list 0 and count it in the mean; only a system that
     never searched (closed book) is left out."""
     example = Example(id="x", question="q", gold={"answers": ["a"], "relevant_node": ["n1"]})
-    found_nothing = Step(kind="retrieval", name="retrieve", request={"query": "q", "k": 5}, response={"docs": []})
+    found_nothing = Step(kind="retrieval", name="retrieve", request={"retriever": "bm25", "query": "q", "k": 5},
+                         response={"ids": [], "scores": []})
     assert OmniEvalRetrieval().score(example, Prediction("x", trace=[found_nothing])) == {"map": 0.0, "mrr": 0.0}
     failed = Step(kind="retrieval", name="retrieve", request={"query": "q", "k": 5}, error="TimeoutError")
     assert OmniEvalRetrieval().score(example, Prediction("x", trace=[failed])) == {"map": None, "mrr": None}
+    asked_for_none = Step(kind="retrieval", name="retrieve", request={"retriever": "none", "query": "q", "k": 5},
+                          response={"ids": [], "scores": []})
+    assert OmniEvalRetrieval().score(example, Prediction("x", trace=[asked_for_none])) == {"map": None, "mrr": None}
     assert OmniEvalRetrieval().score(example, Prediction("x")) == {"map": None, "mrr": None}
 
 
@@ -72,7 +76,8 @@ def test_judge_asks_utilization_and_hallucination_after_a_search_that_found_noth
             return SimpleNamespace(text='{"prediction": 1}')
 
     example = Example(id="x", question="q", gold={"answers": ["a"]})
-    found_nothing = Step(kind="retrieval", name="retrieve", request={"query": "q", "k": 5}, response={"docs": []})
+    found_nothing = Step(kind="retrieval", name="retrieve", request={"retriever": "bm25", "query": "q", "k": 5},
+                         response={"ids": [], "scores": []})
     for trace, expected in (([found_nothing], {"utilization", "hallucination"}), ([], set())):
         judge = Judge()
         asyncio.run(OmniEvalJudge().score(example, Prediction("x", answer="a", trace=trace),

@@ -101,8 +101,10 @@ class OmniEvalRule(Metric):
 
 
 def searched(prediction: Prediction) -> bool:
-    """Whether the system ran a retrieval that answered (a traced retrieval step without an error)."""
-    return any(step.kind == "retrieval" and step.error is None for step in prediction.trace)
+    """Whether the system ran a retrieval that answered: a traced retrieval step without an error, from a
+    retriever other than `none` (`--retriever none` asks for no documents: closed book on purpose)."""
+    return any(step.kind == "retrieval" and step.error is None and step.request.get("retriever") != "none"
+               for step in prediction.trace)
 
 
 class OmniEvalRetrieval(Metric):

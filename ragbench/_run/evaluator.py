@@ -205,7 +205,7 @@ class Evaluator:
         if not meta or not meta.get("finished"):
             return None
         recorded = meta.get("config") if isinstance(meta.get("config"), dict) else {}
-        self.run_dir.check_same_inputs({"task_configs": json.loads(json.dumps(self.task_configs(), default=str)),
+        self.run_dir.check_same_inputs({"task_configs": self.task_configs(),
                                         "model_contents": self._model_contents_now(recorded.get("model_contents"))})
         changed = self.run_dir.data_changed(self.data_fingerprints())
         if changed:
@@ -246,7 +246,8 @@ class Evaluator:
         return now
 
     def task_configs(self) -> dict[str, Any]:
-        return {p.name: p.task.config() for p in self.planned}
+        """Each task's `Task.config()`, as run.json reads back (values JSON cannot hold as their text)."""
+        return json.loads(json.dumps({p.name: p.task.config() for p in self.planned}, default=str))
 
     def data_fingerprints(self) -> dict[str, Any]:
         """Each task's data fingerprint (`Task.data_fingerprint`), recorded in run.json when the run starts."""

@@ -106,7 +106,7 @@ def check_free_space(config: Any, planned: list[Any], check: Preflight) -> None:
     during the run ends in one line leaving a run that --resume completes."""
     import shutil
 
-    from .._storage.files import write_problem
+    from .._storage.files import nearest_existing, write_problem
 
     sizes = [min((x for x in (p.task.size_hint(), config.limit) if x is not None), default=None) for p in planned]
     records = sum(size for size in sizes if size is not None)
@@ -118,9 +118,7 @@ def check_free_space(config: Any, planned: list[Any], check: Preflight) -> None:
     for label, path in places:
         if write_problem(path):
             continue  # the write checks say so
-        existing = path.expanduser().absolute()
-        while not existing.exists() and existing != existing.parent:
-            existing = existing.parent
+        existing = nearest_existing(path.expanduser().absolute())
         try:
             device, free = existing.stat().st_dev, shutil.disk_usage(existing).free
         except OSError:

@@ -83,13 +83,18 @@ def _sync_folder(folder: Path) -> None:
             os.close(descriptor)
 
 
+def nearest_existing(path: Path) -> Path:
+    """`path`, or its nearest ancestor that exists (where a file or folder to be made will live)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
 def write_problem(path: str | Path) -> str | None:
     """Why `path` (a file or folder, existing or to be made) cannot be written, or None. Nothing is
     written: os.access sees a read-only file system even for root (whom permissions do not stop)."""
     path = Path(path)
-    existing = path
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
+    existing = nearest_existing(path)
     if existing != path and not existing.is_dir():
         return f"{existing} is a file, not a folder"
     for target in dict.fromkeys([existing, existing.parent if existing.is_file() else existing]):

@@ -117,7 +117,7 @@ class YamlTask(Task):
         records numbered by position could repeat one of their positions."""
         ref = self.mapper.fields.id
         has_id = self.mapper.value(record, ref, place, required=False) is not MISSING
-        if by_position is None or by_position != has_id:
+        if by_position is None or by_position == (not has_id):
             return not has_id
         if has_id:
             raise self.mapper.fail(place, ref, "an id, while the data's first record has none (records without "

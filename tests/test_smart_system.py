@@ -12,6 +12,7 @@ from conftest import TEST_DATA
 
 from helpers import run, samples
 from ragbench._errors import ConfigError
+from ragbench._registry import get_registry
 from ragbench.plugins.smart.system import Smart
 from ragbench.plugins.smart.prompts import (parse_intents, parse_locator, parse_rating, postprocess_answers_closed,
                                             split_citations)
@@ -185,6 +186,16 @@ def test_trajectory_parsers():
     assert split_citations("Answer without citations\n[Cite]: ") == ("Answer without citations", [])
     assert parse_rating(" [Relevant]\n\nExtracted span: A sentence.\n\n###\nQuestion") == (True, "A sentence.")
     assert parse_rating("[Irrelevant]\nExtracted span: None.") == (False, "")
+
+
+@pytest.mark.parametrize("task, rules", [("pubhealth", "fever"), ("arc_challenge", "arc_c"), ("kilt_fever", None),
+                                         ("popqa", None)])
+def test_smart_closed_postprocess_only_on_the_labels_it_was_written_for(task, rules):
+    """Its fever rules make "SUPPORTS" PubHealth's "true": on KILT FEVER, whose gold is "SUPPORTS", they
+    would turn every right answer wrong."""
+    task_object = get_registry().load("tasks", task)()
+    assert Smart().closed_rules(task_object) == rules
+    assert Smart(closed_postprocess="none").closed_rules(task_object) is None
 
 
 def test_smart_closed_postprocess_keeps_its_bugs():

@@ -26,8 +26,9 @@ Modes:
 Ablations of the paper's Table 3: agents=no_locator | no_reconstructor | generator_only.
 
 The answer is the Generator's text before "[Cite]" (else "[Cite]" matches ARC's gold "C"), then the
-task's postprocess; for label tasks SMART's postprocess_answers_closed (closed_postprocess=smart,
-its bugs kept; smart_choices adds its "last listed letter found" rule for choice tasks; none).
+task's postprocess; for choice tasks and PubHealth-style true/false label tasks SMART's
+postprocess_answers_closed (closed_postprocess=smart, its bugs kept; smart_choices adds its "last listed
+letter found" rule for choice tasks; none).
 On a task that cites, the answer-level citations are written as "[i][j]" before the final period.
 """
 from __future__ import annotations
@@ -243,14 +244,25 @@ class Smart(System):
 
     def final_answer(self, task: Task, text: str, cited: list[int]) -> str:
         answer = task.postprocess(text)
-        if task.closed_answer and self.closed_postprocess != "none":
-            closed = "fever" if task.answer_format == "label" else "arc_c"
+        closed = self.closed_rules(task)
+        if closed is not None:
             choices = "A B C D" if self.closed_postprocess == "smart_choices" and closed == "arc_c" else None
             answer = postprocess_answers_closed(answer, closed, choices)
         if task.cites and cited:
             markers = "".join(f"[{n}]" for n in cited)
             answer = f"{answer[:-1]} {markers}." if answer.endswith(".") else f"{answer} {markers}"
         return answer
+
+    def closed_rules(self, task: Task) -> str | None:
+        """Which of postprocess_answers_closed's rules apply: "arc_c" on choice tasks, "fever" on label tasks
+        that read PubHealth's true/false labels (instruction_key fever). Its fever rules turn "SUPPORTS" into
+        "true", so on a label task with other labels (KILT FEVER's SUPPORTS/REFUTES) they would make right
+        answers wrong: there the task's postprocess alone gives the answer."""
+        if not task.closed_answer or self.closed_postprocess == "none":
+            return None
+        if task.answer_format == "label":
+            return "fever" if task.instruction_key == "fever" else None
+        return "arc_c"
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         traces = recorded_extras(samples, "smart")

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 import string
-from collections import Counter
 from typing import Any, Callable, Literal
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Score, normalize_answer
+from ragbench.api import ConfigError, Example, Metric, Prediction, Score, normalize_answer, token_f1
 
 _TRIVIAQA_PUNCTUATION = frozenset(string.punctuation + "‘’´`")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -35,20 +34,6 @@ def raw_match(prediction: str, golds: list[str]) -> int:
 
 def exact_match(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer) -> bool:
     return normalize(prediction) == normalize(gold)
-
-
-def token_f1(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer,
-             empty_agree: bool = False) -> float:
-    """Self-RAG `qa_f1_score` (SQuAD v1.1 token F1): 0 when either side normalises to nothing. With
-    `empty_agree`, SQuAD v2.0's `compute_f1` (MuSiQue's metrics/answer.py): 1 when both do."""
-    predicted, expected = normalize(prediction).split(), normalize(gold).split()
-    if empty_agree and not predicted and not expected:
-        return 1.0
-    common = sum((Counter(predicted) & Counter(expected)).values())
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(predicted), common / len(expected)
-    return 2 * precision * recall / (precision + recall)
 
 
 def golds_of(example: Example) -> list[str]:

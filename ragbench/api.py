@@ -73,7 +73,7 @@ _MODULES = {
     "ragbench._storage.datafiles": ("resolve_data_file", "data_dir"),
     "ragbench._imports": ("load_callable",),
     # text helpers
-    "ragbench._shared.answers": ("normalize_answer", "exact_presence"),
+    "ragbench._shared.answers": ("normalize_answer", "exact_presence", "token_f1"),
     "ragbench._shared.sentences": ("sent_tokenize",),
     "ragbench._shared.citations": ("remove_citations", "cited_numbers", "list_items"),
     "ragbench._shared.instruction_templates": ("TEMPLATES", "fill"),

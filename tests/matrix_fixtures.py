@@ -22,6 +22,7 @@ from ragbench._types import Example
 
 ALCE = TEST_DATA / "alce"
 OPEN_QA = TEST_DATA / "open_qa"
+KILT = TEST_DATA / "kilt"
 
 # Rules answered before the per-question answers (first match wins on the request's last message): the
 # NLI judge entails unless the premise is the wrong answer, the CRAG judge finds a non-exact answer
@@ -97,6 +98,29 @@ def open_qa(sample: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     return lambda folder: (str(OPEN_QA / sample), {})
 
 
+# Two records in KILT's format on the pages of the KILT corpus sample (tests/data/kilt/kilt_passages.jsonl:
+# 90001 Olm, 90002 Varn, 90003 Kiribati Sound ferry, 90009 Trask), each with one output: its answer and the
+# page it comes from. FEVER's are claims and labels; every other KILT set gets the two Varn questions.
+KILT_RECORDS = {
+    "kilt_fever": [("Olm was founded by Ansgar Pell.", "SUPPORTS", "90001", "Olm"),
+                   ("Varn has no capital.", "REFUTES", "90002", "Varn")],
+    "other": [("who founded the fishing town of olm", "Ansgar Pell", "90001", "Olm"),
+              ("what is the capital of varn", "Evermouth", "90002", "Varn")],
+}
+
+
+def kilt(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
+    def build(folder: Path) -> tuple[str, dict[str, Any]]:
+        rows = [{"id": f"{task}-{i}", "input": text, "meta": {},
+                 "output": [{"answer": answer, "provenance": [{"wikipedia_id": page, "title": title,
+                                                               "start_paragraph_id": 1, "end_paragraph_id": 1}]}]}
+                for i, (text, answer, page, title) in enumerate(KILT_RECORDS.get(task, KILT_RECORDS["other"]))]
+        return str(write_jsonl(folder / f"{task}-dev-kilt.jsonl", rows)), {}
+    return build
+
+
+KILT_TASKS = {f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever", "aidayago2", "wned",
+                                          "cweb", "eli5", "wow")}
 TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "popqa": popqa,
     "pubhealth": pubhealth,
@@ -125,11 +149,13 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "2wikimultihopqa_flashrag": open_qa("2wikimultihopqa_flashrag_dev.jsonl"),
     "musique": open_qa("musique_ans_v1.0_dev.jsonl"),
     "musique_flashrag": open_qa("musique_flashrag_dev.jsonl"),
+    **{task: kilt(task) for task in KILT_TASKS},
 }
 # Open domain: the examples carry no documents, so a system that searches is given what a user gives it, a
-# corpus index (bm25 over the Varn corpus, `build_corpus_index`). closed_book and recorded search nothing.
+# corpus index (bm25 over the Varn corpus, `build_corpus_index`; the KILT sets search the KILT corpus sample,
+# whose passages carry their page's wikipedia_id). closed_book and recorded search nothing.
 CORPUS_TASKS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashrag", "webquestions", "webquestions_flashrag",
-                "hotpotqa_fullwiki", "musique_flashrag"}
+                "hotpotqa_fullwiki", "musique_flashrag", *KILT_TASKS}
 SEARCHLESS = {"closed_book", "recorded"}
 # Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
 # each query (example_bm25); the others take them in the file's order (provided).
@@ -139,10 +165,12 @@ REQUERYING = {"llatrieval", "smart"}
 
 
 def build_corpus_index(folder: Path) -> Path:
-    """A bm25 index of the Varn corpus (6 passages, each a paragraph of the open_qa samples)."""
+    """bm25 indexes of the Varn corpus (6 passages, each a paragraph of the open_qa samples), under
+    folder/varn, and of the KILT corpus sample, under folder/kilt."""
     from ragbench._retrieval.index import build_index
 
-    build_index(OPEN_QA / "varn_corpus.jsonl", folder, "bm25", progress=False)
+    build_index(OPEN_QA / "varn_corpus.jsonl", folder / "varn", "bm25", progress=False)
+    build_index(KILT / "kilt_passages.jsonl", folder / "kilt", "bm25", progress=False)
     return folder
 
 
@@ -153,7 +181,8 @@ def retriever_options(task: str, system: str, corpus_index: Path | None, own_doc
             return {}
         if corpus_index is None:
             raise ValueError(f"the {task} cell of {system} searches a corpus: pass corpus_index (build_corpus_index)")
-        return {"retriever": "bm25", "retriever_args": {"index": str(corpus_index)}}
+        index = corpus_index / ("kilt" if task in KILT_TASKS else "varn")
+        return {"retriever": "bm25", "retriever_args": {"index": str(index)}}
     if own_documents is False:  # open domain without a corpus here (OmniEval): no documents, on purpose
         return {"retriever": "none"}
     if task in DISTRACTOR_TASKS and system in REQUERYING:
@@ -185,6 +214,7 @@ RIGHT: dict[str, Callable[[Example], str]] = {
 WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
     "pubhealth": lambda e: {"true": "false", "false": "true"}[e.gold["answers"][0]],
     "arc_challenge": lambda e: "D",
+    "kilt_fever": lambda e: {"SUPPORTS": "REFUTES", "REFUTES": "SUPPORTS"}[e.gold["answers"][0]],
 }
 
 

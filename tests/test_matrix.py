@@ -49,8 +49,8 @@ ELI5 = {"length": 12.5, "rougeLsum": 50.0, "rougeLsum_bootstrap_mid": 50.0, "cla
 # OmniEval, first right "5年" (jieba: 5 / 年): Rouge-1/2/L F 2PR/(P+R+1e-8) as rouge-chinese computes it, char
 # F1 1, EM 1/2 (averaged over the two answer forms "5年", "五年"); second "zzz": 0 everywhere. No documents are
 # shown on these records, so MAP/MRR have nothing to score.
-ROUGE_ZH = 2 / (2 + 1e-8) / 2
-OMNIEVAL = {"rouge_1": ROUGE_ZH, "rouge_2": ROUGE_ZH, "rouge_l": ROUGE_ZH, "f1": 0.5, "em": 0.25,
+ROUGE_HALF = 2 / (2 + 1e-8) / 2  # equal texts' F as rouge-chinese and the rouge package compute it, halved
+OMNIEVAL = {"rouge_1": ROUGE_HALF, "rouge_2": ROUGE_HALF, "rouge_l": ROUGE_HALF, "f1": 0.5, "em": 0.25,
             "map": None, "mrr": None}
 
 # The open-domain and multi-hop QA sets (tasks/open_qa), on their samples (tests/data/open_qa): the first
@@ -140,6 +140,20 @@ SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
     ("smart", "musique"): support((1 / 2, 1 / 3, 2 / 5, 0), all_of(3)),
 }
 
+# KILT (tasks/kilt), on two records in KILT's format (matrix_fixtures.KILT_RECORDS) whose outputs each name one
+# page, Olm (90001) then Varn (90002), over the KILT corpus sample: the right answer, then "zzz" (FEVER: the other
+# label), give 1/2 for accuracy, EM, F1 and ROUGE-L (the rouge package's F, 2PR/(P+R+1e-8)). Each question's
+# top passage is its gold page's (Olm: "founded", "fishing", "town", "olm"; Varn: "capital", "varn", where Olm
+# has only "varn"; FEVER's claims alike), and every system that searches shows it first: R-precision 1 (one
+# gold page), recall@5 1, so the KILT-scores keep the first record's downstream 1: 1/2. SMART's closed-answer
+# rules, written for PubHealth's true/false, would make FEVER's "SUPPORTS" "true": not applied here. Nothing shown (closed_book; recorded, whose predictions file
+# records the examples' own documents: none) is R-precision 0, and every KILT-score 0.
+KILT_DOWNSTREAM = {"accuracy": 0.5, "em": 0.5, "f1": 0.5, "rougel": ROUGE_HALF}
+KILT = {**KILT_DOWNSTREAM, "rprec": 1.0, "recall_at_5": 1.0,
+        **{f"kilt_{key}": value for key, value in KILT_DOWNSTREAM.items()}}
+KILT_NOTHING_SHOWN = {"rprec": 0.0, "recall_at_5": 0.0, **{f"kilt_{key}": 0.0 for key in KILT_DOWNSTREAM}}
+KILT_TASKS = [task for task in TASKS if task.startswith("kilt_")]
+
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,
     "pubhealth": {"match": 0.5, "selfrag_match": 0.5, "label_accuracy": 0.5},  # "false" twice; golds false, true
@@ -150,6 +164,7 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     "crag_t1": CRAG, "crag_t2": CRAG, "crag_t3": CRAG,
     "omnieval_auto": OMNIEVAL, "omnieval_human": OMNIEVAL,
     **EXPECTED_OPEN_QA,
+    **dict.fromkeys(KILT_TASKS, KILT),
 }
 NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # Self-RAG writes "<segment>." and the system makes it "<segment> [1].": only the last of the right answer's
@@ -161,6 +176,7 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     **{("closed_book", task): NO_CITATIONS for task in ("asqa", "alce_asqa", "alce_qampari", "alce_eli5")},
     **{("selfrag", task): SELF_CITED for task in ("asqa", "alce_asqa", "alce_eli5")},
     **SUPPORT_OVERRIDES,
+    **{(system, task): KILT_NOTHING_SHOWN for system in ("closed_book", "recorded") for task in KILT_TASKS},
 }
 
 

@@ -5,7 +5,8 @@
   ALCE retrieval.py and LLatrieval Iterative_retrieval.py do.
 - JSONL, one passage per line: `{"id", "title", "contents"}` (pyserini's, OmniEval's: contents
   without the title), `{"id", "title", "text"}` (BEIR's `"_id"` is accepted for `"id"`), or FlashRAG's
-  `{"id", "contents"}` whose first line is the title (`flashrag_passage`); `"url"` is kept.
+  `{"id", "contents"}` whose first line is the title (`flashrag_passage`); `"url"` is kept, and so is
+  `"wikipedia_id"` (in the metadata: KILT's retrieval metrics score the pages passages are from).
 
 A bad row is yielded as a `RecordError` (file, line, field) and the stream goes on.
 """
@@ -25,6 +26,7 @@ DPR_COLUMNS = ("id", "text", "title")
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
 TITLE_LINE = "title_line"  # Document.metadata: a FlashRAG passage's first line of `contents`, as written
+PAGE_ID = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is from (KILT's page-level retrieval)
 
 
 
@@ -104,11 +106,15 @@ def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
     url = record.get("url")
     url = url if isinstance(url, str) else None
     if field == "contents" and "title" not in record:
-        return flashrag_passage(str(doc_id), text, url)
-    title = record.get("title") or ""
-    if not isinstance(title, str):
-        raise RecordError(path, line, f"expected a string, got {type(title).__name__}", "title")
-    return Document(id=str(doc_id), title=title, text=text, url=url)
+        doc = flashrag_passage(str(doc_id), text, url)
+    else:
+        title = record.get("title") or ""
+        if not isinstance(title, str):
+            raise RecordError(path, line, f"expected a string, got {type(title).__name__}", "title")
+        doc = Document(id=str(doc_id), title=title, text=text, url=url)
+    if record.get(PAGE_ID) is not None:
+        doc.metadata[PAGE_ID] = str(record[PAGE_ID])
+    return doc
 
 
 def flashrag_passage(doc_id: str, contents: str, url: str | None = None) -> Document:

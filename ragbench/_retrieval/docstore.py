@@ -1,7 +1,8 @@
 """The passages of an index, so that a hit returns its title and text without the corpus file.
 
-`docs.jsonl` holds one compact `{"id", "title", "text"[, "url"][, "title_line"]}` line per passage in index
-order (`title_line`: a FlashRAG passage's first line of `contents` as written, ragbench._retrieval.corpus);
+`docs.jsonl` holds one compact `{"id", "title", "text"[, "url"][, "title_line"][, "wikipedia_id"]}` line per
+passage in index order (`title_line`: a FlashRAG passage's first line of `contents` as written;
+`wikipedia_id`: the page a passage is from; both kept in the metadata, ragbench._retrieval.corpus);
 `docs.offsets.npy` holds the byte offset of every line (plus the end). Both are memory-mapped:
 opening a 21M-passage store costs nothing, a lookup reads one line.
 """
@@ -15,7 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from .._types import Document
-from .corpus import TITLE_LINE
+from .corpus import PAGE_ID, TITLE_LINE
+
+KEPT_METADATA = (TITLE_LINE, PAGE_ID)
 
 DOCS_FILE = "docs.jsonl"
 OFFSETS_FILE = "docs.offsets.npy"
@@ -31,8 +34,7 @@ class DocStoreWriter:
         record = {"id": doc.id, "title": doc.title, "text": doc.text}
         if doc.url:
             record["url"] = doc.url
-        if TITLE_LINE in doc.metadata:
-            record[TITLE_LINE] = doc.metadata[TITLE_LINE]
+        record.update({key: doc.metadata[key] for key in KEPT_METADATA if key in doc.metadata})
         line = json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n"
         self.handle.write(line)
         self.offsets.append(self.offsets[-1] + len(line))
@@ -57,7 +59,7 @@ class DocStore:
     def get(self, index: int, score: float | None = None) -> Document:
         record = json.loads(self.data[int(self.offsets[index]): int(self.offsets[index + 1])])
         return Document(id=record["id"], title=record["title"], text=record["text"], url=record.get("url"),
-                        score=score, metadata={TITLE_LINE: record[TITLE_LINE]} if TITLE_LINE in record else {})
+                        score=score, metadata={key: record[key] for key in KEPT_METADATA if key in record})
 
     def close(self) -> None:
         self.data.close()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any
+from collections import Counter
+from typing import Any, Callable
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = set(string.punctuation)
@@ -18,6 +19,21 @@ def normalize_answer(text: str, articles: Any = _ARTICLES) -> str:
     superscript digits and joiners ("a\u0300 la carte" keeps its "a" there)."""
     text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
     return " ".join(articles.sub(" ", text).split())
+
+
+def token_f1(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer,
+             empty_agree: bool = False) -> float:
+    """SQuAD v1.1 token F1 of the normalised texts (Self-RAG `qa_f1_score`, KILT eval_downstream.py
+    `_f1_score`): 0 when either side normalises to nothing. With `empty_agree`, SQuAD v2.0's
+    `compute_f1` (MuSiQue's metrics/answer.py): 1 when both do."""
+    predicted, expected = normalize(prediction).split(), normalize(gold).split()
+    if empty_agree and not predicted and not expected:
+        return 1.0
+    common = sum((Counter(predicted) & Counter(expected)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(expected)
+    return 2 * precision * recall / (precision + recall)
 
 
 def exact_presence(short_answers: list[str], context: str) -> bool:

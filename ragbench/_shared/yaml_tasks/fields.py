@@ -47,15 +47,17 @@ class FieldError(RecordError):
 
 def lookup(record: Any, path: str) -> Any:
     """The value at a dotted path (a number indexes a list; a key after a list of mappings takes it from
-    each, as SQuAD's `answers.text`), or MISSING."""
+    each that has it, as SQuAD's `answers.text` and KILT's `output.answer`, whose provenance-only outputs
+    have none), or MISSING (also when none of them has it)."""
     value = record
     for part in path.split("."):
         if isinstance(value, dict):
             value = value.get(part, MISSING)
         elif isinstance(value, (list, tuple)) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
             value = value[int(part)]
-        elif isinstance(value, (list, tuple)) and all(isinstance(item, dict) and part in item for item in value):
-            value = [item[part] for item in value]
+        elif isinstance(value, (list, tuple)) and all(isinstance(item, dict) for item in value):
+            taken = [item[part] for item in value if part in item]
+            value = taken if taken or not value else MISSING
         else:
             return MISSING
         if value is MISSING:

@@ -1,0 +1,83 @@
+"""kilt_downstream and kilt_retrieval against values produced by running KILT's eval_downstream.py and
+eval_retrieval.py (tests/data/parity/kilt.json records the commit and how each value was obtained)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragbench._errors import ConfigError
+from ragbench._types import Document, Example, Prediction
+from ragbench.tasks.kilt.metrics import KiltDownstream, KiltRetrieval
+
+from conftest import TEST_DATA
+from helpers import run
+
+PARITY = json.loads((TEST_DATA / "parity" / "kilt.json").read_text(encoding="utf-8"))["cases"]
+
+
+def example_of(outputs: list[dict]) -> Example:
+    """The example a KILT YAML task makes of a record with these outputs (output.answer, output.provenance
+    from each output that has it)."""
+    gold = {"answers": [o["answer"] for o in outputs if "answer" in o],
+            "provenance": [o["provenance"] for o in outputs if "provenance" in o]}
+    return Example(id="x", question="q", gold=gold)
+
+
+def shown(pages: list[str]) -> list[Document]:
+    return [Document(id=f"{page}#{n}", title="t", text="...", metadata={"wikipedia_id": page})
+            for n, page in enumerate(pages)]
+
+
+def predict(case: dict) -> Prediction:
+    return Prediction(example_id="x", answer=case["answer"], docs=shown(case["shown_pages"]))
+
+
+@pytest.mark.parametrize("case", PARITY, ids=lambda c: c["id"])
+def test_downstream_equals_eval_downstream(case):
+    upstream = case["eval_downstream"]["downstream"]
+    assert KiltDownstream().score(example_of(case["outputs"]), predict(case)) == pytest.approx(upstream, abs=1e-12)
+
+
+@pytest.mark.parametrize("case", PARITY, ids=lambda c: c["id"])
+def test_retrieval_and_kilt_scores_equal_eval_downstream(case):
+    values = KiltRetrieval().score(example_of(case["outputs"]), predict(case))
+    upstream = case["eval_downstream"]
+    expected = {"rprec": upstream["retrieval"]["Rprec"], "recall_at_5": upstream["retrieval"]["recall@5"],
+                **{f"kilt_{key[5:]}": value for key, value in upstream["kilt"].items()}}
+    assert values == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 5, 10])
+@pytest.mark.parametrize("case", PARITY, ids=lambda c: c["id"])
+def test_rprec_and_recall_at_k_equal_eval_retrieval(case, k):
+    values = KiltRetrieval(k=k).score(example_of(case["outputs"]), predict(case))
+    upstream = case["eval_retrieval"]
+    assert (values["rprec"], values[f"recall_at_{k}"]) == pytest.approx((upstream["Rprec"], upstream[f"recall@{k}"]))
+
+
+def test_without_gold_answers_the_answer_scores_are_not_scorable():
+    example = Example(id="x", question="q", gold={"answers": ["", "  "], "provenance": [[{"wikipedia_id": "1"}]]})
+    prediction = Prediction(example_id="x", answer="a", docs=shown(["1"]))
+    assert set(KiltDownstream().score(example, prediction).values()) == {None}
+    values = KiltRetrieval().score(example, prediction)
+    assert values["rprec"] == 1.0 and values["kilt_em"] is None
+
+
+def test_a_shown_document_without_a_wikipedia_id_fails_instead_of_scoring_0():
+    prediction = Prediction(example_id="x", answer="a", docs=[Document(id="7", title="t", text="...")])
+    with pytest.raises(ValueError, match="document '7' has no wikipedia_id"):
+        KiltRetrieval().score(example_of([{"answer": "a", "provenance": [{"wikipedia_id": "7"}]}]), prediction)
+
+
+def test_outputs_whose_shown_documents_are_unknown_fail_instead_of_scoring_0():
+    prediction = Prediction(example_id="x", answer="a", extras={"docs_unknown": True})
+    with pytest.raises(ValueError, match='has no "docs"'):
+        KiltRetrieval().score(example_of([{"answer": "a", "provenance": [{"wikipedia_id": "7"}]}]), prediction)
+
+
+@pytest.mark.parametrize("k", [0, "five"])
+def test_k_must_be_a_positive_integer(tmp_path, k):
+    with pytest.raises(ConfigError, match="kilt_retrieval"):
+        run(tmp_path, tasks=["kilt_nq"], data={"kilt_nq": str(TEST_DATA / "kilt" / "nq-dev-kilt.jsonl")},
+            system="closed_book", model="scripted:echo", metric_args={"kilt_retrieval.k": k})

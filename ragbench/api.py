@@ -34,7 +34,7 @@ What is here, by what it is for:
   `YamlTask` (the base of a YAML task's prompt style), `RecordPlace` (where the record a style's `parse`
   gets is, for its bad-record errors) and `yaml_task_class` (the Task class of a YAML task file,
   docs/yaml-tasks.md),
-  `TokenSplitter` and `parse_split` (token-counted chunking), `resampled` (bootstrap resamples).
+  `TokenSplitter`, `parse_split` and `tiktoken_counter` (token-counted chunking), `resampled` (bootstrap resamples).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
 - What a run owns and lends its plugins (docs/internals.md, "Who owns what"): `RunResources` (what
   `Task.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
@@ -80,7 +80,7 @@ _MODULES = {
     "ragbench._shared.reader": ("Reader",),
     "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
     "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
-    "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split"),
+    "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_counter"),
     "ragbench._reports.bootstrap": ("resampled",),
     # command-line commands
     "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),

@@ -3,6 +3,7 @@
 article's title, url, published_at and source through `ragbench index build` into the prompt a run shows."""
 from __future__ import annotations
 
+import errno
 import json
 
 import pytest
@@ -13,7 +14,8 @@ from ragbench.tasks.multihop_rag.chunking import SentenceSplitter
 from ragbench.tasks.multihop_rag.corpus import build_corpus, metadata_text
 
 from conftest import TEST_DATA
-from helpers import cli, run, samples
+from helpers import cli, run, samples, tmpfs
+from test_run_folder_faults import fill
 
 CHUNKING = json.loads((TEST_DATA / "parity" / "multihop_rag.json").read_text(encoding="utf-8"))["chunking"]
 DATA = TEST_DATA / "multihop_rag"
@@ -96,3 +98,27 @@ def test_an_existing_out_file_is_kept_unless_overwrite(tmp_path):
         build_corpus(DATA / "corpus.json", out)
     assert out.read_text(encoding="utf-8") == "mine\n"
     assert build_corpus(DATA / "corpus.json", out, overwrite=True).chunks == 3
+
+
+def test_chunks_written_on_a_full_disk_end_in_one_line_and_leave_nothing(tmp_path, monkeypatch):
+    article = json.loads((DATA / "corpus.json").read_text(encoding="utf-8"))[0]
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps([{**article, "body": article["body"] * 60}] * 20), encoding="utf-8")
+    with tmpfs(tmp_path / "disk", size="64k") as disk:
+        if disk is not None:
+            fill(disk, leave=4_000)
+            full = cli("index", "multihop-rag-corpus", "--corpus", str(corpus), "--out", str(disk / "chunks.jsonl"))
+            assert sorted(p.name for p in disk.iterdir()) == ["filler"]
+            assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
+            assert full.stderr.strip().splitlines() == [full.stderr.strip().splitlines()[-1]]
+            assert full.stderr.startswith("ragbench: error: No space left on device: "), full.stderr
+            assert str(disk / "chunks.jsonl") in full.stderr
+            return
+    # no tmpfs here (CI): the disk fills as the file is flushed
+    def enospc(descriptor):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr("ragbench._storage.files.os.fsync", enospc)
+    with pytest.raises(OSError, match="No space left on device") as full_disk:
+        build_corpus(corpus, tmp_path / "chunks.jsonl")
+    assert full_disk.value.filename == str(tmp_path / "chunks.jsonl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.json"]

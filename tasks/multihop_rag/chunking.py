@@ -25,17 +25,13 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ragbench.api import ConfigError, tiktoken_counter
+from ragbench._retrieval.chunking import keep_separator
+from ragbench.api import ConfigError, TokenSplitter
 
 PARAGRAPH_SEPARATOR = "\n\n\n"
 CHUNKING_REGEX = re.compile("[^,.;。？！]+[,.;。？！]?")
 CHUNK_SIZE = 256  # simple_retrieval.py --chunk_size default
 CHUNK_OVERLAP = 200  # llama-index 0.9's SENTENCE_CHUNK_OVERLAP
-
-
-def _keep_separator(text: str, separator: str) -> list[str]:
-    parts = text.split(separator)
-    return [piece for piece in [parts[0], *(separator + p for p in parts[1:])] if piece]
 
 
 def punkt_sentences() -> Callable[[str], list[str]]:
@@ -54,43 +50,34 @@ def punkt_sentences() -> Callable[[str], list[str]]:
     return split
 
 
-class SentenceSplitter:
-    """llama-index 0.9.40 `SentenceSplitter(chunk_size, chunk_overlap)` (module docstring)."""
+class SentenceSplitter(TokenSplitter):
+    """llama-index 0.9.40 `SentenceSplitter(chunk_size, chunk_overlap)` (module docstring): TokenSplitter's
+    budget and checks, its own splits and merge."""
+
+    metadata_format_tokens = 0
 
     def __init__(self, chunk_size: int = CHUNK_SIZE, overlap: int = CHUNK_OVERLAP,
                  count: Callable[[str], int] | None = None) -> None:
-        if chunk_size < 1 or not 0 <= overlap <= chunk_size:
-            raise ConfigError(f"chunking: need 0 <= overlap ({overlap}) <= chunk size ({chunk_size}), chunk size >= 1")
-        self.chunk_size, self.overlap = chunk_size, overlap
-        self.length = count or tiktoken_counter()
-        self.splitters = (lambda text: _keep_separator(text, PARAGRAPH_SEPARATOR), punkt_sentences(),
-                          CHUNKING_REGEX.findall, lambda text: _keep_separator(text, " "), list)
+        super().__init__(chunk_size, overlap, count)
+        self.splitters = (lambda text: keep_separator(text, PARAGRAPH_SEPARATOR), punkt_sentences(),
+                          CHUNKING_REGEX.findall, lambda text: keep_separator(text, " "), list)
 
-    def split(self, text: str, metadata: str = "") -> list[str]:
-        budget = self.chunk_size - (self.length(metadata) if metadata else 0)
-        if budget <= 0:
-            raise ConfigError(f"chunking: metadata of {self.chunk_size - budget} tokens leaves no room in chunks of "
-                              f"{self.chunk_size}")
-        if text == "":
-            return [text]
-        return self._merge(self._splits(text, budget), budget)
-
-    def _pieces(self, text: str) -> list[str]:
+    def _split_once(self, text: str) -> list[str]:
         for split in self.splitters:
             pieces = split(text)
             if len(pieces) > 1:
                 return pieces
         return pieces
 
-    def _splits(self, text: str, budget: int) -> list[tuple[str, int]]:
+    def _pieces(self, text: str, budget: int) -> list[tuple[str, int]]:
         """(text, tokens) of each split, in order."""
         tokens = self.length(text)
         if tokens <= budget:
             return [(text, tokens)]
         out: list[tuple[str, int]] = []
-        for piece in self._pieces(text):
+        for piece in self._split_once(text):
             tokens = self.length(piece)
-            out.extend([(piece, tokens)] if tokens <= budget else self._splits(piece, budget))
+            out.extend([(piece, tokens)] if tokens <= budget else self._pieces(piece, budget))
         return out
 
     def _merge(self, splits: list[tuple[str, int]], budget: int) -> list[str]:

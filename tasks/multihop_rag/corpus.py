@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ragbench._storage.files import replacing
 from ragbench.api import ConfigError, RecordError
 
 from .chunking import CHUNK_OVERLAP, CHUNK_SIZE, SentenceSplitter
@@ -69,7 +70,7 @@ def article_chunks(n: int, article: dict[str, Any], splitter: SentenceSplitter) 
 def build_corpus(source: str | Path, out: str | Path, chunk_size: int = CHUNK_SIZE, overlap: int = CHUNK_OVERLAP,
                  overwrite: bool = False) -> CorpusStats:
     """Write `out` (JSONL chunks for `ragbench index build --corpus`) from corpus.json `source`; `out`
-    appears only once complete."""
+    appears only once complete (a failure, a full disk, leaves no part of it)."""
     source, out = Path(source), Path(out)
     if not source.is_file():
         raise ConfigError(f"--corpus {source} not found; pass MultiHop-RAG's dataset/corpus.json")
@@ -77,19 +78,13 @@ def build_corpus(source: str | Path, out: str | Path, chunk_size: int = CHUNK_SI
         raise ConfigError(f"--out {out} exists; pass --overwrite or choose another file")
     splitter = SentenceSplitter(chunk_size, overlap)
     stats = CorpusStats()
-    partial = out.with_name(out.name + ".partial")
-    try:
-        with open(partial, "w", encoding="utf-8") as handle:
-            for n, article in read_articles(source):
-                if isinstance(article, RecordError):
-                    stats.errors.append(article)
-                    continue
-                stats.articles += 1
-                for chunk in article_chunks(n, article, splitter):
-                    handle.write(json.dumps(chunk, ensure_ascii=False) + "\n")
-                    stats.chunks += 1
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    partial.replace(out)
+    with replacing(out) as handle:
+        for n, article in read_articles(source):
+            if isinstance(article, RecordError):
+                stats.errors.append(article)
+                continue
+            stats.articles += 1
+            for chunk in article_chunks(n, article, splitter):
+                handle.write((json.dumps(chunk, ensure_ascii=False) + "\n").encode("utf-8"))
+                stats.chunks += 1
     return stats

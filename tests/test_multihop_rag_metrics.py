@@ -69,6 +69,11 @@ def test_the_mean_over_the_non_null_queries_is_retrieval_evaluates():
         assert f"{name}: {RETRIEVAL['all_cases'][name]:.4f}" in RETRIEVAL["printed"]
 
 
+def test_a_null_query_is_not_scored_even_with_evidence_as_upstream_skips_its_type():
+    case = {**RETRIEVAL["cases"][0], "question_type": "null_query"}
+    assert set(retrieval(case).values()) == {None}
+
+
 def test_a_query_without_evidence_is_not_scorable_where_upstream_divides_by_zero():
     case = {"facts": [], "question_type": "inference_query", "shown": RETRIEVAL["cases"][0]["shown"]}
     assert set(retrieval(case).values()) == {None}

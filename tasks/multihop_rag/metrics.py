@@ -32,9 +32,8 @@ RETRIEVAL_KEYS = (*(f"hits_at_{k}" for k in HITS_AT), f"map_at_{DEPTH}", f"mrr_a
 
 
 def extracted_answer(output: str) -> str:
-    """qa_evaluate.py `extract_answer`, applied where the output holds "The answer" (case as written)."""
-    if "The answer" not in output:
-        return output
+    """qa_evaluate.py `extract_answer` (which it applies where the output holds "The answer": any match of the
+    pattern does)."""
     match = QUOTED_ANSWER.search(output)
     return match.group(1) if match else output
 

@@ -25,8 +25,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ragbench._retrieval.chunking import keep_separator
-from ragbench.api import ConfigError, TokenSplitter
+from ragbench.api import ConfigError, TokenSplitter, keep_separator
 
 PARAGRAPH_SEPARATOR = "\n\n\n"
 CHUNKING_REGEX = re.compile("[^,.;。？！]+[,.;。？！]?")

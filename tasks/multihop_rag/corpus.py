@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench._storage.files import replacing
-from ragbench.api import ConfigError, RecordError
+from ragbench.api import ConfigError, RecordError, replacing
 
 from .chunking import CHUNK_OVERLAP, CHUNK_SIZE, SentenceSplitter
 

@@ -26,15 +26,16 @@ What is here, by what it is for:
 - Pre-flight (checks before anything loads): `Preflight`, `probe_data`, `unreachable`.
 - Trace structure for the viewer: `group`, `grouped`, `outline`, `find_groups`.
 - Data files: `iter_jsonl`, `read_lines`, `require`, `resolve_data_file`, `data_dir`, `parse_json`
-  (json.loads where JSON nested too deeply is a ValueError, not a RecursionError), and
-  `load_callable` for an option naming "module:function".
+  (json.loads where JSON nested too deeply is a ValueError, not a RecursionError), `replacing` (a file
+  written whole or not at all: a corpus a command builds), and `load_callable` for an option naming
+  "module:function".
 - Text helpers benchmarks share: `normalize_answer`, `exact_presence`, `sent_tokenize`,
   `remove_citations`, `cited_numbers`, `list_items`, `TEMPLATES` and `fill` (instruction-tuned
   prompt formats), `Reader` (the base of systems that send the task's own baseline prompt),
   `YamlTask` (the base of a YAML task's prompt style), `RecordPlace` (where the record a style's `parse`
   gets is, for its bad-record errors) and `yaml_task_class` (the Task class of a YAML task file,
   docs/yaml-tasks.md),
-  `TokenSplitter` and `parse_split` (token-counted chunking), `resampled` (bootstrap resamples).
+  `TokenSplitter`, `parse_split`, `tiktoken_counter` and `keep_separator` (token-counted chunking), `resampled` (bootstrap resamples).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
 - What a run owns and lends its plugins (docs/internals.md, "Who owns what"): `RunResources` (what
   `Task.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
@@ -71,6 +72,7 @@ _MODULES = {
     # data files
     "ragbench._storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json"),
     "ragbench._storage.datafiles": ("resolve_data_file", "data_dir"),
+    "ragbench._storage.files": ("replacing",),
     "ragbench._imports": ("load_callable",),
     # text helpers
     "ragbench._shared.answers": ("normalize_answer", "exact_presence", "token_f1"),
@@ -80,7 +82,7 @@ _MODULES = {
     "ragbench._shared.reader": ("Reader",),
     "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
     "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
-    "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split"),
+    "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_counter", "keep_separator"),
     "ragbench._reports.bootstrap": ("resampled",),
     # command-line commands
     "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),

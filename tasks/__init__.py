@@ -1,7 +1,8 @@
 """Built-in task plugins (installed as `ragbench.tasks`), one folder per benchmark family, the seed
 papers' reproduction manifests (`reproductions.yaml`, read by `ragbench reproduce`), the benchmarks'
-own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`, `ragbench index kilt-corpus`),
-OmniEval's dense query styles (`query_style=omnieval|omnieval_flashrag`) and the Self-RAG prompt styles of YAML tasks."""
+own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`, `ragbench index kilt-corpus`,
+`ragbench index multihop-rag-corpus`), OmniEval's dense query styles (`query_style=omnieval|omnieval_flashrag`)
+and the Self-RAG prompt styles of YAML tasks."""
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -30,6 +31,7 @@ def ragbench_query_styles() -> dict[str, Any]:
 def ragbench_cli_commands() -> list[Any]:
     from .crag.commands import serve_group
     from .kilt.commands import index_group as kilt_index_group
+    from .multihop_rag.commands import index_group as multihop_rag_index_group
     from .omnieval.commands import index_group
 
-    return [serve_group, index_group, kilt_index_group]
+    return [serve_group, index_group, kilt_index_group, multihop_rag_index_group]

@@ -23,6 +23,7 @@ from ragbench._types import Example
 ALCE = TEST_DATA / "alce"
 OPEN_QA = TEST_DATA / "open_qa"
 KILT = TEST_DATA / "kilt"
+MULTIHOP_RAG = TEST_DATA / "multihop_rag"
 
 # Rules answered before the per-question answers (first match wins on the request's last message): the
 # NLI judge entails unless the premise is the wrong answer, the CRAG judge finds a non-exact answer
@@ -119,6 +120,31 @@ def kilt(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     return build
 
 
+def multihop_rag(folder: Path) -> tuple[str, dict[str, Any]]:
+    """Two queries in MultiHopRAG.json's format, each with two evidence facts from two articles of the
+    corpus sample (tests/data/multihop_rag/corpus.json: 0 Harbor Lights festival, 1 Kiribati Sound ferry,
+    2 Olm fishing fleet), worded so that bm25 scores the third article 0 for each."""
+    articles = json.loads((MULTIHOP_RAG / "corpus.json").read_text(encoding="utf-8"))
+
+    def evidence(n: int, fact: str) -> dict[str, str]:
+        return {**{key: articles[n][key] for key in ("title", "author", "url", "source", "category", "published_at")},
+                "fact": fact}
+    rows = [{"query": "Who founded the festival that drew a record crowd to Evermouth, after which the ferry line "
+                      "added crossings?", "answer": "Ansgar Pell", "question_type": "inference_query",
+             "evidence_list": [evidence(0, "The festival, founded by the lantern maker Ansgar Pell in 1998, filled "
+                                           "the old quay with floating lanterns for three nights."),
+                               evidence(1, "The operator, Sound Lines, said demand rose after the Harbor Lights "
+                                           "festival.")]},
+            {"query": "Do Coastal Ledger's new crossings cost more than daytime fares, and has Olm's fishing fleet grown?",
+             "answer": "No", "question_type": "comparison_query",
+             "evidence_list": [evidence(1, "Tickets for the night crossings will cost 12 crowns, the same as daytime "
+                                           "fares."),
+                               evidence(2, "The fleet has 64 boats, down from 80 five years ago.")]}]
+    path = folder / "MultiHopRAG.json"
+    path.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    return str(path), {}
+
+
 KILT_TASKS = {f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever", "aidayago2", "wned",
                                           "cweb", "eli5", "wow")}
 TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
@@ -150,12 +176,15 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "musique": open_qa("musique_ans_v1.0_dev.jsonl"),
     "musique_flashrag": open_qa("musique_flashrag_dev.jsonl"),
     **{task: kilt(task) for task in KILT_TASKS},
+    "multihop_rag": multihop_rag,
 }
 # Open domain: the examples carry no documents, so a system that searches is given what a user gives it, a
 # corpus index (bm25 over the Varn corpus, `build_corpus_index`; the KILT sets search the KILT corpus sample,
-# whose passages carry their page's wikipedia_id). closed_book and recorded search nothing.
+# whose passages carry their page's wikipedia_id; MultiHop-RAG the chunks of its corpus sample, which carry
+# their article's date and source). closed_book and recorded search nothing.
 CORPUS_TASKS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashrag", "webquestions", "webquestions_flashrag",
-                "hotpotqa_fullwiki", "musique_flashrag", *KILT_TASKS}
+                "hotpotqa_fullwiki", "musique_flashrag", *KILT_TASKS, "multihop_rag"}
+CORPUS_INDEX = {**dict.fromkeys(KILT_TASKS, "kilt"), "multihop_rag": "multihop_rag"}  # else "varn"
 SEARCHLESS = {"closed_book", "recorded"}
 # Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
 # each query (example_bm25); the others take them in the file's order (provided).
@@ -166,11 +195,17 @@ REQUERYING = {"llatrieval", "smart"}
 
 def build_corpus_index(folder: Path) -> Path:
     """bm25 indexes of the Varn corpus (6 passages, each a paragraph of the open_qa samples), under
-    folder/varn, and of the KILT corpus sample, under folder/kilt."""
+    folder/varn, of the KILT corpus sample, under folder/kilt, and of the MultiHop-RAG corpus sample's
+    chunks (`index multihop-rag-corpus`: one chunk per article, each under 256 tokens), under
+    folder/multihop_rag."""
     from ragbench._retrieval.index import build_index
+    from ragbench.tasks.multihop_rag.corpus import build_corpus
 
     build_index(OPEN_QA / "varn_corpus.jsonl", folder / "varn", "bm25", progress=False)
     build_index(KILT / "kilt_passages.jsonl", folder / "kilt", "bm25", progress=False)
+    folder.mkdir(parents=True, exist_ok=True)
+    build_corpus(MULTIHOP_RAG / "corpus.json", folder / "multihop_rag_chunks.jsonl")
+    build_index(folder / "multihop_rag_chunks.jsonl", folder / "multihop_rag", "bm25", progress=False)
     return folder
 
 
@@ -181,7 +216,7 @@ def retriever_options(task: str, system: str, corpus_index: Path | None, own_doc
             return {}
         if corpus_index is None:
             raise ValueError(f"the {task} cell of {system} searches a corpus: pass corpus_index (build_corpus_index)")
-        index = corpus_index / ("kilt" if task in KILT_TASKS else "varn")
+        index = corpus_index / CORPUS_INDEX.get(task, "varn")
         return {"retriever": "bm25", "retriever_args": {"index": str(index)}}
     if own_documents is False:  # open domain without a corpus here (OmniEval): no documents, on purpose
         return {"retriever": "none"}

@@ -18,7 +18,8 @@ NQ = str(TEST_DATA / "open_qa" / "NQ-open.dev.jsonl")
 WITHOUT_DOCUMENTS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashrag", "webquestions",
                      "webquestions_flashrag", "hotpotqa_fullwiki", "musique_flashrag", "squad", "omnieval_auto",
                      "omnieval_human", *(f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever",
-                                                                  "aidayago2", "wned", "cweb", "eli5", "wow"))}
+                                                                  "aidayago2", "wned", "cweb", "eli5", "wow")),
+                     "multihop_rag"}
 
 
 def check(tmp_path, **options):

@@ -129,3 +129,22 @@ def test_an_index_of_a_flashrag_corpus_returns_titles_and_the_written_title_line
         assert store.get(1) == Document(id="1", title="Trask", text="Trask is a village.")
     finally:
         store.close()
+
+
+def test_a_lines_metadata_object_is_kept_through_the_index(tmp_path):
+    from ragbench._retrieval.docstore import DocStore
+    from ragbench._retrieval.index import build_index
+
+    metadata = {"published_at": "2023-10-02T08:15:00+00:00", "source": "The Varn Courier"}
+    path = write_jsonl(tmp_path / "c.jsonl", [{"id": "0#0", "title": "T", "text": "body", "metadata": metadata},
+                                              {"id": "1", "title": "U", "text": "plain"},
+                                              {"id": "2", "text": "bad", "metadata": ["not", "an", "object"]}])
+    items = list(read_corpus(path))
+    assert items[0] == Document(id="0#0", title="T", text="body", metadata=metadata)
+    assert isinstance(items[2], RecordError) and (items[2].line, items[2].field) == (3, "metadata")
+    build_index(path, tmp_path / "index", "bm25", progress=False)
+    store = DocStore(tmp_path / "index")
+    try:
+        assert store.get(0) == items[0] and store.get(1) == items[1]
+    finally:
+        store.close()

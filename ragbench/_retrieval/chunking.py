@@ -80,13 +80,19 @@ def tiktoken_counter(name: str = "cl100k_base") -> Callable[[str], int]:
     return lambda text: len(encoding.encode(text, allowed_special="all"))
 
 
-def _keep_separator(text: str, separator: str) -> list[str]:
+def keep_separator(text: str, separator: str) -> list[str]:
+    """llama-index's `split_text_keep_separator`: `text` cut at `separator`, each piece after the first keeping
+    it in front, empty pieces dropped."""
     parts = text.split(separator)
     return [piece for piece in [parts[0], *(separator + p for p in parts[1:])] if piece]
 
 
 class TokenSplitter:
-    """llama-index TokenTextSplitter's split-and-merge, lengths by `count` (default cl100k_base tokens)."""
+    """llama-index TokenTextSplitter's split-and-merge, lengths by `count` (default cl100k_base tokens).
+    A subclass cutting as another llama-index splitter overrides `_pieces` and `_merge` (and
+    `metadata_format_tokens`, the allowance its release adds to the metadata's tokens)."""
+
+    metadata_format_tokens = METADATA_FORMAT_TOKENS
 
     def __init__(self, chunk_size: int = 2048, overlap: int = 256, count: Callable[[str], int] | None = None,
                  separators: tuple[str, ...] = (" ", "\n")) -> None:
@@ -97,7 +103,7 @@ class TokenSplitter:
         self.separators = separators
 
     def split(self, text: str, metadata: str = "") -> list[str]:
-        budget = self.chunk_size - (self.length(metadata) + METADATA_FORMAT_TOKENS if metadata else 0)
+        budget = self.chunk_size - (self.length(metadata) + self.metadata_format_tokens if metadata else 0)
         if budget <= 0:
             raise ConfigError(f"chunking: metadata of {self.chunk_size - budget} tokens leaves no room in "
                               f"chunks of {self.chunk_size}")
@@ -110,7 +116,7 @@ class TokenSplitter:
             return [text]
         pieces = list(text)
         for separator in self.separators:
-            split = _keep_separator(text, separator)
+            split = keep_separator(text, separator)
             if len(split) > 1:
                 pieces = split
                 break

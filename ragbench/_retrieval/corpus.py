@@ -5,8 +5,10 @@
   ALCE retrieval.py and LLatrieval Iterative_retrieval.py do.
 - JSONL, one passage per line: `{"id", "title", "contents"}` (pyserini's, OmniEval's: contents
   without the title), `{"id", "title", "text"}` (BEIR's `"_id"` is accepted for `"id"`), or FlashRAG's
-  `{"id", "contents"}` whose first line is the title (`flashrag_passage`); `"url"` is kept, and so is
-  `"wikipedia_id"` (in the metadata: KILT's retrieval metrics score the pages passages are from).
+  `{"id", "contents"}` whose first line is the title (`flashrag_passage`); `"url"` is kept, and so are
+  `"wikipedia_id"` (in the metadata: KILT's retrieval metrics score the pages passages are from) and a
+  `"metadata"` object's keys (in the metadata: e.g. MultiHop-RAG's `published_at` and `source`, which its
+  prompt shows).
 
 A bad row is yielded as a `RecordError` (file, line, field) and the stream goes on.
 """
@@ -27,6 +29,7 @@ _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
 TITLE_LINE = "title_line"  # Document.metadata: a FlashRAG passage's first line of `contents`, as written
 PAGE_ID = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is from (KILT's page-level retrieval)
+METADATA = "metadata"  # a JSONL line's object of other values kept in Document.metadata
 
 
 
@@ -114,6 +117,10 @@ def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
         doc = Document(id=str(doc_id), title=title, text=text, url=url)
     if record.get(PAGE_ID) is not None:
         doc.metadata[PAGE_ID] = str(record[PAGE_ID])
+    metadata = record.get(METADATA, {})
+    if not isinstance(metadata, dict):
+        raise RecordError(path, line, f"expected an object, got {type(metadata).__name__}", METADATA)
+    doc.metadata.update(metadata)
     return doc
 
 

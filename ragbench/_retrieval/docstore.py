@@ -1,8 +1,9 @@
 """The passages of an index, so that a hit returns its title and text without the corpus file.
 
-`docs.jsonl` holds one compact `{"id", "title", "text"[, "url"][, "title_line"][, "wikipedia_id"]}` line per
-passage in index order (`title_line`: a FlashRAG passage's first line of `contents` as written;
-`wikipedia_id`: the page a passage is from; both kept in the metadata, ragbench._retrieval.corpus);
+`docs.jsonl` holds one compact `{"id", "title", "text"[, "url"][, "title_line"][, "wikipedia_id"][, "metadata"]}`
+line per passage in index order (`title_line`: a FlashRAG passage's first line of `contents` as written;
+`wikipedia_id`: the page a passage is from; `metadata`: the passage's other metadata, e.g. a corpus line's
+`metadata` object; all of them kept in the Document's metadata, ragbench._retrieval.corpus);
 `docs.offsets.npy` holds the byte offset of every line (plus the end). Both are memory-mapped:
 opening a 21M-passage store costs nothing, a lookup reads one line.
 """
@@ -35,6 +36,9 @@ class DocStoreWriter:
         if doc.url:
             record["url"] = doc.url
         record.update({key: doc.metadata[key] for key in KEPT_METADATA if key in doc.metadata})
+        other = {key: value for key, value in doc.metadata.items() if key not in KEPT_METADATA}
+        if other:
+            record["metadata"] = other
         line = json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n"
         self.handle.write(line)
         self.offsets.append(self.offsets[-1] + len(line))
@@ -58,8 +62,9 @@ class DocStore:
 
     def get(self, index: int, score: float | None = None) -> Document:
         record = json.loads(self.data[int(self.offsets[index]): int(self.offsets[index + 1])])
+        metadata = {key: record[key] for key in KEPT_METADATA if key in record}
         return Document(id=record["id"], title=record["title"], text=record["text"], url=record.get("url"),
-                        score=score, metadata={key: record[key] for key in KEPT_METADATA if key in record})
+                        score=score, metadata={**metadata, **record.get("metadata", {})})
 
     def close(self) -> None:
         self.data.close()

@@ -1,0 +1,36 @@
+"""`ragbench index multihop-rag-corpus`: MultiHop-RAG's news corpus as the chunks of its retrieval
+experiments, added to the core's `index` group through the `ragbench_cli_commands` hook (tasks/__init__.py)."""
+from __future__ import annotations
+
+import click
+
+from ragbench.api import config_errors_exit, exit_if_skipped
+
+from .chunking import CHUNK_OVERLAP, CHUNK_SIZE
+
+
+@click.group("index")
+def index_group() -> None:
+    """Merged into `ragbench index` (ragbench._cli.plugin_commands)."""
+
+
+@index_group.command("multihop-rag-corpus")
+@click.option("--corpus", "source", required=True,
+              help="MultiHop-RAG's dataset/corpus.json: a JSON list of {title, author, source, published_at, category, url, body}")
+@click.option("--out", required=True,
+              help="chunks JSONL to write: {id, title, url, text, metadata: {published_at, source, author, category}}, "
+                   "for index build --corpus")
+@click.option("--chunk-size", default=CHUNK_SIZE, show_default=True, type=int,
+              help="chunk size in tiktoken cl100k_base tokens, the article's metadata lines included (simple_retrieval.py's)")
+@click.option("--chunk-overlap", default=CHUNK_OVERLAP, show_default=True, type=int,
+              help="tokens of a chunk's last sentences repeated at the start of the next (llama-index 0.9's default)")
+@click.option("--overwrite", is_flag=True, help="replace an existing --out file")
+def multihop_rag_corpus_command(source, out, chunk_size, chunk_overlap, overwrite) -> None:
+    """Cut MultiHop-RAG's articles into chunks as its simple_retrieval.py does (llama-index 0.9.40's
+    SentenceSplitter), each keeping its article's title, url, published_at and source."""
+    from .corpus import build_corpus
+
+    with config_errors_exit(output_option="--out"):
+        stats = build_corpus(source, out, chunk_size, chunk_overlap, overwrite)
+    click.echo(f"{stats.articles} articles, {stats.chunks} chunks in {out}")
+    exit_if_skipped([str(e) for e in stats.errors], "bad record skipped", f"{len(stats.errors)} bad record(s) skipped")

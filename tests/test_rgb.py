@@ -47,6 +47,7 @@ def test_prompt_is_evalue_py_instruction_and_system_message(dataset):
     upstream = PARITY["prompts"][dataset]
     prompt = task.build_prompt(example, example.docs)
     assert prompt == upstream["instruction"].format(QUERY=example.question, DOCS="\n".join(case["examples"][0]["docs"]))
+    assert task.own_documents  # the provided retriever shows them, in this order
     assert task.chat_messages(prompt) == [{"role": "system", "content": upstream["system"]},
                                           {"role": "user", "content": prompt}]
 

@@ -12,6 +12,7 @@ from ragbench._types import Example, Prediction
 from ragbench.tasks.rgb.metrics import RgbAccuracy, RgbCounterfactual
 
 from conftest import TEST_DATA, write_jsonl
+from helpers import samples
 
 PARITY = json.loads((TEST_DATA / "parity" / "rgb.json").read_text(encoding="utf-8"))
 CASES = PARITY["cases"]
@@ -112,3 +113,32 @@ def test_a_record_without_negatives_is_a_bad_record_naming_the_field(tmp_path):
     data = write_jsonl(tmp_path / "en.json", [{"id": 0, "query": "q", "answer": ["a"], "positive": ["a."]}])
     [outcome] = list(task_of("en", data=data).examples())
     assert isinstance(outcome, RecordError) and "negative" in str(outcome), outcome
+
+
+@pytest.mark.parametrize("answer", [3, [["a", 1]], {"text": "a"}])
+def test_an_answer_checkanswer_cannot_read_is_a_bad_record_naming_it(tmp_path, answer):
+    data = write_jsonl(tmp_path / "en.json", [{"id": 0, "query": "q", "answer": answer, "positive": ["a."],
+                                               "negative": ["b."]}])
+    [outcome] = list(task_of("en", data=data).examples())
+    assert isinstance(outcome, RecordError) and "answer" in str(outcome), outcome
+
+
+def test_the_reference_answer_is_every_item_by_its_first_alias():
+    task = task_of("en_int")
+    assert [task.gold_references(e.gold) for e in task.examples()][:2] == [["Ansgar Pell, Evermouth"],
+                                                                            ["Ansgar Pell, Evermouth, Trask"]]
+    assert task_of("en_fact").gold_references({"rgb_answer": "Evermouth"}) == ["Evermouth"]
+
+
+@pytest.mark.parametrize("passage_num", [3, 5])
+def test_vanilla_shows_every_sampled_passage_in_order(tmp_path, passage_num):
+    """The task makes passage_num vanilla's top_n: the prompt holds exactly the passages evalue.py shows."""
+    from ragbench._run.evaluator import Evaluator, RunConfig
+
+    case = next(c for c in CASES if c["dataset"] == "en" and c["noise_rate"] == 0.4 and c["passage_num"] == passage_num)
+    config = RunConfig(tasks=["rgb_en"], system="vanilla", model="scripted:echo", progress=False,
+                       data={"rgb_en": str(TEST_DATA / "rgb" / "en.json")}, output=str(tmp_path / "run"),
+                       task_args={"noise_rate": 0.4, "passage_num": passage_num}, bootstrap_iters=10)
+    Evaluator(config).run()
+    shown = [[doc["text"] for doc in record["prediction"]["docs"]] for record in samples(tmp_path / "run", "rgb_en")]
+    assert shown == [u["docs"] for u in case["examples"]]

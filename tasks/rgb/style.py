@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, RecordPlace, YamlTask
 
-from .metrics import NOISE_RATE
+from .metrics import ANSWER, NOISE_RATE
 from .sampling import sample_passages
 
 
@@ -17,27 +17,44 @@ def _rate(task: str, name: str, value: Any) -> float:
     return float(value)
 
 
+def _answer_items(answer: Any) -> bool:
+    """Whether `answer` is as evalue.py's checkanswer reads it: a string, or a list of strings and alias lists."""
+    if isinstance(answer, str):
+        return True
+    return isinstance(answer, list) and all(
+        isinstance(item, str) or (isinstance(item, list) and all(isinstance(alias, str) for alias in item))
+        for item in answer)
+
+
 class RgbPassages(YamlTask):
     """The noise-robustness and negative-rejection sets (en.json, zh.json): `passage_num` passages, of which
     ceil(passage_num x noise_rate) are negatives; noise_rate 1: negatives only."""
 
     setting: ClassVar[str] = "plain"
 
-    def __init__(self, data_path=None, noise_rate: float = 0.0, passage_num: int = 5, **options: Any) -> None:
+    def __init__(self, data_path=None, noise_rate: float = 0.0, passage_num: int = 5) -> None:
         super().__init__(data_path)
         if isinstance(passage_num, bool) or not isinstance(passage_num, int) or passage_num < 1:
             raise ConfigError(f"task {self.name}: passage_num must be a whole number of at least 1, got "
                               f"{passage_num!r} (closed book: --system closed_book)")
         self.noise_rate = _rate(self.name, "noise_rate", noise_rate)
         self.passage_num = passage_num
-        self.options = options  # the counterfactual sets' correct_rate
-        self.args.update(noise_rate=self.noise_rate, passage_num=passage_num, **options)
+        self.args.update(noise_rate=self.noise_rate, passage_num=passage_num)
         self.own_documents = True
+
+    def passages(self, record: dict[str, Any]) -> list[str]:
+        return sample_passages(record, self.setting, self.noise_rate, self.passage_num)
+
+    def system_defaults(self) -> dict[str, Any]:
+        """evalue.py shows every passage it samples: a system that takes top_n shows passage_num."""
+        return {"top_n": self.passage_num}
 
     def parse(self, record: Any, place: RecordPlace) -> Example:
         example = super().parse(record, place)
+        if not _answer_items(example.gold[ANSWER]):
+            raise place.error("expected a string, or a list of strings and lists of aliases", "answer")
         try:
-            texts = sample_passages(record, self.setting, self.noise_rate, self.passage_num, **self.options)
+            texts = self.passages(record)
         except KeyError as exc:
             raise place.error("missing field", str(exc.args[0])) from exc
         except (TypeError, ValueError, IndexError) as exc:
@@ -47,6 +64,11 @@ class RgbPassages(YamlTask):
         example.docs = [Document(id=f"{example.id}:{n}", title="", text=text) for n, text in enumerate(texts)]
         example.meta[NOISE_RATE] = self.noise_rate
         return example
+
+    def gold_references(self, gold: dict[str, Any]) -> list[str]:
+        """The answer as one reference text: every item (an alias list: its first alias), joined."""
+        items = gold[ANSWER] if isinstance(gold[ANSWER], list) else [gold[ANSWER]]
+        return [", ".join(str(item[0] if isinstance(item, list) and item else item) for item in items)]
 
 
 class RgbIntegration(RgbPassages):
@@ -64,4 +86,8 @@ class RgbCounterfactual(RgbPassages):
     setting = "fact"
 
     def __init__(self, data_path=None, noise_rate: float = 0.0, passage_num: int = 5, correct_rate: float = 0.0) -> None:
-        super().__init__(data_path, noise_rate, passage_num, correct_rate=_rate(self.name, "correct_rate", correct_rate))
+        super().__init__(data_path, noise_rate, passage_num)
+        self.correct_rate = self.args["correct_rate"] = _rate(self.name, "correct_rate", correct_rate)
+
+    def passages(self, record: dict[str, Any]) -> list[str]:
+        return sample_passages(record, self.setting, self.noise_rate, self.passage_num, self.correct_rate)

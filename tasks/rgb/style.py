@@ -42,7 +42,8 @@ class RgbPassages(YamlTask):
         self.args.update(noise_rate=self.noise_rate, passage_num=passage_num)
         self.own_documents = True
 
-    def passages(self, record: dict[str, Any]) -> list[str]:
+    def sampled(self, record: dict[str, Any]) -> list[str]:
+        """The passages evalue.py shows for one record (not the contract's `passages`, which systems call)."""
         return sample_passages(record, self.setting, self.noise_rate, self.passage_num)
 
     def system_defaults(self) -> dict[str, Any]:
@@ -54,7 +55,7 @@ class RgbPassages(YamlTask):
         if not _answer_items(example.gold[ANSWER]):
             raise place.error("expected a string, or a list of strings and lists of aliases", "answer")
         try:
-            texts = self.passages(record)
+            texts = self.sampled(record)
         except KeyError as exc:
             raise place.error("missing field", str(exc.args[0])) from exc
         except (TypeError, ValueError, IndexError) as exc:
@@ -89,5 +90,5 @@ class RgbCounterfactual(RgbPassages):
         super().__init__(data_path, noise_rate, passage_num)
         self.correct_rate = self.args["correct_rate"] = _rate(self.name, "correct_rate", correct_rate)
 
-    def passages(self, record: dict[str, Any]) -> list[str]:
+    def sampled(self, record: dict[str, Any]) -> list[str]:
         return sample_passages(record, self.setting, self.noise_rate, self.passage_num, self.correct_rate)

@@ -142,3 +142,10 @@ def test_vanilla_shows_every_sampled_passage_in_order(tmp_path, passage_num):
     Evaluator(config).run()
     shown = [[doc["text"] for doc in record["prediction"]["docs"]] for record in samples(tmp_path / "run", "rgb_en")]
     assert shown == [u["docs"] for u in case["examples"]]
+
+
+def test_rejected_has_no_better_direction():
+    """A rejection is right at noise_rate 1 and wrong where passages hold the answer: compare and the viewer
+    must not call either direction better."""
+    assert RgbAccuracy().key_spec("rejected").higher_is_better is None
+    assert RgbAccuracy().key_spec("all_rate").higher_is_better is True

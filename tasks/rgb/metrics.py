@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Example, Metric, Prediction, Scores
+from ragbench.api import Example, KeySpec, Metric, Prediction, Scores
 
 REJECTIONS = ("信息不足", "insufficient information")
 FACT_CHECKS = ("事实性错误", "factual errors")
@@ -71,6 +71,8 @@ class RgbMetric(Metric):
 class RgbAccuracy(RgbMetric):
     name = "rgb"
     keys = ("accuracy", "rejected", "all_rate")
+    # a rejection is right where no passage holds the answer (noise_rate 1) and wrong elsewhere
+    key_specs = {"rejected": KeySpec(None, (0, 1))}
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         labels, _ = self.labels(example, prediction)

@@ -47,7 +47,7 @@ class Task:
     #                    the pre-flight says so), None (not declared: not checked); an instance may set it
     #                    from its options (squad's passages=)
     # and the methods below: reader_prompt, answer_prompt, postprocess, chat_messages, citations,
-    # passages, query_text, task_input, demonstration, prediction_records, gold_references.
+    # passages, query_text, task_input, demonstration, prediction_records, gold_references, system_defaults.
     answer_format: ClassVar[str] = "short"
     cites: ClassVar[bool] = False
     gold_fields: ClassVar[tuple[str, ...] | None] = None  # None: not declared, every metric may try
@@ -76,6 +76,12 @@ class Task:
         task that works in the worker processes names the modules they should import here
         (`resources.workers.warm(...)`), so that they start warm while the engines load."""
         self.resources = resources
+
+    def system_defaults(self) -> dict[str, Any]:
+        """Defaults of system options that follow from the task's own options (RGB's passage_num is the
+        top_n that shows every passage it sampled): over the task's declared `system_args`, under
+        `--system-arg`; an option the run's system does not take is left out."""
+        return {}
 
     def prepare(self) -> None:
         """Find (or download) the data before the run starts, so a missing file stops it

@@ -145,6 +145,32 @@ def multihop_rag(folder: Path) -> tuple[str, dict[str, Any]]:
     return str(path), {}
 
 
+# Two records per RGB set in its format (one JSON per line), each with one positive passage (group) per answer
+# item and one negative; noise_rate 0 (the default) shows the positives. The Chinese sets' answers have no
+# spaces: evalue.py takes them out of the output before looking for the answer.
+RGB_RECORDS = {
+    "en": [("What is the capital of Varn?", [["Evermouth", "Evermouth town"]]), ("Who founded Olm?", ["Ansgar Pell"])],
+    "zh": [("瓦恩岛的首都是哪里？", [["埃弗茅斯", "埃弗茅斯镇"]]), ("奥尔姆的创始人是谁？", ["佩尔"])],
+}
+
+
+def rgb(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
+    def build(folder: Path) -> tuple[str, dict[str, Any]]:
+        rows = []
+        for i, (query, answer) in enumerate(RGB_RECORDS[task.split("_")[1]]):
+            items = [item if isinstance(item, str) else item[0] for item in answer]
+            row: dict[str, Any] = {"id": i, "query": query, "answer": answer,
+                                   "positive": [f"{query} {item}." for item in items], "negative": ["Trask is a village."]}
+            if task.endswith("_int"):
+                row["positive"] = [[passage] for passage in row["positive"]]
+            if task.endswith("_fact"):
+                row.update(fakeanswer="Trask", positive_wrong=[f"{query} Trask." for _ in items])
+            rows.append(row)
+        return str(write_jsonl(folder / f"{task}.json", rows)), {}
+    return build
+
+
+RGB_TASKS = {f"rgb_{lang}{kind}" for lang in ("en", "zh") for kind in ("", "_int", "_fact")}
 KILT_TASKS = {f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever", "aidayago2", "wned",
                                           "cweb", "eli5", "wow")}
 TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
@@ -177,6 +203,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "musique_flashrag": open_qa("musique_flashrag_dev.jsonl"),
     **{task: kilt(task) for task in KILT_TASKS},
     "multihop_rag": multihop_rag,
+    **{task: rgb(task) for task in RGB_TASKS},
 }
 # Open domain: the examples carry no documents, so a system that searches is given what a user gives it, a
 # corpus index (bm25 over the Varn corpus, `build_corpus_index`; the KILT sets search the KILT corpus sample,
@@ -234,6 +261,16 @@ def first_answer(example: Example) -> str:
     return example.gold["answers"][0]
 
 
+def rgb_answer(example: Example) -> str:
+    """Every answer item of an RGB record (an alias list: its first); on the counterfactual sets after the
+    system message's sentence for a detected factual error."""
+    answer = " ".join(item if isinstance(item, str) else item[0] for item in example.gold["rgb_answer"])
+    if "fakeanswer" in example.gold:
+        return ("There are factual errors in the provided documents. " if example.question.isascii()
+                else "提供文档的文档存在事实性错误。") + answer
+    return answer
+
+
 # The answer a model gives to each task's questions: RIGHT[task](example) is the gold answer (or the
 # gold long answer, with citations on ALCE tasks); WRONG_ANSWER[task](example) shares no word with it
 # (the other label on PubHealth, another letter on ARC).
@@ -245,6 +282,7 @@ RIGHT: dict[str, Callable[[Example], str]] = {
     "alce_qampari": lambda e: ", ".join(cited(alias[0]) for alias in e.gold["answers"]) + ".",
     "alce_eli5": lambda e: " ".join(cited(claim) for claim in e.gold["claims"]),
     "crag_t1": lambda e: e.gold["answer"], "crag_t2": lambda e: e.gold["answer"], "crag_t3": lambda e: e.gold["answer"],
+    **{task: rgb_answer for task in RGB_TASKS},
 }
 WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
     "pubhealth": lambda e: {"true": "false", "false": "true"}[e.gold["answers"][0]],

@@ -164,6 +164,15 @@ KILT_TASKS = [task for task in TASKS if task.startswith("kilt_")]
 MULTIHOP_RAG = {"accuracy": 0.5, "hits_at_4": 1.0, "hits_at_10": 1.0, "map_at_10": 0.75, "mrr_at_10": 1.0}
 MULTIHOP_RAG_NOTHING_SHOWN = {"hits_at_4": 0.0, "hits_at_10": 0.0, "map_at_10": 0.0, "mrr_at_10": 0.0}
 
+# RGB (tasks/rgb), on two records per set in its format (matrix_fixtures.RGB_RECORDS), noise_rate 0: every answer
+# item of the first record (an alias list's first alias), then "zzz": accuracy 1/2 (items all found, then none),
+# no output holds "insufficient information" (rejected 0), and at noise_rate 0 all_rate is the accuracy. On the
+# counterfactual sets the first output opens with the system message's factual-error sentence: error_detection
+# 1/2, and error_correction, over that one output, 1 (its item is in it).
+RGB = {"accuracy": 0.5, "rejected": 0.0, "all_rate": 0.5}
+RGB_FACT = {**RGB, "error_detection": 0.5, "error_correction": 1.0}
+RGB_TASKS = [task for task in TASKS if task.startswith("rgb_")]
+
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,
     "pubhealth": {"match": 0.5, "selfrag_match": 0.5, "label_accuracy": 0.5},  # "false" twice; golds false, true
@@ -176,6 +185,7 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     **EXPECTED_OPEN_QA,
     **dict.fromkeys(KILT_TASKS, KILT),
     "multihop_rag": MULTIHOP_RAG,
+    **{task: RGB_FACT if task.endswith("_fact") else RGB for task in RGB_TASKS},
 }
 NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # Self-RAG writes "<segment>." and the system makes it "<segment> [1].": only the last of the right answer's

@@ -27,11 +27,23 @@ def ragbench_query_styles() -> dict[str, Any]:
     return section("task_query_styles")["task_query_styles"]
 
 
+def index_commands() -> Any:
+    """The benchmarks' corpus commands, as one click `index` group merged into `ragbench index`
+    (ragbench._cli.plugin_commands)."""
+    import click
+
+    from .kilt.commands import kilt_corpus_command
+    from .multihop_rag.commands import multihop_rag_corpus_command
+    from .omnieval.commands import omnieval_corpus_command
+
+    group = click.Group("index")
+    for command in (omnieval_corpus_command, kilt_corpus_command, multihop_rag_corpus_command):
+        group.add_command(command)
+    return group
+
+
 @hookimpl
 def ragbench_cli_commands() -> list[Any]:
     from .crag.commands import serve_group
-    from .kilt.commands import index_group as kilt_index_group
-    from .multihop_rag.commands import index_group as multihop_rag_index_group
-    from .omnieval.commands import index_group
 
-    return [serve_group, index_group, kilt_index_group, multihop_rag_index_group]
+    return [serve_group, index_commands()]

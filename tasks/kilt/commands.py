@@ -1,5 +1,5 @@
 """`ragbench index kilt-corpus`: KILT's knowledge source as a passage corpus, added to the core's `index`
-group through the `ragbench_cli_commands` hook (tasks/__init__.py)."""
+group by `index_commands` (tasks/__init__.py)."""
 from __future__ import annotations
 
 import click
@@ -7,12 +7,7 @@ import click
 from ragbench.api import config_errors_exit, exit_if_skipped
 
 
-@click.group("index")
-def index_group() -> None:
-    """Merged into `ragbench index` (ragbench._cli.plugin_commands)."""
-
-
-@index_group.command("kilt-corpus")
+@click.command("kilt-corpus")
 @click.option("--knowledge-source", "source", required=True,
               help="KILT's kilt_knowledgesource.json: one page a line {wikipedia_id, wikipedia_title, text: [...]}")
 @click.option("--out", required=True,

@@ -1,5 +1,5 @@
 """`ragbench index multihop-rag-corpus`: MultiHop-RAG's news corpus as the chunks of its retrieval
-experiments, added to the core's `index` group through the `ragbench_cli_commands` hook (tasks/__init__.py)."""
+experiments, added to the core's `index` group by `index_commands` (tasks/__init__.py)."""
 from __future__ import annotations
 
 import click
@@ -9,12 +9,7 @@ from ragbench.api import config_errors_exit, exit_if_skipped
 from .chunking import CHUNK_OVERLAP, CHUNK_SIZE
 
 
-@click.group("index")
-def index_group() -> None:
-    """Merged into `ragbench index` (ragbench._cli.plugin_commands)."""
-
-
-@index_group.command("multihop-rag-corpus")
+@click.command("multihop-rag-corpus")
 @click.option("--corpus", "source", required=True,
               help="MultiHop-RAG's dataset/corpus.json: a JSON list of {title, author, source, published_at, category, url, body}")
 @click.option("--out", required=True,

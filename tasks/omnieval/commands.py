@@ -1,5 +1,5 @@
 """`ragbench index omnieval-corpus`: OmniEval's knowledge corpus from its raw documents, added to the
-core's `index` group through the `ragbench_cli_commands` hook (tasks/__init__.py)."""
+core's `index` group by `index_commands` (tasks/__init__.py)."""
 from __future__ import annotations
 
 import click
@@ -7,12 +7,7 @@ import click
 from ragbench.api import config_errors_exit, exit_if_skipped
 
 
-@click.group("index")
-def index_group() -> None:
-    """Merged into `ragbench index` (ragbench._cli.plugin_commands)."""
-
-
-@index_group.command("omnieval-corpus")
+@click.command("omnieval-corpus")
 @click.option("--docs", required=True, help="OmniEval's raw document folder (any depth): .jsonl files of "
               "{\"text\"} lines, other files as UTF-8 text")
 @click.option("--out", required=True, help="corpus.jsonl to write: {id, title, contents}, for index build --corpus")

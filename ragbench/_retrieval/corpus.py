@@ -32,7 +32,6 @@ PAGE_ID = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is f
 METADATA = "metadata"  # a JSONL line's object of other values kept in Document.metadata
 
 
-
 def corpus_format(path: Path) -> str:
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:

@@ -14,10 +14,11 @@ FIRST_LIBRARY = "click"  # the first library the command line loads (-X importti
 
 def stopped_early(tmp_path, name: str, delay: float) -> subprocess.CompletedProcess:
     """`python -m ragbench` (as the console script: ragbench._cli.entry) sent the signal `delay` seconds after
-    it has loaded click: while the command line, then the run's modules load."""
+    it has loaded click: while the command line, then the run's modules load. Its run would take 12 s (24
+    examples, one at a time, 0.5 s each), so that on a loaded machine the signal cannot come after its end."""
     output = tmp_path / f"run-{name}-{delay}"
     command = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "ragbench", "--tasks", "demo", "--system",
-                                "closed_book", "--model", "scripted:echo", "--model-arg", "per_request=0.05",
+                                "closed_book", "--model", "scripted:echo", "--model-arg", "per_request=0.5",
                                 "--max-inflight", "1", "--no-progress", "--output", str(output)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []

@@ -1,5 +1,6 @@
 """Stop signals at awkward moments: inside a finalizer (where Python drops the handler's exception), a
-second one while a stopped run cleans up (`timeout` sends two), during `ragbench rescore`."""
+second one while a stopped run cleans up (`timeout` sends two), one as the run's task ends, during
+`ragbench rescore`."""
 from __future__ import annotations
 
 import signal
@@ -73,6 +74,29 @@ def test_a_second_signal_while_a_stopped_run_cleans_up_leaves_no_asyncio_report(
     done = subprocess.run([sys.executable, "-c", SECOND_SIGNAL_WHILE_CLEANING_UP], capture_output=True, text=True,
                           timeout=60)
     assert done.stdout.strip() == "stopped by SIGTERM", (done.stdout, done.stderr)
+    assert done.stderr == "", done.stderr
+
+
+SIGNAL_AS_THE_RUN_ENDS = """
+import asyncio, os, signal, sys
+from ragbench._run.lifecycle import run_interruptible
+
+async def a_run():  # the signal lands once the run's task is done, before the loop stops: too late to cancel it
+    asyncio.current_task().add_done_callback(lambda _: os.kill(os.getpid(), getattr(signal, sys.argv[1])))
+    return "finished"
+
+try:
+    print(run_interruptible(a_run()))
+except KeyboardInterrupt as exc:
+    print("stopped by", type(exc).__name__, exc)
+"""
+
+
+@pytest.mark.parametrize("name, stopped", [("SIGTERM", "Stopped SIGTERM"), ("SIGINT", "KeyboardInterrupt")])
+def test_a_stop_signal_as_the_run_ends_still_stops_the_command(name, stopped):
+    done = subprocess.run([sys.executable, "-c", SIGNAL_AS_THE_RUN_ENDS, name], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip() == f"stopped by {stopped}", (done.stdout, done.stderr)
     assert done.stderr == "", done.stderr
 
 

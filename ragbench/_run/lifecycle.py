@@ -135,6 +135,8 @@ def run_interruptible(coro: Any) -> Any:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     _close_loop(loop)
+    if signalled:  # it came as the run's task ended, too late to cancel it: it stops the command all the same
+        raise KeyboardInterrupt() if signalled[0] == signal.SIGINT else Stopped(signalled[0])
     return result
 
 

@@ -9,10 +9,12 @@ import pytest
 
 from ragbench._registry import get_registry
 from ragbench._run.config import RunConfig
+from ragbench._run.evaluator import Evaluator
 from ragbench._run.planning import plan
 from ragbench._types import Document, Example
 
 from conftest import TEST_DATA
+from matrix_fixtures import cell_config
 
 BENCHMARK = TEST_DATA / "mirage" / "benchmark.json"
 SETS = {"mirage_mmlu": "mmlu", "mirage_medqa": "medqa", "mirage_medmcqa": "medmcqa", "mirage_pubmedqa": "pubmedqa",
@@ -58,3 +60,10 @@ def test_over_documents_the_prompt_is_medrag_rag_numbering_them_from_zero():
 
 def test_systems_writing_their_own_prompts_get_question_and_options_as_i_medrag_poses_them():
     assert planned_task("mirage_medqa").query_text(parity_example()) == PROMPTS["i_medrag_question"]
+
+
+def test_a_run_reports_how_many_outputs_named_no_option(tmp_path):
+    """The matrix cell's scripted model answers the second question "zzz": scored as A, and counted."""
+    results = Evaluator(RunConfig(**cell_config("mirage_bioasq", "closed_book", tmp_path))).run().results
+    assert results["details"]["mirage_bioasq"]["mirage_accuracy"]["value"] == 0.5
+    assert results["counted"]["mirage_bioasq"]["mirage_accuracy"]["mirage_no_option_found"]["count"] == 1

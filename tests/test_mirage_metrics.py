@@ -33,8 +33,8 @@ def example_of(case: dict) -> Example:
         "choices": {"label": labels, "text": [case["options"][label] for label in labels]}})
 
 
-def score(case: dict, ctx=None) -> float:
-    return MirageAccuracy().score(example_of(case), Prediction(example_id=case["id"], answer=case["output"]), ctx)
+def score(case: dict, ctx=None, locate: str = "standard") -> float:
+    return MirageAccuracy(locate).score(example_of(case), Prediction(example_id=case["id"], answer=case["output"]), ctx)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["id"])
@@ -42,11 +42,17 @@ def test_accuracy_equals_evaluate_py(case):
     assert score(case) == case["accuracy"]
 
 
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c["id"])
+def test_the_pmc_llama_reader_equals_evaluate_py_with_locate_answer4pub_llama(case):
+    assert score(case, locate="pmc_llama") == case["accuracy_pmc_llama"]
+
+
+@pytest.mark.parametrize("locate, sets", [("standard", "sets"), ("pmc_llama", "sets_pmc_llama")])
 @pytest.mark.parametrize("name", sorted(PARITY["sets"]))
-def test_the_mean_over_a_set_equals_evaluate_py_mean_acc(name):
-    values = [score(case) for case in CASES if case["set"] == name]
-    assert (len(values), sum(values) / len(values)) == (PARITY["sets"][name]["n"],
-                                                        pytest.approx(PARITY["sets"][name]["acc"], abs=1e-12))
+def test_the_mean_over_a_set_equals_evaluate_py_mean_acc(name, locate, sets):
+    values = [score(case, locate=locate) for case in CASES if case["set"] == name]
+    assert (len(values), sum(values) / len(values)) == (PARITY[sets][name]["n"],
+                                                        pytest.approx(PARITY[sets][name]["acc"], abs=1e-12))
 
 
 @pytest.mark.parametrize("case_id, counted", [("no_option_gold_a", True), ("empty_output", True),

@@ -24,6 +24,7 @@ ALCE = TEST_DATA / "alce"
 OPEN_QA = TEST_DATA / "open_qa"
 KILT = TEST_DATA / "kilt"
 MULTIHOP_RAG = TEST_DATA / "multihop_rag"
+MIRAGE = TEST_DATA / "mirage"
 
 # Rules answered before the per-question answers (first match wins on the request's last message): the
 # NLI judge entails unless the premise is the wrong answer, the CRAG judge finds a non-exact answer
@@ -170,7 +171,15 @@ def rgb(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     return build
 
 
+def mirage(folder: Path) -> tuple[str, dict[str, Any]]:
+    """MIRAGE's benchmark.json (tests/data/mirage/benchmark.json): two records per set, in its format; each task
+    reads its own set. The second record's answer is never A, the choice evaluate.py's locate_answer gives an
+    output naming none."""
+    return str(MIRAGE / "benchmark.json"), {}
+
+
 RGB_TASKS = {f"rgb_{lang}{kind}" for lang in ("en", "zh") for kind in ("", "_int", "_fact")}
+MIRAGE_TASKS = {f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")}
 KILT_TASKS = {f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever", "aidayago2", "wned",
                                           "cweb", "eli5", "wow")}
 TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
@@ -204,14 +213,17 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     **{task: kilt(task) for task in KILT_TASKS},
     "multihop_rag": multihop_rag,
     **{task: rgb(task) for task in RGB_TASKS},
+    **dict.fromkeys(MIRAGE_TASKS, mirage),
 }
 # Open domain: the examples carry no documents, so a system that searches is given what a user gives it, a
 # corpus index (bm25 over the Varn corpus, `build_corpus_index`; the KILT sets search the KILT corpus sample,
 # whose passages carry their page's wikipedia_id; MultiHop-RAG the chunks of its corpus sample, which carry
-# their article's date and source). closed_book and recorded search nothing.
+# their article's date and source; MIRAGE's sets a sample of MedRAG's corpora, tests/data/mirage/medcorp.jsonl).
+# closed_book and recorded search nothing.
 CORPUS_TASKS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashrag", "webquestions", "webquestions_flashrag",
-                "hotpotqa_fullwiki", "musique_flashrag", *KILT_TASKS, "multihop_rag"}
-CORPUS_INDEX = {**dict.fromkeys(KILT_TASKS, "kilt"), "multihop_rag": "multihop_rag"}  # else "varn"
+                "hotpotqa_fullwiki", "musique_flashrag", *KILT_TASKS, "multihop_rag", *MIRAGE_TASKS}
+CORPUS_INDEX = {**dict.fromkeys(KILT_TASKS, "kilt"), "multihop_rag": "multihop_rag",
+                **dict.fromkeys(MIRAGE_TASKS, "mirage")}  # else "varn"
 SEARCHLESS = {"closed_book", "recorded"}
 # Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
 # each query (example_bm25); the others take them in the file's order (provided).
@@ -224,7 +236,8 @@ def build_corpus_index(folder: Path) -> Path:
     """bm25 indexes of the Varn corpus (6 passages, each a paragraph of the open_qa samples), under
     folder/varn, of the KILT corpus sample, under folder/kilt, and of the MultiHop-RAG corpus sample's
     chunks (`index multihop-rag-corpus`: one chunk per article, each under 256 tokens), under
-    folder/multihop_rag."""
+    folder/multihop_rag, and of the MIRAGE corpus sample (MedRAG's chunks as {id, title, text}), under
+    folder/mirage."""
     from ragbench._retrieval.index import build_index
     from ragbench.tasks.multihop_rag.corpus import build_corpus
 
@@ -233,6 +246,7 @@ def build_corpus_index(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     build_corpus(MULTIHOP_RAG / "corpus.json", folder / "multihop_rag_chunks.jsonl")
     build_index(folder / "multihop_rag_chunks.jsonl", folder / "multihop_rag", "bm25", progress=False)
+    build_index(MIRAGE / "medcorp.jsonl", folder / "mirage", "bm25", progress=False)
     return folder
 
 

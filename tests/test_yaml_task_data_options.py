@@ -36,6 +36,7 @@ def write(tmp_path, data: str):
     ("{path: d.jsonl, split: validation}", "split", "jsonl"),
     ("{path: d.csv, config: distractor}", "config", "csv"),
     ("{path: d.jsonl, format: flashrag, records: data}", "records", "flashrag"),
+    ("{path: d.jsonl, keys_as: id}", "keys_as", "jsonl"),
 ])
 def test_an_option_the_format_does_not_read_is_refused_naming_it_and_the_format(tmp_path, data, option, fmt):
     task = task_class(load_spec(write(tmp_path, data)))()

@@ -213,9 +213,20 @@ class Mapper:
         return {"answers": value}
 
     def choices(self, record: dict, refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
-        texts = self.strings(self.value(record, refs["texts"], place), refs["texts"], place, "a list of choice texts")
-        labels = (self.strings(self.value(record, refs["labels"], place), refs["labels"], place, "a list of labels")
-                  if "labels" in refs else list(string.ascii_uppercase[:len(texts)]))
+        """The choices: texts and labels from their own lists, or (`texts` a mapping, MIRAGE's `options`
+        {"A": ..., "B": ...}) labels and texts from the mapping, in label order as MedRAG lists them."""
+        value = self.value(record, refs["texts"], place)
+        if isinstance(value, dict):
+            if "labels" in refs:
+                raise self.fail(place, refs["labels"], "the choice texts are a mapping of label -> text, which "
+                                                       "gives the labels: leave labels out")
+            labels = self.strings(sorted(value), refs["texts"], place, "a mapping of label -> text")
+            texts = self.strings([value[label] for label in sorted(value)], refs["texts"], place,
+                                 "a mapping of label -> text")
+        else:
+            texts = self.strings(value, refs["texts"], place, "a list of choice texts")
+            labels = (self.strings(self.value(record, refs["labels"], place), refs["labels"], place,
+                                   "a list of labels") if "labels" in refs else list(string.ascii_uppercase[:len(texts)]))
         if len(labels) != len(texts):
             raise self.fail(place, refs["labels"], f"{len(labels)} labels for {len(texts)} choice texts")
         out: dict[str, Any] = {}

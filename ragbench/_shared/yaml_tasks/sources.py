@@ -98,25 +98,48 @@ def jsonl_records(path: Path) -> Iterator[Item]:
             yield RecordPlace(str(path), index, index + 1), record
 
 
-def json_records(path: Path, records: str | None) -> Iterator[Item]:
-    """The records of a JSON document (a list, or the list at `records`); a file of JSON Lines is read as such."""
-    expected = "a JSON list of records" + (f" at '{records}'" if records else "")
+def json_records(path: Path, records: str | None, keys_as: str | None = None) -> Iterator[Item]:
+    """The records of a JSON document (a list, or the list at `records`); a file of JSON Lines is read as such.
+    With `keys_as`, the value at `records` is a mapping of key -> record (MIRAGE's benchmark.json, one set's
+    `{id: {question, options, answer}}`), read in the document's order, each record given its key as the
+    field `keys_as`."""
+    expected = ("a JSON mapping of key -> record" if keys_as else "a JSON list of records") + (
+        f" at '{records}'" if records else "")
     try:
         data = read_document(path, expected)
     except JsonError as exc:
-        if exc.reason == "Extra data" and records is None:  # one object per line: JSON Lines named .json
+        if exc.reason == "Extra data" and records is None and keys_as is None:  # JSON Lines named .json
             yield from jsonl_records(path)
             return
         raise
     found = lookup(data, records) if records else data
-    if not isinstance(found, list):
+    if not isinstance(found, dict if keys_as else list):
         what = "nothing" if found is MISSING else type(found).__name__
-        raise ConfigError(f"{path}: expected {expected}, found {what}" +
-                          ("" if records else "; name the list with data.records (e.g. records: data)"))
+        hint = ("; name the list with data.records (e.g. records: data)" if not records else
+                "; a mapping of key -> record is read with data.keys_as (e.g. keys_as: id)"
+                if isinstance(found, dict) and not keys_as else "")
+        raise ConfigError(f"{path}: expected {expected}, found {what}{hint}")
+    if keys_as:
+        yield from keyed_records(path, records, found, keys_as)
+        return
     for position, record in enumerate(found):
         place = RecordPlace(str(path), position, position + 1, f"{records or ''}[{position}]")
         yield place, record if isinstance(record, dict) else place.error(
             f"expected a record (a JSON object), got {type(record).__name__}")
+
+
+def keyed_records(path: Path, records: str | None, found: dict, keys_as: str) -> Iterator[Item]:
+    """The records of a mapping of key -> record, each with its key as the field `keys_as` (a record that
+    has that field already is a bad record: its key would replace it)."""
+    for position, (key, record) in enumerate(found.items()):
+        place = RecordPlace(str(path), position, position + 1, f"{records + '.' if records else ''}{key}")
+        if not isinstance(record, dict):
+            yield place, place.error(f"expected a record (a JSON object), got {type(record).__name__}")
+        elif keys_as in record:
+            yield place, place.error(f"the record has a field '{keys_as}' of its own, which data.keys_as would "
+                                     f"replace with its key; give keys_as another name", keys_as)
+        else:
+            yield place, {keys_as: key, **record}
 
 
 def csv_records(path: Path, delimiter: str | None) -> Iterator[Item]:
@@ -237,12 +260,13 @@ def webquestions_records(path: Path) -> Iterator[Item]:
         yield place, {**record, "answers": answers}
 
 
-def file_records(path: Path, fmt: str, records: str | None = None, delimiter: str | None = None) -> Iterator[Item]:
+def file_records(path: Path, fmt: str, records: str | None = None, delimiter: str | None = None,
+                 keys_as: str | None = None) -> Iterator[Item]:
     """The records of a local file in one of the formats read here (not parquet or hf)."""
     if fmt == "jsonl":
         return jsonl_records(path)
     if fmt == "json":
-        return json_records(path, records)
+        return json_records(path, records, keys_as)
     if fmt == "csv":
         return csv_records(path, delimiter)
     if fmt == "flashrag":

@@ -47,11 +47,12 @@ class DataSpec:
     revision: str | None = None
     format: str = "auto"
     records: str | None = None
+    keys_as: str | None = None  # json: the records are a mapping of key -> record, the key becoming this field
     delimiter: str | None = None
 
 
 # The `data` options that only some formats read, and those formats (`revision`: a hub dataset's, `hf`)
-OPTION_FORMATS = {"records": ("json",), "delimiter": ("csv",), "config": ("hf",), "split": ("hf",)}
+OPTION_FORMATS = {"records": ("json",), "keys_as": ("json",), "delimiter": ("csv",), "config": ("hf",), "split": ("hf",)}
 
 
 def unused_data_option(data: DataSpec, fmt: str, where: str) -> str | None:
@@ -164,7 +165,8 @@ def _data(section: Section | None, folder: Path) -> DataSpec | None:
     return DataSpec(path=(folder / path) if path else None, file=section.get("file", str), url=section.get("url", str),
                     hf=section.get("hf", str), config=section.get("config", str), split=section.get("split", str),
                     revision=section.get("revision", str), format=section.get("format", str, "auto", choices=FORMATS),
-                    records=section.get("records", str), delimiter=section.get("delimiter", str))
+                    records=section.get("records", str), keys_as=section.get("keys_as", str),
+                    delimiter=section.get("delimiter", str))
 
 
 def field_ref(section: Section, name: str, default: str | None = None) -> FieldRef | None:

@@ -70,7 +70,7 @@ class YamlTask(Task):
             return ((RecordPlace(where, i, i + 1, f"row {i}"), row) for i, row in enumerate(self.hf_dataset()))
         data = self.spec.data
         return file_records(Path(self.path), self.format, data.records if data else None,
-                            data.delimiter if data else None)
+                            data.delimiter if data else None, data.keys_as if data else None)
 
     def hf_dataset(self) -> Any:
         if self.dataset is None:

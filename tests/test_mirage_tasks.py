@@ -1,0 +1,69 @@
+"""MIRAGE's five sets (tasks/mirage): each task reads its set of one benchmark.json, and prompts as MedRAG
+does - the CoT messages without documents, the RAG messages over the documents shown - equal to MedRAG's
+src/template.py rendered as medrag.py renders it (tests/data/parity/mirage.json says how)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragbench._registry import get_registry
+from ragbench._run.config import RunConfig
+from ragbench._run.evaluator import Evaluator
+from ragbench._run.planning import plan
+from ragbench._types import Document, Example
+
+from conftest import TEST_DATA
+from matrix_fixtures import cell_config
+
+BENCHMARK = TEST_DATA / "mirage" / "benchmark.json"
+SETS = {"mirage_mmlu": "mmlu", "mirage_medqa": "medqa", "mirage_medmcqa": "medmcqa", "mirage_pubmedqa": "pubmedqa",
+        "mirage_bioasq": "bioasq"}
+PROMPTS = json.loads((TEST_DATA / "parity" / "mirage.json").read_text(encoding="utf-8"))["prompts"]
+
+
+def planned_task(name: str):
+    registry = get_registry()
+    return plan(RunConfig(tasks=[name], system="closed_book", data={name: str(BENCHMARK)}, judges=["scripted:echo"],
+                          nli="scripted:echo"), registry)[0].task
+
+
+def test_the_mirage_group_runs_the_five_sets():
+    assert sorted(get_registry().groups["mirage"]) == sorted(SETS)
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_each_task_reads_its_set_of_benchmark_json_keyed_by_id(name):
+    records = json.loads(BENCHMARK.read_text(encoding="utf-8"))[SETS[name]]
+    examples = list(planned_task(name).examples())
+    assert [(e.id, e.question, e.gold["answer_key"]) for e in examples] == [
+        (key, record["question"], record["answer"]) for key, record in records.items()]
+    assert [dict(zip(e.gold["choices"]["label"], e.gold["choices"]["text"])) for e in examples] == [
+        record["options"] for record in records.values()]
+
+
+def parity_example() -> Example:
+    options = PROMPTS["options"]
+    labels = sorted(options)
+    return Example(id="p", question=PROMPTS["question"], gold={
+        "answers": ["B"], "answer_key": "B", "choices": {"label": labels, "text": [options[k] for k in labels]}})
+
+
+def test_without_documents_the_prompt_is_medrag_cot():
+    assert planned_task("mirage_medqa").build_prompt(parity_example()) == PROMPTS["cot"]
+
+
+def test_over_documents_the_prompt_is_medrag_rag_numbering_them_from_zero():
+    docs = [Document(id=str(i), title=s["title"], text=s["content"]) for i, s in enumerate(PROMPTS["snippets"])]
+    assert planned_task("mirage_medqa").build_prompt(parity_example(), docs) == PROMPTS["medrag"]
+
+
+def test_systems_writing_their_own_prompts_get_question_and_options_as_i_medrag_poses_them():
+    assert planned_task("mirage_medqa").query_text(parity_example()) == PROMPTS["i_medrag_question"]
+
+
+def test_a_run_reports_how_many_outputs_named_no_option(tmp_path):
+    """The matrix cell's scripted model answers the second question "zzz": scored as A, and counted."""
+    results = Evaluator(RunConfig(**cell_config("mirage_bioasq", "closed_book", tmp_path))).run().results
+    assert results["details"]["mirage_bioasq"]["mirage_accuracy"]["value"] == 0.5
+    assert results["counted"]["mirage_bioasq"]["mirage_accuracy"]["mirage_no_option_found"]["count"] == 1

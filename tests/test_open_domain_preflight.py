@@ -19,7 +19,7 @@ WITHOUT_DOCUMENTS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashr
                      "webquestions_flashrag", "hotpotqa_fullwiki", "musique_flashrag", "squad", "omnieval_auto",
                      "omnieval_human", *(f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever",
                                                                   "aidayago2", "wned", "cweb", "eli5", "wow")),
-                     "multihop_rag"}
+                     "multihop_rag", "beir"}
 
 
 def check(tmp_path, **options):

@@ -19,7 +19,8 @@ UPSTREAM_NAMES = {"ndcg": "NDCG", "map": "MAP", "recall": "Recall", "p": "P", "m
 
 
 def shown(ids: list[str], trace: list[Step] | None = None) -> Prediction:
-    return Prediction(example_id="x", docs=[Document(id=doc_id, title="", text="") for doc_id in ids], trace=trace or [])
+    docs = [Document(id=doc_id, title="", text="") for doc_id in ids]
+    return Prediction(example_id="x", docs=docs, trace=trace or [])
 
 
 def ours(query_id: str) -> dict[str, float]:

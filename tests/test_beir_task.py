@@ -41,6 +41,16 @@ def test_bad_qrels_rows_and_unknown_queries_are_counted_bad_records(tmp_path):
                       f"{folder}/qrels/test.tsv:5 field 'query-id': query 'q9' is not in queries.jsonl"]
 
 
+def test_an_unreadable_query_line_fails_the_query_once(tmp_path):
+    folder = copy_of_beir(tmp_path)
+    lines = (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    (folder / "queries.jsonl").write_text("\n".join([lines[0][:20], *lines[1:]]) + "\n", encoding="utf-8")
+    items = list(BeirTask(folder).examples())
+    assert [str(e) if isinstance(e, RecordError) else e.id for e in items] == [
+        f"{folder}/qrels/test.tsv:2 field 'query-id': query 'q1' is not in queries.jsonl (its lines 1 are not "
+        '{"_id", "text"})', "q2"]
+
+
 @pytest.mark.parametrize("split, missing", [("test", "queries.jsonl"), ("train", "qrels/train.tsv")])
 def test_a_missing_file_is_one_line_naming_it(tmp_path, split, missing):
     folder = copy_of_beir(tmp_path)

@@ -4,7 +4,8 @@ corpus.jsonl a system searches through an index (`ragbench index build --corpus 
 
 As GenericDataLoader.load, the examples are the queries the split's qrels name, in the qrels' order (a query
 without qrels is left out); every qrels row counts, score 0 included (a query whose rows are all 0 is scored,
-0). Unlike it, a bad row or a qrels query missing from queries.jsonl is a counted bad record, not a crash.
+0). Unlike it, a bad row or a qrels query missing from queries.jsonl is a counted bad record, not a crash:
+one per query of the split, so a line of queries.jsonl that cannot be read is named by the query it fails.
 """
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int], d
             if not row:
                 continue
             if len(row) < 3:
-                bad.setdefault(row[0], RecordError(str(path), line, f"expected query-id, corpus-id and score, got {row!r}"))
+                problem = f"expected query-id, corpus-id and score, got {row!r}"
+                bad.setdefault(row[0], RecordError(str(path), line, problem))
                 continue
             query_id, corpus_id, grade = row[0], row[1], row[2]
             lines.setdefault(query_id, line)
@@ -83,18 +85,19 @@ class BeirTask(Task):
         self.prepare()
         qrels, lines, bad = read_qrels(self.qrels_path)
         queries: dict[str, str] = {}
+        unread: list[int] = []  # lines of queries.jsonl that are not a query: named where a qrels query is missing
         for index, item in iter_jsonl(self.data_path / QUERIES):
-            if isinstance(item, RecordError):
-                yield item
-            elif "_id" not in item or not isinstance(item.get("text"), str):
-                yield RecordError(str(self.data_path / QUERIES), index + 1, "expected a string", "_id" if "_id" not in item else "text")
+            if isinstance(item, RecordError) or "_id" not in item or not isinstance(item.get("text"), str):
+                unread.append(index + 1)
             else:
                 queries[str(item["_id"])] = item["text"]
         for index, query_id in enumerate(dict.fromkeys([*qrels, *bad])):
             if query_id in bad:
                 yield bad[query_id]
             elif query_id not in queries:
-                yield RecordError(str(self.qrels_path), lines[query_id], f"query {query_id!r} is not in {QUERIES}", "query-id")
+                where = f" (its lines {', '.join(map(str, unread))} are not {{\"_id\", \"text\"}})" if unread else ""
+                yield RecordError(str(self.qrels_path), lines[query_id], f"query {query_id!r} is not in {QUERIES}"
+                                  + where, "query-id")
             else:
                 yield Example(id=query_id, question=queries[query_id], gold={"qrels": qrels[query_id]}, index=index)
 

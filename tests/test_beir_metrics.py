@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 from statistics import mean
 
 import pytest
 
+from ragbench._checks import Preflight
 from ragbench._errors import ConfigError
 from ragbench._types import Document, Example, Prediction, Step
 from ragbench.tasks.beir.metrics import BeirRetrieval
@@ -90,3 +92,11 @@ def test_fewer_documents_than_the_deepest_cutoff_is_counted(depth_shown, trace, 
     BeirRetrieval(k="1,10").score(Example(id="q", question="?", gold={"qrels": {"d0": 1}}),
                                   shown([f"d{i}" for i in range(depth_shown)], trace), ctx)
     assert ctx.counts == ({"shown_short": 1} if counted else {})
+
+
+def test_without_pytrec_eval_the_preflight_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pytrec_eval", None)  # import fails as when it is not installed
+    check = Preflight()
+    BeirRetrieval().preflight(check, None)
+    assert check.problems == ["metric beir_retrieval computes BEIR's measures with pytrec_eval: "
+                              "pip install 'ragbench[beir]'"]

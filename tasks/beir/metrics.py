@@ -6,7 +6,8 @@ nDCG@k, MAP@k, Recall@k and P@k are pytrec_eval's `ndcg_cut`, `map_cut`, `recall
 pytrec_eval itself (pytrec-eval-terrier, the package BEIR depends on; ragbench[beir]): trec_eval's
 measures have corner cases (graded gains, the ideal ranking from every judged document, P@k over k when
 fewer were shown) that a copy would have to track, and the wheel is small (a 1.1 MB extension over numpy
-and scipy, which ragbench[all] already installs). ragbench has a rank order, not scores: the run handed to
+and scipy, which ragbench[all] already installs; one query, 100 documents, cut-offs 1-100, takes 0.3 ms on a
+2-core machine, an evaluator built per query). ragbench has a rank order, not scores: the run handed to
 pytrec_eval scores the document at rank r (from 1) with n - r + 1, so no two tie (trec_eval orders ties by
 document id, descending, not by the order given). A document shown twice counts at its first rank.
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Scores
+from ragbench.api import ConfigError, Example, Metric, Prediction, Preflight, Scores
 
 DEFAULT_CUTOFFS = "1,3,5,10"
 MEASURES = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "p": "P"}  # ragbench key -> pytrec_eval
@@ -90,6 +91,14 @@ class BeirRetrieval(Metric):
         self.ks = cutoffs(k)
         self.ignore_identical_ids = ignore_identical_ids
         self.keys = tuple(f"{key}_at_{k}" for key in (*MEASURES, "mrr") for k in self.ks)
+
+    def preflight(self, check: Preflight, task: Any) -> None:
+        with check.step("metric beir_retrieval: pytrec_eval installed"):
+            try:
+                import pytrec_eval  # noqa: F401
+            except ImportError:
+                raise ConfigError("metric beir_retrieval computes BEIR's measures with pytrec_eval: "
+                                  "pip install 'ragbench[beir]'") from None
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         if prediction.extras.get("docs_unknown"):

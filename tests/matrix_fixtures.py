@@ -25,6 +25,7 @@ OPEN_QA = TEST_DATA / "open_qa"
 KILT = TEST_DATA / "kilt"
 MULTIHOP_RAG = TEST_DATA / "multihop_rag"
 MIRAGE = TEST_DATA / "mirage"
+BEIR = TEST_DATA / "beir"  # a BEIR dataset folder of five documents, three queries, two of them in the test qrels
 
 # Rules answered before the per-question answers (first match wins on the request's last message): the
 # NLI judge entails unless the premise is the wrong answer, the CRAG judge finds a non-exact answer
@@ -212,18 +213,19 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "musique_flashrag": open_qa("musique_flashrag_dev.jsonl"),
     **{task: kilt(task) for task in KILT_TASKS},
     "multihop_rag": multihop_rag,
+    "beir": lambda folder: (str(BEIR), {}),
     **{task: rgb(task) for task in RGB_TASKS},
     **dict.fromkeys(MIRAGE_TASKS, mirage),
 }
 # Open domain: the examples carry no documents, so a system that searches is given what a user gives it, a
 # corpus index (bm25 over the Varn corpus, `build_corpus_index`; the KILT sets search the KILT corpus sample,
 # whose passages carry their page's wikipedia_id; MultiHop-RAG the chunks of its corpus sample, which carry
-# their article's date and source; MIRAGE's sets a sample of MedRAG's corpora, tests/data/mirage/medcorp.jsonl).
-# closed_book and recorded search nothing.
+# their article's date and source; MIRAGE's sets a sample of MedRAG's corpora, tests/data/mirage/medcorp.jsonl;
+# BEIR its folder's corpus.jsonl). closed_book and recorded search nothing.
 CORPUS_TASKS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashrag", "webquestions", "webquestions_flashrag",
-                "hotpotqa_fullwiki", "musique_flashrag", *KILT_TASKS, "multihop_rag", *MIRAGE_TASKS}
+                "hotpotqa_fullwiki", "musique_flashrag", *KILT_TASKS, "multihop_rag", *MIRAGE_TASKS, "beir"}
 CORPUS_INDEX = {**dict.fromkeys(KILT_TASKS, "kilt"), "multihop_rag": "multihop_rag",
-                **dict.fromkeys(MIRAGE_TASKS, "mirage")}  # else "varn"
+                **dict.fromkeys(MIRAGE_TASKS, "mirage"), "beir": "beir"}  # else "varn"
 SEARCHLESS = {"closed_book", "recorded"}
 # Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
 # each query (example_bm25); the others take them in the file's order (provided).
@@ -236,8 +238,8 @@ def build_corpus_index(folder: Path) -> Path:
     """bm25 indexes of the Varn corpus (6 passages, each a paragraph of the open_qa samples), under
     folder/varn, of the KILT corpus sample, under folder/kilt, and of the MultiHop-RAG corpus sample's
     chunks (`index multihop-rag-corpus`: one chunk per article, each under 256 tokens), under
-    folder/multihop_rag, and of the MIRAGE corpus sample (MedRAG's chunks as {id, title, text}), under
-    folder/mirage."""
+    folder/multihop_rag, of the MIRAGE corpus sample (MedRAG's chunks as {id, title, text}), under
+    folder/mirage, and of the BEIR folder's corpus.jsonl, under folder/beir."""
     from ragbench._retrieval.index import build_index
     from ragbench.tasks.multihop_rag.corpus import build_corpus
 
@@ -247,6 +249,7 @@ def build_corpus_index(folder: Path) -> Path:
     build_corpus(MULTIHOP_RAG / "corpus.json", folder / "multihop_rag_chunks.jsonl")
     build_index(folder / "multihop_rag_chunks.jsonl", folder / "multihop_rag", "bm25", progress=False)
     build_index(MIRAGE / "medcorp.jsonl", folder / "mirage", "bm25", progress=False)
+    build_index(BEIR / "corpus.jsonl", folder / "beir", "bm25", progress=False)
     return folder
 
 
@@ -297,6 +300,7 @@ RIGHT: dict[str, Callable[[Example], str]] = {
     "alce_eli5": lambda e: " ".join(cited(claim) for claim in e.gold["claims"]),
     "crag_t1": lambda e: e.gold["answer"], "crag_t2": lambda e: e.gold["answer"], "crag_t3": lambda e: e.gold["answer"],
     **{task: rgb_answer for task in RGB_TASKS},
+    "beir": lambda e: e.question,  # no answer is scored: BEIR's gold is the relevant documents
 }
 WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
     "pubhealth": lambda e: {"true": "false", "false": "true"}[e.gold["answers"][0]],

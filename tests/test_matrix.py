@@ -164,6 +164,26 @@ KILT_TASKS = [task for task in TASKS if task.startswith("kilt_")]
 MULTIHOP_RAG = {"accuracy": 0.5, "hits_at_4": 1.0, "hits_at_10": 1.0, "map_at_10": 0.75, "mrr_at_10": 1.0}
 MULTIHOP_RAG_NOTHING_SHOWN = {"hits_at_4": 0.0, "hits_at_10": 0.0, "map_at_10": 0.0, "mrr_at_10": 0.0}
 
+# BEIR (tasks/beir), on its folder tests/data/beir (five documents; q1 and q2 in qrels/test.tsv, q3 only in dev: left
+# out). bm25 over its corpus.jsonl ranks for q1 ("Who founded the fishing town of Olm?") d1 (founded, fishing, town,
+# Olm) then d5 (Olm), and for q2 ("What is the capital of Varn?") d2 (capital, Varn) first; every other document
+# shares at most "Varn" with q2, nothing with q1, and none is relevant. Graded gains, log2(rank + 1) discounts:
+# q1 (d1: 1, d5: 2) shows d1, d5: nDCG@1 1/2 (ideal: d5's 2), nDCG@3+ (1 + 2/log2 3) / (2 + 1/log2 3) = 0.85972,
+# MAP@1 (1/1) / 2 relevant, MAP@3+ (1/1 + 2/2) / 2 = 1, Recall@1 1/2, Recall@3+ 1, P@k 2/k (P@1 1), MRR 1.
+# q2 (d2: 1, d4: 0) shows d2 first: 1 everywhere, P@k 1/k. Means below. Nothing shown (closed_book; recorded, whose
+# predictions file records the examples' own documents: none): every value 0. Self-RAG's short form shows only
+# the top passage: q1's d1 alone, nDCG@3+ 1 / (2 + 1/log2 3) = 0.38009, MAP 1/2, Recall 1/2, P@k 1/k.
+LOG2_3 = 1.584962500721156
+BEIR_Q1_NDCG = (1 + 2 / LOG2_3) / (2 + 1 / LOG2_3)
+BEIR = {**{f"ndcg_at_{k}": (BEIR_Q1_NDCG + 1) / 2 for k in (3, 5, 10)}, "ndcg_at_1": 0.75,
+        **{f"map_at_{k}": 1.0 for k in (3, 5, 10)}, "map_at_1": 0.75,
+        **{f"recall_at_{k}": 1.0 for k in (3, 5, 10)}, "recall_at_1": 0.75,
+        **{f"p_at_{k}": (2 / k + 1 / k) / 2 for k in (3, 5, 10)}, "p_at_1": 1.0,
+        **{f"mrr_at_{k}": 1.0 for k in (1, 3, 5, 10)}}
+BEIR_TOP_ONLY = {**{f"ndcg_at_{k}": (1 / (2 + 1 / LOG2_3) + 1) / 2 for k in (3, 5, 10)},
+                 **{f"map_at_{k}": 0.75 for k in (3, 5, 10)}, **{f"recall_at_{k}": 0.75 for k in (3, 5, 10)},
+                 **{f"p_at_{k}": 1 / k for k in (3, 5, 10)}}
+
 # RGB (tasks/rgb), on two records per set in its format (matrix_fixtures.RGB_RECORDS), noise_rate 0: every answer
 # item of the first record (an alias list's first alias), then "zzz": accuracy 1/2 (items all found, then none),
 # no output holds "insufficient information" (rejected 0), and at noise_rate 0 all_rate is the accuracy. On the
@@ -190,6 +210,7 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     **EXPECTED_OPEN_QA,
     **dict.fromkeys(KILT_TASKS, KILT),
     "multihop_rag": MULTIHOP_RAG,
+    "beir": BEIR,
     **{task: RGB_FACT if task.endswith("_fact") else RGB for task in RGB_TASKS},
     **dict.fromkeys(MIRAGE_TASKS, {"mirage_accuracy": 0.5}),
 }
@@ -206,6 +227,8 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     **{(system, task): KILT_NOTHING_SHOWN for system in ("closed_book", "recorded") for task in KILT_TASKS},
     **{(system, "multihop_rag"): MULTIHOP_RAG_NOTHING_SHOWN for system in ("closed_book", "recorded")},
     ("selfrag", "multihop_rag"): {"map_at_10": 0.5},
+    **{(system, "beir"): dict.fromkeys(BEIR, 0.0) for system in ("closed_book", "recorded")},
+    ("selfrag", "beir"): BEIR_TOP_ONLY,
 }
 
 

@@ -19,7 +19,8 @@ WITHOUT_DOCUMENTS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashr
                      "webquestions_flashrag", "hotpotqa_fullwiki", "musique_flashrag", "squad", "omnieval_auto",
                      "omnieval_human", *(f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever",
                                                                   "aidayago2", "wned", "cweb", "eli5", "wow")),
-                     "multihop_rag", *(f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq"))}
+                     "multihop_rag", *(f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")),
+                     "beir"}
 
 
 def check(tmp_path, **options):

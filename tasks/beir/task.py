@@ -1,0 +1,107 @@
+"""The `beir` task: a BEIR dataset folder (GenericDataLoader's layout): queries.jsonl (`{"_id", "text",
+"metadata"}`), qrels/<split>.tsv (a header, then `query-id<TAB>corpus-id<TAB>score`, graded) and the
+corpus.jsonl a system searches through an index (`ragbench index build --corpus FOLDER/corpus.jsonl`).
+
+As GenericDataLoader.load, the examples are the queries the split's qrels name, in the qrels' order (a query
+without qrels is left out); every qrels row counts, score 0 included (a query whose rows are all 0 is scored,
+0). Unlike it, a bad row or a qrels query missing from queries.jsonl is a counted bad record, not a crash:
+one per query of the split, so a line of queries.jsonl that cannot be read is named by the query it fails.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any, Iterator
+
+from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, iter_jsonl
+
+from .metrics import cutoffs
+
+QUERIES = "queries.jsonl"
+QRELS_FOLDER = "qrels"
+PROMPT = "{docs}Question: {question}\nAnswer:"
+
+
+def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int], dict[str, RecordError]]:
+    """query id -> {corpus id: grade} in file order (header skipped, as `_load_qrels`), the line of each
+    query's first row, and the first bad row of each query that has one (a query with a bad row is not
+    scored: its gold would be partial)."""
+    qrels: dict[str, dict[str, int]] = {}
+    lines: dict[str, int] = {}
+    bad: dict[str, RecordError] = {}
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = csv.reader(handle, delimiter="\t")
+        next(rows, None)
+        for row in rows:
+            line = rows.line_num
+            if not row:
+                continue
+            if len(row) < 3:
+                problem = f"expected query-id, corpus-id and score, got {row!r}"
+                bad.setdefault(row[0], RecordError(str(path), line, problem))
+                continue
+            query_id, corpus_id, grade = row[0], row[1], row[2]
+            lines.setdefault(query_id, line)
+            try:
+                qrels.setdefault(query_id, {})[corpus_id] = int(grade)
+            except ValueError:
+                bad.setdefault(query_id, RecordError(str(path), line, f"score {grade!r} is not an integer", "score"))
+    return qrels, lines, bad
+
+
+class BeirTask(Task):
+    """A BEIR collection: each query of the split's qrels, its gold the graded relevant corpus ids."""
+
+    name = "beir"
+    answer_format = "short"
+    gold_fields = ("qrels",)
+    metrics = ("beir_retrieval",)
+    own_documents = False
+
+    def __init__(self, data_path: str | Path | None = None, split: str = "test", k: str | int = "1,3,5,10") -> None:
+        super().__init__(data_path, split=split, k=k)
+        self.split = split
+        self.cutoffs = cutoffs(k)
+        self.metric_options = {"beir_retrieval": {"k": k}}
+
+    def system_defaults(self) -> dict[str, Any]:
+        """A system shows as many documents as the deepest cut-off scores."""
+        return {"top_n": max(self.cutoffs)}
+
+    def prepare(self) -> None:
+        if self.data_path is None:
+            raise ConfigError("task beir reads a BEIR dataset folder: pass --data beir=FOLDER (one holding "
+                              f"{QUERIES} and {QRELS_FOLDER}/{self.split}.tsv)")
+        for path in (self.data_path / QUERIES, self.qrels_path):
+            if not path.is_file():
+                raise ConfigError(f"task beir: {path} not found; --data beir=FOLDER names a BEIR dataset folder "
+                                  f"(unzipped), and --task-arg beir.split=NAME one of its qrels/NAME.tsv")
+
+    @property
+    def qrels_path(self) -> Path:
+        return self.data_path / QRELS_FOLDER / f"{self.split}.tsv"
+
+    def examples(self) -> Iterator[Example | RecordError]:
+        self.prepare()
+        qrels, lines, bad = read_qrels(self.qrels_path)
+        queries: dict[str, str] = {}
+        unread: list[int] = []  # lines of queries.jsonl that are not a query: named where a qrels query is missing
+        for index, item in iter_jsonl(self.data_path / QUERIES):
+            if isinstance(item, RecordError) or "_id" not in item or not isinstance(item.get("text"), str):
+                unread.append(index + 1)
+            else:
+                queries[str(item["_id"])] = item["text"]
+        for index, query_id in enumerate(dict.fromkeys([*qrels, *bad])):
+            if query_id in bad:
+                yield bad[query_id]
+            elif query_id not in queries:
+                where = f" (its lines {', '.join(map(str, unread))} are not {{\"_id\", \"text\"}})" if unread else ""
+                yield RecordError(str(self.qrels_path), lines[query_id], f"query {query_id!r} is not in {QUERIES}"
+                                  + where, "query-id")
+            else:
+                yield Example(id=query_id, question=queries[query_id], gold={"qrels": qrels[query_id]}, index=index)
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
+        shown = "".join(f"[{i}] {doc.title}\n{doc.text}\n\n" for i, doc in enumerate(docs or [], start=1))
+        return PROMPT.format(docs=shown, question=options.get("question") or example.question)
+

@@ -60,7 +60,8 @@ def test_a_metric_that_cannot_score_the_task_is_refused_before_the_run(tmp_path)
 
 def test_list_metrics_says_which_tasks_each_fits():
     listed = cli("list", "metrics").stdout
-    assert "fits: arc_challenge\n" in listed  # choice_accuracy
+    assert ("fits: arc_challenge, mirage_bioasq, mirage_medmcqa, mirage_medqa, mirage_mmlu, mirage_pubmedqa\n"
+            in listed)  # choice_accuracy: the tasks with choices
     assert "fits: alce_asqa, asqa\n" in listed  # str_em
 
 

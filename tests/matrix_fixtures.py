@@ -25,16 +25,20 @@ OPEN_QA = TEST_DATA / "open_qa"
 KILT = TEST_DATA / "kilt"
 MULTIHOP_RAG = TEST_DATA / "multihop_rag"
 MIRAGE = TEST_DATA / "mirage"
+FRESHQA = TEST_DATA / "freshqa" / "FreshQA_sample.csv"
 BEIR = TEST_DATA / "beir"  # a BEIR dataset folder of five documents, three queries, two of them in the test qrels
 
 # Rules answered before the per-question answers (first match wins on the request's last message): the
 # NLI judge entails unless the premise is the wrong answer, the CRAG judge finds a non-exact answer
-# wrong, CRAG's KG entity extraction, LLatrieval's selection and verification.
+# wrong, FreshEval's judge credits any response but the wrong answer, CRAG's KG entity extraction,
+# LLatrieval's selection and verification.
 WRONG = "zzz"
 STEP_RULES = [
     {"pattern": rf"^premise: {WRONG}", "response": "0"},
     {"pattern": r"^premise: ", "response": "1"},
     {"pattern": r"Ground truth: ", "response": '{"accuracy": false}'},
+    {"pattern": rf"\nresponse: [^\n]*{WRONG}[^\n]*\ncomment: $", "response": "Thus, the response is not credited."},
+    {"pattern": r"\nresponse: [^\n]*\ncomment: $", "response": "Thus, the response is credited.\nevaluation: correct"},
     {"pattern": r"^Query: [^\n]*\nQuery Time: [^\n]*\n?$", "response": '{"domain": "other", "main_entity": "florida"}'},
     {"pattern": r"\nk: \d+", "response": "Selected Documents: 1, 2"},
     {"pattern": r"^Question:.*\n\nDocuments:", "response": "[YES]"},
@@ -179,6 +183,15 @@ def mirage(folder: Path) -> tuple[str, dict[str, Any]]:
     return str(MIRAGE / "benchmark.json"), {}
 
 
+def freshqa(folder: Path) -> tuple[str, dict[str, Any]]:
+    """The sample's two title rows, its header and its first two rows (both of the test split, the default):
+    "Who founded the fishing town of Olm?" (Ansgar Pell, in the Varn corpus) and a false premise."""
+    lines = FRESHQA.read_text(encoding="utf-8").splitlines(keepends=True)
+    path = folder / "FreshQA.csv"
+    path.write_text("".join(lines[:5]), encoding="utf-8")
+    return str(path), {}
+
+
 RGB_TASKS = {f"rgb_{lang}{kind}" for lang in ("en", "zh") for kind in ("", "_int", "_fact")}
 MIRAGE_TASKS = {f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")}
 KILT_TASKS = {f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever", "aidayago2", "wned",
@@ -214,6 +227,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     **{task: kilt(task) for task in KILT_TASKS},
     "multihop_rag": multihop_rag,
     "beir": lambda folder: (str(BEIR), {}),
+    "freshqa": freshqa,
     **{task: rgb(task) for task in RGB_TASKS},
     **dict.fromkeys(MIRAGE_TASKS, mirage),
 }
@@ -221,9 +235,10 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
 # corpus index (bm25 over the Varn corpus, `build_corpus_index`; the KILT sets search the KILT corpus sample,
 # whose passages carry their page's wikipedia_id; MultiHop-RAG the chunks of its corpus sample, which carry
 # their article's date and source; MIRAGE's sets a sample of MedRAG's corpora, tests/data/mirage/medcorp.jsonl;
-# BEIR its folder's corpus.jsonl). closed_book and recorded search nothing.
+# BEIR its folder's corpus.jsonl; FreshQA, whose sample asks of Varn, the Varn corpus). closed_book and recorded search nothing.
 CORPUS_TASKS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashrag", "webquestions", "webquestions_flashrag",
-                "hotpotqa_fullwiki", "musique_flashrag", *KILT_TASKS, "multihop_rag", *MIRAGE_TASKS, "beir"}
+                "hotpotqa_fullwiki", "musique_flashrag", *KILT_TASKS, "multihop_rag", *MIRAGE_TASKS, "beir",
+                "freshqa"}
 CORPUS_INDEX = {**dict.fromkeys(KILT_TASKS, "kilt"), "multihop_rag": "multihop_rag",
                 **dict.fromkeys(MIRAGE_TASKS, "mirage"), "beir": "beir"}  # else "varn"
 SEARCHLESS = {"closed_book", "recorded"}

@@ -198,6 +198,11 @@ RGB_TASKS = [task for task in TASKS if task.startswith("rgb_")]
 # option and answers A, never the second record's gold (C, D, B, B, C): accuracy 1/2 on every set, whatever the
 # documents shown (the metric reads only the output).
 MIRAGE_TASKS = [task for task in TASKS if task.startswith("mirage_")]
+
+# FreshQA (tasks/freshqa), on its CSV's two title rows, header and first two test rows (matrix_fixtures.freshqa):
+# "Ansgar Pell" (its gold), then "zzz"; the scripted FreshEval judge credits every response but "zzz" (its reply
+# read by extract_ratings: "evaluation: correct", then "Thus, the response is not credited."): fresheval 1/2,
+# whatever the documents shown (the judge sees the question, the answers and the response only).
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,
     "pubhealth": {"match": 0.5, "selfrag_match": 0.5, "label_accuracy": 0.5},  # "false" twice; golds false, true
@@ -213,6 +218,7 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     "beir": BEIR,
     **{task: RGB_FACT if task.endswith("_fact") else RGB for task in RGB_TASKS},
     **dict.fromkeys(MIRAGE_TASKS, {"mirage_accuracy": 0.5}),
+    "freshqa": {"fresheval": 0.5},
 }
 NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # Self-RAG writes "<segment>." and the system makes it "<segment> [1].": only the last of the right answer's

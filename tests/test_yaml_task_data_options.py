@@ -37,6 +37,7 @@ def write(tmp_path, data: str):
     ("{path: d.csv, config: distractor}", "config", "csv"),
     ("{path: d.jsonl, format: flashrag, records: data}", "records", "flashrag"),
     ("{path: d.jsonl, keys_as: id}", "keys_as", "jsonl"),
+    ("{path: d.json, records: data, header_row: 2}", "header_row", "json"),
 ])
 def test_an_option_the_format_does_not_read_is_refused_naming_it_and_the_format(tmp_path, data, option, fmt):
     task = task_class(load_spec(write(tmp_path, data)))()
@@ -57,6 +58,21 @@ def test_the_options_a_format_reads_are_accepted(tmp_path):
     assert [e.id for e in task.examples()] == ["q1"]
     task = task_class(load_spec(write(tmp_path, "{path: d.csv, delimiter: ','}")))()
     assert [e.id for e in task.examples()] == ["q1"]
+
+
+def test_a_csv_header_row_below_title_rows_is_read_as_the_header(tmp_path):
+    """header_row 2: the first two rows are a spreadsheet's title lines, not records (FreshQA's CSV); a
+    quoted title with a newline in it is one row."""
+    write(tmp_path, "{path: d.csv}")
+    (tmp_path / "d.csv").write_text('"Title,\nover two lines",,\nnote,,\nid,question,answers\nq1,Q?,a\n')
+    (tmp_path / "t.yaml").write_text(TEMPLATE.format(data="{path: d.csv, header_row: 2}"))
+    task = task_class(load_spec(tmp_path / "t.yaml"))()
+    assert [(e.id, e.question) for e in task.examples()] == [("q1", "Q?")]
+
+
+def test_a_negative_header_row_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="header_row.*expected the header's row counted from 0, got -1"):
+        load_spec(write(tmp_path, "{path: d.csv, header_row: -1}"))
 
 
 def test_data_given_with_dash_dash_data_is_read_without_the_files_options(tmp_path):

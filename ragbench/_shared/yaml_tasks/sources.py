@@ -142,17 +142,21 @@ def keyed_records(path: Path, records: str | None, found: dict, keys_as: str) ->
             yield place, {keys_as: key, **record}
 
 
-def csv_records(path: Path, delimiter: str | None) -> Iterator[Item]:
+def csv_records(path: Path, delimiter: str | None, header_row: int | None = None) -> Iterator[Item]:
     """The rows as records keyed by the header's names (a byte order mark and spaces around a name taken
-    off); a header naming a column twice is refused; a file that breaks off (cut short, corrupt) ends in
-    one bad record after the rows read."""
+    off), the header being row `header_row` (from 0; the rows above it, a spreadsheet's title lines, are
+    not data); a header naming a column twice is refused; a file that breaks off (cut short, corrupt) ends
+    in one bad record after the rows read."""
     delimiter = delimiter or ("\t" if ".tsv" in path.suffixes else ",")
     with open_binary(path) as handle:
         rows = csv.DictReader(io.TextIOWrapper(handle, encoding="utf-8-sig", newline=""), delimiter=delimiter)
-        position = 0
+        position, above = 0, header_row or 0  # above: the rows above the header not yet read past
         while True:
             try:
                 with large_fields():  # values of any length, csv's limit for other readers left as it is
+                    while above:  # before DictReader reads its header (at the first row)
+                        next(rows.reader)
+                        above -= 1
                     if position == 0 and rows.fieldnames is not None:  # reads the header
                         rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames, delimiter)
                     row = next(rows)
@@ -261,14 +265,14 @@ def webquestions_records(path: Path) -> Iterator[Item]:
 
 
 def file_records(path: Path, fmt: str, records: str | None = None, delimiter: str | None = None,
-                 keys_as: str | None = None) -> Iterator[Item]:
+                 keys_as: str | None = None, header_row: int | None = None) -> Iterator[Item]:
     """The records of a local file in one of the formats read here (not parquet or hf)."""
     if fmt == "jsonl":
         return jsonl_records(path)
     if fmt == "json":
         return json_records(path, records, keys_as)
     if fmt == "csv":
-        return csv_records(path, delimiter)
+        return csv_records(path, delimiter, header_row)
     if fmt == "flashrag":
         return flashrag_records(path)
     if fmt == "webquestions":

@@ -49,10 +49,12 @@ class DataSpec:
     records: str | None = None
     keys_as: str | None = None  # json: the records are a mapping of key -> record, the key becoming this field
     delimiter: str | None = None
+    header_row: int | None = None  # csv: the header's row, counted from 0 (the rows above it are not data)
 
 
 # The `data` options that only some formats read, and those formats (`revision`: a hub dataset's, `hf`)
-OPTION_FORMATS = {"records": ("json",), "keys_as": ("json",), "delimiter": ("csv",), "config": ("hf",), "split": ("hf",)}
+OPTION_FORMATS = {"records": ("json",), "keys_as": ("json",), "delimiter": ("csv",), "header_row": ("csv",),
+                  "config": ("hf",), "split": ("hf",)}
 
 
 def unused_data_option(data: DataSpec, fmt: str, where: str) -> str | None:
@@ -162,11 +164,14 @@ def _data(section: Section | None, folder: Path) -> DataSpec | None:
     if section.get("url", str) and not section.get("file", str):
         raise section.error("url", "url names where `file` is downloaded from: give `file` too")
     path = section.get("path", str)
+    header_row = section.get("header_row", int)
+    if header_row is not None and header_row < 0:
+        raise section.error("header_row", f"expected the header's row counted from 0, got {header_row!r}")
     return DataSpec(path=(folder / path) if path else None, file=section.get("file", str), url=section.get("url", str),
                     hf=section.get("hf", str), config=section.get("config", str), split=section.get("split", str),
                     revision=section.get("revision", str), format=section.get("format", str, "auto", choices=FORMATS),
                     records=section.get("records", str), keys_as=section.get("keys_as", str),
-                    delimiter=section.get("delimiter", str))
+                    delimiter=section.get("delimiter", str), header_row=header_row)
 
 
 def field_ref(section: Section, name: str, default: str | None = None) -> FieldRef | None:

@@ -69,8 +69,9 @@ class YamlTask(Task):
             where = self.where()
             return ((RecordPlace(where, i, i + 1, f"row {i}"), row) for i, row in enumerate(self.hf_dataset()))
         data = self.spec.data
-        return file_records(Path(self.path), self.format, data.records if data else None,
-                            data.delimiter if data else None, data.keys_as if data else None)
+        if data is None:
+            return file_records(Path(self.path), self.format)
+        return file_records(Path(self.path), self.format, data.records, data.delimiter, data.keys_as, data.header_row)
 
     def hf_dataset(self) -> Any:
         if self.dataset is None:

@@ -1,0 +1,39 @@
+"""FreshQA's CSV as the YAML task `freshqa` reads it (prompt style `freshqa`): the rows of one split
+(`--task-arg freshqa.split=test|dev`, the `split` column), each example's gold answers the non-empty
+`answer_0` ... `answer_9`, as the FreshEval notebooks take them (`[x for x in correct_answers if x]`)."""
+from __future__ import annotations
+
+from typing import Any, Iterator, Literal
+
+from ragbench.api import ConfigError, Example, RecordPlace, YamlTask
+
+SPLITS = ("test", "dev")
+
+
+class FreshQaSplit(YamlTask):
+    """The rows whose `split` is the task's (in any case); a row of neither split
+    is a bad record."""
+
+    def __init__(self, data_path=None, split: Literal["test", "dev"] = "test") -> None:
+        super().__init__(data_path)
+        if split not in SPLITS:
+            raise ConfigError(f"task {self.name}: split must be one of {', '.join(SPLITS)}, got {split!r}")
+        self.split = self.args["split"] = split
+
+    def records(self) -> Iterator[tuple[RecordPlace, Any]]:
+        for place, record in super().records():
+            if isinstance(record, dict):
+                split = str(record.get("split", "")).strip().lower()
+                if split not in SPLITS:
+                    yield place, place.error(f"split {record.get('split')!r} is neither TEST nor DEV", "split")
+                    continue
+                if split != self.split:
+                    continue
+            yield place, record
+
+    def parse(self, record: Any, place: RecordPlace) -> Example:
+        example = super().parse(record, place)
+        example.gold["answers"] = [answer for answer in example.gold["answers"] if answer]
+        if not example.gold["answers"]:
+            raise place.error("no answer: answer_0 ... answer_9 are all empty", "answer_0")
+        return example

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
 from collections import Counter
 
 import pytest
@@ -15,7 +17,8 @@ from ragbench.metrics.ragchecker.metric import RagChecker
 from ragbench.metrics.ragchecker.scores import KEYS, ragchecker_scores
 from ragbench.testing import ScriptedLLM, make_context
 
-from conftest import TEST_DATA
+from conftest import ROOT, TEST_DATA
+from helpers import cli
 
 PARITY = json.loads((TEST_DATA / "parity" / "ragchecker.json").read_text(encoding="utf-8"))
 CASE = PARITY["cases"]["three_examples"]
@@ -134,3 +137,41 @@ def test_without_a_judge_the_metric_names_the_option():
     example, prediction = example_and_prediction(CASE["results"][0])
     with pytest.raises(ValueError, match="--judge"):
         asyncio.run(RagChecker().score(example, prediction, make_context("demo")))
+
+
+# docs/outputs.md, "A RAGChecker file": the task file and the conversion it documents
+TASK_YAML = """task: ragchecker_results
+description: RAG results in RAGChecker's input format, scored with its claim-level metrics
+data: {path: ragchecker_input.json, format: json, records: results}
+fields:
+  id: query_id
+  question: query
+  gold: {answers: gt_answer}
+prompt:
+  template: "{{ question }}"
+metrics: [ragchecker]
+"""
+TO_PREDICTIONS = ('.results[] | {id: .query_id, output: .response, '
+                  'docs: [.retrieved_context[] | {id: .doc_id, title: "", text: .text}]}')
+
+
+def test_the_documented_conversion_is_the_one_tested():
+    page = (ROOT / "docs" / "outputs.md").read_text(encoding="utf-8")
+    assert TASK_YAML in page and f"jq -c '{TO_PREDICTIONS}'" in page
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="the documented conversion runs jq")
+def test_ragbench_score_of_a_ragchecker_file_gives_upstreams_means(tmp_path):
+    (tmp_path / "ragchecker_input.json").write_text(json.dumps({"results": CASE["results"]}), encoding="utf-8")
+    (tmp_path / "ragchecker_results.yaml").write_text(TASK_YAML, encoding="utf-8")
+    (tmp_path / "judge.json").write_text(json.dumps(CASE["replies"]), encoding="utf-8")
+    predictions = subprocess.run(["jq", "-c", TO_PREDICTIONS, str(tmp_path / "ragchecker_input.json")],
+                                 capture_output=True, text=True, check=True).stdout
+    (tmp_path / "predictions.jsonl").write_text(predictions, encoding="utf-8")
+    done = cli("score", "--task", str(tmp_path / "ragchecker_results.yaml"), "--predictions",
+               str(tmp_path / "predictions.jsonl"), "--judge", f"scripted:{tmp_path / 'judge.json'}",
+               "--output", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    values = json.loads((tmp_path / "run" / "results.json").read_text())["results"]["ragchecker_results"]
+    reported = {key: v for group in GROUPS for key, v in CASE["means"][group].items()}
+    assert {key: round(values[key] * 100, 1) for key in KEYS} == reported

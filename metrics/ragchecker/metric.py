@@ -60,16 +60,18 @@ class RagChecker(Metric):
     async def check(self, judge: Any, question: str, claims: list[Triplet], references: list[str],
                     count) -> list[list[str]]:
         """The labels [claim][reference] (CheckerBase.check: none for no claims, [] per claim for no references)."""
-        async def labels_for(reference: str) -> list[str]:
-            labels: list[str] = []
-            for prompt, size in checking_prompts(question, reference, claims, self.joint_check_num):
-                reply = await judge.chat([{"role": "user", "content": prompt}], step="judge:ragchecker:check",
-                                         **self.checking_sampling)
-                parsed, padded = parse_labels(reply.text, size)
-                if padded:
-                    count("ragchecker_labels_padded")
-                labels += parsed
+        async def labels_of(prompt: str, size: int) -> list[str]:
+            reply = await judge.chat([{"role": "user", "content": prompt}], step="judge:ragchecker:check",
+                                     **self.checking_sampling)
+            labels, padded = parse_labels(reply.text, size)
+            if padded:
+                count("ragchecker_labels_padded")
             return labels
+
+        async def labels_for(reference: str) -> list[str]:
+            prompts = checking_prompts(question, reference, claims, self.joint_check_num)
+            return [label for labels in await asyncio.gather(*(labels_of(p, size) for p, size in prompts))
+                    for label in labels]
 
         if not claims:
             return []

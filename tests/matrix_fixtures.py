@@ -34,6 +34,12 @@ BEIR = TEST_DATA / "beir"  # a BEIR dataset folder of five documents, three quer
 # LLatrieval's selection and verification.
 WRONG = "zzz"
 STEP_RULES = [
+    # RAGChecker's claim extraction (a wrong answer holds no claim) and joint checking (nothing is in a wrong
+    # answer, everything else is entailed)
+    {"pattern": rf"### Candidate Answer:\n{WRONG}", "response": "Abstain"},
+    {"pattern": r"### Candidate Answer:\n", "response": '("the answer", "is", "given")'},
+    {"pattern": rf"### Reference:\n{WRONG}.*only a list of labels", "response": "Neutral"},
+    {"pattern": r"only a list of labels", "response": "Entailment"},
     {"pattern": rf"^premise: {WRONG}", "response": "0"},
     {"pattern": r"^premise: ", "response": "1"},
     {"pattern": r"Ground truth: ", "response": '{"accuracy": false}'},
@@ -98,6 +104,15 @@ def squad(folder: Path) -> tuple[str, dict[str, Any]]:
     path = folder / "dev-v1.1.json"
     path.write_text(json.dumps(data))
     return str(path), {"passages": "context"}
+
+
+def ragchecker(folder: Path) -> tuple[str, dict[str, Any]]:
+    """A domain's queries in RAGChecker's data_process.sh layout, two Varn questions (open domain: the Varn corpus)."""
+    rows = [{"query_id": "0", "query": "what is the capital of varn", "gt_answer": "Evermouth is the capital of Varn."},
+            {"query_id": "1", "query": "who founded the fishing town of olm", "gt_answer": "Ansgar Pell founded Olm."}]
+    path = folder / "ragchecker_queries.json"
+    path.write_text(json.dumps({"input_data": rows}), encoding="utf-8")
+    return str(path), {}
 
 
 def open_qa(sample: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
@@ -228,6 +243,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "multihop_rag": multihop_rag,
     "beir": lambda folder: (str(BEIR), {}),
     "freshqa": freshqa,
+    "ragchecker": ragchecker,
     **{task: rgb(task) for task in RGB_TASKS},
     **dict.fromkeys(MIRAGE_TASKS, mirage),
 }
@@ -238,7 +254,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
 # BEIR its folder's corpus.jsonl; FreshQA, whose sample asks of Varn, the Varn corpus). closed_book and recorded search nothing.
 CORPUS_TASKS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashrag", "webquestions", "webquestions_flashrag",
                 "hotpotqa_fullwiki", "musique_flashrag", *KILT_TASKS, "multihop_rag", *MIRAGE_TASKS, "beir",
-                "freshqa"}
+                "freshqa", "ragchecker"}
 CORPUS_INDEX = {**dict.fromkeys(KILT_TASKS, "kilt"), "multihop_rag": "multihop_rag",
                 **dict.fromkeys(MIRAGE_TASKS, "mirage"), "beir": "beir"}  # else "varn"
 SEARCHLESS = {"closed_book", "recorded"}

@@ -203,6 +203,19 @@ MIRAGE_TASKS = [task for task in TASKS if task.startswith("mirage_")]
 # "Ansgar Pell" (its gold), then "zzz"; the scripted FreshEval judge credits every response but "zzz" (its reply
 # read by extract_ratings: "evaluation: correct", then "Thus, the response is not credited."): fresheval 1/2,
 # whatever the documents shown (the judge sees the question, the answers and the response only).
+
+# RAGChecker's benchmark (tasks/ragchecker), on two Varn queries in its queries-file layout (matrix_fixtures.ragchecker),
+# with the judge's rules of matrix_fixtures.STEP_RULES: every answer and gold answer but "zzz" gives one claim, and
+# every check is entailed except against "zzz". First query answered with its gold: every claim correct, recalled and
+# found in the chunks (precision, recall, F1, claim recall, context precision and utilization, faithfulness 1; the
+# noise, hallucination and self-knowledge shares 0). Second, "zzz": no claim of its own (precision, F1, faithfulness 0),
+# its gold claim not in it (recall 0, utilization 0) but in the chunks (claim recall, context precision 1).
+RAGCHECKER = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "claim_recall": 1.0, "context_precision": 1.0,
+              "context_utilization": 0.5, "noise_sensitivity_in_relevant": 0.0, "noise_sensitivity_in_irrelevant": 0.0,
+              "hallucination": 0.0, "self_knowledge": 0.0, "faithfulness": 0.5}
+# Shown no chunk (closed book, a predictions file whose docs are none): every chunk metric 0, as RAGChecker has it.
+RAGCHECKER_NOTHING_SHOWN = {"claim_recall": 0.0, "context_precision": 0.0, "context_utilization": 0.0,
+                            "faithfulness": 0.0}
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,
     "pubhealth": {"match": 0.5, "selfrag_match": 0.5, "label_accuracy": 0.5},  # "false" twice; golds false, true
@@ -219,6 +232,7 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     **{task: RGB_FACT if task.endswith("_fact") else RGB for task in RGB_TASKS},
     **dict.fromkeys(MIRAGE_TASKS, {"mirage_accuracy": 0.5}),
     "freshqa": {"fresheval": 0.5},
+    "ragchecker": RAGCHECKER,
 }
 NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # Self-RAG writes "<segment>." and the system makes it "<segment> [1].": only the last of the right answer's
@@ -235,6 +249,7 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     ("selfrag", "multihop_rag"): {"map_at_10": 0.5},
     **{(system, "beir"): dict.fromkeys(BEIR, 0.0) for system in ("closed_book", "recorded")},
     ("selfrag", "beir"): BEIR_TOP_ONLY,
+    **{(system, "ragchecker"): RAGCHECKER_NOTHING_SHOWN for system in ("closed_book", "recorded")},
 }
 
 

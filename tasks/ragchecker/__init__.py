@@ -1,0 +1,1 @@
+"""RAGChecker's benchmark (amazon-science/RAGChecker data/benchmark) as a YAML task: ragchecker.yaml."""

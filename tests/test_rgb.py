@@ -115,6 +115,20 @@ def test_a_record_without_negatives_is_a_bad_record_naming_the_field(tmp_path):
     assert isinstance(outcome, RecordError) and "negative" in str(outcome), outcome
 
 
+def test_a_record_without_its_answer_is_a_bad_record_naming_the_field(tmp_path):
+    data = write_jsonl(tmp_path / "en.json", [{"id": 0, "query": "q", "positive": ["a."], "negative": ["b."]}])
+    [outcome] = list(task_of("en", data=data).examples())
+    assert isinstance(outcome, RecordError) and "field 'answer': missing field" in str(outcome), outcome
+
+
+def test_integration_passages_not_grouped_per_answer_item_are_a_bad_record(tmp_path):
+    """evalue.py shuffles each group in place and stops on a string; its characters are no passages."""
+    data = write_jsonl(tmp_path / "en_int.json", [{"id": 0, "query": "q", "answer": ["a", "b"],
+                                                   "positive": ["a is 1.", "b is 2."], "negative": ["c."]}])
+    [outcome] = list(task_of("en_int", data=data).examples())
+    assert isinstance(outcome, RecordError) and "positive" in str(outcome), outcome
+
+
 @pytest.mark.parametrize("answer", [3, [["a", 1]], {"text": "a"}])
 def test_an_answer_checkanswer_cannot_read_is_a_bad_record_naming_it(tmp_path, answer):
     data = write_jsonl(tmp_path / "en.json", [{"id": 0, "query": "q", "answer": answer, "positive": ["a."],

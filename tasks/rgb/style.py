@@ -52,6 +52,8 @@ class RgbPassages(YamlTask):
 
     def parse(self, record: Any, place: RecordPlace) -> Example:
         example = super().parse(record, place)
+        if ANSWER not in example.gold:  # extra_gold is optional to the YAML reader; evalue.py reads it
+            raise place.error("missing field", "answer")
         if not _answer_items(example.gold[ANSWER]):
             raise place.error("expected a string, or a list of strings and lists of aliases", "answer")
         try:

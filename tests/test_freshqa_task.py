@@ -58,3 +58,12 @@ def test_a_row_of_no_split_and_a_row_without_answers_are_bad_records(tmp_path):
     assert isinstance(first, RecordError) and "split 'TRAIN' is neither" in str(first) and ":4" in str(first)
     assert isinstance(second, RecordError) and "answer_0 ... answer_9 are all empty" in str(second)
     assert third.id == "3"
+
+
+@pytest.mark.parametrize("old, new, column", [("answer_0", "answer0", "answer_0"), ("id,split,", "id,splat,", "split")])
+def test_a_header_without_a_column_the_notebooks_read_is_one_line_naming_it(tmp_path, old, new, column):
+    """Read without answer_0, every question's first answer would be lost from its gold."""
+    path = tmp_path / "FreshQA.csv"
+    path.write_text(SAMPLE.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"{path}: the header \\(data.header_row 2\\) has no column {column};"):
+        read(path)

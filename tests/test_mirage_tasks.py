@@ -67,3 +67,19 @@ def test_a_run_reports_how_many_outputs_named_no_option(tmp_path):
     results = Evaluator(RunConfig(**cell_config("mirage_bioasq", "closed_book", tmp_path))).run().results
     assert results["details"]["mirage_bioasq"]["mirage_accuracy"]["value"] == 0.5
     assert results["counted"]["mirage_bioasq"]["mirage_accuracy"]["mirage_no_option_found"]["count"] == 1
+
+
+@pytest.mark.parametrize("record, field", [
+    ({"options": {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e"}, "answer": "E"}, "answer"),  # answer2idx: A-D
+    ({"options": {"A": "a", "B": "b", "C": "c", "D": "d"}, "answer": "b"}, "answer"),
+    ({"options": {"A": "a", "B": "b", "C": "c"}, "answer": "D"}, "answer"),
+    ({"options": ["a", "b", "c", "d"], "answer": "A"}, "options"),  # medrag_answer lists options.keys()
+    ({"options": "A. a B. b", "answer": "A"}, "options")])
+def test_a_record_evaluate_py_cannot_score_is_a_bad_record_naming_the_field(tmp_path, record, field):
+    """An answer key no option has (or one past D, where evaluate.py stops) can never be credited: not a 0."""
+    from ragbench._errors import RecordError
+
+    path = tmp_path / "benchmark.json"
+    path.write_text(json.dumps({"medqa": {"q1": {"question": "Which?", **record}}}), encoding="utf-8")
+    [outcome] = list(get_registry().load("tasks", "mirage_medqa")(path).examples())
+    assert isinstance(outcome, RecordError) and f"field '{field}'" in str(outcome) and "medqa.q1" in str(outcome)

@@ -96,6 +96,14 @@ def test_a_match_that_is_no_literal_takes_upstreams_split():
     assert parse_triplets('("He said "hi"", "to", "Olm")') == [('"He said "hi""', '"to"', '"Olm"')]
 
 
+@pytest.mark.parametrize("reply, claims", [
+    ('### ("a", "b", "c") and ("d", "e", "f")', [("d", "e", "f")]), ('### ("" or "a", "b", "c")', [("a", "b", "c")]),
+    ('### ("a" + "b", "c", "d")', [("ab", "c", "d")]), ('### ("a", "b", "c") or ("d", "e", "f")', [("a", "b", "c")])])
+def test_literals_joined_by_and_or_or_plus_read_as_upstreams_eval(reply, claims):
+    """Values from RefChecker 0.2.17's ExtractorBase.parse_claims(reply, '###') run on these replies."""
+    assert parse_triplets(reply) == claims
+
+
 def test_a_reply_is_never_run_as_code():
     # upstream would eval this; read as text it is split, the call never made
     reply = '("" + __import__("os").getcwd() + "", "x", "y")'

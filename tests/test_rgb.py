@@ -109,10 +109,32 @@ def test_bad_options_are_one_line(options, message):
     assert "\n" not in str(refused.value)
 
 
+@pytest.mark.parametrize("noise_rate, correct_rate", [(0.6, 0.6), (0.5, 0.5), (1.0, 0.2)])
+def test_counterfactual_rates_asking_more_passages_than_passage_num_are_one_line(noise_rate, correct_rate):
+    """ceil(5 x 0.5) negatives and as many true passages are 6 of 5: evalue.py stops at random.sample."""
+    with pytest.raises(ConfigError, match="lower one of them") as refused:
+        task_of("en_fact", noise_rate=noise_rate, correct_rate=correct_rate, passage_num=5)
+    assert "\n" not in str(refused.value)
+
+
 def test_a_record_without_negatives_is_a_bad_record_naming_the_field(tmp_path):
     data = write_jsonl(tmp_path / "en.json", [{"id": 0, "query": "q", "answer": ["a"], "positive": ["a."]}])
     [outcome] = list(task_of("en", data=data).examples())
     assert isinstance(outcome, RecordError) and "negative" in str(outcome), outcome
+
+
+def test_a_record_without_its_answer_is_a_bad_record_naming_the_field(tmp_path):
+    data = write_jsonl(tmp_path / "en.json", [{"id": 0, "query": "q", "positive": ["a."], "negative": ["b."]}])
+    [outcome] = list(task_of("en", data=data).examples())
+    assert isinstance(outcome, RecordError) and "field 'answer': missing field" in str(outcome), outcome
+
+
+def test_integration_passages_not_grouped_per_answer_item_are_a_bad_record(tmp_path):
+    """evalue.py shuffles each group in place and stops on a string; its characters are no passages."""
+    data = write_jsonl(tmp_path / "en_int.json", [{"id": 0, "query": "q", "answer": ["a", "b"],
+                                                   "positive": ["a is 1.", "b is 2."], "negative": ["c."]}])
+    [outcome] = list(task_of("en_int", data=data).examples())
+    assert isinstance(outcome, RecordError) and "positive" in str(outcome), outcome
 
 
 @pytest.mark.parametrize("answer", [3, [["a", 1]], {"text": "a"}])

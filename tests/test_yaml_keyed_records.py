@@ -70,3 +70,15 @@ def test_a_mapping_without_keys_as_is_refused_naming_the_option(tmp_path):
 def test_keys_as_over_a_list_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"expected a JSON mapping of key -> record at 'easy', found list$"):
         list(keyed_task(tmp_path, {"easy": [RECORDS["easy"]["q1"]]}).examples())
+
+
+def test_a_key_the_mapping_repeats_is_a_bad_record_not_a_record_dropped(tmp_path):
+    """JSON keeps a repeated key's last record: read as it is, the first would vanish from n uncounted."""
+    from ragbench._errors import RecordError
+
+    record = json.dumps(RECORDS["easy"]["q0"])
+    task = keyed_task(tmp_path)
+    (tmp_path / "d.json").write_text(f'{{"easy": {{"q0": {record}, "q2": {record}, "q0": {record}}}}}', encoding="utf-8")
+    repeated, other = task.examples()
+    assert isinstance(repeated, RecordError) and "holds key 'q0' more than once" in str(repeated)
+    assert other.id == "q2"

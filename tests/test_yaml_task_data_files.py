@@ -111,6 +111,19 @@ def test_a_compressed_csv_cut_short_ends_in_one_bad_record_after_the_rows_read(t
     assert last.endswith("): the file is cut short or corrupt")
 
 
+@pytest.mark.parametrize("content", ["id,question,answer\na,Q1?,x\nb,Q2", 'id,question,answer\na,Q1?,x\nb,"Q2?, or'],
+                         ids=["in_a_value", "in_a_quoted_value"])
+def test_a_plain_csv_whose_last_line_is_cut_short_ends_in_a_bad_record_not_a_shorter_row(tmp_path, content):
+    first, last = read(task_on(tmp_path, "d.csv", content))
+    assert first == EXPECTED[0]
+    assert last.startswith(f"{tmp_path / 'd.csv'}:3: the last line has ") and last.endswith("no line end: the file is cut short")
+
+
+def test_short_rows_with_line_ends_and_a_full_last_row_without_one_are_rows(tmp_path):
+    content = "id,question,answer,note\na,Q1?,x\nb,Q2?,y,n"
+    assert read(task_on(tmp_path, "d.csv", content)) == EXPECTED
+
+
 def test_a_check_of_a_cut_short_compressed_csv_is_one_line(tmp_path):
     whole = gzip.compress(CSV.encode())
     task_on(tmp_path, "d.csv.gz", whole[:20])

@@ -70,6 +70,16 @@ def test_a_csv_header_row_below_title_rows_is_read_as_the_header(tmp_path):
     assert [(e.id, e.question) for e in task.examples()] == [("q1", "Q?")]
 
 
+def test_a_file_with_fewer_title_rows_names_header_row_in_its_one_line(tmp_path):
+    """A data row read as the header repeats its empty cells' name: the fix may be header_row, not the names."""
+    write(tmp_path, "{path: d.csv}")
+    (tmp_path / "d.csv").write_text("note,,\nid,question,answers\nq1,,\nq2,Q?,a\n")
+    (tmp_path / "t.yaml").write_text(TEMPLATE.format(data="{path: d.csv, header_row: 2}"))
+    with pytest.raises(ConfigError, match=r"d.csv:3: the header names column '' twice .* or set data.header_row "
+                                          r"\(now 2\) to the header's row$"):
+        list(task_class(load_spec(tmp_path / "t.yaml"))().examples())
+
+
 def test_a_negative_header_row_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="header_row.*expected the header's row counted from 0, got -1"):
         load_spec(write(tmp_path, "{path: d.csv, header_row: -1}"))

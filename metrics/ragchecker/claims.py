@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Any
 
 from .prompts import EXTRACTION_PROMPT, JOINT_CHECKING_PROMPT
 
@@ -25,12 +26,31 @@ def extraction_prompt(question: str, text: str) -> str:
     return EXTRACTION_PROMPT.format(q=question, a=text)
 
 
+def _evaluated(node: ast.AST) -> Any:
+    """What upstream's `eval` gives for a match of literals, joined by `and`/`or` or `+` (as in `("a", "b", "c")
+    and ("d", "e", "f")`); any other expression raises ValueError, as ast.literal_eval does."""
+    if isinstance(node, ast.Expression):
+        return _evaluated(node.body)
+    if isinstance(node, ast.BoolOp):  # Python's and/or: the first falsy (and) or truthy (or) operand, else the last
+        for operand in node.values:
+            value = _evaluated(operand)
+            if bool(value) is isinstance(node.op, ast.Or):
+                return value
+        return value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _evaluated(node.left) + _evaluated(node.right)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        items = [_evaluated(element) for element in node.elts]
+        return tuple(items) if isinstance(node, ast.Tuple) else items
+    return ast.literal_eval(node)
+
+
 def _literal_parts(match: str) -> list | None:
-    """The match read as a Python literal, else split at ", " with the outer parentheses dropped. Upstream
-    calls `eval`; ragbench never runs a reply as code, so `ast.literal_eval` reads it: the two differ only
-    on a match that is an expression but not a literal (string arithmetic, a call), never on a triplet."""
+    """The match evaluated as upstream's `eval` evaluates it, else split at ", " with the outer parentheses
+    dropped. ragbench never runs a reply as code: literals and the `and`, `or` and `+` between them are
+    evaluated (_evaluated), any other expression (a call, a name) takes the split, where upstream runs it."""
     try:
-        value = ast.literal_eval(match)
+        value = _evaluated(ast.parse(match, mode="eval"))
     except Exception:  # upstream's bare except: any failure takes the split
         parts = match.split(", ")
         if parts[0].startswith("("):

@@ -19,6 +19,25 @@ class MissingPrediction(Exception):
     pass
 
 
+def shown_documents(record: dict[str, Any], path: str, index: int, text_required: bool) -> list[Document] | None:
+    """The record's `docs` as Documents, or None where it has none (which were shown is unknown); a `docs`
+    that is not a list of objects with a text (`text_required`: a JSONL line's; a benchmark's own output
+    files, read by its task, may hold the text elsewhere) is a bad line, not documents without text."""
+    if "docs" not in record:
+        return None
+    docs = record["docs"]
+    def readable(doc: Any) -> bool:
+        return isinstance(doc, dict) and (isinstance(doc.get("text"), str) or not text_required and "text" not in doc)
+
+    if not isinstance(docs, list) or not all(readable(doc) for doc in docs):
+        raise RecordError(path, index + 1, 'expected a list of documents {"id", "title", "text"}, each with its text',
+                          "docs")
+    try:
+        return [Document.from_dict(doc) for doc in docs]
+    except (TypeError, ValueError) as exc:  # a score that is no number
+        raise RecordError(path, index + 1, f"a document that cannot be read ({exc})", "docs") from None
+
+
 class Recorded(System):
     name = "recorded"
     uses_llm = False
@@ -26,6 +45,7 @@ class Recorded(System):
     def __init__(self, path: str) -> None:
         self.path = str(path)
         self.outputs: dict[str, dict[str, Any]] = {}
+        self._docs: dict[str, list[Document] | None] = {}
         self.file_errors: list[str] = []
         if Path(path).is_dir():  # a folder of a benchmark's own output files: read in `check`, by the task
             return
@@ -33,7 +53,7 @@ class Recorded(System):
             records = list(iter_jsonl(path))
         except OSError as exc:
             raise ConfigError(f"predictions file {path}: {exc.strerror or exc}") from exc
-        self.load(records)
+        self.load(records, text_required=True)
 
     def check(self, task: Any) -> None:
         if not Path(self.path).is_dir():
@@ -42,10 +62,10 @@ class Recorded(System):
         if records is None:
             raise ConfigError(f"--predictions {self.path} is a folder, but task {task.name} reads no prediction "
                               f"folders: pass a JSONL of {{\"id\", \"output\"}} records")
-        self.outputs, self.file_errors = {}, []
-        self.load(list(records))
+        self.outputs, self._docs, self.file_errors = {}, {}, []
+        self.load(list(records), text_required=False)
 
-    def load(self, records: list[tuple[int, Any]]) -> None:
+    def load(self, records: list[tuple[int, Any]], text_required: bool) -> None:
         path = self.path
         for index, record in records:
             try:
@@ -55,6 +75,7 @@ class Recorded(System):
                 require(record, "output", path, index, str)
                 if example_id in self.outputs:
                     raise RecordError(path, index + 1, f"duplicate id {example_id!r}", "id")
+                self._docs[example_id] = shown_documents(record, path, index, text_required)
                 self.outputs[example_id] = record
             except RecordError as exc:
                 self.file_errors.append(str(exc))
@@ -63,13 +84,13 @@ class Recorded(System):
         record = self.outputs.get(example.id)
         if record is None:
             raise MissingPrediction(f"{self.path} has no prediction for id {example.id!r}")
-        docs = [Document.from_dict(d) for d in record.get("docs") or []]
+        docs = self._docs[example.id]
         output = record["output"]
         answer = ctx.task.postprocess(output)
         extras = {"label": record["label"]} if "label" in record else {}
-        if "docs" not in record:  # which documents were shown is unknown (not: none were shown)
+        if docs is None:  # which documents were shown is unknown (not: none were shown)
             extras["docs_unknown"] = True
-        return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=docs,
+        return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=docs or [],
                           citations=ctx.task.citations(answer), extras=extras)
 
     def report(self, samples: list[SampleRecord], complete_data: bool) -> dict[str, Any]:

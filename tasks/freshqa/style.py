@@ -8,6 +8,18 @@ from typing import Any, Iterator, Literal
 from ragbench.api import ConfigError, Example, RecordPlace, YamlTask
 
 SPLITS = ("test", "dev")
+ANSWERS = tuple(f"answer_{i}" for i in range(10))
+# the spreadsheet's header in its order, and the columns the task reads of it
+HEADER = ("id", "split", "question", "effective_year", "next_review", "false_premise", "num_hops", "fact_type",
+          "source", *ANSWERS, "note")
+READ = ("split", "question", *ANSWERS)
+
+
+def columns_missing(row: dict[str, Any]) -> list[str]:
+    """The columns the task reads that the header lacks, as one row shows them: a row cut short lacks only
+    its last columns, so a read column is missing from the header where a column after it is present."""
+    last = max((HEADER.index(name) for name in row if name in HEADER), default=-1)
+    return [name for name in HEADER[:last] if name in READ and name not in row]
 
 
 class FreshQaSplit(YamlTask):
@@ -21,8 +33,14 @@ class FreshQaSplit(YamlTask):
         self.split = self.args["split"] = split
 
     def records(self) -> Iterator[tuple[RecordPlace, Any]]:
+        header_checked = False
         for place, record in super().records():
             if isinstance(record, dict):
+                if not header_checked and (missing := columns_missing(record)):
+                    # the notebooks stop on it (row['answer_0']); read without, every answer in it would be lost
+                    raise ConfigError(f"{place.source}: the header (data.header_row {self.spec.data.header_row}) "
+                                      f"has no column {', '.join(missing)}; is it FreshQA's spreadsheet, saved as CSV?")
+                header_checked = True
                 split = str(record.get("split", "")).strip().lower()
                 if split not in SPLITS:
                     yield place, place.error(f"split {record.get('split')!r} is neither TEST nor DEV", "split")

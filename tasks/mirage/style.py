@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Document, Example, YamlTask
+from ragbench.api import Document, Example, RecordPlace, YamlTask
 
 COT_SYSTEM = ('You are a helpful medical expert, and your task is to answer a multi-choice medical question. '
               'Please first think step-by-step and then choose the answer from the provided options. Organize your '
@@ -22,6 +22,7 @@ RAG_SYSTEM = ('You are a helpful medical expert, and your task is to answer a mu
 QUESTION = ("Here is the question:\n{question}\n\nHere are the potential choices:\n{options}\n\n"
             "Please think step-by-step and generate your output in json:\n")
 DOCUMENTS = "\nHere are the relevant documents:\n{context}\n\n"
+ANSWER_LABELS = ("A", "B", "C", "D")  # evaluate.py's answer2idx: any other answer stops it (KeyError)
 
 
 def options_text(example: Example) -> str:
@@ -42,6 +43,19 @@ class MedRagPrompt(YamlTask):
     write their own prompts get the question and options as i-MedRAG poses them."""
 
     renders_templates = False  # the prompts are MedRAG's, above
+
+    def parse(self, record: Any, place: RecordPlace) -> Example:
+        """A record as MedRAG and evaluate.py read it: options a mapping of label -> text (medrag_answer lists
+        its keys) and the answer one of A-D among them; any other record is bad, where upstream stops."""
+        example = super().parse(record, place)
+        if not isinstance(record.get("options"), dict):
+            raise place.error(f"expected a mapping of option label -> text, got {type(record['options']).__name__}",
+                              "options")
+        labels = example.gold["choices"]["label"]
+        if example.gold["answer_key"] not in ANSWER_LABELS or example.gold["answer_key"] not in labels:
+            raise place.error(f"answer {example.gold['answer_key']!r} is not among the options "
+                              f"({', '.join(labels) or 'none'}) or not one of A-D, those evaluate.py reads", "answer")
+        return example
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
                      **options: Any) -> list[dict[str, str]]:

@@ -43,6 +43,8 @@ def sample_passages(record: dict[str, Any], setting: str, noise_rate: float, pas
 def _integration(record: dict[str, Any], rng: random.Random, pos_num: int, passage_num: int) -> list[str]:
     """One passage per answer's group first, then the groups' further passages in turn, up to pos_num;
     negatives fill the rest. The groups are shuffled in place upstream; here copies are."""
+    if not all(isinstance(group, list) for group in record["positive"]):  # upstream's shuffle stops on one
+        raise TypeError("expected one list of passages per answer item")
     groups = [list(group) for group in record["positive"]]
     for group in groups:
         rng.shuffle(group)

@@ -3,6 +3,7 @@ example carries the passages evalue.py shows for the task's `noise_rate` and `pa
 The prompts themselves (config/instruction.yaml's system message and instruction) are the YAML files'."""
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, RecordPlace, YamlTask
@@ -52,6 +53,8 @@ class RgbPassages(YamlTask):
 
     def parse(self, record: Any, place: RecordPlace) -> Example:
         example = super().parse(record, place)
+        if ANSWER not in example.gold:  # extra_gold is optional to the YAML reader; evalue.py reads it
+            raise place.error("missing field", "answer")
         if not _answer_items(example.gold[ANSWER]):
             raise place.error("expected a string, or a list of strings and lists of aliases", "answer")
         try:
@@ -89,6 +92,10 @@ class RgbCounterfactual(RgbPassages):
     def __init__(self, data_path=None, noise_rate: float = 0.0, passage_num: int = 5, correct_rate: float = 0.0) -> None:
         super().__init__(data_path, noise_rate, passage_num)
         self.correct_rate = self.args["correct_rate"] = _rate(self.name, "correct_rate", correct_rate)
+        negatives, true_ones = math.ceil(passage_num * self.noise_rate), math.ceil(passage_num * self.correct_rate)
+        if negatives + true_ones > passage_num:  # evalue.py's random.sample of a negative count stops it
+            raise ConfigError(f"task {self.name}: noise_rate {self.noise_rate} and correct_rate {self.correct_rate} ask "
+                              f"{negatives} negative and {true_ones} true of {passage_num} passages; lower one of them")
 
     def sampled(self, record: dict[str, Any]) -> list[str]:
         return sample_passages(record, self.setting, self.noise_rate, self.passage_num, self.correct_rate)

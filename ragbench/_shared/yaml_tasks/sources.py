@@ -11,31 +11,22 @@ Every reader yields (RecordPlace, record or RecordError): where the record is, a
 file line of JSON Lines and CSV, the path in a JSON document), and its position in the data."""
 from __future__ import annotations
 
-import bz2
-import csv
-import gzip
-import io
 import json
 import re
+from collections import Counter
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import Any, Iterator
 
-from ..._checks import utf8_problem
 from ..._errors import ConfigError, RecordError
-from ..._storage.csv_fields import large_fields
-from ..._storage.jsonl import NestedTooDeep, objects, parse_json, read_lines
+from ..._storage.jsonl import NestedTooDeep, guarded, objects, parse_json, read_lines
+from .csv_rows import csv_records
 from .fields import MISSING, lookup
+from .opened import compression, open_binary
 from .places import RecordPlace
 
 Item = tuple[RecordPlace, Any]
-OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb")}
-MAGIC = {".gz": b"\x1f\x8b", ".bz2": b"BZh"}  # how each compressed format begins
 SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}
 FILE_FORMATS = ("jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions")
-
-
-def compression(path: Path) -> str | None:
-    return path.suffix.lower() if path.suffix.lower() in OPENERS else None
 
 
 def file_format(path: Path, declared: str, task: str) -> str:
@@ -53,17 +44,6 @@ def file_format(path: Path, declared: str, task: str) -> str:
     return found
 
 
-def open_binary(path: Path) -> IO[bytes]:
-    """The file's bytes, decompressed when it is compressed: a file named .gz or .bz2 that does not begin
-    as one (a download already decompressed) is read as it is."""
-    suffix = compression(path)
-    if suffix is not None:
-        with open(path, "rb") as handle:
-            if handle.read(len(MAGIC[suffix])) == MAGIC[suffix]:
-                return OPENERS[suffix](path)
-    return open(path, "rb")
-
-
 class JsonError(ConfigError):
     """A file that is not one JSON document; `reason` is json's message ("Extra data": JSON Lines)."""
 
@@ -72,8 +52,20 @@ class JsonError(ConfigError):
         self.reason = reason
 
 
-def read_document(path: Path, expected: str) -> Any:
-    """A whole JSON document (decompressed); unreadable or not JSON: a ConfigError naming line and column."""
+class KeyedObject(dict):
+    """A JSON object that remembers the keys it holds more than once (JSON keeps each one's last value). Only
+    keyed documents are parsed into them: a 3 MB mapping of 8,000 MIRAGE-like records parses in 75 ms, 19 ms
+    as plain dicts (2-core machine)."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        counts = Counter(key for key, _ in pairs) if len(self) < len(pairs) else Counter()
+        self.repeated = {key for key, n in counts.items() if n > 1}
+
+
+def read_document(path: Path, expected: str, keep_repeated_keys: bool = False) -> Any:
+    """A whole JSON document (decompressed); unreadable or not JSON: a ConfigError naming line and column.
+    `keep_repeated_keys`: its objects are KeyedObjects."""
     try:
         with open_binary(path) as handle:
             text = handle.read().decode("utf-8-sig")  # a byte order mark (Windows tools) is no part of the JSON
@@ -83,6 +75,8 @@ def read_document(path: Path, expected: str) -> Any:
     except (OSError, EOFError) as exc:
         raise ConfigError(f"{path}: cannot read it ({exc}); expected {expected}") from exc
     try:
+        if keep_repeated_keys:
+            return guarded(lambda document: json.loads(document, object_pairs_hook=KeyedObject))(text)
         return parse_json(text)
     except json.JSONDecodeError as exc:
         raise JsonError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); expected {expected}",
@@ -106,7 +100,7 @@ def json_records(path: Path, records: str | None, keys_as: str | None = None) ->
     expected = ("a JSON mapping of key -> record" if keys_as else "a JSON list of records") + (
         f" at '{records}'" if records else "")
     try:
-        data = read_document(path, expected)
+        data = read_document(path, expected, keep_repeated_keys=bool(keys_as))
     except JsonError as exc:
         if exc.reason == "Extra data" and records is None and keys_as is None:  # JSON Lines named .json
             yield from jsonl_records(path)
@@ -130,65 +124,21 @@ def json_records(path: Path, records: str | None, keys_as: str | None = None) ->
 
 def keyed_records(path: Path, records: str | None, found: dict, keys_as: str) -> Iterator[Item]:
     """The records of a mapping of key -> record, each with its key as the field `keys_as` (a record that
-    has that field already is a bad record: its key would replace it)."""
+    has that field already is a bad record: its key would replace it; so is a key the mapping repeats, of
+    which JSON keeps the last record only)."""
+    repeated = getattr(found, "repeated", set())
     for position, (key, record) in enumerate(found.items()):
         place = RecordPlace(str(path), position, position + 1, f"{records + '.' if records else ''}{key}")
-        if not isinstance(record, dict):
+        if key in repeated:
+            yield place, place.error(f"the mapping holds key {key!r} more than once, and JSON keeps only its last "
+                                     "record: give each record its own key", keys_as)
+        elif not isinstance(record, dict):
             yield place, place.error(f"expected a record (a JSON object), got {type(record).__name__}")
         elif keys_as in record:
             yield place, place.error(f"the record has a field '{keys_as}' of its own, which data.keys_as would "
                                      f"replace with its key; give keys_as another name", keys_as)
         else:
             yield place, {keys_as: key, **record}
-
-
-def csv_records(path: Path, delimiter: str | None, header_row: int | None = None) -> Iterator[Item]:
-    """The rows as records keyed by the header's names (a byte order mark and spaces around a name taken
-    off), the header being row `header_row` (from 0; the rows above it, a spreadsheet's title lines, are
-    not data); a header naming a column twice is refused; a file that breaks off (cut short, corrupt) ends
-    in one bad record after the rows read."""
-    delimiter = delimiter or ("\t" if ".tsv" in path.suffixes else ",")
-    with open_binary(path) as handle:
-        rows = csv.DictReader(io.TextIOWrapper(handle, encoding="utf-8-sig", newline=""), delimiter=delimiter)
-        position, above = 0, header_row or 0  # above: the rows above the header not yet read past
-        while True:
-            try:
-                with large_fields():  # values of any length, csv's limit for other readers left as it is
-                    while above:  # before DictReader reads its header (at the first row)
-                        next(rows.reader)
-                        above -= 1
-                    if position == 0 and rows.fieldnames is not None:  # reads the header
-                        rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames, delimiter)
-                    row = next(rows)
-            except StopIteration:
-                return
-            except UnicodeDecodeError:  # the whole file is in another encoding (Excel's, Latin-1, UTF-16)
-                where = utf8_problem(path) if compression(path) is None else None
-                raise ConfigError(f"{where or f'{path}: the rows after line {rows.line_num} are not UTF-8'}; "
-                                  "save the file as UTF-8") from None
-            except (csv.Error, OSError, EOFError) as exc:
-                place = RecordPlace(str(path), position, rows.line_num + 1)
-                yield place, place.error(f"cannot read past this line ({exc}): the file is cut short or corrupt")
-                return
-            place = RecordPlace(str(path), position, rows.line_num)  # the row's last line, a quoted newline in it
-            position += 1
-            if None in row:
-                yield place, place.error("more values than the header has columns")
-            else:  # a short row lacks its last columns' fields (csv.DictReader gives them None)
-                yield place, {name: value for name, value in row.items() if value is not None}
-
-
-def _csv_header(where: str, row: list[str], delimiter: str) -> list[str]:
-    names = [name.strip() for name in row]
-    other = next((d for d in (",", ";", "\t", "|") if d != delimiter and len(names) == 1 and d in names[0]), None)
-    if other is not None:  # Excel in many locales writes ';'; a .tsv named .csv
-        raise ConfigError(f"{where}: the header is one column {names[0][:60]!r}: the file separates its values "
-                          f"by {other!r}, not {delimiter!r}; set data.delimiter: {json.dumps(other)}")
-    for column, name in enumerate(names):
-        if name in names[:column]:
-            raise ConfigError(f"{where}: the header names column '{name}' twice (columns {names.index(name) + 1} "
-                              f"and {column + 1}); give each column its own name")
-    return names
 
 
 def flashrag_records(path: Path) -> Iterator[Item]:

@@ -1,0 +1,25 @@
+"""A local data file's bytes, decompressed when it is a .gz or .bz2 file (and begins as one)."""
+from __future__ import annotations
+
+import bz2
+import gzip
+from pathlib import Path
+from typing import IO, Callable
+
+OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb")}
+MAGIC = {".gz": b"\x1f\x8b", ".bz2": b"BZh"}  # how each compressed format begins
+
+
+def compression(path: Path) -> str | None:
+    return path.suffix.lower() if path.suffix.lower() in OPENERS else None
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """The file's bytes, decompressed when it is compressed: a file named .gz or .bz2 that does not begin
+    as one (a download already decompressed) is read as it is."""
+    suffix = compression(path)
+    if suffix is not None:
+        with open(path, "rb") as handle:
+            if handle.read(len(MAGIC[suffix])) == MAGIC[suffix]:
+                return OPENERS[suffix](path)
+    return open(path, "rb")

@@ -90,3 +90,18 @@ def test_a_run_scores_the_index_ranking_and_counts_a_short_list(tmp_path, beir_i
     short = vanilla_run(tmp_path, beir_index, name="short", system_args={"top_n": 1})
     assert short["details"]["beir"]["recall_at_10"]["value"] == 0.75
     assert short["counted"]["beir"]["beir_retrieval"]["shown_short"]["count"] == 2
+
+
+def test_a_qrels_file_without_its_header_is_one_line_not_a_lost_judgment(tmp_path):
+    folder = copy_of_beir(tmp_path)
+    (folder / "qrels" / "test.tsv").write_text("q1\td1\t1\nq1\td5\t2\nq2\td2\t1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"test.tsv: line 1 is a judgment \(q1, d1, 1\), not BEIR's header") as refused:
+        list(BeirTask(folder).examples())
+    assert "\n" not in str(refused.value)
+
+
+def test_a_stray_quote_that_swallows_later_rows_is_one_line_naming_where(tmp_path):
+    folder = copy_of_beir(tmp_path, 'q2\td2\t1\nq1\t"d1\t1\nq1\td5\t2\nq9\td1\t1\n')
+    with pytest.raises(ConfigError, match='test.tsv:3: a double quote opens a field that runs on to line 5') as refused:
+        list(BeirTask(folder).examples())
+    assert "\n" not in str(refused.value)

@@ -6,6 +6,8 @@ As GenericDataLoader.load, the examples are the queries the split's qrels name, 
 without qrels is left out); every qrels row counts, score 0 included (a query whose rows are all 0 is scored,
 0). Unlike it, a bad row or a qrels query missing from queries.jsonl is a counted bad record, not a crash:
 one per query of the split, so a line of queries.jsonl that cannot be read is named by the query it fails.
+A file whose first line is a judgment (no header: BEIR would drop it) or whose stray quote runs a field
+over later rows (their judgments lost) is refused in one line naming where.
 """
 from __future__ import annotations
 
@@ -31,11 +33,18 @@ def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int], d
     bad: dict[str, RecordError] = {}
     with open(path, encoding="utf-8", newline="") as handle:
         rows = csv.reader(handle, delimiter="\t")
-        next(rows, None)
+        header = next(rows, None)
+        if header is not None and len(header) >= 3 and header[2].strip().lstrip("-").isdigit():
+            raise ConfigError(f"{path}: line 1 is a judgment ({header[0]}, {header[1]}, {header[2]}), not BEIR's header; "
+                              "BEIR skips the first line of a qrels file: add the line query-id<TAB>corpus-id<TAB>score")
+        end = rows.line_num
         for row in rows:
-            line = rows.line_num
+            line, end = end + 1, rows.line_num  # the row's first line, and its last
             if not row:
                 continue
+            if any("\n" in value or "\r" in value for value in row):  # a stray quote ran the field on: rows lost
+                raise ConfigError(f"{path}:{line}: a double quote opens a field that runs on to line {end} (qrels are "
+                                  'read as CSV, quotes included): remove the unmatched "')
             if len(row) < 3:
                 problem = f"expected query-id, corpus-id and score, got {row!r}"
                 bad.setdefault(row[0], RecordError(str(path), line, problem))

@@ -105,3 +105,20 @@ def test_a_stray_quote_that_swallows_later_rows_is_one_line_naming_where(tmp_pat
     with pytest.raises(ConfigError, match='test.tsv:3: a double quote opens a field that runs on to line 5') as refused:
         list(BeirTask(folder).examples())
     assert "\n" not in str(refused.value)
+
+
+def test_predictions_with_docs_null_or_malformed_fail_instead_of_scoring(tmp_path):
+    from conftest import write_jsonl
+    from helpers import cli
+
+    predictions = write_jsonl(tmp_path / "pred.jsonl", [
+        {"id": "q1", "output": "x", "docs": None}, {"id": "q2", "output": "x", "docs": ["d2", "d4"]}])
+    result = cli("score", "--task", "beir", "--data", str(BEIR), "--predictions", str(predictions),
+                 "--no-progress", "--output", str(tmp_path / "s"))
+    results = json.loads((tmp_path / "s" / "results.json").read_text())
+    assert results["system_reports"]["beir"]["errors"] == [
+        f"{predictions}:2 field 'docs': expected a list of documents ({{\"id\", \"title\", \"text\"}} each, in the "
+        'order shown), got ["d2", "d4"]']
+    assert results["counts"]["beir"] == {"records": 2, "scored": 1, "failed": 1, "bad_records": 0, "missing": 0,
+                                         "metric_failures": 1}  # q1: docs not known, not none shown
+    assert result.returncode == 1

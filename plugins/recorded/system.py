@@ -1,13 +1,14 @@
 """Outputs made elsewhere, scored as if this system had produced them (`ragbench score`).
 
 The predictions file is JSONL, one `{"id": ..., "output": "<raw model text>"}` per example;
-`docs` (the documents shown, in order) may be given for citation metrics, and `label` (a
-human judgement, e.g. CRAG's perfect/acceptable/missing/incorrect) for metrics that read it. The task's own output
-post-processing is applied, exactly as for a live run. A folder is read by the task's
-`prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files).
+`docs` (the documents shown, in order: a list of objects; absent or null: not known) may be given for citation
+and retrieval metrics, and `label` (a human judgement, e.g. CRAG's perfect/acceptable/missing/incorrect) for
+metrics that read it. The task's own output post-processing is applied, exactly as for a live run. A folder is
+read by the task's `prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files).
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,10 @@ class Recorded(System):
                     raise record
                 example_id = str(require(record, "id", path, index, (str, int)))
                 require(record, "output", path, index, str)
+                docs = record.get("docs")
+                if docs is not None and not (isinstance(docs, list) and all(isinstance(d, dict) for d in docs)):
+                    raise RecordError(path, index + 1, 'expected a list of documents ({"id", "title", "text"} each, '
+                                      f"in the order shown), got {json.dumps(docs)[:40]}", "docs")
                 if example_id in self.outputs:
                     raise RecordError(path, index + 1, f"duplicate id {example_id!r}", "id")
                 self.outputs[example_id] = record
@@ -67,7 +72,7 @@ class Recorded(System):
         output = record["output"]
         answer = ctx.task.postprocess(output)
         extras = {"label": record["label"]} if "label" in record else {}
-        if "docs" not in record:  # which documents were shown is unknown (not: none were shown)
+        if record.get("docs") is None:  # which documents were shown is unknown (not: none were shown)
             extras["docs_unknown"] = True
         return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=docs,
                           citations=ctx.task.citations(answer), extras=extras)

@@ -35,8 +35,9 @@ def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int], d
         rows = csv.reader(handle, delimiter="\t")
         header = next(rows, None)
         if header is not None and len(header) >= 3 and header[2].strip().lstrip("-").isdigit():
-            raise ConfigError(f"{path}: line 1 is a judgment ({header[0]}, {header[1]}, {header[2]}), not BEIR's header; "
-                              "BEIR skips the first line of a qrels file: add the line query-id<TAB>corpus-id<TAB>score")
+            raise ConfigError(f"{path}: line 1 is a judgment ({header[0]}, {header[1]}, {header[2]}), not BEIR's "
+                              "header; BEIR skips the first line of a qrels file: add the line "
+                              "query-id<TAB>corpus-id<TAB>score")
         end = rows.line_num
         for row in rows:
             line, end = end + 1, rows.line_num  # the row's first line, and its last

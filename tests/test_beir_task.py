@@ -3,6 +3,7 @@ queries, in their order), bad rows counted, and a run over an index of the folde
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -106,6 +107,18 @@ def test_a_stray_quote_that_swallows_later_rows_is_one_line_naming_where(tmp_pat
         list(BeirTask(folder).examples())
     assert "\n" not in str(refused.value)
 
+
+
+@pytest.mark.parametrize("row, message", [
+    (b"q1\td\xff1\t1\n", "test.tsv:3: not UTF-8 (byte 0xff at column 5); save the file as UTF-8"),
+    (b"q1\t" + b"d" * 200_000 + b"\t1\n", "test.tsv:3: cannot read the row (field larger than field limit")],
+    ids=["not_utf8", "over_csv_field_limit"])
+def test_a_qrels_row_that_cannot_be_read_is_one_line_naming_the_file_and_line(tmp_path, row, message):
+    folder = copy_of_beir(tmp_path)
+    (folder / "qrels" / "test.tsv").write_bytes(b"query-id\tcorpus-id\tscore\nq2\td2\t1\n" + row)
+    with pytest.raises(ConfigError, match=re.escape(message)) as refused:
+        list(BeirTask(folder).examples())
+    assert "\n" not in str(refused.value)
 
 def test_predictions_with_docs_null_or_malformed_fail_instead_of_scoring(tmp_path):
     from conftest import write_jsonl

@@ -3,6 +3,7 @@ queries, in their order), bad rows counted, and a run over an index of the folde
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -90,3 +91,47 @@ def test_a_run_scores_the_index_ranking_and_counts_a_short_list(tmp_path, beir_i
     short = vanilla_run(tmp_path, beir_index, name="short", system_args={"top_n": 1})
     assert short["details"]["beir"]["recall_at_10"]["value"] == 0.75
     assert short["counted"]["beir"]["beir_retrieval"]["shown_short"]["count"] == 2
+
+
+def test_a_qrels_file_without_its_header_is_one_line_not_a_lost_judgment(tmp_path):
+    folder = copy_of_beir(tmp_path)
+    (folder / "qrels" / "test.tsv").write_text("q1\td1\t1\nq1\td5\t2\nq2\td2\t1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"test.tsv: line 1 is a judgment \(q1, d1, 1\), not BEIR") as refused:
+        list(BeirTask(folder).examples())
+    assert "\n" not in str(refused.value)
+
+
+def test_a_stray_quote_that_swallows_later_rows_is_one_line_naming_where(tmp_path):
+    folder = copy_of_beir(tmp_path, 'q2\td2\t1\nq1\t"d1\t1\nq1\td5\t2\nq9\td1\t1\n')
+    with pytest.raises(ConfigError, match='test.tsv:3: a double quote opens a field that runs on to line 5') as refused:
+        list(BeirTask(folder).examples())
+    assert "\n" not in str(refused.value)
+
+
+
+@pytest.mark.parametrize("row, message", [
+    (b"q1\td\xff1\t1\n", "test.tsv:3: not UTF-8 (byte 0xff at column 5); save the file as UTF-8"),
+    (b"q1\t" + b"d" * 200_000 + b"\t1\n", "test.tsv:3: cannot read the row (field larger than field limit")],
+    ids=["not_utf8", "over_csv_field_limit"])
+def test_a_qrels_row_that_cannot_be_read_is_one_line_naming_the_file_and_line(tmp_path, row, message):
+    folder = copy_of_beir(tmp_path)
+    (folder / "qrels" / "test.tsv").write_bytes(b"query-id\tcorpus-id\tscore\nq2\td2\t1\n" + row)
+    with pytest.raises(ConfigError, match=re.escape(message)) as refused:
+        list(BeirTask(folder).examples())
+    assert "\n" not in str(refused.value)
+
+
+def test_predictions_with_docs_null_or_malformed_fail_instead_of_scoring(tmp_path):
+    from conftest import write_jsonl
+    from helpers import cli
+
+    predictions = write_jsonl(tmp_path / "pred.jsonl", [
+        {"id": "q1", "output": "x", "docs": None}, {"id": "q2", "output": "x", "docs": ["d2", "d4"]}])
+    result = cli("score", "--task", "beir", "--data", str(BEIR), "--predictions", str(predictions),
+                 "--no-progress", "--output", str(tmp_path / "s"))
+    results = json.loads((tmp_path / "s" / "results.json").read_text())
+    assert results["system_reports"]["beir"]["errors"] == [
+        f"{predictions}:2 field 'docs': expected a list of documents {{\"id\", \"title\", \"text\"}}, each with its text"]
+    assert results["counts"]["beir"] == {"records": 2, "scored": 1, "failed": 1, "bad_records": 0, "missing": 0,
+                                         "metric_failures": 1}  # q1: docs not known, not none shown
+    assert result.returncode == 1

@@ -19,8 +19,9 @@ PARITY = json.loads((TEST_DATA / "parity" / "kilt.json").read_text(encoding="utf
 def example_of(outputs: list[dict]) -> Example:
     """The example a KILT YAML task makes of a record with these outputs (output.answer, output.provenance
     from each output that has it)."""
+    provenance = [o["provenance"] for o in outputs if "provenance" in o]
     gold = {"answers": [o["answer"] for o in outputs if "answer" in o],
-            "provenance": [o["provenance"] for o in outputs if "provenance" in o]}
+            **({"provenance": provenance} if provenance or not outputs else {})}
     return Example(id="x", question="q", gold=gold)
 
 
@@ -62,6 +63,13 @@ def test_without_gold_answers_the_answer_scores_are_not_scorable():
     assert set(KiltDownstream().score(example, prediction).values()) == {None}
     values = KiltRetrieval().score(example, prediction)
     assert values["rprec"] == 1.0 and values["kilt_em"] is None
+
+
+def test_a_record_without_outputs_is_not_scorable_where_upstream_raises_and_one_without_provenance_scores_0():
+    prediction = Prediction(example_id="x", answer="Pell", docs=shown(["1"]))
+    assert set(KiltRetrieval().score(example_of([]), prediction).values()) == {None}  # eval_retrieval: max() of none
+    values = KiltRetrieval().score(example_of([{"answer": "Pell"}]), prediction)  # eval_retrieval: Rprec 0, recall 0
+    assert (values["rprec"], values["recall_at_5"], values["kilt_em"]) == (0.0, 0.0, 0.0)
 
 
 def test_a_shown_document_without_a_wikipedia_id_fails_instead_of_scoring_0():

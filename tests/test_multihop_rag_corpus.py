@@ -80,6 +80,17 @@ def test_a_record_that_is_not_an_article_is_counted_and_the_command_says_so(tmp_
     assert len((tmp_path / "chunks.jsonl").read_text(encoding="utf-8").splitlines()) == 1
 
 
+def test_an_article_whose_metadata_leaves_no_room_is_counted_and_the_others_cut(tmp_path):
+    corpus = tmp_path / "corpus.json"
+    articles = json.loads((DATA / "corpus.json").read_text(encoding="utf-8"))
+    corpus.write_text(json.dumps([{**articles[0], "title": "word " * 300}, articles[1]]), encoding="utf-8")
+    stats = build_corpus(corpus, tmp_path / "chunks.jsonl")
+    assert [str(e) for e in stats.errors] == [f"{corpus} [0] field 'title': chunking: metadata of 330 tokens leaves no "
+                                              "room in chunks of 256; raise --chunk-size"]
+    chunks = [json.loads(line) for line in (tmp_path / "chunks.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert stats.articles == 1 and chunks and {chunk["id"].split("#")[0] for chunk in chunks} == {"1"}
+
+
 def test_a_file_that_is_not_a_json_list_is_one_line(tmp_path):
     corpus = tmp_path / "corpus.json"
     corpus.write_text('{"title": "one article"}', encoding="utf-8")

@@ -85,8 +85,16 @@ def test_outputs_whose_shown_documents_are_unknown_fail_instead_of_scoring_0():
         MultiHopRagRetrieval().score(example, Prediction(example_id="x", answer="a", extras={"docs_unknown": True}))
 
 
-def test_an_evidence_item_without_a_fact_fails_instead_of_counting_fewer_facts():
-    example = Example(id="x", question="q", gold={"evidence": [{"fact": "A fact."}, {"title": "t"}]},
-                      meta={"question_type": "inference_query"})
-    with pytest.raises(KeyError):
+@pytest.mark.parametrize("evidence", [[{"fact": "A fact."}, {"title": "t"}], "A fact.", [{"fact": 5}]],
+                         ids=["item_without_fact", "text_not_list", "fact_not_text"])
+def test_an_evidence_list_without_facts_as_text_fails_naming_it_instead_of_counting_fewer_facts(evidence):
+    example = Example(id="x", question="q", gold={"evidence": evidence}, meta={"question_type": "inference_query"})
+    with pytest.raises(ValueError, match='evidence_list: expected a list of {"fact": text, ...} objects'):
         MultiHopRagRetrieval().score(example, Prediction(example_id="x", answer="a", docs=[]))
+
+
+def test_a_gold_answer_that_is_a_list_fails_instead_of_scoring_its_first_item():
+    example = Example(id="x", question="q", gold={"answers": ["Ansgar", "Pell"]},
+                      meta={"question_type": "inference_query"})
+    with pytest.raises(ValueError, match="answer is a list of 2"):
+        MultiHopRagQA().score(example, Prediction(example_id="x", answer="Ansgar"))

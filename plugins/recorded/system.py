@@ -1,10 +1,10 @@
 """Outputs made elsewhere, scored as if this system had produced them (`ragbench score`).
 
 The predictions file is JSONL, one `{"id": ..., "output": "<raw model text>"}` per example;
-`docs` (the documents shown, in order) may be given for citation metrics, and `label` (a
-human judgement, e.g. CRAG's perfect/acceptable/missing/incorrect) for metrics that read it. The task's own output
-post-processing is applied, exactly as for a live run. A folder is read by the task's
-`prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files).
+`docs` (the documents shown, in order: a list of objects; absent or null: not known) may be given for citation
+and retrieval metrics, and `label` (a human judgement, e.g. CRAG's perfect/acceptable/missing/incorrect) for
+metrics that read it. The task's own output post-processing is applied, exactly as for a live run. A folder is
+read by the task's `prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files).
 """
 from __future__ import annotations
 
@@ -20,12 +20,13 @@ class MissingPrediction(Exception):
 
 
 def shown_documents(record: dict[str, Any], path: str, index: int, text_required: bool) -> list[Document] | None:
-    """The record's `docs` as Documents, or None where it has none (which were shown is unknown); a `docs`
-    that is not a list of objects with a text (`text_required`: a JSONL line's; a benchmark's own output
+    """The record's `docs` as Documents, or None where it has none or null (which were shown is unknown); a
+    `docs` that is not a list of objects with a text (`text_required`: a JSONL line's; a benchmark's own output
     files, read by its task, may hold the text elsewhere) is a bad line, not documents without text."""
-    if "docs" not in record:
+    docs = record.get("docs")
+    if docs is None:
         return None
-    docs = record["docs"]
+
     def readable(doc: Any) -> bool:
         return isinstance(doc, dict) and (isinstance(doc.get("text"), str) or not text_required and "text" not in doc)
 

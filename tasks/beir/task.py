@@ -6,12 +6,15 @@ As GenericDataLoader.load, the examples are the queries the split's qrels name, 
 without qrels is left out); every qrels row counts, score 0 included (a query whose rows are all 0 is scored,
 0). Unlike it, a bad row or a qrels query missing from queries.jsonl is a counted bad record, not a crash:
 one per query of the split, so a line of queries.jsonl that cannot be read is named by the query it fails.
+A file whose first line is a judgment (no header: BEIR would drop it), whose stray quote runs a field
+over later rows (their judgments lost), or with a row that is not UTF-8 or csv cannot read, is refused in one
+line naming where.
 """
 from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, iter_jsonl
 
@@ -22,6 +25,42 @@ QRELS_FOLDER = "qrels"
 PROMPT = "{docs}Question: {question}\nAnswer:"
 
 
+def utf8_lines(handle: Iterable[bytes], path: Path) -> Iterator[str]:
+    """The lines of a file opened in binary, decoded; a line that is not UTF-8 is a ConfigError naming it (a
+    text-mode read names neither the file nor the line)."""
+    for number, line in enumerate(handle, start=1):
+        try:
+            yield line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}:{number}: not UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1}); "
+                              "save the file as UTF-8") from None
+
+
+def qrels_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line, row) of each row after the header, as `_load_qrels` reads them (csv, tab-separated, quotes
+    honoured). What would lose judgments unseen is a ConfigError naming where: a first line that is a
+    judgment (no header), a stray quote running a field over later rows, a row csv cannot read."""
+    with open(path, "rb") as handle:
+        rows = csv.reader(utf8_lines(handle, path), delimiter="\t")
+        end = 0
+        try:
+            header = next(rows, None)
+            if header is not None and len(header) >= 3 and header[2].strip().lstrip("-").isdigit():
+                raise ConfigError(f"{path}: line 1 is a judgment ({header[0]}, {header[1]}, {header[2]}), not BEIR's "
+                                  "header; BEIR skips the first line of a qrels file: add the line "
+                                  "query-id<TAB>corpus-id<TAB>score")
+            end = rows.line_num
+            for row in rows:
+                line, end = end + 1, rows.line_num  # the row's first line, and its last
+                if any("\n" in value or "\r" in value for value in row):
+                    raise ConfigError(f"{path}:{line}: a double quote opens a field that runs on to line {end} (qrels "
+                                      'are read as CSV, quotes included): remove the unmatched "')
+                yield line, row
+        except csv.Error as exc:  # a field over csv's limit: a runaway quote in a large file
+            raise ConfigError(f"{path}:{end + 1}: cannot read the row ({exc}); a stray double quote? remove it") \
+                from None
+
+
 def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int], dict[str, RecordError]]:
     """query id -> {corpus id: grade} in file order (header skipped, as `_load_qrels`), the line of each
     query's first row, and the first bad row of each query that has one (a query with a bad row is not
@@ -29,23 +68,18 @@ def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int], d
     qrels: dict[str, dict[str, int]] = {}
     lines: dict[str, int] = {}
     bad: dict[str, RecordError] = {}
-    with open(path, encoding="utf-8", newline="") as handle:
-        rows = csv.reader(handle, delimiter="\t")
-        next(rows, None)
-        for row in rows:
-            line = rows.line_num
-            if not row:
-                continue
-            if len(row) < 3:
-                problem = f"expected query-id, corpus-id and score, got {row!r}"
-                bad.setdefault(row[0], RecordError(str(path), line, problem))
-                continue
-            query_id, corpus_id, grade = row[0], row[1], row[2]
-            lines.setdefault(query_id, line)
-            try:
-                qrels.setdefault(query_id, {})[corpus_id] = int(grade)
-            except ValueError:
-                bad.setdefault(query_id, RecordError(str(path), line, f"score {grade!r} is not an integer", "score"))
+    for line, row in qrels_rows(path):
+        if not row:
+            continue
+        if len(row) < 3:
+            bad.setdefault(row[0], RecordError(str(path), line, f"expected query-id, corpus-id and score, got {row!r}"))
+            continue
+        query_id, corpus_id, grade = row[0], row[1], row[2]
+        lines.setdefault(query_id, line)
+        try:
+            qrels.setdefault(query_id, {})[corpus_id] = int(grade)
+        except ValueError:
+            bad.setdefault(query_id, RecordError(str(path), line, f"score {grade!r} is not an integer", "score"))
     return qrels, lines, bad
 
 

@@ -129,8 +129,9 @@ def recall_at_k(guess: list[str], provenance: Any, k: int) -> float:
 
 class KiltRetrieval(Metric):
     """R-precision and recall@k (`k`, default 5 as eval_downstream.py reports it) of the shown pages, and
-    the KILT-scores (kilt_accuracy, kilt_em, kilt_f1, kilt_rougel). A record without gold provenance scores
-    0, as upstream; outputs scored from a file that does not say which documents were shown fail (counted)."""
+    the KILT-scores (kilt_accuracy, kilt_em, kilt_f1, kilt_rougel). A record whose outputs have no provenance
+    scores 0, as upstream; one without outputs is not scorable (upstream raises); outputs scored from a file that
+    does not say which documents were shown fail (counted)."""
 
     name = "kilt_retrieval"
     gold_needs = ("answers", "provenance")
@@ -145,6 +146,8 @@ class KiltRetrieval(Metric):
             raise ValueError('the predictions line has no "docs" (the documents shown, in order): add them, each '
                              "with its wikipedia_id, to score KILT's retrieval")
         provenance = example.gold.get("provenance")
+        if provenance == []:  # the record has no outputs (output.provenance of []): upstream's max() over none raises
+            return dict.fromkeys(self.keys)
         guess = shown_pages(prediction)
         rprec = r_precision(guess, gold_pages(provenance))
         counts = rprec == 1 or not gold_answers(example)  # no gold answer: not scorable either way

@@ -82,8 +82,13 @@ def build_corpus(source: str | Path, out: str | Path, chunk_size: int = CHUNK_SI
             if isinstance(article, RecordError):
                 stats.errors.append(article)
                 continue
+            try:
+                chunks = list(article_chunks(n, article, splitter))
+            except ConfigError as exc:  # its metadata (a title of hundreds of words) leaves no room: this article only
+                stats.errors.append(RecordError(str(source), n, f"{exc}; raise --chunk-size", "title", at=f"[{n}]"))
+                continue
             stats.articles += 1
-            for chunk in article_chunks(n, article, splitter):
+            for chunk in chunks:
                 handle.write((json.dumps(chunk, ensure_ascii=False) + "\n").encode("utf-8"))
                 stats.chunks += 1
     return stats

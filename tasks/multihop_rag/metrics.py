@@ -51,6 +51,9 @@ class MultiHopRagQA(Metric):
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         answers = example.gold.get("answers") or []
+        if len(answers) > 1:  # qa_evaluate.py lower-cases the answer: a list there is a crash, not its first item
+            raise ValueError(f"the record's answer is a list of {len(answers)} ({answers[0][:40]!r}, ...); "
+                             "MultiHop-RAG's answer is one string")
         gold = answers[0] if answers else ""
         if not gold:
             return {"accuracy": None}
@@ -91,8 +94,13 @@ def retrieval_scores(retrieved: list[str], facts: list[str]) -> Scores:
 
 
 def evidence_facts(evidence: Any) -> list[str]:
-    """The evidence list's facts; an item without one fails the example (counted), as upstream's KeyError."""
-    return [item["fact"] for item in evidence or []]
+    """The evidence list's facts; an item without one (or not text) fails the example (counted), as upstream's
+    KeyError."""
+    items = evidence or []
+    if not isinstance(items, list) or not all(isinstance(item, dict) and isinstance(item.get("fact"), str)
+                                              for item in items):
+        raise ValueError(f'evidence_list: expected a list of {{"fact": text, ...}} objects, got {str(evidence)[:60]}')
+    return [item["fact"] for item in items]
 
 
 class MultiHopRagRetrieval(Metric):

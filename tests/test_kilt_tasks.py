@@ -102,3 +102,19 @@ def test_an_index_of_passages_with_their_wikipedia_id_serves_kilts_page_level_re
     assert [doc["metadata"]["wikipedia_id"] for doc in shown] == ["90001", "90002"]
     assert {key: values[key] for key in ("em", "rprec", "kilt_em")} == pytest.approx(
         {"em": 1, "rprec": 1, "kilt_em": 1})
+
+
+def test_an_output_whose_answer_is_null_is_one_without_an_answer_as_kilt_reads_it(tmp_path):
+    """eval_downstream.py's `get_gold_answers` skips an output whose answer is null (and eval_retrieval.py
+    still reads its provenance): the record is scored on its other answers, not a bad record."""
+    record = {"id": "q1", "input": "who founded the fishing town of olm", "meta": {},
+              "output": [{"answer": None, "provenance": [{"wikipedia_id": "90001", "title": "Olm"}]},
+                         {"answer": "Ansgar Pell"}]}
+    data = tmp_path / "nq-dev-kilt.jsonl"
+    data.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    (tmp_path / "rules.json").write_text(json.dumps([{"response": "Ansgar Pell"}]), encoding="utf-8")
+    results = run(tmp_path, tasks=["kilt_nq"], data={"kilt_nq": str(data)}, system="closed_book",
+                  model=f"scripted:{tmp_path / 'rules.json'}")
+    assert results["counts"]["kilt_nq"]["bad_records"] == 0 and results["counts"]["kilt_nq"]["scored"] == 1
+    assert samples(tmp_path / "run", "kilt_nq")[0]["gold"]["answers"] == ["Ansgar Pell"]
+    assert results["results"]["kilt_nq"]["em"] == 1

@@ -48,7 +48,7 @@ class FieldError(RecordError):
 def lookup(record: Any, path: str) -> Any:
     """The value at a dotted path (a number indexes a list; a key after a list of mappings takes it from
     each that has it, as SQuAD's `answers.text` and KILT's `output.answer`, whose provenance-only outputs
-    have none), or MISSING (also when none of them has it)."""
+    have none; a null is no value, as for a record's own key), or MISSING (also when none of them has it)."""
     value = record
     for part in path.split("."):
         if isinstance(value, dict):
@@ -56,7 +56,7 @@ def lookup(record: Any, path: str) -> Any:
         elif isinstance(value, (list, tuple)) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
             value = value[int(part)]
         elif isinstance(value, (list, tuple)) and all(isinstance(item, dict) for item in value):
-            taken = [item[part] for item in value if part in item]
+            taken = [item[part] for item in value if item.get(part) is not None]
             value = taken if taken or not value else MISSING
         else:
             return MISSING

@@ -133,3 +133,20 @@ def test_chunks_written_on_a_full_disk_end_in_one_line_and_leave_nothing(tmp_pat
         build_corpus(corpus, tmp_path / "chunks.jsonl")
     assert full_disk.value.filename == str(tmp_path / "chunks.jsonl")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.json"]
+
+
+def test_a_query_whose_answer_is_null_scores_its_retrieval_and_not_its_qa(tmp_path):
+    """qa_evaluate.py leaves a query without a gold answer out; retrieval_evaluate.py still scores its
+    evidence: not a bad record that loses both."""
+    queries = json.loads((DATA / "MultiHopRAG.json").read_text(encoding="utf-8"))
+    first = next(query for query in queries if query["question_type"] != "null_query")
+    data = tmp_path / "MultiHopRAG.json"
+    data.write_text(json.dumps([{**first, "answer": None}]), encoding="utf-8")
+    assert cli("index", "multihop-rag-corpus", "--corpus", str(DATA / "corpus.json"),
+               "--out", str(tmp_path / "chunks.jsonl")).returncode == 0
+    build_index(tmp_path / "chunks.jsonl", tmp_path / "index", "bm25", progress=False)
+    results = run(tmp_path, tasks=["multihop_rag"], data={"multihop_rag": str(data)}, system="vanilla",
+                  model="scripted:echo", retriever="bm25", retriever_args={"index": str(tmp_path / "index")})
+    assert results["counts"]["multihop_rag"]["bad_records"] == 0
+    details = results["details"]["multihop_rag"]
+    assert details["accuracy"]["value"] is None and details["hits_at_10"]["n"] == 1

@@ -50,7 +50,7 @@ class MissingDocuments(ValueError):
 def check_documents_known(prediction: Prediction) -> None:
     """Outputs scored from a predictions file without "docs": which documents the citations point to
     is unknown, so citation metrics fail (counted) instead of reporting upstream's 0 for every citation."""
-    if prediction.extras.get("docs_unknown") and cited_numbers(prediction.answer):
+    if prediction.extras.get(Prediction.DOCS_UNKNOWN) and cited_numbers(prediction.answer):
         raise MissingDocuments("the answer cites documents but the predictions line has no \"docs\" (the documents "
                                "shown to the model, in order): add them to score citations")
 

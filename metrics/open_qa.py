@@ -100,11 +100,8 @@ class SupportingPassages(Metric):
         gold = supporting_keys(example.gold.get("supporting_passages"), self.by)
         if not gold:
             return dict.fromkeys(self.keys)
-        if prediction.extras.get("docs_unknown"):  # outputs scored from a file without "docs": not a 0
-            raise ValueError('the predictions line has no "docs" (the documents shown, in order): add them to '
-                             "score supporting passages")
-        shown = {str(key) for key in (doc.title if self.by == "title" else doc.id for doc in prediction.docs)
-                 if key is not None}
+        docs = prediction.shown_docs("supporting passages")
+        shown = {str(key) for key in (doc.title if self.by == "title" else doc.id for doc in docs) if key is not None}
         hits = len(shown & gold)
         precision = hits / len(shown) if shown else 0.0
         recall = hits / len(gold)

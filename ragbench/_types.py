@@ -6,7 +6,7 @@ files or plugins.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any, ClassVar, Iterable
 
 from ._trace_groups import current_group
 
@@ -96,6 +96,8 @@ class Step:
 class Prediction:
     """What a system produced for one example."""
 
+    DOCS_UNKNOWN: ClassVar[str] = "docs_unknown"  # an extras key: which documents were shown is not known
+
     example_id: str
     answer: str = ""
     raw_output: str | None = None
@@ -108,6 +110,15 @@ class Prediction:
     @property
     def prompts(self) -> list[Any]:
         return trace_prompts(step.to_dict() for step in self.trace)
+
+    def shown_docs(self, to_score: str) -> list[Document]:
+        """The documents shown, in order, for a metric that reads them. Outputs scored from a predictions
+        line without "docs" (`extras[DOCS_UNKNOWN]`, set by the recorded system) raise instead, so the metric fails on the example
+        (counted) rather than reading "not known" as "none shown", a 0."""
+        if self.extras.get(self.DOCS_UNKNOWN):
+            raise ValueError(f'the predictions line has no "docs" (the documents shown, in order): add them to '
+                             f"score {to_score}")
+        return self.docs
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"answer": self.answer}

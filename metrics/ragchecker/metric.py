@@ -87,9 +87,7 @@ class RagChecker(Metric):
         golds = ctx.task.gold_references(example.gold)
         if not golds:
             raise ValueError("ragchecker needs a gold answer and this example has none")
-        if prediction.extras.get("docs_unknown"):
-            raise ValueError("ragchecker checks claims against the retrieved chunks, and this prediction does not say "
-                             "which were shown (a predictions file without docs)")
+        prediction.shown_docs("RAGChecker's claims against the retrieved chunks")
         count = getattr(ctx, "count", None) or (lambda name: None)
         question, answer, response = example.question, golds[0], prediction.answer
         chunks = [doc.text for doc in prediction.docs]

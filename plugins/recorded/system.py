@@ -90,7 +90,7 @@ class Recorded(System):
         answer = ctx.task.postprocess(output)
         extras = {"label": record["label"]} if "label" in record else {}
         if docs is None:  # which documents were shown is unknown (not: none were shown)
-            extras["docs_unknown"] = True
+            extras[Prediction.DOCS_UNKNOWN] = True
         return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=docs or [],
                           citations=ctx.task.citations(answer), extras=extras)
 

@@ -101,9 +101,7 @@ class BeirRetrieval(Metric):
                                   "pip install 'ragbench[beir]'") from None
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
-        if prediction.extras.get("docs_unknown"):
-            raise ValueError('the predictions line has no "docs" (the documents shown, in order, each with its '
-                             "corpus id): add them to score BEIR's retrieval")
+        prediction.shown_docs("BEIR's retrieval (each document with its corpus id)")
         if ctx is not None and shown_short(prediction, self.ks[-1]):
             ctx.count(SHOWN_SHORT)
         ranking = ranked_ids(prediction, example.id, self.ignore_identical_ids)

@@ -142,9 +142,7 @@ class KiltRetrieval(Metric):
         self.keys = ("rprec", f"recall_at_{k}", *(f"kilt_{key}" for key in DOWNSTREAM_KEYS))
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
-        if prediction.extras.get("docs_unknown"):  # outputs scored from a file without "docs": not a 0
-            raise ValueError('the predictions line has no "docs" (the documents shown, in order): add them, each '
-                             "with its wikipedia_id, to score KILT's retrieval")
+        prediction.shown_docs("KILT's retrieval (each document with its wikipedia_id)")
         provenance = example.gold.get("provenance")
         if provenance == []:  # the record has no outputs (output.provenance of []): upstream's max() over none raises
             return dict.fromkeys(self.keys)

@@ -116,7 +116,5 @@ class MultiHopRagRetrieval(Metric):
         facts = evidence_facts(example.gold.get("evidence"))
         if example.meta.get("question_type") == NULL_QUERY or not facts:
             return dict.fromkeys(RETRIEVAL_KEYS)
-        if prediction.extras.get("docs_unknown"):
-            raise ValueError('the predictions line has no "docs" (the documents shown, in order): add them to '
-                             "score MultiHop-RAG's retrieval")
-        return retrieval_scores([retrieved_text(doc) for doc in prediction.docs], facts)
+        return retrieval_scores([retrieved_text(doc) for doc in prediction.shown_docs("MultiHop-RAG's retrieval")],
+                                facts)

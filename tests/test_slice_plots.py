@@ -1,13 +1,18 @@
 """report.md's slice plots label every bar with its value (a zero bar too), name n per slice and in
-the title; the heat map names n per cell."""
+the title; the heat map names n per cell. Slice tables (report.md, results.json, the viewer) keep every
+slice value of the task, also where the first key scored none, and a cell's n where it differs."""
 from __future__ import annotations
 
+import json
+
 import pytest
+from helpers import run
 
 pytest.importorskip("matplotlib")
 from matplotlib.axes import Axes  # noqa: E402
 
 from ragbench._reports.slice_plots import matrix_plot, slice_plot  # noqa: E402
+from ragbench._view.pages import slice_tables  # noqa: E402
 
 
 @pytest.fixture
@@ -40,3 +45,41 @@ def test_heat_map_cells_name_their_n(tmp_path, drawn):
     assert matrix_plot("omni", details, "f1", {"field": "cell"}, tmp_path).is_file()
     texts = sorted(args[2] for args, _ in drawn["texts"])
     assert texts == ["0.00\nn=1", "0.50\nn=2", "N/A", "N/A"]
+
+
+def test_a_slice_the_first_key_never_scored_keeps_its_row_and_every_cell_its_own_n(tmp_path):
+    # the judge's reply does not parse for every capital question and for one author question: llm_judge
+    # (the first key) is not scorable there, em is
+    judge = tmp_path / "judge.json"
+    judge.write_text(json.dumps([{"pattern": "capital of|Romeo", "response": "I cannot tell"}, {"response": "correct"}]))
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"pattern": "capital of France", "response": "Paris"},
+                                   {"pattern": "Romeo", "response": "Shakespeare"}, {"response": "I do not know"}]))
+    results = run(tmp_path, tasks=["demo"], system="closed_book", model=f"scripted:{answers}",
+                  metrics=["llm_judge", "em"], judges=[f"scripted:{judge}"])
+    details = results["details"]["demo"]
+    assert details["llm_judge"]["slices"]["prop"]["capital"] == {"value": None, "ci95": None, "n": 0}
+    assert details["em"]["slices"]["prop"]["capital"]["n"] == 6
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "| capital | 6 | - (n=0) | 6.0000 [6.000, 6.000] | 0.1667 [" in report  # the row the table left out
+    assert "| author | 4 | 1.0000 [1.000, 1.000] (n=3) | " in report  # n 4: em's
+
+
+def older_details() -> dict:
+    """Slices as a results.json of an older ragbench wrote them: a key leaves out a value it scored nothing in."""
+    return {"accuracy": {"slices": {"domain": {"movie": {"value": 0.5, "ci95": None, "n": 2}}}},
+            "em": {"slices": {"domain": {"movie": {"value": 0.25, "ci95": None, "n": 4},
+                                         "music": {"value": 1.0, "ci95": None, "n": 3}}}}}
+
+
+def test_a_plot_shows_every_slice_value_with_the_most_examples_scored_there(tmp_path, drawn):
+    assert slice_plot("t", "domain", older_details(), ["accuracy", "em"], tmp_path).is_file()
+    assert list(drawn["ticks"][0][0][1]) == ["movie\n(n=4)", "music\n(n=3)"]
+    labels = [kwargs["labels"] for _, kwargs in drawn["labels"]]
+    assert labels == [["0.50\nn=2", "n/a\nn=0"], ["0.25", "1.00"]]
+
+
+def test_the_viewer_gets_every_slice_value_for_every_key():
+    tables = slice_tables(older_details())
+    assert tables["accuracy"]["domain"]["music"] == {"value": None, "ci95": None, "n": 0}
+    assert list(tables["accuracy"]["domain"]) == list(tables["em"]["domain"]) == ["movie", "music"]

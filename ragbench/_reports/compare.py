@@ -23,6 +23,7 @@ from .._storage.jsonl import read_json
 from .._storage.rundir import iter_samples
 from .bootstrap import percentile_interval, resampled
 from .failures import incomplete_reason
+from .results import slice_label
 
 # Configuration keys that may differ between compared runs without a warning.
 _EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
@@ -188,8 +189,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 
             groups: dict[str, list[tuple[dict, dict]]] = {"": pairs}
             for slice_field in slice_fields:
                 for x, y in pairs:
-                    label = str((x.get("meta") or {}).get(slice_field, "(missing)"))
-                    groups.setdefault(f"{slice_field}={label}", []).append((x, y))
+                    groups.setdefault(f"{slice_field}={slice_label(x, slice_field)}", []).append((x, y))
             for name, group in groups.items():
                 if not group:
                     continue

@@ -65,6 +65,7 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
     failed on it, or its saved value is not a score), its direction and range (`key_entry`), and the
     same per slice value of each slice field."""
     out: dict[str, dict[str, Any]] = {}
+    labels = {field: slice_labels(samples, field) for field in slice_fields}
     for metric in metrics:
         aggregate_of = None if type(metric).aggregate is Metric.aggregate else metric.aggregate
         for reported, key in metric.reported_keys().items():
@@ -85,7 +86,7 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
                     scored.append((sample, value))
             entry = summarise([v for _, v in scored], aggregate, iterations, seed)
             entry.update(n_none=n_none, n_errors=n_errors, **key_entry(metric, key))
-            slices = {field: _slices(scored, field, aggregate, iterations, seed) for field in slice_fields}
+            slices = {field: _slices(scored, field, labels[field], aggregate, iterations, seed) for field in slice_fields}
             if slices:
                 entry["slices"] = slices
             out[reported] = entry
@@ -95,11 +96,21 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
     return out
 
 
-def _slices(scored: list[tuple[dict[str, Any], float]], field: str, aggregate: Aggregate | None, iterations: int,
-            seed: int) -> dict[str, dict[str, Any]]:
-    groups: dict[str, list[float]] = {}
+def slice_label(sample: dict[str, Any], field: str) -> str:
+    return str((sample.get("meta") or {}).get(field, "(missing)"))
+
+
+def slice_labels(samples: list[dict[str, Any]], field: str) -> list[str]:
+    """Every value of a slice field among the task's examples (bad records have none), sorted: each key
+    reports each of them, with n 0 where it scored none there, so no slice drops out of a table."""
+    return sorted({slice_label(s, field) for s in samples if not s.get("bad_record")})
+
+
+def _slices(scored: list[tuple[dict[str, Any], float]], field: str, labels: list[str], aggregate: Aggregate | None,
+            iterations: int, seed: int) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[float]] = {label: [] for label in labels}
     for sample, value in scored:
-        groups.setdefault(str((sample.get("meta") or {}).get(field, "(missing)")), []).append(value)
+        groups.setdefault(slice_label(sample, field), []).append(value)
     return {label: summarise(vals, aggregate, iterations, seed) for label, vals in sorted(groups.items())}
 
 

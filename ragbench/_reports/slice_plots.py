@@ -18,6 +18,18 @@ def pyplot() -> Any:
     return plt
 
 
+def slice_rows(details: dict[str, Any], keys: list[str], field: str) -> list[tuple[str, int, list[dict[str, Any]]]]:
+    """A slice table's rows: every value of the field that any key has (a key without it: n 0), the most
+    examples a key scored there (the row's n: a cell whose own n is less says so), each key's entry."""
+    labels = sorted({label for key in keys for label in details[key].get("slices", {}).get(field, {})})
+    rows = []
+    for label in labels:
+        cells = [details[key].get("slices", {}).get(field, {}).get(label) or {"value": None, "ci95": None, "n": 0}
+                 for key in keys]
+        rows.append((label, max(cell.get("n", 0) for cell in cells), cells))
+    return rows
+
+
 def save_figure(figure: Any, path: Path) -> Path:
     """Lay the figure out, write it at 110 dpi (the folder made if needed) and close it."""
     figure.tight_layout()
@@ -35,12 +47,13 @@ def slice_plot(task: str, field: str, details: dict[str, Any], keys: list[str], 
     keys = [k for k in keys if field in details.get(k, {}).get("slices", {})]
     if not keys:
         return None
-    labels = list(details[keys[0]]["slices"][field])
+    rows = slice_rows(details, keys, field)
+    labels = [label for label, _, _ in rows]
     width = 0.8 / len(keys)
     figure, axes = plt.subplots(figsize=(max(6.0, 1.1 * len(labels) * len(keys) ** 0.5 + 2), 4))
     positions = np.arange(len(labels))
     for i, key in enumerate(keys):
-        entries = [details[key]["slices"][field].get(label, {}) for label in labels]
+        entries = [cells[i] for _, _, cells in rows]
         values = [e.get("value") or 0.0 for e in entries]
         errors = [[max(0.0, v - (e.get("ci95") or [v, v])[0]) for v, e in zip(values, entries)],
                   [max(0.0, (e.get("ci95") or [v, v])[1] - v) for v, e in zip(values, entries)]]
@@ -49,9 +62,10 @@ def slice_plot(task: str, field: str, details: dict[str, Any], keys: list[str], 
         for bar in bars:
             if bar.get_height() == 0:
                 bar.set_height(max(values + [1.0]) * 0.004)
-        axes.bar_label(bars, labels=[f"{v:.2f}" if e.get("value") is not None else "n/a" for v, e in zip(values, entries)],
-                       fontsize=6, padding=1)
-    counts = [details[keys[0]]["slices"][field][label].get("n", 0) for label in labels]
+        axes.bar_label(bars, labels=[(f"{v:.2f}" if e.get("value") is not None else "n/a")
+                                     + (f"\nn={e.get('n', 0)}" if e.get("n", 0) < n else "")
+                                     for v, e, (_, n, _) in zip(values, entries, rows)], fontsize=6, padding=1)
+    counts = [n for _, n, _ in rows]
     axes.set_xticks(positions, [f"{label}\n(n={n})" for label, n in zip(labels, counts)], fontsize=8)
     axes.axhline(0, color="black", linewidth=0.6)
     axes.set_title(f"{task} by {field} (n={sum(counts)})")

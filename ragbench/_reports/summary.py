@@ -9,6 +9,7 @@ from .._storage.store_checks import health_lines
 from .compare import direction
 from .failures import (counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines,
                        repair_lines)
+from .slice_plots import slice_rows
 
 
 def _fmt(value: float | None) -> str:
@@ -91,7 +92,8 @@ def _ci(entry: dict[str, Any]) -> str:
 
 
 def slice_sections(results: dict[str, Any], run_dir: Path | None = None) -> list[str]:
-    """Per task and slice field: a table (n, then value [95% CI] per metric key) and, when the
+    """Per task and slice field: a table (every slice value; n, the most examples a key scored there; then
+    value [95% CI] per metric key, with its own n where that is less) and, when the
     task names `plot_keys` and a run folder is given, a bar chart of them under plots/."""
     lines: list[str] = []
     for task, details in results["details"].items():
@@ -99,13 +101,11 @@ def slice_sections(results: dict[str, Any], run_dir: Path | None = None) -> list
         fields = list(dict.fromkeys(f for k in keys for f in details[k]["slices"]))
         plot_keys = list((results.get("config", {}).get("task_configs", {}).get(task) or {}).get("plot_keys") or [])
         for field in fields:
-            labels = list(details[keys[0]]["slices"].get(field, {}))
             lines += [f"### {task} by {field}", "", "| " + field + " | n | " + " | ".join(keys) + " |",
                       "|---|---:|" + "---|" * len(keys)]
-            for label in labels:
-                n = details[keys[0]]["slices"][field].get(label, {}).get("n", 0)
-                cells = [_ci(details[k]["slices"][field].get(label, {})) for k in keys]
-                lines.append(f"| {label} | {n} | " + " | ".join(cells) + " |")
+            for label, n, cells in slice_rows(details, keys, field):
+                shown = [_ci(cell) + (f" (n={cell.get('n', 0)})" if cell.get("n", 0) < n else "") for cell in cells]
+                lines.append(f"| {label} | {n} | " + " | ".join(shown) + " |")
             lines.append("")
             if plot_keys and run_dir is not None:
                 lines += _plot_line(task, field, details, plot_keys, run_dir)

@@ -6,6 +6,7 @@ import dataclasses
 import inspect
 from typing import Any
 
+from .._reports.slice_plots import slice_rows
 from .._run.config import RunConfig
 from .example import example_page
 from .runs import RunFolder, row_failed
@@ -87,11 +88,23 @@ def runs_page(runs: list[RunFolder]) -> dict[str, Any]:
     return {"runs": summaries, "comparable": {t: rids for t, rids in by_task.items() if len(rids) > 1}}
 
 
+def slice_tables(details: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Key -> slice field -> value -> entry, every key holding every value any key has (`slice_rows`; a
+    results.json of an older ragbench left out the values where a key scored nothing)."""
+    keys = [key for key, entry in details.items() if entry.get("slices")]
+    tables: dict[str, dict[str, dict[str, Any]]] = {key: {} for key in keys}
+    for field in dict.fromkeys(f for key in keys for f in details[key]["slices"]):
+        having = [key for key in keys if field in details[key]["slices"]]
+        for label, _, cells in slice_rows(details, having, field):
+            for key, cell in zip(having, cells):
+                tables[key].setdefault(field, {})[label] = cell
+    return tables
+
+
 def run_page(run: RunFolder) -> dict[str, Any]:
     results = run.results or {}
     config = run.config
-    slices = {task: {key: entry["slices"] for key, entry in details.items() if entry.get("slices")}
-              for task, details in (results.get("details") or {}).items()}
+    slices = {task: slice_tables(details) for task, details in (results.get("details") or {}).items()}
     task_configs = config.get("task_configs") or {}
     return {**run_summary(run), "config": config_differences(config), "slices": slices,
             "plot_keys": {t: (c or {}).get("plot_keys") for t, c in task_configs.items()},

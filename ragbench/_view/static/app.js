@@ -123,10 +123,14 @@ async function runView(rid) {
     for (const field of fields) {
       if (matrix && field === matrix.field) continue;
       const keys = Object.keys(slices).filter(k => slices[k][field]);
-      const labels = Object.keys(slices[keys[0]][field]);
-      parts.push(h("h3", {}, `${task} by ${field}`), table([field, h("th", {class: "num"}, "n"), ...keys], labels.map(l =>
-        [l, num(slices[keys[0]][field][l].n), ...keys.map(k => num(`${fmt((slices[k][field][l] || {}).value)}${ci(slices[k][field][l])}`))]),
-        {class: "slice"}));
+      const labels = Object.keys(slices[keys[0]][field]);  // every key holds every value (pages.slice_tables)
+      // n: the most examples a key scored in the slice; a cell with fewer says its own
+      const cellN = (k, l) => (slices[k][field][l] || {}).n ?? 0;
+      parts.push(h("h3", {}, `${task} by ${field}`), table([field, h("th", {class: "num"}, "n"), ...keys], labels.map(l => {
+        const n = Math.max(...keys.map(k => cellN(k, l)));
+        return [l, num(n), ...keys.map(k => num(`${fmt((slices[k][field][l] || {}).value)}${ci(slices[k][field][l])}` +
+                                                (cellN(k, l) < n ? ` (n=${cellN(k, l)})` : "")))];
+      }), {class: "slice"}));
       const plotKeys = (r.plot_keys[task] || keys.slice(0, 3)).filter(k => slices[k] && slices[k][field]);
       parts.push(h("div", {class: "plot"}, RBPlots.bars(`${task} by ${field}`, Object.fromEntries(plotKeys.map(k => [k, slices[k][field]])), plotKeys)));
     }

@@ -12,7 +12,7 @@ const RBPlots = (() => {
   }
   function fmt(v) { return v === null || v === undefined ? "–" : Number(v).toFixed(2); }
 
-  // slices: {key: {label: {value, ci95, n}}}; keys: metric keys to draw, labels in the first key's order.
+  // slices: {key: {label: {value, ci95, n}}}, every key holding every label; keys: metric keys to draw.
   function bars(title, slices, keys) {
     keys = keys.filter(k => slices[k]);
     if (!keys.length) return document.createTextNode("");
@@ -39,8 +39,8 @@ const RBPlots = (() => {
         svg.appendChild(el("text", {x: x + (bw - 3) / 2, y: above - 3, "text-anchor": "middle",
                                     class: "value"}, fmt(entry.value)));
       });
-      const n = (slices[keys[0]][label] || {}).n;
-      const t = el("text", {x: x0, y: H + 14, transform: `rotate(25 ${x0} ${H + 14})`}, `${label} (n=${n ?? 0})`);
+      const n = Math.max(...keys.map(k => (slices[k][label] || {}).n ?? 0));  // the most any key scored there
+      const t = el("text", {x: x0, y: H + 14, transform: `rotate(25 ${x0} ${H + 14})`}, `${label} (n=${n})`);
       svg.appendChild(t);
     });
     keys.forEach((key, j) => {

@@ -91,8 +91,8 @@ def test_cell_and_pooled_aggregation_equal_upstream():
         assert nonnegative_mean(values) == agg["cells"][cell]
     pooled = [v for values in agg["values"].values() for v in values]
     assert nonnegative_mean(pooled) == pytest.approx(agg["overall"])
-    judge = OmniEvalJudge()
-    assert judge.aggregate("accuracy", [v for v in pooled if v != -1]) == pytest.approx(agg["overall"])
+    judge = OmniEvalJudge()  # every negative value is not scored (metric_score), so the mean has none
+    assert judge.aggregate("accuracy", [v for v in pooled if v >= 0]) == pytest.approx(agg["overall"])
     assert judge.aggregate("judge_failures", [1.0, 0.0, 2.0]) == 3.0
 
 
@@ -132,3 +132,23 @@ def test_judge_run_with_replay_file_scores_and_counts_a_failed_call(tmp_path):
     assert rows[1]["scores"]["judge_failures"] == 1.0
     out = results["results"]["omnieval_auto"]
     assert out["accuracy"] == 0.5 and out["numerical_accuracy"] == 1.0 and out["judge_failures"] == 1.0
+
+
+def test_a_negative_evaluator_value_is_not_scored_so_n_counts_only_what_the_mean_holds(tmp_path):
+    # upstream's mean leaves out every negative value, not just -1: such an example is in neither the mean nor n
+    assert metric_score("accuracy", -4) is None and metric_score("numerical_accuracy", -2) is None
+    items = list(OmniEvalAuto(TREE, tasks="抽取类问答", topics="0").examples())
+    replies = {("accuracy", 0): '{"prediction": -4}', ("accuracy", 1): '{"prediction": 2}'}
+    lines = [{"prompt": judge_prompt(m, items[i], Prediction(items[i].id, answer="五年")), "response": r}
+             for (m, i), r in replies.items()]
+    replay = tmp_path / "judge.jsonl"
+    replay.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"response": "五年"}]))
+    results = run(tmp_path, tasks=["omnieval_auto"], system="closed_book", model=f"scripted:{rules}",
+                  data={"omnieval_auto": str(TREE)}, task_args={"tasks": "抽取类问答", "topics": "0"},
+                  metrics=["omnieval_judge"], metric_args={"omnieval_judge.metrics": "accuracy"},
+                  judges=[f"replay:{replay}"])
+    assert [row["scores"]["accuracy"] for row in samples(tmp_path / "run", "omnieval_auto")] == [None, 1.0]
+    entry = results["details"]["omnieval_auto"]["accuracy"]
+    assert (entry["value"], entry["n"], entry["n_none"]) == (1.0, 1, 1)

@@ -11,7 +11,7 @@ max_tokens: the completions endpoint's default). A `replay:` judge file therefor
 Judges: with one `--judge`, every metric goes to it, with the adapter named by the metric args
 `model_adapter` / `hallucination_adapter` (Sampling.lora: a vLLM adapter folder, or the served
 LoRA name on an OpenAI-compatible server); with two, the second judges HAL.
-Value -1 (not applicable, or a reply that does not parse) is not scored; a failed call is
+Value -1 (not applicable, or a reply that does not parse), as any negative value, is not scored; a failed call is
 counted in `judge_failures`, its metric left unscored."""
 from __future__ import annotations
 
@@ -62,8 +62,10 @@ def parse_value(text: str, metric: str) -> int:
 
 
 def metric_score(metric: str, value: int) -> float | None:
-    """-1 -> not scored; ACC/COM/UTL halved. Other values pass unclipped, as upstream."""
-    if value == -1:
+    """-1, or any other negative value, -> not scored: upstream's mean leaves out every negative value, so
+    the example is not in n either (and `ragbench compare` pairs what the mean holds). ACC/COM/UTL halved;
+    values above the scale pass unclipped, as upstream."""
+    if value < 0:
         return None
     return value / 2 if metric in HALVED else float(value)
 
@@ -84,7 +86,7 @@ def judge_prompt(metric: str, example: Example, prediction: Prediction) -> str:
 class OmniEvalJudge(Metric):
     name = "omnieval_judge"
     keys = (*MODEL_METRICS, "hallucination", "judge_failures")
-    # no ranges: the evaluator's values pass unclipped, as upstream (a negative one is left out of the mean)
+    # no ranges: the evaluator's values pass unclipped, as upstream (a negative one is not scored: metric_score)
     key_specs = {"hallucination": KeySpec(False),  # 1 = the answer hallucinates
                  "judge_failures": KeySpec(False, (0, None))}
     gold_needs = ("answers",)
@@ -137,7 +139,4 @@ class OmniEvalJudge(Metric):
         return out
 
     def aggregate(self, key: str, values: list[float]) -> float:
-        if key == "judge_failures":
-            return float(sum(values))
-        kept = [v for v in values if v >= 0]  # upstream drops every negative value, not just -1
-        return sum(kept) / len(kept) if kept else float("nan")
+        return float(sum(values)) if key == "judge_failures" else super().aggregate(key, values)

@@ -149,6 +149,10 @@ def test_a_lower_is_better_key_is_better_when_it_drops_in_compare_and_fail_if_wo
     report = compare_runs(load_run(many), load_run(few))
     row = next(r for r in report.rows if r.metric == "llm_judge_unparsed" and not r.slice)
     assert (row.mean_a, row.mean_b, row.higher_is_better) == (0.5, 0.25, False)
+    # the run's own figure is the count (12), not the mean the table compares: said in a warning
+    assert "demo llm_judge_unparsed: many's results give 12.0000, not the mean of its per-example values (0.5000): " \
+           "compared here as means per example" in report.warnings
+    assert not [w for w in report.warnings if w.startswith("demo match")]
     assert "| demo | llm_judge_unparsed | lower | all | 24 | 0.5000 | 0.2500 | -0.2500 |" in markdown(report)
     assert regressions(report, {"llm_judge_unparsed": 0.01}) == []  # fewer unparsed replies: better, not worse
     assert regressions(compare_runs(load_run(few), load_run(many)), {"llm_judge_unparsed": 0.01}) == [

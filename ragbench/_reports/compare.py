@@ -185,6 +185,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 
             if one_sided:
                 report.warnings.append(f"{task} {metric}: {one_sided} shared example(s) have a value in one run only "
                                        "(not scorable, or the metric failed, in the other) and are left out")
+            report.warnings += [note for run in (baseline, other) if (note := _not_the_mean(run, task, metric))]
             pairs = [(x, y) for x, y in pairs if _value(x, metric) is not None and _value(y, metric) is not None]
             groups: dict[str, list[tuple[dict, dict]]] = {"": pairs}
             for slice_field in slice_fields:
@@ -208,6 +209,18 @@ def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 
 def _example_keys(details: dict[str, dict[str, Any]]) -> list[str]:
     """A task's keys with per-example values (corpus-level keys have none to pair), sorted."""
     return sorted(key for key, entry in details.items() if not entry.get("corpus"))
+
+
+def _not_the_mean(run: Run, task: str, key: str) -> str | None:
+    """A warning where the run's results.json value of the key is not the mean of its per-example values (a
+    metric that aggregates otherwise, e.g. a count summed): the table's A and B are means per example."""
+    reported = run.results.get("details", {}).get(task, {}).get(key, {}).get("value")
+    values = [value for sample in run.samples[task].values() if (value := _value(sample, key)) is not None]
+    if reported is None or not values or math.isclose(mean := float(np.mean(values)), reported, rel_tol=1e-9,
+                                                       abs_tol=1e-12):
+        return None
+    return (f"{task} {key}: {run.label}'s results give {reported:.4f}, not the mean of its per-example values "
+            f"({mean:.4f}): compared here as means per example")
 
 
 def _nothing_shared(a: Run, b: Run) -> str:

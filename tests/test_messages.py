@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import ragbench.tasks.selfrag
-from helpers import cli
+from helpers import cli, run
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 BROKEN = '{"id": 1, "output": "x", "label": tru}'
@@ -45,3 +45,17 @@ def test_version_names_what_a_bug_report_needs():
     first, python, packages = result.stdout.strip().splitlines()
     assert first.startswith("ragbench ") and "(git " in first
     assert python.startswith("Python 3.") and "numpy " in packages
+
+
+def test_scoring_a_runs_samples_fails_its_failed_examples_again_never_scores_them_as_empty(tmp_path):
+    # a run's own samples/<task>.jsonl is a predictions file; its failed examples hold "error" and an empty output
+    predictions = tmp_path / "pred.jsonl"
+    predictions.write_text("".join(json.dumps({"id": i, "output": "Paris"}) + "\n" for i in IDS[:4]))
+    first = run(tmp_path, "first", tasks=["demo"], system="recorded", system_args={"path": str(predictions)})
+    again = run(tmp_path, "again", tasks=["demo"], system="recorded",
+                system_args={"path": str(tmp_path / "first" / "samples" / "demo.jsonl")})
+    assert again["results"] == first["results"] and again["results"]["demo"]["em"] == 0.25
+    assert again["details"]["demo"]["em"]["n"] == 4 and again["counts"]["demo"]["failed"] == len(IDS) - 4
+    [group] = again["failures"]["demo"]
+    assert group["cause"] == "FailedPrediction" and group["ids"] == [str(i) for i in IDS[4:]]
+    assert f"records that example '{IDS[4]}' failed: MissingPrediction: " in group["example"]

@@ -3,7 +3,8 @@
 The predictions file is JSONL, one `{"id": ..., "output": "<raw model text>"}` per example;
 `docs` (the documents shown, in order: a list of objects; absent or null: not known) may be given for citation
 and retrieval metrics, and `label` (a human judgement, e.g. CRAG's perfect/acceptable/missing/incorrect) for
-metrics that read it. The task's own output post-processing is applied, exactly as for a live run. A folder is
+metrics that read it; a line with an `error` (a run's own sample of a failed example) fails that example again.
+The task's own output post-processing is applied, exactly as for a live run. A folder is
 read by the task's `prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files).
 """
 from __future__ import annotations
@@ -17,6 +18,11 @@ from ragbench.api import (ConfigError, Context, Document, Example, Prediction, R
 
 class MissingPrediction(Exception):
     pass
+
+
+class FailedPrediction(Exception):
+    """The line records that its example failed where the outputs were made (a run's own sample of a failed
+    example has `"error"` and an empty output): it fails here too, never scored as an empty answer."""
 
 
 def shown_documents(record: dict[str, Any], path: str, index: int, text_required: bool) -> list[Document] | None:
@@ -85,6 +91,8 @@ class Recorded(System):
         record = self.outputs.get(example.id)
         if record is None:
             raise MissingPrediction(f"{self.path} has no prediction for id {example.id!r}")
+        if record.get("error") is not None:
+            raise FailedPrediction(f"{self.path} records that example {example.id!r} failed: {record['error']}")
         docs = self._docs[example.id]
         output = record["output"]
         answer = ctx.task.postprocess(output)

@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 from conftest import write_jsonl
-from helpers import cli
+from helpers import cli, run
 from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 from ragbench.testing import ScriptedLLM, run_eval
@@ -275,3 +275,20 @@ def test_rows_come_in_chunks_and_full_records_only_by_offset(tmp_path):
     assert (first["total"], first["chunks"], len(first["rows"]), len(last["rows"])) == (1201, 3, 500, 201)
     assert last["rows"][-1]["id"] == "e1200" and len(last["rows"][-1]["question"]) <= 240 and "trace" not in last["rows"][-1]
     assert site.data(f"example/{rid}/t/1200")["id"] == "e1200"
+
+
+def test_the_compare_page_shows_the_interval_and_p_value_that_ragbench_compare_prints(tmp_path):
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([  # long answers holding the gold: f1 values of many sizes
+        {"pattern": "capital|wrote|painted", "response": "Leonardo da Vinci Jane Austen Leo Tolstoy Homer Paris Tokyo "
+                                                         "Rome Cairo Ottawa Nairobi Shakespeare"},
+        {"response": "Jupiter Pacific Everest lion Portuguese Spanish Au Na"}]))
+    for name, model in (("a", "scripted:echo"), ("b", f"scripted:{answers}")):
+        run(tmp_path / "runs", name, tasks=["demo"], system="closed_book", model=model, bootstrap_iters=0)
+    site = Site(RunCatalog([str(tmp_path / "runs")]))
+    page = site.data("compare/demo/a~b")
+    row = next(r for r in page["pairs"][0]["rows"] if r["metric"] == "f1" and not r["slice"])
+    printed = cli("compare", str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"))
+    assert printed.returncode == 0, printed.stderr
+    assert (f"| demo | f1 | higher | all | 24 | {row['mean_a']:.4f} | {row['mean_b']:.4f} | {row['diff']:+.4f} | "
+            f"[{row['ci95'][0]:.4f}, {row['ci95'][1]:.4f}] | {row['p_value']:.4g} | bootstrap |") in printed.stdout

@@ -74,14 +74,16 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
               "with the first (default: print only)")
 @click.option("--fail-if-worse", multiple=True, metavar="METRIC:DELTA",
               help="exit 1 when a run is worse than the first by more than DELTA on METRIC (repeatable)")
-@click.option("--bootstrap-iters", default=2000, show_default=True, type=click.IntRange(min=1))
+@click.option("--bootstrap-iters", default=None, type=click.IntRange(min=1),
+              help="paired bootstrap resamples  [default: 2000, as the viewer's Compare page]")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tuple[str, ...],
-                    bootstrap_iters: int, seed: int) -> None:
+                    bootstrap_iters: int | None, seed: int) -> None:
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
     from pathlib import Path
 
-    from .._reports.compare import compare_runs, label_runs, load_run, markdown, parse_thresholds, plot, regressions
+    from .._reports.compare import (ITERATIONS, compare_runs, label_runs, load_run, markdown, parse_thresholds, plot,
+                                    regressions)
 
     try:
         if len(runs) < 2:
@@ -94,7 +96,7 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         thresholds = parse_thresholds(fail_if_worse)
         loaded = [load_run(path) for path in runs]
         label_runs(loaded)
-        reports = [compare_runs(loaded[0], other, bootstrap_iters, seed) for other in loaded[1:]]
+        reports = [compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed) for other in loaded[1:]]
         failures = [line for report in reports for line in regressions(report, thresholds)]
     except ConfigError as exc:
         config_error(exc)

@@ -25,6 +25,8 @@ from .bootstrap import percentile_interval, resampled
 from .failures import incomplete_reason
 from .results import slice_label
 
+ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
+
 # Configuration keys that may differ between compared runs without a warning.
 _EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
                          "progress", "replay_tools"}
@@ -151,7 +153,7 @@ def _same_named_contents(config: dict[str, Any], other: dict[str, Any]) -> dict[
     return {**config, "model_contents": kept} if "model_contents" in config else config
 
 
-def compare_runs(baseline: Run, other: Run, iterations: int = 2000, seed: int = 0) -> Report:
+def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0) -> Report:
     report = Report(baseline, other)
     differences = config_differences(baseline.config, other.config)
     if differences:

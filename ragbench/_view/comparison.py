@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from .._errors import ConfigError
-from .._reports.compare import Run, compare_runs, load_run
+from .._reports.compare import ITERATIONS, Run, compare_runs, load_run
 from .runs import RunFolder, clip
 
 LISTED = 500  # disagreements listed per direction and metric
@@ -39,7 +39,7 @@ def disagreements(a: Run, b: Run, task: str, metric: str, higher_is_better: bool
     return {"metric": metric, **{k: {"count": len(v), "rows": v[:LISTED]} for k, v in found.items()}}
 
 
-def compare_page(folders: list[RunFolder], task: str, iterations: int = 1000) -> dict[str, Any]:
+def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIONS) -> dict[str, Any]:
     if len(folders) < 2:
         raise ConfigError(f"compare: {task} needs two or more runs")
     unfinished = [f.rid for f in folders if f.results is None]

@@ -83,6 +83,13 @@ def test_list_and_unknown_names(registry_with_demo_row):
 def test_verdicts_and_bad_manifests():
     item = Reproduction.from_manifest("x", DEMO_ROW)
     assert verdict(item, None, [], complete=False).startswith("INCOMPLETE")
+    # a partial or substituted run that is also incomplete says both: its numbers leave failed examples out
+    assert verdict(item, 4, [], complete=False).startswith("PARTIAL reproduction: only the first 4 examples")
+    assert verdict(item, 4, [], complete=False).endswith("; INCOMPLETE run: some examples or metrics failed and are "
+                                                          "left out of these numbers; see the report")
+    assert verdict(item, None, ["model"], complete=False).startswith("NOT a reproduction: model differ")
+    assert "INCOMPLETE run" in verdict(item, None, ["model"], complete=False)
+    assert "INCOMPLETE" not in verdict(item, 4, [], complete=True)
     with pytest.raises(ConfigError, match="bad manifest"):
         Reproduction.from_manifest("x", {"paper": "p"})
     with pytest.raises(ConfigError, match="unknown run option"):

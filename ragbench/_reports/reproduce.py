@@ -126,17 +126,22 @@ def compare_with_paper(item: Reproduction, results: dict[str, Any]) -> list[Cell
     return out
 
 
+INCOMPLETE = "INCOMPLETE run: some examples or metrics failed and are left out of these numbers; see the report"
+
+
 def verdict(item: Reproduction, limit: int | None, substituted: list[str], complete: bool) -> str:
+    """What the numbers are; an incomplete run says so whatever else it is (a partial run of 4 examples
+    whose 2 failed is not a mean over 4)."""
     if substituted:
-        return (f"NOT a reproduction: {', '.join(substituted)} differ from the paper's setting, so these numbers "
-                "measure something else")
-    if item.status != "runnable":
-        return f"NOT a reproduction: {item.why_not}"
-    if limit is not None:
-        return f"PARTIAL reproduction: only the first {limit} examples of each task (--limit); not comparable"
-    if not complete:
-        return "INCOMPLETE run: some examples failed; see the samples"
-    return "full reproduction run"
+        label = (f"NOT a reproduction: {', '.join(substituted)} differ from the paper's setting, so these numbers "
+                 "measure something else")
+    elif item.status != "runnable":
+        label = f"NOT a reproduction: {item.why_not}"
+    elif limit is not None:
+        label = f"PARTIAL reproduction: only the first {limit} examples of each task (--limit); not comparable"
+    else:
+        return "full reproduction run" if complete else INCOMPLETE
+    return label if complete else f"{label}; {INCOMPLETE}"
 
 
 def markdown(item: Reproduction, rows: list[CellResult], label: str) -> str:

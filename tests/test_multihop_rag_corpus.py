@@ -63,7 +63,8 @@ def test_a_run_shows_each_chunk_with_its_title_date_and_source_as_qa_llama_promp
                            f"{article[1]['body']}")
     assert prompt.startswith("Below is a question followed by some context from different sources.")
     by_type = results["details"]["multihop_rag"]["hits_at_10"]["slices"]["question_type"]
-    assert sorted(by_type) == ["comparison_query", "inference_query", "temporal_query"]  # null queries: not scored
+    assert sorted(by_type) == ["comparison_query", "inference_query", "null_query", "temporal_query"]
+    assert by_type["null_query"] == {"value": None, "ci95": None, "n": 0}  # null queries: not scored
     assert by_type["inference_query"]["value"] == 1.0
 
 

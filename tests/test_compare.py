@@ -3,6 +3,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +17,8 @@ from scipy.stats import binomtest
 import ragbench.tasks.selfrag
 from ragbench._reports.compare import compare_runs, load_run, markdown, mcnemar_p, paired_bootstrap, regressions
 from ragbench._errors import ConfigError
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.site import Site
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 
@@ -216,3 +222,32 @@ def test_compare_names_a_model_whose_files_differ_under_one_name(tmp_path):
     run(tmp_path, name="b", tasks=["demo"], system="vanilla", model=f"scripted:{tmp_path / 'm.json'}")
     [warning] = compare_runs(load_run(tmp_path / "a"), load_run(tmp_path / "b")).warnings
     assert warning.startswith('the runs differ in more than the system: model_contents: {"model": "scripted:')
+
+
+def test_a_run_whose_later_attempt_stopped_is_not_compared_from_its_earlier_results(tmp_path):
+    # the run finished; its data then changed, and the --resume that runs the changed records again was stopped
+    # (Ctrl-C) midway: results.json is the first attempt's, the samples hold records of both
+    baseline = demo_run(tmp_path, "a", correct=12)
+    data = tmp_path / "demo.jsonl"
+    data.write_text(DEMO.read_text())
+    folder = tmp_path / "b"
+    args = ["--tasks", "demo", "--data", f"demo={data}", "--system", "closed_book", "--model", "scripted:echo",
+            "--model-arg", "per_request=0.1", "--max-inflight", "1", "--output", str(folder), "--no-progress"]
+    assert cli(*args).returncode == 0
+    data.write_text("".join(json.dumps({**(r := json.loads(line)), "question": r["question"] + " Answer briefly."}) + "\n"
+                            for line in DEMO.read_text().splitlines()))  # new prompts: the cache does not answer them
+    resumed = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args, "--resume"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len((folder / "samples" / "demo.jsonl").read_text().splitlines()) < 24 + 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    resumed.send_signal(signal.SIGINT)
+    assert resumed.wait(30) == 130
+    assert json.loads((folder / "run.json").read_text())["finished"] is False and (folder / "results.json").is_file()
+    refused = cli("compare", str(baseline), str(folder))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert f"compare: {folder} is not finished: an attempt after its results.json stopped or is running" in refused.stderr
+    site = Site(RunCatalog([str(tmp_path)]))
+    assert site.data("compare/demo/a~b")["error"] == ("b not finished (stopped or running; --resume finishes it): "
+                                                      "compare needs finished runs")
+    assert next(r for r in site.runs if r.rid == "b").status()["state"] == "stopped"

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._storage.jsonl import read_json
-from .._storage.rundir import iter_samples
+from .._storage.rundir import RunDir, iter_samples
 from .bootstrap import percentile_interval, resampled
 from .failures import incomplete_reason
 from .results import slice_label
@@ -84,6 +84,10 @@ def load_run(path: str | Path) -> Run:
     if not results_path.is_file():
         raise ConfigError(f"compare: {path} has no results.json (give the folder of a finished ragbench run)")
     rebuild = f"`ragbench ... --resume --output {path}` (the options it was run with) rebuilds it from the samples"
+    if (RunDir(path).meta or {}).get("finished") is False:
+        raise ConfigError(f"compare: {path} is not finished: an attempt after its results.json stopped or is running, "
+                          "so its results and samples may be of different attempts; finish it with `ragbench ... "
+                          f"--resume --output {path}` (the options it was run with)")
     results = read_json(results_path, f"the results.json of a ragbench run; {rebuild}")
     if not isinstance(results, dict) or not isinstance(results.get("results"), dict):
         raise ConfigError(f"compare: {results_path} is not the results.json of a ragbench run (no 'results' "

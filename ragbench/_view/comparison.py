@@ -45,7 +45,8 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
     unfinished = [f.rid for f in folders if f.results is None]
     if unfinished:
         return {"task": task, "runs": [f.rid for f in folders],
-                "error": f"{', '.join(unfinished)} not finished yet (no results.json): compare needs finished runs"}
+                "error": f"{', '.join(unfinished)} not finished (stopped or running; --resume finishes it): compare "
+                         "needs finished runs"}
     try:
         loaded = [load_run(f.path) for f in folders]
     except ConfigError as exc:  # e.g. a sample file removed: the page says so, the export goes on

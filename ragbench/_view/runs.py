@@ -192,7 +192,9 @@ class RunFolder:
 
     @property
     def results(self) -> dict[str, Any] | None:
-        return self._json("results.json")
+        """results.json, None until the run is finished: an attempt that started after it was written (run.json
+        `finished` false) and stopped, or is running, leaves it from an earlier attempt than the samples."""
+        return None if self.meta.get("finished") is False else self._json("results.json")
 
     def status(self) -> dict[str, Any]:
         """Where the run stands: `running` (a process holds its run.lock; `holder` says which and its

@@ -13,6 +13,7 @@ from helpers import cli, run, samples
 from ragbench._storage.cache import ResponseCache
 from ragbench._engines.base import Engine, EngineError, Request, Response, Sampling
 from ragbench._errors import ConfigError
+from ragbench._metric import Metric
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.jsonl import open_append
 from ragbench._run.lifecycle import RunInterrupted
@@ -293,21 +294,37 @@ class KgDown(System):
         return Prediction(example_id=example.id, answer="x")
 
 
+class CountsAnEvent(Metric):
+    """Folds an event into every score it gives, counted (as CRAG's unparsed judge replies)."""
+
+    name = "counts_an_event"
+    counters = {"folded": "events folded into the score"}
+
+    def score(self, example, prediction, ctx=None):
+        ctx.count("folded")
+        return 1.0
+
+
 def test_failed_calls_folded_into_results_are_counted_or_fail_the_example_when_strict(tmp_path):
     from ragbench._registry import get_registry
     registry = get_registry()
-    registry.entries["systems"]["kg_down"] = registry.entries["systems"]["closed_book"].__class__(
-        kind="systems", name="kg_down", target="test_run_integrity:KgDown")
+    entry = registry.entries["systems"]["closed_book"].__class__
+    registry.entries["systems"]["kg_down"] = entry(kind="systems", name="kg_down", target="test_run_integrity:KgDown")
+    registry.entries["metrics"]["counts_an_event"] = entry(kind="metrics", name="counts_an_event",
+                                                           target="test_run_integrity:CountsAnEvent")
     data = popqa(tmp_path, n=2)
     try:
-        lenient = run(tmp_path, name="a", tasks=["popqa"], system="kg_down", data={"popqa": str(data)})
+        lenient = run(tmp_path, name="a", tasks=["popqa"], system="kg_down", data={"popqa": str(data)},
+                      metrics=["+counts_an_event"])
         strict = run(tmp_path, name="b", tasks=["popqa"], system="kg_down", data={"popqa": str(data)},
-                     strict_infra=True)
+                     strict_infra=True, metrics=["+counts_an_event"])
     finally:
-        del registry.entries["systems"]["kg_down"]
+        del registry.entries["systems"]["kg_down"], registry.entries["metrics"]["counts_an_event"]
     assert lenient["complete"] and lenient["infrastructure_failures"]["popqa"]["calls"] == 2
     assert lenient["infrastructure_failures"]["popqa"]["causes"][0]["cause"].startswith("kg.lookup: ConnectionError")
+    assert lenient["counted"]["popqa"]["counts_an_event"]["folded"]["examples"] == 2
     assert strict["counts"]["popqa"]["failed"] == 2 and not strict["complete"]
+    assert "counted" not in strict  # the events of examples that failed were folded into no score shown
 
 
 class InterruptedAfterThree(Engine):

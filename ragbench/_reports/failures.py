@@ -168,10 +168,13 @@ def incomplete_reason(results: dict[str, Any]) -> str:
 
 def counted_events(samples: list[dict[str, Any]], metrics: list[Any]) -> dict[str, dict[str, Any]]:
     """Per metric and event (`Metric.counters`): how often it happened, in how many examples, and what
-    it means - the failures a score folds in as upstream's rule says, shown rather than hidden."""
+    it means - the failures a score folds in as upstream's rule says, shown rather than hidden. Only of the
+    examples that are scored: a failed one (--strict-infra) folds its events into no number shown."""
     meanings = {m.name: getattr(m, "counters", {}) for m in metrics}
     out: dict[str, dict[str, Any]] = {}
     for record in samples:
+        if record.get("error") is not None:
+            continue
         for metric, events in (record.get("counted") or {}).items():
             for event, n in events.items():
                 entry = out.setdefault(metric, {}).setdefault(

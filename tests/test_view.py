@@ -292,3 +292,17 @@ def test_the_compare_page_shows_the_interval_and_p_value_that_ragbench_compare_p
     assert printed.returncode == 0, printed.stderr
     assert (f"| demo | f1 | higher | all | 24 | {row['mean_a']:.4f} | {row['mean_b']:.4f} | {row['diff']:+.4f} | "
             f"[{row['ci95'][0]:.4f}, {row['ci95'][1]:.4f}] | {row['p_value']:.4g} | bootstrap |") in printed.stdout
+
+
+def test_the_compare_page_lists_no_right_and_wrong_for_a_key_without_a_better_value(tmp_path):
+    """RGB's `rejected` (0/1) has no better direction: neither run's rejections are "right"."""
+    from conftest import TEST_DATA
+
+    rejecting = tmp_path / "rejecting.json"
+    rejecting.write_text(json.dumps([{"response": "I can not answer: insufficient information in the documents."}]))
+    for name, model in (("a", "scripted:echo"), ("b", f"scripted:{rejecting}")):
+        run(tmp_path / "runs", name, tasks=["rgb_en"], system="closed_book", model=model,
+            data={"rgb_en": str(TEST_DATA / "rgb" / "en.json")}, bootstrap_iters=0)
+    site = Site(RunCatalog([str(tmp_path / "runs")]))
+    listed = {d["metric"] for d in site.data("compare/rgb_en/a~b")["pairs"][0]["disagreements"]}
+    assert "accuracy" in listed and "rejected" not in listed

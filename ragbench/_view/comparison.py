@@ -55,7 +55,9 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
     pairs = []
     for folder, other in zip(folders[1:], loaded[1:]):
         report = compare_runs(loaded[0], other, iterations=iterations)
-        metrics = [m for m in details if not details[m].get("corpus") and _binary([loaded[0], other], task, m)]
+        # right and wrong only where the key has a better value (RGB's `rejected` has none)
+        metrics = [m for m in details if not details[m].get("corpus") and details[m].get("higher_is_better", True)
+                   is not None and _binary([loaded[0], other], task, m)]
         pairs.append({"a": folders[0].rid, "b": folder.rid, "warnings": report.warnings,
                       "rows": [dataclasses.asdict(r) for r in report.rows if r.task == task],
                       "disagreements": [disagreements(loaded[0], other, task, m, details[m].get("higher_is_better", True),

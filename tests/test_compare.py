@@ -234,8 +234,9 @@ def test_a_run_whose_later_attempt_stopped_is_not_compared_from_its_earlier_resu
     args = ["--tasks", "demo", "--data", f"demo={data}", "--system", "closed_book", "--model", "scripted:echo",
             "--model-arg", "per_request=0.1", "--max-inflight", "1", "--output", str(folder), "--no-progress"]
     assert cli(*args).returncode == 0
-    data.write_text("".join(json.dumps({**(r := json.loads(line)), "question": r["question"] + " Answer briefly."}) + "\n"
-                            for line in DEMO.read_text().splitlines()))  # new prompts: the cache does not answer them
+    records = [json.loads(line) for line in DEMO.read_text().splitlines()]
+    data.write_text("".join(json.dumps({**r, "question": r["question"] + " Answer briefly."}) + "\n"
+                            for r in records))  # new prompts: the cache does not answer them
     resumed = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args, "--resume"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -246,7 +247,8 @@ def test_a_run_whose_later_attempt_stopped_is_not_compared_from_its_earlier_resu
     assert json.loads((folder / "run.json").read_text())["finished"] is False and (folder / "results.json").is_file()
     refused = cli("compare", str(baseline), str(folder))
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert f"compare: {folder} is not finished: an attempt after its results.json stopped or is running" in refused.stderr
+    assert (f"compare: {folder} is not finished: an attempt after its results.json stopped or is running"
+            in refused.stderr)
     site = Site(RunCatalog([str(tmp_path)]))
     assert site.data("compare/demo/a~b")["error"] == ("b not finished (stopped or running; --resume finishes it): "
                                                       "compare needs finished runs")

@@ -86,7 +86,8 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
                     scored.append((sample, value))
             entry = summarise([v for _, v in scored], aggregate, iterations, seed)
             entry.update(n_none=n_none, n_errors=n_errors, **key_entry(metric, key))
-            slices = {field: _slices(scored, field, labels[field], aggregate, iterations, seed) for field in slice_fields}
+            slices = {field: _slices(scored, field, labels[field], aggregate, iterations, seed)
+                      for field in slice_fields}
             if slices:
                 entry["slices"] = slices
             out[reported] = entry

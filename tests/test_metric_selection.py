@@ -91,3 +91,14 @@ def test_a_metric_alias_is_the_same_metric(tmp_path):
                   metric_args={"llm_judge.preset": "rubric"})
     assert set(results["results"]["demo"]) == {"em", "llm_judge", "llm_judge_unparsed"}
     assert results["config"]["metric_configs"]["demo"][1]["preset"] == "rubric"
+
+
+@pytest.mark.parametrize("metric, roles", [("ragchecker", "extractor, checker"),
+                                           ("omnieval_judge", "ModelEvaluator, HallucinationEvaluator")])
+def test_more_judges_than_a_metric_has_roles_for_stop_before_the_run(tmp_path, metric, roles):
+    """A judge past a metric's roles would be left unasked (omnieval_judge) or fail every example (ragchecker)."""
+    with pytest.raises(ConfigError, match=rf"metric {metric} \(demo\) asks at most 2 judge\(s\), one per role "
+                                          rf"\({roles}\), and 3 --judge are given; give at most 2"):
+        run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=[f"+{metric}"],
+            judges=["scripted:echo"] * 3)
+    assert not (tmp_path / "run").exists()

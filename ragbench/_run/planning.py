@@ -238,6 +238,13 @@ def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: s
         if users and not provided[need]:
             check.problem(f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
                           f"{hint} (or choose other metrics with --metrics)")
+    for p in planned:
+        for metric in p.metrics:
+            roles = metric.judge_roles if "judge" in metric.needs else ()
+            if roles and len(config.judges) > len(roles):
+                check.problem(f"metric {metric.name} ({p.name}) asks at most {len(roles)} judge(s), one per role "
+                              f"({', '.join(roles)}), and {len(config.judges)} --judge are given; give at most "
+                              f"{len(roles)} (or choose other metrics with --metrics)")
     with check.step(f"--nli-format {config.nli_format}"):
         nli_format(config.nli_format)
 

@@ -33,12 +33,13 @@ from .._storage.rundir import RunDir, iter_samples
 from .._checks import Preflight
 from .config import RunConfig
 from .cost import attempt_cost
-from .evaluator import RunOutcome, load_engines
-from .lifecycle import Engines, run_interruptible
+from .evaluator import RunOutcome
+from .lifecycle import run_interruptible
 from .metric_models import MetricModels
 from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines
 from .resources import RunResources
+from .run_engines import Engines, load_engines
 from .rescore import bounded, rescore_record, scorable
 from .scheduler import Scheduler
 

@@ -1,0 +1,74 @@
+"""FlashRAG's evaluator metrics (flashrag/evaluator/metrics.py) that `match.py` and `open_qa.py` do not
+already compute: its token-level `precision` and `recall`, and its `rouge-1`, `rouge-2` and `rouge-l`.
+(Its `em`, `acc` and `f1` are `em`, `cover_em` and `hotpot_f1`, with `regex=true` on CuratedTREC.)
+Each scores the output against every gold answer and keeps the best, as upstream does; on a
+multiple-choice set the gold answers are the texts of the right choices (FlashRAG's
+`get_dataset_answer`). tests/test_flashrag_metrics.py pins them to values from running upstream's file."""
+from __future__ import annotations
+
+from collections import Counter
+
+from ragbench.api import ConfigError, Example, Prediction, Scores, normalize_answer
+
+from .match import AnswerMetric, golds_of
+from .open_qa import yes_no_mismatch
+
+ROUGE_KEYS = {"rouge_1": "rouge-1", "rouge_2": "rouge-2", "rouge_l": "rouge-l"}  # ours -> the rouge package's
+
+
+def token_precision_recall(prediction: str, gold: str) -> tuple[float, float]:
+    """`F1_Score.token_level_scores` for one gold: the share of the output's normalised tokens in the gold,
+    and of the gold's in the output; 0 on a yes/no/noanswer mismatch or no common token."""
+    if yes_no_mismatch(prediction, gold):
+        return 0.0, 0.0
+    predicted, expected = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    common = sum((Counter(predicted) & Counter(expected)).values())
+    if common == 0:
+        return 0.0, 0.0
+    return common / len(predicted), common / len(expected)
+
+
+class TokenPrecisionRecall(AnswerMetric):
+    """FlashRAG's `precision` and `recall`: each the best over the gold answers on its own (the two may come
+    from different golds, as upstream keeps a running max of each). No gold answers: not scorable."""
+
+    name = "token_pr"
+    keys = ("precision", "recall")
+
+    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+        golds = golds_of(example)
+        if not golds:
+            return dict.fromkeys(self.keys)
+        pairs = [token_precision_recall(prediction.answer, gold) for gold in golds]
+        return {"precision": max(p for p, _ in pairs), "recall": max(r for _, r in pairs)}
+
+
+def rouge_f(prediction: str, gold: str) -> dict[str, float]:
+    """`Rouge().get_scores(pred, answer)[0][key]["f"]` of the `rouge` package, FlashRAG's scorer (1.0.1:
+    case-sensitive words, the F of 2PR/(P+R+1e-8)). Where the package refuses a text that has no words
+    ("Hypothesis is empty.": an empty or punctuation-only output) FlashRAG's evaluation stops; here that
+    pair scores 0, as a wrong answer."""
+    try:
+        from rouge import Rouge
+    except ImportError as exc:
+        raise ConfigError(f"FlashRAG's ROUGE needs the rouge package ({exc}); run `pip install ragbench[flashrag]`") from exc
+    try:
+        scores = Rouge().get_scores(prediction, gold)[0]
+    except ValueError:
+        return dict.fromkeys(ROUGE_KEYS, 0.0)
+    return {ours: scores[theirs]["f"] for ours, theirs in ROUGE_KEYS.items()}
+
+
+class FlashRagRouge(AnswerMetric):
+    """FlashRAG's `rouge-1`, `rouge-2` and `rouge-l` (`Rouge_Score.calculate_rouge`): each the best F over
+    the gold answers. No gold answers: not scorable."""
+
+    name = "flashrag_rouge"
+    keys = tuple(ROUGE_KEYS)
+
+    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+        golds = golds_of(example)
+        if not golds:
+            return dict.fromkeys(self.keys)
+        per_gold = [rouge_f(prediction.answer, gold) for gold in golds]
+        return {key: max(scores[key] for scores in per_gold) for key in self.keys}

@@ -1,5 +1,6 @@
 """FlashRAG's evaluator metrics (flashrag/evaluator/metrics.py) that `match.py` and `open_qa.py` do not
-already compute: its token-level `precision` and `recall`, and its `rouge-1`, `rouge-2` and `rouge-l`.
+already compute: its token-level `precision` and `recall`, its `rouge-1`, `rouge-2` and `rouge-l`, and its
+`retrieval_recall` and `retrieval_precision` of the documents shown.
 (Its `em`, `acc` and `f1` are `em`, `cover_em` and `hotpot_f1`, with `regex=true` on CuratedTREC.)
 Each scores the output against every gold answer and keeps the best, as upstream does; on a
 multiple-choice set the gold answers are the texts of the right choices (FlashRAG's
@@ -7,8 +8,9 @@ multiple-choice set the gold answers are the texts of the right choices (FlashRA
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
-from ragbench.api import ConfigError, Example, Prediction, Scores, normalize_answer
+from ragbench.api import ConfigError, Example, Prediction, Scores, normalize_answer, passage_text
 
 from .match import AnswerMetric, golds_of
 from .open_qa import yes_no_mismatch
@@ -72,3 +74,30 @@ class FlashRagRouge(AnswerMetric):
             return dict.fromkeys(self.keys)
         per_gold = [rouge_f(prediction.answer, gold) for gold in golds]
         return {key: max(scores[key] for scores in per_gold) for key in self.keys}
+
+
+class FlashRagRetrieval(AnswerMetric):
+    """FlashRAG's `retrieval_recall` and `retrieval_precision` (`Retrieval_Recall`, `Retrieval_Precision`) of
+    the first k documents shown (basic_config.yaml's `retrieval_recall_topk`, 5): each document read as
+    FlashRAG's `contents` ("title\\ntext"), a hit where a normalised gold answer is a substring of it; recall 1
+    when any is a hit, precision the share of hits. Fewer than k shown: those (upstream warns); none shown:
+    0 for both (upstream's precision divides by zero). No gold answers: not scorable."""
+
+    name = "flashrag_retrieval"
+    keys = ("retrieval_recall", "retrieval_precision")
+
+    def __init__(self, k: int = 5) -> None:
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ConfigError(f"metric flashrag_retrieval: k must be a whole number of documents from 1, got {k!r}")
+        self.k = k
+
+    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+        golds = [normalize_answer(gold) for gold in golds_of(example)]
+        if not golds:
+            return dict.fromkeys(self.keys)
+        shown = prediction.shown_docs("FlashRAG's retrieval recall and precision")[: self.k]
+        hits = [any(gold in normalize_answer(passage_text(doc)) for gold in golds) for doc in shown]
+        return {"retrieval_recall": float(any(hits)), "retrieval_precision": sum(hits) / len(hits) if hits else 0.0}
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "k": self.k}

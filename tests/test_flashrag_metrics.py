@@ -9,15 +9,18 @@ import json
 
 import pytest
 
+from ragbench._errors import ConfigError
+from ragbench._retrieval.corpus import flashrag_passage
 from ragbench._shared.yaml_tasks.sources import flashrag_records
 from ragbench._types import Example, Prediction
-from ragbench.metrics.flashrag import FlashRagRouge, TokenPrecisionRecall
+from ragbench.metrics.flashrag import FlashRagRetrieval, FlashRagRouge, TokenPrecisionRecall
 from ragbench.metrics.match import ExactMatch
 from ragbench.metrics.open_qa import CoverExactMatch, HotpotF1
 
 from conftest import TEST_DATA
 
-PARITY = json.loads((TEST_DATA / "parity" / "flashrag.json").read_text(encoding="utf-8"))["cases"]
+UPSTREAM = json.loads((TEST_DATA / "parity" / "flashrag.json").read_text(encoding="utf-8"))
+PARITY, RETRIEVAL_PARITY = UPSTREAM["cases"], UPSTREAM["retrieval_cases"]
 ROUGE = {"rouge_1": "rouge-1", "rouge_2": "rouge-2", "rouge_l": "rouge-l"}
 
 
@@ -51,6 +54,27 @@ def test_metrics_equal_flashrag_evaluator(case, tmp_path):
     assert got == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.parametrize("case", RETRIEVAL_PARITY, ids=lambda c: c["id"])
+def test_retrieval_recall_and_precision_equal_flashrag_evaluator(case, tmp_path):
+    """The shown documents are the case's FlashRAG corpus passages as ragbench reads them (title split off)."""
+    docs = [flashrag_passage(str(i), contents) for i, contents in enumerate(case["contents"])]
+    prediction = Prediction(example_id=case["id"], answer="", docs=docs)
+    values = FlashRagRetrieval(k=case["k"]).score(example_of(case, tmp_path), prediction)
+    assert values == pytest.approx(case["expected"], abs=1e-12)
+
+
+def test_retrieval_with_nothing_shown_scores_0_where_upstream_divides_by_zero():
+    example = Example(id="x", question="q", gold={"answers": ["Evermouth"]})
+    assert FlashRagRetrieval().score(example, Prediction(example_id="x", answer="a")) == {
+        "retrieval_recall": 0.0, "retrieval_precision": 0.0}
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.5, True, "5"])
+def test_retrieval_k_must_be_a_whole_number_from_1(k):
+    with pytest.raises(ConfigError, match="k must be a whole number"):
+        FlashRagRetrieval(k=k)
+
+
 def test_an_output_without_words_scores_rouge_0_where_upstream_stops():
     raised = [case["id"] for case in PARITY if isinstance(case["expected"]["rouge-l"], dict)]
     assert raised == ["empty_pred", "punct_only_pred"]
@@ -68,6 +92,7 @@ def test_without_gold_answers_nothing_is_scorable():
     example, prediction = Example(id="x", question="q", gold={"answers": []}), Prediction(example_id="x", answer="a")
     assert TokenPrecisionRecall().score(example, prediction) == {"precision": None, "recall": None}
     assert FlashRagRouge().score(example, prediction) == dict.fromkeys(ROUGE)
+    assert FlashRagRetrieval().score(example, prediction) == {"retrieval_recall": None, "retrieval_precision": None}
 
 
 def test_regex_is_recorded_in_the_metric_config():

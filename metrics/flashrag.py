@@ -8,7 +8,7 @@ multiple-choice set the gold answers are the texts of the right choices (FlashRA
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Callable, Literal
 
 from ragbench.api import ConfigError, Example, Prediction, Scores, normalize_answer, passage_text
 
@@ -45,35 +45,57 @@ class TokenPrecisionRecall(AnswerMetric):
         return {"precision": max(p for p, _ in pairs), "recall": max(r for _, r in pairs)}
 
 
-def rouge_f(prediction: str, gold: str) -> dict[str, float]:
-    """`Rouge().get_scores(pred, answer)[0][key]["f"]` of the `rouge` package, FlashRAG's scorer (1.0.1:
-    case-sensitive words, the F of 2PR/(P+R+1e-8)). Where the package refuses a text that has no words
-    ("Hypothesis is empty.": an empty or punctuation-only output) FlashRAG's evaluation stops; here that
-    pair scores 0, as a wrong answer."""
+def rouge_scorer(language: str) -> tuple[Any, Callable[[str], str]]:
+    """The scorer FlashRAG uses and what it scores: the `rouge` package over the texts as written (`en`,
+    `Rouge_Score`), or rouge-chinese over jieba's words joined by spaces (`zh`, `ZH_Rouge_Score`)."""
     try:
+        if language == "zh":
+            import jieba
+            from rouge_chinese import Rouge
+
+            jieba.setLogLevel(60)  # its dictionary-loading notes are not the run's
+            return Rouge(), lambda text: " ".join(jieba.cut(text))
         from rouge import Rouge
     except ImportError as exc:
-        raise ConfigError(f"FlashRAG's ROUGE needs the rouge package ({exc}); run `pip install ragbench[flashrag]`") from exc
+        raise ConfigError(f"FlashRAG's ROUGE needs {'jieba and rouge-chinese' if language == 'zh' else 'the rouge package'} "
+                          f"({exc}); run `pip install ragbench[flashrag]`") from exc
+    return Rouge(), lambda text: text
+
+
+def rouge_f(scorer: Any, prediction: str, gold: str) -> dict[str, float]:
+    """`scorer.get_scores(pred, answer)[0][key]["f"]` (rouge 1.0.1 and rouge-chinese 1.0.3: case-sensitive
+    words, the F of 2PR/(P+R+1e-8)). Where the scorer refuses a text that has no words ("Hypothesis is
+    empty.": an empty output, with `en` a punctuation-only one too) FlashRAG's evaluation stops; here that
+    pair scores 0, as a wrong answer."""
     try:
-        scores = Rouge().get_scores(prediction, gold)[0]
+        scores = scorer.get_scores(prediction, gold)[0]
     except ValueError:
         return dict.fromkeys(ROUGE_KEYS, 0.0)
     return {ours: scores[theirs]["f"] for ours, theirs in ROUGE_KEYS.items()}
 
 
 class FlashRagRouge(AnswerMetric):
-    """FlashRAG's `rouge-1`, `rouge-2` and `rouge-l` (`Rouge_Score.calculate_rouge`): each the best F over
-    the gold answers. No gold answers: not scorable."""
+    """FlashRAG's `rouge-1`, `rouge-2` and `rouge-l` (`language=en`) or its `zh_rouge-1/2/l` (`language=zh`):
+    each the best F over the gold answers. No gold answers: not scorable."""
 
     name = "flashrag_rouge"
     keys = tuple(ROUGE_KEYS)
+
+    def __init__(self, language: Literal["en", "zh"] = "en") -> None:
+        if language not in ("en", "zh"):
+            raise ConfigError(f"metric flashrag_rouge: language '{language}' is not en or zh")
+        self.language = language
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         golds = golds_of(example)
         if not golds:
             return dict.fromkeys(self.keys)
-        per_gold = [rouge_f(prediction.answer, gold) for gold in golds]
+        scorer, cut = rouge_scorer(self.language)
+        per_gold = [rouge_f(scorer, cut(prediction.answer), cut(gold)) for gold in golds]
         return {key: max(scores[key] for scores in per_gold) for key in self.keys}
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "language": self.language}
 
 
 class FlashRagRetrieval(AnswerMetric):

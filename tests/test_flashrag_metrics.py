@@ -20,7 +20,7 @@ from ragbench.metrics.open_qa import CoverExactMatch, HotpotF1
 from conftest import TEST_DATA
 
 UPSTREAM = json.loads((TEST_DATA / "parity" / "flashrag.json").read_text(encoding="utf-8"))
-PARITY, RETRIEVAL_PARITY = UPSTREAM["cases"], UPSTREAM["retrieval_cases"]
+PARITY, RETRIEVAL_PARITY, ZH_PARITY = UPSTREAM["cases"], UPSTREAM["retrieval_cases"], UPSTREAM["zh_rouge_cases"]
 ROUGE = {"rouge_1": "rouge-1", "rouge_2": "rouge-2", "rouge_l": "rouge-l"}
 
 
@@ -52,6 +52,20 @@ def test_metrics_equal_flashrag_evaluator(case, tmp_path):
            **TokenPrecisionRecall().score(example, prediction),
            **{ROUGE[key]: value for key, value in FlashRagRouge().score(example, prediction).items()}}
     assert got == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("case", ZH_PARITY, ids=lambda c: c["id"])
+def test_zh_rouge_equals_flashrag_evaluator(case):
+    example = Example(id=case["id"], question="q", gold={"answers": case["golden_answers"]})
+    values = FlashRagRouge(language="zh").score(example, Prediction(example_id=case["id"], answer=case["pred"]))
+    assert {ROUGE[key]: value for key, value in values.items()} == pytest.approx(
+        {key: upstream_value(value) for key, value in case["expected"].items()}, abs=1e-12)
+
+
+def test_rouge_language_is_en_or_zh():
+    assert FlashRagRouge(language="zh").config() == {"name": "flashrag_rouge", "language": "zh"}
+    with pytest.raises(ConfigError, match="language 'fr' is not en or zh"):
+        FlashRagRouge(language="fr")
 
 
 @pytest.mark.parametrize("case", RETRIEVAL_PARITY, ids=lambda c: c["id"])

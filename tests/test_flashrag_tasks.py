@@ -19,7 +19,7 @@ TASK_FILES = {path.stem: path for path in sorted((ROOT / "tasks" / "flashrag").g
 OPEN_QA_FLASHRAG = ["nq_open_flashrag", "triviaqa_flashrag", "webquestions_flashrag", "hotpotqa_distractor_flashrag",
                     "2wikimultihopqa_flashrag", "musique_flashrag"]
 MULTIPLE_CHOICE = ["siqa", "commonsenseqa", "piqa", "mmlu", "truthfulqa", "hellaswag", "arc", "openbookqa", "quartz"]
-ROUGE_SETS = ["msmarco_qa", "narrativeqa", "wikiqa", "asqa", "eli5", "wikipassageqa", "wikiasp", "wow"]
+ROUGE_SETS = ["msmarco_qa", "narrativeqa", "wikiqa", "asqa", "eli5", "wikipassageqa", "wikiasp", "wow", "domainrag"]
 URL = "https://huggingface.co/datasets/RUC-NLPIR/FlashRAG_datasets/resolve/main/"
 
 
@@ -38,7 +38,7 @@ def score(tmp_path: Path, task: str, answers: dict[str, str]) -> dict:
 def test_group_flashrag_holds_every_flashrag_task_and_flashrag_qa_stays_as_it_was():
     groups = get_registry().groups
     assert sorted(groups["flashrag"]) == sorted([*OPEN_QA_FLASHRAG, *TASK_FILES])
-    assert len(groups["flashrag"]) == 36
+    assert len(groups["flashrag"]) == 37
     assert groups["flashrag_qa"] == OPEN_QA_FLASHRAG
 
 

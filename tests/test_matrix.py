@@ -103,11 +103,12 @@ EXPECTED_OPEN_QA: dict[str, dict[str, float | None]] = {
 # The rest of FlashRAG's collection (tasks/flashrag), two records each (tests/data/flashrag): the first's gold (its
 # first answer; a multiple-choice set's right choice's text; "yes" on BoolQ and StrategyQA, "SUPPORTS" on FEVER;
 # CuratedTREC's first gold is a pattern matching itself) and "zzz": 1/2 for every answer metric. ROUGE: the first
-# gold has two words or more (a one-word text has no bigram, rouge-2 0), the rouge package's F of equal texts.
+# gold has two words or more (a one-word text has no bigram, rouge-2 0; DomainRAG's, in Chinese, three jieba words),
+# the rouge package's (DomainRAG: rouge-chinese's) F of equal texts.
 FLASHRAG_ROUGE = {"rouge_1": ROUGE_HALF, "rouge_2": ROUGE_HALF, "rouge_l": ROUGE_HALF}
 FLASHRAG_QA = {**HOTPOT_F1_HALF, "precision": 0.5, "recall": 0.5}
 FLASHRAG_LONG = ("msmarco_qa_flashrag", "narrativeqa_flashrag", "wikiqa_flashrag", "asqa_flashrag", "eli5_flashrag",
-                 "wikipassageqa_flashrag", "wikiasp_flashrag", "wow_flashrag")
+                 "wikipassageqa_flashrag", "wikiasp_flashrag", "wow_flashrag", "domainrag_flashrag")
 EXPECTED_FLASHRAG = {task: {**FLASHRAG_QA, **(FLASHRAG_ROUGE if task in FLASHRAG_LONG else {})}
                      for task in FLASHRAG_TASK_FILES}
 HOTPOT = ("hotpotqa_distractor", "hotpotqa_distractor_flashrag")

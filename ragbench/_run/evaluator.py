@@ -40,7 +40,7 @@ from .digest import example_digest
 from .example import StoppedAtFailure, process_example, record_failed, sample_record
 from .lifecycle import Engines, RunInterrupted, run_interruptible, run_together, signal_of
 from .metric_models import MetricModels
-from .planning import PlannedTask, needs
+from .planning import PlannedTask, needs, unused_metric_models
 from .preflight import check_free_space, engine_needs, preflight
 from .progress import Progress
 from .reading import RecordReader
@@ -68,7 +68,7 @@ class RunOutcome:
 def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTask], system: bool = True) -> Engines:
     """The engines a run loads after its pre-flight: with `system`, the system's model (when a system calls
     one) and role models, set up for what the systems need of them (`engine_needs`: the pre-flight
-    checked it); the judges; and, when a metric needs one, the NLI model (the system's own engine when
+    checked it); and, when a metric needs them, the judges and the NLI model (the system's own engine when
     --nli names the same model with no engine options of its own). One that fails closes the others."""
     engines = Engines()
     try:
@@ -79,7 +79,9 @@ def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTas
             for role, model in config.role_models.items():
                 engines.roles[role] = load_engine(model, registry=registry, needs=system_needs,
                                                   **config.role_model_args.get(role, {}))
-        for i, model in enumerate(config.judges):
+        for line in unused_metric_models(config, planned):
+            log.warning("ragbench: %s", line)
+        for i, model in enumerate(config.judges if needs(planned, "judge") else []):
             engines.judges.append(load_engine(model, registry=registry, **config.judge_args.get(str(i), {})))
         if config.nli is not None and needs(planned, "nli"):
             same = engines.model is not None and config.nli == config.model and not config.nli_args

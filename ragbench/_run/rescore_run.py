@@ -59,7 +59,8 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry 
     with check.step(f"output folder {config.run_dir()}"):
         check_output(config, source)
     planned = plan_scoring(config, registry, check)
-    check_engines(config, registry, check, uses_llm=False, uses_nli=needs(planned, "nli"))
+    check_engines(config, registry, check, uses_llm=False, uses_nli=needs(planned, "nli"),
+                  uses_judges=needs(planned, "judge"))
     for task in planned:
         if not (source / "samples" / f"{task.name}.jsonl").is_file():
             check.problem(f"{source}/samples/{task.name}.jsonl is missing: the saved predictions are what is re-scored")

@@ -20,7 +20,6 @@ are worded by ragbench, not taken from a paper. CRAG's judges keep their exact p
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -166,12 +165,8 @@ class LlmJudge(Metric):
         return (value - low) / (high - low) if low <= value <= high else None
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        judges = list(getattr(ctx, "judges", None) or [])
-        if not judges:
-            raise ValueError("llm_judge needs a judge: pass --judge ENGINE:MODEL")
         messages = [{"role": "user", "content": self.prompt(example, prediction, ctx.task)}]
-        replies = await asyncio.gather(*(judge.chat(messages, step=f"judge:{self.name}", **self.sampling)
-                                         for judge in judges), return_exceptions=True)
+        replies = await ctx.ask_judges(self, messages, return_exceptions=True, **self.sampling)
         failed = [r for r in replies if isinstance(r, BaseException)]
         if len(failed) == len(replies):
             raise EngineError(f"every judge call failed: {failed[0]}")

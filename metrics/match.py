@@ -96,14 +96,41 @@ class NormalizedAnswerMetric(AnswerMetric):
         return {"name": self.name, "normalize": self.normalize}
 
 
-class ExactMatch(NormalizedAnswerMetric):
+def gold_pattern(gold: str) -> re.Pattern:
+    """A gold answer that is a regular expression (CuratedTREC's), case-insensitive, as FlashRAG's `em` and
+    `acc` compile it; one that does not compile fails the example's score (counted), as it stops upstream."""
+    try:
+        return re.compile(gold, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"gold answer {gold!r} is not a regular expression ({exc})") from exc
+
+
+class RegexAnswerMetric(NormalizedAnswerMetric):
+    """A metric whose gold answers may be regular expressions (`regex=true`), matched against the normalised
+    output as written (FlashRAG does so for CuratedTREC)."""
+
+    def __init__(self, normalize: Literal["squad", "triviaqa"] = "squad", regex: bool = False) -> None:
+        super().__init__(normalize)
+        self.regex = bool(regex)
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "regex": True} if self.regex else super().config()
+
+
+class ExactMatch(RegexAnswerMetric):
     """Self-RAG `metric_max_over_ground_truths(exact_match_score, ...)`. No golds: not scorable
-    (upstream raises)."""
+    (upstream raises). `regex=true`: a gold pattern matching the whole normalised output (FlashRAG's `em` on
+    CuratedTREC, `re.fullmatch`)."""
 
     name = "em"
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
-        return float(max(exact_match(prediction.answer, g, self.normalizer) for g in golds)) if golds else None
+        if not golds:
+            return None
+        if self.regex:
+            output = self.normalizer(prediction.answer)
+            return float(any(gold_pattern(g).fullmatch(output) for g in golds))
+        return float(max(exact_match(prediction.answer, g, self.normalizer) for g in golds))
 
 
 class TokenF1(NormalizedAnswerMetric):

@@ -7,7 +7,7 @@ from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, Prediction, Score, Scores, normalize_answer
 
-from .match import AnswerMetric, golds_of, token_f1
+from .match import AnswerMetric, gold_pattern, golds_of, token_f1
 
 YES_NO_ANSWERS = ("yes", "no", "noanswer")
 
@@ -17,26 +17,38 @@ class CoverExactMatch(AnswerMetric):
     SQuAD-normalised gold answer is a substring of the SQuAD-normalised output (Self-RAG's `match` is
     the raw, case-sensitive form). As upstream: a character substring, not whole words ("pol" is
     covered by "police"; `match_normalized` is the whole-word variant), and a gold that normalises to
-    "" covers every output. No gold answers: not scorable (upstream scores 0)."""
+    "" covers every output. No gold answers: not scorable (upstream scores 0). `regex=true`: a gold
+    pattern found in the normalised output (FlashRAG on CuratedTREC, `re.search`)."""
 
     name = "cover_em"
+
+    def __init__(self, regex: bool = False) -> None:
+        self.regex = bool(regex)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
         if not golds:
             return None
         output = normalize_answer(prediction.answer)
+        if self.regex:
+            return float(any(gold_pattern(gold).search(output) for gold in golds))
         return float(any(normalize_answer(gold) in output for gold in golds))
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "regex": True} if self.regex else {"name": self.name}
+
+
+def yes_no_mismatch(prediction: str, gold: str) -> bool:
+    """hotpot_evaluate_v1.py's rule (FlashRAG's `token_level_scores` too): when the normalised prediction
+    or gold is yes, no or noanswer, anything but the same word scores 0."""
+    normalized_prediction, normalized_gold = normalize_answer(prediction), normalize_answer(gold)
+    return normalized_prediction != normalized_gold and (normalized_prediction in YES_NO_ANSWERS
+                                                         or normalized_gold in YES_NO_ANSWERS)
 
 
 def hotpot_f1(prediction: str, gold: str) -> float:
-    """hotpot_evaluate_v1.py `f1_score`: SQuAD token F1, except that when the normalised prediction or
-    gold is yes, no or noanswer, anything but the same word scores 0."""
-    normalized_prediction, normalized_gold = normalize_answer(prediction), normalize_answer(gold)
-    if normalized_prediction != normalized_gold and (normalized_prediction in YES_NO_ANSWERS
-                                                     or normalized_gold in YES_NO_ANSWERS):
-        return 0.0
-    return token_f1(prediction, gold)
+    """hotpot_evaluate_v1.py `f1_score`: SQuAD token F1 with the yes/no rule."""
+    return 0.0 if yes_no_mismatch(prediction, gold) else token_f1(prediction, gold)
 
 
 class HotpotF1(AnswerMetric):

@@ -1,13 +1,14 @@
 """What a system (or a judge-based metric) gets for one example."""
 from __future__ import annotations
 
+import asyncio
 import numbers
 import time
 from collections import Counter
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence
 
 from ._llm import LLM
 from ._nli import NLI
@@ -18,6 +19,13 @@ from ._types import Document, Step
 if TYPE_CHECKING:
     from ._retrieval.handle import Retrieval
     from ._run.resources import RunResources
+
+
+class JudgedMetric(Protocol):
+    """What `Context.judges_for` reads of a metric (a `Metric`, which imports this module)."""
+
+    name: str
+    judge_roles: tuple[str, ...]
 
 
 @dataclass
@@ -48,9 +56,28 @@ class Context:
         """The LLM of one of the system's roles: its own --role-model, else the run's model."""
         return self.models.get(role, self.llm)
 
-    @property
-    def judge(self) -> LLM | None:
-        return self.judges[0] if self.judges else None
+    def judges_for(self, metric: "JudgedMetric") -> list[LLM]:
+        """The --judge engines `metric` asks: one per role of its `judge_roles` (the last judge taking the
+        roles left), or every one. A ValueError saying what to pass when there are none or too many."""
+        roles = metric.judge_roles
+        if not self.judges:
+            asked = f"one judge per role ({', '.join(roles)})" if len(roles) > 1 else "an LLM judge"
+            raise ValueError(f"metric {metric.name} asks {asked}: pass --judge ENGINE:MODEL")
+        if roles and len(self.judges) > len(roles):
+            raise ValueError(f"metric {metric.name} asks at most {len(roles)} judge(s), one per role "
+                             f"({', '.join(roles)}), and this run has {len(self.judges)} --judge")
+        if not roles:
+            return list(self.judges)
+        return [self.judges[min(i, len(self.judges) - 1)] for i in range(len(roles))]
+
+    async def ask_judges(self, metric: "JudgedMetric", messages: list[dict[str, str]], *, return_exceptions: bool = False,
+                         **sampling: Any) -> list[Any]:
+        """Every judge of `metric` (`judges_for`) asked the same chat at once, traced as step
+        `judge:<metric name>`: their replies in --judge order (with `return_exceptions`, a failed call's
+        exception in its place instead of raising)."""
+        judges = self.judges_for(metric)
+        return await asyncio.gather(*(judge.chat(messages, step=f"judge:{metric.name}", **sampling)
+                                      for judge in judges), return_exceptions=return_exceptions)
 
     def group(self, label: str):
         """`with ctx.group("iteration 2"):` - the steps made inside belong to that group of the

@@ -49,6 +49,10 @@ class Metric:
     keys: ClassVar[tuple[str, ...]] = ()  # the names a dict-valued `score` reports; default (name,)
     corpus_keys: ClassVar[tuple[str, ...]] = ()  # the names `corpus` reports
     needs: ClassVar[tuple[str, ...]] = ()  # run components the metric calls: "nli", "judge"
+    # With needs "judge": what each --judge does, in --judge order, when the judges have different jobs
+    # (e.g. ("extractor", "checker")): the run takes one judge per role at most, and with fewer the last
+    # judge takes the roles left (`ctx.judges_for`). Empty: any number, each asked the same (averaged).
+    judge_roles: ClassVar[tuple[str, ...]] = ()
     # Kinds of gold (Task.gold_fields; "citations" for tasks whose answers cite) the metric scores
     # against, all required; () scores any task.
     gold_needs: ClassVar[tuple[str, ...]] = ()

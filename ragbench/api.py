@@ -65,6 +65,7 @@ _MODULES = {
                               "apply_stop"),
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
+    "ragbench._retrieval.corpus": ("passage_text",),
     # pre-flight
     "ragbench._checks": ("Preflight", "probe_data", "unreachable"),
     # trace structure

@@ -17,11 +17,14 @@ from conftest import TEST_DATA, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from crag_tiny_kg import write_tiny_kg
 
+import ragbench.tasks.flashrag
 import ragbench.tasks.selfrag
+from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench._types import Example
 
 ALCE = TEST_DATA / "alce"
 OPEN_QA = TEST_DATA / "open_qa"
+FLASHRAG = TEST_DATA / "flashrag"  # two records per set of tasks/flashrag, named as the task's data.file
 KILT = TEST_DATA / "kilt"
 MULTIHOP_RAG = TEST_DATA / "multihop_rag"
 MIRAGE = TEST_DATA / "mirage"
@@ -118,6 +121,15 @@ def ragchecker(folder: Path) -> tuple[str, dict[str, Any]]:
 def open_qa(sample: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     """A set of tasks/open_qa: its sample in tests/data/open_qa (the release's or FlashRAG's format)."""
     return lambda folder: (str(OPEN_QA / sample), {})
+
+
+def flashrag(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
+    """A set of tasks/flashrag: its two records in FlashRAG's JSONL, the file the task downloads."""
+    spec = load_spec(FLASHRAG_TASK_FILES[task])
+    return lambda folder: (str(FLASHRAG / spec.data.file), {})
+
+
+FLASHRAG_TASK_FILES = {path.stem: path for path in Path(ragbench.tasks.flashrag.__file__).parent.glob("*.yaml")}
 
 
 # Two records in KILT's format on the pages of the KILT corpus sample (tests/data/kilt/kilt_passages.jsonl:
@@ -240,6 +252,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "musique": open_qa("musique_ans_v1.0_dev.jsonl"),
     "musique_flashrag": open_qa("musique_flashrag_dev.jsonl"),
     **{task: kilt(task) for task in KILT_TASKS},
+    **{task: flashrag(task) for task in FLASHRAG_TASK_FILES},
     "multihop_rag": multihop_rag,
     "beir": lambda folder: (str(BEIR), {}),
     "freshqa": freshqa,
@@ -253,7 +266,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
 # their article's date and source; MIRAGE's sets a sample of MedRAG's corpora, tests/data/mirage/medcorp.jsonl;
 # BEIR its folder's corpus.jsonl; FreshQA, whose sample asks of Varn, the Varn corpus). closed_book and recorded search nothing.
 CORPUS_TASKS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashrag", "webquestions", "webquestions_flashrag",
-                "hotpotqa_fullwiki", "musique_flashrag", *KILT_TASKS, "multihop_rag", *MIRAGE_TASKS, "beir",
+                "hotpotqa_fullwiki", "musique_flashrag", *FLASHRAG_TASK_FILES, *KILT_TASKS, "multihop_rag", *MIRAGE_TASKS, "beir",
                 "freshqa", "ragchecker"}
 CORPUS_INDEX = {**dict.fromkeys(KILT_TASKS, "kilt"), "multihop_rag": "multihop_rag",
                 **dict.fromkeys(MIRAGE_TASKS, "mirage"), "beir": "beir"}  # else "varn"

@@ -60,6 +60,13 @@ def test_a_row_of_no_split_and_a_row_without_answers_are_bad_records(tmp_path):
     assert third.id == "3"
 
 
+
+def test_the_blank_rows_a_spreadsheet_saves_after_the_questions_are_no_records(tmp_path):
+    """pandas reads them as rows of NaN, which the notebooks' split selection leaves out: not bad records."""
+    path = tmp_path / "FreshQA.csv"
+    path.write_text(SAMPLE.read_text(encoding="utf-8") + ("," * 19 + "\n") * 3, encoding="utf-8")
+    assert [example.id for example in read(path)] == [example.id for example in read()]
+
 @pytest.mark.parametrize("old, new, column", [("answer_0", "answer0", "answer_0"), ("id,split,", "id,splat,", "split")])
 def test_a_header_without_a_column_the_notebooks_read_is_one_line_naming_it(tmp_path, old, new, column):
     """Read without answer_0, every question's first answer would be lost from its gold."""

@@ -118,3 +118,18 @@ def test_an_output_whose_answer_is_null_is_one_without_an_answer_as_kilt_reads_i
     assert results["counts"]["kilt_nq"]["bad_records"] == 0 and results["counts"]["kilt_nq"]["scored"] == 1
     assert samples(tmp_path / "run", "kilt_nq")[0]["gold"]["answers"] == ["Ansgar Pell"]
     assert results["results"]["kilt_nq"]["em"] == 1
+
+
+@pytest.mark.parametrize("task", SHIPPED)
+def test_a_record_whose_outputs_carry_only_provenance_is_scored_for_retrieval_not_answers(tmp_path, task):
+    """eval_retrieval.py scores such a record; eval_downstream.py's max over its no answers raises: its
+    answer metrics are not scorable (counted apart), it is not a bad record."""
+    record = {"id": "q1", "input": "who founded the fishing town of olm", "meta": {},
+              "output": [{"provenance": [{"wikipedia_id": "90001", "title": "Olm"}]}]}
+    data = tmp_path / DEV_FILES[task]
+    data.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    results = run(tmp_path, tasks=[task], data={task: str(data)}, system="closed_book", model="scripted:echo")
+    assert results["counts"][task]["bad_records"] == 0 and results["counts"][task]["scored"] == 1
+    scores = samples(tmp_path / "run", task)[0]["scores"]
+    assert scores["rprec"] == 0.0 and scores["recall_at_5"] == 0.0
+    assert scores["em"] is None and scores["kilt_em"] is None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import samples
-from matrix_fixtures import TASK_DATA, build_corpus_index, cell_config
+from matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
 
 from ragbench._errors import ConfigError
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -100,6 +100,17 @@ EXPECTED_OPEN_QA: dict[str, dict[str, float | None]] = {
                     "2wikimultihopqa_flashrag", "musique_flashrag")},
     "musique": {**QA_HALF, **NOTHING_SHOWN},
 }
+# The rest of FlashRAG's collection (tasks/flashrag), two records each (tests/data/flashrag): the first's gold (its
+# first answer; a multiple-choice set's right choice's text; "yes" on BoolQ and StrategyQA, "SUPPORTS" on FEVER;
+# CuratedTREC's first gold is a pattern matching itself) and "zzz": 1/2 for every answer metric. ROUGE: the first
+# gold has two words or more (a one-word text has no bigram, rouge-2 0; DomainRAG's, in Chinese, three jieba words),
+# the rouge package's (DomainRAG: rouge-chinese's) F of equal texts.
+FLASHRAG_ROUGE = {"rouge_1": ROUGE_HALF, "rouge_2": ROUGE_HALF, "rouge_l": ROUGE_HALF}
+FLASHRAG_QA = {**HOTPOT_F1_HALF, "precision": 0.5, "recall": 0.5}
+FLASHRAG_LONG = ("msmarco_qa_flashrag", "narrativeqa_flashrag", "wikiqa_flashrag", "asqa_flashrag", "eli5_flashrag",
+                 "wikipassageqa_flashrag", "wikiasp_flashrag", "wow_flashrag", "domainrag_flashrag")
+EXPECTED_FLASHRAG = {task: {**FLASHRAG_QA, **(FLASHRAG_ROUGE if task in FLASHRAG_LONG else {})}
+                     for task in FLASHRAG_TASK_FILES}
 HOTPOT = ("hotpotqa_distractor", "hotpotqa_distractor_flashrag")
 TWOWIKI = ("2wikimultihopqa", "2wikimultihopqa_flashrag")
 SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
@@ -226,6 +237,7 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     "crag_t1": CRAG, "crag_t2": CRAG, "crag_t3": CRAG,
     "omnieval_auto": OMNIEVAL, "omnieval_human": OMNIEVAL,
     **EXPECTED_OPEN_QA,
+    **EXPECTED_FLASHRAG,
     **dict.fromkeys(KILT_TASKS, KILT),
     "multihop_rag": MULTIHOP_RAG,
     "beir": BEIR,

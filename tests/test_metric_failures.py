@@ -88,7 +88,7 @@ def test_resume_scores_only_the_failed_metrics_examples_again_without_running_th
     traces = {i: r["trace"] for i, r in saved(tmp_path).items()}
     scoring_plugin.FAILING.clear()
     loaded = []
-    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda model, **k: loaded.append(model))
+    monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **k: loaded.append(model))
     resumed = evaluate(tmp_path, ["match", "scored:raise"], resume=True)
     assert loaded == []  # no engine of the system loaded
     assert scoring_plugin.CALLS["system"] == 6  # and the system's model never called again

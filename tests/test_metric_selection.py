@@ -91,3 +91,30 @@ def test_a_metric_alias_is_the_same_metric(tmp_path):
                   metric_args={"llm_judge.preset": "rubric"})
     assert set(results["results"]["demo"]) == {"em", "llm_judge", "llm_judge_unparsed"}
     assert results["config"]["metric_configs"]["demo"][1]["preset"] == "rubric"
+
+
+@pytest.mark.parametrize("metric, roles", [("ragchecker", "extractor, checker"),
+                                           ("omnieval_judge", "ModelEvaluator, HallucinationEvaluator")])
+def test_more_judges_than_a_metric_has_roles_for_stop_before_the_run(tmp_path, metric, roles):
+    """A judge past a metric's roles would be left unasked (omnieval_judge) or fail every example (ragchecker)."""
+    with pytest.raises(ConfigError, match=rf"metric {metric} \(demo\) asks at most 2 judge\(s\), one per role "
+                                          rf"\({roles}\), and 3 --judge are given; give at most 2"):
+        run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=[f"+{metric}"],
+            judges=["scripted:echo"] * 3)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("given, said", [
+    (["--judge", "scripted:echo", "--judge", "openai:nobody"],
+     "ragbench: --judge scripted:echo --judge openai:nobody is not used: no metric of this run asks a judge (add "
+     "one, e.g. --metrics +llm_judge)"),
+    (["--nli", "openai:nobody"],
+     "ragbench: --nli openai:nobody is not used: no metric of this run asks an NLI model (e.g. citation, on a task "
+     "whose answers cite)")], ids=["judge", "nli"])
+def test_a_judge_or_nli_model_no_metric_asks_is_said_and_not_loaded(tmp_path, given, said):
+    """A judged number the user expected is not silently missing; an engine nothing calls is neither
+    checked nor loaded (openai:nobody has no API key here: checking it would stop the run)."""
+    done = cli("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "1", *given,
+               "--output", str(tmp_path / "run"), "--no-progress", env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [said]

@@ -13,6 +13,7 @@ from helpers import run, samples
 from ragbench.tasks.omnieval.metrics import OmniEvalRetrieval, OmniEvalRule, average_precision, mrr, nonnegative_mean
 from ragbench.tasks.omnieval.judge import OmniEvalJudge, judge_prompt, metric_score, parse_value, qwen25_prompt
 from ragbench.tasks.omnieval.task import OmniEvalAuto
+from ragbench.api import Context
 from ragbench._types import Document, Example, Prediction, Step
 
 PARITY = json.loads((TEST_DATA / "parity" / "omnieval_upstream.json").read_text(encoding="utf-8"))
@@ -81,7 +82,7 @@ def test_judge_asks_utilization_and_hallucination_after_a_search_that_found_noth
     for trace, expected in (([found_nothing], {"utilization", "hallucination"}), ([], set())):
         judge = Judge()
         asyncio.run(OmniEvalJudge().score(example, Prediction("x", answer="a", trace=trace),
-                                          SimpleNamespace(judges=[judge])))
+                                          Context(llm=None, task=None, judges=[judge])))
         assert {"utilization", "hallucination"} & set(judge.steps) == expected
 
 

@@ -3,8 +3,11 @@ can only return an example's own documents, would answer closed book under its o
 refuses the run in one line naming the task, the system and the fix; `--retriever none` asks for it."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import ragbench.tasks.flashrag
 from ragbench._registry import Registry
 from ragbench._checks import PreflightError
 from ragbench._run.config import RunConfig
@@ -20,7 +23,8 @@ WITHOUT_DOCUMENTS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashr
                      "omnieval_human", *(f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever",
                                                                   "aidayago2", "wned", "cweb", "eli5", "wow")),
                      "multihop_rag", *(f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")),
-                     "beir", "freshqa", "ragchecker"}
+                     "beir", "freshqa", "ragchecker",
+                     *(path.stem for path in Path(ragbench.tasks.flashrag.__file__).parent.glob("*.yaml"))}
 
 
 def check(tmp_path, **options):

@@ -116,7 +116,7 @@ class FlakyOnce(Engine):
 
 def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypatch):
     data = popqa(tmp_path, n=3)
-    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda model, **options: FlakyOnce(model))
+    monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **options: FlakyOnce(model))
     FlakyOnce.failed = False
     first = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:flaky", data={"popqa": str(data)})
     assert first["counts"]["popqa"]["failed"] == 3
@@ -135,7 +135,7 @@ def test_resuming_a_finished_run_loads_nothing_and_keeps_its_results(tmp_path, m
     data = popqa(tmp_path, n=2)
     run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
     before = (tmp_path / "run" / "results.json").read_text()
-    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     outcome = Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
                                   output=str(tmp_path / "run"), resume=True, progress=False,
                                   bootstrap_iters=200)).run()
@@ -344,13 +344,13 @@ class InterruptedAfterThree(Engine):
 def test_an_interrupted_attempts_calls_count_in_the_cost_after_resume(tmp_path, monkeypatch):
     data = popqa(tmp_path, n=6)
     InterruptedAfterThree.answered = 0
-    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda model, **options: InterruptedAfterThree(model))
+    monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **options: InterruptedAfterThree(model))
     with pytest.raises(RunInterrupted):
         run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:interrupted", data={"popqa": str(data)},
             max_inflight=1)
     interrupted = json.loads((tmp_path / "run" / "run.json").read_text())["attempts"]
     assert len(interrupted) == 1 and interrupted[0]["interrupted"] and interrupted[0]["llm_calls"] == 3
-    monkeypatch.setattr("ragbench._run.evaluator.load_engine", lambda model, **options: FlakyOnce(model))
+    monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **options: FlakyOnce(model))
     FlakyOnce.failed = True  # answers every call
     results = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:interrupted", data={"popqa": str(data)},
                   max_inflight=1, resume=True)

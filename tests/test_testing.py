@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import ragbench.testing
-from ragbench.api import (ConfigError, Document, EngineError, Example, Prediction, RunResources, SampleRecord, System,
-                          Task)
+from ragbench.api import (ConfigError, Document, EngineError, Example, Metric, Prediction, RunResources, SampleRecord,
+                          System, Task)
 from ragbench.testing import (ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval,
                               run_examples)
 
@@ -184,6 +184,29 @@ def test_a_made_context_gives_a_metric_its_nli():
     ctx = make_context(Letters, nli=Entails())
     assert asyncio.run(ctx.nli.entails("alpha beta", "beta")) == 1
 
+
+
+def test_a_metric_asks_every_judge_or_one_per_role_and_is_told_what_to_pass_otherwise():
+    class Averaged(Metric):
+        name, needs = "averaged", ("judge",)
+
+    class Roles(Metric):
+        name, needs, judge_roles = "roles", ("judge",), ("extractor", "checker")
+
+    first, second, third = (ScriptedLLM({"": word}) for word in ("one", "two", "three"))
+    ctx = make_context(Letters, judges=[first, second])
+    replies = asyncio.run(ctx.ask_judges(Averaged(), [{"role": "user", "content": "q"}]))
+    assert [r.text for r in replies] == ["one", "two"] and assert_steps(ctx, ["llm:judge:averaged"] * 2) is None
+    assert [j.text for j in asyncio.run(ctx.ask_judges(Roles(), [{"role": "user", "content": "q"}]))] == ["one", "two"]
+    alone = make_context(Letters, judges=[first]).judges_for(Roles())
+    assert [asyncio.run(j.generate("q")).text for j in alone] == ["one", "one"]  # the last judge takes the roles left
+    with pytest.raises(ValueError, match=r"^metric roles asks one judge per role \(extractor, checker\): pass --judge"):
+        make_context(Letters).judges_for(Roles())
+    with pytest.raises(ValueError, match=r"^metric averaged asks an LLM judge: pass --judge ENGINE:MODEL$"):
+        make_context(Letters).judges_for(Averaged())
+    with pytest.raises(ValueError, match=r"asks at most 2 judge\(s\), one per role \(extractor, checker\), and "
+                                         r"this run has 3 --judge$"):
+        make_context(Letters, judges=[first, second, third]).judges_for(Roles())
 
 async def test_a_made_context_lends_the_resources_it_is_given_to_the_system():
     with RunResources() as resources:

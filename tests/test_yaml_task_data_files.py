@@ -70,6 +70,12 @@ def test_quoted_csv_values_keep_their_commas_and_newlines(tmp_path):
     assert read(task) == [("a", "Q1, or\r\nnot?", {"answers": ["x, y"]})]
 
 
+
+def test_a_csv_row_of_separators_only_is_no_record_as_a_blank_line_is_not(tmp_path):
+    """A spreadsheet saved as CSV writes its blank rows as ",,": they are not records (bad ones, or examples)."""
+    task = task_on(tmp_path, "d.csv", "id,question,answer\na,Q1?,x\n,,\n\nb,Q2?,y\n,,\n,\n")
+    assert read(task) == [("a", "Q1?", {"answers": ["x"]}), ("b", "Q2?", {"answers": ["y"]})]
+
 def test_a_csv_value_of_10_mb_is_read(tmp_path):
     context = "word " * 2_000_000
     task = task_on(tmp_path, "d.csv", f"id,question,answer,context\na,Q1?,x,{context}\nb,Q2?,y,\n",

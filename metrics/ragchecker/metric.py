@@ -29,6 +29,7 @@ class RagChecker(Metric):
     name = "ragchecker"
     keys = KEYS
     needs = ("judge",)
+    judge_roles = ("extractor", "checker")
     value_range = (0, 1)
     # RAGChecker's tutorial: whether less self-knowledge is better "depends on user's preference"
     key_specs = {**{key: KeySpec(False, (0, 1)) for key in LOWER_IS_BETTER}, "self_knowledge": KeySpec(None, (0, 1))}
@@ -79,11 +80,7 @@ class RagChecker(Metric):
         return [[labels[i] for labels in per_reference] for i in range(len(claims))]
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        judges = list(getattr(ctx, "judges", None) or [])
-        if not 1 <= len(judges) <= 2:
-            raise ValueError("ragchecker asks one judge (--judge ENGINE:MODEL), or two: the extractor, then the "
-                             f"checker; this run has {len(judges)}")
-        extractor, checker = judges[0], judges[-1]
+        extractor, checker = ctx.judges_for(self)
         golds = ctx.task.gold_references(example.gold)
         if not golds:
             raise ValueError("ragchecker needs a gold answer and this example has none")

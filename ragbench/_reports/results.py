@@ -1,6 +1,7 @@
 """Aggregating sample records into per-task metric values, bootstrap intervals and slices."""
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from typing import Any, Callable
@@ -150,8 +151,8 @@ def task_scores(samples: list[dict[str, Any]], metrics: list[Metric], slice_fiel
                 iterations: int, seed: int) -> dict[str, Any]:
     """A task's part of results.json that its samples (`aggregation_view`s) and metrics decide, by section:
     "results" and "details" (the metric keys), "counts" (records, scored, failed examples, bad records,
-    missing - `expected` records less those saved - and metric failures), and where there is anything to
-    say: "failures" (grouped by cause), "infrastructure_failures" (failed calls folded into results) and
+    missing - `expected` records less those saved - and metric failures), "data_sha256" (`data_sha256`),
+    and where there is anything to say: "failures" (grouped by cause), "infrastructure_failures" (failed calls folded into results) and
     "counted" (events the metrics counted)."""
     details = aggregate_task(samples, metrics, slice_fields, iterations, seed)
     bad = sum(1 for s in samples if s.get("bad_record"))
@@ -172,7 +173,19 @@ def task_scores(samples: list[dict[str, Any]], metrics: list[Metric], slice_fiel
     tallies = counted_events(samples, metrics)
     if tallies:
         out["counted"] = tallies
+    out["data_sha256"] = data_sha256(samples)
     return out
+
+
+def data_sha256(samples: list[dict[str, Any]]) -> str:
+    """One digest of the examples a task's numbers come from: each record's place and `example_sha256`
+    in data order (a bad record: its place). Two runs with equal digests scored the same examples, however
+    their data was found (a file, a folder, a hub dataset, a download), as lm-evaluation-harness's
+    `task_hashes` tell; the samples need not be shared to see it."""
+    digest = hashlib.sha256()
+    for sample in sorted(samples, key=lambda s: s.get("index", -1)):
+        digest.update(f"{sample.get('index')}:{sample.get('example_sha256') or 'bad record'}\n".encode())
+    return digest.hexdigest()
 
 
 def run_complete(counts: dict[str, dict[str, Any]], system_reports: dict[str, Any]) -> bool:

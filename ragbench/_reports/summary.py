@@ -31,11 +31,15 @@ def results_table(results: dict[str, Any]) -> str:
 
 
 def counts_table(results: dict[str, Any]) -> str:
-    rows = ["| task | records | scored | failed examples | bad records | missing | metric failures |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
+    """The records of each task and what became of them, with the digest of its data (`data_sha256`: equal
+    in two runs that scored the same examples; shortened, in full in results.json)."""
+    rows = ["| task | records | scored | failed examples | bad records | missing | metric failures | data sha256 |",
+            "|---|---:|---:|---:|---:|---:|---:|---|"]
+    digests = results.get("data_sha256") or {}  # absent from results written before it was recorded
     for task, counts in results["counts"].items():
         rows.append(f"| {task} | {counts['records']} | {counts['scored']} | {counts['failed']} | "
-                    f"{counts['bad_records']} | {counts.get('missing', 0)} | {counts.get('metric_failures', 0)} |")
+                    f"{counts['bad_records']} | {counts.get('missing', 0)} | {counts.get('metric_failures', 0)} | "
+                    f"{digests[task][:12] if task in digests else '-'} |")
     return "\n".join(rows)
 
 

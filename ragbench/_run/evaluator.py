@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from .._engines import load_engine, preload
+from .._engines import preload
 from .._errors import RecordError
 from .._llm import LLM
 from .._nli import NLI
@@ -38,13 +38,14 @@ from .config import RunConfig
 from .cost import AttemptCost, attempt_cost, whole_run_cost
 from .digest import example_digest
 from .example import StoppedAtFailure, process_example, record_failed, sample_record
-from .lifecycle import Engines, RunInterrupted, run_interruptible, run_together, signal_of
+from .lifecycle import RunInterrupted, run_interruptible, run_together, signal_of
 from .metric_models import MetricModels
-from .planning import PlannedTask, needs
-from .preflight import check_free_space, engine_needs, preflight
+from .planning import PlannedTask
+from .preflight import check_free_space, preflight
 from .progress import Progress
 from .reading import RecordReader
 from .resources import RunResources
+from .run_engines import Engines, load_engines
 from .scheduler import Scheduler
 from .workers import refuse_in_worker_start, use_ready_threads
 
@@ -63,31 +64,6 @@ class RunOutcome:
     @property
     def complete(self) -> bool:
         return self.results["complete"]
-
-
-def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTask], system: bool = True) -> Engines:
-    """The engines a run loads after its pre-flight: with `system`, the system's model (when a system calls
-    one) and role models, set up for what the systems need of them (`engine_needs`: the pre-flight
-    checked it); the judges; and, when a metric needs one, the NLI model (the system's own engine when
-    --nli names the same model with no engine options of its own). One that fails closes the others."""
-    engines = Engines()
-    try:
-        if system:
-            system_needs = engine_needs(planned)
-            if any(type(p.system).uses_llm for p in planned):
-                engines.model = load_engine(config.model, registry=registry, needs=system_needs, **config.model_args)
-            for role, model in config.role_models.items():
-                engines.roles[role] = load_engine(model, registry=registry, needs=system_needs,
-                                                  **config.role_model_args.get(role, {}))
-        for i, model in enumerate(config.judges):
-            engines.judges.append(load_engine(model, registry=registry, **config.judge_args.get(str(i), {})))
-        if config.nli is not None and needs(planned, "nli"):
-            same = engines.model is not None and config.nli == config.model and not config.nli_args
-            engines.nli = engines.model if same else load_engine(config.nli, registry=registry, **config.nli_args)
-    except BaseException:
-        engines.close()
-        raise
-    return engines
 
 
 class Evaluator:

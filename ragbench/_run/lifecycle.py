@@ -1,5 +1,4 @@
-"""A run's lifetime: its engines, loaded and closed together; its examples, run as one task group
-that ends before anything is torn down; and how it stops on Ctrl-C, SIGTERM or SIGHUP: at once,
+"""A run's lifetime: its examples, run as one task group that ends before anything is torn down; and how it stops on Ctrl-C, SIGTERM or SIGHUP: at once,
 saying what is saved (the evaluator's samples are written line by line, so nothing finished is lost)
 and the command that continues it."""
 from __future__ import annotations
@@ -11,7 +10,6 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Iterator
 
@@ -28,39 +26,6 @@ class RunInterrupted(KeyboardInterrupt):
         self.run_dir, self.saved, self.total, self.signum = run_dir, saved, total, signum
         super().__init__(f"{stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples "
                          f"saved in {run_dir}")
-
-
-@dataclass
-class Engines:
-    """The engines of a run, loaded after the pre-flight and before the run folder."""
-
-    model: Any = None
-    roles: dict[str, Any] = field(default_factory=dict)
-    judges: list[Any] = field(default_factory=list)
-    nli: Any = None
-
-    def _loaded(self) -> list[Any]:
-        """Each loaded engine once (the NLI model may be the system's own engine)."""
-        return [engine for engine in (self.model, *self.judges, *self.roles.values(),
-                                      *([self.nli] if self.nli is not self.model else [])) if engine is not None]
-
-    async def aclose(self) -> None:
-        """Close the engines' HTTP clients, inside the loop that opened them (`close` ends the engines)."""
-        for engine in self._loaded():
-            if hasattr(engine, "aclose"):
-                await engine.aclose()
-
-    def close(self) -> None:
-        for engine in self._loaded():
-            engine.close()
-
-    def content_ids(self) -> dict[str, str]:
-        """"kind:model content_id" (a digest of the model's local files) of each engine that has one, by
-        its place in the run (model, role NAME, judge N, nli)."""
-        places = {"model": self.model, **{f"role {name}": engine for name, engine in self.roles.items()},
-                  **{f"judge {number}": judge for number, judge in enumerate(self.judges, 1)}, "nli": self.nli}
-        return {place: f"{engine.kind}:{engine.model} {engine.content_id}" for place, engine in places.items()
-                if engine is not None and getattr(engine, "content_id", None)}
 
 
 async def run_together(coroutines: Iterable[Awaitable[Any]]) -> None:

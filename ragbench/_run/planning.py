@@ -238,12 +238,34 @@ def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: s
         if users and not provided[need]:
             check.problem(f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
                           f"{hint} (or choose other metrics with --metrics)")
+    for line in unused_metric_models(config, planned):
+        check.warn(line)
+    for p in planned:
+        for metric in p.metrics:
+            roles = metric.judge_roles if "judge" in metric.needs else ()
+            if roles and len(config.judges) > len(roles):
+                check.problem(f"metric {metric.name} ({p.name}) asks at most {len(roles)} judge(s), one per role "
+                              f"({', '.join(roles)}), and {len(config.judges)} --judge are given; give at most "
+                              f"{len(roles)} (or choose other metrics with --metrics)")
     with check.step(f"--nli-format {config.nli_format}"):
         nli_format(config.nli_format)
 
 
 def needs(planned: list[PlannedTask], need: str) -> bool:
     return any(need in metric.needs for p in planned for metric in p.metrics)
+
+
+def unused_metric_models(config: RunConfig, planned: list[PlannedTask]) -> list[str]:
+    """One line for a --judge or --nli that no metric of the run asks: it is not loaded, and that is said
+    rather than a judged number silently missing."""
+    lines = []
+    if config.judges and not needs(planned, "judge"):
+        lines.append(f"{' '.join(f'--judge {judge}' for judge in config.judges)} is not used: no metric of this "
+                     "run asks a judge (add one, e.g. --metrics +llm_judge)")
+    if config.nli is not None and not needs(planned, "nli"):
+        lines.append(f"--nli {config.nli} is not used: no metric of this run asks an NLI model (e.g. citation, "
+                     "on a task whose answers cite)")
+    return lines
 
 
 def _check_task_args(config: RunConfig, task_classes: dict[str, type], check: Preflight) -> None:

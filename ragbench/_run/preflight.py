@@ -158,7 +158,7 @@ def needs_problems(engine_class: type, name: str, options: dict[str, Any], needs
 
 
 def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, uses_nli: bool,
-                  needs: list[Any] | None = None) -> None:
+                  needs: list[Any] | None = None, uses_judges: bool = True) -> None:
     """Every engine the run will load (--model, --role-model, --judge, --nli): a known engine, options it
     accepts, a server that answers, and (the system's engines) what the systems need of them; nothing is
     loaded."""
@@ -171,7 +171,7 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
     engines += [(f"--role-model {role}=", f"--role-model-arg {role}.", model, config.role_model_args.get(role, {}))
                 for role, model in config.role_models.items()]
     engines += [("--judge", f"--judge-arg {i}.", model, config.judge_args.get(str(i), {}))
-                for i, model in enumerate(config.judges)]
+                for i, model in enumerate(config.judges if uses_judges else [])]
     if config.nli and uses_nli:
         engines.append(("--nli", "--nli-arg ", config.nli, config.nli_args))
     for flag, args_flag, spec, options in engines:
@@ -237,6 +237,7 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
     except ConfigError:
         system_class = None  # reported by plan
     uses_llm = system_class is not None and getattr(system_class, "uses_llm", True)
-    check_engines(config, registry, check, uses_llm, needs(planned, "nli"), engine_needs(planned))
+    check_engines(config, registry, check, uses_llm, needs(planned, "nli"), engine_needs(planned),
+                  needs(planned, "judge"))
     check.raise_if_failed()
     return planned, check

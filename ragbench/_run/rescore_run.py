@@ -33,12 +33,13 @@ from .._storage.rundir import RunDir, iter_samples
 from .._checks import Preflight
 from .config import RunConfig
 from .cost import attempt_cost
-from .evaluator import RunOutcome, load_engines
-from .lifecycle import Engines, run_interruptible
+from .evaluator import RunOutcome
+from .lifecycle import run_interruptible
 from .metric_models import MetricModels
 from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines
 from .resources import RunResources
+from .run_engines import Engines, load_engines
 from .rescore import bounded, rescore_record, scorable
 from .scheduler import Scheduler
 
@@ -59,7 +60,8 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry 
     with check.step(f"output folder {config.run_dir()}"):
         check_output(config, source)
     planned = plan_scoring(config, registry, check)
-    check_engines(config, registry, check, uses_llm=False, uses_nli=needs(planned, "nli"))
+    check_engines(config, registry, check, uses_llm=False, uses_nli=needs(planned, "nli"),
+                  uses_judges=needs(planned, "judge"))
     for task in planned:
         if not (source / "samples" / f"{task.name}.jsonl").is_file():
             check.problem(f"{source}/samples/{task.name}.jsonl is missing: the saved predictions are what is re-scored")

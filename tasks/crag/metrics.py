@@ -140,9 +140,7 @@ class CragAutoEval(Metric):
         decided = self.rule_verdict(example, lowered)
         if decided is not None:
             return self.row(accurate=float(decided), missing=False, exact=decided)
-        judges = list(getattr(ctx, "judges", None) or [])
-        if not judges:
-            raise ValueError("this prediction needs an LLM judge: pass --judge ENGINE:MODEL")
+        judges = ctx.judges_for(self)
         count = getattr(ctx, "count", None) or (lambda name: None)
         verdicts = await asyncio.gather(*(self.judge_row(judge, example, text, lowered, count) for judge in judges))
         return self.row(accurate=sum(verdicts) / len(verdicts), missing=False, exact=False)

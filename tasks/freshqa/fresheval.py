@@ -13,7 +13,6 @@ that fails fails the metric on that example (counted with the run's failures).
 tests/test_freshqa_fresheval.py pins the prompt and the reading to the notebooks' own code."""
 from __future__ import annotations
 
-import asyncio
 import datetime
 import json
 from pathlib import Path
@@ -93,13 +92,9 @@ class FreshEval(Metric):
         self.prompt = FreshEvalPrompt(mode, current_date)
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Score:
-        judges = list(getattr(ctx, "judges", None) or [])
-        if not judges:
-            raise ValueError("this metric asks an LLM judge: pass --judge ENGINE:MODEL")
         answers = [answer for answer in example.gold["answers"] if answer]
         messages = self.prompt.messages(example.question, answers, prediction.answer)
-        replies = await asyncio.gather(*(judge.chat(messages, step=f"judge:{self.name}", **self.judge_sampling)
-                                         for judge in judges))
+        replies = await ctx.ask_judges(self, messages, **self.judge_sampling)
         verdicts = [extract_rating(reply.text) for reply in replies]
         count = getattr(ctx, "count", lambda name: None)
         for _ in range(verdicts.count(None)):

@@ -91,6 +91,7 @@ class OmniEvalJudge(Metric):
                  "judge_failures": KeySpec(False, (0, None))}
     gold_needs = ("answers",)
     needs = ("judge",)
+    judge_roles = ("ModelEvaluator", "HallucinationEvaluator")  # one judge: both, with its two adapters
 
     def __init__(self, model_adapter: str | None = None, hallucination_adapter: str | None = None,
                  metrics: str | list | None = None) -> None:
@@ -107,8 +108,9 @@ class OmniEvalJudge(Metric):
                 "hallucination_adapter": self.hallucination_adapter, "sampling": SAMPLING}
 
     def route(self, metric: str, judges: list[Any]) -> tuple[Any, str | None]:
+        """The evaluator of `metric` among `judges` (one per role) and its LoRA adapter."""
         if metric == "hallucination":
-            return judges[-1], self.hallucination_adapter
+            return judges[1], self.hallucination_adapter
         return judges[0], self.model_adapter
 
     async def ask(self, metric: str, example: Example, prediction: Prediction, judges: list[Any]) -> float | None | EngineError:
@@ -122,10 +124,7 @@ class OmniEvalJudge(Metric):
         return metric_score(metric, parse_value(response.text.strip(), metric))
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        judges = list(getattr(ctx, "judges", None) or [])
-        if not judges:
-            raise ValueError("OmniEval model metrics need the evaluator: pass --judge ENGINE:MODEL "
-                             "(one with both LoRA adapters, or two: ModelEvaluator then HallucinationEvaluator)")
+        judges = ctx.judges_for(self)
         asked = [m for m in self.metrics if prediction.docs or searched(prediction) or m not in NEEDS_DOCS]
         values = await asyncio.gather(*(self.ask(m, example, prediction, judges) for m in asked))
         out: Scores = {m: None for m in self.keys[:-1]}

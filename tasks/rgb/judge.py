@@ -12,7 +12,6 @@ where the upstream scripts leave the example out of their rates. tests/test_rgb_
 and rates to the scripts' own."""
 from __future__ import annotations
 
-import asyncio
 from typing import Any, ClassVar
 
 from ragbench.api import Example, Prediction, Scores
@@ -53,14 +52,10 @@ class RgbJudge(RgbMetric):
 
     async def verdict(self, example: Example, prediction: Prediction, ctx: Any) -> float:
         """The share of the run's judges whose reply says yes."""
-        judges = list(getattr(ctx, "judges", None) or [])
-        if not judges:
-            raise ValueError("this metric asks an LLM judge: pass --judge ENGINE:MODEL")
         # the judged output is the one evalue.py saved: on the Chinese sets without its spaces
         output = prediction.answer.replace(" ", "") if self.strip_spaces else prediction.answer
         text = self.prompt.format(question=example.question, answer=output)
-        replies = await asyncio.gather(*(judge.chat([{"role": "user", "content": text}], step=f"judge:{self.name}",
-                                                    **self.judge_sampling) for judge in judges))
+        replies = await ctx.ask_judges(self, [{"role": "user", "content": text}], **self.judge_sampling)
         return sum(self.says_yes(reply.text) for reply in replies) / len(replies)
 
     def config(self) -> dict[str, Any]:

@@ -32,7 +32,8 @@ def csv_records(path: Path, delimiter: str | None, header_row: int | None = None
     off), the header being row `header_row` (from 0; the rows above it, a spreadsheet's title lines, are
     not data); a header naming a column twice is refused; a file that breaks off (cut short, corrupt) ends
     in one bad record after the rows read: a last row short of the header's columns without a line end
-    is such a break, not a row with its last fields empty."""
+    is such a break, not a row with its last fields empty. A row of empty fields only is no record, as a
+    blank line is not."""
     delimiter = delimiter or ("\t" if ".tsv" in path.suffixes else ",")
     cut_short = ends_open(path)
     with open_binary(path) as handle:
@@ -67,6 +68,8 @@ def csv_records(path: Path, delimiter: str | None, header_row: int | None = None
             if short is not None:
                 yield short
                 short = None
+            if not any(row.values()):
+                continue  # a blank row, as a spreadsheet saves one (only separators): no record, as a blank line
             place = RecordPlace(str(path), position, rows.line_num)  # the row's last line, a quoted newline in it
             position += 1
             if None in row:

@@ -1,0 +1,125 @@
+"""FlashRAG's evaluator metrics (flashrag/evaluator/metrics.py) that `match.py` and `open_qa.py` do not
+already compute: its token-level `precision` and `recall`, its `rouge-1`, `rouge-2` and `rouge-l`, and its
+`retrieval_recall` and `retrieval_precision` of the documents shown.
+(Its `em`, `acc` and `f1` are `em`, `cover_em` and `hotpot_f1`, with `regex=true` on CuratedTREC.)
+Each scores the output against every gold answer and keeps the best, as upstream does; on a
+multiple-choice set the gold answers are the texts of the right choices (FlashRAG's
+`get_dataset_answer`). tests/test_flashrag_metrics.py pins them to values from running upstream's file."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable, Literal
+
+from ragbench.api import ConfigError, Example, Prediction, Scores, normalize_answer, passage_text
+
+from .match import AnswerMetric, golds_of
+from .open_qa import yes_no_mismatch
+
+ROUGE_KEYS = {"rouge_1": "rouge-1", "rouge_2": "rouge-2", "rouge_l": "rouge-l"}  # ours -> the rouge package's
+
+
+def token_precision_recall(prediction: str, gold: str) -> tuple[float, float]:
+    """`F1_Score.token_level_scores` for one gold: the share of the output's normalised tokens in the gold,
+    and of the gold's in the output; 0 on a yes/no/noanswer mismatch or no common token."""
+    if yes_no_mismatch(prediction, gold):
+        return 0.0, 0.0
+    predicted, expected = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    common = sum((Counter(predicted) & Counter(expected)).values())
+    if common == 0:
+        return 0.0, 0.0
+    return common / len(predicted), common / len(expected)
+
+
+class TokenPrecisionRecall(AnswerMetric):
+    """FlashRAG's `precision` and `recall`: each the best over the gold answers on its own (the two may come
+    from different golds, as upstream keeps a running max of each). No gold answers: not scorable."""
+
+    name = "token_pr"
+    keys = ("precision", "recall")
+
+    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+        golds = golds_of(example)
+        if not golds:
+            return dict.fromkeys(self.keys)
+        pairs = [token_precision_recall(prediction.answer, gold) for gold in golds]
+        return {"precision": max(p for p, _ in pairs), "recall": max(r for _, r in pairs)}
+
+
+def rouge_scorer(language: str) -> tuple[Any, Callable[[str], str]]:
+    """The scorer FlashRAG uses and what it scores: the `rouge` package over the texts as written (`en`,
+    `Rouge_Score`), or rouge-chinese over jieba's words joined by spaces (`zh`, `ZH_Rouge_Score`)."""
+    try:
+        if language == "zh":
+            import jieba
+            from rouge_chinese import Rouge
+
+            jieba.setLogLevel(60)  # its dictionary-loading notes are not the run's
+            return Rouge(), lambda text: " ".join(jieba.cut(text))
+        from rouge import Rouge
+    except ImportError as exc:
+        raise ConfigError(f"FlashRAG's ROUGE needs {'jieba and rouge-chinese' if language == 'zh' else 'the rouge package'} "
+                          f"({exc}); run `pip install ragbench[flashrag]`") from exc
+    return Rouge(), lambda text: text
+
+
+def rouge_f(scorer: Any, prediction: str, gold: str) -> dict[str, float]:
+    """`scorer.get_scores(pred, answer)[0][key]["f"]` (rouge 1.0.1 and rouge-chinese 1.0.3: case-sensitive
+    words, the F of 2PR/(P+R+1e-8)). Where the scorer refuses a text that has no words ("Hypothesis is
+    empty.": an empty output, with `en` a punctuation-only one too) FlashRAG's evaluation stops; here that
+    pair scores 0, as a wrong answer."""
+    try:
+        scores = scorer.get_scores(prediction, gold)[0]
+    except ValueError:
+        return dict.fromkeys(ROUGE_KEYS, 0.0)
+    return {ours: scores[theirs]["f"] for ours, theirs in ROUGE_KEYS.items()}
+
+
+class FlashRagRouge(AnswerMetric):
+    """FlashRAG's `rouge-1`, `rouge-2` and `rouge-l` (`language=en`) or its `zh_rouge-1/2/l` (`language=zh`):
+    each the best F over the gold answers. No gold answers: not scorable."""
+
+    name = "flashrag_rouge"
+    keys = tuple(ROUGE_KEYS)
+
+    def __init__(self, language: Literal["en", "zh"] = "en") -> None:
+        if language not in ("en", "zh"):
+            raise ConfigError(f"metric flashrag_rouge: language '{language}' is not en or zh")
+        self.language = language
+
+    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+        golds = golds_of(example)
+        if not golds:
+            return dict.fromkeys(self.keys)
+        scorer, cut = rouge_scorer(self.language)
+        per_gold = [rouge_f(scorer, cut(prediction.answer), cut(gold)) for gold in golds]
+        return {key: max(scores[key] for scores in per_gold) for key in self.keys}
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "language": self.language}
+
+
+class FlashRagRetrieval(AnswerMetric):
+    """FlashRAG's `retrieval_recall` and `retrieval_precision` (`Retrieval_Recall`, `Retrieval_Precision`) of
+    the first k documents shown (basic_config.yaml's `retrieval_recall_topk`, 5): each document read as
+    FlashRAG's `contents` ("title\\ntext"), a hit where a normalised gold answer is a substring of it; recall 1
+    when any is a hit, precision the share of hits. Fewer than k shown: those (upstream warns); none shown:
+    0 for both (upstream's precision divides by zero). No gold answers: not scorable."""
+
+    name = "flashrag_retrieval"
+    keys = ("retrieval_recall", "retrieval_precision")
+
+    def __init__(self, k: int = 5) -> None:
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ConfigError(f"metric flashrag_retrieval: k must be a whole number of documents from 1, got {k!r}")
+        self.k = k
+
+    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+        golds = [normalize_answer(gold) for gold in golds_of(example)]
+        if not golds:
+            return dict.fromkeys(self.keys)
+        shown = prediction.shown_docs("FlashRAG's retrieval recall and precision")[: self.k]
+        hits = [any(gold in normalize_answer(passage_text(doc)) for gold in golds) for doc in shown]
+        return {"retrieval_recall": float(any(hits)), "retrieval_precision": sum(hits) / len(hits) if hits else 0.0}
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "k": self.k}

@@ -1,0 +1,75 @@
+"""A run's engines (the system's model and role models, the judges, the NLI model): loaded after the
+pre-flight, each only where something of the run calls it, and closed together."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._engines import load_engine
+from .._registry import Registry
+from .config import RunConfig
+from .planning import PlannedTask, needs, unused_metric_models
+from .preflight import engine_needs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Engines:
+    """The engines of a run, loaded after the pre-flight and before the run folder."""
+
+    model: Any = None
+    roles: dict[str, Any] = field(default_factory=dict)
+    judges: list[Any] = field(default_factory=list)
+    nli: Any = None
+
+    def _loaded(self) -> list[Any]:
+        """Each loaded engine once (the NLI model may be the system's own engine)."""
+        return [engine for engine in (self.model, *self.judges, *self.roles.values(),
+                                      *([self.nli] if self.nli is not self.model else [])) if engine is not None]
+
+    async def aclose(self) -> None:
+        """Close the engines' HTTP clients, inside the loop that opened them (`close` ends the engines)."""
+        for engine in self._loaded():
+            if hasattr(engine, "aclose"):
+                await engine.aclose()
+
+    def close(self) -> None:
+        for engine in self._loaded():
+            engine.close()
+
+    def content_ids(self) -> dict[str, str]:
+        """"kind:model content_id" (a digest of the model's local files) of each engine that has one, by
+        its place in the run (model, role NAME, judge N, nli)."""
+        places = {"model": self.model, **{f"role {name}": engine for name, engine in self.roles.items()},
+                  **{f"judge {number}": judge for number, judge in enumerate(self.judges, 1)}, "nli": self.nli}
+        return {place: f"{engine.kind}:{engine.model} {engine.content_id}" for place, engine in places.items()
+                if engine is not None and getattr(engine, "content_id", None)}
+
+
+def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTask], system: bool = True) -> Engines:
+    """The engines a run loads after its pre-flight: with `system`, the system's model (when a system calls
+    one) and role models, set up for what the systems need of them (`engine_needs`: the pre-flight
+    checked it); and, when a metric needs them, the judges and the NLI model (the system's own engine when
+    --nli names the same model with no engine options of its own). One that fails closes the others."""
+    engines = Engines()
+    try:
+        if system:
+            system_needs = engine_needs(planned)
+            if any(type(p.system).uses_llm for p in planned):
+                engines.model = load_engine(config.model, registry=registry, needs=system_needs, **config.model_args)
+            for role, model in config.role_models.items():
+                engines.roles[role] = load_engine(model, registry=registry, needs=system_needs,
+                                                  **config.role_model_args.get(role, {}))
+        for line in unused_metric_models(config, planned):
+            log.warning("ragbench: %s", line)
+        for i, model in enumerate(config.judges if needs(planned, "judge") else []):
+            engines.judges.append(load_engine(model, registry=registry, **config.judge_args.get(str(i), {})))
+        if config.nli is not None and needs(planned, "nli"):
+            same = engines.model is not None and config.nli == config.model and not config.nli_args
+            engines.nli = engines.model if same else load_engine(config.nli, registry=registry, **config.nli_args)
+    except BaseException:
+        engines.close()
+        raise
+    return engines

@@ -4,7 +4,8 @@ their calls, for the tests of typed scores, metric failures, --resume and `ragbe
 `scored:KIND` metrics (a metric family): `raise` raises on the example ids in FAILING; `string`, `numpy`,
 `numpy_int`, `bool`, `nan`, `inf`, `list`, `none` return such a value; `range` returns 2.0 against its
 declared range [0, 1]; `extra` returns a key it does not declare; `corpus` is a corpus-only metric that
-raises while CORPUS_FAILS is set. `system_answer` and `judge_answer` are `scripted:` functions."""
+raises while CORPUS_FAILS is set; `raise_corpus` raises as `raise` does and reports the mean of its values as
+the corpus key `scored:raise_corpus_mean` (as ALCE's citation_f1 and rougeLsum_bootstrap_mid). `system_answer` and `judge_answer` are `scripted:` functions."""
 from __future__ import annotations
 
 from collections import Counter
@@ -31,11 +32,12 @@ def family(name: str) -> type[Metric]:
 
     class Scored(Metric):
         value_range = (0, 1)
-        corpus_keys = (name,) if kind == "corpus" else ()
+        keys = (name,) if kind == "raise_corpus" else ()
+        corpus_keys = (name,) if kind == "corpus" else (f"{name}_mean",) if kind == "raise_corpus" else ()
         key_specs = {name: KeySpec(False, (0, 1))} if kind == "lower" else {}
 
         def score(self, example, prediction, ctx=None):
-            if kind == "raise" and str(example.id) in FAILING:
+            if kind in ("raise", "raise_corpus") and str(example.id) in FAILING:
                 raise RuntimeError(f"flaky metric on {example.id}")
             if kind == "extra":
                 return {name: 1.0, "surprise": 0.0}
@@ -46,6 +48,9 @@ def family(name: str) -> type[Metric]:
         def corpus(self, samples, seed):
             if CORPUS_FAILS[0]:
                 raise RuntimeError("the corpus metric's model is not there")
+            if kind == "raise_corpus":
+                values = [s["scores"][name] for s in samples if s["scores"].get(name) is not None]
+                return {f"{name}_mean": sum(values) / len(values)}
             return {name: 0.25}
 
     Scored.name = name

@@ -127,6 +127,15 @@ def test_a_failed_corpus_metric_is_counted_and_resume_computes_it_again(tmp_path
     assert resumed.complete and resumed.results["results"]["demo"]["scored:corpus"] == 0.25
 
 
+def test_a_corpus_key_of_a_metric_that_failed_on_some_examples_counts_them_as_errors_not_in_n(tmp_path):
+    scoring_plugin.FAILING.update({"9000", "9002"})
+    # scored:string fails on every example: another metric's failures are not this one's
+    details = evaluate(tmp_path, ["scored:raise_corpus", "scored:string"]).results["details"]["demo"]
+    assert (details["scored:raise_corpus"]["n"], details["scored:raise_corpus"]["n_errors"]) == (4, 2)
+    corpus = details["scored:raise_corpus_mean"]  # computed from the 4 examples the metric scored
+    assert (corpus["value"], corpus["n"], corpus["n_errors"]) == (1.0, 4, 2)
+
+
 def test_a_saved_score_that_is_not_a_number_is_counted_not_a_crash_and_resume_scores_it_again(tmp_path):
     evaluate(tmp_path, ["match", "scored:numpy"])
     path = tmp_path / "run" / "samples" / "demo.jsonl"

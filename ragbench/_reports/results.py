@@ -10,7 +10,7 @@ import numpy as np
 
 from .._metric import InvalidScore, Metric, typed_value
 from .bootstrap import percentile_interval, resampled
-from .failures import counted_events, group_failures, metric_failure_count
+from .failures import counted_events, group_failures, metric_failure_count, metric_failures
 
 Aggregate = Callable[[list[float]], float]
 
@@ -117,11 +117,14 @@ def _slices(scored: list[tuple[dict[str, Any], float]], field: str, labels: list
 
 
 def corpus_entries(metric: Metric, samples: list[dict[str, Any]], seed: int) -> dict[str, dict[str, Any]]:
-    """A corpus-level metric's values over the scored samples (their scores under the metric's own key
-    names); a failure, or a value that is not a score, is recorded in each of its entries ("error"),
-    not raised."""
-    scored = [_own_keys(s, metric) for s in samples if s.get("error") is None and "scores" in s]
-    errors = sum(1 for s in samples if s.get("error") is not None)
+    """A corpus-level metric's values over the samples it scored (their scores under the metric's own key
+    names): an example that failed, or on which the metric's per-example part failed, is an error of its
+    entries, not in their n; a failure, or a value that is not a score, is recorded in each of its entries
+    ("error"), not raised."""
+    failed = [s.get("error") is not None or "scores" not in s or metric.name in metric_failures(s, [metric])
+              for s in samples]
+    scored = [_own_keys(s, metric) for s, fails in zip(samples, failed) if not fails]
+    errors = sum(failed)
     try:
         values = metric.corpus(scored, seed)
         typed = {key: typed_value(metric, key, values.get(key)) for key in metric.corpus_keys}

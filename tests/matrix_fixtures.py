@@ -379,40 +379,42 @@ def answers(task: str, examples: list[Example], system: str = "") -> list[str]:
     return out
 
 
-_EXAMPLES: dict[tuple[str, int], tuple[list[Example], bool | None]] = {}
+_EXAMPLES: dict[tuple[str, int], tuple[list[Example], bool | None, set[str]]] = {}
 
 
-def task_examples(task: str, data: str, task_args: dict[str, Any], limit: int) -> tuple[list[Example], bool | None]:
-    """The first `limit` examples of the cell's task, as the run will read them (read once per task), and
-    whether they carry documents of their own (`Task.own_documents`)."""
+def task_examples(task: str, data: str, task_args: dict[str, Any],
+                  limit: int) -> tuple[list[Example], bool | None, set[str]]:
+    """The first `limit` examples of the cell's task, as the run will read them (read once per task), whether
+    they carry documents of their own (`Task.own_documents`) and what its metrics call ("judge", "nli")."""
     if (task, limit) not in _EXAMPLES:
         from ragbench._run.planning import plan
         from ragbench._registry import get_registry
         from ragbench._run.config import RunConfig
 
-        probe = plan(RunConfig(tasks=[task], system="closed_book", data={task: data}, task_args=task_args,
-                               judges=["scripted:echo"], nli="scripted:echo"), get_registry())[0].task
-        _EXAMPLES[task, limit] = ([e for e in probe.examples() if isinstance(e, Example)][:limit],
-                                  probe.own_documents)
+        planned = plan(RunConfig(tasks=[task], system="closed_book", data={task: data}, task_args=task_args,
+                                 judges=["scripted:echo"], nli="scripted:echo"), get_registry())[0]
+        _EXAMPLES[task, limit] = ([e for e in planned.task.examples() if isinstance(e, Example)][:limit],
+                                  planned.task.own_documents, {need for m in planned.metrics for need in m.needs})
     return _EXAMPLES[task, limit]
 
 
 def cell_config(task: str, system: str, folder: Path, limit: int = 2,
                 corpus_index: Path | None = None) -> dict[str, Any]:
     """RunConfig fields of one matrix cell: the task's small data, one scripted engine as model, judge
-    and NLI judge that answers the first half of the questions with the gold and the rest wrongly
+    and NLI judge (where the task's metrics call them) that answers the first half of the questions with the gold and the rest wrongly
     (`answers`), and the retriever a user would give the system on the task (`retriever_options`; an open
     domain task's needs `corpus_index`, from `build_corpus_index`)."""
     folder.mkdir(parents=True, exist_ok=True)
     data, task_args = TASK_DATA[task](folder)
-    examples, own_documents = task_examples(task, data, task_args, limit)
+    examples, own_documents, needs = task_examples(task, data, task_args, limit)
     outputs = answers(task, examples, system)
     rules = folder / "rules.json"
     rules.write_text(json.dumps(STEP_RULES + reconstructor_rules(task, system, examples)
                                 + [{"pattern": re.escape(e.question), "response": output}
                                    for e, output in zip(examples, outputs)]))
     model = f"scripted:{rules}"
-    config: dict[str, Any] = {"tasks": [task], "system": system, "model": model, "judges": [model], "nli": model,
+    config: dict[str, Any] = {"tasks": [task], "system": system, "model": model,
+                              "judges": [model] if "judge" in needs else [], "nli": model if "nli" in needs else None,
                               "data": {task: data}, "task_args": task_args, "limit": limit, "progress": False,
                               "bootstrap_iters": 50, "output": str(folder / "run"),
                               **retriever_options(task, system, corpus_index, own_documents)}

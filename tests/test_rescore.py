@@ -70,6 +70,19 @@ def test_rescore_adds_to_the_runs_metrics_and_keeps_failed_examples_as_they_were
     assert not outcome.complete  # the bad record stays counted
 
 
+
+def test_rescore_with_other_metrics_drops_the_runs_options_of_a_metric_it_no_longer_asks(finished, tmp_path):
+    """The run's --metric-arg of llm_judge is the run's, not the user's: rescoring with em alone is not refused
+    for it; given again by the user, an option of no metric asked still is."""
+    judged = rescore_run(finished, {"metrics": ["+llm_judge"], "judges": [JUDGE], "output": str(tmp_path / "judged"),
+                                    "metric_args": {"llm_judge.preset": "rubric"}})
+    assert judged.results["config"]["metric_args"] == {"llm_judge.preset": "rubric"}
+    outcome = rescore_run(tmp_path / "judged", {"metrics": ["em"], "output": str(tmp_path / "em")})
+    assert set(outcome.results["results"]["popqa"]) == {"em"} and outcome.results["config"]["metric_args"] == {}
+    with pytest.raises(ConfigError, match=r"--metric-arg llm_judge.preset=...: expected METRIC.KEY for a metric"):
+        rescore_run(tmp_path / "judged", {"metrics": ["em"], "output": str(tmp_path / "again"),
+                                          "metric_args": {"llm_judge.preset": "rubric"}})
+
 def test_rescore_writes_the_tasks_reading_of_the_gold_into_a_run_written_without_it(finished, tmp_path):
     path = finished / "samples" / "popqa.jsonl"
     older = [{k: v for k, v in record.items() if k != "gold_references"} for record in samples(finished, "popqa")]

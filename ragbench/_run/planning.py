@@ -123,16 +123,22 @@ def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflig
     return task
 
 
-def plan_scoring(config: RunConfig, registry: Registry, check: Preflight) -> list[PlannedTask]:
+def plan_scoring(config: RunConfig, registry: Registry, check: Preflight,
+                 inherited_args: frozenset[str] = frozenset()) -> list[PlannedTask]:
     """The tasks of a finished run and the metrics that score its saved predictions again (ragbench
     rescore): each task built from its options but neither loaded nor checked (its data is not read), no
-    system; the metrics checked as for a run, their judge and NLI models included."""
+    system; the metrics checked as for a run, their judge and NLI models included. `inherited_args`: the
+    keys of `config.metric_args` taken from the run rather than given; those of a metric the rescoring no
+    longer asks are dropped (a user who asks for other metrics did not give them)."""
     names = registry.expand_tasks(config.tasks)
     with check.step("--metrics name tasks of the run"):
         _check_metric_scopes(config.metrics, names, registry)
     chosen: set[str] = set()
     planned = [PlannedTask(name, task, None, plan_metrics(config, registry, name, names, task, check, chosen))
                for name in names if (task := _build_task(config, registry, name, check)) is not None]
+    for key in inherited_args:
+        if not any(key.startswith(metric + ".") for metric in chosen):
+            config.metric_args.pop(key, None)
     _check_metric_needs(config, planned, chosen, check)
     return planned
 

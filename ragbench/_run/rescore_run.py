@@ -59,7 +59,8 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry 
     check = Preflight()
     with check.step(f"output folder {config.run_dir()}"):
         check_output(config, source)
-    planned = plan_scoring(config, registry, check)
+    inherited = frozenset(meta["config"].get("metric_args") or {}) - set(changes.get("metric_args") or {})
+    planned = plan_scoring(config, registry, check, inherited)
     check_engines(config, registry, check, uses_llm=False, uses_nli=needs(planned, "nli"),
                   uses_judges=needs(planned, "judge"))
     for task in planned:

@@ -4,8 +4,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -58,3 +60,28 @@ def plugin_pyproject(name: str, entry_points: dict[str, str], package: str, pack
     return (f'[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
             f'[project]\nname = "{name}"\nversion = "0.0.1"\ndependencies = ["ragbench"]\n\n'
             f'[project.entry-points.ragbench]\n{points}\n\n[tool.setuptools]\npackages = ["{package}"]\n{data}')
+
+
+def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: int = 3) -> tuple[Path, str]:
+    """A finished closed_book run of the demo task (a copy of `demo`), whose every question then changed, and
+    a `--resume` of it (running them all again) stopped by Ctrl-C once `remade` new samples were saved: the
+    run folder and what the stopped command printed."""
+    data = tmp_path / "demo.jsonl"
+    data.write_text(demo.read_text())
+    folder = tmp_path / "b"
+    args = ["--tasks", "demo", "--data", f"demo={data}", "--system", "closed_book", "--model", "scripted:echo",
+            "--model-arg", "per_request=0.1", "--max-inflight", "1", "--output", str(folder), "--no-progress"]
+    assert cli(*args).returncode == 0
+    records = [json.loads(line) for line in demo.read_text().splitlines()]
+    data.write_text("".join(json.dumps({**r, "question": r["question"] + " Answer briefly."}) + "\n"
+                            for r in records))  # new prompts: the cache does not answer them
+    resumed = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args, "--resume"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while (len((folder / "samples" / "demo.jsonl").read_text().splitlines()) < len(records) + remade
+           and time.monotonic() < deadline):
+        time.sleep(0.05)
+    resumed.send_signal(signal.SIGINT)
+    _, stderr = resumed.communicate(timeout=30)
+    assert resumed.returncode == 130, stderr
+    return folder, stderr

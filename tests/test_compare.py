@@ -3,15 +3,11 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import cli, run
+from helpers import cli, run, stopped_resume_after_the_data_changed
 from scipy.stats import binomtest
 
 import ragbench.tasks.selfrag
@@ -228,22 +224,7 @@ def test_a_run_whose_later_attempt_stopped_is_not_compared_from_its_earlier_resu
     # the run finished; its data then changed, and the --resume that runs the changed records again was stopped
     # (Ctrl-C) midway: results.json is the first attempt's, the samples hold records of both
     baseline = demo_run(tmp_path, "a", correct=12)
-    data = tmp_path / "demo.jsonl"
-    data.write_text(DEMO.read_text())
-    folder = tmp_path / "b"
-    args = ["--tasks", "demo", "--data", f"demo={data}", "--system", "closed_book", "--model", "scripted:echo",
-            "--model-arg", "per_request=0.1", "--max-inflight", "1", "--output", str(folder), "--no-progress"]
-    assert cli(*args).returncode == 0
-    records = [json.loads(line) for line in DEMO.read_text().splitlines()]
-    data.write_text("".join(json.dumps({**r, "question": r["question"] + " Answer briefly."}) + "\n"
-                            for r in records))  # new prompts: the cache does not answer them
-    resumed = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args, "--resume"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while len((folder / "samples" / "demo.jsonl").read_text().splitlines()) < 24 + 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    resumed.send_signal(signal.SIGINT)
-    assert resumed.wait(30) == 130
+    folder, _ = stopped_resume_after_the_data_changed(tmp_path, DEMO)
     assert json.loads((folder / "run.json").read_text())["finished"] is False and (folder / "results.json").is_file()
     refused = cli("compare", str(baseline), str(folder))
     assert refused.returncode == 2 and "Traceback" not in refused.stderr

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from helpers import samples
+from helpers import samples, stopped_resume_after_the_data_changed
 
 from ragbench._engines.base import EngineError
 from ragbench._errors import ConfigError
 from ragbench._run.evaluator import Evaluator, RunConfig
+
+DEMO = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
 
 TASK = """task: tq
 data:
@@ -88,3 +91,11 @@ def test_resume_after_the_yaml_task_changed_is_refused_naming_what_changed(tmp_p
     with pytest.raises(ConfigError, match=r"a task changed since the run started \(tq: yaml_sha256: .*--overwrite"):
         run(tmp_path, answer_all=True, resume=True)
     assert (tmp_path / "run" / "samples" / "tq.jsonl").read_text() == before
+
+
+def test_a_resume_stopped_after_the_data_changed_counts_only_samples_of_the_current_records_as_saved(tmp_path):
+    """The samples of records that changed are not saved examples: they run again."""
+    folder, said = stopped_resume_after_the_data_changed(tmp_path, DEMO)
+    remade = len((folder / "samples" / "demo.jsonl").read_text().splitlines()) - 24
+    assert remade >= 3
+    assert f": {remade} of 24 examples saved in {folder}" in said, said

@@ -82,6 +82,10 @@ class Evaluator:
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.model_contents: dict[str, str] = {}  # "kind:model content_id" by place (Engines.content_ids)
         self.stream_keys: dict[str, set[str]] = {}  # their checkpoint keys, for tasks whose stream was read
+        # a resumed task's saved samples when the attempt began, and the digest now of those whose record it read
+        self.saved_before: dict[str, dict[str, str | None]] = {}
+        self.read_digests: dict[str, dict[str, str | None]] = {}
+        self.changed_data: set[str] = set()  # tasks whose data changed since the run started
         self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
         self.page_cache_stats: dict[str, Any] | None = None
         self.response_cache_stats: dict[str, Any] | None = None
@@ -113,8 +117,10 @@ class Evaluator:
             self.model_contents = engines.content_ids()
             try:
                 self.check_models(engines)
+                fingerprints = self.data_fingerprints()
+                self.changed_data = set(self.run_dir.data_changed(fingerprints)) if config.resume else set()
                 self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
-                                                   config.resume, config.overwrite, self.data_fingerprints())
+                                                   config.resume, config.overwrite, fingerprints)
                 self.cost = AttemptCost(self.attempt_id, self.run_dir.record_attempt)
                 self.cost.save()  # the attempt counts from its start, whatever stops it
                 cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
@@ -230,8 +236,15 @@ class Evaluator:
         return {p.name: p.task.data_fingerprint() for p in self.planned}
 
     def _saved(self) -> int:
-        """Examples whose sample is saved and needs no new attempt."""
-        return sum(len(self.run_dir.finished_keys(p.name)) for p in self.planned)
+        """Examples whose sample is saved and needs no new attempt. Where a task's data changed since the run
+        started, a sample from before this attempt counts once its record was read again, unchanged."""
+        saved = 0
+        for p in self.planned:
+            finished = self.run_dir.finished_keys(p.name)
+            before, read = self.saved_before.get(p.name, {}), self.read_digests.get(p.name, {})
+            saved += len(finished) if p.name not in self.changed_data else sum(
+                1 for key, digest in finished.items() if key not in before or (key in read and read[key] == digest))
+        return saved
 
     def full_config(self) -> dict[str, Any]:
         out = asdict(self.config)
@@ -256,6 +269,7 @@ class Evaluator:
             seen: set[str] = set()
             self.expected[planned.name] = 0
             self.stream_keys[planned.name] = keys = set()
+            self.saved_before[planned.name], self.read_digests[planned.name] = done, (read := {})
             for position, item in enumerate(planned.task.examples()):
                 if self.config.limit is not None and position >= self.config.limit:
                     break
@@ -268,7 +282,9 @@ class Evaluator:
                         seen.add(str(item.id))
                 key = str(item.id) if isinstance(item, Example) else f"#record-{position}"
                 keys.add(key)
-                if key not in done or (done[key] is not None and done[key] != example_digest(item)):
+                if key in done:
+                    read[key] = None if done[key] is None else example_digest(item)
+                if key not in done or read[key] != done[key]:
                     yield planned, position, item  # not saved yet, failed, or its record changed since
 
     async def _execute(self, engines: Engines, cache: ResponseCache, resources: RunResources) -> Scheduler:

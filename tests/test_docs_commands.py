@@ -20,7 +20,7 @@ import pytest
 
 from conftest import ROOT
 
-PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
+PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
 SHELLS = {"bash", "sh", "shell"}
 REASONS = {"gpu", "model", "data", "network", "time"}
 FENCE = re.compile(r"^```(\S*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)

@@ -52,7 +52,8 @@ def nav_pages() -> list[str]:
 
 
 def test_every_page_in_docs_is_in_the_nav():
-    assert sorted(nav_pages()) == sorted(page.stem + ".html" for page in (ROOT / "docs").glob("*.md"))
+    docs = ROOT / "docs"
+    assert sorted(nav_pages()) == sorted(str(page.relative_to(docs).with_suffix(".html")) for page in docs.rglob("*.md"))
 
 
 def test_the_readmes_links_lead_to_files_that_exist():

@@ -45,7 +45,7 @@ def ranked_ids(prediction: Prediction, query_id: str, ignore_identical_ids: bool
     for doc in prediction.docs:
         if doc.id is None:
             raise ValueError("a shown document has no id: retrieve from an index of the collection's corpus.jsonl "
-                             "(docs/tasks.md#beir), whose documents carry their _id")
+                             "(docs/benchmarks/beir.md), whose documents carry their _id")
         ids.append(str(doc.id))
     return [doc_id for doc_id in dict.fromkeys(ids) if not (ignore_identical_ids and doc_id == query_id)]
 

@@ -94,7 +94,7 @@ def shown_pages(prediction: Prediction) -> list[str]:
         page = doc.metadata.get(PAGE_KEY)
         if page is None:
             raise ValueError(f"document {doc.id!r} has no {PAGE_KEY} in its metadata: retrieve from an index of "
-                             "KILT's knowledge source (docs/tasks.md#kilt) or give each document its wikipedia_id")
+                             "KILT's knowledge source (docs/benchmarks/kilt.md) or give each document its wikipedia_id")
         pages.append(str(page).strip())
     return _unique(pages)
 

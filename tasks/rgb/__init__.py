@@ -2,4 +2,4 @@
 information integration, counterfactual robustness; English and Chinese) as YAML tasks whose examples carry
 the passages evalue.py shows (sampling.py, style.py), scored by evalue.py's answer check (metrics.py), with
 the LLM-judged rates of reject_evalue.py and fact_evalue.py as opt-in metrics (judge.py).
-docs/tasks.md says where to get each file."""
+docs/benchmarks/rgb.md says where to get each file."""

@@ -23,6 +23,7 @@ from .csv_rows import csv_records
 from .fields import MISSING, lookup
 from .opened import compression, open_binary
 from .places import RecordPlace
+from .values import kind
 
 Item = tuple[RecordPlace, Any]
 SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}
@@ -142,15 +143,25 @@ def keyed_records(path: Path, records: str | None, found: dict, keys_as: str) ->
 
 
 def flashrag_records(path: Path) -> Iterator[Item]:
-    """FlashRAG's JSONL: a multiple-choice record's `golden_answers` (choice indexes) become the choices'
-    texts, as FlashRAG's BaseMetric.get_dataset_answer reads them; the indexes stay as
-    `golden_answer_indexes`."""
+    """FlashRAG's JSONL as its `Item` and `BaseMetric.get_dataset_answer` read it: a record with a list of
+    `choices` is multiple choice, its `golden_answers` indexes into them (Python's, -1 the last), which become
+    the choices' texts (the indexes stay as `golden_answer_indexes`); any other's are answer texts. FlashRAG
+    stops on a record it cannot read; here each is one bad record: `choices` that are not a list, indexes
+    that miss the choices, and golds that are not texts without choices to index (upstream's
+    `normalize_answer` takes only strings)."""
     for place, record in jsonl_records(path):
         choices = record.get("choices") if isinstance(record, dict) else None
-        if not choices or not isinstance(choices, list):
-            yield place, record
+        if choices is not None and not isinstance(choices, list):
+            yield place, place.error(f"expected a list of choice texts, got {kind(choices)}", "choices")
             continue
-        indexes = record.get("golden_answers")
+        indexes = record.get("golden_answers") if isinstance(record, dict) else None
+        if not choices:
+            golds = indexes if isinstance(indexes, list) else [indexes]
+            number = next((gold for gold in golds if isinstance(gold, (int, float))), None)
+            yield place, record if number is None else place.error(
+                f"holds {kind(number)}, not an answer text; a multiple-choice record's indexes "
+                "need its list of choices", "golden_answers")
+            continue
         try:
             texts = [choices[i] for i in indexes]
         except (TypeError, IndexError):

@@ -62,21 +62,32 @@ def rouge_scorer(language: str) -> tuple[Any, Callable[[str], str]]:
     return Rouge(), lambda text: text
 
 
-def rouge_f(scorer: Any, prediction: str, gold: str) -> dict[str, float]:
+def has_rouge_words(scorer: Any, text: str) -> bool:
+    """Whether the scorer finds a sentence in the text (the rouge package splits on ".", rouge-chinese on
+    its sentence ends; an empty text, or one of full stops only, has none)."""
+    try:
+        scorer.get_scores(text, text)
+    except ValueError:
+        return False
+    return True
+
+
+def rouge_f(scorer: Any, prediction: str, gold: str) -> dict[str, float] | None:
     """`scorer.get_scores(pred, answer)[0][key]["f"]` (rouge 1.0.1 and rouge-chinese 1.0.3: case-sensitive
-    words, the F of 2PR/(P+R+1e-8)). Where the scorer refuses a text that has no words ("Hypothesis is
-    empty.": an empty output, with `en` a punctuation-only one too) FlashRAG's evaluation stops; here that
-    pair scores 0, as a wrong answer."""
+    words, the F of 2PR/(P+R+1e-8)); None where the gold has no words. Either without words stops
+    FlashRAG's evaluation (the scorer raises "Hypothesis is empty." or "Reference is empty."); here an
+    output without words scores 0, as a wrong answer."""
     try:
         scores = scorer.get_scores(prediction, gold)[0]
-    except ValueError:
-        return dict.fromkeys(ROUGE_KEYS, 0.0)
+    except ValueError as exc:  # the output is checked first: its message does not tell whether the gold has words
+        return dict.fromkeys(ROUGE_KEYS, 0.0) if "Hypothesis" in str(exc) and has_rouge_words(scorer, gold) else None
     return {ours: scores[theirs]["f"] for ours, theirs in ROUGE_KEYS.items()}
 
 
 class FlashRagRouge(AnswerMetric):
     """FlashRAG's `rouge-1`, `rouge-2` and `rouge-l` (`language=en`) or its `zh_rouge-1/2/l` (`language=zh`):
-    each the best F over the gold answers. No gold answers: not scorable."""
+    each the best F over the gold answers. A gold without words stops FlashRAG's evaluation; here it is
+    left out, and an example with no gold left is not scorable (never a 0 that is no answer's fault)."""
 
     name = "flashrag_rouge"
     keys = tuple(ROUGE_KEYS)
@@ -91,7 +102,9 @@ class FlashRagRouge(AnswerMetric):
         if not golds:
             return dict.fromkeys(self.keys)
         scorer, cut = rouge_scorer(self.language)
-        per_gold = [rouge_f(scorer, cut(prediction.answer), cut(gold)) for gold in golds]
+        per_gold = [scores for gold in golds if (scores := rouge_f(scorer, cut(prediction.answer), cut(gold)))]
+        if not per_gold:
+            return dict.fromkeys(self.keys)
         return {key: max(scores[key] for scores in per_gold) for key in self.keys}
 
     def config(self) -> dict[str, Any]:

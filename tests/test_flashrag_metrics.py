@@ -21,6 +21,7 @@ from conftest import TEST_DATA
 
 UPSTREAM = json.loads((TEST_DATA / "parity" / "flashrag.json").read_text(encoding="utf-8"))
 PARITY, RETRIEVAL_PARITY, ZH_PARITY = UPSTREAM["cases"], UPSTREAM["retrieval_cases"], UPSTREAM["zh_rouge_cases"]
+WORDLESS_GOLD = UPSTREAM["wordless_gold_rouge_cases"]
 ROUGE = {"rouge_1": "rouge-1", "rouge_2": "rouge-2", "rouge_l": "rouge-l"}
 
 
@@ -92,6 +93,21 @@ def test_retrieval_k_must_be_a_whole_number_from_1(k):
 def test_an_output_without_words_scores_rouge_0_where_upstream_stops():
     raised = [case["id"] for case in PARITY if isinstance(case["expected"]["rouge-l"], dict)]
     assert raised == ["empty_pred", "punct_only_pred"]
+
+
+@pytest.mark.parametrize("case", WORDLESS_GOLD, ids=lambda c: c["id"])
+def test_a_gold_without_words_is_left_out_of_rouge_where_upstream_stops(case):
+    """Where upstream gives a number, the same; where a gold stops it ("Reference is empty."), the value over
+    the other golds as upstream scores them alone, and with none left not scorable (it was a silent 0)."""
+    example = Example(id=case["id"], question="q", gold={"answers": case["golden_answers"]})
+    values = FlashRagRouge(language=case["language"]).score(example, Prediction(example_id=case["id"], answer=case["pred"]))
+    got = {ROUGE[key]: value for key, value in values.items()}
+    if "expected_over_golds_with_words" not in case:
+        assert got == pytest.approx({key: upstream_value(value) for key, value in case["expected"].items()}, abs=1e-12)
+    elif case["expected_over_golds_with_words"] is None:
+        assert got == dict.fromkeys(ROUGE.values())
+    else:
+        assert got == pytest.approx(case["expected_over_golds_with_words"], abs=1e-12)
 
 
 def test_a_gold_that_is_no_regular_expression_fails_the_score():

@@ -115,8 +115,9 @@ class FlashRagRetrieval(AnswerMetric):
     """FlashRAG's `retrieval_recall` and `retrieval_precision` (`Retrieval_Recall`, `Retrieval_Precision`) of
     the first k documents shown (basic_config.yaml's `retrieval_recall_topk`, 5): each document read as
     FlashRAG's `contents` ("title\\ntext"), a hit where a normalised gold answer is a substring of it; recall 1
-    when any is a hit, precision the share of hits. Fewer than k shown: those (upstream warns); none shown:
-    0 for both (upstream's precision divides by zero). No gold answers: not scorable."""
+    when any is a hit, precision the share of hits. Fewer than k shown: those (upstream warns); none shown
+    (a closed-book run): recall 0, as upstream, and precision not scorable (upstream divides by zero).
+    No gold answers: not scorable."""
 
     name = "flashrag_retrieval"
     keys = ("retrieval_recall", "retrieval_precision")
@@ -132,7 +133,7 @@ class FlashRagRetrieval(AnswerMetric):
             return dict.fromkeys(self.keys)
         shown = prediction.shown_docs("FlashRAG's retrieval recall and precision")[: self.k]
         hits = [any(gold in normalize_answer(passage_text(doc)) for gold in golds) for doc in shown]
-        return {"retrieval_recall": float(any(hits)), "retrieval_precision": sum(hits) / len(hits) if hits else 0.0}
+        return {"retrieval_recall": float(any(hits)), "retrieval_precision": sum(hits) / len(hits) if hits else None}
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "k": self.k}

@@ -78,10 +78,12 @@ def test_retrieval_recall_and_precision_equal_flashrag_evaluator(case, tmp_path)
     assert values == pytest.approx(case["expected"], abs=1e-12)
 
 
-def test_retrieval_with_nothing_shown_scores_0_where_upstream_divides_by_zero():
+def test_retrieval_with_nothing_shown_is_recall_0_and_no_precision_where_upstream_divides_by_zero():
+    """Upstream on retrieval_result []: Retrieval_Recall 0, Retrieval_Precision ZeroDivisionError (the
+    precision of no document is no number; it was a silent 0)."""
     example = Example(id="x", question="q", gold={"answers": ["Evermouth"]})
     assert FlashRagRetrieval().score(example, Prediction(example_id="x", answer="a")) == {
-        "retrieval_recall": 0.0, "retrieval_precision": 0.0}
+        "retrieval_recall": 0.0, "retrieval_precision": None}
 
 
 @pytest.mark.parametrize("k", [0, -1, 2.5, True, "5"])

@@ -44,3 +44,20 @@ def test_a_record_flashrag_cannot_read_is_one_bad_record(tmp_path, fields, probl
 ], ids=["empty-choices", "null-choices", "string-gold", "index", "negative-index"])
 def test_answer_texts_and_indexes_into_choices_are_read(tmp_path, fields, golds):
     assert read(tmp_path, **fields)["golden_answers"] == golds
+
+
+def test_a_run_counts_the_unreadable_record_and_scores_the_rest(tmp_path):
+    """mmlu_flashrag on a right record and one whose choices are missing: 1 scored (em 1), 1 bad record (it
+    was scored 0 against the gold text "1")."""
+    from helpers import run
+
+    path = tmp_path / "flashrag_mmlu_test.jsonl"
+    path.write_text("\n".join(json.dumps({**QUESTION, "id": f"test_{i}", **fields}) for i, fields in enumerate([
+        {"golden_answers": [1], "choices": ["Trask", "Ansgar Pell"]}, {"golden_answers": [1]}])) + "\n", encoding="utf-8")
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"pattern": "Olm", "response": "Ansgar Pell"}]), encoding="utf-8")
+    results = run(tmp_path, tasks=["mmlu_flashrag"], data={"mmlu_flashrag": str(path)}, system="closed_book",
+                  model=f"scripted:{rules}")
+    counts = results["counts"]["mmlu_flashrag"]
+    assert (counts["records"], counts["scored"], counts["bad_records"]) == (2, 1, 1)
+    assert results["results"]["mmlu_flashrag"]["em"] == 1.0

@@ -102,7 +102,8 @@ def test_a_gold_without_words_is_left_out_of_rouge_where_upstream_stops(case):
     """Where upstream gives a number, the same; where a gold stops it ("Reference is empty."), the value over
     the other golds as upstream scores them alone, and with none left not scorable (it was a silent 0)."""
     example = Example(id=case["id"], question="q", gold={"answers": case["golden_answers"]})
-    values = FlashRagRouge(language=case["language"]).score(example, Prediction(example_id=case["id"], answer=case["pred"]))
+    prediction = Prediction(example_id=case["id"], answer=case["pred"])
+    values = FlashRagRouge(language=case["language"]).score(example, prediction)
     got = {ROUGE[key]: value for key, value in values.items()}
     if "expected_over_golds_with_words" not in case:
         assert got == pytest.approx({key: upstream_value(value) for key, value in case["expected"].items()}, abs=1e-12)

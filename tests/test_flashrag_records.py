@@ -28,8 +28,10 @@ def read(tmp_path, **fields):
     ({"golden_answers": 1}, "holds an integer, not an answer text"),
     ({"golden_answers": ["Ansgar Pell", 2.5]}, "holds a number, not an answer text"),
     ({"golden_answers": [1], "choices": "Trask, Ansgar Pell"}, "expected a list of choice texts, got a string"),
-    ({"golden_answers": [1], "choices": {"A": "Trask", "B": "Ansgar Pell"}}, "expected a list of choice texts, got a mapping"),
-], ids=["no-choices", "empty-choices", "null-choices", "bare-index", "number-gold", "choices-string", "choices-mapping"])
+    ({"golden_answers": [1], "choices": {"A": "Trask", "B": "Ansgar Pell"}},
+     "expected a list of choice texts, got a mapping"),
+], ids=["no-choices", "empty-choices", "null-choices", "bare-index", "number-gold", "choices-string",
+        "choices-mapping"])
 def test_a_record_flashrag_cannot_read_is_one_bad_record(tmp_path, fields, problem):
     record = read(tmp_path, **fields)
     assert isinstance(record, RecordError) and problem in str(record)
@@ -52,8 +54,9 @@ def test_a_run_counts_the_unreadable_record_and_scores_the_rest(tmp_path):
     from helpers import run
 
     path = tmp_path / "flashrag_mmlu_test.jsonl"
-    path.write_text("\n".join(json.dumps({**QUESTION, "id": f"test_{i}", **fields}) for i, fields in enumerate([
-        {"golden_answers": [1], "choices": ["Trask", "Ansgar Pell"]}, {"golden_answers": [1]}])) + "\n", encoding="utf-8")
+    records = [{"golden_answers": [1], "choices": ["Trask", "Ansgar Pell"]}, {"golden_answers": [1]}]
+    path.write_text("".join(json.dumps({**QUESTION, "id": f"test_{i}", **fields}) + "\n"
+                            for i, fields in enumerate(records)), encoding="utf-8")
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "Olm", "response": "Ansgar Pell"}]), encoding="utf-8")
     results = run(tmp_path, tasks=["mmlu_flashrag"], data={"mmlu_flashrag": str(path)}, system="closed_book",

@@ -96,13 +96,38 @@ class NormalizedAnswerMetric(AnswerMetric):
         return {"name": self.name, "normalize": self.normalize}
 
 
-def gold_pattern(gold: str) -> re.Pattern:
-    """A gold answer that is a regular expression (CuratedTREC's), case-insensitive, as FlashRAG's `em` and
-    `acc` compile it; one that does not compile fails the example's score (counted), as it stops upstream."""
+# How long one gold pattern may take to match: CuratedTREC's take microseconds; one that backtracks
+# catastrophically would hang the run, as it hangs FlashRAG's evaluation (`regex` matches "(a*)*b" at once
+# where `re` takes 2.2 s over 24 characters, but "(.*){1,32000}[bc]" defeats both: 2 s with `re` at 22
+# characters, doubling with each one).
+REGEX_SECONDS = 1.0
+
+
+def regex_module(metric: str) -> Any:
+    """The `regex` package (re's syntax and matching, VERSION0, with a time limit `re` lacks)."""
     try:
-        return re.compile(gold, re.IGNORECASE)
-    except re.error as exc:
+        import regex
+    except ImportError:
+        raise ConfigError(f"metric {metric}: regex=true matches gold patterns with the `regex` package, for its time "
+                          "limit: pip install 'ragbench[flashrag]'") from None
+    return regex
+
+
+def gold_matches(gold: str, output: str, whole: bool) -> bool:
+    """Whether `gold`, a regular expression (CuratedTREC's), matches `output` case-insensitively as FlashRAG's
+    `em` (`whole`: all of it, re.fullmatch) and `acc` (anywhere, re.search) match it. A pattern that does not
+    compile, or takes over REGEX_SECONDS to match, fails the example's score (counted): the first stops
+    FlashRAG's evaluation, the second hangs it."""
+    regex = regex_module("em/cover_em")
+    try:
+        pattern = regex.compile(gold, regex.IGNORECASE | regex.VERSION0)
+    except regex.error as exc:
         raise ValueError(f"gold answer {gold!r} is not a regular expression ({exc})") from exc
+    try:
+        return (pattern.fullmatch if whole else pattern.search)(output, timeout=REGEX_SECONDS) is not None
+    except TimeoutError:
+        raise ValueError(f"gold answer {gold!r} took over {REGEX_SECONDS:g} s to match (a pattern that backtracks "
+                         "catastrophically); fix the pattern in the data") from None
 
 
 class RegexAnswerMetric(NormalizedAnswerMetric):
@@ -112,6 +137,8 @@ class RegexAnswerMetric(NormalizedAnswerMetric):
     def __init__(self, normalize: Literal["squad", "triviaqa"] = "squad", regex: bool = False) -> None:
         super().__init__(normalize)
         self.regex = bool(regex)
+        if self.regex:
+            regex_module(self.name)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "regex": True} if self.regex else super().config()
@@ -129,7 +156,7 @@ class ExactMatch(RegexAnswerMetric):
             return None
         if self.regex:
             output = self.normalizer(prediction.answer)
-            return float(any(gold_pattern(g).fullmatch(output) for g in golds))
+            return float(any(gold_matches(g, output, whole=True) for g in golds))
         return float(max(exact_match(prediction.answer, g, self.normalizer) for g in golds))
 
 

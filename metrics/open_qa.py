@@ -7,7 +7,7 @@ from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, Prediction, Score, Scores, normalize_answer
 
-from .match import AnswerMetric, gold_pattern, golds_of, token_f1
+from .match import AnswerMetric, gold_matches, golds_of, regex_module, token_f1
 
 YES_NO_ANSWERS = ("yes", "no", "noanswer")
 
@@ -24,6 +24,8 @@ class CoverExactMatch(AnswerMetric):
 
     def __init__(self, regex: bool = False) -> None:
         self.regex = bool(regex)
+        if self.regex:
+            regex_module(self.name)
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
@@ -31,7 +33,7 @@ class CoverExactMatch(AnswerMetric):
             return None
         output = normalize_answer(prediction.answer)
         if self.regex:
-            return float(any(gold_pattern(gold).search(output) for gold in golds))
+            return float(any(gold_matches(gold, output, whole=False) for gold in golds))
         return float(any(normalize_answer(gold) in output for gold in golds))
 
     def config(self) -> dict[str, Any]:

@@ -6,6 +6,7 @@ choices' texts, as FlashRAG's `get_dataset_answer` makes it."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -120,6 +121,17 @@ def test_a_gold_that_is_no_regular_expression_fails_the_score():
     with pytest.raises(ValueError, match="not a regular expression"):
         CoverExactMatch(regex=True).score(example, Prediction(example_id="x", answer="1902"))
 
+
+
+@pytest.mark.parametrize("metric", [ExactMatch, CoverExactMatch])
+def test_a_gold_pattern_that_backtracks_catastrophically_fails_the_score_in_about_a_second(metric):
+    """"(.*){1,32000}[bc]" over 28 characters takes `re` about two minutes (2 s at 22, doubling with each one);
+    FlashRAG hangs on it."""
+    example = Example(id="x", question="q", gold={"answers": ["(.*){1,32000}[bc]"]})
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match=r"took over 1 s to match \(a pattern that backtracks catastrophically\)"):
+        metric(regex=True).score(example, Prediction(example_id="x", answer="a" * 28))
+    assert time.perf_counter() - started < 10
 
 def test_without_gold_answers_nothing_is_scorable():
     example, prediction = Example(id="x", question="q", gold={"answers": []}), Prediction(example_id="x", answer="a")

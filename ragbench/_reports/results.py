@@ -11,6 +11,7 @@ import numpy as np
 from .._metric import InvalidScore, Metric, typed_value
 from .bootstrap import percentile_interval, resampled
 from .failures import counted_events, group_failures, metric_failure_count, metric_failures
+from .slice_labels import SliceLabels, field_labels, slice_value
 
 Aggregate = Callable[[list[float]], float]
 
@@ -66,7 +67,8 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
     failed on it, or its saved value is not a score), its direction and range (`key_entry`), and the
     same per slice value of each slice field."""
     out: dict[str, dict[str, Any]] = {}
-    labels = {field: slice_labels(samples, field) for field in slice_fields}
+    labels = {field: field_labels([s.get("meta") for s in samples if not s.get("bad_record")], field)
+              for field in slice_fields}
     for metric in metrics:
         aggregate_of = None if type(metric).aggregate is Metric.aggregate else metric.aggregate
         for reported, key in metric.reported_keys().items():
@@ -98,21 +100,14 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
     return out
 
 
-def slice_label(sample: dict[str, Any], field: str) -> str:
-    return str((sample.get("meta") or {}).get(field, "(missing)"))
-
-
-def slice_labels(samples: list[dict[str, Any]], field: str) -> list[str]:
-    """Every value of a slice field among the task's examples (bad records have none), sorted: each key
-    reports each of them, with n 0 where it scored none there, so no slice drops out of a table."""
-    return sorted({slice_label(s, field) for s in samples if not s.get("bad_record")})
-
-
-def _slices(scored: list[tuple[dict[str, Any], float]], field: str, labels: list[str], aggregate: Aggregate | None,
+def _slices(scored: list[tuple[dict[str, Any], float]], field: str, labels: SliceLabels, aggregate: Aggregate | None,
             iterations: int, seed: int) -> dict[str, dict[str, Any]]:
-    groups: dict[str, list[float]] = {label: [] for label in labels}
+    """Per label of the field (`slice_labels`), the summary of the values scored there. Every value the
+    field takes among the task's examples (bad records have none) has its label, with n 0 where the key
+    scored none there, so no slice drops out of a table."""
+    groups: dict[str, list[float]] = {label: [] for label in labels.labels()}
     for sample, value in scored:
-        groups.setdefault(slice_label(sample, field), []).append(value)
+        groups.setdefault(labels.label(slice_value(sample.get("meta"), field)), []).append(value)
     return {label: summarise(vals, aggregate, iterations, seed) for label, vals in sorted(groups.items())}
 
 

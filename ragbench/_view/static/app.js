@@ -166,7 +166,8 @@ function matches(row, q, info) {
     if (info.higher_is_better[metric] === false ? !(v > 0) : v > 0) return false;
   }
   const slice = q.get("s");
-  if (slice) { const i = slice.indexOf("="); if (String(row.meta[slice.slice(0, i)]) !== slice.slice(i + 1)) return false; }
+  // slices: the row's label per field, as results.json names the slice (1 and "1", no value and "None" apart)
+  if (slice) { const i = slice.indexOf("="); if (row.slices[slice.slice(0, i)] !== slice.slice(i + 1)) return false; }
   if (text && ![row.id, row.question, row.answer, row.gold, failure(row)].some(x => x && x.toLowerCase().includes(text))) return false;
   return true;
 }
@@ -190,7 +191,7 @@ async function examplesView(rid, task, q) {
   search.addEventListener("change", () => go({q: search.value}));
   const select = (id, options, value, key) => h("select", {id, onchange: e => go({[key]: e.target.value})},
     options.map(([v, label]) => h("option", {value: v, selected: v === (value || "") ? "selected" : null}, label)));
-  const sliceOptions = [["", "any slice"], ...info.slice_fields.flatMap(f => [...new Set(rows.map(r => r.meta[f]).filter(v => v !== undefined))].map(v => [`${f}=${v}`, `${f} = ${v}`]))];
+  const sliceOptions = [["", "any slice"], ...info.slice_fields.flatMap(f => [...new Set(rows.map(r => r.slices[f]).filter(v => v !== undefined))].sort().map(v => [`${f}=${v}`, `${f} = ${v}`]))];
   const controls = h("div", {class: "controls"}, search,
     select("filter", [["", "all examples"], ["failed", "failed"], ["wrong", "wrong"]], q.get("f"), "f"),
     select("metric", info.metrics.map(m => [m, `metric: ${m}`]), q.get("m") || defaultMetric(info), "m"),

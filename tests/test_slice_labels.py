@@ -4,36 +4,16 @@ report.md, its plots, `ragbench compare` and the viewer's rows (docs/outputs.md,
 report.md")."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from conftest import write_jsonl
 from helpers import run
+from slice_fixtures import EXPECTED, level_task
 
 from ragbench._reports.compare import compare_runs, load_run
 from ragbench._reports.slice_labels import SliceLabels, slice_value
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
-
-# (level, answered right): "1 [number]" 2 of 2 right, "1" 0 of 1, "(none)" (null and absent) 1 of 2, "None" 0 of 1
-LEVELS = [(1, True), (1, True), ("1", False), ("None", False), (None, True), ("absent", False)]
-EXPECTED = {"(none)": (0.5, 2), "1": (0.0, 1), "1 [number]": (1.0, 2), "None": (0.0, 1)}
-
-
-def level_task(folder: Path) -> Path:
-    records = [{"id": f"q{i}", "question": f"Question {i}?", "golden_answers": ["yes"],
-                "metadata": {} if level == "absent" else {"level": level}} for i, (level, _) in enumerate(LEVELS)]
-    write_jsonl(folder / "levels.jsonl", records)
-    (folder / "answers.json").write_text(json.dumps(
-        [{"pattern": f"Question {i}\\?", "response": "yes"} for i, (_, right) in enumerate(LEVELS) if right]
-        + [{"response": "no"}]))
-    task = folder / "levels.yaml"
-    task.write_text("task: levels\ndata: {path: levels.jsonl, format: flashrag}\n"
-                    "fields:\n  slices: {level: metadata.level}\nprompt:\n  template: '{{ question }}'\n"
-                    "metrics: [em, length]\n")
-    return task
-
 
 @pytest.fixture(scope="module")
 def level_run(tmp_path_factory) -> tuple[Path, dict]:

@@ -207,7 +207,8 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
             for slice_field in slice_fields:
                 labels = baseline.slice_labels[task][slice_field]
                 for x, y in pairs:
-                    groups.setdefault(f"{slice_field}={labels.label(slice_value(x['meta'], slice_field))}", []).append((x, y))
+                    label = labels.label(slice_value(x["meta"], slice_field))
+                    groups.setdefault(f"{slice_field}={label}", []).append((x, y))
             for name, group in groups.items():
                 if not group:
                     continue

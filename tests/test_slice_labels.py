@@ -35,6 +35,20 @@ def test_report_md_rows_name_the_same_slices(level_run):
         assert f"| {label} | {n} | {value:.4f}" in report
 
 
+def test_plot_bars_name_the_same_slices(level_run, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib.axes import Axes
+
+    from ragbench._reports.slice_plots import slice_plot
+
+    ticks = []
+    original = Axes.set_xticks
+    monkeypatch.setattr(Axes, "set_xticks", lambda self, positions, labels=None, **kw: (
+        ticks.append(list(labels or [])), original(self, positions, labels, **kw))[1])
+    assert slice_plot("levels", "level", level_run[1]["details"]["levels"], ["em"], tmp_path).is_file()
+    assert ticks == [[f"{label}\n(n={n})" for label, (_, n) in sorted(EXPECTED.items())]]
+
+
 def test_compare_groups_by_the_same_slices(level_run):
     run_dir, _ = level_run
     report = compare_runs(load_run(run_dir), load_run(run_dir))

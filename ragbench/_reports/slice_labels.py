@@ -16,6 +16,7 @@ from typing import Any, Iterable
 NO_VALUE = "(none)"
 
 SliceValue = tuple[str, str]  # (kind, text)
+NONE: SliceValue = ("no value", NO_VALUE)  # a record without a value of the field
 
 
 def slice_value(meta: dict[str, Any] | None, field: str) -> SliceValue:
@@ -23,7 +24,7 @@ def slice_value(meta: dict[str, Any] | None, field: str) -> SliceValue:
     list / object (their JSON text)."""
     value = (meta or {}).get(field)
     if value is None:
-        return "no value", NO_VALUE
+        return NONE
     if isinstance(value, str):
         return "string", value
     if isinstance(value, bool):

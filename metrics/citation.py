@@ -21,8 +21,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.api import (Document, Example, Metric, Prediction, cited_numbers, list_items, remove_citations,
-                          sent_tokenize)
+from ragbench.api import (CorpusValue, Document, Example, Metric, Prediction, cited_numbers, list_items,
+                          remove_citations, sent_tokenize)
 
 
 def answer_list_statements(question: str, output: str) -> list[str]:
@@ -118,13 +118,16 @@ class Citation(Metric):
                                        ctx.nli, self.at_most_citations)
         return scores if scores is not None else {key: None for key in self.keys}
 
-    def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, float | None]:
-        recalls = [s["scores"]["citation_rec"] for s in samples if s["scores"].get("citation_rec") is not None]
-        precisions = [s["scores"]["citation_prec"] for s in samples if s["scores"].get("citation_prec") is not None]
-        if not recalls:
-            return {"citation_f1": None}
-        recall, precision = sum(recalls) / len(recalls), sum(precisions) / len(precisions)
-        return {"citation_f1": 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0}
+    def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, CorpusValue]:
+        """F1 of the mean recall and precision over the examples that have both (an output without
+        statements has neither: not scorable, left out and counted as such)."""
+        pairs = [(s["scores"]["citation_rec"], s["scores"]["citation_prec"]) for s in samples
+                 if s["scores"].get("citation_rec") is not None and s["scores"].get("citation_prec") is not None]
+        if not pairs:
+            return {"citation_f1": CorpusValue(None, 0)}
+        recall, precision = (sum(values) / len(pairs) for values in zip(*pairs))
+        return {"citation_f1": CorpusValue(2 * precision * recall / (precision + recall) if precision + recall > 0
+                                           else 0.0, len(pairs))}
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "at_most_citations": self.at_most_citations}

@@ -29,6 +29,17 @@ class KeySpec:
         return (low is None or value >= low) and (high is None or value <= high)
 
 
+@dataclass(frozen=True)
+class CorpusValue:
+    """A corpus key's value as `Metric.corpus` returns it where it left out some of the samples it was
+    given (those it cannot score, e.g. with a per-example value None): `n`, how many it was computed over.
+    The key's entry then has that n, and the rest as not scorable (`n_none`). A plain number says it was
+    computed over all of them."""
+
+    value: float | None
+    n: int
+
+
 class InvalidScore(ValueError):
     """A metric returned something that is not a score (see `typed_scores`)."""
 
@@ -106,7 +117,8 @@ class Metric:
     def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, float | None]:
         """Values of `corpus_keys` that only exist for the whole set (MAUVE, a bootstrap median),
         computed once from the scored sample records (question, gold, prediction, scores);
-        reported without interval or slices."""
+        reported without interval or slices. A value computed over fewer of them than given (the others
+        not scorable) is returned as `CorpusValue(value, n)`, so that its n says so."""
         return {}
 
     def config(self) -> dict[str, Any]:

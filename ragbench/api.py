@@ -14,7 +14,7 @@ module that imports `hookimpl` keeps `ragbench list` as fast as before.
 
 What is here, by what it is for:
 
-- The contract: `Task` (and the `Prompt` it builds), `System`, `Metric` (`Score`, `Scores`), the data
+- The contract: `Task` (and the `Prompt` it builds), `System`, `Metric` (`Score`, `Scores`, `CorpusValue`), the data
   they exchange (`Example`, `Document`, `Prediction`, `Step`), what a system or metric gets
   (`Context`, whose `llm` is an `LLM`), the finished example the reporting hooks read
   (`SampleRecord`, `recorded_extras`) and `hookimpl` for the plugin's hook module.
@@ -52,7 +52,7 @@ _MODULES = {
     # the contract
     "ragbench._task": ("Task", "Prompt"),
     "ragbench._system": ("System", "recorded_extras"),
-    "ragbench._metric": ("Metric", "KeySpec", "Score", "Scores"),
+    "ragbench._metric": ("Metric", "KeySpec", "CorpusValue", "Score", "Scores"),
     "ragbench._types": ("Example", "Document", "Prediction", "Step"),
     "ragbench._context": ("Context",),
     "ragbench._llm": ("LLM",),

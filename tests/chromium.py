@@ -46,3 +46,11 @@ def headless_chromium(network_log: bool = False) -> Iterator:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def wait_ready(driver, hash_part: str) -> None:
+    """Wait until the viewer has rendered the page whose address holds `hash_part`, and check it shows no error."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 15).until(lambda d: hash_part in (d.execute_script("return document.body.dataset.ready") or "#/"))
+    assert not driver.find_elements("id", "error"), driver.find_element("id", "error").text

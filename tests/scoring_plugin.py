@@ -15,7 +15,7 @@ import pytest
 
 from ragbench._engines.base import EngineError
 from ragbench._hookspecs import hookimpl
-from ragbench._metric import KeySpec, Metric
+from ragbench._metric import CorpusValue, KeySpec, Metric
 from ragbench._registry import Registry
 
 FAILING: set[str] = set()  # example ids `scored:raise` fails on
@@ -50,7 +50,7 @@ def family(name: str) -> type[Metric]:
                 raise RuntimeError("the corpus metric's model is not there")
             if kind == "raise_corpus":
                 values = [s["scores"][name] for s in samples if s["scores"].get(name) is not None]
-                return {f"{name}_mean": sum(values) / len(values)}
+                return {f"{name}_mean": CorpusValue(sum(values) / len(values), len(values))}
             return {name: 0.25}
 
     Scored.name = name

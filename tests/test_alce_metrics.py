@@ -78,6 +78,15 @@ def test_scoring_run_py_outputs_equals_eval_py_on_every_metric(tmp_path, dataset
     assert ours["citation_f1"] == pytest.approx(2 * precision * recall / (precision + recall), abs=1e-9)
 
 
+def test_corpus_keys_count_the_examples_their_value_was_computed_over(tmp_path):
+    # one ELI5 output has no statements: its citation recall and precision are not scorable, and
+    # citation_f1, the F1 of their means, is computed without it
+    details = score_run(tmp_path, "eli5")["details"]["alce_eli5"]
+    counts = {key: (details[key]["n"], details[key]["n_none"]) for key in details}
+    assert counts["citation_f1"] == counts["citation_rec"] == counts["citation_prec"] == (4, 1)
+    assert counts["rougeLsum_bootstrap_mid"] == counts["rougeLsum"] == (5, 0)
+
+
 def test_rouge_exact_mean_is_the_mean_of_per_item_eval_py_values(tmp_path):
     results = score_run(tmp_path, "asqa")
     per_item = [expected["rougeLsum"] for _, expected in per_item_scores("asqa", "default")]

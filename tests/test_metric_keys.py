@@ -7,7 +7,7 @@ from conftest import TEST_DATA
 from helpers import run, samples
 
 from ragbench._errors import ConfigError
-from ragbench._metric import KeySpec, Metric
+from ragbench._metric import CorpusValue, KeySpec, Metric
 from ragbench.metrics.citation import Citation
 from ragbench._registry import get_registry
 from ragbench._reports.results import aggregate_task
@@ -80,3 +80,36 @@ def test_a_corpus_metric_reads_its_own_keys_under_a_prefix():
     assert set(details) == {"alce_citation_rec", "alce_citation_prec", "alce_citation_f1"}
     assert details["alce_citation_f1"]["value"] == pytest.approx(2 * 75 * 50 / 125)
     assert details["alce_citation_rec"]["value"] == 75.0
+
+
+class Median(Metric):
+    """A corpus key over the examples whose `value` is scorable; `claimed` overrides the n it says."""
+
+    name = "median"
+    keys = ("value",)
+    corpus_keys = ("median", "first")
+    claimed: int | None = None
+
+    def corpus(self, samples, seed):
+        values = sorted(s["scores"]["value"] for s in samples if s["scores"]["value"] is not None)
+        n = len(values) if self.claimed is None else self.claimed
+        return {"median": CorpusValue(values[len(values) // 2] if values else None, n),
+                "first": samples[0]["scores"]["value"] or 0.0}
+
+
+def corpus_counts(metric: Metric, values: list) -> dict:
+    samples = [{"id": str(i), "error": None, "scores": {"value": v}} for i, v in enumerate(values)]
+    details = aggregate_task(samples, [metric], ())
+    return {key: (details[key]["value"], details[key]["n"], details[key]["n_none"], details[key].get("error"))
+            for key in ("median", "first")}
+
+
+def test_a_corpus_value_says_how_many_examples_it_was_computed_over():
+    assert corpus_counts(Median(), [1.0, None, 3.0, None, 2.0]) == {
+        "median": (2.0, 3, 2, None),  # two not scorable, left out: counted as such
+        "first": (1.0, 5, 0, None)}  # a plain number: computed over every example given
+    assert corpus_counts(Median(), [None, None])["median"] == (None, 0, 2, None)
+    wrong = Median()
+    wrong.claimed = 9
+    median = corpus_counts(wrong, [1.0, 2.0])["median"]
+    assert median[0] is None and "says its corpus key 'median' was computed over 9 samples of the 2" in median[3]

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from chromium import headless_chromium, require_chromium
+from chromium import headless_chromium, require_chromium, wait_ready
 from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 from ragbench._view.export import export
@@ -43,13 +43,6 @@ def served(site):
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
     server.server_close()
-
-
-def wait_ready(driver, hash_part: str) -> None:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(driver, 15).until(lambda d: hash_part in (d.execute_script("return document.body.dataset.ready") or "#/"))
-    assert not driver.find_elements("id", "error"), driver.find_element("id", "error").text
 
 
 def click(driver, text: str, hash_part: str) -> None:

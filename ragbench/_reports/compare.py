@@ -23,7 +23,7 @@ from .._storage.jsonl import read_json
 from .._storage.rundir import RunDir, iter_samples
 from .bootstrap import percentile_interval, resampled
 from .failures import incomplete_reason
-from .results import slice_label
+from .slice_labels import SliceLabels, field_labels, slice_value
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
 
@@ -37,6 +37,8 @@ class Run:
     path: Path
     results: dict[str, Any]
     samples: dict[str, dict[str, dict[str, Any]]]  # task -> example id -> sample record
+    # task -> slice field -> its labels over every record but bad ones, as results.json's slices
+    slice_labels: dict[str, dict[str, SliceLabels]]
     name: str = ""  # set by `label_runs`; the folder's name by default
 
     @property
@@ -93,18 +95,26 @@ def load_run(path: str | Path) -> Run:
         raise ConfigError(f"compare: {results_path} is not the results.json of a ragbench run (no 'results' "
                           f"object); {rebuild}")
     samples: dict[str, dict[str, dict[str, Any]]] = {}
+    labels: dict[str, dict[str, SliceLabels]] = {}
     for task in results.get("results", {}):
         sample_file = path / "samples" / f"{task}.jsonl"
         if not sample_file.is_file():
             raise ConfigError(f"compare: {sample_file} is missing (paired tests need the per-example scores)")
         errors: list = []
-        samples[task] = {str(r["id"]): {"scores": r.get("scores") or {}, "meta": r.get("meta"),  # streamed
-                                        "example_sha256": r.get("example_sha256")}
-                         for r in iter_samples(sample_file, errors) if r.get("id") is not None and r.get("error") is None}
+        metas: list[dict[str, Any] | None] = []
+        samples[task] = {}
+        for r in iter_samples(sample_file, errors):  # streamed
+            if not r.get("bad_record"):
+                metas.append(r.get("meta"))
+            if r.get("id") is not None and r.get("error") is None:
+                samples[task][str(r["id"])] = {"scores": r.get("scores") or {}, "meta": r.get("meta"),
+                                               "example_sha256": r.get("example_sha256")}
+        fields = {f for entry in results.get("details", {}).get(task, {}).values() for f in entry.get("slices", {})}
+        labels[task] = {field: field_labels(metas, field) for field in fields}
         if errors:
             raise ConfigError(f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {sample_file}); "
                               f"`ragbench --resume --output {path}` rebuilds it")
-    return Run(path, results, samples)
+    return Run(path, results, samples, labels)
 
 
 def mcnemar_p(a: np.ndarray, b: np.ndarray) -> float:
@@ -195,8 +205,10 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
             pairs = [(x, y) for x, y in pairs if _value(x, metric) is not None and _value(y, metric) is not None]
             groups: dict[str, list[tuple[dict, dict]]] = {"": pairs}
             for slice_field in slice_fields:
+                labels = baseline.slice_labels[task][slice_field]
                 for x, y in pairs:
-                    groups.setdefault(f"{slice_field}={slice_label(x, slice_field)}", []).append((x, y))
+                    label = labels.label(slice_value(x["meta"], slice_field))
+                    groups.setdefault(f"{slice_field}={label}", []).append((x, y))
             for name, group in groups.items():
                 if not group:
                     continue

@@ -8,9 +8,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._metric import InvalidScore, Metric, typed_value
+from .._metric import CorpusValue, InvalidScore, Metric, typed_value
 from .bootstrap import percentile_interval, resampled
 from .failures import counted_events, group_failures, metric_failure_count, metric_failures
+from .slice_labels import SliceLabels, field_labels, slice_value
 
 Aggregate = Callable[[list[float]], float]
 
@@ -66,7 +67,8 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
     failed on it, or its saved value is not a score), its direction and range (`key_entry`), and the
     same per slice value of each slice field."""
     out: dict[str, dict[str, Any]] = {}
-    labels = {field: slice_labels(samples, field) for field in slice_fields}
+    labels = {field: field_labels([s.get("meta") for s in samples if not s.get("bad_record")], field)
+              for field in slice_fields}
     for metric in metrics:
         aggregate_of = None if type(metric).aggregate is Metric.aggregate else metric.aggregate
         for reported, key in metric.reported_keys().items():
@@ -98,47 +100,54 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
     return out
 
 
-def slice_label(sample: dict[str, Any], field: str) -> str:
-    return str((sample.get("meta") or {}).get(field, "(missing)"))
-
-
-def slice_labels(samples: list[dict[str, Any]], field: str) -> list[str]:
-    """Every value of a slice field among the task's examples (bad records have none), sorted: each key
-    reports each of them, with n 0 where it scored none there, so no slice drops out of a table."""
-    return sorted({slice_label(s, field) for s in samples if not s.get("bad_record")})
-
-
-def _slices(scored: list[tuple[dict[str, Any], float]], field: str, labels: list[str], aggregate: Aggregate | None,
-            iterations: int, seed: int) -> dict[str, dict[str, Any]]:
-    groups: dict[str, list[float]] = {label: [] for label in labels}
+def _slices(scored: list[tuple[dict[str, Any], float]], field: str, labels: SliceLabels,
+            aggregate: Aggregate | None, iterations: int, seed: int) -> dict[str, dict[str, Any]]:
+    """Per label of the field (`slice_labels`), the summary of the values scored there. Every value the
+    field takes among the task's examples (bad records have none) has its label, with n 0 where the key
+    scored none there, so no slice drops out of a table."""
+    groups: dict[str, list[float]] = {label: [] for label in labels.labels()}
     for sample, value in scored:
-        groups.setdefault(slice_label(sample, field), []).append(value)
+        groups.setdefault(labels.label(slice_value(sample.get("meta"), field)), []).append(value)
     return {label: summarise(vals, aggregate, iterations, seed) for label, vals in sorted(groups.items())}
 
 
 def corpus_entries(metric: Metric, samples: list[dict[str, Any]], seed: int) -> dict[str, dict[str, Any]]:
     """A corpus-level metric's values over the samples it scored (their scores under the metric's own key
     names): an example that failed, or on which the metric's per-example part failed, is an error of its
-    entries, not in their n; a failure, or a value that is not a score, is recorded in each of its entries
-    ("error"), not raised."""
+    entries, not in their n. A key's n is what its value was computed over (`CorpusValue.n` where the
+    metric says it left samples out; no value: 0), the samples left out are its n_none (not scorable). A
+    failure, or a value that is not a score, is recorded in each of its entries ("error"), not raised."""
     failed = [s.get("error") is not None or "scores" not in s or metric.name in metric_failures(s, [metric])
               for s in samples]
     scored = [_own_keys(s, metric) for s, fails in zip(samples, failed) if not fails]
     errors = sum(failed)
     try:
         values = metric.corpus(scored, seed)
-        typed = {key: typed_value(metric, key, values.get(key)) for key in metric.corpus_keys}
+        typed = {key: corpus_value(metric, key, values.get(key), len(scored)) for key in metric.corpus_keys}
         error = None
     except Exception as exc:
         typed, error = {}, f"{type(exc).__name__}: {exc}"
     out = {}
     for reported, key in metric.reported_keys(corpus=True).items():
-        entry = {"value": typed.get(key), "ci95": None, "n": len(scored), "n_none": 0, "n_errors": errors,
+        value, n = typed.get(key, (None, len(scored)))
+        entry = {"value": value, "ci95": None, "n": n, "n_none": len(scored) - n, "n_errors": errors,
                  **key_entry(metric, key), "corpus": True}
         if error is not None:
             entry["error"] = error
         out[reported] = entry
     return out
+
+
+def corpus_value(metric: Metric, key: str, value: Any, given: int) -> tuple[float | None, int]:
+    """(value, n) of a corpus key's value: a `CorpusValue` says its n, a plain number was computed over all
+    `given` samples; no value scored none. Raises `InvalidScore` for a value that is not a score or an n
+    outside 0..given."""
+    value, n = (value.value, value.n) if isinstance(value, CorpusValue) else (value, given)
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= given:
+        raise InvalidScore(f"metric {metric.name} says its corpus key '{key}' was computed over {n!r} samples "
+                           f"of the {given} it was given")
+    typed = typed_value(metric, key, value)
+    return typed, 0 if typed is None else n
 
 
 def _own_keys(sample: dict[str, Any], metric: Metric) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import dataclasses
 import inspect
 from typing import Any
 
+from .._reports.slice_labels import NONE, SliceLabels
 from .._reports.slice_plots import slice_rows
 from .._run.config import RunConfig
 from .example import example_page
@@ -118,12 +119,22 @@ def rows_page(run: RunFolder, task: str, chunk: int) -> dict[str, Any]:
     higher = {k: e.get("higher_is_better", True) for k, e in
               ((run.results or {}).get("details") or {}).get(task, {}).items() if not e.get("corpus")}
     keys = list(higher) or list(dict.fromkeys(k for r in rows[:CHUNK] for k in r["scores"]))
+    in_slices = [r["slice_values"] for r in rows if r["slice_values"] is not None]  # bad records are in none
+    labels = {field: SliceLabels(values.get(field, NONE) for values in in_slices)
+              for field in sorted({f for values in in_slices for f in values})}
     return {"rid": run.rid, "task": task, "total": len(rows), "chunk": chunk, "chunk_size": CHUNK,
             "chunks": max(1, -(-len(rows) // CHUNK)), "metrics": keys,
             "higher_is_better": {k: higher.get(k, True) for k in keys},
-            "slice_fields": sorted({f for r in rows[:CHUNK] for f in r["meta"]}),
-            "finished": run.results is not None, "state": run.status()["state"],
-            "rows": rows[chunk * CHUNK:(chunk + 1) * CHUNK]}
+            "slice_fields": sorted(labels), "finished": run.results is not None, "state": run.status()["state"],
+            "rows": [_with_slices(row, labels) for row in rows[chunk * CHUNK:(chunk + 1) * CHUNK]]}
+
+
+def _with_slices(row: dict[str, Any], labels: dict[str, SliceLabels]) -> dict[str, Any]:
+    """A table row with its slice label per field (`slices`), as results.json names its slice."""
+    values = row["slice_values"]
+    shown = {k: v for k, v in row.items() if k != "slice_values"}
+    return {**shown, "slices": {} if values is None else
+            {field: field_labels.label(values.get(field, NONE)) for field, field_labels in labels.items()}}
 
 
 def example_data(run: RunFolder, task: str, n: int) -> dict[str, Any]:

@@ -161,12 +161,13 @@ function matches(row, q, info) {
   const filter = q.get("f"), metric = q.get("m") || defaultMetric(info), text = (q.get("q") || "").toLowerCase();
   if (filter === "failed" && !failure(row)) return false;
   if (filter === "wrong") {
-    const v = row.scores[metric];
-    if (failure(row) || v === null || v === undefined) return false;
-    if (info.higher_is_better[metric] === false ? !(v > 0) : v > 0) return false;
+    const v = row.scores[metric], better = info.higher_is_better[metric];
+    if (better == null || failure(row) || v === null || v === undefined) return false;  // no better direction: none is wrong
+    if (better === false ? !(v > 0) : v > 0) return false;
   }
   const slice = q.get("s");
-  if (slice) { const i = slice.indexOf("="); if (String(row.meta[slice.slice(0, i)]) !== slice.slice(i + 1)) return false; }
+  // slices: the row's label per field, as results.json names the slice (1 and "1", no value and "None" apart)
+  if (slice) { const i = slice.indexOf("="); if (row.slices[slice.slice(0, i)] !== slice.slice(i + 1)) return false; }
   if (text && ![row.id, row.question, row.answer, row.gold, failure(row)].some(x => x && x.toLowerCase().includes(text))) return false;
   return true;
 }
@@ -190,7 +191,7 @@ async function examplesView(rid, task, q) {
   search.addEventListener("change", () => go({q: search.value}));
   const select = (id, options, value, key) => h("select", {id, onchange: e => go({[key]: e.target.value})},
     options.map(([v, label]) => h("option", {value: v, selected: v === (value || "") ? "selected" : null}, label)));
-  const sliceOptions = [["", "any slice"], ...info.slice_fields.flatMap(f => [...new Set(rows.map(r => r.meta[f]).filter(v => v !== undefined))].map(v => [`${f}=${v}`, `${f} = ${v}`]))];
+  const sliceOptions = [["", "any slice"], ...info.slice_fields.flatMap(f => [...new Set(rows.map(r => r.slices[f]).filter(v => v !== undefined))].sort().map(v => [`${f}=${v}`, `${f} = ${v}`]))];
   const controls = h("div", {class: "controls"}, search,
     select("filter", [["", "all examples"], ["failed", "failed"], ["wrong", "wrong"]], q.get("f"), "f"),
     select("metric", info.metrics.map(m => [m, `metric: ${m}`]), q.get("m") || defaultMetric(info), "m"),
@@ -210,6 +211,13 @@ async function examplesView(rid, task, q) {
   const pager = h("div", {class: "pager"}, h("button", {disabled: page === 0 ? "disabled" : null, onclick: () => go({p: String(page - 1)})}, "‹ prev"),
     ` page ${page + 1} of ${pages} · ${total} example(s)${filtered ? ` matching, of ${info.total}` : ""}${info.state === "running" ? " (run in progress: examples so far)" : info.finished ? "" : " (run stopped before its end: examples so far)"} `,
     h("button", {id: "next", disabled: page + 1 >= pages ? "disabled" : null, onclick: () => go({p: String(page + 1)})}, "next ›"));
+  const metric = q.get("m") || defaultMetric(info);
+  if (q.get("f") === "wrong" && info.higher_is_better[metric] === null) {  // e.g. length, RGB's rejected
+    show(h("h1", {}, `${task} · ${rid}`), controls, h("p", {class: "warn", id: "no-direction"},
+      `${metric} has no better direction (neither higher nor lower is better): no example is wrong by it. ` +
+      "Choose a metric with a direction to see the wrong examples."));
+    return;
+  }
   show(h("h1", {}, `${task} · ${rid}`), controls, pager, table(headers, body, {id: "examples"}));
 }
 

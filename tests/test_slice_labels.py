@@ -1,0 +1,72 @@
+"""Slice values are grouped as they are, never by their text alone: the number 1 and the string "1",
+a record without a value and the string "None", are different slices, named alike in results.json,
+report.md, its plots, `ragbench compare` and the viewer's rows (docs/outputs.md, "results.json and
+report.md")."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import run
+from slice_fixtures import EXPECTED, level_task
+
+from ragbench._reports.compare import compare_runs, load_run
+from ragbench._reports.slice_labels import SliceLabels, slice_value
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.site import Site
+
+@pytest.fixture(scope="module")
+def level_run(tmp_path_factory) -> tuple[Path, dict]:
+    folder = tmp_path_factory.mktemp("levels")
+    task = level_task(folder)
+    results = run(folder, tasks=[str(task)], system="closed_book", model=f"scripted:{folder / 'answers.json'}")
+    return folder / "run", results
+
+
+def test_results_keep_kinds_and_no_value_apart(level_run):
+    _, results = level_run
+    slices = results["details"]["levels"]["em"]["slices"]["level"]
+    assert {label: (entry["value"], entry["n"]) for label, entry in slices.items()} == EXPECTED
+
+
+def test_report_md_rows_name_the_same_slices(level_run):
+    report = (level_run[0] / "report.md").read_text()
+    for label, (value, n) in EXPECTED.items():
+        assert f"| {label} | {n} | {value:.4f}" in report
+
+
+def test_plot_bars_name_the_same_slices(level_run, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib.axes import Axes
+
+    from ragbench._reports.slice_plots import slice_plot
+
+    ticks = []
+    original = Axes.set_xticks
+    monkeypatch.setattr(Axes, "set_xticks", lambda self, positions, labels=None, **kw: (
+        ticks.append(list(labels or [])), original(self, positions, labels, **kw))[1])
+    assert slice_plot("levels", "level", level_run[1]["details"]["levels"], ["em"], tmp_path).is_file()
+    assert ticks == [[f"{label}\n(n={n})" for label, (_, n) in sorted(EXPECTED.items())]]
+
+
+def test_compare_groups_by_the_same_slices(level_run):
+    run_dir, _ = level_run
+    report = compare_runs(load_run(run_dir), load_run(run_dir))
+    rows = {row.slice: row.n for row in report.rows if row.metric == "em" and row.slice}
+    assert rows == {f"level={label}": n for label, (_, n) in EXPECTED.items()}
+
+
+def test_viewer_rows_carry_the_slice_labels_of_results(level_run):
+    run_dir, _ = level_run
+    site = Site(RunCatalog([str(run_dir.parent)]))
+    [rid] = [r.rid for r in site.runs]
+    page = site.data(f"rows/{rid}/levels/0")
+    assert page["slice_fields"] == ["level"]
+    assert [row["slices"]["level"] for row in page["rows"]] == ["1 [number]", "1 [number]", "1", "None", "(none)", "(none)"]
+
+
+def test_no_value_beside_the_string_none_marker_and_booleans():
+    labels = SliceLabels([slice_value({"f": None}, "f"), slice_value({"f": "(none)"}, "f"),
+                          slice_value({"f": True}, "f"), slice_value({"f": "True"}, "f"), slice_value({"f": 2.5}, "f")])
+    assert labels.labels() == ["(none)", "(none) [no value]", "2.5", "True", "True [boolean]"]
+    assert labels.label(slice_value({}, "f")) == "(none) [no value]"  # absent: no value, as null

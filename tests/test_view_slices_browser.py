@@ -1,0 +1,59 @@
+"""The Examples page in headless Chromium: the slice filter offers and selects the slices results.json
+names (1 and "1", no value and "None" apart), and the "wrong" filter on a key with no better direction
+(`length`) lists no example but says why."""
+from __future__ import annotations
+
+import threading
+from urllib.parse import quote
+
+import pytest
+from chromium import headless_chromium, require_chromium, wait_ready
+from helpers import run
+from slice_fixtures import level_task
+
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.server import make_server
+from ragbench._view.site import Site
+
+require_chromium()
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("levels")
+    run(folder, tasks=[str(level_task(folder))], system="closed_book", model=f"scripted:{folder / 'answers.json'}")
+    site = Site(RunCatalog([str(folder / "run")]))
+    server = make_server(site, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with headless_chromium() as driver:
+        yield driver, f"http://127.0.0.1:{server.server_address[1]}/#/examples/{site.runs[0].rid}/levels"
+    server.shutdown()
+    server.server_close()
+
+
+def shown_ids(driver) -> list[str]:
+    return [row.find_elements("css selector", "td")[1].text for row in driver.find_elements("css selector", "#examples tr")[1:]]
+
+
+def test_slice_filter_keeps_kinds_and_no_value_apart(page):
+    driver, base = page
+    driver.get(base)
+    wait_ready(driver, "examples")
+    options = [o.text for o in driver.find_element("id", "slice").find_elements("css selector", "option")]
+    assert options == ["any slice", "level = (none)", "level = 1", "level = 1 [number]", "level = None"]
+    for label, ids in (("1", ["q2"]), ("1 [number]", ["q0", "q1"]), ("None", ["q3"]), ("(none)", ["q4", "q5"])):
+        driver.get(base + "?s=" + quote(f"level={label}"))
+        wait_ready(driver, "s=")
+        assert shown_ids(driver) == ids, label
+
+
+def test_wrong_on_a_key_without_direction_lists_none_and_says_so(page):
+    driver, base = page
+    driver.get(base + "?f=wrong&m=length")
+    wait_ready(driver, "m=length")
+    assert "length has no better direction" in driver.find_element("id", "no-direction").text
+    assert not driver.find_elements("id", "examples")
+    driver.get(base + "?f=wrong&m=em")  # a key with a direction still lists its wrong examples
+    wait_ready(driver, "m=em")
+    assert shown_ids(driver) == ["q2", "q3", "q5"]
+    assert not driver.find_elements("id", "no-direction")

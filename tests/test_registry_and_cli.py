@@ -75,6 +75,12 @@ def test_list_shows_name_description_and_provider():
     assert "Retrieve-then-read" in line and line.endswith("[ragbench]")
 
 
+
+def test_list_keeps_the_descriptions_in_one_column_past_long_names():
+    rows = [line for line in cli("list", "tasks").stdout.split("prompt styles")[0].splitlines() if line.startswith("  ")]
+    starts = {len(line) - len(line[2:].split(" ", 1)[1].lstrip()) for line in rows}
+    assert len(rows) > 80 and len(starts) == 1, starts  # hotpotqa_distractor_flashrag pushed its row out
+
 def test_list_groups():
     assert "selfrag_suite      pubhealth, arc_challenge, popqa, asqa" in cli("list", "groups").stdout
 

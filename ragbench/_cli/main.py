@@ -156,27 +156,30 @@ def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
     for current in kinds:
         click.echo(f"{current}:")
         if current == "groups":
+            width = max([18, *map(len, registry.groups)])  # the names' column, as wide as the longest name
             for group, members in sorted(registry.groups.items()):
-                click.echo(f"  {group:<18} {', '.join(members)}")
+                click.echo(f"  {group:<{width}} {', '.join(members)}")
             continue
-        for name in registry.names(current):
+        names = registry.names(current)
+        width = max([18, *map(len, names)])
+        for name in names:
             entry = registry.entries[current][name]
             aliases = f" (aliases: {', '.join(entry.aliases)})" if entry.aliases else ""
-            click.echo(f"  {name:<18} {entry.description}{aliases}  [{entry.provider}]")
+            click.echo(f"  {name:<{width}} {entry.description}{aliases}  [{entry.provider}]")
             if current == "metrics":
-                click.echo(f"  {'':<18} fits: {metric_fits(registry, name)}")
+                click.echo(f"  {'':<{width}} fits: {metric_fits(registry, name)}")
         if current == "metrics":
             for prefix, family in sorted(registry.metric_families.items()):
-                click.echo(f"  {prefix + ':NAME':<18} {family.description}  [{family.provider}]")
+                click.echo(f"  {prefix + ':NAME':<{width}} {family.description}  [{family.provider}]")
         if current == "tasks":
             click.echo("prompt styles of YAML tasks (prompt.style: NAME; docs/yaml-tasks.md):")
-            click.echo(f"  {'template':<18} Jinja2 templates (prompt.template), rendered in a sandbox  [ragbench]")
+            click.echo(f"  {'template':<{width}} Jinja2 templates (prompt.template), rendered in a sandbox  [ragbench]")
             for name, style in sorted(registry.prompt_styles.items()):
-                click.echo(f"  {name:<18} {style.description}  [{style.provider}]")
+                click.echo(f"  {name:<{width}} {style.description}  [{style.provider}]")
         if current == "retrievers":
             click.echo("dense query styles (--build-arg/--retriever-arg query_style=NAME):")
             for name, style in sorted(registry.query_styles.items()):
-                click.echo(f"  {name:<18} {style.description}  [{style.provider}]")
+                click.echo(f"  {name:<{width}} {style.description}  [{style.provider}]")
     for failure in registry.failures:
         click.echo(f"ragbench: plugin '{failure.plugin}' from {failure.provider} failed to load: "
                    f"{failure.error}", err=True)

@@ -96,7 +96,7 @@ def test_ctrl_c_stops_within_two_seconds_saying_what_is_saved_and_how_to_resume(
 
 STUCK = """
 import hashlib
-from ragbench._run.lifecycle import exit_when_stuck
+from ragbench._stop_signals import exit_when_stuck
 with exit_when_stuck(lambda signum: f"stopped by signal {signum} while stuck\\n"):
     print("stuck", flush=True)
     hashlib.pbkdf2_hmac("sha256", b"x", b"y", 10**9)  # native code for minutes: no Python signal handler runs

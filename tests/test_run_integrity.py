@@ -16,7 +16,7 @@ from ragbench._errors import ConfigError
 from ragbench._metric import Metric
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.jsonl import open_append
-from ragbench._run.lifecycle import RunInterrupted
+from ragbench._run.interrupted import RunInterrupted
 from ragbench._storage.rundir import RunDir, iter_samples
 from ragbench._run.scheduler import Scheduler
 from ragbench._system import System

@@ -15,7 +15,7 @@ from test_command_faults import finished  # noqa: F401 (a fixture)
 
 SIGNAL_IN_A_FINALIZER = """
 import gc, os, signal, sys, time, weakref
-from ragbench._run.lifecycle import exit_when_stuck, signal_of
+from ragbench._stop_signals import exit_when_stuck, signal_of
 
 class Thing:
     pass

@@ -13,27 +13,31 @@ import click
 
 from .._errors import EXIT_CONFIG, ConfigError
 from .._retrieval.commands import index_group
-from .._stop_signals import signal_of, stopped_by, stopped_starting
-from .outcomes import config_error, environment_error, evaluated, report_outcome
+from .._stop_signals import signal_of, stopped_by
+from .outcomes import config_error, environment_error, evaluated, report_outcome, run_starting
 from .plugin_commands import PluginCommandGroup
 from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
 from .run_options import (common_kwargs, overwrite_option, resume_option, run_kwargs, split_names, with_common,
                           with_run_options)
 
 
-def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
-    """Run with these RunConfig fields, or (`replay`) re-execute a recorded run offline."""
-    try:
+def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) -> Any:
+    """The run's RunConfig: these options', or (`replay`) that of a recorded run re-executed offline."""
+    if replay:
         from .._replay.rerun import replay_config
-        from .._run.config import RunConfig
 
-        config = replay_config(replay, **config_kwargs) if replay else RunConfig(**config_kwargs)
-    except ConfigError as exc:
-        config_error(exc)
-    except (OSError, sqlite3.Error) as exc:
-        environment_error(exc)
-    except KeyboardInterrupt as exc:  # before the run's own handling (`evaluated`) begins
-        stopped_while_starting(exc)
+        return replay_config(replay, output=options["output"], progress=not options["no_progress"],
+                             resume=options["resume"], overwrite=options["overwrite"])
+    if not split_names(options["tasks"] or ""):
+        click.echo(ctx.get_help())
+        click.echo("\nragbench: error: --tasks is required (try --tasks demo)", err=True)
+        sys.exit(EXIT_CONFIG)
+    from .._run.config import RunConfig
+
+    return RunConfig(**run_kwargs(**options))
+
+
+def run_and_report(config: Any) -> None:
     outcome = evaluated(config)
     if outcome.rebuilt:
         click.echo(f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved "
@@ -41,12 +45,6 @@ def _run(config_kwargs: dict[str, Any], replay: str | None = None) -> None:
     elif outcome.already_finished:
         click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
     report_outcome(outcome)
-
-
-def stopped_while_starting(exc: KeyboardInterrupt) -> None:
-    """Ctrl-C, SIGTERM or SIGHUP while a run's options are read, before anything is written."""
-    click.echo(stopped_starting(signal_of(exc)), err=True, nl=False)
-    sys.exit(128 + signal_of(exc))
 
 
 def _show_version(ctx: click.Context, _param: Any, value: bool) -> None:
@@ -74,21 +72,9 @@ def main(ctx: click.Context, replay, **options) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    if replay:
-        _run({"output": options["output"], "progress": not options["no_progress"], "resume": options["resume"],
-              "overwrite": options["overwrite"]}, replay=replay)
-        return
-    if not split_names(options["tasks"] or ""):
-        click.echo(ctx.get_help())
-        click.echo("\nragbench: error: --tasks is required (try --tasks demo)", err=True)
-        sys.exit(EXIT_CONFIG)
-    try:
-        kwargs = run_kwargs(**options)
-    except ConfigError as exc:
-        config_error(exc)
-    except KeyboardInterrupt as exc:
-        stopped_while_starting(exc)
-    _run(kwargs)
+    with run_starting():
+        config = run_config(ctx, replay, options)
+    run_and_report(config)
 
 
 @main.command("check")
@@ -196,13 +182,13 @@ def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
 def score_command(task: str, data_file: str | None, predictions: str, resume: bool, overwrite: bool,
                   **common) -> None:
     """Score outputs produced elsewhere, exactly as a full run would."""
-    try:
-        kwargs = {"tasks": [task], "system": "recorded", "system_args": {"path": predictions},
-                  "data": {task: data_file} if data_file else {}, "resume": resume, "overwrite": overwrite,
-                  **common_kwargs(**common)}
-    except ConfigError as exc:
-        config_error(exc)
-    _run(kwargs)
+    with run_starting():
+        from .._run.config import RunConfig
+
+        config = RunConfig(tasks=[task], system="recorded", system_args={"path": predictions},
+                           data={task: data_file} if data_file else {}, resume=resume, overwrite=overwrite,
+                           **common_kwargs(**common))
+    run_and_report(config)
 
 
 for command in (index_group, rescore_command, compare_command, view_command, reproduce_command):

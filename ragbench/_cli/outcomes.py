@@ -4,12 +4,15 @@ from __future__ import annotations
 import errno
 import sqlite3
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
+from .._run.interrupted import RunInterrupted, exit_interrupted, interrupt_message
+from .._stop_signals import exit_when_stuck, stop_signal_in, stopped_starting
 
 
 def config_error(exc: ConfigError) -> None:
@@ -59,12 +62,28 @@ def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None, options
     sys.exit(EXIT_INCOMPLETE)
 
 
+@contextmanager
+def run_starting() -> Iterator[None]:
+    """Around all a run does before it begins (its options read, its RunConfig made): a problem ends in one
+    line and its exit code; Ctrl-C, SIGTERM or SIGHUP in the line of a command stopped while starting."""
+    try:
+        yield
+    except ConfigError as exc:
+        config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        environment_error(exc)
+    except (KeyboardInterrupt, RuntimeError) as exc:
+        signum = stop_signal_in(exc)
+        if signum is None:
+            raise
+        click.echo(stopped_starting(signum), err=True, nl=False)
+        sys.exit(128 + signum)
+
+
 def evaluated(config: Any) -> Any:
     """`Evaluator(config).run()`'s outcome; every other way a run ends on the command line ends here, in one
     line and its exit code: a configuration problem (2), a fault of the disk or a file (1), --fail-fast (1),
     Ctrl-C, SIGTERM or SIGHUP (128 + the signal, with the command that continues the run)."""
-    from .._run.lifecycle import RunInterrupted, exit_interrupted, exit_when_stuck, interrupt_message, signal_of
-
     try:
         with exit_when_stuck(lambda signum: interrupt_message(config.run_dir(), signum=signum)):
             from .._run.evaluator import Evaluator  # ~0.2 s of imports, under the handlers: a stop says so
@@ -76,9 +95,12 @@ def evaluated(config: Any) -> Any:
         environment_error(exc, config.run_dir())
     except RunInterrupted as exc:
         exit_interrupted(exc)
-    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after the examples ran
-        click.echo(interrupt_message(config.run_dir(), signum=signal_of(exc)), err=True, nl=False)
-        sys.exit(128 + signal_of(exc))
+    except (KeyboardInterrupt, RuntimeError) as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after the examples ran
+        signum = stop_signal_in(exc)
+        if signum is None:
+            raise
+        click.echo(interrupt_message(config.run_dir(), signum=signum), err=True, nl=False)
+        sys.exit(128 + signum)
     except Exception as exc:
         from .._run.example import StoppedAtFailure
 

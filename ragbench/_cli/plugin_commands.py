@@ -16,7 +16,7 @@ from typing import Any, Iterator
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
-from .._stop_signals import signal_of, stopped_by
+from .._stop_signals import signal_of, stopped_by, stopped_starting
 from .outcomes import environment_error
 
 
@@ -45,6 +45,16 @@ class PluginCommandGroup(click.Group):
         self._merge_plugins()
         return super().get_command(ctx, cmd_name)
 
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        """As click's; a stop signal while the command line is parsed (no command has begun) ends in the
+        line of a command stopped while starting, as one during the imports before it does."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt as exc:
+            sys.stderr.write(stopped_starting(signal_of(exc)))
+            sys.exit(128 + signal_of(exc))
+
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         """As click's, but a usage error (an unknown option, a value click cannot convert) ends in one
         line and exit 2, like every other configuration error, instead of click's usage block; and a stop
@@ -64,8 +74,8 @@ class PluginCommandGroup(click.Group):
             if not isinstance(exc.__context__, KeyboardInterrupt):
                 click.echo("Aborted!", err=True)
                 sys.exit(1)
-            # Ctrl-C, SIGTERM or SIGHUP that no command took charge of: while the options are parsed, or
-            # during a command that stops where it stands
+            # Ctrl-C, SIGTERM or SIGHUP that no command took charge of: during a command that stops where it
+            # stands
             signum = signal_of(exc.__context__)
             click.echo(f"ragbench: {stopped_by(signum)} before the command finished: run it again", err=True)
             sys.exit(128 + signum)

@@ -9,8 +9,8 @@ import sys
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
-from .._run.lifecycle import exit_when_stuck, signal_of
 from .._run.options import parse_assignments
+from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, write_problem
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .run_options import (common_kwargs, data_paths, judge_args_of, overwrite_option, resume_option, split_names,

@@ -28,6 +28,7 @@ from .._reports.summary import report_markdown
 from .._reports.system_hooks import system_hooks
 from .._retrieval import load_retriever
 from .._retrieval.handle import Retrieval
+from .._stop_signals import signal_of
 from .._storage.cache import ResponseCache
 from .._storage.jsonl import parse_json
 from .._storage.rundir import RunDir
@@ -38,7 +39,8 @@ from .config import RunConfig
 from .cost import AttemptCost, attempt_cost, whole_run_cost
 from .digest import example_digest
 from .example import StoppedAtFailure, process_example, record_failed, sample_record
-from .lifecycle import RunInterrupted, run_interruptible, run_together, signal_of
+from .interrupted import RunInterrupted
+from .lifecycle import run_interruptible, run_together
 from .metric_models import MetricModels
 from .planning import PlannedTask
 from .preflight import check_free_space, preflight

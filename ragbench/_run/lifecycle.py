@@ -1,31 +1,13 @@
-"""A run's lifetime: its examples, run as one task group that ends before anything is torn down; and how it stops on Ctrl-C, SIGTERM or SIGHUP: at once,
-saying what is saved (the evaluator's samples are written line by line, so nothing finished is lost)
-and the command that continues it."""
+"""A run's lifetime: its examples, run as one task group that ends before anything is torn down; and how it
+stops on Ctrl-C, SIGTERM or SIGHUP: at once (what it says then: ragbench._run.interrupted)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import sys
 import threading
-import time
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, Iterator
+from typing import Any, Awaitable, Iterable
 
-from .._stop_signals import STOP_SIGNALS, Stopped, raise_stopped, signal_of, stopped_by, stopped_starting
-
-EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT (128 + the signal's number)
-
-
-class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C (or SIGTERM, SIGHUP) during a run: what was finished is saved in the run folder;
-    `--resume` continues. A KeyboardInterrupt, so code that stops on Ctrl-C stops on it."""
-
-    def __init__(self, run_dir: Path, saved: int, total: int | None, signum: int = signal.SIGINT) -> None:
-        self.run_dir, self.saved, self.total, self.signum = run_dir, saved, total, signum
-        super().__init__(f"{stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples "
-                         f"saved in {run_dir}")
+from .._stop_signals import STOP_SIGNALS, Stopped
 
 
 async def run_together(coroutines: Iterable[Awaitable[Any]]) -> None:
@@ -117,80 +99,3 @@ def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.run_until_complete(loop.shutdown_default_executor())
     loop.close()
-
-
-@contextmanager
-def exit_when_stuck(message: Callable[[int], str], grace: float = 1.0) -> Iterator[None]:
-    """For the whole of a command: SIGTERM and SIGHUP stop it as Ctrl-C does (`Stopped`, a
-    KeyboardInterrupt; by default they would end the process with no word and no clean-up). A stop
-    signal while the main thread is stuck in native code (a model loading, a long tokenizer call) is
-    seen by a watcher thread (`signal.set_wakeup_fd` writes the signal as it arrives); when the main
-    thread has not ended the process `grace` seconds later, the watcher prints `message(signal)` and
-    exits (128 + the signal). Files are written line by line and flushed, so nothing finished is lost; the
-    worker processes end with this process (ragbench._run.workers)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    read, write = os.pipe()
-    os.set_blocking(write, False)
-    previous = signal.set_wakeup_fd(write)
-    handlers = {signum: signal.signal(signum, raise_stopped) for signum in STOP_SIGNALS if signum != signal.SIGINT}
-
-    def watch() -> None:
-        with os.fdopen(read, "rb", buffering=0) as signals:
-            for number in iter(lambda: signals.read(1), b""):
-                if number[0] in STOP_SIGNALS:
-                    time.sleep(grace)
-                    sys.stderr.write(message(number[0]))
-                    sys.stderr.flush()
-                    os._exit(128 + number[0])
-
-    threading.Thread(target=watch, name="ragbench-interrupt-watch", daemon=True).start()
-    previous_hook = sys.unraisablehook
-
-    def stop_again(unraisable: Any) -> None:
-        """A stop signal's exception raised inside a finalizer (a weakref callback, a `__del__`) is printed
-        and dropped by Python: the signal is sent again, from a thread, so that it stops the command once
-        the main thread is out of the finalizer (and again should it land in another one)."""
-        if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            threading.Timer(0.01, signal.raise_signal, (signal_of(unraisable.exc_value),)).start()
-            return
-        previous_hook(unraisable)
-
-    sys.unraisablehook = stop_again
-    try:
-        yield
-    finally:
-        sys.unraisablehook = previous_hook
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
-        signal.set_wakeup_fd(previous)
-        os.close(write)  # the watcher reads the end of the pipe and returns
-
-
-def interrupt_message(run_dir: Any, saved: int | None = None, total: int | None = None,
-                      signum: int = signal.SIGINT) -> str:
-    """What Ctrl-C (or SIGTERM, SIGHUP) left: nothing (no run folder yet), or how many examples are saved
-    and the command that continues the run (this one, `sys.argv`, with --resume)."""
-    import shlex
-
-    from .._storage.rundir import RunDir
-
-    if run_dir is None or not (Path(run_dir) / "run.json").is_file():
-        return stopped_starting(signum)
-    run_dir = Path(run_dir)
-    if saved is None:
-        saved = sum(len(RunDir(run_dir).finished_keys(p.stem)) for p in (run_dir / "samples").glob("*.jsonl"))
-    args = [a for a in sys.argv[1:] if a not in ("--resume", "--overwrite")]
-    return (f"\nragbench: {stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples saved "
-            f"in {run_dir}; continue with:\n  {shlex.join(['ragbench', *args, '--resume'])}\n")
-
-
-def exit_interrupted(exc: RunInterrupted) -> None:
-    """Ctrl-C, SIGTERM or SIGHUP during a run (the command line): what is saved and the command that
-    continues; then exit at once (128 + the signal; engine threads still generating are not waited for:
-    their examples run again on --resume)."""
-    sys.stdout.flush()
-    sys.stderr.write(interrupt_message(exc.run_dir, exc.saved, exc.total, exc.signum))
-    sys.stderr.flush()
-    os._exit(128 + exc.signum)

@@ -2,6 +2,7 @@
 the run's own handlers) ends in one line and 128 + the signal, never in a silent death by the signal."""
 from __future__ import annotations
 
+import functools
 import signal
 import subprocess
 import sys
@@ -47,23 +48,49 @@ def test_a_stop_signal_while_the_command_starts_ends_in_one_line_and_128_plus_th
         assert done.stderr == f"ragbench: {stopped} while starting; nothing was written: run the command again"
 
 
-@pytest.mark.parametrize("where", ["click.Group.parse_args", "ragbench._cli.main.split_names"],
-                         ids=["parsing-the-options", "the-run-command-begins"])
-def test_a_stop_signal_while_the_options_are_read_is_a_stop_while_starting(monkeypatch, capsys, where):
-    """The windows the timed test above hits only on a loaded machine, made certain: the signal's exception
-    raised from inside click's parsing of the run's options, and as the run's command begins."""
+def signalled(*args, **kwargs):
+    signal.raise_signal(signal.SIGHUP)
+
+
+@pytest.mark.parametrize("where,stand_in", [
+    ("click.Group.parse_args", signalled), ("click.Group.invoke", signalled),
+    # called straight from click's code (no frame of ours between): the handler's frame alone ends the traceback
+    ("click.decorators.get_current_context", functools.partial(signal.raise_signal, signal.SIGHUP)),
+    ("ragbench._cli.main.split_names", signalled)],
+    ids=["parsing-the-options", "click-invoking-the-group", "click-s-pass-context-wrapper", "the-run-command-begins"])
+def test_a_stop_signal_while_the_options_are_read_is_a_stop_while_starting(monkeypatch, capsys, where, stand_in):
+    """The windows the timed test above hits only on a loaded machine, made certain: the signal raised
+    inside click's parsing of the run's options, in click's steps before it calls the command, and as the
+    run's command begins."""
+    from ragbench._cli.main import main
+    from ragbench._stop_signals import raise_stopped
+
+    monkeypatch.setattr(where, stand_in)
+    previous = signal.signal(signal.SIGHUP, raise_stopped)  # as the command's entry point installs it
+    try:
+        with pytest.raises(SystemExit) as exited:
+            main.main(["--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo"],
+                      prog_name="ragbench")
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert exited.value.code == 128 + signal.SIGHUP
+    said = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert said == ["ragbench: stopped by SIGHUP while starting; nothing was written: run the command again"]
+
+
+def test_a_stop_signal_in_a_command_s_own_work_says_it_stopped_before_the_command_finished(monkeypatch, capsys):
     from ragbench._cli.main import main
     from ragbench._stop_signals import Stopped
 
     def stopped(*args, **kwargs):
-        raise Stopped(signal.SIGHUP)
+        raise Stopped(signal.SIGTERM)
 
-    monkeypatch.setattr(where, stopped)
+    monkeypatch.setattr("ragbench._cli.main.metric_fits", stopped)  # `ragbench list` at work
     with pytest.raises(SystemExit) as exited:
-        main.main(["--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo"], prog_name="ragbench")
-    assert exited.value.code == 128 + signal.SIGHUP
+        main.main(["list", "metrics"], prog_name="ragbench")
+    assert exited.value.code == 128 + signal.SIGTERM
     said = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert said == ["ragbench: stopped by SIGHUP while starting; nothing was written: run the command again"]
+    assert said == ["ragbench: stopped by SIGTERM before the command finished: run it again"]
 
 
 STOPPED_WHILE_IMPORTING = """

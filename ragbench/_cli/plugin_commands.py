@@ -8,6 +8,7 @@ way through `config_errors_exit` and `exit_if_skipped`.
 """
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from contextlib import contextmanager
@@ -16,7 +17,7 @@ from typing import Any, Iterator
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
-from .._stop_signals import signal_of, stopped_by, stopped_starting
+from .._stop_signals import raise_stopped, signal_of, stopped_by, stopped_starting
 from .outcomes import environment_error
 
 
@@ -45,16 +46,6 @@ class PluginCommandGroup(click.Group):
         self._merge_plugins()
         return super().get_command(ctx, cmd_name)
 
-    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
-                     **extra: Any) -> click.Context:
-        """As click's; a stop signal while the command line is parsed (no command has begun) ends in the
-        line of a command stopped while starting, as one during the imports before it does."""
-        try:
-            return super().make_context(info_name, args, parent, **extra)
-        except KeyboardInterrupt as exc:
-            sys.stderr.write(stopped_starting(signal_of(exc)))
-            sys.exit(128 + signal_of(exc))
-
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         """As click's, but a usage error (an unknown option, a value click cannot convert) ends in one
         line and exit 2, like every other configuration error, instead of click's usage block; and a stop
@@ -75,10 +66,35 @@ class PluginCommandGroup(click.Group):
                 click.echo("Aborted!", err=True)
                 sys.exit(1)
             # Ctrl-C, SIGTERM or SIGHUP that no command took charge of: during a command that stops where it
-            # stands
+            # stands, or in click's own steps before the command began
             signum = signal_of(exc.__context__)
+            if not command_had_begun(exc.__context__):
+                sys.stderr.write(stopped_starting(signum))
+                sys.exit(128 + signum)
             click.echo(f"ragbench: {stopped_by(signum)} before the command finished: run it again", err=True)
             sys.exit(128 + signum)
+
+
+def command_had_begun(exc: BaseException) -> bool:
+    """Whether a command's own code had run when `exc` was raised: its traceback goes from click's
+    `Context.invoke` into the callback it calls, and on into code that is not click's (its decorators, as
+    `pass_context`'s wrapper, are click's; the signal handler's own frame is no command's). A callback that is
+    not a plain function counts as begun."""
+    click_folder = os.path.dirname(click.__file__)
+    callback = entered = None
+    frames = exc.__traceback__
+    while frames is not None:
+        code = frames.tb_frame.f_code
+        if code is click.Context.invoke.__code__:
+            callback = frames.tb_frame.f_locals.get("callback")
+            if not hasattr(callback, "__code__"):
+                return True
+        elif callback is not None and code is callback.__code__:
+            entered = True
+        if entered and not code.co_filename.startswith(click_folder) and code is not raise_stopped.__code__:
+            return True
+        frames = frames.tb_next
+    return False
 
 
 def merge_command(group: click.Group, command: Any, path: str = "ragbench") -> str | None:

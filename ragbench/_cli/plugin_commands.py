@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
-from .._stop_signals import raise_stopped, signal_of, stopped_by, stopped_starting
+from .._stop_signals import raise_stopped, stop_signal_in, stopped_by, stopped_starting
 from .outcomes import environment_error
 
 
@@ -65,14 +65,23 @@ class PluginCommandGroup(click.Group):
             if not isinstance(exc.__context__, KeyboardInterrupt):
                 click.echo("Aborted!", err=True)
                 sys.exit(1)
-            # Ctrl-C, SIGTERM or SIGHUP that no command took charge of: during a command that stops where it
-            # stands, or in click's own steps before the command began
-            signum = signal_of(exc.__context__)
-            if not command_had_begun(exc.__context__):
-                sys.stderr.write(stopped_starting(signum))
-                sys.exit(128 + signum)
-            click.echo(f"ragbench: {stopped_by(signum)} before the command finished: run it again", err=True)
-            sys.exit(128 + signum)
+            exit_stopped(exc.__context__)
+        except (KeyboardInterrupt, RuntimeError) as exc:  # raised before click's own handling begins (its
+            # shell-completion check), or wrapped by Python 3.11 as a class was made
+            if stop_signal_in(exc) is None:
+                raise
+            exit_stopped(exc)
+
+
+def exit_stopped(exc: BaseException) -> None:
+    """Ctrl-C, SIGTERM or SIGHUP that no command took charge of, in one line and 128 + the signal: in click's
+    own steps before a command began (nothing was written), or during a command that stops where it stands."""
+    signum = stop_signal_in(exc)
+    if not command_had_begun(exc):
+        sys.stderr.write(stopped_starting(signum))
+    else:
+        click.echo(f"ragbench: {stopped_by(signum)} before the command finished: run it again", err=True)
+    sys.exit(128 + signum)
 
 
 def command_had_begun(exc: BaseException) -> bool:

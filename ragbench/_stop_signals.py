@@ -43,6 +43,15 @@ def stop_signal_in(exc: BaseException) -> int | None:
     return signal_of(exc) if isinstance(exc, KeyboardInterrupt) else None
 
 
+def exit_if_stopped(exc: BaseException, message: Callable[[int], str]) -> None:
+    """When `exc` is a stop signal's exception (`stop_signal_in`): `message(signal)` on stderr, then exit
+    128 + the signal. Otherwise it returns, for the caller to raise `exc` again."""
+    signum = stop_signal_in(exc)
+    if signum is not None:
+        sys.stderr.write(message(signum))
+        sys.exit(128 + signum)
+
+
 def stopped_by(signum: int) -> str:
     return "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
 

@@ -6,9 +6,8 @@ swallowed (C code that clears errors) ends the command all the same, by the watc
 from __future__ import annotations
 
 import signal
-import sys
 
-from .._stop_signals import STOP_SIGNALS, exit_when_stuck, raise_stopped, stop_signal_in, stopped_starting
+from .._stop_signals import STOP_SIGNALS, exit_if_stopped, exit_when_stuck, raise_stopped, stopped_starting
 
 
 def main() -> None:
@@ -18,9 +17,6 @@ def main() -> None:
         with exit_when_stuck(stopped_starting):
             from .main import main as command
     except (KeyboardInterrupt, RuntimeError) as exc:
-        signum = stop_signal_in(exc)
-        if signum is None:
-            raise
-        sys.stderr.write(stopped_starting(signum))
-        sys.exit(128 + signum)
+        exit_if_stopped(exc, stopped_starting)
+        raise
     command()

@@ -12,7 +12,7 @@ import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._run.interrupted import RunInterrupted, exit_interrupted, interrupt_message
-from .._stop_signals import exit_when_stuck, stop_signal_in, stopped_starting
+from .._stop_signals import exit_if_stopped, exit_when_stuck, stopped_starting
 
 
 def config_error(exc: ConfigError) -> None:
@@ -73,11 +73,8 @@ def run_starting() -> Iterator[None]:
     except (OSError, sqlite3.Error) as exc:
         environment_error(exc)
     except (KeyboardInterrupt, RuntimeError) as exc:
-        signum = stop_signal_in(exc)
-        if signum is None:
-            raise
-        click.echo(stopped_starting(signum), err=True, nl=False)
-        sys.exit(128 + signum)
+        exit_if_stopped(exc, stopped_starting)
+        raise
 
 
 def evaluated(config: Any) -> Any:
@@ -96,11 +93,8 @@ def evaluated(config: Any) -> Any:
     except RunInterrupted as exc:
         exit_interrupted(exc)
     except (KeyboardInterrupt, RuntimeError) as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after the examples ran
-        signum = stop_signal_in(exc)
-        if signum is None:
-            raise
-        click.echo(interrupt_message(config.run_dir(), signum=signum), err=True, nl=False)
-        sys.exit(128 + signum)
+        exit_if_stopped(exc, lambda signum: interrupt_message(config.run_dir(), signum=signum))
+        raise
     except Exception as exc:
         from .._run.example import StoppedAtFailure
 

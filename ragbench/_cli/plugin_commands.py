@@ -12,12 +12,12 @@ import os
 import sqlite3
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
-from .._stop_signals import raise_stopped, stop_signal_in, stopped_by, stopped_starting
+from .._stop_signals import exit_if_stopped, raise_stopped, stopped_by, stopped_starting
 from .outcomes import environment_error
 
 
@@ -65,23 +65,19 @@ class PluginCommandGroup(click.Group):
             if not isinstance(exc.__context__, KeyboardInterrupt):
                 click.echo("Aborted!", err=True)
                 sys.exit(1)
-            exit_stopped(exc.__context__)
+            exit_if_stopped(exc.__context__, stopped_message(exc.__context__))
         except (KeyboardInterrupt, RuntimeError) as exc:  # raised before click's own handling begins (its
             # shell-completion check), or wrapped by Python 3.11 as a class was made
-            if stop_signal_in(exc) is None:
-                raise
-            exit_stopped(exc)
+            exit_if_stopped(exc, stopped_message(exc))
+            raise
 
 
-def exit_stopped(exc: BaseException) -> None:
-    """Ctrl-C, SIGTERM or SIGHUP that no command took charge of, in one line and 128 + the signal: in click's
-    own steps before a command began (nothing was written), or during a command that stops where it stands."""
-    signum = stop_signal_in(exc)
+def stopped_message(exc: BaseException) -> Callable[[int], str]:
+    """The line of a stop signal no command took charge of: in click's own steps before a command began
+    (nothing was written), or during a command that stops where it stands."""
     if not command_had_begun(exc):
-        sys.stderr.write(stopped_starting(signum))
-    else:
-        click.echo(f"ragbench: {stopped_by(signum)} before the command finished: run it again", err=True)
-    sys.exit(128 + signum)
+        return stopped_starting
+    return lambda signum: f"ragbench: {stopped_by(signum)} before the command finished: run it again\n"
 
 
 def command_had_begun(exc: BaseException) -> bool:

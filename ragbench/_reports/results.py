@@ -164,8 +164,8 @@ def task_scores(samples: list[dict[str, Any]], metrics: list[Metric], slice_fiel
     """A task's part of results.json that its samples (`aggregation_view`s) and metrics decide, by section:
     "results" and "details" (the metric keys), "counts" (records, scored, failed examples, bad records,
     missing - `expected` records less those saved - and metric failures), "data_sha256" (`data_sha256`),
-    and where there is anything to say: "failures" (grouped by cause), "infrastructure_failures" (failed calls folded into results) and
-    "counted" (events the metrics counted)."""
+    and where there is anything to say: "failures" (grouped by cause), "infrastructure_failures" (failed
+    calls folded into results) and "counted" (events the metrics counted)."""
     details = aggregate_task(samples, metrics, slice_fields, iterations, seed)
     bad = sum(1 for s in samples if s.get("bad_record"))
     failed = sum(1 for s in samples if s.get("error") is not None) - bad

@@ -64,6 +64,11 @@ class Retriever:
         """What results.json records about the retriever (kind, model, corpus, index)."""
         return {"retriever": self.name}
 
+    def contents(self) -> dict[str, Any]:
+        """What its answers depend on beyond its options (an index's corpus digest, passage count and build
+        options): `--resume` refuses a run whose retriever's contents changed since it started."""
+        return {}
+
     def close(self) -> None:
         """Free resources (encoders, memory maps)."""
 

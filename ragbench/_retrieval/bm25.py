@@ -191,7 +191,13 @@ class BM25Retriever(IndexedRetriever):
 
     def __init__(self, index: str | None = None, mmap: bool = True) -> None:
         super().__init__(index)
-        self.bm25 = import_bm25s().BM25.load(self.folder / BM25_DIR, mmap=bool(mmap))
+        bm25s = import_bm25s()
+        self.bm25 = self.load(f"{BM25_DIR}/", lambda: bm25s.BM25.load(self.folder / BM25_DIR, mmap=bool(mmap)))
+        scores = self.bm25.scores
+        self.check_count(f"{BM25_DIR}/params.index.json", "passages", scores["num_docs"], self.manifest.doc_count)
+        for name in ("indptr", "data", "indices"):
+            postings = scores["indptr"][-1] if name == "indptr" else len(scores[name])
+            self.check_count(f"{BM25_DIR}/{name}.csc.index.npy", "postings", postings, self.manifest.options.get("postings"))
         self.stopwords = self.manifest.options["stopwords"]
         self.stemmer = make_stemmer(self.manifest.options["stemmer"])
         self.jieba = self.manifest.options.get("tokenizer") == "jieba"

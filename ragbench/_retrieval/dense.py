@@ -208,8 +208,11 @@ class DenseRetriever(IndexedRetriever):
             except ImportError as exc:
                 raise ConfigError("retriever dense: backend faiss needs faiss-cpu: pip install faiss-cpu") from exc
         self.backend, self.chunk_rows = backend, int(chunk_rows)
-        self.embeddings = np.load(self.folder / EMBEDDINGS_FILE, mmap_mode="r")
+        self.embeddings = self.load(EMBEDDINGS_FILE, lambda: np.load(self.folder / EMBEDDINGS_FILE, mmap_mode="r"))
         options = self.manifest.options
+        self.check_count(EMBEDDINGS_FILE, "passages", len(self.embeddings), self.manifest.doc_count)
+        if self.embeddings.ndim != 2 or self.embeddings.shape[1] != options.get("dim"):
+            self.check_count(EMBEDDINGS_FILE, "dimensions", self.embeddings.shape[-1], options.get("dim"))
         built_style = options.get("query_style", "default")
         if query_style is not None and query_style != built_style:
             changing = next((s for s in (query_style, built_style) if query_style_class(s, registry).changes_passages), None)

@@ -60,6 +60,16 @@ class DocStore:
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
+    @property
+    def size(self) -> int:
+        """Bytes of docs.jsonl."""
+        return len(self.data)
+
+    @property
+    def end(self) -> int:
+        """Where the offsets say docs.jsonl ends."""
+        return int(self.offsets[-1])
+
     def get(self, index: int, score: float | None = None) -> Document:
         record = json.loads(self.data[int(self.offsets[index]): int(self.offsets[index + 1])])
         metadata = {key: record[key] for key in KEPT_METADATA if key in record}

@@ -20,8 +20,9 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
 
+import numpy as np
 from tqdm import tqdm
 
 from .._errors import ConfigError, RecordError
@@ -32,7 +33,7 @@ from .._types import Document
 from .base import Retriever
 from .chunking import chunk_documents, parse_split, title_header
 from .corpus import corpus_format, passage_text, read_corpus
-from .docstore import DocStore, DocStoreWriter
+from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter
 
 if TYPE_CHECKING:
     from .._registry import Registry
@@ -40,6 +41,10 @@ if TYPE_CHECKING:
 MANIFEST_FILE = "manifest.json"
 INDEX_FORMAT = 1
 KEPT_ERRORS = 20  # bad records listed in the manifest (all are counted)
+# what reading a file an index build wrote raises when it is missing, cut short or not that file (np.load's
+# EOFError, json's ValueError, bm25s's KeyError on a params file without its fields)
+INDEX_FILE_ERRORS = (OSError, ValueError, EOFError, KeyError, TypeError)
+T = TypeVar("T")
 
 
 @dataclass
@@ -62,9 +67,9 @@ def build_hint(kind: str, folder: Path | str) -> str:
     return f"build it with `ragbench index build --corpus FILE --retriever {kind} --out {folder}`"
 
 
-def open_index(folder: str | Path | None, kind: str) -> tuple[Manifest, DocStore]:
-    """The manifest and docs store of an index built for retriever `kind`, or a ConfigError
-    that says what is wrong and how to fix it."""
+def read_manifest(folder: str | Path | None, kind: str) -> Manifest:
+    """The manifest of an index built for retriever `kind`, or a ConfigError that says what is wrong and
+    how to fix it."""
     label = f"retriever {kind}"
     if folder is None:
         raise ConfigError(f"{label} needs --retriever-arg index=DIR; {build_hint(kind, 'DIR')}")
@@ -80,19 +85,55 @@ def open_index(folder: str | Path | None, kind: str) -> tuple[Manifest, DocStore
         found = data.get("format") if isinstance(data, dict) else None
         raise ConfigError(f"{label}: {folder} has index format {found}, this ragbench reads "
                           f"{INDEX_FORMAT}; {build_hint(kind, folder)}")
-    manifest = Manifest(**data)
+    try:
+        manifest = Manifest(**data)
+    except TypeError as exc:  # fields missing or unknown: not what the build wrote
+        raise ConfigError(f"{label}: {path} is damaged ({exc}); {build_hint(kind, folder)}") from None
     if manifest.retriever != kind:
         raise ConfigError(f"{label}: {folder} holds a {manifest.retriever} index, not {kind}; "
                           f"use --retriever {manifest.retriever} or {build_hint(kind, folder)}")
-    return manifest, DocStore(folder)
+    return manifest
+
+
+def rebuild_hint(manifest: Manifest, folder: Path) -> str:
+    corpus = manifest.corpus if isinstance(manifest.corpus, dict) else {}
+    flags = (" --no-title" if corpus.get("title") is False else "") + \
+        (f" --split {corpus['split']}" if corpus.get("split") else "")
+    return (f"build it again: ragbench index build --corpus {corpus.get('path', 'FILE')} --retriever "
+            f"{manifest.retriever} --out {folder} --overwrite{flags} (and the --build-arg options its "
+            f"{MANIFEST_FILE} records)")
 
 
 class IndexedRetriever(Retriever):
-    """A retriever over an index folder: its manifest, its docs store, hits as Documents."""
+    """A retriever over an index folder: its manifest, its docs store, hits as Documents. What the build
+    wrote is checked when it opens: a file missing, cut short, or holding another number of passages than
+    the manifest (a damaged index, or files of two builds) is a ConfigError naming it, never a search over
+    part of the corpus."""
 
     def __init__(self, index: str | Path | None = None) -> None:
-        self.manifest, self.docs = open_index(index, self.name)
-        self.folder = Path(index)  # type: ignore[arg-type]  # open_index rejected None
+        self.manifest = read_manifest(index, self.name)
+        self.folder = Path(index)  # type: ignore[arg-type]  # read_manifest rejected None
+        self.docs = self.load(f"{DOCS_FILE} or {OFFSETS_FILE}", lambda: DocStore(self.folder))
+        self.check_count(OFFSETS_FILE, "passages", len(self.docs), self.manifest.doc_count)
+        self.check_count(DOCS_FILE, "bytes", self.docs.size, self.docs.end)
+
+    def load(self, name: str, loader: Callable[[], T]) -> T:
+        """What `loader` reads of the index's file(s) `name`; one missing, cut short or not what the build
+        wrote is a ConfigError naming it and how to build the index again."""
+        try:
+            return loader()
+        except INDEX_FILE_ERRORS as exc:
+            problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+            raise ConfigError(f"retriever {self.name}: index {self.folder}: {name} missing or damaged ({problem}); "
+                              f"{rebuild_hint(self.manifest, self.folder)}") from None
+
+    def check_count(self, name: str, what: str, found: Any, expected: Any) -> None:
+        """A ConfigError unless the index's file `name` holds the `expected` number of `what` (the
+        manifest's)."""
+        if not isinstance(found, (int, np.integer)) or found != expected:
+            raise ConfigError(f"retriever {self.name}: index {self.folder}: {name} holds {found} {what} where "
+                              f"{expected} were written (damaged, or a file of another build); "
+                              f"{rebuild_hint(self.manifest, self.folder)}")
 
     def hits(self, ids: Iterable[Iterable[int]], scores: Iterable[Iterable[float]]) -> list[list[Document]]:
         return [[self.docs.get(i, float(s)) for i, s in zip(row, row_scores)] for row, row_scores in zip(ids, scores)]
@@ -100,6 +141,10 @@ class IndexedRetriever(Retriever):
     def metadata(self) -> dict[str, Any]:
         return {"retriever": self.name, "index": str(self.folder.resolve()), "doc_count": self.manifest.doc_count,
                 "corpus": self.manifest.corpus, "options": self.manifest.options}
+
+    def contents(self) -> dict[str, Any]:
+        corpus = {key: value for key, value in self.manifest.corpus.items() if key != "path"}  # moved, same bytes
+        return {"doc_count": self.manifest.doc_count, "corpus": corpus, "options": self.manifest.options}
 
     def close(self) -> None:
         self.docs.close()

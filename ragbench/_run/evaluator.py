@@ -190,7 +190,8 @@ class Evaluator:
             return None
         recorded = meta.get("config") if isinstance(meta.get("config"), dict) else {}
         self.run_dir.check_same_inputs({"task_configs": self.task_configs(),
-                                        "model_contents": self._model_contents_now(recorded.get("model_contents"))})
+                                        "model_contents": self._model_contents_now(recorded.get("model_contents")),
+                                        "retriever_contents": self.retriever.contents()})
         changed = self.run_dir.data_changed(self.data_fingerprints())
         if changed:
             log.warning("ragbench: %s is finished, but the data of task %s changed since it started: the data is read "
@@ -257,6 +258,7 @@ class Evaluator:
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = self.retriever.metadata()
+        out["retriever_contents"] = self.retriever.contents()
         out["model_contents"] = self.model_contents
         return json.loads(json.dumps(out, default=str))
 

@@ -164,10 +164,12 @@ class RunDir:
 
     def check_same_inputs(self, config: dict[str, Any]) -> None:
         """Raise `ConfigError` when a task's own configuration (`Task.config`: a YAML task's file digest,
-        its options) or a model's files (`model_contents`: ragbench._engines.content) are not those the run
-        was started with: the options can match while a file changed."""
+        its options), a model's files (`model_contents`: ragbench._engines.content) or the retriever's index
+        (`retriever_contents`: `Retriever.contents`) are not those the run was started with: the options can
+        match while a file changed."""
         recorded = (self.meta or {}).get("config") or {}
-        for key, what in (("task_configs", "a task"), ("model_contents", "the files of a model")):
+        for key, what in (("task_configs", "a task"), ("model_contents", "the files of a model"),
+                          ("retriever_contents", "the retriever's index")):
             before = recorded.get(key) if isinstance(recorded, dict) else recorded
             if before is not None and not isinstance(before, dict):
                 raise ConfigError(f"--resume: {self.path / 'run.json'}: its config.{key} is not what ragbench writes "

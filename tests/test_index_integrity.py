@@ -1,0 +1,105 @@
+"""An index is what its build wrote, or the run refuses it in one line: damaged or mixed files, an index
+rebuilt between the attempts of a run, two builds of one folder at once, a corpus whose ids repeat."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from helpers import cli
+from retrieval_samples import passages, write_dpr_tsv
+
+pytest.importorskip("bm25s")
+
+from ragbench._errors import ConfigError  # noqa: E402
+from ragbench._retrieval import load_retriever  # noqa: E402
+from ragbench._retrieval.dense import NpyAppender  # noqa: E402
+from ragbench._retrieval.index import MANIFEST_FILE, build_index  # noqa: E402
+
+
+def built(tmp_path, name="index", n=30, seed=0):
+    corpus = write_dpr_tsv(tmp_path / f"{name}.tsv", passages(n, seed))
+    build_index(corpus, tmp_path / name, "bm25", chunk_size=8, progress=False)
+    return tmp_path / name
+
+
+def demo_run(tmp_path, index, output, *extra):
+    return cli("--tasks", "demo", "--model", "scripted:echo", "--limit", "3", "--system", "vanilla", "--retriever",
+               "bm25", "--retriever-arg", f"index={index}", "--output", str(output), "--no-progress", *extra)
+
+
+@pytest.mark.parametrize("damage, named", [
+    (lambda index: (index / "docs.offsets.npy").write_bytes(b""), "docs.jsonl or docs.offsets.npy missing or damaged"),
+    (lambda index: (index / "docs.jsonl").write_bytes((index / "docs.jsonl").read_bytes()[:100]),
+     "docs.jsonl holds 100 bytes where"),
+    (lambda index: (index / "bm25" / "data.csc.index.npy").write_bytes(b""), "bm25/ missing or damaged"),
+    (lambda index: (index / "bm25" / "params.index.json").write_text("{}"), "bm25/params.index.json holds None passages"),
+])
+def test_a_damaged_index_file_ends_the_run_in_one_line_naming_it_and_the_rebuild(tmp_path, damage, named):
+    index = built(tmp_path)
+    damage(index)
+    result = demo_run(tmp_path, index, tmp_path / "run")
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"ragbench: error: retriever bm25: index {index}: {named}")
+    assert line.endswith(f"--retriever bm25 --out {index} --overwrite (and the --build-arg options its manifest.json "
+                         "records)")
+
+
+def test_files_of_another_build_are_refused_not_searched(tmp_path):
+    index, other = built(tmp_path), built(tmp_path, "other", n=50)
+    for name in ("docs.jsonl", "docs.offsets.npy"):
+        (index / name).write_bytes((other / name).read_bytes())
+    with pytest.raises(ConfigError, match=r"docs.offsets.npy holds 50 passages where 30 were written \(damaged, or a "
+                                          r"file of another build\); build it again"):
+        load_retriever("bm25", {"index": str(index)})
+
+
+def test_dense_embeddings_of_fewer_passages_than_the_manifest_are_refused(tmp_path):
+    folder = tmp_path / "dense"
+    folder.mkdir()
+    bm25_index = built(tmp_path)
+    for name in ("docs.jsonl", "docs.offsets.npy"):
+        (folder / name).write_bytes((bm25_index / name).read_bytes())
+    embeddings = NpyAppender(folder / "embeddings.npy", "float16", 4)
+    embeddings.append(np.ones((20, 4)))  # 20 of the 30 passages: a search would miss the other 10
+    embeddings.close()
+    manifest = {"retriever": "dense", "doc_count": 30, "corpus": {"path": "c.tsv"}, "format": 1,
+                "options": {"model": "embedded", "query_instruction": "", "normalize": True, "dim": 4}}
+    (folder / MANIFEST_FILE).write_text(json.dumps(manifest))
+    with pytest.raises(ConfigError, match="embeddings.npy holds 20 passages where 30 were written"):
+        load_retriever("dense", {"index": str(folder)})
+
+
+def test_a_manifest_without_its_fields_is_damaged(tmp_path):
+    index = built(tmp_path)
+    (index / MANIFEST_FILE).write_text('{"format": 1}')
+    with pytest.raises(ConfigError, match=r"manifest.json is damaged \(.*missing 4 required"):
+        load_retriever("bm25", {"index": str(index)})
+
+
+def test_resume_refuses_a_run_whose_index_was_rebuilt_from_another_corpus(tmp_path):
+    index, run = built(tmp_path), tmp_path / "run"
+    assert demo_run(tmp_path, index, run).returncode == 0
+    samples = run / "samples" / "demo.jsonl"
+    samples.write_text(samples.read_text().splitlines()[0] + "\n")  # the run stopped after one example
+    corpus = write_dpr_tsv(tmp_path / "index.tsv", passages(30, seed=1))
+    build_index(corpus, index, "bm25", chunk_size=8, progress=False, overwrite=True)
+    refused = demo_run(tmp_path, index, run, "--resume")
+    assert refused.returncode == 2
+    [line] = refused.stderr.strip().splitlines()
+    assert line.startswith(f"ragbench: error: --resume: {run}: the retriever's index changed since the run started "
+                           "(corpus: bytes: ")
+    assert "sha256: " in line and line.endswith("--overwrite runs it again, or choose a new --output")
+
+
+def test_resume_goes_on_over_an_index_rebuilt_from_the_same_corpus(tmp_path):
+    index, run = built(tmp_path), tmp_path / "run"
+    assert demo_run(tmp_path, index, run).returncode == 0
+    samples = run / "samples" / "demo.jsonl"
+    samples.write_text(samples.read_text().splitlines()[0] + "\n")
+    build_index(tmp_path / "index.tsv", index, "bm25", chunk_size=8, progress=False, overwrite=True)
+    resumed = demo_run(tmp_path, index, run, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert len((run / "samples" / "demo.jsonl").read_text().splitlines()) == 3

@@ -3,6 +3,8 @@ rebuilt between the attempts of a run, two builds of one folder at once, a corpu
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -103,3 +105,29 @@ def test_resume_goes_on_over_an_index_rebuilt_from_the_same_corpus(tmp_path):
     resumed = demo_run(tmp_path, index, run, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert len((run / "samples" / "demo.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_second_build_of_one_folder_is_refused_while_another_holds_it_and_takes_over_once_it_is_killed(tmp_path):
+    corpus = write_dpr_tsv(tmp_path / "c.tsv", passages(30))
+    out = tmp_path / "index"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
+                               "from ragbench._retrieval.staging import held_staging\n"
+                               "with held_staging(Path(sys.argv[1])) as staging:\n"
+                               "    (staging / 'docs.jsonl').write_text('half')\n    print('held', flush=True)\n"
+                               "    time.sleep(60)\n", str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        refused = cli("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(out),
+                      "--no-progress")
+        assert refused.returncode == 2
+        [line] = refused.stderr.strip().splitlines()
+        assert line == (f"ragbench: error: --out {out}: another ragbench index build is writing it ({out}.partial is "
+                        "locked); wait for it to end, or choose another --out")
+        assert (tmp_path / "index.partial" / "docs.jsonl").read_text() == "half"
+    finally:
+        holder.kill()
+        holder.wait()
+    built = cli("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(out), "--no-progress")
+    assert built.returncode == 0, built.stderr
+    assert not (tmp_path / "index.partial").exists()
+    assert load_retriever("bm25", {"index": str(out)}).manifest.doc_count == 30

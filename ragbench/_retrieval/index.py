@@ -34,6 +34,7 @@ from .base import Retriever
 from .chunking import chunk_documents, parse_split, title_header
 from .corpus import corpus_format, passage_text, read_corpus
 from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter
+from .staging import held_staging
 
 if TYPE_CHECKING:
     from .._registry import Registry
@@ -195,23 +196,17 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
         splitter = parse_split(split)  # upstream keeps documents of at most SIZE characters whole
         header = title_header(split_header) if split_header is not None else None
         passages = chunk_documents(passages, splitter, whole_up_to=splitter.chunk_size, header=header)
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
-    staging = out.with_name(out.name + ".partial")
-    if unwritable := write_problem(staging):
+    if unwritable := write_problem(out.with_name(out.name + ".partial")):
         raise ConfigError(f"--out {out}: {unwritable}; choose a folder that can be written")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    try:
+    with held_staging(out) as staging:
+        if out.exists() and any(out.iterdir()) and not overwrite:  # checked while no other build can end
+            raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
         with naming(staging):  # a full disk's error names no file of its own
             manifest = _build_into(staging, builder_class, kind, corpus, passages, options or {}, chunk_size,
                                    title, progress, split, split_header, registry)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    if out.exists():
-        shutil.rmtree(out)
-    staging.rename(out)
+        if out.exists():
+            shutil.rmtree(out)
+        staging.rename(out)
     return manifest
 
 

@@ -1,0 +1,60 @@
+"""The folder an index is built in, `<out>.partial`, held by one build at a time.
+
+The build holds an OS lock (`fcntl.flock`) on the folder itself from before it empties it to after it is
+renamed to `<out>`, so a second `ragbench index build` of the same `--out` is refused at once instead of
+emptying the first one's files under it (two builds once wrote one folder: an index of neither corpus).
+The kernel lets go of the lock when the process ends however it ends, so the folder a killed build left
+is taken over by the next build.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from .._errors import ConfigError
+
+ATTEMPTS = 5  # a folder renamed or removed between opening and locking it (its build just ended): open again
+
+
+@contextmanager
+def held_staging(out: Path) -> Iterator[Path]:
+    """`<out>.partial`, empty and held by this build while the block runs; removed when the block raises
+    (the block renames it to `out` to keep it)."""
+    staging = out.with_name(out.name + ".partial")
+    for _ in range(ATTEMPTS):
+        staging.mkdir(parents=True, exist_ok=True)
+        handle = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(handle)
+            raise ConfigError(f"--out {out}: another ragbench index build is writing it ({staging} is locked); "
+                              "wait for it to end, or choose another --out") from None
+        if _same_folder(staging, handle):
+            break
+        os.close(handle)
+    else:
+        raise ConfigError(f"--out {out}: {staging} keeps being replaced by another process; "
+                          "wait for it to end, or choose another --out")
+    try:
+        for child in staging.iterdir():  # what a killed build left
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        try:
+            yield staging
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    finally:
+        os.close(handle)
+
+
+def _same_folder(path: Path, handle: int) -> bool:
+    """`path` is still the folder open as `handle` (not renamed to an index or removed since)."""
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(handle))
+    except FileNotFoundError:
+        return False

@@ -131,3 +131,17 @@ def test_a_second_build_of_one_folder_is_refused_while_another_holds_it_and_take
     assert built.returncode == 0, built.stderr
     assert not (tmp_path / "index.partial").exists()
     assert load_retriever("bm25", {"index": str(out)}).manifest.doc_count == 30
+
+
+def test_a_corpus_whose_passage_ids_repeat_is_refused_without_an_index(tmp_path):
+    corpus = tmp_path / "wiki.jsonl"  # FlashRAG's {"id", "contents"}; 2 and "2" are one id, as metrics compare them
+    corpus.write_text("".join(json.dumps(line) + "\n" for line in [
+        {"id": "1", "contents": "Olm\nOlm is a town."}, {"id": 2, "contents": "Evermouth\nThe capital."},
+        {"id": "3", "contents": "Trask\nA village."}, {"id": "2", "contents": "Varn\nA country."}]))
+    result = cli("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(tmp_path / "index"),
+                 "--no-progress")
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line == (f"ragbench: error: corpus {corpus}: 1 passage id(s) repeat: '2' (2 passages); retrieval metrics "
+                    "match documents by id, so each passage needs its own: make the ids unique, then build again")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["wiki.jsonl"]

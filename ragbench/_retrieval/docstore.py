@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import mmap
 from array import array
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -27,9 +28,11 @@ OFFSETS_FILE = "docs.offsets.npy"
 
 class DocStoreWriter:
     def __init__(self, folder: Path) -> None:
+        self.folder = folder
         self.handle = open(folder / DOCS_FILE, "wb")
         self.offsets_path = folder / OFFSETS_FILE
         self.offsets = array("q", [0])  # 8 bytes a passage
+        self.id_hashes = array("q")  # and 8 more: `repeated_ids` never holds every id
 
     def add(self, doc: Document) -> None:
         record = {"id": doc.id, "title": doc.title, "text": doc.text}
@@ -42,6 +45,7 @@ class DocStoreWriter:
         line = json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n"
         self.handle.write(line)
         self.offsets.append(self.offsets[-1] + len(line))
+        self.id_hashes.append(hash(doc.id))
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -49,6 +53,21 @@ class DocStoreWriter:
     def close(self) -> None:
         self.handle.close()
         np.save(self.offsets_path, np.frombuffer(self.offsets, dtype=np.int64))
+
+    def repeated_ids(self) -> dict[str, int]:
+        """The ids more than one passage has, with how many, in the order they first appear (after `close`).
+        Exact: the passages whose ids hash alike are read back."""
+        hashes = np.frombuffer(self.id_hashes, dtype=np.int64)
+        ordered = np.sort(hashes)
+        colliding = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+        if not len(colliding):
+            return {}
+        store = DocStore(self.folder)
+        try:
+            counts = Counter(store.get(int(i)).id for i in np.flatnonzero(np.isin(hashes, colliding)))
+        finally:
+            store.close()
+        return {doc_id: count for doc_id, count in counts.items() if count > 1}
 
 
 class DocStore:

@@ -228,6 +228,10 @@ def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, pass
     docs.close()
     if len(docs) == 0:
         raise ConfigError(f"corpus {corpus} has no readable passages ({len(errors)} bad records)")
+    if repeated := docs.repeated_ids():
+        shown = ", ".join(f"{doc_id!r} ({count} passages)" for doc_id, count in list(repeated.items())[:3])
+        raise ConfigError(f"corpus {corpus}: {len(repeated)} passage id(s) repeat: {shown}; retrieval metrics match "
+                          "documents by id, so each passage needs its own: make the ids unique, then build again")
     manifest = Manifest(
         retriever=kind, doc_count=len(docs),
         corpus={"path": str(corpus.resolve()), "format": corpus_format(corpus), "bytes": corpus.stat().st_size,

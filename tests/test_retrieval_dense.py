@@ -142,6 +142,26 @@ def test_dense_option_errors_are_config_errors(dense_index, tmp_path):
         load_retriever("bm25", {"index": index})
 
 
+def test_an_encoder_of_the_same_dimension_that_is_not_the_indexs_is_refused(dense_index, tmp_path):
+    import torch
+
+    other = dense_index.encoder.model  # the index's MiniLM with one layer's weights moved: another checkpoint
+    state = {name: value.clone() for name, value in other.state_dict().items()}
+    try:
+        with torch.no_grad():
+            for name, weights in other.named_parameters():
+                if "encoder.layer.5" in name and weights.dim() == 2:
+                    weights.add_(torch.randn(weights.shape, generator=torch.Generator().manual_seed(0)) * 0.05)
+        other.save(str(tmp_path / "other-minilm"))
+    finally:
+        other.load_state_dict(state)
+    with pytest.raises(ConfigError, match=r"retriever dense: encoder '.*other-minilm' does not give the vectors of the "
+                                          r"index at .* \(its passage 0 encodes at cosine 0\.\d+ to the stored one\): use "
+                                          r"the index's model \(embedded\), or build an index with this one"):
+        load_retriever("dense", {"index": str(dense_index.folder), "model": str(tmp_path / "other-minilm")})
+    assert load_retriever("dense", {"index": str(dense_index.folder)}).encoder.name == "embedded"
+
+
 def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_index):
     from ragbench._retrieval.dense import Encoder
     from ragbench.tasks.omnieval.query_styles import omnieval_query_instruction

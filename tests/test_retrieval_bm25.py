@@ -12,6 +12,7 @@ bm25s = pytest.importorskip("bm25s")
 Stemmer = pytest.importorskip("Stemmer")
 
 from ragbench._errors import ConfigError  # noqa: E402
+from ragbench._types import Document  # noqa: E402
 from ragbench._retrieval import load_retriever  # noqa: E402
 from ragbench._retrieval.bm25 import BM25Builder, BM25Retriever  # noqa: E402
 from ragbench._retrieval.corpus import passage_text  # noqa: E402
@@ -49,15 +50,29 @@ def test_streaming_build_scores_every_passage_exactly_as_bm25s(corpus, tmp_path,
             assert np.array_equal(ours.bm25.get_scores(tokens), reference.get_scores(tokens))
 
 
-def test_search_returns_bm25s_top_k_with_ids_titles_texts_and_scores(corpus, tmp_path):
+def test_search_returns_bm25s_top_k_ties_by_passage_number_with_ids_titles_texts_and_scores(corpus, tmp_path):
     ours = build(corpus, tmp_path / "index")
     reference, query_tokens = bm25s_directly([passage_text(d) for d in DOCS])
-    expected_ids, expected_scores = reference.retrieve(query_tokens, k=10, show_progress=False)
+    _, expected_scores = reference.retrieve(query_tokens, k=10, show_progress=False)
     hits = ours.search(QUERIES, 10)
-    for row, ids, scores in zip(hits, expected_ids, expected_scores):
+    for row, tokens, scores in zip(hits, query_tokens, expected_scores):
+        every = reference.get_scores(tokens) if tokens else np.zeros(len(DOCS), dtype=np.float32)
+        ids = sorted(range(len(DOCS)), key=lambda i: (-every[i], i))[:10]  # as Lucene: ties by document number
         assert [doc.id for doc in row] == [DOCS[i].id for i in ids]
         assert [doc.score for doc in row] == scores.tolist()
         assert [(doc.title, doc.text) for doc in row] == [(DOCS[i].title, DOCS[i].text) for i in ids]
+
+
+def test_tied_passages_come_in_corpus_order_whatever_bm25s_top_k_backend(tmp_path, monkeypatch):
+    corpus = write_dpr_tsv(tmp_path / "c.tsv", [Document(id=f"p{i}", title="", text="alpha beta" if i % 2 else "gamma")
+                                                for i in range(200)])
+    retriever = build(corpus, tmp_path / "index")
+    expected = [f"p{i}" for i in range(1, 200, 2)]
+    assert [doc.id for doc in retriever.search(["alpha"], 100)[0]] == expected
+    assert [doc.id for doc in retriever.search(["alpha"], 7)[0]] == expected[:7]
+    assert [doc.id for doc in retriever.search(["delta"], 3)[0]] == ["p0", "p1", "p2"]  # nothing matches: all tie at 0
+    monkeypatch.setattr(bm25s.selection, "_topk_numpy", lambda scores, k, sorted: (scores[:k], np.arange(k)))
+    assert [doc.id for doc in retriever.search(["alpha"], 7)[0]] == expected[:7]  # not bm25s's selection
 
 
 def test_build_sees_the_corpus_in_chunks_never_whole(corpus, tmp_path, monkeypatch):

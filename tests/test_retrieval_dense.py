@@ -51,6 +51,11 @@ def test_k_beyond_the_matrix_returns_every_row(vectors):
     assert inner_product_top_k(queries, matrix[:5], 50)[1].shape == (9, 5)
 
 
+def test_k_zero_returns_no_row_as_bm25_does(vectors):
+    queries, matrix = vectors
+    assert inner_product_top_k(queries, matrix, 0, chunk_rows=7)[1].shape == (9, 0)
+
+
 def test_growing_npy_loads_memory_mapped_with_its_final_shape(tmp_path):
     path = tmp_path / "embeddings.npy"
     writer = NpyAppender(path, "float16", 4)

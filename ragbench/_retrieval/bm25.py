@@ -32,6 +32,7 @@ from .._errors import ConfigError
 from .._types import Document
 from .base import IndexBuilder
 from .index import IndexedRetriever
+from .ranking import best_k
 
 BM25_DIR = "bm25"
 SPILL_DIR = "bm25.spill"
@@ -182,8 +183,9 @@ class BM25Retriever(IndexedRetriever):
     """bm25s over an index from `ragbench index build --retriever bm25` (memory-mapped).
 
     Queries are tokenized like the passages were (`bm25s.tokenize` with the index's stopwords and
-    stemmer); hits are bm25s's top k, so when fewer than k passages share a term with the query
-    the rest are zero-score passages, as bm25s returns them.
+    stemmer); hits are the top k of bm25s's scores, ties by passage number (`ranking.best_k`), so when
+    fewer than k passages share a term with the query the rest are zero-score passages, as bm25s
+    returns them (the first ones of the corpus).
     """
 
     name = "bm25"
@@ -204,7 +206,6 @@ class BM25Retriever(IndexedRetriever):
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         bm25s = import_bm25s()
-        k = min(k, len(self.docs))
         if self.jieba:  # the builder's Tokenizer steps: lower, split, drop stopwords, stem
             stop = set(bm25s.tokenization._infer_stopwords(self.stopwords) or ())
             words = [[w for w in jieba_words(q.lower()) if w not in stop] for q in queries]
@@ -212,5 +213,10 @@ class BM25Retriever(IndexedRetriever):
         else:
             tokens = bm25s.tokenize(queries, stopwords=self.stopwords, stemmer=self.stemmer, return_ids=False,
                                     show_progress=False)
-        ids, scores = self.bm25.retrieve(tokens, k=k, show_progress=False)
-        return self.hits(ids, scores)
+        ranked = [best_k(self.scores(query), k) for query in tokens]  # not bm25s's retrieve: its ties vary
+        return self.hits([ids for _, ids in ranked], [scores for scores, _ in ranked])
+
+    def scores(self, tokens: list[str]) -> np.ndarray:
+        """bm25s's score of every passage for a tokenized query (all 0 when no word is in the vocabulary)."""
+        ids = self.bm25.get_tokens_ids(tokens)
+        return self.bm25.get_scores_from_ids(ids) if ids else np.zeros(len(self.docs), dtype=np.float32)

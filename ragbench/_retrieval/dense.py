@@ -23,6 +23,7 @@ from .base import IndexBuilder
 from .corpus import passage_text
 from .index import IndexedRetriever
 from .query_style import QueryStyle
+from .ranking import best_k
 
 if TYPE_CHECKING:
     from .._registry import Registry
@@ -151,18 +152,10 @@ class DenseBuilder(IndexBuilder):
 
 
 def select_top_k(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the k best (score, id) pairs ordered by score then smaller id: a total order, so
-    the result does not depend on how the corpus was cut into chunks."""
-    if scores.shape[1] > k:
-        kth = np.partition(scores, scores.shape[1] - k, axis=1)[:, scores.shape[1] - k, None]
-        rows = []
-        for row_scores, row_ids, keep in zip(scores, ids, scores >= kth):
-            cand_scores, cand_ids = row_scores[keep], row_ids[keep]
-            order = np.lexsort((cand_ids, -cand_scores))[:k]
-            rows.append((cand_scores[order], cand_ids[order]))
-        return np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows])
-    order = np.lexsort((ids, -scores), axis=1)
-    return np.take_along_axis(scores, order, 1), np.take_along_axis(ids, order, 1)
+    """Per row, the k best (score, id) pairs ordered by score then smaller id (`ranking.best_k`): a total
+    order, so the result does not depend on how the corpus was cut into chunks."""
+    rows = [best_k(row_scores, k, row_ids) for row_scores, row_ids in zip(scores, ids)]
+    return np.stack([row[0] for row in rows]), np.stack([row[1] for row in rows])
 
 
 def inner_product_top_k(queries: np.ndarray, matrix: np.ndarray, k: int, chunk_rows: int = 32768,

@@ -42,6 +42,12 @@ def test_dpr_tsv_header_in_another_column_order_is_followed(tmp_path):
     assert docs == [Document(id="9", title="T", text="body")]
 
 
+def test_dpr_tsv_saved_with_a_bom_and_crlf_reads_its_header_as_the_header(tmp_path):
+    path = tmp_path / "psgs.tsv"
+    path.write_bytes("\ufeffid\ttext\ttitle\r\n1\t\"Paris is the capital.\"\tFrance\r\n".encode("utf-8"))
+    assert [(d.id, d.title, d.text) for d in read_corpus(path)] == [("1", "France", "Paris is the capital.")]
+
+
 def test_dpr_tsv_bad_row_is_a_record_error_and_reading_goes_on(tmp_path):
     path = write(tmp_path, "c.tsv", DPR_TSV + "4\tonly two fields\n\tno id\tT\n5\t\"fine\"\tOK\n")
     items = list(read_corpus(path))

@@ -50,8 +50,9 @@ def read_corpus(path: str | Path) -> Iterator[Document | RecordError]:
 
 
 def read_dpr_tsv(path: Path) -> Iterator[Document | RecordError]:
-    # bytes that are not UTF-8 come through as surrogates, so the row they are in is reported, not the file
-    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as handle:
+    # bytes that are not UTF-8 come through as surrogates, so the row they are in is reported, not the file;
+    # utf-8-sig: a BOM (a file saved by Excel or Notepad) made the header a passage with id "\ufeffid"
+    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         rows = csv.reader(handle, delimiter="\t")
         columns = {name: i for i, name in enumerate(DPR_COLUMNS)}
         first = True

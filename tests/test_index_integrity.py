@@ -91,7 +91,7 @@ def test_resume_refuses_a_run_whose_index_was_rebuilt_from_another_corpus(tmp_pa
     refused = demo_run(tmp_path, index, run, "--resume")
     assert refused.returncode == 2
     [line] = refused.stderr.strip().splitlines()
-    assert line.startswith(f"ragbench: error: --resume: {run}: the retriever's index changed since the run started "
+    assert line.startswith(f"ragbench: error: --resume: {run}: what the retriever searches (its index or recording) changed since the run started "
                            "(corpus: bytes: ")
     assert "sha256: " in line and line.endswith("--overwrite runs it again, or choose a new --output")
 
@@ -145,3 +145,21 @@ def test_a_corpus_whose_passage_ids_repeat_is_refused_without_an_index(tmp_path)
     assert line == (f"ragbench: error: corpus {corpus}: 1 passage id(s) repeat: '2' (2 passages); retrieval metrics "
                     "match documents by id, so each passage needs its own: make the ids unique, then build again")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["wiki.jsonl"]
+
+
+def test_resume_refuses_a_replayed_run_whose_recording_changed_since_it_started(tmp_path):
+    index, recorded = built(tmp_path), tmp_path / "recorded"
+    assert demo_run(tmp_path, index, recorded).returncode == 0
+    recording, run = recorded / "calls" / "retrieval.jsonl", tmp_path / "replayed"
+    args = ["--tasks", "demo", "--model", "scripted:echo", "--limit", "3", "--system", "vanilla", "--retriever", "replay",
+            "--retriever-arg", f"file={recording}", "--output", str(run), "--no-progress"]
+    assert cli(*args).returncode == 0
+    samples = run / "samples" / "demo.jsonl"
+    samples.write_text(samples.read_text().splitlines()[0] + "\n")
+    lines = recording.read_text()
+    first = json.loads(lines.splitlines()[0])  # now answered with no document: the line before it is the first match
+    recording.write_text(json.dumps({**first, "ids": [], "scores": [], "docs": []}) + "\n" + lines)
+    refused = cli(*args, "--resume")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(f"ragbench: error: --resume: {run}: what the retriever searches (its index or "
+                                     "recording) changed since the run started (file_sha256: ")

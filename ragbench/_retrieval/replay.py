@@ -65,6 +65,11 @@ class ReplayRetriever(Retriever):
         return {"retriever": "replay", "replays": self.name, "file": str(self.path),
                 "searches": sum(map(len, self.by_query.values())), "unreadable_lines": self.unreadable}
 
+    def contents(self) -> dict[str, Any]:
+        from .index import file_sha256
+
+        return {"file_sha256": file_sha256(self.path)}  # a recording changed between attempts answers otherwise
+
     def for_example(self, example: Example) -> Retriever:
         return _ExampleReplay(self, {doc.id: doc for doc in example.docs if doc.id is not None}, example.id)
 

@@ -169,7 +169,7 @@ class RunDir:
         match while a file changed."""
         recorded = (self.meta or {}).get("config") or {}
         for key, what in (("task_configs", "a task"), ("model_contents", "the files of a model"),
-                          ("retriever_contents", "the retriever's index")):
+                          ("retriever_contents", "what the retriever searches (its index or recording)")):
             before = recorded.get(key) if isinstance(recorded, dict) else recorded
             if before is not None and not isinstance(before, dict):
                 raise ConfigError(f"--resume: {self.path / 'run.json'}: its config.{key} is not what ragbench writes "

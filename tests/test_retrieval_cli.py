@@ -55,13 +55,15 @@ def test_index_build_with_bad_records_finishes_and_exits_incomplete(tmp_path, co
     (["--corpus", "{tmp}/none.tsv", "--retriever", "bm25"], "corpus {tmp}/none.tsv not found"),
     (["--corpus", "{corpus}", "--retriever", "bm52"], "unknown retriever 'bm52'; did you mean 'bm25'"),
     (["--corpus", "{corpus}", "--retriever", "bm25", "--build-arg", "k1"], "--build-arg 'k1': expected KEY=VALUE"),
+    (["--corpus", "{corpus}", "--retriever", "bm25", "--out", "{corpus}", "--overwrite"],
+     "--out {corpus} is a file, not a folder; choose a folder (new, or an index's with --overwrite)"),
 ])
 def test_index_build_config_errors_are_one_line_and_exit_2(tmp_path, corpus, args, message):
     args = [a.format(tmp=tmp_path, corpus=corpus) for a in args]
-    result = cli("index", "build", *args, "--out", str(tmp_path / "idx"), "--no-progress")
+    result = cli("index", "build", "--out", str(tmp_path / "idx"), *args, "--no-progress")
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
-    assert line.startswith(f"ragbench: error: {message.format(tmp=tmp_path)}")
+    assert line.startswith(f"ragbench: error: {message.format(tmp=tmp_path, corpus=corpus)}")
     assert not (tmp_path / "idx").exists()
 
 

@@ -196,6 +196,8 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
         splitter = parse_split(split)  # upstream keeps documents of at most SIZE characters whole
         header = title_header(split_header) if split_header is not None else None
         passages = chunk_documents(passages, splitter, whole_up_to=splitter.chunk_size, header=header)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a folder; choose a folder (new, or an index's with --overwrite)")
     if unwritable := write_problem(out.with_name(out.name + ".partial")):
         raise ConfigError(f"--out {out}: {unwritable}; choose a folder that can be written")
     with held_staging(out) as staging:

@@ -135,6 +135,18 @@ async def test_provided_retriever_answers_with_the_examples_own_documents():
     await retrieval.close()
 
 
+@pytest.mark.parametrize("k", [-1, 2.0, True])
+async def test_a_search_for_a_negative_or_not_whole_k_fails_the_example_for_every_retriever(k):
+    docs = [Document(id=str(i), title=f"T{i}", text="t") for i in range(4)]
+    ctx = Context(llm=None, task=None)  # type: ignore[arg-type]
+    retrieval = Retrieval(load_retriever(None))
+    bound = retrieval.bind(ctx, Example(id="e", question="q", docs=docs))
+    with pytest.raises(RetrievalError, match=rf"search k={k!r}: expected a whole number >= 0"):
+        await bound.search("any query", k)  # provided answered k=-1 with every document but the last
+    await retrieval.close()
+    assert ctx.trace[0].error.startswith("RetrievalError: search k=")
+
+
 # --- a whole run: a system that retrieves through ctx.retriever from a bm25 index ------------------
 
 class RetrieveThenAnswer(System):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
+from numbers import Integral
 from typing import TYPE_CHECKING, Any, ContextManager, Protocol
 
 from .._engines.base import EngineError
@@ -116,6 +117,9 @@ class Retrieval:
         request: dict[str, Any] = {"retriever": self.retriever.name, "query": query, "k": k}
         with (self.ctx.step("retrieval", step, request) if self.ctx is not None
               else nullcontext(Step("retrieval", step, request))) as record:
+            if isinstance(k, bool) or not isinstance(k, Integral) or k < 0:  # `provided` sliced docs[:-1]: all but one
+                raise RetrievalError(f"search k={k!r}: expected a whole number >= 0 (how many documents to return)")
+            k = int(k)
             if self.local is not None and not self.local.pooled:
                 docs = self.local.search([query], k)[0]
             else:

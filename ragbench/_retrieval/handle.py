@@ -119,7 +119,7 @@ class Retrieval:
               else nullcontext(Step("retrieval", step, request))) as record:
             if isinstance(k, bool) or not isinstance(k, Integral) or k < 0:  # `provided` sliced docs[:-1]: all but one
                 raise RetrievalError(f"search k={k!r}: expected a whole number >= 0 (how many documents to return)")
-            k = int(k)
+            k = request["k"] = int(k)  # a numpy integer is traced as JSON's
             if self.local is not None and not self.local.pooled:
                 docs = self.local.search([query], k)[0]
             else:

@@ -74,12 +74,15 @@ def test_jsonl_pyserini_contents_and_text_schemas(tmp_path):
 def test_jsonl_bad_lines_are_record_errors_with_line_and_field(tmp_path):
     path = write_jsonl(tmp_path / "c.jsonl", [
         {"id": "a", "text": "ok"}, "{not json", {"id": "b"}, {"text": "no id"}, {"id": "c", "contents": 5},
-        {"id": "d", "text": "ok too"},
+        {"id": "d", "text": "ok too"}, {"id": 7, "text": "a number"}, {"id": 7.0, "text": "a float"},
+        {"id": True, "text": "a boolean"},
     ])
     items = list(read_corpus(path))
     errors = [item for item in items if isinstance(item, RecordError)]
-    assert [(e.line, e.field) for e in errors] == [(2, None), (3, "text"), (4, "id"), (5, "contents")]
-    assert [d.id for d in items if isinstance(d, Document)] == ["a", "d"]
+    assert [(e.line, e.field) for e in errors] == [(2, None), (3, "text"), (4, "id"), (5, "contents"), (8, "id"),
+                                                   (9, "id")]
+    assert "passage id 7.0: expected a string or a whole number" in str(errors[4])
+    assert [d.id for d in items if isinstance(d, Document)] == ["a", "d", "7"]
 
 
 def test_missing_corpus_and_unknown_format_are_config_errors(tmp_path):

@@ -100,6 +100,8 @@ def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
     doc_id = record.get("id", record.get("_id"))
     if doc_id is None or doc_id == "":
         raise RecordError(path, line, "missing passage id", "id")
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):  # 1.0 would be "1.0", never qrels' "1"
+        raise RecordError(path, line, f"passage id {doc_id!r}: expected a string or a whole number", "id")
     field = "contents" if "contents" in record else "text"
     text = record.get(field)
     if not isinstance(text, str):

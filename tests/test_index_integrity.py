@@ -16,6 +16,7 @@ pytest.importorskip("bm25s")
 
 from ragbench._errors import ConfigError  # noqa: E402
 from ragbench._retrieval import load_retriever  # noqa: E402
+from ragbench._retrieval.bm25 import BM25Builder  # noqa: E402
 from ragbench._retrieval.dense import NpyAppender  # noqa: E402
 from ragbench._retrieval.index import MANIFEST_FILE, build_index  # noqa: E402
 
@@ -163,3 +164,19 @@ def test_resume_refuses_a_replayed_run_whose_recording_changed_since_it_started(
     assert refused.returncode == 2
     assert refused.stderr.startswith(f"ragbench: error: --resume: {run}: what the retriever searches (its index or "
                                      "recording) changed since the run started (file_sha256: ")
+
+
+def test_a_corpus_still_being_written_while_it_is_indexed_leaves_no_index(tmp_path, monkeypatch):
+    corpus = write_dpr_tsv(tmp_path / "c.tsv", passages(30))
+    original = BM25Builder.add
+
+    def add_while_a_download_appends(self, texts):
+        with open(corpus, "a", encoding="utf-8") as handle:
+            handle.write(f"{1000 + self.n_docs}\tmore text\tMore\n")
+        original(self, texts)
+
+    monkeypatch.setattr(BM25Builder, "add", add_while_a_download_appends)
+    with pytest.raises(ConfigError, match=r"corpus .*c.tsv changed while it was indexed \(\d+ bytes, now \d+\): the index "
+                                          r"would hold neither version; build again once the file is complete"):
+        build_index(corpus, tmp_path / "index", "bm25", chunk_size=8, progress=False)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["c.tsv"]

@@ -221,6 +221,7 @@ def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, pass
                         injected={"registry": registry})
     docs = DocStoreWriter(folder)
     errors: list[RecordError] = []
+    before = corpus.stat()
     with tqdm(desc=f"indexing {corpus.name} ({kind})", unit=" passages", disable=not progress) as bar:
         for chunk in chunks(passages, chunk_size, errors):
             for doc in chunk:
@@ -234,10 +235,14 @@ def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, pass
         shown = ", ".join(f"{doc_id!r} ({count} passages)" for doc_id, count in list(repeated.items())[:3])
         raise ConfigError(f"corpus {corpus}: {len(repeated)} passage id(s) repeat: {shown}; retrieval metrics match "
                           "documents by id, so each passage needs its own: make the ids unique, then build again")
+    sha256, after = file_sha256(corpus), corpus.stat()
+    if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):  # a download or copy still writing
+        raise ConfigError(f"corpus {corpus} changed while it was indexed ({before.st_size} bytes, now {after.st_size}): "
+                          "the index would hold neither version; build again once the file is complete")
     manifest = Manifest(
         retriever=kind, doc_count=len(docs),
-        corpus={"path": str(corpus.resolve()), "format": corpus_format(corpus), "bytes": corpus.stat().st_size,
-                "sha256": file_sha256(corpus), "title": title, **({"split": split} if split else {}),
+        corpus={"path": str(corpus.resolve()), "format": corpus_format(corpus), "bytes": after.st_size,
+                "sha256": sha256, "title": title, **({"split": split} if split else {}),
                 **({"split_header": split_header} if split and split_header is not None else {})},
         options=builder.finish(),
         bad_records=len(errors), errors=[str(e) for e in errors[:KEPT_ERRORS]],

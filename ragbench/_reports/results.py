@@ -11,7 +11,7 @@ import numpy as np
 from .._metric import CorpusValue, InvalidScore, Metric, typed_value
 from .bootstrap import percentile_interval, resampled
 from .failures import counted_events, group_failures, metric_failure_count, metric_failures
-from .slice_labels import SliceLabels, field_labels, slice_value
+from .slice_labels import SliceLabels, field_labels, ordered, slice_value
 
 Aggregate = Callable[[list[float]], float]
 
@@ -108,7 +108,7 @@ def _slices(scored: list[tuple[dict[str, Any], float]], field: str, labels: Slic
     groups: dict[str, list[float]] = {label: [] for label in labels.labels()}
     for sample, value in scored:
         groups.setdefault(labels.label(slice_value(sample.get("meta"), field)), []).append(value)
-    return {label: summarise(vals, aggregate, iterations, seed) for label, vals in sorted(groups.items())}
+    return {label: summarise(groups[label], aggregate, iterations, seed) for label in ordered(groups)}
 
 
 def corpus_entries(metric: Metric, samples: list[dict[str, Any]], seed: int) -> dict[str, dict[str, Any]]:

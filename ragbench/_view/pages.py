@@ -77,6 +77,7 @@ def run_summary(run: RunFolder) -> dict[str, Any]:
             "tasks": tasks,
             "failures": (results or {}).get("failures") or {},
             "infrastructure_failures": (results or {}).get("infrastructure_failures") or {},
+            "token_limit": (results or {}).get("token_limit") or {},
             "cost": (results or {}).get("cost") or {}}
 
 

@@ -115,6 +115,9 @@ async function runView(rid) {
     const infra = r.infrastructure_failures[task];
     if (infra) parts.push(h("p", {class: "warn"}, `${infra.calls} failed judge/tool/retrieval call(s) in ${infra.examples} scored examples folded into results: `,
       infra.causes.map(c => `${c.count} × ${c.cause}`).join("; ")));
+    const cut = r.token_limit[task];
+    if (cut) parts.push(h("p", {class: "warn", id: `token-limit-${task}`}, `${cut.calls} LLM call(s) in ${cut.examples} scored examples stopped at their max_tokens, their outputs cut there: `,
+      Object.entries(cut.steps).map(([step, n]) => `${step} ${n}`).join(", ")));
     const stats = r.system_stats[task];
     if (stats) parts.push(h("h3", {}, `System statistics (${r.system})`), table(["statistic", "value"], Object.entries(stats).map(([k, v]) => [k, json(v)])));
     const slices = r.slices[task] || {};

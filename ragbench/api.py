@@ -21,10 +21,11 @@ What is here, by what it is for:
 - Errors: `ConfigError` (one line: what, where, how to fix; the run does not start), `RecordError`
   (a bad record: counted, the run goes on), `EngineError` (an LLM call failed), `RetrievalError`.
 - Engines and retrievers: `Engine`, `Request`, `Sampling`, `Response`, `TokenLogprobs`, `apply_stop`,
-  `EngineNeeds` (what a system needs of its engine, `System.engine_needs`);
-  `Retriever`, `IndexBuilder`, `QueryStyle`, `BGE_QUERY_INSTRUCTION`.
+  `EngineNeeds` (what a system needs of its engine, `System.engine_needs`), `local_tokenizer` (a model's
+  tokenizer on disk, without its weights); `Retriever`, `IndexBuilder`, `QueryStyle`, `BGE_QUERY_INSTRUCTION`.
 - Pre-flight (checks before anything loads): `Preflight`, `probe_data`, `unreachable`.
-- Trace structure for the viewer: `group`, `grouped`, `outline`, `find_groups`.
+- Trace structure for the viewer: `group`, `grouped`, `outline`, `find_groups`; `trace_prompts` (the
+  prompt or chat messages of each LLM call of a trace).
 - Data files: `iter_jsonl`, `read_lines`, `require`, `resolve_data_file`, `data_dir`, `parse_json`
   (json.loads where JSON nested too deeply is a ValueError, not a RecursionError), `replacing` (a file
   written whole or not at all: a corpus a command builds), and `load_callable` for an option naming
@@ -35,7 +36,8 @@ What is here, by what it is for:
   `YamlTask` (the base of a YAML task's prompt style), `RecordPlace` (where the record a style's `parse`
   gets is, for its bad-record errors) and `yaml_task_class` (the Task class of a YAML task file,
   docs/yaml-tasks.md),
-  `TokenSplitter`, `parse_split`, `tiktoken_counter` and `keep_separator` (token-counted chunking), `resampled` (bootstrap resamples).
+  `TokenSplitter`, `parse_split`, `tiktoken_counter` and `keep_separator` (token-counted chunking), `tiktoken_encoding`
+  (a tiktoken encoding, cl100k_base offline), `resampled` (bootstrap resamples).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
 - What a run owns and lends its plugins (docs/internals.md, "Who owns what"): `RunResources` (what
   `Task.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
@@ -53,7 +55,7 @@ _MODULES = {
     "ragbench._task": ("Task", "Prompt"),
     "ragbench._system": ("System", "recorded_extras"),
     "ragbench._metric": ("Metric", "KeySpec", "CorpusValue", "Score", "Scores"),
-    "ragbench._types": ("Example", "Document", "Prediction", "Step"),
+    "ragbench._types": ("Example", "Document", "Prediction", "Step", "trace_prompts"),
     "ragbench._context": ("Context",),
     "ragbench._llm": ("LLM",),
     "ragbench._records": ("SampleRecord",),
@@ -63,6 +65,7 @@ _MODULES = {
     # engines and retrievers
     "ragbench._engines.base": ("Engine", "EngineError", "EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs",
                               "apply_stop"),
+    "ragbench._engines.tokenizers": ("local_tokenizer",),
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     "ragbench._retrieval.corpus": ("passage_text",),
@@ -83,7 +86,8 @@ _MODULES = {
     "ragbench._shared.reader": ("Reader",),
     "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
     "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
-    "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_counter", "keep_separator"),
+    "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_counter", "tiktoken_encoding",
+                                     "keep_separator"),
     "ragbench._reports.bootstrap": ("resampled",),
     # command-line commands
     "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from conftest import write_jsonl
 
-# (level, answered right): "1 [number]" 2 of 2 right, "1" 0 of 1, "(none)" (null and absent) 1 of 2, "None" 0 of 1
-LEVELS = [(1, True), (1, True), ("1", False), ("None", False), (None, True), ("absent", False)]
-EXPECTED = {"(none)": (0.5, 2), "1": (0.0, 1), "1 [number]": (1.0, 2), "None": (0.0, 1)}
+# (level, answered right): "1 [number]" 2 of 2 right, "1" 0 of 1, "(none)" (null and absent) 1 of 2, "None" 0 of 1,
+# 10 0 of 1, 2 1 of 1; EXPECTED in the order every table lists them (numbers as numbers: 2 before 10; no value last)
+LEVELS = [(1, True), (1, True), ("1", False), ("None", False), (None, True), ("absent", False), (10, False), (2, True)]
+EXPECTED = {"1": (0.0, 1), "1 [number]": (1.0, 2), "2": (1.0, 1), "10": (0.0, 1), "None": (0.0, 1), "(none)": (0.5, 2)}
 
 
 def level_task(folder: Path) -> Path:

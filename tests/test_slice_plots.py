@@ -80,6 +80,6 @@ def test_a_plot_shows_every_slice_value_with_the_most_examples_scored_there(tmp_
 
 
 def test_the_viewer_gets_every_slice_value_for_every_key():
-    tables = slice_tables(older_details())
+    tables, order = slice_tables(older_details())
     assert tables["accuracy"]["domain"]["music"] == {"value": None, "ci95": None, "n": 0}
-    assert list(tables["accuracy"]["domain"]) == list(tables["em"]["domain"]) == ["movie", "music"]
+    assert list(tables["accuracy"]["domain"]) == list(tables["em"]["domain"]) == order["domain"] == ["movie", "music"]

@@ -57,8 +57,9 @@ def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
     asks for (its logprob_tokens and top-k), never the whole recorded dicts."""
     response = record["response"]
     texts = [response] if isinstance(response, str) else list(response)
+    finish = str(record.get("finish_reason") or "stop")
     if "tokens" not in record or (sampling.logprobs is None and not sampling.logprob_tokens):
-        return Response(texts=texts, completion_tokens=len(record.get("tokens") or ()))
+        return Response(texts=texts, completion_tokens=len(record.get("tokens") or ()), finish_reason=finish)
     ids = record.get("token_ids") or [None] * len(record["tokens"])
     k = sampling.logprobs or 0
     logprobs = []
@@ -69,7 +70,7 @@ def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
                  and in_window(lps, name, token, sampling.logprob_window, known.get(name))}
         logprobs.append(TokenLogprobs(token=token, logprob=float(lps[token]), top=top, named=named, token_id=token_id))
     cumulative = record.get("cumulative_logprob")
-    return Response(texts=texts, logprobs=logprobs, completion_tokens=len(logprobs),
+    return Response(texts=texts, logprobs=logprobs, completion_tokens=len(logprobs), finish_reason=finish,
                     cumulative_logprob=float(cumulative) if cumulative is not None else sum(t.logprob for t in logprobs))
 
 
@@ -126,7 +127,7 @@ class ReplayEngine(Engine):
             raise ConfigError(f"replay file not found: {self.path} (use replay:PATH to a JSONL of recorded calls)")
         self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]  # the records are all held too
         expected = ('expected {"prompt" or "messages", "response" or "error"} (optionally "tokens", '
-                    '"logprobs", "token_ids", "cumulative_logprob", "ranks")')
+                    '"logprobs", "token_ids", "cumulative_logprob", "ranks", "finish_reason")')
         for index, record in resolved(self.path):  # a run's files refer to its samples (ragbench._replay.call_refs)
             if record is None:
                 self.unresolved += 1

@@ -206,6 +206,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
             groups: dict[str, list[tuple[dict, dict]]] = {"": pairs}
             for slice_field in slice_fields:
                 labels = baseline.slice_labels[task][slice_field]
+                groups.update({f"{slice_field}={label}": [] for label in labels.labels()})  # rows in label order
                 for x, y in pairs:
                     label = labels.label(slice_value(x["meta"], slice_field))
                     groups.setdefault(f"{slice_field}={label}", []).append((x, y))

@@ -11,7 +11,7 @@ import numpy as np
 from .._metric import CorpusValue, InvalidScore, Metric, typed_value
 from .bootstrap import percentile_interval, resampled
 from .failures import counted_events, group_failures, metric_failure_count, metric_failures
-from .slice_labels import SliceLabels, field_labels, slice_value
+from .slice_labels import SliceLabels, field_labels, ordered, slice_value
 
 Aggregate = Callable[[list[float]], float]
 
@@ -49,11 +49,12 @@ def saved_value(metric: Metric, key: str, value: Any) -> tuple[float | None, boo
 
 def aggregation_view(sample: dict[str, Any]) -> dict[str, Any]:
     """What aggregation keeps of a sample record: all of it but the copies of prompts, replies and
-    documents (trace steps keep their kind, name, token counts and request options; the prediction
-    its answer, citations and extras), so a task's results never hold its samples' text."""
+    documents (trace steps keep their kind, name, token counts, request options and finish reason; the
+    prediction its answer, citations and extras), so a task's results never hold its samples' text."""
     view = {k: v for k, v in sample.items() if k not in ("trace", "judge_trace", "output")}
     if "trace" in sample:
-        view["trace"] = [{**{k: v for k, v in step.items() if k != "docs"}, "response": None,  # docs: a custom step's
+        view["trace"] = [{**{k: v for k, v in step.items() if k != "docs"},  # docs: a custom step's
+                          "response": {"finish_reason": (step.get("response") or {}).get("finish_reason")},
                           "request": {k: v for k, v in (step.get("request") or {}).items()
                                       if k not in ("prompt", "messages")}} for step in sample["trace"]]
     if "prediction" in sample:
@@ -108,7 +109,7 @@ def _slices(scored: list[tuple[dict[str, Any], float]], field: str, labels: Slic
     groups: dict[str, list[float]] = {label: [] for label in labels.labels()}
     for sample, value in scored:
         groups.setdefault(labels.label(slice_value(sample.get("meta"), field)), []).append(value)
-    return {label: summarise(vals, aggregate, iterations, seed) for label, vals in sorted(groups.items())}
+    return {label: summarise(groups[label], aggregate, iterations, seed) for label in ordered(groups)}
 
 
 def corpus_entries(metric: Metric, samples: list[dict[str, Any]], seed: int) -> dict[str, dict[str, Any]]:
@@ -165,7 +166,8 @@ def task_scores(samples: list[dict[str, Any]], metrics: list[Metric], slice_fiel
     "results" and "details" (the metric keys), "counts" (records, scored, failed examples, bad records,
     missing - `expected` records less those saved - and metric failures), "data_sha256" (`data_sha256`),
     and where there is anything to say: "failures" (grouped by cause), "infrastructure_failures" (failed
-    calls folded into results) and "counted" (events the metrics counted)."""
+    calls folded into results), "token_limit" (`token_limit_stops`) and "counted" (events the metrics
+    counted)."""
     details = aggregate_task(samples, metrics, slice_fields, iterations, seed)
     bad = sum(1 for s in samples if s.get("bad_record"))
     failed = sum(1 for s in samples if s.get("error") is not None) - bad
@@ -182,11 +184,30 @@ def task_scores(samples: list[dict[str, Any]], metrics: list[Metric], slice_fiel
         out["infrastructure_failures"] = {
             "examples": sum(1 for s in samples if s.get("infrastructure_failures")), "calls": len(folded),
             "causes": [{"cause": c, "count": n} for c, n in Counter(f[:200] for f in folded).most_common(5)]}
+    cut = token_limit_stops(samples)
+    if cut:
+        out["token_limit"] = cut
     tallies = counted_events(samples, metrics)
     if tallies:
         out["counted"] = tallies
     out["data_sha256"] = data_sha256(samples)
     return out
+
+
+def token_limit_stops(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The system's LLM calls in scored examples that stopped at their token limit (finish_reason
+    "length": the output ends where `max_tokens` cut it, not where the model ended it), by step name;
+    None when none did. Upstream protocols cut outputs so too (ALCE's 300 tokens): this says how often."""
+    steps: Counter[str] = Counter()
+    examples = 0
+    for sample in samples:
+        if sample.get("error") is not None or sample.get("bad_record"):
+            continue
+        cut = [str(step.get("name") or "generate") for step in sample.get("trace") or []
+               if step.get("kind") == "llm" and (step.get("response") or {}).get("finish_reason") == "length"]
+        examples += bool(cut)
+        steps.update(cut)
+    return {"examples": examples, "calls": sum(steps.values()), "steps": dict(steps.most_common())} if steps else None
 
 
 def data_sha256(samples: list[dict[str, Any]]) -> str:
@@ -211,7 +232,7 @@ def run_complete(counts: dict[str, dict[str, Any]], system_reports: dict[str, An
 def results_sections(by_task: dict[str, dict[str, Any]], system_reports: dict[str, Any]) -> dict[str, Any]:
     """The part of results.json that the tasks' scores decide, from each task's `task_scores`: "results",
     "details" and "counts" by task, whether the run is "complete" (`run_complete`), then the sections
-    some task has ("failures", "infrastructure_failures", "counted")."""
+    some task has ("failures", "infrastructure_failures", "token_limit", "counted")."""
     sections: dict[str, dict[str, Any]] = {"results": {}, "details": {}, "counts": {}}
     for task, scores in by_task.items():
         for section, value in scores.items():

@@ -6,16 +6,21 @@ without a value (the field absent or null) is `(none)`, never the string "None";
 field's values of different kinds have the same text (the number 1 and the string "1", True and
 "True", no value and the string "(none)"), each one that is not a string carries its kind:
 `1 [number]` beside `1`, `(none) [no value]` beside `(none)`. A string is always shown as it is.
+
+Labels are listed in `label_order`: numbers in a label compare as numbers (2 before 10, -1 before
+0.5, `hop_2` before `hop_10`), and `(none)` comes last.
 """
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from typing import Any, Iterable
 
 NO_VALUE = "(none)"
 
 SliceValue = tuple[str, str]  # (kind, text)
+NUMBER = re.compile(r"((?:^-)?\d+(?:\.\d+)?)")  # a minus sign only where the label starts: 2024-01-15 is a date
 NONE: SliceValue = ("no value", NO_VALUE)  # a record without a value of the field
 
 
@@ -48,8 +53,19 @@ class SliceLabels:
         return text if kind == "string" or len(self._kinds.get(text, ())) <= 1 else f"{text} [{kind}]"
 
     def labels(self) -> list[str]:
-        """Every value's label, sorted."""
-        return sorted({self.label((kind, text)) for text, kinds in self._kinds.items() for kind in kinds})
+        """Every value's label, in `label_order`."""
+        return ordered({self.label((kind, text)) for text, kinds in self._kinds.items() for kind in kinds})
+
+
+def label_order(label: str) -> tuple[bool, list[str | float], str]:
+    """Sort key of a label: no value last, then text and numbers alternating (re.split with a group puts
+    text at even places and numbers at odd ones, so like compares with like), then the label itself."""
+    parts: list[str | float] = [float(part) if i % 2 else part for i, part in enumerate(NUMBER.split(label))]
+    return label.startswith(NO_VALUE), parts, label
+
+
+def ordered(labels: Iterable[str]) -> list[str]:
+    return sorted(labels, key=label_order)
 
 
 def field_labels(metas: Iterable[dict[str, Any] | None], field: str) -> SliceLabels:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .slice_labels import ordered
+
 
 def pyplot() -> Any:
     """matplotlib's pyplot on the Agg backend (files only, no display needed)."""
@@ -21,7 +23,7 @@ def pyplot() -> Any:
 def slice_rows(details: dict[str, Any], keys: list[str], field: str) -> list[tuple[str, int, list[dict[str, Any]]]]:
     """A slice table's rows: every value of the field that any key has (a key without it: n 0), the most
     examples a key scored there (the row's n: a cell whose own n is less says so), each key's entry."""
-    labels = sorted({label for key in keys for label in details[key].get("slices", {}).get(field, {})})
+    labels = ordered({label for key in keys for label in details[key].get("slices", {}).get(field, {})})
     rows = []
     for label in labels:
         cells = [details[key].get("slices", {}).get(field, {}).get(label) or {"value": None, "ci95": None, "n": 0}

@@ -66,7 +66,8 @@ def rescoring_line(cost: dict[str, Any]) -> str:
 
 def failure_lines(results: dict[str, Any]) -> list[str]:
     """What went wrong, grouped (console and report): failed records by cause with their ids, problems
-    a system reported outside any example, and failed calls folded into results."""
+    a system reported outside any example, failed calls folded into results, and outputs cut at their
+    token limit."""
     lines = [failure_group_line(task, entry)
              for task, causes in (results.get("failures") or {}).items() for entry in causes]
     for task, report in (results.get("system_reports") or {}).items():
@@ -75,6 +76,11 @@ def failure_lines(results: dict[str, Any]) -> list[str]:
         lines.append(f"{task}: {infra['calls']} failed judge/tool/retrieval call(s) in {infra['examples']} scored "
                      "example(s) were folded into results as upstream does (--strict-infra fails them instead): "
                      + "; ".join(f"{c['count']} x {c['cause']}" for c in infra["causes"]))
+    for task, cut in (results.get("token_limit") or {}).items():
+        scored = (results.get("counts") or {}).get(task, {}).get("scored", "?")
+        steps = ", ".join(f"{name} {count}" for name, count in cut["steps"].items())
+        lines.append(f"{task}: {cut['calls']} LLM call(s) in {cut['examples']} of {scored} scored examples stopped at "
+                     f"their max_tokens, their outputs cut there ({steps})")
     return lines + counted_lines(results) + format_lines(results) + repair_lines(results)
 
 

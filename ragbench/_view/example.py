@@ -121,7 +121,7 @@ def example_page(record: dict[str, Any], system: Any, run: RunFolder) -> dict[st
     except Exception as exc:  # a third-party hook's bug must not hide the trace
         items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": outline(sample.trace)}]
     return {"id": record.get("id"), "question": record.get("question"), "gold": record.get("gold"),
-            "gold_text": gold_text(record), "meta": record.get("meta") or {},
+            "gold_text": gold_text(record),
             "answer": prediction.get("answer", record.get("output")), "output": record.get("output"),
             "error": record.get("error"), "traceback": clip(record.get("traceback"), TRACEBACK_CHARS) or None,
             "scores": record.get("scores") or {},

@@ -10,7 +10,7 @@ from .._reports.slice_labels import NONE, SliceLabels
 from .._reports.slice_plots import slice_rows
 from .._run.config import RunConfig
 from .example import example_page
-from .runs import RunFolder, row_failed
+from .runs import RunFolder, row_failed, table_row
 
 CHUNK = 500  # table rows per request / per exported file
 
@@ -77,6 +77,7 @@ def run_summary(run: RunFolder) -> dict[str, Any]:
             "tasks": tasks,
             "failures": (results or {}).get("failures") or {},
             "infrastructure_failures": (results or {}).get("infrastructure_failures") or {},
+            "token_limit": (results or {}).get("token_limit") or {},
             "cost": (results or {}).get("cost") or {}}
 
 
@@ -89,25 +90,30 @@ def runs_page(runs: list[RunFolder]) -> dict[str, Any]:
     return {"runs": summaries, "comparable": {t: rids for t, rids in by_task.items() if len(rids) > 1}}
 
 
-def slice_tables(details: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+def slice_tables(details: dict[str, Any]) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, list[str]]]:
     """Key -> slice field -> value -> entry, every key holding every value any key has (`slice_rows`; a
-    results.json of an older ragbench left out the values where a key scored nothing)."""
+    results.json of an older ragbench left out the values where a key scored nothing); and per field its
+    values in `label_order` (the browser lists an object's integer-like keys first, whatever their order)."""
     keys = [key for key, entry in details.items() if entry.get("slices")]
     tables: dict[str, dict[str, dict[str, Any]]] = {key: {} for key in keys}
+    order: dict[str, list[str]] = {}
     for field in dict.fromkeys(f for key in keys for f in details[key]["slices"]):
         having = [key for key in keys if field in details[key]["slices"]]
         for label, _, cells in slice_rows(details, having, field):
+            order.setdefault(field, []).append(label)
             for key, cell in zip(having, cells):
                 tables[key].setdefault(field, {})[label] = cell
-    return tables
+    return tables, order
 
 
 def run_page(run: RunFolder) -> dict[str, Any]:
     results = run.results or {}
     config = run.config
-    slices = {task: slice_tables(details) for task, details in (results.get("details") or {}).items()}
+    tables = {task: slice_tables(details) for task, details in (results.get("details") or {}).items()}
     task_configs = config.get("task_configs") or {}
-    return {**run_summary(run), "config": config_differences(config), "slices": slices,
+    return {**run_summary(run), "config": config_differences(config),
+            "slices": {task: slices for task, (slices, _) in tables.items()},
+            "slice_order": {task: order for task, (_, order) in tables.items()},
             "plot_keys": {t: (c or {}).get("plot_keys") for t, c in task_configs.items()},
             "matrix": {t: (c or {}).get("matrix") for t, c in task_configs.items() if (c or {}).get("matrix")},
             "system_stats": results.get("system_stats") or {}, "system_reports": results.get("system_reports") or {}}
@@ -119,14 +125,19 @@ def rows_page(run: RunFolder, task: str, chunk: int) -> dict[str, Any]:
     higher = {k: e.get("higher_is_better", True) for k, e in
               ((run.results or {}).get("details") or {}).get(task, {}).items() if not e.get("corpus")}
     keys = list(higher) or list(dict.fromkeys(k for r in rows[:CHUNK] for k in r["scores"]))
-    in_slices = [r["slice_values"] for r in rows if r["slice_values"] is not None]  # bad records are in none
-    labels = {field: SliceLabels(values.get(field, NONE) for values in in_slices)
-              for field in sorted({f for values in in_slices for f in values})}
+    labels = task_slice_labels(rows)
     return {"rid": run.rid, "task": task, "total": len(rows), "chunk": chunk, "chunk_size": CHUNK,
             "chunks": max(1, -(-len(rows) // CHUNK)), "metrics": keys,
             "higher_is_better": {k: higher.get(k, True) for k in keys},
-            "slice_fields": sorted(labels), "finished": run.results is not None, "state": run.status()["state"],
+            "slice_labels": {field: field_labels.labels() for field, field_labels in labels.items()}, "finished": run.results is not None, "state": run.status()["state"],
             "rows": [_with_slices(row, labels) for row in rows[chunk * CHUNK:(chunk + 1) * CHUNK]]}
+
+
+def task_slice_labels(rows: list[dict[str, Any]]) -> dict[str, SliceLabels]:
+    """Per slice field, the labels of its values over a task's rows, as results.json names its slices."""
+    in_slices = [r["slice_values"] for r in rows if r["slice_values"] is not None]  # bad records are in none
+    return {field: SliceLabels(values.get(field, NONE) for values in in_slices)
+            for field in sorted({f for values in in_slices for f in values})}
 
 
 def _with_slices(row: dict[str, Any], labels: dict[str, SliceLabels]) -> dict[str, Any]:
@@ -138,6 +149,8 @@ def _with_slices(row: dict[str, Any], labels: dict[str, SliceLabels]) -> dict[st
 
 
 def example_data(run: RunFolder, task: str, n: int) -> dict[str, Any]:
-    record = run.samples(task).record(n)
+    index = run.samples(task)
+    record = index.record(n)
     return {"rid": run.rid, "task": task, "n": n,
-            **example_page(record, system_class(run.config.get("system")), run)}
+            **example_page(record, system_class(run.config.get("system")), run),
+            "slices": _with_slices(table_row(record), task_slice_labels(index.rows))["slices"]}

@@ -57,7 +57,6 @@ def table_row(record: dict[str, Any]) -> dict[str, Any]:
             "answer": clip(prediction.get("answer", record.get("output"))), "gold": clip(gold_text(record)),
             "scores": record.get("scores") or {}, "error": clip(record.get("error")) or None,
             "score_errors": metric_failures(record),
-            "meta": {k: clip(v, 80) for k, v in (record.get("meta") or {}).items() if not isinstance(v, (dict, list))},
             # what the slice labels are made of (`rows_page`), whole; a bad record is in no slice, as in results.json
             "slice_values": None if record.get("bad_record") else
             {k: slice_value(record["meta"], k) for k in record.get("meta") or {}}}

@@ -115,6 +115,9 @@ async function runView(rid) {
     const infra = r.infrastructure_failures[task];
     if (infra) parts.push(h("p", {class: "warn"}, `${infra.calls} failed judge/tool/retrieval call(s) in ${infra.examples} scored examples folded into results: `,
       infra.causes.map(c => `${c.count} × ${c.cause}`).join("; ")));
+    const cut = r.token_limit[task];
+    if (cut) parts.push(h("p", {class: "warn", id: `token-limit-${task}`}, `${cut.calls} LLM call(s) in ${cut.examples} scored examples stopped at their max_tokens, their outputs cut there: `,
+      Object.entries(cut.steps).map(([step, n]) => `${step} ${n}`).join(", ")));
     const stats = r.system_stats[task];
     if (stats) parts.push(h("h3", {}, `System statistics (${r.system})`), table(["statistic", "value"], Object.entries(stats).map(([k, v]) => [k, json(v)])));
     const slices = r.slices[task] || {};
@@ -123,7 +126,7 @@ async function runView(rid) {
     for (const field of fields) {
       if (matrix && field === matrix.field) continue;
       const keys = Object.keys(slices).filter(k => slices[k][field]);
-      const labels = Object.keys(slices[keys[0]][field]);  // every key holds every value (pages.slice_tables)
+      const labels = r.slice_order[task][field];  // every key holds every value (pages.slice_tables)
       // n: the most examples a key scored in the slice; a cell with fewer says its own
       const cellN = (k, l) => (slices[k][field][l] || {}).n ?? 0;
       parts.push(h("h3", {}, `${task} by ${field}`), table([field, h("th", {class: "num"}, "n"), ...keys], labels.map(l => {
@@ -132,7 +135,7 @@ async function runView(rid) {
                                                 (cellN(k, l) < n ? ` (n=${cellN(k, l)})` : "")))];
       }), {class: "slice"}));
       const plotKeys = (r.plot_keys[task] || keys.slice(0, 3)).filter(k => slices[k] && slices[k][field]);
-      parts.push(h("div", {class: "plot"}, RBPlots.bars(`${task} by ${field}`, Object.fromEntries(plotKeys.map(k => [k, slices[k][field]])), plotKeys)));
+      parts.push(h("div", {class: "plot"}, RBPlots.bars(`${task} by ${field}`, Object.fromEntries(plotKeys.map(k => [k, slices[k][field]])), plotKeys, labels)));
     }
     if (matrix) for (const key of matrix.keys || []) {
       const cells = (slices[key] || {})[matrix.field];
@@ -191,7 +194,7 @@ async function examplesView(rid, task, q) {
   search.addEventListener("change", () => go({q: search.value}));
   const select = (id, options, value, key) => h("select", {id, onchange: e => go({[key]: e.target.value})},
     options.map(([v, label]) => h("option", {value: v, selected: v === (value || "") ? "selected" : null}, label)));
-  const sliceOptions = [["", "any slice"], ...info.slice_fields.flatMap(f => [...new Set(rows.map(r => r.slices[f]).filter(v => v !== undefined))].sort().map(v => [`${f}=${v}`, `${f} = ${v}`]))];
+  const sliceOptions = [["", "any slice"], ...Object.entries(info.slice_labels).flatMap(([f, labels]) => labels.map(v => [`${f}=${v}`, `${f} = ${v}`]))];
   const controls = h("div", {class: "controls"}, search,
     select("filter", [["", "all examples"], ["failed", "failed"], ["wrong", "wrong"]], q.get("f"), "f"),
     select("metric", info.metrics.map(m => [m, `metric: ${m}`]), q.get("m") || defaultMetric(info), "m"),
@@ -275,7 +278,8 @@ function exampleBody(x) {
       x.error ? field("error", x.error, "bad") : null,
       x.traceback ? tracebackNode(x.traceback) : null,
       field("time", `${x.seconds ?? "–"} s`),
-      Object.keys(x.meta).length ? field("slices", Object.entries(x.meta).map(([k, v]) => `${k}=${json(v)}`).join(" · ")) : null),
+      // the example's slice per field, named as results.json and the Examples page's filter name it
+      Object.keys(x.slices).length ? field("slices", Object.entries(x.slices).map(([k, v]) => `${k}=${v}`).join(" · ")) : null),
     h("h2", {}, "Scores"), table(["metric", "value"], [...Object.entries(x.scores).map(([k, v]) => [k, num(fmt(v))]),
       ...Object.entries(x.score_errors).map(([k, v]) => [k, h("td", {class: "bad"}, v, tracebacks[k] ? tracebackNode(tracebacks[k]) : null)])],
       {class: "scores"}),

@@ -12,11 +12,11 @@ const RBPlots = (() => {
   }
   function fmt(v) { return v === null || v === undefined ? "–" : Number(v).toFixed(2); }
 
-  // slices: {key: {label: {value, ci95, n}}}, every key holding every label; keys: metric keys to draw.
-  function bars(title, slices, keys) {
+  // slices: {key: {label: {value, ci95, n}}}, every key holding every label; keys: metric keys to draw;
+  // labels: the bars' order (an object's own order puts integer-like labels first).
+  function bars(title, slices, keys, labels) {
     keys = keys.filter(k => slices[k]);
     if (!keys.length) return document.createTextNode("");
-    const labels = Object.keys(slices[keys[0]]);
     const values = keys.flatMap(k => labels.map(l => (slices[k][l] || {}).value || 0));
     const highs = keys.flatMap(k => labels.map(l => ((slices[k][l] || {}).ci95 || [0, 0])[1]));
     const top = Math.max(1e-9, ...values, ...highs), bottom = Math.min(0, ...values);

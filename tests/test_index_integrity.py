@@ -38,6 +38,9 @@ def demo_run(tmp_path, index, output, *extra):
      "docs.jsonl holds 100 bytes where"),
     (lambda index: (index / "bm25" / "data.csc.index.npy").write_bytes(b""), "bm25/ missing or damaged"),
     (lambda index: (index / "bm25" / "params.index.json").write_text("{}"), "bm25/params.index.json holds None passages"),
+    (lambda index: (index / "bm25" / "vocab.index.json").write_bytes(
+        (built(index.parent, "other", n=12) / "bm25" / "vocab.index.json").read_bytes()),
+     "bm25/vocab.index.json holds"),
 ])
 def test_a_damaged_index_file_ends_the_run_in_one_line_naming_it_and_the_rebuild(tmp_path, damage, named):
     index = built(tmp_path)

@@ -200,6 +200,9 @@ class BM25Retriever(IndexedRetriever):
         for name in ("indptr", "data", "indices"):
             postings = scores["indptr"][-1] if name == "indptr" else len(scores[name])
             self.check_count(f"{BM25_DIR}/{name}.csc.index.npy", "postings", postings, self.manifest.options.get("postings"))
+        terms = self.manifest.options.get("vocabulary")  # both hold one more: bm25s's "" token, the end of the last column
+        self.check_count(f"{BM25_DIR}/vocab.index.json", "terms", len(self.bm25.vocab_dict) - 1, terms)
+        self.check_count(f"{BM25_DIR}/indptr.csc.index.npy", "terms", len(scores["indptr"]) - 1, terms)
         self.stopwords = self.manifest.options["stopwords"]
         self.stemmer = make_stemmer(self.manifest.options["stemmer"])
         self.jieba = self.manifest.options.get("tokenizer") == "jieba"

@@ -79,6 +79,7 @@ class Evaluator:
         self.run_dir = RunDir(config.run_dir())
         # fails fast on a bad index
         self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
+        self.retriever_contents = self.retriever.contents()  # read once: a recording's sha256 reads the whole file
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
@@ -191,7 +192,7 @@ class Evaluator:
         recorded = meta.get("config") if isinstance(meta.get("config"), dict) else {}
         self.run_dir.check_same_inputs({"task_configs": self.task_configs(),
                                         "model_contents": self._model_contents_now(recorded.get("model_contents")),
-                                        "retriever_contents": self.retriever.contents()})
+                                        "retriever_contents": self.retriever_contents})
         changed = self.run_dir.data_changed(self.data_fingerprints())
         if changed:
             log.warning("ragbench: %s is finished, but the data of task %s changed since it started: the data is read "
@@ -258,7 +259,7 @@ class Evaluator:
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = self.retriever.metadata()
-        out["retriever_contents"] = self.retriever.contents()
+        out["retriever_contents"] = self.retriever_contents
         out["model_contents"] = self.model_contents
         return json.loads(json.dumps(out, default=str))
 

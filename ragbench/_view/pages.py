@@ -129,7 +129,8 @@ def rows_page(run: RunFolder, task: str, chunk: int) -> dict[str, Any]:
     return {"rid": run.rid, "task": task, "total": len(rows), "chunk": chunk, "chunk_size": CHUNK,
             "chunks": max(1, -(-len(rows) // CHUNK)), "metrics": keys,
             "higher_is_better": {k: higher.get(k, True) for k in keys},
-            "slice_labels": {field: field_labels.labels() for field, field_labels in labels.items()}, "finished": run.results is not None, "state": run.status()["state"],
+            "slice_labels": {field: field_labels.labels() for field, field_labels in labels.items()},
+            "finished": run.results is not None, "state": run.status()["state"],
             "rows": [_with_slices(row, labels) for row in rows[chunk * CHUNK:(chunk + 1) * CHUNK]]}
 
 

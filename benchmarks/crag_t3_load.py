@@ -39,9 +39,13 @@ prompted mode; all with kg=false), each on an empty page cache:
   2nd system     each system again on the page cache the first system's run filled (vanilla runs
                  first when it is listed; the first system itself runs again on its own cache):
                  the speed-up when another system already parsed (and embedded) the pages
-After the table, per system: wall seconds per question (with `--overhead 0 --per-token 0` the page
-work per question, the engine free), and for vanilla the sentences per second of the run's embedder
-in its encode calls against the model's raw rate (its own `encode`, same batch size and precision).
+After the table, per system: wall seconds per question, and the time beyond reading per question:
+the wall less that of a closed_book run on the same archive (reading the records and the harness, no
+page work; with `--overhead 0 --per-token 0` the engine is free too, and for vanilla what is left is
+its page work and a top-k over the vectors), cold and for the 2nd system, and their ratio; and for
+vanilla the sentences per second of the run's embedder in its encode calls against the model's raw
+rate (its own `encode`, same batch size and precision; on a GPU also with cuDNN's attention kernel
+on, which the embedder turns off).
 `--embedder PATH`: vanilla's sentence-transformers folder (benchmarks/random_init.py writes one of
 MiniLM's shapes with random weights where the packaged model cannot travel).
 Prints one table. With --repeat N every measurement (the single-page cost, the reading, each run) is
@@ -91,12 +95,25 @@ def single_page_costs(pages: int, sizes: PageSizes, embedder: ModelSpec | None, 
     distinct = sorted(set(sentences))
     sample = random.Random(0).sample(distinct, min(len(distinct), 16 * embedder.where.batch_size))
     model.encode(sample[:embedder.where.batch_size])  # warm up
-    seconds = math.inf
-    for _ in range(repeat):
-        started = time.perf_counter()
-        model.encode(sample)
-        seconds = min(seconds, time.perf_counter() - started)
-    return {**costs, "embed_per_s": len(sample) / seconds}
+
+    def rate() -> float:
+        seconds = math.inf
+        for _ in range(repeat):
+            started = time.perf_counter()
+            model.encode(sample)
+            seconds = min(seconds, time.perf_counter() - started)
+        return len(sample) / seconds
+
+    costs["embed_per_s"] = rate()
+    if embedder.where.device.startswith("cuda"):  # the same with cuDNN's attention kernel on, torch's own choice
+        import torch
+
+        torch.backends.cuda.enable_cudnn_sdp(True)
+        try:
+            costs["embed_per_s_cudnn"] = rate()
+        finally:
+            torch.backends.cuda.enable_cudnn_sdp(False)
+    return costs
 
 
 def tree_cpu() -> float:
@@ -209,7 +226,9 @@ def main() -> None:
         reader = f"indexed_bzip2, {parallel_bz2()} threads" if parallel_bz2() else "stdlib"
         where = embedder.where if embedder else None
         embedding = "" if where is None else (f"MiniLM {costs['embed_per_s']:.0f} sentences/s ({where.device}, "
-                                              f"{where.precision}, batch {where.batch_size}); ")
+                                              f"{where.precision}, batch {where.batch_size}"
+                                              + (f"; {costs['embed_per_s_cudnn']:.0f} with cuDNN attention"
+                                                 if "embed_per_s_cudnn" in costs else "") + "); ")
         print(f"{args.questions} questions x {args.pages} pages ({described}); {cores} cores; one page: parse "
               f"{costs['parse_s'] * 1000:.0f} ms, {costs['sentences_per_page']:.0f} sentences; reading the archive "
               f"{read:.1f} CPU s ({records} records; {reader} in the runs); {embedding}engine "
@@ -219,12 +238,12 @@ def main() -> None:
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         ordered = sorted(systems, key=lambda name: name != "vanilla")  # the first one's cache serves the others
         shared = folder / f"pages_{ordered[0]}.sqlite"
-        lines = []
+        lines, runs = [], {}
         for system in ordered:
             cold = fastest_run(args.repeat, True, system, archive, folder, folder / f"pages_{system}.sqlite", engine,
                                task_args, system)
             warm = fastest_run(args.repeat, False, system, archive, folder, shared, engine, task_args, f"{system}_warm")
-            lines.append(f"{system}: {cold['wall'] / cold['examples']:.2f} s per question")
+            runs[system] = cold, warm
             if cold["embedded"]:
                 rate = cold["embedded"] / cold["encode_s"]
                 lines.append(f"{system}: the run's embedder {rate:.0f} sentences/s in its encode calls "
@@ -244,7 +263,18 @@ def main() -> None:
             if (first or ordered[0] in ("vanilla", "llatrieval")) and (warm["parsed"] or (warm["embedded"] and first)):
                 raise SystemExit(f"{system}: the second run parsed {warm['parsed']} pages and embedded "
                                  f"{warm['embedded']} sentences; the page cache should have answered")
-        print("\n".join(lines))
+        # reading the records and the harness without page work: a closed-book run on the same archive, after
+        # the systems (a first run in the process pays imports the others do not), the least of two at least
+        base = fastest_run(max(2, args.repeat), False, "closed_book", archive, folder, folder / "pages_base.sqlite",
+                           engine, task_args, "closed_book")["wall"]
+        page_lines = []
+        for system, (cold, warm) in runs.items():
+            page_work, page_work_2nd = cold["wall"] - base, warm["wall"] - base
+            page_lines.append(f"{system}: {cold['wall'] / cold['examples']:.2f} s per question; beyond reading (wall "
+                              f"less closed_book's {base:.1f} s) {page_work / cold['examples']:.2f} s per question, "
+                              f"the 2nd system's {page_work_2nd / warm['examples']:.3f} s: "
+                              f"{page_work_2nd / page_work if page_work > 0 else math.nan:.3f}x")
+        print("\n".join(page_lines + lines))
 
 
 if __name__ == "__main__":

@@ -38,7 +38,8 @@ common_options = [
     click.option("--output", default=None, help="run folder (default: runs/<system>__<model>__<config hash>)"),
     # numbers are ranged by the pre-flight (ragbench._run.preflight.RUN_NUMBERS), one line each
     click.option("--seed", default=0, show_default=True, type=int, help="seeds sampling and the bootstrap (>= 0)"),
-    click.option("--max-inflight", default=64, show_default=True, type=int, help="examples running at once"),
+    click.option("--max-inflight", default=None, type=int, help="examples running at once (default: the model "
+                 "engine's batch size or concurrency, at least 64 and at most 256)"),
     click.option("--cache", default=None, help="SQLite response cache (default: in the run folder)"),
     click.option("--page-cache", default=None, metavar="PATH|off", help="cache of parsed pages and their embeddings, "
                  "shared by runs (default: $RAGBENCH_PAGE_CACHE or ~/.cache/ragbench/pages.sqlite)"),

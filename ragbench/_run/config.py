@@ -13,6 +13,23 @@ _NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "page
                  "fail_fast")
 
 
+DEFAULT_INFLIGHT = 64
+MAX_DEFAULT_INFLIGHT = 256
+
+
+def examples_in_flight(given: int | None, engine: Any = None) -> int:
+    """`--max-inflight`, or by default enough examples for the model engine to fill one batch (or use
+    its concurrency) when each has one call waiting: a closed-book run of 64 in flight fed an `hf` engine
+    whose `batch_size=auto` was 256 batches of 64 (0.33x the tokens/s of 256 on an H100). At least 64; at
+    most 256, since each example in flight holds its data (a CRAG Task 3 example: 50 pages, ~15 MB)."""
+    if given is not None:
+        return given
+    if engine is None:
+        return DEFAULT_INFLIGHT
+    capacity = max(engine.max_batch_size, engine.max_concurrency if engine.concurrent else 0)
+    return max(DEFAULT_INFLIGHT, min(capacity, MAX_DEFAULT_INFLIGHT))
+
+
 @dataclass
 class RunConfig:
     tasks: list[str]
@@ -41,7 +58,7 @@ class RunConfig:
     overwrite: bool = False  # replace an earlier run in the output folder
     strict_infra: bool = False  # a failed judge/tool call folded into a result fails its example instead
     fail_fast: bool = False  # stop at the first record that fails (StoppedAtFailure), its traceback shown
-    max_inflight: int = 64
+    max_inflight: int | None = None  # examples running at once; None: examples_in_flight's choice
     cache: str | None = None
     page_cache: str | None = None  # parsed pages and embeddings (ragbench._storage.page_cache); "off" disables it
     progress: bool = True

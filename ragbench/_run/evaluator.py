@@ -35,7 +35,7 @@ from .._storage.rundir import RunDir
 from .._types import Example
 from . import rescore
 from .._checks import Preflight
-from .config import RunConfig
+from .config import RunConfig, examples_in_flight
 from .cost import AttemptCost, attempt_cost, whole_run_cost
 from .digest import example_digest
 from .example import StoppedAtFailure, process_example, record_failed, sample_record
@@ -307,12 +307,13 @@ class Evaluator:
         judge_llms, self.nli = scoring.judges, scoring.nli
         retrieval = Retrieval(self.retriever, recorder=recorder)
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
+        inflight = examples_in_flight(self.config.max_inflight, engines.model)
         saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish
         try:
             tools = await self._tools(recorder)
             if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
                 await rescore.rescore_saved(self.planned, self.run_dir, judge_llms, self.nli, self.config.seed,
-                                            self.config.strict_infra, self.config.max_inflight,
+                                            self.config.strict_infra, inflight,
                                             self.config.fail_fast)
             read = RecordReader(iter(()) if self.scoring_only else self._work())
 
@@ -329,7 +330,7 @@ class Evaluator:
                     if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
                         raise StoppedAtFailure(planned.name, record, self.run_dir.path)
 
-            await run_together(worker() for _ in range(max(1, self.config.max_inflight)))
+            await run_together(worker() for _ in range(inflight))
         finally:
             saver.cancel()
             try:

@@ -47,7 +47,8 @@ def check_run_options(config: Any, check: Preflight) -> None:
 
     for flag, name, least, alternative in RUN_NUMBERS:
         value = getattr(config, name)
-        problem = None if value is None and name == "limit" else number_problem(flag, value, least, alternative)
+        problem = None if value is None and name in ("limit", "max_inflight") else number_problem(
+            flag, value, least, alternative)
         if problem:
             check.problem(problem)
     if config.cache and Path(config.cache).is_dir():

@@ -31,7 +31,7 @@ from .._storage.cache import ResponseCache
 from .._storage.jsonl import read_json
 from .._storage.rundir import RunDir, iter_samples
 from .._checks import Preflight
-from .config import RunConfig
+from .config import RunConfig, examples_in_flight
 from .cost import attempt_cost
 from .evaluator import RunOutcome
 from .lifecycle import run_interruptible
@@ -171,7 +171,7 @@ async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, 
 
     try:
         saved = ((task, record) for task in planned for record in iter_samples(source / "samples" / f"{task.name}.jsonl"))
-        await bounded(saved, score, config.max_inflight)
+        await bounded(saved, score, examples_in_flight(config.max_inflight))
     finally:
         recorder.close()
         await scheduler.close()

@@ -8,8 +8,8 @@ fetched at run time); `embedder=PATH` takes any sentence-transformers folder and
 optionally, a `model_id` naming it for the page cache).
 
 Device (`embedder_device=cuda|cpu|cuda:1|mps`): default cuda when torch sees one, else cpu. On a
-GPU the model runs in fp16 at batch 512 (MiniLM: ~16,000 sentences/s on an H100 vs ~8,300 in
-fp32 at batch 128); on the CPU in fp32 at the baselines' batch 128, so that CPU runs equal
+GPU the model runs in fp16 at batch 512, cuDNN's attention kernel off (MiniLM: ~6,000-6,700
+sentences/s on an H100, 1,500-1,700 with it on; see SentenceTransformerModel); on the CPU in fp32 at the baselines' batch 128, so that CPU runs equal
 upstream. `embedder_precision=fp32|fp16` and `embedder_batch_size=N` override the choice.
 
 Every `embed(texts)` call waiting while the event loop settles is answered by one `encode` in a
@@ -88,6 +88,13 @@ class SentenceTransformerModel:
         if not Path(path).is_dir():
             raise ConfigError(f"embedder {path}: not a sentence-transformers model folder")
         self.where = where
+        if where.device.startswith("cuda"):
+            # cuDNN's SDPA kernel builds a plan for every new (batch, length) shape, and sentence-transformers
+            # pads each batch to its own longest text: on an H100 (torch 2.11) that held MiniLM to ~1,500-1,900
+            # sentences/s. Process-wide, as the hf engine sets it; flash and memory-efficient SDPA stay on.
+            import torch
+
+            torch.backends.cuda.enable_cudnn_sdp(False)
         self.model = SentenceTransformer(str(path), device=where.device)
         if where.precision == "fp16":
             self.model.half()

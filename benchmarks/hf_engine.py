@@ -10,8 +10,9 @@ there is one, greedy, on PopQA closed-book prompts.
   2. end to end from fresh processes: `ragbench --tasks popqa --system closed_book --model
      hf:embedded` against a raw script doing the same (import, load, read the prompts, generate,
      write): wall seconds and raw / ragbench; and the share of identical outputs (the raw script
-     turns cuDNN's attention kernel off as the engine does: with it on, the bf16 outputs of random
-     weights differ in most rows, 17 of 256 equal on an H100).
+     turns cuDNN's attention kernel off as the engine does, like for like) and how many batches the
+     run made (in bf16, rows batched otherwise round otherwise: with a run's batches of 64 against the
+     raw script's 256, 17 of 256 random-weight outputs were equal on an H100).
 
 The issue's targets (>= 0.8x raw on generation time, >= 0.5x a raw script end to end, on a GPU with
 256 prompts) need a GPU; on a CPU both sides are bound by the same matrix products.

@@ -1,6 +1,6 @@
 """How many examples run at once: by default enough to fill the model engine's batch, so that a
 one-call-per-example system hands a GPU engine the batch size it found (an `hf` engine at
-`batch_size=auto` 256 got batches of 64 on an H100, a third of its tokens/s)."""
+`batch_size=auto` 256 got batches of 64 on an H100, 0.26-0.31x its tokens/s)."""
 from __future__ import annotations
 
 import sys

@@ -5,6 +5,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property-based tests are the same on every machine: a fixed seed per test (derandomize), no time limit per
+# example (a slow 2-core machine must pass what a fast one does), no example database written beside the tests.
+settings.register_profile("ragbench", derandomize=True, deadline=None, database=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile("ragbench")
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DATA = ROOT / "tests" / "data"

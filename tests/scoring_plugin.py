@@ -35,8 +35,11 @@ def family(name: str) -> type[Metric]:
         keys = (name,) if kind == "raise_corpus" else ()
         corpus_keys = (name,) if kind == "corpus" else (f"{name}_mean",) if kind == "raise_corpus" else ()
         key_specs = {name: KeySpec(False, (0, 1))} if kind == "lower" else {}
+        needs = ("judge",) if kind == "judged" else ()
 
         def score(self, example, prediction, ctx=None):
+            if kind == "judged":
+                return self.judged(prediction, ctx)
             if kind in ("raise", "raise_corpus") and str(example.id) in FAILING:
                 raise RuntimeError(f"flaky metric on {example.id}")
             if kind == "extra":
@@ -44,6 +47,11 @@ def family(name: str) -> type[Metric]:
             if kind == "lower":
                 return float(str(example.id) in FAILING)
             return RETURNS.get(kind, 1.0)
+
+        async def judged(self, prediction, ctx):
+            await ctx.ask_judges(self, [{"role": "user", "content": f"Is {prediction.answer} right?"}],
+                                 temperature=1.0, max_tokens=8)
+            return 1.0
 
         def corpus(self, samples, seed):
             if CORPUS_FAILS[0]:
@@ -67,8 +75,9 @@ def registry() -> Registry:
     return Registry.discover(plugins=[("scoring_plugin", "ragbench-tests", Plugin())])
 
 
-SYSTEM = f"scripted:{__name__}:system_answer"  # engine strings of the two scripted functions below
+SYSTEM = f"scripted:{__name__}:system_answer"  # engine strings of the scripted functions below
 JUDGE = f"scripted:{__name__}:judge_answer"
+COIN_JUDGE = f"scripted:{__name__}:coin_judge"
 
 
 def system_answer(request) -> str:
@@ -84,6 +93,13 @@ def judge_answer(request) -> str:
         raise EngineError("judge API unavailable (HTTP 503 after 6 attempts)")
     text = request.messages[-1][1] if request.messages else request.prompt
     return "correct" if "Paris" in text else "incorrect"
+
+
+def coin_judge(request) -> str:
+    """A sampled judge whose verdict is its request's seed: "correct" when it is even (the seed decides, as
+    a sampled judge's draw does)."""
+    CALLS["judge"] += 1
+    return "correct" if (request.sampling.seed or 0) % 2 == 0 else "incorrect"
 
 
 def reset() -> None:

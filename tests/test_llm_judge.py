@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import scoring_plugin
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli, run, samples
@@ -13,6 +14,7 @@ from test_engine_openai import FakeServer
 
 from ragbench._replay.call_refs import resolved
 from ragbench._errors import ConfigError
+from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.metrics.judge import PRESETS, LlmJudge
 
 
@@ -211,3 +213,27 @@ def test_judging_faithfulness_without_documents_is_an_error_not_a_score(tmp_path
     assert shown["results"]["demo"]["llm_judge"] == 1.0
     sent = samples(tmp_path / "shown", "demo")[0]["judge_trace"][0]["request"]["messages"][0]["content"]
     assert "[1] France\nParis is the capital" in sent
+
+
+def judged_run(tmp_path, name, metrics):
+    """A demo run whose sampled llm_judge (temperature 1) answers by its request's seed (`coin_judge`)."""
+    Evaluator(RunConfig(tasks=["demo"], system="closed_book", model="scripted:echo", limit=6, metrics=metrics,
+                        metric_args={"llm_judge.temperature": 1.0}, judges=[scoring_plugin.COIN_JUDGE],
+                        output=str(tmp_path / name), progress=False, bootstrap_iters=20),
+              registry=scoring_plugin.registry()).run()
+    return samples(tmp_path / name, "demo")
+
+
+def test_a_sampled_judges_requests_and_verdicts_do_not_change_with_the_other_metrics_of_the_run(tmp_path):
+    alone = judged_run(tmp_path, "alone", ["llm_judge"])
+    beside = judged_run(tmp_path, "beside", ["scored:judged", "llm_judge"])  # another metric asks the judge first
+
+    def requests(sample):
+        return [step["request"] for step in sample["judge_trace"] if step["name"] == "judge:llm_judge"]
+
+    assert [requests(s) for s in alone] == [requests(s) for s in beside]  # the same seeds and prompts
+    assert all(request["sampling"]["seed"] is not None for s in alone for request in requests(s))
+    assert [s["scores"]["llm_judge"] for s in alone] == [s["scores"]["llm_judge"] for s in beside]
+    other = [step["request"]["sampling"]["seed"] for s in beside for step in s["judge_trace"]
+             if step["name"] == "judge:scored:judged"]
+    assert len(other) == 6 and not set(other) & {r["sampling"]["seed"] for s in alone for r in requests(s)}

@@ -146,3 +146,24 @@ def test_rescore_of_a_crag_run_reproduces_its_judged_numbers(tmp_path):
     assert rescored.results["cost"]["rescoring"]["llm_calls"] == results["cost"]["llm_calls"]  # the judge's calls
     assert [r["scores"] for r in samples(rescored.run_dir, "crag_t1")] == [
         r["scores"] for r in samples(tmp_path / "out", "crag_t1")]
+
+
+def test_rescore_with_another_metric_list_answers_a_sampled_judge_from_the_cache(tmp_path, popqa_records):
+    """A metric's sampled judge calls are seeded by the metric, not by their place among the run's judge
+    calls: dropping the metric that asked first leaves the others' requests as they were (cache hits)."""
+    data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
+    Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model=SYSTEM, data={"popqa": str(data)},
+                        metrics=["scored:judged", "llm_judge"], metric_args={"llm_judge.temperature": 1.0},
+                        judges=[scoring_plugin.COIN_JUDGE], output=str(tmp_path / "run"), progress=False,
+                        bootstrap_iters=20), registry=scoring_plugin.registry()).run()
+    assert scoring_plugin.CALLS["judge"] == 12  # each metric asked once per example
+    cache = tmp_path / "cache.sqlite"
+    cache.write_bytes((tmp_path / "run" / "cache.sqlite").read_bytes())
+    outcome = rescore_run(tmp_path / "run", {"metrics": ["llm_judge"], "cache": str(cache),
+                                             "output": str(tmp_path / "rescored")}, scoring_plugin.registry())
+    assert scoring_plugin.CALLS["judge"] == 12  # no new judge call: every one answered by the cache
+    rescored = samples(outcome.run_dir, "popqa")
+    assert all(step["cached"] for record in rescored for step in record["judge_trace"]) and len(rescored) == 6
+    assert [r["scores"] for r in rescored] == [
+        {"llm_judge": r["scores"]["llm_judge"], "llm_judge_unparsed": r["scores"]["llm_judge_unparsed"]}
+        for r in samples(tmp_path / "run", "popqa")]

@@ -153,11 +153,13 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
     errors: dict[str, str] = {}
     tracebacks: dict[str, str] = {}
     ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
-    ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:judge{i}")
-                  for i, judge in enumerate(judges)]
     for metric in planned.metrics:
         if not metric.score_keys():
             continue
+        # each metric its own judge handles, seeded and numbered by the metric: its sampled verdicts (and
+        # their cache keys) do not depend on which other metrics ran before it
+        ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{metric.name}:judge{i}")
+                      for i, judge in enumerate(judges)]
         ctx.counts = Counter()
         try:
             value = metric.score(example, prediction, ctx)

@@ -5,6 +5,9 @@ files or plugins.
 """
 from __future__ import annotations
 
+import math
+import numbers
+import reprlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Iterable
 
@@ -37,6 +40,29 @@ class Document:
                    score=float(score) if score not in (None, "") else None, metadata=metadata)
 
 
+TEXT_LIST_GOLD = ("answers", "claims", "long_answers")  # gold kinds that hold a list of texts
+
+
+def _kind(value: Any) -> str:
+    """What a gold value is, as a bad record's line names it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return "None" if value is None else f"{type(value).__name__} {reprlib.repr(value)}"
+
+
+def _text_list_problem(value: Any, aliases: bool) -> str | None:
+    """Why `value` is not a list of strings (with `aliases`, nor a list of alias lists), or None."""
+    expected = "expected a string or a list of strings" + (" (or of alias lists)" if aliases else "")
+    if not isinstance(value, list):
+        return f"{expected}, got {_kind(value)}"
+    if aliases and all(isinstance(item, list) for item in value):
+        value = [text for item in value for text in item]
+    for item in value:
+        if not isinstance(item, str):
+            return f"{expected}, got a list holding {_kind(item)}"
+    return None
+
+
 @dataclass
 class Example:
     """One evaluation item.
@@ -54,6 +80,29 @@ class Example:
     extras: dict[str, Any] = field(default_factory=dict)
     turns: list[dict[str, str]] | None = None
     index: int = 0  # position in the task's data, keeps samples and aggregates in data order
+
+    def __post_init__(self) -> None:
+        # a gold kind that holds a list of texts, given one string, holds that one text (as a YAML task
+        # reads `answers: Paris`), never its characters
+        lone = {key: [text] for key in TEXT_LIST_GOLD
+                if isinstance(self.gold, dict) and isinstance(text := self.gold.get(key), str)}
+        if lone:
+            self.gold = {**self.gold, **lone}
+
+    def gold_problem(self) -> str | None:
+        """Why the gold would be mis-scored, in one line (the run counts the example as a bad record), or
+        None: `gold` is not a mapping, a kind of `TEXT_LIST_GOLD` is not a list of strings (`answers`: or
+        of alias lists, lists of strings), or `label` is not one finite string, number or true/false."""
+        if not isinstance(self.gold, dict):
+            return f"gold is {_kind(self.gold)}, not a mapping of gold kinds (e.g. {{\"answers\": [...]}})"
+        for key in TEXT_LIST_GOLD:
+            problem = _text_list_problem(self.gold[key], aliases=key == "answers") if key in self.gold else None
+            if problem:
+                return f"gold '{key}': {problem}"
+        label = self.gold.get("label")
+        if not (label is None or isinstance(label, str) or (isinstance(label, numbers.Real) and math.isfinite(label))):
+            return f"gold 'label': expected one string, number or true/false, got {_kind(label)}"
+        return None
 
     def summary(self) -> dict[str, Any]:
         """What a sample record repeats of the example (docs are recorded on the prediction)."""

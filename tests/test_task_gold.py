@@ -7,9 +7,11 @@ import json
 
 import pytest
 from conftest import TEST_DATA
+from hypothesis import given, settings, strategies as st
 from crag_helpers import crag_record
 
-from ragbench.api import Example, Task
+from ragbench.api import Example, Prediction, Task
+from ragbench.metrics.match import ExactMatch, Match
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.tasks.crag.task import CragTask1, example_from_record
 from ragbench.tasks.selfrag.tasks import PubHealth
@@ -97,3 +99,106 @@ def test_a_reading_of_the_gold_that_raises_is_recorded_and_the_example_still_sco
     [line] = (tmp_path / "run" / "samples" / "broken_reading.jsonl").read_text().splitlines()
     assert json.loads(line)["gold_references_error"] == "KeyError: 'answer'"
     assert run.samples["broken_reading"][0].gold_references == [] and "match" in run.scores["broken_reading"]
+
+
+class Capitals(Task):
+    """A Python task whose records' gold is `golds` (one example each), as a plugin's `examples` yields it."""
+
+    name = "capitals"
+    metrics = ("em", "match")
+    golds: list = []
+
+    def examples(self):
+        for index, gold in enumerate(self.golds):
+            yield Example(id=f"q{index}", question="What is the capital of France?", gold=gold, index=index)
+
+    def build_prompt(self, example, docs=None, **options):
+        return f"Question: {example.question}\nAnswer:"
+
+
+def capitals_run(golds, tmp_path=None):
+    task = type("Capitals", (Capitals,), {"golds": golds})
+    return run_eval(task, "closed_book", ScriptedLLM("Paris"), output=tmp_path)
+
+
+def test_a_string_of_gold_answers_is_one_answer_not_its_characters():
+    run = capitals_run([{"answers": "Paris"}, {"answers": "s"}, {"claims": "Paris is in France."}])
+    paris, s, claims = run.samples["capitals"]
+    assert paris.gold == {"answers": ["Paris"]} and paris.gold_references == ["Paris"]
+    assert paris.scores == {"em": 1.0, "match": 1.0} and s.scores["em"] == 0.0  # read as ["P", "a", ...]: 0.0, 1.0
+    assert claims.gold == {"claims": ["Paris is in France."]}
+
+
+def test_gold_that_would_be_mis_scored_is_a_bad_record_with_a_one_line_reason(tmp_path):
+    run = capitals_run([{"answers": {"text": "Paris"}}, {"answers": ["Paris", 1]}, {"answers": b"Paris"},
+                        {"label": ["SUPPORTS"]}, ["Paris"], {"answers": ["Paris"]}], tmp_path / "run")
+    records = run.samples["capitals"]
+    assert [r.bad_record for r in records] == [True] * 5 + [False]
+    assert [r.error for r in records[:5]] == [
+        "bad record: capitals:1: example 'q0': gold 'answers': expected a string or a list of strings (or of alias "
+        "lists), got dict {'text': 'Paris'}",
+        "bad record: capitals:2: example 'q1': gold 'answers': expected a string or a list of strings (or of alias "
+        "lists), got a list holding int 1",
+        "bad record: capitals:3: example 'q2': gold 'answers': expected a string or a list of strings (or of alias "
+        "lists), got bytes b'Paris'",
+        "bad record: capitals:4: example 'q3': gold 'label': expected one string, number or true/false, got list "
+        "['SUPPORTS']",
+        "bad record: capitals:5: example 'q4': gold is list ['Paris'], not a mapping of gold kinds (e.g. "
+        "{\"answers\": [...]})"]
+    assert run.results["counts"]["capitals"]["bad_records"] == 5 and not run.complete
+    assert run.scores["capitals"]["em"] == 1.0  # of the one example whose gold reads
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                    | st.sampled_from(["Paris", "s", "paris", ""]) | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                    max_leaves=6)
+ANSWER = st.sampled_from(["Paris", "s", "PARIS", "the Paris", ""]) | st.text(max_size=5)
+WELL_FORMED = ANSWER | st.lists(ANSWER, min_size=1, max_size=3) | st.lists(st.lists(ANSWER, max_size=3), min_size=1,
+                                                                           max_size=3)
+GOLDS = st.fixed_dictionaries({"answers": WELL_FORMED | JSON},
+                              optional={"label": st.none() | ANSWER | JSON, "claims": WELL_FORMED | JSON}) | JSON
+
+
+def well_formed(gold):
+    """The gold as it should be scored (a lone string of a text-list kind is that one text), or None when
+    its shape would be mis-scored."""
+    if not isinstance(gold, dict):
+        return None
+    out = dict(gold)
+    for key in ("answers", "claims"):
+        value = out.get(key, [])
+        out[key] = [value] if isinstance(value, str) else value
+        texts = [t for item in out[key] for t in item] if key == "answers" and isinstance(out[key], list) and all(
+            isinstance(item, list) for item in out[key]) else out[key]
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return None
+        if key not in gold:
+            del out[key]
+    label = out.get("label")
+    return out if label is None or isinstance(label, (str, int, float)) else None
+
+
+def scored_directly(metric, gold):
+    """What `metric` makes of the answer "Paris" against `gold`: ("score", value) or ("error", exception type)."""
+    try:
+        return "score", metric.score(Example(id="x", question="q", gold=gold), Prediction(example_id="x", answer="Paris"))
+    except Exception as exc:
+        return "error", type(exc).__name__
+
+
+@given(st.lists(GOLDS, min_size=1, max_size=5))
+@settings(max_examples=30)
+def test_any_gold_of_a_python_task_is_scored_as_its_well_formed_equivalent_or_counted_as_a_bad_record(golds):
+    run = capitals_run(golds)
+    for gold, sample in zip(golds, run.samples["capitals"], strict=True):
+        expected = well_formed(gold)
+        if expected is None:
+            assert sample.bad_record and "gold" in sample.error and "\n" not in sample.error
+            continue
+        assert not sample.bad_record and sample.gold == expected
+        assert sample.gold_references == [str(text) for text in Task().gold_references(expected)]
+        for metric in (ExactMatch(), Match()):
+            got = (("error", sample.score_errors[metric.name].partition(":")[0]) if metric.name in sample.score_errors
+                   else ("score", sample.scores[metric.name]))
+            assert got == scored_directly(metric, expected)

@@ -266,9 +266,9 @@ class Evaluator:
     # --- execution ------------------------------------------------------------------------------
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
         """Every record still to do with its position in the task's stream, task after task, streamed
-        (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record. The keys
-        of the records read are kept (`stream_keys`): the samples of records the data no longer holds are
-        dropped at the end."""
+        (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record, and so
+        is gold of a shape the metrics would mis-score (`Example.gold_problem`). The keys of the records read
+        are kept (`stream_keys`): the samples of records the data no longer holds are dropped at the end."""
         for planned in self.planned:
             done = self.run_dir.finished_keys(planned.name) if self.config.resume else {}
             seen: set[str] = set()
@@ -285,6 +285,8 @@ class Evaluator:
                                                                        "record's (ids must be unique in a task)", "id")
                     else:
                         seen.add(str(item.id))
+                        if (problem := item.gold_problem()) is not None:  # it would be scored wrong, silently
+                            item = RecordError(planned.name, position + 1, f"example {item.id!r}: {problem}")
                 key = str(item.id) if isinstance(item, Example) else f"#record-{position}"
                 keys.add(key)
                 if key in done:

@@ -29,6 +29,10 @@ class Task:
     plot_keys: ClassVar[tuple[str, ...]] = ()  # metric keys drawn per slice value in report.md
     # options of the task's own metrics (metric name -> options; --metric-arg overrides them)
     metric_options: ClassVar[dict[str, dict[str, Any]]] = {}
+    # The benchmark's official script counts a missing or failed prediction as wrong (it divides by every gold
+    # example): each key that scores 0 at worst is then reported so, the answered-only mean beside it
+    # (ragbench._reports.missing_as_wrong). False: the mean over the answered examples, failures counted apart.
+    missing_scores_zero: ClassVar[bool] = False
 
     # --- the task-system contract (docs/writing-plugins.md, "The task-system contract": each hook, its purpose and
     # which built-in systems read it) ----------------------------------------------------------------

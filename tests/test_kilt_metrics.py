@@ -89,3 +89,24 @@ def test_k_must_be_a_positive_integer(tmp_path, k):
     with pytest.raises(ConfigError, match="kilt_retrieval"):
         run(tmp_path, tasks=["kilt_nq"], data={"kilt_nq": str(TEST_DATA / "kilt" / "nq-dev-kilt.jsonl")},
             system="closed_book", model="scripted:echo", metric_args={"kilt_retrieval.k": k})
+
+
+RAW = json.loads((TEST_DATA / "parity" / "official_denominators.json").read_text(encoding="utf-8"))["kilt_raw_outputs"]
+
+
+def test_the_whole_output_is_scored_by_default_and_a_named_extract_scores_a_part():
+    """eval_downstream.py on "SUPPORTS." against SUPPORTS: accuracy 0, ROUGE-L 0.999999995 (the fever case of
+    tests/data/parity/official_denominators.json); `extract=fever_label` reads the verdict out of it, and
+    `extract=first_line` scores the first line."""
+    fever = Example(id="x", question="q", gold={"answers": ["SUPPORTS"], "provenance": [[{"wikipedia_id": "1"}]]})
+    said = Prediction(example_id="x", answer="SUPPORTS.", docs=shown(["1"]))
+    assert KiltDownstream().score(fever, said) == pytest.approx(
+        {"accuracy": 0.0, "em": 1.0, "f1": 1.0, "rougel": 0.999999995}, abs=1e-12)
+    assert RAW["fever"]["answers"][0] == "SUPPORTS." and RAW["fever"]["downstream"]["rougel"] == 0.999999995
+    assert KiltDownstream(extract="fever_label").score(fever, said)["accuracy"] == 1.0
+    assert KiltRetrieval(extract="fever_label").score(fever, said)["kilt_accuracy"] == 1.0
+    assert KiltRetrieval().score(fever, said)["kilt_accuracy"] == 0.0
+    two_lines = Prediction(example_id="x", answer="Varn\nIt is an island.")
+    trex = Example(id="x", question="q", gold={"answers": ["Varn"]})
+    assert KiltDownstream().score(trex, two_lines)["f1"] == pytest.approx(RAW["trex"]["downstream"]["f1"])
+    assert KiltDownstream(extract="first_line").score(trex, two_lines)["accuracy"] == 1.0

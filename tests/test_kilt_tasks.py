@@ -33,8 +33,8 @@ def first_answer(record: dict) -> str:
     return next(output["answer"] for output in record["output"] if "answer" in output)
 
 
-def kilt_run(tmp_path: Path, task: str, **config) -> dict:
-    results = run(tmp_path, tasks=[task], data={task: str(SAMPLES / DEV_FILES[task])}, **config)
+def kilt_run(tmp_path: Path, task: str, name: str = "run", **config) -> dict:
+    results = run(tmp_path, name, tasks=[task], data={task: str(SAMPLES / DEV_FILES[task])}, **config)
     assert results["counts"][task]["failed"] == 0 and results["counts"][task]["bad_records"] == 0
     return results["results"][task]
 
@@ -78,12 +78,30 @@ def test_answers_and_provenance_come_from_every_output_that_has_them(tmp_path):
         {"em": 1, "rprec": 0.5, "recall_at_5": 0.5, "kilt_em": 0.5, "kilt_accuracy": 0.5})
 
 
-def test_fever_reads_the_verdict_out_of_the_reply(tmp_path):
+def test_fever_reads_the_verdict_out_of_the_reply_only_when_asked(tmp_path):
     rules = [{"pattern": "fishing town", "response": "SUPPORTS, it is."},
              {"pattern": "no capital", "response": "Refutes"}]
     (tmp_path / "rules.json").write_text(json.dumps(rules), encoding="utf-8")
-    values = kilt_run(tmp_path, "kilt_fever", system="closed_book", model=f"scripted:{tmp_path / 'rules.json'}")
+    model = f"scripted:{tmp_path / 'rules.json'}"
+    assert kilt_run(tmp_path, "kilt_fever", system="closed_book", model=model)["accuracy"] == 0  # as eval_downstream.py
+    extract = {f"{metric}.extract": "fever_label" for metric in ("kilt_downstream", "kilt_retrieval")}
+    values = kilt_run(tmp_path, "kilt_fever", name="label", system="closed_book", model=model, metric_args=extract)
     assert values["accuracy"] == 0.5  # "Refutes" is not KILT's "REFUTES": accuracy compares the answer as written
+
+
+RAW = json.loads((TEST_DATA / "parity" / "official_denominators.json").read_text(encoding="utf-8"))["kilt_raw_outputs"]
+
+
+@pytest.mark.parametrize("name", sorted(RAW))
+def test_the_output_is_scored_whole_as_eval_downstream_scores_it(tmp_path, name):
+    """"SUPPORTS." is not the answer SUPPORTS, a second line is part of the answer: the values of running
+    eval_downstream.py on the same outputs."""
+    task = f"kilt_{name}"
+    lines = [{"id": record["id"], "output": answer, "docs": []}
+             for record, answer in zip(records(task), RAW[name]["answers"])]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    values = kilt_run(tmp_path, task, system="recorded", system_args={"path": str(tmp_path / "predictions.jsonl")})
+    assert {key: values[key] for key in RAW[name]["downstream"]} == pytest.approx(RAW[name]["downstream"], abs=1e-12)
 
 
 def test_an_index_of_passages_with_their_wikipedia_id_serves_kilts_page_level_retrieval(tmp_path):

@@ -2,8 +2,9 @@
 
 The predictions file is JSONL, one `{"id": ..., "output": "<raw model text>"}` per example;
 `docs` (the documents shown, in order: a list of objects; absent or null: not known) may be given for citation
-and retrieval metrics, and `label` (a human judgement, e.g. CRAG's perfect/acceptable/missing/incorrect) for
-metrics that read it; a line with an `error` (a run's own sample of a failed example) fails that example again.
+and retrieval metrics, and `label` (a human judgement, e.g. CRAG's perfect/acceptable/missing/incorrect) and
+`supporting_facts` (HotpotQA's [[title, sentence index], ...]) for metrics that read them; a line with an `error`
+(a run's own sample of a failed example) fails that example again.
 The task's own output post-processing is applied, exactly as for a live run. A folder is
 read by the task's `prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files).
 """
@@ -96,7 +97,7 @@ class Recorded(System):
         docs = self._docs[example.id]
         output = record["output"]
         answer = ctx.task.postprocess(output)
-        extras = {"label": record["label"]} if "label" in record else {}
+        extras = {key: record[key] for key in ("label", "supporting_facts") if key in record}
         if docs is None:  # which documents were shown is unknown (not: none were shown)
             extras[Prediction.DOCS_UNKNOWN] = True
         return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=docs or [],

@@ -11,6 +11,7 @@ import numpy as np
 from .._metric import CorpusValue, InvalidScore, Metric, typed_value
 from .bootstrap import percentile_interval, resampled
 from .failures import counted_events, group_failures, metric_failure_count, metric_failures
+from .missing_as_wrong import counted_wrong, headline_entries
 from .slice_labels import SliceLabels, field_labels, ordered, slice_value
 
 Aggregate = Callable[[list[float]], float]
@@ -63,10 +64,10 @@ def aggregation_view(sample: dict[str, Any]) -> dict[str, Any]:
 
 
 def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_fields: tuple[str, ...],
-                   iterations: int = 1000, seed: int = 0) -> dict[str, dict[str, Any]]:
+                   iterations: int = 1000, seed: int = 0, corpus: bool = True) -> dict[str, dict[str, Any]]:
     """Per metric key: value, ci95, n, n_none (not scorable), n_errors (the example failed, the metric
     failed on it, or its saved value is not a score), its direction and range (`key_entry`), and the
-    same per slice value of each slice field."""
+    same per slice value of each slice field; the corpus keys too unless `corpus` is False."""
     out: dict[str, dict[str, Any]] = {}
     labels = {field: field_labels([s.get("meta") for s in samples if not s.get("bad_record")], field)
               for field in slice_fields}
@@ -95,7 +96,7 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
             if slices:
                 entry["slices"] = slices
             out[reported] = entry
-    for metric in metrics:
+    for metric in metrics if corpus else ():
         if metric.corpus_keys:
             out.update(corpus_entries(metric, samples, seed))
     return out
@@ -161,14 +162,19 @@ def _own_keys(sample: dict[str, Any], metric: Metric) -> dict[str, Any]:
 
 
 def task_scores(samples: list[dict[str, Any]], metrics: list[Metric], slice_fields: tuple[str, ...], expected: int,
-                iterations: int, seed: int) -> dict[str, Any]:
+                iterations: int, seed: int, missing_scores_zero: bool = False) -> dict[str, Any]:
     """A task's part of results.json that its samples (`aggregation_view`s) and metrics decide, by section:
     "results" and "details" (the metric keys), "counts" (records, scored, failed examples, bad records,
     missing - `expected` records less those saved - and metric failures), "data_sha256" (`data_sha256`),
     and where there is anything to say: "failures" (grouped by cause), "infrastructure_failures" (failed
     calls folded into results), "token_limit" (`token_limit_stops`) and "counted" (events the metrics
-    counted)."""
+    counted). `missing_scores_zero`: the task's official script counts a missing or failed prediction as
+    wrong, and so do its keys' headlines (`missing_as_wrong`)."""
     details = aggregate_task(samples, metrics, slice_fields, iterations, seed)
+    if missing_scores_zero:
+        official = counted_wrong(samples, metrics, max(0, expected - len(samples)))
+        details = headline_entries(details, aggregate_task(official, metrics, slice_fields, iterations, seed,
+                                                           corpus=False), metrics)
     bad = sum(1 for s in samples if s.get("bad_record"))
     failed = sum(1 for s in samples if s.get("error") is not None) - bad
     causes = group_failures(samples, metrics, details)

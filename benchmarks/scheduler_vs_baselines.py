@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from ragbench._engines.base import EngineError, Request, Response, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
+from ragbench._run.in_flight import ExamplesInFlight
 from ragbench._run.scheduler import AGE_LIMIT, Scheduler
 
 MAX_ITERATIONS = 4
@@ -167,10 +168,16 @@ def run_one_at_a_time(items: list[Item], engine: ScriptedEngine, tokens: Tokens)
 def run_scheduler(items: list[Item], engine: ScriptedEngine, tokens: Tokens,
                   age_limit: int = AGE_LIMIT) -> tuple[list[str], Scheduler]:
     async def everything() -> tuple[list[str], Scheduler]:
-        scheduler = Scheduler(cache=None, age_limit=age_limit)
+        examples = ExamplesInFlight()  # as a run does: a batch waits until every example has queued its call
+        scheduler = Scheduler(cache=None, age_limit=age_limit, examples=examples)
         llm = LLM(scheduler, engine)
+
+        async def in_slot(item: Item) -> str:
+            with examples.slot():
+                return await run_example(item, llm, tokens)
+
         try:
-            answers = await asyncio.gather(*(run_example(item, llm, tokens) for item in items))
+            answers = await asyncio.gather(*(in_slot(item) for item in items))
         finally:
             await scheduler.close()
         return list(answers), scheduler

@@ -3,6 +3,7 @@ one-call-per-example system hands a GPU engine the batch size it found (an `hf` 
 `batch_size=auto` 256 got batches of 64 on an H100, 0.26-0.31x its tokens/s)."""
 from __future__ import annotations
 
+import asyncio
 import sys
 import types
 
@@ -11,7 +12,10 @@ import pytest
 from helpers import run
 
 from conftest import write_jsonl
+from ragbench.api import Prediction, System
+from ragbench._registry import Registry
 from ragbench._run.config import examples_in_flight
+from ragbench._run.evaluator import Evaluator, RunConfig
 
 
 def popqa(tmp_path, count: int):
@@ -25,6 +29,32 @@ def test_a_closed_book_run_fills_the_engines_batch_by_default(tmp_path):
                   model_args={"batch_size": 200}, data={"popqa": popqa(tmp_path, 200)}, bootstrap_iters=0)
     assert results["counts"]["popqa"]["scored"] == 200
     assert results["cost"]["batches"] == 1  # 64 in flight made 4
+
+
+class SlowToAsk(System):
+    """Works before its one call: in a thread (as a record read or a metric in a thread does) and, for every
+    other example, for more event-loop rounds than any fixed settling would wait."""
+
+    name = "slow_to_ask"
+
+    async def run(self, example, ctx):
+        await asyncio.to_thread(str, example.id)
+        for _ in range(5000 if int(example.id) % 2 else 0):
+            await asyncio.sleep(0)
+        return Prediction(example_id=example.id, answer=(await ctx.llm.generate(example.question)).text)
+
+
+def test_the_batch_waits_for_every_example_in_flight_to_ask(tmp_path):
+    """The batch is made when every example in flight has queued its call, however long each works
+    before (a fixed number of loop rounds or a time made 2-8 batches, by the machine's speed)."""
+    registry = Registry.discover()
+    registry.add_catalog({"systems": {"slow_to_ask": {"target": f"{__name__}:SlowToAsk"}}}, "tests")
+    config = RunConfig(tasks=["popqa"], system="slow_to_ask", model="scripted:echo", model_args={"batch_size": 64},
+                       data={"popqa": popqa(tmp_path, 64)}, output=str(tmp_path / "run"), progress=False,
+                       bootstrap_iters=0)
+    results = Evaluator(config, registry=registry).run().results
+    assert results["counts"]["popqa"]["scored"] == 64
+    assert results["cost"]["batches"] == 1, results["cost"]
 
 
 def test_max_inflight_given_is_kept(tmp_path):

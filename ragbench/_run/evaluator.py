@@ -39,6 +39,7 @@ from .config import RunConfig, examples_in_flight
 from .cost import AttemptCost, attempt_cost, whole_run_cost
 from .digest import example_digest
 from .example import StoppedAtFailure, process_example, record_failed, sample_record
+from .in_flight import ExamplesInFlight
 from .interrupted import RunInterrupted
 from .lifecycle import run_interruptible, run_together
 from .metric_models import MetricModels
@@ -298,7 +299,8 @@ class Evaluator:
         """The examples, `max_inflight` at a time, as one task group (ragbench._run.lifecycle.run_together):
         teardown begins only when every example has ended, so nothing is saved once it has begun."""
         await use_ready_threads()  # no thread is started inside a callback (the loop's close shuts it down)
-        scheduler = Scheduler(cache)
+        examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
+        scheduler = Scheduler(cache, examples=examples)
         self.cost.stats = scheduler.stats
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
         llm = LLM(scheduler, engines.model, recorder=recorder.for_role("model"))
@@ -307,7 +309,7 @@ class Evaluator:
         scoring = MetricModels(scheduler, recorder, self.run_dir.path, engines.judges, engines.nli,
                                self.config.nli_format)
         judge_llms, self.nli = scoring.judges, scoring.nli
-        retrieval = Retrieval(self.retriever, recorder=recorder)
+        retrieval = Retrieval(self.retriever, Scheduler(examples=examples), recorder=recorder)
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         inflight = examples_in_flight(self.config.max_inflight, engines.model)
         saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish
@@ -316,21 +318,23 @@ class Evaluator:
             if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
                 await rescore.rescore_saved(self.planned, self.run_dir, judge_llms, self.nli, self.config.seed,
                                             self.config.strict_infra, inflight,
-                                            self.config.fail_fast)
+                                            self.config.fail_fast, examples)
             read = RecordReader(iter(()) if self.scoring_only else self._work())
 
             async def worker() -> None:
-                while (entry := await read.next()) is not None:
-                    planned, position, item = entry
-                    record = await process_example(planned, item, llm, judge_llms, tools[planned.name], retrieval,
-                                                   models, self.config.seed, self.config.strict_infra, self.nli)
-                    resources.workers.raise_if_unavailable()  # every later example would fail the same way: stop
-                    record["index"] = position
-                    self.run_dir.append_sample(planned.name, record)
-                    self.cost.examples += 1
-                    progress.advance(failed=record_failed(record))
-                    if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
-                        raise StoppedAtFailure(planned.name, record, self.run_dir.path)
+                with examples.slot():
+                    while (entry := await read.next()) is not None:
+                        planned, position, item = entry
+                        record = await process_example(planned, item, llm, judge_llms, tools[planned.name],
+                                                       retrieval, models, self.config.seed, self.config.strict_infra,
+                                                       self.nli)
+                        resources.workers.raise_if_unavailable()  # every later example would fail the same way
+                        record["index"] = position
+                        self.run_dir.append_sample(planned.name, record)
+                        self.cost.examples += 1
+                        progress.advance(failed=record_failed(record))
+                        if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
+                            raise StoppedAtFailure(planned.name, record, self.run_dir.path)
 
             await run_together(worker() for _ in range(inflight))
         finally:

@@ -12,6 +12,7 @@ answered before are answered by the response cache.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, Awaitable, Callable, Iterable, Iterator
 
 from .._llm import LLM
@@ -21,6 +22,7 @@ from .._reports.failures import metric_failures
 from .._storage.rundir import RunDir, record_key
 from .._types import Document, Example, Prediction
 from .example import StoppedAtFailure, gold_references, record_failed, scored_record
+from .in_flight import ExamplesInFlight
 from .lifecycle import run_together
 from .planning import PlannedTask
 
@@ -81,7 +83,8 @@ def pending(run_dir: RunDir, planned: list[PlannedTask]) -> bool:
 
 
 async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, judges: list[LLM], nli: NLI | None, seed: int,
-                        strict_infra: bool, most: int, fail_fast: bool = False) -> int:
+                        strict_infra: bool, most: int, fail_fast: bool = False,
+                        examples: ExamplesInFlight | None = None) -> int:
     """--resume: every saved example whose metrics failed scored again (at most `most` at once) and
     appended to the checkpoint, where it replaces the earlier record. Returns how many. With
     `fail_fast`, the first that fails again raises `StoppedAtFailure` once it is saved."""
@@ -96,17 +99,21 @@ async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, judges: lis
         if fail_fast and record_failed(rescored):
             raise StoppedAtFailure(task.name, rescored, run_dir.path)
 
-    await bounded((((task, record) for task in planned for record in failed_scoring(run_dir, task))), rescore, most)
+    await bounded((((task, record) for task in planned for record in failed_scoring(run_dir, task))), rescore, most,
+                  examples)
     return done
 
 
-async def bounded(items: Iterable[Any], work: Callable[[Any], Awaitable[None]], most: int) -> None:
+async def bounded(items: Iterable[Any], work: Callable[[Any], Awaitable[None]], most: int,
+                  examples: ExamplesInFlight | None = None) -> None:
     """`work(item)` for every item, at most `most` at once, as one task group (`run_together`): the first
-    failure cancels the others and is raised once every worker has ended."""
+    failure cancels the others and is raised once every worker has ended. Each worker holds a slot of
+    `examples` (the scheduler's batches wait for it to queue its call)."""
     source = iter(items)
 
     async def worker() -> None:
-        for item in source:  # shared: each worker takes the next item
-            await work(item)
+        with examples.slot() if examples is not None else nullcontext():
+            for item in source:  # shared: each worker takes the next item
+                await work(item)
 
     await run_together(worker() for _ in range(max(1, most)))

@@ -40,6 +40,7 @@ from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines
 from .resources import RunResources
 from .run_engines import Engines, load_engines
+from .in_flight import ExamplesInFlight
 from .rescore import bounded, rescore_record, scorable
 from .scheduler import Scheduler
 
@@ -155,7 +156,8 @@ async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, 
                       cache: ResponseCache) -> tuple[int, dict[str, Any], dict[str, Any] | None]:
     """Every saved record of RUN into the target's samples, scored again where it holds a prediction.
     Returns how many were scored, the calls' statistics and the NLI model's (when one was asked)."""
-    scheduler = Scheduler(cache)
+    examples = ExamplesInFlight()
+    scheduler = Scheduler(cache, examples=examples)
     recorder = CallRecorder(target.path / CALLS_DIR)
     scoring = MetricModels(scheduler, recorder, target.path, engines.judges, engines.nli, config.nli_format)
     judges, nli = scoring.judges, scoring.nli
@@ -171,7 +173,7 @@ async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, 
 
     try:
         saved = ((task, record) for task in planned for record in iter_samples(source / "samples" / f"{task.name}.jsonl"))
-        await bounded(saved, score, examples_in_flight(config.max_inflight))
+        await bounded(saved, score, examples_in_flight(config.max_inflight), examples)
     finally:
         recorder.close()
         await scheduler.close()

@@ -1,5 +1,6 @@
 """A run's engines (the system's model and role models, the judges, the NLI model): loaded after the
-pre-flight, each only where something of the run calls it, and closed together."""
+pre-flight, each only where something of the run calls it, and closed together. The processes they
+start end with the run however it ends, kill -9 included (ragbench._run.reaper)."""
 from __future__ import annotations
 
 import logging
@@ -11,6 +12,7 @@ from .._registry import Registry
 from .config import RunConfig
 from .planning import PlannedTask, needs, unused_metric_models
 from .preflight import engine_needs
+from .reaper import Reaper
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +25,7 @@ class Engines:
     roles: dict[str, Any] = field(default_factory=dict)
     judges: list[Any] = field(default_factory=list)
     nli: Any = None
+    reaper: Reaper | None = None  # started before the first engine: ends their processes if the run is killed
 
     def _loaded(self) -> list[Any]:
         """Each loaded engine once (the NLI model may be the system's own engine)."""
@@ -36,8 +39,12 @@ class Engines:
                 await engine.aclose()
 
     def close(self) -> None:
-        for engine in self._loaded():
-            engine.close()
+        try:
+            for engine in self._loaded():
+                engine.close()
+        finally:
+            if self.reaper is not None:
+                self.reaper.close()
 
     def content_ids(self) -> dict[str, str]:
         """"kind:model content_id" (a digest of the model's local files) of each engine that has one, by
@@ -53,7 +60,7 @@ def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTas
     one) and role models, set up for what the systems need of them (`engine_needs`: the pre-flight
     checked it); and, when a metric needs them, the judges and the NLI model (the system's own engine when
     --nli names the same model with no engine options of its own). One that fails closes the others."""
-    engines = Engines()
+    engines = Engines(reaper=Reaper())
     try:
         if system:
             system_needs = engine_needs(planned)

@@ -2,8 +2,9 @@
 
 Systems are written one example at a time (`await ctx.llm.generate(...)`); many examples run
 as coroutines at once. Each call lands in a per-engine queue. When the engine is free, its
-dispatcher first lets the event loop settle (every runnable coroutine gets to enqueue its next
-call), then takes the largest group of queued requests that share sampling parameters, sorts
+dispatcher first waits until every example in flight has queued its next call or ended
+(`ragbench._run.in_flight`: a run's examples; callers that hold no slot, e.g. a benchmark's own
+coroutines, get a few event-loop rounds to enqueue theirs instead), then takes the largest group of queued requests that share sampling parameters, sorts
 it longest first, cuts it at the engine's batch limit and runs that batch in a worker thread,
 so that examples whose calls finished keep running and queueing while the batch computes.
 Engines that batch by themselves (`concurrent = True`, e.g. HTTP servers) get each request as
@@ -35,6 +36,7 @@ from typing import NamedTuple
 
 from .._engines.base import Engine, EngineError, Request, Response
 from .._storage.cache import ResponseCache
+from .in_flight import ExamplesInFlight, waiting_for
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +90,11 @@ class _EngineQueue:
 
 
 class Scheduler:
-    def __init__(self, cache: ResponseCache | None = None, age_limit: int = AGE_LIMIT) -> None:
+    def __init__(self, cache: ResponseCache | None = None, age_limit: int = AGE_LIMIT,
+                 examples: ExamplesInFlight | None = None) -> None:
         self.cache = cache
         self.age_limit = age_limit
+        self.examples = examples  # the run's examples in flight: a batch waits until each has queued its call
         self._cache_errors_before = cache.write_errors if cache is not None else 0
         self.stats = CallStats()
         self._queues: dict[int, _EngineQueue] = {}
@@ -116,7 +120,8 @@ class Scheduler:
                 return hit
         if key in self._in_flight:
             self.stats.shared += 1
-            return await asyncio.shield(self._in_flight[key])
+            with waiting_for(self._in_flight[key]):
+                return await asyncio.shield(self._in_flight[key])
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         self.stats.in_flight += 1
@@ -129,7 +134,8 @@ class Scheduler:
             queue.groups.setdefault(request.batch_key, []).append(_Queued(request, key, future, queue.dispatched))
             queue.size += 1
             queue.wake.set()
-        return await asyncio.shield(future)
+        with waiting_for(future):
+            return await asyncio.shield(future)
 
     def _queue(self, engine: Engine) -> _EngineQueue:
         queue = self._queues.get(id(engine))
@@ -140,8 +146,12 @@ class Scheduler:
         return queue
 
     async def _settle(self, queue: _EngineQueue) -> None:
-        """Yield until no coroutine has added to the queue for a few rounds (bounded): a caller
-        whose call just finished needs two loop rounds to wake up and send its next one."""
+        """Wait until every example in flight has queued its call or ended; without `examples`, yield
+        until no coroutine has added to the queue for a few rounds (bounded): a caller whose call just
+        finished needs two loop rounds to wake up and send its next one."""
+        if self.examples is not None:
+            await self.examples.settled()
+            return
         seen, quiet = -1, 0
         loop = asyncio.get_running_loop()
         deadline = loop.time() + _LOOKUP_WAIT_SECONDS

@@ -1,0 +1,81 @@
+"""Which of a run's examples in flight still work toward their next pooled call, so that the scheduler
+dispatches a batch when every one has queued its call (or ended) - not after a time or a count of
+event-loop rounds, which on a slower machine left examples out (8 batches where 1 was due).
+
+Each example worker holds a slot (`ExamplesInFlight.slot`) from its first record to its end: it counts
+as working while it reads records, looks up the cache, calls tools or scores, and as blocked while
+one of its calls waits for an answer (`waiting_for`, around every `Scheduler.submit`). A call counts
+as answered the moment its future is done, before its caller resumes, so the next batch waits for
+the callers of the last. An example whose own tasks wait on calls while another of its tasks still
+works counts as blocked: that can only make a batch smaller, never leave one waiting forever.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from contextlib import contextmanager
+from typing import Iterator
+
+_SLOT: contextvars.ContextVar["_Slot | None"] = contextvars.ContextVar("ragbench_example_slot", default=None)
+
+
+class _Slot:
+    def __init__(self, examples: "ExamplesInFlight") -> None:
+        self.examples = examples
+        self.pending: list[asyncio.Future] = []  # calls this example waits on
+
+    @property
+    def blocked(self) -> bool:
+        return any(not future.done() for future in self.pending)
+
+
+class ExamplesInFlight:
+    """The slots of a run's example workers; `settled()` waits until each is blocked on a call or ended."""
+
+    def __init__(self) -> None:
+        self._slots: set[_Slot] = set()
+        self._waiters: list[asyncio.Future] = []
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Held by one example worker (its own task) for as long as it runs."""
+        slot = _Slot(self)
+        token = _SLOT.set(slot)
+        self._slots.add(slot)
+        try:
+            yield
+        finally:
+            self._slots.discard(slot)
+            _SLOT.reset(token)
+            self._wake()
+
+    def is_settled(self) -> bool:
+        return all(slot.blocked for slot in self._slots)
+
+    async def settled(self) -> None:
+        while not self.is_settled():
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
+
+    def _wake(self) -> None:
+        if self._waiters and self.is_settled():
+            waiters, self._waiters = self._waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+
+@contextmanager
+def waiting_for(future: asyncio.Future) -> Iterator[None]:
+    """The calling example (if it holds a slot) waits on `future` meanwhile."""
+    slot = _SLOT.get()
+    if slot is None:
+        yield
+        return
+    slot.pending.append(future)
+    slot.examples._wake()
+    try:
+        yield
+    finally:
+        slot.pending.remove(future)

@@ -135,7 +135,7 @@ def typed_value(metric: Metric, key: str, value: Any) -> float | None:
         value = value.item()
     where = f"metric {metric.name} returned {type(value).__name__}"
     if not isinstance(value, (int, float)):
-        raise InvalidScore(f"{where} {_shown(value)} for key '{key}': a score is a number or None")
+        raise InvalidScore(f"{where} {shown_value(value)} for key '{key}': a score is a number or None")
     number = float(value) if not isinstance(value, int) or abs(value) < 2 ** 1023 else math.inf
     if not math.isfinite(number):
         raise InvalidScore(f"{where} {number} for key '{key}': a score is a finite number or None")
@@ -162,7 +162,7 @@ def typed_scores(metric: Metric, value: Any) -> Scores:
     return {reported: typed_value(metric, key, value[key]) for reported, key in own.items()}
 
 
-def _shown(value: Any) -> str:
+def shown_value(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

@@ -17,15 +17,16 @@ def _fmt(value: float | None) -> str:
 
 
 def results_table(results: dict[str, Any]) -> str:
-    """Markdown table: task, metric, which way is better, value, 95% interval, n, not scorable, errors
-    (the example or the metric failed)."""
+    """Markdown table: task, metric, which way is better, value ("error" where it could not be computed),
+    95% interval, n, not scorable, errors (the example or the metric failed)."""
     rows = ["| task | metric | better | value | 95% CI | n | none | errors |", "|---|---|---|---:|---|---:|---:|---:|"]
     for task, metrics in results["details"].items():
         for key, entry in metrics.items():
             ci = entry.get("ci95")
             ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "-"
             better = direction(entry.get("higher_is_better", True))
-            rows.append(f"| {task} | {key} | {better} | {_fmt(entry['value'])} | {ci_text} | {entry['n']} | "
+            value = "error" if entry.get("error") else _fmt(entry["value"])  # its cause is under failures
+            rows.append(f"| {task} | {key} | {better} | {value} | {ci_text} | {entry['n']} | "
                         f"{entry['n_none']} | {entry['n_errors']} |")
     return "\n".join(rows)
 

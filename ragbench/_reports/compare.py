@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
-from .._storage.jsonl import read_json
 from .._storage.rundir import RunDir, iter_samples
 from .bootstrap import percentile_interval, resampled
 from .failures import incomplete_reason
+from .results_file import read_results, saved_sample
 from .slice_labels import SliceLabels, field_labels, slice_value
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -85,15 +85,11 @@ def load_run(path: str | Path) -> Run:
     results_path = path / "results.json"
     if not results_path.is_file():
         raise ConfigError(f"compare: {path} has no results.json (give the folder of a finished ragbench run)")
-    rebuild = f"`ragbench ... --resume --output {path}` (the options it was run with) rebuilds it from the samples"
     if (RunDir(path).meta or {}).get("finished") is False:
         raise ConfigError(f"compare: {path} is not finished: an attempt after its results.json stopped or is running, "
                           "so its results and samples may be of different attempts; finish it with `ragbench ... "
                           f"--resume --output {path}` (the options it was run with)")
-    results = read_json(results_path, f"the results.json of a ragbench run; {rebuild}")
-    if not isinstance(results, dict) or not isinstance(results.get("results"), dict):
-        raise ConfigError(f"compare: {results_path} is not the results.json of a ragbench run (no 'results' "
-                          f"object); {rebuild}")
+    results = read_results(results_path, "compare")
     samples: dict[str, dict[str, dict[str, Any]]] = {}
     labels: dict[str, dict[str, SliceLabels]] = {}
     for task in results.get("results", {}):
@@ -103,7 +99,7 @@ def load_run(path: str | Path) -> Run:
         errors: list = []
         metas: list[dict[str, Any] | None] = []
         samples[task] = {}
-        for r in iter_samples(sample_file, errors):  # streamed
+        for r in map(saved_sample, iter_samples(sample_file, errors)):  # streamed
             if not r.get("bad_record"):
                 metas.append(r.get("meta"))
             if r.get("id") is not None and r.get("error") is None:
@@ -300,6 +296,8 @@ def plot(report: Report, path: Path) -> Path | None:
 
 
 def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:
+    """METRIC:DELTA items as {metric: delta}; a delta that is not a finite number of at least 0 (NaN or an
+    infinity would let every run pass) is a ConfigError."""
     thresholds = {}
     for item in items:
         metric, _, delta = item.rpartition(":")
@@ -309,6 +307,9 @@ def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:
             metric = ""
         if not metric:
             raise ConfigError(f"--fail-if-worse {item}: expected METRIC:DELTA, e.g. match:0.01")
+        if not math.isfinite(thresholds[metric]) or thresholds[metric] < 0:
+            raise ConfigError(f"--fail-if-worse {item}: DELTA must be a finite number of at least 0 (how much worse "
+                              "is allowed), e.g. match:0.01")
     return thresholds
 
 

@@ -4,11 +4,13 @@ kept, the value shown as an error, the exit code 1; results.json stays strict JS
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import scoring_plugin
 from scoring_plugin import SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
 
 from ragbench._cli.main import main
 
@@ -84,3 +86,45 @@ def test_results_json_is_strict_json_where_a_system_statistic_is_not_finite(tmp_
 
     text = strict_json({"system_stats": {"demo": {"ratio": float("nan"), "top": float("inf")}}}, indent=2)
     assert strict(text) == {"system_stats": {"demo": {"ratio": "NaN", "top": "Infinity"}}}
+
+
+# --- any value a metric may return: counted right, and written as strict JSON ------------------------------------
+
+IDS = [str(9000 + i) for i in range(6)]  # the first 6 examples of demo
+NUMBERS = st.one_of(st.floats(), st.integers(min_value=-2 ** 1100, max_value=2 ** 1100), st.booleans())
+RETURNED = st.one_of(NUMBERS, st.none(), st.text(max_size=4), st.lists(st.floats(), max_size=2),
+                     st.dictionaries(st.text(max_size=3), NUMBERS | st.none(), max_size=2))
+
+
+def is_score(value) -> bool:
+    """What a per-example value or an aggregate must be: a finite number (bool and int included)."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return abs(value) < 2 ** 1023
+    return isinstance(value, float) and math.isfinite(value)
+
+
+@settings(max_examples=30)
+@given(values=st.lists(RETURNED, min_size=6, max_size=6), aggregate=RETURNED)
+def test_any_returned_value_or_aggregate_is_a_score_or_a_counted_failure_in_strict_json(tmp_path_factory, values,
+                                                                                        aggregate):
+    scoring_plugin.VALUES.clear()
+    scoring_plugin.VALUES.update(zip(IDS, values))
+    scoring_plugin.AGGREGATE[:] = [aggregate]
+    folder = tmp_path_factory.mktemp("values")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        result, results = run(folder, monkeypatch, "scored:values,scored:aggregates")
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert "Traceback" not in result.output
+    bad_values = sum(1 for v in values if v is not None and not is_score(v))
+    counts, details = results["counts"]["demo"], results["details"]["demo"]
+    entry = details["scored:values"]
+    assert (entry["n"], entry["n_none"], entry["n_errors"]) == (6 - bad_values - values.count(None), values.count(None),
+                                                               bad_values)
+    not_computed = sum(len(g.get("keys", [])) for g in results.get("failures", {}).get("demo", []))
+    assert counts["metric_failures"] == bad_values + not_computed
+    assert (details["scored:aggregates"].get("error") is None) == is_score(aggregate)
+    for key in details.values():
+        assert key.get("error") is not None or key["value"] is not None or key["n"] == 0
+    assert result.exit_code == (1 if counts["metric_failures"] else 0)

@@ -274,3 +274,22 @@ def test_compare_reads_a_run_an_older_ragbench_wrote(tmp_path):
     shown = cli("compare", str(old), str(baseline), "--fail-if-worse", "match:0.01")
     assert shown.returncode == 0 and "Traceback" not in shown.stderr
     assert "| demo | match | higher | all | 24 | 0.5000 | 0.8333 | +0.3333 |" in shown.stdout
+
+
+def test_scores_near_the_largest_float_are_compared_where_they_can_be_and_said_where_not(tmp_path):
+    from ragbench._reports.compare import Run
+
+    huge = float(2 ** 1023)
+    results = {"details": {"demo": {"x": {"value": None}, "y": {"value": None}}}}
+
+    def scored(name, values):
+        return Run(tmp_path / name, results, {"demo": {str(i): {"scores": {"x": v, "y": 0.5}, "meta": {},
+                                                                 "example_sha256": None}
+                                                        for i, v in enumerate(values)}}, {"demo": {}})
+
+    a = scored("a", [huge, huge, huge])
+    [row, _] = compare_runs(a, scored("b", [huge, 0.0, huge]), iterations=50).rows
+    assert (row.metric, row.mean_a, row.diff) == ("x", huge, -huge / 3) and all(np.isfinite(row.ci95))
+    apart = compare_runs(a, scored("c", [-huge, -huge, -huge]), iterations=50)
+    assert [r.metric for r in apart.rows] == ["y"]
+    assert "demo x: values so large that their differences overflow: not compared" in apart.warnings

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import event, given, settings, strategies as st
 from helpers import cli
 
 import ragbench.tasks.selfrag
@@ -18,6 +18,7 @@ from ragbench._reports.compare import compare_runs, load_run
 from ragbench._reports.results_file import normalized_results, read_results
 from ragbench._storage.jsonl import strict_json
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.rescore_run import rescore_run
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import NotFound, Site
 
@@ -92,6 +93,10 @@ def test_a_value_an_older_ragbench_wrote_as_nan_is_no_value_and_says_so(finished
     assert read["results"]["demo"]["f1"] is None
 
 
+def refuse(constant: str):
+    raise AssertionError(f"{constant} is not JSON")
+
+
 # --- damaged results.json: one line or a result ---------------------------------------------------------------
 
 JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
@@ -139,8 +144,10 @@ def test_a_damaged_results_json_is_read_or_refused_in_one_line_by_compare_rescor
     try:
         read = read_results(path, "compare")
     except ConfigError as exc:
+        event("refused")
         assert len(str(exc).splitlines()) == 1 and str(path) in str(exc)
     else:
+        event("read")
         assert all(isinstance(read[section], dict) for section in ("results", "details", "counts", "cost", "config"))
         json.dumps({section: read[section] for section in ("results", "details", "counts")}, allow_nan=False)
         try:
@@ -154,3 +161,33 @@ def test_a_damaged_results_json_is_read_or_refused_in_one_line_by_compare_rescor
                          site.data(f"example/{run.rid}/demo/0")])
     except NotFound:
         pass  # a page the damaged file no longer names (a task dropped from the config)
+
+
+@pytest.fixture(scope="module")
+def results_with_every_section(current_results) -> dict:
+    """The run's results with the sections a run writes only where it has something to say."""
+    return {**current_results, "format_adherence": {"demo": [{"format": "x", "of": 6, "followed": 5, "fix": "y"}]},
+            "system_reports": {"demo": {"errors": ["bad line 3"]}}, "system_stats": {"demo": {"docs": 1.5}},
+            "checkpoint_repairs": {"demo": ["samples/demo.jsonl:4: line cut short"]},
+            "failures": {"demo": [{"cause": "RuntimeError", "count": 1, "ids": ["9000"], "example": "RuntimeError: x"}]},
+            "infrastructure_failures": {"demo": {"examples": 1, "calls": 2, "causes": [{"cause": "503", "count": 2}]}},
+            "token_limit": {"demo": {"examples": 1, "calls": 1, "steps": {"generate": 1}}},
+            "counted": {"demo": {"m": {"unparsed": {"count": 1, "examples": 1, "meaning": "replies unparsed"}}}}}
+
+
+@settings(max_examples=25)
+@given(data=st.data())
+def test_rescore_of_a_damaged_results_json_writes_its_run_or_refuses_in_one_line(data, results_with_every_section,
+                                                                                 damaged_folder, tmp_path_factory):
+    results = data.draw(damaged(results_with_every_section))
+    (damaged_folder / "results.json").write_text(json.dumps(results))
+    output = tmp_path_factory.mktemp("rescored") / "out"
+    try:
+        outcome = rescore_run(damaged_folder, {"output": str(output)})
+    except ConfigError as exc:
+        event("refused")
+        assert len(str(exc).splitlines()) == 1
+    else:
+        event("rescored")
+        assert (outcome.run_dir / "report.md").is_file()
+        json.loads((outcome.run_dir / "results.json").read_text(), parse_constant=refuse)  # no NaN in it

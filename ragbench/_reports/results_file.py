@@ -21,8 +21,45 @@ from .._run.config import RunConfig
 from .._storage.jsonl import read_json
 
 COUNTS = ("records", "scored", "failed", "bad_records", "missing", "metric_failures")
-COST_NUMBERS = ("examples", "wall_seconds", "examples_per_second", "llm_calls", "batches", "cache_hits",
-                "prompt_tokens", "completion_tokens")
+
+
+class Each:
+    """Shape of an object whose every value has the shape `of` (its keys: task names, metric names...)."""
+
+    def __init__(self, of: Any) -> None:
+        self.of = of
+
+
+class Optional:
+    """Shape of a key that may be absent or null (kept so), else of the shape `of`."""
+
+    def __init__(self, of: Any) -> None:
+        self.of = of
+
+
+# Shapes (`shaped`): an object with these keys (others kept as they are), [item], Each, Optional; a number
+# (its default), a string (its default).
+STORE = {"path": "", "damaged_entries": 0, "read_errors": 0, "write_errors": 0, "notice": Optional("")}
+PAGE_CACHE = {**STORE, "hit_rate": Optional(0.0), "hits": 0, "lookups": 0, "bytes": 0}
+COST = {"examples": 0, "wall_seconds": 0.0, "examples_per_second": 0.0, "llm_calls": 0, "batches": 0,
+        "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "attempts": 1, "interrupted_attempts": 0,
+        "response_cache": Optional(STORE),
+        "page_cache": Optional({**PAGE_CACHE, "caches": Optional([PAGE_CACHE])}),
+        "rescoring": Optional({"examples": 0, "wall_seconds": 0.0, "llm_calls": 0, "batches": 0, "cache_hits": 0})}
+SECTIONS = {  # the sections of results.json a reader looks into, beside results, details, counts and config
+    "cost": COST,
+    "failures": Optional(Each([{"cause": "?", "count": 0, "ids": [""], "example": Optional(""),
+                                "traceback": Optional("")}])),
+    "system_reports": Optional(Each({"errors": [""]})),
+    "system_stats": Optional(Each({})),
+    "infrastructure_failures": Optional(Each({"examples": 0, "calls": 0, "causes": [{"cause": "", "count": 0}]})),
+    "token_limit": Optional(Each({"examples": 0, "calls": 0, "steps": Each(0)})),
+    "counted": Optional(Each(Each(Each({"count": 0, "examples": 0, "meaning": ""})))),
+    "format_adherence": Optional(Each([{"format": "", "of": 0, "followed": 0, "fix": ""}])),
+    "checkpoint_repairs": Optional(Each([""])),
+    "data_sha256": Optional(Each("")),
+    "versions": {"ragbench": "?"},
+}
 NOT_A_NUMBER = "not a finite number in results.json (written by an older ragbench); run `ragbench rescore` on it"
 
 
@@ -67,19 +104,12 @@ def normalized_results(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(data.get("complete"), bool):  # not written: complete only when every task says so
         out["complete"] = bool(out["counts"]) and all(
             c["records"] and not any(c[name] for name in COUNTS[2:]) for c in out["counts"].values())
-    if "failures" in data:
-        out["failures"] = {str(task): [_group(g) for g in groups if isinstance(g, dict)]
-                           for task, groups in _mapping(data["failures"]).items() if isinstance(groups, list)}
-    cost = _mapping(data.get("cost"))
-    out["cost"] = {**cost, **{name: _number(cost.get(name), 0) for name in COST_NUMBERS}}
+    for section, shape in SECTIONS.items():
+        if section in data or not isinstance(shape, Optional):
+            out[section] = shaped(data.get(section), shape)
+    if out.get("checkpoint_repairs"):  # a task's entry lists the lines dropped: one at least
+        out["checkpoint_repairs"] = {task: lines for task, lines in out["checkpoint_repairs"].items() if lines}
     out["config"] = _config(_mapping(data.get("config")), list(out["details"]))
-    out["versions"] = _mapping(data.get("versions"))
-    for section in ("system_reports", "system_stats", "infrastructure_failures", "token_limit", "counted",
-                    "format_adherence", "checkpoint_repairs", "data_sha256"):
-        if section in data:
-            out[section] = {str(task): value for task, value in _mapping(data[section]).items()
-                            if isinstance(value, dict if section not in ("format_adherence", "checkpoint_repairs",
-                                                                         "data_sha256") else (list, str))}
     return out
 
 
@@ -134,10 +164,22 @@ def _entry(entry: Any, value: Any = None, cell: bool = False) -> dict[str, Any]:
     return out
 
 
-def _group(group: dict[str, Any]) -> dict[str, Any]:
-    ids = group.get("ids")
-    return {**group, "cause": str(group.get("cause", "?")), "count": _count(group.get("count")),
-            "ids": [str(i) for i in ids] if isinstance(ids, list) else []}
+def shaped(value: Any, shape: Any) -> Any:
+    """`value` in `shape` (see SECTIONS): what has the shape is kept, what has not is its default (an object
+    or a list of the wrong type: empty; a number or string: the shape's own)."""
+    if isinstance(shape, Optional):
+        return value if value is None else shaped(value, shape.of)
+    if isinstance(shape, Each):
+        return {str(key): shaped(inner, shape.of) for key, inner in _mapping(value).items()}
+    if isinstance(shape, list):
+        return [shaped(item, shape[0]) for item in value] if isinstance(value, list) else []
+    if isinstance(shape, dict):
+        value = _mapping(value)
+        return {**value, **{key: shaped(value.get(key), inner) for key, inner in shape.items()
+                            if key in value or not isinstance(inner, Optional)}}
+    if isinstance(shape, str):
+        return value if isinstance(value, str) else shape if value is None else str(value)
+    return _number(value, shape)
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -30,34 +30,34 @@ class Each:
         self.of = of
 
 
-class Optional:
+class Omittable:
     """Shape of a key that may be absent or null (kept so), else of the shape `of`."""
 
     def __init__(self, of: Any) -> None:
         self.of = of
 
 
-# Shapes (`shaped`): an object with these keys (others kept as they are), [item], Each, Optional; a number
+# Shapes (`shaped`): an object with these keys (others kept as they are), [item], Each, Omittable; a number
 # (its default), a string (its default).
-STORE = {"path": "", "damaged_entries": 0, "read_errors": 0, "write_errors": 0, "notice": Optional("")}
-PAGE_CACHE = {**STORE, "hit_rate": Optional(0.0), "hits": 0, "lookups": 0, "bytes": 0}
+STORE = {"path": "", "damaged_entries": 0, "read_errors": 0, "write_errors": 0, "notice": Omittable("")}
+PAGE_CACHE = {**STORE, "hit_rate": Omittable(0.0), "hits": 0, "lookups": 0, "bytes": 0}
 COST = {"examples": 0, "wall_seconds": 0.0, "examples_per_second": 0.0, "llm_calls": 0, "batches": 0,
         "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "attempts": 1, "interrupted_attempts": 0,
-        "response_cache": Optional(STORE),
-        "page_cache": Optional({**PAGE_CACHE, "caches": Optional([PAGE_CACHE])}),
-        "rescoring": Optional({"examples": 0, "wall_seconds": 0.0, "llm_calls": 0, "batches": 0, "cache_hits": 0})}
+        "response_cache": Omittable(STORE),
+        "page_cache": Omittable({**PAGE_CACHE, "caches": Omittable([PAGE_CACHE])}),
+        "rescoring": Omittable({"examples": 0, "wall_seconds": 0.0, "llm_calls": 0, "batches": 0, "cache_hits": 0})}
 SECTIONS = {  # the sections of results.json a reader looks into, beside results, details, counts and config
     "cost": COST,
-    "failures": Optional(Each([{"cause": "?", "count": 0, "ids": [""], "example": Optional(""),
-                                "traceback": Optional("")}])),
-    "system_reports": Optional(Each({"errors": [""]})),
-    "system_stats": Optional(Each({})),
-    "infrastructure_failures": Optional(Each({"examples": 0, "calls": 0, "causes": [{"cause": "", "count": 0}]})),
-    "token_limit": Optional(Each({"examples": 0, "calls": 0, "steps": Each(0)})),
-    "counted": Optional(Each(Each(Each({"count": 0, "examples": 0, "meaning": ""})))),
-    "format_adherence": Optional(Each([{"format": "", "of": 0, "followed": 0, "fix": ""}])),
-    "checkpoint_repairs": Optional(Each([""])),
-    "data_sha256": Optional(Each("")),
+    "failures": Omittable(Each([{"cause": "?", "count": 0, "ids": [""], "example": Omittable(""),
+                                "traceback": Omittable("")}])),
+    "system_reports": Omittable(Each({"errors": [""]})),
+    "system_stats": Omittable(Each({})),
+    "infrastructure_failures": Omittable(Each({"examples": 0, "calls": 0, "causes": [{"cause": "", "count": 0}]})),
+    "token_limit": Omittable(Each({"examples": 0, "calls": 0, "steps": Each(0)})),
+    "counted": Omittable(Each(Each(Each({"count": 0, "examples": 0, "meaning": ""})))),
+    "format_adherence": Omittable(Each([{"format": "", "of": 0, "followed": 0, "fix": ""}])),
+    "checkpoint_repairs": Omittable(Each([""])),
+    "data_sha256": Omittable(Each("")),
     "versions": {"ragbench": "?"},
 }
 NOT_A_NUMBER = "not a finite number in results.json (written by an older ragbench); run `ragbench rescore` on it"
@@ -105,7 +105,7 @@ def normalized_results(data: dict[str, Any]) -> dict[str, Any]:
         out["complete"] = bool(out["counts"]) and all(
             c["records"] and not any(c[name] for name in COUNTS[2:]) for c in out["counts"].values())
     for section, shape in SECTIONS.items():
-        if section in data or not isinstance(shape, Optional):
+        if section in data or not isinstance(shape, Omittable):
             out[section] = shaped(data.get(section), shape)
     if out.get("checkpoint_repairs"):  # a task's entry lists the lines dropped: one at least
         out["checkpoint_repairs"] = {task: lines for task, lines in out["checkpoint_repairs"].items() if lines}
@@ -167,7 +167,7 @@ def _entry(entry: Any, value: Any = None, cell: bool = False) -> dict[str, Any]:
 def shaped(value: Any, shape: Any) -> Any:
     """`value` in `shape` (see SECTIONS): what has the shape is kept, what has not is its default (an object
     or a list of the wrong type: empty; a number or string: the shape's own)."""
-    if isinstance(shape, Optional):
+    if isinstance(shape, Omittable):
         return value if value is None else shaped(value, shape.of)
     if isinstance(shape, Each):
         return {str(key): shaped(inner, shape.of) for key, inner in _mapping(value).items()}
@@ -176,7 +176,7 @@ def shaped(value: Any, shape: Any) -> Any:
     if isinstance(shape, dict):
         value = _mapping(value)
         return {**value, **{key: shaped(value.get(key), inner) for key, inner in shape.items()
-                            if key in value or not isinstance(inner, Optional)}}
+                            if key in value or not isinstance(inner, Omittable)}}
     if isinstance(shape, str):
         return value if isinstance(value, str) else shape if value is None else str(value)
     return _number(value, shape)
@@ -187,12 +187,12 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 
 def _number(value: Any, default: float | None = None) -> float | None:
-    """A finite number as a float (an int kept an int), else `default`."""
+    """A number a float can hold, as it is (an int kept an int), else `default` (NaN, an infinity, an int
+    past the largest float: tables format numbers as floats)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return default
-    if isinstance(value, float) and not math.isfinite(value):
-        return default
-    return value
+    finite = abs(value) < 2 ** 1023 if isinstance(value, int) else math.isfinite(value)
+    return value if finite else default
 
 
 def _count(value: Any) -> int:

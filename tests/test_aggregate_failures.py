@@ -38,11 +38,11 @@ def test_finite_values_whose_mean_overflows_are_averaged_not_lost(tmp_path, monk
 
 
 @pytest.mark.parametrize("kind,cause", [("agg_raise", "ZeroDivisionError: the aggregate divided by zero"),
-                                        ("agg_none", "AggregateError: metric scored:agg_none's aggregate returned "
-                                                     "NoneType None"),
-                                        ("agg_string", "AggregateError: metric scored:agg_string's aggregate returned "
+                                        ("agg_none", "InvalidScore: metric scored:agg_none's aggregate returned "
+                                                     "NoneType None for key 'scored:agg_none': a score is a number"),
+                                        ("agg_string", "InvalidScore: metric scored:agg_string's aggregate returned "
                                                        "str '0.5'"),
-                                        ("agg_inf", "AggregateError: metric scored:agg_inf's aggregate returned inf")])
+                                        ("agg_inf", "InvalidScore: metric scored:agg_inf's aggregate returned float inf")])
 def test_an_aggregate_that_raises_or_returns_no_finite_number_is_a_counted_metric_failure(tmp_path, monkeypatch, kind,
                                                                                           cause):
     result, results = run(tmp_path, monkeypatch, f"match,scored:{kind}")

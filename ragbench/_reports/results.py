@@ -7,7 +7,7 @@ import traceback
 from collections import Counter
 from typing import Any, Callable
 
-from .._metric import CorpusValue, InvalidScore, Metric, shown_value, typed_value
+from .._metric import CorpusValue, InvalidScore, Metric, finite_number, typed_value
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import AggregateFailure, counted_events, group_failures, metric_failure_count, metric_failures
 from .slice_labels import SliceLabels, field_labels, ordered, slice_value
@@ -28,14 +28,15 @@ def bootstrap_interval(values: list[float], aggregate: Aggregate | None, iterati
 
 
 def summarise(values: list[float], aggregate: Aggregate | None, iterations: int, seed: int) -> dict[str, Any]:
-    """value, ci95 and n of a key's values. Raises what `aggregate` raises, and `AggregateError` where the
-    value or an end of the interval is not a finite number."""
+    """value, ci95 and n of a key's values. Raises what `aggregate` raises (`InvalidScore` for a value that
+    is no finite number: `checked_aggregate`), and `AggregateError` where the mean or an end of the
+    interval is not a finite number."""
     if not values:
         return {"value": None, "ci95": None, "n": 0}
     value = mean(values) if aggregate is None else aggregate(values)
-    interval = bootstrap_interval(values, aggregate, iterations, seed)
     if not math.isfinite(value):
         raise AggregateError(f"the mean of {len(values)} values is {value} (they overflow)")
+    interval = bootstrap_interval(values, aggregate, iterations, seed)
     if interval is not None and not all(math.isfinite(end) for end in interval):
         raise AggregateError(f"the 95% interval of {len(values)} values is {interval} (they overflow)")
     return {"value": value, "ci95": interval, "n": len(values)}
@@ -49,29 +50,19 @@ def summarised(values: list[float], aggregate: Aggregate | None, iterations: int
         return summarise(values, aggregate, iterations, seed)
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
-        trace = None if isinstance(exc, AggregateError) else traceback.format_exc()
+        trace = None if isinstance(exc, (AggregateError, InvalidScore)) else traceback.format_exc()  # ours: no use
         failed.append(AggregateFailure(metric, key, message, trace))
         return {"value": None, "ci95": None, "n": len(values), "error": message}
 
 
 def checked_aggregate(metric: Metric, key: str) -> Aggregate | None:
-    """The metric's `aggregate` of one of its keys, raising `AggregateError` for a value that is not a
-    finite number (None, a string, NaN, an infinity); None where the metric keeps the mean."""
+    """The metric's `aggregate` of one of its keys, raising `InvalidScore` for a value that is not a
+    finite number (`finite_number`: None, a string, NaN, an infinity); None where the metric keeps the mean."""
     if type(metric).aggregate is Metric.aggregate:
         return None
 
     def aggregate(values: list[float]) -> float:
-        value = metric.aggregate(key, values)
-        if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a numpy scalar
-            value = value.item()
-        if not isinstance(value, (int, float)):
-            raise AggregateError(f"metric {metric.name}'s aggregate returned {type(value).__name__} "
-                                 f"{shown_value(value)} for key '{key}': a finite number is expected")
-        number = float(value) if abs(value) < 2 ** 1023 else math.inf
-        if not math.isfinite(number):
-            raise AggregateError(f"metric {metric.name}'s aggregate returned {number} for key '{key}': a finite "
-                                 "number is expected")
-        return number
+        return finite_number(f"metric {metric.name}'s aggregate", key, metric.aggregate(key, values))
     return aggregate
 
 

@@ -47,8 +47,10 @@ parse_json = guarded(json.loads)
 
 
 def dumps(record: Any) -> str:
-    """One record as one line (without the newline), strict JSON (`strict_json`)."""
-    return strict_json(record)
+    """One record as one line (without the newline). A non-finite float (a -inf logprob in a trace) is
+    written as Python's json writes it (`-Infinity`), which every reader of ragbench reads back as the
+    number it was; a sample's scores are always finite numbers or null (`typed_scores`)."""
+    return json.dumps(record, ensure_ascii=False, default=str)
 
 
 def strict_json(data: Any, indent: int | None = None) -> str:

@@ -97,6 +97,19 @@ def refuse(constant: str):
     raise AssertionError(f"{constant} is not JSON")
 
 
+def test_the_viewers_pages_of_a_results_json_holding_nan_are_strict_json(finished, tmp_path):
+    folder = tmp_path / "runs" / "nan"
+    shutil.copytree(finished, folder)
+    current = json.loads((finished / "results.json").read_text())
+    current["details"]["demo"]["match"]["ci95"] = [float("nan"), float("inf")]
+    (folder / "results.json").write_text(json.dumps(current))
+    site = Site(RunCatalog([str(tmp_path / "runs")]))
+    [run] = site.runs
+    for page in (site.data("runs"), site.data(f"run/{run.rid}")):
+        json.loads(strict_json(page), parse_constant=refuse)
+        json.dumps(page, allow_nan=False)  # no NaN left to turn into a string
+
+
 # --- damaged results.json: one line or a result ---------------------------------------------------------------
 
 JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),

@@ -34,6 +34,7 @@ def test_finite_values_whose_mean_overflows_are_averaged_not_lost(tmp_path, monk
     result, results = run(tmp_path, monkeypatch, "match,scored:huge")
     entry = results["details"]["demo"]["scored:huge"]
     assert entry["value"] == float(2 ** 1023 - 1) and entry["ci95"] == [entry["value"]] * 2
+    assert "| demo | scored:huge | higher | 8.988466e+307 | [8.988466e+307, 8.988466e+307] |" in result.output
     assert result.exit_code == 0 and results["complete"]
 
 
@@ -56,6 +57,8 @@ def test_an_aggregate_that_raises_or_returns_no_finite_number_is_a_counted_metri
     assert group["cause"] == f"metric scored:{kind}: aggregate: {cause.split(':')[0]}"
     assert ("raise ZeroDivisionError" in group.get("traceback", "")) == (kind == "agg_raise")  # where it raised
     assert f"| demo | scored:{kind} | higher | error |" in result.output  # the table says so, not a blank
+    assert "a metric's aggregate failed (see its traceback in report.md): fix the metric" in result.output
+    assert "--resume scores the examples whose metrics failed again" not in result.output  # none did
     assert results["results"]["demo"]["match"] is not None  # the other metric's value stands
 
 

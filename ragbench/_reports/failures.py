@@ -179,8 +179,11 @@ def incomplete_reason(results: dict[str, Any]) -> str:
             parts.append(f"{task}: " + ", ".join(found))
         if counts.get("failed") or counts.get("missing"):
             hints.append("--resume tries the failed examples again")
-        if counts.get("metric_failures"):
+        if any("metric" in g and "keys" not in g for g in groups) or (counts.get("metric_failures") and not groups):
             hints.append("--resume scores the examples whose metrics failed again (the system is not run again)")
+        if any(g.get("keys") for g in groups):
+            hints.append("a metric's aggregate failed (see its traceback in report.md): fix the metric, then --resume "
+                         "computes its values again")
         if counts.get("bad_records") or problems:
             hints.append("fix the input file(s) named above and run again")
     reason = "; ".join(parts) or "see results.json"

@@ -12,8 +12,9 @@ from .failures import (counted_lines, failure_group_line, format_lines, incomple
 from .slice_plots import slice_rows
 
 
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
+def _fmt(value: float | None, places: int = 4) -> str:
+    """A value with `places` decimals; one of a billion or more in 7 significant digits (not 300 of them)."""
+    return "-" if value is None else f"{value:.{places}f}" if abs(value) < 1e9 else f"{value:.7g}"
 
 
 def results_table(results: dict[str, Any]) -> str:
@@ -23,7 +24,7 @@ def results_table(results: dict[str, Any]) -> str:
     for task, metrics in results["details"].items():
         for key, entry in metrics.items():
             ci = entry.get("ci95")
-            ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "-"
+            ci_text = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "-"
             better = direction(entry.get("higher_is_better", True))
             value = "error" if entry.get("error") else _fmt(entry["value"])  # its cause is under failures
             rows.append(f"| {task} | {key} | {better} | {value} | {ci_text} | {entry['n']} | "
@@ -99,7 +100,7 @@ def models_line(config: dict[str, Any]) -> str:
 
 def _ci(entry: dict[str, Any]) -> str:
     ci = entry.get("ci95")
-    return f"{_fmt(entry.get('value'))} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else _fmt(entry.get("value"))
+    return f"{_fmt(entry.get('value'))} [{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]" if ci else _fmt(entry.get("value"))
 
 
 def slice_sections(results: dict[str, Any], run_dir: Path | None = None) -> list[str]:

@@ -131,18 +131,27 @@ def typed_value(metric: Metric, key: str, value: Any) -> float | None:
     infinity raises `InvalidScore` naming the metric, the key and what was given."""
     if value is None:
         return None
-    if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a numpy scalar or 0-d array
-        value = value.item()
-    where = f"metric {metric.name} returned {type(value).__name__}"
-    if not isinstance(value, (int, float)):
-        raise InvalidScore(f"{where} {_shown(value)} for key '{key}': a score is a number or None")
-    number = float(value) if not isinstance(value, int) or abs(value) < 2 ** 1023 else math.inf
-    if not math.isfinite(number):
-        raise InvalidScore(f"{where} {number} for key '{key}': a score is a finite number or None")
+    number = finite_number(f"metric {metric.name}", key, value, " or None")
     spec = metric.key_spec(key)
     if not spec.contains(number):
-        raise InvalidScore(f"{where} {number:g} for key '{key}', outside its declared range "
-                           f"[{_end(spec.range[0], '-inf')}, {_end(spec.range[1], 'inf')}]")
+        raise InvalidScore(f"metric {metric.name} returned {type(number).__name__} {number:g} for key '{key}', "
+                           f"outside its declared range [{_end(spec.range[0], '-inf')}, {_end(spec.range[1], 'inf')}]")
+    return number
+
+
+def finite_number(who: str, key: str, value: Any, alternative: str = "") -> float:
+    """`value` as a finite float: bool as 0/1, a numpy scalar as the number it holds; anything else (None, a
+    string, NaN, an infinity, an int past the largest float) raises `InvalidScore` naming `who` returned
+    it ("metric f1", "metric f1's aggregate"), the key and what it was; `alternative`: what else a score
+    may be (" or None")."""
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a numpy scalar or 0-d array
+        value = value.item()
+    where = f"{who} returned {type(value).__name__}"
+    if not isinstance(value, (int, float)):
+        raise InvalidScore(f"{where} {_shown(value)} for key '{key}': a score is a number{alternative}")
+    number = float(value) if not isinstance(value, int) or abs(value) < 2 ** 1023 else math.inf
+    if not math.isfinite(number):
+        raise InvalidScore(f"{where} {number} for key '{key}': a score is a finite number{alternative}")
     return number
 
 

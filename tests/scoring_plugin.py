@@ -5,7 +5,10 @@ their calls, for the tests of typed scores, metric failures, --resume and `ragbe
 `numpy_int`, `bool`, `nan`, `inf`, `list`, `none` return such a value; `range` returns 2.0 against its
 declared range [0, 1]; `extra` returns a key it does not declare; `corpus` is a corpus-only metric that
 raises while CORPUS_FAILS is set; `raise_corpus` raises as `raise` does and reports the mean of its values as
-the corpus key `scored:raise_corpus_mean` (as ALCE's citation_f1 and rougeLsum_bootstrap_mid). `system_answer` and `judge_answer` are `scripted:` functions."""
+the corpus key `scored:raise_corpus_mean` (as ALCE's citation_f1 and rougeLsum_bootstrap_mid). `huge` returns
+2**1023 - 1 (finite, no declared range: the mean of two overflows); `agg_raise`, `agg_none`, `agg_string`
+and `agg_inf` score 1.0 and their `aggregate` raises or returns None, a string, an infinity; `values` returns
+VALUES[example id] (no range) and `aggregates` has `aggregate` return AGGREGATE[0]. `system_answer` and `judge_answer` are `scripted:` functions."""
 from __future__ import annotations
 
 from collections import Counter
@@ -23,7 +26,9 @@ CORPUS_FAILS = [False]
 CALLS: Counter = Counter()  # engine calls by role: "system", "judge"
 JUDGE_DOWN = [False]  # every judge call fails while set
 
-RETURNS = {"string": "1.0", "numpy": np.float32(0.5), "numpy_int": np.int64(1), "bool": True, "nan": float("nan"),
+VALUES: dict[str, object] = {}  # what `scored:values` returns, by example id
+AGGREGATE: list[object] = [0.5]  # what `scored:aggregates`' aggregate returns
+RETURNS = {"huge": 2 ** 1023 - 1, "string": "1.0", "numpy": np.float32(0.5), "numpy_int": np.int64(1), "bool": True, "nan": float("nan"),
            "inf": float("inf"), "list": [1.0], "none": None, "range": 2.0}
 
 
@@ -31,7 +36,7 @@ def family(name: str) -> type[Metric]:
     kind = name.partition(":")[2]
 
     class Scored(Metric):
-        value_range = (0, 1)
+        value_range = None if kind in ("huge", "values") else (0, 1)
         keys = (name,) if kind == "raise_corpus" else ()
         corpus_keys = (name,) if kind == "corpus" else (f"{name}_mean",) if kind == "raise_corpus" else ()
         key_specs = {name: KeySpec(False, (0, 1))} if kind == "lower" else {}
@@ -46,6 +51,8 @@ def family(name: str) -> type[Metric]:
                 return {name: 1.0, "surprise": 0.0}
             if kind == "lower":
                 return float(str(example.id) in FAILING)
+            if kind == "values":
+                return VALUES.get(str(example.id))
             return RETURNS.get(kind, 1.0)
 
         async def judged(self, prediction, ctx):
@@ -61,8 +68,18 @@ def family(name: str) -> type[Metric]:
                 return {f"{name}_mean": CorpusValue(sum(values) / len(values), len(values))}
             return {name: 0.25}
 
+    if kind.startswith("agg"):
+        Scored.aggregate = aggregate_of(kind)
     Scored.name = name
     return Scored
+
+
+def aggregate_of(kind: str):
+    def aggregate(self, key, values):
+        if kind == "agg_raise":
+            raise ZeroDivisionError("the aggregate divided by zero")
+        return {"agg_none": None, "agg_string": "0.5", "agg_inf": float("inf")}.get(kind, AGGREGATE[0])
+    return aggregate
 
 
 class Plugin:
@@ -105,6 +122,8 @@ def coin_judge(request) -> str:
 def reset() -> None:
     FAILING.clear()
     CALLS.clear()
+    VALUES.clear()
+    AGGREGATE[:] = [0.5]
     CORPUS_FAILS[0] = JUDGE_DOWN[0] = False
 
 

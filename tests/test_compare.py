@@ -234,3 +234,62 @@ def test_a_run_whose_later_attempt_stopped_is_not_compared_from_its_earlier_resu
     assert site.data("compare/demo/a~b")["error"] == ("b not finished (stopped or running; --resume finishes it): "
                                                       "compare needs finished runs")
     assert next(r for r in site.runs if r.rid == "b").status()["state"] == "stopped"
+
+
+@pytest.mark.parametrize("delta", ["nan", "inf", "1e999", "-inf", "-0.1", "NaN"])
+def test_fail_if_worse_refuses_a_threshold_that_is_not_a_finite_number_of_at_least_0(tmp_path, delta):
+    run_dir = demo_run(tmp_path, "a", correct=1)
+    refused = cli("compare", str(run_dir), str(run_dir), "--fail-if-worse", f"match:{delta}")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().splitlines() == [f"ragbench: error: --fail-if-worse match:{delta}: DELTA must be a "
+                                                   "finite number of at least 0 (how much worse is allowed), e.g. "
+                                                   "match:0.01"]
+
+
+def test_compare_refuses_more_bootstrap_rounds_than_it_can_hold_before_reading_the_runs(tmp_path):
+    refused = cli("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--bootstrap-iters", "100000000")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().splitlines() == ["ragbench: error: compare --bootstrap-iters 100000000: at most "
+                                                   "1,000,000 rounds (a p-value's resolution of 1/1,000,000); give "
+                                                   "fewer"]
+
+
+def older_run(run_dir: Path, name: str) -> Path:
+    """A copy of `run_dir` as an older ragbench wrote it: results.json without n_none, cost, complete and
+    details, and samples whose prediction is a string."""
+    old = run_dir.parent / name
+    (old / "samples").mkdir(parents=True)
+    results = json.loads((run_dir / "results.json").read_text())
+    (old / "results.json").write_text(json.dumps({"results": results["results"], "counts": results["counts"],
+                                                  "config": results["config"]}))
+    (old / "samples" / "demo.jsonl").write_text("".join(
+        json.dumps({**record, "prediction": record["prediction"]["answer"]}) + "\n"
+        for record in map(json.loads, (run_dir / "samples" / "demo.jsonl").read_text().splitlines())))
+    return old
+
+
+def test_compare_reads_a_run_an_older_ragbench_wrote(tmp_path):
+    baseline = demo_run(tmp_path, "a", correct=20)
+    old = older_run(demo_run(tmp_path, "b", correct=12), "old")
+    shown = cli("compare", str(old), str(baseline), "--fail-if-worse", "match:0.01")
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr
+    assert "| demo | match | higher | all | 24 | 0.5000 | 0.8333 | +0.3333 |" in shown.stdout
+
+
+def test_scores_near_the_largest_float_are_compared_where_they_can_be_and_said_where_not(tmp_path):
+    from ragbench._reports.compare import Run
+
+    huge = float(2 ** 1023)
+    results = {"details": {"demo": {"x": {"value": None}, "y": {"value": None}}}}
+
+    def scored(name, values):
+        return Run(tmp_path / name, results, {"demo": {str(i): {"scores": {"x": v, "y": 0.5}, "meta": {},
+                                                                 "example_sha256": None}
+                                                        for i, v in enumerate(values)}}, {"demo": {}})
+
+    a = scored("a", [huge, huge, huge])
+    [row, _] = compare_runs(a, scored("b", [huge, 0.0, huge]), iterations=50).rows
+    assert (row.metric, row.mean_a, row.diff) == ("x", huge, -huge / 3) and all(np.isfinite(row.ci95))
+    apart = compare_runs(a, scored("c", [-huge, -huge, -huge]), iterations=50)
+    assert [r.metric for r in apart.rows] == ["y"]
+    assert "demo x: values so large that their differences overflow: not compared" in apart.warnings

@@ -82,6 +82,7 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
     from pathlib import Path
 
+    from .._reports.bootstrap import iterations_problem
     from .._reports.compare import (ITERATIONS, compare_runs, label_runs, load_run, markdown, parse_thresholds, plot,
                                     regressions)
 
@@ -94,6 +95,9 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         if output and (unwritable := write_problem(output)):
             raise ConfigError(f"compare --output {output}: {unwritable}; choose a folder that can be written")
         thresholds = parse_thresholds(fail_if_worse)
+        too_many = iterations_problem("compare --bootstrap-iters", bootstrap_iters)
+        if too_many:
+            raise ConfigError(too_many)
         loaded = [load_run(path) for path in runs]
         label_runs(loaded)
         reports = [compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed) for other in loaded[1:]]
@@ -151,10 +155,10 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
 def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, resume, overwrite,
                       **common) -> None:
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
-    import json
-
     from .._registry import get_registry
+    from .._reports.results_file import read_results
     from .._storage.files import write_atomically
+    from .._storage.jsonl import strict_json
     from .._reports.reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
 
     registry = get_registry()
@@ -177,12 +181,14 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     click.echo(text)
     results_path, report = outcome.run_dir / "results.json", outcome.run_dir / "report.md"
     try:  # each file whole or as it was (a full disk)
-        results = json.loads(results_path.read_text(encoding="utf-8"))
+        results = read_results(results_path, "reproduce")
         results["reproduction"] = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
                                    "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
-        write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n")
+        write_atomically(results_path, strict_json(results, indent=2) + "\n")
         run_report = report.read_text(encoding="utf-8").split("\n## Reproduction: ")[0]  # a finished run resumed
         write_atomically(report, run_report + "\n" + text)
+    except ConfigError as exc:
+        config_error(exc)
     except OSError as exc:
         environment_error(exc, outcome.run_dir)
     click.echo(f"results: {results_path}")

@@ -4,26 +4,63 @@ Used by per-task confidence intervals (results.py), paired run comparisons (comp
 ROUGE's upstream aggregate (metrics/rouge.py). Two random streams: numpy's `default_rng(seed)`
 (ragbench's own intervals) and, with `legacy=True`, `RandomState(seed)` - the stream rouge-score's
 BootstrapAggregator draws from (`np.random.choice(n, size=n)` per round), so its median is matched.
+
+The resamples are drawn in chunks of whole rounds (at most CHUNK_DRAWS indices at once), so memory
+stays bounded whatever the number of examples and of rounds; both streams give the same indices in
+chunks as in one draw, so the statistics are those of a single (iterations, n) draw.
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, Sequence
 
 import numpy as np
+
+CHUNK_DRAWS = 1 << 20  # example indices drawn at once (8 MiB, and as much again for their values)
+MAX_ITERATIONS = 1_000_000  # rounds of a bootstrap (their statistics are kept: 8 MB), checked before a run
+
+
+def iterations_problem(flag: str, iterations: int) -> str | None:
+    """One line for a number of bootstrap rounds over MAX_ITERATIONS, else None."""
+    if isinstance(iterations, int) and iterations > MAX_ITERATIONS:
+        return (f"{flag} {iterations}: at most {MAX_ITERATIONS:,} rounds (a p-value's resolution of "
+                f"1/{MAX_ITERATIONS:,}); give fewer")
+    return None
 
 
 def resampled(values: Sequence[float], iterations: int, seed: int,
               statistic: Callable[[list[float]], float] | None = None, legacy: bool = False) -> np.ndarray:
     """The statistic (the mean unless given) of each of `iterations` resamples of `values`."""
     data = np.asarray(values, dtype=float)
-    shape = (iterations, len(data))
-    if legacy:
-        draws = np.random.RandomState(seed).randint(0, len(data), size=shape)
-    else:
-        draws = np.random.default_rng(seed).integers(0, len(data), size=shape)
-    if statistic is None:
-        return data[draws].mean(axis=1)
-    return np.array([statistic(list(data[row])) for row in draws])
+    draw = np.random.RandomState(seed).randint if legacy else np.random.default_rng(seed).integers
+    stats = np.empty(iterations)
+    rows = max(1, CHUNK_DRAWS // max(1, len(data)))
+    exponent = mean_exponent(data)
+    scaled = np.ldexp(data, -exponent) if exponent else data
+    for start in range(0, iterations, rows):
+        count = min(rows, iterations - start)
+        draws = draw(0, len(data), size=(count, len(data)))
+        if statistic is None:
+            stats[start:start + count] = np.ldexp(scaled[draws].mean(axis=1), exponent)
+        else:
+            stats[start:start + count] = [statistic(list(data[row])) for row in draws]
+    return stats
+
+
+def mean_exponent(data: np.ndarray) -> int:
+    """0, or the power of two the values are divided by for a mean where their sum could overflow (values
+    near the largest float): a mean never exceeds the largest value, so it is then finite."""
+    peak = float(np.max(np.abs(data))) if len(data) else 0.0
+    if not math.isfinite(peak) or peak * len(data) < 2.0 ** 1000:
+        return 0
+    return math.frexp(peak)[1]
+
+
+def mean(values: Sequence[float]) -> float:
+    """The mean of finite values, finite however large they are (`mean_exponent`); numpy's mean otherwise."""
+    data = np.asarray(values, dtype=float)
+    exponent = mean_exponent(data)
+    return float(np.ldexp(np.mean(np.ldexp(data, -exponent)), exponent)) if exponent else float(np.mean(data))
 
 
 def percentile_interval(stats: np.ndarray) -> tuple[float, float]:

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
-from .._storage.jsonl import read_json
 from .._storage.rundir import RunDir, iter_samples
-from .bootstrap import percentile_interval, resampled
+from .bootstrap import mean, percentile_interval, resampled
 from .failures import incomplete_reason
+from .results_file import read_results, saved_sample
 from .slice_labels import SliceLabels, field_labels, slice_value
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -85,15 +85,11 @@ def load_run(path: str | Path) -> Run:
     results_path = path / "results.json"
     if not results_path.is_file():
         raise ConfigError(f"compare: {path} has no results.json (give the folder of a finished ragbench run)")
-    rebuild = f"`ragbench ... --resume --output {path}` (the options it was run with) rebuilds it from the samples"
     if (RunDir(path).meta or {}).get("finished") is False:
         raise ConfigError(f"compare: {path} is not finished: an attempt after its results.json stopped or is running, "
                           "so its results and samples may be of different attempts; finish it with `ragbench ... "
                           f"--resume --output {path}` (the options it was run with)")
-    results = read_json(results_path, f"the results.json of a ragbench run; {rebuild}")
-    if not isinstance(results, dict) or not isinstance(results.get("results"), dict):
-        raise ConfigError(f"compare: {results_path} is not the results.json of a ragbench run (no 'results' "
-                          f"object); {rebuild}")
+    results = read_results(results_path, "compare")
     samples: dict[str, dict[str, dict[str, Any]]] = {}
     labels: dict[str, dict[str, SliceLabels]] = {}
     for task in results.get("results", {}):
@@ -103,7 +99,7 @@ def load_run(path: str | Path) -> Run:
         errors: list = []
         metas: list[dict[str, Any] | None] = []
         samples[task] = {}
-        for r in iter_samples(sample_file, errors):  # streamed
+        for r in map(saved_sample, iter_samples(sample_file, errors)):  # streamed
             if not r.get("bad_record"):
                 metas.append(r.get("meta"))
             if r.get("id") is not None and r.get("error") is None:
@@ -133,7 +129,7 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, iterations: int, seed: int) -
     diffs = b - a
     draws = resampled(diffs, iterations, seed)
     low, high = percentile_interval(draws)
-    observed = diffs.mean()
+    observed = mean(diffs)
     if observed == 0:
         p = 1.0
     else:
@@ -203,6 +199,9 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
                                        "(not scorable, or the metric failed, in the other) and are left out")
             report.warnings += [note for run in (baseline, other) if (note := _not_the_mean(run, task, metric))]
             pairs = [(x, y) for x, y in pairs if _value(x, metric) is not None and _value(y, metric) is not None]
+            if not all(math.isfinite(_value(y, metric) - _value(x, metric)) for x, y in pairs):
+                report.warnings.append(f"{task} {metric}: values so large that their differences overflow: not compared")
+                continue
             groups: dict[str, list[tuple[dict, dict]]] = {"": pairs}
             for slice_field in slice_fields:
                 labels = baseline.slice_labels[task][slice_field]
@@ -216,8 +215,8 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
                 a = [_value(x, metric) for x, _ in group]
                 b = [_value(y, metric) for _, y in group]
                 interval, p, test = compare_values(a, b, iterations, seed)
-                report.rows.append(Comparison(task, metric, name, len(group), float(np.mean(a)), float(np.mean(b)),
-                                              float(np.mean(b) - np.mean(a)), interval, p, test,
+                report.rows.append(Comparison(task, metric, name, len(group), mean(a), mean(b),
+                                              mean(np.subtract(b, a)), interval, p, test,
                                               details[metric].get("higher_is_better", True)))
     if not report.rows:
         raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}; "
@@ -235,11 +234,11 @@ def _not_the_mean(run: Run, task: str, key: str) -> str | None:
     metric that aggregates otherwise, e.g. a count summed): the table's A and B are means per example."""
     reported = run.results.get("details", {}).get(task, {}).get(key, {}).get("value")
     values = [value for sample in run.samples[task].values() if (value := _value(sample, key)) is not None]
-    if reported is None or not values or math.isclose(mean := float(np.mean(values)), reported, rel_tol=1e-9,
+    if reported is None or not values or math.isclose(average := mean(values), reported, rel_tol=1e-9,
                                                        abs_tol=1e-12):
         return None
     return (f"{task} {key}: {run.label}'s results give {reported:.4f}, not the mean of its per-example values "
-            f"({mean:.4f}): compared here as means per example")
+            f"({average:.4f}): compared here as means per example")
 
 
 def _nothing_shared(a: Run, b: Run) -> str:
@@ -251,8 +250,11 @@ def _nothing_shared(a: Run, b: Run) -> str:
 
 
 def _value(sample: dict[str, Any], metric: str) -> float | None:
+    """A saved score as a float; None where it is not scorable, or not a finite number (an older sample's)."""
     value = (sample.get("scores") or {}).get(metric)
-    return float(value) if isinstance(value, (int, float)) else None  # None: not scorable
+    if not isinstance(value, (int, float)) or (isinstance(value, int) and abs(value) >= 2 ** 1023):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def markdown(report: Report) -> str:
@@ -300,6 +302,8 @@ def plot(report: Report, path: Path) -> Path | None:
 
 
 def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:
+    """METRIC:DELTA items as {metric: delta}; a delta that is not a finite number of at least 0 (NaN or an
+    infinity would let every run pass) is a ConfigError."""
     thresholds = {}
     for item in items:
         metric, _, delta = item.rpartition(":")
@@ -309,6 +313,9 @@ def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:
             metric = ""
         if not metric:
             raise ConfigError(f"--fail-if-worse {item}: expected METRIC:DELTA, e.g. match:0.01")
+        if not math.isfinite(thresholds[metric]) or thresholds[metric] < 0:
+            raise ConfigError(f"--fail-if-worse {item}: DELTA must be a finite number of at least 0 (how much worse "
+                              "is allowed), e.g. match:0.01")
     return thresholds
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from .._metric import InvalidScore, Metric, typed_value
@@ -18,6 +19,17 @@ SHOWN_IDS = 5  # ids shown per group on the console and in report.md (results.js
 KEPT_IDS = 1000
 _KIND = re.compile(r"^([A-Za-z_][\w.]*)(?=: )")
 _VARIABLE = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
+
+
+@dataclass
+class AggregateFailure:
+    """A key's value (or its interval) that could not be computed: the metric's `aggregate` raised or
+    returned what is not a finite number, or the values overflow. A failure of the metric."""
+
+    metric: str
+    key: str  # the reported key, with its slice where it failed there ("match by kind=a")
+    message: str  # `Kind: what happened`
+    traceback: str | None = None
 
 
 def cause_kind(error: str) -> str:
@@ -35,12 +47,13 @@ def record_label(record: dict[str, Any]) -> str:
 
 
 def group_failures(samples: list[dict[str, Any]], metrics: list[Metric] = (),
-                   details: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                   details: dict[str, dict[str, Any]] | None = None,
+                   not_computed: list[AggregateFailure] = ()) -> list[dict[str, Any]]:
     """Failed records grouped by cause kind, most frequent first: cause, count, ids (up to KEPT_IDS),
     the first record's whole message as an example and the first traceback of the cause (a system or a
     metric that raised); then the metric failures of `metrics` (see `metric_failures`) grouped by metric and cause
     kind, each group with its "metric", and a corpus metric that failed (its entries in `details` hold
-    the error) as a group without ids."""
+    the error) as a group without ids, as are the values of `not_computed` (each key's, with its "keys")."""
     groups: dict[str, dict[str, Any]] = {}
     failed_metrics: dict[str, dict[str, Any]] = {}
     for record in samples:
@@ -55,6 +68,14 @@ def group_failures(samples: list[dict[str, Any]], metrics: list[Metric] = (),
         for error in {entry["error"] for entry in entries if entry.get("error")}:
             failed_metrics[f"metric {metric.name}: {cause_kind(error)}"] = {
                 "count": 1, "ids": [], "example": error[:300], "metric": metric.name, "corpus": True}
+    for failure in not_computed:
+        group = failed_metrics.setdefault(f"metric {failure.metric}: aggregate: {cause_kind(failure.message)}", {
+            "count": 0, "ids": [], "example": f"{failure.key}: {failure.message}"[:300], "metric": failure.metric,
+            "keys": []})
+        group["count"] += 1
+        group["keys"].append(failure.key)
+        if failure.traceback and "traceback" not in group:
+            group["traceback"] = failure.traceback
     ordered = sorted(groups.items(), key=lambda item: -item[1]["count"])
     ordered += sorted(failed_metrics.items(), key=lambda item: -item[1]["count"])
     return [{"cause": cause, **group} for cause, group in ordered]
@@ -158,8 +179,11 @@ def incomplete_reason(results: dict[str, Any]) -> str:
             parts.append(f"{task}: " + ", ".join(found))
         if counts.get("failed") or counts.get("missing"):
             hints.append("--resume tries the failed examples again")
-        if counts.get("metric_failures"):
+        if any("metric" in g and "keys" not in g for g in groups) or (counts.get("metric_failures") and not groups):
             hints.append("--resume scores the examples whose metrics failed again (the system is not run again)")
+        if any(g.get("keys") for g in groups):
+            hints.append("a metric's aggregate failed (see its traceback in report.md): fix the metric, then --resume "
+                         "computes its values again")
         if counts.get("bad_records") or problems:
             hints.append("fix the input file(s) named above and run again")
     reason = "; ".join(parts) or "see results.json"

@@ -3,18 +3,21 @@ from __future__ import annotations
 
 import hashlib
 import math
+import traceback
 from collections import Counter
 from typing import Any, Callable
 
-import numpy as np
-
-from .._metric import CorpusValue, InvalidScore, Metric, typed_value
-from .bootstrap import percentile_interval, resampled
-from .failures import counted_events, group_failures, metric_failure_count, metric_failures
+from .._metric import CorpusValue, InvalidScore, Metric, finite_number, typed_value
+from .bootstrap import mean, percentile_interval, resampled
+from .failures import AggregateFailure, counted_events, group_failures, metric_failure_count, metric_failures
 from .missing_as_wrong import counted_wrong, headline_entries
 from .slice_labels import SliceLabels, field_labels, ordered, slice_value
 
 Aggregate = Callable[[list[float]], float]
+
+
+class AggregateError(ValueError):
+    """A value of a key that is not a finite number (an aggregate's, a mean's or an interval's)."""
 
 
 def bootstrap_interval(values: list[float], aggregate: Aggregate | None, iterations: int,
@@ -26,11 +29,42 @@ def bootstrap_interval(values: list[float], aggregate: Aggregate | None, iterati
 
 
 def summarise(values: list[float], aggregate: Aggregate | None, iterations: int, seed: int) -> dict[str, Any]:
+    """value, ci95 and n of a key's values. Raises what `aggregate` raises (`InvalidScore` for a value that
+    is no finite number: `checked_aggregate`), and `AggregateError` where the mean or an end of the
+    interval is not a finite number."""
     if not values:
         return {"value": None, "ci95": None, "n": 0}
-    value = float(np.mean(values)) if aggregate is None else float(aggregate(values))
-    return {"value": value if math.isfinite(value) else None,  # an aggregate of nothing it keeps (NaN): no value
-            "ci95": bootstrap_interval(values, aggregate, iterations, seed), "n": len(values)}
+    value = mean(values) if aggregate is None else aggregate(values)
+    if not math.isfinite(value):
+        raise AggregateError(f"the mean of {len(values)} values is {value} (they overflow)")
+    interval = bootstrap_interval(values, aggregate, iterations, seed)
+    if interval is not None and not all(math.isfinite(end) for end in interval):
+        raise AggregateError(f"the 95% interval of {len(values)} values is {interval} (they overflow)")
+    return {"value": value, "ci95": interval, "n": len(values)}
+
+
+def summarised(values: list[float], aggregate: Aggregate | None, iterations: int, seed: int, metric: str,
+               key: str, failed: list[AggregateFailure]) -> dict[str, Any]:
+    """`summarise`, or where it fails an entry without value or interval that says why ("error"), the
+    failure added to `failed` with its traceback."""
+    try:
+        return summarise(values, aggregate, iterations, seed)
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        trace = None if isinstance(exc, (AggregateError, InvalidScore)) else traceback.format_exc()  # ours: no use
+        failed.append(AggregateFailure(metric, key, message, trace))
+        return {"value": None, "ci95": None, "n": len(values), "error": message}
+
+
+def checked_aggregate(metric: Metric, key: str) -> Aggregate | None:
+    """The metric's `aggregate` of one of its keys, raising `InvalidScore` for a value that is not a
+    finite number (`finite_number`: None, a string, NaN, an infinity); None where the metric keeps the mean."""
+    if type(metric).aggregate is Metric.aggregate:
+        return None
+
+    def aggregate(values: list[float]) -> float:
+        return finite_number(f"metric {metric.name}'s aggregate", key, metric.aggregate(key, values))
+    return aggregate
 
 
 def key_entry(metric: Metric, key: str) -> dict[str, Any]:
@@ -64,17 +98,19 @@ def aggregation_view(sample: dict[str, Any]) -> dict[str, Any]:
 
 
 def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_fields: tuple[str, ...],
-                   iterations: int = 1000, seed: int = 0, corpus: bool = True) -> dict[str, dict[str, Any]]:
+                   iterations: int = 1000, seed: int = 0, corpus: bool = True,
+                   failed: list[AggregateFailure] | None = None) -> dict[str, dict[str, Any]]:
     """Per metric key: value, ci95, n, n_none (not scorable), n_errors (the example failed, the metric
     failed on it, or its saved value is not a score), its direction and range (`key_entry`), and the
-    same per slice value of each slice field; the corpus keys too unless `corpus` is False."""
+    same per slice value of each slice field; the corpus keys too unless `corpus` is False. A value that
+    cannot be computed (`summarised`) is added to `failed`, and its entry says why ("error")."""
+    failed = [] if failed is None else failed
     out: dict[str, dict[str, Any]] = {}
     labels = {field: field_labels([s.get("meta") for s in samples if not s.get("bad_record")], field)
               for field in slice_fields}
     for metric in metrics:
-        aggregate_of = None if type(metric).aggregate is Metric.aggregate else metric.aggregate
         for reported, key in metric.reported_keys().items():
-            aggregate = None if aggregate_of is None else (lambda vals, key=key: aggregate_of(key, vals))
+            aggregate = checked_aggregate(metric, key)
             scored, n_none, n_errors = [], 0, 0
             for sample in samples:
                 scores = sample.get("scores") or {}
@@ -89,9 +125,10 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
                 n_none += typed and value is None
                 if value is not None:
                     scored.append((sample, value))
-            entry = summarise([v for _, v in scored], aggregate, iterations, seed)
+            entry = summarised([v for _, v in scored], aggregate, iterations, seed, metric.name, reported, failed)
             entry.update(n_none=n_none, n_errors=n_errors, **key_entry(metric, key))
-            slices = {field: _slices(scored, field, labels[field], aggregate, iterations, seed)
+            slices = {field: _slices(scored, field, labels[field], aggregate, iterations, seed, metric.name, reported,
+                                     failed)
                       for field in slice_fields}
             if slices:
                 entry["slices"] = slices
@@ -103,14 +140,16 @@ def aggregate_task(samples: list[dict[str, Any]], metrics: list[Metric], slice_f
 
 
 def _slices(scored: list[tuple[dict[str, Any], float]], field: str, labels: SliceLabels,
-            aggregate: Aggregate | None, iterations: int, seed: int) -> dict[str, dict[str, Any]]:
+            aggregate: Aggregate | None, iterations: int, seed: int, metric: str, key: str,
+            failed: list[AggregateFailure]) -> dict[str, dict[str, Any]]:
     """Per label of the field (`slice_labels`), the summary of the values scored there. Every value the
     field takes among the task's examples (bad records have none) has its label, with n 0 where the key
     scored none there, so no slice drops out of a table."""
     groups: dict[str, list[float]] = {label: [] for label in labels.labels()}
     for sample, value in scored:
         groups.setdefault(labels.label(slice_value(sample.get("meta"), field)), []).append(value)
-    return {label: summarise(groups[label], aggregate, iterations, seed) for label in ordered(groups)}
+    return {label: summarised(groups[label], aggregate, iterations, seed, metric, f"{key} by {field}={label}", failed)
+            for label in ordered(groups)}
 
 
 def corpus_entries(metric: Metric, samples: list[dict[str, Any]], seed: int) -> dict[str, dict[str, Any]]:
@@ -170,14 +209,18 @@ def task_scores(samples: list[dict[str, Any]], metrics: list[Metric], slice_fiel
     calls folded into results), "token_limit" (`token_limit_stops`) and "counted" (events the metrics
     counted). `missing_scores_zero`: the task's official script counts a missing or failed prediction as
     wrong, and so do its keys' headlines (`missing_as_wrong`)."""
-    details = aggregate_task(samples, metrics, slice_fields, iterations, seed)
+    not_computed: list[AggregateFailure] = []
+    details = aggregate_task(samples, metrics, slice_fields, iterations, seed, failed=not_computed)
     if missing_scores_zero:
         official = counted_wrong(samples, metrics, max(0, expected - len(samples)))
+        headline_failed: list[AggregateFailure] = []
         details = headline_entries(details, aggregate_task(official, metrics, slice_fields, iterations, seed,
-                                                           corpus=False), metrics)
+                                                           corpus=False, failed=headline_failed), metrics)
+        seen = {(failure.metric, failure.key) for failure in not_computed}
+        not_computed += [failure for failure in headline_failed if (failure.metric, failure.key) not in seen]
     bad = sum(1 for s in samples if s.get("bad_record"))
     failed = sum(1 for s in samples if s.get("error") is not None) - bad
-    causes = group_failures(samples, metrics, details)
+    causes = group_failures(samples, metrics, details, not_computed)
     # every record of the stream must have ended as a scored record or a recorded error
     out: dict[str, Any] = {
         "results": {key: entry["value"] for key, entry in details.items()}, "details": details,

@@ -12,24 +12,26 @@ from .failures import (counted_lines, failure_group_line, format_lines, incomple
 from .slice_plots import slice_rows
 
 
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
+def _fmt(value: float | None, places: int = 4) -> str:
+    """A value with `places` decimals; one of a billion or more in 7 significant digits (not 300 of them)."""
+    return "-" if value is None else f"{value:.{places}f}" if abs(value) < 1e9 else f"{value:.7g}"
 
 
 def results_table(results: dict[str, Any]) -> str:
-    """Markdown table: task, metric, which way is better, value, 95% interval, n, not scorable, errors
-    (the example or the metric failed), and where a task counts a missing or failed prediction as wrong
-    (its official script's headline, ragbench._reports.missing_as_wrong) the mean over the answered examples
-    only, with its n."""
+    """Markdown table: task, metric, which way is better, value ("error" where it could not be computed),
+    95% interval, n, not scorable, errors (the example or the metric failed), and where a task counts a
+    missing or failed prediction as wrong (its official script's headline, ragbench._reports.missing_as_wrong)
+    the mean over the answered examples only, with its n."""
     rows = ["| task | metric | better | value | 95% CI | n | none | errors | answered only |",
             "|---|---|---|---:|---|---:|---:|---:|---:|"]
     for task, metrics in results["details"].items():
         for key, entry in metrics.items():
             ci = entry.get("ci95")
-            ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "-"
+            ci_text = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "-"
             better = direction(entry.get("higher_is_better", True))
+            value = "error" if entry.get("error") else _fmt(entry["value"])  # its cause is under failures
             errors = f"{entry['n_errors']}" + (" (as 0)" if entry.get("n_errors") and "answered" in entry else "")
-            rows.append(f"| {task} | {key} | {better} | {_fmt(entry['value'])} | {ci_text} | {entry['n']} | "
+            rows.append(f"| {task} | {key} | {better} | {value} | {ci_text} | {entry['n']} | "
                         f"{entry['n_none']} | {errors} | {_answered(entry)} |")
     return "\n".join(rows)
 
@@ -108,7 +110,7 @@ def models_line(config: dict[str, Any]) -> str:
 
 def _ci(entry: dict[str, Any]) -> str:
     ci = entry.get("ci95")
-    return f"{_fmt(entry.get('value'))} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else _fmt(entry.get("value"))
+    return f"{_fmt(entry.get('value'))} [{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]" if ci else _fmt(entry.get("value"))
 
 
 def slice_sections(results: dict[str, Any], run_dir: Path | None = None) -> list[str]:

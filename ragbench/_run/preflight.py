@@ -24,6 +24,7 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._checks import Preflight
+from .._reports.bootstrap import iterations_problem
 
 
 # --- the run's own options ----------------------------------------------------------------------------
@@ -51,6 +52,9 @@ def check_run_options(config: Any, check: Preflight) -> None:
             flag, value, least, alternative)
         if problem:
             check.problem(problem)
+    too_many = iterations_problem("--bootstrap-iters", config.bootstrap_iters)
+    if too_many:
+        check.problem(too_many)
     if config.cache and Path(config.cache).is_dir():
         check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
     with check.step(f"output folder {config.run_dir()}"):

@@ -24,11 +24,12 @@ from typing import Any
 from .._errors import ConfigError
 from .._registry import Registry, get_registry
 from .._replay.recording import CALLS_DIR, CallRecorder
+from .._reports.bootstrap import iterations_problem
 from .._reports.provenance import provenance
 from .._reports.results import aggregation_view, results_sections, task_scores
+from .._reports.results_file import read_results, saved_sample
 from .._reports.summary import report_markdown
 from .._storage.cache import ResponseCache
-from .._storage.jsonl import read_json
 from .._storage.rundir import RunDir, iter_samples
 from .._checks import Preflight
 from .config import RunConfig, examples_in_flight
@@ -58,6 +59,9 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry 
     config = rescoring_config(meta["config"], changes, source)
     registry = registry or get_registry()
     check = Preflight()
+    too_many = iterations_problem("--bootstrap-iters", config.bootstrap_iters)
+    if too_many:
+        check.problem(too_many)
     with check.step(f"output folder {config.run_dir()}"):
         check_output(config, source)
     inherited = frozenset(meta["config"].get("metric_args") or {}) - set(changes.get("metric_args") or {})
@@ -119,11 +123,10 @@ def finished_run(source: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     if not meta.get("finished") or not results_path.is_file():
         raise ConfigError(f"rescore: {source} is not finished; finish it first with `ragbench ... --resume "
                           f"--output {source}` (the options it was run with)")
-    rebuild = f"`ragbench ... --resume --output {source}` (the options it was run with) rebuilds it from the samples"
-    results = read_json(results_path, f"the results.json of a ragbench run; {rebuild}")
-    if not isinstance(results, dict) or not isinstance(results.get("counts"), dict):
-        raise ConfigError(f"rescore: {results_path} is not the results.json of a ragbench run; {rebuild}")
-    return meta, results
+    if not isinstance(meta.get("config"), dict):
+        raise ConfigError(f"rescore: {source}/run.json holds no run configuration (no 'config' object); give a run "
+                          "folder ragbench wrote")
+    return meta, read_results(results_path, "rescore")
 
 
 def rescoring_config(original: dict[str, Any], changes: dict[str, Any], source: Path) -> RunConfig:
@@ -172,7 +175,8 @@ async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, 
         target.append_sample(task.name, record)
 
     try:
-        saved = ((task, record) for task in planned for record in iter_samples(source / "samples" / f"{task.name}.jsonl"))
+        saved = ((task, saved_sample(record)) for task in planned
+                 for record in iter_samples(source / "samples" / f"{task.name}.jsonl"))
         await bounded(saved, score, examples_in_flight(config.max_inflight), examples)
     finally:
         recorder.close()

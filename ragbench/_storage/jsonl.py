@@ -13,6 +13,7 @@ with the standard library's `json.loads` as the parser so every number parses ex
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
@@ -46,8 +47,32 @@ parse_json = guarded(json.loads)
 
 
 def dumps(record: Any) -> str:
-    """One record as one line (without the newline)."""
+    """One record as one line (without the newline). A non-finite float (a -inf logprob in a trace) is
+    written as Python's json writes it (`-Infinity`), which every reader of ragbench reads back as the
+    number it was; a sample's scores are always finite numbers or null (`typed_scores`)."""
     return json.dumps(record, ensure_ascii=False, default=str)
+
+
+def strict_json(data: Any, indent: int | None = None) -> str:
+    """JSON that every parser reads (RFC 8259: no NaN or Infinity, which Python's json writes by default
+    and browsers and jq refuse): a non-finite float anywhere in `data` is written as the string "NaN",
+    "Infinity" or "-Infinity", seen rather than turned into null. Objects JSON has no type for are
+    written as their `str`."""
+    try:
+        return json.dumps(data, ensure_ascii=False, default=str, indent=indent, allow_nan=False)
+    except ValueError:  # a non-finite float somewhere: the rare case pays for the walk
+        return json.dumps(finite_only(data), ensure_ascii=False, default=str, indent=indent, allow_nan=False)
+
+
+def finite_only(data: Any) -> Any:
+    """`data` with every non-finite float (NaN, an infinity) as its JSON literal's name, a string."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return "NaN" if math.isnan(data) else "Infinity" if data > 0 else "-Infinity"
+    if isinstance(data, dict):
+        return {key: finite_only(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite_only(value) for value in data]
+    return data
 
 
 class StreamBroken(RecordError):

@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from .._reports.results_file import normalized_results, saved_sample
 from .._reports.slice_labels import slice_value
 from .._storage.rundir import is_sample
 from .._storage.run_lock import RunLock, describe
@@ -120,7 +121,7 @@ class SampleIndex:
                     continue  # a damaged line that still parses (the run passes over it too); records written
                     # by hand, without an index, are shown
                 key = str(record["id"]) if record.get("id") is not None else f"#record-{record.get('index')}"
-                row = table_row(record)
+                row = table_row(saved_sample(record))
                 if key in self._by_key:  # a retried example: the latest attempt replaces the earlier one
                     position = self._by_key[key]
                     self.rows[position], self.offsets[position] = {**row, "n": position}, start
@@ -136,7 +137,7 @@ class SampleIndex:
             offset = self.offsets[n]
         with self.path.open("rb") as handle:
             handle.seek(offset)
-            return json.loads(handle.readline())
+            return saved_sample(json.loads(handle.readline()))
 
     def position(self, example_id: str) -> int | None:
         return self._by_key.get(str(example_id))
@@ -159,6 +160,13 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def _read_results(path: Path) -> dict[str, Any] | None:
+    """results.json in the current shape (`normalized_results`: an older ragbench's too); None for one
+    that cannot be read or is no run's results (`_read_json`)."""
+    data = _read_json(path)
+    return normalized_results(data) if data is not None and isinstance(data.get("results"), dict) else None
 
 
 def _sample_files(folder: Path) -> list[str]:
@@ -197,7 +205,7 @@ class RunFolder:
     def results(self) -> dict[str, Any] | None:
         """results.json, None until the run is finished: an attempt that started after it was written (run.json
         `finished` false) and stopped, or is running, leaves it from an earlier attempt than the samples."""
-        return None if self.meta.get("finished") is False else self._json("results.json")
+        return None if self.meta.get("finished") is False else self.cached("results.json", _read_results, None)
 
     def status(self) -> dict[str, Any]:
         """Where the run stands: `running` (a process holds its run.lock; `holder` says which and its

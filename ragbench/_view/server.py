@@ -2,7 +2,6 @@
 framework dependency): the page and its scripts from the package, /api/<key> from the run files."""
 from __future__ import annotations
 
-import json
 import logging
 import mimetypes
 import sys
@@ -12,6 +11,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from .._storage.jsonl import strict_json
 from .site import NotFound, Site
 
 STATIC = resources.files("ragbench._view") / "static"
@@ -58,7 +58,7 @@ class Handler(BaseHTTPRequestHandler):
             return 500, {"error": f"{type(exc).__name__}: {exc}"}
 
     def send_json(self, status: int, data: Any) -> None:
-        self.send(status, json.dumps(data, ensure_ascii=False, default=str).encode(), "application/json; charset=utf-8")
+        self.send(status, strict_json(data).encode(), "application/json; charset=utf-8")
 
     def send(self, status: int, body: bytes, kind: str) -> None:
         self.send_response(status)

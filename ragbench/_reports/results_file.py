@@ -1,0 +1,216 @@
+"""Reading a run's results.json and its sample records, whatever ragbench wrote them (`compare`,
+`rescore`, `reproduce` and the viewer read them here).
+
+An older ragbench left out sections later ones write (`n_none`, `cost`, `complete`, `details`), and a
+file edited or damaged by hand can hold a list where an object belongs: the reader gives every
+section the shape the current writer gives it, with what was there kept and what was not there
+empty, so no reader meets a missing key. A number that JSON cannot hold (NaN, an infinity: written
+by an older ragbench) is no value, said in the entry's "error" as a value that could not be
+computed. A file that is no run's results at all (not JSON, not an object, no "results" object) is
+refused in one line naming it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import MISSING, fields
+from pathlib import Path
+from typing import Any
+
+from .._errors import ConfigError
+from .._run.config import RunConfig
+from .._storage.jsonl import read_json
+
+COUNTS = ("records", "scored", "failed", "bad_records", "missing", "metric_failures")
+
+
+class Each:
+    """Shape of an object whose every value has the shape `of` (its keys: task names, metric names...)."""
+
+    def __init__(self, of: Any) -> None:
+        self.of = of
+
+
+class Omittable:
+    """Shape of a key that may be absent or null (kept so), else of the shape `of`."""
+
+    def __init__(self, of: Any) -> None:
+        self.of = of
+
+
+# Shapes (`shaped`): an object with these keys (others kept as they are), [item], Each, Omittable; a number
+# (its default), a string (its default).
+STORE = {"path": "", "damaged_entries": 0, "read_errors": 0, "write_errors": 0, "notice": Omittable("")}
+PAGE_CACHE = {**STORE, "hit_rate": Omittable(0.0), "hits": 0, "lookups": 0, "bytes": 0}
+COST = {"examples": 0, "wall_seconds": 0.0, "examples_per_second": 0.0, "llm_calls": 0, "batches": 0,
+        "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "attempts": 1, "interrupted_attempts": 0,
+        "response_cache": Omittable(STORE),
+        "page_cache": Omittable({**PAGE_CACHE, "caches": Omittable([PAGE_CACHE])}),
+        "rescoring": Omittable({"examples": 0, "wall_seconds": 0.0, "llm_calls": 0, "batches": 0, "cache_hits": 0})}
+SECTIONS = {  # the sections of results.json a reader looks into, beside results, details, counts and config
+    "cost": COST,
+    "failures": Omittable(Each([{"cause": "?", "count": 0, "ids": [""], "example": Omittable(""),
+                                "traceback": Omittable("")}])),
+    "system_reports": Omittable(Each({"errors": [""]})),
+    "system_stats": Omittable(Each({})),
+    "infrastructure_failures": Omittable(Each({"examples": 0, "calls": 0, "causes": [{"cause": "", "count": 0}]})),
+    "token_limit": Omittable(Each({"examples": 0, "calls": 0, "steps": Each(0)})),
+    "counted": Omittable(Each(Each(Each({"count": 0, "examples": 0, "meaning": ""})))),
+    "format_adherence": Omittable(Each([{"format": "", "of": 0, "followed": 0, "fix": ""}])),
+    "checkpoint_repairs": Omittable(Each([""])),
+    "data_sha256": Omittable(Each("")),
+    "versions": {"ragbench": "?"},
+}
+NOT_A_NUMBER = "not a finite number in results.json (written by an older ragbench); run `ragbench rescore` on it"
+
+
+def read_results(path: str | Path, command: str) -> dict[str, Any]:
+    """The results.json at `path` in the current shape (`normalized_results`); a `ConfigError` in one
+    line naming the file (`command` says who read it) where it is no run's results."""
+    path = Path(path)
+    rebuild = (f"`ragbench ... --resume --output {path.parent}` (the options it was run with) rebuilds it from the "
+               "samples")
+    data = read_json(path, f"the results.json of a ragbench run; {rebuild}")
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+        raise ConfigError(f"{command}: {path} is not the results.json of a ragbench run (no 'results' object); "
+                          f"{rebuild}")
+    odd = next((task for task in data["results"] if not _task_name(task)), None)
+    if odd is not None:
+        raise ConfigError(f"{command}: {path} names a task {odd!r} that no run has (a task's samples are "
+                          f"samples/TASK.jsonl); {rebuild}")
+    return normalized_results(data)
+
+
+def _task_name(name: str) -> bool:
+    """Whether `name` can be a task's (its samples file's stem): printable, no folder in it."""
+    return bool(name) and name.isprintable() and "/" not in name and "\\" not in name and name not in (".", "..")
+
+
+def normalized_results(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` (a results.json's object) with every section the readers use in the current shape."""
+    out = dict(data)
+    details = _mapping(data.get("details"))
+    results = {str(task): _mapping(keys) for task, keys in data["results"].items()}
+    out["details"] = {task: {str(key): _entry(entry, results.get(task, {}).get(key))
+                             for key, entry in _mapping(details.get(task)).items()}
+                      for task in dict.fromkeys([*results, *details])}
+    for task, keys in results.items():  # a key with a value and no entry (no details written)
+        for key, value in keys.items():
+            out["details"][task].setdefault(str(key), _entry({}, value))
+    out["results"] = {task: {key: entry["value"] for key, entry in keys.items()}
+                      for task, keys in out["details"].items()}
+    counts = _mapping(data.get("counts"))
+    out["counts"] = {str(task): {name: _count(_mapping(counts.get(task)).get(name)) for name in COUNTS}
+                     for task in dict.fromkeys([*out["details"], *counts])}
+    if not isinstance(data.get("complete"), bool):  # not written: complete only when every task says so
+        out["complete"] = bool(out["counts"]) and all(
+            c["records"] and not any(c[name] for name in COUNTS[2:]) for c in out["counts"].values())
+    for section, shape in SECTIONS.items():
+        if section in data or not isinstance(shape, Omittable):
+            out[section] = shaped(data.get(section), shape)
+    if out.get("checkpoint_repairs"):  # a task's entry lists the lines dropped: one at least
+        out["checkpoint_repairs"] = {task: lines for task, lines in out["checkpoint_repairs"].items() if lines}
+    out["config"] = _config(_mapping(data.get("config")), list(out["details"]))
+    return out
+
+
+def _config(config: dict[str, Any], tasks: list[str]) -> dict[str, Any]:
+    """The run's configuration with each option of RunConfig of the type it has there (a list, an object, a
+    string), and the per-task objects the readers look into (`task_configs`, `system_config`) objects."""
+    out = dict(config)
+    for option in fields(RunConfig):
+        if option.name not in config:
+            continue
+        kind = type(option.default_factory()) if option.default_factory is not MISSING else None
+        value = config[option.name]
+        if kind is not None and not isinstance(value, kind):
+            out[option.name] = kind()
+        elif kind is None and isinstance(option.default, str) and not isinstance(value, str):
+            out[option.name] = option.default
+    for name in ("system", "model"):
+        if name in config and config[name] is not None and not isinstance(config[name], str):
+            out[name] = str(config[name])
+    out["tasks"] = [str(t) for t in out["tasks"]] if isinstance(out.get("tasks"), list) else tasks
+    for name in ("task_configs", "system_config", "model_contents", "metric_configs"):
+        if name in config:
+            out[name] = {str(task): value for task, value in _mapping(config[name]).items()
+                         if isinstance(value, list if name == "metric_configs" else str if name == "model_contents"
+                                       else dict)}
+    return out
+
+
+def _entry(entry: Any, value: Any = None, cell: bool = False) -> dict[str, Any]:
+    """A key's entry in the current shape: value, ci95, n, n_none, n_errors, higher_is_better, its
+    slices' entries (`cell`: value, ci95 and n only); `value` the results section's where the entry holds
+    none."""
+    entry = _mapping(entry) if isinstance(entry, dict) else {"value": entry}
+    out = dict(entry)
+    raw = entry.get("value", value)
+    out["value"] = _number(raw)
+    interval = entry.get("ci95")
+    ends = [_number(end) for end in interval] if isinstance(interval, list) and len(interval) == 2 else None
+    out["ci95"] = ends if ends and None not in ends else None
+    if (raw is not None and out["value"] is None) or (interval is not None and out["ci95"] is None):
+        out.setdefault("error", NOT_A_NUMBER)
+    out["n"] = _count(entry.get("n"))
+    if cell:
+        return out
+    for name in ("n_none", "n_errors"):
+        out[name] = _count(entry.get(name))
+    direction = entry.get("higher_is_better", True)
+    out["higher_is_better"] = direction if direction is None or isinstance(direction, bool) else True
+    if "slices" in entry:
+        out["slices"] = {str(field): {str(label): _entry(cell, cell=True) for label, cell in _mapping(labels).items()}
+                         for field, labels in _mapping(entry["slices"]).items()}
+    return out
+
+
+def shaped(value: Any, shape: Any) -> Any:
+    """`value` in `shape` (see SECTIONS): what has the shape is kept, what has not is its default (an object
+    or a list of the wrong type: empty; a number or string: the shape's own)."""
+    if isinstance(shape, Omittable):
+        return value if value is None else shaped(value, shape.of)
+    if isinstance(shape, Each):
+        return {str(key): shaped(inner, shape.of) for key, inner in _mapping(value).items()}
+    if isinstance(shape, list):
+        return [shaped(item, shape[0]) for item in value] if isinstance(value, list) else []
+    if isinstance(shape, dict):
+        value = _mapping(value)
+        return {**value, **{key: shaped(value.get(key), inner) for key, inner in shape.items()
+                            if key in value or not isinstance(inner, Omittable)}}
+    if isinstance(shape, str):
+        return value if isinstance(value, str) else shape if value is None else str(value)
+    return _number(value, shape)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: Any, default: float | None = None) -> float | None:
+    """A number a float can hold, as it is (an int kept an int), else `default` (NaN, an infinity, an int
+    past the largest float: tables format numbers as floats)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return default
+    finite = abs(value) < 2 ** 1023 if isinstance(value, int) else math.isfinite(value)
+    return value if finite else default
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def saved_sample(record: dict[str, Any]) -> dict[str, Any]:
+    """A sample record with the fields the readers use in the current shape: `prediction` an object (an
+    older ragbench's string is its answer), `scores`, `score_errors` and `meta` objects, `trace` a list."""
+    out = dict(record)
+    prediction = record.get("prediction")
+    if "prediction" in record and not isinstance(prediction, dict):
+        out["prediction"] = {"answer": prediction if isinstance(prediction, str) else ""}
+    for name in ("scores", "score_errors"):
+        if name in record and not isinstance(record[name], dict):
+            out[name] = {}
+    if "meta" in record and not isinstance(record["meta"], dict):
+        out["meta"] = {}
+    if "trace" in record and not isinstance(record["trace"], list):
+        out["trace"] = []
+    return out

@@ -1,0 +1,133 @@
+"""A key's value that cannot be computed - the metric's `aggregate` raises or returns what is not a finite
+number, or the values overflow their mean or interval - is a failure of the metric: counted, its traceback
+kept, the value shown as an error, the exit code 1; results.json stays strict JSON (no NaN, no Infinity)."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import scoring_plugin
+from scoring_plugin import SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
+from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
+
+from ragbench._cli.main import main
+
+
+def strict(text: str):
+    """json.loads that refuses NaN and the infinities, as browsers and jq do."""
+    def refuse(name):
+        raise ValueError(f"not JSON: {name}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def run(tmp_path, monkeypatch, metrics: str) -> tuple[object, dict]:
+    monkeypatch.setattr("ragbench._run.evaluator.get_registry", scoring_plugin.registry)
+    result = CliRunner().invoke(main, ["--tasks", "demo", "--system", "closed_book", "--model", SYSTEM, "--limit", "6",
+                                       "--metrics", metrics, "--no-progress", "--bootstrap-iters", "50",
+                                       "--output", str(tmp_path / "run")])
+    return result, strict((tmp_path / "run" / "results.json").read_text())
+
+
+def test_finite_values_whose_mean_overflows_are_averaged_not_lost(tmp_path, monkeypatch):
+    result, results = run(tmp_path, monkeypatch, "match,scored:huge")
+    entry = results["details"]["demo"]["scored:huge"]
+    assert entry["value"] == float(2 ** 1023 - 1) and entry["ci95"] == [entry["value"]] * 2
+    assert "| demo | scored:huge | higher | 8.988466e+307 | [8.988466e+307, 8.988466e+307] |" in result.output
+    assert result.exit_code == 0 and results["complete"]
+
+
+@pytest.mark.parametrize("kind,cause", [("agg_raise", "ZeroDivisionError: the aggregate divided by zero"),
+                                        ("agg_none", "InvalidScore: metric scored:agg_none's aggregate returned "
+                                                     "NoneType None for key 'scored:agg_none': a score is a number"),
+                                        ("agg_string", "InvalidScore: metric scored:agg_string's aggregate returned "
+                                                       "str '0.5'"),
+                                        ("agg_inf", "InvalidScore: metric scored:agg_inf's aggregate returned float inf")])
+def test_an_aggregate_that_raises_or_returns_no_finite_number_is_a_counted_metric_failure(tmp_path, monkeypatch, kind,
+                                                                                          cause):
+    result, results = run(tmp_path, monkeypatch, f"match,scored:{kind}")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    entry = results["details"]["demo"][f"scored:{kind}"]
+    assert entry["value"] is None and entry["ci95"] is None and entry["error"].startswith(cause)
+    assert results["results"]["demo"][f"scored:{kind}"] is None
+    [group] = results["failures"]["demo"]  # the key's value and its slice's (demo's slice field prop)
+    assert group["metric"] == f"scored:{kind}" and group["keys"] == [f"scored:{kind}", f"scored:{kind} by prop=capital"]
+    assert results["counts"]["demo"]["metric_failures"] == 2 and results["complete"] is False
+    assert group["cause"] == f"metric scored:{kind}: aggregate: {cause.split(':')[0]}"
+    assert ("raise ZeroDivisionError" in group.get("traceback", "")) == (kind == "agg_raise")  # where it raised
+    assert f"| demo | scored:{kind} | higher | error |" in result.output  # the table says so, not a blank
+    assert "a metric's aggregate failed (see its traceback in report.md): fix the metric" in result.output
+    assert "--resume scores the examples whose metrics failed again" not in result.output  # none did
+    assert results["results"]["demo"]["match"] is not None  # the other metric's value stands
+
+
+def test_a_value_that_fails_in_one_slice_only_is_counted_there(tmp_path):
+    from ragbench._metric import Metric
+    from ragbench._reports.results import task_scores
+
+    class HalfBroken(Metric):
+        name = "half"
+
+        def aggregate(self, key, values):
+            if len(values) == 1:
+                raise ValueError("one value is not enough")
+            return sum(values) / len(values)
+
+    samples = [{"id": str(i), "index": i, "meta": {"kind": "a" if i else "b"}, "scores": {"half": 1.0}}
+               for i in range(3)]
+    scores = task_scores(samples, [HalfBroken()], ("kind",), 3, 20, 0)
+    entry = scores["details"]["half"]
+    assert entry["value"] == 1.0 and entry["slices"]["kind"]["a"]["value"] == 1.0
+    assert entry["slices"]["kind"]["b"]["error"] == "ValueError: one value is not enough"
+    assert scores["counts"]["metric_failures"] == 1
+    assert scores["failures"][0]["keys"] == ["half by kind=b"]
+
+
+def test_results_json_is_strict_json_where_a_system_statistic_is_not_finite(tmp_path):
+    from ragbench._storage.jsonl import strict_json
+
+    text = strict_json({"system_stats": {"demo": {"ratio": float("nan"), "top": float("inf")}}}, indent=2)
+    assert strict(text) == {"system_stats": {"demo": {"ratio": "NaN", "top": "Infinity"}}}
+
+
+# --- any value a metric may return: counted right, and written as strict JSON ------------------------------------
+
+IDS = [str(9000 + i) for i in range(6)]  # the first 6 examples of demo
+NUMBERS = st.one_of(st.floats(), st.integers(min_value=-2 ** 1100, max_value=2 ** 1100), st.booleans())
+RETURNED = st.one_of(NUMBERS, st.none(), st.text(max_size=4), st.lists(st.floats(), max_size=2),
+                     st.dictionaries(st.text(max_size=3), NUMBERS | st.none(), max_size=2))
+
+
+def is_score(value) -> bool:
+    """What a per-example value or an aggregate must be: a finite number (bool and int included)."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return abs(value) < 2 ** 1023
+    return isinstance(value, float) and math.isfinite(value)
+
+
+@settings(max_examples=30)
+@given(values=st.lists(RETURNED, min_size=6, max_size=6), aggregate=RETURNED)
+def test_any_returned_value_or_aggregate_is_a_score_or_a_counted_failure_in_strict_json(tmp_path_factory, values,
+                                                                                        aggregate):
+    scoring_plugin.VALUES.clear()
+    scoring_plugin.VALUES.update(zip(IDS, values))
+    scoring_plugin.AGGREGATE[:] = [aggregate]
+    folder = tmp_path_factory.mktemp("values")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        result, results = run(folder, monkeypatch, "scored:values,scored:aggregates")
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert "Traceback" not in result.output
+    bad_values = sum(1 for v in values if v is not None and not is_score(v))
+    counts, details = results["counts"]["demo"], results["details"]["demo"]
+    entry = details["scored:values"]
+    assert (entry["n"], entry["n_none"], entry["n_errors"]) == (6 - bad_values - values.count(None), values.count(None),
+                                                               bad_values)
+    not_computed = sum(len(g.get("keys", [])) for g in results.get("failures", {}).get("demo", []))
+    assert counts["metric_failures"] == bad_values + not_computed
+    assert (details["scored:aggregates"].get("error") is None) == is_score(aggregate)
+    for key in details.values():
+        assert key.get("error") is not None or key["value"] is not None or key["n"] == 0
+    assert result.exit_code == (1 if counts["metric_failures"] else 0)

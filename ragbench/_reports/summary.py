@@ -21,18 +21,19 @@ def results_table(results: dict[str, Any]) -> str:
     """Markdown table: task, metric, which way is better, value ("error" where it could not be computed),
     95% interval, n, not scorable, errors (the example or the metric failed), and where a task counts a
     missing or failed prediction as wrong (its official script's headline, ragbench._reports.missing_as_wrong)
-    the mean over the answered examples only, with its n."""
-    rows = ["| task | metric | better | value | 95% CI | n | none | errors | answered only |",
-            "|---|---|---|---:|---|---:|---:|---:|---:|"]
-    for task, metrics in results["details"].items():
-        for key, entry in metrics.items():
-            ci = entry.get("ci95")
-            ci_text = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "-"
-            better = direction(entry.get("higher_is_better", True))
-            value = "error" if entry.get("error") else _fmt(entry["value"])  # its cause is under failures
-            errors = f"{entry['n_errors']}" + (" (as 0)" if entry.get("n_errors") and "answered" in entry else "")
-            rows.append(f"| {task} | {key} | {better} | {value} | {ci_text} | {entry['n']} | "
-                        f"{entry['n_none']} | {errors} | {_answered(entry)} |")
+    a last column with the mean over the answered examples only, with its n."""
+    entries = [(task, key, entry) for task, metrics in results["details"].items() for key, entry in metrics.items()]
+    answered = any("answered" in entry for _, _, entry in entries)
+    rows = ["| task | metric | better | value | 95% CI | n | none | errors |" + (" answered only |" if answered else ""),
+            "|---|---|---|---:|---|---:|---:|---:|" + ("---:|" if answered else "")]
+    for task, key, entry in entries:
+        ci = entry.get("ci95")
+        ci_text = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "-"
+        better = direction(entry.get("higher_is_better", True))
+        value = "error" if entry.get("error") else _fmt(entry["value"])  # its cause is under failures
+        errors = f"{entry['n_errors']}" + (" (as 0)" if entry.get("n_errors") and "answered" in entry else "")
+        rows.append(f"| {task} | {key} | {better} | {value} | {ci_text} | {entry['n']} | {entry['n_none']} | {errors} |"
+                    + (f" {_answered(entry)} |" if answered else ""))
     return "\n".join(rows)
 
 

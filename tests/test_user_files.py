@@ -115,3 +115,87 @@ def test_a_run_lock_that_is_not_a_lock_file_is_refused_in_one_line_and_never_wri
     assert sorted(p.name for p in out.iterdir()) == ["run.lock"]
 
 
+# --- --overwrite and the run folder ---------------------------------------------------------------
+
+def users_samples_and_calls(folder: Path) -> None:
+    (folder / "samples").mkdir(parents=True)
+    (folder / "calls").mkdir()
+    (folder / "samples" / "popqa.jsonl").write_text('{"mine": 1}\n')
+    (folder / "calls" / "llm.jsonl").write_text('{"mine": 2}\n')
+    (folder / "results.json").write_text('{"mine": 3}\n')
+
+
+@pytest.mark.parametrize("extra", [["--overwrite"], []])
+def test_a_folder_of_the_users_own_samples_and_calls_is_not_a_run_and_is_never_replaced(tmp_path, extra):
+    out = tmp_path / "mine"
+    users_samples_and_calls(out)
+    data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
+    before = snapshot(out)
+    line = refused_in_one_line(run_args(data, out, *extra), f"--output {out}: holds samples, calls, results.json but no "
+                               "run of ragbench (no run.json it wrote)", "choose another --output")
+    assert "--overwrite" not in line
+    assert snapshot(out) == before
+
+
+def test_a_run_json_ragbench_did_not_write_is_not_a_run_to_overwrite(tmp_path):
+    out = tmp_path / "mine"
+    users_samples_and_calls(out)
+    (out / "run.json").write_text('{"name": "my experiment"}\n')
+    data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
+    before = snapshot(out)
+    refused_in_one_line(run_args(data, out, "--overwrite"), f"{out / 'run.json'} is not a run.json ragbench wrote")
+    assert snapshot(out) == before
+
+
+def test_overwrite_removes_the_links_in_a_run_folder_never_what_they_point_to(tmp_path):
+    home, out = tmp_path / "home", tmp_path / "run"
+    data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
+    assert cli(*run_args(data, out)).returncode == 0
+    users_samples_and_calls(home)
+    (home / "notes.txt").write_text("the user's notes\n")
+    for name in ("samples", "calls"):  # the run's folders, now links to the user's
+        os.rename(out / name, tmp_path / f"old-{name}")
+        (out / name).symlink_to(home / name)
+    (out / "results.json").unlink()
+    (out / "results.json").symlink_to(home / "results.json")
+    (out / "report.md").unlink()
+    (out / "report.md").symlink_to(home / "notes.txt")
+    before = snapshot(home)
+    resumed = cli(*run_args(data, out, "--resume"), timeout=60)  # a resume would write through them: refused
+    assert resumed.returncode == 2 and "is a symbolic link" in resumed.stderr and "remove the link" in resumed.stderr
+    assert len(resumed.stderr.splitlines()) == 1
+    overwritten = cli(*run_args(data, out, "--overwrite"))
+    assert overwritten.returncode == 0, overwritten.stderr
+    assert snapshot(home) == before
+    assert not any(p.is_symlink() for p in out.rglob("*"))
+    assert (out / "samples" / "popqa.jsonl").is_file() and (out / "results.json").is_file()
+
+
+def test_a_link_inside_a_runs_samples_is_removed_by_overwrite_and_its_target_kept(tmp_path):
+    home, out = tmp_path / "home", tmp_path / "run"
+    home.mkdir()
+    (home / "mine.jsonl").write_text('{"mine": 1}\n')
+    data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
+    assert cli(*run_args(data, out)).returncode == 0
+    (out / "samples" / "other.jsonl").symlink_to(home / "mine.jsonl")
+    before = snapshot(home)
+    assert cli(*run_args(data, out, "--overwrite")).returncode == 0
+    assert snapshot(home) == before and not (out / "samples" / "other.jsonl").exists()
+
+
+def test_a_killed_runs_temporary_files_are_removed_only_in_the_run_folder(tmp_path):
+    """A file named like a temporary one, in a folder of the user's below --output or linked from the run
+    folder, is the user's."""
+    home, out = tmp_path / "home", tmp_path / "run"
+    data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
+    assert cli(*run_args(data, out)).returncode == 0
+    home.mkdir()
+    (home / ".draft.0123abcd.tmp").write_text("mine")
+    (out / "mine").mkdir()
+    (out / "mine" / ".notes.0123abcd.tmp").write_text("mine too")
+    (out / "linked").symlink_to(home)
+    (out / ".run.json.0123abcd.tmp").write_text("what a killed run left")
+    before, inside = snapshot(home), snapshot(out / "mine")
+    assert cli(*run_args(data, out, "--overwrite")).returncode == 0
+    assert snapshot(home) == before and snapshot(out / "mine") == inside
+    assert not (out / ".run.json.0123abcd.tmp").exists()

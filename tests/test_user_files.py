@@ -88,6 +88,88 @@ def user_path(home: Path, kind: str) -> Path:
 CACHE_FAULTS = ["sqlite", "text", "empty", "symlink", "fifo", "folder"]
 
 
+# --- the response cache and the page cache ------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", CACHE_FAULTS)
+def test_a_cache_path_naming_a_users_file_is_refused_and_left_as_it_is(tmp_path, kind):
+    home = tmp_path / "home"
+    home.mkdir()
+    cache = user_path(home, kind)
+    data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
+    before = snapshot(home)
+    line = refused_in_one_line(run_args(data, tmp_path / "run", "--cache", str(cache)), str(cache))
+    assert snapshot(home) == before
+    if kind != "folder":  # a folder is said by the --cache check of the options
+        assert "ragbench never writes into a file it did not make: give a new path" in line
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_users_sqlite_file_says_whose_it_is_and_keeps_its_rows_and_journal_mode(tmp_path):
+    cache = user_sqlite(tmp_path / "app.db")
+    data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
+    line = refused_in_one_line(run_args(data, tmp_path / "run", "--cache", str(cache)))
+    assert line == (f"ragbench: error: response cache {cache}: a SQLite file ragbench did not make (its tables: "
+                    "responses, users); ragbench never writes into a file it did not make: give a new path (--cache "
+                    "PATH names a file that can be written)")
+    db = sqlite3.connect(f"{cache.as_uri()}?mode=ro", uri=True)
+    assert db.execute("SELECT count(*) FROM responses").fetchone()[0] == 500
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    db.close()
+
+
+@pytest.mark.parametrize("kind", CACHE_FAULTS)
+@pytest.mark.parametrize("store", [ResponseCache, PageCache])
+def test_a_store_opened_on_a_users_file_is_not_used_and_leaves_it_as_it_is(tmp_path, kind, store):
+    """Where no pre-flight ran (the API, a page cache a task opens mid-run): the store stands aside."""
+    home = tmp_path / "home"
+    home.mkdir()
+    path = user_path(home, kind)
+    before = snapshot(home)
+    opened = store(path)
+    opened.put_many([("k", "value")] if store is PageCache else [])
+    stats = opened.stats()
+    opened.close()
+    assert stats["notice"].startswith(f"{'page' if store is PageCache else 'response'} cache {path}: ")
+    assert "the run goes on without it and leaves the file as it is" in stats["notice"]
+    assert snapshot(home) == before
+
+
+def test_a_page_cache_option_naming_a_users_sqlite_file_is_refused_before_the_run(tmp_path):
+    from crag_helpers import tokenizer_dir
+    from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
+
+    archive = write_task3_archive(tmp_path / "crag", questions=1, pages=1, sizes=PageSizes.small(1_000))
+    pages = user_sqlite(tmp_path / "pages.db", table="entries")
+    before = snapshot(tmp_path)
+    with pytest.raises(PreflightError) as refused:
+        run(tmp_path, tasks=["crag_t3"], system="vanilla", model="scripted:echo", data={"crag_t3": str(archive)},
+            page_cache=str(pages), task_args={"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none"})
+    assert refused.value.problems == [
+        f"page cache {pages}: a SQLite file ragbench did not make (its tables: entries, users); ragbench never writes "
+        "into a file it did not make: give a new path (--page-cache PATH names a file that can be written, "
+        "--page-cache off turns it off)"]
+    assert snapshot(tmp_path) == before
+
+
+def test_a_ragbench_cache_whose_response_column_was_renamed_is_moved_aside_and_counted(tmp_path):
+    path = tmp_path / "c.sqlite"
+    ResponseCache(path).close()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE responses RENAME COLUMN response TO reply")
+    db.commit()
+    db.close()
+    renamed = path.read_bytes()
+    data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
+    ran = cli(*run_args(data, tmp_path / "run", "--cache", str(path)), timeout=60)
+    assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+    [warning] = [line for line in ran.stderr.splitlines() if line.startswith("ragbench: warning:")]
+    assert warning.startswith(f"ragbench: warning: response cache {path}: damaged (its responses table is not the "
+                              "one this ragbench makes (an older ragbench's file, or a changed one)); moved to ")
+    [aside] = tmp_path.glob("c.sqlite.damaged-*")
+    assert aside.read_bytes() == renamed
+    assert len(ResponseCache(path)) == 1  # the fresh cache serves
+
+
 # --- the run lock ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["symlink", "hardlink", "fifo", "folder"])

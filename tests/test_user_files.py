@@ -10,6 +10,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from conftest import write_jsonl
 from helpers import cli, run
 
@@ -281,3 +283,78 @@ def test_a_killed_runs_temporary_files_are_removed_only_in_the_run_folder(tmp_pa
     assert cli(*run_args(data, out, "--overwrite")).returncode == 0
     assert snapshot(home) == before and snapshot(out / "mine") == inside
     assert not (out / ".run.json.0123abcd.tmp").exists()
+
+
+# --- every path at once: a property ----------------------------------------------------------------
+
+NAMES = ["samples", "calls", "results.json", "report.md", "run.json", "run.lock", "cache.sqlite", "cache.sqlite-wal",
+         "nli_calls.jsonl", "judge_calls.jsonl", ".run.json.0123abcd.tmp", "popqa.jsonl", "notes.txt", "run"]
+ENTRY = st.tuples(st.lists(st.sampled_from(["run", *NAMES]), min_size=1, max_size=3),  # often in the run folder
+                  st.sampled_from(["file", "folder", "link", "sqlite", "fifo"]), st.binary(max_size=48),
+                  st.integers(0, 30))
+
+
+@pytest.fixture(scope="module")
+def template_run(tmp_path_factory) -> tuple[Path, Path]:
+    """A finished run of one example (copied into each example's folder) and its data."""
+    folder = tmp_path_factory.mktemp("template")
+    data = write_jsonl(folder / "popqa.jsonl", [QUESTION])
+    run(folder, "run", tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    return folder / "run", data
+
+
+def make_entries(home: Path, outside: Path, entries: list) -> None:
+    """The user's files below `home` as `entries` say (what is already there is left), and links among them
+    (or to `outside`); inside home/run (a run ragbench made) too."""
+    made: list[Path] = [outside]
+    for parts, kind, data, target in entries:
+        path = home.joinpath(*parts)
+        if os.path.lexists(path) or any(p.exists() and not p.is_dir() or p.is_symlink()
+                                        for p in path.parents if home in p.parents):
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "file":
+            path.write_bytes(data)
+        elif kind == "folder":
+            path.mkdir()
+        elif kind == "link":
+            path.symlink_to(made[target % len(made)])
+        elif kind == "sqlite":
+            user_sqlite(path)
+        else:
+            os.mkfifo(path)
+        made.append(path)
+
+
+def users(home: Path, outside: Path) -> dict[str, tuple]:
+    """Everything of the user's: below `home` but outside the run folder ragbench made (home/run), and `outside`."""
+    return {key: value for key, value in snapshot(home).items() if key != "run" and not key.startswith("run/")} | {
+        "outside": (outside.read_bytes(), outside.stat().st_mtime_ns)}
+
+
+@given(entries=st.lists(ENTRY, max_size=12), output=st.sampled_from(["run", "run", "new", *NAMES]),
+       cache=st.sampled_from([None, "new.sqlite", *NAMES]), mode=st.sampled_from(["", "overwrite", "resume"]))
+@settings(max_examples=30)
+def test_no_run_changes_a_users_file_outside_the_run_folder_ragbench_made(template_run, tmp_path_factory, entries,
+                                                                         output, cache, mode):
+    import shutil
+
+    from ragbench._errors import ConfigError
+    from ragbench._run.evaluator import Evaluator, RunConfig
+
+    template, data = template_run
+    top = tmp_path_factory.mktemp("user")
+    home, outside = top / "home", top / "outside.txt"
+    outside.write_text("the user's file outside\n")
+    shutil.copytree(template, home / "run", symlinks=True)
+    make_entries(home, outside, entries)
+    before = users(home, outside)
+    config = RunConfig(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
+                       output=str(home / output), cache=str(home / cache) if cache else None, progress=False,
+                       bootstrap_iters=20, overwrite=mode == "overwrite", resume=mode == "resume")
+    try:
+        Evaluator(config).run()
+    except ConfigError as refused:
+        assert str(refused).strip(), "a refusal says why"
+    after = users(home, outside)
+    assert {key: after.get(key) for key in before} == before  # a new run folder or cache may be added

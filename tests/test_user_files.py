@@ -285,6 +285,38 @@ def test_a_killed_runs_temporary_files_are_removed_only_in_the_run_folder(tmp_pa
     assert not (out / ".run.json.0123abcd.tmp").exists()
 
 
+# --- the viewer's export ----------------------------------------------------------------------------
+
+def test_an_export_into_a_users_folder_with_a_data_folder_is_refused_and_leaves_it(tmp_path):
+    data, out, site = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION]), tmp_path / "run", tmp_path / "site"
+    assert cli(*run_args(data, out)).returncode == 0
+    (site / "data").mkdir(parents=True)
+    (site / "data" / "measurements.csv").write_text("1,2,3\n")
+    (site / "index.html").write_text("<html>my page</html>\n")
+    before = snapshot(site)
+    refused = cli("view", str(out), "--export", str(site))
+    assert refused.returncode == 2 and refused.stderr.splitlines() == [
+        f"ragbench: error: view --export: {site} is a non-empty folder that is not an earlier export (no index.html "
+        "the viewer wrote, or a symbolic link where an export writes); choose a new folder"]
+    assert snapshot(site) == before
+
+
+def test_an_earlier_export_is_replaced_but_a_link_in_it_to_a_users_folder_is_refused(tmp_path):
+    data, out, site, home = (write_jsonl(tmp_path / "popqa.jsonl", [QUESTION]), tmp_path / "run", tmp_path / "site",
+                             tmp_path / "home")
+    assert cli(*run_args(data, out)).returncode == 0
+    assert cli("view", str(out), "--export", str(site)).returncode == 0
+    assert cli("view", str(out), "--export", str(site)).returncode == 0  # an earlier export: replaced
+    home.mkdir()
+    (home / "mine.js").write_text("mine\n")
+    os.rename(site / "data", tmp_path / "old-data")
+    (site / "data").symlink_to(home)
+    before = snapshot(home)
+    refused = cli("view", str(out), "--export", str(site))
+    assert refused.returncode == 2 and "is a non-empty folder that is not an earlier export" in refused.stderr
+    assert snapshot(home) == before
+
+
 # --- every path at once: a property ----------------------------------------------------------------
 
 NAMES = ["samples", "calls", "results.json", "report.md", "run.json", "run.lock", "cache.sqlite", "cache.sqlite-wal",

@@ -317,6 +317,60 @@ def test_an_earlier_export_is_replaced_but_a_link_in_it_to_a_users_folder_is_ref
     assert snapshot(home) == before
 
 
+# --- index build ----------------------------------------------------------------------------------
+
+def build_bm25(tmp_path: Path, out: Path, overwrite: bool = False) -> None:
+    from retrieval_samples import passages, write_dpr_tsv
+
+    from ragbench._retrieval.index import build_index
+
+    pytest.importorskip("bm25s")
+    corpus = write_dpr_tsv(tmp_path / "corpus.tsv", passages(20, 0))
+    build_index(corpus, out, "bm25", chunk_size=8, progress=False, overwrite=overwrite)
+
+
+def test_index_build_overwrite_replaces_only_an_index_it_built(tmp_path):
+    from ragbench._errors import ConfigError
+
+    mine = tmp_path / "mine"
+    users_samples_and_calls(mine)
+    (mine / "manifest.json").write_text('{"name": "my web app"}\n')
+    before = snapshot(mine)
+    with pytest.raises(ConfigError, match=f"--out {mine} holds files but no index ragbench built "):
+        build_bm25(tmp_path, mine, overwrite=True)
+    assert snapshot(mine) == before and not (tmp_path / "mine.partial").exists()
+    build_bm25(tmp_path, tmp_path / "index")
+    build_bm25(tmp_path, tmp_path / "index", overwrite=True)  # an index it built: replaced
+    assert not (tmp_path / "index" / ".ragbench-build").exists()
+
+
+@pytest.mark.parametrize("kind", ["folder", "symlink"])
+def test_a_partial_folder_of_the_users_is_never_emptied_by_a_build(tmp_path, kind):
+    from ragbench._errors import ConfigError
+
+    home, staging = tmp_path / "home", tmp_path / "index.partial"
+    users_samples_and_calls(home)
+    if kind == "symlink":
+        staging.symlink_to(home)
+    else:
+        users_samples_and_calls(staging)
+    before, inside = snapshot(home), snapshot(staging) if kind == "folder" else None
+    with pytest.raises(ConfigError, match=f"--out {tmp_path / 'index'}: {staging} is not a folder a ragbench index "
+                                          "build made"):
+        build_bm25(tmp_path, tmp_path / "index")
+    assert snapshot(home) == before
+    assert kind == "symlink" or snapshot(staging) == inside
+
+
+def test_a_killed_builds_partial_folder_is_taken_over(tmp_path):
+    staging = tmp_path / "index.partial"
+    staging.mkdir()
+    (staging / ".ragbench-build").touch()
+    (staging / "docs.jsonl").write_text("what a killed build left")
+    build_bm25(tmp_path, tmp_path / "index")
+    assert (tmp_path / "index" / "manifest.json").is_file() and not staging.exists()
+
+
 # --- every path at once: a property ----------------------------------------------------------------
 
 NAMES = ["samples", "calls", "results.json", "report.md", "run.json", "run.lock", "cache.sqlite", "cache.sqlite-wal",

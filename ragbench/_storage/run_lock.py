@@ -135,7 +135,7 @@ def open_lock(path: Path, flags: int) -> IO[str]:
 def not_a_lock(path: Path, info: os.stat_result) -> str | None:
     """Why the file `info` describes (an `lstat`) cannot be the folder's lock file: a symbolic link, a
     FIFO, a folder, a hard link (a file with another name elsewhere); None for a regular file."""
-    if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
+    if stat.S_ISREG(info.st_mode) and info.st_nlink <= 1:  # 0: a file system that does not count links
         return None
     what = (f"is a symbolic link (to {os.readlink(path)})" if stat.S_ISLNK(info.st_mode)
             else "is a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode)

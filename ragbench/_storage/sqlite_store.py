@@ -84,7 +84,7 @@ class SqliteStore:
     def _open(self) -> None:
         """Open the file, or a fresh one in place of a damaged one, or none (`notice` says why)."""
         problem = file_problem(self.path, self.schema, self.owned)
-        if problem is None:
+        if problem is None or problem.damaged:  # read without a lock: opening it (locked) says whether it is
             try:
                 self._open_file()
                 return
@@ -115,7 +115,11 @@ class SqliteStore:
         if not os.path.lexists(self.path):
             self._create()
         db = self._writer_db = self._connect(self._busy)
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # page 1 and the schema: NOTADB, CORRUPT
+        found = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",  # page 1 and the
+                           (self.table,)).fetchone()  # schema: NOTADB, CORRUPT
+        if found is None or found[0] != self.schema.create:
+            raise sqlite3.DatabaseError(self.schema.mismatch(found and found[0]))  # damaged: moved aside
+        db.execute("PRAGMA journal_mode=WAL")  # set when it was made; again for a file a tool switched back
         if db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
             db.execute(f"PRAGMA application_id={APPLICATION_ID}")  # a cache of a ragbench before the mark
         self._reader.submit(self._reader_db).result()  # thread and connection ready before the loop needs them
@@ -152,7 +156,6 @@ class SqliteStore:
         db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=busy_seconds, isolation_level=None)
         db.text_factory = text_of
         db.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
-        db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         return db
 

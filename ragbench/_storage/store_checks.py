@@ -42,6 +42,11 @@ class Schema:
         """The statement that makes the table, as SQLite keeps it in `sqlite_master`."""
         return f"CREATE TABLE {self.table} ({self.columns}, checksum TEXT)"
 
+    def mismatch(self, found: str | None) -> str:
+        """Why a file ragbench made, whose table was made by `found` (None: it has none), is damaged."""
+        return (f"its {self.table} table is {'missing' if found is None else 'not the one this ragbench makes'} "
+                "(an older ragbench's file, or a changed one)")
+
 
 def row_checksum(key: str, value: str | bytes) -> str:
     """sha256 of a row's key and value as stored (TEXT as UTF-8; bytes of a damaged TEXT value that are
@@ -97,7 +102,8 @@ def ownership(path: Path, schema: Schema, owned: bool = False) -> FileProblem | 
     """None when the file at `path` is a store of `schema` ragbench made, or nothing is there (one is made);
     else why not: foreign, or damaged (a file ragbench made). `owned`: the path lies in a run folder ragbench
     made, so a file there that is not a link is ragbench's whatever its bytes. Reads the header and the
-    schema only (`immutable`: no journal, lock or WAL file appears)."""
+    schema only (`immutable`: no journal, lock or WAL file appears), without locking: a file ragbench made
+    found damaged this way is checked again by opening it (`SqliteStore`), as another run may be writing it."""
     try:
         info = os.stat(path)
     except OSError:  # nothing there (`unwritable` says whether one can be made)
@@ -129,8 +135,7 @@ def ownership(path: Path, schema: Schema, owned: bool = False) -> FileProblem | 
         return FileProblem(f"a file of ragbench's holding no {schema.table} table (its tables: "
                            f"{', '.join(sorted(tables))}): another kind of ragbench cache", False, foreign=True)
     if marked or owned:
-        return FileProblem(f"its {schema.table} table is {'missing' if ours is None else 'not the one this ragbench makes'}"
-                           " (an older ragbench's file, or a changed one)", True)
+        return FileProblem(schema.mismatch(ours), True)
     return FileProblem(f"a SQLite file ragbench did not make (its tables: {', '.join(sorted(tables)) or 'none'})",
                        False, foreign=True)
 

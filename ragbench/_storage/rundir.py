@@ -137,15 +137,16 @@ class RunDir:
     def check_start(self, identity: dict[str, Any], config_hash: str, resume: bool, overwrite: bool = False) -> None:
         """Raise `ConfigError` when the run cannot start in this folder: it is a file; another run
         holds it; with `resume`, it holds no run of the same config; without, it holds a run and
-        `overwrite` is not given. Writes nothing (the pre-flight calls it, `start` again)."""
+        `overwrite` is not given, or it holds what a run writes but no run ragbench made; a link stands where
+        the run writes. Writes nothing (the pre-flight calls it, `start` again)."""
         if self.path.exists() and not self.path.is_dir():
             raise ConfigError(f"--output {self.path}: is a file, not a folder; choose a folder "
                               "(new, or a run's with --resume / --overwrite)")
         refusal = self.lock.refusal()
         if refusal:
             raise ConfigError(refusal)
+        previous = self.meta
         if resume:
-            previous = self.meta
             if previous is None:
                 raise ConfigError(f"--resume: {self.path} holds no run to resume (no run.json); "
                                   "drop --resume to start one")
@@ -153,11 +154,11 @@ class RunDir:
                 changed = _differences(previous.get("identity") or {}, identity) or "options of an older ragbench"
                 raise ConfigError(f"--resume: {self.path} was run with a different configuration ({changed}); "
                                   "use the same options, or a new --output")
-        elif self.meta is None and self.path.is_dir() and self._written():
-            raise ConfigError(f"--output {self.path}: holds {', '.join(self._written())} but no run of ragbench (no "
-                              "run.json it wrote); ragbench writes only into a new folder or a run it made: choose "
-                              "another --output")
-        elif not overwrite and self.meta is not None:
+        elif previous is None and self.path.is_dir() and (written := self._written()):
+            raise ConfigError(f"--output {self.path}: holds {', '.join(written)} but no run of ragbench (no run.json "
+                              "it wrote); ragbench writes only into a new folder or a run it made: choose another "
+                              "--output")
+        elif previous is not None and not overwrite:
             raise ConfigError(f"{self.path} already holds a run: --resume continues it, --overwrite replaces "
                               "it, or choose another --output")
         links = [] if overwrite and not resume else self._links()

@@ -215,8 +215,8 @@ def test_a_folder_of_the_users_own_samples_and_calls_is_not_a_run_and_is_never_r
     users_samples_and_calls(out)
     data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
     before = snapshot(out)
-    line = refused_in_one_line(run_args(data, out, *extra), f"--output {out}: holds samples, calls, results.json but no "
-                               "run of ragbench (no run.json it wrote)", "choose another --output")
+    line = refused_in_one_line(run_args(data, out, *extra), f"--output {out}: holds samples, calls, results.json but "
+                               "no run of ragbench (no run.json it wrote)", "choose another --output")
     assert "--overwrite" not in line
     assert snapshot(out) == before
 

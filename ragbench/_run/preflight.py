@@ -118,7 +118,8 @@ def check_free_space(config: Any, planned: list[Any], check: Preflight) -> None:
     need = max(SPACE_FLOOR, records * SPACE_PER_RECORD)
     estimate = f"{records} record(s) x {SPACE_PER_RECORD // 2**10} KiB"
     estimate += " and tasks of unknown size" if None in sizes else ""
-    places = [("--output", Path(config.run_dir()))] + [(label, path) for label, path, *_ in cache_files(config, planned)]
+    places = [("--output", Path(config.run_dir()))]
+    places += [(label, path) for label, path, *_ in cache_files(config, planned)]
     seen: set[int] = set()
     for label, path in places:
         if write_problem(path):

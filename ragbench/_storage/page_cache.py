@@ -70,8 +70,8 @@ class PageCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._store = SqliteStore(
-            self.path, SCHEMA, "value", encode=lambda key, value: (key, encode_value(value), time.time()), decode=decode_value,
-            from_item=lambda value: value, label=LABEL, fix=FIX)
+            self.path, SCHEMA, "value", encode=lambda key, value: (key, encode_value(value), time.time()),
+            decode=decode_value, from_item=lambda value: value, label=LABEL, fix=FIX)
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
 

@@ -124,7 +124,8 @@ class RunDir:
         """The names a run writes that are here (a folder with something in it), run.json and caches aside."""
         names = [name for name in RUN_FOLDERS if (self.path / name).is_symlink()
                  or ((self.path / name).is_dir() and any((self.path / name).iterdir()))]
-        names += [name for name in ("results.json", "report.md", "nli_calls.jsonl") if os.path.lexists(self.path / name)]
+        names += [name for name in ("results.json", "report.md", "nli_calls.jsonl")
+                  if os.path.lexists(self.path / name)]
         return names + sorted(p.name for p in self.path.glob(JUDGE_LOGS))
 
     def _links(self) -> list[Path]:

@@ -199,6 +199,16 @@ def test_a_run_lock_that_is_not_a_lock_file_is_refused_in_one_line_and_never_wri
     assert sorted(p.name for p in out.iterdir()) == ["run.lock"]
 
 
+def test_a_users_own_file_named_run_lock_is_never_emptied(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "run.lock").write_text("my notes on locks\n")
+    data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
+    before = snapshot(out)
+    refused_in_one_line(run_args(data, out), f"{out / 'run.lock'} holds no ragbench run's record", "remove it")
+    assert snapshot(out) == before
+
+
 # --- --overwrite and the run folder ---------------------------------------------------------------
 
 def users_samples_and_calls(folder: Path) -> None:
@@ -405,8 +415,8 @@ def make_entries(home: Path, outside: Path, entries: list) -> None:
             path.mkdir()
         elif kind == "link":
             path.symlink_to(made[target % len(made)])
-        elif kind == "sqlite":
-            user_sqlite(path)
+        elif kind == "sqlite":  # made elsewhere and moved in (SQLite cannot make one beside a folder `NAME-wal`)
+            os.replace(user_sqlite(outside.with_name("made.sqlite")), path)
         else:
             os.mkfifo(path)
         made.append(path)

@@ -67,7 +67,12 @@ class RunLock:
             if problem:
                 return problem
         holder = self.holder()
-        return None if holder is None else self._message(holder)
+        if holder is not None:
+            return self._message(holder)
+        with suppress(OSError):  # held by no one: what it holds is a record a run left, or nothing
+            with open_lock(self.path, os.O_RDONLY) as handle:
+                return foreign_content(self.path, handle.read())
+        return None
 
     def acquire(self) -> None:
         """Hold the folder (creating it), or raise `ConfigError` naming the holder."""
@@ -88,6 +93,11 @@ class RunLock:
                 message = self._message(_recorded(handle.read()))
                 handle.close()
                 raise ConfigError(message) from None
+        handle.seek(0)
+        foreign = foreign_content(self.path, handle.read())
+        if foreign:
+            handle.close()
+            raise ConfigError(foreign)
         try:
             with naming(self.path):  # a full disk's error names no file of its own
                 handle.seek(0)
@@ -142,6 +152,16 @@ def not_a_lock(path: Path, info: os.stat_result) -> str | None:
             else "is a folder" if stat.S_ISDIR(info.st_mode)
             else f"is a hard link (one of {info.st_nlink} names of one file)" if stat.S_ISREG(info.st_mode)
             else "is not a regular file")
+    return _not_ours(path, what)
+
+
+def foreign_content(path: Path, text: str) -> str | None:
+    """Why a lock file no one holds, holding `text`, is not one a run left (empty, or a holder's record):
+    a file of the user's by that name, never emptied."""
+    return None if not text.strip() or "pid" in _recorded(text) else _not_ours(path, "holds no ragbench run's record")
+
+
+def _not_ours(path: Path, what: str) -> str:
     return (f"--output {path.parent}: {path} {what}, not the lock file ragbench makes, and ragbench never writes "
             "through it: remove it (the run makes its own), or choose another --output")
 

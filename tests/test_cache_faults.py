@@ -145,19 +145,65 @@ def test_the_console_summary_leaves_out_the_notices_its_caches_warned_of_and_kee
     assert report.count(stored["notice"]) == 1 and report.count(pages["notice"]) == 1
 
 
-def test_a_cache_of_an_older_ragbench_without_checksums_starts_fresh(tmp_path):
-    path = tmp_path / "old.sqlite"
+def older_cache(path) -> str:
+    """A cache of a ragbench before checksums (and before the mark): one entry. Returns its key."""
     key = Request(prompt="p").cache_key("e")
     with sqlite3.connect(path) as db:
         db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL)")
         db.execute("INSERT INTO responses VALUES (?, 'e', NULL, ?, 0)", (key, json.dumps({"texts": ["stale"]})))
     db.close()
-    cache = ResponseCache(path)
+    return key
+
+
+def test_a_cache_of_an_older_ragbench_in_a_run_folder_is_moved_aside_and_made_fresh(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    key = older_cache(path)
+    old = path.read_bytes()
+    cache = ResponseCache(path, owned=True)  # the run folder's own cache.sqlite
     assert cache.get(key) is None and len(cache) == 0
-    assert "written by an older ragbench, without checksums: its 1 entries cannot be verified" in cache.stats()["notice"]
+    notice = cache.stats()["notice"]
+    assert notice.startswith(f"response cache {path}: damaged (its responses table is not the one this ragbench "
+                             "makes (an older ragbench's file, or a changed one)); moved to cache.sqlite.damaged-")
     cache.put_many([(key, "e", Response(texts=["new"]))])
     assert cache.get(key).text == "new"
     cache.close()
+    [aside] = tmp_path.glob("cache.sqlite.damaged-*")
+    assert aside.read_bytes() == old  # kept, not dropped
+
+
+def test_a_cache_file_ragbench_did_not_make_is_left_as_it_is(tmp_path):
+    path = tmp_path / "old.sqlite"
+    key = older_cache(path)
+    old, mtime = path.read_bytes(), path.stat().st_mtime_ns
+    cache = ResponseCache(path)  # a --cache: not known to be ragbench's
+    assert cache.get(key) is None and len(cache) == 0
+    assert cache.stats()["notice"] == (f"response cache {path}: a SQLite file ragbench did not make (its tables: "
+                                       "responses); the run goes on without it and leaves the file as it is (--cache "
+                                       "PATH names a file that can be written)")
+    cache.put_many([(key, "e", Response(texts=["new"]))])
+    cache.close()
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == (old, mtime)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.sqlite"]
+
+
+def test_a_cache_of_the_ragbench_before_the_mark_is_kept_and_marked(tmp_path):
+    from ragbench._storage.store_checks import APPLICATION_ID
+
+    path = tmp_path / "c.sqlite"
+    key = Request(prompt="p").cache_key("e")
+    with sqlite3.connect(path) as db:  # what the ragbench before the mark made: its one table, with checksums
+        db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, engine TEXT, request TEXT, "
+                   "response TEXT, created REAL, checksum TEXT)")
+    db.close()
+    cache = ResponseCache(path)
+    cache.put_many([(key, "e", Response(texts=["kept"]))])
+    cache.close()
+    again = ResponseCache(path)
+    assert again.get(key).text == "kept" and again.stats()["notice"] is None
+    again.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    db.close()
 
 
 @pytest.fixture(params=["read_only_mount", "below_a_file"])
@@ -193,15 +239,19 @@ def test_an_unwritable_cache_is_left_out_with_one_warning_and_check_says_so(tmp_
 
 def test_check_warns_of_a_damaged_cache_without_touching_it(tmp_path):
     cache = tmp_path / "c.sqlite"
-    cache.write_bytes(b"not a database" * 100)
+    ResponseCache(cache).close()
+    damage(cache, "truncated") if cache.stat().st_size > 4096 else cache.write_bytes(cache.read_bytes()[:100])
+    before = cache.read_bytes()
     data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}])
     checked = cli("check", "--tasks", "popqa", "--system", "vanilla", "--model", "scripted:echo", "--data",
                   f"popqa={data}", "--output", str(tmp_path / "run"), "--cache", str(cache), "--no-model")
     assert checked.returncode == 0, checked.stderr
-    assert (f"warning  response cache {cache}: file is not a database; a run moves it aside and uses a fresh "
-            "response cache in its place") in checked.stdout
+    [warned] = [line for line in checked.stdout.splitlines() if line.startswith("warning  ")]
+    assert warned.startswith(f"warning  response cache {cache}: ") and warned.endswith(
+        "a run moves it aside and uses a fresh response cache in its place")
     assert "ready to run" not in checked.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite", "popqa.jsonl"]  # nothing written
+    assert cache.read_bytes() == before
 
 
 # --- the page cache -------------------------------------------------------------------------------
@@ -226,11 +276,14 @@ def crag_archive(tmp_path_factory):
     return write_task3_archive(tmp_path_factory.mktemp("crag_t3"), questions=2, pages=3, sizes=PageSizes.small(5_000))
 
 
-@pytest.mark.parametrize("fault", ["not_a_database", "unwritable"])
+@pytest.mark.parametrize("fault", ["truncated", "unwritable"])
 def test_a_damaged_or_unwritable_page_cache_fails_no_crag_example(tmp_path, crag_archive, fault):
-    if fault == "not_a_database":
+    if fault == "truncated":
         path = tmp_path / "pages.sqlite"
-        path.write_bytes(b"garbage" * 1000)
+        made = PageCache(path)
+        made.put_many([(f"k{i}", "x" * 200) for i in range(50)])
+        made.close()
+        damage(path, "truncated")
     else:
         (tmp_path / "a_file").write_text("")
         path = tmp_path / "a_file" / "pages.sqlite"
@@ -241,7 +294,7 @@ def test_a_damaged_or_unwritable_page_cache_fails_no_crag_example(tmp_path, crag
                                  "embedder": "crag_helpers:KeywordEmbedder", "page_executor": "thread"})
         assert results["counts"]["crag_t3"]["failed"] == 0 and results["complete"]
     stats = results["cost"]["page_cache"]
-    if fault == "not_a_database":
+    if fault == "truncated":
         assert stats["notice"] is None and stats["hits"] > 0  # the fresh file served the second run
         assert list(tmp_path.glob("pages.sqlite.damaged-*"))
     else:

@@ -34,7 +34,7 @@ from .base import Retriever
 from .chunking import chunk_documents, parse_split, title_header
 from .corpus import corpus_format, passage_text, read_corpus
 from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter
-from .staging import held_staging
+from .staging import BUILD_MARK, held_staging
 
 if TYPE_CHECKING:
     from .._registry import Registry
@@ -62,6 +62,19 @@ class Manifest:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def built_index(folder: Path) -> bool:
+    """Whether `folder` holds an index ragbench built: its manifest, a file (not a link) of the fields a build
+    writes. Only such a folder is replaced by `index build --overwrite`."""
+    path = folder / MANIFEST_FILE
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and all(key in manifest for key in ("retriever", "doc_count", "format"))
 
 
 def build_hint(kind: str, folder: Path | str) -> str:
@@ -201,13 +214,18 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
     if unwritable := write_problem(out.with_name(out.name + ".partial")):
         raise ConfigError(f"--out {out}: {unwritable}; choose a folder that can be written")
     with held_staging(out) as staging:
-        if out.exists() and any(out.iterdir()) and not overwrite:  # checked while no other build can end
-            raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
+        if out.exists() and any(out.iterdir()):  # checked while no other build can end
+            if not built_index(out):
+                raise ConfigError(f"--out {out} holds files but no index ragbench built (no {MANIFEST_FILE} it "
+                                  "wrote); --overwrite replaces only an index: choose another folder")
+            if not overwrite:
+                raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
         with naming(staging):  # a full disk's error names no file of its own
             manifest = _build_into(staging, builder_class, kind, corpus, passages, options or {}, chunk_size,
                                    title, progress, split, split_header, registry)
+            (staging / BUILD_MARK).unlink()
         if out.exists():
-            shutil.rmtree(out)
+            shutil.rmtree(out)  # an index ragbench built (`built_index`)
         staging.rename(out)
     return manifest
 

@@ -4,7 +4,8 @@ The build holds an OS lock (`fcntl.flock`) on the folder itself from before it e
 renamed to `<out>`, so a second `ragbench index build` of the same `--out` is refused at once instead of
 emptying the first one's files under it (two builds once wrote one folder: an index of neither corpus).
 The kernel lets go of the lock when the process ends however it ends, so the folder a killed build left
-is taken over by the next build.
+is taken over by the next build: it holds `BUILD_MARK`, the first file a build writes there. A
+`<out>.partial` without it (a folder of the user's), or that is a link, is refused, never emptied.
 """
 from __future__ import annotations
 
@@ -17,17 +18,22 @@ from typing import Iterator
 
 from .._errors import ConfigError
 
+BUILD_MARK = ".ragbench-build"  # made first in the folder a build holds; removed before it becomes the index
 ATTEMPTS = 5  # a folder renamed or removed between opening and locking it (its build just ended): open again
 
 
 @contextmanager
 def held_staging(out: Path) -> Iterator[Path]:
-    """`<out>.partial`, empty and held by this build while the block runs; removed when the block raises
-    (the block renames it to `out` to keep it)."""
+    """`<out>.partial`, empty (`BUILD_MARK` aside) and held by this build while the block runs; removed when
+    the block raises (the block removes the mark and renames it to `out` to keep it)."""
     staging = out.with_name(out.name + ".partial")
+    not_ours = f"--out {out}: {staging} is not a folder a ragbench index build made"
+    if staging.is_symlink() or (staging.exists() and not staging.is_dir()):
+        raise ConfigError(f"{not_ours} (it is a {'symbolic link' if staging.is_symlink() else 'file'}); remove it, "
+                          "or choose another --out")
     for _ in range(ATTEMPTS):
         staging.mkdir(parents=True, exist_ok=True)
-        handle = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+        handle = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -41,8 +47,12 @@ def held_staging(out: Path) -> Iterator[Path]:
         raise ConfigError(f"--out {out}: {staging} keeps being replaced by another process; "
                           "wait for it to end, or choose another --out")
     try:
-        for child in staging.iterdir():  # what a killed build left
+        left = list(staging.iterdir())
+        if left and not (staging / BUILD_MARK).is_file():
+            raise ConfigError(f"{not_ours} (it holds files, and no {BUILD_MARK}); remove it, or choose another --out")
+        for child in left:  # what a killed build left
             shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        (staging / BUILD_MARK).touch()
         try:
             yield staging
         except BaseException:

@@ -127,7 +127,7 @@ class Evaluator:
                                                    config.resume, config.overwrite, fingerprints)
                 self.cost = AttemptCost(self.attempt_id, self.run_dir.record_attempt)
                 self.cost.save()  # the attempt counts from its start, whatever stops it
-                cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
+                cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite", owned=config.cache is None)
             except BaseException:
                 engines.close()
                 raise

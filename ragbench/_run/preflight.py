@@ -64,35 +64,39 @@ def check_run_options(config: Any, check: Preflight) -> None:
             raise ConfigError(f"--output {config.run_dir()}: {unwritable}; choose a folder that can be written")
 
 
-def cache_files(config: Any, planned: list[Any]) -> list[tuple[str, Path, str]]:
-    """(label, path, fix) of the caches the run opens: the response cache and (for tasks that take a
-    `page_cache` option) the page cache."""
+def cache_files(config: Any, planned: list[Any]) -> list[tuple[str, Path, str, Any, bool]]:
+    """(label, path, fix, schema, owned) of the caches the run opens: the response cache and (for tasks that
+    take a `page_cache` option) the page cache; `owned`: the run folder's own cache.sqlite."""
     from .._storage import cache, page_cache
     from .._storage.files import write_problem
 
     # the run's own cache.sqlite: said of --output when that cannot be written, deleted by --overwrite
     skip = config.cache is None and (config.overwrite or write_problem(config.run_dir()))
-    caches = [] if skip else [(cache.LABEL, Path(config.cache or Path(config.run_dir()) / "cache.sqlite"), cache.FIX)]
+    caches = [] if skip else [(cache.LABEL, Path(config.cache or Path(config.run_dir()) / "cache.sqlite"), cache.FIX,
+                               cache.SCHEMA, config.cache is None)]
     # the page cache a task opens: its own option, else --page-cache, else the default (as the run resolves it)
     for chosen in dict.fromkeys(p.task.args.get("page_cache") or config.page_cache for p in planned
                                 if "page_cache" in getattr(p.task, "args", {})):
         if str(chosen).strip().lower() not in page_cache.OFF:
             path = Path(chosen).expanduser() if chosen else page_cache.default_path().expanduser()
-            caches.append((page_cache.LABEL, path, page_cache.FIX))
+            caches.append((page_cache.LABEL, path, page_cache.FIX, page_cache.SCHEMA, False))
     return caches
 
 
 def check_cache_files(config: Any, planned: list[Any], check: Preflight) -> None:
-    """The caches (`cache_files`): files a run can read and write. One that cannot serve is a warning:
-    the run goes on without it, or with a fresh one in place of a damaged one (ragbench._storage.sqlite_store)."""
+    """The caches (`cache_files`): files a run can read and write. A file ragbench did not make is a problem
+    (the run would leave it out); one that cannot serve otherwise is a warning: the run goes on without it,
+    or with a fresh one in place of a damaged one (ragbench._storage.sqlite_store)."""
     from .._storage.store_checks import file_problem
 
-    for label, path, fix in cache_files(config, planned):
-        if path.is_dir():  # said of --cache already
+    for label, path, fix, schema, owned in cache_files(config, planned):
+        if config.cache and path == Path(config.cache) and path.is_dir():  # said of --cache already
             continue
-        problem = file_problem(path)
+        problem = file_problem(path, schema, owned)
         if problem is None:
             check.passed(f"{label} {path}: can be read and written")
+        elif problem.foreign:
+            check.problem(f"{label} {path}: {problem.reason}; {problem.consequence(label, fix)}")
         else:
             check.warn(f"{label} {path}: {problem.reason}; {problem.consequence(label, fix)}")
 
@@ -118,7 +122,8 @@ def check_free_space(config: Any, planned: list[Any], check: Preflight) -> None:
     need = max(SPACE_FLOOR, records * SPACE_PER_RECORD)
     estimate = f"{records} record(s) x {SPACE_PER_RECORD // 2**10} KiB"
     estimate += " and tasks of unknown size" if None in sizes else ""
-    places = [("--output", Path(config.run_dir()))] + [(label, path) for label, path, _ in cache_files(config, planned)]
+    places = [("--output", Path(config.run_dir()))]
+    places += [(label, path) for label, path, *_ in cache_files(config, planned)]
     seen: set[int] = set()
     for label, path in places:
         if write_problem(path):

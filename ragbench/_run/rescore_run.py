@@ -81,7 +81,7 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry 
             task.task.bind(resources)
         try:
             target.start(full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite)
-            cache = ResponseCache(config.cache or target.path / "cache.sqlite")
+            cache = ResponseCache(config.cache or target.path / "cache.sqlite", owned=config.cache is None)
             started = time.perf_counter()
             try:
                 rescored, calls, nli_stats = run_interruptible(score_saved(planned, source, target, engines, config,

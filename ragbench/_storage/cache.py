@@ -17,9 +17,11 @@ from typing import Any
 
 from .._engines.base import Response
 from .sqlite_store import SqliteStore
+from .store_checks import Schema
 
 BUSY_TIMEOUT_SECONDS = 60
 LABEL, FIX = "response cache", "--cache PATH names a file that can be written"  # for messages about the file
+SCHEMA = Schema("responses", "key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL")
 
 
 def _row(key: str, entry: tuple[str, Response, float]) -> tuple:
@@ -43,12 +45,14 @@ def _stored(text: str) -> Response:
 
 
 class ResponseCache:
-    def __init__(self, path: str | Path) -> None:
+    """`owned`: the file is the run folder's own cache.sqlite (not a --cache), see `SqliteStore`."""
+
+    def __init__(self, path: str | Path, owned: bool = False) -> None:
         self.path = Path(path)
         self._store = SqliteStore(
-            self.path, "responses", "key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL",
-            "response", encode=_row, decode=_stored, from_item=lambda entry: _cached(entry[1].to_dict()),
-            label=LABEL, fix=FIX, busy_seconds=BUSY_TIMEOUT_SECONDS)
+            self.path, SCHEMA, "response", encode=_row, decode=_stored,
+            from_item=lambda entry: _cached(entry[1].to_dict()), label=LABEL, fix=FIX, owned=owned,
+            busy_seconds=BUSY_TIMEOUT_SECONDS)
 
     @property
     def write_errors(self) -> int:

@@ -10,6 +10,7 @@ failure (a full disk) removes the temporary file and leaves the old one whole. A
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -59,12 +60,20 @@ def replacing(path: str | Path) -> Iterator[IO[bytes]]:
     _sync_folder(path.parent)
 
 
-def remove_temporaries(folder: str | Path) -> None:
-    """The temporary files `replacing` left below `folder` when its process was killed mid-write (the
-    folder's lock holder calls this: no other writer can be at work there)."""
-    for stale in Path(folder).rglob(".*.tmp"):
-        with suppress(OSError):
-            stale.unlink()
+TEMPORARY = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")  # the names `replacing` gives
+
+
+def remove_temporaries(folder: str | Path, subfolders: tuple[str, ...] = ()) -> None:
+    """The temporary files `replacing` left in `folder` and its `subfolders` when its process was killed
+    mid-write (the folder's lock holder calls this: no other writer can be at work there). Only files
+    of the names `replacing` gives, never through a link."""
+    for place in [Path(folder), *(Path(folder) / name for name in subfolders)]:
+        if place.is_symlink() or not place.is_dir():
+            continue
+        for stale in place.iterdir():
+            if TEMPORARY.fullmatch(stale.name) and stale.is_file() and not stale.is_symlink():
+                with suppress(OSError):
+                    stale.unlink()
 
 
 def write_atomically(path: str | Path, text: str) -> None:

@@ -30,11 +30,12 @@ from typing import Any
 import numpy as np
 
 from .sqlite_store import SqliteStore
-from .store_checks import health_lines
+from .store_checks import Schema, health_lines
 
 CACHE_ENV = "RAGBENCH_PAGE_CACHE"
 OFF = ("off", "none", "false", "0")
 LABEL, FIX = "page cache", "--page-cache PATH names a file that can be written, --page-cache off turns it off"
+SCHEMA = Schema("entries", "key TEXT PRIMARY KEY, value BLOB, created REAL")
 
 
 def default_path() -> Path:
@@ -69,9 +70,8 @@ class PageCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._store = SqliteStore(
-            self.path, "entries", "key TEXT PRIMARY KEY, value BLOB, created REAL", "value",
-            encode=lambda key, value: (key, encode_value(value), time.time()), decode=decode_value,
-            from_item=lambda value: value, label=LABEL, fix=FIX)
+            self.path, SCHEMA, "value", encode=lambda key, value: (key, encode_value(value), time.time()),
+            decode=decode_value, from_item=lambda value: value, label=LABEL, fix=FIX)
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
 

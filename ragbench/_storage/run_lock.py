@@ -6,16 +6,22 @@ file records who holds it (pid, host, start, command) for the message that refus
 never deleted (deleting a lock file lets two processes lock two different files), and is emptied
 when its holder lets go. Two handles on one folder in one process exclude each other too.
 
+The lock file is opened without following a symbolic link and used only when it is a regular file with
+no other name (`open_lock`): a `run.lock` that is a link (to a user's file), a hard link, a FIFO or a
+folder is refused with one line naming it, never written through, never waited on.
+
 `holder()` tells, without taking it, whether the folder is held and by whom (the viewer shows a run as
 running from it): it probes with a shared lock held for an instant, so `acquire` tries again for a
 moment (PROBE_WAIT_SECONDS) before it refuses, and a probe never turns a run away.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 import time
 from contextlib import suppress
@@ -44,26 +50,36 @@ class RunLock:
         if self.held or not self.path.is_file():
             return None
         try:
-            with self.path.open("r", encoding="utf-8", errors="replace") as handle:
+            with open_lock(self.path, os.O_RDONLY) as handle:
                 try:
                     fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
                 except BlockingIOError:
                     return _recorded(handle.read())
-        except OSError:  # unreadable: the run's own writes will say why
+        except (OSError, ConfigError):  # unreadable, or not a lock file: `acquire` says why
             return None
         return None
 
     def refusal(self) -> str | None:
-        """Why a run cannot use the folder now (another process holds it), or None. Creates nothing."""
+        """Why a run cannot use the folder now (its lock file is not one, another process holds it), or None.
+        Creates nothing."""
+        with suppress(FileNotFoundError):
+            problem = not_a_lock(self.path, os.lstat(self.path))
+            if problem:
+                return problem
         holder = self.holder()
-        return None if holder is None else self._message(holder)
+        if holder is not None:
+            return self._message(holder)
+        with suppress(OSError):  # held by no one: what it holds is a record a run left, or nothing
+            with open_lock(self.path, os.O_RDONLY) as handle:
+                return foreign_content(self.path, handle.read())
+        return None
 
     def acquire(self) -> None:
         """Hold the folder (creating it), or raise `ConfigError` naming the holder."""
         if self.held:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.path.open("a+", encoding="utf-8")  # not truncated before it is held
+        handle = open_lock(self.path, os.O_RDWR | os.O_CREAT)  # not truncated before it is held
         until = time.monotonic() + PROBE_WAIT_SECONDS
         while True:
             try:
@@ -77,6 +93,11 @@ class RunLock:
                 message = self._message(_recorded(handle.read()))
                 handle.close()
                 raise ConfigError(message) from None
+        handle.seek(0)
+        foreign = foreign_content(self.path, handle.read())
+        if foreign:
+            handle.close()
+            raise ConfigError(foreign)
         try:
             with naming(self.path):  # a full disk's error names no file of its own
                 handle.seek(0)
@@ -103,6 +124,46 @@ class RunLock:
     def _message(self, holder: dict[str, Any]) -> str:
         return (f"--output {self.path.parent}: another ragbench run is using this folder ({describe(holder)}); "
                 "wait for it to end, or choose another --output")
+
+
+def open_lock(path: Path, flags: int) -> IO[str]:
+    """The lock file at `path`, opened with `flags`, never through a symbolic link and never blocking on a
+    FIFO; anything else than a lock file (`not_a_lock`) is a `ConfigError` naming it."""
+    try:
+        descriptor = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise ConfigError(not_a_lock(path, os.lstat(path))) from None
+    problem = not_a_lock(path, os.fstat(descriptor))
+    if problem:
+        os.close(descriptor)
+        raise ConfigError(problem)
+    return os.fdopen(descriptor, "r+" if flags & os.O_RDWR else "r", encoding="utf-8", errors="replace")
+
+
+def not_a_lock(path: Path, info: os.stat_result) -> str | None:
+    """Why the file `info` describes (an `lstat`) cannot be the folder's lock file: a symbolic link, a
+    FIFO, a folder, a hard link (a file with another name elsewhere); None for a regular file."""
+    if stat.S_ISREG(info.st_mode) and info.st_nlink <= 1:  # 0: a file system that does not count links
+        return None
+    what = (f"is a symbolic link (to {os.readlink(path)})" if stat.S_ISLNK(info.st_mode)
+            else "is a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode)
+            else "is a folder" if stat.S_ISDIR(info.st_mode)
+            else f"is a hard link (one of {info.st_nlink} names of one file)" if stat.S_ISREG(info.st_mode)
+            else "is not a regular file")
+    return _not_ours(path, what)
+
+
+def foreign_content(path: Path, text: str) -> str | None:
+    """Why a lock file no one holds, holding `text`, is not one a run left (empty, or a holder's record):
+    a file of the user's by that name, never emptied."""
+    return None if not text.strip() or "pid" in _recorded(text) else _not_ours(path, "holds no ragbench run's record")
+
+
+def _not_ours(path: Path, what: str) -> str:
+    return (f"--output {path.parent}: {path} {what}, not the lock file ragbench makes, and ragbench never writes "
+            "through it: remove it (the run makes its own), or choose another --output")
 
 
 def describe(holder: dict[str, Any]) -> str:

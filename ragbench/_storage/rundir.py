@@ -19,10 +19,17 @@ A record's checkpoint key is its example id (a bad record's: its line); its `ind
 in the task's stream, set by the evaluator, so a task need not number its examples.
 
 Sample files are read one record at a time (`iter_samples`): nothing here holds a task's samples.
+
+A folder is a run's when its run.json is one ragbench wrote (a regular file with the keys it writes):
+only then does `--overwrite` delete, and only the names a run writes (`RUN_FOLDERS`, `RUN_FILES`, the
+judge logs), never what a symbolic link among them points to. A folder holding such names but no run
+(a user's samples/ or results.json) is refused, and so is a run folder holding a link where a run
+writes: nothing outside the run folder is written through it.
 """
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +40,11 @@ from .._replay.exchange_log import JUDGE_LOGS
 from .files import remove_temporaries, replacing, write_atomically
 from .jsonl import iter_jsonl, open_append, read_json, strict_json
 from .run_lock import RunLock
+
+RUN_FOLDERS = ("samples", "calls")  # what a run writes in its folder (run.lock stays: see run_lock)
+RUN_FILES = ("results.json", "report.md", "run.json", "nli_calls.jsonl", "cache.sqlite", "cache.sqlite-wal",
+             "cache.sqlite-shm")
+RUN_KEYS = ("config", "config_hash")  # in every run.json ragbench writes
 
 
 def record_key(record: dict[str, Any]) -> str:
@@ -96,26 +108,46 @@ class RunDir:
 
     @property
     def meta(self) -> dict[str, Any] | None:
+        """The run.json ragbench wrote here, None when there is none; any other file there is a ConfigError
+        (not a run ragbench made: nothing here is replaced)."""
         meta_path = self.path / "run.json"
-        if not meta_path.is_file():
+        if not os.path.lexists(meta_path):
             return None
-        meta = read_json(meta_path, "the run.json ragbench wrote (--overwrite replaces the run, or choose another --output)")
-        if not isinstance(meta, dict):
-            raise ConfigError(f"{meta_path} is not a run's record; --overwrite replaces it, or choose another --output")
+        kind = "a symbolic link" if meta_path.is_symlink() else "" if meta_path.is_file() else "not a file"
+        meta = None if kind else read_json(meta_path, "the run.json ragbench wrote (choose another --output)")
+        if not isinstance(meta, dict) or not all(key in meta for key in RUN_KEYS):
+            raise ConfigError(f"{meta_path} is {kind + ', ' if kind else ''}not a run.json ragbench wrote; ragbench "
+                              "replaces only its own runs: choose another --output")
         return meta
+
+    def _written(self) -> list[str]:
+        """The names a run writes that are here (a folder with something in it), run.json and caches aside."""
+        names = [name for name in RUN_FOLDERS if (self.path / name).is_symlink()
+                 or ((self.path / name).is_dir() and any((self.path / name).iterdir()))]
+        names += [name for name in ("results.json", "report.md", "nli_calls.jsonl")
+                  if os.path.lexists(self.path / name)]
+        return names + sorted(p.name for p in self.path.glob(JUDGE_LOGS))
+
+    def _links(self) -> list[Path]:
+        """Symbolic links where a run writes: its files, its folders and what they hold."""
+        places = [self.path / name for name in RUN_FOLDERS + RUN_FILES] + list(self.path.glob(JUDGE_LOGS))
+        inside = [child for name in RUN_FOLDERS if (self.path / name).is_dir() and not (self.path / name).is_symlink()
+                  for child in (self.path / name).rglob("*")]  # rglob does not follow links into folders
+        return [path for path in places + inside if path.is_symlink()]
 
     def check_start(self, identity: dict[str, Any], config_hash: str, resume: bool, overwrite: bool = False) -> None:
         """Raise `ConfigError` when the run cannot start in this folder: it is a file; another run
         holds it; with `resume`, it holds no run of the same config; without, it holds a run and
-        `overwrite` is not given. Writes nothing (the pre-flight calls it, `start` again)."""
+        `overwrite` is not given, or it holds what a run writes but no run ragbench made; a link stands where
+        the run writes. Writes nothing (the pre-flight calls it, `start` again)."""
         if self.path.exists() and not self.path.is_dir():
             raise ConfigError(f"--output {self.path}: is a file, not a folder; choose a folder "
                               "(new, or a run's with --resume / --overwrite)")
         refusal = self.lock.refusal()
         if refusal:
             raise ConfigError(refusal)
+        previous = self.meta
         if resume:
-            previous = self.meta
             if previous is None:
                 raise ConfigError(f"--resume: {self.path} holds no run to resume (no run.json); "
                                   "drop --resume to start one")
@@ -123,9 +155,18 @@ class RunDir:
                 changed = _differences(previous.get("identity") or {}, identity) or "options of an older ragbench"
                 raise ConfigError(f"--resume: {self.path} was run with a different configuration ({changed}); "
                                   "use the same options, or a new --output")
-        elif not overwrite and (self.meta is not None or (self.samples_dir.is_dir() and any(self.samples_dir.iterdir()))):
+        elif previous is None and self.path.is_dir() and (written := self._written()):
+            raise ConfigError(f"--output {self.path}: holds {', '.join(written)} but no run of ragbench (no run.json "
+                              "it wrote); ragbench writes only into a new folder or a run it made: choose another "
+                              "--output")
+        elif previous is not None and not overwrite:
             raise ConfigError(f"{self.path} already holds a run: --resume continues it, --overwrite replaces "
                               "it, or choose another --output")
+        links = [] if overwrite and not resume else self._links()
+        if links:
+            raise ConfigError(f"--output {self.path}: {links[0]} is a symbolic link (to {os.readlink(links[0])}); "
+                              "ragbench never writes through a link in its run folder: remove the link, or "
+                              "--overwrite replaces the run (removing only the link)")
 
     def start(self, config: dict[str, Any], identity: dict[str, Any], config_hash: str, resume: bool,
               overwrite: bool = False, data: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -138,21 +179,26 @@ class RunDir:
         if not self.lock.held:
             self.lock.acquire()
             self.check_start(identity, config_hash, resume, overwrite)  # a run may have ended here while we waited
-        previous = None if overwrite and not resume else self.meta
-        if overwrite and not resume:
-            for name in ("samples", "calls"):
-                shutil.rmtree(self.path / name, ignore_errors=True)
-            for name in ("results.json", "report.md", "run.json", "nli_calls.jsonl", "cache.sqlite",
-                         "cache.sqlite-wal", "cache.sqlite-shm"):
-                (self.path / name).unlink(missing_ok=True)
-            for stale in self.path.glob(JUDGE_LOGS):
-                stale.unlink()
+        previous = self.meta
+        if previous is not None:
+            remove_temporaries(self.path, RUN_FOLDERS)  # a `kill -9` while a file was being replaced
+        if overwrite and not resume and previous is not None:
+            self._remove_run()
+            previous = None
         attempts = list((previous or {}).get("attempts") or [])
-        remove_temporaries(self.path)  # a `kill -9` while a file was being replaced
         self.samples_dir.mkdir(parents=True, exist_ok=True)
         self._write_json("run.json", {"config": config, "identity": identity, "config_hash": config_hash,
                                       "data": data or {}, "finished": False, "attempts": attempts})
         return attempts
+
+    def _remove_run(self) -> None:
+        """The files of the run `check_start` found here (a run ragbench made): a link among them is removed,
+        never what it points to."""
+        for path in [self.path / name for name in RUN_FOLDERS + RUN_FILES] + list(self.path.glob(JUDGE_LOGS)):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)  # a link inside is removed, not followed
+            else:
+                path.unlink(missing_ok=True)
 
     def data_changed(self, now: dict[str, Any]) -> list[str]:
         """The tasks whose data fingerprint is not the one recorded when the run started (a run.json of an

@@ -12,43 +12,49 @@ Encoding and decoding (JSON of long prompts, vectors) happen in these threads to
 Trust (ragbench._storage.store_checks): every row carries a sha256 of its key and value, checked on
 read; a row that fails the check, is not what `decode` accepts, or cannot be read is a miss, counted
 (`damaged`, `read_errors`), never an answer. A file that cannot serve is found when the store opens:
-a damaged one (not a database, cut short) is moved aside and a fresh one takes its place, one that
-cannot be written (read-only, full disk, no permission) is not used at all; either way the run goes
-on, and `notice` says which and why (logged once).
+one ragbench did not make (`ownership`: another application's SQLite file, even with a table of the
+same name, any other file) is not used and left exactly as it is; a damaged one ragbench made (not a
+database, cut short, a table of an older ragbench) is moved aside and a fresh one takes its place; one
+that cannot be written (read-only, full disk, no permission) is not used at all; either way the run
+goes on, and `notice` says which and why (logged once).
 
-A file of an older ragbench (its table has no `checksum` column) cannot be verified: its table is
-dropped and made anew, as a fresh cache (`notice` says how many entries went).
+A new file is made whole beside its path (marked with `APPLICATION_ID`, in WAL mode, with its table)
+and linked into place: the path never holds a half-made file, and one another run made meanwhile is
+used, not replaced.
 """
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
+import os
 import queue
+import secrets
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .store_checks import move_aside, problem_of, row_checksum, text_of, unwritable
+from .store_checks import APPLICATION_ID, Schema, file_problem, move_aside, problem_of, row_checksum, text_of
 
 log = logging.getLogger(__name__)
 _STOP = object()
 
 
 class SqliteStore:
-    """`table` is created with `columns` (a TEXT primary key `key` first) and a `checksum` column
-    after them; `encode(key, item)` gives the row of `columns` to INSERT OR REPLACE, `decode(value)`
-    turns `value_column` back into a value (raising on a value of the wrong shape), `from_item(item)`
-    turns a queued, uncommitted item into one. `label` names the store in messages; `fix` says what
-    option points it elsewhere."""
+    """The table of `schema`; `encode(key, item)` gives the row of its columns (checksum aside) to INSERT
+    OR REPLACE, `decode(value)` turns `value_column` back into a value (raising on a value of the wrong
+    shape), `from_item(item)` turns a queued, uncommitted item into one. `label` names the store in
+    messages; `fix` says what option points it elsewhere; `owned`: the path lies in a run folder ragbench
+    made (`ownership`)."""
 
-    def __init__(self, path: str | Path, table: str, columns: str, value_column: str,
+    def __init__(self, path: str | Path, schema: Schema, value_column: str,
                  encode: Callable[[str, Any], tuple], decode: Callable[[Any], Any],
-                 from_item: Callable[[Any], Any], label: str = "cache", fix: str = "",
+                 from_item: Callable[[Any], Any], label: str = "cache", fix: str = "", owned: bool = False,
                  busy_seconds: float = 60.0, read_busy_seconds: float = 5.0) -> None:
         self.path = Path(path)
-        self.table, self.columns, self.value_column = table, columns, value_column
+        self.schema, self.table, self.value_column, self.owned = schema, schema.table, value_column, owned
         self.encode, self.decode, self.from_item = encode, decode, from_item
         self.label, self.fix = label, fix
         self.write_errors = 0
@@ -61,8 +67,8 @@ class SqliteStore:
         self._pending_lock = threading.Lock()
         self._queue: queue.Queue = queue.Queue()
         self._writer_db: sqlite3.Connection | None = None
-        self._reader = ThreadPoolExecutor(1, thread_name_prefix=f"sqlite-read-{table}")
-        self._writer = threading.Thread(target=self._write_loop, name=f"sqlite-write-{table}", daemon=True)
+        self._reader = ThreadPoolExecutor(1, thread_name_prefix=f"sqlite-read-{self.table}")
+        self._writer = threading.Thread(target=self._write_loop, name=f"sqlite-write-{self.table}", daemon=True)
         self._closed = False
         self._open()
         if self.available:
@@ -77,14 +83,18 @@ class SqliteStore:
     # --- opening ----------------------------------------------------------------------------------
     def _open(self) -> None:
         """Open the file, or a fresh one in place of a damaged one, or none (`notice` says why)."""
-        problem = unwritable(self.path)
-        if problem is None:
+        problem = file_problem(self.path, self.schema, self.owned)
+        if problem is None or problem.damaged:  # read without a lock: opening it (locked) says whether it is
             try:
                 self._open_file()
                 return
             except (sqlite3.Error, OSError) as exc:
                 problem = problem_of(exc)
             self._close_connections()
+        if problem.foreign:
+            self.notice = (f"{self.label} {self.path}: {problem.reason}; the run goes on without it and leaves the "
+                           f"file as it is ({self.fix})")
+            return
         if not problem.damaged:
             self.notice = f"{self.label} {self.path}: {problem.reason}; the run goes on without it ({self.fix})"
             return
@@ -100,30 +110,44 @@ class SqliteStore:
                        f"and a fresh {self.label} is used in its place (its entries are made again)")
 
     def _open_file(self) -> None:
+        """Open the file `ownership` found to be ragbench's, or a new one (`_create`)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not os.path.lexists(self.path):
+            self._create()
         db = self._writer_db = self._connect(self._busy)
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # page 1 and the schema: NOTADB, CORRUPT
-        self._prepare_table(db)
+        found = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",  # page 1 and the
+                           (self.table,)).fetchone()  # schema: NOTADB, CORRUPT
+        if found is None or found[0] != self.schema.create:
+            raise sqlite3.DatabaseError(self.schema.mismatch(found and found[0]))  # damaged: moved aside
+        db.execute("PRAGMA journal_mode=WAL")  # set when it was made; again for a file a tool switched back
+        if db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            db.execute(f"PRAGMA application_id={APPLICATION_ID}")  # a cache of a ragbench before the mark
         self._reader.submit(self._reader_db).result()  # thread and connection ready before the loop needs them
         self._value_index = self._column_names(db).index(self.value_column)
 
-    def _prepare_table(self, db: sqlite3.Connection) -> None:
-        """The table with its checksum column; an older ragbench's table (no checksum) is made anew.
-        Only a file that needs either takes the write lock (a shared file's writer may hold it long)."""
-        if "checksum" in self._column_names(db):
-            return
-        db.execute("BEGIN IMMEDIATE")  # two runs opening one old file: one of them migrates it
+    def _create(self) -> None:
+        """A new file, made whole under a temporary name and linked into place (never over a file another
+        run made meanwhile: that one is used)."""
+        temporary = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
         try:
-            if self._column_names(db):
-                dropped = db.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
-                db.execute(f"DROP TABLE {self.table}")
-                self.notice = (f"{self.label} {self.path}: written by an older ragbench, without checksums: its "
-                               f"{dropped} entries cannot be verified and were dropped (they are made again)")
-            db.execute(f"CREATE TABLE IF NOT EXISTS {self.table} ({self.columns}, checksum TEXT)")
-            db.execute("COMMIT")
-        except BaseException:
-            db.rollback()
-            raise
+            db = sqlite3.connect(str(temporary), isolation_level=None)
+            try:
+                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(self.schema.create)
+            finally:
+                db.close()
+            try:
+                os.link(temporary, self.path)
+            except FileExistsError:
+                pass
+            except OSError as exc:  # a file system without hard links (FAT, some network shares)
+                if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP) or os.path.lexists(self.path):
+                    raise
+                os.replace(temporary, self.path)
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{temporary}{suffix}").unlink(missing_ok=True)
 
     def _column_names(self, db: sqlite3.Connection) -> list[str]:
         return [row[1] for row in db.execute(f"PRAGMA table_info({self.table})")]
@@ -132,7 +156,6 @@ class SqliteStore:
         db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=busy_seconds, isolation_level=None)
         db.text_factory = text_of
         db.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
-        db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         return db
 

@@ -6,12 +6,19 @@ schema (O(1): this catches a file that is not a database, and one cut short, who
 pages than the file holds): 12 ms on a 101 MB cache, where `PRAGMA quick_check` reads the whole file
 (3.8 s from disk, 0.17 s from the page cache; benchmarks/cache_open.py) at every start. A damaged page
 it would find is met on read instead, and is a miss.
+
+A file is used only when ragbench made it (`ownership`): its header carries ragbench's
+`APPLICATION_ID` (set when the file is made, by `SqliteStore`), or it holds nothing but the one table
+ragbench made (a cache of a ragbench before the mark). Any other file (another application's SQLite
+file, even one with a table of the same name, a text file, an empty file, a FIFO) is foreign: never
+migrated, moved, switched to WAL or written. Only a file ragbench made that is damaged is moved aside.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +26,26 @@ from typing import Any
 
 from .files import write_problem
 
+APPLICATION_ID = 0x72626368  # "rbch": `PRAGMA application_id` of every SQLite file ragbench makes
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The one table of a store: `columns` (a TEXT primary key `key` first), then a `checksum` column."""
+
+    table: str
+    columns: str
+
+    @property
+    def create(self) -> str:
+        """The statement that makes the table, as SQLite keeps it in `sqlite_master`."""
+        return f"CREATE TABLE {self.table} ({self.columns}, checksum TEXT)"
+
+    def mismatch(self, found: str | None) -> str:
+        """Why a file ragbench made, whose table was made by `found` (None: it has none), is damaged."""
+        return (f"its {self.table} table is {'missing' if found is None else 'not the one this ragbench makes'} "
+                "(an older ragbench's file, or a changed one)")
 
 
 def row_checksum(key: str, value: str | bytes) -> str:
@@ -39,14 +66,18 @@ def text_of(data: bytes) -> str:
 
 @dataclass
 class FileProblem:
-    """Why a SQLite file cannot serve as a cache: `damaged` (its bytes are wrong: it is moved aside
-    and a fresh one takes its place) or not (it cannot be written: the run goes on without it)."""
+    """Why a SQLite file cannot serve as a cache: `damaged` (a file ragbench made whose bytes are wrong:
+    it is moved aside and a fresh one takes its place), `foreign` (ragbench did not make it: it is left as
+    it is, and the pre-flight refuses it) or neither (it cannot be written: the run goes on without it)."""
 
     reason: str
     damaged: bool
+    foreign: bool = False
 
     def consequence(self, label: str, fix: str) -> str:
         """What a run does about it (for the pre-flight)."""
+        if self.foreign:
+            return f"ragbench never writes into a file it did not make: give a new path ({fix})"
         return (f"a run moves it aside and uses a fresh {label} in its place" if self.damaged
                 else f"a run goes on without it ({fix})")
 
@@ -67,22 +98,62 @@ def unwritable(path: Path) -> FileProblem | None:
     return FileProblem(reason, False) if reason else None
 
 
-def file_problem(path: str | Path) -> FileProblem | None:
-    """What keeps the SQLite file at `path` from serving as a cache (None: it can, or it is absent and
-    can be made). Writes nothing: the file is opened `immutable`, so no journal or lock file appears."""
-    path = Path(path)
-    problem = unwritable(path)
-    if problem is not None or not path.is_file():
-        return problem
+def ownership(path: Path, schema: Schema, owned: bool = False) -> FileProblem | None:
+    """None when the file at `path` is a store of `schema` ragbench made, or nothing is there (one is made);
+    else why not: foreign, or damaged (a file ragbench made). `owned`: the path lies in a run folder ragbench
+    made, so a file there that is not a link is ragbench's whatever its bytes. Reads the header and the
+    schema only (`immutable`: no journal, lock or WAL file appears), without locking: a file ragbench made
+    found damaged this way is checked again by opening it (`SqliteStore`), as another run may be writing it."""
     try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
-        try:
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        finally:
-            db.close()
-    except sqlite3.Error as exc:
+        info = os.stat(path)
+    except OSError:  # nothing there (`unwritable` says whether one can be made)
+        return FileProblem("a symbolic link to nothing is there", False, foreign=True) if path.is_symlink() else None
+    if not stat.S_ISREG(info.st_mode):
+        what = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else "not a file"
+        return FileProblem(f"{what} is there, not a file", False, foreign=True)
+    owned = owned and not path.is_symlink()
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+    except OSError as exc:
         return problem_of(exc)
-    return None
+    marked = header[:16] == SQLITE_HEADER and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+    if header[:16] != SQLITE_HEADER:
+        reason = "an empty file" if not header else "not a SQLite file"
+        return FileProblem(reason, True) if owned else FileProblem(f"{reason}, not a cache ragbench made", False,
+                                                                    foreign=True)
+    try:
+        tables = _tables(path)
+    except sqlite3.Error as exc:
+        problem = problem_of(exc)
+        return problem if marked or owned or not problem.damaged else FileProblem(
+            f"{problem.reason}, not a cache ragbench made", False, foreign=True)
+    ours = tables.get(schema.table)
+    if ours == schema.create and (marked or len(tables) == 1):
+        return None  # ragbench's (marked, or of a ragbench before the mark: nothing but its table)
+    if marked and ours is None and tables:
+        return FileProblem(f"a file of ragbench's holding no {schema.table} table (its tables: "
+                           f"{', '.join(sorted(tables))}): another kind of ragbench cache", False, foreign=True)
+    if marked or owned:
+        return FileProblem(schema.mismatch(ours), True)
+    return FileProblem(f"a SQLite file ragbench did not make (its tables: {', '.join(sorted(tables)) or 'none'})",
+                       False, foreign=True)
+
+
+def _tables(path: Path) -> dict[str, str]:
+    """name -> CREATE statement of the tables of the SQLite file at `path`, read without writing anything."""
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    try:
+        return dict(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall())
+    finally:
+        db.close()
+
+
+def file_problem(path: str | Path, schema: Schema, owned: bool = False) -> FileProblem | None:
+    """What keeps the SQLite file at `path` from serving as a cache of `schema` (None: it can, or it is
+    absent and can be made): `ownership`, then `unwritable`. Writes nothing."""
+    path = Path(path)
+    return ownership(path, schema, owned) or unwritable(path)
 
 
 def move_aside(path: Path) -> Path:

@@ -40,17 +40,30 @@ def compare_pages(site: Site, task: str) -> Iterator[tuple[str, Any]]:
             yield f"compare/{task}", data
 
 
+def earlier_export(out: Path) -> bool:
+    """Whether `out` holds what `export` wrote: its index.html is the viewer's static page, and no symbolic
+    link stands where an export writes (its data/ is replaced whole, its other files rewritten)."""
+    index = out / "index.html"
+    written = [index, out / "data", out / "static", *(out / "static" / name for name in ASSETS)]
+    if any(path.is_symlink() for path in written) or not index.is_file():
+        return False
+    with index.open("rb") as handle:
+        head = handle.read(4096)
+    return b"<title>ragbench view</title>" in head and b'data-mode="static"' in head
+
+
 def export(site: Site, out_dir: str) -> int:
     """Write the site; returns the number of data files."""
     out = Path(out_dir)
-    if out.exists() and any(out.iterdir()) and not (out / "data").is_dir():
-        raise ConfigError(f"view --export: {out} is a non-empty folder that is not an earlier export; choose a new folder")
+    if out.exists() and any(out.iterdir()) and not earlier_export(out):
+        raise ConfigError(f"view --export: {out} is a non-empty folder that is not an earlier export (no index.html "
+                          "the viewer wrote, or a symbolic link where an export writes); choose a new folder")
     if any(out.resolve() == run.path.resolve() or run.path.resolve() in out.resolve().parents for run in site.runs):
         raise ConfigError(f"view --export: {out} is inside a run folder (the viewer writes nothing there)")
     unwritable = write_problem(out)
     if unwritable:
         raise ConfigError(f"view --export {out}: {unwritable}; choose a folder that can be written")
-    shutil.rmtree(out / "data", ignore_errors=True)
+    shutil.rmtree(out / "data", ignore_errors=True)  # an earlier export's (a link inside is removed, not followed)
     with naming(out):
         (out / "static").mkdir(parents=True, exist_ok=True)
         for name in ASSETS:

@@ -105,6 +105,23 @@ def test_compare_names_its_runs_and_refuses_runs_that_share_no_example(tmp_path)
     assert "share no example scored in both (demo)" in refused.stderr
 
 
+def test_compare_output_replaces_links_and_never_writes_through_them(tmp_path):
+    """compare.md and the plots named by links to the user's files: the links are replaced by the new
+    files, the user's files keep their bytes."""
+    baseline = demo_run(tmp_path, "a", correct=20)
+    folder, mine = tmp_path / "out", tmp_path / "mine"
+    folder.mkdir(), mine.mkdir()
+    for name in ("compare.md", "compare_1.png"):
+        (mine / name).write_bytes(b"the user's own " + name.encode())
+        (folder / name).symlink_to(mine / name)
+    ok = cli("compare", str(baseline), str(baseline), "--output", str(folder))
+    assert ok.returncode == 0, ok.stderr
+    for name in ("compare.md", "compare_1.png"):
+        assert (mine / name).read_bytes() == b"the user's own " + name.encode()
+        assert not (folder / name).is_symlink() and (folder / name).stat().st_size > 0
+    assert (folder / "compare_1.png").read_bytes().startswith(b"\x89PNG")
+
+
 def test_compare_output_that_is_a_file_and_a_broken_results_json_are_one_line_errors(tmp_path):
     run_dir = demo_run(tmp_path, "a", correct=1)
     taken = tmp_path / "taken.md"

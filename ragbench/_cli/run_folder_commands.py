@@ -11,7 +11,7 @@ import click
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._run.options import parse_assignments
 from .._stop_signals import exit_when_stuck, signal_of
-from .._storage.files import naming, write_problem
+from .._storage.files import naming, write_atomically, write_problem
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .run_options import (common_kwargs, data_paths, judge_args_of, overwrite_option, resume_option, split_names,
                           with_common)
@@ -113,7 +113,7 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
                 folder.mkdir(parents=True, exist_ok=True)
                 pictures = [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
                 images = "".join(f"\n![{p.stem}]({p.name})\n" for p in pictures if p is not None)
-                (folder / "compare.md").write_text(text + images, encoding="utf-8")
+                write_atomically(folder / "compare.md", text + images)  # a link there is replaced, not written through
         except OSError as exc:
             environment_error(exc, options="--output")
         click.echo(f"comparison: {folder / 'compare.md'}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .._storage.files import replacing
 from .slice_labels import ordered
 
 
@@ -33,10 +34,12 @@ def slice_rows(details: dict[str, Any], keys: list[str], field: str) -> list[tup
 
 
 def save_figure(figure: Any, path: Path) -> Path:
-    """Lay the figure out, write it at 110 dpi (the folder made if needed) and close it."""
+    """Lay the figure out, write it at 110 dpi (the folder made if needed) and close it. The file is
+    replaced whole: a link at `path` (to a file of the user's) is replaced, never written through."""
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
+    with replacing(path) as handle:
+        figure.savefig(handle, dpi=110, format=path.suffix.lstrip(".") or "png")
     pyplot().close(figure)
     return path
 

@@ -12,6 +12,7 @@ from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._run.options import parse_assignments
 from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, write_problem
+from .._storage.jsonl import json_text
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .run_options import (common_kwargs, data_paths, judge_args_of, overwrite_option, resume_option, split_names,
                           with_common)
@@ -180,7 +181,7 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
         results = json.loads(results_path.read_text(encoding="utf-8"))
         results["reproduction"] = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
                                    "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
-        write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n")
+        write_atomically(results_path, json_text(results, indent=2) + "\n")
         run_report = report.read_text(encoding="utf-8").split("\n## Reproduction: ")[0]  # a finished run resumed
         write_atomically(report, run_report + "\n" + text)
     except OSError as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._engines.base import Response
+from .jsonl import json_text
 from .sqlite_store import SqliteStore
 
 BUSY_TIMEOUT_SECONDS = 60
@@ -24,7 +25,7 @@ LABEL, FIX = "response cache", "--cache PATH names a file that can be written"  
 
 def _row(key: str, entry: tuple[str, Response, float]) -> tuple:
     engine_id, response, created = entry
-    return (key, engine_id, None, json.dumps(response.to_dict(), ensure_ascii=False), created)  # the key, not the prompt
+    return (key, engine_id, None, json_text(response.to_dict()), created)  # the key, not the prompt
 
 
 def _cached(data: dict) -> Response:

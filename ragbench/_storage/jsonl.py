@@ -13,6 +13,7 @@ with the standard library's `json.loads` as the parser so every number parses ex
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
@@ -45,9 +46,21 @@ def guarded(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 parse_json = guarded(json.loads)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(value: Any, indent: int | None = None, sort_keys: bool = False) -> str:
+    """The JSON text ragbench writes of `value` (non-ASCII text as is, what JSON cannot hold as its str),
+    always encodable as UTF-8: a lone surrogate (a string such as "\\ud800", which JSON can hold and UTF-8
+    cannot) is written as its \\u escape, and reads back as the same string. (Two lone surrogates that
+    form a pair read back as the one character they pair into, as JSON defines.)"""
+    text = json.dumps(value, ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys)
+    return text if text.isascii() else _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+
+
 def dumps(record: Any) -> str:
     """One record as one line (without the newline)."""
-    return json.dumps(record, ensure_ascii=False, default=str)
+    return json_text(record)
 
 
 class StreamBroken(RecordError):

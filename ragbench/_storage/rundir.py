@@ -31,7 +31,7 @@ from typing import Any, Iterator
 from .._errors import ConfigError, RecordError
 from .._replay.exchange_log import JUDGE_LOGS
 from .files import remove_temporaries, replacing, write_atomically
-from .jsonl import iter_jsonl, open_append, read_json
+from .jsonl import iter_jsonl, json_text, open_append, read_json
 from .run_lock import RunLock
 
 
@@ -241,7 +241,7 @@ class RunDir:
         self._write_json("run.json", meta)
 
     def _write_json(self, name: str, data: dict[str, Any]) -> None:
-        write_atomically(self.path / name, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        write_atomically(self.path / name, json_text(data, indent=2) + "\n")
 
     def close(self) -> None:
         """Close the sample files (the lock stays held)."""

@@ -11,6 +11,7 @@ from typing import Any, Iterator
 
 from .._errors import ConfigError
 from .._storage.files import naming, write_problem
+from .._storage.jsonl import json_text
 from .pages import CHUNK
 from .server import ASSETS, asset
 from .site import Site
@@ -18,7 +19,7 @@ from .site import Site
 
 def _write(out: Path, key: str, data: Any) -> None:
     path = out / "data" / f"{key}.js"
-    payload = json.dumps(data, ensure_ascii=False, default=str)
+    payload = json_text(data)
     with naming(path):  # a full disk's error names no file of its own
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"RB.put({json.dumps(key)}, {payload});\n", encoding="utf-8")

@@ -12,6 +12,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from .._storage.jsonl import json_text
 from .site import NotFound, Site
 
 STATIC = resources.files("ragbench._view") / "static"
@@ -58,7 +59,7 @@ class Handler(BaseHTTPRequestHandler):
             return 500, {"error": f"{type(exc).__name__}: {exc}"}
 
     def send_json(self, status: int, data: Any) -> None:
-        self.send(status, json.dumps(data, ensure_ascii=False, default=str).encode(), "application/json; charset=utf-8")
+        self.send(status, json_text(data).encode(), "application/json; charset=utf-8")
 
     def send(self, status: int, body: bytes, kind: str) -> None:
         self.send_response(status)

@@ -12,6 +12,7 @@ with the standard library's `json.loads` as the parser so every number parses ex
 """
 from __future__ import annotations
 
+import errno
 import json
 import re
 import sys
@@ -24,6 +25,7 @@ from .._errors import ConfigError, RecordError
 from .files import naming
 
 Item = tuple[int, Any]  # (0-based line index, parsed value or RecordError)
+OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)  # too many open files, no memory
 
 
 class NestedTooDeep(ValueError):
@@ -161,6 +163,8 @@ def read_json(path: str | Path, expected: str) -> Any:
     except NestedTooDeep as exc:
         raise ConfigError(f"{path}: {exc}; expected {expected}") from None
     except OSError as exc:
+        if exc.errno in OUT_OF_RESOURCES:  # the machine's fault, not the file's: said as such where it ends
+            raise
         raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc}); expected {expected}") from exc
 
 

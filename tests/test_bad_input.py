@@ -84,12 +84,13 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
     assert results["counts"]["popqa"] == {"records": 3, "scored": 1, "failed": 2, "bad_records": 0,
                                           "missing": 0, "metric_failures": 0}
     assert results["results"]["popqa"]["match"] == 1.0
-    assert samples(tmp_path / "s", "popqa")[1]["error"] == f"UnreadablePrediction: {predictions}:3 field 'output': missing field"
+    assert samples(tmp_path / "s", "popqa")[1]["error"] == \
+        f"UnreadablePrediction: {predictions}:3 field 'output': missing field"
     assert "unknown id '999'" in result.stderr
 
 
-@pytest.mark.parametrize("output,kind", [(5, "a number"), (None, "null"), (["a"], "a list"), ({"text": "a"}, "an object"),
-                                         (True, "a boolean")])
+@pytest.mark.parametrize("output,kind", [(5, "a number"), (None, "null"), (["a"], "a list"),
+                                         ({"text": "a"}, "an object"), (True, "a boolean")])
 def test_an_output_that_is_not_a_string_fails_its_example_saying_so(tmp_path, popqa_records, output, kind):
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:2])
     predictions = write_jsonl(tmp_path / "pred.jsonl", [{"id": 100, "output": output}, {"id": 101, "output": "x"}])

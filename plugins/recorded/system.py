@@ -92,8 +92,8 @@ class Recorded(System):
                 example_id = str(require(record, "id", path, index, (str, int)))
                 output = require(record, "output", path, index)
                 if not isinstance(output, str):
-                    raise RecordError(path, index + 1, f"the output of id {example_id!r} is {JSON_KINDS[type(output)]}, "
-                                                       "expected a string (the raw model text)", "output")
+                    raise RecordError(path, index + 1, f"the output of id {example_id!r} is "
+                                      f"{JSON_KINDS[type(output)]}, expected a string (the raw model text)", "output")
                 if example_id in self.outputs:
                     raise RecordError(path, index + 1, f"duplicate id {example_id!r}", "id")
                 self._docs[example_id] = shown_documents(record, path, index, text_required)

@@ -172,8 +172,8 @@ def engine_option_problems(cls: type, options: dict[str, Any], typed: dict[str, 
     for name, value in options.items():
         problem = type_problem(value, hints.get(name)) if name in hints else None
         if problem:
-            problems.append(f"--model-arg {name}={shown_value(value)}: the {cls.kind} engine takes {problem} for {name} "
-                            f"({option_form(name, parameters.get(name), hints.get(name))})")
+            problems.append(f"--model-arg {name}={shown_value(value)}: the {cls.kind} engine takes {problem} for "
+                            f"{name} ({option_form(name, parameters.get(name), hints.get(name))})")
     return problems
 
 

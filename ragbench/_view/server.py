@@ -2,7 +2,6 @@
 framework dependency): the page and its scripts from the package, /api/<key> from the run files."""
 from __future__ import annotations
 
-import json
 import logging
 import mimetypes
 import socket

@@ -1,5 +1,6 @@
 """Errors a user sees. A `ConfigError` is printed as one line (what, where, how to fix). The exit codes
 of the command line, shared by the built-in commands and those plugins add."""
+import reprlib
 
 EXIT_INCOMPLETE = 1  # the work ran, but some of it failed (failed examples, skipped records)
 EXIT_CONFIG = 2  # a ConfigError: nothing was done
@@ -18,3 +19,14 @@ class RecordError(Exception):
         self.path, self.line, self.field, self.at = path, line, field, at
         where = (f"{path} {at}" if at else f"{path}:{line}") + (f" field '{field}'" if field else "")
         super().__init__(f"{where}: {message}")
+
+
+def shown_value(value: object, limit: int = 200) -> str:
+    """A value as a message shows it: a string as it is, anything else by its repr, cut to about `limit`
+    characters; a value that expands without end (a YAML alias of an alias, nine times over) is never
+    formatted whole."""
+    short = reprlib.Repr()  # (its limits are keyword arguments only from Python 3.12)
+    short.maxlevel, short.maxstring, short.maxother = 3, 80, 80
+    short.maxlist = short.maxtuple = short.maxdict = short.maxset = 8
+    text = value if isinstance(value, str) else short.repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}..."

@@ -84,8 +84,22 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
     assert results["counts"]["popqa"] == {"records": 3, "scored": 1, "failed": 2, "bad_records": 0,
                                           "missing": 0, "metric_failures": 0}
     assert results["results"]["popqa"]["match"] == 1.0
-    assert "has no prediction for id '101'" in samples(tmp_path / "s", "popqa")[1]["error"]
+    assert samples(tmp_path / "s", "popqa")[1]["error"] == \
+        f"UnreadablePrediction: {predictions}:3 field 'output': missing field"
     assert "unknown id '999'" in result.stderr
+
+
+@pytest.mark.parametrize("output,kind", [(5, "a number"), (None, "null"), (["a"], "a list"),
+                                         ({"text": "a"}, "an object"), (True, "a boolean")])
+def test_an_output_that_is_not_a_string_fails_its_example_saying_so(tmp_path, popqa_records, output, kind):
+    data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:2])
+    predictions = write_jsonl(tmp_path / "pred.jsonl", [{"id": 100, "output": output}, {"id": 101, "output": "x"}])
+    result = cli("score", "--task", "popqa", "--data", str(data), "--predictions", str(predictions),
+                 "--no-progress", "--output", str(tmp_path / "s"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    problem = f"{predictions}:1 field 'output': the output of id '100' is {kind}, expected a string (the raw model text)"
+    assert samples(tmp_path / "s", "popqa")[0]["error"] == f"UnreadablePrediction: {problem}"
+    assert "has no prediction" not in result.stderr and problem in result.stderr
 
 
 def test_predictions_whose_docs_cannot_be_read_are_reported_not_scored_as_other_documents(tmp_path):

@@ -177,3 +177,55 @@ def test_no_two_threads_index_a_sample_file_at_once_when_it_disappears(tmp_path)
         thread.join(10)
     assert most[0] == 1
     assert [row["id"] for row in index.rows] == ["a"]
+
+
+def raw_get(port: int, host: str | None, path: str = "/api/runs") -> bytes:
+    """The whole answer to a GET with this Host header (None: none sent), as a page of another site that
+    rebinds its own name to 127.0.0.1 would send it."""
+    header = f"Host: {host}\r\n" if host is not None else ""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(f"GET {path} HTTP/1.1\r\n{header}Connection: close\r\n\r\n".encode())
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_the_viewer_answers_only_its_own_host_names(tmp_path, serve):
+    write_run(tmp_path / "secret_run", [{"id": "a", "question": "secret question?"}], results=finished())
+    port = int(serve(Site(RunCatalog([str(tmp_path)]))).rsplit(":", 1)[1].split("/")[0])
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}", f"[::1]:{port}", "localhost",
+                 f"{socket.gethostname()}:{port}"):
+        assert raw_get(port, host).startswith(b"HTTP/1.0 200"), host
+    for host in (f"attacker.example:{port}", "attacker.example", f"127.0.0.1.attacker.example:{port}",
+                 f"localhost:{port + 1 if port < 65535 else 1}", "", None):
+        answer = raw_get(port, host)
+        assert answer.startswith(b"HTTP/1.0 421"), (host, answer[:200])
+        assert b"secret" not in answer
+        assert raw_get(port, host, "/").startswith(b"HTTP/1.0 421")
+
+
+def test_the_address_given_with_host_is_one_of_its_names(tmp_path):
+    write_run(tmp_path / "run", [{"id": "a", "question": "q?"}], results=finished())
+    server = make_server(Site(RunCatalog([str(tmp_path)])), "127.0.0.2", 0)  # another loopback address
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        with socket.create_connection(("127.0.0.2", port), timeout=10) as client:
+            client.sendall(f"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.2:{port}\r\nConnection: close\r\n\r\n".encode())
+            assert client.recv(64).startswith(b"HTTP/1.0 200")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "65536"])
+def test_a_port_out_of_range_is_one_line(tmp_path, port):
+    from click.testing import CliRunner
+
+    from ragbench._cli.main import main
+
+    result = CliRunner().invoke(main, ["view", str(tmp_path), "--port", port])
+    assert result.exit_code == 2 and (result.exception is None or isinstance(result.exception, SystemExit))
+    assert result.stderr.strip().splitlines() == [f"ragbench: error: Invalid value for '--port': {port} is not in "
+                                                  "the range 0<=x<=65535. (`main view --help` lists the options)"]

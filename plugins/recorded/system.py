@@ -17,8 +17,17 @@ from ragbench.api import (ConfigError, Context, Document, Example, Prediction, R
                           iter_jsonl, require)
 
 
+JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", type(None): "null", list: "a list",
+              dict: "an object"}
+
+
 class MissingPrediction(Exception):
     pass
+
+
+class UnreadablePrediction(Exception):
+    """The example's line is in the file but cannot be scored (its output is not a string, its docs cannot be
+    read): the example fails saying why, not as one without a prediction."""
 
 
 class FailedPrediction(Exception):
@@ -55,6 +64,7 @@ class Recorded(System):
         self.outputs: dict[str, dict[str, Any]] = {}
         self._docs: dict[str, list[Document] | None] = {}
         self.file_errors: list[str] = []
+        self._unreadable: dict[str, str] = {}  # id -> why its line cannot be scored
         if Path(path).is_dir():  # a folder of a benchmark's own output files: read in `check`, by the task
             return
         try:
@@ -70,26 +80,34 @@ class Recorded(System):
         if records is None:
             raise ConfigError(f"--predictions {self.path} is a folder, but task {task.name} reads no prediction "
                               f"folders: pass a JSONL of {{\"id\", \"output\"}} records")
-        self.outputs, self._docs, self.file_errors = {}, {}, []
+        self.outputs, self._docs, self.file_errors, self._unreadable = {}, {}, [], {}
         self.load(list(records), text_required=False)
 
     def load(self, records: list[tuple[int, Any]], text_required: bool) -> None:
         path = self.path
         for index, record in records:
+            example_id = None
             try:
                 if isinstance(record, RecordError):
                     raise record
                 example_id = str(require(record, "id", path, index, (str, int)))
-                require(record, "output", path, index, str)
+                output = require(record, "output", path, index)
+                if not isinstance(output, str):
+                    raise RecordError(path, index + 1, f"the output of id {example_id!r} is "
+                                      f"{JSON_KINDS[type(output)]}, expected a string (the raw model text)", "output")
                 if example_id in self.outputs:
                     raise RecordError(path, index + 1, f"duplicate id {example_id!r}", "id")
                 self._docs[example_id] = shown_documents(record, path, index, text_required)
                 self.outputs[example_id] = record
             except RecordError as exc:
                 self.file_errors.append(str(exc))
+                if example_id is not None:
+                    self._unreadable.setdefault(example_id, str(exc))
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         record = self.outputs.get(example.id)
+        if record is None and example.id in self._unreadable:
+            raise UnreadablePrediction(self._unreadable[example.id])
         if record is None:
             raise MissingPrediction(f"{self.path} has no prediction for id {example.id!r}")
         if record.get("error") is not None:

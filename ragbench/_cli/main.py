@@ -5,6 +5,7 @@ Imports stay light here: engines (torch, vLLM) load only when a run starts.
 """
 from __future__ import annotations
 
+import io
 import sqlite3
 import sys
 from typing import Any
@@ -55,6 +56,14 @@ def _show_version(ctx: click.Context, _param: Any, value: bool) -> None:
         ctx.exit()
 
 
+def escape_unprintable() -> None:
+    """Text the console's encoding cannot hold (a lone surrogate such as "\\ud800" from a data file, a
+    label on an ASCII console) is printed as its escape (\\udXXX), never a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 @click.group(cls=PluginCommandGroup, invoke_without_command=True,
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
@@ -70,6 +79,7 @@ def main(ctx: click.Context, replay, **options) -> None:
 
     `ragbench check` with the same options runs only the pre-flight.
     """
+    escape_unprintable()
     if ctx.invoked_subcommand is not None:
         return
     with run_starting():

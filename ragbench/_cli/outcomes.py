@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import errno
+import resource
 import sqlite3
 import sys
 from contextlib import contextmanager
@@ -38,13 +39,46 @@ _ENVIRONMENT_FIXES = {errno.ENOSPC: "free space on that disk", errno.EDQUOT: "fr
 RUN_OPTIONS = "--output / --cache / --page-cache"  # what points a run's writing elsewhere
 
 
+def exhausted(exc: BaseException) -> str | None:
+    """What `exc` says the machine ran out of (memory, threads, open files) and the fix; None for another error."""
+    if isinstance(exc, MemoryError) or isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return "out of memory; free memory, or raise the memory limit (ulimit -v, the container's)"
+    if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
+        return ("cannot start a thread (out of memory or of threads); free memory, or raise the limits (ulimit -v, "
+                "ulimit -u; each thread takes ulimit -s of memory)")
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        return f"too many open files (the limit is {soft}); raise it (ulimit -n 4096)"
+    return None
+
+
+def exit_if_exhausted(exc: BaseException, run_dir: Any = None) -> None:
+    """When `exc` says the machine ran out of memory, threads or open files: one line naming it and the fix,
+    then exit 1. Otherwise it returns, for the caller to raise `exc` again."""
+    problem = exhausted(exc)
+    if problem is None:
+        return
+    click.echo(f"ragbench: error: {problem}, {then_line(run_dir)}", err=True)
+    sys.unraisablehook = lambda _unraisable: None  # what the interpreter's clean-up then fails at, short of
+    sys.exit(EXIT_INCOMPLETE)  # the same resource (a half-made event loop), is no news
+
+
+def then_line(run_dir: Any) -> str:
+    """How to go on once the fault is fixed: `--resume` where the run folder has its run.json."""
+    if run_dir is not None and (Path(run_dir) / "run.json").is_file():
+        return "then run the same command with --resume (what finished is saved)"
+    return "then run it again"
+
+
 def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None, options: str = RUN_OPTIONS,
                       then: str | None = None) -> None:
     """An OS or SQLite error (a full disk, a read-only path, a failing device): one line naming what,
     where and the fix, then exit 1. What a run finished is saved, so `--resume` goes on from there. Of
     errors raised while cleaning up after one (a full disk fails every write), the first is named.
     `options`: the command's options that point its writing elsewhere; `then`: how to go on once fixed
-    (default: `--resume` where the run folder has its run.json, else running the command again)."""
+    (default: `--resume` where the run folder has its run.json, else running the command again). Too many
+    open files, or no memory, is said as such (`exit_if_exhausted`)."""
+    exit_if_exhausted(exc, run_dir)
     chain = [exc]
     while (earlier := chain[-1].__cause__ or chain[-1].__context__) is not None and earlier not in chain:
         chain.append(earlier)
@@ -56,8 +90,7 @@ def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None, options
     else:
         what, where, fix = f"SQLite error ({exc})", "a SQLite file", "fix or remove the file it names"
     if then is None:
-        resumable = run_dir is not None and (Path(run_dir) / "run.json").is_file()
-        then = "then run the same command with --resume (what finished is saved)" if resumable else "then run it again"
+        then = then_line(run_dir)
     click.echo(f"ragbench: error: {what}: {where}; {fix}, {then}", err=True)
     sys.exit(EXIT_INCOMPLETE)
 
@@ -72,8 +105,9 @@ def run_starting() -> Iterator[None]:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:
         environment_error(exc)
-    except (KeyboardInterrupt, RuntimeError) as exc:
+    except (KeyboardInterrupt, RuntimeError, MemoryError) as exc:
         exit_if_stopped(exc, stopped_starting)
+        exit_if_exhausted(exc)
         raise
 
 
@@ -92,8 +126,9 @@ def evaluated(config: Any) -> Any:
         environment_error(exc, config.run_dir())
     except RunInterrupted as exc:
         exit_interrupted(exc)
-    except (KeyboardInterrupt, RuntimeError) as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after the examples ran
-        exit_if_stopped(exc, lambda signum: interrupt_message(config.run_dir(), signum=signum))
+    except (KeyboardInterrupt, RuntimeError, MemoryError) as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after
+        exit_if_stopped(exc, lambda signum: interrupt_message(config.run_dir(), signum=signum))  # the examples ran
+        exit_if_exhausted(exc, config.run_dir())
         raise
     except Exception as exc:
         from .._run.example import StoppedAtFailure

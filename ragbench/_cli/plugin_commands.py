@@ -18,7 +18,7 @@ import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_if_stopped, raise_stopped, stopped_by, stopped_starting
-from .outcomes import environment_error
+from .outcomes import environment_error, exit_if_exhausted
 
 
 class PluginCommandGroup(click.Group):
@@ -69,6 +69,10 @@ class PluginCommandGroup(click.Group):
         except (KeyboardInterrupt, RuntimeError) as exc:  # raised before click's own handling begins (its
             # shell-completion check), or wrapped by Python 3.11 as a class was made
             exit_if_stopped(exc, stopped_message(exc))
+            exit_if_exhausted(exc)
+            raise
+        except (MemoryError, OSError) as exc:  # out of memory or open files in any command
+            exit_if_exhausted(exc)
             raise
 
 

@@ -126,7 +126,8 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
 @click.command("view")
 @click.argument("runs", nargs=-1)
 @click.option("--host", default="127.0.0.1", show_default=True, help="address to serve on")
-@click.option("--port", default=0, type=int, help="port to serve on (default: a free one; the URL is printed)")
+@click.option("--port", default=0, type=click.IntRange(0, 65535),
+              help="port to serve on (default: a free one; the URL is printed)")
 @click.option("--export", "export_dir", default=None, metavar="DIR",
               help="write a static site to DIR (opens from disk) instead of serving")
 def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | None) -> None:

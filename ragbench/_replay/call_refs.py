@@ -35,7 +35,7 @@ def call_ref(request: dict[str, Any], held: dict[str, Any] | None) -> str:
     judges asked the same question and answering differently are told apart."""
     text = json.dumps([{k: request[k] for k in _REQUEST_FIELDS if k in request}, held], sort_keys=True,
                       ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def step_response_data(step: dict[str, Any]) -> dict[str, Any]:

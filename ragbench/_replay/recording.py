@@ -97,7 +97,7 @@ class CallRecorder:
         if doc.id is None:
             return True
         content = json.dumps({**doc.to_dict(), "score": None}, sort_keys=True, ensure_ascii=False, default=str)
-        digest = hashlib.sha256(content.encode("utf-8")).digest()[:16]
+        digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).digest()[:16]
         with self._lock:
             first = self._carried.get(str(doc.id))
             if first is None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._storage.jsonl import dumps
 from .._types import Document
 from .corpus import PAGE_ID, TITLE_LINE
 
@@ -42,7 +43,7 @@ class DocStoreWriter:
         other = {key: value for key, value in doc.metadata.items() if key not in KEPT_METADATA}
         if other:
             record["metadata"] = other
-        line = json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n"
+        line = dumps(record).encode("utf-8") + b"\n"
         self.handle.write(line)
         self.offsets.append(self.offsets[-1] + len(line))
         self.id_hashes.append(hash(doc.id))

@@ -50,7 +50,11 @@ def run_interruptible(coro: Any) -> Any:
     SIGTERM and SIGHUP) at once, without waiting for engine calls still running in worker threads (a
     batch of generation can take many seconds; closing the loop's executor would wait for it). A
     second signal stops at once."""
-    loop = asyncio.new_event_loop()
+    try:
+        loop = asyncio.new_event_loop()
+    except BaseException:  # no file for its wake-up pipe (too many open files): the run never began
+        coro.close()
+        raise
     main = loop.create_task(coro)
     signalled: list[int] = []
 

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 import annotated_types
 import yaml
 
-from .._errors import ConfigError
+from .._errors import ConfigError, shown_value
 
 
 def parse_assignments(items: Iterable[str], flag: str) -> dict[str, Any]:
@@ -172,8 +172,8 @@ def engine_option_problems(cls: type, options: dict[str, Any], typed: dict[str, 
     for name, value in options.items():
         problem = type_problem(value, hints.get(name)) if name in hints else None
         if problem:
-            problems.append(f"--model-arg {name}={value}: the {cls.kind} engine takes {problem} for {name} "
-                            f"({option_form(name, parameters.get(name), hints.get(name))})")
+            problems.append(f"--model-arg {name}={shown_value(value)}: the {cls.kind} engine takes {problem} for "
+                            f"{name} ({option_form(name, parameters.get(name), hints.get(name))})")
     return problems
 
 
@@ -191,17 +191,17 @@ def construct(cls: type, args: dict[str, Any], label: str, positional: tuple = (
     prefix = f"{label.split()[-1]}." if flag == "--metric-arg" else ""
     unknown = [] if anything else sorted(set(args) - set(parameters))
     if unknown:
-        given = ", ".join(f"{prefix}{name}={args[name]}" for name in unknown)
+        given = ", ".join(f"{prefix}{name}={shown_value(args[name])}" for name in unknown)
         raise ConfigError(f"{flag} {given}: {label} has no option {', '.join(repr(n) for n in unknown)} "
                           + (f"(accepted: {accepted})" if shown else "(it takes no options)"))
     for name, value in args.items():
         problem = type_problem(value, hints.get(name)) if name in shown else None
         if problem:
-            raise ConfigError(f"{flag} {prefix}{name}={value}: {label} takes {problem} for {name} "
+            raise ConfigError(f"{flag} {prefix}{name}={shown_value(value)}: {label} takes {problem} for {name} "
                               f"({option_form(name, parameters.get(name), hints.get(name))})")
     try:
         return cls(*positional, **args, **injected)
     except (TypeError, ValueError) as exc:
-        given = " ".join(f"{prefix}{k}={v}" for k, v in args.items() if k != "data_path")
+        given = " ".join(f"{prefix}{k}={shown_value(v)}" for k, v in args.items() if k != "data_path")
         raise ConfigError(f"{label}: {exc}" + (f" (given {flag} {given}; accepted: {accepted})" if given else "")
                           ) from exc

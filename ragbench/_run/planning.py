@@ -11,6 +11,7 @@ from .._errors import ConfigError
 from .._metric import Metric
 from .._nli import nli_format
 from .._registry import Registry
+from .._storage.datafiles import check_data_path
 from .._system import System
 from .._task import Task
 from .._checks import Preflight
@@ -114,10 +115,8 @@ def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflig
     with check.step(f"task {name} options"):
         task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), config.task_args)}
         data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
-        if data_path is not None and Path(data_path).exists() and not (Path(data_path).is_file()
-                                                                       or Path(data_path).is_dir()):
-            raise ConfigError(f"--data {name}={data_path}: not a file or folder (a pipe or device); a run opens its "
-                              "data more than once: save it to a file")  # and opening a FIFO waits for a writer
+        if data_path is not None:
+            check_data_path(Path(data_path), f"--data {name}={data_path}")
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
         task.tools_replayed = config.replay_tools is not None
     return task

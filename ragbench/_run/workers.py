@@ -306,7 +306,13 @@ def ready_threads(size: int | None = None) -> ThreadPoolExecutor:
     size = size or min(32, usable_cores() + 4)  # ThreadPoolExecutor's own default
     pool = ThreadPoolExecutor(size, thread_name_prefix="ragbench-io")
     gate = threading.Barrier(size)
-    for future in [pool.submit(gate.wait) for _ in range(size)]:
+    try:
+        futures = [pool.submit(gate.wait) for _ in range(size)]
+    except RuntimeError:  # a thread could not start (out of memory or threads): those started wait no more
+        gate.abort()
+        pool.shutdown(wait=True)
+        raise
+    for future in futures:
         future.result()
     return pool
 

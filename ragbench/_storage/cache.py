@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._engines.base import Response
+from .jsonl import json_text
 from .sqlite_store import SqliteStore
 from .store_checks import Schema
 
@@ -26,7 +27,7 @@ SCHEMA = Schema("responses", "key TEXT PRIMARY KEY, engine TEXT, request TEXT, r
 
 def _row(key: str, entry: tuple[str, Response, float]) -> tuple:
     engine_id, response, created = entry
-    return (key, engine_id, None, json.dumps(response.to_dict(), ensure_ascii=False), created)  # the key, not the prompt
+    return (key, engine_id, None, json_text(response.to_dict()), created)  # the key, not the prompt
 
 
 def _cached(data: dict) -> Response:

@@ -16,6 +16,15 @@ def data_dir() -> Path:
     return Path(os.environ.get("RAGBENCH_DATA_DIR", Path.home() / ".cache" / "ragbench" / "data"))
 
 
+def check_data_path(path: Path, label: str) -> None:
+    """A data path a run can read: a file or a folder (through a symlink too), or one that does not exist
+    (said elsewhere). A pipe, device or socket is refused, `label` naming where it was given: a run opens
+    its data more than once, a FIFO waits for a writer and /dev/zero never ends."""
+    if path.exists() and not (path.is_file() or path.is_dir()):
+        raise ConfigError(f"{label}: not a file or folder (a pipe or device); a run opens its data more than "
+                          "once: save it to a file")
+
+
 def resolve_data_file(task: str, filename: str, explicit: Path | None, url: str | None) -> Path:
     """`explicit` (from --data TASK=PATH) if given, else DATA_DIR/filename, downloading it when
     online. Offline, the error names the file and where to put it."""

@@ -77,9 +77,10 @@ def remove_temporaries(folder: str | Path, subfolders: tuple[str, ...] = ()) -> 
 
 
 def write_atomically(path: str | Path, text: str) -> None:
-    """`path` holds `text` (UTF-8), whole, or is as it was."""
+    """`path` holds `text` (UTF-8), whole, or is as it was. A lone surrogate (a string no UTF-8 holds,
+    e.g. a label in report.md) is written as its escape, \\udXXX (JSON text escapes them itself: `json_text`)."""
     with replacing(path) as handle:
-        handle.write(text.encode("utf-8"))
+        handle.write(text.encode("utf-8", "backslashreplace"))
 
 
 def _sync_folder(folder: Path) -> None:

@@ -12,8 +12,10 @@ with the standard library's `json.loads` as the parser so every number parses ex
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
@@ -24,6 +26,7 @@ from .._errors import ConfigError, RecordError
 from .files import naming
 
 Item = tuple[int, Any]  # (0-based line index, parsed value or RecordError)
+OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)  # too many open files, no memory
 
 
 class NestedTooDeep(ValueError):
@@ -46,22 +49,40 @@ def guarded(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 parse_json = guarded(json.loads)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(value: Any, indent: int | None = None, sort_keys: bool = False, strict: bool = False) -> str:
+    """The JSON text ragbench writes of `value` (non-ASCII text as is, what JSON cannot hold as its str),
+    always encodable as UTF-8: a lone surrogate (a string such as "\\ud800", which JSON can hold and UTF-8
+    cannot) is written as its \\u escape, and reads back as the same string. (Two lone surrogates that
+    form a pair read back as the one character they pair into, as JSON defines.) `strict`: no NaN or
+    Infinity literals either (`strict_json`)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys,
+                          allow_nan=not strict)
+    except ValueError:
+        if not strict:
+            raise
+        # a non-finite float somewhere: the rare case pays for the walk
+        text = json.dumps(finite_only(value), ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys,
+                          allow_nan=False)
+    return text if text.isascii() else _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+
+
 def dumps(record: Any) -> str:
     """One record as one line (without the newline). A non-finite float (a -inf logprob in a trace) is
     written as Python's json writes it (`-Infinity`), which every reader of ragbench reads back as the
     number it was; a sample's scores are always finite numbers or null (`typed_scores`)."""
-    return json.dumps(record, ensure_ascii=False, default=str)
+    return json_text(record)
 
 
 def strict_json(data: Any, indent: int | None = None) -> str:
     """JSON that every parser reads (RFC 8259: no NaN or Infinity, which Python's json writes by default
     and browsers and jq refuse): a non-finite float anywhere in `data` is written as the string "NaN",
     "Infinity" or "-Infinity", seen rather than turned into null. Objects JSON has no type for are
-    written as their `str`."""
-    try:
-        return json.dumps(data, ensure_ascii=False, default=str, indent=indent, allow_nan=False)
-    except ValueError:  # a non-finite float somewhere: the rare case pays for the walk
-        return json.dumps(finite_only(data), ensure_ascii=False, default=str, indent=indent, allow_nan=False)
+    written as their `str`; a lone surrogate as its escape (`json_text`)."""
+    return json_text(data, indent=indent, strict=True)
 
 
 def finite_only(data: Any) -> Any:
@@ -173,6 +194,8 @@ def read_json(path: str | Path, expected: str) -> Any:
     except NestedTooDeep as exc:
         raise ConfigError(f"{path}: {exc}; expected {expected}") from None
     except OSError as exc:
+        if exc.errno in OUT_OF_RESOURCES:  # the machine's fault, not the file's: said as such where it ends
+            raise
         raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc}); expected {expected}") from exc
 
 

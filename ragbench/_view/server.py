@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import mimetypes
+import socket
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,8 +26,18 @@ def asset(name: str) -> bytes:
     return (STATIC / name).read_bytes()
 
 
+def allowed_hosts(host: str, port: int) -> frozenset[str]:
+    """The Host headers the viewer answers: this machine by its loopback names, its host name, or the
+    --host it serves on, with its port or none. A page of another site that rebinds its own name to
+    127.0.0.1 (DNS rebinding) sends its own name, and is refused: it cannot read the runs through /api/."""
+    names = {"localhost", "127.0.0.1", "[::1]", socket.gethostname().lower(),
+             f"[{host.lower()}]" if ":" in host else host.lower()}
+    return frozenset(names | {f"{name}:{port}" for name in names})
+
+
 class Handler(BaseHTTPRequestHandler):
     site: Site
+    hosts: frozenset[str]
 
     def handle(self) -> None:
         """A request the browser gave up on (a page left before its data came, a reload) closes the
@@ -37,6 +48,9 @@ class Handler(BaseHTTPRequestHandler):
             log.debug("ragbench view: %s %s: the browser closed the connection (%s)", self.command, self.path, exc)
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        if (self.headers.get("Host") or "").strip().lower() not in self.hosts:
+            return self.send_json(421, {"error": "this viewer answers only requests to the address it serves on "
+                                                 "(open the URL it printed, or serve with --host NAME)"})
         path = unquote(urlsplit(self.path).path)
         if path in ("/", "/index.html"):
             return self.send(200, asset("index.html"), "text/html; charset=utf-8")
@@ -77,6 +91,7 @@ class Handler(BaseHTTPRequestHandler):
 def make_server(site: Site, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
     handler = type("SiteHandler", (Handler,), {"site": site})
     server = ThreadingHTTPServer((host, port), handler)
+    handler.hosts = allowed_hosts(host, server.server_address[1])
     server.daemon_threads = True
     return server
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, ClassVar, Iterator
 
 from ..._checks import PROBE_RECORDS, Preflight, probe_data
 from ..._errors import ConfigError, RecordError
-from ..._storage.datafiles import resolve_data_file
+from ..._storage.datafiles import check_data_path, resolve_data_file
 from ..._task import Prompt, Task
 from ..._types import Document, Example
 from .hf import load_split
@@ -52,6 +52,7 @@ class YamlTask(Task):
         elif data.path is not None:
             if not data.path.exists():
                 raise ConfigError(f"task {name}: data.path {data.path} ({source}) not found; pass --data {name}=PATH")
+            check_data_path(data.path, f"task {name}: data.path {data.path} ({source})")
             self.path = data.path
         elif data.file is not None:
             self.path = resolve_data_file(name, data.file, None, data.url)

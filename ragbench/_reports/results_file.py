@@ -70,14 +70,20 @@ def read_results(path: str | Path, command: str) -> dict[str, Any]:
     rebuild = (f"`ragbench ... --resume --output {path.parent}` (the options it was run with) rebuilds it from the "
                "samples")
     data = read_json(path, f"the results.json of a ragbench run; {rebuild}")
-    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+    if not is_results(data):
         raise ConfigError(f"{command}: {path} is not the results.json of a ragbench run (no 'results' object); "
                           f"{rebuild}")
-    odd = next((task for task in data["results"] if not _task_name(task)), None)
+    odd = next((task for task in [*_mapping(data.get("results")), *_mapping(data.get("details"))]
+                if not _task_name(task)), None)
     if odd is not None:
         raise ConfigError(f"{command}: {path} names a task {odd!r} that no run has (a task's samples are "
                           f"samples/TASK.jsonl); {rebuild}")
     return normalized_results(data)
+
+
+def is_results(data: Any) -> bool:
+    """Whether `data` is a results.json's object: its values per task ("results"), or their details alone."""
+    return isinstance(data, dict) and (isinstance(data.get("results"), dict) or isinstance(data.get("details"), dict))
 
 
 def _task_name(name: str) -> bool:
@@ -89,7 +95,7 @@ def normalized_results(data: dict[str, Any]) -> dict[str, Any]:
     """`data` (a results.json's object) with every section the readers use in the current shape."""
     out = dict(data)
     details = _mapping(data.get("details"))
-    results = {str(task): _mapping(keys) for task, keys in data["results"].items()}
+    results = {str(task): _mapping(keys) for task, keys in _mapping(data.get("results")).items()}
     out["details"] = {task: {str(key): _entry(entry, results.get(task, {}).get(key))
                              for key, entry in _mapping(details.get(task)).items()}
                       for task in dict.fromkeys([*results, *details])}

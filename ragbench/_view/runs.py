@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from .._reports.results_file import normalized_results, saved_sample
+from .._reports.results_file import is_results, normalized_results, saved_sample
 from .._reports.slice_labels import slice_value
 from .._storage.rundir import is_sample
 from .._storage.run_lock import RunLock, describe
@@ -166,7 +166,7 @@ def _read_results(path: Path) -> dict[str, Any] | None:
     """results.json in the current shape (`normalized_results`: an older ragbench's too); None for one
     that cannot be read or is no run's results (`_read_json`)."""
     data = _read_json(path)
-    return normalized_results(data) if data is not None and isinstance(data.get("results"), dict) else None
+    return normalized_results(data) if is_results(data) else None
 
 
 def _sample_files(folder: Path) -> list[str]:

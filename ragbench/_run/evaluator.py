@@ -117,7 +117,7 @@ class Evaluator:
                 planned.task.bind(resources)
             resources.workers.prestart()  # in the background, while the engines load
             engines = self.load_engines()
-            self.model_contents = engines.content_ids()
+            self.model_contents = self._model_contents(engines)
             try:
                 self.check_models(engines)
                 fingerprints = self.data_fingerprints()
@@ -216,6 +216,17 @@ class Evaluator:
         results = self.collect(None, 0, 0.0)
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
         return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
+
+    def _model_contents(self, engines: Engines) -> dict[str, Any]:
+        """The run's model contents: the loaded engines'; when only metrics are left to score (the system's
+        engines are not loaded), the recorded ones of the others too, told again from their files
+        (`_model_contents_now`), so that a model whose files changed is still refused."""
+        loaded = engines.content_ids()
+        if not self.scoring_only:
+            return loaded
+        recorded = (self.run_dir.meta or {}).get("config")
+        told = self._model_contents_now(recorded.get("model_contents") if isinstance(recorded, dict) else None)
+        return {**(told if isinstance(told, dict) else {}), **loaded}
 
     def _model_contents_now(self, recorded: Any) -> Any:
         """The recorded model contents ("kind:model content_id" by place), each content_id told again without

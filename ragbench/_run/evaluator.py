@@ -31,14 +31,13 @@ from .._retrieval.handle import Retrieval
 from .._stop_signals import signal_of
 from .._storage.cache import ResponseCache
 from .._storage.jsonl import parse_json
-from .._storage.rundir import RunDir
+from .._storage.rundir import RunDir, checkpoint_key
 from .._types import Example
 from . import rescore
 from .._checks import Preflight
 from .config import RunConfig, examples_in_flight
 from .cost import AttemptCost, attempt_cost, whole_run_cost
-from .digest import example_digest
-from .example import StoppedAtFailure, process_example, record_failed, sample_record
+from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
 from .interrupted import RunInterrupted
 from .lifecycle import run_interruptible, run_together
 from .metric_models import MetricModels
@@ -84,7 +83,7 @@ class Evaluator:
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.model_contents: dict[str, str] = {}  # "kind:model content_id" by place (Engines.content_ids)
-        self.stream_keys: dict[str, set[str]] = {}  # their checkpoint keys, for tasks whose stream was read
+        self.stream_keys: dict[str, dict[str, int]] = {}  # their checkpoint keys and positions, for tasks whose stream was read
         # a resumed task's saved samples when the attempt began, and the digest now of those whose record it read
         self.saved_before: dict[str, dict[str, str | None]] = {}
         self.read_digests: dict[str, dict[str, str | None]] = {}
@@ -277,14 +276,16 @@ class Evaluator:
     # --- execution ------------------------------------------------------------------------------
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
         """Every record still to do with its position in the task's stream, task after task, streamed
-        (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record. The keys
-        of the records read are kept (`stream_keys`): the samples of records the data no longer holds are
-        dropped at the end."""
+        (the limit applies per task): not saved yet, failed, or changed since it was saved (an example
+        whose digest changed, a bad record whose error did). Checkpoint keys are example ids (`checkpoint_key`):
+        a repeated id is a bad record. The keys of the records read are kept with their positions
+        (`stream_keys`): the samples of records the data no longer holds are dropped at the end, and those
+        of records that moved take their new positions."""
         for planned in self.planned:
             done = self.run_dir.finished_keys(planned.name) if self.config.resume else {}
             seen: set[str] = set()
             self.expected[planned.name] = 0
-            self.stream_keys[planned.name] = keys = set()
+            self.stream_keys[planned.name] = keys = {}
             self.saved_before[planned.name], self.read_digests[planned.name] = done, (read := {})
             for position, item in enumerate(planned.task.examples()):
                 if self.config.limit is not None and position >= self.config.limit:
@@ -296,12 +297,12 @@ class Evaluator:
                                                                        "record's (ids must be unique in a task)", "id")
                     else:
                         seen.add(str(item.id))
-                key = str(item.id) if isinstance(item, Example) else f"#record-{position}"
-                keys.add(key)
+                key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
+                keys[key] = position
                 if key in done:
-                    read[key] = None if done[key] is None else example_digest(item)
+                    read[key] = None if done[key] is None else made_from(item)
                 if key not in done or read[key] != done[key]:
-                    yield planned, position, item  # not saved yet, failed, or its record changed since
+                    yield planned, position, item
 
     async def _execute(self, engines: Engines, cache: ResponseCache, resources: RunResources) -> Scheduler:
         """The examples, `max_inflight` at a time, as one task group (ragbench._run.lifecycle.run_together):

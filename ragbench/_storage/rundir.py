@@ -15,8 +15,10 @@ runs/<name>/
 Files rewritten in place are replaced whole (ragbench._storage.files.replacing): a full disk leaves the
 old file and no temporary one; appends stay appends.
 
-A record's checkpoint key is its example id (a bad record's: its line); its `index` is its position
-in the task's stream, set by the evaluator, so a task need not number its examples.
+A record's checkpoint key is its example id (a bad record's: its position), each kind in a space of its
+own (`checkpoint_key`); its `index` is its position in the task's stream, set by the evaluator, so a task
+need not number its examples. A record that moved in the data keeps its sample, which takes its new
+position when the samples are rewritten (`finalize_samples`).
 
 Sample files are read one record at a time (`iter_samples`): nothing here holds a task's samples.
 """
@@ -31,13 +33,19 @@ from typing import Any, Iterator
 from .._errors import ConfigError, RecordError
 from .._replay.exchange_log import JUDGE_LOGS
 from .files import remove_temporaries, replacing, write_atomically
-from .jsonl import iter_jsonl, open_append, read_json
+from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json
 from .run_lock import RunLock
 
 
+def checkpoint_key(example_id: Any, index: int | None) -> str:
+    """A record's checkpoint key: "id " and its example id, or for a bad record (no id) "bad record " and its
+    position; no id, whatever its text, takes a bad record's key."""
+    return f"bad record {index}" if example_id is None else f"id {example_id}"
+
+
 def record_key(record: dict[str, Any]) -> str:
-    """The checkpoint key: the example id, or the bad record's position."""
-    return str(record["id"]) if record.get("id") is not None else f"#record-{record['index']}"
+    """The checkpoint key of a sample record (`checkpoint_key`)."""
+    return checkpoint_key(record.get("id"), record["index"])
 
 
 def iter_samples(path: str | Path, errors: list[RecordError] | None = None) -> Iterator[dict[str, Any]]:
@@ -187,10 +195,10 @@ class RunDir:
 
     def finished_keys(self, task: str) -> dict[str, str | None]:
         """Keys of the records that need no new attempt: scored examples and bad records (a failed
-        example is tried again), each with the digest of the example it was made from (`example_sha256`;
-        None for a bad record, or a sample of an older ragbench)."""
-        return {record_key(r): r.get("example_sha256") for r in self.samples(task)
-                if r.get("error") is None or r.get("bad_record")}
+        example is tried again), each with what it was made from: the digest of its example
+        (`example_sha256`; None in a sample of an older ragbench), or a bad record's error."""
+        return {record_key(r): r.get("error") if r.get("bad_record") else r.get("example_sha256")
+                for r in self.samples(task) if r.get("error") is None or r.get("bad_record")}
 
     def samples(self, task: str) -> Iterator[dict[str, Any]]:
         """The task's records as the checkpoint holds them, one at a time (see `iter_samples`)."""
@@ -202,11 +210,12 @@ class RunDir:
             handle = self._handles[task] = open_append(self.sample_path(task))
         handle.write(record)
 
-    def finalize_samples(self, task: str, keys: set[str] | None = None) -> None:
-        """Rewrite the task's samples in data order, the latest attempt of each record; with `keys`, only
-        the records of those keys (the records the task's data holds now: a resumed run whose data lost or
-        fixed a record drops its old sample). Streamed: only each record's key, position and line offset
-        are held; the lines are copied as written."""
+    def finalize_samples(self, task: str, positions: dict[str, int] | None = None) -> None:
+        """Rewrite the task's samples in data order, the latest attempt of each record; with `positions`
+        (each key's position in the task's data now), only the records of those keys, each at its position
+        (a resumed run whose data lost or fixed a record drops its old sample; one whose records moved
+        puts them where they are now). Streamed: only each record's key, position and line offset are
+        held; the lines are copied as written, but for the `index` of a record that moved."""
         self.close()
         path = self.sample_path(task)
         errors: list[RecordError] = []
@@ -214,12 +223,19 @@ class RunDir:
         if not path.is_file():
             return
         offsets = _line_offsets(path)
-        latest = {record_key(record): (record["index"], line) for line, record in _numbered_samples(path, errors)
-                  if keys is None or record_key(record) in keys}
+        latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
+        for line, record in _numbered_samples(path, errors):
+            key = record_key(record)
+            if positions is None:
+                latest[key] = (record["index"], line, False)
+            elif key in positions:
+                latest[key] = (positions[key], line, positions[key] != record["index"])
         with path.open("rb") as source, replacing(path) as target:
-            for _, line in sorted(latest.values()):
+            for position, line, moved in sorted(latest.values()):
                 source.seek(offsets[line])
                 text = source.read(offsets[line + 1] - offsets[line])
+                if moved:
+                    text = (dumps({**parse_json(text), "index": position}) + "\n").encode("utf-8", "surrogatepass")
                 target.write(text if text.endswith(b"\n") else text + b"\n")  # a last line a kill left unended
 
     def record_attempt(self, attempt: dict[str, Any]) -> None:

@@ -88,7 +88,6 @@ class Evaluator:
         self.saved_before: dict[str, dict[str, str | None]] = {}
         self.read_digests: dict[str, dict[str, str | None]] = {}
         self.changed_data: set[str] = set()  # tasks whose data changed since the run started
-        self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
         self.page_cache_stats: dict[str, Any] | None = None
         self.response_cache_stats: dict[str, Any] | None = None
         self.scoring_only = False  # --resume of a finished run whose only work left is metrics that failed
@@ -121,8 +120,8 @@ class Evaluator:
                 self.check_models(engines)
                 fingerprints = self.data_fingerprints()
                 self.changed_data = set(self.run_dir.data_changed(fingerprints)) if config.resume else set()
-                self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
-                                                   config.resume, config.overwrite, fingerprints)
+                self.run_dir.start(self.full_config(), config.identity(), config.config_hash(), config.resume,
+                                   config.overwrite, fingerprints)
                 self.cost = AttemptCost(self.attempt_id, self.run_dir.record_attempt)
                 self.cost.save()  # the attempt counts from its start, whatever stops it
                 cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite")
@@ -211,7 +210,6 @@ class Evaluator:
             return None
         if readable:
             return RunOutcome(results, self.run_dir.path, already_finished=True)
-        self.attempts = list(meta.get("attempts") or [])
         results = self.collect(None, 0, 0.0)
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
         return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
@@ -325,7 +323,7 @@ class Evaluator:
             tools = await self._tools(recorder)
             if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
                 await rescore.rescore_saved(self.planned, self.run_dir, judge_llms, self.nli, self.config.seed,
-                                            self.config.strict_infra, inflight,
+                                            self.config.strict_infra, inflight, self.cost.stamped,
                                             self.config.fail_fast)
             read = RecordReader(iter(()) if self.scoring_only else self._work())
 
@@ -336,7 +334,7 @@ class Evaluator:
                                                    models, self.config.seed, self.config.strict_infra, self.nli)
                     resources.workers.raise_if_unavailable()  # every later example would fail the same way: stop
                     record["index"] = position
-                    self.run_dir.append_sample(planned.name, record)
+                    self.run_dir.append_sample(planned.name, self.cost.stamped(record, saving=1))
                     self.cost.examples += 1
                     progress.advance(failed=record_failed(record))
                     if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
@@ -406,8 +404,10 @@ class Evaluator:
                 adherence[planned.name] = checks
             if figures:
                 system_stats[planned.name] = figures
+        # the earlier attempts' costs, brought up to their saved samples' by `finalize_samples` (`AttemptCost`)
+        earlier = [a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id]
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
-        cost = whole_run_cost([*self.attempts, *([attempt] if attempt else [])])
+        cost = whole_run_cost([*earlier, *([attempt] if attempt else [])])
         cost["this_attempt"] = attempt
         for name, stats in (("response_cache", self.response_cache_stats), ("page_cache", self.page_cache_stats)):
             if stats:  # damaged entries, failed reads and writes, a replaced file; pages and embeddings reused

@@ -37,6 +37,9 @@ from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json
 from .run_lock import RunLock
 
 
+ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it was saved (ragbench._run.cost)
+
+
 def checkpoint_key(example_id: Any, index: int | None) -> str:
     """A record's checkpoint key: "id " and its example id, or for a bad record (no id) "bad record " and its
     position; no id, whatever its text, takes a bad record's key."""
@@ -71,6 +74,22 @@ def is_sample(record: dict[str, Any]) -> bool:
     """A line the run wrote: every record has its integer position (`index`), the key of a bad record and
     the order the samples are rewritten in."""
     return isinstance(record.get("index"), int) and not isinstance(record["index"], bool)
+
+
+def _latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
+    """`cost` (a sample's `attempt_cost`) into `costs`, the largest count of each attempt's each figure
+    (what is not a count is passed over)."""
+    if not isinstance(cost, dict) or not isinstance(cost.get("id"), str):
+        return
+    seen = costs.setdefault(cost["id"], {})
+    for name, value in cost.items():
+        if _count(value):
+            seen[name] = max(seen.get(name, value), value)
+
+
+def _count(value: Any) -> bool:
+    """Whether `value` is a figure of a cost: a finite number, not negative (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
 
 
 def _line_offsets(path: Path) -> list[int]:
@@ -224,12 +243,15 @@ class RunDir:
             return
         offsets = _line_offsets(path)
         latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
+        costs: dict[str, dict[str, Any]] = {}  # attempt id -> its latest cost a sample holds
         for line, record in _numbered_samples(path, errors):
+            _latest_cost(costs, record.get(ATTEMPT_COST))
             key = record_key(record)
             if positions is None:
                 latest[key] = (record["index"], line, False)
             elif key in positions:
                 latest[key] = (positions[key], line, positions[key] != record["index"])
+        self._catch_up_attempts(costs)  # before the lines that hold them may be dropped
         with path.open("rb") as source, replacing(path) as target:
             for position, line, moved in sorted(latest.values()):
                 source.seek(offsets[line])
@@ -237,6 +259,23 @@ class RunDir:
                 if moved:
                     text = (dumps({**parse_json(text), "index": position}) + "\n").encode("utf-8", "surrogatepass")
                 target.write(text if text.endswith(b"\n") else text + b"\n")  # a last line a kill left unended
+
+    def attempts(self) -> list[dict[str, Any]]:
+        """Every attempt's cost run.json records (first run and resumes)."""
+        return list((self.meta or {}).get("attempts") or [])
+
+    def _catch_up_attempts(self, costs: dict[str, dict[str, Any]]) -> None:
+        """Each attempt's cost in run.json brought up to the latest its samples hold (`costs`, by attempt id):
+        a kill -9 loses the last second of run.json's, never that of a sample it saved. Counts only grow
+        while an attempt runs, so each is the larger of the two."""
+        attempts = self.attempts()
+        caught_up = [{**attempt, **{name: value for name, value in costs.get(attempt.get("id"), {}).items()
+                                    if not _count(attempt.get(name)) or value > attempt[name]}}
+                     for attempt in attempts]
+        if caught_up != attempts:
+            meta = self.meta or {}
+            meta["attempts"] = caught_up
+            self._write_json("run.json", meta)
 
     def record_attempt(self, attempt: dict[str, Any]) -> None:
         """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""

@@ -35,6 +35,7 @@ from .._replay.exchange_log import JUDGE_LOGS
 from .files import remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json
 from .run_lock import RunLock
+from .sample_shape import shape_problem
 
 
 ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it was saved (ragbench._run.cost)
@@ -64,6 +65,8 @@ def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None)
     for line, record in iter_jsonl(path):
         if not isinstance(record, RecordError) and not is_sample(record):  # a damaged line that still parses
             record = RecordError(str(path), line + 1, "not a sample record (no integer `index`)")
+        elif not isinstance(record, RecordError) and (problem := shape_problem(record)) is not None:
+            record = RecordError(str(path), line + 1, f"not a sample record of this ragbench ({problem})")
         if not isinstance(record, RecordError):
             yield line, record
         elif errors is not None:
@@ -90,6 +93,25 @@ def _latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
 def _count(value: Any) -> bool:
     """Whether `value` is a figure of a cost: a finite number, not negative (not a bool)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
+
+
+META_FIELDS: dict[str, type] = {"config": dict, "identity": dict, "config_hash": str, "data": dict, "finished": bool,
+                                "attempts": list, "records": dict}
+
+
+def _meta_problem(meta: dict[str, Any]) -> str | None:
+    """What in run.json's `meta` is not of the shape ragbench writes (its readers take the rest for
+    granted), or None; a field may be missing (a run.json of an older ragbench)."""
+    wrong = next((field for field, kind in META_FIELDS.items() if field in meta and not isinstance(meta[field], kind)),
+                 None)
+    if wrong is not None:
+        return f"its `{wrong}` is a {type(meta[wrong]).__name__}"
+    for n, attempt in enumerate(meta.get("attempts") or []):
+        if not isinstance(attempt, dict) or not all(_count(value) for name, value in attempt.items()
+                                                    if name not in ("id", "interrupted")):
+            return f"its `attempts[{n}]` is not an attempt's cost (an object of counts)"
+    task = next((task for task, count in (meta.get("records") or {}).items() if not _count(count)), None)
+    return None if task is None else f"its `records.{task}` is not a count of records"
 
 
 def _line_offsets(path: Path) -> list[int]:
@@ -129,6 +151,10 @@ class RunDir:
         meta = read_json(meta_path, "the run.json ragbench wrote (--overwrite replaces the run, or choose another --output)")
         if not isinstance(meta, dict):
             raise ConfigError(f"{meta_path} is not a run's record; --overwrite replaces it, or choose another --output")
+        problem = _meta_problem(meta)
+        if problem is not None:
+            raise ConfigError(f"{meta_path}: {problem}: not what ragbench writes (the file was changed); fix it, or "
+                              "--overwrite runs the run again, or choose another --output")
         return meta
 
     def check_start(self, identity: dict[str, Any], config_hash: str, resume: bool, overwrite: bool = False) -> None:

@@ -283,7 +283,7 @@ class RunDir:
                 source.seek(offsets[line])
                 text = source.read(offsets[line + 1] - offsets[line])
                 if moved:
-                    text = (dumps({**parse_json(text), "index": position}) + "\n").encode("utf-8", "surrogatepass")
+                    text = (dumps({**parse_json(text), "index": position}) + "\n").encode("utf-8")
                 target.write(text if text.endswith(b"\n") else text + b"\n")  # a last line a kill left unended
 
     def attempts(self) -> list[dict[str, Any]]:

@@ -83,7 +83,7 @@ class Evaluator:
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.model_contents: dict[str, str] = {}  # "kind:model content_id" by place (Engines.content_ids)
-        self.stream_keys: dict[str, dict[str, int]] = {}  # their checkpoint keys and positions, for tasks whose stream was read
+        self.stream_keys: dict[str, dict[str, int]] = {}  # their keys and positions, for tasks whose stream was read
         # a resumed task's saved samples when the attempt began, and the digest now of those whose record it read
         self.saved_before: dict[str, dict[str, str | None]] = {}
         self.read_digests: dict[str, dict[str, str | None]] = {}

@@ -25,6 +25,7 @@ Sample files are read one record at a time (`iter_samples`): nothing here holds 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,10 +36,12 @@ from .._replay.exchange_log import JUDGE_LOGS
 from .files import remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json
 from .run_lock import RunLock
-from .sample_shape import shape_problem
+from .run_shapes import is_count, meta_problem, sample_problem
 
 
 ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it was saved (ragbench._run.cost)
+# ... its last, as it is written (an object of numbers and the attempt's id): taken off when the samples are rewritten
+_STAMP = re.compile(rb', "attempt_cost": \{"id": "[^"\\]*"(?:, "[a-z_]+": [0-9.eE+-]+)*\}\}$')
 
 
 def checkpoint_key(example_id: Any, index: int | None) -> str:
@@ -65,7 +68,7 @@ def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None)
     for line, record in iter_jsonl(path):
         if not isinstance(record, RecordError) and not is_sample(record):  # a damaged line that still parses
             record = RecordError(str(path), line + 1, "not a sample record (no integer `index`)")
-        elif not isinstance(record, RecordError) and (problem := shape_problem(record)) is not None:
+        elif not isinstance(record, RecordError) and (problem := sample_problem(record)) is not None:
             record = RecordError(str(path), line + 1, f"not a sample record of this ragbench ({problem})")
         if not isinstance(record, RecordError):
             yield line, record
@@ -86,32 +89,8 @@ def _latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
         return
     seen = costs.setdefault(cost["id"], {})
     for name, value in cost.items():
-        if _count(value):
+        if is_count(value):
             seen[name] = max(seen.get(name, value), value)
-
-
-def _count(value: Any) -> bool:
-    """Whether `value` is a figure of a cost: a finite number, not negative (not a bool)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
-
-
-META_FIELDS: dict[str, type] = {"config": dict, "identity": dict, "config_hash": str, "data": dict, "finished": bool,
-                                "attempts": list, "records": dict}
-
-
-def _meta_problem(meta: dict[str, Any]) -> str | None:
-    """What in run.json's `meta` is not of the shape ragbench writes (its readers take the rest for
-    granted), or None; a field may be missing (a run.json of an older ragbench)."""
-    wrong = next((field for field, kind in META_FIELDS.items() if field in meta and not isinstance(meta[field], kind)),
-                 None)
-    if wrong is not None:
-        return f"its `{wrong}` is a {type(meta[wrong]).__name__}"
-    for n, attempt in enumerate(meta.get("attempts") or []):
-        if not isinstance(attempt, dict) or not all(_count(value) for name, value in attempt.items()
-                                                    if name not in ("id", "interrupted")):
-            return f"its `attempts[{n}]` is not an attempt's cost (an object of counts)"
-    task = next((task for task, count in (meta.get("records") or {}).items() if not _count(count)), None)
-    return None if task is None else f"its `records.{task}` is not a count of records"
 
 
 def _line_offsets(path: Path) -> list[int]:
@@ -151,7 +130,7 @@ class RunDir:
         meta = read_json(meta_path, "the run.json ragbench wrote (--overwrite replaces the run, or choose another --output)")
         if not isinstance(meta, dict):
             raise ConfigError(f"{meta_path} is not a run's record; --overwrite replaces it, or choose another --output")
-        problem = _meta_problem(meta)
+        problem = meta_problem(meta)
         if problem is not None:
             raise ConfigError(f"{meta_path}: {problem}: not what ragbench writes (the file was changed); fix it, or "
                               "--overwrite runs the run again, or choose another --output")
@@ -260,7 +239,8 @@ class RunDir:
         (each key's position in the task's data now), only the records of those keys, each at its position
         (a resumed run whose data lost or fixed a record drops its old sample; one whose records moved
         puts them where they are now). Streamed: only each record's key, position and line offset are
-        held; the lines are copied as written, but for the `index` of a record that moved."""
+        held; the lines are copied as written, but for the `index` of a record that moved and the cost of
+        the attempt that saved it (`attempt_cost`: brought into run.json first, `_catch_up_attempts`)."""
         self.close()
         path = self.sample_path(task)
         errors: list[RecordError] = []
@@ -283,8 +263,9 @@ class RunDir:
                 source.seek(offsets[line])
                 text = source.read(offsets[line + 1] - offsets[line])
                 if moved:
-                    text = (dumps({**parse_json(text), "index": position}) + "\n").encode("utf-8")
-                target.write(text if text.endswith(b"\n") else text + b"\n")  # a last line a kill left unended
+                    record = {key: value for key, value in parse_json(text).items() if key != ATTEMPT_COST}
+                    text = dumps({**record, "index": position}).encode("utf-8")
+                target.write(_STAMP.sub(b"}", text.rstrip(b"\n")) + b"\n")  # a last line a kill left unended
 
     def attempts(self) -> list[dict[str, Any]]:
         """Every attempt's cost run.json records (first run and resumes)."""
@@ -296,7 +277,7 @@ class RunDir:
         while an attempt runs, so each is the larger of the two."""
         attempts = self.attempts()
         caught_up = [{**attempt, **{name: value for name, value in costs.get(attempt.get("id"), {}).items()
-                                    if not _count(attempt.get(name)) or value > attempt[name]}}
+                                    if not is_count(attempt.get(name)) or value > attempt[name]}}
                      for attempt in attempts]
         if caught_up != attempts:
             meta = self.meta or {}

@@ -1,9 +1,9 @@
-"""The shape of a sample record as ragbench writes it: what the readers of a run folder (--resume, the
-results, rescore, compare, the viewer) may take for granted of a line they read. A line of another shape (a
-sample written by another tool or version, or edited by hand: a `prediction` that is a string, a `trace`
-that is an object) is no sample record: it is passed over like a line a kill cut short (named, counted, and
-its example runs again on --resume), never a traceback in a reader. A field may be missing: readers take
-its absence as its empty value."""
+"""The shapes of what a run folder holds, as ragbench writes them: what its readers (--resume, the results,
+rescore, compare, the viewer) may take for granted. A sample line of another shape (written by another
+tool or version, or edited by hand: a `prediction` that is a string, a `trace` that is an object) is no
+sample record: it is passed over like a line a kill cut short (named, counted, and its example runs again
+on --resume), never a traceback in a reader. A run.json of another shape is refused in one line. A field
+may be missing (a file of an older ragbench): readers take its absence as its empty value."""
 from __future__ import annotations
 
 from typing import Any, Iterator
@@ -19,10 +19,12 @@ PREDICTION_FIELDS: dict[str, tuple[type, ...]] = {
     "answer": TEXT, "raw_output": TEXT, "citations": (list,), "docs": (list,), "extras": (dict,)}
 STEP_FIELDS: dict[str, tuple[type, ...]] = {
     "kind": TEXT, "name": TEXT, "request": (dict, NONE), "response": (dict, NONE), "error": TEXT}
+META_FIELDS: dict[str, type] = {"config": dict, "identity": dict, "config_hash": str, "data": dict, "finished": bool,
+                                "attempts": list, "records": dict}
 KINDS = {dict: "an object", list: "a list", str: "a string", bool: "true or false", NONE: "null"}
 
 
-def shape_problem(record: dict[str, Any]) -> str | None:
+def sample_problem(record: dict[str, Any]) -> str | None:
     """What in `record` is not of the shape ragbench writes (the first found), or None."""
     return next(_problems(record), None)
 
@@ -62,3 +64,22 @@ def _kind(value: Any) -> str:
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def meta_problem(meta: dict[str, Any]) -> str | None:
+    """What in run.json's `meta` is not of the shape ragbench writes (the first found), or None."""
+    wrong = next((field for field, kind in META_FIELDS.items() if field in meta and not isinstance(meta[field], kind)),
+                 None)
+    if wrong is not None:
+        return f"its `{wrong}` is {_kind(meta[wrong])}"
+    for n, attempt in enumerate(meta.get("attempts") or []):
+        if not isinstance(attempt, dict) or not all(is_count(value) for name, value in attempt.items()
+                                                    if name not in ("id", "interrupted")):
+            return f"its `attempts[{n}]` is not an attempt's cost (an object of counts)"
+    task = next((task for task, count in (meta.get("records") or {}).items() if not is_count(count)), None)
+    return None if task is None else f"its `records.{task}` is not a count of records"
+
+
+def is_count(value: Any) -> bool:
+    """Whether `value` is a count or a measure (a cost's figure): a finite number, not negative, not a bool."""
+    return _number(value) and 0 <= value < float("inf")

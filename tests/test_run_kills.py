@@ -172,7 +172,7 @@ def test_a_kill_9_loses_none_of_the_saved_samples_calls_from_the_runs_cost(tmp_p
     out, log = tmp_path / "run", tmp_path / "calls.log"
     env = {**environment(tmp_path), "RAGBENCH_TEST_CALL_LOG": str(log)}
     args = ["--tasks", "demo", "--system", "closed_book", "--model", "scripted:logged_engine:answer", "--model-arg",
-            "per_request=0.05", "--max-inflight", "1", "--no-progress", "--bootstrap-iters", "0", "--output", str(out)]
+            "per_request=0.1", "--max-inflight", "1", "--no-progress", "--bootstrap-iters", "0", "--output", str(out)]
     process = start(args, env, tmp_path / "stderr.txt")
     samples = out / "samples" / "demo.jsonl"
     deadline = time.monotonic() + 120

@@ -41,6 +41,7 @@ from .example import StoppedAtFailure, made_from, process_example, record_failed
 from .interrupted import RunInterrupted
 from .lifecycle import run_interruptible, run_together
 from .metric_models import MetricModels
+from .model_contents import contents_now, model_contents
 from .planning import PlannedTask
 from .preflight import check_free_space, preflight
 from .progress import Progress
@@ -114,8 +115,9 @@ class Evaluator:
             for planned in self.planned:
                 planned.task.bind(resources)
             resources.workers.prestart()  # in the background, while the engines load
+            recorded = (self.run_dir.meta or {}).get("config") if self.scoring_only else None  # engines not loaded
             engines = self.load_engines()
-            self.model_contents = self._model_contents(engines)
+            self.model_contents = model_contents(engines, self.registry, recorded)
             try:
                 self.check_models(engines)
                 fingerprints = self.data_fingerprints()
@@ -189,7 +191,7 @@ class Evaluator:
             return None
         recorded = meta.get("config") if isinstance(meta.get("config"), dict) else {}
         self.run_dir.check_same_inputs({"task_configs": self.task_configs(),
-                                        "model_contents": self._model_contents_now(recorded.get("model_contents")),
+                                        "model_contents": contents_now(self.registry, recorded.get("model_contents")),
                                         "retriever_contents": self.retriever_contents})
         changed = self.run_dir.data_changed(self.data_fingerprints())
         if changed:
@@ -213,31 +215,6 @@ class Evaluator:
         results = self.collect(None, 0, 0.0)
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
         return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
-
-    def _model_contents(self, engines: Engines) -> dict[str, Any]:
-        """The run's model contents: the loaded engines'; when only metrics are left to score (the system's
-        engines are not loaded), the recorded ones of the others too, told again from their files
-        (`_model_contents_now`), so that a model whose files changed is still refused."""
-        loaded = engines.content_ids()
-        if not self.scoring_only:
-            return loaded
-        recorded = (self.run_dir.meta or {}).get("config")
-        told = self._model_contents_now(recorded.get("model_contents") if isinstance(recorded, dict) else None)
-        return {**(told if isinstance(told, dict) else {}), **loaded}
-
-    def _model_contents_now(self, recorded: Any) -> Any:
-        """The recorded model contents ("kind:model content_id" by place), each content_id told again without
-        loading the engine (`Engine.content_of`; kept as recorded where the engine cannot tell)."""
-        if not isinstance(recorded, dict):
-            return recorded  # not what ragbench writes: check_same_inputs names it
-        now = {}
-        for place, entry in recorded.items():
-            name, _, _ = str(entry).rpartition(" ")
-            kind, _, model = name.partition(":")
-            known = kind in self.registry.names("engines")
-            content = self.registry.load("engines", kind).content_of(model) if known else None
-            now[place] = f"{name} {content}" if content is not None else entry
-        return now
 
     def task_configs(self) -> dict[str, Any]:
         """Each task's `Task.config()`, as run.json reads back (values JSON cannot hold as their text)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import samples, stopped_resume_after_the_data_changed
+from helpers import comparable, samples, stopped_resume_after_the_data_changed
 
 from ragbench._engines.base import EngineError
 from ragbench._errors import ConfigError
@@ -99,3 +99,51 @@ def test_a_resume_stopped_after_the_data_changed_counts_only_samples_of_the_curr
     remade = len((folder / "samples" / "demo.jsonl").read_text().splitlines()) - 24
     assert remade >= 3
     assert f": {remade} of 24 examples saved in {folder}" in said, said
+
+
+def fresh_run(folder, records):
+    """A run of `records` from scratch, in a folder of its own, for a resumed run to equal."""
+    folder.mkdir()
+    write_task(folder, records)
+    return run(folder, answer_all=True)
+
+
+def test_an_id_that_reads_as_a_bad_records_key_is_neither_it_nor_a_crash_on_resume(tmp_path):
+    cut = json.dumps(RECORDS[0])[:-1] + "\n"  # record 2 (0-based) is bad
+    odd = [{**RECORDS[0], "id": "#record-2"}, {**RECORDS[1], "id": "bad record 2"}, cut, RECORDS[3]]
+    write_task(tmp_path, odd)
+    first = run(tmp_path, answer_all=False)  # q4 fails: a run to resume
+    assert first.results["counts"]["tq"] == {"records": 4, "scored": 2, "failed": 1, "bad_records": 1,
+                                             "missing": 0, "metric_failures": 0}
+    resumed = run(tmp_path, answer_all=True, resume=True)
+    assert resumed.results["counts"]["tq"] == {"records": 4, "scored": 3, "failed": 0, "bad_records": 1,
+                                               "missing": 0, "metric_failures": 0}
+    assert resumed.results["cost"]["this_attempt"]["examples"] == 1  # q4 alone ran again
+    assert [s["id"] for s in samples(tmp_path / "run", "tq")] == ["#record-2", "bad record 2", None, "q4"]
+
+
+@pytest.mark.parametrize("finished", [True, False], ids=["finished", "unfinished"])
+def test_a_resume_after_records_moved_changed_came_and_went_ends_as_a_fresh_run_of_the_data(tmp_path, finished):
+    write_task(tmp_path, RECORDS)
+    run(tmp_path, answer_all=finished)
+    now = [{"id": "q5", "question": "What is five?", "golden_answers": ["five"]}, RECORDS[3],
+           {**RECORDS[2], "golden_answers": ["one"]}, RECORDS[0]]  # q2 gone, q3 changed, q1 and q4 swapped
+    write_task(tmp_path, now)
+    resumed = run(tmp_path, answer_all=True, resume=True).results
+    fresh = fresh_run(tmp_path / "fresh", now).results
+    assert resumed["data_sha256"] == fresh["data_sha256"]
+    assert comparable(resumed) == comparable(fresh)
+    def kept(folder):
+        return [{k: s.get(k) for k in ("index", "id", "example_sha256", "prediction", "scores", "error")}
+                for s in samples(folder, "tq")]
+
+    assert kept(tmp_path / "run") == kept(tmp_path / "fresh" / "run")
+
+
+def test_a_bad_record_that_stays_bad_but_otherwise_is_named_by_its_new_error(tmp_path):
+    write_task(tmp_path, [*RECORDS[:2], json.dumps(RECORDS[2])[:-1] + "\n", RECORDS[3]])
+    run(tmp_path, answer_all=False)
+    write_task(tmp_path, [*RECORDS[:2], {"id": "q3"}, RECORDS[3]])  # bad another way: no question
+    run(tmp_path, answer_all=True, resume=True)
+    [bad] = [s for s in samples(tmp_path / "run", "tq") if s.get("bad_record")]
+    assert "cut short" not in bad["error"] and bad["index"] == 2, bad

@@ -164,3 +164,30 @@ def test_a_run_killed_before_its_first_example_finished_counts_its_calls(tmp_pat
     cost = results["cost"]
     assert cost["attempts"] == 2 and cost["interrupted_attempts"] == 1
     assert cost["llm_calls"] == 2 * QUESTIONS  # the model's calls counted once: the resume's came from the cache
+
+
+def test_a_kill_9_loses_none_of_the_saved_samples_calls_from_the_runs_cost(tmp_path):
+    """run.json's cost is saved each second, the samples as they finish: the samples saved since its last
+    save carry their attempt's cost, which the resume counts, so every saved sample's call is counted once."""
+    out, log = tmp_path / "run", tmp_path / "calls.log"
+    env = {**environment(tmp_path), "RAGBENCH_TEST_CALL_LOG": str(log)}
+    args = ["--tasks", "demo", "--system", "closed_book", "--model", "scripted:logged_engine:answer", "--model-arg",
+            "per_request=0.1", "--max-inflight", "1", "--no-progress", "--bootstrap-iters", "0", "--output", str(out)]
+    process = start(args, env, tmp_path / "stderr.txt")
+    samples = out / "samples" / "demo.jsonl"
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:  # samples saved that run.json does not count
+        recorded, saved = attempts(out), samples.read_bytes().count(b"\n") if samples.is_file() else 0
+        if recorded and saved >= 3 and saved > recorded[0].get("examples", 0):
+            break
+        time.sleep(0.01)
+    process.kill()
+    process.wait(timeout=60)
+    assert process.returncode == -signal.SIGKILL, (tmp_path / "stderr.txt").read_text()
+    results = finish([*args, "--resume"], env)
+    cost = results["cost"]
+    records = [json.loads(line) for line in samples.read_text().splitlines()]
+    answered = sum(1 for record in records for step in record["trace"] if step["kind"] == "llm" and not step["cached"])
+    made = log.read_text().count("call\n")  # every call the engine answered, in both processes
+    assert (cost["attempts"], cost["interrupted_attempts"], cost["examples"]) == (2, 1, 24), cost
+    assert answered <= cost["llm_calls"] <= made, (cost, answered, made)

@@ -6,6 +6,7 @@ import asyncio
 import time
 from typing import Any, Callable
 
+from .._storage.rundir import ATTEMPT_COST
 from .scheduler import CallStats
 
 
@@ -34,7 +35,10 @@ class AttemptCost:
     """This attempt's cost as it happens. `save` records it in run.json marked interrupted (the run's
     end replaces it with the final cost): when the attempt starts, every second while it runs
     (`save_every`, a task of the loop that runs whatever the examples do) and when the attempt
-    stops, whichever way. A kill loses at most the last second of it; `--resume` adds it up."""
+    stops, whichever way. A kill loses at most the last second of it, and none of the cost of its
+    saved samples: each sample carries the attempt's cost when it was saved (`stamped`), which the
+    run folder adds to run.json when it next rewrites the samples (ragbench._storage.rundir); `--resume`
+    adds every attempt up."""
 
     def __init__(self, attempt_id: str, record: Callable[[dict[str, Any]], None]) -> None:
         self.id, self._record = attempt_id, record
@@ -45,6 +49,11 @@ class AttemptCost:
     def so_far(self) -> dict[str, Any]:
         return attempt_cost(self.id, (self.stats or CallStats()).to_dict(), self.examples,
                             time.perf_counter() - self.started)
+
+    def stamped(self, record: dict[str, Any], saving: int = 0) -> dict[str, Any]:
+        """`record` with this attempt's cost once it is saved (`attempt_cost`; `saving`: the samples it
+        adds to those saved): a sample line and the cost of the calls that made it are written at once."""
+        return {**record, ATTEMPT_COST: {**self.so_far(), "examples": self.examples + saving}}
 
     def save(self) -> None:
         self._record({**self.so_far(), "interrupted": True})

@@ -31,18 +31,18 @@ from .._retrieval.handle import Retrieval
 from .._stop_signals import signal_of
 from .._storage.cache import ResponseCache
 from .._storage.jsonl import parse_json
-from .._storage.rundir import RunDir
+from .._storage.rundir import RunDir, checkpoint_key
 from .._types import Example
 from . import rescore
 from .._checks import Preflight
 from .config import RunConfig, examples_in_flight
 from .cost import AttemptCost, attempt_cost, whole_run_cost
-from .digest import example_digest
-from .example import StoppedAtFailure, process_example, record_failed, sample_record
+from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
 from .in_flight import ExamplesInFlight
 from .interrupted import RunInterrupted
 from .lifecycle import run_interruptible, run_together
 from .metric_models import MetricModels
+from .model_contents import contents_now, model_contents
 from .planning import PlannedTask
 from .preflight import check_free_space, preflight
 from .progress import Progress
@@ -85,12 +85,11 @@ class Evaluator:
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.model_contents: dict[str, str] = {}  # "kind:model content_id" by place (Engines.content_ids)
-        self.stream_keys: dict[str, set[str]] = {}  # their checkpoint keys, for tasks whose stream was read
+        self.stream_keys: dict[str, dict[str, int]] = {}  # their keys and positions, for tasks whose stream was read
         # a resumed task's saved samples when the attempt began, and the digest now of those whose record it read
         self.saved_before: dict[str, dict[str, str | None]] = {}
         self.read_digests: dict[str, dict[str, str | None]] = {}
         self.changed_data: set[str] = set()  # tasks whose data changed since the run started
-        self.attempts: list[dict[str, Any]] = []  # cost of the earlier attempts (--resume)
         self.page_cache_stats: dict[str, Any] | None = None
         self.response_cache_stats: dict[str, Any] | None = None
         self.scoring_only = False  # --resume of a finished run whose only work left is metrics that failed
@@ -117,14 +116,15 @@ class Evaluator:
             for planned in self.planned:
                 planned.task.bind(resources)
             resources.workers.prestart()  # in the background, while the engines load
+            recorded = (self.run_dir.meta or {}).get("config") if self.scoring_only else None  # engines not loaded
             engines = self.load_engines()
-            self.model_contents = engines.content_ids()
+            self.model_contents = model_contents(engines, self.registry, recorded)
             try:
                 self.check_models(engines)
                 fingerprints = self.data_fingerprints()
                 self.changed_data = set(self.run_dir.data_changed(fingerprints)) if config.resume else set()
-                self.attempts = self.run_dir.start(self.full_config(), config.identity(), config.config_hash(),
-                                                   config.resume, config.overwrite, fingerprints)
+                self.run_dir.start(self.full_config(), config.identity(), config.config_hash(), config.resume,
+                                   config.overwrite, fingerprints)
                 self.cost = AttemptCost(self.attempt_id, self.run_dir.record_attempt)
                 self.cost.save()  # the attempt counts from its start, whatever stops it
                 cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite", owned=config.cache is None)
@@ -192,7 +192,7 @@ class Evaluator:
             return None
         recorded = meta.get("config") if isinstance(meta.get("config"), dict) else {}
         self.run_dir.check_same_inputs({"task_configs": self.task_configs(),
-                                        "model_contents": self._model_contents_now(recorded.get("model_contents")),
+                                        "model_contents": contents_now(self.registry, recorded.get("model_contents")),
                                         "retriever_contents": self.retriever_contents})
         changed = self.run_dir.data_changed(self.data_fingerprints())
         if changed:
@@ -213,24 +213,9 @@ class Evaluator:
             return None
         if readable:
             return RunOutcome(results, self.run_dir.path, already_finished=True)
-        self.attempts = list(meta.get("attempts") or [])
         results = self.collect(None, 0, 0.0)
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
         return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
-
-    def _model_contents_now(self, recorded: Any) -> Any:
-        """The recorded model contents ("kind:model content_id" by place), each content_id told again without
-        loading the engine (`Engine.content_of`; kept as recorded where the engine cannot tell)."""
-        if not isinstance(recorded, dict):
-            return recorded  # not what ragbench writes: check_same_inputs names it
-        now = {}
-        for place, entry in recorded.items():
-            name, _, _ = str(entry).rpartition(" ")
-            kind, _, model = name.partition(":")
-            known = kind in self.registry.names("engines")
-            content = self.registry.load("engines", kind).content_of(model) if known else None
-            now[place] = f"{name} {content}" if content is not None else entry
-        return now
 
     def task_configs(self) -> dict[str, Any]:
         """Each task's `Task.config()`, as run.json reads back (values JSON cannot hold as their text)."""
@@ -267,14 +252,17 @@ class Evaluator:
     # --- execution ------------------------------------------------------------------------------
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
         """Every record still to do with its position in the task's stream, task after task, streamed
-        (the limit applies per task). Checkpoint keys are example ids: a repeated id is a bad record, and so
-        is gold of a shape the metrics would mis-score (`Example.gold_problem`). The keys of the records read
-        are kept (`stream_keys`): the samples of records the data no longer holds are dropped at the end."""
+        (the limit applies per task): not saved yet, failed, or changed since it was saved (an example
+        whose digest changed, a bad record whose error did). Checkpoint keys are example ids (`checkpoint_key`):
+        a repeated id is a bad record, and so is gold of a shape the metrics would mis-score
+        (`Example.gold_problem`). The keys of the records read are kept with their positions (`stream_keys`):
+        the samples of records the data no longer holds are dropped at the end, and those of records that
+        moved take their new positions."""
         for planned in self.planned:
             done = self.run_dir.finished_keys(planned.name) if self.config.resume else {}
             seen: set[str] = set()
             self.expected[planned.name] = 0
-            self.stream_keys[planned.name] = keys = set()
+            self.stream_keys[planned.name] = keys = {}
             self.saved_before[planned.name], self.read_digests[planned.name] = done, (read := {})
             for position, item in enumerate(planned.task.examples()):
                 if self.config.limit is not None and position >= self.config.limit:
@@ -288,12 +276,12 @@ class Evaluator:
                         seen.add(str(item.id))
                         if (problem := item.gold_problem()) is not None:  # it would be scored wrong, silently
                             item = RecordError(planned.name, position + 1, f"example {item.id!r}: {problem}")
-                key = str(item.id) if isinstance(item, Example) else f"#record-{position}"
-                keys.add(key)
+                key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
+                keys[key] = position
                 if key in done:
-                    read[key] = None if done[key] is None else example_digest(item)
+                    read[key] = None if done[key] is None else made_from(item)
                 if key not in done or read[key] != done[key]:
-                    yield planned, position, item  # not saved yet, failed, or its record changed since
+                    yield planned, position, item
 
     async def _execute(self, engines: Engines, cache: ResponseCache, resources: RunResources) -> Scheduler:
         """The examples, `max_inflight` at a time, as one task group (ragbench._run.lifecycle.run_together):
@@ -317,7 +305,7 @@ class Evaluator:
             tools = await self._tools(recorder)
             if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
                 await rescore.rescore_saved(self.planned, self.run_dir, judge_llms, self.nli, self.config.seed,
-                                            self.config.strict_infra, inflight,
+                                            self.config.strict_infra, inflight, self.cost.stamped,
                                             self.config.fail_fast, examples)
             read = RecordReader(iter(()) if self.scoring_only else self._work())
 
@@ -330,7 +318,7 @@ class Evaluator:
                                                        self.nli)
                         resources.workers.raise_if_unavailable()  # every later example would fail the same way
                         record["index"] = position
-                        self.run_dir.append_sample(planned.name, record)
+                        self.run_dir.append_sample(planned.name, self.cost.stamped(record, saving=1))
                         self.cost.examples += 1
                         progress.advance(failed=record_failed(record))
                         if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
@@ -401,8 +389,10 @@ class Evaluator:
                 adherence[planned.name] = checks
             if figures:
                 system_stats[planned.name] = figures
+        # the earlier attempts' costs, brought up to their saved samples' by `finalize_samples` (`AttemptCost`)
+        earlier = [a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id]
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
-        cost = whole_run_cost([*self.attempts, *([attempt] if attempt else [])])
+        cost = whole_run_cost([*earlier, *([attempt] if attempt else [])])
         cost["this_attempt"] = attempt
         for name, stats in (("response_cache", self.response_cache_stats), ("page_cache", self.page_cache_stats)):
             if stats:  # damaged entries, failed reads and writes, a replaced file; pages and embeddings reused

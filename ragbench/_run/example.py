@@ -56,13 +56,19 @@ class StoppedAtFailure(Exception):
         super().__init__(f"{task} {label} {what}: {error}")
 
 
+def made_from(item: Example | RecordError) -> str:
+    """What a record's sample was made from, for --resume to tell whether the record changed since: an
+    example's digest (`example_sha256`), or a bad record's error."""
+    return example_digest(item) if isinstance(item, Example) else f"bad record: {item}"
+
+
 async def process_example(planned: PlannedTask, item: Example | RecordError, llm: LLM, judges: list[LLM],
                           tools: dict[str, Any], retrieval: Retrieval, models: dict[str, LLM] | None, seed: int,
                           strict_infra: bool, nli: NLI | None) -> dict[str, Any]:
     """One record run by the system and scored: its sample record (a bad record or a failed example is
     recorded in it, never raised)."""
     if isinstance(item, RecordError):
-        return {"id": None, "error": f"bad record: {item}", "bad_record": True}
+        return {"id": None, "error": made_from(item), "bad_record": True}
     example = item
     started = time.perf_counter()
     ctx = Context(llm=llm, task=planned.task, seed=seed, tools=tools)

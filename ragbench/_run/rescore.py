@@ -19,7 +19,7 @@ from .._llm import LLM
 from .._nli import NLI
 from .._records import step_from_dict
 from .._reports.failures import metric_failures
-from .._storage.rundir import RunDir, record_key
+from .._storage.rundir import ATTEMPT_COST, RunDir, record_key
 from .._types import Document, Example, Prediction
 from .example import StoppedAtFailure, gold_references, record_failed, scored_record
 from .in_flight import ExamplesInFlight
@@ -54,7 +54,7 @@ async def rescore_record(planned: PlannedTask, record: dict[str, Any], judges: l
                          seed: int, strict_infra: bool) -> dict[str, Any]:
     """The record scored again by every metric of `planned` (see the module's docstring)."""
     example, prediction = rebuild(record)
-    kept = {**{k: v for k, v in record.items() if k not in SCORING_FIELDS and k not in GOLD_READING_FIELDS},
+    kept = {**{k: v for k, v in record.items() if k not in (*SCORING_FIELDS, *GOLD_READING_FIELDS, ATTEMPT_COST)},
             **gold_references(planned.task, example)}
     return {**await scored_record(kept, planned, example, prediction, judges, seed, strict_infra, nli),
             "rescored": True}
@@ -83,18 +83,19 @@ def pending(run_dir: RunDir, planned: list[PlannedTask]) -> bool:
 
 
 async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, judges: list[LLM], nli: NLI | None, seed: int,
-                        strict_infra: bool, most: int, fail_fast: bool = False,
-                        examples: ExamplesInFlight | None = None) -> int:
+                        strict_infra: bool, most: int, stamped: Callable[[dict[str, Any]], dict[str, Any]],
+                        fail_fast: bool = False, examples: ExamplesInFlight | None = None) -> int:
     """--resume: every saved example whose metrics failed scored again (at most `most` at once) and
-    appended to the checkpoint, where it replaces the earlier record. Returns how many. With
-    `fail_fast`, the first that fails again raises `StoppedAtFailure` once it is saved."""
+    appended to the checkpoint (as `stamped` makes it: with the attempt's cost), where it replaces the
+    earlier record. Returns how many. With `fail_fast`, the first that fails again raises
+    `StoppedAtFailure` once it is saved."""
     done = 0
 
     async def rescore(item: tuple[PlannedTask, dict[str, Any]]) -> None:
         nonlocal done
         task, record = item
         rescored = await rescore_record(task, record, judges, nli, seed, strict_infra)
-        run_dir.append_sample(task.name, rescored)
+        run_dir.append_sample(task.name, stamped(rescored))
         done += 1
         if fail_fast and record_failed(rescored):
             raise StoppedAtFailure(task.name, rescored, run_dir.path)

@@ -15,8 +15,10 @@ runs/<name>/
 Files rewritten in place are replaced whole (ragbench._storage.files.replacing): a full disk leaves the
 old file and no temporary one; appends stay appends.
 
-A record's checkpoint key is its example id (a bad record's: its line); its `index` is its position
-in the task's stream, set by the evaluator, so a task need not number its examples.
+A record's checkpoint key is its example id (a bad record's: its position), each kind in a space of its
+own (`checkpoint_key`); its `index` is its position in the task's stream, set by the evaluator, so a task
+need not number its examples. A record that moved in the data keeps its sample, which takes its new
+position when the samples are rewritten (`finalize_samples`).
 
 Sample files are read one record at a time (`iter_samples`): nothing here holds a task's samples.
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,8 +41,20 @@ from typing import Any, Iterator
 from .._errors import ConfigError, RecordError
 from .._replay.exchange_log import JUDGE_LOGS
 from .files import remove_temporaries, replacing, write_atomically
-from .jsonl import iter_jsonl, open_append, read_json, strict_json
+from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json, strict_json
 from .run_lock import RunLock
+from .run_shapes import is_count, meta_problem, sample_problem
+
+
+ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it was saved (ragbench._run.cost)
+# ... its last, as it is written (an object of numbers and the attempt's id): taken off when the samples are rewritten
+_STAMP = re.compile(rb', "attempt_cost": \{"id": "[^"\\]*"(?:, "[a-z_]+": [0-9.eE+-]+)*\}\}$')
+
+
+def checkpoint_key(example_id: Any, index: int | None) -> str:
+    """A record's checkpoint key: "id " and its example id, or for a bad record (no id) "bad record " and its
+    position; no id, whatever its text, takes a bad record's key."""
+    return f"bad record {index}" if example_id is None else f"id {example_id}"
 
 RUN_FOLDERS = ("samples", "calls")  # what a run writes in its folder (run.lock stays: see run_lock)
 RUN_FILES = ("results.json", "report.md", "run.json", "nli_calls.jsonl", "cache.sqlite", "cache.sqlite-wal",
@@ -48,8 +63,8 @@ RUN_KEYS = ("config", "config_hash")  # in every run.json ragbench writes
 
 
 def record_key(record: dict[str, Any]) -> str:
-    """The checkpoint key: the example id, or the bad record's position."""
-    return str(record["id"]) if record.get("id") is not None else f"#record-{record['index']}"
+    """The checkpoint key of a sample record (`checkpoint_key`)."""
+    return checkpoint_key(record.get("id"), record["index"])
 
 
 def iter_samples(path: str | Path, errors: list[RecordError] | None = None) -> Iterator[dict[str, Any]]:
@@ -65,6 +80,8 @@ def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None)
     for line, record in iter_jsonl(path):
         if not isinstance(record, RecordError) and not is_sample(record):  # a damaged line that still parses
             record = RecordError(str(path), line + 1, "not a sample record (no integer `index`)")
+        elif not isinstance(record, RecordError) and (problem := sample_problem(record)) is not None:
+            record = RecordError(str(path), line + 1, f"not a sample record of this ragbench ({problem})")
         if not isinstance(record, RecordError):
             yield line, record
         elif errors is not None:
@@ -75,6 +92,17 @@ def is_sample(record: dict[str, Any]) -> bool:
     """A line the run wrote: every record has its integer position (`index`), the key of a bad record and
     the order the samples are rewritten in."""
     return isinstance(record.get("index"), int) and not isinstance(record["index"], bool)
+
+
+def _latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
+    """`cost` (a sample's `attempt_cost`) into `costs`, the largest count of each attempt's each figure
+    (what is not a count is passed over)."""
+    if not isinstance(cost, dict) or not isinstance(cost.get("id"), str):
+        return
+    seen = costs.setdefault(cost["id"], {})
+    for name, value in cost.items():
+        if is_count(value):
+            seen[name] = max(seen.get(name, value), value)
 
 
 def _line_offsets(path: Path) -> list[int]:
@@ -118,6 +146,10 @@ class RunDir:
         if not isinstance(meta, dict) or not all(key in meta for key in RUN_KEYS):
             raise ConfigError(f"{meta_path} is {kind + ', ' if kind else ''}not a run.json ragbench wrote; ragbench "
                               "replaces only its own runs: choose another --output")
+        problem = meta_problem(meta)
+        if problem is not None:
+            raise ConfigError(f"{meta_path}: {problem}: not what ragbench writes (the file was changed); fix it, or "
+                              "--overwrite runs the run again, or choose another --output")
         return meta
 
     def _written(self) -> list[str]:
@@ -233,10 +265,10 @@ class RunDir:
 
     def finished_keys(self, task: str) -> dict[str, str | None]:
         """Keys of the records that need no new attempt: scored examples and bad records (a failed
-        example is tried again), each with the digest of the example it was made from (`example_sha256`;
-        None for a bad record, or a sample of an older ragbench)."""
-        return {record_key(r): r.get("example_sha256") for r in self.samples(task)
-                if r.get("error") is None or r.get("bad_record")}
+        example is tried again), each with what it was made from: the digest of its example
+        (`example_sha256`; None in a sample of an older ragbench), or a bad record's error."""
+        return {record_key(r): r.get("error") if r.get("bad_record") else r.get("example_sha256")
+                for r in self.samples(task) if r.get("error") is None or r.get("bad_record")}
 
     def samples(self, task: str) -> Iterator[dict[str, Any]]:
         """The task's records as the checkpoint holds them, one at a time (see `iter_samples`)."""
@@ -248,11 +280,13 @@ class RunDir:
             handle = self._handles[task] = open_append(self.sample_path(task))
         handle.write(record)
 
-    def finalize_samples(self, task: str, keys: set[str] | None = None) -> None:
-        """Rewrite the task's samples in data order, the latest attempt of each record; with `keys`, only
-        the records of those keys (the records the task's data holds now: a resumed run whose data lost or
-        fixed a record drops its old sample). Streamed: only each record's key, position and line offset
-        are held; the lines are copied as written."""
+    def finalize_samples(self, task: str, positions: dict[str, int] | None = None) -> None:
+        """Rewrite the task's samples in data order, the latest attempt of each record; with `positions`
+        (each key's position in the task's data now), only the records of those keys, each at its position
+        (a resumed run whose data lost or fixed a record drops its old sample; one whose records moved
+        puts them where they are now). Streamed: only each record's key, position and line offset are
+        held; the lines are copied as written, but for the `index` of a record that moved and the cost of
+        the attempt that saved it (`attempt_cost`: brought into run.json first, `_catch_up_attempts`)."""
         self.close()
         path = self.sample_path(task)
         errors: list[RecordError] = []
@@ -260,13 +294,41 @@ class RunDir:
         if not path.is_file():
             return
         offsets = _line_offsets(path)
-        latest = {record_key(record): (record["index"], line) for line, record in _numbered_samples(path, errors)
-                  if keys is None or record_key(record) in keys}
+        latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
+        costs: dict[str, dict[str, Any]] = {}  # attempt id -> its latest cost a sample holds
+        for line, record in _numbered_samples(path, errors):
+            _latest_cost(costs, record.get(ATTEMPT_COST))
+            key = record_key(record)
+            if positions is None:
+                latest[key] = (record["index"], line, False)
+            elif key in positions:
+                latest[key] = (positions[key], line, positions[key] != record["index"])
+        self._catch_up_attempts(costs)  # before the lines that hold them may be dropped
         with path.open("rb") as source, replacing(path) as target:
-            for _, line in sorted(latest.values()):
+            for position, line, moved in sorted(latest.values()):
                 source.seek(offsets[line])
                 text = source.read(offsets[line + 1] - offsets[line])
-                target.write(text if text.endswith(b"\n") else text + b"\n")  # a last line a kill left unended
+                if moved:
+                    record = {key: value for key, value in parse_json(text).items() if key != ATTEMPT_COST}
+                    text = dumps({**record, "index": position}).encode("utf-8")
+                target.write(_STAMP.sub(b"}", text.rstrip(b"\n")) + b"\n")  # a last line a kill left unended
+
+    def attempts(self) -> list[dict[str, Any]]:
+        """Every attempt's cost run.json records (first run and resumes)."""
+        return list((self.meta or {}).get("attempts") or [])
+
+    def _catch_up_attempts(self, costs: dict[str, dict[str, Any]]) -> None:
+        """Each attempt's cost in run.json brought up to the latest its samples hold (`costs`, by attempt id):
+        a kill -9 loses the last second of run.json's, never that of a sample it saved. Counts only grow
+        while an attempt runs, so each is the larger of the two."""
+        attempts = self.attempts()
+        caught_up = [{**attempt, **{name: value for name, value in costs.get(attempt.get("id"), {}).items()
+                                    if not is_count(attempt.get(name)) or value > attempt[name]}}
+                     for attempt in attempts]
+        if caught_up != attempts:
+            meta = self.meta or {}
+            meta["attempts"] = caught_up
+            self._write_json("run.json", meta)
 
     def record_attempt(self, attempt: dict[str, Any]) -> None:
         """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""

@@ -18,7 +18,7 @@ from typing import Any, Callable, TypeVar
 
 from .._reports.results_file import is_results, normalized_results, saved_sample
 from .._reports.slice_labels import slice_value
-from .._storage.rundir import is_sample
+from .._storage.rundir import checkpoint_key, is_sample
 from .._storage.run_lock import RunLock, describe
 
 T = TypeVar("T")
@@ -120,7 +120,7 @@ class SampleIndex:
                 if not isinstance(record, dict) or ("index" in record and not is_sample(record)):
                     continue  # a damaged line that still parses (the run passes over it too); records written
                     # by hand, without an index, are shown
-                key = str(record["id"]) if record.get("id") is not None else f"#record-{record.get('index')}"
+                key = checkpoint_key(record.get("id"), record.get("index"))
                 row = table_row(saved_sample(record))
                 if key in self._by_key:  # a retried example: the latest attempt replaces the earlier one
                     position = self._by_key[key]
@@ -140,7 +140,7 @@ class SampleIndex:
             return saved_sample(json.loads(handle.readline()))
 
     def position(self, example_id: str) -> int | None:
-        return self._by_key.get(str(example_id))
+        return self._by_key.get(checkpoint_key(example_id, None))
 
 
 def identity(path: Path) -> tuple[int, int, int, int] | None:

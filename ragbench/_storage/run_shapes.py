@@ -1,0 +1,85 @@
+"""The shapes of what a run folder holds, as ragbench writes them: what its readers (--resume, the results,
+rescore, compare, the viewer) may take for granted. A sample line of another shape (written by another
+tool or version, or edited by hand: a `prediction` that is a string, a `trace` that is an object) is no
+sample record: it is passed over like a line a kill cut short (named, counted, and its example runs again
+on --resume), never a traceback in a reader. A run.json of another shape is refused in one line. A field
+may be missing (a file of an older ragbench): readers take its absence as its empty value."""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+NONE = type(None)
+TEXT = (str, NONE)
+FIELDS: dict[str, tuple[type, ...]] = {
+    "error": TEXT, "bad_record": (bool,), "example_sha256": TEXT, "question": TEXT, "gold": (dict, NONE),
+    "meta": (dict, NONE), "turns": (list, NONE), "prediction": (dict,), "trace": (list,), "judge_trace": (list,),
+    "scores": (dict,), "score_errors": (dict,), "score_tracebacks": (dict,), "counted": (dict,),
+    "infrastructure_failures": (list,), "gold_references": (list,), "attempt_cost": (dict,)}
+PREDICTION_FIELDS: dict[str, tuple[type, ...]] = {
+    "answer": TEXT, "raw_output": TEXT, "citations": (list,), "docs": (list,), "extras": (dict,)}
+STEP_FIELDS: dict[str, tuple[type, ...]] = {
+    "kind": TEXT, "name": TEXT, "request": (dict, NONE), "response": (dict, NONE), "error": TEXT}
+META_FIELDS: dict[str, type] = {"config": dict, "identity": dict, "config_hash": str, "data": dict, "finished": bool,
+                                "attempts": list, "records": dict}
+KINDS = {dict: "an object", list: "a list", str: "a string", bool: "true or false", NONE: "null"}
+
+
+def sample_problem(record: dict[str, Any]) -> str | None:
+    """What in `record` is not of the shape ragbench writes (the first found), or None."""
+    return next(_problems(record), None)
+
+
+def _problems(record: dict[str, Any]) -> Iterator[str]:
+    if isinstance(record.get("id"), (dict, list)):
+        yield f"`id` is {_kind(record['id'])}, not a string or number"
+    yield from _field_problems(record, FIELDS, "")
+    prediction = record.get("prediction") or {}
+    yield from _field_problems(prediction, PREDICTION_FIELDS, "prediction.")
+    yield from _item_problems(prediction.get("docs") or [], "prediction.docs")
+    for field in ("trace", "judge_trace"):
+        steps = record.get(field) or []
+        yield from _item_problems(steps, field)
+        for n, step in enumerate(steps):
+            yield from _field_problems(step, STEP_FIELDS, f"{field}[{n}].")
+    for metric, events in (record.get("counted") or {}).items():
+        if not isinstance(events, dict) or not all(_number(n) for n in events.values()):
+            yield f"`counted.{metric}` is {_kind(events)}, not an object of counts"
+
+
+def _field_problems(record: dict[str, Any], shapes: dict[str, tuple[type, ...]], prefix: str) -> Iterator[str]:
+    for field, types in shapes.items():
+        if field in record and not isinstance(record[field], types):
+            yield f"`{prefix}{field}` is {_kind(record[field])}, not {' or '.join(KINDS[t] for t in types)}"
+
+
+def _item_problems(items: list[Any], field: str) -> Iterator[str]:
+    for n, item in enumerate(items):
+        if not isinstance(item, dict):
+            yield f"`{field}[{n}]` is {_kind(item)}, not an object"
+
+
+def _kind(value: Any) -> str:
+    return next((name for kind, name in KINDS.items() if type(value) is kind), "a number")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def meta_problem(meta: dict[str, Any]) -> str | None:
+    """What in run.json's `meta` is not of the shape ragbench writes (the first found), or None."""
+    wrong = next((field for field, kind in META_FIELDS.items() if field in meta and not isinstance(meta[field], kind)),
+                 None)
+    if wrong is not None:
+        return f"its `{wrong}` is {_kind(meta[wrong])}"
+    for n, attempt in enumerate(meta.get("attempts") or []):
+        if not isinstance(attempt, dict) or not all(is_count(value) for name, value in attempt.items()
+                                                    if name not in ("id", "interrupted")):
+            return f"its `attempts[{n}]` is not an attempt's cost (an object of counts)"
+    task = next((task for task, count in (meta.get("records") or {}).items() if not is_count(count)), None)
+    return None if task is None else f"its `records.{task}` is not a count of records"
+
+
+def is_count(value: Any) -> bool:
+    """Whether `value` is a count or a measure (a cost's figure): a finite number, not negative, not a bool."""
+    return _number(value) and 0 <= value < float("inf")

@@ -1,0 +1,586 @@
+"""Record FlashRAG's own RAG pipelines, call for call, as parity fixtures for ragbench.
+
+FlashRAG is NOT a dependency of ragbench: this script is run by hand, in a separate
+environment where FlashRAG is installed, and its output (the ``<method>.json`` files
+next to it) is committed.  Re-run it like this::
+
+    git clone https://github.com/RUC-NLPIR/FlashRAG /tmp/flashrag-src   # commit in NOTES.md
+    python -m venv --system-site-packages /tmp/flashrag-venv
+    /tmp/flashrag-venv/bin/pip install --no-deps -e /tmp/flashrag-src
+    /tmp/flashrag-venv/bin/pip install termcolor base58 langid   # + torch transformers bm25s PyStemmer datasets
+    /tmp/flashrag-venv/bin/python tests/data/flashrag_parity/record_traces.py --model-dir DIR
+
+``DIR`` holds a tokenizer-only model folder (config.json, tokenizer.json,
+tokenizer_config.json, chat_template.jinja; no weights): the script copies it to
+``smollm2-base`` (FlashRAG treats it as a plain model) and ``smollm2-instruct``
+(FlashRAG's PromptTemplate sees "instruct" in the path and applies the chat template).
+The fixtures were recorded with the SmolLM2-135M-Instruct tokenizer.
+
+What is real and what is fake:
+
+* real FlashRAG code, unchanged: Config, Dataset, the pipelines, PromptTemplate,
+  VLLMGenerator.generate / HFCausalLMGenerator.generate (parameter handling, stop
+  strings, decoding), the BM25 retriever (bm25s backend) over ``corpus.jsonl`` with an
+  index built by FlashRAG's own Index_Builder.
+* fake: the model.  ``vllm`` is replaced by a stand-in module whose ``LLM.generate``
+  answers from the prompt text (FAKE_RULE below) and then cuts at the stop strings as
+  vLLM does (first stop string found; kept when include_stop_str_in_output).  For the
+  ``hf`` framework (FLARE, REPLUG) a stand-in causal LM returns token ids of the same
+  scripted continuation with logits from which FlashRAG computes its token scores.
+  The judgers of SKR and Adaptive-RAG (a CUDA-only SimCSE kNN and a T5 classifier)
+  are replaced by scripted judgements stored in the fixture.
+"""
+import argparse
+import copy
+import hashlib
+import json
+import os
+import shutil
+import sys
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+FAKE_RULE = (
+    "The fake model finds which of the six questions (questions.jsonl) the prompt is about "
+    "(the question text that occurs last in the prompt) and answers from a per-question script: "
+    "HOPS[q] searches/thoughts before it answers (counted from what the prompt already holds: "
+    "retrieved-document blocks for the reasoning methods, thoughts after the last 'Thought:' for "
+    "IRCoT, 'Follow up:' lines for Self-Ask), the hop's query QUERIES[q][k] / fact FACTS[q][k], and "
+    "the answer ANSWERS[q].  Plain answer prompts get one of three variants chosen by "
+    "sha256(prompt) % 3: the answer, the answer plus a second line, or 'I am not sure.'.  "
+    "The continuation is then cut at the first stop string found in it (kept when "
+    "include_stop_str_in_output is set), as vLLM does."
+)
+
+QUESTIONS = [json.loads(l) for l in open(os.path.join(HERE, "questions.jsonl"))]
+ANSWERS = ["Jane Austen", "Canberra", "July 20, 1969", "Poland", "yes", "Ohio"]
+HOPS = [0, 1, 1, 2, 2, 2]
+QUERIES = [
+    ["Pride and Prejudice author"],
+    ["capital city of Australia"],
+    ["Apollo 11 Moon landing"],
+    ["polonium discovered physicist", "Marie Curie born"],
+    ["Eiffel Tower engineer", "Statue of Liberty iron framework"],
+    ["Jaws film director", "Steven Spielberg born"],
+]
+FACTS = [
+    ["Pride and Prejudice was written by Jane Austen"],
+    ["The capital city of Australia is Canberra"],
+    ["Apollo 11 landed on the Moon on July 20, 1969"],
+    ["Polonium was discovered by Marie Curie", "Marie Curie was born in Warsaw, Poland"],
+    ["The Eiffel Tower was built by Gustave Eiffel's company", "Gustave Eiffel engineered the Statue of Liberty framework"],
+    ["Jaws was directed by Steven Spielberg", "Steven Spielberg was born in Cincinnati, Ohio"],
+]
+# the reasoning methods: question 5 ends without the answer tags (the "no pattern" branch)
+NO_PATTERN_QUESTION = 5
+# adaptive-rag / skr judgements (the real judgers need CUDA / a downloaded classifier)
+ADAPTIVE_JUDGE = ["A", "B", "B", "C", "C", "A"]
+SKR_JUDGE = [False, True, True, True, False, True]
+
+EVENTS = []  # the recording of the current run (reset per method/form)
+
+
+def h(text):
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16)
+
+
+def question_index(prompt):
+    best, pos = None, -1
+    for i, q in enumerate(QUESTIONS):
+        p = prompt.rfind(q["question"])
+        if p > pos:
+            best, pos = i, p
+    return best
+
+
+def answer_variant(prompt, qi):
+    v = h(prompt) % 3
+    if v == 0:
+        return " " + ANSWERS[qi]
+    if v == 1:
+        return " " + ANSWERS[qi] + "\nThis is supported by the documents."
+    return " I am not sure."
+
+
+# ---------------------------------------------------------------- the scripted continuations
+def respond(prompt):
+    """The fake model's continuation (before stop strings cut it) for one prompt string."""
+    qi = question_index(prompt)
+    if qi is None:
+        return " I am not sure."
+    ans = ANSWERS[qi]
+    hops = HOPS[qi]
+    # --- SuRe
+    if "provide two correct candidates" in prompt:
+        return f" (a) {ans}, (b) {QUERIES[qi][0].split()[0]}"
+    if "Does the passage correctly support the prediction?" in prompt:
+        return " True" if h(prompt) % 2 else " False"
+    if "Choices: [Passage 1,Passage 2]" in prompt:
+        return [" Passage 1", " Passage 2", " Neither"][h(prompt) % 3]
+    if "write [DONE] to indicate" in prompt:
+        pred = prompt.rsplit("Prediction: ", 1)[1].split("\n", 1)[0]
+        return f" The passages say that the answer is {pred}. [DONE]"
+    # --- reasoning family: tags from the instruction in the prompt
+    for q_open, q_close, d_open, final in [
+        ("<|begin_search_query|>", "<|end_search_query|>", "<|begin_search_result|>", "\\boxed{%s}"),
+        ("<|begin_of_query|>", "<|end_of_query|>", "<|begin_of_documents|>", "<answer> %s </answer>"),
+        ("<search>\n<query>", "</query>\n</search>", "<learnings>", "<answer> %s </answer>"),
+        ("<search>", "</search>", "<information>", "<answer> %s </answer>"),
+    ]:
+        if q_open in prompt:
+            if d_open == "<learnings>":
+                done = prompt.count("Search learnings: <learnings>")
+            elif d_open == "<information>" and "<documents>" in prompt:  # AutoRefine
+                done = prompt.count("\n\n<information>\n")
+            else:
+                done = prompt.count(f"\n\n{d_open}\n")
+            refine = " <refine> The documents are relevant. </refine>" if "<refine>" in prompt and done else ""
+            if done < hops:
+                return f"{refine} I need to search. {q_open} {QUERIES[qi][done]} {q_close} trailing text"
+            if qi == NO_PATTERN_QUESTION:
+                return f"{refine} I think the answer is {ans}."
+            return f"{refine} {FACTS[qi][-1]}. </think>\n\n" + (final % ans) + " trailing text"
+    # --- Self-Ask: the prompt ends with what has been generated so far
+    if "Are follow up questions needed here:" in prompt:
+        res = prompt.rsplit("Are follow up questions needed here: ", 1)[1].split("\n", 1)[1] if "\n" in prompt.rsplit("Are follow up questions needed here: ", 1)[1] else ""
+        n_follow = res.count("Follow up:")
+        n_inter = res.count("Intermediate answer:")
+        if n_follow > n_inter:  # a follow-up question is pending: answer it
+            k = min(n_inter, len(FACTS[qi]) - 1)
+            tail = (f"\nFollow up: {QUERIES[qi][k + 1]}?\nIntermediate answer: x" if k + 1 < min(hops, len(QUERIES[qi]))
+                    else f"\nSo the final answer is: {ans}\n")
+            return f" {FACTS[qi][k]}.{tail}"
+        if n_follow < max(hops, 1):
+            return f"Follow up: {QUERIES[qi][min(n_follow, len(QUERIES[qi]) - 1)]}?\nIntermediate answer: {FACTS[qi][0]}."
+        return f"So the final answer is: {ans}\n"
+    # --- IRCoT: thoughts so far follow the last "Thought:"
+    if prompt.rstrip().endswith("Thought:") or "\nThought:" in prompt[-2000:]:
+        tail = prompt.rsplit("Thought:", 1)[1]
+        done = tail.count(".")
+        if done < hops:
+            sep = "\n" if done == 1 else "."
+            return f" {FACTS[qi][done]}{sep} Then more text."
+        return f" So the answer is: {ans}. Extra sentence."
+    return answer_variant(prompt, qi)
+
+
+def cut_at_stop(text, stop, include):
+    cut = len(text)
+    hit = None
+    for s in stop or []:
+        i = text.find(s)
+        if i != -1 and i < cut:
+            cut, hit = i, s
+    if hit is None:
+        return text, None
+    return (text[: cut + len(hit)] if include else text[:cut]), hit
+
+
+# ---------------------------------------------------------------- fake vllm
+class _SamplingParams:
+    def __init__(self, **kw):
+        self.kw = copy.deepcopy(kw)
+
+
+class _Out:
+    def __init__(self, text):
+        self.text = text
+        self.logprobs = None
+
+
+class _ReqOut:
+    def __init__(self, text):
+        self.outputs = [_Out(text)]
+
+
+class _LLM:
+    calls = 0
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def generate(self, prompts, sampling_params, **kw):
+        params = sampling_params.kw
+        _LLM.calls += 1
+        outs = []
+        for p in prompts:
+            raw = respond(p)
+            text, hit = cut_at_stop(raw, params.get("stop"), params.get("include_stop_str_in_output", False))
+            ev = {"type": "llm", "batch": _LLM.calls, "input": p, "params": params, "output": text}
+            attach_messages(ev)
+            EVENTS.append(ev)
+            outs.append(_ReqOut(text))
+        return outs
+
+
+def install_fake_vllm():
+    vllm = types.ModuleType("vllm")
+    vllm.LLM = _LLM
+    vllm.SamplingParams = _SamplingParams
+    lora = types.ModuleType("vllm.lora")
+    req = types.ModuleType("vllm.lora.request")
+    req.LoRARequest = object
+    sys.modules.update({"vllm": vllm, "vllm.lora": lora, "vllm.lora.request": req})
+
+
+# ---------------------------------------------------------------- chat-template spy
+CHAT_RENDERS = {}
+
+
+def spy_chat_template(tokenizer):
+    orig = tokenizer.apply_chat_template
+
+    def wrapped(messages, *a, **kw):
+        out = orig(messages, *a, **kw)
+        if isinstance(out, str):
+            CHAT_RENDERS[out] = copy.deepcopy(messages)
+        return out
+
+    tokenizer.apply_chat_template = wrapped
+
+
+def attach_messages(ev):
+    """Name the chat messages a prompt string was rendered from (and any text appended after)."""
+    p = ev["input"]
+    if not isinstance(p, str):
+        return
+    best = max((r for r in CHAT_RENDERS if p.startswith(r)), key=len, default=None)
+    if best is not None:
+        ev["messages"] = CHAT_RENDERS[best]
+        ev["appended_after_template"] = p[len(best):]
+
+
+# ---------------------------------------------------------------- retrieval spy
+def spy_retriever(retriever):
+    orig_search, orig_batch = retriever.search, retriever.batch_search
+
+    def rec(query, num, results, scores, batch):
+        EVENTS.append({
+            "type": "retrieve", "batch": batch, "query": query,
+            "topk": num if num is not None else retriever.topk,
+            "results": [{"id": d["id"], "score": round(float(s), 6)}  # contents: corpus.jsonl by id
+                        for d, s in zip(results, scores)],
+        })
+
+    def search(query, num=None, return_score=False):
+        results, scores = orig_search(query, num=num, return_score=True)
+        rec(query, num, results, scores, False)
+        return (results, scores) if return_score else results
+
+    def batch_search(query, num=None, return_score=False):
+        results, scores = orig_batch(query, num=num, return_score=True)
+        for q, r, s in zip(query, results, scores):
+            rec(q, num, r, s, True)
+        return (results, scores) if return_score else results
+
+    retriever.search, retriever.batch_search = search, batch_search
+
+
+def jsonable(x):
+    try:
+        json.dumps(x)
+        return x
+    except TypeError:
+        if isinstance(x, dict):
+            return {k: jsonable(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [jsonable(v) for v in x]
+        if hasattr(x, "tolist"):
+            return x.tolist()
+        return repr(x)
+
+
+# ---------------------------------------------------------------- fake HF causal LM (FLARE, REPLUG)
+def token_prob(token_text):
+    """Fake confidence of one generated token: low (0.1) for a token holding a digit or an
+    upper-case letter after the first character of the answer, else high (0.9)."""
+    t = token_text.strip()
+    return 0.1 if any(c.isdigit() for c in t) or (t[:1].isupper() and len(t) > 2) else 0.9
+
+
+class FakeCausalLM:
+    """Stands in for an HF AutoModelForCausalLM inside FlashRAG's HFCausalLMGenerator: greedy
+    decoding of a scripted continuation; each step's logits give the scripted token a
+    probability of token_prob(token) (REPLUG: the scripted token of each document's prompt
+    differs, and FlashRAG's logits processor mixes the rows)."""
+
+    def __init__(self, tokenizer, mode):
+        import torch
+        self.tok = tokenizer
+        self.mode = mode
+        self.device = torch.device("cpu")
+        self.vocab = len(tokenizer)
+
+    def to(self, device):
+        return self
+
+    def eval(self):
+        return self
+
+    def continuation_ids(self, prompt):
+        qi = question_index(prompt)
+        if self.mode == "flare":
+            # continue after what the prompt already holds (FlashRAG appends previous_gen)
+            full = "".join(f" {f}." for f in FACTS[qi]) + f" So the answer is {ANSWERS[qi]}." if qi is not None else " No idea."
+            prev = prompt.rsplit("Question: ", 1)[-1]
+            prev = prev.split("\n", 1)[1] if "\n" in prev else ""
+            prev = prev.split("<|im_start|>assistant\n", 1)[-1]
+            text = full[len(prev):] if full.startswith(prev) and prev else full
+            if not text.strip():
+                text = " Done."
+        else:  # replug: each document's prompt proposes an answer; a digit of the doc id varies it
+            doc = prompt.split("Document(Title: ", 1)[-1].split(")", 1)[0]
+            text = f" {ANSWERS[qi]}" if qi is not None and doc.split()[0] in " ".join(FACTS[qi]) else f" {doc}"
+            text += "\n"
+        return self.tok.encode(text, add_special_tokens=False)
+
+    def generate(self, input_ids=None, attention_mask=None, logits_processor=None, max_new_tokens=32, **kw):
+        import math
+        import torch
+        prompts = [self.tok.decode(ids, skip_special_tokens=True) for ids in input_ids]
+        scripts = [self.continuation_ids(p) for p in prompts]
+        params = {k: jsonable(v) for k, v in kw.items() if k not in ("stopping_criteria",)}
+        params["max_new_tokens"] = max_new_tokens
+        params["logits_processor"] = repr([type(p).__name__ for p in logits_processor]) if logits_processor else None
+        params["stopping_criteria"] = ("StopWordCriteria(%s)" % kw["stopping_criteria"][0].stop_words) if kw.get("stopping_criteria") else None
+        for p in prompts:
+            ev = {"type": "llm", "input": p, "params": params}
+            attach_messages(ev)
+            EVENTS.append(ev)
+        seqs = input_ids.clone()
+        steps = []
+        eos = self.tok.eos_token_id
+        for step in range(max_new_tokens):
+            logits = torch.zeros(len(prompts), self.vocab)
+            for r, ids in enumerate(scripts):
+                t = ids[step] if step < len(ids) else eos
+                p = token_prob(self.tok.decode([t])) if step < len(ids) else 0.99
+                logits[r, t] = math.log(p * (self.vocab - 1) / (1 - p))
+            if logits_processor:
+                logits = logits_processor(seqs, logits)
+            steps.append(logits)
+            nxt = logits.argmax(-1)
+            seqs = torch.cat([seqs, nxt[:, None]], dim=1)
+            if all(int(n) == eos for n in nxt):
+                break
+            if kw.get("stopping_criteria") and kw["stopping_criteria"][0](seqs, None):
+                break
+        out = types.SimpleNamespace(sequences=seqs, scores=tuple(steps))
+        for ev, ids in zip(EVENTS[-len(prompts):], seqs[:, input_ids.shape[1]:]):
+            ev["output_raw"] = self.tok.decode(ids, skip_special_tokens=True)
+        return out
+
+
+# ---------------------------------------------------------------- the methods (settings from examples/methods/run_exp.py)
+REASONING_PARAMS = {"max_tokens": 512, "skip_special_tokens": False}
+
+METHODS = {
+    # name: (run_exp.py function, config overrides, builder)
+    "naive": ("naive", {}, lambda P, c: P.SequentialPipeline(c)),
+    "zero_shot": ("zero_shot", {}, None),
+    "iter_retgen": ("iterretgen", {}, lambda P, c: P.IterativePipeline(c, iter_num=3)),
+    "ircot": ("ircot", {}, lambda P, c: P.IRCOTPipeline(c, max_iter=5)),
+    "self_ask": ("retrobust (SelfAskPipeline, without its LoRA)", {"generation_params": {"max_tokens": 100}, "generator_max_input_len": 4096},
+                 lambda P, c: P.SelfAskPipeline(c, max_iter=5, single_hop=False)),
+    "sure": ("sure", {}, lambda P, c: P.SuRePipeline(c)),
+    "skr": ("skr", {"judger_name": "skr"}, lambda P, c: P.ConditionalPipeline(c)),
+    "adaptive_rag": ("adaptive", {"judger_name": "adaptive-rag"}, lambda P, c: P.AdaptivePipeline(c)),
+    "flare": ("flare (framework hf: FlashRAG's vLLM generator fails on return_scores)", {"framework": "hf"}, None),
+    "replug": ("replug", {"framework": "hf"}, None),
+    "r1_searcher": ("r1searcher", {"generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
+                    lambda P, c: P.ReasoningPipeline(c)),
+    "search_r1": ("searchr1", {"generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
+                  lambda P, c: P.SearchR1Pipeline(c)),
+    "autorefine": ("autorefine", {"generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
+                   lambda P, c: P.AutoRefinePipeline(c)),
+    "o2_searcher": ("o2searcher", {"retrieval_topk": 3, "generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
+                    lambda P, c: P.O2SearcherPipeline(c)),
+    "simple_deep_searcher": ("simpledeepsearcher", {"generator_max_input_len": 20480, "generation_params": {"max_tokens": 2048, "skip_special_tokens": False}},
+                             lambda P, c: P.SimpleDeepSearcherPipeline(c)),
+}
+
+
+class ScriptedJudger:
+    def __init__(self, answers):
+        self.answers = answers
+
+    def judge(self, dataset):
+        return [self.answers[question_index(q)] for q in dataset.question]
+
+
+def build_index(work):
+    from flashrag.retriever.index_builder import Index_Builder
+    out = os.path.join(work, "index")
+    if not os.path.exists(os.path.join(out, "bm25")):
+        Index_Builder(retrieval_method="bm25", model_path=None, corpus_path=os.path.join(HERE, "corpus.jsonl"),
+                      save_dir=out, max_length=512, batch_size=8, use_fp16=False, bm25_backend="bm25s").build_index()
+    return os.path.join(out, "bm25")
+
+
+def make_config(src, work, model_path, overrides):
+    from flashrag.config import Config
+    cfg = {
+        "data_dir": work, "save_dir": os.path.join(work, "output"), "gpu_id": "", "dataset_name": "parity",
+        "split": ["test"], "save_note": "parity", "retrieval_method": "bm25", "bm25_backend": "bm25s",
+        "index_path": os.path.join(work, "index", "bm25"), "corpus_path": os.path.join(HERE, "corpus.jsonl"),
+        "generator_model_path": model_path, "metrics": ["em", "f1", "acc"],
+    }
+    cfg.update(copy.deepcopy(overrides))
+    return Config(os.path.join(src, "examples", "methods", "my_config.yaml"), cfg), cfg
+
+
+def run_method(name, src, work, model_path):
+    import flashrag.pipeline as P
+    import flashrag.pipeline.pipeline as PP
+    from flashrag.dataset import Dataset
+    from flashrag.prompt import PromptTemplate
+    from flashrag.utils import get_retriever, get_generator
+
+    fn, overrides, builder = METHODS[name]
+    config, cfg = make_config(src, work, model_path, overrides)
+    data = Dataset(config, dataset_path=os.path.join(HERE, "questions.jsonl"))
+    retriever = get_retriever(config)
+    spy_retriever(retriever)
+    if config["framework"] == "hf":
+        from transformers import AutoTokenizer
+        from flashrag.generator import HFCausalLMGenerator
+        tok = AutoTokenizer.from_pretrained(model_path)
+        generator = HFCausalLMGenerator(config, model=FakeCausalLM(tok, name))
+    else:
+        generator = get_generator(config)
+    spy_chat_template(generator.tokenizer)
+    orig_get_tok = PromptTemplate._get_tokenizer
+
+    def _get_tokenizer(self):  # spy on every template's tokenizer once it is loaded
+        first = self.tokenizer is None
+        t = orig_get_tok(self)
+        if first:
+            spy_chat_template(t)
+        return t
+
+    PromptTemplate._get_tokenizer = _get_tokenizer
+    judgements = None
+    try:
+        if name in ("skr", "adaptive_rag"):
+            judgements = SKR_JUDGE if name == "skr" else ADAPTIVE_JUDGE
+            PP.get_judger = lambda c: ScriptedJudger(judgements)
+            PP.get_generator = lambda c: generator
+            PP.get_retriever = lambda c: retriever
+        if name == "zero_shot":
+            t = PromptTemplate(config=config, system_prompt="Answer the question based on your own knowledge. Only give me the answer and do not output any other words.",
+                               user_prompt="Question: {question}")
+            result = P.SequentialPipeline(config, t, retriever=retriever, generator=generator).naive_run(data, do_eval=False)
+        elif name == "flare":
+            result = P.FLAREPipeline(config, retriever=retriever, generator=generator).run(data, do_eval=False)
+        elif name == "replug":
+            result = P.REPLUGPipeline(config, retriever=retriever, generator=generator).run(data, do_eval=False)
+        else:
+            pipe = builder(P, config)
+            if getattr(pipe, "retriever", None) is not retriever and hasattr(pipe, "retriever"):
+                spy_retriever(pipe.retriever)
+            if hasattr(pipe, "generator") and pipe.generator is not generator:
+                spy_chat_template(pipe.generator.tokenizer)
+            kw = {"do_eval": False}
+            result = pipe.run(data, **kw)
+    finally:
+        PromptTemplate._get_tokenizer = orig_get_tok
+    return result, cfg, judgements, fn
+
+
+def example_of(ev, events_before):
+    if ev["type"] == "llm":
+        text = ev["input"] if isinstance(ev["input"], str) else json.dumps(ev["input"])
+        return question_index(text)
+    q = ev["query"]
+    for i, item in enumerate(QUESTIONS):
+        if q.startswith(item["question"]):
+            return i
+    for prev in reversed(events_before):
+        if prev["type"] == "llm" and q.strip() and q.strip() in prev.get("output", prev.get("output_raw", "")):
+            return prev["example"]
+    return None
+
+
+def record(name, src, work, models):
+    forms = {}
+    for form, model_path in models.items():
+        EVENTS.clear()
+        CHAT_RENDERS.clear()
+        _LLM.calls = 0
+        try:
+            result, cfg, judgements, fn = run_method(name, src, work, model_path)
+        except Exception as e:  # a FlashRAG failure is a finding: record it
+            import traceback
+            forms[form] = {"error": f"{type(e).__name__}: {e}", "traceback_tail": traceback.format_exc().splitlines()[-6:],
+                           "events_before_error": len(EVENTS)}
+            continue
+        events = []
+        for seq, ev in enumerate(EVENTS):
+            ev = dict(ev, seq=seq)
+            ev["example"] = example_of(ev, events)
+            events.append(ev)
+        examples = []
+        for i, item in enumerate(result):
+            out = {k: jsonable(v) for k, v in item.output.items() if k not in ("retrieval_result", "prompt", "retrieval_results", "messages")}
+            examples.append({
+                "id": item.id, "question": item.question, "golden_answers": item.golden_answers,
+                "prediction": item.output.get("pred"),
+                "output_fields": out,
+                "events": [{k: v for k, v in ev.items() if k != "example"} for ev in events if ev["example"] == i],
+            })
+        forms[form] = {
+            "model_path_kind": os.path.basename(model_path),
+            "config_overrides": cfg,
+            "judgements": judgements,
+            "call_order": [[ev["seq"], ev["type"], result[ev["example"]].id if ev["example"] is not None else None,
+                            ev.get("batch")] for ev in events],
+            "unassigned_events": [ev for ev in events if ev["example"] is None],
+            "examples": examples,
+        }
+    if "plain" in forms and "chat" in forms and "error" not in forms["plain"] and "error" not in forms["chat"]:
+        same = [[e.get("input") for e in x["events"]] for x in forms["plain"]["examples"]] == \
+               [[e.get("input") for e in x["events"]] for x in forms["chat"]["examples"]]
+        if same:
+            forms["chat"] = {"same_as": "plain", "why": "FlashRAG builds the same string prompts for a chat model here"}
+    return forms, METHODS[name][0]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model-dir", required=True)
+    ap.add_argument("--src", default="/tmp/flashrag-src")
+    ap.add_argument("--work", default="/tmp/flashrag-parity-work")
+    ap.add_argument("--methods", nargs="*", default=list(METHODS))
+    ap.add_argument("--out", default=HERE)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    models = {}
+    for form, sub in (("plain", "smollm2-base"), ("chat", "smollm2-instruct")):
+        d = os.path.join(args.work, "models", sub)
+        os.makedirs(d, exist_ok=True)
+        for f in ("config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "generation_config.json"):
+            if os.path.exists(os.path.join(args.model_dir, f)):
+                shutil.copy(os.path.join(args.model_dir, f), d)
+        models[form] = d
+    install_fake_vllm()
+    build_index(args.work)
+    import subprocess
+    sha = subprocess.run(["git", "-C", args.src, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or open(os.path.join(args.src, "COMMIT")).read().strip()
+    for name in args.methods:
+        forms, fn = record(name, args.src, args.work, models)
+        doc = {
+            "method": name, "flashrag_commit": sha, "run_exp_function": fn,
+            "config_file": "examples/methods/my_config.yaml (FlashRAG) + config_overrides",
+            "fake_model_rule": FAKE_RULE,
+            "fake_hf_token_prob": token_prob.__doc__ if METHODS[name][1].get("framework") == "hf" else None,
+            "corpus": "corpus.jsonl (retrieval results name passages by id)", "questions": "questions.jsonl",
+            "forms": forms,
+        }
+        with open(os.path.join(args.out, f"{name}.json"), "w") as f:
+            json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
+        print(name, {k: ("error: " + v["error"]) if "error" in v else "ok" for k, v in forms.items()})
+
+
+if __name__ == "__main__":
+    main()

@@ -8,7 +8,10 @@ next to it) is committed.  Re-run it like this::
     python -m venv --system-site-packages /tmp/flashrag-venv
     /tmp/flashrag-venv/bin/pip install --no-deps -e /tmp/flashrag-src
     /tmp/flashrag-venv/bin/pip install termcolor base58 langid   # + torch transformers bm25s PyStemmer datasets
-    /tmp/flashrag-venv/bin/python tests/data/flashrag_parity/record_traces.py --model-dir DIR
+    PYTHONHASHSEED=0 /tmp/flashrag-venv/bin/python tests/data/flashrag_parity/record_traces.py --model-dir DIR
+
+(PYTHONHASHSEED=0: AdaptivePipeline runs its A/B/C groups in ``set()`` order of the labels,
+which Python's string hashing changes from process to process.)  ``--methods`` picks methods.
 
 ``DIR`` holds a tokenizer-only model folder (config.json, tokenizer.json,
 tokenizer_config.json, chat_template.jinja; no weights): the script copies it to
@@ -25,7 +28,7 @@ What is real and what is fake:
 * fake: the model.  ``vllm`` is replaced by a stand-in module whose ``LLM.generate``
   answers from the prompt text (FAKE_RULE below) and then cuts at the stop strings as
   vLLM does (first stop string found; kept when include_stop_str_in_output).  For the
-  ``hf`` framework (FLARE, REPLUG) a stand-in causal LM returns token ids of the same
+  ``hf`` framework (FLARE, REPLUG) a stand-in causal LM (FakeCausalLM) returns token ids of the same
   scripted continuation with logits from which FlashRAG computes its token scores.
   The judgers of SKR and Adaptive-RAG (a CUDA-only SimCSE kNN and a T5 classifier)
   are replaced by scripted judgements stored in the fixture.
@@ -106,6 +109,13 @@ def answer_variant(prompt, qi):
 # ---------------------------------------------------------------- the scripted continuations
 def respond(prompt):
     """The fake model's continuation (before stop strings cut it) for one prompt string."""
+    if "generate an appropriate answer for the query" in prompt:
+        sub = prompt.rsplit("## Query\n", 1)[1].split("\n", 1)[0]
+        for qs, fs in zip(QUERIES, FACTS):
+            for q, f in zip(qs, fs):
+                if sub.startswith(q):
+                    return f"{f}."
+        return "No relevant information found"
     qi = question_index(prompt)
     if qi is None:
         return " I am not sure."
@@ -141,23 +151,44 @@ def respond(prompt):
             if qi == NO_PATTERN_QUESTION:
                 return f"{refine} I think the answer is {ans}."
             return f"{refine} {FACTS[qi][-1]}. </think>\n\n" + (final % ans) + " trailing text"
-    # --- Self-Ask: the prompt ends with what has been generated so far
+    # --- Self-Ask: the prompt ends with what has been generated so far (res)
     if "Are follow up questions needed here:" in prompt:
-        res = prompt.rsplit("Are follow up questions needed here: ", 1)[1].split("\n", 1)[1] if "\n" in prompt.rsplit("Are follow up questions needed here: ", 1)[1] else ""
-        n_follow = res.count("Follow up:")
-        n_inter = res.count("Intermediate answer:")
-        if n_follow > n_inter:  # a follow-up question is pending: answer it
-            k = min(n_inter, len(FACTS[qi]) - 1)
-            tail = (f"\nFollow up: {QUERIES[qi][k + 1]}?\nIntermediate answer: x" if k + 1 < min(hops, len(QUERIES[qi]))
-                    else f"\nSo the final answer is: {ans}\n")
-            return f" {FACTS[qi][k]}.{tail}"
-        if n_follow < max(hops, 1):
-            return f"Follow up: {QUERIES[qi][min(n_follow, len(QUERIES[qi]) - 1)]}?\nIntermediate answer: {FACTS[qi][0]}."
+        after = prompt.rsplit("Are follow up questions needed here: ", 1)[1]
+        res = after.split("\n", 1)[1] if "\n" in after else ""
+        k = res.count("Follow up:") - 1  # index of the follow-up being worked on
+        if res.endswith("Follow up:"):  # FlashRAG kept the stop string: continue the question
+            return f" {QUERIES[qi][min(k, len(QUERIES[qi]) - 1)]}?\nIntermediate answer: {FACTS[qi][min(k, len(FACTS[qi]) - 1)]}."
+        if res.endswith("?"):  # a follow-up question waits for its answer
+            nxt = (f"Follow up: {QUERIES[qi][k + 1]}?\nIntermediate answer: {FACTS[qi][k + 1]}." if k + 1 < hops
+                   else f"So the final answer is: {ans}\n")
+            return f" {FACTS[qi][min(k, len(FACTS[qi]) - 1)]}.\n{nxt}"
+        if hops and not res:
+            return f"Follow up: {QUERIES[qi][0]}?\nIntermediate answer: {FACTS[qi][0]}."
         return f"So the final answer is: {ans}\n"
+    # --- ReaRAG: Thought/Action steps, then a long answer and a short answer
+    if "[Reference answer]" in prompt:
+        return f" {ans}"
+    if "If the Question is comparison type" in prompt:
+        return answer_variant(prompt, qi)
+    if "# Available functions:" in prompt:
+        done = prompt.count("<|im_start|>observation")
+        if done < hops:
+            return ("Thought 1: I need to look this up.\nAction 1: ```\n{'function': 'search', 'parameters': {'query': '%s'}}\n```"
+                    % QUERIES[qi][done])
+        return ("Thought 1: I know the answer now.\nAction 1: ```\n{'function': 'finish', 'parameters': {'answer': 'The answer is %s.'}}\n```"
+                % ans)
+    # --- CoRAG: sub-query, intermediate answer, final answer
+    if "generate a new simple follow-up question" in prompt:
+        k = prompt.count("Intermediate query ")
+        if k < len(QUERIES[qi]):
+            return f'"{QUERIES[qi][k]}"'
+        return f"Intermediate query {k + 1}: {QUERIES[qi][-1]} details"
+    if "generate a final answer for the main query" in prompt:
+        return f" {ans}"
     # --- IRCoT: thoughts so far follow the last "Thought:"
     if prompt.rstrip().endswith("Thought:") or "\nThought:" in prompt[-2000:]:
         tail = prompt.rsplit("Thought:", 1)[1]
-        done = tail.count(".")
+        done = tail.count(".") + tail.count("\n")
         if done < hops:
             sep = "\n" if done == 1 else "."
             return f" {FACTS[qi][done]}{sep} Then more text."
@@ -212,6 +243,21 @@ class _LLM:
             EVENTS.append(ev)
             outs.append(_ReqOut(text))
         return outs
+
+
+def install_transformers4_names():
+    """FlashRAG's replug_utils imports names that transformers 5 removed (SampleDecoderOnlyOutput, ...,
+    validate_stopping_criteria); give them back under the old names so the module imports.  Only the
+    REPLUGLogitsProcessor of that module runs here (the fake model does the decoding)."""
+    import transformers.generation.utils as gu
+    import transformers.generation.stopping_criteria as sc
+    for old, new in (("SampleDecoderOnlyOutput", "GenerateDecoderOnlyOutput"),
+                     ("SampleEncoderDecoderOutput", "GenerateEncoderDecoderOutput"),
+                     ("SampleOutput", "GenerateOutput")):
+        if not hasattr(gu, old):
+            setattr(gu, old, getattr(gu, new))
+    if not hasattr(sc, "validate_stopping_criteria"):
+        sc.validate_stopping_criteria = lambda criteria, max_length: criteria
 
 
 def install_fake_vllm():
@@ -277,6 +323,72 @@ def spy_retriever(retriever):
     retriever.search, retriever.batch_search = search, batch_search
 
 
+def ids_only(x):
+    """Passages inside stored output fields are named by id (their text is in corpus.jsonl)."""
+    if isinstance(x, dict):
+        if "id" in x and "contents" in x:
+            return {k: x[k] for k in ("id", "score") if k in x}
+        return {k: ids_only(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [ids_only(v) for v in x]
+    return x
+
+
+MIN_SHARED_PREFIX = 200
+
+
+def share_prefixes(events):
+    """Store a long prompt that starts like an earlier one as {"input_prefix": {"seq", "chars"},
+    "input_tail"}: the fixture stays small although multi-step methods resend growing prompts."""
+    full = {}
+    for ev in events:
+        text = ev.get("input")
+        if ev["type"] != "llm" or not isinstance(text, str):
+            continue
+        best_seq, best_n = None, 0
+        for seq, earlier in full.items():
+            n = len(os.path.commonprefix([earlier, text]))
+            if n > best_n:
+                best_seq, best_n = seq, n
+        full[ev["seq"]] = text
+        if best_n >= MIN_SHARED_PREFIX:
+            del ev["input"]
+            ev["input_prefix"] = {"seq": best_seq, "chars": best_n}
+            ev["input_tail"] = text[best_n:]
+
+
+def messages_as_spans(events, inputs):
+    """A chat event's messages name their contents as [start, end) spans of the full prompt string
+    (the chat template copies them verbatim), and the text FlashRAG appended after the rendered
+    template as a character count: the fixture does not hold every prompt twice."""
+    for ev in events:
+        if "messages" not in ev:
+            continue
+        text, pos, msgs = inputs[ev["seq"]], 0, []
+        for m in ev["messages"]:
+            i = text.find(m["content"], pos) if m["content"] else -1
+            if i == -1:
+                msgs.append(m)
+            else:
+                msgs.append({"role": m["role"], "content_span": [i, i + len(m["content"])]})
+                pos = i + len(m["content"])
+        ev["messages"] = msgs
+        ev["appended_after_template_chars"] = len(ev.pop("appended_after_template"))
+
+
+def full_inputs(form):
+    """{seq: the full prompt string} of one recorded form (undoes share_prefixes)."""
+    events = sorted((ev for ex in form["examples"] for ev in ex["events"] if ev["type"] == "llm"), key=lambda e: e["seq"])
+    out = {}
+    for ev in events:
+        if "input" in ev:
+            out[ev["seq"]] = ev["input"]
+        else:
+            ref = ev["input_prefix"]
+            out[ev["seq"]] = out[ref["seq"]][: ref["chars"]] + ev["input_tail"]
+    return out
+
+
 def jsonable(x):
     try:
         json.dumps(x)
@@ -293,10 +405,10 @@ def jsonable(x):
 
 # ---------------------------------------------------------------- fake HF causal LM (FLARE, REPLUG)
 def token_prob(token_text):
-    """Fake confidence of one generated token: low (0.1) for a token holding a digit or an
-    upper-case letter after the first character of the answer, else high (0.9)."""
+    """Fake confidence of one generated token: low (0.1) for a token holding a digit and for the
+    token 'So' (which opens the answer sentence), else high (0.9)."""
     t = token_text.strip()
-    return 0.1 if any(c.isdigit() for c in t) or (t[:1].isupper() and len(t) > 2) else 0.9
+    return 0.1 if any(c.isdigit() for c in t) or t == "So" else 0.9
 
 
 class FakeCausalLM:
@@ -322,13 +434,13 @@ class FakeCausalLM:
         qi = question_index(prompt)
         if self.mode == "flare":
             # continue after what the prompt already holds (FlashRAG appends previous_gen)
-            full = "".join(f" {f}." for f in FACTS[qi]) + f" So the answer is {ANSWERS[qi]}." if qi is not None else " No idea."
-            prev = prompt.rsplit("Question: ", 1)[-1]
-            prev = prev.split("\n", 1)[1] if "\n" in prev else ""
-            prev = prev.split("<|im_start|>assistant\n", 1)[-1]
-            text = full[len(prev):] if full.startswith(prev) and prev else full
-            if not text.strip():
-                text = " Done."
+            # the script's sentences not yet in the prompt (FlashRAG appends what it kept)
+            if qi is None:
+                return self.tok.encode(" No idea.", add_special_tokens=False)
+            sents = [f"{f}." for f in FACTS[qi]] + [f"So the answer is {ANSWERS[qi]}."]
+            prev = prompt[prompt.rfind(QUESTIONS[qi]["question"]) + len(QUESTIONS[qi]["question"]):]
+            todo = [x for x in sents if x not in prev]
+            text = "".join(" " + x for x in todo) if todo else " Done."
         else:  # replug: each document's prompt proposes an answer; a digit of the doc id varies it
             doc = prompt.split("Document(Title: ", 1)[-1].split(")", 1)[0]
             text = f" {ANSWERS[qi]}" if qi is not None and doc.split()[0] in " ".join(FACTS[qi]) else f" {doc}"
@@ -396,6 +508,12 @@ METHODS = {
                    lambda P, c: P.AutoRefinePipeline(c)),
     "o2_searcher": ("o2searcher", {"retrieval_topk": 3, "generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
                     lambda P, c: P.O2SearcherPipeline(c)),
+    "rearag": ("rearag", {"is_reasoning": True, "generator_max_input_len": 8192 - 2 - 1024,
+                          "generation_params": {"max_tokens": 1024, "do_sample": True}},
+               lambda P, c: P.ReaRAGPipeline(c)),
+    "corag": ("corag", {"is_reasoning": True, "generator_max_input_len": 4096, "generation_params": REASONING_PARAMS,
+                        "task_desc": "Given a multi-hop question, retrieve documents that can help answer the question"},
+              lambda P, c: P.CoRAGPipeline(c)),
     "simple_deep_searcher": ("simpledeepsearcher", {"generator_max_input_len": 20480, "generation_params": {"max_tokens": 2048, "skip_special_tokens": False}},
                              lambda P, c: P.SimpleDeepSearcherPipeline(c)),
 }
@@ -491,13 +609,21 @@ def run_method(name, src, work, model_path):
 def example_of(ev, events_before):
     if ev["type"] == "llm":
         text = ev["input"] if isinstance(ev["input"], str) else json.dumps(ev["input"])
-        return question_index(text)
+        qi = question_index(text)
+        if qi is None:  # a prompt about a sub-query (CoRAG): the example that retrieved for it
+            for prev in reversed(events_before):
+                if prev["type"] == "retrieve" and prev["query"].strip() and prev["query"] in text:
+                    return prev["example"]
+        return qi
     q = ev["query"]
     for i, item in enumerate(QUESTIONS):
         if q.startswith(item["question"]):
             return i
     for prev in reversed(events_before):
         if prev["type"] == "llm" and q.strip() and q.strip() in prev.get("output", prev.get("output_raw", "")):
+            return prev["example"]
+    for prev in reversed(events_before):  # per-example methods (FLARE): the last model call's example
+        if prev["type"] == "llm":
             return prev["example"]
     return None
 
@@ -520,9 +646,14 @@ def record(name, src, work, models):
             ev = dict(ev, seq=seq)
             ev["example"] = example_of(ev, events)
             events.append(ev)
+        inputs = {ev["seq"]: ev["input"] for ev in events if ev["type"] == "llm"}
+        share_prefixes(events)
+        messages_as_spans(events, inputs)
         examples = []
         for i, item in enumerate(result):
-            out = {k: jsonable(v) for k, v in item.output.items() if k not in ("retrieval_result", "prompt", "retrieval_results", "messages")}
+            out = {k: ids_only(jsonable(v)) for k, v in item.output.items()
+                   if k not in ("retrieval_result", "messages") and not k.startswith("prompt")
+                   and not k.endswith("_prompts") and not k.endswith("_messages")}
             examples.append({
                 "id": item.id, "question": item.question, "golden_answers": item.golden_answers,
                 "prediction": item.output.get("pred"),
@@ -538,6 +669,7 @@ def record(name, src, work, models):
             "unassigned_events": [ev for ev in events if ev["example"] is None],
             "examples": examples,
         }
+        assert full_inputs(forms[form]) == inputs, "share_prefixes lost text"
     if "plain" in forms and "chat" in forms and "error" not in forms["plain"] and "error" not in forms["chat"]:
         same = [[e.get("input") for e in x["events"]] for x in forms["plain"]["examples"]] == \
                [[e.get("input") for e in x["events"]] for x in forms["chat"]["examples"]]
@@ -564,6 +696,7 @@ def main():
                 shutil.copy(os.path.join(args.model_dir, f), d)
         models[form] = d
     install_fake_vllm()
+    install_transformers4_names()
     build_index(args.work)
     import subprocess
     sha = subprocess.run(["git", "-C", args.src, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or open(os.path.join(args.src, "COMMIT")).read().strip()

@@ -141,8 +141,6 @@ def respond(prompt):
         if q_open in prompt:
             if d_open == "<learnings>":
                 done = prompt.count("Search learnings: <learnings>")
-            elif d_open == "<information>" and "<documents>" in prompt:  # AutoRefine
-                done = prompt.count("\n\n<information>\n")
             else:
                 done = prompt.count(f"\n\n{d_open}\n")
             refine = " <refine> The documents are relevant. </refine>" if "<refine>" in prompt and done else ""
@@ -197,15 +195,17 @@ def respond(prompt):
 
 
 def cut_at_stop(text, stop, include):
-    cut = len(text)
-    hit = None
+    """vLLM's stop strings: generation ends as soon as a stop string is complete, so the stop string
+    that ENDS first wins (ties: the first in the list); it is kept only when include is set."""
+    best = None  # (end, start, stop string)
     for s in stop or []:
         i = text.find(s)
-        if i != -1 and i < cut:
-            cut, hit = i, s
-    if hit is None:
+        if i != -1 and (best is None or i + len(s) < best[0]):
+            best = (i + len(s), i, s)
+    if best is None:
         return text, None
-    return (text[: cut + len(hit)] if include else text[:cut]), hit
+    end, start, hit = best
+    return (text[:end] if include else text[:start]), hit
 
 
 # ---------------------------------------------------------------- fake vllm

@@ -169,7 +169,7 @@ def respond(prompt):
     if "If the Question is comparison type" in prompt:
         return answer_variant(prompt, qi)
     if "# Available functions:" in prompt:
-        done = prompt.count("<|im_start|>observation")
+        done = prompt.count("{'function': 'search'")  # the searches it already made
         if done < hops:
             return ("Thought 1: I need to look this up.\nAction 1: ```\n{'function': 'search', 'parameters': {'query': '%s'}}\n```"
                     % QUERIES[qi][done])
@@ -270,11 +270,96 @@ def install_fake_vllm():
     sys.modules.update({"vllm": vllm, "vllm.lora": lora, "vllm.lora.request": req})
 
 
+# ---------------------------------------------------------------- fake OpenAI API (the "openai" form)
+OPENAI_FORM = {"framework": "openai", "generator_model": "gpt-4o-mini",
+               "openai_setting": {"api_key": "not-used", "base_url": "http://127.0.0.1:9/v1"}}
+
+
+class FakeTiktoken:
+    """Stands in for tiktoken's encoding (its BPE file is downloaded at first use): one token per
+    word with its leading whitespace.  FlashRAG uses it only to measure and truncate prompts, which
+    no prompt here is long enough to trigger."""
+
+    def __init__(self):
+        self.pieces, self.ids = [], {}
+
+    def encode(self, text, **kw):
+        import re
+        out = []
+        for piece in re.findall(r"\s*\S+|\s+", text):
+            if piece not in self.ids:
+                self.ids[piece] = len(self.pieces)
+                self.pieces.append(piece)
+            out.append(self.ids[piece])
+        return out
+
+    def decode(self, ids):
+        return "".join(self.pieces[i] for i in ids)
+
+
+def messages_text(messages):
+    """The text the fake model reads from chat messages: contents joined by blank lines, an
+    assistant message (FlashRAG's previous_gen) appended directly, as in the plain form."""
+    if isinstance(messages, str):
+        return messages
+    text = ""
+    for m in messages:
+        if m["role"] == "assistant":
+            text += m["content"]
+        elif m["content"]:
+            text += ("\n\n" if text else "") + m["content"]
+    return text
+
+
+class FakeAsyncOpenAI:
+    """Stands in for openai.AsyncOpenAI: the scripted continuation, cut BEFORE the first stop string
+    (the OpenAI API never returns it)."""
+
+    def __init__(self, **kw):
+        self.chat = types.SimpleNamespace(completions=types.SimpleNamespace(create=self._chat))
+        self.completions = types.SimpleNamespace(create=self._completion)
+
+    def _reply(self, model, inp, params):
+        text, _ = cut_at_stop(respond(messages_text(inp)), params.get("stop"), False)
+        EVENTS.append({"type": "llm", "batch": _LLM.calls, "input": copy.deepcopy(inp),
+                       "params": dict(copy.deepcopy(params), model=model), "output": text})
+        return text
+
+    async def _chat(self, model, messages, **params):
+        text = self._reply(model, messages, params)
+        return types.SimpleNamespace(choices=[types.SimpleNamespace(message=types.SimpleNamespace(content=text), logprobs=None)])
+
+    async def _completion(self, model, prompt, **params):
+        text = self._reply(model, prompt, params)
+        return types.SimpleNamespace(choices=[types.SimpleNamespace(text=text, logprobs=None)])
+
+
+def install_fake_openai():
+    import tiktoken
+    import flashrag.generator.openai_generator as og
+    encoding = FakeTiktoken()
+    tiktoken.encoding_for_model = lambda name: encoding
+    og.AsyncOpenAI = FakeAsyncOpenAI
+
+
+def count_generate_calls(generator):
+    """Number the generate() calls of an API generator (the fake vLLM numbers its own)."""
+    orig = generator.generate
+
+    def generate(*a, **kw):
+        _LLM.calls += 1
+        return orig(*a, **kw)
+
+    generator.generate = generate
+
+
 # ---------------------------------------------------------------- chat-template spy
 CHAT_RENDERS = {}
 
 
 def spy_chat_template(tokenizer):
+    if not hasattr(tokenizer, "apply_chat_template"):  # tiktoken (openai form)
+        return
     orig = tokenizer.apply_chat_template
 
     def wrapped(messages, *a, **kw):
@@ -337,24 +422,52 @@ def ids_only(x):
 MIN_SHARED_PREFIX = 200
 
 
-def share_prefixes(events):
-    """Store a long prompt that starts like an earlier one as {"input_prefix": {"seq", "chars"},
-    "input_tail"}: the fixture stays small although multi-step methods resend growing prompts."""
-    full = {}
-    for ev in events:
-        text = ev.get("input")
-        if ev["type"] != "llm" or not isinstance(text, str):
-            continue
-        best_seq, best_n = None, 0
-        for seq, earlier in full.items():
+def share_prefixes(events, form, seen):
+    """Store a long text that repeats an earlier one by reference: the fixture stays small although
+    multi-step methods resend growing prompts and the API form resends the chat form's messages.
+    `seen` maps (form, seq, message index or None) -> text, over the forms recorded so far.
+    A prompt string that starts like an earlier text becomes
+    {"input_prefix": {"form", "seq", "index", "chars"}, "input_tail"}; a chat message's content
+    (API form) found whole inside an earlier text becomes {"role", "content_from": {"form", "seq",
+    "index", "start", "chars"}}, or else, when it starts like one, {"role", "content_prefix": {...},
+    "content_tail"}.  "index" is null when event "seq"'s input is a prompt string."""
+
+    def ref(key, **more):
+        return dict({"form": key[0], "seq": key[1], "index": key[2]}, **more)
+
+    def longest_prefix(text):
+        best, best_n = None, 0
+        for key, earlier in seen.items():
             n = len(os.path.commonprefix([earlier, text]))
             if n > best_n:
-                best_seq, best_n = seq, n
-        full[ev["seq"]] = text
-        if best_n >= MIN_SHARED_PREFIX:
-            del ev["input"]
-            ev["input_prefix"] = {"seq": best_seq, "chars": best_n}
-            ev["input_tail"] = text[best_n:]
+                best, best_n = key, n
+        return (best, best_n) if best_n >= MIN_SHARED_PREFIX else (None, 0)
+
+    for ev in events:
+        inp = ev.get("input")
+        if ev["type"] != "llm":
+            continue
+        if isinstance(inp, str):
+            key, n = longest_prefix(inp)
+            seen[(form, ev["seq"], None)] = inp
+            if key is not None:
+                del ev["input"]
+                ev["input_prefix"] = ref(key, chars=n)
+                ev["input_tail"] = inp[n:]
+        elif isinstance(inp, list):
+            for j, m in enumerate(inp):
+                content = m.get("content")
+                if not isinstance(content, str):
+                    continue
+                found = None
+                if len(content) >= MIN_SHARED_PREFIX:
+                    found = next(((k, t.find(content)) for k, t in seen.items() if content in t), None)
+                key, n = (None, 0) if found else longest_prefix(content)
+                seen[(form, ev["seq"], j)] = content
+                if found:
+                    inp[j] = {"role": m["role"], "content_from": ref(found[0], start=found[1], chars=len(content))}
+                elif key is not None:
+                    inp[j] = {"role": m["role"], "content_prefix": ref(key, chars=n), "content_tail": content[n:]}
 
 
 def messages_as_spans(events, inputs):
@@ -376,16 +489,34 @@ def messages_as_spans(events, inputs):
         ev["appended_after_template_chars"] = len(ev.pop("appended_after_template"))
 
 
-def full_inputs(form):
-    """{seq: the full prompt string} of one recorded form (undoes share_prefixes)."""
-    events = sorted((ev for ex in form["examples"] for ev in ex["events"] if ev["type"] == "llm"), key=lambda e: e["seq"])
-    out = {}
-    for ev in events:
-        if "input" in ev:
-            out[ev["seq"]] = ev["input"]
-        else:
-            ref = ev["input_prefix"]
-            out[ev["seq"]] = out[ref["seq"]][: ref["chars"]] + ev["input_tail"]
+def full_inputs(forms):
+    """{form: {seq: the full model input}} of a fixture's "forms" (in their order): a prompt string,
+    or the list of chat messages in the API form (undoes share_prefixes)."""
+    texts, out = {}, {}
+
+    def text_of(r, start=0):
+        return texts[(r["form"], r["seq"], r["index"])][start: start + r["chars"]]
+
+    for name, form in forms.items():
+        out[name] = {}
+        events = sorted((ev for ex in form.get("examples", []) for ev in ex["events"] if ev["type"] == "llm"),
+                        key=lambda e: e["seq"])
+        for ev in events:
+            if "input_prefix" in ev:
+                inp = text_of(ev["input_prefix"]) + ev["input_tail"]
+            elif isinstance(ev["input"], list):
+                inp = [{"role": m["role"], "content": text_of(m["content_from"], m["content_from"]["start"])} if "content_from" in m
+                       else {"role": m["role"], "content": text_of(m["content_prefix"]) + m["content_tail"]} if "content_prefix" in m
+                       else dict(m) for m in ev["input"]]
+            else:
+                inp = ev["input"]
+            if isinstance(inp, str):
+                texts[(name, ev["seq"], None)] = inp
+            else:
+                for j, m in enumerate(inp):
+                    if isinstance(m.get("content"), str):
+                        texts[(name, ev["seq"], j)] = m["content"]
+            out[name][ev["seq"]] = inp
     return out
 
 
@@ -548,7 +679,7 @@ def make_config(src, work, model_path, overrides):
     return Config(os.path.join(src, "examples", "methods", "my_config.yaml"), cfg), cfg
 
 
-def run_method(name, src, work, model_path):
+def run_method(name, src, work, model_path, form_overrides):
     import flashrag.pipeline as P
     import flashrag.pipeline.pipeline as PP
     from flashrag.dataset import Dataset
@@ -556,7 +687,7 @@ def run_method(name, src, work, model_path):
     from flashrag.utils import get_retriever, get_generator
 
     fn, overrides, builder = METHODS[name]
-    config, cfg = make_config(src, work, model_path, overrides)
+    config, cfg = make_config(src, work, model_path, dict(overrides, **form_overrides))
     data = Dataset(config, dataset_path=os.path.join(HERE, "questions.jsonl"))
     retriever = get_retriever(config)
     spy_retriever(retriever)
@@ -567,6 +698,8 @@ def run_method(name, src, work, model_path):
         generator = HFCausalLMGenerator(config, model=FakeCausalLM(tok, name))
     else:
         generator = get_generator(config)
+    if config["framework"] == "openai":
+        count_generate_calls(generator)
     spy_chat_template(generator.tokenizer)
     orig_get_tok = PromptTemplate._get_tokenizer
 
@@ -599,6 +732,8 @@ def run_method(name, src, work, model_path):
                 spy_retriever(pipe.retriever)
             if hasattr(pipe, "generator") and pipe.generator is not generator:
                 spy_chat_template(pipe.generator.tokenizer)
+                if config["framework"] == "openai":
+                    count_generate_calls(pipe.generator)
             kw = {"do_eval": False}
             result = pipe.run(data, **kw)
     finally:
@@ -629,25 +764,35 @@ def example_of(ev, events_before):
 
 
 def record(name, src, work, models):
-    forms = {}
-    for form, model_path in models.items():
+    forms, seen, all_inputs = {}, {}, {}
+    for form, (model_path, form_overrides) in models.items():
+        if form == "openai" and METHODS[name][1].get("framework") == "hf":
+            continue  # FLARE and REPLUG read token scores / logits the API stand-in does not give
+        if form == "openai" and name == "self_ask":
+            # its prompt is a bare string, which OpenaiGenerator iterates: one request per CHARACTER
+            forms[form] = {"not_recorded": "OpenaiGenerator.generate(str) sends one completion request per character "
+                                           "of the prompt (openai_generator.py:94-101); thousands of calls"}
+            continue
         EVENTS.clear()
         CHAT_RENDERS.clear()
         _LLM.calls = 0
         try:
-            result, cfg, judgements, fn = run_method(name, src, work, model_path)
+            result, cfg, judgements, fn = run_method(name, src, work, model_path, form_overrides)
         except Exception as e:  # a FlashRAG failure is a finding: record it
             import traceback
+            before = [dict(ev, seq=seq) for seq, ev in enumerate(EVENTS)]
+            share_prefixes(before, form, {})
             forms[form] = {"error": f"{type(e).__name__}: {e}", "traceback_tail": traceback.format_exc().splitlines()[-6:],
-                           "events_before_error": len(EVENTS)}
+                           "events_before_error": before}
             continue
         events = []
         for seq, ev in enumerate(EVENTS):
             ev = dict(ev, seq=seq)
             ev["example"] = example_of(ev, events)
             events.append(ev)
-        inputs = {ev["seq"]: ev["input"] for ev in events if ev["type"] == "llm"}
-        share_prefixes(events)
+        inputs = {ev["seq"]: copy.deepcopy(ev["input"]) for ev in events if ev["type"] == "llm"}
+        share_prefixes(events, form, seen)
+        all_inputs[form] = inputs
         messages_as_spans(events, inputs)
         examples = []
         for i, item in enumerate(result):
@@ -661,7 +806,7 @@ def record(name, src, work, models):
                 "events": [{k: v for k, v in ev.items() if k != "example"} for ev in events if ev["example"] == i],
             })
         forms[form] = {
-            "model_path_kind": os.path.basename(model_path),
+            "model_path_kind": os.path.basename(model_path) if form != "openai" else None,
             "config_overrides": cfg,
             "judgements": judgements,
             "call_order": [[ev["seq"], ev["type"], result[ev["example"]].id if ev["example"] is not None else None,
@@ -669,12 +814,12 @@ def record(name, src, work, models):
             "unassigned_events": [ev for ev in events if ev["example"] is None],
             "examples": examples,
         }
-        assert full_inputs(forms[form]) == inputs, "share_prefixes lost text"
-    if "plain" in forms and "chat" in forms and "error" not in forms["plain"] and "error" not in forms["chat"]:
-        same = [[e.get("input") for e in x["events"]] for x in forms["plain"]["examples"]] == \
-               [[e.get("input") for e in x["events"]] for x in forms["chat"]["examples"]]
-        if same:
+        if form == "chat" and all_inputs.get("plain") == inputs:
             forms["chat"] = {"same_as": "plain", "why": "FlashRAG builds the same string prompts for a chat model here"}
+            del all_inputs["chat"]
+            for key in [k for k in seen if k[0] == "chat"]:
+                del seen[key]
+    assert {k: v for k, v in full_inputs(forms).items() if k in all_inputs} == all_inputs, "share_prefixes lost text"
     return forms, METHODS[name][0]
 
 
@@ -694,9 +839,11 @@ def main():
         for f in ("config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "generation_config.json"):
             if os.path.exists(os.path.join(args.model_dir, f)):
                 shutil.copy(os.path.join(args.model_dir, f), d)
-        models[form] = d
+        models[form] = (d, {})
+    models["openai"] = (models["plain"][0], OPENAI_FORM)
     install_fake_vllm()
     install_transformers4_names()
+    install_fake_openai()
     build_index(args.work)
     import subprocess
     sha = subprocess.run(["git", "-C", args.src, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or open(os.path.join(args.src, "COMMIT")).read().strip()

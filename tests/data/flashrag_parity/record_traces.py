@@ -39,21 +39,35 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 FAKE_RULE = (
-    "The fake model finds which of the six questions (questions.jsonl) the prompt is about "
-    "(the question text that occurs last in the prompt) and answers from a per-question script: "
-    "HOPS[q] searches/thoughts before it answers (counted from what the prompt already holds: "
-    "retrieved-document blocks for the reasoning methods, thoughts after the last 'Thought:' for "
-    "IRCoT, 'Follow up:' lines for Self-Ask), the hop's query QUERIES[q][k] / fact FACTS[q][k], and "
-    "the answer ANSWERS[q].  Plain answer prompts get one of three variants chosen by "
-    "sha256(prompt) % 3: the answer, the answer plus a second line, or 'I am not sure.'.  "
-    "The continuation is then cut at the first stop string found in it (kept when "
-    "include_stop_str_in_output is set), as vLLM does."
+    "The fake model reads one prompt (API form: the message contents joined by blank lines, an assistant "
+    "message appended directly) and finds which of the six questions it is about (the question text that "
+    "occurs last in it).  It then follows the per-question script in fake_model_script: it makes hops[q] "
+    "searches/thoughts before answering, counting the ones the prompt already holds (retrieved-document "
+    "blocks for the reasoning methods, thoughts after the last 'Thought:' for IRCoT, 'Follow up:' lines "
+    "for Self-Ask, \"{'function': 'search'\" actions for ReaRAG, 'Intermediate query' lines for CoRAG); "
+    "hop k uses queries[q][k] / facts[q][k]; the answer is answers[q].  Method specifics: reasoning "
+    "methods emit '<tag> query </tag> trailing text' or 'fact. </think>\\n\\n<answer> answer </answer> "
+    "trailing text' (SimpleDeepSearcher: \\boxed{answer}), and question no_pattern_question ends without "
+    "answer tags; IRCoT emits ' fact. Then more text.' (the 2nd thought ends with a newline instead of "
+    "'.') and finally ' So the answer is: answer. Extra sentence.'; SuRe: candidates ' (a) answer, (b) "
+    "<first word of queries[q][0]>', summaries ' The passages say that the answer is <pred>. [DONE]', "
+    "validation ' True'/' False' by sha256(prompt) parity, ranking ' Passage 1'/' Passage 2'/' Neither' by "
+    "sha256(prompt) % 3; CoRAG sub-queries are quoted queries, then 'Intermediate query k: ... details'; "
+    "CoRAG intermediate answers are the fact of the sub-query.  Any other answer prompt gets one of "
+    "three variants chosen by sha256(prompt) % 3: ' answer', ' answer\\nThis is supported by the "
+    "documents.', ' I am not sure.'.  vLLM: the continuation is cut where the first stop string to "
+    "complete ends (kept when include_stop_str_in_output); API: cut before the first stop string.  "
+    "hf (FLARE, REPLUG): see FakeCausalLM in record_traces.py; FLARE continues with the facts as "
+    "sentences then 'So the answer is answer.' (sentences already in the prompt skipped, then ' Done.'); "
+    "REPLUG: each passage's prompt proposes the answer when the passage title's first word occurs in the "
+    "question's facts, else the title."
 )
 
 QUESTIONS = [json.loads(l) for l in open(os.path.join(HERE, "questions.jsonl"))]
@@ -419,7 +433,7 @@ def ids_only(x):
     return x
 
 
-MIN_SHARED_PREFIX = 200
+MIN_SHARED_PREFIX = 80
 
 
 def share_prefixes(events, form, seen):
@@ -712,6 +726,7 @@ def run_method(name, src, work, model_path, form_overrides):
 
     PromptTemplate._get_tokenizer = _get_tokenizer
     judgements = None
+    factories = {k: getattr(PP, k) for k in ("get_judger", "get_generator", "get_retriever")}
     try:
         if name in ("skr", "adaptive_rag"):
             judgements = SKR_JUDGE if name == "skr" else ADAPTIVE_JUDGE
@@ -734,10 +749,11 @@ def run_method(name, src, work, model_path, form_overrides):
                 spy_chat_template(pipe.generator.tokenizer)
                 if config["framework"] == "openai":
                     count_generate_calls(pipe.generator)
-            kw = {"do_eval": False}
-            result = pipe.run(data, **kw)
+            result = pipe.run(data, do_eval=False)
     finally:
         PromptTemplate._get_tokenizer = orig_get_tok
+        for k, v in factories.items():
+            setattr(PP, k, v)
     return result, cfg, judgements, fn
 
 
@@ -782,7 +798,9 @@ def record(name, src, work, models):
             import traceback
             before = [dict(ev, seq=seq) for seq, ev in enumerate(EVENTS)]
             share_prefixes(before, form, {})
-            forms[form] = {"error": f"{type(e).__name__}: {e}", "traceback_tail": traceback.format_exc().splitlines()[-6:],
+            frames = [f"{os.path.relpath(f.filename, src)}:{f.lineno} in {f.name}: {f.line}"
+                      for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith(os.path.abspath(src))]
+            forms[form] = {"error": f"{type(e).__name__}: {e}", "flashrag_frames": frames[-4:],
                            "events_before_error": before}
             continue
         events = []
@@ -826,7 +844,7 @@ def record(name, src, work, models):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model-dir", required=True)
-    ap.add_argument("--src", default="/tmp/flashrag-src")
+    ap.add_argument("--src", default="/tmp/flashrag-src", help="FlashRAG checkout (or a copy holding a COMMIT file)")
     ap.add_argument("--work", default="/tmp/flashrag-parity-work")
     ap.add_argument("--methods", nargs="*", default=list(METHODS))
     ap.add_argument("--out", default=HERE)
@@ -845,7 +863,6 @@ def main():
     install_transformers4_names()
     install_fake_openai()
     build_index(args.work)
-    import subprocess
     sha = subprocess.run(["git", "-C", args.src, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or open(os.path.join(args.src, "COMMIT")).read().strip()
     for name in args.methods:
         forms, fn = record(name, args.src, args.work, models)
@@ -853,6 +870,8 @@ def main():
             "method": name, "flashrag_commit": sha, "run_exp_function": fn,
             "config_file": "examples/methods/my_config.yaml (FlashRAG) + config_overrides",
             "fake_model_rule": FAKE_RULE,
+            "fake_model_script": {"answers": ANSWERS, "hops": HOPS, "queries": QUERIES, "facts": FACTS,
+                                  "no_pattern_question": NO_PATTERN_QUESTION},
             "fake_hf_token_prob": token_prob.__doc__ if METHODS[name][1].get("framework") == "hf" else None,
             "corpus": "corpus.jsonl (retrieval results name passages by id)", "questions": "questions.jsonl",
             "forms": forms,

@@ -17,7 +17,8 @@ which Python's string hashing changes from process to process.)  ``--methods`` p
 tokenizer_config.json, chat_template.jinja; no weights): the script copies it to
 ``smollm2-base`` (FlashRAG treats it as a plain model) and ``smollm2-instruct``
 (FlashRAG's PromptTemplate sees "instruct" in the path and applies the chat template).
-The fixtures were recorded with the SmolLM2-135M-Instruct tokenizer.
+The fixtures were recorded with the SmolLM2-135M-Instruct tokenizer.  NOTES.md says what the
+fixtures hold and what FlashRAG does; ``full_inputs`` (stdlib only) rebuilds the full model inputs.
 
 What is real and what is fake:
 
@@ -30,6 +31,8 @@ What is real and what is fake:
   vLLM does (first stop string found; kept when include_stop_str_in_output).  For the
   ``hf`` framework (FLARE, REPLUG) a stand-in causal LM (FakeCausalLM) returns token ids of the same
   scripted continuation with logits from which FlashRAG computes its token scores.
+  For ``framework: openai`` (the "openai" form) ``openai.AsyncOpenAI`` and
+  ``tiktoken.encoding_for_model`` are stood in for (FakeAsyncOpenAI, FakeTiktoken).
   The judgers of SKR and Adaptive-RAG (a CUDA-only SimCSE kNN and a T5 classifier)
   are replaced by scripted judgements stored in the fixture.
 """

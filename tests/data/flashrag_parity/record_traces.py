@@ -7,7 +7,7 @@ next to it) is committed.  Re-run it like this::
     git clone https://github.com/RUC-NLPIR/FlashRAG /tmp/flashrag-src   # commit in NOTES.md
     python -m venv --system-site-packages /tmp/flashrag-venv
     /tmp/flashrag-venv/bin/pip install --no-deps -e /tmp/flashrag-src
-    /tmp/flashrag-venv/bin/pip install termcolor base58 langid   # + torch transformers bm25s PyStemmer datasets
+    /tmp/flashrag-venv/bin/pip install termcolor base58 langid   # + torch transformers bm25s PyStemmer numba datasets
     PYTHONHASHSEED=0 /tmp/flashrag-venv/bin/python tests/data/flashrag_parity/record_traces.py --model-dir DIR
 
 (PYTHONHASHSEED=0: AdaptivePipeline runs its A/B/C groups in ``set()`` order of the labels,

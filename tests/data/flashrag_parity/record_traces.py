@@ -28,7 +28,7 @@ What is real and what is fake:
   index built by FlashRAG's own Index_Builder.
 * fake: the model.  ``vllm`` is replaced by a stand-in module whose ``LLM.generate``
   answers from the prompt text (FAKE_RULE below) and then cuts at the stop strings as
-  vLLM does (first stop string found; kept when include_stop_str_in_output).  For the
+  vLLM does (the stop string that completes first; kept when include_stop_str_in_output).  For the
   ``hf`` framework (FLARE, REPLUG) a stand-in causal LM (FakeCausalLM) returns token ids of the same
   scripted continuation with logits from which FlashRAG computes its token scores.
   For ``framework: openai`` (the "openai" form) ``openai.AsyncOpenAI`` and

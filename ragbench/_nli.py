@@ -27,6 +27,7 @@ from ._engines.base import Request, Sampling
 from ._errors import ConfigError
 from ._llm import LLM
 from ._replay.exchange_log import ExchangeLog, exchange_line
+from ._run.in_flight import waiting_for
 
 PROMPT_TEMPLATE = (
     "Premise: {premise}\n\n"
@@ -109,7 +110,8 @@ class NLI:
         if decision is None:
             decision = self._decisions[key] = asyncio.ensure_future(self._compute(premise, hypothesis))
         try:
-            return await asyncio.shield(decision)
+            with waiting_for(decision):  # maybe another example's call: this one waits on it, not working
+                return await asyncio.shield(decision)
         except Exception:
             self._decisions.pop(key, None)  # a failed call may be retried by a later example
             raise

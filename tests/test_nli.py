@@ -138,3 +138,28 @@ def test_hf_engine_runs_seq2seq_nli_like_eval_py(t5_folder):
         return await asyncio.gather(*(nli.llm.send(nli.format.request(p, h)) for p, h in pairs))
 
     assert [response.text for response in asyncio.run(ask())] == expected
+
+
+def test_examples_that_share_a_decision_wait_on_it_and_the_batch_is_made_at_once():
+    """Two examples in flight ask the same pair: the second awaits the first's decision, and says so
+    (`waiting_for`), so the batch waiting for every example to ask is made without waiting out the
+    scheduler's stall guard (the guard used: a run of LLatrieval over a BM25 index hung before it)."""
+    from ragbench._run.in_flight import ExamplesInFlight
+
+    examples = ExamplesInFlight()
+    engine = ScriptedEngine("test", script=lambda request: "1", batch_size=16)
+    scheduler = Scheduler(examples=examples)
+    nli = NLI(LLM(scheduler, engine), "true")
+
+    async def example(hypothesis):
+        with examples.slot():
+            return [await nli.entails("p", "shared"), await nli.entails("p", hypothesis)]
+
+    async def both():
+        try:
+            return await asyncio.gather(example("a"), example("b"))
+        finally:
+            await scheduler.close()
+
+    assert asyncio.run(both()) == [[1, 1], [1, 1]]
+    assert examples.stalls == 0 and engine.batch_sizes == [1, 2]

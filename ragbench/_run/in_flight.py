@@ -8,6 +8,11 @@ one of its calls waits for an answer (`waiting_for`, around every `Scheduler.sub
 as answered the moment its future is done, before its caller resumes, so the next batch waits for
 the callers of the last. An example whose own tasks wait on calls while another of its tasks still
 works counts as blocked: that can only make a batch smaller, never leave one waiting forever.
+
+An example that awaits a future another example's call will answer (a shared decision, as `NLI.entails`
+dedupes) says so with `waiting_for` too; one that does not would count as working until that call is
+answered, and the call waits for it: `settled` gives up waiting after STALL_SECONDS
+and counts it (`stalls`), so such a plugin makes its batches late, never a run that hangs.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import contextvars
 from contextlib import contextmanager
 from typing import Iterator
 
+STALL_SECONDS = 5.0  # no slot changed for this long while some still work: dispatch what is queued
 _SLOT: contextvars.ContextVar["_Slot | None"] = contextvars.ContextVar("ragbench_example_slot", default=None)
 
 
@@ -35,6 +41,7 @@ class ExamplesInFlight:
     def __init__(self) -> None:
         self._slots: set[_Slot] = set()
         self._waiters: list[asyncio.Future] = []
+        self.stalls = 0  # times `settled` gave up on a slot that worked STALL_SECONDS with nothing changed
 
     @contextmanager
     def slot(self) -> Iterator[None]:
@@ -56,7 +63,11 @@ class ExamplesInFlight:
         while not self.is_settled():
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
-            await waiter
+            try:
+                await asyncio.wait_for(asyncio.shield(waiter), STALL_SECONDS)
+            except asyncio.TimeoutError:
+                self.stalls += 1
+                return
 
     def _wake(self) -> None:
         if self._waiters and self.is_settled():

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from ragbench._engines.base import EngineError, Request, Response, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
-from ragbench._run.in_flight import ExamplesInFlight
+from ragbench._in_flight import ExamplesInFlight
 from ragbench._run.scheduler import AGE_LIMIT, Scheduler
 
 MAX_ITERATIONS = 4

@@ -27,7 +27,7 @@ from ._engines.base import Request, Sampling
 from ._errors import ConfigError
 from ._llm import LLM
 from ._replay.exchange_log import ExchangeLog, exchange_line
-from ._run.in_flight import waiting_for
+from ._in_flight import waiting_for
 
 PROMPT_TEMPLATE = (
     "Premise: {premise}\n\n"

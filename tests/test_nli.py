@@ -144,7 +144,7 @@ def test_examples_that_share_a_decision_wait_on_it_and_the_batch_is_made_at_once
     """Two examples in flight ask the same pair: the second awaits the first's decision, and says so
     (`waiting_for`), so the batch waiting for every example to ask is made without waiting out the
     scheduler's stall guard (the guard used: a run of LLatrieval over a BM25 index hung before it)."""
-    from ragbench._run.in_flight import ExamplesInFlight
+    from ragbench._in_flight import ExamplesInFlight
 
     examples = ExamplesInFlight()
     engine = ScriptedEngine("test", script=lambda request: "1", batch_size=16)

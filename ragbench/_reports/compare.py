@@ -99,7 +99,7 @@ def load_run(path: str | Path) -> Run:
         errors: list = []
         metas: list[dict[str, Any] | None] = []
         samples[task] = {}
-        for r in map(saved_sample, iter_samples(sample_file, errors)):  # streamed
+        for r in iter_samples(sample_file, errors, upgrade=saved_sample):  # streamed
             if not r.get("bad_record"):
                 metas.append(r.get("meta"))
             if r.get("id") is not None and r.get("error") is None:

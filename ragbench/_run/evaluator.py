@@ -38,7 +38,7 @@ from .._checks import Preflight
 from .config import RunConfig, examples_in_flight
 from .cost import AttemptCost, attempt_cost, whole_run_cost
 from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
-from .in_flight import ExamplesInFlight
+from .._in_flight import ExamplesInFlight
 from .interrupted import RunInterrupted
 from .lifecycle import run_interruptible, run_together
 from .metric_models import MetricModels

@@ -22,7 +22,7 @@ from .._reports.failures import metric_failures
 from .._storage.rundir import ATTEMPT_COST, RunDir, record_key
 from .._types import Document, Example, Prediction
 from .example import StoppedAtFailure, gold_references, record_failed, scored_record
-from .in_flight import ExamplesInFlight
+from .._in_flight import ExamplesInFlight
 from .lifecycle import run_together
 from .planning import PlannedTask
 

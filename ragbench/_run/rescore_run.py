@@ -41,7 +41,7 @@ from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines
 from .resources import RunResources
 from .run_engines import Engines, load_engines
-from .in_flight import ExamplesInFlight
+from .._in_flight import ExamplesInFlight
 from .rescore import bounded, rescore_record, scorable
 from .scheduler import Scheduler
 
@@ -175,8 +175,8 @@ async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, 
         target.append_sample(task.name, record)
 
     try:
-        saved = ((task, saved_sample(record)) for task in planned
-                 for record in iter_samples(source / "samples" / f"{task.name}.jsonl"))
+        saved = ((task, record) for task in planned
+                 for record in iter_samples(source / "samples" / f"{task.name}.jsonl", upgrade=saved_sample))
         await bounded(saved, score, examples_in_flight(config.max_inflight), examples)
     finally:
         recorder.close()

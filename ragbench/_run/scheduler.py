@@ -3,7 +3,7 @@
 Systems are written one example at a time (`await ctx.llm.generate(...)`); many examples run
 as coroutines at once. Each call lands in a per-engine queue. When the engine is free, its
 dispatcher first waits until every example in flight has queued its next call or ended
-(`ragbench._run.in_flight`: a run's examples; callers that hold no slot, e.g. a benchmark's own
+(`ragbench._in_flight`: a run's examples; callers that hold no slot, e.g. a benchmark's own
 coroutines, get a few event-loop rounds to enqueue theirs instead), then takes the largest group of queued requests that share sampling parameters, sorts
 it longest first, cuts it at the engine's batch limit and runs that batch in a worker thread,
 so that examples whose calls finished keep running and queueing while the batch computes.
@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 from .._engines.base import Engine, EngineError, Request, Response
 from .._storage.cache import ResponseCache
-from .in_flight import ExamplesInFlight, waiting_for
+from .._in_flight import ExamplesInFlight, waiting_for
 
 log = logging.getLogger(__name__)
 

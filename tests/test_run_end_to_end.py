@@ -97,8 +97,10 @@ def test_resume_after_a_kill_finishes_without_rerunning_and_matches_an_uninterru
     resumed = cli(*common, *slow, "--output", str(killed_dir), "--resume")
     assert resumed.returncode == 0, resumed.stderr
     results = json.loads((killed_dir / "results.json").read_text())
-    assert results["cost"]["examples"] == 24 - finished_before  # finished examples were not re-run
-    assert results["cost"]["llm_calls"] + results["cost"]["cache_hits"] == 24 - finished_before
+    resume = json.loads((killed_dir / "run.json").read_text())["attempts"][-1]
+    assert resume["examples"] == 24 - finished_before  # finished examples were not re-run
+    assert resume["llm_calls"] + resume["cache_hits"] == 24 - finished_before
+    assert results["cost"]["examples"] == 24  # the killed attempt's saved samples count in the run's cost
 
     fresh = cli(*common, "--output", str(tmp_path / "fresh"))
     assert fresh.returncode == 0, fresh.stderr

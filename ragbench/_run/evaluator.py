@@ -72,7 +72,8 @@ class RunOutcome:
 class Evaluator:
     def __init__(self, config: RunConfig, registry: Registry | None = None) -> None:
         refuse_in_worker_start()  # a script without the __main__ guard, re-run by a worker process
-        preload(config.model, *config.judges, config.nli, *config.role_models.values())  # imports while data loads
+        # imports while the data loads, joined before the engines load
+        self.preloading = preload(config.model, *config.judges, config.nli, *config.role_models.values())
         self.config = config
         self.registry = registry or get_registry()
         # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
@@ -155,6 +156,8 @@ class Evaluator:
     def load_engines(self) -> Engines:
         """Every engine of the run (the system's none when it calls no model, or when only metrics that
         failed are left to score)."""
+        if self.preloading is not None:
+            self.preloading.join()
         return load_engines(self.config, self.registry, self.planned, system=not self.scoring_only)
 
     def check_models(self, engines: Engines) -> None:

@@ -48,23 +48,21 @@ def ragbench_catalog() -> dict[str, Any]:
     return section("engines")
 
 
-def load_engine(model: str | None, *, registry: "Registry | None" = None, needs: Sequence[EngineNeeds] = (),
+def load_engine(model: str | None, *, registry: "Registry", needs: Sequence[EngineNeeds] = (),
                 **options: Any) -> Engine:
     """Build an engine from `engine:model` (e.g. `hf:Qwen/Qwen2.5-7B-Instruct`, `replay:calls.jsonl`),
-    its class from the run's `registry` (the installed plugins' when none is given), set up for the
+    its class from the run's `registry`, set up for the
     `needs` of the systems it serves (`Engine.meet_needs`: e.g. vLLM started with max_logprobs=-1 for
     Self-RAG; what cannot be met is the pre-flight's to report).
 
     No model means the embedded default, SmolLM2-135M-Instruct on transformers.
     """
-    from .._registry import get_registry
-
     model = model or EMBEDDED_MODEL
     kind, sep, name = model.partition(":")
     if not sep or not name:
         raise ConfigError(f"model '{model}' is not of the form engine:model "
                           f"(e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, openai:gpt-4o-mini, replay:calls.jsonl)")
-    engine_class = (registry or get_registry()).load("engines", kind)
+    engine_class = registry.load("engines", kind)
     if needs:
         options, _ = engine_class.meet_needs(name, options, needs)
     try:

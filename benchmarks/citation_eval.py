@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 WORDS = ("river city film album director capital population wrote sang played married founded "
@@ -84,7 +85,7 @@ def measure(dataset: str, items: int, overhead: float, per_request: float, folde
                        task_args={"rouge": False, **({"claims_nli": False} if dataset == "eli5" else {})},
                        output=str(folder / dataset), progress=False, bootstrap_iters=0)
     started = time.perf_counter()
-    results = Evaluator(config).run()
+    results = Evaluator(config, registry=installed_registry()).run()
     wall = time.perf_counter() - started
     nli, cost = results.results["cost"]["nli"], results.results["cost"]
     return {"dataset": dataset, "items": items, "asked": nli["requests"], "computed": nli["computed"],

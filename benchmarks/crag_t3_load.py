@@ -64,6 +64,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ragbench._registry import installed_registry
 from ragbench._run import workers
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.tasks.crag.embedder import ModelSpec
@@ -176,7 +177,7 @@ def run_system(system: str, archive: Path, folder: Path, page_cache: Path, engin
     config = RunConfig(tasks=["crag_t3"], system=system, model="scripted:echo", model_args=engine,
                        data={"crag_t3": str(archive)}, output=str(folder / name), progress=False, overwrite=True,
                        bootstrap_iters=0, task_args={**task_args, "page_cache": str(page_cache)})
-    evaluator = Evaluator(config)
+    evaluator = Evaluator(config, registry=installed_registry())
     started, cpu = time.perf_counter(), tree_cpu()
     results = evaluator.run().results
     wall, cpu = time.perf_counter() - started, tree_cpu() - cpu

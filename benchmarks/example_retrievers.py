@@ -31,6 +31,7 @@ import numpy as np
 from retrieval_build import english_words  # a sibling script: benchmarks/ is the script's sys.path[0]
 
 from ragbench._context import Context
+from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
 from ragbench._retrieval.handle import Retrieval
 from ragbench._types import Document, Example
@@ -120,7 +121,7 @@ def main() -> None:
     for name in args.retrievers.split(","):
         n = args.dense_questions if name == "example_dense" else args.questions
         start = time.perf_counter()
-        retriever = load_retriever(name)
+        retriever = load_retriever(name, registry=installed_registry())
         asyncio.run(measure(retriever, fresh(examples[:4]), queries[:4], 1, "pooled"))  # warm up (first encoder call)
         print(f"<!-- {name}: loaded and warmed up in {time.perf_counter() - start:.1f} s -->")
         modes = ("pooled", "one by one") + (("direct",) if name != "provided" else ())

@@ -25,6 +25,7 @@ from test_engine_openai import FakeServer  # noqa: E402  (the tests' fake OpenAI
 
 from ragbench._engines.base import EngineError, Request  # noqa: E402
 from ragbench._engines.openai import OpenAIEngine  # noqa: E402
+from ragbench._registry import installed_registry  # noqa: E402
 from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
 
 FAULTS = [
@@ -83,7 +84,7 @@ def main() -> None:
                 tasks=["popqa"], system="closed_book", model="openai:fake", data={"popqa": str(data)},
                 model_args={"base_url": server.base_url, "timeout": 1.0, "backoff_base": 0.05, "backoff_max": 0.5,
                             "concurrency": 8},
-                output=str(Path(tmp) / "run"), progress=False)).run().results
+                output=str(Path(tmp) / "run"), progress=False), registry=installed_registry()).run().results
         finally:
             server.stop()
         wall = time.perf_counter() - started

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ragbench._engines.base import Request, Sampling
 from ragbench._engines.scripted import ScriptedEngine
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 WORDS = ("the of river city born film album director capital population year wrote sang played "
@@ -67,7 +68,7 @@ def config(data: Path, output: Path, cache: Path | None, bootstrap: int) -> RunC
 
 def timed_run(cfg: RunConfig) -> tuple[float, dict]:
     started = time.perf_counter()
-    outcome = Evaluator(cfg).run()
+    outcome = Evaluator(cfg, registry=installed_registry()).run()
     seconds = time.perf_counter() - started
     assert outcome.complete, "run incomplete"
     return seconds, outcome.results
@@ -75,7 +76,7 @@ def timed_run(cfg: RunConfig) -> tuple[float, dict]:
 
 def raw_engine(cfg: RunConfig, batch: int) -> tuple[float, float, int]:
     """Seconds to parse + build the prompts, seconds of engine.generate alone, number of prompts."""
-    planned = Evaluator(cfg).planned[0]
+    planned = Evaluator(cfg, registry=installed_registry()).planned[0]
     task, system = planned.task, planned.system
     started = time.perf_counter()
     # vanilla on the default `provided` retriever shows the example's first top_n passages
@@ -150,7 +151,7 @@ def main() -> None:
         profiler = cProfile.Profile()
         cfg = config(data, tmp / "profiled", None, args.bootstrap_iters)
         profiler.enable()
-        Evaluator(cfg).run()
+        Evaluator(cfg, registry=installed_registry()).run()
         profiler.disable()
         for order in ("cumulative", "tottime"):
             out = io.StringIO()

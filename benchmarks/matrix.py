@@ -19,12 +19,13 @@ from matrix_fixtures import TASK_DATA, build_corpus_index, cell_config  # noqa: 
 
 from ragbench._errors import ConfigError  # noqa: E402
 from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
-from ragbench._registry import get_registry  # noqa: E402
+from ragbench._registry import installed_registry  # noqa: E402
 
 
 def run_cell(system: str, task: str, folder: Path, limit: int, corpus_index: Path) -> tuple[str, dict]:
     try:
-        results = Evaluator(RunConfig(**cell_config(task, system, folder, limit, corpus_index))).run().results
+        results = Evaluator(RunConfig(**cell_config(task, system, folder, limit, corpus_index)),
+                            registry=installed_registry()).run().results
     except ConfigError as exc:
         return f"refused: {exc}", {}
     if not results["complete"]:
@@ -38,7 +39,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1 example per cell")
     args = parser.parse_args()
     limit = 1 if args.quick else args.limit
-    registry = get_registry()
+    registry = installed_registry()
     systems = [n for n in registry.names("systems") if registry.entries["systems"][n].provider == "ragbench"]
     tasks = [n for n in registry.names("tasks") if n in TASK_DATA]
     cells: dict[tuple[str, str], str] = {}

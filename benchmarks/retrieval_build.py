@@ -56,11 +56,13 @@ def queries(n: int, seed: int = 1) -> list[str]:
 # --- children: one measurement each, printing JSON ----------------------------------------------
 
 def child_streaming(corpus: str, out: str, kind: str, chunk_size: int, extra: str) -> dict:
+    from ragbench._registry import installed_registry
     from ragbench._retrieval.index import build_index
 
     options = json.loads(extra)
     started = time.perf_counter()
-    manifest = build_index(corpus, out, kind, options, chunk_size=chunk_size, progress=False)
+    manifest = build_index(corpus, out, kind, options, chunk_size=chunk_size, progress=False,
+                           registry=installed_registry())
     return {"seconds": time.perf_counter() - started, "passages": manifest.doc_count}
 
 
@@ -82,11 +84,12 @@ def child_bm25s_in_memory(corpus: str, out: str) -> dict:
 def child_queries(index: str, kind: str, batch: int, rounds: int, backend: str) -> dict:
     """Median seconds per batch of `search` (and, for dense, of the top-k scan alone, queries
     already encoded): the median keeps other processes' bursts on a shared machine out."""
+    from ragbench._registry import installed_registry
     from ragbench._retrieval import load_retriever
     from ragbench._retrieval.dense import inner_product_top_k
 
     args = {"index": index, **({"backend": backend} if kind == "dense" else {})}
-    retriever = load_retriever(kind, args)
+    retriever = load_retriever(kind, args, registry=installed_registry())
     batches = [queries(batch, seed) for seed in range(rounds + 1)]
     retriever.search(batches[0], 100)  # warm-up: page in the memory maps, load the encoder
     search, scan = [], []

@@ -28,6 +28,7 @@ import urllib.request
 from pathlib import Path
 
 
+from ragbench._registry import installed_registry
 from ragbench._reports.results import summarise
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.server import make_server
@@ -100,7 +101,7 @@ def timed(action) -> tuple[float, object]:
 
 
 def serve(run: Path):
-    server = make_server(Site(RunCatalog([str(run)])), "127.0.0.1", 0)
+    server = make_server(Site(RunCatalog([str(run)]), registry=installed_registry()), "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
@@ -148,7 +149,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         run = write_run(Path(tmp), examples)
         size = (run / "samples" / "crag_t3.jsonl").stat().st_size
-        site = Site(RunCatalog([str(run)]))
+        site = Site(RunCatalog([str(run)]), registry=installed_registry())
         rid = site.runs[0].rid
         index, rows = timed(lambda: site.data(f"rows/{rid}/crag_t3/0"))
         assert rows["total"] == examples

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, ClassVar
+from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Mapping
+
+from ._class_defaults import EMPTY, freeze_mappings
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -71,7 +73,7 @@ class Metric:
     # `keys` and `corpus_keys`).
     higher_is_better: ClassVar[bool | None] = True
     value_range: ClassVar[tuple[float | None, float | None] | None] = None
-    key_specs: ClassVar[dict[str, KeySpec]] = {}
+    key_specs: ClassVar[Mapping[str, KeySpec]] = EMPTY  # read-only, as `counters` (ragbench._class_defaults)
     # Set by the run from `--metric-arg NAME.key_prefix=P`: every key is reported as P + key, so two
     # metrics with a key of the same name can score one task. `score`, `aggregate` and `corpus` keep
     # seeing their own key names.
@@ -79,7 +81,11 @@ class Metric:
     # Events a score folds in that a reader must see counted (e.g. a judge reply that did not parse,
     # scored as upstream's rule says): name -> what it means. `score` calls `ctx.count(name)` for each;
     # the run adds them up per task and shows them in the console, report.md and results.json `counted`.
-    counters: ClassVar[dict[str, str]] = {}
+    counters: ClassVar[Mapping[str, str]] = EMPTY
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        freeze_mappings(cls, "key_specs", "counters")
 
     @classmethod
     def fits(cls, task: Any) -> bool:

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 from ._checks import Preflight, probe_data
+from ._class_defaults import EMPTY, freeze_mappings
 from ._errors import RecordError
 from ._storage.datafiles import stat_fingerprint
 from ._types import Document, Example
@@ -27,8 +28,9 @@ class Task:
     metrics: ClassVar[tuple[str, ...]] = ()
     slice_fields: ClassVar[tuple[str, ...]] = ()
     plot_keys: ClassVar[tuple[str, ...]] = ()  # metric keys drawn per slice value in report.md
-    # options of the task's own metrics (metric name -> options; --metric-arg overrides them)
-    metric_options: ClassVar[dict[str, dict[str, Any]]] = {}
+    # options of the task's own metrics (metric name -> options; --metric-arg overrides them); read-only
+    # (ragbench._class_defaults): a task declares its own dict, an instance may assign one of its own
+    metric_options: ClassVar[Mapping[str, Mapping[str, Any]]] = EMPTY
     # The benchmark's official script counts a missing or failed prediction as wrong (it divides by every gold
     # example): each key that scores 0 at worst is then reported so, the answered-only mean beside it
     # (ragbench._reports.missing_as_wrong). False: the mean over the answered examples, failures counted apart.
@@ -57,6 +59,10 @@ class Task:
     gold_fields: ClassVar[tuple[str, ...] | None] = None  # None: not declared, every metric may try
     instruction_key: ClassVar[str | None] = None
     own_documents: bool | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        freeze_mappings(cls, "metric_options")
 
     @property
     def closed_answer(self) -> bool:

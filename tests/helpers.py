@@ -11,13 +11,14 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from ragbench._registry import Registry, installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 
-def run(tmp_path: Path, name: str = "run", **config) -> dict:
+def run(tmp_path: Path, name: str = "run", registry: Registry | None = None, **config) -> dict:
     config.setdefault("progress", False)
     config.setdefault("bootstrap_iters", 200)
-    outcome = Evaluator(RunConfig(output=str(tmp_path / name), **config)).run()
+    outcome = Evaluator(RunConfig(output=str(tmp_path / name), **config), registry or installed_registry()).run()
     return outcome.results
 
 

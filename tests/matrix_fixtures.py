@@ -19,6 +19,7 @@ from crag_tiny_kg import write_tiny_kg
 
 import ragbench.tasks.flashrag
 import ragbench.tasks.selfrag
+from ragbench._registry import installed_registry
 from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench._types import Example
 
@@ -287,13 +288,14 @@ def build_corpus_index(folder: Path) -> Path:
     from ragbench._retrieval.index import build_index
     from ragbench.tasks.multihop_rag.corpus import build_corpus
 
-    build_index(OPEN_QA / "varn_corpus.jsonl", folder / "varn", "bm25", progress=False)
-    build_index(KILT / "kilt_passages.jsonl", folder / "kilt", "bm25", progress=False)
+    build_index(OPEN_QA / "varn_corpus.jsonl", folder / "varn", "bm25", progress=False, registry=installed_registry())
+    build_index(KILT / "kilt_passages.jsonl", folder / "kilt", "bm25", progress=False, registry=installed_registry())
     folder.mkdir(parents=True, exist_ok=True)
     build_corpus(MULTIHOP_RAG / "corpus.json", folder / "multihop_rag_chunks.jsonl")
-    build_index(folder / "multihop_rag_chunks.jsonl", folder / "multihop_rag", "bm25", progress=False)
-    build_index(MIRAGE / "medcorp.jsonl", folder / "mirage", "bm25", progress=False)
-    build_index(BEIR / "corpus.jsonl", folder / "beir", "bm25", progress=False)
+    build_index(folder / "multihop_rag_chunks.jsonl", folder / "multihop_rag", "bm25", progress=False,
+                registry=installed_registry())
+    build_index(MIRAGE / "medcorp.jsonl", folder / "mirage", "bm25", progress=False, registry=installed_registry())
+    build_index(BEIR / "corpus.jsonl", folder / "beir", "bm25", progress=False, registry=installed_registry())
     return folder
 
 
@@ -388,11 +390,10 @@ def task_examples(task: str, data: str, task_args: dict[str, Any],
     they carry documents of their own (`Task.own_documents`) and what its metrics call ("judge", "nli")."""
     if (task, limit) not in _EXAMPLES:
         from ragbench._run.planning import plan
-        from ragbench._registry import get_registry
         from ragbench._run.config import RunConfig
 
         planned = plan(RunConfig(tasks=[task], system="closed_book", data={task: data}, task_args=task_args,
-                                 judges=["scripted:echo"], nli="scripted:echo"), get_registry())[0]
+                                 judges=["scripted:echo"], nli="scripted:echo"), installed_registry())[0]
         _EXAMPLES[task, limit] = ([e for e in planned.task.examples() if isinstance(e, Example)][:limit],
                                   planned.task.own_documents, {need for m in planned.metrics for need in m.needs})
     return _EXAMPLES[task, limit]

@@ -23,7 +23,7 @@ def strict(text: str):
 
 
 def run(tmp_path, monkeypatch, metrics: str) -> tuple[object, dict]:
-    monkeypatch.setattr("ragbench._run.evaluator.get_registry", scoring_plugin.registry)
+    monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
     result = CliRunner().invoke(main, ["--tasks", "demo", "--system", "closed_book", "--model", SYSTEM, "--limit", "6",
                                        "--metrics", metrics, "--no-progress", "--bootstrap-iters", "50",
                                        "--output", str(tmp_path / "run")])

@@ -11,6 +11,7 @@ import pytest
 from helpers import run
 
 from ragbench._errors import ConfigError, RecordError
+from ragbench._registry import installed_registry
 from ragbench.tasks.beir.task import BeirTask
 
 from conftest import TEST_DATA
@@ -72,7 +73,7 @@ def test_systems_show_as_many_documents_as_the_deepest_cutoff():
 def beir_index(tmp_path_factory):
     from ragbench._retrieval.index import build_index
     folder = tmp_path_factory.mktemp("beir") / "index"
-    build_index(BEIR / "corpus.jsonl", folder, "bm25", progress=False)
+    build_index(BEIR / "corpus.jsonl", folder, "bm25", progress=False, registry=installed_registry())
     return folder
 
 

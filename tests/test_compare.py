@@ -13,6 +13,7 @@ from scipy.stats import binomtest
 import ragbench.tasks.selfrag
 from ragbench._reports.compare import compare_runs, load_run, markdown, mcnemar_p, paired_bootstrap, regressions
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 
@@ -247,7 +248,7 @@ def test_a_run_whose_later_attempt_stopped_is_not_compared_from_its_earlier_resu
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert (f"compare: {folder} is not finished: an attempt after its results.json stopped or is running"
             in refused.stderr)
-    site = Site(RunCatalog([str(tmp_path)]))
+    site = Site(RunCatalog([str(tmp_path)]), registry=installed_registry())
     assert site.data("compare/demo/a~b")["error"] == ("b not finished (stopped or running; --resume finishes it): "
                                                       "compare needs finished runs")
     assert next(r for r in site.runs if r.rid == "b").status()["state"] == "stopped"

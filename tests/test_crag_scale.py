@@ -15,6 +15,7 @@ import pytest
 from crag_helpers import tokenizer_dir
 from helpers import run
 
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.tasks.crag import loader
 from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, write_task3_archive
@@ -77,7 +78,7 @@ def test_a_task3_run_never_blocks_the_event_loop(tmp_path, archive, monkeypatch,
     if embedder is None:  # import time holds the GIL in C for long stretches; loading the model does not
         pytest.importorskip("sentence_transformers")
     with loop_cpu_time_per_callback(LOOP_CPU_SECONDS) as slow:
-        outcome = Evaluator(config(tmp_path, archive, "run", **args)).run()
+        outcome = Evaluator(config(tmp_path, archive, "run", **args), registry=installed_registry()).run()
     assert outcome.results["counts"]["crag_t3"]["records"] == 4
     assert outcome.results["counts"]["crag_t3"]["failed"] == 0
     assert not slow, "callbacks blocked the event loop:\n" + "\n".join(slow)
@@ -88,7 +89,7 @@ def _page_work(outcome_task) -> tuple[int, int]:
 
 
 def test_a_second_system_on_the_same_file_parses_and_embeds_nothing(tmp_path, archive):
-    first = Evaluator(config(tmp_path, archive, "first", embedder=EMBEDDER))
+    first = Evaluator(config(tmp_path, archive, "first", embedder=EMBEDDER), registry=installed_registry())
     first_results = first.run().results
     parsed, embedded = _page_work(first.planned[0].task)
     assert parsed == distinct_pages(archive) > 4 * 8 * 0.8 and embedded > 0
@@ -98,21 +99,23 @@ def test_a_second_system_on_the_same_file_parses_and_embeds_nothing(tmp_path, ar
     # another system on the same file: the same RAG baseline around another model, then a passage reader
     other_model = config(tmp_path, archive, "second", embedder=EMBEDDER)
     other_model.model_args = {"batch_size": 3}
-    second = Evaluator(other_model)
+    second = Evaluator(other_model, registry=installed_registry())
     second_results = second.run().results
     assert _page_work(second.planned[0].task) == (0, 0)
     assert second_results["cost"]["page_cache"]["hit_rate"] == 1.0
     assert [trace_prompts(s["trace"]) for s in _samples(tmp_path / "second")] \
         == [trace_prompts(s["trace"]) for s in _samples(tmp_path / "first")]
 
-    third = Evaluator(config(tmp_path, archive, "third", system="selfrag", embedder=EMBEDDER))
+    third = Evaluator(config(tmp_path, archive, "third", system="selfrag", embedder=EMBEDDER),
+                      registry=installed_registry())
     third.run()
     assert _page_work(third.planned[0].task)[0] == 0
 
 
 def test_page_cache_off_parses_again_and_reports_nothing(tmp_path, archive):
     run(tmp_path, "warm", **_kwargs(archive, embedder=EMBEDDER))
-    evaluator = Evaluator(config(tmp_path, archive, "off", embedder=EMBEDDER, page_cache="off"))
+    evaluator = Evaluator(config(tmp_path, archive, "off", embedder=EMBEDDER, page_cache="off"),
+                          registry=installed_registry())
     results = evaluator.run().results
     assert _page_work(evaluator.planned[0].task)[0] == distinct_pages(archive)
     assert "page_cache" not in results["cost"]

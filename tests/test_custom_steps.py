@@ -12,7 +12,7 @@ from helpers import samples
 from test_record_replay import without_timings
 
 from ragbench._hookspecs import hookimpl
-from ragbench._registry import Registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._replay.rerun import replay_config
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._shared.reader import Reader
@@ -105,7 +105,7 @@ def test_a_systems_custom_step_is_in_its_samples_with_the_documents_it_showed(ru
 
 
 def test_the_viewer_shows_a_custom_steps_inputs_outputs_and_documents(run_dir):
-    site = Site(RunCatalog([str(run_dir)]))
+    site = Site(RunCatalog([str(run_dir)]), registry=installed_registry())
     page = site.data(f"example/{site.runs[0].rid}/demo/0")
     [step] = [s for s in page["steps"] if s["kind"] == "custom"]
     assert step["name"] == "keyword filter" and '"retrieved"' in step["prompt"] and '"kept"' in step["reply"]

@@ -14,8 +14,8 @@ from tiny_models import word_tokenizer
 from ragbench._engines import load_engine
 from ragbench._engines.base import Sampling
 from ragbench.plugins.selfrag.system import SelfRag
-from ragbench._registry import get_registry
 from ragbench._checks import PreflightError
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import RunConfig
 from ragbench._run.preflight import preflight
 from ragbench.tasks.selfrag.demo import Demo
@@ -23,13 +23,14 @@ from ragbench.tasks.selfrag.demo import Demo
 
 def refused_before_loading(tmp_path, **config) -> list[str]:
     with pytest.raises(PreflightError) as caught:
-        preflight(RunConfig(tasks=["demo"], system="selfrag", output=str(tmp_path / "r"), **config), get_registry())
+        preflight(RunConfig(tasks=["demo"], system="selfrag", output=str(tmp_path / "r"), **config),
+                  installed_registry())
     return caught.value.problems
 
 
 @pytest.mark.usefixtures("fake_vllm")
 def test_vllm_is_started_for_selfrags_windows_when_max_logprobs_is_not_given():
-    engine = load_engine("vllm:/models/selfrag", needs=[SelfRag().engine_needs(Demo())])
+    engine = load_engine("vllm:/models/selfrag", needs=[SelfRag().engine_needs(Demo())], registry=installed_registry())
     assert FakeLLM.instances[-1].kwargs["max_logprobs"] == -1
     assert engine.window_k(Sampling(logprob_window=32016)) == 32016  # upstream's decision window is served
 
@@ -48,7 +49,7 @@ def test_a_max_logprobs_too_small_for_selfrag_is_reported_before_vllm_starts(tmp
 def test_exact_windows_need_no_setting_on_a_vllm_with_logprob_token_ids(tmp_path):
     config = RunConfig(tasks=["demo"], system="selfrag", model="vllm:/models/selfrag", system_args={
         "logprob_window": "exact"}, model_args={"max_logprobs": 5}, output=str(tmp_path / "r"))
-    preflight(config, get_registry())  # FakeSamplingParams takes any keyword: logprob_token_ids included
+    preflight(config, installed_registry())  # FakeSamplingParams takes any keyword: logprob_token_ids included
 
 
 def test_an_openai_server_cannot_give_upstreams_windows_and_says_so_before_the_run(tmp_path):

@@ -17,6 +17,7 @@ import pytest
 from ragbench._engines.base import EngineError, Request, RequestError, Response, Sampling
 from ragbench._engines.openai import OpenAIEngine, probe
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._run.scheduler import Scheduler
 
 KEY_ENV = "RAGBENCH_TEST_OPENAI_KEY"
@@ -553,7 +554,7 @@ def test_sync_close_releases_the_client_of_a_stopped_loop(server):
 def test_registry_builds_the_engine_from_a_model_string(server):
     from ragbench._engines import load_engine
 
-    engine = load_engine("openai:some/model", base_url=server.base_url)
+    engine = load_engine("openai:some/model", base_url=server.base_url, registry=installed_registry())
     assert isinstance(engine, OpenAIEngine)
     assert engine.model == "some/model"
 

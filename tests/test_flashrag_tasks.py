@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._registry import get_registry
+from ragbench._registry import installed_registry
 from ragbench._shared.yaml_tasks.spec import load_spec
 
 from conftest import ROOT, TEST_DATA
@@ -36,7 +36,7 @@ def score(tmp_path: Path, task: str, answers: dict[str, str]) -> dict:
 
 
 def test_group_flashrag_holds_every_flashrag_task_and_flashrag_qa_stays_as_it_was():
-    groups = get_registry().groups
+    groups = installed_registry().groups
     assert sorted(groups["flashrag"]) == sorted([*OPEN_QA_FLASHRAG, *TASK_FILES])
     assert len(groups["flashrag"]) == 37
     assert groups["flashrag_qa"] == OPEN_QA_FLASHRAG

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from ragbench._errors import ConfigError, RecordError
-from ragbench._registry import get_registry
+from ragbench._registry import installed_registry
 
 from conftest import TEST_DATA
 
 SAMPLE = TEST_DATA / "freshqa" / "FreshQA_sample.csv"
-FRESHQA = get_registry().load("tasks", "freshqa")
+FRESHQA = installed_registry().load("tasks", "freshqa")
 
 
 def read(path=SAMPLE, **options):

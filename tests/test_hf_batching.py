@@ -115,17 +115,3 @@ def test_a_batch_that_runs_out_of_memory_is_split_and_answers_as_it_would_whole(
     assert sizes == [6, 3, 1, 2, 3, 1, 2] and engine.max_batch_size == 1
     monkeypatch.setattr(engine, "_run", lambda chunk, sampling: (_ for _ in ()).throw(RuntimeError("device lost")))
     assert all("generation failed (RuntimeError: device lost)" in str(r) for r in engine.generate(requests[:2]))
-
-
-def test_heavy_imports_start_in_the_background_for_hf_models_only(monkeypatch):
-    import sys
-
-    from ragbench import _engines as engines
-
-    monkeypatch.setattr(engines, "_preloading", [])
-    engines.preload("scripted:echo", None, "replay:x.jsonl")
-    assert engines._preloading == []
-    engines.preload("scripted:echo", "hf:some/model")
-    [thread] = engines._preloading
-    thread.join()
-    assert thread.name == "ragbench-preload" and "transformers" in sys.modules

@@ -15,6 +15,7 @@ from retrieval_samples import passages, write_dpr_tsv
 pytest.importorskip("bm25s")
 
 from ragbench._errors import ConfigError  # noqa: E402
+from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever  # noqa: E402
 from ragbench._retrieval.bm25 import BM25Builder  # noqa: E402
 from ragbench._retrieval.dense import NpyAppender  # noqa: E402
@@ -23,7 +24,7 @@ from ragbench._retrieval.index import MANIFEST_FILE, build_index  # noqa: E402
 
 def built(tmp_path, name="index", n=30, seed=0):
     corpus = write_dpr_tsv(tmp_path / f"{name}.tsv", passages(n, seed))
-    build_index(corpus, tmp_path / name, "bm25", chunk_size=8, progress=False)
+    build_index(corpus, tmp_path / name, "bm25", chunk_size=8, progress=False, registry=installed_registry())
     return tmp_path / name
 
 
@@ -59,7 +60,7 @@ def test_files_of_another_build_are_refused_not_searched(tmp_path):
         (index / name).write_bytes((other / name).read_bytes())
     with pytest.raises(ConfigError, match=r"docs.offsets.npy holds 50 passages where 30 were written \(damaged, or a "
                                           r"file of another build\); build it again"):
-        load_retriever("bm25", {"index": str(index)})
+        load_retriever("bm25", {"index": str(index)}, registry=installed_registry())
 
 
 def test_dense_embeddings_of_fewer_passages_than_the_manifest_are_refused(tmp_path):
@@ -75,14 +76,14 @@ def test_dense_embeddings_of_fewer_passages_than_the_manifest_are_refused(tmp_pa
                 "options": {"model": "embedded", "query_instruction": "", "normalize": True, "dim": 4}}
     (folder / MANIFEST_FILE).write_text(json.dumps(manifest))
     with pytest.raises(ConfigError, match="embeddings.npy holds 20 passages where 30 were written"):
-        load_retriever("dense", {"index": str(folder)})
+        load_retriever("dense", {"index": str(folder)}, registry=installed_registry())
 
 
 def test_a_manifest_without_its_fields_is_damaged(tmp_path):
     index = built(tmp_path)
     (index / MANIFEST_FILE).write_text('{"format": 1}')
     with pytest.raises(ConfigError, match=r"manifest.json is damaged \(.*missing 4 required"):
-        load_retriever("bm25", {"index": str(index)})
+        load_retriever("bm25", {"index": str(index)}, registry=installed_registry())
 
 
 def test_resume_refuses_a_run_whose_index_was_rebuilt_from_another_corpus(tmp_path):
@@ -91,7 +92,7 @@ def test_resume_refuses_a_run_whose_index_was_rebuilt_from_another_corpus(tmp_pa
     samples = run / "samples" / "demo.jsonl"
     samples.write_text(samples.read_text().splitlines()[0] + "\n")  # the run stopped after one example
     corpus = write_dpr_tsv(tmp_path / "index.tsv", passages(30, seed=1))
-    build_index(corpus, index, "bm25", chunk_size=8, progress=False, overwrite=True)
+    build_index(corpus, index, "bm25", chunk_size=8, progress=False, overwrite=True, registry=installed_registry())
     refused = demo_run(tmp_path, index, run, "--resume")
     assert refused.returncode == 2
     [line] = refused.stderr.strip().splitlines()
@@ -105,7 +106,8 @@ def test_resume_goes_on_over_an_index_rebuilt_from_the_same_corpus(tmp_path):
     assert demo_run(tmp_path, index, run).returncode == 0
     samples = run / "samples" / "demo.jsonl"
     samples.write_text(samples.read_text().splitlines()[0] + "\n")
-    build_index(tmp_path / "index.tsv", index, "bm25", chunk_size=8, progress=False, overwrite=True)
+    build_index(tmp_path / "index.tsv", index, "bm25", chunk_size=8, progress=False, overwrite=True,
+                registry=installed_registry())
     resumed = demo_run(tmp_path, index, run, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert len((run / "samples" / "demo.jsonl").read_text().splitlines()) == 3
@@ -134,7 +136,7 @@ def test_a_second_build_of_one_folder_is_refused_while_another_holds_it_and_take
     built = cli("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(out), "--no-progress")
     assert built.returncode == 0, built.stderr
     assert not (tmp_path / "index.partial").exists()
-    assert load_retriever("bm25", {"index": str(out)}).manifest.doc_count == 30
+    assert load_retriever("bm25", {"index": str(out)}, registry=installed_registry()).manifest.doc_count == 30
 
 
 def test_a_corpus_whose_passage_ids_repeat_is_refused_without_an_index(tmp_path):
@@ -181,5 +183,5 @@ def test_a_corpus_still_being_written_while_it_is_indexed_leaves_no_index(tmp_pa
     monkeypatch.setattr(BM25Builder, "add", add_while_a_download_appends)
     with pytest.raises(ConfigError, match=r"corpus .*c.tsv changed while it was indexed \(\d+ bytes, now \d+\): the index "
                                           r"would hold neither version; build again once the file is complete"):
-        build_index(corpus, tmp_path / "index", "bm25", chunk_size=8, progress=False)
+        build_index(corpus, tmp_path / "index", "bm25", chunk_size=8, progress=False, registry=installed_registry())
     assert sorted(path.name for path in tmp_path.iterdir()) == ["c.tsv"]

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
 from ragbench.tasks.kilt.knowledge_source import build_corpus, page_passages, spacy_pipeline
 
@@ -41,7 +42,7 @@ def test_the_corpus_serves_kilt_nq_passages_carrying_their_wikipedia_id(tmp_path
     assert (stats.pages, stats.passages) == (len(PAGES), len(CHUNKING["runs"][0]["chunks"]))
     assert lines[0] == {"id": "90001#0", "wikipedia_id": "90001", "title": "Olm",
                         "text": CHUNKING["runs"][0]["chunks"][0]["text"]}
-    build_index(corpus, tmp_path / "index", "bm25", progress=False)
+    build_index(corpus, tmp_path / "index", "bm25", progress=False, registry=installed_registry())
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "fishing town of olm", "response": "Ansgar Pell"},
                                  {"pattern": "capital of varn", "response": "Evermouth"}]), encoding="utf-8")

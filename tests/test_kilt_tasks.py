@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._registry import Registry
+from ragbench._registry import Registry, installed_registry
 
 from conftest import ROOT, TEST_DATA
 from helpers import run, samples
@@ -110,7 +110,8 @@ def test_an_index_of_passages_with_their_wikipedia_id_serves_kilts_page_level_re
     from ragbench._retrieval.index import build_index
 
     index = tmp_path / "index"
-    build_index(SAMPLES / "kilt_passages.jsonl", index, "bm25", chunk_size=4, progress=False)
+    build_index(SAMPLES / "kilt_passages.jsonl", index, "bm25", chunk_size=4, progress=False,
+                registry=installed_registry())
     rules = [{"pattern": "fishing town of olm", "response": "Ansgar Pell"},
              {"pattern": "capital of varn", "response": "Evermouth"}]
     (tmp_path / "rules.json").write_text(json.dumps(rules), encoding="utf-8")

@@ -15,10 +15,10 @@ from helpers import samples
 from matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
 
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._registry import get_registry
 
-REGISTRY = get_registry()
+REGISTRY = installed_registry()
 BUILTIN = "ragbench"
 SYSTEMS = [name for name in REGISTRY.names("systems") if REGISTRY.entries["systems"][name].provider == BUILTIN]
 TASKS = [name for name in REGISTRY.names("tasks") if REGISTRY.entries["tasks"][name].provider == BUILTIN]
@@ -289,10 +289,10 @@ def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path, 
     reason = INTENDED_REFUSALS.get((system, task))
     if reason is not None:
         with pytest.raises(ConfigError, match=reason) as refused:
-            Evaluator(config)
+            Evaluator(config, registry=installed_registry())
         assert "\n" not in str(refused.value) and not (tmp_path / "run").exists()
         return
-    results = Evaluator(config).run().results
+    results = Evaluator(config, registry=installed_registry()).run().results
     assert results["complete"], results.get("failures")
     counts = results["counts"][task]
     assert counts["scored"] == counts["records"] == 2

@@ -65,7 +65,7 @@ def test_a_value_outside_the_declared_range_or_an_undeclared_key_fails_the_metri
 
 def test_metrics_that_raise_on_some_examples_are_counted_and_the_cli_exits_1(tmp_path, monkeypatch):
     scoring_plugin.FAILING.update({"9000", "9002", "9004"})
-    monkeypatch.setattr("ragbench._run.evaluator.get_registry", scoring_plugin.registry)
+    monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
     result = CliRunner().invoke(main, ["--tasks", "demo", "--system", "closed_book", "--model", SYSTEM, "--limit", "6",
                                        "--metrics", "match,scored:raise", "--no-progress", "--output",
                                        str(tmp_path / "run")])

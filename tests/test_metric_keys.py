@@ -8,8 +8,8 @@ from helpers import run, samples
 
 from ragbench._errors import ConfigError
 from ragbench._metric import CorpusValue, KeySpec, Metric
+from ragbench._registry import installed_registry
 from ragbench.metrics.citation import Citation
-from ragbench._registry import get_registry
 from ragbench._reports.results import aggregate_task
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
@@ -32,7 +32,7 @@ OMNIEVAL = {"tasks": ["omnieval_auto"], "system": "recorded", "system_args": {"p
     ("match", "match", True, (0, 1)), ("f1", "f1", True, (0, 1)), ("label_accuracy", "label_accuracy", True, (0, 1)),
 ])
 def test_built_in_metrics_declare_each_keys_direction_and_range(metric, key, higher_is_better, value_range):
-    spec = get_registry().metric_class(metric)().key_spec(key)
+    spec = installed_registry().metric_class(metric)().key_spec(key)
     assert (spec.higher_is_better, spec.range) == (higher_is_better, value_range)
 
 

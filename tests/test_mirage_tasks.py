@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ragbench._registry import get_registry
+from ragbench._registry import installed_registry
 from ragbench._run.config import RunConfig
 from ragbench._run.evaluator import Evaluator
 from ragbench._run.planning import plan
@@ -23,13 +23,13 @@ PROMPTS = json.loads((TEST_DATA / "parity" / "mirage.json").read_text(encoding="
 
 
 def planned_task(name: str):
-    registry = get_registry()
+    registry = installed_registry()
     return plan(RunConfig(tasks=[name], system="closed_book", data={name: str(BENCHMARK)}, judges=["scripted:echo"],
                           nli="scripted:echo"), registry)[0].task
 
 
 def test_the_mirage_group_runs_the_five_sets():
-    assert sorted(get_registry().groups["mirage"]) == sorted(SETS)
+    assert sorted(installed_registry().groups["mirage"]) == sorted(SETS)
 
 
 @pytest.mark.parametrize("name", SETS)
@@ -64,7 +64,8 @@ def test_systems_writing_their_own_prompts_get_question_and_options_as_i_medrag_
 
 def test_a_run_reports_how_many_outputs_named_no_option(tmp_path):
     """The matrix cell's scripted model answers the second question "zzz": scored as A, and counted."""
-    results = Evaluator(RunConfig(**cell_config("mirage_bioasq", "closed_book", tmp_path))).run().results
+    results = Evaluator(RunConfig(**cell_config("mirage_bioasq", "closed_book", tmp_path)),
+                        registry=installed_registry()).run().results
     assert results["details"]["mirage_bioasq"]["mirage_accuracy"]["value"] == 0.5
     assert results["counted"]["mirage_bioasq"]["mirage_accuracy"]["mirage_no_option_found"]["count"] == 1
 
@@ -81,5 +82,5 @@ def test_a_record_evaluate_py_cannot_score_is_a_bad_record_naming_the_field(tmp_
 
     path = tmp_path / "benchmark.json"
     path.write_text(json.dumps({"medqa": {"q1": {"question": "Which?", **record}}}), encoding="utf-8")
-    [outcome] = list(get_registry().load("tasks", "mirage_medqa")(path).examples())
+    [outcome] = list(installed_registry().load("tasks", "mirage_medqa")(path).examples())
     assert isinstance(outcome, RecordError) and f"field '{field}'" in str(outcome) and "medqa.q1" in str(outcome)

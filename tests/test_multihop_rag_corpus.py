@@ -9,6 +9,7 @@ import json
 import pytest
 
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
 from ragbench.tasks.multihop_rag.chunking import SentenceSplitter
 from ragbench.tasks.multihop_rag.corpus import build_corpus, metadata_text
@@ -46,7 +47,7 @@ def test_the_chunks_file_holds_upstreams_chunks_with_their_articles_metadata(tmp
 def test_a_run_shows_each_chunk_with_its_title_date_and_source_as_qa_llama_prompts(tmp_path):
     assert cli("index", "multihop-rag-corpus", "--corpus", str(DATA / "corpus.json"),
                "--out", str(tmp_path / "chunks.jsonl")).returncode == 0
-    build_index(tmp_path / "chunks.jsonl", tmp_path / "index", "bm25", progress=False)
+    build_index(tmp_path / "chunks.jsonl", tmp_path / "index", "bm25", progress=False, registry=installed_registry())
     results = run(tmp_path, tasks=["multihop_rag"], data={"multihop_rag": str(DATA / "MultiHopRAG.json")},
                   system="vanilla", model="scripted:echo", system_args={"top_n": 2}, retriever="bm25",
                   retriever_args={"index": str(tmp_path / "index")})
@@ -145,7 +146,7 @@ def test_a_query_whose_answer_is_null_scores_its_retrieval_and_not_its_qa(tmp_pa
     data.write_text(json.dumps([{**first, "answer": None}]), encoding="utf-8")
     assert cli("index", "multihop-rag-corpus", "--corpus", str(DATA / "corpus.json"),
                "--out", str(tmp_path / "chunks.jsonl")).returncode == 0
-    build_index(tmp_path / "chunks.jsonl", tmp_path / "index", "bm25", progress=False)
+    build_index(tmp_path / "chunks.jsonl", tmp_path / "index", "bm25", progress=False, registry=installed_registry())
     results = run(tmp_path, tasks=["multihop_rag"], data={"multihop_rag": str(data)}, system="vanilla",
                   model="scripted:echo", retriever="bm25", retriever_args={"index": str(tmp_path / "index")})
     assert results["counts"]["multihop_rag"]["bad_records"] == 0

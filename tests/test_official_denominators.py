@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ragbench._metric import Metric
-from ragbench._registry import Registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._reports.results import task_scores
 from ragbench._reports.summary import results_table
 
@@ -119,7 +119,7 @@ def test_a_rescored_run_keeps_the_official_headline(tmp_path):
     mirage = PARITY["mirage_medqa"]
     lines = [{"id": key, "output": outputs[0]} for key, outputs in mirage["files"].items() if outputs]
     scored(tmp_path, "mirage_medqa", TEST_DATA / "mirage" / "benchmark.json", lines)
-    outcome = rescore_run(tmp_path / "run", {"output": str(tmp_path / "again")})
+    outcome = rescore_run(tmp_path / "run", {"output": str(tmp_path / "again")}, registry=installed_registry())
     assert outcome.results["results"]["mirage_medqa"]["mirage_accuracy"] == pytest.approx(mirage["acc"])
 
 

@@ -14,6 +14,7 @@ from helpers import cli
 
 import ragbench.tasks.selfrag
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._reports.compare import compare_runs, load_run
 from ragbench._reports.results_file import normalized_results, read_results
 from ragbench._storage.jsonl import strict_json
@@ -30,7 +31,8 @@ def finished(tmp_path_factory) -> Path:
     """A finished demo run (match, f1; sliced by prop) of a model that echoes its prompt."""
     folder = tmp_path_factory.mktemp("older") / "run"
     Evaluator(RunConfig(tasks=["demo"], system="closed_book", model="scripted:echo", metrics=["match", "f1"],
-                        limit=6, output=str(folder), progress=False, bootstrap_iters=20)).run()
+                        limit=6, output=str(folder), progress=False, bootstrap_iters=20),
+              registry=installed_registry()).run()
     return folder
 
 
@@ -74,7 +76,7 @@ def every_page(site: Site) -> list:
 def test_the_viewer_shows_a_run_an_older_ragbench_wrote_beside_a_current_one(finished, tmp_path):
     older_copy(finished, tmp_path / "runs" / "old")
     shutil.copytree(finished, tmp_path / "runs" / "new")
-    site = Site(RunCatalog([str(tmp_path / "runs")]))
+    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
     pages = every_page(site)
     old = next(run for run in pages[0]["runs"] if run["rid"].startswith("old"))
     assert old["tasks"]["demo"]["metrics"]["match"]["value"] == 0.0 and old["complete"] is True
@@ -103,7 +105,7 @@ def test_the_viewers_pages_of_a_results_json_holding_nan_are_strict_json(finishe
     current = json.loads((finished / "results.json").read_text())
     current["details"]["demo"]["match"]["ci95"] = [float("nan"), float("inf")]
     (folder / "results.json").write_text(json.dumps(current))
-    site = Site(RunCatalog([str(tmp_path / "runs")]))
+    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
     [run] = site.runs
     for page in (site.data("runs"), site.data(f"run/{run.rid}")):
         json.loads(strict_json(page), parse_constant=refuse)
@@ -167,7 +169,7 @@ def test_a_damaged_results_json_is_read_or_refused_in_one_line_by_compare_rescor
             compare_runs(load_run(damaged_folder), load_run(damaged_folder), iterations=10)
         except ConfigError as exc:  # nothing left to compare
             assert len(str(exc).splitlines()) == 1
-    site = Site(RunCatalog([str(damaged_folder)]))
+    site = Site(RunCatalog([str(damaged_folder)]), registry=installed_registry())
     try:
         for run in site.runs:
             strict_json([site.data("runs"), site.data(f"run/{run.rid}"), site.data(f"rows/{run.rid}/demo/0"),
@@ -196,7 +198,7 @@ def test_rescore_of_a_damaged_results_json_writes_its_run_or_refuses_in_one_line
     (damaged_folder / "results.json").write_text(json.dumps(results))
     output = tmp_path_factory.mktemp("rescored") / "out"
     try:
-        outcome = rescore_run(damaged_folder, {"output": str(output)})
+        outcome = rescore_run(damaged_folder, {"output": str(output)}, registry=installed_registry())
     except ConfigError as exc:
         event("refused")
         assert len(str(exc).splitlines()) == 1

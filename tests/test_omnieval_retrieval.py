@@ -9,6 +9,7 @@ pytest.importorskip("bm25s")
 pytest.importorskip("jieba")
 
 from ragbench._errors import ConfigError  # noqa: E402
+from ragbench._registry import installed_registry
 from ragbench._retrieval.bm25 import BM25Retriever  # noqa: E402
 from ragbench._retrieval.index import build_index  # noqa: E402
 
@@ -21,7 +22,7 @@ ROWS = [{"id": "n1", "title": "存款", "contents": "定期存款\n定期存款�
 def build(tmp_path, **options):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ROWS), encoding="utf-8")
-    build_index(corpus, tmp_path / "index", "bm25", options, progress=False)
+    build_index(corpus, tmp_path / "index", "bm25", options, progress=False, registry=installed_registry())
     return BM25Retriever(str(tmp_path / "index"))
 
 

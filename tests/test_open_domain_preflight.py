@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import ragbench.tasks.flashrag
-from ragbench._registry import Registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._checks import PreflightError
 from ragbench._run.config import RunConfig
 from ragbench._run.preflight import preflight
@@ -68,7 +68,8 @@ def test_a_run_that_asks_for_no_documents_passes(tmp_path, options):
 def test_a_corpus_retriever_passes(tmp_path):
     from ragbench._retrieval.index import build_index
 
-    build_index(TEST_DATA / "open_qa" / "varn_corpus.jsonl", tmp_path / "index", "bm25", progress=False)
+    build_index(TEST_DATA / "open_qa" / "varn_corpus.jsonl", tmp_path / "index", "bm25", progress=False,
+                registry=installed_registry())
     check(tmp_path, system="vanilla", retriever="bm25", retriever_args={"index": str(tmp_path / "index")})
 
 

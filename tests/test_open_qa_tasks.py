@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._registry import Registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._checks import PreflightError
 from ragbench._shared.yaml_tasks.sources import webquestions_records
 
@@ -243,7 +243,8 @@ def test_hotpotqa_fullwiki_with_a_corpus_index(tmp_path):
     from ragbench._retrieval.index import build_index
 
     index = tmp_path / "index"
-    build_index(SAMPLES / "varn_corpus.jsonl", index, "bm25", chunk_size=4, progress=False)
+    build_index(SAMPLES / "varn_corpus.jsonl", index, "bm25", chunk_size=4, progress=False,
+                registry=installed_registry())
     values = score(tmp_path, "hotpotqa_fullwiki", "hotpot_dev_fullwiki_v1.json", HOTPOT_RULES, system="vanilla",
                    system_args={"top_n": 2}, retriever="bm25", retriever_args={"index": str(index)})
     # bm25 over the 6-passage corpus, top 2: {Ansgar Pell, Olm}, {Evermouth, Varn} (Varn's "island" and
@@ -259,7 +260,8 @@ def test_hotpotqa_fullwiki_over_a_flashrag_corpus_matches_supporting_passages_by
     from ragbench._retrieval.index import build_index
 
     index = tmp_path / "index"
-    build_index(SAMPLES / "varn_corpus_flashrag.jsonl", index, "bm25", chunk_size=4, progress=False)
+    build_index(SAMPLES / "varn_corpus_flashrag.jsonl", index, "bm25", chunk_size=4, progress=False,
+                registry=installed_registry())
     values = score(tmp_path, "hotpotqa_fullwiki", "hotpot_dev_fullwiki_v1.json", HOTPOT_RULES, system="vanilla",
                    system_args={"top_n": 2}, retriever="bm25", retriever_args={"index": str(index)})
     assert values["support_recall"] == pytest.approx(3.5 / 4)  # as over the same corpus with a title field (above)

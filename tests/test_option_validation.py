@@ -14,8 +14,8 @@ from conftest import write_jsonl
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 
 from ragbench._cli.main import main
-from ragbench._registry import get_registry
 from ragbench._checks import PreflightError
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.preflight import preflight
 
@@ -52,7 +52,8 @@ def test_an_unknown_option_is_one_line_naming_the_near_ones(tmp_path):
 
 def test_numbers_given_through_the_api_are_checked_too(tmp_path):
     with pytest.raises(PreflightError) as caught:
-        Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", seed=-5, limit="3", output=str(tmp_path / "r")))
+        Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", seed=-5, limit="3", output=str(tmp_path / "r")),
+                  registry=installed_registry())
     assert caught.value.problems == ["--seed -5: give at least 0", "--limit 3: give an integer of at least 1, "
                                      "or leave it out for all records"]
     assert not (tmp_path / "r").exists()
@@ -68,7 +69,7 @@ def test_compare_refuses_a_negative_seed_in_one_line(tmp_path):
 # --- engine options, every engine, before any engine loads -------------------------------------------------
 def problems(tmp_path: Path, **config) -> list[str]:
     with pytest.raises(PreflightError) as caught:
-        preflight(RunConfig(tasks=["demo"], output=str(tmp_path / "r"), **config), get_registry())
+        preflight(RunConfig(tasks=["demo"], output=str(tmp_path / "r"), **config), installed_registry())
     return caught.value.problems
 
 
@@ -149,7 +150,7 @@ def test_an_nli_option_is_checked_when_a_metric_needs_nli(tmp_path):
     config = RunConfig(tasks=["alce_asqa"], model="scripted:echo", nli="scripted:echo", nli_args={"per_token": -1},
                        output=str(tmp_path / "r"))
     with pytest.raises(PreflightError) as caught:
-        preflight(config, get_registry())
+        preflight(config, installed_registry())
     assert any(p.startswith("--nli scripted:echo: --nli-arg per_token=-1: the scripted engine takes a number >= 0")
                for p in caught.value.problems), caught.value.problems
 

@@ -14,7 +14,7 @@ from ragbench._errors import ConfigError
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._hookspecs import hookimpl
 from ragbench._metric import Metric
-from ragbench._registry import Registry, get_registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._retrieval.base import Retriever
 from ragbench._types import Document
 
@@ -117,7 +117,7 @@ def test_hooks_are_collected_per_provider_and_a_broken_hook_hides_nothing(regist
 def test_a_run_uses_its_own_registry_for_engines_retrievers_and_metrics(registry, tmp_path):
     for kind, name in (("engines", "answer"), ("retrievers", "one_doc")):
         with pytest.raises(ConfigError, match="unknown"):
-            get_registry().entry(kind, name)  # the installed plugins' registry does not know them
+            installed_registry().entry(kind, name)  # the installed plugins' registry does not know them
     config = RunConfig(tasks=["demo"], system="vanilla", model="answer:Paris", retriever="one_doc",
                        metrics=["+words:1", "+words:2"], limit=2, progress=False, output=str(tmp_path / "run"))
     outcome = Evaluator(config, registry=registry).run()
@@ -160,7 +160,7 @@ def test_plugin_commands_join_the_command_line(registry, monkeypatch):
     def listing() -> None:
         click.echo("built-in list")
 
-    monkeypatch.setattr("ragbench._registry._registry", registry)
+    monkeypatch.setattr("ragbench._registry.installed_registry", lambda: registry)
     runner = CliRunner()
     assert runner.invoke(main, ["hello"]).output == "hello from a plugin\n"
     assert runner.invoke(main, ["index", "toy-corpus"]).output == "toy corpus built\n"
@@ -173,7 +173,7 @@ def test_plugin_commands_join_the_command_line(registry, monkeypatch):
 def test_builtin_benchmark_commands_come_through_the_hook():
     from ragbench._cli.main import main
 
-    names = {c.name: p for c, p in get_registry().cli_commands}
+    names = {c.name: p for c, p in installed_registry().cli_commands}
     assert names == {"serve": "ragbench", "index": "ragbench"}
     ctx = click.Context(main)
     assert main.get_command(ctx, "serve").commands.keys() == {"crag-kg"}

@@ -18,7 +18,7 @@ from ragbench._cli.main import main
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._checks import PreflightError
-from ragbench._registry import Registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._task import Task
 from ragbench._types import Example
 
@@ -176,7 +176,8 @@ def test_max_inflight_zero_is_refused(tmp_path):
     assert code == 2 and err == "ragbench: error: --max-inflight 0: give at least 1\n"
     assert not out.exists()
     with pytest.raises(PreflightError, match=r"^--max-inflight 0: give at least 1$"):  # through the API too
-        Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=0, output=str(out)))
+        Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=0, output=str(out)),
+                  registry=installed_registry())
 
 
 def test_output_naming_an_existing_file_is_refused_and_the_file_kept(tmp_path):
@@ -205,7 +206,7 @@ def test_a_model_the_system_cannot_use_is_refused_before_the_run_folder_exists(t
     monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **options: NoReflectionTokens("echo"))
     out = tmp_path / "run"
     evaluator = Evaluator(RunConfig(tasks=["demo"], system="selfrag", model="scripted:echo", output=str(out),
-                                    progress=False))
+                                    progress=False), registry=installed_registry())
     with pytest.raises(PreflightError, match=r"^selfrag: model echo lacks Self-RAG's reflection tokens"):
         evaluator.run()
     assert not out.exists()

@@ -12,7 +12,7 @@ from retrieval_samples import passages, write_dpr_tsv
 from ragbench._cli.main import main
 from ragbench._errors import ConfigError
 from ragbench._hookspecs import hookimpl
-from ragbench._registry import Registry, get_registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._retrieval import load_retriever
 from ragbench._retrieval.query_style import QueryStyle
 
@@ -46,11 +46,11 @@ def registry() -> Registry:
 
 
 def test_the_core_provides_default_and_omnieval_comes_with_its_task_plugin():
-    styles = get_registry().query_styles
+    styles = installed_registry().query_styles
     assert {name: (entry.provider, entry.plugin) for name, entry in styles.items()} == {
         "default": ("ragbench", "builtin_retrievers"), "omnieval": ("ragbench", "builtin_tasks"),
         "omnieval_flashrag": ("ragbench", "builtin_tasks")}
-    assert get_registry().query_style("default") is QueryStyle
+    assert installed_registry().query_style("default") is QueryStyle
     listed = CliRunner().invoke(main, ["list", "retrievers"]).output.split("dense query styles")[1].splitlines()
     assert [line.split()[0] for line in listed[1:]] == ["default", "omnieval", "omnieval_flashrag"]
     assert all(line.endswith("[ragbench]") for line in listed[1:])
@@ -58,7 +58,7 @@ def test_the_core_provides_default_and_omnieval_comes_with_its_task_plugin():
 
 def test_a_style_nobody_provides_or_of_the_wrong_kind_is_one_line(registry):
     with pytest.raises(ConfigError) as error:
-        get_registry().query_style("shout")
+        installed_registry().query_style("shout")
     assert str(error.value) == (f"dense query_style 'shout' is not installed; {INSTALLED} "
                                 "(`ragbench list retrievers`; a plugin adds one through the ragbench_query_styles hook)")
     with pytest.raises(ConfigError, match=r"query style 'retriever_as_style' .*\(from ragbench-test-styles, "
@@ -76,7 +76,8 @@ def test_a_plugins_style_builds_and_searches_an_index_with_the_runs_registry(reg
     corpus, out = write_dpr_tsv(tmp_path / "psgs_w100.tsv", docs), tmp_path / "index"
     options = {"model": "embedded", "batch_size": 4, "query_style": "shout"}
     with pytest.raises(ConfigError, match=f"query_style 'shout' is not installed; {INSTALLED}"):
-        build_index(corpus, out, "dense", options, progress=False)  # the installed plugins' registry
+        build_index(corpus, out, "dense", options, progress=False,
+                    registry=installed_registry())  # the installed plugins' registry
     assert not out.exists() and not (tmp_path / "index.partial").exists()
 
     manifest = build_index(corpus, out, "dense", options, progress=False, registry=registry)
@@ -96,6 +97,6 @@ def test_a_plugins_style_builds_and_searches_an_index_with_the_runs_registry(reg
                                           "shout changes passages too, so it must be the index's style"):
         load_retriever("dense", {"index": str(out), "query_style": "default"}, registry=registry)
     with pytest.raises(ConfigError, match=f"query_style 'shout' is not installed; {INSTALLED}"):
-        load_retriever("dense", {"index": str(out)})
+        load_retriever("dense", {"index": str(out)}, registry=installed_registry())
     with pytest.raises(ConfigError, match="has no option 'registry'"):  # the core's to give, not an option
         load_retriever("dense", {"index": str(out), "registry": "mine"}, registry=registry)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ragbench._registry import get_registry
+from ragbench._registry import installed_registry
 from ragbench._run.config import RunConfig
 from ragbench._run.planning import plan
 from ragbench._types import Document
@@ -18,7 +18,7 @@ GENERATION = json.loads((TEST_DATA / "parity" / "ragchecker.json").read_text(enc
 
 def planned_task(data: str):
     return plan(RunConfig(tasks=["ragchecker"], system="closed_book", data={"ragchecker": data},
-                          judges=["scripted:echo"], nli="scripted:echo"), get_registry())[0].task
+                          judges=["scripted:echo"], nli="scripted:echo"), installed_registry())[0].task
 
 
 @pytest.fixture

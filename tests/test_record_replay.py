@@ -15,6 +15,7 @@ from helpers import cli, comparable, run, samples
 from test_llatrieval_end_to_end import run_on_bm25_index
 
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator
 from ragbench._replay.recording import CallRecorder
 from ragbench._replay.rerun import replay_config
@@ -111,7 +112,7 @@ def test_a_crag_task2_run_replays_its_kg_calls_without_a_server(tmp_path):
     assert json.loads((calls / "tools.json").read_text()) == {"crag_t2": ["crag_kg"]}
     shutil.rmtree(kg_dir)  # no KG files, no server: the replay must not start one
     config = replay_config(tmp_path / "run", str(tmp_path / "replayed"), progress=False)
-    replayed = Evaluator(config).run().results
+    replayed = Evaluator(config, registry=installed_registry()).run().results
     assert comparable(replayed) == comparable(results)
     assert without_timings(samples(tmp_path / "replayed", "crag_t2")) == without_timings(samples(tmp_path / "run", "crag_t2"))
 

@@ -9,11 +9,11 @@ import pytest
 from helpers import cli
 
 from ragbench._errors import ConfigError
-from ragbench._registry import Registry, get_registry
+from ragbench._registry import Registry, installed_registry
 
 
 def test_builtins_register_through_the_entry_point_group_with_their_provider():
-    registry = get_registry()
+    registry = installed_registry()
     assert {"popqa", "pubhealth", "arc_challenge", "demo"} <= set(registry.names("tasks"))
     assert {"closed_book", "vanilla", "recorded"} <= set(registry.names("systems"))
     assert {"hf", "vllm", "openai", "replay", "scripted"} <= set(registry.names("engines"))
@@ -22,7 +22,7 @@ def test_builtins_register_through_the_entry_point_group_with_their_provider():
 
 
 def test_aliases_and_groups_resolve():
-    registry = get_registry()
+    registry = installed_registry()
     assert registry.entry("tasks", "arc_c").name == "arc_challenge"
     assert registry.expand_tasks(["selfrag_suite", "popqa", "demo"]) == ["pubhealth", "arc_challenge", "popqa", "asqa",
                                                                           "demo"]
@@ -30,9 +30,9 @@ def test_aliases_and_groups_resolve():
 
 def test_unknown_names_suggest_the_nearest():
     with pytest.raises(ConfigError, match=r"unknown metric 'mach'; did you mean 'match'"):
-        get_registry().entry("metrics", "mach")
+        installed_registry().entry("metrics", "mach")
     with pytest.raises(ConfigError, match=r"unknown task 'selfrag_suit'; did you mean 'selfrag_suite'"):
-        get_registry().entry("tasks", "selfrag_suit")
+        installed_registry().entry("tasks", "selfrag_suit")
 
 
 def test_entries_import_nothing_until_used():

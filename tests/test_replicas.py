@@ -14,6 +14,7 @@ from ragbench._engines import load_engine
 from ragbench._engines.base import Engine, EngineError, Request, RequestError, Response, Sampling, request_fault
 from ragbench._engines.replicas import ReplicaSet
 from ragbench._engines.scripted import ScriptedEngine
+from ragbench._registry import installed_registry
 from ragbench._run.scheduler import Scheduler
 
 
@@ -73,7 +74,8 @@ def test_several_endpoints_share_the_load_and_cover_for_a_dead_one(tmp_path, mon
     first, second = FakeServer(), FakeServer()
     first.delay = second.delay = 0.05
     try:
-        engine = load_engine("openai:m", base_url=[first.base_url, second.base_url, free_url()], max_retries=0)
+        engine = load_engine("openai:m", base_url=[first.base_url, second.base_url, free_url()], max_retries=0,
+                             registry=installed_registry())
         assert isinstance(engine, ReplicaSet) and engine.concurrent
 
         async def go():
@@ -90,7 +92,8 @@ def test_several_endpoints_share_the_load_and_cover_for_a_dead_one(tmp_path, mon
 
 
 def two_endpoints(first_url: str, second_url: str) -> ReplicaSet:
-    engine = load_engine("openai:m", base_url=[first_url, second_url], backoff_base=0.001, backoff_max=0.01)
+    engine = load_engine("openai:m", base_url=[first_url, second_url], backoff_base=0.001, backoff_max=0.01,
+                         registry=installed_registry())
     assert isinstance(engine, ReplicaSet)
     return engine
 
@@ -170,7 +173,7 @@ def test_two_ray_replicas_of_a_cpu_engine_run_a_whole_evaluation(tmp_path, local
 
 
 def test_a_dead_ray_replica_is_replaced_by_the_live_one(local_ray):
-    engine = load_engine("scripted:echo", replicas=2, batch_size=4)
+    engine = load_engine("scripted:echo", replicas=2, batch_size=4, registry=installed_registry())
     try:
         dead = engine.replicas[0].actor
         ray.kill(dead)

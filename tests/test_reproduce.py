@@ -10,7 +10,7 @@ from test_compare import DEMO
 
 import ragbench._cli.main as cli_module
 from ragbench._errors import ConfigError
-from ragbench._registry import get_registry
+from ragbench._registry import installed_registry
 from ragbench._reports.reproduce import Reproduction, get_reproduction, reproduction_config, verdict
 
 DEMO_ROW = {"paper": "Demo paper", "table": "Table 1", "row": "Closed book | scripted", "status": "runnable",
@@ -25,12 +25,12 @@ def registry_with_demo_row(monkeypatch, tmp_path):
     rules = tmp_path / "rules.json"  # right on the first 12 of 24 questions: 50 %, the "paper's" number
     rules.write_text(json.dumps([{"pattern": re.escape(r["question"]), "response": r["answers"][0] if i < 12 else "?"}
                                  for i, r in enumerate(records)]))
-    registry = get_registry()
+    registry = installed_registry()
     row = {**DEMO_ROW, "run": {**DEMO_ROW["run"], "model": f"scripted:{rules}"}, "provider": "tests"}
     monkeypatch.setitem(registry.reproductions, "demo.closed-book", row)
     monkeypatch.setitem(registry.reproductions, "demo.unreleased",
                         {**row, "status": "not_reproducible", "why_not": "the checkpoint was never released"})
-    monkeypatch.setattr("ragbench._registry.get_registry", lambda: registry)
+    monkeypatch.setattr("ragbench._registry.installed_registry", lambda: registry)
     return registry
 
 
@@ -39,14 +39,14 @@ def reproduce(*args):
 
 
 def test_the_shipped_manifests_cover_every_seed_paper_and_load(registry_with_demo_row):
-    names = [n for n in get_registry().reproductions if not n.startswith("demo.")]
-    items = [get_reproduction(get_registry(), n) for n in names]
+    names = [n for n in installed_registry().reproductions if not n.startswith("demo.")]
+    items = [get_reproduction(installed_registry(), n) for n in names]
     assert {item.paper for item in items} >= {"CRAG", "LLatrieval", "SMART", "OmniEval"}
     assert any(i.status == "runnable" for i in items) and all(i.why_not for i in items if i.status != "runnable")
-    crag = get_reproduction(get_registry(), "crag.task-3.gpt-4-turbo")
+    crag = get_reproduction(installed_registry(), "crag.task-3.gpt-4-turbo")
     assert [(c.metric, c.paper) for c in crag.cells] == [("accuracy", 43.6), ("hallucination", 30.1),
                                                          ("missing", 26.3), ("score", 13.4)]
-    assert get_reproduction(get_registry(), "smart.smart-ours").status == "not_reproducible"
+    assert get_reproduction(installed_registry(), "smart.smart-ours").status == "not_reproducible"
 
 
 def test_a_full_run_prints_ours_beside_the_paper_and_records_it(registry_with_demo_row, tmp_path):

@@ -13,6 +13,7 @@ from helpers import samples
 
 from ragbench._cli.main import main
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._replay.call_refs import resolved
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore_run import rescore_run
@@ -25,7 +26,7 @@ def finished(tmp_path, popqa_records):
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
     Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model=SYSTEM, data={"popqa": str(data)},
                         metrics=["match", "f1"], output=str(tmp_path / "run"), progress=False,
-                        bootstrap_iters=50)).run()
+                        bootstrap_iters=50), registry=installed_registry()).run()
     assert scoring_plugin.CALLS["system"] == 6
     return tmp_path / "run"
 
@@ -38,7 +39,7 @@ def test_rescore_with_another_metric_list_and_a_judge_writes_a_new_run_and_leave
     before = snapshot(finished)
     outcome = rescore_run(finished, {"metrics": ["match", "+llm_judge"], "judges": [JUDGE],
                                      "metric_args": {"llm_judge.preset": "faithfulness",
-                                                     "llm_judge.score_range": "0-1"}})
+                                                     "llm_judge.score_range": "0-1"}}, registry=installed_registry())
     assert snapshot(finished) == before  # the original is kept as it was
     assert outcome.run_dir == finished.parent / "run__rescored" and outcome.complete
     assert scoring_plugin.CALLS["system"] == 6 and scoring_plugin.CALLS["judge"] == 6  # the system's model: not again
@@ -62,8 +63,10 @@ def test_rescore_with_another_metric_list_and_a_judge_writes_a_new_run_and_leave
 def test_rescore_adds_to_the_runs_metrics_and_keeps_failed_examples_as_they_were(tmp_path, popqa_records):
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:3] + ["{broken"])
     Evaluator(RunConfig(tasks=["popqa"], system="closed_book", model="scripted:echo", data={"popqa": str(data)},
-                        metrics=["match"], output=str(tmp_path / "run"), progress=False)).run()
-    outcome = rescore_run(tmp_path / "run", {"metrics": ["+f1"], "output": str(tmp_path / "new")})
+                        metrics=["match"], output=str(tmp_path / "run"), progress=False),
+              registry=installed_registry()).run()
+    outcome = rescore_run(tmp_path / "run", {"metrics": ["+f1"], "output": str(tmp_path / "new")},
+                          registry=installed_registry())
     assert set(outcome.results["results"]["popqa"]) == {"match", "f1"}
     assert outcome.results["counts"]["popqa"] == {"records": 4, "scored": 3, "failed": 0, "bad_records": 1,
                                                   "missing": 0, "metric_failures": 0}
@@ -75,39 +78,41 @@ def test_rescore_with_other_metrics_drops_the_runs_options_of_a_metric_it_no_lon
     """The run's --metric-arg of llm_judge is the run's, not the user's: rescoring with em alone is not refused
     for it; given again by the user, an option of no metric asked still is."""
     judged = rescore_run(finished, {"metrics": ["+llm_judge"], "judges": [JUDGE], "output": str(tmp_path / "judged"),
-                                    "metric_args": {"llm_judge.preset": "rubric"}})
+                                    "metric_args": {"llm_judge.preset": "rubric"}}, registry=installed_registry())
     assert judged.results["config"]["metric_args"] == {"llm_judge.preset": "rubric"}
-    outcome = rescore_run(tmp_path / "judged", {"metrics": ["em"], "output": str(tmp_path / "em")})
+    outcome = rescore_run(tmp_path / "judged", {"metrics": ["em"], "output": str(tmp_path / "em")},
+                          registry=installed_registry())
     assert set(outcome.results["results"]["popqa"]) == {"em"} and outcome.results["config"]["metric_args"] == {}
     with pytest.raises(ConfigError, match=r"--metric-arg llm_judge.preset=...: expected METRIC.KEY for a metric"):
         rescore_run(tmp_path / "judged", {"metrics": ["em"], "output": str(tmp_path / "again"),
-                                          "metric_args": {"llm_judge.preset": "rubric"}})
+                                          "metric_args": {"llm_judge.preset": "rubric"}}, registry=installed_registry())
 
 def test_rescore_writes_the_tasks_reading_of_the_gold_into_a_run_written_without_it(finished, tmp_path):
     path = finished / "samples" / "popqa.jsonl"
     older = [{k: v for k, v in record.items() if k != "gold_references"} for record in samples(finished, "popqa")]
     path.write_text("".join(json.dumps(record) + "\n" for record in older))
-    outcome = rescore_run(finished, {"metrics": ["match"], "output": str(tmp_path / "new")})
+    outcome = rescore_run(finished, {"metrics": ["match"], "output": str(tmp_path / "new")},
+                          registry=installed_registry())
     assert [r["gold_references"] for r in samples(outcome.run_dir, "popqa")] == [r["gold"]["answers"] for r in older]
 
 
 def test_rescore_refuses_its_own_folder_an_existing_run_and_an_unfinished_run(finished, tmp_path):
     with pytest.raises(ConfigError, match="is the run being re-scored; give a new folder"):
-        rescore_run(finished, {"output": str(finished)})
-    rescore_run(finished, {})
+        rescore_run(finished, {"output": str(finished)}, registry=installed_registry())
+    rescore_run(finished, {}, registry=installed_registry())
     with pytest.raises(ConfigError, match="already holds a run; --overwrite replaces it"):
-        rescore_run(finished, {})
-    assert rescore_run(finished, {"overwrite": True}).complete
+        rescore_run(finished, {}, registry=installed_registry())
+    assert rescore_run(finished, {"overwrite": True}, registry=installed_registry()).complete
     meta = json.loads((finished / "run.json").read_text())
     (finished / "run.json").write_text(json.dumps({**meta, "finished": False}))
     with pytest.raises(ConfigError, match="is not finished; finish it first"):
-        rescore_run(finished, {"output": str(tmp_path / "other")})
+        rescore_run(finished, {"output": str(tmp_path / "other")}, registry=installed_registry())
     with pytest.raises(ConfigError, match="holds no ragbench run"):
-        rescore_run(tmp_path / "nothing", {})
+        rescore_run(tmp_path / "nothing", {}, registry=installed_registry())
 
 
 def test_rescore_cli_prints_the_summary_and_exits_1_when_a_metric_fails(finished, tmp_path, monkeypatch):
-    monkeypatch.setattr("ragbench._run.rescore_run.get_registry", scoring_plugin.registry)
+    monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
     scoring_plugin.FAILING.add("101")
     result = CliRunner().invoke(main, ["rescore", str(finished), "--metrics", "+scored:raise", "--output",
                                        str(tmp_path / "flaky")])
@@ -128,10 +133,12 @@ def test_rescore_with_an_nli_metric_equals_a_run_that_scored_it(tmp_path):
     config = {"tasks": ["alce_asqa"], "system": "recorded", "system_args": {"path": str(predictions)},
               "data": {"alce_asqa": str(ALCE_DATA / DATA_FILES["asqa"])}, "task_args": {"run_py_cleanup": False},
               "progress": False, "bootstrap_iters": 50}
-    Evaluator(RunConfig(**config, metrics=["str_em"], output=str(tmp_path / "plain"))).run()
+    Evaluator(RunConfig(**config, metrics=["str_em"], output=str(tmp_path / "plain")),
+              registry=installed_registry()).run()
     both = Evaluator(RunConfig(**config, metrics=["str_em", "citation"], nli=f"replay:{NLI_REPLAY}",
-                               output=str(tmp_path / "both"))).run()
-    rescored = rescore_run(tmp_path / "plain", {"metrics": ["+citation"], "nli": f"replay:{NLI_REPLAY}"})
+                               output=str(tmp_path / "both")), registry=installed_registry()).run()
+    rescored = rescore_run(tmp_path / "plain", {"metrics": ["+citation"], "nli": f"replay:{NLI_REPLAY}"},
+                           registry=installed_registry())
     assert rescored.complete and rescored.results["results"] == both.results["results"]
     assert rescored.results["cost"]["rescoring"]["nli"]["requests"] > 0
     assert (rescored.run_dir / "nli_calls.jsonl").stat().st_size > 0  # a replay file of its own
@@ -141,7 +148,7 @@ def test_rescore_of_a_crag_run_reproduces_its_judged_numbers(tmp_path):
     from test_crag_score_cli import score_upstream_rows
 
     _, results = score_upstream_rows(tmp_path, "kddcup2024")  # its judge: a replay of upstream's replies
-    rescored = rescore_run(tmp_path / "out", {})
+    rescored = rescore_run(tmp_path / "out", {}, registry=installed_registry())
     assert rescored.results["results"] == results["results"] and rescored.results["counted"] == results["counted"]
     assert rescored.results["cost"]["rescoring"]["llm_calls"] == results["cost"]["llm_calls"]  # the judge's calls
     assert [r["scores"] for r in samples(rescored.run_dir, "crag_t1")] == [

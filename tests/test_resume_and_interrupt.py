@@ -12,6 +12,7 @@ import pytest
 
 from helpers import run, samples
 
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo"}
@@ -19,7 +20,7 @@ DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo"}
 
 def resume(tmp_path, **config):
     return Evaluator(RunConfig(output=str(tmp_path / "run"), resume=True, progress=False, bootstrap_iters=200,
-                               **DEMO, **config)).run()
+                               **DEMO, **config), registry=installed_registry()).run()
 
 
 def test_resume_rebuilds_a_deleted_results_json_from_the_samples_without_a_model(tmp_path, monkeypatch):

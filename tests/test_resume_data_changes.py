@@ -10,6 +10,7 @@ from helpers import comparable, samples, stopped_resume_after_the_data_changed
 
 from ragbench._engines.base import EngineError
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 DEMO = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
@@ -48,7 +49,7 @@ def run(folder, answer_all: bool, resume: bool = False):
     SERVER_DOWN[0] = not answer_all
     return Evaluator(RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book",
                                model=f"scripted:{__name__}:answer", output=str(folder / "run"), resume=resume,
-                               progress=False, bootstrap_iters=0)).run()
+                               progress=False, bootstrap_iters=0), registry=installed_registry()).run()
 
 
 def test_a_saved_example_whose_record_changed_is_run_again_against_the_new_record(tmp_path):

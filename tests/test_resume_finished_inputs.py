@@ -12,6 +12,7 @@ from helpers import cli
 from test_resume_data_changes import RECORDS, TASK
 
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 
@@ -24,7 +25,7 @@ def write_task(folder, records, template=TASK, rules=({"response": "one"},)):
 def run(folder, resume: bool = False):
     return Evaluator(RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book",
                                model=f"scripted:{folder / 'rules.json'}", output=str(folder / "run"), resume=resume,
-                               progress=False, bootstrap_iters=0)).run()
+                               progress=False, bootstrap_iters=0), registry=installed_registry()).run()
 
 
 def test_a_finished_run_whose_data_changed_reads_it_again_and_scores_the_records_it_holds_now(tmp_path, caplog):

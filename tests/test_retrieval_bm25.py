@@ -12,6 +12,7 @@ bm25s = pytest.importorskip("bm25s")
 Stemmer = pytest.importorskip("Stemmer")
 
 from ragbench._errors import ConfigError  # noqa: E402
+from ragbench._registry import installed_registry
 from ragbench._types import Document  # noqa: E402
 from ragbench._retrieval import load_retriever  # noqa: E402
 from ragbench._retrieval.bm25 import BM25Builder, BM25Retriever  # noqa: E402
@@ -28,7 +29,7 @@ def corpus(tmp_path_factory):
 
 
 def build(corpus, out, chunk_size=37, **options):
-    build_index(corpus, out, "bm25", options, chunk_size=chunk_size, progress=False)
+    build_index(corpus, out, "bm25", options, chunk_size=chunk_size, progress=False, registry=installed_registry())
     return BM25Retriever(str(out))
 
 
@@ -121,16 +122,16 @@ def test_manifest_records_kind_options_corpus_and_bad_records(tmp_path):
 def test_index_folder_errors_say_what_and_how_to_fix(tmp_path):
     with pytest.raises(ConfigError, match=r"retriever bm25 needs --retriever-arg index=DIR; build it with "
                                           r"`ragbench index build"):
-        load_retriever("bm25", {})
+        load_retriever("bm25", {}, registry=installed_registry())
     with pytest.raises(ConfigError, match=r"index folder .*missing does not exist; build it with"):
-        load_retriever("bm25", {"index": str(tmp_path / "missing")})
+        load_retriever("bm25", {"index": str(tmp_path / "missing")}, registry=installed_registry())
     (tmp_path / "half").mkdir()
     with pytest.raises(ConfigError, match=r"is not a ragbench index \(no manifest.json; an unfinished build"):
-        load_retriever("bm25", {"index": str(tmp_path / "half")})
+        load_retriever("bm25", {"index": str(tmp_path / "half")}, registry=installed_registry())
     corpus = write_dpr_tsv(tmp_path / "c.tsv", passages(12))
     build(corpus, tmp_path / "index")
     with pytest.raises(ConfigError, match=r"holds a bm25 index, not dense; use --retriever bm25"):
-        load_retriever("dense", {"index": str(tmp_path / "index")})
+        load_retriever("dense", {"index": str(tmp_path / "index")}, registry=installed_registry())
 
 
 def test_build_option_errors_are_config_errors(tmp_path):
@@ -143,7 +144,7 @@ def test_build_option_errors_are_config_errors(tmp_path):
     with pytest.raises(ConfigError, match=r"--retriever-arg model=x: index build --retriever bm25 has no option 'model'"):
         build(corpus, tmp_path / "c", model="x")
     with pytest.raises(ConfigError, match="retriever provided has no index to build"):
-        build_index(corpus, tmp_path / "d", "provided", progress=False)
+        build_index(corpus, tmp_path / "d", "provided", progress=False, registry=installed_registry())
     build(corpus, tmp_path / "e")
     with pytest.raises(ConfigError, match="exists and is not empty; pass --overwrite"):
         build(corpus, tmp_path / "e")

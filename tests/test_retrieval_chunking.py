@@ -10,6 +10,7 @@ import json
 import pytest
 
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._retrieval.chunking import TokenSplitter, chunk_documents, parse_split, title_header
 from ragbench._types import Document
 
@@ -66,7 +67,7 @@ def test_split_spec_and_index_build_record_it(tmp_path, monkeypatch):
             {"id": "long", "title": "L", "contents": " ".join(["word"] * 600)}]  # 2,999 characters
     corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     manifest = index.build_index(corpus, tmp_path / "idx", "bm25", split="tokens:1000:100",
-                                 split_header="Title=>{title}", progress=False)
+                                 split_header="Title=>{title}", progress=False, registry=installed_registry())
     assert manifest.corpus["split"] == "tokens:1000:100" and manifest.corpus["split_header"] == "Title=>{title}"
     stored = [json.loads(line) for line in (tmp_path / "idx" / "docs.jsonl").read_text().splitlines()]
     # budget 1000 - (len("Title=>L") + 2) = 990 characters: 198 words a chunk (989 characters), the

@@ -9,6 +9,7 @@ import pytest
 
 from helpers import cli
 from retrieval_samples import passages, write_dpr_tsv
+from ragbench._registry import installed_registry
 
 pytest.importorskip("bm25s")
 
@@ -28,7 +29,8 @@ def test_index_build_bm25_then_search_the_folder_it_wrote(tmp_path, corpus):
 
     from ragbench._retrieval import load_retriever
 
-    hits = load_retriever("bm25", {"index": str(tmp_path / "idx")}).search(["king queen"], 3)[0]
+    hits = load_retriever("bm25", {"index": str(tmp_path / "idx")},
+                          registry=installed_registry()).search(["king queen"], 3)[0]
     assert len(hits) == 3 and all(hit.score > 0 for hit in hits)
 
 

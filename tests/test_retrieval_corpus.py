@@ -6,6 +6,7 @@ import pytest
 from conftest import write_jsonl
 
 from ragbench._errors import ConfigError, RecordError
+from ragbench._registry import installed_registry
 from ragbench._retrieval.corpus import passage_text, read_corpus
 from ragbench._types import Document
 
@@ -130,7 +131,8 @@ def test_an_index_of_a_flashrag_corpus_returns_titles_and_the_written_title_line
     from ragbench._retrieval.docstore import DocStore
     from ragbench._retrieval.index import build_index
 
-    build_index(write_jsonl(tmp_path / "wiki.jsonl", FLASHRAG), tmp_path / "index", "bm25", progress=False)
+    build_index(write_jsonl(tmp_path / "wiki.jsonl", FLASHRAG), tmp_path / "index", "bm25", progress=False,
+                registry=installed_registry())
     store = DocStore(tmp_path / "index")
     try:
         assert store.get(0) == Document(id="0", title="Olm", text="Olm is a fishing town.\nIt lies on Varn.",
@@ -151,7 +153,7 @@ def test_a_lines_metadata_object_is_kept_through_the_index(tmp_path):
     items = list(read_corpus(path))
     assert items[0] == Document(id="0#0", title="T", text="body", metadata=metadata)
     assert isinstance(items[2], RecordError) and (items[2].line, items[2].field) == (3, "metadata")
-    build_index(path, tmp_path / "index", "bm25", progress=False)
+    build_index(path, tmp_path / "index", "bm25", progress=False, registry=installed_registry())
     store = DocStore(tmp_path / "index")
     try:
         assert store.get(0) == items[0] and store.get(1) == items[1]

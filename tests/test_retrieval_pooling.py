@@ -12,7 +12,7 @@ from helpers import samples
 from ragbench._context import Context
 from ragbench._errors import ConfigError
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._registry import Registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._retrieval import Retriever, load_retriever
 from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.handle import Retrieval
@@ -123,7 +123,7 @@ async def test_a_failing_search_raises_a_retrieval_error_recorded_in_the_trace()
 
 
 async def test_provided_retriever_answers_with_the_examples_own_documents():
-    provided = load_retriever(None)
+    provided = load_retriever(None, registry=installed_registry())
     docs = [Document(id=str(i), title=f"T{i}", text="t") for i in range(4)]
     ctx = Context(llm=None, task=None)  # type: ignore[arg-type]
     retrieval = Retrieval(provided)
@@ -139,7 +139,7 @@ async def test_provided_retriever_answers_with_the_examples_own_documents():
 async def test_a_search_for_a_negative_or_not_whole_k_fails_the_example_for_every_retriever(k):
     docs = [Document(id=str(i), title=f"T{i}", text="t") for i in range(4)]
     ctx = Context(llm=None, task=None)  # type: ignore[arg-type]
-    retrieval = Retrieval(load_retriever(None))
+    retrieval = Retrieval(load_retriever(None, registry=installed_registry()))
     bound = retrieval.bind(ctx, Example(id="e", question="q", docs=docs))
     with pytest.raises(RetrievalError, match=rf"search k={k!r}: expected a whole number >= 0"):
         await bound.search("any query", k)  # provided answered k=-1 with every document but the last
@@ -175,7 +175,7 @@ def demo_index(tmp_path):
         for example in Demo().examples():
             for doc in example.docs:
                 handle.write(json.dumps({"id": doc.id, "title": doc.title, "contents": doc.text}) + "\n")
-    build_index(corpus, tmp_path / "index", "bm25", chunk_size=10, progress=False)
+    build_index(corpus, tmp_path / "index", "bm25", chunk_size=10, progress=False, registry=installed_registry())
     return tmp_path / "index"
 
 
@@ -207,5 +207,5 @@ def test_a_run_with_a_missing_index_stops_before_anything_loads(tmp_path):
     config = RunConfig(tasks=["demo"], system="vanilla", model="scripted:echo", retriever="bm25",
                        retriever_args={"index": str(tmp_path / "nowhere")}, output=str(tmp_path / "run"))
     with pytest.raises(ConfigError, match=r"retriever bm25: index folder .*nowhere does not exist"):
-        Evaluator(config)
+        Evaluator(config, registry=installed_registry())
     assert not (tmp_path / "run").exists()

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ragbench._errors import ConfigError, RecordError
-from ragbench._registry import get_registry
+from ragbench._registry import installed_registry
 from ragbench._types import Example, Prediction
 from ragbench.tasks.rgb.metrics import RgbAccuracy, RgbCounterfactual
 
@@ -23,7 +23,7 @@ def case_id(case: dict) -> str:
 
 
 def task_of(dataset: str, data=None, **options):
-    return get_registry().load("tasks", f"rgb_{dataset}")(data or TEST_DATA / "rgb" / f"{dataset}.json", **options)
+    return installed_registry().load("tasks", f"rgb_{dataset}")(data or TEST_DATA / "rgb" / f"{dataset}.json", **options)
 
 
 def examples_of(case: dict) -> list[Example]:
@@ -161,7 +161,7 @@ def test_vanilla_shows_every_sampled_passage_in_order(tmp_path, passage_num):
     config = RunConfig(tasks=["rgb_en"], system="vanilla", model="scripted:echo", progress=False,
                        data={"rgb_en": str(TEST_DATA / "rgb" / "en.json")}, output=str(tmp_path / "run"),
                        task_args={"noise_rate": 0.4, "passage_num": passage_num}, bootstrap_iters=10)
-    Evaluator(config).run()
+    Evaluator(config, registry=installed_registry()).run()
     shown = [[doc["text"] for doc in record["prediction"]["docs"]] for record in samples(tmp_path / "run", "rgb_en")]
     assert shown == [u["docs"] for u in case["examples"]]
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ragbench._registry import get_registry
+from ragbench._registry import installed_registry
 from ragbench._types import Prediction
 from ragbench.tasks.rgb.judge import RgbFactJudge, RgbRejectionJudge
 from ragbench.testing import ScriptedLLM, make_context
@@ -29,7 +29,7 @@ def judge() -> ScriptedLLM:
 
 def judged(case: dict) -> tuple[ScriptedLLM, list[dict]]:
     dataset = case["dataset"]
-    task = get_registry().load("tasks", f"rgb_{dataset}")(TEST_DATA / "rgb" / f"{dataset}.json",
+    task = installed_registry().load("tasks", f"rgb_{dataset}")(TEST_DATA / "rgb" / f"{dataset}.json",
                                                          noise_rate=case["noise_rate"])
     metric = (RgbFactJudge if "fact" in dataset else RgbRejectionJudge)(strip_spaces=dataset.startswith("zh"))
     llm = judge()
@@ -65,7 +65,7 @@ def test_judged_rates_equal_the_scripts(case):
 
 
 def test_without_a_judge_the_metric_fails_naming_the_option():
-    task = get_registry().load("tasks", "rgb_en")(TEST_DATA / "rgb" / "en.json")
+    task = installed_registry().load("tasks", "rgb_en")(TEST_DATA / "rgb" / "en.json")
     example = next(iter(task.examples()))
     with pytest.raises(ValueError, match="--judge"):
         asyncio.run(RgbRejectionJudge().score(example, Prediction(example.id, answer="x"), make_context(task)))

@@ -10,6 +10,7 @@ import time
 
 from helpers import cli, comparable, run, samples
 
+from ragbench._registry import installed_registry
 from ragbench._types import trace_prompts
 
 from conftest import write_jsonl
@@ -157,12 +158,12 @@ class ToolUser:
 
 
 def test_task_tools_are_set_up_once_and_reach_every_example(tmp_path):
-    from ragbench._registry import get_registry
 
-    get_registry().add_catalog({
+    registry = installed_registry()
+    registry.add_catalog({
         "tasks": {"tool_task": {"target": "test_run_end_to_end:ToolTask.Task"}},
         "systems": {"tool_user": {"target": "test_run_end_to_end:ToolUser.System"}}}, "tests")
-    run(tmp_path, tasks=["tool_task"], system="tool_user", model="scripted:echo", limit=3)
+    run(tmp_path, registry=registry, tasks=["tool_task"], system="tool_user", model="scripted:echo", limit=3)
     assert ToolTask.Task.events == ["setup", "teardown"]
     assert samples(tmp_path / "run", "tool_task")[0]["output"] == "KG says 30"
 
@@ -181,5 +182,7 @@ def test_stop_strings_reach_the_engine_and_cut_the_output(tmp_path, popqa_record
 def test_progress_total_comes_from_the_data_and_the_limit():
     from ragbench._run.evaluator import Evaluator, RunConfig
 
-    assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo"))._known_total() == 24
-    assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", limit=5))._known_total() == 5
+    assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo"),
+                     registry=installed_registry())._known_total() == 24
+    assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", limit=5),
+                     registry=installed_registry())._known_total() == 5

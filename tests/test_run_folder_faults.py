@@ -17,6 +17,7 @@ from conftest import write_jsonl
 from helpers import cli, comparable, run, samples, tmpfs
 
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.files import replacing
 
@@ -250,7 +251,7 @@ def test_the_preflight_refuses_an_output_it_cannot_write(tmp_path, monkeypatch):
     (tmp_path / "locked").mkdir()
     with pytest.raises(ConfigError, match=r"--output .*locked/run: cannot write .*locked \(no permission\)"):
         Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
-                            output=str(tmp_path / "locked" / "run"), progress=False))
+                            output=str(tmp_path / "locked" / "run"), progress=False), registry=installed_registry())
 
 
 # --- whole files ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from ragbench._storage.cache import ResponseCache
 from ragbench._engines.base import Engine, EngineError, Request, Response, Sampling
 from ragbench._errors import ConfigError
 from ragbench._metric import Metric
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.jsonl import open_append
 from ragbench._run.interrupted import RunInterrupted
@@ -79,14 +80,12 @@ class NoIndexTask(Task):
         return example.question
 
 
-def test_examples_are_keyed_by_id_so_a_task_need_not_number_them(tmp_path, monkeypatch):
-    from ragbench._registry import get_registry
+def test_examples_are_keyed_by_id_so_a_task_need_not_number_them(tmp_path):
 
-    registry = get_registry()
-    monkeypatch.setitem(registry.entries["tasks"], "no_index",
-                        registry.entries["tasks"]["demo"].__class__(kind="tasks", name="no_index",
-                                                                    target="test_run_integrity:NoIndexTask"))
-    results = run(tmp_path, tasks=["no_index"], system="closed_book", model="scripted:echo")
+    registry = installed_registry()
+    registry.entries["tasks"]["no_index"] = registry.entries["tasks"]["demo"].__class__(
+        kind="tasks", name="no_index", target="test_run_integrity:NoIndexTask")
+    results = run(tmp_path, registry=registry, tasks=["no_index"], system="closed_book", model="scripted:echo")
     assert results["counts"]["no_index"] == {"records": 5, "scored": 5, "failed": 0, "bad_records": 0,
                                              "missing": 0, "metric_failures": 0}
     assert [r["index"] for r in samples(tmp_path / "run", "no_index")] == [0, 1, 2, 3, 4]
@@ -138,7 +137,7 @@ def test_resuming_a_finished_run_loads_nothing_and_keeps_its_results(tmp_path, m
     monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     outcome = Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
                                   output=str(tmp_path / "run"), resume=True, progress=False,
-                                  bootstrap_iters=200)).run()
+                                  bootstrap_iters=200), registry=installed_registry()).run()
     assert outcome.already_finished and (tmp_path / "run" / "results.json").read_text() == before
 
 
@@ -260,17 +259,13 @@ def test_every_sampled_call_gets_a_seed_from_the_run_seed_example_and_call(tmp_p
     for name, inflight in (("a", 1), ("b", 3)):
         run(tmp_path, name=name, tasks=["popqa"], system="closed_book", model="scripted:echo",
             data={"popqa": str(data)}, seed=7, max_inflight=inflight)
-    from ragbench._registry import get_registry
-    registry = get_registry()
+    registry = installed_registry()
     registry.entries["systems"]["seed_probe"] = registry.entries["systems"]["closed_book"].__class__(
         kind="systems", name="seed_probe", target="test_run_integrity:SeedProbe")
-    try:
-        for name, inflight, seed in (("c", 1, 7), ("d", 3, 7), ("e", 1, 8)):
-            run(tmp_path, name=name, tasks=["popqa"], system="seed_probe", model="scripted:echo",
-                data={"popqa": str(data)}, seed=seed, max_inflight=inflight)
-            seeds[name] = [[s["request"]["sampling"]["seed"] for s in r["trace"]] for r in samples(tmp_path / name, "popqa")]
-    finally:
-        del registry.entries["systems"]["seed_probe"]
+    for name, inflight, seed in (("c", 1, 7), ("d", 3, 7), ("e", 1, 8)):
+        run(tmp_path, name=name, registry=registry, tasks=["popqa"], system="seed_probe", model="scripted:echo",
+            data={"popqa": str(data)}, seed=seed, max_inflight=inflight)
+        seeds[name] = [[s["request"]["sampling"]["seed"] for s in r["trace"]] for r in samples(tmp_path / name, "popqa")]
     assert seeds["c"] == seeds["d"]  # independent of how many examples ran together
     assert seeds["c"] != seeds["e"]  # the run seed reaches them
     first, greedy, own = seeds["c"][0]
@@ -306,20 +301,16 @@ class CountsAnEvent(Metric):
 
 
 def test_failed_calls_folded_into_results_are_counted_or_fail_the_example_when_strict(tmp_path):
-    from ragbench._registry import get_registry
-    registry = get_registry()
+    registry = installed_registry()
     entry = registry.entries["systems"]["closed_book"].__class__
     registry.entries["systems"]["kg_down"] = entry(kind="systems", name="kg_down", target="test_run_integrity:KgDown")
     registry.entries["metrics"]["counts_an_event"] = entry(kind="metrics", name="counts_an_event",
                                                            target="test_run_integrity:CountsAnEvent")
     data = popqa(tmp_path, n=2)
-    try:
-        lenient = run(tmp_path, name="a", tasks=["popqa"], system="kg_down", data={"popqa": str(data)},
-                      metrics=["+counts_an_event"])
-        strict = run(tmp_path, name="b", tasks=["popqa"], system="kg_down", data={"popqa": str(data)},
-                     strict_infra=True, metrics=["+counts_an_event"])
-    finally:
-        del registry.entries["systems"]["kg_down"], registry.entries["metrics"]["counts_an_event"]
+    lenient = run(tmp_path, name="a", registry=registry, tasks=["popqa"], system="kg_down", data={"popqa": str(data)},
+                  metrics=["+counts_an_event"])
+    strict = run(tmp_path, name="b", registry=registry, tasks=["popqa"], system="kg_down", data={"popqa": str(data)},
+                 strict_infra=True, metrics=["+counts_an_event"])
     assert lenient["complete"] and lenient["infrastructure_failures"]["popqa"]["calls"] == 2
     assert lenient["infrastructure_failures"]["popqa"]["causes"][0]["cause"].startswith("kg.lookup: ConnectionError")
     assert lenient["counted"]["popqa"]["counts_an_event"]["folded"]["examples"] == 2

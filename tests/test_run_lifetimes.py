@@ -16,6 +16,7 @@ from crag_helpers import tokenizer_dir
 from helpers import comparable, samples
 from process_tree import children
 
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.lifecycle import run_together
 from ragbench._run.resources import RunResources
@@ -91,7 +92,7 @@ def test_teardown_begins_only_when_every_example_has_ended(tmp_path, monkeypatch
     config = RunConfig(tasks=["demo"], system="vanilla", model="scripted:echo", output=str(tmp_path / "run"),
                        model_args={"overhead": 0.2, "batch_size": 1}, max_inflight=6, progress=False,
                        bootstrap_iters=0)
-    evaluator = Evaluator(config)
+    evaluator = Evaluator(config, registry=installed_registry())
     monkeypatch.setattr(evaluator.planned[0].task, "teardown", slow_teardown)
     with pytest.raises(OSError, match="No space"):
         evaluator.run()
@@ -125,7 +126,8 @@ def test_two_runs_at_once_in_two_threads_keep_their_own_workers_and_page_caches(
 
     def run(name, archive, **overrides):
         try:
-            outcomes[name] = Evaluator(crag_config(tmp_path, name, archive, **overrides)).run()
+            outcomes[name] = Evaluator(crag_config(tmp_path, name, archive, **overrides),
+                                       registry=installed_registry()).run()
         except BaseException as exc:  # reported by the test
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
 
@@ -144,7 +146,7 @@ def test_two_runs_at_once_in_two_threads_keep_their_own_workers_and_page_caches(
         assert cache["path"] == str(tmp_path / f"{name}.pages.sqlite")
         pages = cache["by_kind"]["crag-page"]
         assert pages["hits"] + pages["misses"] == records * 6, name
-    alone = Evaluator(crag_config(tmp_path, "alone", long)).run().results
+    alone = Evaluator(crag_config(tmp_path, "alone", long), registry=installed_registry()).run().results
     assert comparable(outcomes["long"].results) == comparable(alone)
     assert workers_of_this_process() == []
 
@@ -153,7 +155,7 @@ def test_two_runs_one_after_another_each_start_and_end_their_own_workers(tmp_pat
     monkeypatch.setenv("RAGBENCH_WORKERS", "1")
     short, _ = archives
     for name in ("first", "second"):
-        results = Evaluator(crag_config(tmp_path, name, short)).run().results
+        results = Evaluator(crag_config(tmp_path, name, short), registry=installed_registry()).run().results
         assert results["counts"]["crag_t3"]["scored"] == 2 and results["cost"]["page_cache"]["hits"] == 0
         assert workers_of_this_process() == [], f"the {name} run left workers running"
 
@@ -164,7 +166,7 @@ def test_a_worker_killed_mid_run_fails_only_the_examples_it_was_parsing_for(tmp_
     _, long = archives
     config = crag_config(tmp_path, "run", long, model_args={"overhead": 0.3})
     outcome = {}
-    thread = threading.Thread(target=lambda: outcome.update(results=Evaluator(config).run().results))
+    thread = threading.Thread(target=lambda: outcome.update(results=Evaluator(config, installed_registry()).run().results))
     thread.start()
     saved = tmp_path / "run" / "samples" / "crag_t3.jsonl"
     deadline = time.monotonic() + 120

@@ -10,6 +10,7 @@ import pytest
 from helpers import run
 from slice_fixtures import EXPECTED, LEVELS, level_task
 
+from ragbench._registry import installed_registry
 from ragbench._reports.compare import compare_runs, load_run
 from ragbench._reports.slice_labels import SliceLabels, ordered, slice_value
 from ragbench._view.catalog import RunCatalog
@@ -59,7 +60,7 @@ def test_compare_groups_by_the_same_slices(level_run):
 
 def test_viewer_rows_carry_the_slice_labels_of_results(level_run):
     run_dir, _ = level_run
-    site = Site(RunCatalog([str(run_dir.parent)]))
+    site = Site(RunCatalog([str(run_dir.parent)]), registry=installed_registry())
     [rid] = [r.rid for r in site.runs]
     page = site.data(f"rows/{rid}/levels/0")
     assert page["slice_labels"] == {"level": list(EXPECTED)}
@@ -69,7 +70,7 @@ def test_viewer_rows_carry_the_slice_labels_of_results(level_run):
 
 def test_viewer_run_and_example_pages_name_the_same_slices_in_the_same_order(level_run):
     run_dir, _ = level_run
-    site = Site(RunCatalog([str(run_dir.parent)]))
+    site = Site(RunCatalog([str(run_dir.parent)]), registry=installed_registry())
     [rid] = [r.rid for r in site.runs]
     run_page = site.data(f"run/{rid}")
     assert run_page["slice_order"]["levels"]["level"] == list(EXPECTED)

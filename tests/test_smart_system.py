@@ -12,7 +12,7 @@ from conftest import TEST_DATA
 
 from helpers import run, samples
 from ragbench._errors import ConfigError
-from ragbench._registry import get_registry
+from ragbench._registry import installed_registry
 from ragbench.plugins.smart.system import Smart
 from ragbench.plugins.smart.prompts import (parse_intents, parse_locator, parse_rating, postprocess_answers_closed,
                                             split_citations)
@@ -108,7 +108,8 @@ def test_one_model_per_agent_uses_short_trajectories_recorded_per_role_and_repla
     calls = [json.loads(line) for line in (tmp_path / "run" / "calls" / "llm.jsonl").read_text().splitlines()]
     assert sorted({c["role"] for c in calls}) == ["generator", "locator", "model"]
     assert first["config"]["role_models"] == {"locator": script, "generator": script}
-    replayed = Evaluator(replay_config(tmp_path / "run", output=str(tmp_path / "replay"), progress=False)).run()
+    replayed = Evaluator(replay_config(tmp_path / "run", output=str(tmp_path / "replay"), progress=False),
+                         registry=installed_registry()).run()
     assert replayed.results["results"] == first["results"] and replayed.results["complete"]
 
 
@@ -193,7 +194,7 @@ def test_trajectory_parsers():
 def test_smart_closed_postprocess_only_on_the_labels_it_was_written_for(task, rules):
     """Its fever rules make "SUPPORTS" PubHealth's "true": on KILT FEVER, whose gold is "SUPPORTS", they
     would turn every right answer wrong."""
-    task_object = get_registry().load("tasks", task)()
+    task_object = installed_registry().load("tasks", task)()
     assert Smart().closed_rules(task_object) == rules
     assert Smart(closed_postprocess="none").closed_rules(task_object) is None
 

@@ -138,8 +138,8 @@ def test_plugin_adds_a_command_and_a_metric_family(sites, tmp_path):
 def test_catalogue_is_lazy_and_targets_resolve(sites, tmp_path):
     script = textwrap.dedent("""\
         import json, sys
-        from ragbench._registry import get_registry
-        registry = get_registry()
+        from ragbench._registry import installed_registry
+        registry = installed_registry()
         before = sorted(m for m in sys.modules if m.startswith("ragbench_plugin_example"))
         loaded = {kind: registry.load(kind, name).name for kind, name in
                   (("tasks", "tf_trivia"), ("systems", "self_consistency"), ("metrics", "verdict_accuracy"))}

@@ -9,6 +9,7 @@ from pathlib import Path
 from conftest import write_jsonl
 from helpers import cli, run
 
+from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 
@@ -33,7 +34,7 @@ def test_cut_outputs_are_counted_by_step_and_said(tmp_path):
     assert results["results"]["qa"]["em"] == 0.6  # the numbers are upstream's: the cut answers are scored as they are
     line = "qa: 2 LLM call(s) in 2 of 5 scored examples stopped at their max_tokens, their outputs cut there (answer 2)"
     assert line in (tmp_path / "run" / "report.md").read_text()
-    site = Site(RunCatalog([str(tmp_path / "run")]))
+    site = Site(RunCatalog([str(tmp_path / "run")]), registry=installed_registry())
     assert site.data(f"run/{site.runs[0].rid}")["token_limit"] == results["token_limit"]
 
 

@@ -16,6 +16,7 @@ from conftest import write_jsonl
 from helpers import cli, run
 
 from ragbench._checks import PreflightError
+from ragbench._registry import installed_registry
 from ragbench._storage.cache import ResponseCache
 from ragbench._storage.page_cache import PageCache
 
@@ -336,7 +337,7 @@ def build_bm25(tmp_path: Path, out: Path, overwrite: bool = False) -> None:
 
     pytest.importorskip("bm25s")
     corpus = write_dpr_tsv(tmp_path / "corpus.tsv", passages(20, 0))
-    build_index(corpus, out, "bm25", chunk_size=8, progress=False, overwrite=overwrite)
+    build_index(corpus, out, "bm25", chunk_size=8, progress=False, overwrite=overwrite, registry=installed_registry())
 
 
 def test_index_build_overwrite_replaces_only_an_index_it_built(tmp_path):
@@ -449,7 +450,7 @@ def test_no_run_changes_a_users_file_outside_the_run_folder_ragbench_made(templa
                        output=str(home / output), cache=str(home / cache) if cache else None, progress=False,
                        bootstrap_iters=20, overwrite=mode == "overwrite", resume=mode == "resume")
     try:
-        Evaluator(config).run()
+        Evaluator(config, registry=installed_registry()).run()
     except ConfigError as refused:
         assert str(refused).strip(), "a refusal says why"
     after = users(home, outside)

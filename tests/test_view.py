@@ -17,6 +17,7 @@ from conftest import write_jsonl
 from helpers import cli, run
 from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
+from ragbench._registry import installed_registry
 from ragbench.testing import ScriptedLLM, run_eval
 from ragbench._view.export import export
 from ragbench._view.catalog import RunCatalog
@@ -32,7 +33,7 @@ def runs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def site(runs):
-    return Site(RunCatalog([str(runs["llatrieval"].parent.parent)]))
+    return Site(RunCatalog([str(runs["llatrieval"].parent.parent)]), registry=installed_registry())
 
 
 def rid(site, name):
@@ -67,7 +68,7 @@ def test_llatrieval_records_each_iterations_selection_with_the_documents_it_kept
 
 def test_a_failed_examples_traceback_and_metric_failures_are_shown(tmp_path):
     run = failed_run(tmp_path)
-    site = Site(RunCatalog([str(run)]))
+    site = Site(RunCatalog([str(run)]), registry=installed_registry())
     rid = site.runs[0].rid
     assert site.data(f"example/{rid}/t/0")["traceback"] == FAILED_TRACEBACK
     assert site.data(f"example/{rid}/t/2")["traceback"] is None
@@ -83,7 +84,7 @@ def test_the_gold_is_shown_as_the_task_read_it_without_loading_the_task(tmp_path
     from test_task_gold import Riddles
 
     run_eval(Riddles, "closed_book", ScriptedLLM("a piano"), output=tmp_path / "riddles")
-    site = Site(RunCatalog([str(tmp_path / "riddles")]))
+    site = Site(RunCatalog([str(tmp_path / "riddles")]), registry=installed_registry())
     rid = site.runs[0].rid
     assert site.data(f"rows/{rid}/riddles/0")["rows"][0]["gold"] == "a piano"
     assert site.data(f"example/{rid}/riddles/0")["gold_text"] == "a piano"
@@ -96,7 +97,7 @@ def test_a_gold_without_the_tasks_reading_shows_every_value_it_holds(tmp_path):
     gold = {"qa_pairs": [{"question": "Which one?", "short_answers": ["x", "y"]}], "label": None,
             "answer": "x and y", "score": 3}
     (run / "samples" / "t.jsonl").write_text(json.dumps({"id": "a", "question": "q?", "gold": gold}) + "\n")
-    site = Site(RunCatalog([str(run)]))
+    site = Site(RunCatalog([str(run)]), registry=installed_registry())
     assert site.data(f"rows/{site.runs[0].rid}/t/0")["rows"][0]["gold"] == \
         "qa_pairs: Which one?, x, y; answer: x and y; score: 3"
 
@@ -113,7 +114,7 @@ def test_a_run_whose_lock_is_held_is_running_with_its_holder_and_once_killed_is_
         while not ((out / "run.json").is_file() and f'"pid": {running.pid}' in _text(out / "run.lock")):
             assert running.poll() is None and time.monotonic() < deadline, "the run did not start"
             time.sleep(0.05)
-        site = Site(RunCatalog([str(tmp_path / "runs")]))
+        site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
         [summary] = site.data("runs")["runs"]
         assert summary["state"] == "running" and not summary["finished"]
         assert summary["holder"].startswith(f"pid {running.pid} on {socket.gethostname()}, started ")
@@ -177,7 +178,7 @@ def test_a_run_in_progress_shows_its_examples_so_far(tmp_path):
     (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"], "system": "vanilla"}, "finished": False}))
     samples = run / "samples" / "t.jsonl"
     samples.write_text(json.dumps({"id": "a", "question": "q?", "error": "boom"}) + "\n" + '{"id": "b", "quest')
-    site = Site(RunCatalog([str(run)]))
+    site = Site(RunCatalog([str(run)]), registry=installed_registry())
     first = site.data(f"rows/{site.runs[0].rid}/t/0")
     assert first["total"] == 1 and not first["finished"] and first["rows"][0]["error"] == "boom"
     with samples.open("a") as handle:  # the cut line is finished, then a retry of "a" succeeds
@@ -251,8 +252,8 @@ def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(
     from ragbench._run.evaluator import Evaluator, RunConfig
 
     config = cell_config("asqa", "selfrag", tmp_path, limit=1)
-    Evaluator(RunConfig(**config)).run()
-    site = Site(RunCatalog([config["output"]]))
+    Evaluator(RunConfig(**config), registry=installed_registry()).run()
+    site = Site(RunCatalog([config["output"]]), registry=installed_registry())
     page = site.data(f"example/{site.runs[0].rid}/asqa/0")
     levels = [item for item in page["outline"] if item.get("group", "").startswith("segment ")]
     nodes = [node for level in levels for node in level["items"]]
@@ -269,7 +270,7 @@ def test_rows_come_in_chunks_and_full_records_only_by_offset(tmp_path):
         for i in range(1201):
             handle.write(json.dumps({"id": f"e{i}", "question": "q" * 1000, "trace": [{"x": "y" * 2000}],
                                      "scores": {"em": float(i % 2)}}) + "\n")
-    site = Site(RunCatalog([str(run)]))
+    site = Site(RunCatalog([str(run)]), registry=installed_registry())
     rid = site.runs[0].rid
     first, last = site.data(f"rows/{rid}/t/0"), site.data(f"rows/{rid}/t/2")
     assert (first["total"], first["chunks"], len(first["rows"]), len(last["rows"])) == (1201, 3, 500, 201)
@@ -285,7 +286,7 @@ def test_the_compare_page_shows_the_interval_and_p_value_that_ragbench_compare_p
         {"response": "Jupiter Pacific Everest lion Portuguese Spanish Au Na"}]))
     for name, model in (("a", "scripted:echo"), ("b", f"scripted:{answers}")):
         run(tmp_path / "runs", name, tasks=["demo"], system="closed_book", model=model, bootstrap_iters=0)
-    site = Site(RunCatalog([str(tmp_path / "runs")]))
+    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
     page = site.data("compare/demo/a~b")
     row = next(r for r in page["pairs"][0]["rows"] if r["metric"] == "f1" and not r["slice"])
     printed = cli("compare", str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"))
@@ -303,6 +304,6 @@ def test_the_compare_page_lists_no_right_and_wrong_for_a_key_without_a_better_va
     for name, model in (("a", "scripted:echo"), ("b", f"scripted:{rejecting}")):
         run(tmp_path / "runs", name, tasks=["rgb_en"], system="closed_book", model=model,
             data={"rgb_en": str(TEST_DATA / "rgb" / "en.json")}, bootstrap_iters=0)
-    site = Site(RunCatalog([str(tmp_path / "runs")]))
+    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
     listed = {d["metric"] for d in site.data("compare/rgb_en/a~b")["pairs"][0]["disagreements"]}
     assert "accuracy" in listed and "rejected" not in listed

@@ -13,6 +13,7 @@ import pytest
 from chromium import headless_chromium, require_chromium, wait_ready
 from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
+from ragbench._registry import installed_registry
 from ragbench._view.export import export
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.server import make_server
@@ -27,7 +28,7 @@ def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser_runs")
     make_runs(root)
     failed_run(root)
-    return Site(RunCatalog([str(root)]))
+    return Site(RunCatalog([str(root)]), registry=installed_registry())
 
 
 @pytest.fixture(scope="module")

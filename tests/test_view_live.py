@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.runs import SampleIndex
 from ragbench._view.server import make_server
@@ -89,7 +90,7 @@ def test_requests_the_browser_aborts_print_nothing_and_the_viewer_goes_on(tmp_pa
 def test_runs_made_after_the_viewer_started_are_found_on_reload(tmp_path, serve):
     root = tmp_path / "runs"
     write_run(root / "first", [{"id": "a", "question": "q?"}], results=finished())
-    site = Site(RunCatalog([str(root)]))
+    site = Site(RunCatalog([str(root)]), registry=installed_registry())
     api = serve(site)
     assert [r["rid"] for r in get(api + "runs")["runs"]] == ["first"]
 
@@ -113,7 +114,7 @@ def test_runs_made_after_the_viewer_started_are_found_on_reload(tmp_path, serve)
 
 def test_an_unchanged_run_is_not_read_again_on_every_request(tmp_path, serve, monkeypatch):
     run = write_run(tmp_path / "run", [{"id": "a", "question": "q?"}], results=finished())
-    api = serve(Site(RunCatalog([str(run)])))
+    api = serve(Site(RunCatalog([str(run)]), registry=installed_registry()))
     reads: list[str] = []
     read_text = Path.read_text
 
@@ -193,7 +194,7 @@ def raw_get(port: int, host: str | None, path: str = "/api/runs") -> bytes:
 
 def test_the_viewer_answers_only_its_own_host_names(tmp_path, serve):
     write_run(tmp_path / "secret_run", [{"id": "a", "question": "secret question?"}], results=finished())
-    port = int(serve(Site(RunCatalog([str(tmp_path)]))).rsplit(":", 1)[1].split("/")[0])
+    port = int(serve(Site(RunCatalog([str(tmp_path)]), registry=installed_registry())).rsplit(":", 1)[1].split("/")[0])
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}", f"[::1]:{port}", "localhost",
                  f"{socket.gethostname()}:{port}"):
         assert raw_get(port, host).startswith(b"HTTP/1.0 200"), host
@@ -207,7 +208,8 @@ def test_the_viewer_answers_only_its_own_host_names(tmp_path, serve):
 
 def test_the_address_given_with_host_is_one_of_its_names(tmp_path):
     write_run(tmp_path / "run", [{"id": "a", "question": "q?"}], results=finished())
-    server = make_server(Site(RunCatalog([str(tmp_path)])), "127.0.0.2", 0)  # another loopback address
+    server = make_server(Site(RunCatalog([str(tmp_path)]),
+                              registry=installed_registry()), "127.0.0.2", 0)  # another loopback address
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         port = server.server_address[1]

@@ -12,6 +12,7 @@ from chromium import headless_chromium, require_chromium, wait_ready
 from helpers import run
 from slice_fixtures import EXPECTED, level_task
 
+from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.server import make_server
 from ragbench._view.site import Site
@@ -23,7 +24,7 @@ require_chromium()
 def page(tmp_path_factory):
     folder = tmp_path_factory.mktemp("levels")
     run(folder, tasks=[str(level_task(folder))], system="closed_book", model=f"scripted:{folder / 'answers.json'}")
-    site = Site(RunCatalog([str(folder / "run")]))
+    site = Site(RunCatalog([str(folder / "run")]), registry=installed_registry())
     server = make_server(site, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     with headless_chromium() as driver:

@@ -7,6 +7,7 @@ from chromium import headless_chromium, require_chromium, wait_ready
 from helpers import run
 from test_token_limit import cut_task
 
+from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.server import make_server
 from ragbench._view.site import Site
@@ -16,7 +17,7 @@ require_chromium()
 
 def test_run_page_says_how_many_outputs_were_cut(tmp_path):
     run(tmp_path, tasks=[str(cut_task(tmp_path, {2}))], system="closed_book", model=f"scripted:{tmp_path / 'answers.json'}")
-    site = Site(RunCatalog([str(tmp_path / "run")]))
+    site = Site(RunCatalog([str(tmp_path / "run")]), registry=installed_registry())
     server = make_server(site, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 from conftest import write_jsonl
 from matrix_fixtures import cell_config
 
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 SCRIPT_ANSWER = "<script>window.__pwned = 1</script>person 0"
@@ -32,7 +33,7 @@ def _run(root: Path, name: str, task: str, system: str, rules: list | None = Non
         Path(config["model"].split(":", 1)[1]).write_text(json.dumps(rules))
     if data is not None:
         config["data"] = {task: data}
-    Evaluator(RunConfig(**config)).run()
+    Evaluator(RunConfig(**config), registry=installed_registry()).run()
     return Path(config["output"])
 
 

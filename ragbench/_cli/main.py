@@ -17,6 +17,7 @@ from .._retrieval.commands import index_group
 from .._stop_signals import signal_of, stopped_by
 from .outcomes import config_error, environment_error, evaluated, report_outcome, run_starting
 from .plugin_commands import PluginCommandGroup
+from .registry import command_registry
 from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
 from .run_options import (common_kwargs, overwrite_option, resume_option, run_kwargs, split_names, with_common,
                           with_run_options)
@@ -100,7 +101,7 @@ def check_command(no_model: bool, **options) -> None:
         click.echo("ragbench check: error: --tasks is required (the same options as the run)", err=True)
         sys.exit(EXIT_CONFIG)
     try:
-        evaluator = Evaluator(RunConfig(**run_kwargs(**options)))
+        evaluator = Evaluator(RunConfig(**run_kwargs(**options)), command_registry())
         try:
             evaluator.check_free_space()
             if not no_model:
@@ -138,10 +139,10 @@ def metric_fits(registry: Any, metric: str) -> str:
 @click.option("--include-path", multiple=True, metavar="DIR", help="also the YAML tasks under this folder")
 def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
     """Show the installed tasks, systems, metrics and engines (name, description, provider)."""
-    from .._registry import KINDS, get_registry
+    from .._registry import KINDS
     from .._shared.yaml_tasks.discovery import folder_tasks
 
-    registry = get_registry()
+    registry = command_registry()
     try:
         for folder in include_path:
             for spec in folder_tasks(folder):

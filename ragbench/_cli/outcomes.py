@@ -14,6 +14,7 @@ import click
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._run.interrupted import RunInterrupted, exit_interrupted, interrupt_message
 from .._stop_signals import exit_if_stopped, exit_when_stuck, stopped_starting
+from .registry import command_registry
 
 
 def config_error(exc: ConfigError) -> None:
@@ -119,7 +120,7 @@ def evaluated(config: Any) -> Any:
         with exit_when_stuck(lambda signum: interrupt_message(config.run_dir(), signum=signum)):
             from .._run.evaluator import Evaluator  # ~0.2 s of imports, under the handlers: a stop says so
 
-            return Evaluator(config).run()
+            return Evaluator(config, command_registry()).run()
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:

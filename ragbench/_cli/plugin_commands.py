@@ -19,31 +19,39 @@ import click
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_if_stopped, raise_stopped, stopped_by, stopped_starting
 from .outcomes import environment_error, exit_if_exhausted
+from .registry import command_registry
+
+_MERGED = "ragbench.plugin_commands_merged"  # in ctx.meta: this command's registry has the merge failures
 
 
 class PluginCommandGroup(click.Group):
     """A click group whose commands are its own followed by those of the installed plugins."""
 
     _plugins_merged = False
+    _merge_failures: tuple[Any, ...] = ()  # the commands that could not be merged (PluginFailure)
 
-    def _merge_plugins(self) -> None:
-        if self._plugins_merged:
+    def _merge_plugins(self, ctx: click.Context) -> None:
+        """Merge the plugins' commands once per process, and give each command's registry the failures."""
+        if ctx.meta.get(_MERGED):
             return
-        self._plugins_merged = True
-        from .._registry import PluginFailure, get_registry
+        ctx.meta[_MERGED] = True
+        registry = command_registry(ctx)
+        if not self._plugins_merged:
+            self._plugins_merged = True
+            from .._registry import PluginFailure
 
-        registry = get_registry()
-        for command, provider in registry.cli_commands:
-            problem = merge_command(self, command)
-            if problem is not None:
-                registry.failures.append(PluginFailure(getattr(command, "name", "?") or "?", provider, problem))
+            self._merge_failures = tuple(
+                PluginFailure(getattr(command, "name", "?") or "?", provider, problem)
+                for command, provider in registry.cli_commands
+                for problem in [merge_command(self, command)] if problem is not None)
+        registry.failures.extend(self._merge_failures)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        self._merge_plugins()
+        self._merge_plugins(ctx)
         return super().list_commands(ctx)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        self._merge_plugins()
+        self._merge_plugins(ctx)
         return super().get_command(ctx, cmd_name)
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:

@@ -13,6 +13,7 @@ from .._run.options import parse_assignments
 from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, write_atomically, write_problem
 from .outcomes import config_error, environment_error, evaluated, report_outcome
+from .registry import command_registry
 from .run_options import (common_kwargs, data_paths, judge_args_of, overwrite_option, resume_option, split_names,
                           with_common)
 
@@ -56,7 +57,7 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
                    "overwrite": overwrite, "max_inflight": max_inflight, "cache": cache,
                    "bootstrap_iters": bootstrap_iters}
         with exit_when_stuck(stopped):  # SIGTERM and SIGHUP stop it as Ctrl-C does
-            outcome = rescore_run(run_dir, changes)
+            outcome = rescore_run(run_dir, changes, command_registry())
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:  # the rescored folder holds an unfinished run: --overwrite replaces it
@@ -135,7 +136,7 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
     from .._view.command import view
 
     try:
-        view(list(runs), host, port, export_dir)
+        view(list(runs), host, port, export_dir, command_registry())
     except ConfigError as exc:
         click.echo(f"ragbench: error: {exc}", err=True)
         sys.exit(EXIT_CONFIG)
@@ -156,13 +157,12 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
 def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, resume, overwrite,
                       **common) -> None:
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
-    from .._registry import get_registry
     from .._reports.results_file import read_results
     from .._storage.files import write_atomically
     from .._storage.jsonl import strict_json
     from .._reports.reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
 
-    registry = get_registry()
+    registry = command_registry()
     if show_list or not name:
         click.echo(listing(registry))
         return

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -16,19 +17,20 @@ if TYPE_CHECKING:
 
 EMBEDDED_MODEL = "hf:embedded"
 _HEAVY_IMPORTS = {"hf": ("torch", "transformers")}  # seconds to import: started early, in the background
-_preloading: list[threading.Thread] = []
 
 
-def preload(*models: str | None) -> None:
+def preload(*models: str | None) -> threading.Thread | None:
     """Start importing the heavy libraries of these models' engines (torch and transformers for `hf`:
-    ~10 s) in a background thread, so they load while the plan, the data and the retriever do;
-    `load_engine` waits for them. A failure is left for the engine's own import to report."""
+    ~10 s) in a background thread, so they load while the plan, the data and the retriever do; the
+    thread (None when there is nothing to import) is the caller's, which joins it before it loads an
+    engine (the run: `Evaluator.load_engines`). A failure is left for the engine's own import to report."""
     kinds = {model.partition(":")[0] for model in models if model}  # not the default: a run may need none
-    names = [name for kind in sorted(kinds) for name in _HEAVY_IMPORTS.get(kind, ())]
-    if names and not _preloading:
-        _preloading.append(threading.Thread(target=_import_quietly, args=(names,), name="ragbench-preload",
-                                            daemon=True))
-        _preloading[0].start()
+    names = [name for kind in sorted(kinds) for name in _HEAVY_IMPORTS.get(kind, ()) if name not in sys.modules]
+    if not names:
+        return None
+    thread = threading.Thread(target=_import_quietly, args=(names,), name="ragbench-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 def _import_quietly(names: list[str]) -> None:
@@ -46,25 +48,21 @@ def ragbench_catalog() -> dict[str, Any]:
     return section("engines")
 
 
-def load_engine(model: str | None, *, registry: "Registry | None" = None, needs: Sequence[EngineNeeds] = (),
+def load_engine(model: str | None, *, registry: "Registry", needs: Sequence[EngineNeeds] = (),
                 **options: Any) -> Engine:
     """Build an engine from `engine:model` (e.g. `hf:Qwen/Qwen2.5-7B-Instruct`, `replay:calls.jsonl`),
-    its class from the run's `registry` (the installed plugins' when none is given), set up for the
+    its class from the run's `registry`, set up for the
     `needs` of the systems it serves (`Engine.meet_needs`: e.g. vLLM started with max_logprobs=-1 for
     Self-RAG; what cannot be met is the pre-flight's to report).
 
     No model means the embedded default, SmolLM2-135M-Instruct on transformers.
     """
-    from .._registry import get_registry
-
-    for thread in _preloading:
-        thread.join()
     model = model or EMBEDDED_MODEL
     kind, sep, name = model.partition(":")
     if not sep or not name:
         raise ConfigError(f"model '{model}' is not of the form engine:model "
                           f"(e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, openai:gpt-4o-mini, replay:calls.jsonl)")
-    engine_class = (registry or get_registry()).load("engines", kind)
+    engine_class = registry.load("engines", kind)
     if needs:
         options, _ = engine_class.meet_needs(name, options, needs)
     try:

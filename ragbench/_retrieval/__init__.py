@@ -28,15 +28,12 @@ def ragbench_query_styles() -> dict[str, Any]:
     return section("query_styles")["query_styles"]
 
 
-def load_retriever(name: str | None, args: dict[str, Any] | None = None,
-                   registry: "Registry | None" = None) -> Retriever:
+def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, registry: "Registry") -> Retriever:
     """Build a retriever by catalogue name (`provided` when none is given) with its options, its class
-    from the run's `registry` (the installed plugins' when none is given), which a retriever whose
+    from the run's `registry`, which a retriever whose
     `__init__` takes `registry` is given too (e.g. dense, for its query style)."""
     from .._run.options import construct
-    from .._registry import get_registry
-
-    name, registry = name or DEFAULT_RETRIEVER, registry or get_registry()
+    name = name or DEFAULT_RETRIEVER
     return construct(registry.load("retrievers", name), dict(args or {}), f"retriever {name}",
                      injected={"registry": registry})
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import click
 
 from .._cli.plugin_commands import config_errors_exit, exit_if_skipped
+from .._cli.registry import command_registry
 from .._run.options import parse_assignments
 
 
@@ -47,7 +48,7 @@ def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, spl
             options["model"] = model
         manifest = build_index(corpus, out, kind, options, chunk_size=chunk_size, title=not no_title,
                                overwrite=overwrite, progress=not no_progress, split=split,
-                               split_header=split_header)
+                               split_header=split_header, registry=command_registry())
     click.echo(f"{manifest.retriever} index of {manifest.doc_count} passages in {out} "
                f"({manifest.build_seconds:.1f} s)")
     exit_if_skipped(manifest.errors, "bad record skipped",

@@ -55,7 +55,7 @@ class Encoder:
 
     def __init__(self, model: str, query_instruction: str | None = None, normalize: bool = True,
                  batch_size: int = 64, device: str | None = None, query_style: str = "default",
-                 registry: "Registry | None" = None) -> None:
+                 *, registry: "Registry") -> None:
         if query_instruction is not None and not isinstance(query_instruction, str):
             raise ConfigError(f"dense query_instruction {query_instruction!r} is not a string; quote it, e.g. "
                               "--build-arg 'query_instruction=\"Represent this sentence: \"'")
@@ -97,11 +97,9 @@ class Encoder:
         return self.encode(self.style.texts(self.name, texts, self.batch_size, False))
 
 
-def query_style_class(name: str, registry: "Registry | None" = None) -> type[QueryStyle]:
-    """The query style `name` from the run's `registry` (the installed plugins' when none is given)."""
-    from .._registry import get_registry
-
-    return (registry or get_registry()).query_style(name)
+def query_style_class(name: str, registry: "Registry") -> type[QueryStyle]:
+    """The query style `name` from the run's `registry`."""
+    return registry.query_style(name)
 
 
 class NpyAppender:
@@ -132,11 +130,11 @@ class NpyAppender:
 class DenseBuilder(IndexBuilder):
     def __init__(self, folder: Path, model: str = DEFAULT_MODEL, query_instruction: str | None = None,
                  normalize: bool = True, dtype: str = "float16", batch_size: int = 64,
-                 device: str | None = None, query_style: str = "default", registry: "Registry | None" = None) -> None:
+                 device: str | None = None, query_style: str = "default", *, registry: "Registry") -> None:
         super().__init__(folder)
         if dtype not in ("float16", "float32"):
             raise ConfigError(f"dense dtype '{dtype}': choose float16 or float32")
-        self.encoder = Encoder(model, query_instruction, normalize, batch_size, device, query_style, registry)
+        self.encoder = Encoder(model, query_instruction, normalize, batch_size, device, query_style, registry=registry)
         self.embeddings = NpyAppender(folder / EMBEDDINGS_FILE, dtype, self.encoder.dim)
 
     def add(self, texts: list[str]) -> None:
@@ -193,7 +191,7 @@ class DenseRetriever(IndexedRetriever):
     def __init__(self, index: str | None = None, model: str | None = None, query_instruction: str | None = None,
                  backend: str = "numpy", chunk_rows: int = 32768, batch_size: int = 64,
                  device: str | None = None, query_style: str | None = None,
-                 registry: "Registry | None" = None) -> None:
+                 *, registry: "Registry") -> None:
         super().__init__(index)
         if backend not in BACKENDS:
             raise ConfigError(f"retriever dense: backend '{backend}' is unknown; choose numpy or faiss")
@@ -216,7 +214,7 @@ class DenseRetriever(IndexedRetriever):
                                   f"{built_style}: {changing} changes passages too, so it must be the index's style")
         self.encoder = Encoder(model or options["model"], options["query_instruction"] if query_instruction is None
                                else query_instruction, options["normalize"], batch_size, device,
-                               query_style or built_style, registry)
+                               query_style or built_style, registry=registry)
         if self.encoder.dim != self.embeddings.shape[1]:
             raise ConfigError(f"retriever dense: encoder '{self.encoder.name}' gives {self.encoder.dim}-dimensional "
                               f"vectors, the index at {self.folder} holds {self.embeddings.shape[1]}; use the "

@@ -147,9 +147,9 @@ class ExampleDenseRetriever(ExamplePassageRetriever):
 
     def __init__(self, model: str = EMBEDDED_MODEL, query_instruction: str | None = None,
                  query_style: str = "default", batch_size: int = 64, device: str | None = None,
-                 with_title: bool = True, registry: "Registry | None" = None) -> None:
+                 with_title: bool = True, *, registry: "Registry") -> None:
         super().__init__(with_title)
-        self.encoder = Encoder(model, query_instruction, True, batch_size, device, query_style, registry)
+        self.encoder = Encoder(model, query_instruction, True, batch_size, device, query_style, registry=registry)
 
     def build_indexes(self, passages: list[list[str]]) -> list[Any]:
         flat = [text for texts in passages for text in texts]

@@ -183,16 +183,13 @@ def chunks(items: Iterable[Document | RecordError], size: int,
 def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[str, Any] | None = None,
                 chunk_size: int = 50_000, title: bool = True, overwrite: bool = False,
                 progress: bool = True, split: str | None = None, split_header: str | None = None,
-                registry: "Registry | None" = None) -> Manifest:
+                *, registry: "Registry") -> Manifest:
     """Build a `kind` index of `corpus` into `out`; it appears there only once complete. `split`
     (`tokens:SIZE:OVERLAP`) cuts documents longer than SIZE characters into chunks of SIZE tokens
     as llama-index's TokenTextSplitter does (ragbench._retrieval.chunking), `split_header` (a template
     over {title}) being the metadata text taken off each chunk's budget. The retriever comes from
-    `registry` (the installed plugins' when none is given), which a builder whose `__init__` takes
+    the run's `registry`, which a builder whose `__init__` takes
     `registry` is given too (e.g. dense, for its query style)."""
-    from .._registry import get_registry
-
-    registry = registry or get_registry()
     entry = registry.entry("retrievers", kind)
     kind = entry.name
     builder_class = registry.load("retrievers", kind).builder
@@ -222,7 +219,7 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
                 raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
         with naming(staging):  # a full disk's error names no file of its own
             manifest = _build_into(staging, builder_class, kind, corpus, passages, options or {}, chunk_size,
-                                   title, progress, split, split_header, registry)
+                                   title, progress, split, split_header, registry=registry)
             (staging / BUILD_MARK).unlink()
         if out.exists():
             shutil.rmtree(out)  # an index ragbench built (`built_index`)
@@ -233,7 +230,7 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
 def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, passages: Iterable[Document | RecordError],
                 options: dict[str, Any], chunk_size: int, title: bool, progress: bool,
                 split: str | None = None, split_header: str | None = None,
-                registry: "Registry | None" = None) -> Manifest:
+                *, registry: "Registry") -> Manifest:
     started = time.perf_counter()
     builder = construct(builder_class, dict(options), f"index build --retriever {kind}", positional=(folder,),
                         injected={"registry": registry})

@@ -18,7 +18,7 @@ from .._engines import preload
 from .._errors import RecordError
 from .._llm import LLM
 from .._nli import NLI
-from .._registry import Registry, get_registry
+from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
 from .._reports.provenance import provenance
@@ -70,11 +70,12 @@ class RunOutcome:
 
 
 class Evaluator:
-    def __init__(self, config: RunConfig, registry: Registry | None = None) -> None:
+    def __init__(self, config: RunConfig, registry: Registry) -> None:
         refuse_in_worker_start()  # a script without the __main__ guard, re-run by a worker process
-        preload(config.model, *config.judges, config.nli, *config.role_models.values())  # imports while data loads
+        # imports while the data loads, joined before the engines load
+        self.preloading = preload(config.model, *config.judges, config.nli, *config.role_models.values())
         self.config = config
-        self.registry = registry or get_registry()
+        self.registry = registry  # the command's (ragbench._cli.registry), for every component the run loads
         # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
         self.planned, self.checks = preflight(config, self.registry)
         self.run_dir = RunDir(config.run_dir())
@@ -155,6 +156,8 @@ class Evaluator:
     def load_engines(self) -> Engines:
         """Every engine of the run (the system's none when it calls no model, or when only metrics that
         failed are left to score)."""
+        if self.preloading is not None:
+            self.preloading.join()
         return load_engines(self.config, self.registry, self.planned, system=not self.scoring_only)
 
     def check_models(self, engines: Engines) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .._registry import Registry, get_registry
+from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._reports.bootstrap import iterations_problem
 from .._reports.provenance import provenance
@@ -50,14 +50,13 @@ SUFFIX = "__rescored"  # the default output folder: RUN__rescored
 KEPT_SECTIONS = ("format_adherence", "checkpoint_repairs", "seed_policy", "system_reports", "system_stats")
 
 
-def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry | None = None) -> RunOutcome:
+def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry) -> RunOutcome:
     """Score RUN's saved predictions again with `changes` to its RunConfig (metrics, metric_args,
     judges, judge_args, nli, nli_args, nli_format, output, overwrite, max_inflight, cache,
     bootstrap_iters: see the module's docstring); every problem is found before anything is written."""
     source = Path(source)
     meta, original = finished_run(source)
     config = rescoring_config(meta["config"], changes, source)
-    registry = registry or get_registry()
     check = Preflight()
     too_many = iterations_problem("--bootstrap-iters", config.bootstrap_iters)
     if too_many:

@@ -3,15 +3,20 @@ from __future__ import annotations
 
 import sys
 
+from typing import TYPE_CHECKING
+
 from .._errors import ConfigError
 from .catalog import RunCatalog
 from .export import export
 from .server import serve
 from .site import Site
 
+if TYPE_CHECKING:
+    from .._registry import Registry
 
-def view(paths: list[str], host: str, port: int, export_dir: str | None) -> None:
-    site = Site(RunCatalog(paths))
+
+def view(paths: list[str], host: str, port: int, export_dir: str | None, registry: "Registry") -> None:
+    site = Site(RunCatalog(paths), registry)
     if export_dir:
         files = export(site, export_dir)
         print(f"ragbench view: {len(site.runs)} run(s), {files} data files -> {export_dir}/index.html "

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._reports.slice_labels import NONE, SliceLabels
 from .._reports.slice_plots import slice_rows
 from .._run.config import RunConfig
 from .example import example_page
 from .runs import RunFolder, row_failed, table_row
+
+if TYPE_CHECKING:
+    from .._registry import Registry
 
 CHUNK = 500  # table rows per request / per exported file
 
@@ -28,21 +31,19 @@ def _defaults() -> dict[str, Any]:
     return out
 
 
-def system_class(name: str | None) -> Any:
+def system_class(name: str | None, registry: "Registry") -> Any:
     """The system plugin's class (for its defaults and `trace_outline`), None when it is not installed."""
-    from .._registry import get_registry
-
     try:
-        return get_registry().load("systems", name) if name else None
+        return registry.load("systems", name) if name else None
     except Exception:  # not installed here: the generic outline and no defaults
         return None
 
 
-def config_differences(config: dict[str, Any]) -> dict[str, Any]:
+def config_differences(config: dict[str, Any], registry: "Registry") -> dict[str, Any]:
     """The run's options that differ from ragbench's defaults (system options: from the system's own)."""
     defaults = _defaults()
     out = {k: v for k, v in config.items() if k not in _NOT_SHOWN and v != defaults.get(k, object())}
-    cls = system_class(config.get("system"))
+    cls = system_class(config.get("system"), registry)
     if cls is not None:
         parameters = inspect.signature(cls.__init__).parameters
         for task, options in (config.get("system_config") or {}).items():
@@ -106,12 +107,12 @@ def slice_tables(details: dict[str, Any]) -> tuple[dict[str, dict[str, dict[str,
     return tables, order
 
 
-def run_page(run: RunFolder) -> dict[str, Any]:
+def run_page(run: RunFolder, registry: "Registry") -> dict[str, Any]:
     results = run.results or {}
     config = run.config
     tables = {task: slice_tables(details) for task, details in (results.get("details") or {}).items()}
     task_configs = config.get("task_configs") or {}
-    return {**run_summary(run), "config": config_differences(config),
+    return {**run_summary(run), "config": config_differences(config, registry),
             "slices": {task: slices for task, (slices, _) in tables.items()},
             "slice_order": {task: order for task, (_, order) in tables.items()},
             "plot_keys": {t: (c or {}).get("plot_keys") for t, c in task_configs.items()},
@@ -149,9 +150,9 @@ def _with_slices(row: dict[str, Any], labels: dict[str, SliceLabels]) -> dict[st
             {field: field_labels.label(values.get(field, NONE)) for field, field_labels in labels.items()}}
 
 
-def example_data(run: RunFolder, task: str, n: int) -> dict[str, Any]:
+def example_data(run: RunFolder, task: str, n: int, registry: "Registry") -> dict[str, Any]:
     index = run.samples(task)
     record = index.record(n)
     return {"rid": run.rid, "task": task, "n": n,
-            **example_page(record, system_class(run.config.get("system")), run),
+            **example_page(record, system_class(run.config.get("system"), registry), run),
             "slices": _with_slices(table_row(record), task_slice_labels(index.rows))["slices"]}

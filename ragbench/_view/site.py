@@ -4,12 +4,15 @@ compare/<task>[/<rid>~<rid>...]. The Runs page and the default Compare page look
 the last request; any other key finds a run not seen yet by its id."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .catalog import RunCatalog
 from .comparison import compare_page
 from .pages import example_data, rows_page, run_page, runs_page, system_class
 from .runs import RunFolder
+
+if TYPE_CHECKING:
+    from .._registry import Registry
 
 
 class NotFound(KeyError):
@@ -17,8 +20,9 @@ class NotFound(KeyError):
 
 
 class Site:
-    def __init__(self, catalog: RunCatalog) -> None:
+    def __init__(self, catalog: RunCatalog, registry: "Registry") -> None:
         self.catalog = catalog
+        self.registry = registry  # the command's: the runs' system plugins (their defaults, trace outline)
 
     @property
     def runs(self) -> list[RunFolder]:
@@ -34,10 +38,10 @@ class Site:
         return [run for run in self.runs if task in run.tasks]
 
     def warm(self) -> None:
-        """Index every sample file and load the runs' system plugins (the registry takes a second or
+        """Index every sample file and load the runs' system plugins (importing them takes a second or
         two), so that the first pages open at once; the server runs this in the background."""
         for run in self.runs:
-            system_class(run.config.get("system"))
+            system_class(run.config.get("system"), self.registry)
             for task in run.tasks:
                 run.samples(task)
 
@@ -48,11 +52,11 @@ class Site:
             if kind == "runs" and not args:
                 return runs_page(self.catalog.refresh())
             if kind == "run" and len(args) == 1:
-                return run_page(self.run(args[0]))
+                return run_page(self.run(args[0]), self.registry)
             if kind == "rows" and len(args) == 3:
                 return rows_page(self.run(args[0]), args[1], int(args[2]))
             if kind == "example" and len(args) == 3:
-                return example_data(self.run(args[0]), args[1], int(args[2]))
+                return example_data(self.run(args[0]), args[1], int(args[2]), self.registry)
             if kind == "compare" and len(args) in (1, 2):
                 if len(args) == 1:
                     self.catalog.refresh()

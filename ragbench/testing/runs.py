@@ -13,7 +13,7 @@ from .._engines.scripted import ScriptedEngine
 from .._errors import ConfigError
 from .._llm import LLM
 from .._records import SampleRecord
-from .._registry import SINGULAR, Entry, Registry, check_kind, get_registry
+from .._registry import SINGULAR, Entry, Registry, check_kind, installed_registry
 from .._retrieval.base import Retriever
 from .._retrieval.handle import Retrieval
 from .._retrieval.provided import ProvidedRetriever
@@ -54,11 +54,12 @@ async def run_examples(system: System, examples: Iterable[Example], llm: LLM,
 
 
 def task_object(task: Task | type[Task] | str) -> Task:
-    """A task object from a task object, a task class (built without options) or a registered name."""
+    """A task object from a task object, a task class (built without options) or a registered name (of the
+    installed plugins, in a registry made for this call)."""
     if isinstance(task, Task):
         return task
     if isinstance(task, str):
-        task = get_registry().load("tasks", task)
+        task = installed_registry().load("tasks", task)
     return check_kind(task, "tasks", f"make_context task {task!r}", "the test")()
 
 
@@ -108,8 +109,7 @@ class _RunComponents:
         return f"scripted_llm:{len(self.scripts) - 1}"
 
     def registry(self) -> Registry:
-        if not self.plugins and not self.added and not self.scripts:
-            return get_registry()
+        """A new registry of the installed plugins, the hook modules and the components of this call."""
         registry = Registry.discover(plugins=[(module.__name__, "run_eval", module) for module in self.plugins])
         if self.scripts:
             scripts = self.scripts

@@ -1,0 +1,59 @@
+"""No contract class shares a mutable default: writing into one class's mapping cannot change another's."""
+from __future__ import annotations
+
+import pytest
+
+from ragbench.api import Metric, Task
+
+
+def test_a_task_writing_into_its_inherited_metric_options_is_refused_and_others_are_unaffected():
+    class Plain(Task):
+        name = "plain"
+
+    class Other(Task):
+        name = "other"
+
+    with pytest.raises(TypeError):
+        Plain.metric_options["f1"] = {"strip": True}
+    assert dict(Other.metric_options) == {} and dict(Task.metric_options) == {}
+
+
+def test_a_task_s_own_metric_options_are_read_only_and_its_own():
+    class Declared(Task):
+        name = "declared"
+        metric_options = {"f1": {"strip": True}}
+
+    class Sibling(Task):
+        name = "sibling"
+        metric_options = {"f1": {"strip": False}}
+
+    with pytest.raises(TypeError):
+        Declared.metric_options["em"] = {}
+    with pytest.raises(TypeError):
+        Declared.metric_options["f1"]["strip"] = False
+    assert Declared.metric_options == {"f1": {"strip": True}} and Sibling.metric_options == {"f1": {"strip": False}}
+
+
+def test_an_instance_assigns_metric_options_of_its_own():
+    class PerInstance(Task):
+        name = "per_instance"
+
+    first = PerInstance()
+    first.metric_options = {"f1": {"k": 1}}
+    assert PerInstance().metric_options == {} and first.metric_options == {"f1": {"k": 1}}
+
+
+@pytest.mark.parametrize("attribute", ["key_specs", "counters"])
+def test_metric_mappings_are_not_shared(attribute):
+    class One(Metric):
+        name = "one"
+
+    class Two(Metric):
+        name = "two"
+        counters = {"event": "what it means"}
+
+    with pytest.raises(TypeError):
+        getattr(One, attribute)["x"] = "y"
+    with pytest.raises(TypeError):
+        Two.counters["other"] = "y"
+    assert dict(getattr(Metric, attribute)) == {} and dict(Two.counters) == {"event": "what it means"}

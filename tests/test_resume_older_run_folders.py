@@ -12,6 +12,7 @@ import pytest
 from helpers import cli, comparable, samples
 from test_resume_data_changes import RECORDS, TASK
 
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 
@@ -42,7 +43,7 @@ def resume(finished, tmp_path, damage_sample=None, damage_meta=None):
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return Evaluator(RunConfig(tasks=[str(finished / "t.yaml")], system="closed_book",
                                model=f"scripted:{finished / 'rules.json'}", output=str(tmp_path / "run"), resume=True,
-                               progress=False, bootstrap_iters=0)).run()
+                               progress=False, bootstrap_iters=0), installed_registry()).run()
 
 
 ANOTHER_SHAPE = {

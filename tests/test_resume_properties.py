@@ -20,6 +20,7 @@ from ragbench._checks import PreflightError
 from ragbench._engines.base import EngineError
 from ragbench._engines.scripted import echo
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 # any character, a lone high surrogate ("\ud800", written as its escape: tests/test_lone_surrogates.py) among
@@ -60,7 +61,7 @@ def answer(request) -> str:
 def evaluate(folder: Path, output: str, resume: bool = False, flaky: bool = False):
     FLAKY[0] = flaky
     return Evaluator(RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book", model=f"scripted:{__name__}:answer",
-                               output=str(folder / output), resume=resume, progress=False, bootstrap_iters=0)).run()
+                               output=str(folder / output), resume=resume, progress=False, bootstrap_iters=0), installed_registry()).run()
 
 
 @st.composite

@@ -34,7 +34,6 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Iterable
 
 MARKER_ENV = "RAGBENCH_RUN_MARKER"
 _PROC = Path("/proc")

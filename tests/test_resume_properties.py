@@ -60,8 +60,9 @@ def answer(request) -> str:
 
 def evaluate(folder: Path, output: str, resume: bool = False, flaky: bool = False):
     FLAKY[0] = flaky
-    return Evaluator(RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book", model=f"scripted:{__name__}:answer",
-                               output=str(folder / output), resume=resume, progress=False, bootstrap_iters=0), installed_registry()).run()
+    config = RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book", model=f"scripted:{__name__}:answer",
+                       output=str(folder / output), resume=resume, progress=False, bootstrap_iters=0)
+    return Evaluator(config, installed_registry()).run()
 
 
 @st.composite

@@ -26,13 +26,14 @@ def script(tmp_path: Path, guarded: bool) -> str:
                            output={str(tmp_path / "run")!r}, progress=False, bootstrap_iters=0,
                            task_args={{"kg": False, "tokenizer": {str(tokenizer)!r}, "judge_protocol": "none"}})
         try:
-            print("counts", Evaluator(config).run().results["counts"]["crag_t3"])
+            print("counts", Evaluator(config, installed_registry()).run().results["counts"]["crag_t3"])
         except ConfigError as exc:
             print("error:", exc)
     """
     if guarded:
         body = "if __name__ == '__main__':\n" + textwrap.indent(textwrap.dedent(body), "    ")
-    return ("from ragbench._errors import ConfigError\nfrom ragbench._run.evaluator import Evaluator, RunConfig\n"
+    return ("from ragbench._errors import ConfigError\nfrom ragbench._registry import installed_registry\n"
+            "from ragbench._run.evaluator import Evaluator, RunConfig\n"
             + textwrap.dedent(body))
 
 

@@ -155,7 +155,8 @@ def part3(args: argparse.Namespace) -> None:
     from ragbench._engines.embedded import embedded_with_tokens
     from ragbench._engines.vllm import VLLMEngine
 
-    engine = VLLMEngine(str(embedded_with_tokens(ADDED_TOKENS)), gpu_memory_utilization=args.memory)
+    # max_logprobs=-1: the system's default logprob_window=upstream asks vLLM for the top-5,000 log-probs
+    engine = VLLMEngine(str(embedded_with_tokens(ADDED_TOKENS)), gpu_memory_utilization=args.memory, max_logprobs=-1)
     examples = questions(args.vllm_questions, args.vllm_ndocs)
     system = SelfRag(mode="always_retrieve", ndocs=args.vllm_ndocs, max_new_tokens=args.vllm_tokens)
     asyncio.run(run_examples(examples[:1], engine, system, in_flight=True))  # warm-up

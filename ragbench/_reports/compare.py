@@ -22,7 +22,7 @@ from .._errors import ConfigError
 from .._storage.rundir import RunDir, iter_samples
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import incomplete_reason
-from .results_file import read_results, saved_sample
+from .results_file import read_results
 from .slice_labels import SliceLabels, field_labels, slice_value
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -99,7 +99,7 @@ def load_run(path: str | Path) -> Run:
         errors: list = []
         metas: list[dict[str, Any] | None] = []
         samples[task] = {}
-        for r in iter_samples(sample_file, errors, upgrade=saved_sample):  # streamed
+        for r in iter_samples(sample_file, errors, older_shapes=True):  # streamed
             if not r.get("bad_record"):
                 metas.append(r.get("meta"))
             if r.get("id") is not None and r.get("error") is None:

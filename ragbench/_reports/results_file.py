@@ -1,5 +1,5 @@
 """Reading a run's results.json and its sample records, whatever ragbench wrote them (`compare`,
-`rescore`, `reproduce` and the viewer read them here).
+`rescore`, `reproduce` and the viewer read them here; sample lines of an older shape: ragbench._storage.run_shapes).
 
 An older ragbench left out sections later ones write (`n_none`, `cost`, `complete`, `details`), and a
 file edited or damaged by hand can hold a list where an object belongs: the reader gives every
@@ -203,20 +203,3 @@ def _number(value: Any, default: float | None = None) -> float | None:
 
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def saved_sample(record: dict[str, Any]) -> dict[str, Any]:
-    """A sample record with the fields the readers use in the current shape: `prediction` an object (an
-    older ragbench's string is its answer), `scores`, `score_errors` and `meta` objects, `trace` a list."""
-    out = dict(record)
-    prediction = record.get("prediction")
-    if "prediction" in record and not isinstance(prediction, dict):
-        out["prediction"] = {"answer": prediction if isinstance(prediction, str) else ""}
-    for name in ("scores", "score_errors"):
-        if name in record and not isinstance(record[name], dict):
-            out[name] = {}
-    if "meta" in record and not isinstance(record["meta"], dict):
-        out["meta"] = {}
-    if "trace" in record and not isinstance(record["trace"], list):
-        out["trace"] = []
-    return out

@@ -27,7 +27,7 @@ from .._replay.recording import CALLS_DIR, CallRecorder
 from .._reports.bootstrap import iterations_problem
 from .._reports.provenance import provenance
 from .._reports.results import aggregation_view, results_sections, task_scores
-from .._reports.results_file import read_results, saved_sample
+from .._reports.results_file import read_results
 from .._reports.summary import report_markdown
 from .._storage.cache import ResponseCache
 from .._storage.rundir import RunDir, iter_samples
@@ -175,7 +175,7 @@ async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, 
 
     try:
         saved = ((task, record) for task in planned
-                 for record in iter_samples(source / "samples" / f"{task.name}.jsonl", upgrade=saved_sample))
+                 for record in iter_samples(source / "samples" / f"{task.name}.jsonl", older_shapes=True))
         await bounded(saved, score, examples_in_flight(config.max_inflight), examples)
     finally:
         recorder.close()

@@ -2,7 +2,8 @@
 rescore, compare, the viewer) may take for granted. A sample line of another shape (written by another
 tool or version, or edited by hand: a `prediction` that is a string, a `trace` that is an object) is no
 sample record: it is passed over like a line a kill cut short (named, counted, and its example runs again
-on --resume), never a traceback in a reader. A run.json of another shape is refused in one line. A field
+on --resume), never a traceback in a reader; `compare`, `rescore` and the viewer first read an older
+version's shapes as the current ones (`in_current_shape`). A run.json of another shape is refused in one line. A field
 may be missing (a file of an older ragbench): readers take its absence as its empty value."""
 from __future__ import annotations
 
@@ -83,3 +84,21 @@ def meta_problem(meta: dict[str, Any]) -> str | None:
 def is_count(value: Any) -> bool:
     """Whether `value` is a count or a measure (a cost's figure): a finite number, not negative, not a bool."""
     return _number(value) and 0 <= value < float("inf")
+
+
+def in_current_shape(record: dict[str, Any]) -> dict[str, Any]:
+    """A sample record with the fields the readers use in the current shape: `prediction` an object (an
+    older ragbench's string is its answer), `scores`, `score_errors` and `meta` objects, `trace` a list
+    (what `compare`, `rescore` and the viewer read; --resume runs a line of another shape again)."""
+    out = dict(record)
+    prediction = record.get("prediction")
+    if "prediction" in record and not isinstance(prediction, dict):
+        out["prediction"] = {"answer": prediction if isinstance(prediction, str) else ""}
+    for name in ("scores", "score_errors"):
+        if name in record and not isinstance(record[name], dict):
+            out[name] = {}
+    if "meta" in record and not isinstance(record["meta"], dict):
+        out["meta"] = {}
+    if "trace" in record and not isinstance(record["trace"], list):
+        out["trace"] = []
+    return out

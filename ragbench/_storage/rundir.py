@@ -36,14 +36,14 @@ import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from .._errors import ConfigError, RecordError
 from .._replay.exchange_log import JUDGE_LOGS
 from .files import remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json, strict_json
 from .run_lock import RunLock
-from .run_shapes import is_count, meta_problem, sample_problem
+from .run_shapes import in_current_shape, is_count, meta_problem, sample_problem
 
 
 ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it was saved (ragbench._run.cost)
@@ -68,25 +68,24 @@ def record_key(record: dict[str, Any]) -> str:
 
 
 def iter_samples(path: str | Path, errors: list[RecordError] | None = None,
-                 upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Iterator[dict[str, Any]]:
+                 older_shapes: bool = False) -> Iterator[dict[str, Any]]:
     """The complete records of a samples file, one at a time (a missing file has none); a line cut
     short by a crash is passed over, and added to `errors` when given (to be counted and reported).
-    `upgrade`: a reader that reads an older version's shape (ragbench._reports.results_file.saved_sample)
-    brings each line to the current one before its shape is checked; --resume runs such lines again."""
-    for _, record in _numbered_samples(path, errors, upgrade):
+    `older_shapes`: each line is brought to the current shape before its shape is checked (`in_current_shape`:
+    a reader of an older version's run); --resume runs such lines again."""
+    for _, record in _numbered_samples(path, errors, older_shapes):
         yield record
 
 
 def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None,
-                      upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-                      ) -> Iterator[tuple[int, dict[str, Any]]]:
+                      older_shapes: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     if not Path(path).is_file():
         return
     for line, record in iter_jsonl(path):
         if not isinstance(record, RecordError) and not is_sample(record):  # a damaged line that still parses
             record = RecordError(str(path), line + 1, "not a sample record (no integer `index`)")
-        elif not isinstance(record, RecordError) and upgrade is not None:
-            record = upgrade(record)
+        elif not isinstance(record, RecordError) and older_shapes:
+            record = in_current_shape(record)
         elif not isinstance(record, RecordError) and (problem := sample_problem(record)) is not None:
             record = RecordError(str(path), line + 1, f"not a sample record of this ragbench ({problem})")
         if not isinstance(record, RecordError):

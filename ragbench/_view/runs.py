@@ -16,9 +16,10 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from .._reports.results_file import is_results, normalized_results, saved_sample
+from .._reports.results_file import is_results, normalized_results
 from .._reports.slice_labels import slice_value
 from .._storage.rundir import checkpoint_key, is_sample
+from .._storage.run_shapes import in_current_shape
 from .._storage.run_lock import RunLock, describe
 
 T = TypeVar("T")
@@ -121,7 +122,7 @@ class SampleIndex:
                     continue  # a damaged line that still parses (the run passes over it too); records written
                     # by hand, without an index, are shown
                 key = checkpoint_key(record.get("id"), record.get("index"))
-                row = table_row(saved_sample(record))
+                row = table_row(in_current_shape(record))
                 if key in self._by_key:  # a retried example: the latest attempt replaces the earlier one
                     position = self._by_key[key]
                     self.rows[position], self.offsets[position] = {**row, "n": position}, start
@@ -137,7 +138,7 @@ class SampleIndex:
             offset = self.offsets[n]
         with self.path.open("rb") as handle:
             handle.seek(offset)
-            return saved_sample(json.loads(handle.readline()))
+            return in_current_shape(json.loads(handle.readline()))
 
     def position(self, example_id: str) -> int | None:
         return self._by_key.get(checkpoint_key(example_id, None))

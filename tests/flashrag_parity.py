@@ -48,10 +48,25 @@ def chatml(messages: list[dict[str, str]]) -> str:
     return "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages) + "<|im_start|>assistant\n"
 
 
+def continued_chatml(messages: list[dict[str, str]]) -> str:
+    """A conversation that ends with the assistant's own text, as FlashRAG's local chat form sends it: the chat
+    template up to the assistant's turn, then that text (which the model continues)."""
+    *head, last = messages
+    return chatml(head) + last["content"]
+
+
+def chat_input(messages: list[dict[str, str]]) -> str | list[dict[str, str]]:
+    """A chat request in the fixture's terms: its messages, or where they end with an assistant message to
+    continue, the string FlashRAG renders for it."""
+    return continued_chatml(messages) if messages[-1]["role"] == "assistant" and messages[-1]["content"] else messages
+
+
 def fake_model(request: Any) -> str:
     """The recorder's continuation for this request's prompt (the scripted engine cuts it at the stop strings)."""
-    prompt = request.prompt if request.prompt is not None else chatml(request.message_dicts())
-    return RECORDER.respond(prompt)
+    if request.prompt is not None:
+        return RECORDER.respond(request.prompt)
+    shown = chat_input(request.message_dicts())
+    return RECORDER.respond(shown if isinstance(shown, str) else chatml(shown))
 
 
 def retrieval_file(method: str, folder: Path) -> Path:
@@ -118,7 +133,8 @@ def ragbench_calls(run_dir: Path, task: str, field: str = "answer") -> tuple[dic
             elif step["kind"] == "llm":
                 sampling = request["sampling"]
                 assert sampling["temperature"] == 0, step
-                made.append(("llm", request.get("prompt", request.get("messages")), sampling["max_tokens"],
+                shown = request["prompt"] if "prompt" in request else chat_input(request["messages"])
+                made.append(("llm", shown, sampling["max_tokens"],
                              frozenset(sampling["stop"])))
         calls[sample["id"]] = made
         predictions[sample["id"]] = sample["prediction"][field]

@@ -75,3 +75,4 @@ SEARCH_R1_STOP = ("</search>", " </search>", "</search>\n", " </search>\n", "</s
 # The passages of one search: `_retrieved_docs_to_string` (reasoning_pipeline.py:74-84, 305-313)
 R1_SEARCHER_DOC = "({idx})Title: {title} Text: {text}\n"
 SEARCH_R1_DOC = "Doc {idx}(Title: {title}) {text}\n"
+O2_SEARCHER_STOP = ("</search>\n", "</search>", "</search>\n\n", "</answer>", "</answer>\n", "</answer>\n\n", "></search")

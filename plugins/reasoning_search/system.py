@@ -57,11 +57,13 @@ class SearchFormat:
 
 @dataclass(frozen=True)
 class Turn:
-    """How one output ends the round: `answer` (pred is the answer), `search` (query), `bad_query` (a search
-    tag with no query: pred NO_ANSWER) or `unformatted` (neither: pred is the output, stripped)."""
+    """How one output ends the round: `answer` (pred is the answer), `search` (`queries`; `text` the first),
+    `bad_query` (a search tag with no query: pred NO_ANSWER) or `unformatted` (neither: pred is the output,
+    stripped)."""
 
     kind: str
     text: str
+    queries: tuple[str, ...] = ()
 
 
 def read_output(output: str, fmt: SearchFormat) -> Turn:
@@ -74,7 +76,7 @@ def read_output(output: str, fmt: SearchFormat) -> Turn:
         return Turn("answer", str(extract_between(output, *fmt.answer)))
     if fmt.query[0] in output and output.endswith(fmt.query[1]):
         query = extract_between(output, *fmt.query)
-        return Turn("search", query) if query is not None else Turn("bad_query", NO_ANSWER)
+        return Turn("search", query, (query,)) if query is not None else Turn("bad_query", NO_ANSWER)
     return Turn("unformatted", output.strip())
 
 
@@ -120,12 +122,12 @@ class ReasoningSearch(System):
         self.topk = int(topk)
         self.round_tokens = int(round_tokens or self.default_round_tokens)
 
-    def template(self) -> FlashRagTemplate:
-        return FlashRagTemplate(system="", user=self.format.user_prompt)
+    def sampling(self) -> dict[str, Any]:
+        return flashrag_sampling("vllm", max_tokens=self.round_tokens, stop=list(self.format.stop),
+                                 skip_special_tokens=False)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        fmt, template = self.format, self.template()
-        sampling = flashrag_sampling("vllm", max_tokens=self.round_tokens, stop=list(fmt.stop), skip_special_tokens=False)
+        fmt, template, sampling = self.format, FlashRagTemplate(system="", user=self.format.user_prompt), self.sampling()
         written, shown, searches = "", [], 0
         turn = Turn("rounds_out", NO_ANSWER)
         for round_no in range(self.max_retrieval_num):

@@ -86,9 +86,18 @@ def retrieval_file(method: str, folder: Path) -> Path:
 
 def _messages(event: dict[str, Any], text: str) -> list[dict[str, str]]:
     """The messages FlashRAG rendered into `text`, left out the template's default system message."""
-    messages = [{"role": m["role"], "content": text[m["content_span"][0]:m["content_span"][1]]}
-                for m in event["messages"]]
+    messages = [{"role": m["role"], "content": m["content"] if "content" in m else
+                 text[m["content_span"][0]:m["content_span"][1]]} for m in event["messages"]]
     return messages
+
+
+def _temperature(params: dict[str, Any]) -> float:
+    """FlashRAG's decoding for a call: the temperature it gave; greedy where it gave `do_sample: False` (hf) or
+    called the API (the `openai` form sends none; compared as greedy); else vLLM's default 1.0, a sampled call
+    (ReaRAG's long answers)."""
+    if "temperature" in params:
+        return params["temperature"]
+    return 0 if params.get("do_sample") is False or "model" in params else 1.0
 
 
 def expected_calls(method: str, form: str) -> dict[str, list[tuple]]:
@@ -109,7 +118,7 @@ def expected_calls(method: str, form: str) -> dict[str, list[tuple]]:
                 "appended_after_template_chars") else text
             params = event["params"]
             budget = params.get("max_tokens", params.get("max_new_tokens"))
-            calls.append(("llm", shown, budget, frozenset(params.get("stop") or ())))
+            calls.append(("llm", shown, budget, frozenset(params.get("stop") or ()), _temperature(params)))
         out[example["id"]] = calls
     return out
 
@@ -132,10 +141,9 @@ def ragbench_calls(run_dir: Path, task: str, field: str = "answer") -> tuple[dic
                 made.append(("retrieve", request["query"], request["k"]))
             elif step["kind"] == "llm":
                 sampling = request["sampling"]
-                assert sampling["temperature"] == 0, step
                 shown = request["prompt"] if "prompt" in request else chat_input(request["messages"])
-                made.append(("llm", shown, sampling["max_tokens"],
-                             frozenset(sampling["stop"])))
+                made.append(("llm", shown, sampling["max_tokens"], frozenset(sampling["stop"]),
+                             sampling["temperature"]))
         calls[sample["id"]] = made
         predictions[sample["id"]] = sample["prediction"][field]
     return calls, predictions

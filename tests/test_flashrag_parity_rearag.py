@@ -1,0 +1,50 @@
+"""FlashRAG's ReaRAG pipeline against `rearag`, call for call. FlashRAG's run_exp sets `is_reasoning`, so every
+conversation is rendered with the chat template (its `chat` form is `same_as` its `plain` one): compared
+with a chat model. Its long-answer calls sample at vLLM's default temperature (FlashRAG sets none), as
+`rearag` does by default."""
+from hypothesis import given, strategies as st
+
+from flashrag_parity import assert_parity, fixture
+
+from ragbench.plugins.rearag.actions import extract_code, first_action, reasoning_steps
+
+
+def test_rearag_makes_flashrags_calls(tmp_path):
+    assert_parity(tmp_path, "rearag", "chat", "rearag")
+
+
+def test_a_greedy_long_answer_is_an_option(tmp_path):
+    from flashrag_parity import run_parity
+    calls, _ = run_parity(tmp_path, "rearag", "chat", "rearag", system_args={"long_answer_temperature": 0})
+    assert {call[4] for example in calls.values() for call in example if call[0] == "llm"} == {0}
+
+
+def _outputs():
+    doc = fixture("rearag")
+    return [event["output"] for form in ("plain", "openai") for example in doc["forms"][form]["examples"]
+            for event in example["events"] if event["type"] == "llm" and "Action" in event["output"]]
+
+
+def test_literal_eval_reads_every_recorded_action_as_eval_did():
+    outputs = _outputs()
+    assert len(outputs) > 20
+    for output in outputs:
+        (_, step), *_ = reasoning_steps(output)
+        assert first_action(output) == eval(extract_code(step["Action"]))  # noqa: S307 - FlashRAG's own reading
+
+
+def test_actions_that_are_not_literals_are_not_run():
+    assert first_action("Thought 1: x\nAction 1: ```\n__import__('os').getcwd()\n```") is None
+    assert first_action("Thought 1: x\nAction 1: ```\n{'function': 'search'}\n```") is None  # no parameters
+    assert first_action("Thought 1: no action") is None
+    assert first_action("no steps at all") is None
+    # every step's action must read, the first is taken
+    two = "Thought 1: a\nAction 1: `{'function': 'search', 'parameters': {'query': 'q'}}`\nThought 2: b\nAction 2: `{`"
+    assert first_action(two) is None
+    assert first_action(two[: two.index("\nThought 2")])["parameters"] == {"query": "q"}
+
+
+@given(st.text(max_size=40).filter(lambda query: "`" not in query))
+def test_any_query_in_a_search_action_reads_back(query):
+    action = {"function": "search", "parameters": {"query": query}}
+    assert first_action(f"Thought 1: look.\nAction 1: ```\n{action!r}\n```") == action

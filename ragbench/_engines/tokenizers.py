@@ -9,10 +9,19 @@ from typing import Any, Sequence
 from .embedded import CONVERTED_NAME, default_cache_dir, is_embedded
 
 
+def continues_final_message(messages: list[dict[str, str]]) -> bool:
+    """Whether a conversation ends with text the assistant wrote and goes on writing (a non-empty last
+    assistant message: FlashRAG's reasoning methods append what the model wrote after the template)."""
+    return bool(messages) and messages[-1]["role"] == "assistant" and bool(messages[-1]["content"])
+
+
 def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
     """Token ids of a conversation rendered with the tokenizer's chat template, ready for the
-    assistant's turn. The template writes its own special tokens, so none are added again."""
-    rendered = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    assistant's turn, or, where it ends with the assistant's own text, open after that text for the
+    model to continue. The template writes its own special tokens, so none are added again."""
+    continued = {"continue_final_message": True} if continues_final_message(messages) else {}
+    rendered = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=not continued,
+                                             **continued)
     if isinstance(rendered, str):
         return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])
     if isinstance(rendered, dict) or hasattr(rendered, "keys"):  # a tokenizer that always tokenizes

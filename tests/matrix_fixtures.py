@@ -276,7 +276,8 @@ SEARCHLESS = {"closed_book", "recorded"}
 # each query (example_bm25); the others take them in the file's order (provided).
 DISTRACTOR_TASKS = {"hotpotqa_distractor", "hotpotqa_distractor_flashrag", "2wikimultihopqa",
                     "2wikimultihopqa_flashrag", "musique"}
-REQUERYING = {"llatrieval", "smart"}
+REQUERYING = {"llatrieval", "smart", "r1_searcher", "search_r1", "autorefine", "simple_deep_searcher", "o2_searcher",
+              "corag", "rearag"}
 
 
 def build_corpus_index(folder: Path) -> Path:
@@ -372,6 +373,39 @@ def reconstructor_rules(task: str, system: str, examples: list[Example]) -> list
             for e in examples]
 
 
+# What a reasoning-search model writes to search (the question) and to answer, and what tells the two apart
+# (the passages it was given): (search, answer, after the passages).
+SEARCH_AND_ANSWER = {
+    "r1_searcher": (" <|begin_of_query|> {q} <|end_of_query|>", " <answer> {a} </answer>", r"<\|end_of_documents\|>"),
+    "search_r1": (" <search> {q} </search>", " <answer> {a} </answer>", "</information>"),
+    "autorefine": (" <search> {q} </search>", " <answer> {a} </answer>", "</documents>"),
+    "simple_deep_searcher": (" <|begin_search_query|> {q} <|end_search_query|>", " \\boxed{{{a}}}",
+                             r"<\|end_search_result\|>"),
+    "o2_searcher": ("<search>\n<query>{q}</query>\n</search>", "<answer> {a} </answer>", "</learnings>"),
+    "rearag": ("Thought 1: look it up.\nAction 1: ```\n{{'function': 'search', 'parameters': {{'query': {q!r}}}}}\n```",
+               "Thought 2: done.\nAction 2: ```\n{{'function': 'finish', 'parameters': {{'answer': {a!r}}}}}\n```",
+               "'function': 'search'"),
+}
+
+
+def searching_rules(system: str, examples: list[Example], outputs: list[str]) -> list[dict[str, str]]:
+    """The systems that search with queries of their own before they answer: the scripted model searches the
+    question once, then answers in the system's format with the answer the cell expects (ReaRAG's short
+    answer and CoRAG's final answer are that answer; CoRAG's sub-queries the question)."""
+    rules = []
+    for example, output in zip(examples, outputs):
+        question = re.escape(example.question)
+        if system == "corag":
+            rules.append({"pattern": rf"## Main query to answer\n{question}\n", "response": example.question})
+        elif system == "rearag":
+            rules.append({"pattern": rf"\[Question\]\n{question}\n\[Reference answer\]\n", "response": output})
+        if system in SEARCH_AND_ANSWER:
+            search, answer, searched = SEARCH_AND_ANSWER[system]
+            rules += [{"pattern": rf"{question}.*{searched}", "response": answer.format(a=output)},
+                      {"pattern": question, "response": search.format(q=example.question)}]
+    return rules
+
+
 def answers(task: str, examples: list[Example], system: str = "") -> list[str]:
     """The scripted model's answers: the gold for the first half of the examples, wrong for the rest."""
     half = (len(examples) + 1) // 2
@@ -411,6 +445,7 @@ def cell_config(task: str, system: str, folder: Path, limit: int = 2,
     outputs = answers(task, examples, system)
     rules = folder / "rules.json"
     rules.write_text(json.dumps(STEP_RULES + reconstructor_rules(task, system, examples)
+                                + searching_rules(system, examples, outputs)
                                 + [{"pattern": re.escape(e.question), "response": output}
                                    for e, output in zip(examples, outputs)]))
     model = f"scripted:{rules}"

@@ -4,10 +4,12 @@ model. FlashRAG's chat form renders the chat template and appends what the model
 text as a final assistant message to continue, compared as the string FlashRAG rendered
 (flashrag_parity.chat_input). The `openai` form is not compared: FlashRAG fails there (it concatenates a
 message list and a string, recorded as its error)."""
+import json
+
 import pytest
 from hypothesis import given, strategies as st
 
-from flashrag_parity import assert_parity, fixture
+from flashrag_parity import assert_parity, fixture, run_parity
 
 from ragbench.plugins.reasoning_search.system import (AUTOREFINE, R1_SEARCHER, SEARCH_R1, SIMPLE_DEEP_SEARCHER,
                                                       extract_between, read_output)
@@ -20,6 +22,17 @@ METHODS = ["r1_searcher", "search_r1", "autorefine", "simple_deep_searcher"]
 def test_reasoning_search_makes_flashrags_calls(tmp_path, method, form):
     assert "error" in fixture(method)["forms"]["openai"]
     assert_parity(tmp_path, method, form, method)
+
+
+def test_rounds_searches_and_the_format_are_reported(tmp_path):
+    run_parity(tmp_path, "search_r1", "plain", "search_r1")
+    results = json.loads((tmp_path / "search_r1_plain" / "results.json").read_text())
+    # FlashRAG's six: one answers at once, two after one search, two after two, one (no answer tags) after two
+    assert results["system_stats"]["nq_open_flashrag"] == {
+        "examples": 6, "mean_rounds": round(14 / 6, 3), "mean_searches": round(8 / 6, 3),
+        "finish": {"answer": 5, "unformatted": 1}}
+    (adherence,) = results["format_adherence"]["nq_open_flashrag"]
+    assert (adherence["followed"], adherence["of"]) == (5, 6)
 
 
 def test_the_formats_read_outputs_as_flashrag_does():

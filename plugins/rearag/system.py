@@ -2,7 +2,6 @@
 489-716 at commit 1ee5249, examples/methods/run_exp.py:693-716)."""
 from __future__ import annotations
 
-from collections import Counter
 from statistics import mean
 from typing import Annotated, Any
 
@@ -111,10 +110,8 @@ class ReaRag(System):
         runs = recorded_extras(samples, EXTRAS)
         if not runs:
             return None
-        return {"examples": len(runs), "mean_rounds": round(mean(r["rounds"] for r in runs), 3),
-                "mean_searches": round(mean(r["searches"] for r in runs), 3),
-                "restarts": sum(r["restarts"] for r in runs),
-                "finished": dict(sorted(Counter(str(r["finished"]) for r in runs).items()))}
+        means = {f"mean_{key}": round(mean(r[key] for r in runs), 3) for key in ("rounds", "searches", "restarts")}
+        return {"examples": len(runs), **means, "finished": sum(r["finished"] for r in runs)}
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         """Every round's output should hold a readable Thought/Action step; a restart is one that did not."""

@@ -54,8 +54,8 @@ class FlashRagTemplate:
                **fields: Any) -> str | list[dict[str, str]]:
         """`get_string`: the messages a chat model gets (when `enable_chat`), else the string; `previous_gen`
         (what the model wrote so far) follows the string with no separator, or, for a chat model, is a
-        final assistant message (FlashRAG's API form; its local chat form appends it to the rendered
-        template, which a chat request cannot express)."""
+        final assistant message (FlashRAG's API form), which the `hf` and `vllm` engines continue: the
+        prompt of FlashRAG's local chat form, which appends it to the rendered template."""
         if "reference" not in fields:
             fields["reference"] = flashrag_reference(docs or [], self.reference_template)
         system, user = self.system.format(**fields), self.user.format(**fields)

@@ -129,7 +129,6 @@ class ReasoningSearch(System):
     async def run(self, example: Example, ctx: Context) -> Prediction:
         fmt, template, sampling = self.format, FlashRagTemplate(system="", user=self.format.user_prompt), self.sampling()
         written, shown, searches = "", [], 0
-        turn = Turn("rounds_out", NO_ANSWER)
         for round_no in range(self.max_retrieval_num):
             with ctx.group(f"iteration {round_no + 1}"):
                 prompt = template.render(ctx.llm.chat_model, previous_gen=written, question=example.question,

@@ -50,7 +50,7 @@ class O2Searcher(ReasoningSearch):
     FlashRAG crashes on an empty one (`sum` of a string)."""
 
     name = "o2_searcher"
-    format: ClassVar[SearchFormat] = O2_SEARCHER
+    search_format: ClassVar[SearchFormat] = O2_SEARCHER
 
     def __init__(self, max_retrieval_num: int | None = None, topk: int = 3, round_tokens: int | None = None) -> None:
         super().__init__(max_retrieval_num=max_retrieval_num, topk=topk, round_tokens=round_tokens)
@@ -80,7 +80,7 @@ class O2Searcher(ReasoningSearch):
                 docs = [doc for hits in found for doc in hits]
                 searches += 1
                 shown.extend(docs)
-                learnings = self.format.passages(docs)
+                learnings = self.search_format.passages(docs)
                 messages.append({"role": "user", "content": O2_SEARCHER_LEARNINGS.format(learning_str=learnings)})
         else:
             turn = Turn("rounds_out", NO_ANSWER)

@@ -112,7 +112,7 @@ class ReasoningSearch(System):
 
     name = "r1_searcher"
     retrieves = True
-    format: ClassVar[SearchFormat] = R1_SEARCHER
+    search_format: ClassVar[SearchFormat] = R1_SEARCHER
     default_rounds: ClassVar[int] = 5
     default_round_tokens: ClassVar[int] = 512
 
@@ -123,11 +123,11 @@ class ReasoningSearch(System):
         self.round_tokens = int(round_tokens or self.default_round_tokens)
 
     def sampling(self) -> dict[str, Any]:
-        return flashrag_sampling("vllm", max_tokens=self.round_tokens, stop=list(self.format.stop),
+        return flashrag_sampling("vllm", max_tokens=self.round_tokens, stop=list(self.search_format.stop),
                                  skip_special_tokens=False)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        fmt, template, sampling = self.format, FlashRagTemplate(system="", user=self.format.user_prompt), self.sampling()
+        fmt, template, sampling = self.search_format, FlashRagTemplate(system="", user=self.search_format.user_prompt), self.sampling()
         written, shown, searches = "", [], 0
         for round_no in range(self.max_retrieval_num):
             with ctx.group(f"iteration {round_no + 1}"):
@@ -163,8 +163,8 @@ class ReasoningSearch(System):
         runs = recorded_extras(samples, EXTRAS)
         if not runs:
             return None
-        answer = "\\boxed{...}" if self.format.answer is None else "{} ... {}".format(*self.format.answer)
-        return [{"format": f"searches as {self.format.query[0]} ... {self.format.query[1]}, the answer as {answer}",
+        answer = "\\boxed{...}" if self.search_format.answer is None else "{} ... {}".format(*self.search_format.answer)
+        return [{"format": f"searches as {self.search_format.query[0]} ... {self.search_format.query[1]}, the answer as {answer}",
                  "followed": sum(r["finish"] == "answer" for r in runs), "of": len(runs),
                  "fix": f"use a model trained for {self.name}'s format, or give it more rounds (max_retrieval_num)"}]
 
@@ -175,7 +175,7 @@ class SearchR1(ReasoningSearch):
     <answer> ... </answer>. Options as `r1_searcher`'s."""
 
     name = "search_r1"
-    format = SEARCH_R1
+    search_format = SEARCH_R1
 
 
 class AutoRefine(ReasoningSearch):
@@ -184,7 +184,7 @@ class AutoRefine(ReasoningSearch):
     `r1_searcher`'s."""
 
     name = "autorefine"
-    format = AUTOREFINE
+    search_format = AUTOREFINE
 
 
 class SimpleDeepSearcher(ReasoningSearch):
@@ -197,6 +197,6 @@ class SimpleDeepSearcher(ReasoningSearch):
     to refuse (counted as an error of that example)."""
 
     name = "simple_deep_searcher"
-    format = SIMPLE_DEEP_SEARCHER
+    search_format = SIMPLE_DEEP_SEARCHER
     default_rounds = 10
     default_round_tokens = 2048

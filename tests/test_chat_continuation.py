@@ -28,7 +28,8 @@ def test_a_conversation_ending_with_the_assistants_text_is_continued():
     tok = tokenizer()
     written = "I think <search> x </search>"
     messages = [{"role": "user", "content": "Q ?"}, {"role": "assistant", "content": written}]
-    assert chat_prompt_ids(tok, messages) == ids(tok, f"<|im_start|>user\nQ ?<|im_end|>\n<|im_start|>assistant\n{written}")
+    rendered = f"<|im_start|>user\nQ ?<|im_end|>\n<|im_start|>assistant\n{written}"
+    assert chat_prompt_ids(tok, messages) == ids(tok, rendered)
 
 
 @given(st.lists(st.sampled_from(["user", "assistant"]), min_size=1, max_size=4))

@@ -89,8 +89,9 @@ class CoRag(System):
         retrieved: list[Document] = []
         for round_no in range(1, self.max_iter_num + 1):
             with ctx.group(f"iteration {round_no}"):
-                written = await self._ask(ctx, SUBQUERY.format(past=past_steps(subqueries, subanswers),
-                                                               task_desc=task_desc, query=example.question), "sub-query")
+                prompt = SUBQUERY.format(past=past_steps(subqueries, subanswers), task_desc=task_desc,
+                                         query=example.question)
+                written = await self._ask(ctx, prompt, "sub-query")
                 subquery = normalize_subquery(written)
                 ctx.record_step("sub-query", inputs={"output": written}, outputs={"query": subquery})
                 subqueries.append(subquery)

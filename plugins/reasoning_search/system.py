@@ -127,7 +127,8 @@ class ReasoningSearch(System):
                                  skip_special_tokens=False)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        fmt, template, sampling = self.search_format, FlashRagTemplate(system="", user=self.search_format.user_prompt), self.sampling()
+        fmt, sampling = self.search_format, self.sampling()
+        template = FlashRagTemplate(system="", user=fmt.user_prompt)
         written, shown, searches = "", [], 0
         for round_no in range(self.max_retrieval_num):
             with ctx.group(f"iteration {round_no + 1}"):
@@ -163,8 +164,9 @@ class ReasoningSearch(System):
         runs = recorded_extras(samples, EXTRAS)
         if not runs:
             return None
-        answer = "\\boxed{...}" if self.search_format.answer is None else "{} ... {}".format(*self.search_format.answer)
-        return [{"format": f"searches as {self.search_format.query[0]} ... {self.search_format.query[1]}, the answer as {answer}",
+        fmt = self.search_format
+        answer = "\\boxed{...}" if fmt.answer is None else "{} ... {}".format(*fmt.answer)
+        return [{"format": f"searches as {fmt.query[0]} ... {fmt.query[1]}, the answer as {answer}",
                  "followed": sum(r["finish"] == "answer" for r in runs), "of": len(runs),
                  "fix": f"use a model trained for {self.name}'s format, or give it more rounds (max_retrieval_num)"}]
 

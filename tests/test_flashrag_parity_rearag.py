@@ -6,7 +6,7 @@ from hypothesis import given, strategies as st
 
 from flashrag_parity import assert_parity, fixture
 
-from ragbench.plugins.rearag.actions import extract_code, first_action, reasoning_steps
+from ragbench.plugins.rearag.actions import extract_code, first_action, next_move, reasoning_steps
 
 
 def test_rearag_makes_flashrags_calls(tmp_path):
@@ -42,6 +42,15 @@ def test_actions_that_are_not_literals_are_not_run():
     two = "Thought 1: a\nAction 1: `{'function': 'search', 'parameters': {'query': 'q'}}`\nThought 2: b\nAction 2: `{`"
     assert first_action(two) is None
     assert first_action(two[: two.index("\nThought 2")])["parameters"] == {"query": "q"}
+
+
+def test_actions_lead_to_a_search_a_finish_or_a_restart():
+    assert next_move({"function": "search", "parameters": {"query": "q"}}) == ("search", "q")
+    assert next_move({"function": "finish", "parameters": {"answer": 1969}}) == ("finish", "1969")
+    assert next_move({"function": "search", "parameters": {"query": b"q"}}) == ("restart", "")
+    assert next_move({"function": "finish", "parameters": {"query": "q"}}) == ("restart", "")
+    assert next_move({"function": "lookup", "parameters": {"query": "q"}}) == ("restart", "")
+    assert next_move(None) == ("restart", "")
 
 
 @given(st.text(max_size=40).filter(lambda query: "`" not in query))

@@ -55,3 +55,16 @@ def first_action(text: str) -> dict[str, Any] | None:
     if not actions or any(action is None for action in actions):
         return None
     return actions[0]
+
+
+def next_move(action: dict[str, Any] | None) -> tuple[str, str]:
+    """What the loop does with an action: ("finish", its answer as text), ("search", its query) or ("restart", "")
+    for no action, another function, or a missing parameter (FlashRAG crashes there) or a query that is not
+    text."""
+    if action is not None:
+        parameters = action["parameters"]
+        if action["function"] == "finish" and "answer" in parameters:
+            return "finish", str(parameters["answer"])
+        if action["function"] == "search" and isinstance(parameters.get("query"), str):
+            return "search", parameters["query"]
+    return "restart", ""

@@ -10,7 +10,7 @@ from annotated_types import Ge
 from ragbench.api import (Context, Document, Example, Prediction, SampleRecord, System, flashrag_sampling,
                           recorded_extras, title_and_text)
 
-from .actions import first_action
+from .actions import first_action, next_move
 from .prompts import ACTION_STOP, LONG_ANSWER, SHORT_ANSWER, SHORT_ANSWER_STOP, SYSTEM
 
 NO_ANSWER = "No valid answer found"
@@ -77,17 +77,16 @@ class ReaRag(System):
         for round_no in range(1, self.max_iter_num + 1):
             with ctx.group(f"iteration {round_no}"):
                 output = await self._converse(ctx, messages, "action", **act)
-                action = first_action(output)
-                function = action["function"] if action else None
-                ctx.record_step("read action", inputs={"output": output}, outputs={"action": action})
-                if function == "finish" and "answer" in action["parameters"]:
-                    answer = await self._short_answer(ctx, example.question, action["parameters"]["answer"])
+                move, text = next_move(first_action(output))
+                ctx.record_step("read action", inputs={"output": output}, outputs={move: text})
+                if move == "finish":
+                    answer = await self._short_answer(ctx, example.question, text)
                     finished = True
                     break
-                if function != "search" or "query" not in action["parameters"]:
+                if move == "restart":
                     messages, restarts = list(start), restarts + 1
                     continue
-                query = action["parameters"]["query"]
+                query = text
                 docs = await ctx.retriever.search(query, self.topk)
                 searches += 1
                 shown.extend(docs)
@@ -100,7 +99,7 @@ class ReaRag(System):
                           extras={EXTRAS: {"rounds": round_no, "searches": searches, "restarts": restarts,
                                            "finished": finished}})
 
-    async def _short_answer(self, ctx: Context, question: str, reference: Any) -> str:
+    async def _short_answer(self, ctx: Context, question: str, reference: str) -> str:
         prompt = SHORT_ANSWER.format(question=question, reference_ans=reference)
         return await self._converse(ctx, [{"role": "user", "content": prompt}], "short answer",
                                     **flashrag_sampling("vllm", max_tokens=self.round_tokens,

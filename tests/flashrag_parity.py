@@ -8,8 +8,9 @@ A ragbench system runs on the fixture's six questions with
 - the same retrieval results: `--retriever replay` over every search FlashRAG made (`retrieval_file`),
   with FlashRAG's corpus for the passages.
 `compare` then checks, per example and in order, that ragbench made the same model calls (the same input:
-the prompt string, or for a chat model the `[system, user]` messages FlashRAG rendered; the same greedy
-decoding, token budget and stop strings) and the same searches (query and k), and ended with the same
+the prompt string, or for a chat model the `[system, user]` messages FlashRAG rendered, or the rendered
+string where FlashRAG appended the model's text to it, which a chat request sends as a final assistant
+message to continue; the same temperature, token budget and stop strings) and the same searches (query and k), and ended with the same
 prediction. The order across examples is the scheduler's and is not compared.
 """
 from __future__ import annotations
@@ -101,7 +102,8 @@ def _temperature(params: dict[str, Any]) -> float:
 
 
 def expected_calls(method: str, form: str) -> dict[str, list[tuple]]:
-    """Per example id, FlashRAG's calls in order: ("llm", input, max_tokens, stop set) / ("retrieve", query, k)."""
+    """Per example id, FlashRAG's calls in order: ("llm", input, max_tokens, stop set, temperature) /
+    ("retrieve", query, k)."""
     doc = fixture(method)
     forms = doc["forms"]
     inputs = RECORDER.full_inputs(forms)

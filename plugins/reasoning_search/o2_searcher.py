@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import ClassVar
+from typing import Annotated, ClassVar
+
+from annotated_types import Ge
 
 from ragbench.api import Context, Example, Prediction
 
@@ -52,7 +54,8 @@ class O2Searcher(ReasoningSearch):
     name = "o2_searcher"
     search_format: ClassVar[SearchFormat] = O2_SEARCHER
 
-    def __init__(self, max_retrieval_num: int | None = None, topk: int = 3, round_tokens: int | None = None) -> None:
+    def __init__(self, max_retrieval_num: Annotated[int, Ge(1)] | None = None, topk: Annotated[int, Ge(1)] = 3,
+                 round_tokens: Annotated[int, Ge(1)] | None = None) -> None:
         super().__init__(max_retrieval_num=max_retrieval_num, topk=topk, round_tokens=round_tokens)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:

@@ -4,7 +4,8 @@ Run by flashrag_methods.py with a Python where FlashRAG is installed (FlashRAG i
 ragbench; tests/data/flashrag_parity/record_traces.py says how to install it). It runs one method's
 pipeline unchanged, as tests/data/flashrag_parity/record_traces.py does (the fake model that answers from
 the prompt text, FlashRAG's BM25 over the fixture corpus), on a questions file, with every `generate`
-of the fake vLLM sleeping `overhead + per_request * prompts` (the scripted engine's cost model), and prints
+of the fake vLLM (or, for FLARE and REPLUG, of the fake causal LM under FlashRAG's HF generator) sleeping
+`overhead + per_request * prompts` (the scripted engine's cost model), and prints
 one JSON line: {"seconds", "batches", "requests"}. The seconds run from the pipeline's first model call to its
 end (as ragbench's in flashrag_methods.py): setup and a first search before it are left out on both sides.
 
@@ -47,6 +48,16 @@ def main():
         return generate(self, prompts, sampling_params, **kw)
 
     rt._LLM.generate = costed
+    causal_generate = rt.FakeCausalLM.generate  # FLARE and REPLUG run on FlashRAG's HF generator
+
+    def costed_causal(self, input_ids=None, **kw):
+        first_call or first_call.append(time.perf_counter())
+        counts["batches"] += 1
+        counts["requests"] += len(input_ids)
+        time.sleep(args.overhead + args.per_request * len(input_ids))
+        return causal_generate(self, input_ids=input_ids, **kw)
+
+    rt.FakeCausalLM.generate = costed_causal
     rt.attach_messages = lambda ev: None  # the plain form renders no chat template
     rt.run_method(args.method, args.src, args.work, os.path.join(args.work, "models", "smollm2-base"), {},
                   questions=args.questions)

@@ -231,7 +231,7 @@ class Engine:
         """Problems with `engine:model` and its options found without loading anything (an engine
         that talks to a server checks it answers), one line each. Default: every option is one
         `__init__` names, of the type (and within the `Annotated` bounds) its hint gives."""
-        from .._run.options import engine_option_problems
+        from .._values.options import engine_option_problems
 
         return engine_option_problems(cls, options)
 

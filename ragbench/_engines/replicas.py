@@ -37,7 +37,7 @@ RAY_OPTION_TYPES = {"replicas": Annotated[int, Ge(1)], "ray_address": str, "gpus
 
 def replica_option_problems(options: dict[str, Any]) -> list[str]:
     """The Ray replica options among `options` that are not of their type, one line each."""
-    from .._run.options import option_form, type_problem
+    from .._values.options import option_form, type_problem
 
     return [f"--model-arg {name}={options[name]}: Ray replicas take {problem} for {name} "
             f"({option_form(name, None, hint)})"

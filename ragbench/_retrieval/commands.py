@@ -8,7 +8,7 @@ import click
 
 from .._cli.plugin_commands import config_errors_exit, exit_if_skipped
 from .._cli.registry import command_registry
-from .._run.options import parse_assignments
+from .._values.options import parse_assignments
 
 
 @click.group("index")

@@ -32,7 +32,7 @@ from .._reports.summary import report_markdown
 from .._storage.cache import ResponseCache
 from .._storage.rundir import RunDir, iter_samples
 from .._checks import Preflight
-from .config import RunConfig, examples_in_flight
+from .._values.run_config import RunConfig, examples_in_flight
 from .cost import attempt_cost
 from .evaluator import RunOutcome
 from .lifecycle import run_interruptible

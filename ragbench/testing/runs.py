@@ -144,7 +144,7 @@ def run_eval(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", *
     `metrics` None: the tasks' own; else as `--metrics` (names replace them, "+name" adds). `data`: the
     data file of the task (or {task: file}). `plugins`: hook modules registered as if installed (a
     plugin's tests need not install it). `output`: the run folder, kept; None: a temporary one, removed
-    once read. Other keywords are options of the run (`ragbench._run.config.RunConfig`: seed,
+    once read. Other keywords are options of the run (`ragbench._values.run_config.RunConfig`: seed,
     max_inflight, retriever, resume ...). Raises `ConfigError` where the command line would refuse.
     """
     components = _RunComponents(plugins)

@@ -36,7 +36,7 @@ import time
 
 
 from ragbench._context import Context
-from ragbench._engines.base import Request, Response, Sampling
+from ragbench._values.llm_calls import Request, Response, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._run.evaluator import sample_record
 from ragbench._llm import LLM

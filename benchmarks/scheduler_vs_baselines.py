@@ -51,7 +51,7 @@ import time
 from dataclasses import dataclass
 
 
-from ragbench._engines.base import EngineError, Request, Response, Sampling
+from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench._in_flight import ExamplesInFlight

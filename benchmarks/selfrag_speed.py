@@ -29,7 +29,7 @@ import time
 
 
 from ragbench._context import Context
-from ragbench._engines.base import Request, Sampling
+from ragbench._values.llm_calls import Request, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench.plugins.selfrag.system import SCORED_TOKENS, SelfRag

@@ -22,7 +22,7 @@ import time
 
 
 from ragbench._context import Context
-from ragbench._engines.base import Request
+from ragbench._values.llm_calls import Request
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench.plugins.smart.system import Smart

@@ -63,8 +63,9 @@ _MODULES = {
     # errors
     "ragbench._errors": ("ConfigError", "RecordError"),
     # engines and retrievers
-    "ragbench._engines.base": ("Engine", "EngineError", "EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs",
-                              "apply_stop"),
+    "ragbench._engines.base": ("Engine",),
+    "ragbench._values.llm_calls": ("EngineError", "EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs",
+                                   "apply_stop"),
     "ragbench._engines.tokenizers": ("local_tokenizer",),
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),

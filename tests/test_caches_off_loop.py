@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from ragbench._storage.cache import ResponseCache
-from ragbench._engines.base import Request, Response, Sampling
+from ragbench._values.llm_calls import Request, Response, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._storage.page_cache import PageCache, content_key, console_line
 from ragbench._run.scheduler import Scheduler

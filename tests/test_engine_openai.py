@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ragbench._engines.base import EngineError, Request, RequestError, Response, Sampling
+from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ragbench._engines.openai import OpenAIEngine, probe
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry

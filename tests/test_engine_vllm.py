@@ -15,7 +15,7 @@ import pytest
 
 from ragbench._engines import embedded
 from ragbench._engines import vllm as vllm_engine
-from ragbench._engines.base import EngineError, Request, RequestError, Response, Sampling
+from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ragbench._engines.vllm import VLLMEngine
 from ragbench._errors import ConfigError
 

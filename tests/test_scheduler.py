@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from ragbench._storage.cache import ResponseCache
-from ragbench._engines.base import EngineError, Request, Response, Sampling
+from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench._run.scheduler import Scheduler

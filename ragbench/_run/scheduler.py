@@ -34,7 +34,8 @@ import logging
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .._engines.base import Engine, EngineError, Request, Response
+from .._engines.base import Engine
+from .._values.llm_calls import EngineError, Request, Response
 from .._storage.cache import ResponseCache
 from .._in_flight import ExamplesInFlight, waiting_for
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from .._context import Context
-from .._engines.base import EngineError, Request
+from .._values.llm_calls import EngineError, Request
 from .._llm import LLM
 from .._nli import NLI
 from .._records import SampleRecord

@@ -47,7 +47,7 @@ from ragbench.plugins.llatrieval.prompts import (JUDGE_SYSTEM, SELECT_SYSTEM, SU
 from ragbench._records import SampleRecord
 from ragbench._retrieval.base import Retriever
 from ragbench._retrieval.handle import Retrieval
-from ragbench._run.scheduler import Scheduler
+from ragbench._scheduler import Scheduler
 from ragbench.tasks.alce.tasks import AlceAsqa
 from ragbench._types import Document, Example
 

@@ -35,7 +35,7 @@ from ragbench._llm import LLM
 from ragbench.plugins.selfrag.system import SCORED_TOKENS, SelfRag
 from ragbench.plugins.selfrag.prompts import (ADDED_TOKENS, GROUNDING_TOKENS, RELEVANCE_TOKENS,
                                                UTILITY_TOKENS)
-from ragbench._run.scheduler import Scheduler
+from ragbench._scheduler import Scheduler
 from ragbench._task import Task
 from ragbench._types import Document, Example
 

@@ -10,7 +10,7 @@ from ._values.llm_calls import EngineError, Request, Response, Sampling
 
 if TYPE_CHECKING:
     from ._engines.base import Engine
-    from ._run.scheduler import Scheduler
+    from ._scheduler import Scheduler
 
 
 class LLM:

@@ -543,7 +543,7 @@ def test_a_lora_adapter_folder_saved_over_gets_no_old_answers_from_the_cache(fak
     """The adapter's folder path is in the request; its files are not: their digest is part of the cache key."""
     import asyncio
 
-    from ragbench._run.scheduler import Scheduler
+    from ragbench._scheduler import Scheduler
     from ragbench._storage.cache import ResponseCache
 
     adapter = tmp_path / "adapter"

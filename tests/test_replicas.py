@@ -16,7 +16,7 @@ from ragbench._values.llm_calls import EngineError, Request, RequestError, Respo
 from ragbench._engines.replicas import ReplicaSet
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import installed_registry
-from ragbench._run.scheduler import Scheduler
+from ragbench._scheduler import Scheduler
 
 
 class Broken(Engine):

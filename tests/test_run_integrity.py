@@ -20,7 +20,7 @@ from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.jsonl import open_append
 from ragbench._run.interrupted import RunInterrupted
 from ragbench._storage.rundir import RunDir, iter_samples
-from ragbench._run.scheduler import Scheduler
+from ragbench._scheduler import Scheduler
 from ragbench._system import System
 from ragbench._task import Task
 from ragbench._types import Example, Prediction

@@ -23,7 +23,7 @@ from numbers import Integral
 from typing import TYPE_CHECKING, Any, ContextManager, Protocol
 
 from .._values.llm_calls import EngineError
-from .._run.scheduler import CallStats, Scheduler
+from .._scheduler import CallStats, Scheduler
 from .._types import Document, Example, Step
 from .base import RetrievalError, Retriever
 

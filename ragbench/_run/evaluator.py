@@ -49,7 +49,7 @@ from .progress import Progress
 from .reading import RecordReader
 from .resources import RunResources
 from .run_engines import Engines, load_engines
-from .scheduler import Scheduler
+from .._scheduler import Scheduler
 from .workers import refuse_in_worker_start, use_ready_threads
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from .._llm import LLM
 from .._nli import NLI
 from .._replay.exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
 from .._replay.recording import CallRecorder
-from .scheduler import Scheduler
+from .._scheduler import Scheduler
 
 
 class MetricModels:

@@ -43,7 +43,7 @@ from .resources import RunResources
 from .run_engines import Engines, load_engines
 from .._in_flight import ExamplesInFlight
 from .rescore import bounded, rescore_record, scorable
-from .scheduler import Scheduler
+from .._scheduler import Scheduler
 
 SUFFIX = "__rescored"  # the default output folder: RUN__rescored
 # the original results' sections that describe the system's outputs, kept as they were

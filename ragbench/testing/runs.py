@@ -20,7 +20,7 @@ from .._retrieval.provided import ProvidedRetriever
 from .._run.evaluator import Evaluator, RunConfig
 from .._run.example import process_example
 from .._run.planning import PlannedTask
-from .._run.scheduler import Scheduler
+from .._scheduler import Scheduler
 from .._storage.rundir import RunDir
 from .._system import System
 from .._task import Task

@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from .._errors import EXIT_CONFIG, ConfigError
-from .._retrieval.commands import index_group
 from .._stop_signals import signal_of, stopped_by
+from .index_commands import index_group
 from .outcomes import config_error, environment_error, evaluated, report_outcome, run_starting
 from .plugin_commands import PluginCommandGroup
 from .registry import command_registry

@@ -19,6 +19,10 @@ class Engine:
     concurrent: ClassVar[bool] = False
     max_batch_size: int = 16
     max_concurrency: int = 16
+    # --model-arg chat=true|false, accepted by every engine (ragbench._engines.load_engine): whether the model is
+    # a chat (instruction-tuned) model, for prompt formats that differ for one (FlashRAG's PromptTemplate
+    # sends [system, user] messages to a chat model, one string to a plain one). None: the engine's own rule.
+    declared_chat: bool | None = None
 
     def __init__(self, model: str, **options: Any) -> None:
         self.model = model
@@ -70,6 +74,16 @@ class Engine:
         """The `content_id` an engine of `model` would have, found without loading it (the --resume of a
         finished run compares it with the one recorded); None when it cannot be told before loading."""
         return None
+
+    @property
+    def chat_model(self) -> bool:
+        """Whether the model is a chat model: `--model-arg chat=true|false`, else `detects_chat_model`."""
+        return self.declared_chat if self.declared_chat is not None else self.detects_chat_model()
+
+    def detects_chat_model(self) -> bool:
+        """The engine's own rule when no `chat` option is given. Default False (scripted, replay: a test
+        declares a chat model with --model-arg chat=true)."""
+        return False
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         raise NotImplementedError

@@ -36,6 +36,11 @@ class Sampling:
         tokens a model was fine-tuned to emit).
     json_mode: ask an OpenAI-compatible server for a JSON object (`response_format`, chat requests);
         local engines ignore it.
+    keep_stop: the stop string that ended the text is kept at its end (vLLM's include_stop_str_in_output,
+        which FlashRAG's generator sets: IRCoT's thoughts keep their ".", Search-R1's outputs their
+        "</search>"). The stop string that completes first wins. An API that does not say which stop string
+        ended the text (openai) gets FlashRAG's OpenaiGenerator rule: the first stop string is appended when
+        the text ends with none of them.
     """
 
     max_tokens: int = 256
@@ -50,6 +55,7 @@ class Sampling:
     lora: str | None = None
     skip_special_tokens: bool = True
     json_mode: bool = False
+    keep_stop: bool = False
 
     @classmethod
     def make(cls, **kwargs: Any) -> "Sampling":
@@ -209,7 +215,11 @@ def request_fault(error: BaseException) -> RequestError | None:
     return None
 
 
-def apply_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
-    """Cut `text` at the earliest stop string, as servers do (the stop string is not kept)."""
-    cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=-1)
-    return (text[:cut], True) if cut >= 0 else (text, False)
+def apply_stop(text: str, stop: Sequence[str], keep: bool = False) -> tuple[str, bool]:
+    """Cut `text` at the earliest stop string, as servers do (the stop string is not kept); `keep`
+    (`Sampling.keep_stop`): end it after the stop string that completes first, as vLLM does with
+    include_stop_str_in_output."""
+    found = [(i, i + len(s)) for i, s in ((text.find(s), s) for s in stop if s) if i >= 0]
+    if not found:
+        return text, False
+    return (text[:min(end for _, end in found)] if keep else text[:min(start for start, _ in found)]), True

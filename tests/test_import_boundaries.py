@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import itertools
 import subprocess
 import sys
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,6 +66,45 @@ def test_imports_inside_functions_count_and_those_for_type_checkers_do_not():
     assert sorted(alias.name for node in layers.statements(tree, type_checking=False) for alias in node.names
                   if alias.name != "TYPE_CHECKING") == ["a", "c", "d"]
     assert len(layers.statements(tree, type_checking=True)) == 6
+
+
+# A block of code: imports, and nested blocks of a kind with their own bodies (an `if` also has an `else`).
+BLOCKS = ("def f():", "class C:", "if TYPE_CHECKING:", "if typing.TYPE_CHECKING:", "if ready:", "try:", "with lock:")
+code = st.recursive(st.just("import"), lambda inner: st.tuples(st.sampled_from(BLOCKS), st.lists(inner, min_size=1, max_size=3),
+                                                               st.lists(inner, max_size=2)), max_leaves=12)
+
+
+def source_of(items, names, depth=0, hidden=False) -> tuple[list[str], list[str]]:
+    """The lines of `items` and the module names imported where they run (not under TYPE_CHECKING)."""
+    lines, running = [], []
+    for item in items:
+        pad = "    " * depth
+        if item == "import":
+            name = f"m{next(names)}"
+            lines.append(f"{pad}import {name}")
+            running += [] if hidden else [name]
+            continue
+        header, body, orelse = item
+        checking = "TYPE_CHECKING" in header
+        more, found = source_of(body, names, depth + 1, hidden or checking)
+        lines += [pad + header, *more]
+        running += found
+        if orelse and header.startswith("if"):
+            more, found = source_of(orelse, names, depth + 1, hidden)
+            lines += [pad + "else:", *more]
+            running += found
+        elif header == "try:":
+            lines += [pad + "except ImportError:", pad + "    pass"]
+    return lines, running
+
+
+@settings(max_examples=60)
+@given(st.lists(code, min_size=1, max_size=4))
+def test_the_reader_finds_every_import_that_runs_and_none_for_type_checkers(items):
+    lines, running = source_of(items, itertools.count())
+    tree = ast.parse("\n".join(lines))
+    assert sorted(alias.name for node in layers.statements(tree, type_checking=False) for alias in node.names) == sorted(running)
+    assert len(layers.statements(tree, type_checking=True)) == sum(line.lstrip().startswith("import ") for line in lines)
 
 
 def test_the_table_names_every_unit_once():

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from ragbench.api import Document
+from ragbench.api import Document, task_demonstration
 
 # Where a document's summary (or answer-style note) is kept: not ALCE's own "summary" metadata, which
 # the provided ALCE docs already carry for their top 20.
@@ -249,7 +249,7 @@ def demonstration(task: Any) -> str:
     deleted (the space before each stays); any other task one of ours by its kind of answer."""
     if "qa_pairs" in (task.gold_fields or ()):
         return asqa_demonstration()
-    demo = task.demonstration()
+    demo = task_demonstration(task)
     if demo is None:
         return generic_demonstration(task.answer_format)
     question, answer = demo

@@ -32,6 +32,7 @@ from .._stop_signals import signal_of
 from .._storage.cache import ResponseCache
 from .._storage.jsonl import parse_json
 from .._storage.rundir import RunDir, checkpoint_key
+from .._task_protocols import UsesTools
 from .._types import Example
 from . import rescore
 from .._checks import Preflight
@@ -115,7 +116,7 @@ class Evaluator:
         interrupted = False
         try:
             for planned in self.planned:
-                planned.task.bind(resources)
+                planned.bind(resources)
             resources.workers.prestart()  # in the background, while the engines load
             recorded = (self.run_dir.meta or {}).get("config") if self.scoring_only else None  # engines not loaded
             engines = self.load_engines()
@@ -334,7 +335,8 @@ class Evaluator:
                 progress.close()
                 recorder.close()
                 for planned in self.planned:
-                    await planned.task.teardown()
+                    if isinstance(planned.task, UsesTools):
+                        await planned.task.teardown()
                 await scheduler.close()
                 await retrieval.close()
                 self.retrieval_stats = retrieval.stats.to_dict()
@@ -351,7 +353,8 @@ class Evaluator:
         if self.config.replay_tools is not None:
             replayed = load_replay_tools(self.config.replay_tools)
             return {planned.name: replayed.get(planned.name, {}) for planned in self.planned}
-        tools = {planned.name: await planned.task.setup() for planned in self.planned}
+        tools = {planned.name: await planned.task.setup() if isinstance(planned.task, UsesTools) else {}
+                 for planned in self.planned}
         recorder.tool_names({task: sorted(names) for task, names in tools.items()})
         return {task: recording_tools(task, named, recorder) for task, named in tools.items()}
 

@@ -71,7 +71,7 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
         return {"id": None, "error": made_from(item), "bad_record": True}
     example = item
     started = time.perf_counter()
-    ctx = Context(llm=llm, task=planned.task, seed=seed, tools=tools)
+    ctx = Context(llm=llm, task=planned.task, seed=seed, tools=tools, resources=planned.resources)
     ctx.llm = llm.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}")
     ctx.models = {role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}")
                   for role, model in (models or {}).items()}
@@ -158,7 +158,8 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
     counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     tracebacks: dict[str, str] = {}
-    ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
+    ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli,  # type: ignore[arg-type]
+                  resources=planned.resources)
     for metric in planned.metrics:
         if not metric.score_keys():
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
 from .._metric import Metric
@@ -14,9 +14,13 @@ from .._registry import Registry
 from .._storage.datafiles import check_data_path
 from .._system import System
 from .._task import Task
+from .._task_protocols import UsesTools, system_defaults
 from .._checks import Preflight
 from .config import RunConfig
 from .options import accepted_options, construct
+
+if TYPE_CHECKING:
+    from .resources import RunResources
 
 
 @dataclass
@@ -25,6 +29,13 @@ class PlannedTask:
     task: Task
     system: System | None  # None when the run only scores saved predictions (ragbench rescore)
     metrics: list[Metric]
+    resources: "RunResources | None" = None  # the run's, from `bind` (what systems and metrics reach as ctx.resources)
+
+    def bind(self, resources: "RunResources") -> None:
+        """The run's resources, before anything else starts: lent to the task when it uses tools."""
+        self.resources = resources
+        if isinstance(self.task, UsesTools):
+            self.task.bind(resources)
 
 
 def _task_args_for(name: str, task_class: type, task_args: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +110,7 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
         return None
     with check.step(f"system {config.system} options"):
         accepted = accepted_options(system_class)
-        declared = {**entry.defaults.get("system_args", {}), **task.system_defaults()}
+        declared = {**entry.defaults.get("system_args", {}), **system_defaults(task)}
         defaults = {k: v for k, v in declared.items() if accepted is None or k in accepted}
         system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
     if system is None:
@@ -118,7 +129,8 @@ def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflig
         if data_path is not None:
             check_data_path(Path(data_path), f"--data {name}={data_path}")
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
-        task.tools_replayed = config.replay_tools is not None
+        if isinstance(task, UsesTools):
+            task.tools_replayed = config.replay_tools is not None
     return task
 
 

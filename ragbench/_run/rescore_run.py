@@ -77,7 +77,7 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
     with target.held(lock_now=False):  # locked by `start`, let go however this ends
         resources = RunResources(config.page_cache)  # the process pool a metric uses (CRAG's truncation)
         for task in planned:
-            task.task.bind(resources)
+            task.bind(resources)
         try:
             target.start(full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite)
             cache = ResponseCache(config.cache or target.path / "cache.sqlite", owned=config.cache is None)

@@ -35,6 +35,7 @@ from .._retrieval.handle import Retrieval
 from .._retrieval.provided import ExampleDocs, ProvidedRetriever
 from .._run.resources import RunResources
 from .._task import Task
+from .._task_protocols import UsesTools
 from .._types import Document, Step, trace_prompts
 from .llms import ReplayLLM, ScriptedLLM
 from .runs import EvalResult, run_eval, run_examples, task_object
@@ -63,9 +64,10 @@ def make_context(task: Task | type[Task] | str, llm: LLM | None = None, docs: It
     system that works in `ctx.resources` (worker processes, page caches, shared models).
     """
     task = task_object(task)
-    if resources is not None:
+    if resources is not None and isinstance(task, UsesTools):
         task.bind(resources)
-    ctx = Context(llm=None, task=task, seed=seed, tools=dict(tools or {}), nli=nli)  # type: ignore[arg-type]
+    ctx = Context(llm=None, task=task, seed=seed, tools=dict(tools or {}), nli=nli,  # type: ignore[arg-type]
+                  resources=resources)
     ctx.llm = (llm or ScriptedLLM(_no_llm)).traced(ctx.trace)
     ctx.models = {role: model.traced(ctx.trace) for role, model in (models or {}).items()}
     ctx.judges = [judge.traced(ctx.trace) for judge in judges]

@@ -14,7 +14,7 @@ selects the variants:
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any
+from typing import Any, ClassVar
 
 from ragbench.api import (TEMPLATES, ConfigError, Document, Example, Prompt, RecordPlace, YamlTask, fill,
                           yaml_task_class)
@@ -30,6 +30,7 @@ class SelfRagPrompt(YamlTask):
     model's prompt format, with run_baseline_lm.py's passage block when there are documents."""
 
     renders_templates = False
+    instruction_key: ClassVar[str | None] = None  # a file's `instruction_key` (StandingInstruction)
 
     def __init__(self, data_path=None, instruction_format: str = "baseline", template: str = "alpaca") -> None:
         if instruction_format not in INSTRUCTION_FORMATS:

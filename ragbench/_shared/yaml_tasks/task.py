@@ -260,7 +260,8 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> ty
         "spec": spec, "name": spec.name, "metrics": tuple(name for name, _ in spec.metrics),
         "metric_options": {name: args for name, args in spec.metrics if args},
         "slice_fields": tuple(spec.fields.slices), "answer_format": spec.answer_format, "cites": spec.cites,
-        "gold_fields": spec.gold_fields(), "instruction_key": spec.instruction_key,
+        "gold_fields": spec.gold_fields(),
+        **({"instruction_key": spec.instruction_key} if spec.instruction_key is not None else {}),
         "own_documents": spec.fields.documents is not None, "missing_scores_zero": spec.missing_scores_zero,
         "answer_filter": staticmethod(chain([check_filter(f.value, spec.source, f.key, f.line) for f in spec.postprocess])),
         "__doc__": spec.description or base.__doc__}

@@ -1,0 +1,96 @@
+"""What one benchmark needs is an optional protocol its task implements, not a member of every task: a
+plain task runs without any, and the run lends its resources, starts the tools and stops them only for
+a task that uses tools."""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ragbench.api import (Example, Prediction, StandingInstruction, System, Task, UsesTools, closed_answer,
+                          instruction_key, task_demonstration, task_input)
+from ragbench.testing import run_eval
+
+BENCHMARK_MEMBERS = ("plot_keys", "bind", "setup", "teardown", "tools_replayed", "resources", "prediction_records",
+                     "instruction_key", "task_input", "closed_answer", "demonstration", "system_defaults")
+
+
+class Plain(Task):
+    name = "protocols_plain"
+    metrics = ("em",)
+    gold_fields = ("answers",)
+
+    def examples(self) -> Iterator[Example]:
+        yield Example(id="q1", question="Capital of France?", gold={"answers": ["Paris"]})
+
+    def build_prompt(self, example: Example, docs: Any = None, **options: Any) -> str:
+        return example.question
+
+
+class WithTools(Plain, UsesTools):
+    name = "protocols_tools"
+    tools_replayed = False
+    events: list[str] = []
+
+    def bind(self, resources: Any) -> None:
+        self.events.append("bind")
+        self.bound = resources
+
+    async def setup(self) -> dict[str, Any]:
+        self.events.append("setup")
+        return {"capitals": {"Capital of France?": "Paris"}}
+
+    async def teardown(self) -> None:
+        self.events.append("teardown")
+
+
+class ToolReader(System):
+    """Answers from the task's tool when there is one; says whether the run lent it its resources."""
+
+    name = "protocols_tool_reader"
+    uses_llm = False
+
+    async def run(self, example: Example, ctx: Any) -> Prediction:
+        table = ctx.tools.get("capitals", {})
+        return Prediction(example.id, answer=table.get(example.question, "unknown"),
+                          extras={"resources": ctx.resources is not None})
+
+
+def test_task_has_no_member_that_serves_one_benchmark():
+    assert [name for name in BENCHMARK_MEMBERS if hasattr(Task, name)] == []
+
+
+def test_a_plain_task_runs_without_tools_and_its_system_still_gets_the_runs_resources():
+    result = run_eval(Plain, ToolReader, metrics=["em"])
+    sample = result.samples["protocols_plain"][0]
+    assert sample.answer == "unknown" and sample.extras["resources"] is True
+    assert not isinstance(Plain(), UsesTools)
+
+
+def test_a_task_that_uses_tools_is_bound_set_up_and_torn_down():
+    WithTools.events = []
+    result = run_eval(WithTools, ToolReader, metrics=["em"])
+    sample = result.samples["protocols_tools"][0]
+    assert sample.answer == "Paris" and sample.scores["em"] == 1.0 and sample.extras["resources"] is True
+    assert WithTools.events == ["bind", "setup", "teardown"]
+
+
+class Instructed(Plain):
+    name = "protocols_instructed"
+    answer_format = "label"
+    instruction_key = "fever"
+
+    def task_input(self, example: Example) -> str:
+        return "claim: " + example.question
+
+    def demonstration(self) -> tuple[str, str]:
+        return ("Is the sky blue?", "true")
+
+
+def test_systems_read_the_protocols_of_any_task():
+    example = Example(id="q1", question="The sky is green.")
+    plain, instructed = Plain(), Instructed()
+    assert isinstance(instructed, StandingInstruction) and not isinstance(plain, StandingInstruction)
+    assert (task_input(plain, example), instruction_key(plain), task_demonstration(plain)) == \
+        ("The sky is green.", None, None)
+    assert (task_input(instructed, example), instruction_key(instructed), task_demonstration(instructed)) == \
+        ("claim: The sky is green.", "fever", ("Is the sky blue?", "true"))
+    assert closed_answer(instructed) and not closed_answer(plain)

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Mapping
+from typing import Any, ClassVar, Iterator
 
 from ._checks import Preflight, probe_data
-from ._class_defaults import EMPTY, freeze_mappings
 from ._errors import RecordError
 from ._storage.datafiles import stat_fingerprint
 from ._task_protocols import plot_keys
+from ._task_scoring import SCORING_FIELDS, TaskScoring, with_declared
 from ._types import Document, Example
 
 Prompt = str | list[dict[str, str]]
@@ -23,25 +23,15 @@ class Task:
     """
 
     name: ClassVar[str] = ""
-    metrics: ClassVar[tuple[str, ...]] = ()
-    slice_fields: ClassVar[tuple[str, ...]] = ()
-    # options of the task's own metrics (metric name -> options; --metric-arg overrides them); read-only
-    # (ragbench._class_defaults): a task declares its own dict, an instance may assign one of its own
-    metric_options: ClassVar[Mapping[str, Mapping[str, Any]]] = EMPTY
-    # The benchmark's official script counts a missing or failed prediction as wrong (it divides by every gold
-    # example): each key that scores 0 at worst is then reported so, the answered-only mean beside it
-    # (ragbench._reports.missing_as_wrong). False: the mean over the answered examples, failures counted apart.
-    missing_scores_zero: ClassVar[bool] = False
+    # metrics, metric_options, slice_fields, missing_scores_zero, gold_fields (ragbench._task_scoring): a
+    # task declares them as one TaskScoring or each by its own name, on the class or on an instance
+    scoring: TaskScoring = TaskScoring()
 
     # --- the task-system contract (docs/writing-plugins.md, "The task-system contract": each hook, its purpose and
     # which built-in systems read it) ----------------------------------------------------------------
     #   answer_format    "short" (an entity or phrase), "long" (a paragraph), "list", "choice"
     #                    (a multiple-choice letter) or "label" (a verdict such as true/false)
     #   cites            answers cite the shown documents as [1], [2] ... (ALCE-style citation metrics)
-    #   gold_fields      the kinds of gold its records carry: answers (short strings), label, choices,
-    #                    qa_pairs, answer_lists, long_answer, claims, crag_answer (metrics name the
-    #                    kinds they need in `gold_needs`; a task that cites also offers "citations");
-    #                    `gold_references` reads them as reference texts
     #   own_documents    the examples carry documents of their own, what the `provided`, `example_bm25` and
     #                    `example_dense` retrievers return: True (CRAG's pages, ALCE's top-100, Self-RAG's
     #                    ctxs), False (open domain: a system that retrieves needs a corpus retriever, and
@@ -53,12 +43,22 @@ class Task:
     # protocol its task implements (ragbench._task_protocols).
     answer_format: ClassVar[str] = "short"
     cites: ClassVar[bool] = False
-    gold_fields: ClassVar[tuple[str, ...] | None] = None  # None: not declared, every metric may try
     own_documents: bool | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Scoring fields declared by name on the class become the class's `scoring` (and leave the class)."""
         super().__init_subclass__(**kwargs)
-        freeze_mappings(cls, "metric_options")
+        declared = {name: cls.__dict__[name] for name in SCORING_FIELDS if name in cls.__dict__}
+        if declared:
+            cls.scoring = with_declared(cls.scoring, declared)
+            for name in declared:
+                delattr(cls, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """A scoring field assigned by name (`self.metrics = ...`) changes the instance's `scoring`."""
+        if name in SCORING_FIELDS:
+            name, value = "scoring", with_declared(self.scoring, {name: value})
+        super().__setattr__(name, value)
 
     def __init__(self, data_path: str | Path | None = None, **args: Any) -> None:
         self.data_path = Path(data_path) if data_path is not None else None

@@ -20,7 +20,8 @@ from ._types import Example
 
 if TYPE_CHECKING:
     from ._run.resources import RunResources
-    from ._task import Task
+
+Task = Any  # any ragbench._task.Task (not imported: Task's config reads `plot_keys` from here)
 
 
 @runtime_checkable
@@ -94,29 +95,29 @@ class SystemDefaults(Protocol):
         ...
 
 
-def task_input(task: "Task", example: Example) -> str:
+def task_input(task: Task, example: Example) -> str:
     """What a system shows under the task's standing instruction; `query_text` for a task without one."""
     return task.task_input(example) if isinstance(task, StandingInstruction) else task.query_text(example)
 
 
-def instruction_key(task: "Task") -> str | None:
+def instruction_key(task: Task) -> str | None:
     """The task's standing instruction by its TASK_INST name; None: the question is the whole instruction."""
     return task.instruction_key if isinstance(task, StandingInstruction) else None
 
 
-def closed_answer(task: "Task") -> bool:
+def closed_answer(task: Task) -> bool:
     """Answers come from a fixed set (choices, labels): Self-RAG's and SMART's closed tasks."""
     return task.answer_format in ("choice", "label")
 
 
-def task_demonstration(task: "Task") -> tuple[str, str] | None:
+def task_demonstration(task: Task) -> tuple[str, str] | None:
     """The task's first worked (question, answer); None when it has none."""
     return task.demonstration() if isinstance(task, Demonstration) else None
 
 
-def plot_keys(task: "Task") -> tuple[str, ...]:
+def plot_keys(task: Task) -> tuple[str, ...]:
     return tuple(task.plot_keys) if isinstance(task, PlotKeys) else ()
 
 
-def system_defaults(task: "Task") -> dict[str, Any]:
+def system_defaults(task: Task) -> dict[str, Any]:
     return dict(task.system_defaults()) if isinstance(task, SystemDefaults) else {}

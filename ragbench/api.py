@@ -14,7 +14,7 @@ module that imports `hookimpl` keeps `ragbench list` as fast as before.
 
 What is here, by what it is for:
 
-- The contract: `Task` (and the `Prompt` it builds), the optional protocols one benchmark's task adds
+- The contract: `Task` (and the `Prompt` it builds, the `TaskScoring` it is scored by), the optional protocols one benchmark's task adds
   (`UsesTools`, `PredictionRecords`, `StandingInstruction`, `Demonstration`, `PlotKeys`, `SystemDefaults`)
   and how a system reads them of any task (`task_input`, `instruction_key`, `closed_answer`,
   `task_demonstration`), `System`, `Metric` (`Score`, `Scores`, `CorpusValue`), the data
@@ -56,6 +56,7 @@ from typing import Any
 _MODULES = {
     # the contract
     "ragbench._task": ("Task", "Prompt"),
+    "ragbench._task_scoring": ("TaskScoring",),
     "ragbench._task_protocols": ("UsesTools", "PredictionRecords", "StandingInstruction", "Demonstration", "PlotKeys",
                                  "SystemDefaults", "task_input", "instruction_key", "closed_answer",
                                  "task_demonstration"),

@@ -94,3 +94,28 @@ def test_systems_read_the_protocols_of_any_task():
     assert (task_input(instructed, example), instruction_key(instructed), task_demonstration(instructed)) == \
         ("claim: The sky is green.", "fever", ("Is the sky blue?", "true"))
     assert closed_answer(instructed) and not closed_answer(plain)
+
+
+def test_task_is_a_composition_of_at_most_twenty_public_names():
+    public = [name for name in dir(Task) if not name.startswith("_")]
+    assert len(public) <= 20, public
+    assert "scoring" in public
+
+
+def test_scoring_declared_by_name_on_a_class_or_an_instance_is_the_tasks_scoring():
+    class Declared(Task):
+        name = "declared"
+        metrics = ("em",)
+        slice_fields = ("region",)
+        gold_fields = ("answers",)
+
+    class Child(Declared):
+        missing_scores_zero = True
+
+    child = Child()
+    child.metrics = ("em", "f1")
+    assert (Declared.scoring.metrics, Declared.scoring.slice_fields, Declared.scoring.gold_fields) == \
+        (("em",), ("region",), ("answers",))
+    assert Child.scoring.missing_scores_zero and Child.scoring.slice_fields == ("region",)
+    assert child.scoring.metrics == ("em", "f1") and Child.scoring.metrics == ("em",)
+    assert not hasattr(Declared, "metrics") and not hasattr(child, "metrics")

@@ -182,7 +182,7 @@ def test_flashrag_format_maps_its_schema_by_default(tmp_path):
     task = spec_task(tmp_path, "task: t\ndata: {path: dev.jsonl, format: flashrag}\nmetrics: [em]\n")
     first = next(iter(task.examples()))
     assert (first.id, first.question, first.gold) == ("dev_0", FLASHRAG[0]["question"], {"answers": ["Seine", "the Seine"]})
-    assert task.gold_fields == ("answers",)
+    assert task.scoring.gold_fields == ("answers",)
 
 
 def test_flashrag_multiple_choice_golds_become_the_chosen_texts(tmp_path):
@@ -239,7 +239,7 @@ def test_hotpotqa_sentences_become_documents_and_supporting_facts_extra_gold(tmp
          "Arthur's Magazine (1844-1846) was a periodical. It was edited by T.S. Arthur."),
         ("5a8b:1", "First for Women", "First for Women is a woman's magazine. It was started in 1989.")]
     assert example.gold["supporting_facts"] == HOTPOT["supporting_facts"]
-    assert task.gold_fields == ("answers", "supporting_facts") and task.slice_fields == ("type", "level")
+    assert task.scoring.gold_fields == ("answers", "supporting_facts") and task.scoring.slice_fields == ("type", "level")
 
 
 @pytest.mark.parametrize("shape,documents,mapping,ids", [
@@ -280,7 +280,7 @@ def test_gold_kinds_fill_the_keys_metrics_read(tmp_path):
                                "metrics: [str_em]\n")
     (example,) = task.examples()
     assert example.gold == {"qa_pairs": record["pairs"], "answer": "yes", "claims": ["c1", "2"], "alt_ans": ["y"]}
-    assert task.gold_fields == ("qa_pairs", "long_answer", "claims", "crag_answer")
+    assert task.scoring.gold_fields == ("qa_pairs", "long_answer", "claims", "crag_answer")
 
 
 @pytest.mark.parametrize("gold,kinds,references", [
@@ -296,7 +296,7 @@ def test_gold_references_read_the_declared_gold(tmp_path, gold, kinds, reference
     write_jsonl(tmp_path / "d.jsonl", [record])
     task = spec_task(tmp_path, f"task: t\ndata: {{path: d.jsonl}}\nfields: {{gold: {gold}}}\nmetrics: [em]\n")
     (example,) = task.examples()
-    assert task.gold_fields == kinds and task.gold_references(example.gold) == references
+    assert task.scoring.gold_fields == kinds and task.gold_references(example.gold) == references
 
 
 def test_inputs_and_choices_reach_the_template_and_query(tmp_path):
@@ -321,7 +321,7 @@ def test_a_citing_task_parses_the_citations_of_each_sentence(tmp_path):
     task = spec_task(tmp_path, "task: t\ndata: {path: d.jsonl}\ncites: true\nanswer_format: long\n"
                                "fields: {gold: {long_answer: a}}\nmetrics: [citation]\n")
     assert task.citations("Paris is big [1][3]. It is old [2].") == [[1, 3], [2]]
-    assert task.gold_fields == ("long_answer",) and task.cites
+    assert task.scoring.gold_fields == ("long_answer",) and task.cites
 
 
 @pytest.mark.parametrize("filters,raw,answer", [
@@ -458,7 +458,7 @@ def test_the_builtin_selfrag_tasks_are_yaml_catalogue_entries():
         entry = registry.entry("tasks", name)
         assert entry.target == f"ragbench.tasks.selfrag:{name}.yaml" and entry.build is not None
     assert registry.entry("tasks", "arc").name == "arc_challenge"
-    assert registry.load("tasks", "pubhealth").gold_fields == ("answers", "label")
+    assert registry.load("tasks", "pubhealth").scoring.gold_fields == ("answers", "label")
 
 
 def test_the_demo_class_and_the_catalogue_task_are_the_same_task():

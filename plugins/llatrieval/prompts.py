@@ -247,7 +247,7 @@ def demonstration(task: Any) -> str:
     (`qa_pairs`: ASQA) gets utils.py's ASQA record (sub-questions joined by "\n"); a task with a
     `demonstration()` (ALCE's first default demo) gets it with the literal citations [1]..[5]
     deleted (the space before each stays); any other task one of ours by its kind of answer."""
-    if "qa_pairs" in (task.gold_fields or ()):
+    if "qa_pairs" in (task.scoring.gold_fields or ()):
         return asqa_demonstration()
     demo = task_demonstration(task)
     if demo is None:

@@ -114,8 +114,8 @@ class LLatrieval(System):
         """Runs on any task (the paper's ALCE setting on alce_*); only the gold verifier needs short gold: a
         task that declares its gold must carry it, one that does not (gold_fields None) is checked per
         example (an example without it fails, see `verify`)."""
-        if self.verification == "gold" and task.gold_fields is not None \
-                and not {"qa_pairs", "answer_lists", "answers"} & set(task.gold_fields):
+        if self.verification == "gold" and task.scoring.gold_fields is not None \
+                and not {"qa_pairs", "answer_lists", "answers"} & set(task.scoring.gold_fields):
             raise ConfigError(f"llatrieval: verification=gold needs short gold answers, which task {task.name} has "
                               "not (use verification=judgment or score)")
 

@@ -384,10 +384,10 @@ class Evaluator:
             if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
                 repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
             samples = [aggregation_view(s) for s in self.run_dir.samples(planned.name)]  # streamed, text left out
-            scores[planned.name] = task_scores(samples, planned.metrics, planned.task.slice_fields,
+            scores[planned.name] = task_scores(samples, planned.metrics, planned.task.scoring.slice_fields,
                                                self.expected.get(planned.name, len(samples)),
                                                self.config.bootstrap_iters, self.config.seed,
-                                               planned.task.missing_scores_zero)
+                                               planned.task.scoring.missing_scores_zero)
             report, checks, figures = system_hooks(planned.system, samples, complete_data=self.config.limit is None)
             if report is not None:
                 system_reports[planned.name] = report

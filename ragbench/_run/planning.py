@@ -159,19 +159,19 @@ def plan_metrics(config: RunConfig, registry: Registry, name: str, names: list[s
     """The metrics of one task, each checked (fits the task's gold, its options, its own pre-flight), with
     their keys renamed by `--metric-arg M.key_prefix=P`; keys two metrics would both report are refused."""
     metrics = []
-    for m in dict.fromkeys(registry.metric_name(m) for m in metric_names(task.metrics, config.metrics, name, names)
+    for m in dict.fromkeys(registry.metric_name(m) for m in metric_names(task.scoring.metrics, config.metrics, name, names)
                            if _known_metric(registry, m, check)):
         chosen.add(m)
         with check.step(f"metric {m} on task {name}"):
             cls = registry.metric_class(m)
             if not cls.fits(task):
-                needed = ", ".join(sorted(set(cls.gold_needs) - set(task.gold_fields or ())
+                needed = ", ".join(sorted(set(cls.gold_needs) - set(task.scoring.gold_fields or ())
                                           - ({"citations"} if task.cites else set())))
                 raise ConfigError(f"metric {m} cannot score task {name}: it needs {needed} gold, which {name}'s records "
-                                  f"do not carry (they carry: {', '.join(task.gold_fields or ()) or 'none'}); "
+                                  f"do not carry (they carry: {', '.join(task.scoring.gold_fields or ()) or 'none'}); "
                                   f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "
                                   "`ragbench list metrics` shows which tasks each metric fits")
-            own = next((args for name, args in task.metric_options.items() if registry.metric_name(name) == m), {})
+            own = next((args for name, args in task.scoring.metric_options.items() if registry.metric_name(name) == m), {})
             args = {**own, **_metric_args_for(m, config.metric_args)}
             prefix = args.pop(KEY_PREFIX, "")
             metric = construct(cls, args, f"metric {m}")

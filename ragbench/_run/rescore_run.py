@@ -194,8 +194,8 @@ def rescored_results(planned: list[PlannedTask], original: dict[str, Any], targe
         samples = [aggregation_view(s) for s in target.samples(task.name)]
         before = original["counts"].get(task.name) or {}
         expected = before.get("records", len(samples)) + before.get("missing", 0)
-        scores[task.name] = task_scores(samples, task.metrics, task.task.slice_fields, expected,
-                                        config.bootstrap_iters, config.seed, task.task.missing_scores_zero)
+        scores[task.name] = task_scores(samples, task.metrics, task.task.scoring.slice_fields, expected,
+                                        config.bootstrap_iters, config.seed, task.task.scoring.missing_scores_zero)
     return {**results_sections(scores, original.get("system_reports") or {}),
             **{key: original[key] for key in KEPT_SECTIONS if key in original},
             "cost": {**(original.get("cost") or {}), "rescoring": cost}, "config": full_config,

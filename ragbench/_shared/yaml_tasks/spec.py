@@ -14,7 +14,7 @@ from .located import LocatedList, Section, read_yaml
 ANSWER_FORMATS = ("short", "long", "list", "choice", "label")
 FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions", "hf")
 SHAPES = ("dicts", "pairs", "sentences", "columns")
-# gold kinds (Task.gold_fields) -> the sub-keys of a kind whose value is a mapping of paths
+# gold kinds (TaskScoring.gold_fields) -> the sub-keys of a kind whose value is a mapping of paths
 GOLD_KINDS = {"answers": None, "label": None, "choices": ("texts", "labels", "answer_key", "answer_index"),
               "qa_pairs": None, "answer_lists": None, "long_answer": None, "claims": None,
               "crag_answer": ("answer", "alt_ans")}

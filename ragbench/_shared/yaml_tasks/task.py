@@ -230,7 +230,7 @@ class YamlTask(Task):
         """The declared gold as reference texts, the fullest first: the long answer(s); a list answer's first
         aliases joined (as QAMPARI's); CRAG's answer and alternatives; the short answers; the sub-questions'
         short answers; the label."""
-        kinds = self.gold_fields or ()
+        kinds = self.scoring.gold_fields or ()
         if "long_answer" in kinds and (gold.get("long_answers") or gold.get("answer")):
             return [str(a) for a in gold.get("long_answers") or [gold["answer"]]]
         if "answer_lists" in kinds:

@@ -31,11 +31,13 @@ KINDS = ("tasks", "systems", "metrics", "engines", "retrievers")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
             "retrievers": "retriever", "query_styles": "query style"}
 SINGULAR["prompt_styles"] = "prompt style"
+SINGULAR["record_formats"] = "record format"
 # The base class each kind's targets must subclass (imported when a component is first loaded).
 BASES = {"tasks": "ragbench._task:Task", "systems": "ragbench._system:System", "metrics": "ragbench._metric:Metric",
          "engines": "ragbench._engines.base:Engine", "retrievers": "ragbench._retrieval.base:Retriever",
          "query_styles": "ragbench._retrieval.query_style:QueryStyle",
-         "prompt_styles": "ragbench._shared.yaml_tasks.task:YamlTask"}
+         "prompt_styles": "ragbench._shared.yaml_tasks.task:YamlTask",
+         "record_formats": "ragbench._shared.yaml_tasks.formats:RecordFormat"}
 TASK_FILE = "a YAML task file"  # the `plugin` of tasks given as files (--tasks FILE.yaml, --include-path)
 
 
@@ -123,6 +125,7 @@ class Registry:
         self.metric_families: dict[str, MetricFamily] = {}
         self.query_styles: dict[str, Entry] = {}  # dense query styles (`query_style=NAME`), kind "query_styles"
         self.prompt_styles: dict[str, Entry] = {}  # YAML tasks' named prompt styles (`prompt.style`)
+        self.record_formats: dict[str, Entry] = {}  # YAML tasks' formats a benchmark registers (`data.format`)
         self._command_hooks: list[tuple[pluggy.PluginManager, dict[str, str]]] = []
         self._cli_commands: list[tuple[Any, str]] | None = None
         self.failures: list[PluginFailure] = []
@@ -160,6 +163,8 @@ class Registry:
             self._added(name, providers[name], result, self.add_metric_families)
         for name, result in _each_plugin(manager, "ragbench_query_styles"):
             self._added(name, providers[name], result, self.add_query_styles)
+        for name, result in _each_plugin(manager, "ragbench_record_formats"):
+            self._added(name, providers[name], result, self.add_record_formats)
         self._command_hooks.append((manager, providers))
 
     @property
@@ -213,6 +218,21 @@ class Registry:
                               f"{', '.join(sorted(self.query_styles)) or 'none'} (`ragbench list retrievers`; a plugin adds "
                               "one through the ragbench_query_styles hook)")
         return entry.load()
+
+    def add_record_formats(self, formats: dict[str, Any], provider: str, plugin: str = "?") -> None:
+        for name, spec in formats.items():
+            if not self._taken(self.record_formats.get(name), f"record format '{name}'", provider, plugin):
+                self.record_formats[name] = Entry("record_formats", name, spec["target"], spec.get("description", ""),
+                                                  provider=provider, plugin=plugin)
+
+    def record_format(self, name: str) -> Any:
+        """The RecordFormat a plugin registered as `name` (a YAML task's `data.format`), made once."""
+        entry = self.record_formats.get(name)
+        if entry is None:
+            raise ConfigError(f"record format '{name}' is not installed; the installed ones are "
+                              f"{', '.join(sorted(self.record_formats)) or 'none'} (a plugin adds one through the "
+                              "ragbench_record_formats hook)")
+        return entry.load()()
 
     def prompt_style(self, name: str) -> type:
         """The YamlTask subclass registered as prompt style `name` (`template`: YamlTask itself)."""
@@ -271,7 +291,7 @@ class Registry:
         def build() -> type:  # the Task class, made on first use (Jinja2 and the data readers load with it)
             from ._shared.yaml_tasks.task import task_class
 
-            return task_class(spec, self.prompt_style)
+            return task_class(spec, self.prompt_style, self.record_format)
 
         self._add_entry(Entry(kind="tasks", name=spec.name, target=spec.source, description=spec.description,
                               aliases=list(spec.aliases), defaults={"system_args": dict(spec.system_args)},

@@ -38,7 +38,9 @@ What is here, by what it is for:
   prompt formats), `Reader` (the base of systems that send the task's own baseline prompt),
   `YamlTask` (the base of a YAML task's prompt style), `RecordPlace` (where the record a style's `parse`
   gets is, for its bad-record errors) and `yaml_task_class` (the Task class of a YAML task file,
-  docs/yaml-tasks.md),
+  docs/yaml-tasks.md), `RecordFormat` (a benchmark's own layout of data files, registered through the
+  `ragbench_record_formats` hook) and the readers it builds on (`jsonl_records`, `json_records`,
+  `read_document`; `kind`: a value's kind in words, for a bad record's message),
   `TokenSplitter`, `parse_split`, `tiktoken_counter` and `keep_separator` (token-counted chunking), `tiktoken_encoding`
   (a tiktoken encoding, cl100k_base offline), `resampled` (bootstrap resamples).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
@@ -93,6 +95,9 @@ _MODULES = {
     "ragbench._shared.reader": ("Reader",),
     "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
     "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
+    "ragbench._shared.yaml_tasks.formats": ("RecordFormat",),
+    "ragbench._shared.yaml_tasks.sources": ("jsonl_records", "json_records", "read_document"),
+    "ragbench._shared.yaml_tasks.values": ("kind",),
     "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_counter", "tiktoken_encoding",
                                      "keep_separator"),
     "ragbench._reports.bootstrap": ("resampled",),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragbench._errors import ConfigError, RecordError
-from ragbench._registry import Registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._shared.yaml_tasks import task_class
 from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench._types import Example
@@ -51,7 +51,7 @@ def write_task(folder: Path, text: str, name: str = "task.yaml") -> Path:
 
 
 def spec_task(folder: Path, text: str, **options):
-    return task_class(load_spec(write_task(folder, text)))(**options)
+    return task_class(load_spec(write_task(folder, text)), None, installed_registry().record_format)(**options)
 
 
 @pytest.fixture
@@ -378,7 +378,8 @@ GOOD = "task: t\ndata: {path: d.jsonl}\nfields:\n  gold: {answers: a}\nprompt:\n
     (GOOD.replace("metrics: [em]", "metrics: [em]\npostprocess: [strip, first_lines]"),
      "task.yaml:8: key 'postprocess[2]': unknown filter 'first_lines'; did you mean 'first_line'?"),
     (GOOD.replace("data: {path: d.jsonl}", "data: {path: d.jsonl, format: jsonlines}"),
-     "task.yaml:2: key 'data.format': 'jsonlines' is not one of"),
+     "task.yaml:2: key 'data.format': record format 'jsonlines' is not installed; the installed ones are "
+     "flashrag, squad, webquestions"),
     (GOOD.replace("fields:\n", "fields:\n  question: q\n  question: r\n"), "task.yaml:5: key 'question' is given twice"),
     (GOOD.replace("fields:\n", "fields:\n  inputs: {docs: passages}\n"),
      "task.yaml:4: key 'fields.inputs.docs': 'docs' is a template variable of every task"),
@@ -386,7 +387,7 @@ GOOD = "task: t\ndata: {path: d.jsonl}\nfields:\n  gold: {answers: a}\nprompt:\n
 def test_a_mistake_in_the_file_is_one_line_naming_file_line_and_key(tmp_path, text, message):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])
     with pytest.raises(ConfigError) as error:
-        task_class(load_spec(write_task(tmp_path, text)))
+        task_class(load_spec(write_task(tmp_path, text)), None, installed_registry().record_format)
     assert str(error.value).startswith(f"{tmp_path}/{message}") and "\n" not in str(error.value)
 
 

@@ -12,7 +12,8 @@ from typing import Any
 from .located import LocatedList, Section, read_yaml
 
 ANSWER_FORMATS = ("short", "long", "list", "choice", "label")
-FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions", "hf")
+# the formats the core reads; another name is a format a benchmark registers (ragbench_record_formats)
+FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "hf")
 SHAPES = ("dicts", "pairs", "sentences", "columns")
 # gold kinds (TaskScoring.gold_fields) -> the sub-keys of a kind whose value is a mapping of paths
 GOLD_KINDS = {"answers": None, "label": None, "choices": ("texts", "labels", "answer_key", "answer_index"),
@@ -46,6 +47,7 @@ class DataSpec:
     split: str | None = None
     revision: str | None = None
     format: str = "auto"
+    format_line: int = 0  # the line of `format` in the file (a registered format's errors name it)
     records: str | None = None
     keys_as: str | None = None  # json: the records are a mapping of key -> record, the key becoming this field
     delimiter: str | None = None
@@ -148,7 +150,7 @@ def load_spec(path: Path, source: str | None = None) -> TaskSpec:
         digest=hashlib.sha256(path.read_bytes()).hexdigest(),
         description=top.get("description", str, ""), aliases=tuple(top.strings("aliases")),
         groups=tuple(top.strings("groups")), data=data_format,
-        fields=_fields(top.section("fields"), source, data_format),
+        fields=_fields(top.section("fields"), source),
         answer_format=top.get("answer_format", str, "short", choices=ANSWER_FORMATS),
         cites=top.get("cites", bool, False), instruction_key=top.get("instruction_key", str),
         prompt=_prompt(top.section("prompt")), postprocess=_filters(top),
@@ -171,7 +173,8 @@ def _data(section: Section | None, folder: Path) -> DataSpec | None:
         raise section.error("header_row", f"expected the header's row counted from 0, got {header_row!r}")
     return DataSpec(path=(folder / path) if path else None, file=section.get("file", str), url=section.get("url", str),
                     hf=section.get("hf", str), config=section.get("config", str), split=section.get("split", str),
-                    revision=section.get("revision", str), format=section.get("format", str, "auto", choices=FORMATS),
+                    revision=section.get("revision", str), format=section.get("format", str, "auto"),
+                    format_line=section.at("format")[1],
                     records=section.get("records", str), keys_as=section.get("keys_as", str),
                     delimiter=section.get("delimiter", str), header_row=header_row)
 
@@ -210,8 +213,7 @@ def _refs(section: Section | None) -> dict[str, FieldRef]:
     return {} if section is None else {str(name): field_ref(section, str(name)) for name in section.data}
 
 
-def _fields(section: Section | None, source: str, data: DataSpec | None) -> FieldsSpec:
-    flashrag = data is not None and data.format == "flashrag"
+def _fields(section: Section | None, source: str) -> FieldsSpec:
     if section is None:
         section = Section(source, {}, "fields", 1)
     section.only(FieldsSpec.__dataclass_fields__)
@@ -234,8 +236,6 @@ def _fields(section: Section | None, source: str, data: DataSpec | None) -> Fiel
             raise gold_section.error("answer_lists", "answers and answer_lists both fill the gold's `answers`: give one")
         if "choices" in gold and "texts" not in gold["choices"]:
             raise gold_section.error("choices", "choices needs `texts` (the path to the list of choice texts)")
-    elif flashrag:
-        gold = {"answers": FieldRef(("golden_answers",), "fields.gold.answers (flashrag's default)", source, 1)}
     docs = section.section("documents")
     inputs = section.section("inputs")
     for name in (inputs.data if inputs is not None else ()):

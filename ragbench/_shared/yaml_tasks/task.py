@@ -5,6 +5,7 @@ task is then a subclass of that style (`task_class`)."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator
 
@@ -19,7 +20,8 @@ from .filters import Filter, chain, check_filter
 from .located import SpecError
 from .places import RecordPlace
 from .sources import count_lines, file_format, file_records
-from .spec import TEMPLATE_VARIABLES, TaskSpec, load_spec, unused_data_option
+from .formats import RecordFormat
+from .spec import FORMATS, TEMPLATE_VARIABLES, FieldRef, TaskSpec, load_spec, unused_data_option
 from .templates import DEFAULT_TEMPLATE, PromptTemplate
 
 
@@ -31,6 +33,7 @@ class YamlTask(Task):
     template: ClassVar[PromptTemplate | None] = None
     query_template: ClassVar[PromptTemplate | None] = None
     answer_filter: ClassVar[Filter]
+    record_format: ClassVar[RecordFormat | None] = None  # the registered format `data.format` names (not the core's)
 
     def __init__(self, data_path: str | Path | None = None) -> None:
         """A style with options takes them as keyword arguments of its own `__init__` and records them
@@ -69,6 +72,8 @@ class YamlTask(Task):
         if self.format in ("hf", "parquet"):
             where = self.where()
             return ((RecordPlace(where, i, i + 1, f"row {i}"), row) for i, row in enumerate(self.hf_dataset()))
+        if self.record_format is not None and self.format == self.spec.data.format:
+            return self.record_format.read(Path(self.path))
         data = self.spec.data
         if data is None:
             return file_records(Path(self.path), self.format)
@@ -142,7 +147,8 @@ class YamlTask(Task):
             self.prepare()
         if self.format in ("hf", "parquet"):
             return len(self.hf_dataset())
-        return count_lines(Path(self.path)) if self.format in ("jsonl", "flashrag") else None
+        counts_lines = self.format == "jsonl" or (self.record_format is not None and self.record_format.counts_lines)
+        return count_lines(Path(self.path)) if counts_lines else None
 
     # --- pre-flight ---------------------------------------------------------------------------------------
     def preflight(self, check: Preflight) -> None:
@@ -245,10 +251,17 @@ class YamlTask(Task):
         return {**super().config(), "yaml": self.spec.source, "yaml_sha256": self.spec.digest}
 
 
-def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> type[YamlTask]:
+def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None,
+               formats: Callable[[str], RecordFormat] | None = None) -> type[YamlTask]:
     """The Task class of a YAML task: a subclass of its prompt style (`style` finds a named one), with
-    the file's declarations as class attributes and its templates and filters checked."""
+    the file's declarations as class attributes and its templates and filters checked; a `data.format`
+    the core does not read is found by `formats` (a name -> registered RecordFormat lookup)."""
     base = YamlTask if spec.prompt.style == "template" else _style(spec, style)
+    record_format = _record_format(spec, formats)
+    if record_format is not None and not spec.fields.gold and record_format.default_gold:
+        gold = {kind: FieldRef((path,), f"fields.gold.{kind} ({spec.data.format}'s default)", spec.source, 1)
+                for kind, path in record_format.default_gold.items()}
+        spec = replace(spec, fields=replace(spec.fields, gold=gold))
     prompt = spec.prompt
     if not base.renders_templates:
         for key in ("template", "system", "query"):
@@ -257,7 +270,7 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> ty
                                 f"prompt style '{prompt.style}' writes its own prompts: leave {key} out")
     variables = (*TEMPLATE_VARIABLES, *spec.fields.inputs)
     attrs: dict[str, Any] = {
-        "spec": spec, "name": spec.name, "metrics": tuple(name for name, _ in spec.metrics),
+        "spec": spec, "name": spec.name, "record_format": record_format, "metrics": tuple(name for name, _ in spec.metrics),
         "metric_options": {name: args for name, args in spec.metrics if args},
         "slice_fields": tuple(spec.fields.slices), "answer_format": spec.answer_format, "cites": spec.cites,
         "gold_fields": spec.gold_fields(),
@@ -273,10 +286,26 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> ty
 
 
 def yaml_task_class(path: str | Path, style: Callable[[str], type] | None = None,
-                    source: str | None = None) -> type[YamlTask]:
+                    source: str | None = None, formats: Callable[[str], RecordFormat] | None = None) -> type[YamlTask]:
     """The Task class of the YAML task file at `path` (`source`: how messages name it), its prompt style
-    found by `style` (a name -> YamlTask subclass lookup; None: the `template` style only)."""
-    return task_class(load_spec(Path(path), source), style)
+    found by `style` (a name -> YamlTask subclass lookup; None: the `template` style only), a registered
+    `data.format` by `formats` (a name -> RecordFormat lookup; None: the core's formats only)."""
+    return task_class(load_spec(Path(path), source), style, formats)
+
+
+def _record_format(spec: TaskSpec, formats: Callable[[str], RecordFormat] | None) -> RecordFormat | None:
+    """The registered format the file's `data.format` names; None for the core's own formats."""
+    data = spec.data
+    if data is None or data.format in FORMATS:
+        return None
+    if formats is None:
+        raise SpecError(spec.source, data.format_line, "data.format", f"format '{data.format}' is not one the "
+                        f"core reads ({', '.join(FORMATS)}); a registered one needs a registry to be found")
+    try:
+        return formats(data.format)
+    except ConfigError as exc:
+        raise SpecError(spec.source, data.format_line, "data.format",
+                        f"{exc}; the core reads {', '.join(FORMATS)}") from exc
 
 
 def _style(spec: TaskSpec, style: Callable[[str], type] | None) -> type[YamlTask]:

@@ -205,10 +205,14 @@ class Registry:
                                                             provider, plugin)
 
     def add_query_styles(self, styles: dict[str, Any], provider: str, plugin: str = "?") -> None:
-        for name, spec in styles.items():
-            if not self._taken(self.query_styles.get(name), f"query style '{name}'", provider, plugin):
-                self.query_styles[name] = Entry("query_styles", name, spec["target"], spec.get("description", ""),
-                                                provider=provider, plugin=plugin)
+        self._add_named("query_styles", self.query_styles, styles, provider, plugin)
+
+    def _add_named(self, kind: str, table: dict[str, Entry], specs: dict[str, Any], provider: str, plugin: str) -> None:
+        """Targets of one kind by name (query styles, record formats); a name another provider has is reported."""
+        for name, spec in specs.items():
+            if not self._taken(table.get(name), f"{SINGULAR[kind]} '{name}'", provider, plugin):
+                table[name] = Entry(kind, name, spec["target"], spec.get("description", ""), provider=provider,
+                                    plugin=plugin)
 
     def query_style(self, name: str) -> type:
         """The QueryStyle subclass a plugin registered as `name` (`--build-arg`/`--retriever-arg query_style=`)."""
@@ -220,13 +224,10 @@ class Registry:
         return entry.load()
 
     def add_record_formats(self, formats: dict[str, Any], provider: str, plugin: str = "?") -> None:
-        for name, spec in formats.items():
-            if not self._taken(self.record_formats.get(name), f"record format '{name}'", provider, plugin):
-                self.record_formats[name] = Entry("record_formats", name, spec["target"], spec.get("description", ""),
-                                                  provider=provider, plugin=plugin)
+        self._add_named("record_formats", self.record_formats, formats, provider, plugin)
 
     def record_format(self, name: str) -> Any:
-        """The RecordFormat a plugin registered as `name` (a YAML task's `data.format`), made once."""
+        """A RecordFormat of the class a plugin registered as `name` (a YAML task's `data.format`)."""
         entry = self.record_formats.get(name)
         if entry is None:
             raise ConfigError(f"record format '{name}' is not installed; the installed ones are "

@@ -15,11 +15,11 @@ Prompt = str | list[dict[str, str]]
 
 
 class Task:
-    """A benchmark.
-
-    Subclasses set the class attributes and implement `examples`; `build_prompt` and
-    `postprocess` are the task's own prompting protocol, which generic systems (closed_book,
-    vanilla) follow so that their prompts match the benchmark's reference baselines.
+    """A benchmark, in three parts: its data (`prepare`, `preflight`, `examples`, `data_fingerprint`,
+    `size_hint`, `own_documents`, `gold_references`), its prompting (`build_prompt`, `postprocess` and the
+    other hooks below, which generic systems such as closed_book and vanilla follow so that their prompts
+    match the benchmark's reference baselines) and its `scoring`. Subclasses set the class attributes and
+    implement `examples`; what only one benchmark needs is an optional protocol (ragbench._task_protocols).
     """
 
     name: ClassVar[str] = ""

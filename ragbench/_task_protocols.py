@@ -4,7 +4,8 @@ A task implements a protocol by having its members (or by subclassing it, which 
 the run and the systems test for it with `isinstance` and otherwise do without, through the functions
 below, so a task that has nothing to do with CRAG's tools or Self-RAG's instructions declares nothing.
 
-  UsesTools            services the examples need at run time (CRAG's KG API and its page workers)
+  UsesRunResources     the run's worker processes, page caches and shared models (CRAG's page workers)
+  UsesTools            services the examples need at run time, started in the run (CRAG's KG API)
   PredictionRecords    a benchmark's own folder of saved outputs, for the `recorded` system (OmniEval)
   StandingInstruction  the task's instruction by its name in Self-RAG's and SMART's TASK_INST
   Demonstration        a worked (question, answer) in the task's answer style (LLatrieval's verifier)
@@ -25,12 +26,8 @@ Task = Any  # any ragbench._task.Task (not imported: Task's config reads `plot_k
 
 
 @runtime_checkable
-class UsesTools(Protocol):
-    """A task whose examples need the run's resources or services started inside the run's event loop."""
-
-    # True when the run answers the task's tools from a recording (--replay): `setup` is not called
-    # and the services the tools would reach need not exist. Set by the run before `prepare`.
-    tools_replayed: bool
+class UsesRunResources(Protocol):
+    """A task that works in the run's resources itself (not only through its systems' `ctx.resources`)."""
 
     def bind(self, resources: "RunResources") -> None:
         """Called by the run before anything else (before `examples` and `setup`): the run's worker
@@ -38,13 +35,25 @@ class UsesTools(Protocol):
         task that works in the worker processes names the modules they should import here
         (`resources.workers.warm(...)`), so that they start warm while the engines load."""
 
+
+@runtime_checkable
+class UsesTools(Protocol):
+    """A task whose examples need services started inside the run's event loop. It may also have
+    `async teardown()`, which stops them after every example has ended. The run sets its
+    `tools_replayed` before `prepare`: True when the tools are answered from a recording (--replay),
+    when `setup` is not called and the services the tools would reach need not exist."""
+
     async def setup(self) -> dict[str, Any]:
         """Start what the task's examples need at run time (e.g. a KG API server and its client); the
         returned tools reach systems as `ctx.tools`."""
-        return {}
+        ...
 
-    async def teardown(self) -> None:
-        """Stop what `setup` started."""
+
+async def stop_tools(task: Task) -> None:
+    """The `teardown` of a task that uses tools, where it has one."""
+    teardown = getattr(task, "teardown", None)
+    if isinstance(task, UsesTools) and teardown is not None:
+        await teardown()
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ module that imports `hookimpl` keeps `ragbench list` as fast as before.
 What is here, by what it is for:
 
 - The contract: `Task` (and the `Prompt` it builds, the `TaskScoring` it is scored by), the optional protocols one benchmark's task adds
-  (`UsesTools`, `PredictionRecords`, `StandingInstruction`, `Demonstration`, `PlotKeys`, `SystemDefaults`)
+  (`UsesRunResources`, `UsesTools`, `PredictionRecords`, `StandingInstruction`, `Demonstration`, `PlotKeys`, `SystemDefaults`)
   and how a system reads them of any task (`task_input`, `instruction_key`, `closed_answer`,
   `task_demonstration`), `System`, `Metric` (`Score`, `Scores`, `CorpusValue`), the data
   they exchange (`Example`, `Document`, `Prediction`, `Step`), what a system or metric gets
@@ -45,7 +45,7 @@ What is here, by what it is for:
   (a tiktoken encoding, cl100k_base offline), `resampled` (bootstrap resamples).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
 - What a run owns and lends its plugins (docs/internals.md, "Who owns what"): `RunResources` (what
-  `UsesTools.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
+  `UsesRunResources.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
   ctx.resources.workers.run(fn, *args)`), the `PageCache` it opens (`await ctx.resources.page_cache()`)
   and `content_key` for its entries.
 """
@@ -59,7 +59,7 @@ _MODULES = {
     # the contract
     "ragbench._task": ("Task", "Prompt"),
     "ragbench._task_scoring": ("TaskScoring",),
-    "ragbench._task_protocols": ("UsesTools", "PredictionRecords", "StandingInstruction", "Demonstration", "PlotKeys",
+    "ragbench._task_protocols": ("UsesRunResources", "UsesTools", "PredictionRecords", "StandingInstruction", "Demonstration", "PlotKeys",
                                  "SystemDefaults", "task_input", "instruction_key", "closed_answer",
                                  "task_demonstration"),
     "ragbench._system": ("System", "recorded_extras"),

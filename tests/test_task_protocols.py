@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ragbench.api import (Example, Prediction, StandingInstruction, System, Task, UsesTools, closed_answer,
-                          instruction_key, task_demonstration, task_input)
+from ragbench.api import (Example, Prediction, StandingInstruction, System, Task, UsesRunResources, UsesTools,
+                          closed_answer, instruction_key, task_demonstration, task_input)
 from ragbench.testing import run_eval
 
 BENCHMARK_MEMBERS = ("plot_keys", "bind", "setup", "teardown", "tools_replayed", "resources", "prediction_records",
@@ -25,9 +25,10 @@ class Plain(Task):
         return example.question
 
 
-class WithTools(Plain, UsesTools):
+class WithTools(Plain):
+    """Uses tools and the run's resources: has `bind`, `setup` and `teardown` (no base class needed)."""
+
     name = "protocols_tools"
-    tools_replayed = False
     events: list[str] = []
 
     def bind(self, resources: Any) -> None:
@@ -62,7 +63,7 @@ def test_a_plain_task_runs_without_tools_and_its_system_still_gets_the_runs_reso
     result = run_eval(Plain, ToolReader, metrics=["em"])
     sample = result.samples["protocols_plain"][0]
     assert sample.answer == "unknown" and sample.extras["resources"] is True
-    assert not isinstance(Plain(), UsesTools)
+    assert not isinstance(Plain(), UsesTools) and not isinstance(Plain(), UsesRunResources)
 
 
 def test_a_task_that_uses_tools_is_bound_set_up_and_torn_down():
@@ -71,6 +72,7 @@ def test_a_task_that_uses_tools_is_bound_set_up_and_torn_down():
     sample = result.samples["protocols_tools"][0]
     assert sample.answer == "Paris" and sample.scores["em"] == 1.0 and sample.extras["resources"] is True
     assert WithTools.events == ["bind", "setup", "teardown"]
+    assert isinstance(WithTools(), UsesTools) and isinstance(WithTools(), UsesRunResources)
 
 
 class Instructed(Plain):

@@ -32,7 +32,7 @@ from .._stop_signals import signal_of
 from .._storage.cache import ResponseCache
 from .._storage.jsonl import parse_json
 from .._storage.rundir import RunDir, checkpoint_key
-from .._task_protocols import UsesTools
+from .._task_protocols import UsesTools, stop_tools
 from .._types import Example
 from . import rescore
 from .._checks import Preflight
@@ -335,8 +335,7 @@ class Evaluator:
                 progress.close()
                 recorder.close()
                 for planned in self.planned:
-                    if isinstance(planned.task, UsesTools):
-                        await planned.task.teardown()
+                    await stop_tools(planned.task)
                 await scheduler.close()
                 await retrieval.close()
                 self.retrieval_stats = retrieval.stats.to_dict()

@@ -14,7 +14,7 @@ from .._registry import Registry
 from .._storage.datafiles import check_data_path
 from .._system import System
 from .._task import Task
-from .._task_protocols import UsesTools, system_defaults
+from .._task_protocols import UsesRunResources, UsesTools, system_defaults
 from .._checks import Preflight
 from .config import RunConfig
 from .options import accepted_options, construct
@@ -32,9 +32,9 @@ class PlannedTask:
     resources: "RunResources | None" = None  # the run's, from `bind` (what systems and metrics reach as ctx.resources)
 
     def bind(self, resources: "RunResources") -> None:
-        """The run's resources, before anything else starts: lent to the task when it uses tools."""
+        """The run's resources, before anything else starts: lent to the task when it works in them."""
         self.resources = resources
-        if isinstance(self.task, UsesTools):
+        if isinstance(self.task, UsesRunResources):
             self.task.bind(resources)
 
 

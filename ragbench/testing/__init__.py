@@ -35,7 +35,7 @@ from .._retrieval.handle import Retrieval
 from .._retrieval.provided import ExampleDocs, ProvidedRetriever
 from .._run.resources import RunResources
 from .._task import Task
-from .._task_protocols import UsesTools
+from .._task_protocols import UsesRunResources
 from .._types import Document, Step, trace_prompts
 from .llms import ReplayLLM, ScriptedLLM
 from .runs import EvalResult, run_eval, run_examples, task_object
@@ -60,11 +60,12 @@ def make_context(task: Task | type[Task] | str, llm: LLM | None = None, docs: It
     (`ctx.model(role)`), `judges` a judge-based metric's (`ctx.judges`), `nli` an NLI metric's
     (`ctx.nli`: any object with NLI's `entails`). Every call and search is traced in `ctx.trace` (read it
     with `assert_steps(ctx, ...)` and `prompts(ctx)`). `resources` (a `RunResources` the test opens and
-    closes, `with RunResources() as resources:`) is bound to the task, as a run binds its own, for a
-    system that works in `ctx.resources` (worker processes, page caches, shared models).
+    closes, `with RunResources() as resources:`) is `ctx.resources`, for a system that works in it (worker
+    processes, page caches, shared models), and is bound to a task that works in it (`UsesRunResources.bind`),
+    as a run does.
     """
     task = task_object(task)
-    if resources is not None and isinstance(task, UsesTools):
+    if resources is not None and isinstance(task, UsesRunResources):
         task.bind(resources)
     ctx = Context(llm=None, task=task, seed=seed, tools=dict(tools or {}), nli=nli,  # type: ignore[arg-type]
                   resources=resources)

@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
-from ragbench.api import (ConfigError, Document, Example, Prompt, RecordError, Task, UsesTools, data_dir, group,
+from ragbench.api import (ConfigError, Document, Example, Prompt, RecordError, Task, data_dir, group,
                           parse_json, resolve_data_file)
 
 from . import baselines
@@ -100,13 +100,13 @@ def _split_name(value: Any) -> str:
     return next((name for name, number in SPLITS.items() if number == value and number is not None), "unknown")
 
 
-class CragTask(Task, UsesTools):
+class CragTask(Task):
     slice_fields = SLICES
     gold_fields = ("crag_answer",)
     plot_keys = ("accuracy", "hallucination", "missing", "score")
     own_documents = True  # each question's five search result pages
     kg_default: ClassVar[bool] = False
-    tools_replayed = False
+    tools_replayed = False  # set by the run (UsesTools)
 
     def __init__(self, data_path=None, split: str = "public_test", version: str = "v5", tokenizer: str | None = None,
                  judge_protocol: str = "kddcup2024", baseline: str = "crag_repo", kg: bool | None = None,
@@ -262,7 +262,7 @@ class CragTask(Task, UsesTools):
 
     def _bound_offload(self) -> Offload:
         if self._offload is None:
-            raise RuntimeError(f"task {self.name} works on a run's resources: the evaluator binds it (UsesTools.bind); "
+            raise RuntimeError(f"task {self.name} works on a run's resources: the evaluator binds it (UsesRunResources.bind); "
                                "outside a run, bind it to a ragbench._run.resources.RunResources")
         return self._offload
 

@@ -32,12 +32,14 @@ SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines"
             "retrievers": "retriever", "query_styles": "query style"}
 SINGULAR["prompt_styles"] = "prompt style"
 SINGULAR["record_formats"] = "record format"
+SINGULAR["gold_kinds"] = "gold kind"
 # The base class each kind's targets must subclass (imported when a component is first loaded).
 BASES = {"tasks": "ragbench._task:Task", "systems": "ragbench._system:System", "metrics": "ragbench._metric:Metric",
          "engines": "ragbench._engines.base:Engine", "retrievers": "ragbench._retrieval.base:Retriever",
          "query_styles": "ragbench._retrieval.query_style:QueryStyle",
          "prompt_styles": "ragbench._shared.yaml_tasks.task:YamlTask",
-         "record_formats": "ragbench._shared.yaml_tasks.formats:RecordFormat"}
+         "record_formats": "ragbench._shared.yaml_tasks.formats:RecordFormat",
+         "gold_kinds": "ragbench._shared.yaml_tasks.gold_kinds:GoldKind"}
 TASK_FILE = "a YAML task file"  # the `plugin` of tasks given as files (--tasks FILE.yaml, --include-path)
 
 
@@ -126,6 +128,7 @@ class Registry:
         self.query_styles: dict[str, Entry] = {}  # dense query styles (`query_style=NAME`), kind "query_styles"
         self.prompt_styles: dict[str, Entry] = {}  # YAML tasks' named prompt styles (`prompt.style`)
         self.record_formats: dict[str, Entry] = {}  # YAML tasks' formats a benchmark registers (`data.format`)
+        self.gold_kinds: dict[str, Entry] = {}  # YAML tasks' gold kinds a benchmark registers (`fields.gold`)
         self._command_hooks: list[tuple[pluggy.PluginManager, dict[str, str]]] = []
         self._cli_commands: list[tuple[Any, str]] | None = None
         self.failures: list[PluginFailure] = []
@@ -165,6 +168,8 @@ class Registry:
             self._added(name, providers[name], result, self.add_query_styles)
         for name, result in _each_plugin(manager, "ragbench_record_formats"):
             self._added(name, providers[name], result, self.add_record_formats)
+        for name, result in _each_plugin(manager, "ragbench_gold_kinds"):
+            self._added(name, providers[name], result, self.add_gold_kinds)
         self._command_hooks.append((manager, providers))
 
     @property
@@ -226,14 +231,24 @@ class Registry:
     def add_record_formats(self, formats: dict[str, Any], provider: str, plugin: str = "?") -> None:
         self._add_named("record_formats", self.record_formats, formats, provider, plugin)
 
+    def add_gold_kinds(self, kinds: dict[str, Any], provider: str, plugin: str = "?") -> None:
+        self._add_named("gold_kinds", self.gold_kinds, kinds, provider, plugin)
+
     def record_format(self, name: str) -> Any:
         """A RecordFormat of the class a plugin registered as `name` (a YAML task's `data.format`)."""
-        entry = self.record_formats.get(name)
+        return self._installed("record_formats", self.record_formats, name)()
+
+    def gold_kind(self, name: str) -> Any:
+        """A GoldKind of the class a plugin registered as `name` (a YAML task's `fields.gold.NAME`)."""
+        return self._installed("gold_kinds", self.gold_kinds, name)()
+
+    def _installed(self, kind: str, table: dict[str, Entry], name: str) -> Any:
+        entry = table.get(name)
         if entry is None:
-            raise ConfigError(f"record format '{name}' is not installed; the installed ones are "
-                              f"{', '.join(sorted(self.record_formats)) or 'none'} (a plugin adds one through the "
-                              "ragbench_record_formats hook)")
-        return entry.load()()
+            raise ConfigError(f"{SINGULAR[kind]} '{name}' is not installed; the installed ones are "
+                              f"{', '.join(sorted(table)) or 'none'} (a plugin adds one through the "
+                              f"ragbench_{kind} hook)")
+        return entry.load()
 
     def prompt_style(self, name: str) -> type:
         """The YamlTask subclass registered as prompt style `name` (`template`: YamlTask itself)."""
@@ -292,7 +307,7 @@ class Registry:
         def build() -> type:  # the Task class, made on first use (Jinja2 and the data readers load with it)
             from ._shared.yaml_tasks.task import task_class
 
-            return task_class(spec, self.prompt_style, self.record_format)
+            return task_class(spec, self.prompt_style, self.record_format, self.gold_kind)
 
         self._add_entry(Entry(kind="tasks", name=spec.name, target=spec.source, description=spec.description,
                               aliases=list(spec.aliases), defaults={"system_args": dict(spec.system_args)},

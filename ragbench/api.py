@@ -40,7 +40,9 @@ What is here, by what it is for:
   gets is, for its bad-record errors) and `yaml_task_class` (the Task class of a YAML task file,
   docs/yaml-tasks.md), `RecordFormat` (a benchmark's own layout of data files, registered through the
   `ragbench_record_formats` hook) and the readers it builds on (`jsonl_records`, `json_records`,
-  `read_document`; `kind`: a value's kind in words, for a bad record's message),
+  `read_document`; `kind`: a value's kind in words, for a bad record's message), `GoldKind` (a
+  benchmark's own kind of gold, registered through the `ragbench_gold_kinds` hook) and the `GoldReader`
+  it reads a record's paths with,
   `TokenSplitter`, `parse_split`, `tiktoken_counter` and `keep_separator` (token-counted chunking), `tiktoken_encoding`
   (a tiktoken encoding, cl100k_base offline), `resampled` (bootstrap resamples).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
@@ -96,6 +98,8 @@ _MODULES = {
     "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
     "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
     "ragbench._shared.yaml_tasks.formats": ("RecordFormat",),
+    "ragbench._shared.yaml_tasks.gold_kinds": ("GoldKind",),
+    "ragbench._shared.yaml_tasks.fields": ("GoldReader",),
     "ragbench._shared.yaml_tasks.sources": ("jsonl_records", "json_records", "read_document"),
     "ragbench._shared.yaml_tasks.values": ("kind",),
     "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_counter", "tiktoken_encoding",

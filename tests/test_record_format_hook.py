@@ -1,6 +1,7 @@
-"""A benchmark's own layout of data files is a record format its folder registers (the
-ragbench_record_formats hook), not a name the YAML loader knows: the core names none of FlashRAG's, SQuAD's
-or WebQuestions', and a third-party plugin's format is read by a YAML task that names it."""
+"""A benchmark's own layout of data files and its own kind of gold are registered by its folder (the
+ragbench_record_formats and ragbench_gold_kinds hooks), not names the YAML loader knows: the core names none
+of FlashRAG's, SQuAD's or WebQuestions' formats nor CRAG's gold, and a third-party plugin's format and gold
+kind are read by a YAML task that names them."""
 from __future__ import annotations
 
 import ast
@@ -10,12 +11,13 @@ from typing import Any, Iterator
 
 import pytest
 
-from ragbench.api import RecordFormat, RecordPlace, hookimpl, read_lines
+from ragbench._registry import Registry
+from ragbench.api import GoldKind, GoldReader, RecordError, RecordFormat, RecordPlace, hookimpl, read_lines
 from ragbench.testing import run_eval
 
 from conftest import ROOT
 
-BENCHMARK_FORMATS = ("flashrag", "squad", "webquestions")
+BENCHMARK_NAMES = ("flashrag", "squad", "webquestions", "crag_answer")
 
 
 class PipeFormat(RecordFormat):
@@ -31,9 +33,26 @@ class PipeFormat(RecordFormat):
             yield place, {"id": f"p{number}", "question": question, "answer": answer}
 
 
+class Ranked(GoldKind):
+    """A best answer and its runners-up; the references are the best first."""
+
+    parts = ("best", "others")
+
+    def gold(self, read: GoldReader) -> dict[str, Any]:
+        return {"best": read.text("best"), "others": (read.texts("others") or []) if read.has("others") else []}
+
+    def references(self, gold: dict[str, Any]) -> list[str]:
+        return [gold["best"], *gold["others"]]
+
+
 @hookimpl
 def ragbench_record_formats() -> dict[str, Any]:
     return {"pipes": {"target": f"{__name__}:PipeFormat", "description": "question|answer lines"}}
+
+
+@hookimpl
+def ragbench_gold_kinds() -> dict[str, Any]:
+    return {"ranked": {"target": f"{__name__}:Ranked", "description": "a best answer and its runners-up"}}
 
 
 def test_the_yaml_loader_names_no_benchmarks_format():
@@ -45,7 +64,7 @@ def test_the_yaml_loader_names_no_benchmarks_format():
                       if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body
                       and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
         found = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and id(node) not in docstrings
-                 and isinstance(node.value, str) and node.value in BENCHMARK_FORMATS}
+                 and isinstance(node.value, str) and node.value in BENCHMARK_NAMES}
         if found:
             named[path.name] = sorted(found)
     assert named == {}
@@ -70,3 +89,18 @@ def test_a_format_nobody_registers_is_refused_naming_the_files_line(tmp_path):
                          "prompt:\n  template: 'Q: {{ question }}'\nmetrics: [em]\n")
     with pytest.raises(Exception, match=r"pipes_task.yaml:2: key 'data.format': record format 'pipes' is not installed"):
         run_eval(str(task_file), "closed_book", "scripted:echo")
+
+
+def test_a_yaml_task_maps_a_gold_kind_a_third_party_plugin_registers(tmp_path):
+    (tmp_path / "qa.jsonl").write_text('{"id": "a", "question": "Largest planet?", "top": "Jupiter", "rest": ["Saturn"]}\n'
+                                       '{"id": "b", "question": "Smallest planet?", "top": 1}\n'
+                                       '{"id": "c", "question": "Hottest planet?", "rest": ["Venus"]}\n')
+    task_file = tmp_path / "ranked_task.yaml"
+    task_file.write_text("task: ranked_task\ndata: {path: qa.jsonl}\nfields:\n  gold:\n"
+                         "    ranked: {best: top, others: rest}\nprompt:\n  template: 'Q: {{ question }}'\nmetrics: [em]\n")
+    registry = Registry.discover(plugins=[(__name__, "the test", sys.modules[__name__])])
+    task = registry.load("tasks", registry.add_task_file(task_file))()
+    first, second, third = task.examples()
+    assert first.gold == {"best": "Jupiter", "others": ["Saturn"]} and second.gold == {"best": "1", "others": []}
+    assert task.gold_references(first.gold) == ["Jupiter", "Saturn"] and task.scoring.gold_fields == ("ranked",)
+    assert isinstance(third, RecordError) and str(third).endswith("qa.jsonl:3 field 'top': missing field")

@@ -51,7 +51,8 @@ def write_task(folder: Path, text: str, name: str = "task.yaml") -> Path:
 
 
 def spec_task(folder: Path, text: str, **options):
-    return task_class(load_spec(write_task(folder, text)), None, installed_registry().record_format)(**options)
+    registry = installed_registry()
+    return task_class(load_spec(write_task(folder, text)), None, registry.record_format, registry.gold_kind)(**options)
 
 
 @pytest.fixture
@@ -387,7 +388,8 @@ GOOD = "task: t\ndata: {path: d.jsonl}\nfields:\n  gold: {answers: a}\nprompt:\n
 def test_a_mistake_in_the_file_is_one_line_naming_file_line_and_key(tmp_path, text, message):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])
     with pytest.raises(ConfigError) as error:
-        task_class(load_spec(write_task(tmp_path, text)), None, installed_registry().record_format)
+        registry = installed_registry()
+        task_class(load_spec(write_task(tmp_path, text)), None, registry.record_format, registry.gold_kind)
     assert str(error.value).startswith(f"{tmp_path}/{message}") and "\n" not in str(error.value)
 
 

@@ -15,10 +15,10 @@ ANSWER_FORMATS = ("short", "long", "list", "choice", "label")
 # the formats the core reads; another name is a format a benchmark registers (ragbench_record_formats)
 FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "hf")
 SHAPES = ("dicts", "pairs", "sentences", "columns")
-# gold kinds (TaskScoring.gold_fields) -> the sub-keys of a kind whose value is a mapping of paths
+# the core's gold kinds (TaskScoring.gold_fields) -> the sub-keys of a kind whose value is a mapping of paths;
+# another kind given as a mapping of paths is one a benchmark registers (ragbench._shared.yaml_tasks.gold_kinds)
 GOLD_KINDS = {"answers": None, "label": None, "choices": ("texts", "labels", "answer_key", "answer_index"),
-              "qa_pairs": None, "answer_lists": None, "long_answer": None, "claims": None,
-              "crag_answer": ("answer", "alt_ans")}
+              "qa_pairs": None, "answer_lists": None, "long_answer": None, "claims": None}
 TEMPLATE_VARIABLES = ("question", "docs", "choices", "meta")  # every task's, beside its `fields.inputs`
 TOP_KEYS = ("task", "description", "aliases", "groups", "data", "fields", "answer_format", "cites",
             "instruction_key", "prompt", "postprocess", "metrics", "system_args", "missing_scores_zero")
@@ -220,8 +220,10 @@ def _fields(section: Section | None, source: str) -> FieldsSpec:
     gold_section = section.section("gold")
     gold: dict[str, Any] = {}
     if gold_section is not None:
-        gold_section.only(GOLD_KINDS)
-        for kind, parts in GOLD_KINDS.items():
+        registered = {str(kind): () for kind, value in gold_section.data.items()
+                      if kind not in GOLD_KINDS and isinstance(value, dict)}
+        gold_section.only([*GOLD_KINDS, *registered])
+        for kind, parts in {**GOLD_KINDS, **registered}.items():
             if kind not in gold_section.data:
                 continue
             if parts is None:
@@ -230,8 +232,9 @@ def _fields(section: Section | None, source: str) -> FieldsSpec:
             sub = gold_section.section(kind)
             if sub is None:
                 continue
-            sub.only(parts)
-            gold[kind] = {part: field_ref(sub, part) for part in parts if part in sub.data}
+            if kind in GOLD_KINDS:
+                sub.only(parts)
+            gold[kind] = {str(part): field_ref(sub, str(part)) for part in parts or sub.data if part in sub.data}
         if "answers" in gold and "answer_lists" in gold:
             raise gold_section.error("answer_lists", "answers and answer_lists both fill the gold's `answers`: give one")
         if "choices" in gold and "texts" not in gold["choices"]:

@@ -5,13 +5,16 @@ kind are read by a YAML task that names them."""
 from __future__ import annotations
 
 import ast
+import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from ragbench._registry import Registry
+from ragbench._registry import Registry, installed_registry
 from ragbench.api import GoldKind, GoldReader, RecordError, RecordFormat, RecordPlace, hookimpl, read_lines
 from ragbench.testing import run_eval
 
@@ -104,3 +107,23 @@ def test_a_yaml_task_maps_a_gold_kind_a_third_party_plugin_registers(tmp_path):
     assert first.gold == {"best": "Jupiter", "others": ["Saturn"]} and second.gold == {"best": "1", "others": []}
     assert task.gold_references(first.gold) == ["Jupiter", "Saturn"] and task.scoring.gold_fields == ("ranked",)
     assert isinstance(third, RecordError) and str(third).endswith("qa.jsonl:3 field 'top': missing field")
+
+
+texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+
+
+@settings(max_examples=30)
+@given(answer=texts, alternatives=st.one_of(st.none(), st.lists(texts, max_size=3)))
+def test_crag_answer_registered_by_crags_folder_keeps_every_text(answer, alternatives):
+    record = {"id": "q", "question": "When?", "ans": answer, **({"alts": alternatives} if alternatives is not None else {})}
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "d.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+        task_file = Path(folder) / "crag_like.yaml"
+        task_file.write_text("task: crag_like\ndata: {path: d.jsonl}\nfields:\n  gold:\n"
+                             "    crag_answer: {answer: ans, alt_ans: alts}\nprompt:\n  template: '{{ question }}'\n"
+                             "metrics: [em]\n")
+        registry = installed_registry()
+        task = registry.load("tasks", registry.add_task_file(task_file))()
+        (example,) = task.examples()
+    assert example.gold == {"answer": answer, "alt_ans": alternatives or []}
+    assert task.gold_references(example.gold) == [answer, *(alternatives or [])]

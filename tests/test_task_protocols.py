@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from hypothesis import given, settings, strategies as st
+
 from ragbench.api import (Example, Prediction, StandingInstruction, System, Task, UsesRunResources, UsesTools,
                           closed_answer, instruction_key, task_demonstration, task_input)
 from ragbench.testing import run_eval
@@ -121,3 +123,29 @@ def test_scoring_declared_by_name_on_a_class_or_an_instance_is_the_tasks_scoring
     assert Child.scoring.missing_scores_zero and Child.scoring.slice_fields == ("region",)
     assert child.scoring.metrics == ("em", "f1") and Child.scoring.metrics == ("em",)
     assert not hasattr(Declared, "metrics") and not hasattr(child, "metrics")
+
+
+names = st.lists(st.text(st.characters(min_codepoint=48, max_codepoint=122), min_size=1, max_size=8), max_size=4)
+
+
+@settings(max_examples=40)
+@given(on_class=st.fixed_dictionaries({}, optional={"metrics": names, "slice_fields": names, "gold_fields": names,
+                                                    "missing_scores_zero": st.booleans()}),
+       on_instance=st.fixed_dictionaries({}, optional={"metrics": names, "missing_scores_zero": st.booleans(),
+                                                       "metric_options": st.dictionaries(
+                                                           st.sampled_from(["em", "f1"]),
+                                                           st.dictionaries(st.sampled_from(["k", "strip"]),
+                                                                           st.integers()), max_size=2)}))
+def test_scoring_is_what_the_class_and_then_the_instance_declare(on_class, on_instance):
+    declared = type("Declared", (Task,), {"name": "declared", **on_class})
+    task = declared()
+    for name, value in on_instance.items():
+        setattr(task, name, value)
+    expected = {**on_class, **on_instance}
+    scoring = task.scoring
+    assert scoring.metrics == tuple(expected.get("metrics", ()))
+    assert scoring.slice_fields == tuple(expected.get("slice_fields", ()))
+    assert scoring.gold_fields == (tuple(expected["gold_fields"]) if "gold_fields" in expected else None)
+    assert scoring.missing_scores_zero == expected.get("missing_scores_zero", False)
+    assert scoring.metric_options == expected.get("metric_options", {})
+    assert declared.scoring == Task.scoring.__class__(**on_class) and declared().scoring == declared.scoring

@@ -149,3 +149,18 @@ def test_scoring_is_what_the_class_and_then_the_instance_declare(on_class, on_in
     assert scoring.missing_scores_zero == expected.get("missing_scores_zero", False)
     assert scoring.metric_options == expected.get("metric_options", {})
     assert declared.scoring == Task.scoring.__class__(**on_class) and declared().scoring == declared.scoring
+
+
+def test_a_yaml_task_that_names_a_standing_instruction_implements_the_protocol(tmp_path):
+    from ragbench._shared.yaml_tasks import task_class
+    from ragbench._shared.yaml_tasks.spec import load_spec
+
+    (tmp_path / "d.jsonl").write_text('{"id": "1", "question": "The sky is green.", "label": "false"}\n')
+    for declared, key in (("instruction_key: fever\n", "fever"), ("", None)):
+        (tmp_path / "t.yaml").write_text(f"task: t\ndata: {{path: d.jsonl}}\nanswer_format: label\n{declared}"
+                                         "fields: {gold: {label: label}}\nprompt:\n  template: '{{ question }}'\n"
+                                         "metrics: [em]\n")
+        task = task_class(load_spec(tmp_path / "t.yaml"))()
+        (example,) = task.examples()
+        assert (instruction_key(task), task_input(task, example)) == (key, "The sky is green.")
+        assert isinstance(task, StandingInstruction) == (key is not None)

@@ -280,10 +280,11 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None,
         "metric_options": {name: args for name, args in spec.metrics if args},
         "slice_fields": tuple(spec.fields.slices), "answer_format": spec.answer_format, "cites": spec.cites,
         "gold_fields": spec.gold_fields(),
-        **({"instruction_key": spec.instruction_key} if spec.instruction_key is not None else {}),
         "own_documents": spec.fields.documents is not None, "missing_scores_zero": spec.missing_scores_zero,
         "answer_filter": staticmethod(chain([check_filter(f.value, spec.source, f.key, f.line) for f in spec.postprocess])),
         "__doc__": spec.description or base.__doc__}
+    if spec.instruction_key is not None:  # a standing instruction (StandingInstruction), under the question as posed
+        attrs.update(instruction_key=spec.instruction_key, task_input=getattr(base, "task_input", base.query_text))
     if base.renders_templates:
         attrs["template"] = PromptTemplate(prompt.template, spec.source, variables, DEFAULT_TEMPLATE)
         attrs["query_template"] = (PromptTemplate(prompt.query, spec.source, variables, "")

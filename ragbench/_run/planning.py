@@ -16,8 +16,8 @@ from .._system import System
 from .._task import Task
 from .._task_protocols import UsesRunResources, UsesTools, system_defaults
 from .._checks import Preflight
-from .config import RunConfig
-from .options import accepted_options, construct
+from .._values.options import accepted_options, construct
+from .._values.run_config import RunConfig
 
 if TYPE_CHECKING:
     from .resources import RunResources

@@ -65,8 +65,8 @@ from typing import Any
 _MODULES = {
     # the contract
     "ragbench._task": ("Task", "Prompt"),
-    "ragbench._task_scoring": ("TaskScoring",),
-    "ragbench._task_protocols": ("UsesRunResources", "UsesTools", "PredictionRecords", "StandingInstruction", "Demonstration", "PlotKeys",
+    "ragbench._task.scoring": ("TaskScoring",),
+    "ragbench._task.protocols": ("UsesRunResources", "UsesTools", "PredictionRecords", "StandingInstruction", "Demonstration", "PlotKeys",
                                  "SystemDefaults", "task_input", "instruction_key", "closed_answer",
                                  "task_demonstration"),
     "ragbench._system": ("System", "recorded_extras"),

@@ -32,7 +32,7 @@ from .._stop_signals import signal_of
 from .._storage.cache import ResponseCache
 from .._storage.jsonl import parse_json
 from .._storage.rundir import RunDir, checkpoint_key
-from .._task_protocols import UsesTools, stop_tools
+from .._task.protocols import UsesTools, stop_tools
 from .._types import Example
 from . import rescore
 from .._checks import Preflight

@@ -14,7 +14,7 @@ from .._registry import Registry
 from .._storage.datafiles import check_data_path
 from .._system import System
 from .._task import Task
-from .._task_protocols import UsesRunResources, UsesTools, system_defaults
+from .._task.protocols import UsesRunResources, UsesTools, system_defaults
 from .._checks import Preflight
 from .._values.options import accepted_options, construct
 from .._values.run_config import RunConfig

@@ -34,7 +34,7 @@ from .._retrieval.handle import Retrieval
 from .._retrieval.provided import ExampleDocs, ProvidedRetriever
 from .._run.resources import RunResources
 from .._task import Task
-from .._task_protocols import UsesRunResources
+from .._task.protocols import UsesRunResources
 from .._types import Document, Step, trace_prompts
 from .._values.llm_calls import EngineError, Request
 from .llms import ReplayLLM, ScriptedLLM

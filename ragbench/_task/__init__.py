@@ -4,12 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
-from ._checks import Preflight, probe_data
-from ._errors import RecordError
-from ._storage.datafiles import stat_fingerprint
-from ._task_protocols import plot_keys
-from ._task_scoring import SCORING_FIELDS, TaskScoring, with_declared
-from ._types import Document, Example
+from .._checks import Preflight, probe_data
+from .._errors import RecordError
+from .._storage.datafiles import stat_fingerprint
+from .protocols import plot_keys
+from .scoring import SCORING_FIELDS, TaskScoring, with_declared
+from .._types import Document, Example
 
 Prompt = str | list[dict[str, str]]
 
@@ -19,11 +19,11 @@ class Task:
     `size_hint`, `own_documents`, `gold_references`), its prompting (`build_prompt`, `postprocess` and the
     other hooks below, which generic systems such as closed_book and vanilla follow so that their prompts
     match the benchmark's reference baselines) and its `scoring`. Subclasses set the class attributes and
-    implement `examples`; what only one benchmark needs is an optional protocol (ragbench._task_protocols).
+    implement `examples`; what only one benchmark needs is an optional protocol (ragbench._task.protocols).
     """
 
     name: ClassVar[str] = ""
-    # metrics, metric_options, slice_fields, missing_scores_zero, gold_fields (ragbench._task_scoring): a
+    # metrics, metric_options, slice_fields, missing_scores_zero, gold_fields (ragbench._task.scoring): a
     # task declares them as one TaskScoring or each by its own name, on the class or on an instance
     scoring: TaskScoring = TaskScoring()
 
@@ -40,7 +40,7 @@ class Task:
     # and the methods below: reader_prompt, answer_prompt, postprocess, chat_messages, citations,
     # passages, query_text, gold_references. What one benchmark adds (CRAG's tools, OmniEval's prediction
     # folders, Self-RAG's standing instruction, a demonstration, plot keys, system defaults) is an optional
-    # protocol its task implements (ragbench._task_protocols).
+    # protocol its task implements (ragbench._task.protocols).
     answer_format: ClassVar[str] = "short"
     cites: ClassVar[bool] = False
     own_documents: bool | None = None

@@ -17,10 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Protocol, runtime_checkable
 
-from ._types import Example
+from .._types import Example
 
 if TYPE_CHECKING:
-    from ._run.resources import RunResources
+    from .._run.resources import RunResources
 
 Task = Any  # any ragbench._task.Task (not imported: Task's config reads `plot_keys` from here)
 

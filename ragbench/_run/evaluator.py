@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .._engines import preload
-from .._errors import RecordError
+from .._errors import ConfigError, RecordError
 from .._llm import LLM
 from .._nli import NLI
 from .._registry import Registry
@@ -23,14 +23,15 @@ from .._replay.recording import CALLS_DIR, CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
 from .._reports.provenance import provenance
 from .._reports.failures import metric_failed
+from .._reports.finish import finish_run
 from .._reports.results import aggregation_view, results_sections, task_scores
-from .._reports.summary import report_markdown
+from .._reports.results_file import NewerResults, read_results
+from .._reports.results_schema import Results
 from .._reports.system_hooks import system_hooks
 from .._retrieval import load_retriever
 from .._retrieval.handle import Retrieval
 from .._stop_signals import signal_of
 from .._storage.cache import ResponseCache
-from .._storage.jsonl import parse_json
 from .._storage.rundir import RunDir, checkpoint_key
 from .._types import Example
 from . import rescore
@@ -53,6 +54,9 @@ from .scheduler import Scheduler
 from .workers import refuse_in_worker_start, use_ready_threads
 
 log = logging.getLogger(__name__)
+
+SEED_POLICY = ("every sampled call (temperature > 0) without its own seed gets sha256('{seed}:{task}:{example id}:"
+               "{call number}'), so outputs do not depend on batch composition")
 
 __all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_record"]
 
@@ -149,9 +153,8 @@ class Evaluator:
             if not interrupted:
                 self.retriever.close()
         results = self.collect(scheduler, self.cost.examples, time.perf_counter() - self.cost.started)
-        self.run_dir.record_attempt(results["cost"]["this_attempt"])
-        self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
-        return RunOutcome(results, self.run_dir.path)
+        self.run_dir.record_attempt(results.cost["this_attempt"])
+        return RunOutcome(finish_run(self.run_dir, results), self.run_dir.path)
 
     def load_engines(self) -> Engines:
         """Every engine of the run (the system's none when it calls no model, or when only metrics that
@@ -207,18 +210,18 @@ class Evaluator:
                 and next(self._work(), None) is not None:  # the data is read only when a count is short
             return None
         try:
-            results = parse_json((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            results = read_results(self.run_dir.path / "results.json", "--resume").to_dict()
+        except NewerResults:
+            raise
+        except ConfigError:  # missing, damaged or no run's results: rebuilt from the samples
             results = None
-        readable = isinstance(results, dict) and isinstance(results.get("results"), dict)
-        if rescore.pending(self.run_dir, self.planned) or (readable and metric_failed(results)):
+        if rescore.pending(self.run_dir, self.planned) or (results is not None and metric_failed(results)):
             self.scoring_only = True  # metrics failed: they score again (their examples are not run again)
             return None
-        if readable:
+        if results is not None:
             return RunOutcome(results, self.run_dir.path, already_finished=True)
-        results = self.collect(None, 0, 0.0)
-        self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
-        return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
+        return RunOutcome(finish_run(self.run_dir, self.collect(None, 0, 0.0)), self.run_dir.path,
+                          already_finished=True, rebuilt=True)
 
     def task_configs(self) -> dict[str, Any]:
         """Each task's `Task.config()`, as run.json reads back (values JSON cannot hold as their text)."""
@@ -369,7 +372,7 @@ class Evaluator:
         return attempt_cost(self.attempt_id, scheduler.stats.to_dict(), processed, wall)
 
     # --- results --------------------------------------------------------------------------------
-    def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> dict[str, Any]:
+    def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> Results:
         """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
         scores: dict[str, dict[str, Any]] = {}  # by task
         adherence: dict[str, Any] = {}
@@ -405,13 +408,7 @@ class Evaluator:
                                  "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
         if self.nli is not None:
             cost["nli"] = self.nli.stats.to_dict()
-        return {**results_sections(scores, system_reports),
-                **({"format_adherence": adherence} if adherence else {}),
-                **({"checkpoint_repairs": repaired} if repaired else {}),
-                "seed_policy": "every sampled call (temperature > 0) without its own seed gets "
-                               "sha256('{seed}:{task}:{example id}:{call number}'), so outputs do not depend on "
-                               "batch composition",
-                **({"system_reports": system_reports} if system_reports else {}),
-                **({"system_stats": system_stats} if system_stats else {}),
-                "cost": cost, "config": self.full_config(), "versions": provenance(),
-                "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        return Results(**results_sections(scores, system_reports), format_adherence=adherence or None,
+                       checkpoint_repairs=repaired or None, seed_policy=SEED_POLICY,
+                       system_reports=system_reports or None, system_stats=system_stats or None, cost=cost,
+                       config=self.full_config(), versions=provenance(), date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))

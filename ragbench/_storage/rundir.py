@@ -343,15 +343,14 @@ class RunDir:
         meta["attempts"] = [*earlier, attempt]
         self._write_json("run.json", meta)
 
-    def finish(self, results: dict[str, Any], report: str) -> None:
-        """results.json and report.md, then the run marked finished with each task's record count
-        (what --resume checks the samples against)."""
-        self._write_json("results.json", results)
+    def finish(self, results_json: str, report: str, records: dict[str, int]) -> None:
+        """results.json (its text) and report.md, then the run marked finished with each task's record
+        count (`records`: what --resume checks the samples against)."""
+        write_atomically(self.path / "results.json", results_json)
         write_atomically(self.path / "report.md", report)
         meta = self.meta or {}
         meta["finished"] = True
-        meta["records"] = {task: counts["records"] + counts.get("missing", 0)
-                           for task, counts in results.get("counts", {}).items()}
+        meta["records"] = records
         self._write_json("run.json", meta)
 
     def _write_json(self, name: str, data: dict[str, Any]) -> None:

@@ -32,7 +32,8 @@ from .._retrieval import load_retriever
 from .._retrieval.handle import Retrieval
 from .._stop_signals import signal_of
 from .._storage.cache import ResponseCache
-from .._storage.rundir import RunDir, checkpoint_key
+from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
+from .._storage.rundir import RunDir
 from .._types import Example
 from . import rescore
 from .._checks import Preflight
@@ -88,12 +89,8 @@ class Evaluator:
         self.retriever_contents = self.retriever.contents()  # read once: a recording's sha256 reads the whole file
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
-        self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.model_contents: dict[str, str] = {}  # "kind:model content_id" by place (Engines.content_ids)
-        self.stream_keys: dict[str, dict[str, int]] = {}  # their keys and positions, for tasks whose stream was read
-        # a resumed task's saved samples when the attempt began, and the digest now of those whose record it read
-        self.saved_before: dict[str, dict[str, str | None]] = {}
-        self.read_digests: dict[str, dict[str, str | None]] = {}
+        self.checkpoints: dict[str, TaskCheckpoint] = {}  # by task, for tasks whose records were read
         self.changed_data: set[str] = set()  # tasks whose data changed since the run started
         self.page_cache_stats: dict[str, Any] | None = None
         self.response_cache_stats: dict[str, Any] | None = None
@@ -236,10 +233,8 @@ class Evaluator:
         started, a sample from before this attempt counts once its record was read again, unchanged."""
         saved = 0
         for p in self.planned:
-            finished = self.run_dir.finished_keys(p.name)
-            before, read = self.saved_before.get(p.name, {}), self.read_digests.get(p.name, {})
-            saved += len(finished) if p.name not in self.changed_data else sum(
-                1 for key, digest in finished.items() if key not in before or (key in read and read[key] == digest))
+            finished, read = self.run_dir.finished_keys(p.name), self.checkpoints.get(p.name)
+            saved += read.kept(finished) if read is not None and p.name in self.changed_data else len(finished)
         return saved
 
     def full_config(self) -> dict[str, Any]:
@@ -258,35 +253,23 @@ class Evaluator:
     # --- execution ------------------------------------------------------------------------------
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
         """Every record still to do with its position in the task's stream, task after task, streamed
-        (the limit applies per task): not saved yet, failed, or changed since it was saved (an example
-        whose digest changed, a bad record whose error did). Checkpoint keys are example ids (`checkpoint_key`):
-        a repeated id is a bad record, and so is gold of a shape the metrics would mis-score
-        (`Example.gold_problem`). The keys of the records read are kept with their positions (`stream_keys`):
-        the samples of records the data no longer holds are dropped at the end, and those of records that
-        moved take their new positions."""
+        (the limit applies per task): what the task's checkpoint says must run (`TaskCheckpoint.needs_run`:
+        not saved yet, failed, or changed since it was saved). Checkpoint keys are example ids: a repeated id
+        is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_problem`)."""
         for planned in self.planned:
-            done = self.run_dir.finished_keys(planned.name) if self.config.resume else {}
-            seen: set[str] = set()
-            self.expected[planned.name] = 0
-            self.stream_keys[planned.name] = keys = {}
-            self.saved_before[planned.name], self.read_digests[planned.name] = done, (read := {})
+            read = self.checkpoints[planned.name] = TaskCheckpoint(
+                self.run_dir.finished_keys(planned.name) if self.config.resume else {})
             for position, item in enumerate(planned.task.examples()):
                 if self.config.limit is not None and position >= self.config.limit:
                     break
-                self.expected[planned.name] += 1
                 if isinstance(item, Example):
-                    if str(item.id) in seen:
+                    if read.repeats(item.id):
                         item = RecordError(planned.name, position + 1, f"example id {item.id!r} repeats an earlier "
                                                                        "record's (ids must be unique in a task)", "id")
-                    else:
-                        seen.add(str(item.id))
-                        if (problem := item.gold_problem()) is not None:  # it would be scored wrong, silently
-                            item = RecordError(planned.name, position + 1, f"example {item.id!r}: {problem}")
+                    elif (problem := item.gold_problem()) is not None:  # it would be scored wrong, silently
+                        item = RecordError(planned.name, position + 1, f"example {item.id!r}: {problem}")
                 key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
-                keys[key] = position
-                if key in done:
-                    read[key] = None if done[key] is None else made_from(item)
-                if key not in done or read[key] != done[key]:
+                if read.needs_run(key, position, lambda: made_from(item)):
                     yield planned, position, item
 
     async def _execute(self, engines: Engines, cache: ResponseCache, resources: RunResources) -> Scheduler:
@@ -380,12 +363,13 @@ class Evaluator:
         system_reports: dict[str, Any] = {}
         system_stats: dict[str, Any] = {}
         for planned in self.planned:
-            self.run_dir.finalize_samples(planned.name, self.stream_keys.get(planned.name))
+            read = self.checkpoints.get(planned.name)  # None: no record was read (only metrics scored again)
+            self.run_dir.finalize_samples(planned.name, read.positions if read else None)
             if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
                 repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
             samples = [aggregation_view(s) for s in self.run_dir.samples(planned.name)]  # streamed, text left out
             scores[planned.name] = task_scores(samples, planned.metrics, planned.task.slice_fields,
-                                               self.expected.get(planned.name, len(samples)),
+                                               read.records if read else len(samples),
                                                self.config.bootstrap_iters, self.config.seed,
                                                planned.task.missing_scores_zero)
             report, checks, figures = system_hooks(planned.system, samples, complete_data=self.config.limit is None)

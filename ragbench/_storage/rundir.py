@@ -16,7 +16,7 @@ Files rewritten in place are replaced whole (ragbench._storage.files.replacing):
 old file and no temporary one; appends stay appends.
 
 A record's checkpoint key is its example id (a bad record's: its position), each kind in a space of its
-own (`checkpoint_key`); its `index` is its position in the task's stream, set by the evaluator, so a task
+own (ragbench._storage.checkpoint, with the digests and positions a --resume compares); its `index` is its position in the task's stream, set by the evaluator, so a task
 need not number its examples. A record that moved in the data keeps its sample, which takes its new
 position when the samples are rewritten (`finalize_samples`).
 
@@ -40,6 +40,7 @@ from typing import Any, Iterator
 
 from .._errors import ConfigError, RecordError
 from .._replay.exchange_log import JUDGE_LOGS
+from .checkpoint import record_key
 from .files import remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json, strict_json
 from .run_lock import RunLock
@@ -51,20 +52,10 @@ ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it wa
 _STAMP = re.compile(rb', "attempt_cost": \{"id": "[^"\\]*"(?:, "[a-z_]+": [0-9.eE+-]+)*\}\}$')
 
 
-def checkpoint_key(example_id: Any, index: int | None) -> str:
-    """A record's checkpoint key: "id " and its example id, or for a bad record (no id) "bad record " and its
-    position; no id, whatever its text, takes a bad record's key."""
-    return f"bad record {index}" if example_id is None else f"id {example_id}"
-
 RUN_FOLDERS = ("samples", "calls")  # what a run writes in its folder (run.lock stays: see run_lock)
 RUN_FILES = ("results.json", "report.md", "run.json", "nli_calls.jsonl", "cache.sqlite", "cache.sqlite-wal",
              "cache.sqlite-shm")
 RUN_KEYS = ("config", "config_hash")  # in every run.json ragbench writes
-
-
-def record_key(record: dict[str, Any]) -> str:
-    """The checkpoint key of a sample record (`checkpoint_key`)."""
-    return checkpoint_key(record.get("id"), record["index"])
 
 
 def iter_samples(path: str | Path, errors: list[RecordError] | None = None,

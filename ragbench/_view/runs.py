@@ -20,7 +20,8 @@ from .._errors import ConfigError
 from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Results
 from .._reports.slice_labels import slice_value
-from .._storage.rundir import checkpoint_key, is_sample
+from .._storage.checkpoint import checkpoint_key
+from .._storage.rundir import is_sample
 from .._storage.run_shapes import in_current_shape
 from .._storage.run_lock import RunLock, describe
 

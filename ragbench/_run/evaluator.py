@@ -21,13 +21,10 @@ from .._nli import NLI
 from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
-from .._reports.provenance import provenance
 from .._reports.failures import metric_failed
 from .._reports.finish import finish_run
-from .._reports.results import aggregation_view, results_sections, task_scores
 from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Results
-from .._reports.system_hooks import system_hooks
 from .._retrieval import load_retriever
 from .._retrieval.handle import Retrieval
 from .._stop_signals import signal_of
@@ -38,7 +35,8 @@ from .._types import Example
 from . import rescore
 from .._checks import Preflight
 from .config import RunConfig, examples_in_flight
-from .cost import AttemptCost, attempt_cost, whole_run_cost
+from .assemble import run_results
+from .cost import AttemptCost, attempt_cost, run_cost
 from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
 from .._in_flight import ExamplesInFlight
 from .interrupted import RunInterrupted
@@ -55,9 +53,6 @@ from .scheduler import Scheduler
 from .workers import refuse_in_worker_start, use_ready_threads
 
 log = logging.getLogger(__name__)
-
-SEED_POLICY = ("every sampled call (temperature > 0) without its own seed gets sha256('{seed}:{task}:{example id}:"
-               "{call number}'), so outputs do not depend on batch composition")
 
 __all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_record"]
 
@@ -357,42 +352,8 @@ class Evaluator:
     # --- results --------------------------------------------------------------------------------
     def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> Results:
         """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
-        scores: dict[str, dict[str, Any]] = {}  # by task
-        adherence: dict[str, Any] = {}
-        repaired: dict[str, list[str]] = {}
-        system_reports: dict[str, Any] = {}
-        system_stats: dict[str, Any] = {}
-        for planned in self.planned:
-            read = self.checkpoints.get(planned.name)  # None: no record was read (only metrics scored again)
-            self.run_dir.finalize_samples(planned.name, read.positions if read else None)
-            if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
-                repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
-            samples = [aggregation_view(s) for s in self.run_dir.samples(planned.name)]  # streamed, text left out
-            scores[planned.name] = task_scores(samples, planned.metrics, planned.task.slice_fields,
-                                               read.records if read else len(samples),
-                                               self.config.bootstrap_iters, self.config.seed,
-                                               planned.task.missing_scores_zero)
-            report, checks, figures = system_hooks(planned.system, samples, complete_data=self.config.limit is None)
-            if report is not None:
-                system_reports[planned.name] = report
-            if checks:
-                adherence[planned.name] = checks
-            if figures:
-                system_stats[planned.name] = figures
-        # the earlier attempts' costs, brought up to their saved samples' by `finalize_samples` (`AttemptCost`)
-        earlier = [a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id]
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
-        cost = whole_run_cost([*earlier, *([attempt] if attempt else [])])
-        cost["this_attempt"] = attempt
-        for name, stats in (("response_cache", self.response_cache_stats), ("page_cache", self.page_cache_stats)):
-            if stats:  # damaged entries, failed reads and writes, a replaced file; pages and embeddings reused
-                cost[name] = stats
-        if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
-            cost["retrieval"] = {"queries": self.retrieval_stats["calls"] + self.retrieval_stats["shared"],
-                                 "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
-        if self.nli is not None:
-            cost["nli"] = self.nli.stats.to_dict()
-        return Results(**results_sections(scores, system_reports), format_adherence=adherence or None,
-                       checkpoint_repairs=repaired or None, seed_policy=SEED_POLICY,
-                       system_reports=system_reports or None, system_stats=system_stats or None, cost=cost,
-                       config=self.full_config(), versions=provenance(), date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        cost = run_cost([a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id], attempt,
+                        {"response_cache": self.response_cache_stats, "page_cache": self.page_cache_stats},
+                        self.retrieval_stats, self.nli.stats.to_dict() if self.nli is not None else None)
+        return run_results(self.planned, self.run_dir, self.config, self.checkpoints, cost, self.full_config())

@@ -25,14 +25,15 @@ from .._errors import ConfigError
 from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._reports.bootstrap import iterations_problem
-from .._reports.provenance import provenance
-from .._reports.results import aggregation_view, results_sections, task_scores
 from .._reports.finish import finish_run
+from .._reports.provenance import provenance
+from .._reports.results import results_sections
 from .._reports.results_file import read_results
 from .._reports.results_schema import Results
 from .._storage.cache import ResponseCache
 from .._storage.rundir import RunDir, iter_samples
 from .._checks import Preflight
+from .assemble import scored_task
 from .config import RunConfig, examples_in_flight
 from .cost import attempt_cost
 from .evaluator import RunOutcome
@@ -191,12 +192,9 @@ def rescored_results(planned: list[PlannedTask], original: Results, target: RunD
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
     scores: dict[str, dict[str, Any]] = {}  # by task
     for task in planned:
-        target.finalize_samples(task.name)
-        samples = [aggregation_view(s) for s in target.samples(task.name)]
-        before = original.counts.get(task.name) or {}
-        expected = before.get("records", len(samples)) + before.get("missing", 0)
-        scores[task.name] = task_scores(samples, task.metrics, task.task.slice_fields, expected,
-                                        config.bootstrap_iters, config.seed, task.task.missing_scores_zero)
+        before = original.counts.get(task.name)
+        scores[task.name], _ = scored_task(task, target, config,
+                                           expected=before["records"] + before["missing"] if before else None)
     return Results(**results_sections(scores, original.system_reports or {}),
                    **{key: getattr(original, key) for key in KEPT_SECTIONS},
                    cost={**original.cost, "rescoring": cost}, config=full_config,

@@ -110,18 +110,15 @@ class Adherence(TypedDict):
     fix: str
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Results:
-    """results.json. Per-task sections are keyed by task name; `other` holds the keys of the file that this
-    version does not name (written back as they were)."""
+    """results.json, its sections in the order they are written. Per-task sections are keyed by task name;
+    `other` holds the keys of the file that this version does not name (written back as they were)."""
+    schema_version: int = SCHEMA_VERSION
     results: dict[str, dict[str, float | None]]
     details: dict[str, dict[str, Entry]]
     counts: dict[str, Counts]
     complete: bool
-    cost: dict[str, Any]
-    config: dict[str, Any]
-    versions: dict[str, Any]
-    schema_version: int = SCHEMA_VERSION
     failures: dict[str, list[Failure]] | None = None
     infrastructure_failures: dict[str, InfrastructureFailures] | None = None
     token_limit: dict[str, TokenLimit] | None = None
@@ -132,20 +129,19 @@ class Results:
     seed_policy: str | None = None
     system_reports: dict[str, dict[str, Any]] | None = None
     system_stats: dict[str, dict[str, Any]] | None = None
+    cost: dict[str, Any]
+    config: dict[str, Any]
     rescored_from: str | None = None
-    reproduction: dict[str, Any] | None = None
+    versions: dict[str, Any]
     date: str | None = None
+    reproduction: dict[str, Any] | None = None
     other: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """results.json's object: `schema_version` first, then the sections this results has (an optional
-        one that is None is left out), then `other`'s keys."""
-        out: dict[str, Any] = {"schema_version": self.schema_version}
-        for item in _sections():
-            value = getattr(self, item.name)
-            if item.name != "schema_version" and (value is not None or _required(item)):
-                out[item.name] = value
-        return {**out, **self.other}
+        """results.json's object: the sections this results has (an optional one that is None is left out),
+        then `other`'s keys."""
+        out = {item.name: getattr(self, item.name) for item in _sections()}
+        return {**{name: value for name, value in out.items() if value is not None}, **self.other}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Results:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 from helpers import cli
+from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)
 
 import ragbench.tasks.selfrag
 from ragbench._errors import ConfigError
@@ -142,3 +143,16 @@ def test_the_schema_in_the_docs_is_the_one_the_dataclasses_make():
 def test_a_written_results_json_follows_the_schema(finished):
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(json.loads((finished / "results.json").read_text()), json_schema())
+
+
+def test_reproduce_writes_the_version_and_refuses_a_later_one_in_one_line(registry_with_demo_row, tmp_path):
+    done = reproduce("demo.closed-book", "--output", str(tmp_path / "run"), "--no-progress")
+    assert done.exit_code == 0, done.output
+    path = tmp_path / "run" / "results.json"
+    results = json.loads(path.read_text())
+    assert results["schema_version"] == SCHEMA_VERSION and results["reproduction"]["name"] == "demo.closed-book"
+    path.write_text(json.dumps({**results, "schema_version": SCHEMA_VERSION + 1}))
+    again = reproduce("demo.closed-book", "--output", str(tmp_path / "run"), "--no-progress", "--resume")
+    message = again.output.strip()
+    assert again.exit_code == 2 and len(message.splitlines()) == 1, again.output
+    assert str(path) in message and "upgrade ragbench" in message

@@ -55,8 +55,9 @@ def changed(before: list[dict], now: list[dict]) -> list[str]:
 OLD = st.lists(TEXT, min_size=1, max_size=6).map(lambda qs: [{"id": f"r{n}", "question": q} for n, q in enumerate(qs)])
 
 
+# ids of any text but those `edits` adds
 ANY_IDS = st.lists(st.tuples(TEXT, TEXT), min_size=1, max_size=6, unique_by=lambda pair: pair[0]).map(
-    lambda pairs: [{"id": i, "question": q} for i, q in pairs if not i.startswith("new")])  # any text but the ids `edits` adds
+    lambda pairs: [{"id": i, "question": q} for i, q in pairs if not i.startswith("new")])
 
 
 @settings(max_examples=60)

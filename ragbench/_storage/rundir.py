@@ -16,8 +16,8 @@ Files rewritten in place are replaced whole (ragbench._storage.files.replacing):
 old file and no temporary one; appends stay appends.
 
 A record's checkpoint key is its example id (a bad record's: its position), each kind in a space of its
-own (ragbench._storage.checkpoint, with the digests and positions a --resume compares); its `index` is its position in the task's stream, set by the evaluator, so a task
-need not number its examples. A record that moved in the data keeps its sample, which takes its new
+own (ragbench._storage.checkpoint, with the digests and positions a --resume compares); its `index` is its
+position in the task's stream, set by the evaluator, so a task need not number its examples. A record that moved in the data keeps its sample, which takes its new
 position when the samples are rewritten (`finalize_samples`).
 
 Sample files are read one record at a time (`iter_samples`): nothing here holds a task's samples.

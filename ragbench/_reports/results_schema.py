@@ -110,6 +110,31 @@ class Adherence(TypedDict):
     fix: str
 
 
+class _Cost(TypedDict):
+    wall_seconds: float
+    examples_per_second: float
+    attempts: int
+    interrupted_attempts: int
+
+
+class Cost(_Cost, total=False):
+    """What the run cost, every attempt added up (`this_attempt`: the last one's own; None for results rebuilt
+    from the samples), with the caches' reports, pooled searches, the NLI model's figures and a rescoring's
+    cost where there are any."""
+    examples: int
+    llm_calls: int
+    batches: int
+    cache_hits: int
+    prompt_tokens: int
+    completion_tokens: int
+    this_attempt: dict[str, Any] | None
+    response_cache: dict[str, Any]
+    page_cache: dict[str, Any]
+    retrieval: dict[str, int]
+    nli: dict[str, Any]
+    rescoring: dict[str, Any]
+
+
 @dataclass(kw_only=True)
 class Results:
     """results.json, its sections in the order they are written. Per-task sections are keyed by task name;
@@ -129,7 +154,7 @@ class Results:
     seed_policy: str | None = None
     system_reports: dict[str, dict[str, Any]] | None = None
     system_stats: dict[str, dict[str, Any]] | None = None
-    cost: dict[str, Any]
+    cost: Cost
     config: dict[str, Any]
     rescored_from: str | None = None
     versions: dict[str, Any]

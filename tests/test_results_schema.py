@@ -20,6 +20,7 @@ from ragbench._registry import installed_registry
 from ragbench._reports.results_file import NewerResults, read_results, results_text
 from ragbench._reports.results_schema import SCHEMA_VERSION, Results, json_schema
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.rescore_run import rescore_run
 from ragbench._storage.jsonl import parse_json
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
@@ -140,9 +141,11 @@ def test_the_schema_in_the_docs_is_the_one_the_dataclasses_make():
     assert documented_schema() == json_schema(), "regenerate: python -m ragbench._reports.results_schema"
 
 
-def test_a_written_results_json_follows_the_schema(finished):
+def test_a_written_results_json_follows_the_schema(finished, tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
-    jsonschema.validate(json.loads((finished / "results.json").read_text()), json_schema())
+    rescore_run(finished, {"output": str(tmp_path / "rescored")}, installed_registry())
+    for run in (finished, tmp_path / "rescored"):
+        jsonschema.validate(json.loads((run / "results.json").read_text()), json_schema())
 
 
 def test_reproduce_writes_the_version_and_refuses_a_later_one_in_one_line(registry_with_demo_row, tmp_path):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .._run.config import RunConfig
+from .._values.run_config import RunConfig
 from .._storage.jsonl import read_json, strict_json
 from .results_schema import SCHEMA_VERSION, VERSIONS, Results
 

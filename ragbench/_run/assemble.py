@@ -11,7 +11,7 @@ from .._reports.results_schema import Results
 from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir
-from .config import RunConfig
+from .._values.run_config import RunConfig
 from .planning import PlannedTask
 
 SEED_POLICY = ("every sampled call (temperature > 0) without its own seed gets sha256('{seed}:{task}:{example id}:"

@@ -7,7 +7,8 @@ order it is written; `Results.from_dict` takes a results.json's object in the cu
 not name is kept as it was (`other`). `json_schema()` is the JSON schema docs/outputs.md shows.
 
 Versions: 1 is results.json as ragbench wrote it before `schema_version` (the key is absent); 2 adds
-`schema_version`. A later version's file is refused (`NewerResults`): its sections may mean other things.
+`schema_version`. A later version's file is refused (ragbench._reports.results_file.NewerResults): its
+sections may mean other things.
 """
 from __future__ import annotations
 

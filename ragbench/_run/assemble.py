@@ -3,7 +3,7 @@ each task's samples rewritten in data order and scored, the system's reports, as
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 from .._reports.provenance import provenance
 from .._reports.results import aggregation_view, results_sections, task_scores
@@ -31,8 +31,11 @@ def scored_task(planned: PlannedTask, run_dir: RunDir, config: RunConfig, read: 
 
 
 def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunConfig,
-                checkpoints: dict[str, TaskCheckpoint], cost: dict[str, Any], full_config: dict[str, Any]) -> Results:
-    """A run's results.json from its samples (`checkpoints`: by task, of the tasks whose records were read)."""
+                checkpoints: dict[str, TaskCheckpoint], cost: Callable[[], dict[str, Any]],
+                full_config: dict[str, Any]) -> Results:
+    """A run's results.json from its samples (`checkpoints`: by task, of the tasks whose records were read).
+    `cost` is asked once every task's samples are rewritten: that brings the earlier attempts' costs up to
+    their saved samples' (`RunDir.finalize_samples`)."""
     scores: dict[str, dict[str, Any]] = {}  # by task
     adherence: dict[str, Any] = {}
     repaired: dict[str, list[str]] = {}
@@ -51,5 +54,5 @@ def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunCo
             system_stats[planned.name] = figures
     return Results(**results_sections(scores, system_reports), format_adherence=adherence or None,
                    checkpoint_repairs=repaired or None, seed_policy=SEED_POLICY, system_reports=system_reports or None,
-                   system_stats=system_stats or None, cost=cost, config=full_config, versions=provenance(),
+                   system_stats=system_stats or None, cost=cost(), config=full_config, versions=provenance(),
                    date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))

@@ -355,7 +355,10 @@ class Evaluator:
     def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> Results:
         """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
-        cost = run_cost([a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id], attempt,
-                        {"response_cache": self.response_cache_stats, "page_cache": self.page_cache_stats},
-                        self.retrieval_stats, self.nli.stats.to_dict() if self.nli is not None else None)
+
+        def cost() -> dict[str, Any]:  # the earlier attempts' as brought up to their saved samples'
+            return run_cost([a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id], attempt,
+                            {"response_cache": self.response_cache_stats, "page_cache": self.page_cache_stats},
+                            self.retrieval_stats, self.nli.stats.to_dict() if self.nli is not None else None)
+
         return run_results(self.planned, self.run_dir, self.config, self.checkpoints, cost, self.full_config())

@@ -35,6 +35,8 @@ from .._storage.rundir import RunDir, checkpoint_key
 from .._types import Example
 from . import rescore
 from .._checks import Preflight
+from .._components import load_component, load_model
+from .._components.pooling import Components
 from .config import RunConfig, examples_in_flight
 from .cost import AttemptCost, attempt_cost, whole_run_cost
 from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
@@ -82,6 +84,9 @@ class Evaluator:
         # fails fast on a bad index
         self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
         self.retriever_contents = self.retriever.contents()  # read once: a recording's sha256 reads the whole file
+        # the reranker and refiner, checked by the pre-flight; their models load with the engines
+        self.reranker = load_component("rerankers", config.reranker, config.reranker_args, registry=self.registry)
+        self.refiner = load_component("refiners", config.refiner, config.refiner_args, registry=self.registry)
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
@@ -109,7 +114,7 @@ class Evaluator:
         if config.resume:
             finished = self._finished_outcome()
             if finished is not None:
-                self.retriever.close()
+                self.close_retrieval()
                 return finished
         resources = RunResources(config.page_cache)
         interrupted = False
@@ -147,7 +152,7 @@ class Evaluator:
         finally:
             resources.close(wait=not interrupted)
             if not interrupted:
-                self.retriever.close()
+                self.close_retrieval()
         results = self.collect(scheduler, self.cost.examples, time.perf_counter() - self.cost.started)
         self.run_dir.record_attempt(results["cost"]["this_attempt"])
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
@@ -158,7 +163,18 @@ class Evaluator:
         failed are left to score)."""
         if self.preloading is not None:
             self.preloading.join()
+        if not self.scoring_only:
+            for flag, component in (("--reranker", self.reranker), ("--refiner", self.refiner)):
+                if component is not None:
+                    load_model(component, flag)
         return load_engines(self.config, self.registry, self.planned, system=not self.scoring_only)
+
+    def close_retrieval(self) -> None:
+        """Close the retriever and free the reranker's and refiner's models."""
+        self.retriever.close()
+        for component in (self.reranker, self.refiner):
+            if component is not None:
+                component.close()
 
     def check_models(self, engines: Engines) -> None:
         """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
@@ -249,6 +265,9 @@ class Evaluator:
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = self.retriever.metadata()
         out["retriever_contents"] = self.retriever_contents
+        for name, component in (("reranker_metadata", self.reranker), ("refiner_metadata", self.refiner)):
+            if component is not None:
+                out[name] = component.metadata()
         out["model_contents"] = self.model_contents
         return json.loads(json.dumps(out, default=str))
 
@@ -300,7 +319,8 @@ class Evaluator:
         scoring = MetricModels(scheduler, recorder, self.run_dir.path, engines.judges, engines.nli,
                                self.config.nli_format)
         judge_llms, self.nli = scoring.judges, scoring.nli
-        retrieval = Retrieval(self.retriever, Scheduler(examples=examples), recorder=recorder)
+        retrieval = Retrieval(self.retriever, Scheduler(examples=examples), recorder=recorder,
+                              components=Components(self.reranker, self.refiner, Scheduler(examples=examples)))
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         inflight = examples_in_flight(self.config.max_inflight, engines.model)
         saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish

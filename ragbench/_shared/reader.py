@@ -1,7 +1,8 @@
 """The base of generic readers: systems that send the task's own baseline prompt (`Task.reader_prompt`)
 over the documents they choose, generate once and post-process as the task does. The built-in
 `closed_book` (no documents) and `vanilla` (the retriever's top documents) are its two subclasses; a
-third-party reader subclasses it and overrides `documents`."""
+third-party reader subclasses it and overrides `documents`. The run's refiner (`--refiner`) turns the
+documents into what the prompt shows."""
 from __future__ import annotations
 
 from .._context import Context
@@ -29,7 +30,10 @@ class Reader(System):
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         with ctx.group("retrieval"):  # the viewer's timeline: retrieval and a task's own steps, then the answer
-            prompt, docs = await ctx.task.reader_prompt(example, ctx, await self.documents(example, ctx))
+            docs = await self.documents(example, ctx)
+            if docs is not None and ctx.retriever is not None:  # the run's refiner (--refiner), if any
+                docs = await ctx.retriever.refine(example.question, docs)
+            prompt, docs = await ctx.task.reader_prompt(example, ctx, docs)
         if isinstance(prompt, list) or self.chat:
             messages = prompt if isinstance(prompt, list) else ctx.task.chat_messages(prompt)
             response = await ctx.llm.chat(messages, step="answer", **self.sampling)

@@ -49,24 +49,23 @@ def tiny_encoder(folder: Path, words: list[str], seed: int = 0) -> Path:
     return folder
 
 
-def tiny_causal_lm(folder: Path, words: list[str], seed: int = 0) -> Path:
-    """A GPT2LMHeadModel over a word-level tokenizer of `words`."""
+def tiny_causal_lm(folder: Path, texts: list[str], seed: int = 0) -> Path:
+    """A GPT2LMHeadModel over a byte-level BPE tokenizer trained on `texts` (its decoding gives back any text
+    exactly, as GPT-2's does: llmlingua checks that)."""
     import torch
-    from tokenizers import Tokenizer, models, pre_tokenizers
+    from tokenizers import ByteLevelBPETokenizer
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     folder.mkdir(parents=True, exist_ok=True)
-    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2}
-    for word in sorted(set(words)):
-        vocab.setdefault(word, len(vocab))
-    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="<pad>", eos_token="</s>",
-                                   bos_token="</s>", unk_token="<unk>")
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(texts, vocab_size=400, min_frequency=1, special_tokens=["<|endoftext|>"],
+                            show_progress=False)
+    fast = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>",
+                                   bos_token="<|endoftext|>", unk_token="<|endoftext|>")
     fast.save_pretrained(folder)
     torch.manual_seed(seed)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(vocab), n_embd=16, n_layer=1, n_head=2, n_positions=1024,
-                                       eos_token_id=1, bos_token_id=1, pad_token_id=0))
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(fast), n_embd=16, n_layer=1, n_head=2, n_positions=2048,
+                                       eos_token_id=0, bos_token_id=0))
     model.config.architectures = ["GPT2LMHeadModel"]
     model.save_pretrained(folder)
     return folder

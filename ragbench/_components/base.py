@@ -20,6 +20,10 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar
 if TYPE_CHECKING:
     from .._types import Document
 
+# The metadata key of the one document that holds a refiner's text made of the documents: a prompt shows
+# its text as it is (FlashRAG's `formatted_reference`).
+REFINED_TEXT = "refined_text"
+
 PairScores = Callable[[str, list[str]], Awaitable[list[float]]]
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import TYPE_CHECKING, Any, ContextManager, Protocol
 
+from .._components.base import REFINED_TEXT
 from .._components.pooling import Components
 from .._engines.base import EngineError
 from .._run.scheduler import CallStats, Scheduler
@@ -32,10 +33,6 @@ from .base import RetrievalError, Retriever
 
 if TYPE_CHECKING:
     from .._replay.recording import CallRecorder
-
-
-# A refined document that holds a refiner's text made of the documents (a prompt shows it as it is).
-REFINED_TEXT = "refined_text"
 
 
 class StepTracer(Protocol):

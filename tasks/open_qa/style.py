@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Document, Example, Prompt, YamlTask
+from ragbench.api import REFINED_TEXT, Document, Example, Prompt, YamlTask
 
 WITH_DOCUMENTS = ("Answer the question based on the given document.Only give me the answer and do not output any "
                   "other words.\nThe following are given documents.\n\n{reference}")
@@ -23,7 +23,10 @@ def reference(docs: list[Document]) -> str:
     `contents` ("title\\ntext"), its text the rest. A passage of a FlashRAG corpus shows that line as
     written (`metadata["title_line"]` where it is not the title: quoted, or empty), and one whose title is
     still in its text (an index built before ragbench split FlashRAG's `contents`) the text's first line, so
-    both are shown as FlashRAG shows them."""
+    both are shown as FlashRAG shows them. A refiner's text made of the documents (`--refiner`) is shown as
+    it is, as FlashRAG's `formatted_reference`."""
+    if len(docs) == 1 and docs[0].metadata.get(REFINED_TEXT):
+        return docs[0].text
     lines = []
     for i, doc in enumerate(docs, 1):
         title, text = doc.metadata.get("title_line", doc.title), doc.text

@@ -21,6 +21,8 @@ from ragbench._registry import installed_registry  # noqa: E402
 from ragbench._retrieval.bm25 import BM25Retriever  # noqa: E402
 from ragbench._retrieval.index import build_index  # noqa: E402
 from ragbench._types import Document  # noqa: E402
+from ragbench._view.catalog import RunCatalog  # noqa: E402
+from ragbench._view.site import Site  # noqa: E402
 
 from component_models import tiny_cross_encoder  # noqa: E402
 from helpers import cli, run, samples  # noqa: E402
@@ -79,8 +81,9 @@ def test_vanilla_shows_the_reranked_top_k_of_the_bm25_candidates_end_to_end(tmp_
     assert results["counts"][TASK]["scored"] == 3 and results["counts"][TASK]["failed"] == 0
     assert results["config"]["reranker"] == "cross_encoder"
     assert results["config"]["reranker_args"] == {"model": str(model), "retrieval_topk": 12}
-    assert results["config"]["reranker_metadata"]["model"] == str(model)
+    assert results["config"]["retriever_metadata"]["reranker"]["model"] == str(model)
     bm25 = BM25Retriever(str(index))
+    site = Site(RunCatalog([str(tmp_path / "run")]), registry=installed_registry())
     for sample in samples(tmp_path / "run", TASK):
         candidates = bm25.search([sample["question"]], 12)[0]
         expected = predicted_order(model, sample["question"], candidates, 5)  # the task's top_n: 5
@@ -91,6 +94,9 @@ def test_vanilla_shows_the_reranked_top_k_of_the_bm25_candidates_end_to_end(tmp_
         assert search["request"]["k"] == 12 and rerank["request"]["k"] == 5
         assert rerank["request"]["candidates"] == [doc.id for doc in candidates]
         assert [doc["id"] for doc in rerank["docs"]] == [doc_id for doc_id, _ in expected]
+        page = site.data(f"example/{site.runs[0].rid}/{TASK}/{sample['index']}")  # the viewer's example page
+        [shown] = [step for step in page["steps"] if step["name"] == "rerank"]
+        assert shown["kind"] == "custom" and [doc["id"] for doc in shown["docs"]] == [i for i, _ in expected]
         prompt = sample["trace"][2]["request"]["prompt"]
         titles = [next(d for d in candidates if d.id == doc_id).text for doc_id, _ in expected]
         assert [prompt.index(text) for text in titles] == sorted(prompt.index(text) for text in titles)

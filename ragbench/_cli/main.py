@@ -107,7 +107,8 @@ def check_command(no_model: bool, **options) -> None:
             if not no_model:
                 evaluator.load_and_check_models()
         finally:
-            evaluator.close_retrieval()
+            evaluator.retriever.close()
+            evaluator.components.close()
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:

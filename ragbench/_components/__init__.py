@@ -25,19 +25,6 @@ def load_component(kind: str, name: str | None, args: dict[str, Any] | None, *,
     return construct(registry.load(kind, name), dict(args or {}), label)
 
 
-def load_model(component: Reranker | Refiner, flag: str) -> None:
-    """`component.load()`, a model that fails to load (a damaged or partial folder) a one-line ConfigError."""
-    from .._errors import ConfigError
-
-    try:
-        component.load()
-    except ConfigError:
-        raise
-    except Exception as exc:
-        raise ConfigError(f"{flag} {component.name}: its model failed to load ({type(exc).__name__}: "
-                          f"{str(exc).splitlines()[0] if str(exc) else ''}); check the folder given as model=") from None
-
-
 def check_components(config: Any, registry: "Registry", check: Any) -> None:
     """The pre-flight of `--reranker` and `--refiner`: a known name, options it takes, a local model path
     that is there (nothing loads)."""
@@ -48,4 +35,4 @@ def check_components(config: Any, registry: "Registry", check: Any) -> None:
                 load_component(kind, name, args, registry=registry)
 
 
-__all__ = ["Refiner", "Reranker", "check_components", "load_component", "load_model"]
+__all__ = ["Refiner", "Reranker", "check_components", "load_component"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .._errors import ConfigError
 from .._run.scheduler import Scheduler
 from .._types import Document
 from .base import Refiner, Reranker, passage
@@ -92,6 +93,21 @@ class Components:
         self._scoring = ScoringBackend(reranker) if reranker is not None else None
         self._refining = RefiningBackend(refiner) if refiner is not None else None
 
+    @classmethod
+    def configured(cls, config: Any, registry: Any) -> "Components":
+        """The run's `--reranker` and `--refiner` with their options (checked by the pre-flight), their models
+        loaded (as a run's retriever opens its index before the run starts)."""
+        from . import load_component
+
+        components = cls(load_component("rerankers", config.reranker, config.reranker_args, registry=registry),
+                         load_component("refiners", config.refiner, config.refiner_args, registry=registry))
+        components.load()
+        return components
+
+    def pooled(self, scheduler: Scheduler) -> "Components":
+        """The same components, their work pooled by `scheduler` (a run's, which waits for its examples)."""
+        return Components(self.reranker, self.refiner, scheduler)
+
     async def rerank(self, query: str, docs: list[Document], k: int) -> list[Document]:
         assert self.reranker is not None
         return await self.reranker.rerank(query, docs, k, scores=self._scores)
@@ -106,19 +122,33 @@ class Components:
     async def _refined(self, question: str, docs: list[Document]) -> Any:
         return await self.scheduler.submit(self._refining, RefineRequest(question, tuple(docs)))
 
+    def _each(self) -> list[tuple[str, Reranker | Refiner]]:
+        return [(flag, component) for flag, component in (("--reranker", self.reranker), ("--refiner", self.refiner))
+                if component is not None]
+
     def load(self) -> None:
-        for component in (self.reranker, self.refiner):
-            if component is not None:
+        """Load their models; one that fails to load (a damaged or partial folder) is a one-line ConfigError."""
+        for flag, component in self._each():
+            try:
                 component.load()
+            except ConfigError:
+                raise
+            except Exception as exc:
+                first = str(exc).splitlines()[0] if str(exc) else ""
+                raise ConfigError(f"{flag} {component.name}: its model failed to load ({type(exc).__name__}: "
+                                  f"{first}); check the folder given as model=") from None
 
     def metadata(self) -> dict[str, Any]:
-        """What results.json records of them (their options are in the run's config)."""
-        return {**(self.reranker.metadata() if self.reranker else {}), **(self.refiner.metadata() if self.refiner else {})}
+        """What run.json and results.json record of them beside their options (in `retriever_metadata`, under
+        `reranker` and `refiner`)."""
+        return {flag[2:]: component.metadata() for flag, component in self._each()}
 
     async def aclose(self) -> None:
+        """Stop the pool and free the models (the run's examples have ended)."""
         await self.scheduler.close()
+        self.close()
 
     def close(self) -> None:
-        for component in (self.reranker, self.refiner):
-            if component is not None:
-                component.close()
+        """Free their models."""
+        for _, component in self._each():
+            component.close()

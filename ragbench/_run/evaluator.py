@@ -35,7 +35,6 @@ from .._storage.rundir import RunDir, checkpoint_key
 from .._types import Example
 from . import rescore
 from .._checks import Preflight
-from .._components import load_component, load_model
 from .._components.pooling import Components
 from .config import RunConfig, examples_in_flight
 from .cost import AttemptCost, attempt_cost, whole_run_cost
@@ -84,9 +83,7 @@ class Evaluator:
         # fails fast on a bad index
         self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
         self.retriever_contents = self.retriever.contents()  # read once: a recording's sha256 reads the whole file
-        # the reranker and refiner, checked by the pre-flight; their models load with the engines
-        self.reranker = load_component("rerankers", config.reranker, config.reranker_args, registry=self.registry)
-        self.refiner = load_component("refiners", config.refiner, config.refiner_args, registry=self.registry)
+        self.components = Components.configured(config, self.registry)  # --reranker, --refiner: models loaded
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
@@ -114,7 +111,7 @@ class Evaluator:
         if config.resume:
             finished = self._finished_outcome()
             if finished is not None:
-                self.close_retrieval()
+                self.retriever.close()
                 return finished
         resources = RunResources(config.page_cache)
         interrupted = False
@@ -152,7 +149,7 @@ class Evaluator:
         finally:
             resources.close(wait=not interrupted)
             if not interrupted:
-                self.close_retrieval()
+                self.retriever.close()
         results = self.collect(scheduler, self.cost.examples, time.perf_counter() - self.cost.started)
         self.run_dir.record_attempt(results["cost"]["this_attempt"])
         self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
@@ -163,18 +160,7 @@ class Evaluator:
         failed are left to score)."""
         if self.preloading is not None:
             self.preloading.join()
-        if not self.scoring_only:
-            for flag, component in (("--reranker", self.reranker), ("--refiner", self.refiner)):
-                if component is not None:
-                    load_model(component, flag)
         return load_engines(self.config, self.registry, self.planned, system=not self.scoring_only)
-
-    def close_retrieval(self) -> None:
-        """Close the retriever and free the reranker's and refiner's models."""
-        self.retriever.close()
-        for component in (self.reranker, self.refiner):
-            if component is not None:
-                component.close()
 
     def check_models(self, engines: Engines) -> None:
         """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
@@ -263,11 +249,8 @@ class Evaluator:
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
-        out["retriever_metadata"] = self.retriever.metadata()
+        out["retriever_metadata"] = {**self.retriever.metadata(), **self.components.metadata()}
         out["retriever_contents"] = self.retriever_contents
-        for name, component in (("reranker_metadata", self.reranker), ("refiner_metadata", self.refiner)):
-            if component is not None:
-                out[name] = component.metadata()
         out["model_contents"] = self.model_contents
         return json.loads(json.dumps(out, default=str))
 
@@ -320,7 +303,7 @@ class Evaluator:
                                self.config.nli_format)
         judge_llms, self.nli = scoring.judges, scoring.nli
         retrieval = Retrieval(self.retriever, Scheduler(examples=examples), recorder=recorder,
-                              components=Components(self.reranker, self.refiner, Scheduler(examples=examples)))
+                              components=self.components.pooled(Scheduler(examples=examples)))
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         inflight = examples_in_flight(self.config.max_inflight, engines.model)
         saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish

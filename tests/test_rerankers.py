@@ -154,3 +154,19 @@ def test_ranked_is_a_stable_descending_cut_of_k_that_keeps_the_retrievers_scores
     expected = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
     assert [doc.id for doc in kept] == [str(i) for i in expected]
     assert [doc.metadata["retrieval_score"] for doc in kept] == [float(i) for i in expected]
+
+
+def test_a_damaged_model_folder_is_one_line_and_nothing_is_written(tmp_path, model, index, data):
+    import shutil
+
+    damaged = Path(shutil.copytree(model, tmp_path / "damaged"))
+    weights = damaged / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])  # a download cut short
+    out = tmp_path / "out"
+    result = cli("--tasks", TASK, "--data", f"{TASK}={data}", "--model", "scripted:echo", "--retriever", "bm25",
+                 "--retriever-arg", f"index={index}", "--reranker", "cross_encoder", "--reranker-arg",
+                 f"model={damaged}", "--output", str(out), "--no-progress")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("ragbench")]
+    assert "--reranker cross_encoder: its model failed to load" in line and "model=" in line
+    assert not out.exists()

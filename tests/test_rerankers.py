@@ -170,3 +170,19 @@ def test_a_damaged_model_folder_is_one_line_and_nothing_is_written(tmp_path, mod
     [line] = [line for line in result.stderr.splitlines() if line.startswith("ragbench")]
     assert "--reranker cross_encoder: its model failed to load" in line and "model=" in line
     assert not out.exists()
+
+
+def test_resume_refuses_a_run_whose_reranker_model_was_replaced_since_it_started(tmp_path, index, data):
+    import shutil
+
+    model = Path(shutil.copytree(tiny_cross_encoder(tmp_path / "first", list(WORDS)), tmp_path / "model"))
+    options = dict(tasks=[TASK], data={TASK: str(data)}, system="vanilla", model="scripted:echo", retriever="bm25",
+                   retriever_args={"index": str(index)}, reranker="cross_encoder", reranker_args={"model": str(model)})
+    first = run(tmp_path, **options)
+    assert first["config"]["retriever_contents"]["reranker"]["model"]
+    assert run(tmp_path, resume=True, **options)["results"] == first["results"]  # the same model: nothing to do
+    tiny_cross_encoder(tmp_path / "second", list(WORDS), seed=1)
+    shutil.copy(tmp_path / "second" / "model.safetensors", model / "model.safetensors")  # retrained in place
+    with pytest.raises(ConfigError) as caught:
+        run(tmp_path, resume=True, **options)
+    assert "retriever" in str(caught.value) and "\n" not in str(caught.value)

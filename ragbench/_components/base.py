@@ -38,6 +38,15 @@ def local_model(path: str | None, option: str = "model") -> str:
     return str(Path(path).expanduser())
 
 
+def model_contents(component: Any) -> dict[str, Any]:
+    """What a component's answers depend on beyond its options: a digest of its local model's files
+    (`model_path`), so that `--resume` refuses a run whose model was replaced since it started."""
+    from .._engines.content import content_digest
+
+    path = getattr(component, "model_path", None)
+    return {"model": content_digest(path)} if path else {}
+
+
 def passage(doc: "Document") -> str:
     """A document as rerankers and refiners read it: its text, after its title's line when it has one
     (FlashRAG's `contents`, "title\\ntext")."""
@@ -74,6 +83,9 @@ class Reranker:
     def metadata(self) -> dict[str, Any]:
         """What run.json and results.json record about it (its options are recorded with the run's config)."""
         return {"reranker": self.name}
+
+    def contents(self) -> dict[str, Any]:
+        return model_contents(self)
 
     def close(self) -> None:
         """Free the model."""
@@ -114,6 +126,9 @@ class Refiner:
 
     def metadata(self) -> dict[str, Any]:
         return {"refiner": self.name}
+
+    def contents(self) -> dict[str, Any]:
+        return model_contents(self)
 
     def close(self) -> None:
         """Free the model."""

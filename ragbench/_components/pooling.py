@@ -143,6 +143,11 @@ class Components:
         `reranker` and `refiner`)."""
         return {flag[2:]: component.metadata() for flag, component in self._each()}
 
+    def contents(self) -> dict[str, Any]:
+        """What their answers depend on beyond their options (their models' digests), checked by `--resume`
+        with the retriever's (`Retriever.contents`)."""
+        return {flag[2:]: component.contents() for flag, component in self._each()}
+
     async def aclose(self) -> None:
         """Stop the pool and free the models (the run's examples have ended)."""
         await self.scheduler.close()

@@ -82,8 +82,8 @@ class Evaluator:
         self.run_dir = RunDir(config.run_dir())
         # fails fast on a bad index
         self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
-        self.retriever_contents = self.retriever.contents()  # read once: a recording's sha256 reads the whole file
         self.components = Components.configured(config, self.registry)  # --reranker, --refiner: models loaded
+        self.retriever_contents = {**self.retriever.contents(), **self.components.contents()}  # read once (sha256s)
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
         self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)

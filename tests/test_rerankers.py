@@ -68,7 +68,7 @@ def test_cross_encoder_orders_documents_by_the_models_own_scores(model):
     reranker.load()
     for query in QUESTIONS:
         kept = asyncio.run(reranker.rerank(query, docs, 7))
-        assert [(doc.id, doc.score) for doc in kept] == pytest.approx(predicted_order(model, query, docs, 7))
+        assert [(doc.id, doc.score) for doc in kept] == predicted_order(model, query, docs, 7)
         original = {doc.id: (rank, doc.score) for rank, doc in enumerate(docs, 1)}
         assert all((doc.metadata["retrieval_rank"], doc.metadata["retrieval_score"]) == original[doc.id]
                    for doc in kept)
@@ -87,7 +87,8 @@ def test_vanilla_shows_the_reranked_top_k_of_the_bm25_candidates_end_to_end(tmp_
     for sample in samples(tmp_path / "run", TASK):
         candidates = bm25.search([sample["question"]], 12)[0]
         expected = predicted_order(model, sample["question"], candidates, 5)  # the task's top_n: 5
-        assert [(doc["id"], doc["score"]) for doc in sample["prediction"]["docs"]] == pytest.approx(expected)
+        # exactly: scoring the three examples' pairs in one call changes no score
+        assert [(doc["id"], doc["score"]) for doc in sample["prediction"]["docs"]] == expected
         steps = [(step["kind"], step["name"]) for step in sample["trace"]]
         assert steps == [("retrieval", "retrieve"), ("custom", "rerank"), ("llm", "answer")]
         search, rerank = sample["trace"][0], sample["trace"][1]

@@ -19,7 +19,9 @@ from ragbench._components.cross_encoder import CrossEncoderReranker  # noqa: E40
 from ragbench._errors import ConfigError  # noqa: E402
 from ragbench._registry import installed_registry  # noqa: E402
 from ragbench._retrieval.bm25 import BM25Retriever  # noqa: E402
+from ragbench._replay.rerun import replay_config  # noqa: E402
 from ragbench._retrieval.index import build_index  # noqa: E402
+from ragbench._run.evaluator import Evaluator  # noqa: E402
 from ragbench._types import Document  # noqa: E402
 from ragbench._view.catalog import RunCatalog  # noqa: E402
 from ragbench._view.site import Site  # noqa: E402
@@ -101,6 +103,12 @@ def test_vanilla_shows_the_reranked_top_k_of_the_bm25_candidates_end_to_end(tmp_
         prompt = sample["trace"][2]["request"]["prompt"]
         titles = [next(d for d in candidates if d.id == doc_id).text for doc_id, _ in expected]
         assert [prompt.index(text) for text in titles] == sorted(prompt.index(text) for text in titles)
+    # a replay answers the searches from the recording and reranks them again: the same documents shown
+    replayed = Evaluator(replay_config(tmp_path / "run", output=str(tmp_path / "replayed"), progress=False),
+                         installed_registry()).run().results
+    assert replayed["config"]["retriever"] == "replay" and replayed["config"]["reranker"] == "cross_encoder"
+    assert [s["prediction"] for s in samples(tmp_path / "replayed", TASK)] == \
+        [s["prediction"] for s in samples(tmp_path / "run", TASK)]
 
 
 def test_a_bad_reranker_option_is_one_line_before_anything_is_written(tmp_path, model, index, data):

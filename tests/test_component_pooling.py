@@ -8,10 +8,15 @@ import asyncio
 from hypothesis import given, settings, strategies as st
 
 from ragbench._components.base import Refiner, Reranker
+from ragbench._hookspecs import hookimpl
+from ragbench._registry import Registry
+from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._components.pooling import Components, PairsRequest, ScoringBackend
 from ragbench._retrieval.handle import Retrieval
 from ragbench._retrieval.provided import ProvidedRetriever
 from ragbench._types import Document, Example
+
+from helpers import samples
 
 
 class LengthReranker(Reranker):
@@ -96,3 +101,25 @@ def test_the_reranks_of_examples_searching_together_are_one_scoring_call_and_ref
         assert [(s.kind, s.name) for s in contexts[i].trace] == [("retrieval", "retrieve"), ("custom", "rerank"),
                                                                   ("custom", "refine")]
         assert contexts[i].trace[2].docs == [doc.to_dict() for doc in kept]
+
+
+class ComponentsPlugin:
+    """A third-party plugin's catalogue: a reranker and a refiner of this module."""
+
+    @hookimpl
+    def ragbench_catalog(self):
+        return {"rerankers": {"length": {"target": f"{__name__}:LengthReranker", "description": "longest first"}},
+                "refiners": {"first_half": {"target": f"{__name__}:FirstHalf", "description": "first half"}}}
+
+
+def test_a_plugins_reranker_and_refiner_are_used_by_name_in_a_run(tmp_path):
+    registry = Registry.discover(plugins=[("components_plugin", "ragbench-components-test", ComponentsPlugin())])
+    assert registry.entry("rerankers", "length").provider == "ragbench-components-test"
+    config = RunConfig(tasks=["demo"], system="vanilla", system_args={"top_n": 3}, model="scripted:echo",
+                       reranker="length", refiner="first_half", limit=2, progress=False, output=str(tmp_path / "run"))
+    results = Evaluator(config, registry=registry).run().results
+    assert results["complete"] and results["config"]["retriever_metadata"] == {
+        "retriever": "provided", "reranker": {"reranker": "length"}, "refiner": {"refiner": "first_half"}}
+    for sample in samples(tmp_path / "run", "demo"):
+        [rerank] = [step for step in sample["trace"] if step["name"] == "rerank"]
+        assert [doc["id"] for doc in sample["prediction"]["docs"]] == [doc["id"] for doc in rerank["docs"][:2]]

@@ -14,7 +14,8 @@ from hypothesis import given, settings, strategies as st
 pytest.importorskip("bm25s")
 pytest.importorskip("sentence_transformers")
 
-from ragbench._components.base import passage, ranked  # noqa: E402
+from ragbench._components.base import ranked  # noqa: E402
+from ragbench._retrieval.corpus import passage_text  # noqa: E402
 from ragbench._components.cross_encoder import CrossEncoderReranker  # noqa: E402
 from ragbench._errors import ConfigError  # noqa: E402
 from ragbench._registry import installed_registry  # noqa: E402
@@ -59,7 +60,7 @@ def predicted_order(model: Path, query: str, docs: list[Document], k: int) -> li
     """The top k of `docs` as CrossEncoder.predict, called directly, scores them (ties in the given order)."""
     from sentence_transformers import CrossEncoder
 
-    scores = CrossEncoder(str(model)).predict([(query, passage(doc)) for doc in docs])
+    scores = CrossEncoder(str(model)).predict([(query, passage_text(doc)) for doc in docs])
     order = sorted(range(len(docs)), key=lambda i: -scores[i])[:k]
     return [(docs[i].id, float(scores[i])) for i in order]
 

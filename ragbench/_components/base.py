@@ -17,6 +17,8 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar
 
+from .._retrieval.corpus import passage_text
+
 if TYPE_CHECKING:
     from .._types import Document
 
@@ -47,12 +49,6 @@ def model_contents(component: Any) -> dict[str, Any]:
     return {"model": content_digest(path)} if path else {}
 
 
-def passage(doc: "Document") -> str:
-    """A document as rerankers and refiners read it: its text, after its title's line when it has one
-    (FlashRAG's `contents`, "title\\ntext")."""
-    return f"{doc.title}\n{doc.text}" if doc.title else doc.text
-
-
 class Reranker:
     """Scores (query, passage) pairs; `rerank` keeps the `k` best. Subclasses implement `score_pairs`."""
 
@@ -73,7 +69,7 @@ class Reranker:
         """The `k` best of `docs` for `query`, best first, each with its reranker score in `score` (the
         retriever's in `metadata["retrieval_score"]`); ties keep the retriever's order. `scores` pools the
         scoring with other examples' (the run gives it); without it the pairs are scored in a thread."""
-        texts = [passage(doc) for doc in docs]
+        texts = [passage_text(doc) for doc in docs]  # "title\ntext", as FlashRAG's `contents`
         values = await (scores or self._scores_in_thread)(query, texts)
         return ranked(docs, values, k)
 

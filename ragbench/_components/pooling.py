@@ -10,7 +10,8 @@ from typing import Any
 from .._errors import ConfigError
 from .._run.scheduler import Scheduler
 from .._types import Document
-from .base import Refiner, Reranker, passage
+from .._retrieval.corpus import passage_text
+from .base import Refiner, Reranker
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,8 @@ class RefineRequest:
         return sum(len(doc.text) for doc in self.docs)
 
     def cache_key(self, backend_id: str) -> str:
-        return "\x00".join((backend_id, self.question, *(f"{doc.id}\x01{passage(doc)}" for doc in self.docs)))
+        docs = (f"{doc.id}\x01{passage_text(doc)}" for doc in self.docs)
+        return "\x00".join((backend_id, self.question, *docs))
 
 
 class _Backend:

@@ -16,6 +16,7 @@ pytest.importorskip("bm25s")
 from ragbench._components.recomp import AbstractiveRefiner, ExtractiveRefiner  # noqa: E402
 from ragbench._components.selective_context import SelectiveContextRefiner  # noqa: E402
 from ragbench._registry import installed_registry  # noqa: E402
+from ragbench._retrieval.corpus import passage_text  # noqa: E402
 from ragbench._retrieval.index import build_index  # noqa: E402
 from ragbench._types import Document  # noqa: E402
 
@@ -34,6 +35,17 @@ def documents() -> list[Document]:
     out = [Document(id=d.id, title=d.title, text=f"{d.text}. {d.text[::-1]}! Why {d.text}?", score=1.0)
            for d in docs]
     out[0].metadata["title_line"] = '"Quoted title"'
+    return out
+
+
+def format_reference(docs: list[Document]) -> str:
+    """FlashRAG's LLMLinguaRefiner/SelectiveContextRefiner.format_reference over each passage's `contents`
+    (its title line, then its text; a passage without a title is its text)."""
+    out = ""
+    for idx, doc in enumerate(docs):
+        content = passage_text(doc)
+        title, text = content.split("\n")[0], "\n".join(content.split("\n")[1:])
+        out += f"Doc {idx+1}(Title: {title}) {text}\n"
     return out
 
 
@@ -111,8 +123,7 @@ def test_longllmlingua_gives_what_llmlinguas_prompt_compressor_gives_with_flashr
     compressor = upstream.PromptCompressor(model_name=str(causal_lm), device_map="cpu")
     if count > 2:
         compressor.model = LegacyCacheModel(compressor.model)
-    reference = "".join(f"Doc {i}(Title: {d.metadata.get('title_line', d.title)}) {d.text}\n"
-                        for i, d in enumerate(docs, 1))
+    reference = format_reference(docs)
     expected = compressor.compress_prompt(
         [line for line in reference.split("\n") if line != ""], instruction="", question=QUESTION, rate=0.55,
         condition_in_question="after_condition", reorder_context="sort", dynamic_context_compression_ratio=0.3,
@@ -126,7 +137,7 @@ def test_selective_context_drops_the_tokens_of_least_self_information(causal_lm)
 
     docs = documents()[:3]
     keep_all = SelectiveContextRefiner(model=str(causal_lm), reduce_ratio=0.0)
-    text = "".join(f"Doc {i}(Title: {d.metadata.get('title_line', d.title)}) {d.text}\n" for i, d in enumerate(docs, 1))
+    text = format_reference(docs)
     sentences = [s.strip() for s in re.split(r"(?<!\w\.\w.)(?<![A-Z][a-z]\.)(?<=\.|\?)\s", re.sub(r"\s+", " ", text))
                  if s.strip()]
     assert keep_all.refine_batch([(QUESTION, docs)]) == [" ".join(sentences)]  # nothing below the 0th percentile

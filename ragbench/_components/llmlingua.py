@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Le
 
+from .._shared.flashrag import flashrag_reference
 from .._types import Document
 from .base import Refiner, local_model
-from .flashrag_reference import reference_lines
 
 
 class LegacyCacheModel:
@@ -82,9 +82,12 @@ class LongLLMLinguaRefiner(Refiner):
 
     def refine_batch(self, items: list[tuple[str, list[Document]]]) -> list[str]:
         self.load()
-        return [self._compressor.compress_prompt(reference_lines(docs), instruction="", question=question,
-                                                 **self.settings)["compressed_prompt"]
-                for question, docs in items]
+        out = []
+        for question, docs in items:  # FlashRAG's lines: its format_reference's, split at "\n", none empty
+            lines = [line for line in flashrag_reference(docs).split("\n") if line]
+            out.append(self._compressor.compress_prompt(lines, instruction="", question=question,
+                                                        **self.settings)["compressed_prompt"])
+        return out
 
     def metadata(self) -> dict[str, Any]:
         return {"refiner": self.name, "model": self.model_path, **self.settings}

@@ -18,9 +18,9 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Lt
 
+from .._shared.flashrag import flashrag_reference
 from .._types import Document
 from .base import Refiner, local_model
-from .flashrag_reference import reference_lines
 
 SENTENCE_END = re.compile(r"(?<!\w\.\w.)(?<![A-Z][a-z]\.)(?<=\.|\?)\s")
 SENTENCE_MASK = "<...some content omitted.>"
@@ -84,7 +84,7 @@ class SelectiveContextRefiner(Refiner):
 
     def refine_batch(self, items: list[tuple[str, list[Document]]]) -> list[str]:
         self.load()
-        return [self.compress("".join(f"{line}\n" for line in reference_lines(docs))) for _, docs in items]
+        return [self.compress(flashrag_reference(docs)) for _, docs in items]
 
     def metadata(self) -> dict[str, Any]:
         return {"refiner": self.name, "model": self.model_path, "reduce_ratio": self.reduce_ratio,

@@ -35,6 +35,11 @@ class Sampling:
         tokens a model was fine-tuned to emit).
     json_mode: ask an OpenAI-compatible server for a JSON object (`response_format`, chat requests);
         local engines ignore it.
+    keep_stop: the stop string that ended the text is kept at its end (vLLM's include_stop_str_in_output,
+        which FlashRAG's generator sets: IRCoT's thoughts keep their ".", Search-R1's outputs their
+        "</search>"). The stop string that completes first wins. An API that does not say which stop string
+        ended the text (openai) gets FlashRAG's OpenaiGenerator rule: the first stop string is appended when
+        the text ends with none of them.
     """
 
     max_tokens: int = 256
@@ -49,6 +54,7 @@ class Sampling:
     lora: str | None = None
     skip_special_tokens: bool = True
     json_mode: bool = False
+    keep_stop: bool = False
 
     @classmethod
     def make(cls, **kwargs: Any) -> "Sampling":
@@ -221,6 +227,10 @@ class Engine:
     concurrent: ClassVar[bool] = False
     max_batch_size: int = 16
     max_concurrency: int = 16
+    # --model-arg chat=true|false, accepted by every engine (ragbench._engines.load_engine): whether the model is
+    # a chat (instruction-tuned) model, for prompt formats that differ for one (FlashRAG's PromptTemplate
+    # sends [system, user] messages to a chat model, one string to a plain one). None: the engine's own rule.
+    declared_chat: bool | None = None
 
     def __init__(self, model: str, **options: Any) -> None:
         self.model = model
@@ -273,6 +283,16 @@ class Engine:
         finished run compares it with the one recorded); None when it cannot be told before loading."""
         return None
 
+    @property
+    def chat_model(self) -> bool:
+        """Whether the model is a chat model: `--model-arg chat=true|false`, else `detects_chat_model`."""
+        return self.declared_chat if self.declared_chat is not None else self.detects_chat_model()
+
+    def detects_chat_model(self) -> bool:
+        """The engine's own rule when no `chat` option is given. Default False (scripted, replay: a test
+        declares a chat model with --model-arg chat=true)."""
+        return False
+
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         raise NotImplementedError
 
@@ -288,7 +308,11 @@ class Engine:
         """Free resources (models, connections)."""
 
 
-def apply_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
-    """Cut `text` at the earliest stop string, as servers do (the stop string is not kept)."""
-    cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=-1)
-    return (text[:cut], True) if cut >= 0 else (text, False)
+def apply_stop(text: str, stop: Sequence[str], keep: bool = False) -> tuple[str, bool]:
+    """Cut `text` at the earliest stop string, as servers do (the stop string is not kept); `keep`
+    (`Sampling.keep_stop`): end it after the stop string that completes first, as vLLM does with
+    include_stop_str_in_output."""
+    found = [(i, i + len(s)) for i, s in ((text.find(s), s) for s in stop if s) if i >= 0]
+    if not found:
+        return text, False
+    return (text[:min(end for _, end in found)] if keep else text[:min(start for start, _ in found)]), True

@@ -239,6 +239,10 @@ class HFEngine(Engine):
         return (f"HFEngine(model={self.model!r}, device={self.device!r}, dtype={self.dtype!r}, "
                 f"batch_size={self.max_batch_size})")
 
+    def detects_chat_model(self) -> bool:
+        """The model's tokenizer has a chat template (what `chat` requests are rendered with)."""
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
     def close(self) -> None:
         self.model_obj = None
         if self.device.startswith("cuda"):
@@ -357,7 +361,7 @@ class HFEngine(Engine):
                 length = done_at if done_at else len(tokens)
                 kept = tokens[:length - 1] if reason == "eos" else tokens[:length]
                 text = self.tokenizer.decode(kept, skip_special_tokens=sampling.skip_special_tokens)
-                text, stopped = apply_stop(text, sampling.stop)
+                text, stopped = apply_stop(text, sampling.stop, sampling.keep_stop)
                 texts.append(text)
                 if sample == 0:
                     first_length = length

@@ -75,6 +75,10 @@ class ReplicaSet(Engine):
     def content_id(self) -> str | None:
         return self._content_id
 
+    def detects_chat_model(self) -> bool:
+        """The first replica's rule (False for a Ray actor, which cannot be asked: pass --model-arg chat=)."""
+        return bool(getattr(self.replicas[0], "chat_model", False))
+
     def call_identity(self, sampling: Any) -> str:
         identity = getattr(self.replicas[0], "call_identity", None)  # a Ray actor's engine: its engine_id
         return identity(sampling) if identity is not None else self._engine_id

@@ -137,7 +137,7 @@ class ScriptedEngine(Engine):
             except (KeyError, ValueError, TypeError) as exc:
                 return EngineError(f"scripted engine: bad per-token answer ({exc})")
         else:
-            text, _ = apply_stop(str(out), sampling.stop)
+            text, _ = apply_stop(str(out), sampling.stop, sampling.keep_stop)
             asked = sampling.logprobs is not None or sampling.logprob_tokens
             response = token_response(certain_tokens(text, sampling) if asked else {"response": text}, sampling)
             response.texts = [text] * sampling.n

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .._components.base import REFINED_TEXT
+from .._components.base import is_refined_text
 from .._types import Document
 
 EOT = "<|eot_id|>"  # FlashRAG's vLLM generator appends it to every stop list (generator.py)
@@ -37,7 +37,7 @@ def flashrag_reference(docs: list[Document], template: str = REFERENCE) -> str:
     `{idx}` (1-based), `{title}`, `{text}` and `{contents}` ("title\\ntext"). A refiner's text made of the
     documents (`--refiner`: one document marked `REFINED_TEXT`) is the reference as it is, as FlashRAG's
     pipelines pass a refiner's output as `formatted_reference`."""
-    if len(docs) == 1 and docs[0].metadata.get(REFINED_TEXT):
+    if is_refined_text(docs):
         return docs[0].text
     parts = []
     for idx, doc in enumerate(docs, 1):

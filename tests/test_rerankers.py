@@ -140,6 +140,12 @@ def test_a_missing_model_path_is_refused_by_the_preflight_before_anything_loads(
     assert loaded == [] and not (tmp_path / "run").exists()
 
 
+def test_reranker_options_without_a_reranker_are_refused_not_dropped(tmp_path, data):
+    result = cli("check", "--tasks", TASK, "--data", f"{TASK}={data}", "--reranker-arg", "model=x", "--no-model")
+    assert result.returncode == 2
+    assert "--reranker-arg model: there is no --reranker; name one (ragbench list rerankers)" in result.stderr
+
+
 def test_an_unknown_reranker_is_named_with_the_listing(tmp_path, data):
     result = cli("check", "--tasks", TASK, "--data", f"{TASK}={data}", "--reranker", "cross_encodr", "--no-model")
     assert result.returncode == 2

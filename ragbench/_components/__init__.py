@@ -33,6 +33,9 @@ def check_components(config: Any, registry: "Registry", check: Any) -> None:
         if name:
             with check.step(f"--{kind[:-1]} {name}"):
                 load_component(kind, name, args, registry=registry)
+        elif args:  # options of no component would be dropped without a word
+            check.problem(f"--{kind[:-1]}-arg {', '.join(args)}: there is no --{kind[:-1]}; name one "
+                          f"(ragbench list {kind}) or leave the options out")
 
 
 __all__ = ["Refiner", "Reranker", "check_components", "load_component"]

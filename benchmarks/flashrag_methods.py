@@ -36,7 +36,7 @@ from pathlib import Path
 
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
-from ragbench._run.config import RunConfig
+from ragbench._values.run_config import RunConfig
 from ragbench._run.evaluator import Evaluator
 
 HERE = Path(__file__).resolve().parent

@@ -17,7 +17,7 @@ def load_component(kind: str, name: str | None, args: dict[str, Any] | None, *,
     """The reranker or refiner (`kind` "rerankers" or "refiners") named `name` with its options, not yet
     loaded (`load()` reads its model); None when no name is given. A bad option or a local model path
     that is not there is a one-line ConfigError naming the flag."""
-    from .._run.options import construct
+    from .._values.options import construct
 
     if not name:
         return None

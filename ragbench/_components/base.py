@@ -22,16 +22,6 @@ from .._retrieval.corpus import passage_text
 if TYPE_CHECKING:
     from .._types import Document
 
-# The metadata key of the one document that holds a refiner's text made of the documents: a prompt shows
-# its text as it is (FlashRAG's `formatted_reference`).
-REFINED_TEXT = "refined_text"
-
-
-def is_refined_text(docs: "list[Document] | None") -> bool:
-    """Whether `docs` is a refiner's text in place of the documents (one document marked `REFINED_TEXT`)."""
-    return bool(docs) and len(docs) == 1 and bool(docs[0].metadata.get(REFINED_TEXT))
-
-
 PairScores = Callable[[str, list[str]], Awaitable[list[float]]]
 
 

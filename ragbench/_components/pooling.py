@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigError
-from .._run.scheduler import Scheduler
+from .._scheduler import Scheduler
 from .._types import Document
 from .._retrieval.corpus import passage_text
+from .._shared.refined_text import REFINED_TEXT
 from .base import Refiner, Reranker
 
 
@@ -46,7 +47,7 @@ class RefineRequest:
 
 
 class _Backend:
-    """A component as a scheduler backend (ragbench._run.scheduler): one blocking call per batch."""
+    """A component as a scheduler backend (ragbench._scheduler): one blocking call per batch."""
 
     concurrent = False
     cacheable = False
@@ -117,9 +118,15 @@ class Components:
     async def _scores(self, query: str, texts: list[str]) -> list[float]:
         return await self.scheduler.submit(self._scoring, PairsRequest(query, tuple(texts)))
 
-    async def refine(self, question: str, docs: list[Document]) -> list[Document] | str:
+    async def refine(self, question: str, docs: list[Document]) -> list[Document]:
+        """The refiner's documents, or one document holding the text it made of `docs` (marked `REFINED_TEXT`,
+        `metadata["refined_from"]`: their ids)."""
         assert self.refiner is not None
-        return await self.refiner.refine(question, docs, pooled=self._refined)
+        refined = await self.refiner.refine(question, docs, pooled=self._refined)
+        if isinstance(refined, str):
+            return [Document(id=None, title="", text=refined,
+                             metadata={"refined_from": [doc.id for doc in docs], REFINED_TEXT: True})]
+        return refined
 
     async def _refined(self, question: str, docs: list[Document]) -> Any:
         return await self.scheduler.submit(self._refining, RefineRequest(question, tuple(docs)))

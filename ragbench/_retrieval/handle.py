@@ -24,14 +24,13 @@ from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import TYPE_CHECKING, Any, ContextManager, Protocol
 
-from .._components.base import REFINED_TEXT
-from .._components.pooling import Components
-from .._engines.base import EngineError
-from .._run.scheduler import CallStats, Scheduler
+from .._scheduler import CallStats, Scheduler
 from .._types import Document, Example, Step
+from .._values.llm_calls import EngineError
 from .base import RetrievalError, Retriever
 
 if TYPE_CHECKING:
+    from .._components.pooling import Components
     from .._replay.recording import CallRecorder
 
 
@@ -92,7 +91,7 @@ class Retrieval:
     def __init__(self, retriever: Retriever, scheduler: Scheduler | None = None,
                  backend: SearchBackend | None = None, ctx: StepTracer | None = None,
                  local: Retriever | None = None, recorder: "CallRecorder | None" = None,
-                 example_id: str | None = None, components: Components | None = None) -> None:
+                 example_id: str | None = None, components: "Components | None" = None) -> None:
         self.retriever = retriever
         self.scheduler = scheduler or Scheduler()
         self.backend = backend or SearchBackend(retriever)
@@ -101,7 +100,7 @@ class Retrieval:
         self.recorder = recorder  # every search to the run's calls/retrieval.jsonl (replayable)
         # recorded with an example-bound search: two examples' identical queries have different answers
         self.example_id = example_id
-        self.components = components or Components()  # the run's reranker and refiner, if any
+        self.components = components  # the run's reranker and refiner (ragbench._components), if any
 
     def bind(self, ctx: StepTracer, example: Example) -> "Retrieval":
         local = self.retriever.for_example(example)
@@ -112,7 +111,11 @@ class Retrieval:
     def fixed_documents(self) -> bool:
         """Every query gets the example's own documents in their given order (`Retriever.fixed_documents`,
         and no reranker reorders them by query)."""
-        return self.retriever.fixed_documents and self.components.reranker is None
+        return self.retriever.fixed_documents and self._reranker is None
+
+    @property
+    def _reranker(self) -> Any:
+        return self.components.reranker if self.components is not None else None
 
     @property
     def stats(self) -> CallStats:
@@ -121,7 +124,7 @@ class Retrieval:
     async def search(self, query: str, k: int, *, step: str = "retrieve") -> list[Document]:
         """The top `k` documents for `query`, best first (copies: a system may annotate them); reranked
         when the run has a reranker."""
-        reranker = self.components.reranker
+        reranker = self._reranker
         if reranker is None:
             return await self._search(query, k, step)
         self._check_k(k)
@@ -140,7 +143,7 @@ class Retrieval:
         """What a reader shows for `question` in place of `docs`: the run's refiner's documents, or one
         document holding the text it made of them (`metadata["refined_from"]`: their ids); `docs` as they
         are without a refiner."""
-        refiner = self.components.refiner
+        refiner = self.components.refiner if self.components is not None else None
         if refiner is None or not docs:
             return docs
         request = {"refiner": refiner.name, "question": question, "docs": [doc.id for doc in docs]}
@@ -149,9 +152,6 @@ class Retrieval:
                 refined = await self.components.refine(question, docs)
             except EngineError as exc:
                 raise RetrievalError(f"refiner {refiner.name}: {exc}") from None
-            if isinstance(refined, str):
-                refined = [Document(id=None, title="", text=refined,
-                                    metadata={"refined_from": [doc.id for doc in docs], REFINED_TEXT: True})]
             record.response = {"docs": len(refined)}
             record.docs = [doc.to_dict() for doc in refined]
         return refined
@@ -185,4 +185,5 @@ class Retrieval:
 
     async def close(self) -> None:
         await self.scheduler.close()
-        await self.components.aclose()
+        if self.components is not None:
+            await self.components.aclose()

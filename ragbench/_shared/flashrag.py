@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .._components.base import is_refined_text
 from .._types import Document
+from .refined_text import is_refined_text
 
 EOT = "<|eot_id|>"  # FlashRAG's vLLM generator appends it to every stop list (generator.py)
 REFERENCE = "Doc {idx}(Title: {title}) {text}\n"  # PromptTemplate.format_reference's default

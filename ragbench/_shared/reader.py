@@ -5,10 +5,10 @@ third-party reader subclasses it and overrides `documents`. The run's refiner (`
 documents into what the prompt shows (when it gives one text, the sample keeps the documents it read)."""
 from __future__ import annotations
 
-from .._components.base import is_refined_text
 from .._context import Context
 from .._system import System
 from .._types import Document, Example, Prediction
+from .refined_text import is_refined_text
 
 
 class Reader(System):

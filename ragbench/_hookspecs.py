@@ -9,6 +9,7 @@ every result is credited to its provider and one broken plugin cannot hide the o
                         "defaults": {...}},
                  name: {"yaml": "pkg:path/inside/pkg.yaml"}},
      "systems": {...}, "metrics": {...}, "engines": {...}, "retrievers": {...},
+     "rerankers": {...}, "refiners": {...},
      "prompt_styles": {name: {"target": "pkg.module:YamlTaskSubclass", "description": "..."}},
      "groups":  {group_name: [task names]}, "reproductions": {name: manifest}}
 
@@ -17,7 +18,7 @@ aliases, groups and system defaults come from the file, whose `task:` must equal
 the Python a YAML task names in `prompt.style` when a template cannot hold its prompting logic.
 
 Targets are imported only when used, so `ragbench list` never imports torch, vLLM or bm25s; a loaded
-target must be a subclass of the kind's base class (Task, System, Metric, Engine, Retriever).
+target must be a subclass of the kind's base class (Task, System, Metric, Engine, Retriever, Reranker, Refiner).
 
 `ragbench_metric_families()` returns `{prefix: {"target": "pkg.module:factory", "description": "..."}}`:
 a metric named `prefix:NAME` (e.g. `hf:bleu`) is built by `factory("prefix:NAME")`, which returns a Metric

@@ -1,4 +1,4 @@
-"""Lazy registry of tasks, systems, metrics, engines and retrievers, discovered through pluggy.
+"""Lazy registry of tasks, systems, metrics, engines, retrievers, rerankers and refiners, discovered through pluggy.
 
 Every distribution (ragbench itself included) lists modules in the entry-point group
 `ragbench`; each module implements some of the hooks of `hookspecs` (the catalogue, metric
@@ -27,15 +27,16 @@ from ._hookspecs import PROJECT, RagbenchHooks
 from ._imports import import_target
 from ._shared.yaml_tasks.discovery import file_spec, is_task_file, packaged_spec
 
-KINDS = ("tasks", "systems", "metrics", "engines", "retrievers")
+KINDS = ("tasks", "systems", "metrics", "engines", "retrievers", "rerankers", "refiners")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
-            "retrievers": "retriever", "query_styles": "query style"}
+            "retrievers": "retriever", "rerankers": "reranker", "refiners": "refiner", "query_styles": "query style"}
 SINGULAR["prompt_styles"] = "prompt style"
 SINGULAR["record_formats"] = "record format"
 SINGULAR["gold_kinds"] = "gold kind"
 # The base class each kind's targets must subclass (imported when a component is first loaded).
 BASES = {"tasks": "ragbench._task:Task", "systems": "ragbench._system:System", "metrics": "ragbench._metric:Metric",
          "engines": "ragbench._engines.base:Engine", "retrievers": "ragbench._retrieval.base:Retriever",
+         "rerankers": "ragbench._components.base:Reranker", "refiners": "ragbench._components.base:Refiner",
          "query_styles": "ragbench._retrieval.query_style:QueryStyle",
          "prompt_styles": "ragbench._shared.yaml_tasks.task:YamlTask",
          "record_formats": "ragbench._shared.yaml_tasks.formats:RecordFormat",

@@ -25,7 +25,9 @@ What is here, by what it is for:
   (a bad record: counted, the run goes on), `EngineError` (an LLM call failed), `RetrievalError`.
 - Engines and retrievers: `Engine`, `Request`, `Sampling`, `Response`, `TokenLogprobs`, `apply_stop`,
   `EngineNeeds` (what a system needs of its engine, `System.engine_needs`), `local_tokenizer` (a model's
-  tokenizer on disk, without its weights); `Retriever`, `IndexBuilder`, `QueryStyle`, `BGE_QUERY_INSTRUCTION`.
+  tokenizer on disk, without its weights); `Retriever`, `IndexBuilder`, `QueryStyle`, `BGE_QUERY_INSTRUCTION`;
+  `Reranker`, `Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the metadata key of
+  the one document holding a refiner's text, which a prompt shows as it is).
 - Pre-flight (checks before anything loads): `Preflight`, `probe_data`, `unreachable`.
 - Trace structure for the viewer: `group`, `grouped`, `outline`, `find_groups`; `trace_prompts` (the
   prompt or chat messages of each LLM call of a trace).
@@ -86,6 +88,8 @@ _MODULES = {
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     "ragbench._retrieval.corpus": ("passage_text",),
+    "ragbench._components.base": ("Reranker", "Refiner"),
+    "ragbench._shared.refined_text": ("REFINED_TEXT",),
     # pre-flight
     "ragbench._checks": ("Preflight", "probe_data", "unreachable"),
     # trace structure

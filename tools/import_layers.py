@@ -55,6 +55,8 @@ LAYERS = (
         "_reports": "aggregation, bootstrap intervals, compare, report.md and plots, failures, reproduce"}),
     Layer("plugin discovery", {
         "_registry": "the registry: plugins found through their hooks, the catalogue, YAML task folders"}),
+    Layer("pipeline components", {
+        "_components": "rerankers and refiners between the retriever and the reader (`--reranker`, `--refiner`)"}),
     Layer("shared plugin helpers", {
         "_shared": "answer matching, citations, sentences, prompt formats, the reader system, YAML tasks"}),
     Layer("an example's context and its backends", {

@@ -35,6 +35,7 @@ from .._task.protocols import UsesTools, stop_tools
 from .._types import Example
 from . import rescore
 from .._checks import Preflight
+from .._components.pooling import Components
 from .._values.run_config import RunConfig, examples_in_flight
 from .assemble import run_results
 from .cost import AttemptCost, attempt_cost, run_cost
@@ -82,7 +83,8 @@ class Evaluator:
         self.run_dir = RunDir(config.run_dir())
         # fails fast on a bad index
         self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
-        self.retriever_contents = self.retriever.contents()  # read once: a recording's sha256 reads the whole file
+        self.components = Components.configured(config, self.registry)  # --reranker, --refiner: models loaded
+        self.retriever_contents = {**self.retriever.contents(), **self.components.contents()}  # read once (sha256s)
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
         self.model_contents: dict[str, str] = {}  # "kind:model content_id" by place (Engines.content_ids)
@@ -241,7 +243,7 @@ class Evaluator:
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
-        out["retriever_metadata"] = self.retriever.metadata()
+        out["retriever_metadata"] = {**self.retriever.metadata(), **self.components.metadata()}
         out["retriever_contents"] = self.retriever_contents
         out["model_contents"] = self.model_contents
         return json.loads(json.dumps(out, default=str))
@@ -282,7 +284,8 @@ class Evaluator:
         scoring = MetricModels(scheduler, recorder, self.run_dir.path, engines.judges, engines.nli,
                                self.config.nli_format)
         judge_llms, self.nli = scoring.judges, scoring.nli
-        retrieval = Retrieval(self.retriever, Scheduler(examples=examples), recorder=recorder)
+        retrieval = Retrieval(self.retriever, Scheduler(examples=examples), recorder=recorder,
+                              components=self.components.pooled(Scheduler(examples=examples)))
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         inflight = examples_in_flight(self.config.max_inflight, engines.model)
         saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish

@@ -22,27 +22,29 @@ WHITESPACE = np.array([ord(" "), ord("\t"), ord("\r"), ord("\n")], dtype=np.uint
 
 
 def row_starts(data: bytes | mmap.mmap, block_bytes: int = BLOCK_BYTES) -> np.ndarray:
-    """The byte offset of every line of `data` that holds a non-whitespace byte, in order (int64)."""
-    found: list[np.ndarray] = []
-    line_start, line_filled = 0, False  # the line running into the next block, and whether it holds text so far
-    for block_start in range(0, len(data), block_bytes):
-        block = np.frombuffer(data, dtype=np.uint8, count=min(block_bytes, len(data) - block_start), offset=block_start)
-        filled = ~np.isin(block, WHITESPACE)
-        ends = np.flatnonzero(block == ord("\n"))
-        if len(ends) == 0:
-            line_filled = line_filled or bool(filled.any())
-            continue
-        counts = np.concatenate([[0], np.cumsum(filled, dtype=np.int64)])
-        starts = np.concatenate([[0], ends[:-1] + 1])
-        holds_text = counts[ends] > counts[starts]
-        holds_text[0] |= line_filled
-        starts = starts + block_start
-        starts[0] = line_start
-        found.append(starts[holds_text])
-        line_start, line_filled = block_start + int(ends[-1]) + 1, bool(filled[ends[-1] + 1:].any())
-    if line_filled:  # the last line, without a newline
-        found.append(np.array([line_start], dtype=np.int64))
-    return np.concatenate(found).astype(np.int64, copy=False) if found else np.zeros(0, dtype=np.int64)
+    """The byte offset of every line of `data` that holds a non-whitespace byte, in order (int64). A line is
+    looked at byte by byte only when it starts with whitespace (a JSONL row starts with `{`)."""
+    size = len(data)
+    if size == 0:
+        return np.zeros(0, dtype=np.int64)
+    everything = np.frombuffer(data, dtype=np.uint8)
+    found: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]  # the first line starts at 0
+    for block_start in range(0, size, block_bytes):
+        block = everything[block_start: block_start + block_bytes]
+        starts = np.flatnonzero(block == ord("\n")).astype(np.int64) + (block_start + 1)
+        found.append(starts[starts < size])
+    starts = np.concatenate(found)
+    doubtful = np.flatnonzero(np.isin(everything[starts], WHITESPACE))
+    if len(doubtful):
+        blank = [number for number in doubtful.tolist() if not line_at(data, int(starts[number])).strip(b" \t\r")]
+        starts = np.delete(starts, blank)
+    return starts
+
+
+def line_at(data: bytes | mmap.mmap, start: int) -> bytes:
+    """The line that starts at byte `start`, without its newline."""
+    end = data.find(b"\n", start)
+    return data[start: end if end >= 0 else len(data)]
 
 
 class JsonlRows:
@@ -59,15 +61,10 @@ class JsonlRows:
     def __len__(self) -> int:
         return len(self.starts)
 
-    def line(self, row: int) -> bytes:
-        start = int(self.starts[row])
-        end = self.data.find(b"\n", start)
-        return self.data[start: end if end >= 0 else len(self.data)]
-
     def get(self, row: int, score: float | None = None) -> Document:
         """Row `row`'s passage; a row that is not a passage is a RecordError naming the file and the row."""
         try:
-            record = json.loads(self.line(row))
+            record = json.loads(line_at(self.data, int(self.starts[row])))
             if not isinstance(record, dict):
                 raise ValueError(f"a JSON {type(record).__name__}, not an object")
             doc = jsonl_document(record, str(self.path), row + 1)

@@ -55,14 +55,35 @@ def test_ids_and_scores_equal_flashrags_dense_retriever_on_its_own_index(tiny_be
     found.close()
 
 
+def test_a_flat_index_left_on_disk_answers_the_same(tiny_bert):
+    in_memory = retriever(tiny_bert).search(QUERIES, 5)
+    mapped = retriever(tiny_bert, mmap=True)
+    assert mapped.metadata()["index_type"] == "IndexFlatIP"
+    assert [[(doc.id, doc.score) for doc in row] for row in mapped.search(QUERIES, 5)] == \
+        [[(doc.id, doc.score) for doc in row] for row in in_memory]
+
+
 def test_the_method_sets_prefix_pooling_and_normalisation_as_flashrag_does(tiny_bert):
     e5 = retriever(tiny_bert)
     assert {"method": "e5", "query_prefix": "query: ", "pooling": "mean", "normalize": True}.items() <= e5.metadata().items()
     assert e5.encoder.texts(["a passage"], is_query=False) == ["passage: a passage"]
     dpr = retriever(tiny_bert, FILES / "dpr_IVF2,Flat.index")
     assert {"method": "dpr", "query_prefix": "", "pooling": "pooler", "normalize": False}.items() <= dpr.metadata().items()
-    given = retriever(tiny_bert, instruction="  Find:  ", pooling="cls")  # FlashRAG: instruction.strip() + " "
+    given = retriever(tiny_bert, instruction="  Find:  ", pooling="cls", check_encoder=False)  # strip() + " "
     assert given.encoder.texts(["q"], is_query=True) == ["Find: q"] and given.metadata()["pooling"] == "cls"
+
+
+def test_an_encoder_that_does_not_give_the_indexs_vectors_is_refused(tmp_path, tiny_bert):
+    assert retriever(tiny_bert).metadata()["encoder_check"] == "row 0 at cosine 1.0000"
+    other = write_tiny_bert(tmp_path / "other-bert", seed=1)  # same dimension, other weights
+    with pytest.raises(ConfigError, match=r"does not give the vectors of index .*e5_Flat.index \(its row 0 encodes at "
+                                          r"cosine -?0\.\d+ to the stored one\)"):
+        retriever(other)
+    with pytest.raises(ConfigError, match=r"pooling cls, passage prefix 'passage: '"):  # the index's, pooled otherwise
+        retriever(tiny_bert, pooling="cls")
+    assert retriever(other, check_encoder=False).encoder_check == "off"
+    ivf = retriever(tiny_bert, FILES / "dpr_IVF2,Flat.index").metadata()["encoder_check"]
+    assert ivf.startswith("skipped (IndexIVFFlat gives back no stored vector")
 
 
 def test_passages_come_from_the_rows_flashrag_numbers_blank_lines_left_out(tiny_bert):

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+
+import numpy as np
 from typing import Any
 
 from .._engines.content import content_digest
@@ -25,6 +27,7 @@ from .flashrag_encoder import (MODEL_POOLING, POOLINGS, FlashRagEncoder, model_c
 from .jsonl_rows import JsonlRows
 
 LABEL = "retriever faiss_index"
+MIN_COSINE = 0.99  # the run's encoder against the index's stored vector of row 0 (FaissIndexRetriever.check_encoder)
 # every faiss index file opens with its type's fourcc ("IxFI": flat inner product, "IHNf": HNSW, "IwFl": IVF ...),
 # its dimension (int32) and its vector count (int64)
 HEADER = struct.Struct("<4siq")
@@ -71,7 +74,9 @@ class FaissIndexRetriever(Retriever):
     override what it sets. `query_max_length`, `batch_size`, `fp16`: FlashRAG's retrieval_query_max_length (128),
     retrieval_batch_size (256), retrieval_use_fp16 (True in FlashRAG, which runs on a GPU; off here unless
     asked). `nprobe` (IVF) and `ef_search` (HNSW's efSearch) replace what the index file stores, which is what
-    FlashRAG searches with. `mmap`: leave a flat index's vectors on disk, read as searches need them."""
+    FlashRAG searches with. `mmap`: leave a flat index's vectors on disk, read as searches need them.
+    `check_encoder`: refuse an encoder that does not give the index's vector of row 0 (`check_encoder`), its passage
+    cut at `passage_max_length` tokens (index_builder's max_length; FlashRAG's docs build with 512)."""
 
     name = "faiss_index"
 
@@ -79,7 +84,8 @@ class FaissIndexRetriever(Retriever):
                  method: str | None = None, pooling: str | None = None, instruction: str | None = None,
                  normalize: bool | None = None, query_max_length: int = 128, batch_size: int = 256,
                  fp16: bool = False, device: str | None = None, nprobe: int | None = None,
-                 ef_search: int | None = None, mmap: bool = False) -> None:
+                 ef_search: int | None = None, mmap: bool = False, check_encoder: bool = True,
+                 passage_max_length: int = 512) -> None:
         index_path = existing(index, "index", "the .index file FlashRAG's index_builder wrote, e.g. e5_Flat.index")
         corpus_path = existing(corpus, "corpus", "the JSONL corpus the index was built from")
         if not model:
@@ -117,6 +123,35 @@ class FaissIndexRetriever(Retriever):
         self.encoder = FlashRagEncoder(model, self.method, pooling, instruction, normalize, query_max_length,
                                        batch_size, fp16, device)
         self.max_batch_size = int(batch_size)
+        self.encoder_check = self.check_encoder(passage_max_length) if check_encoder else "off"
+
+    def check_encoder(self, passage_max_length: int) -> str:
+        """The run's encoder gives the index's vectors: row 0's passage, encoded as FlashRAG's index_builder encodes
+        passages, points where the index's vector 0 does, so an encoder of the same dimension that is not the
+        index's (bge-base for an e5-base index, another pooling or prefix) is refused, not searched. Skipped, and
+        said so, where the index cannot give a vector back as stored (IVF lists, product-quantised codes)."""
+        if self.index.ntotal == 0:
+            return "skipped (empty index)"
+        kind = type(self.index).__name__
+        try:
+            if "PQ" in kind:
+                raise RuntimeError("product-quantised codes")
+            stored = self.index.reconstruct(0)
+        except RuntimeError as exc:
+            return f"skipped ({kind} gives back no stored vector: {str(exc).strip().splitlines()[0][:80]})"
+        record = self.rows.record(0)
+        contents = record.get("contents", record.get("text"))  # FlashRAG's load_corpus: `text` where no `contents`
+        if not isinstance(contents, str):
+            return "skipped (row 0 has no contents)"
+        vector = self.encoder.encode([contents], is_query=False, max_length=passage_max_length)[0]
+        cosine = float(vector @ stored) / float(np.linalg.norm(vector) * np.linalg.norm(stored) or 1.0)
+        if cosine < MIN_COSINE:
+            raise ConfigError(f"{LABEL}: model {self.model_path} ({self.method}: pooling {self.encoder.pooling}, passage "
+                              f"prefix {prefix(self.method, self.encoder.instruction, False, '')!r}) does not give the "
+                              f"vectors of index {self.index_path} (its row 0 encodes at cosine {cosine:.3f} to the stored "
+                              "one): pass the model, method=, pooling= or instruction= the index was built with "
+                              "(passage_max_length= its max_length), or check_encoder=false")
+        return f"row 0 at cosine {cosine:.4f}"
 
     def read_index(self, mmap: bool) -> Any:
         try:
@@ -164,6 +199,7 @@ class FaissIndexRetriever(Retriever):
                 "model": str(Path(self.model_path).expanduser().resolve()), "method": self.method,
                 "pooling": encoder.pooling, "query_prefix": prefix(self.method, encoder.instruction, True, ""),
                 "normalize": encoder.normalize, "query_max_length": encoder.max_length, "fp16": self.encoder_fp16,
+                "encoder_check": self.encoder_check,
                 **{("ef_search" if key == "efSearch" else key): value for key, value in self.search_params.items()}}
 
     @property

@@ -116,9 +116,10 @@ class FlashRagEncoder:
     def texts(self, texts: list[str], is_query: bool) -> list[str]:
         return [prefix(self.method, self.instruction, is_query, text) + text for text in texts]
 
-    def encode(self, texts: list[str], is_query: bool = True) -> np.ndarray:
-        """float32 vectors, one row per text, in batches of `batch_size`."""
-        parts = [self._encode_batch(self.texts(texts[start: start + self.batch_size], is_query))
+    def encode(self, texts: list[str], is_query: bool = True, max_length: int | None = None) -> np.ndarray:
+        """float32 vectors, one row per text, in batches of `batch_size`, cut at `max_length` tokens (the
+        encoder's query length unless given)."""
+        parts = [self._encode_batch(self.texts(texts[start: start + self.batch_size], is_query), max_length or self.max_length)
                  for start in range(0, len(texts), self.batch_size)]
         return np.concatenate(parts, axis=0) if parts else np.zeros((0, self.dim), dtype=np.float32)
 
@@ -126,11 +127,11 @@ class FlashRagEncoder:
     def dim(self) -> int:
         return int(model_dimension(self.model.config.to_dict()) or 0)
 
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+    def _encode_batch(self, texts: list[str], max_length: int) -> np.ndarray:
         import torch
 
         with torch.inference_mode():
-            inputs = self.tokenizer(texts, max_length=self.max_length, padding=True, truncation=True,
+            inputs = self.tokenizer(texts, max_length=max_length, padding=True, truncation=True,
                                     return_tensors="pt")
             inputs = {key: value.to(self.device) for key, value in inputs.items()}
             if self.is_t5:

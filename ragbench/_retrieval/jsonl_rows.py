@@ -61,18 +61,25 @@ class JsonlRows:
     def __len__(self) -> int:
         return len(self.starts)
 
-    def get(self, row: int, score: float | None = None) -> Document:
-        """Row `row`'s passage; a row that is not a passage is a RecordError naming the file and the row."""
+    def record(self, row: int) -> dict:
+        """Row `row` as its JSON object; a RecordError naming the file and the row when it is none."""
         try:
             record = json.loads(line_at(self.data, int(self.starts[row])))
-            if not isinstance(record, dict):
-                raise ValueError(f"a JSON {type(record).__name__}, not an object")
+        except ValueError as exc:  # not JSON, or bytes that are not UTF-8
+            raise RecordError(str(self.path), row + 1, f"not a JSON passage ({exc})", at=f"row {row}") from None
+        if not isinstance(record, dict):
+            raise RecordError(str(self.path), row + 1, f"a JSON {type(record).__name__}, not a passage object",
+                              at=f"row {row}")
+        return record
+
+    def get(self, row: int, score: float | None = None) -> Document:
+        """Row `row`'s passage; a row that is not a passage is a RecordError naming the file and the row."""
+        record = self.record(row)
+        try:
             doc = jsonl_document(record, str(self.path), row + 1)
         except RecordError as exc:  # named by row, the number the index gives, not by line
             message = str(exc).split(": ", 1)[-1]
             raise RecordError(str(self.path), row + 1, message, exc.field, at=f"row {row}") from None
-        except ValueError as exc:  # not JSON, or bytes that are not UTF-8
-            raise RecordError(str(self.path), row + 1, f"not a JSON passage ({exc})", at=f"row {row}") from None
         doc.score = score
         return doc
 

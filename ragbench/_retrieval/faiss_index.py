@@ -107,23 +107,30 @@ class FaissIndexRetriever(Retriever):
                                   "with langid: pip install langid, or pass instruction=") from None
         self.index_path, self.corpus_path, self.model_path = index_path, corpus_path, model
         self.rows = JsonlRows(corpus_path)
-        if len(self.rows) != count:
+        try:
+            self.open(count, mmap, {"nprobe": nprobe, "efSearch": ef_search})
+            self.encoder = FlashRagEncoder(model, self.method, pooling, instruction, normalize, query_max_length,
+                                           batch_size, fp16, device)
+            self.encoder_check = self.check_encoder(passage_max_length) if check_encoder else "off"
+        except BaseException:
             self.rows.close()
-            raise ConfigError(f"{LABEL}: index {index_path} holds {count} vectors, corpus {corpus_path} {len(self.rows)} "
-                              "rows; pass the corpus the index was built from (FlashRAG numbers its non-blank lines)")
+            raise
+        self.max_batch_size = int(batch_size)
+
+    def open(self, count: int, mmap: bool, search_params: dict[str, int | None]) -> None:
+        """The corpus's rows against the index's vector count, its first row, then the index itself."""
+        if len(self.rows) != count:
+            raise ConfigError(f"{LABEL}: index {self.index_path} holds {count} vectors, corpus {self.corpus_path} "
+                              f"{len(self.rows)} rows; pass the corpus the index was built from (FlashRAG numbers its "
+                              "non-blank lines)")
         try:
             if count:
                 self.rows.get(0)
         except RecordError as exc:
-            self.rows.close()
             raise ConfigError(f"{LABEL}: corpus {exc}; pass a FlashRAG JSONL corpus ({{\"id\", \"contents\"}} a line)") from None
         self.index = self.read_index(mmap)
-        self.search_params = {key: value for key, value in (("nprobe", nprobe), ("efSearch", ef_search)) if value is not None}
+        self.search_params = {key: value for key, value in search_params.items() if value is not None}
         self.set_search_params()
-        self.encoder = FlashRagEncoder(model, self.method, pooling, instruction, normalize, query_max_length,
-                                       batch_size, fp16, device)
-        self.max_batch_size = int(batch_size)
-        self.encoder_check = self.check_encoder(passage_max_length) if check_encoder else "off"
 
     def check_encoder(self, passage_max_length: int) -> str:
         """The run's encoder gives the index's vectors: row 0's passage, encoded as FlashRAG's index_builder encodes
@@ -162,7 +169,6 @@ class FaissIndexRetriever(Retriever):
             found = faiss.read_index(str(self.index_path), faiss.IO_FLAG_MMAP_IFC if mmap else 0)
         except RuntimeError as exc:  # faiss's own error text runs over many lines: its first is the cause
             cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            self.rows.close()
             raise ConfigError(f"{LABEL}: index {self.index_path} could not be read ({cause}); it is damaged or not "
                               "a faiss index: copy or build it again") from None
         return found

@@ -5,11 +5,12 @@ import hashlib
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ._engines.base import Engine, EngineError, Request, Response, Sampling
 from ._types import Step
+from ._values.llm_calls import EngineError, Request, Response, Sampling
 
 if TYPE_CHECKING:
-    from ._run.scheduler import Scheduler
+    from ._engines.base import Engine
+    from ._scheduler import Scheduler
 
 
 class LLM:
@@ -43,6 +44,12 @@ class LLM:
         digest = hashlib.sha256(f"{self.seed_base}:{self._calls}".encode()).digest()
         return request.with_sampling(seed=int.from_bytes(digest[:4], "big") & 0x7FFFFFFF)
 
+    @property
+    def chat_model(self) -> bool:
+        """Whether the model is a chat model (`Engine.chat_model`: --model-arg chat=true|false, else the
+        engine's rule), for prompt formats that differ for one."""
+        return self.engine.chat_model
+
     def sampling(self, **overrides: Any) -> Sampling:
         return Sampling.make(**{**self.defaults, **overrides})
 
@@ -52,7 +59,7 @@ class LLM:
         step: the name of this call in the example's trace (the viewer's timeline), e.g. "rerank".
         **sampling: any field of `Sampling`, overriding `defaults`: max_tokens, temperature, top_p,
             stop, seed, n, logprobs, logprob_tokens, logprob_window, lora, skip_special_tokens,
-            json_mode (see `Sampling`); an unknown keyword is a TypeError naming it.
+            json_mode, keep_stop (see `Sampling`); an unknown keyword is a TypeError naming it.
         Returns the `Response` (`.text`, `.texts`, `.logprobs`, token counts, `.finish_reason`); an
         engine failure raises `EngineError` after the call is traced.
         """

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from .._builtin import section
 from .._errors import ConfigError
 from .._hookspecs import hookimpl
-from .base import Engine, EngineNeeds
+from .._values.llm_calls import EngineNeeds
+from .base import Engine
 from .replicas import endpoint_replicas, ray_replicas, wants_ray
 
 if TYPE_CHECKING:
@@ -63,14 +64,18 @@ def load_engine(model: str | None, *, registry: "Registry", needs: Sequence[Engi
         raise ConfigError(f"model '{model}' is not of the form engine:model "
                           f"(e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, openai:gpt-4o-mini, replay:calls.jsonl)")
     engine_class = registry.load("engines", kind)
+    declared_chat = options.pop("chat", None)  # every engine's option (Engine.declared_chat), not the class's
     if needs:
         options, _ = engine_class.meet_needs(name, options, needs)
     try:
         if wants_ray(options):  # data parallelism: replicas as Ray actors, each building engine_class
-            return ray_replicas(engine_class, model, dict(options))
-        if isinstance(options.get("base_url"), (list, tuple)):  # several endpoints of one model
+            engine = ray_replicas(engine_class, model, dict(options))
+        elif isinstance(options.get("base_url"), (list, tuple)):  # several endpoints of one model
             rest = {k: v for k, v in options.items() if k != "base_url"}
-            return endpoint_replicas(engine_class, name, list(options["base_url"]), rest)
-        return engine_class(name, **options)
+            engine = endpoint_replicas(engine_class, name, list(options["base_url"]), rest)
+        else:
+            engine = engine_class(name, **options)
     except TypeError as exc:
         raise ConfigError(f"engine '{kind}': bad --model-arg ({exc})") from exc
+    engine.declared_chat = declared_chat
+    return engine

@@ -60,7 +60,8 @@ from annotated_types import Ge
 
 from .._errors import ConfigError
 from . import hf_batching as batching
-from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .base import Engine
 from .content import local_model_digest
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker
@@ -239,6 +240,10 @@ class HFEngine(Engine):
         return (f"HFEngine(model={self.model!r}, device={self.device!r}, dtype={self.dtype!r}, "
                 f"batch_size={self.max_batch_size})")
 
+    def detects_chat_model(self) -> bool:
+        """The model's tokenizer has a chat template (what `chat` requests are rendered with)."""
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
     def close(self) -> None:
         self.model_obj = None
         if self.device.startswith("cuda"):
@@ -357,7 +362,7 @@ class HFEngine(Engine):
                 length = done_at if done_at else len(tokens)
                 kept = tokens[:length - 1] if reason == "eos" else tokens[:length]
                 text = self.tokenizer.decode(kept, skip_special_tokens=sampling.skip_special_tokens)
-                text, stopped = apply_stop(text, sampling.stop)
+                text, stopped = apply_stop(text, sampling.stop, sampling.keep_stop)
                 texts.append(text)
                 if sample == 0:
                     first_length = length

@@ -49,7 +49,8 @@ import openai
 from annotated_types import Ge, Gt
 
 from .._errors import ConfigError
-from .base import Engine, EngineError, Request, RequestError, Response, TokenLogprobs
+from .._values.llm_calls import EngineError, Request, RequestError, Response, TokenLogprobs
+from .base import Engine
 from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, public_url, redact
 
 __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
@@ -109,6 +110,8 @@ def _parse(completion: Any, sampling: Any, chat: bool) -> Response:
     if not choices:
         raise ValueError("no choices")
     texts = [(choice.message.content if chat else choice.text) or "" for choice in choices]
+    if sampling.keep_stop and sampling.stop:  # the API cuts before the stop string and does not say which
+        texts = [text if text.endswith(tuple(sampling.stop)) else text + sampling.stop[0] for text in texts]
     logprobs = cumulative = None
     if _top_k(sampling) is not None:
         logprobs = _positions(choices[0].logprobs, chat)
@@ -250,6 +253,11 @@ class OpenAIEngine(Engine):
         # otherwise the owning loop is gone and its sockets with it: nothing left to await
 
     # -- requests -------------------------------------------------------------------------
+
+    def detects_chat_model(self) -> bool:
+        """True: a served model is taken for a chat model, as FlashRAG's OpenaiGenerator sends messages to
+        every one (`--model-arg chat=false` for a base model behind a completions endpoint)."""
+        return True
 
     def _arguments(self, request: Request) -> tuple[bool, dict[str, Any]]:
         """(chat?, keyword arguments of the SDK's create())."""

@@ -28,7 +28,8 @@ from annotated_types import Ge
 from .._errors import ConfigError
 from .._imports import load_callable
 from .._storage.jsonl import parse_json
-from .base import Engine, EngineError, Request, Response, Sampling, apply_stop
+from .._values.llm_calls import EngineError, Request, Response, Sampling, apply_stop
+from .base import Engine
 from .content import file_digest
 from .replay import check_token_record, token_response
 
@@ -137,7 +138,7 @@ class ScriptedEngine(Engine):
             except (KeyError, ValueError, TypeError) as exc:
                 return EngineError(f"scripted engine: bad per-token answer ({exc})")
         else:
-            text, _ = apply_stop(str(out), sampling.stop)
+            text, _ = apply_stop(str(out), sampling.stop, sampling.keep_stop)
             asked = sampling.logprobs is not None or sampling.logprob_tokens
             response = token_response(certain_tokens(text, sampling) if asked else {"response": text}, sampling)
             response.texts = [text] * sampling.n

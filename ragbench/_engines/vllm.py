@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from .._errors import ConfigError
-from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .base import Engine
 from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
@@ -168,6 +169,10 @@ class VLLMEngine(Engine):
                 self._tokenizer = AutoTokenizer.from_pretrained(self.path)
         return self._tokenizer
 
+    def detects_chat_model(self) -> bool:
+        """The model's tokenizer has a chat template (what vLLM's own chat needs)."""
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
     def prompt_of(self, request: Request) -> Any:
         """What `LLM.generate` gets: the text of a prompt request, the token ids of a chat."""
         if request.is_chat:
@@ -179,6 +184,8 @@ class VLLMEngine(Engine):
             n=sampling.n, temperature=sampling.temperature, top_p=sampling.top_p,
             max_tokens=sampling.max_tokens, stop=list(sampling.stop), seed=sampling.seed,
             logprobs=sampling.logprobs, skip_special_tokens=sampling.skip_special_tokens)
+        if sampling.keep_stop:
+            kwargs["include_stop_str_in_output"] = True
         if sampling.logprob_tokens:
             ids = self.named_ids(sampling.logprob_tokens)
             if sampling.logprob_window is not None:
@@ -326,7 +333,7 @@ class VLLMEngine(Engine):
         first = choices[0]
         if first.finish_reason not in ("stop", "length"):
             return EngineError(f"vllm engine: generation ended with finish_reason={first.finish_reason!r}")
-        texts = [apply_stop(choice.text, request.sampling.stop)[0] for choice in choices]
+        texts = [apply_stop(choice.text, request.sampling.stop, request.sampling.keep_stop)[0] for choice in choices]
         logprobs = cumulative = None
         if request.sampling.logprobs is not None or request.sampling.logprob_tokens:
             logprobs = self._logprobs(first, request.sampling)

@@ -195,8 +195,11 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
                 engine_class = registry.load("engines", kind)
             except ConfigError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
-            plain = {k: v for k, v in options.items() if k not in RAY_OPTION_TYPES}
+            plain = {k: v for k, v in options.items() if k not in RAY_OPTION_TYPES and k != "chat"}
             problems = replica_option_problems(options)
+            if not isinstance(options.get("chat", False), bool):
+                problems.append(f"--model-arg chat={options['chat']}: takes true or false (whether the model is a "
+                                "chat model; every engine takes it)")
             if needs and flag.startswith(("--model", "--role-model")):
                 plain, unmet = needs_problems(engine_class, name, plain, needs)
                 problems += unmet

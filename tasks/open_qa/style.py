@@ -4,33 +4,21 @@ folder instead of a copy of the template in each file).
 flashrag/prompt/base_prompt.py `PromptTemplate`, as its string (non-chat) form joins the system and
 user prompts: with documents, the base system prompt (upstream's missing space after "document." kept)
 over `Doc {i}(Title: {title}) {text}` lines, then "Question: {question}"; without documents, the
-zero-shot prompt of flashrag/pipeline/pipeline.py. A chat model gets the whole prompt as one user
-message (FlashRAG sends the instruction and documents as a system message)."""
+zero-shot prompt of flashrag/pipeline/pipeline.py. A chat model (`ctx.llm.chat_model`) gets FlashRAG's
+chat form: the instruction and documents as a system message, the question as a user message
+(ragbench._shared.flashrag)."""
 from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Document, Example, Prompt, YamlTask
+from ragbench.api import Context, Document, Example, FlashRagTemplate, Prompt, YamlTask
 
 WITH_DOCUMENTS = ("Answer the question based on the given document.Only give me the answer and do not output any "
                   "other words.\nThe following are given documents.\n\n{reference}")
 WITHOUT_DOCUMENTS = "Answer the question based on your own knowledge. Only give me the answer and do not output any other words."
 QUESTION = "Question: {question}"
-
-
-def reference(docs: list[Document]) -> str:
-    """PromptTemplate.format_reference: one line per document, its title the first line of FlashRAG's
-    `contents` ("title\\ntext"), its text the rest. A passage of a FlashRAG corpus shows that line as
-    written (`metadata["title_line"]` where it is not the title: quoted, or empty), and one whose title is
-    still in its text (an index built before ragbench split FlashRAG's `contents`) the text's first line, so
-    both are shown as FlashRAG shows them."""
-    lines = []
-    for i, doc in enumerate(docs, 1):
-        title, text = doc.metadata.get("title_line", doc.title), doc.text
-        if not title and "title_line" not in doc.metadata:
-            title, _, text = text.partition("\n")
-        lines.append(f"Doc {i}(Title: {title}) {text}\n")
-    return "".join(lines)
+RAG_TEMPLATE = FlashRagTemplate(system=WITH_DOCUMENTS, user=QUESTION)
+ZERO_SHOT_TEMPLATE = FlashRagTemplate(system=WITHOUT_DOCUMENTS, user=QUESTION)
 
 
 class FlashRagPrompt(YamlTask):
@@ -39,6 +27,11 @@ class FlashRagPrompt(YamlTask):
     renders_templates = False
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
-                     **options: Any) -> Prompt:
-        instruction = WITH_DOCUMENTS.format(reference=reference(docs)) if docs else WITHOUT_DOCUMENTS
-        return instruction + "\n\n" + QUESTION.format(question=example.question if question is None else question)
+                     chat_model: bool = False, **options: Any) -> Prompt:
+        template = RAG_TEMPLATE if docs else ZERO_SHOT_TEMPLATE
+        return template.render(chat_model, docs, question=example.question if question is None else question)
+
+    async def reader_prompt(self, example: Example, ctx: Context,
+                            docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
+        """FlashRAG's messages for a chat model (`ctx.llm.chat_model`), its string for a plain one."""
+        return self.build_prompt(example, docs, chat_model=ctx.llm.chat_model), list(docs or [])

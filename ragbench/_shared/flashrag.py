@@ -1,0 +1,80 @@
+"""FlashRAG's prompt and generator conventions, which its methods and its QA prompt style share.
+
+FlashRAG (RUC-NLPIR/FlashRAG, flashrag/prompt/base_prompt.py `PromptTemplate`, flashrag/generator/
+generator.py) decides per model: a chat model gets `[system, user]` messages (an empty part left out,
+the documents in the system message), a plain model one string, the non-empty parts joined by "\\n\\n".
+Its vLLM generator, the default of its `run_exp.py`, adds "<|eot_id|>" to every stop list and, when the
+caller gave stop strings, keeps the stop string that fired at the end of the output; its HF generator
+cuts the output before the stop string and strips it. A method here sends what FlashRAG's generator
+would send whatever engine runs underneath: `flashrag_sampling` maps FlashRAG's generation parameters
+onto `Sampling`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .._types import Document
+
+EOT = "<|eot_id|>"  # FlashRAG's vLLM generator appends it to every stop list (generator.py)
+REFERENCE = "Doc {idx}(Title: {title}) {text}\n"  # PromptTemplate.format_reference's default
+
+
+def title_and_text(doc: Document) -> tuple[str, str]:
+    """A passage as FlashRAG splits its `contents`: the title its first line, the text the rest. A passage of
+    a FlashRAG corpus shows that line as written (`metadata["title_line"]` where it is not the title: quoted,
+    or empty), and one whose title is still in its text (an index built before ragbench split FlashRAG's
+    `contents`) the text's first line."""
+    title, text = doc.metadata.get("title_line", doc.title), doc.text
+    if not title and "title_line" not in doc.metadata:
+        title, _, text = text.partition("\n")
+    return title, text
+
+
+def flashrag_reference(docs: list[Document], template: str = REFERENCE) -> str:
+    """The documents as PromptTemplate.format_reference writes them: `template` per document, with
+    `{idx}` (1-based), `{title}`, `{text}` and `{contents}` ("title\\ntext")."""
+    parts = []
+    for idx, doc in enumerate(docs, 1):
+        title, text = title_and_text(doc)
+        parts.append(template.format(idx=idx, title=title, text=text, contents=f"{title}\n{text}"))
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class FlashRagTemplate:
+    """A `PromptTemplate`: a system and a user prompt with `{reference}`, `{question}` and other fields."""
+
+    system: str
+    user: str
+    reference_template: str = REFERENCE
+    enable_chat: bool = True  # False: a plain string even for a chat model (IRCoT's template)
+
+    def render(self, chat_model: bool, docs: list[Document] | None = None, previous_gen: str = "",
+               **fields: Any) -> str | list[dict[str, str]]:
+        """`get_string`: the messages a chat model gets (when `enable_chat`), else the string; `previous_gen`
+        (what the model wrote so far) follows the string with no separator, or, for a chat model, is a
+        final assistant message (FlashRAG's API form; its local chat form appends it to the rendered
+        template, which a chat request cannot express)."""
+        if "reference" not in fields:
+            fields["reference"] = flashrag_reference(docs or [], self.reference_template)
+        system, user = self.system.format(**fields), self.user.format(**fields)
+        if chat_model and self.enable_chat:
+            messages = [{"role": role, "content": text} for role, text in (("system", system), ("user", user)) if text]
+            return messages + ([{"role": "assistant", "content": previous_gen}] if previous_gen else [])
+        return "\n\n".join(part for part in (system, user) if part) + previous_gen
+
+
+def flashrag_sampling(framework: Literal["vllm", "hf"] = "vllm", *, max_tokens: int = 32,
+                       stop: list[str] | None = None, **sampling: Any) -> dict[str, Any]:
+    """FlashRAG's generation parameters as `ctx.llm.generate` keywords: greedy (`do_sample: False` in its
+    config), `max_tokens`; with "vllm" the stop list gains "<|eot_id|>" and a given stop string stays at the
+    end of the output; with "hf" the output is cut before the stop string (the caller strips it, as
+    FlashRAG's HF generator does)."""
+    out: dict[str, Any] = {"max_tokens": max_tokens, "temperature": 0.0, **sampling}
+    if framework == "vllm":
+        out["stop"] = [*(stop or []), EOT]
+        out["keep_stop"] = bool(stop)
+    elif stop:
+        out["stop"] = list(stop)
+    return out

@@ -1,0 +1,145 @@
+"""Call-for-call parity with FlashRAG's own pipelines (tests/data/flashrag_parity: NOTES.md says what the
+fixtures hold and how they were recorded).
+
+A ragbench system runs on the fixture's six questions with
+- the same fake model: `scripted:flashrag_parity:fake_model` answers every request with the recorder's
+  continuation for that prompt (a chat request rendered with the recorded tokenizer's ChatML template
+  first) and the engine cuts it at the request's stop strings, so ragbench's stop handling is exercised;
+- the same retrieval results: `--retriever replay` over every search FlashRAG made (`retrieval_file`),
+  with FlashRAG's corpus for the passages.
+`compare` then checks, per example and in order, that ragbench made the same model calls (the same input:
+the prompt string, or for a chat model the `[system, user]` messages FlashRAG rendered; the same greedy
+decoding, token budget and stop strings) and the same searches (query and k), and ended with the same
+prediction. The order across examples is the scheduler's and is not compared.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+from helpers import run, samples
+
+FIXTURES = Path(__file__).parent / "data" / "flashrag_parity"
+QUESTIONS = FIXTURES / "questions.jsonl"
+CORPUS = FIXTURES / "corpus.jsonl"
+DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"  # the template's own
+
+
+def _recorder() -> Any:
+    spec = importlib.util.spec_from_file_location("flashrag_record_traces", FIXTURES / "record_traces.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+RECORDER = _recorder()
+
+
+def fixture(method: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / f"{method}.json").read_text())
+
+
+def chatml(messages: list[dict[str, str]]) -> str:
+    """SmolLM2-Instruct's chat template with add_generation_prompt (the recording's tokenizer)."""
+    if not messages or messages[0]["role"] != "system":
+        messages = [{"role": "system", "content": DEFAULT_SYSTEM}, *messages]
+    return "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages) + "<|im_start|>assistant\n"
+
+
+def fake_model(request: Any) -> str:
+    """The recorder's continuation for this request's prompt (the scripted engine cuts it at the stop strings)."""
+    prompt = request.prompt if request.prompt is not None else chatml(request.message_dicts())
+    return RECORDER.respond(prompt)
+
+
+def retrieval_file(method: str, folder: Path) -> Path:
+    """Every search of the fixture's forms as `--retriever replay` lines (query, k, ids, scores)."""
+    lines = []
+    for form in fixture(method)["forms"].values():
+        for example in form.get("examples", []):
+            for event in example["events"]:
+                if event["type"] == "retrieve":
+                    lines.append({"query": event["query"], "k": event["topk"],
+                                  "ids": [hit["id"] for hit in event["results"]],
+                                  "scores": [hit["score"] for hit in event["results"]]})
+    path = folder / f"{method}_searches.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _messages(event: dict[str, Any], text: str) -> list[dict[str, str]]:
+    """The messages FlashRAG rendered into `text`, left out the template's default system message."""
+    messages = [{"role": m["role"], "content": text[m["content_span"][0]:m["content_span"][1]]}
+                for m in event["messages"]]
+    return messages
+
+
+def expected_calls(method: str, form: str) -> dict[str, list[tuple]]:
+    """Per example id, FlashRAG's calls in order: ("llm", input, max_tokens, stop set) / ("retrieve", query, k)."""
+    doc = fixture(method)
+    forms = doc["forms"]
+    inputs = RECORDER.full_inputs(forms)
+    name = forms[form].get("same_as", form) if isinstance(forms[form], dict) else form
+    out: dict[str, list[tuple]] = {}
+    for example in forms[name]["examples"]:
+        calls: list[tuple] = []
+        for event in example["events"]:
+            if event["type"] == "retrieve":
+                calls.append(("retrieve", event["query"], event["topk"]))
+                continue
+            text = inputs[name][event["seq"]]
+            shown = _messages(event, text) if event.get("messages") and not event.get(
+                "appended_after_template_chars") else text
+            params = event["params"]
+            budget = params.get("max_tokens", params.get("max_new_tokens"))
+            calls.append(("llm", shown, budget, frozenset(params.get("stop") or ())))
+        out[example["id"]] = calls
+    return out
+
+
+def expected_predictions(method: str, form: str) -> dict[str, str]:
+    forms = fixture(method)["forms"]
+    name = forms[form].get("same_as", form)
+    return {example["id"]: example["prediction"] for example in forms[name]["examples"]}
+
+
+def ragbench_calls(run_dir: Path, task: str, field: str = "answer") -> tuple[dict[str, list[tuple]], dict[str, str]]:
+    """Per example id, the calls of ragbench's traces in the fixture's terms, and the predictions (the
+    prediction's `field`: a reader's `raw_output` is FlashRAG's unprocessed prediction)."""
+    calls, predictions = {}, {}
+    for sample in samples(run_dir, task):
+        made = []
+        for step in sample["trace"]:
+            request = step["request"]
+            if step["kind"] == "retrieval":
+                made.append(("retrieve", request["query"], request["k"]))
+            elif step["kind"] == "llm":
+                sampling = request["sampling"]
+                assert sampling["temperature"] == 0, step
+                made.append(("llm", request.get("prompt", request.get("messages")), sampling["max_tokens"],
+                             frozenset(sampling["stop"])))
+        calls[sample["id"]] = made
+        predictions[sample["id"]] = sample["prediction"][field]
+    return calls, predictions
+
+
+def run_parity(tmp_path: Path, method: str, form: str, system: str, task: str = "nq_open_flashrag",
+               system_args: dict[str, Any] | None = None, field: str = "answer", **config: Any) -> tuple[dict, dict]:
+    """Run `system` as the fixture's method ran and return (ragbench's calls, predictions)."""
+    searches = retrieval_file(method, tmp_path)
+    run(tmp_path, name=f"{method}_{form}", tasks=[task], system=system, data={task: str(QUESTIONS)},
+        system_args=system_args or {}, model="scripted:flashrag_parity:fake_model",
+        model_args={"chat": form == "chat"}, retriever="replay",
+        retriever_args={"file": str(searches), "corpus": str(CORPUS)}, metrics=[], **config)
+    return ragbench_calls(tmp_path / f"{method}_{form}", task, field)
+
+
+def assert_parity(tmp_path: Path, method: str, form: str, system: str, **kwargs: Any) -> None:
+    calls, predictions = run_parity(tmp_path, method, form, system, **kwargs)
+    expected = expected_calls(method, form)
+    assert set(calls) == set(expected)
+    for example_id, wanted in expected.items():
+        assert calls[example_id] == wanted, example_id
+    assert predictions == expected_predictions(method, form)

@@ -1,0 +1,81 @@
+"""`Sampling.keep_stop` (FlashRAG's generator keeps the stop string that fired) and `--model-arg chat=`
+(whether a model is a chat model), on every engine that decodes or declares."""
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, strategies as st
+
+from helpers import run, samples
+from ragbench._engines.openai import _parse
+from ragbench._errors import ConfigError
+from ragbench._values.llm_calls import Request, Sampling, apply_stop
+
+TEXT = st.text(alphabet="ab.\n<>/", max_size=30)
+STOPS = st.lists(st.text(alphabet="ab.\n<>/", min_size=1, max_size=4), min_size=1, max_size=4)
+
+
+@given(TEXT, STOPS)
+def test_a_kept_stop_string_ends_the_text_where_the_first_to_complete_ends(text, stop):
+    kept, stopped = apply_stop(text, stop, keep=True)
+    cut, _ = apply_stop(text, stop)
+    assert stopped == any(s in text for s in stop)
+    if stopped:  # what vLLM returns with include_stop_str_in_output: no stop string completes earlier
+        assert kept.endswith(tuple(stop)) and text.startswith(kept)
+        assert not any(s in kept[:-1] for s in stop)
+        assert len(cut) < len(kept) or cut == kept == ""
+    else:
+        assert kept == cut == text
+
+
+def test_the_scripted_engine_keeps_the_stop_string_when_asked(tmp_path):
+    from ragbench._engines.scripted import ScriptedEngine
+
+    engine = ScriptedEngine("x", script=lambda request: " Paris is the capital. It is large.\nMore")
+    kept, cut = engine.generate([Request(prompt="q", sampling=Sampling.make(stop=[".", "\n"], keep_stop=True)),
+                                 Request(prompt="q", sampling=Sampling.make(stop=[".", "\n"]))])
+    assert kept.text == " Paris is the capital." and cut.text == " Paris is the capital"
+
+
+def test_an_api_answer_gets_flashrags_stop_string_appended():
+    def completion(text):
+        return SimpleNamespace(choices=[SimpleNamespace(index=0, text=text, finish_reason="stop", logprobs=None)],
+                               usage=None)
+
+    sampling = Sampling.make(stop=[".", "\n"], keep_stop=True)
+    assert _parse(completion(" a thought"), sampling, chat=False).text == " a thought."
+    assert _parse(completion(" a thought."), sampling, chat=False).text == " a thought."
+    assert _parse(completion(" a thought"), Sampling.make(stop=["."]), chat=False).text == " a thought"
+
+
+@pytest.mark.parametrize("declared", [None, True, False])
+def test_a_test_engine_is_a_chat_model_when_declared(tmp_path, declared):
+    from ragbench._engines import load_engine
+    from ragbench._registry import installed_registry
+
+    options = {} if declared is None else {"chat": declared}
+    engine = load_engine("scripted:echo", registry=installed_registry(), **options)
+    assert engine.chat_model is bool(declared)
+
+
+def test_a_flashrag_task_sends_a_chat_model_its_system_and_user_messages(tmp_path):
+    data = tmp_path / "q.jsonl"
+    data.write_text('{"id": "1", "question": "who wrote emma", "golden_answers": ["Jane Austen"]}\n')
+    for chat in (False, True):
+        run(tmp_path, name=f"chat={chat}", tasks=["nq_open_flashrag"], system="closed_book",
+            data={"nq_open_flashrag": str(data)}, model="scripted:echo", model_args={"chat": chat}, metrics=[])
+        request = samples(tmp_path / f"chat={chat}", "nq_open_flashrag")[0]["trace"][-1]["request"]
+        instruction = ("Answer the question based on your own knowledge. Only give me the answer and do not output "
+                       "any other words.")
+        if chat:
+            assert request["messages"] == [{"role": "system", "content": instruction},
+                                           {"role": "user", "content": "Question: who wrote emma"}]
+        else:
+            assert request["prompt"] == instruction + "\n\nQuestion: who wrote emma"
+
+
+def test_a_chat_declaration_that_is_not_true_or_false_is_refused_before_the_run(tmp_path):
+    data = tmp_path / "q.jsonl"
+    data.write_text('{"id": "1", "question": "q", "golden_answers": ["a"]}\n')
+    with pytest.raises(ConfigError, match="chat=maybe: takes true or false"):
+        run(tmp_path, tasks=["nq_open_flashrag"], system="closed_book", data={"nq_open_flashrag": str(data)},
+            model="scripted:echo", model_args={"chat": "maybe"}, metrics=[])

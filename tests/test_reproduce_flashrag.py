@@ -6,7 +6,7 @@ import dataclasses
 
 from ragbench._registry import installed_registry
 from ragbench._reports.reproduce import get_reproduction
-from ragbench._run.config import RunConfig
+from ragbench._values.run_config import RunConfig
 
 # Method systems and the refiner option arrive from other branches of the same change; until they are merged these
 # names are accepted without being registered. Empty both sets once they are.

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 from typing import Any
 
-from .._engines.content import content_digest
 from .._errors import ConfigError, RecordError
+from .._storage.content_digest import content_digest
 from .._types import Document
 from .base import RetrievalError, Retriever
 from .flashrag_encoder import (MODEL_POOLING, POOLINGS, FlashRagEncoder, model_config, model_dimension,

@@ -28,6 +28,14 @@ query style, chosen with `--build-arg`/`--retriever-arg query_style=NAME`, is a 
 `ragbench._retrieval.query_style.QueryStyle` saying how queries (and passages) become the texts the
 encoder encodes (imported only when an encoder uses it). The core provides only `default`.
 
+`ragbench_record_formats()` returns `{name: {"target": "pkg.module:Class", "description": "..."}}`: a
+layout of data files a YAML task names in `data.format` (a benchmark's own: FlashRAG's JSONL, SQuAD's
+JSON), a subclass of `ragbench._shared.yaml_tasks.formats.RecordFormat` (imported when a task reads it).
+
+`ragbench_gold_kinds()` returns `{name: {"target": "pkg.module:Class", "description": "..."}}`: a kind
+of gold a YAML task maps under `fields.gold.NAME` (a benchmark's own: CRAG's answer and alternatives), a
+subclass of `ragbench._shared.yaml_tasks.gold_kinds.GoldKind` (imported when a task maps it).
+
 `ragbench_cli_commands()` returns a list of click commands added to the `ragbench` command line. A
 click group named like an existing group (`index`, or one another plugin added) adds its commands to
 that group; a name already taken by a command is reported and skipped. Keep the module that defines
@@ -60,3 +68,11 @@ class RagbenchHooks:
     @hookspec
     def ragbench_cli_commands(self) -> list[Any]:
         """Return click commands (or groups) to add to the `ragbench` command line."""
+
+    @hookspec
+    def ragbench_record_formats(self) -> dict[str, dict[str, Any]]:
+        """Return {name: {"target": "module:RecordFormatSubclass", "description": ...}} for YAML tasks' data.format."""
+
+    @hookspec
+    def ragbench_gold_kinds(self) -> dict[str, dict[str, Any]]:
+        """Return {name: {"target": "module:GoldKindSubclass", "description": ...}} for YAML tasks' fields.gold."""

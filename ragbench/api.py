@@ -14,7 +14,10 @@ module that imports `hookimpl` keeps `ragbench list` as fast as before.
 
 What is here, by what it is for:
 
-- The contract: `Task` (and the `Prompt` it builds), `System`, `Metric` (`Score`, `Scores`, `CorpusValue`), the data
+- The contract: `Task` (and the `Prompt` it builds, the `TaskScoring` it is scored by), the optional protocols one benchmark's task adds
+  (`UsesRunResources`, `UsesTools`, `PredictionRecords`, `StandingInstruction`, `Demonstration`, `PlotKeys`, `SystemDefaults`)
+  and how a system reads them of any task (`task_input`, `instruction_key`, `closed_answer`,
+  `task_demonstration`), `System`, `Metric` (`Score`, `Scores`, `CorpusValue`), the data
   they exchange (`Example`, `Document`, `Prediction`, `Step`), what a system or metric gets
   (`Context`, whose `llm` is an `LLM`), the finished example the reporting hooks read
   (`SampleRecord`, `recorded_extras`) and `hookimpl` for the plugin's hook module.
@@ -39,12 +42,16 @@ What is here, by what it is for:
   prompt templates and generator conventions, which its methods and QA prompt style share), `Reader` (the base of systems that send the task's own baseline prompt),
   `YamlTask` (the base of a YAML task's prompt style), `RecordPlace` (where the record a style's `parse`
   gets is, for its bad-record errors) and `yaml_task_class` (the Task class of a YAML task file,
-  docs/yaml-tasks.md),
+  docs/yaml-tasks.md), `RecordFormat` (a benchmark's own layout of data files, registered through the
+  `ragbench_record_formats` hook) and the readers it builds on (`jsonl_records`, `json_records`,
+  `read_document`; `kind`: a value's kind in words, for a bad record's message), `GoldKind` (a
+  benchmark's own kind of gold, registered through the `ragbench_gold_kinds` hook) and the `GoldReader`
+  it reads a record's paths with,
   `TokenSplitter`, `parse_split`, `tiktoken_counter` and `keep_separator` (token-counted chunking), `tiktoken_encoding`
   (a tiktoken encoding, cl100k_base offline), `resampled` (bootstrap resamples).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
 - What a run owns and lends its plugins (docs/internals.md, "Who owns what"): `RunResources` (what
-  `Task.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
+  `UsesRunResources.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
   ctx.resources.workers.run(fn, *args)`; `usable_cores` counts the cores this process may use,
   `ready_threads` makes a thread pool with its threads started), the `PageCache` it opens (`await ctx.resources.page_cache()`)
   and `content_key` for its entries.
@@ -58,6 +65,10 @@ from typing import Any
 _MODULES = {
     # the contract
     "ragbench._task": ("Task", "Prompt"),
+    "ragbench._task.scoring": ("TaskScoring",),
+    "ragbench._task.protocols": ("UsesRunResources", "UsesTools", "PredictionRecords", "StandingInstruction", "Demonstration", "PlotKeys",
+                                 "SystemDefaults", "task_input", "instruction_key", "closed_answer",
+                                 "task_demonstration"),
     "ragbench._system": ("System", "recorded_extras"),
     "ragbench._metric": ("Metric", "KeySpec", "CorpusValue", "Score", "Scores"),
     "ragbench._types": ("Example", "Document", "Prediction", "Step", "trace_prompts"),
@@ -94,6 +105,11 @@ _MODULES = {
     "ragbench._shared.flashrag": ("FlashRagTemplate", "flashrag_reference", "flashrag_sampling", "title_and_text"),
     "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
     "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
+    "ragbench._shared.yaml_tasks.formats": ("RecordFormat",),
+    "ragbench._shared.yaml_tasks.gold_kinds": ("GoldKind",),
+    "ragbench._shared.yaml_tasks.fields": ("GoldReader",),
+    "ragbench._shared.yaml_tasks.sources": ("jsonl_records", "json_records", "read_document"),
+    "ragbench._shared.yaml_tasks.values": ("kind",),
     "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_counter", "tiktoken_encoding",
                                      "keep_separator"),
     "ragbench._reports.bootstrap": ("resampled",),

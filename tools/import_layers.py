@@ -63,7 +63,7 @@ LAYERS = (
         "_engines": "LLM engines: hf, vllm, openai, replicas, scripted, replay",
         "_retrieval": "retrievers, corpora, on-disk indexes, the retrieval handle (`ctx.retriever`)"}),
     Layer("the contract and the calls", {
-        "_task": "`Task`: a benchmark's examples, prompts and metric choice",
+        "_task": "`Task`: a benchmark's data, prompting and scoring; the protocols one benchmark adds",
         "_system": "`System`: a RAG method, one example at a time",
         "_metric": "`Metric`, `Score`: scoring a prediction",
         "_records": "`SampleRecord`: a finished example as plugins read it",

@@ -25,7 +25,7 @@ from typing import Annotated, Any
 from annotated_types import Ge
 
 from ragbench.api import (Context, Document, Example, FlashRagTemplate, Prediction, SampleRecord, System,
-                          flashrag_reference, flashrag_sampling, recorded_extras)
+                          flashrag_generate, flashrag_reference, recorded_extras)
 
 from .prompts import FIXED, PROMPTS, REFERENCE
 
@@ -79,9 +79,8 @@ class SuRe(System):
         return FlashRagTemplate(system="", user=self.prompts[prompt]).render(ctx.llm.chat_model, **fields)
 
     async def _ask(self, ctx: Context, step: str, inputs: list[str | list[dict[str, str]]]) -> list[str]:
-        sampling = flashrag_sampling("vllm", max_tokens=self.max_tokens)
-        calls = [ctx.llm.chat(i, step=step, **sampling) if isinstance(i, list) else
-                 ctx.llm.generate(i, step=step, **sampling) for i in inputs]
+        """The calls of one stage, sent together (the scheduler batches them)."""
+        calls = [flashrag_generate(ctx.llm, i, step=step, max_tokens=self.max_tokens) for i in inputs]
         return [response.text for response in await asyncio.gather(*calls)]
 
     async def run(self, example: Example, ctx: Context) -> Prediction:

@@ -39,6 +39,8 @@ What is here, by what it is for:
   docs/yaml-tasks.md),
   `TokenSplitter`, `parse_split`, `tiktoken_counter` and `keep_separator` (token-counted chunking), `tiktoken_encoding`
   (a tiktoken encoding, cl100k_base offline), `resampled` (bootstrap resamples).
+- Judgers of conditional methods (SKR, Adaptive-RAG): `Judger` (a judger model loaded once from a local
+  folder, `judger_folder`, or a file of judgements by example id).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
 - What a run owns and lends its plugins (docs/internals.md, "Who owns what"): `RunResources` (what
   `Task.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
@@ -92,6 +94,8 @@ _MODULES = {
     "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_counter", "tiktoken_encoding",
                                      "keep_separator"),
     "ragbench._reports.bootstrap": ("resampled",),
+    # the judgers of conditional methods
+    "ragbench._shared.judgers": ("Judger", "judger_folder"),
     # command-line commands
     "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
     # what a run owns and lends its plugins

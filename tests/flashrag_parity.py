@@ -143,3 +143,14 @@ def assert_parity(tmp_path: Path, method: str, form: str, system: str, **kwargs:
     for example_id, wanted in expected.items():
         assert calls[example_id] == wanted, example_id
     assert predictions == expected_predictions(method, form)
+
+
+def judgements_file(method: str, form: str, folder: Path) -> Path:
+    """The fixture's scripted judgements (SKR, Adaptive-RAG: in dataset order) as a `judgements=FILE` of
+    example id -> label."""
+    labels = fixture(method)["forms"][form]["judgements"]
+    ids = [json.loads(line)["id"] for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    assert len(ids) == len(labels)
+    path = folder / f"{method}_{form}_judgements.json"
+    path.write_text(json.dumps(dict(zip(ids, labels))))
+    return path

@@ -43,3 +43,15 @@ def tiny_gpt2(folder: Path) -> Path:
     GPT2Model(GPT2Config(vocab_size=size, n_embd=16, n_layer=1, n_head=2, n_positions=128,
                          eos_token_id=1, bos_token_id=1)).save_pretrained(folder)
     return folder
+
+
+def tiny_bert(folder: Path) -> Path:
+    """A BERT encoder with a pooler (SimCSE's shape), for judgers that read its pooled output."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    _, size = word_tokenizer(folder, eos_suffix=False)
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32, max_position_embeddings=64)).save_pretrained(folder)
+    return folder

@@ -56,3 +56,4 @@ def tiny_bert(folder: Path) -> Path:
     BertModel(BertConfig(vocab_size=size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                          intermediate_size=32, max_position_embeddings=64)).save_pretrained(folder)
     return folder
+

@@ -4,7 +4,7 @@ import pytest
 
 from flashrag_parity import assert_parity, run_parity
 from ragbench.plugins.sure.prompts import JOINED_WORDS
-from ragbench.plugins.sure.system import best_candidate, parse_candidates, parse_ranking, parse_validation
+from ragbench.plugins.sure.system import best_candidate, parse_candidates, parse_ranking, parse_validation, ranking_rows
 
 
 @pytest.mark.parametrize("form", ["plain", "chat"])
@@ -28,6 +28,7 @@ def test_parsing_follows_flashrag():
     assert [parse_validation(r) for r in (" True", "FALSE", "it is true")] == [1, 0, 1]
     assert [parse_ranking(r) for r in (" Passage 1", "passage 2.", "Neither")] == [1, 0, 0.5]
     # validation + ranking row sums; the first of equal totals wins
-    assert best_candidate([1, 1], {(0, 1): 0, (1, 0): 0.5}) == 1
-    assert best_candidate([1, 1], {(0, 1): 0.5, (1, 0): 0.5}) == 0
-    assert best_candidate([0], {}) == 0
+    assert ranking_rows(3, {(0, 1): 1, (0, 2): 0.5, (1, 0): 0, (2, 1): 1}) == [1.5, 0, 1]
+    assert best_candidate([1, 1], ranking_rows(2, {(0, 1): 0, (1, 0): 0.5})) == 1
+    assert best_candidate([1, 1], ranking_rows(2, {(0, 1): 0.5, (1, 0): 0.5})) == 0
+    assert best_candidate([0], ranking_rows(1, {})) == 0

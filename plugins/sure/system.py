@@ -48,10 +48,14 @@ def parse_ranking(output: str) -> float:
     return 1 if "passage 1" in reply else 0 if "passage 2" in reply else 0.5
 
 
-def best_candidate(validation: list[int], pair_scores: dict[tuple[int, int], float]) -> int:
-    """The index with the highest validation + ranking row sum, the first on ties (numpy's argmax)."""
-    totals = [valid + sum(score for (row, _), score in pair_scores.items() if row == i)
-              for i, valid in enumerate(validation)]
+def ranking_rows(count: int, pair_scores: dict[tuple[int, int], float]) -> list[float]:
+    """Each summary's ranking score: the sum of its row of the pair-score matrix."""
+    return [sum(score for (row, _), score in pair_scores.items() if row == i) for i in range(count)]
+
+
+def best_candidate(validation: list[int], ranking: list[float]) -> int:
+    """The index with the highest validation + ranking score, the first on ties (numpy's argmax)."""
+    totals = [valid + rank for valid, rank in zip(validation, ranking)]
     return totals.index(max(totals))
 
 
@@ -104,9 +108,8 @@ class SuRe(System):
         replies = await self._ask(ctx, "ranking", [
             self._render(ctx, "ranking", question=question, summary1=summaries[a], summary2=summaries[b])
             for a, b in pairs])
-        pair_scores = {pair: parse_ranking(reply) for pair, reply in zip(pairs, replies)}
-        best = best_candidate(validation, pair_scores)
-        ranking = [sum(score for (row, _), score in pair_scores.items() if row == i) for i in range(len(candidates))]
+        ranking = ranking_rows(len(candidates), {pair: parse_ranking(reply) for pair, reply in zip(pairs, replies)})
+        best = best_candidate(validation, ranking)
         ctx.record_step("choice", inputs={"validation": validation, "ranking": ranking},
                         outputs={"answer": candidates[best], "index": best})
         extras.update(validation=validation, ranking=ranking, chosen=best)

@@ -8,6 +8,7 @@ logits, and `replug` is refused on it. So the parity is in two parts:
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from flashrag_parity import CORPUS, QUESTIONS, chatml, expected_calls, fixture, retrieval_file
 from helpers import run, samples
@@ -134,3 +135,11 @@ def test_an_ensemble_request_is_its_own_request():
         ["a", "b"], [0.4, 0.6]).cache_key("hf:m")
     with pytest.raises(ValueError, match="one weight per input"):
         Request.ensemble_of(["a"], [0.5, 0.5])
+
+
+@settings(max_examples=50)
+@given(st.lists(st.one_of(st.none(), st.floats(-5, 50)), min_size=1, max_size=8))
+def test_weights_are_a_distribution_for_any_scores(scores):
+    weights = passage_weights([Document(id=str(i), title="", text="", score=s) for i, s in enumerate(scores)])
+    assert len(weights) == len(scores) and all(w >= 0 or any(s is not None and s < 0 for s in scores) for w in weights)
+    assert sum(weights) == pytest.approx(1.0)

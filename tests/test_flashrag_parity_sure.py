@@ -1,6 +1,7 @@
 """FlashRAG's SuRe (`SuRePipeline`) against `sure`, call for call, with a plain and with a chat model (each
 prompt one user message), and `sure_fixed`, which differs only in the spaces FlashRAG's prompts lack."""
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from flashrag_parity import assert_parity, run_parity
 from ragbench.plugins.sure.prompts import JOINED_WORDS
@@ -32,3 +33,11 @@ def test_parsing_follows_flashrag():
     assert best_candidate([1, 1], ranking_rows(2, {(0, 1): 0, (1, 0): 0.5})) == 1
     assert best_candidate([1, 1], ranking_rows(2, {(0, 1): 0.5, (1, 0): 0.5})) == 0
     assert best_candidate([0], ranking_rows(1, {})) == 0
+
+
+@settings(max_examples=60)
+@given(st.text(alphabet=st.sampled_from("ab (),\n:x1"), max_size=40))
+def test_candidates_parse_from_any_reply(reply):
+    candidates = parse_candidates(reply)
+    assert len(candidates) <= reply.count("(")
+    assert all("," not in c and "(" not in c and ")" not in c and "\n" not in c and c == c.strip() for c in candidates)

@@ -7,10 +7,12 @@ import json
 import math
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from flashrag_parity import CORPUS
 from helpers import run, samples
 from ragbench.plugins.rqrag.prompts import SYSTEM, evidences, first_prompt
+from ragbench.plugins.rqrag.system import before_end
 
 TASK = "nq_open_flashrag"
 KINDS = {"[S_Rewritten_Query]": "rewritten", "[S_Decomposed_Query]": "decomposed",
@@ -87,3 +89,14 @@ def test_the_tree_grows_breadth_first_to_max_depth(tmp_path, max_depth, calls, s
     groups = [step["group"][0] for step in sample["trace"] if step["kind"] == "llm"]
     assert groups == sorted(groups)  # depth by depth
     assert sample["prediction"]["answer"] == ("answer 0" if max_depth == 0 else "answer 1 best")
+
+
+@settings(max_examples=60)
+@given(st.lists(st.sampled_from(["a", " b", "[EOS]", "\n", "<s> "]), max_size=12))
+def test_the_text_before_the_last_end_marker(pieces):
+    output = "".join(pieces)
+    found = before_end(output)
+    if "[EOS]" not in output:
+        assert found is None
+    else:
+        assert found == output[:output.rindex("[EOS]")].rsplit("[EOS]", 1)[-1].strip()

@@ -104,7 +104,7 @@ def test_on_hf_the_answer_is_the_replug_rule_and_the_prompts_are_flashrags(tmp_p
 def test_the_mixer_mixes_logits_not_probabilities():
     import torch
 
-    from ragbench._engines.hf_decoding import LogitMixer
+    from ragbench._engines.hf_ensemble import LogitMixer
 
     scores = torch.tensor([[10.0, 0.0, 0.0], [0.0, 8.0, 8.0]])
     mixed = LogitMixer(torch, [0.5, 0.5], "cpu")(None, scores)

@@ -63,7 +63,8 @@ from . import hf_batching as batching
 from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from .content import local_model_digest
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
-from .hf_decoding import LogitMixer, StopTracker, TokenPicker
+from .hf_decoding import StopTracker, TokenPicker
+from .hf_ensemble import LogitMixer, decode_ensemble
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
@@ -257,29 +258,6 @@ class HFEngine(Engine):
             return chat_prompt_ids(self.tokenizer, request.message_dicts())
         return list(self.tokenizer(request.prompt)["input_ids"])
 
-    def _run_ensemble(self, request: Request) -> Response | EngineError:
-        """One text from an ensemble request's inputs decoded together, their logits mixed (`LogitMixer`)."""
-        sampling = request.sampling
-        if sampling.temperature > 0 or sampling.n > 1:
-            return RequestError("hf engine: an ensemble of prompts is decoded greedily (temperature 0, n 1)")
-        try:
-            ids = [self.encode(Request(prompt=i) if isinstance(i, str) else Request(messages=i))
-                   for i, _ in request.ensemble]
-        except Exception as exc:
-            return RequestError(f"hf engine: cannot tokenize the request ({_one_line(exc)})")
-        if not all(ids):
-            return RequestError("hf engine: empty prompt in an ensemble")
-        longest = max(len(i) for i in ids)
-        if self.context_length and longest + sampling.max_tokens > self.context_length:
-            return RequestError(f"hf engine: prompt of {longest} tokens + max_tokens {sampling.max_tokens} exceeds "
-                                f"the model's context of {self.context_length} tokens")
-        try:
-            response = self._run([(0, i, None) for i in ids], sampling, mix=[w for _, w in request.ensemble])[0]
-        except Exception as exc:
-            return EngineError(f"hf engine: generation failed ({_one_line(exc)})")
-        response.prompt_tokens = sum(len(i) for i in ids)
-        return response
-
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         if self.model_obj is None:
             raise EngineError("hf engine is closed")
@@ -288,8 +266,10 @@ class HFEngine(Engine):
         groups: dict[Sampling, list[tuple[int, list[int], int | None]]] = defaultdict(list)
         for index, request in enumerate(requests):
             if request.ensemble is not None:
-                with self._lock:
-                    results[index] = self._run_ensemble(request)
+                try:
+                    results[index] = decode_ensemble(request, self.encode, self._run, self.context_length, self._lock)
+                except Exception as exc:
+                    results[index] = EngineError(f"hf engine: the ensemble failed ({_one_line(exc)})")
                 continue
             try:
                 ids = self.encode(request)
@@ -344,8 +324,7 @@ class HFEngine(Engine):
             yield items[start:start + per_chunk]
 
     def _run(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling,
-             mix: list[float] | None = None) -> list[Response]:
-        """Generate for each item of `chunk`; `mix`: the items' weights of an ensemble (`LogitMixer`)."""
+             mix: list[float] | None = None) -> list[Response]:  # mix: an ensemble's weights (LogitMixer)
         torch = self._torch
         rows_per = self._rows_per_request(sampling)
         prompts = [ids for _, ids, _ in chunk for _ in range(rows_per)]
@@ -371,8 +350,8 @@ class HFEngine(Engine):
         processors = None
         if picker.active or mix is not None:
             from transformers import LogitsProcessorList
-            mixer = [LogitMixer(torch, mix, self.device)] if mix is not None else []
-            processors = LogitsProcessorList(mixer + ([picker] if picker.active else []))
+            processors = LogitsProcessorList(([LogitMixer(torch, mix, self.device)] if mix is not None else [])
+                                             + ([picker] if picker.active else []))
         from transformers import StoppingCriteriaList
 
         with torch.inference_mode():

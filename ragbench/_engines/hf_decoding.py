@@ -104,16 +104,3 @@ class StopTracker:
                     self.done_at[row], self.reason[row] = steps, "stop"
         done = [bool(self.done_at[row]) for row in range(len(last))]
         return self.torch.tensor(done, dtype=self.torch.bool, device=input_ids.device)
-
-
-class LogitMixer:
-    """Logits processor of an ensemble request (`Request.ensemble`, REPLUG): every row's next-token scores
-    become the weighted sum of all rows' (FlashRAG's REPLUGLogitsProcessor: logits, not probabilities, are
-    mixed), so greedy decoding writes the same text in every row."""
-
-    def __init__(self, torch: Any, weights: list[float], device: str) -> None:
-        self.weights = torch.tensor(weights, dtype=torch.float32, device=device).unsqueeze(1)  # rows x 1
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        mixed = (self.weights * scores.float()).sum(dim=0, keepdim=True)
-        return mixed.repeat(scores.shape[0], 1).to(scores.dtype)

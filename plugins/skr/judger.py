@@ -13,6 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ragbench.api import ConfigError
 
 
@@ -58,8 +60,6 @@ class SkrJudger:
             raise ConfigError(f"skr judger_model {folder}: could not be loaded ({type(exc).__name__}: {exc}); pass "
                               "a SimCSE encoder folder, e.g. princeton-nlp/sup-simcse-bert-base-uncased") from None
         questions = [item["question"] for item in self.training]
-        import numpy as np
-
         self.index = np.concatenate([self.encode(questions[i:i + batch_size])
                                      for i in range(0, len(questions), batch_size)])
 
@@ -74,8 +74,6 @@ class SkrJudger:
 
     def judge(self, question: str) -> dict[str, Any]:
         """{"label": retrieve or not, "neighbours": the nearest training questions' judgements, nearest first}."""
-        import numpy as np
-
         distances = ((self.index - self.encode([question])) ** 2).sum(axis=1)
         nearest = np.argsort(distances, kind="stable")[: self.topk]
         neighbours = [self.labels[i] for i in nearest]

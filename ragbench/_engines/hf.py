@@ -60,7 +60,8 @@ from annotated_types import Ge
 
 from .._errors import ConfigError
 from . import hf_batching as batching
-from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .base import Engine
 from .content import local_model_digest
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker
@@ -266,10 +267,8 @@ class HFEngine(Engine):
         groups: dict[Sampling, list[tuple[int, list[int], int | None]]] = defaultdict(list)
         for index, request in enumerate(requests):
             if request.ensemble is not None:
-                try:
-                    results[index] = decode_ensemble(request, self.encode, self._run, self.context_length, self._lock)
-                except Exception as exc:
-                    results[index] = EngineError(f"hf engine: the ensemble failed ({_one_line(exc)})")
+                results[index] = decode_ensemble(request, self.encode, self._run, self.context_length, self._lock,
+                                                 _one_line)
                 continue
             try:
                 ids = self.encode(request)

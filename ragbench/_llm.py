@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ._types import Step
-from ._values.llm_calls import EngineError, Request, Response, Sampling
+from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 
 if TYPE_CHECKING:
     from ._engines.base import Engine
@@ -70,6 +70,18 @@ class LLM:
         rendered with the model's chat template (local engines) or sent to a chat endpoint (openai).
         `step` and `**sampling` as for `generate`."""
         return await self.send(Request.chat(messages, self.sampling(**sampling)), step)
+
+    async def generate_ensemble(self, inputs: Sequence[str | Sequence[dict[str, str]]], weights: Sequence[float], *,
+                                step: str = "generate", **sampling: Any) -> Response:
+        """`inputs` (prompts, or chat messages rendered with the model's chat template) decoded as ONE text: at
+        every step the next token is chosen from the sum of each input's next-token logits times its weight
+        (REPLUG's ensemble, as FlashRAG's REPLUGLogitsProcessor mixes them). Greedy decoding only; an engine
+        that cannot (`Engine.decodes_ensembles` False: only `hf` can) raises `EngineError`, as a system's
+        `check_model` should have said before the run."""
+        if not self.engine.decodes_ensembles:
+            raise RequestError(f"the {self.engine.kind} engine cannot decode an ensemble of prompts (it needs every "
+                               "prompt's next-token logits at every step): run the model with --model hf:MODEL")
+        return await self.send(Request.ensemble_of(inputs, weights, self.sampling(**sampling)), step)
 
     async def send(self, request: Request, step: str = "generate") -> Response:
         request = self._seeded(request)

@@ -40,8 +40,8 @@ What is here, by what it is for:
   `ragbench_catalog` hooks serve).
 - Text helpers benchmarks share: `normalize_answer`, `exact_presence`, `sent_tokenize`,
   `remove_citations`, `cited_numbers`, `list_items`, `TEMPLATES` and `fill` (instruction-tuned
-  prompt formats), `FlashRagTemplate`, `flashrag_reference`, `flashrag_sampling` and `title_and_text` (FlashRAG's
-  prompt templates and generator conventions, which its methods and QA prompt style share), `Reader` (the base of systems that send the task's own baseline prompt),
+  prompt formats), `FlashRagTemplate`, `FLASHRAG_RAG_TEMPLATE`, `FLASHRAG_ZERO_SHOT_TEMPLATE`, `flashrag_reference`,
+  `flashrag_sampling`, `flashrag_generate` and `title_and_text` (FlashRAG's prompt templates and generator conventions, which its methods and QA prompt style share), `Reader` (the base of systems that send the task's own baseline prompt),
   `YamlTask` (the base of a YAML task's prompt style), `RecordPlace` (where the record a style's `parse`
   gets is, for its bad-record errors) and `yaml_task_class` (the Task class of a YAML task file,
   docs/yaml-tasks.md), `RecordFormat` (a benchmark's own layout of data files, registered through the
@@ -51,6 +51,8 @@ What is here, by what it is for:
   it reads a record's paths with,
   `TokenSplitter`, `parse_split`, `tiktoken_counter` and `keep_separator` (token-counted chunking), `tiktoken_encoding`
   (a tiktoken encoding, cl100k_base offline), `resampled` (bootstrap resamples).
+- Judgers of conditional methods (SKR, Adaptive-RAG): `Judger` (a judger model loaded once from a local
+  folder, `judger_folder`, or a file of judgements by example id).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
 - What a run owns and lends its plugins (docs/internals.md, "Who owns what"): `RunResources` (what
   `UsesRunResources.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
@@ -106,7 +108,8 @@ _MODULES = {
     "ragbench._shared.citations": ("remove_citations", "cited_numbers", "list_items"),
     "ragbench._shared.instruction_templates": ("TEMPLATES", "fill"),
     "ragbench._shared.reader": ("Reader",),
-    "ragbench._shared.flashrag": ("FlashRagTemplate", "flashrag_reference", "flashrag_sampling", "title_and_text"),
+    "ragbench._shared.flashrag": ("FlashRagTemplate", "flashrag_reference", "flashrag_sampling", "flashrag_generate",
+                                  "title_and_text", "FLASHRAG_RAG_TEMPLATE", "FLASHRAG_ZERO_SHOT_TEMPLATE"),
     "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
     "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
     "ragbench._shared.yaml_tasks.formats": ("RecordFormat",),
@@ -117,6 +120,8 @@ _MODULES = {
     "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_counter", "tiktoken_encoding",
                                      "keep_separator"),
     "ragbench._reports.bootstrap": ("resampled",),
+    # the judgers of conditional methods
+    "ragbench._shared.judgers": ("Judger", "judger_folder"),
     # command-line commands
     "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
     # what a run owns and lends its plugins

@@ -162,10 +162,28 @@ def run_parity(tmp_path: Path, method: str, form: str, system: str, task: str = 
     return ragbench_calls(tmp_path / f"{method}_{form}", task, field)
 
 
-def assert_parity(tmp_path: Path, method: str, form: str, system: str, **kwargs: Any) -> None:
+def assert_parity(tmp_path: Path, method: str, form: str, system: str, examples: set[str] | None = None,
+                  **kwargs: Any) -> tuple[dict, dict]:
+    """`examples`: compare only these (e.g. the examples a router sends to a part that is here); returns
+    ragbench's calls and predictions."""
     calls, predictions = run_parity(tmp_path, method, form, system, **kwargs)
     expected = expected_calls(method, form)
     assert set(calls) == set(expected)
+    compared = set(expected) if examples is None else examples
     for example_id, wanted in expected.items():
-        assert calls[example_id] == wanted, example_id
-    assert predictions == expected_predictions(method, form)
+        if example_id in compared:
+            assert calls[example_id] == wanted, example_id
+    wanted = expected_predictions(method, form)
+    assert {i: p for i, p in predictions.items() if i in compared} == {i: p for i, p in wanted.items() if i in compared}
+    return calls, predictions
+
+
+def judgements_file(method: str, form: str, folder: Path) -> Path:
+    """The fixture's scripted judgements (SKR, Adaptive-RAG: in dataset order) as a `judgements=FILE` of
+    example id -> label."""
+    labels = fixture(method)["forms"][form]["judgements"]
+    ids = [json.loads(line)["id"] for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    assert len(ids) == len(labels)
+    path = folder / f"{method}_{form}_judgements.json"
+    path.write_text(json.dumps(dict(zip(ids, labels))))
+    return path

@@ -8,11 +8,11 @@ WORDS = ("premise hypothesis title text the a of is in 1 0 yes no rain place ear
          "answer question record month india colombia").split()
 
 
-def word_tokenizer(folder: Path, eos_suffix: bool):
+def word_tokenizer(folder: Path, eos_suffix: bool, extra: tuple[str, ...] = ()):
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(WORDS)}}
+    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(WORDS + list(extra))}}
     tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
     if eos_suffix:  # as T5's tokenizer: every input ends with </s>
@@ -22,11 +22,12 @@ def word_tokenizer(folder: Path, eos_suffix: bool):
     return fast, len(vocab)
 
 
-def tiny_t5(folder: Path) -> Path:
+def tiny_t5(folder: Path, extra: tuple[str, ...] = ()) -> Path:
+    """`extra`: words the vocabulary has besides WORDS (e.g. a classifier's labels)."""
     import torch
     from transformers import T5Config, T5ForConditionalGeneration
 
-    _, size = word_tokenizer(folder, eos_suffix=True)
+    _, size = word_tokenizer(folder, eos_suffix=True, extra=extra)
     config = T5Config(vocab_size=size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
                       decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
     torch.manual_seed(0)
@@ -43,3 +44,16 @@ def tiny_gpt2(folder: Path) -> Path:
     GPT2Model(GPT2Config(vocab_size=size, n_embd=16, n_layer=1, n_head=2, n_positions=128,
                          eos_token_id=1, bos_token_id=1)).save_pretrained(folder)
     return folder
+
+
+def tiny_bert(folder: Path) -> Path:
+    """A BERT encoder with a pooler (SimCSE's shape), for judgers that read its pooled output."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    _, size = word_tokenizer(folder, eos_suffix=False)
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32, max_position_embeddings=64)).save_pretrained(folder)
+    return folder
+

@@ -23,6 +23,9 @@ class Engine:
     # a chat (instruction-tuned) model, for prompt formats that differ for one (FlashRAG's PromptTemplate
     # sends [system, user] messages to a chat model, one string to a plain one). None: the engine's own rule.
     declared_chat: bool | None = None
+    # Whether `generate` decodes an ensemble request (`Request.ensemble`, REPLUG): it needs every input's
+    # next-token logits at every step, which only an engine running the model's forward pass itself has.
+    decodes_ensembles: ClassVar[bool] = False
 
     def __init__(self, model: str, **options: Any) -> None:
         self.model = model

@@ -65,6 +65,7 @@ from .base import Engine
 from .content import local_model_digest
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker
+from .hf_ensemble import LogitMixer, decode_ensemble
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
@@ -111,6 +112,7 @@ def cpu_threads(torch: Any, threads: int | None) -> int:
 
 class HFEngine(Engine):
     kind = "hf"
+    decodes_ensembles = True
 
     def __init__(self, model: str = "embedded", batch_size: Annotated[int, Ge(1)] | Literal["auto"] | None = None,
                  dtype: Literal[_DTYPES] | None = None, device: str | None = None, trust_remote_code: bool = False,
@@ -264,6 +266,10 @@ class HFEngine(Engine):
         # Requests that differ only in seed share a batch: every row draws from its own generator.
         groups: dict[Sampling, list[tuple[int, list[int], int | None]]] = defaultdict(list)
         for index, request in enumerate(requests):
+            if request.ensemble is not None:
+                results[index] = decode_ensemble(request, self.encode, self._run, self.context_length, self._lock,
+                                                 _one_line)
+                continue
             try:
                 ids = self.encode(request)
             except Exception as exc:
@@ -316,7 +322,8 @@ class HFEngine(Engine):
         for start in range(0, len(items), per_chunk):
             yield items[start:start + per_chunk]
 
-    def _run(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling) -> list[Response]:
+    def _run(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling,
+             mix: list[float] | None = None) -> list[Response]:  # mix: an ensemble's weights (LogitMixer)
         torch = self._torch
         rows_per = self._rows_per_request(sampling)
         prompts = [ids for _, ids, _ in chunk for _ in range(rows_per)]
@@ -340,9 +347,10 @@ class HFEngine(Engine):
         prefix = 1 if self.seq2seq else width
         tracker = StopTracker(torch, self.tokenizer, prefix, self.eos_ids, sampling)
         processors = None
-        if picker.active:
+        if picker.active or mix is not None:
             from transformers import LogitsProcessorList
-            processors = LogitsProcessorList([picker])
+            processors = LogitsProcessorList(([LogitMixer(torch, mix, self.device)] if mix is not None else [])
+                                             + ([picker] if picker.active else []))
         from transformers import StoppingCriteriaList
 
         with torch.inference_mode():

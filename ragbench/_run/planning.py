@@ -112,7 +112,8 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
         accepted = accepted_options(system_class)
         declared = {**entry.defaults.get("system_args", {}), **system_defaults(task)}
         defaults = {k: v for k, v in declared.items() if accepted is None or k in accepted}
-        system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
+        system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}",
+                           injected={"registry": registry})
     if system is None:
         return None
     system.preflight(check, task)

@@ -160,6 +160,9 @@ def needs_problems(engine_class: type, name: str, options: dict[str, Any], needs
     give them: an option too small, vocabulary entries its tokenizer lacks (read without the weights)."""
     options, problems = engine_class.meet_needs(name, options, needs)
     for need in needs:
+        if need.ensembles and not engine_class.decodes_ensembles:
+            problems.append(f"{need.system} decodes ensembles of prompts (every prompt's next-token logits at every "
+                            f"step), which the {engine_class.kind} engine cannot give; run the model with --model hf:MODEL")
         missing = engine_class.missing_vocabulary(name, options, need.logprob_tokens) if need.logprob_tokens else None
         if missing:
             problems.append(f"{need.system} reads log-probs of {', '.join(missing)}, which are not single entries of "

@@ -80,15 +80,28 @@ class Request:
     prompt: str | None = None
     messages: tuple[tuple[str, str], ...] | None = None  # (role, content) pairs
     sampling: Sampling = field(default_factory=Sampling)
+    # Inputs decoded as one text (REPLUG): at every step the next token is chosen from the weighted sum of
+    # each input's next-token logits; each input a prompt or (role, content) pairs, with its weight.
+    ensemble: tuple[tuple[str | tuple[tuple[str, str], ...], float], ...] | None = None
 
     def __post_init__(self) -> None:
-        if (self.prompt is None) == (self.messages is None):
-            raise ValueError("a request has exactly one of `prompt` or `messages`")
+        if sum(part is not None for part in (self.prompt, self.messages, self.ensemble)) != 1:
+            raise ValueError("a request has exactly one of `prompt`, `messages` or `ensemble`")
 
     @classmethod
     def chat(cls, messages: Sequence[dict[str, str]], sampling: Sampling | None = None) -> "Request":
         pairs = tuple((m["role"], m["content"]) for m in messages)
         return cls(messages=pairs, sampling=sampling or Sampling())
+
+    @classmethod
+    def ensemble_of(cls, inputs: Sequence[str | Sequence[dict[str, str]]], weights: Sequence[float],
+                    sampling: Sampling | None = None) -> "Request":
+        """`inputs` (prompts, or chat messages) decoded as one text, their logits mixed by `weights`."""
+        if not inputs or len(inputs) != len(weights):
+            raise ValueError(f"an ensemble needs one weight per input ({len(inputs)} inputs, {len(weights)} weights)")
+        members = tuple((i if isinstance(i, str) else tuple((m["role"], m["content"]) for m in i), float(w))
+                        for i, w in zip(inputs, weights))
+        return cls(ensemble=members, sampling=sampling or Sampling())
 
     @property
     def batch_key(self) -> Sampling:
@@ -107,12 +120,18 @@ class Request:
         """Characters of input, the sort key for length-sorted batching."""
         if self.prompt is not None:
             return len(self.prompt)
+        if self.ensemble is not None:
+            return sum(len(i) if isinstance(i, str) else sum(len(c) for _, c in i) for i, _ in self.ensemble)
         return sum(len(c) for _, c in self.messages or ())
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.prompt is not None:
             out["prompt"] = self.prompt
+        elif self.ensemble is not None:
+            out["ensemble"] = [{"prompt": i, "weight": w} if isinstance(i, str) else
+                               {"messages": [{"role": r, "content": c} for r, c in i], "weight": w}
+                               for i, w in self.ensemble]
         else:
             out["messages"] = self.message_dicts()
         sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS}
@@ -124,7 +143,8 @@ class Request:
     def cache_key(self, engine_id: str) -> str:
         """sha256 of (engine, prompt or messages, every sampling field); `repr` of these plain
         values is stable and much cheaper than JSON on the hot path."""
-        payload = repr((engine_id, self.prompt, self.messages, self.sampling))
+        payload = repr((engine_id, self.prompt, self.messages, self.sampling) + (
+            (self.ensemble,) if self.ensemble is not None else ()))  # keys of other requests unchanged
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     def with_sampling(self, **changes: Any) -> "Request":
@@ -191,6 +211,7 @@ class EngineNeeds:
     logprob_window: int | None = None  # read within the top-k dict of this k (Sampling.logprob_window); None: exact
     instead: str = ""  # a setting of the system that needs less, named in messages (e.g. --system-arg ...)
     models: str = "a model trained with them"  # what has the vocabulary entries, named in messages
+    ensembles: bool = False  # it sends ensemble requests (`Request.ensemble`): `Engine.decodes_ensembles` must hold
 
 
 class EngineError(RuntimeError):

@@ -1,0 +1,142 @@
+"""SuRe (Kim et al., ICLR 2024): answer candidates, a summary of the passages supporting each, then the
+candidate whose summary is validated and ranked best, as FlashRAG's `SuRePipeline` runs it
+(flashrag/pipeline/branching_pipeline.py:64-255, commit 1ee5249; `run_exp.py:257-273`).
+
+Per example:
+
+    docs = retrieve(question, topk)
+    candidates = parse("(a) x, (b) y" of one call over the passages); none => answer ""
+    summaries  = one call per candidate (concurrent)
+    validation = one call per (candidate, summary): 1 if "true" in the lower-cased reply (concurrent)
+    ranking    = one call per ordered pair of summaries: 1 if "passage 1", 0 if "passage 2", else 0.5
+    answer     = the candidate with the highest validation + ranking row sum (the first on ties)
+
+Departures: none in the calls; FlashRAG truncates a prompt of >= 2048 tokens (its generator_max_input_len),
+which ragbench leaves to the engine's context limit.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+from statistics import mean
+from typing import Annotated, Any
+
+from annotated_types import Ge
+
+from ragbench.api import (Context, Document, Example, FlashRagTemplate, Prediction, SampleRecord, System,
+                          flashrag_generate, flashrag_reference, recorded_extras)
+
+from .prompts import FIXED, PROMPTS, REFERENCE
+
+CANDIDATE = re.compile(r"\((\w+)\)\s*([^()]+)")
+
+
+def parse_candidates(output: str) -> list[str]:
+    """`SuRePipeline.parse_candidates`: every "(x) answer" up to the next parenthesis, its first line,
+    commas removed."""
+    found = CANDIDATE.findall(output.strip("\n").strip())
+    return [text.split("\n")[0].strip().replace(",", "").strip() for _, text in found]
+
+
+def parse_validation(output: str) -> int:
+    return 1 if "true" in output.strip().lower() else 0
+
+
+def parse_ranking(output: str) -> float:
+    reply = output.strip().lower()
+    return 1 if "passage 1" in reply else 0 if "passage 2" in reply else 0.5
+
+
+def ranking_rows(count: int, pair_scores: dict[tuple[int, int], float]) -> list[float]:
+    """Each summary's ranking score: the sum of its row of the pair-score matrix."""
+    return [sum(score for (row, _), score in pair_scores.items() if row == i) for i in range(count)]
+
+
+def best_candidate(validation: list[int], ranking: list[float]) -> int:
+    """The index with the highest validation + ranking score, the first on ties (numpy's argmax)."""
+    totals = [valid + rank for valid, rank in zip(validation, ranking)]
+    return totals.index(max(totals))
+
+
+class SuRe(System):
+    """SuRe as FlashRAG runs it. Options (--system-arg):
+
+    topk        passages retrieved for the question (5: `retrieval_topk` of FlashRAG's
+                examples/methods/my_config.yaml, which run_exp.py:257-273 uses)
+    max_tokens  the budget of every call (32: my_config.yaml `generation_params.max_tokens`)
+
+    Greedy decoding with FlashRAG's vLLM stop list ("<|eot_id|>", flashrag/generator/generator.py:214-247).
+    With a chat model each prompt is one user message (FlashRAG's user-only `PromptTemplate`s).
+    `sure_fixed` is the same with the spaces FlashRAG's prompt literals lack put back.
+    """
+
+    name = "sure"
+    retrieves = True
+    prompts = PROMPTS
+
+    def __init__(self, topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32) -> None:
+        self.topk = int(topk)
+        self.max_tokens = int(max_tokens)
+
+    def _render(self, ctx: Context, prompt: str, **fields: Any) -> str | list[dict[str, str]]:
+        return FlashRagTemplate(system="", user=self.prompts[prompt]).render(ctx.llm.chat_model, **fields)
+
+    async def _ask(self, ctx: Context, step: str, inputs: list[str | list[dict[str, str]]]) -> list[str]:
+        """The calls of one stage, sent together (the scheduler batches them)."""
+        calls = [flashrag_generate(ctx.llm, i, step=step, max_tokens=self.max_tokens) for i in inputs]
+        return [response.text for response in await asyncio.gather(*calls)]
+
+    async def run(self, example: Example, ctx: Context) -> Prediction:
+        question = example.question
+        docs: list[Document] = await ctx.retriever.search(question, self.topk)
+        reference = flashrag_reference(docs, REFERENCE)
+        [output] = await self._ask(ctx, "candidates", [
+            self._render(ctx, "candidates", N=len(docs), reference=reference, question=question)])
+        candidates = parse_candidates(output)
+        ctx.record_step("candidates", inputs={"output": output}, outputs={"candidates": candidates})
+        extras: dict[str, Any] = {"candidates": candidates}
+        if not candidates:
+            return Prediction(example_id=example.id, answer="", raw_output=output, docs=docs, extras={"sure": extras})
+        summaries = await self._ask(ctx, "summary", [
+            self._render(ctx, "summary", question=question, pred=c, reference=reference) for c in candidates])
+        replies = await self._ask(ctx, "validation", [
+            self._render(ctx, "validation", question=question, pred=c, summary=s)
+            for c, s in zip(candidates, summaries)])
+        validation = [parse_validation(reply) for reply in replies]
+        pairs = list(itertools.permutations(range(len(summaries)), 2))
+        replies = await self._ask(ctx, "ranking", [
+            self._render(ctx, "ranking", question=question, summary1=summaries[a], summary2=summaries[b])
+            for a, b in pairs])
+        ranking = ranking_rows(len(candidates), {pair: parse_ranking(reply) for pair, reply in zip(pairs, replies)})
+        best = best_candidate(validation, ranking)
+        ctx.record_step("choice", inputs={"validation": validation, "ranking": ranking},
+                        outputs={"answer": candidates[best], "index": best})
+        extras.update(validation=validation, ranking=ranking, chosen=best)
+        return Prediction(example_id=example.id, answer=candidates[best], raw_output=output, docs=docs,
+                          extras={"sure": extras})
+
+    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+        runs = recorded_extras(samples, "sure")
+        if not runs:
+            return None
+        return {"examples": len(runs), "mean_candidates": round(mean(len(r["candidates"]) for r in runs), 3),
+                "no_candidates": sum(1 for r in runs if not r["candidates"]),
+                "validated_rate": round(mean(v for r in runs for v in r.get("validation", [])), 4)
+                if any(r.get("validation") for r in runs) else None}
+
+    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+        runs = recorded_extras(samples, "sure")
+        if not runs:
+            return None
+        return [{"format": "answer candidates as (a) xx, (b) yy", "followed": sum(1 for r in runs if r["candidates"]),
+                 "of": len(runs), "fix": "use an instruction-following model; an example without candidates "
+                 "answers \"\" as FlashRAG's SuRe does"}]
+
+
+class SuReFixed(SuRe):
+    """SuRe with the spaces FlashRAG's prompt literals lack ("After readingthe passages", "write agood-quality
+    passage", "youare done", ...) put back; otherwise `sure`."""
+
+    name = "sure_fixed"
+    prompts = FIXED

@@ -32,8 +32,8 @@ What is here, by what it is for:
   "module:function".
 - Text helpers benchmarks share: `normalize_answer`, `exact_presence`, `sent_tokenize`,
   `remove_citations`, `cited_numbers`, `list_items`, `TEMPLATES` and `fill` (instruction-tuned
-  prompt formats), `FlashRagTemplate`, `flashrag_reference`, `flashrag_sampling` and `title_and_text` (FlashRAG's
-  prompt templates and generator conventions, which its methods and QA prompt style share), `Reader` (the base of systems that send the task's own baseline prompt),
+  prompt formats), `FlashRagTemplate`, `FLASHRAG_RAG_TEMPLATE`, `FLASHRAG_ZERO_SHOT_TEMPLATE`, `flashrag_reference`,
+  `flashrag_sampling`, `flashrag_generate` and `title_and_text` (FlashRAG's prompt templates and generator conventions, which its methods and QA prompt style share), `Reader` (the base of systems that send the task's own baseline prompt),
   `YamlTask` (the base of a YAML task's prompt style), `RecordPlace` (where the record a style's `parse`
   gets is, for its bad-record errors) and `yaml_task_class` (the Task class of a YAML task file,
   docs/yaml-tasks.md),
@@ -85,7 +85,8 @@ _MODULES = {
     "ragbench._shared.citations": ("remove_citations", "cited_numbers", "list_items"),
     "ragbench._shared.instruction_templates": ("TEMPLATES", "fill"),
     "ragbench._shared.reader": ("Reader",),
-    "ragbench._shared.flashrag": ("FlashRagTemplate", "flashrag_reference", "flashrag_sampling", "title_and_text"),
+    "ragbench._shared.flashrag": ("FlashRagTemplate", "flashrag_reference", "flashrag_sampling", "flashrag_generate",
+                                  "title_and_text", "FLASHRAG_RAG_TEMPLATE", "FLASHRAG_ZERO_SHOT_TEMPLATE"),
     "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
     "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
     "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_counter", "tiktoken_encoding",

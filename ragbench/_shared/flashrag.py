@@ -12,12 +12,22 @@ onto `Sampling`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._types import Document
 
+if TYPE_CHECKING:
+    from .._engines.base import Response
+    from .._llm import LLM
+
 EOT = "<|eot_id|>"  # FlashRAG's vLLM generator appends it to every stop list (generator.py)
 REFERENCE = "Doc {idx}(Title: {title}) {text}\n"  # PromptTemplate.format_reference's default
+# base_prompt.py's base system prompt (its missing space after "document." kept) and user prompt, and
+# pipeline.py's zero-shot system prompt: the templates of its QA prompt and of the methods that use the default
+WITH_DOCUMENTS = ("Answer the question based on the given document.Only give me the answer and do not output any "
+                  "other words.\nThe following are given documents.\n\n{reference}")
+WITHOUT_DOCUMENTS = "Answer the question based on your own knowledge. Only give me the answer and do not output any other words."
+QUESTION = "Question: {question}"
 
 
 def title_and_text(doc: Document) -> tuple[str, str]:
@@ -65,6 +75,10 @@ class FlashRagTemplate:
         return "\n\n".join(part for part in (system, user) if part) + previous_gen
 
 
+FLASHRAG_RAG_TEMPLATE = FlashRagTemplate(system=WITH_DOCUMENTS, user=QUESTION)
+FLASHRAG_ZERO_SHOT_TEMPLATE = FlashRagTemplate(system=WITHOUT_DOCUMENTS, user=QUESTION)
+
+
 def flashrag_sampling(framework: Literal["vllm", "hf"] = "vllm", *, max_tokens: int = 32,
                        stop: list[str] | None = None, **sampling: Any) -> dict[str, Any]:
     """FlashRAG's generation parameters as `ctx.llm.generate` keywords: greedy (`do_sample: False` in its
@@ -78,3 +92,14 @@ def flashrag_sampling(framework: Literal["vllm", "hf"] = "vllm", *, max_tokens: 
     elif stop:
         out["stop"] = list(stop)
     return out
+
+
+async def flashrag_generate(llm: "LLM", prompt: str | list[dict[str, str]], framework: Literal["vllm", "hf"] = "vllm", *,
+                            step: str = "generate", max_tokens: int = 32, stop: list[str] | None = None,
+                            **sampling: Any) -> "Response":
+    """A rendered `FlashRagTemplate` (a string, or a chat model's messages) sent as FlashRAG's generator sends
+    it (`flashrag_sampling`)."""
+    params = flashrag_sampling(framework, max_tokens=max_tokens, stop=stop, **sampling)
+    if isinstance(prompt, list):
+        return await llm.chat(prompt, step=step, **params)
+    return await llm.generate(prompt, step=step, **params)

@@ -11,14 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Context, Document, Example, FlashRagTemplate, Prompt, YamlTask
-
-WITH_DOCUMENTS = ("Answer the question based on the given document.Only give me the answer and do not output any "
-                  "other words.\nThe following are given documents.\n\n{reference}")
-WITHOUT_DOCUMENTS = "Answer the question based on your own knowledge. Only give me the answer and do not output any other words."
-QUESTION = "Question: {question}"
-RAG_TEMPLATE = FlashRagTemplate(system=WITH_DOCUMENTS, user=QUESTION)
-ZERO_SHOT_TEMPLATE = FlashRagTemplate(system=WITHOUT_DOCUMENTS, user=QUESTION)
+from ragbench.api import FLASHRAG_RAG_TEMPLATE as RAG_TEMPLATE
+from ragbench.api import FLASHRAG_ZERO_SHOT_TEMPLATE as ZERO_SHOT_TEMPLATE
+from ragbench.api import Context, Document, Example, Prompt, YamlTask
 
 
 class FlashRagPrompt(YamlTask):

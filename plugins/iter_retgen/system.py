@@ -10,13 +10,11 @@ and the scheduler batches the calls of all examples, whatever round each is in.
 """
 from __future__ import annotations
 
-from statistics import mean
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import (FLASHRAG_RAG_TEMPLATE, Context, Example, Prediction, SampleRecord, System,
-                          flashrag_generate, recorded_extras)
+from ragbench.api import FLASHRAG_RAG_TEMPLATE, Context, Example, Prediction, System, flashrag_generate
 
 
 class IterRetGen(System):
@@ -35,7 +33,7 @@ class IterRetGen(System):
         self.iter_num, self.topk, self.max_tokens, self.framework = int(iter_num), int(topk), int(max_tokens), framework
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        question, generation, docs, queries = example.question, "", [], []
+        question, generation, docs = example.question, "", []
         for round_index in range(self.iter_num):
             with ctx.group(f"iteration {round_index + 1}"):
                 query = question if round_index == 0 else f"{question} {generation}"
@@ -43,11 +41,4 @@ class IterRetGen(System):
                 prompt = FLASHRAG_RAG_TEMPLATE.render(ctx.llm.chat_model, docs, question=question)
                 response = await flashrag_generate(ctx.llm, prompt, self.framework, max_tokens=self.max_tokens)
                 generation = response.text.strip() if self.framework == "hf" else response.text
-                queries.append(query)
-        return Prediction(example.id, answer=generation, docs=docs, extras={"iter_retgen": {"queries": queries}})
-
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
-        runs = recorded_extras(samples, "iter_retgen")
-        if not runs:
-            return None
-        return {"examples": len(runs), "mean_searches": round(mean(len(r["queries"]) for r in runs), 3)}
+        return Prediction(example.id, answer=generation, docs=docs)

@@ -269,6 +269,10 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     **{(system, "beir"): dict.fromkeys(BEIR, 0.0) for system in ("closed_book", "recorded")},
     ("selfrag", "beir"): BEIR_TOP_ONLY,
     **{(system, "ragchecker"): RAGCHECKER_NOTHING_SHOWN for system in ("closed_book", "recorded")},
+    # IRCoT's answer is its last thought, cut at the first "."; FLARE keeps one sentence a round and the scripted
+    # model answers once: on rgb_en_fact both give RGB's detection sentence without the answer after it
+    **{(system, "rgb_en_fact"): {"accuracy": 0.0, "all_rate": 0.0, "error_correction": 0.0}
+       for system in ("ircot", "ircot_fixed", "flare")},
 }
 
 

@@ -1,4 +1,6 @@
-"""Self-Ask's exemplars as FlashRAG ships them (flashrag/prompt/selfask_examplars.py, commit 1ee5249), verbatim."""
+"""Self-Ask's exemplars as FlashRAG ships them (flashrag/prompt/selfask_examplars.py, commit 1ee5249), verbatim,
+and the parts of its prompt (flashrag/pipeline/active_pipeline.py:824-895)."""
+from ragbench.api import Document, title_and_text
 
 SINGLE_HOP = """Given the following question, answer it by providing follow up questions and intermediate answers. If intermediate questions are not necessarry, answer the question directly. You are provided with evidence that can help you arrive at the answer before the question.
 #
@@ -117,9 +119,9 @@ FINAL_ANSWER = "So the final answer is: "  # the early exit (:891) and selfask_p
 STOP = ["Context:", "#"]  # with the stop string of the step (:849-877)
 
 
-def context(passages: list[str]) -> str:
+def context(docs: list[Document]) -> str:
     """SelfAskPipeline.format_reference: each passage's text (no title) as a "Context{i}:" line."""
-    return "".join(f"Context{i}: {text}\n" for i, text in enumerate(passages, 1))
+    return "".join(f"Context{i}: {title_and_text(doc)[1]}\n" for i, doc in enumerate(docs, 1))
 
 
 def question_block(question: str, follow_ups: str) -> str:

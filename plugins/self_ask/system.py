@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge
 
 from ragbench.api import (Context, Document, Example, Prediction, SampleRecord, System, flashrag_generate,
-                          recorded_extras, title_and_text)
+                          recorded_extras)
 
 from .prompts import (FINAL_ANSWER, FOLLOW_UP, FOLLOW_UP_LINE, FOLLOW_UP_QUESTION, INTERMEDIATE_ANSWER, MULTI_HOP,
                       SINGLE_HOP, STOP, context, question_block)
@@ -64,7 +64,7 @@ class SelfAsk(System):
         res, stop, searches, answered = "", INTERMEDIATE_ANSWER, 0, False
         for round_index in range(self.max_iter):
             with ctx.group(f"iteration {round_index + 1}"):
-                prompt = exemplars + "\n" + context_of(docs) + question_block(question, follow_ups) + res
+                prompt = exemplars + "\n" + context(docs) + question_block(question, follow_ups) + res
                 response = await flashrag_generate(ctx.llm, prompt, self.framework, step=f"until {stop}",
                                                    max_tokens=self.max_tokens, stop=[*STOP, stop])
                 output = response.text.strip() if self.framework == "hf" else response.text
@@ -82,7 +82,7 @@ class SelfAsk(System):
                 if FINAL_ANSWER in output:
                     answered = True
                     break
-        raw = context_of(docs) + question_block(question, follow_ups) + res
+        raw = context(docs) + question_block(question, follow_ups) + res
         return self.prediction(example, raw, docs, searches, answered)
 
     @staticmethod
@@ -103,10 +103,6 @@ class SelfAsk(System):
             return None
         return [{"format": f'"{FINAL_ANSWER.strip()}" within max_iter calls', "followed": sum(r["answered"] for r in runs),
                  "of": len(runs), "fix": "raise max_iter, or use a model that follows Self-Ask's exemplars"}]
-
-
-def context_of(docs: list[Document]) -> str:
-    return context([title_and_text(doc)[1] for doc in docs])
 
 
 def follow_up_question(text: str) -> str | None:

@@ -4,13 +4,10 @@ the embedded model's tokenizer), so FLARE's judgement reads the same token proba
 queries. With a chat model FlashRAG appends the kept sentences to the rendered chat template, which a chat request
 cannot express (`flare` sends them as a final assistant message): there the first look-ahead of each example, the
 searches and the predictions are compared."""
-import re
-
 import pytest
 
 from flashrag_parity import (assert_parity, expected_calls, expected_predictions, recording_tokenizer,
                              run_parity)
-from helpers import samples
 
 MODEL = "scripted:flashrag_parity:fake_flare_model"
 pytestmark = pytest.mark.skipif(recording_tokenizer() is None,

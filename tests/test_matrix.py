@@ -258,6 +258,17 @@ NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # sentences is cited (ASQA: 1 of 3, ELI5: 1 of 3; the one citation entailed) and the wrong answer "zzz [1]." is
 # cited and entailed by its passage: recall (1/3 + 1) / 2, precision (1 + 1) / 2, F1 2 * 66.7 * 100 / 166.7 = 80.
 SELF_CITED = {"citation_rec": 200 / 3, "citation_prec": 100.0, "citation_f1": 80.0}
+# IRCoT's answer is its last thought, cut at the first "."; FLARE keeps one sentence a round and the scripted model
+# answers once: of a right long answer both keep the first sentence. ASQA: "The answer to 'Which is the most rainy
+# place on earth?' is Mawsynram [1].", 13 of the 17 words (length (13 + 1) / 2), 1 of 3 qa_pairs (str_em 1/3 / 2),
+# ROUGE-Lsum 2 * 13 / (13 + 17) = 86.7 (halved); Punkt splits it at "?'" into 2 sentences, the second cited and
+# entailed: recall 1/2, precision 1 (halved: 25, 50), F1 2 * 25 * 50 / 75. ELI5: its first claim, 11 words (length
+# (11 + 1) / 2), ROUGE-Lsum 2 * 11 / (11 + 25) (the reference's 24 words are 25 tokens: "Bloomberg's"), halved;
+# every claim is still entailed and its one sentence cited (the values of ELI5).
+ONE_SENTENCE = ("ircot", "ircot_fixed", "flare")
+ASQA_FIRST_SENTENCE = {"length": 7.0, "str_em": 50 / 3, "rougeLsum": 130 / 3, "rougeLsum_bootstrap_mid": 130 / 3,
+                       "citation_rec": 25.0, "citation_f1": 100 / 3}
+ELI5_FIRST_SENTENCE = {"length": 6.0, "rougeLsum": 275 / 9, "rougeLsum_bootstrap_mid": 275 / 9}
 OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     # closed book shows no documents: every "[1]" points at nothing (ALCE scores it 0)
     **{("closed_book", task): NO_CITATIONS for task in ("asqa", "alce_asqa", "alce_qampari", "alce_eli5")},
@@ -269,10 +280,11 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     **{(system, "beir"): dict.fromkeys(BEIR, 0.0) for system in ("closed_book", "recorded")},
     ("selfrag", "beir"): BEIR_TOP_ONLY,
     **{(system, "ragchecker"): RAGCHECKER_NOTHING_SHOWN for system in ("closed_book", "recorded")},
-    # IRCoT's answer is its last thought, cut at the first "."; FLARE keeps one sentence a round and the scripted
-    # model answers once: on rgb_en_fact both give RGB's detection sentence without the answer after it
+    # on rgb_en_fact the first sentence is RGB's detection sentence, without the answer after it
     **{(system, "rgb_en_fact"): {"accuracy": 0.0, "all_rate": 0.0, "error_correction": 0.0}
-       for system in ("ircot", "ircot_fixed", "flare")},
+       for system in ONE_SENTENCE},
+    **{(system, task): ASQA_FIRST_SENTENCE for system in ONE_SENTENCE for task in ("asqa", "alce_asqa")},
+    **{(system, "alce_eli5"): ELI5_FIRST_SENTENCE for system in ONE_SENTENCE},
 }
 
 

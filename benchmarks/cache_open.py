@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragbench._engines.base import Request, Response
+from ragbench._values.llm_calls import Request, Response
 from ragbench._storage.cache import ResponseCache
 from ragbench._storage.store_checks import row_checksum
 

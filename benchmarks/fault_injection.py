@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from test_engine_openai import FakeServer  # noqa: E402  (the tests' fake OpenAI-compatible server)
 
-from ragbench._engines.base import EngineError, Request  # noqa: E402
+from ragbench._values.llm_calls import EngineError, Request  # noqa: E402
 from ragbench._engines.openai import OpenAIEngine  # noqa: E402
 from ragbench._registry import installed_registry  # noqa: E402
 from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 
-from ragbench._engines.base import Request, Sampling
+from ragbench._values.llm_calls import Request, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig

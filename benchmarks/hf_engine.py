@@ -116,7 +116,7 @@ def load_engine(model: str, batch: int | str):
 def generation(model: str, prompts: list[str], batch: int | str, raw_batches: list[int], tokens: int,
                repeat: int) -> int:
     """Part 1; returns the raw loop's best batch size."""
-    from ragbench._engines.base import Request, Sampling
+    from ragbench._values.llm_calls import Request, Sampling
 
     engine, load = load_engine(model, batch)
     if batch == "auto":

@@ -36,7 +36,7 @@ import time
 
 
 from ragbench._context import Context
-from ragbench._engines.base import Request, Response, Sampling
+from ragbench._values.llm_calls import Request, Response, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._run.evaluator import sample_record
 from ragbench._llm import LLM
@@ -47,7 +47,7 @@ from ragbench.plugins.llatrieval.prompts import (JUDGE_SYSTEM, SELECT_SYSTEM, SU
 from ragbench._records import SampleRecord
 from ragbench._retrieval.base import Retriever
 from ragbench._retrieval.handle import Retrieval
-from ragbench._run.scheduler import Scheduler
+from ragbench._scheduler import Scheduler
 from ragbench.tasks.alce.tasks import AlceAsqa
 from ragbench._types import Document, Example
 

@@ -31,7 +31,7 @@ batches as the longest chain among them, however few its calls.
 --minority F gives a fraction F of the examples other sampling settings (top_p 0.95) for every call,
 so their requests can share batches only with each other: the workload where serving the largest
 group alone starves them. Next to the time, (c) and (c') show the worst wait of any request in
-batches (batches dispatched before its own; ragbench._run.scheduler.AGE_LIMIT bounds it).
+batches (batches dispatched before its own; ragbench._scheduler.AGE_LIMIT bounds it).
 
 Mode (a) costs ~calls * (overhead + per_request) (about 2 minutes at the defaults), so by
 default it runs on the first --sequential-examples examples and is extrapolated to all of them
@@ -51,11 +51,11 @@ import time
 from dataclasses import dataclass
 
 
-from ragbench._engines.base import EngineError, Request, Response, Sampling
+from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench._in_flight import ExamplesInFlight
-from ragbench._run.scheduler import AGE_LIMIT, Scheduler
+from ragbench._scheduler import AGE_LIMIT, Scheduler
 
 MAX_ITERATIONS = 4
 WORDS = ("who what river city born film album director capital population year wrote sang "

@@ -29,13 +29,13 @@ import time
 
 
 from ragbench._context import Context
-from ragbench._engines.base import Request, Sampling
+from ragbench._values.llm_calls import Request, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench.plugins.selfrag.system import SCORED_TOKENS, SelfRag
 from ragbench.plugins.selfrag.prompts import (ADDED_TOKENS, GROUNDING_TOKENS, RELEVANCE_TOKENS,
                                                UTILITY_TOKENS)
-from ragbench._run.scheduler import Scheduler
+from ragbench._scheduler import Scheduler
 from ragbench._task import Task
 from ragbench._types import Document, Example
 

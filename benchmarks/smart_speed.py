@@ -22,11 +22,11 @@ import time
 
 
 from ragbench._context import Context
-from ragbench._engines.base import Request
+from ragbench._values.llm_calls import Request
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench.plugins.smart.system import Smart
-from ragbench._run.scheduler import Scheduler
+from ragbench._scheduler import Scheduler
 from ragbench.tasks.selfrag.tasks import PopQA
 from ragbench._types import Document, Example
 

@@ -5,8 +5,7 @@ several task families; a metric only one benchmark uses lives in that benchmark'
 (registry.yaml's `task_metrics`)."""
 from typing import Any
 
-from ragbench.api import hookimpl
-from ragbench._builtin import section
+from ragbench.api import hookimpl, section
 
 
 @hookimpl

@@ -2,8 +2,7 @@
 <method>/system.py (the catalogue's target), its prompts and helpers beside it."""
 from typing import Any
 
-from ragbench.api import hookimpl
-from ragbench._builtin import section
+from ragbench.api import hookimpl, section
 
 
 @hookimpl

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence
 
 from ._llm import LLM
-from ._nli import NLI
 from ._task import Task
 from ._trace_groups import group
 from ._types import Document, Step
 
 if TYPE_CHECKING:
+    from ._nli import NLI  # the run's, built with the judges (ragbench._run.metric_models)
     from ._retrieval.handle import Retrieval
     from ._run.resources import RunResources
 

@@ -5,11 +5,12 @@ import hashlib
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ._engines.base import Engine, EngineError, Request, Response, Sampling
 from ._types import Step
+from ._values.llm_calls import EngineError, Request, Response, Sampling
 
 if TYPE_CHECKING:
-    from ._run.scheduler import Scheduler
+    from ._engines.base import Engine
+    from ._scheduler import Scheduler
 
 
 class LLM:

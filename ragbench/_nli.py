@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from ._engines.base import Request, Sampling
 from ._errors import ConfigError
 from ._llm import LLM
 from ._replay.exchange_log import ExchangeLog, exchange_line
 from ._in_flight import waiting_for
+from ._values.llm_calls import Request, Sampling
 
 PROMPT_TEMPLATE = (
     "Premise: {premise}\n\n"

@@ -5,11 +5,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from ._context import Context
-    from ._engines.base import Engine, EngineNeeds
+    from ._engines.base import Engine
     from ._records import SampleRecord
     from ._checks import Preflight
     from ._task import Task
     from ._types import Example, Prediction
+    from ._values.llm_calls import EngineNeeds
 
 
 class System:

@@ -27,9 +27,12 @@ What is here, by what it is for:
 - Trace structure for the viewer: `group`, `grouped`, `outline`, `find_groups`; `trace_prompts` (the
   prompt or chat messages of each LLM call of a trace).
 - Data files: `iter_jsonl`, `read_lines`, `require`, `resolve_data_file`, `data_dir`, `parse_json`
-  (json.loads where JSON nested too deeply is a ValueError, not a RecursionError), `replacing` (a file
-  written whole or not at all: a corpus a command builds), and `load_callable` for an option naming
-  "module:function".
+  (json.loads where JSON nested too deeply is a ValueError, not a RecursionError), `objects` (only the
+  JSON objects of a stream of lines pass) and `StreamBroken` (the record error where a stream broke off),
+  `replacing` (a file written whole or not at all: a corpus a command builds), `load_callable` for an
+  option naming "module:function", and `load_yaml` (yaml.safe_load, through libyaml where PyYAML has it).
+- The built-in catalogue: `section` (parts of ragbench's own registry.yaml, which the built-in packages'
+  `ragbench_catalog` hooks serve).
 - Text helpers benchmarks share: `normalize_answer`, `exact_presence`, `sent_tokenize`,
   `remove_citations`, `cited_numbers`, `list_items`, `TEMPLATES` and `fill` (instruction-tuned
   prompt formats), `FlashRagTemplate`, `FLASHRAG_RAG_TEMPLATE`, `FLASHRAG_ZERO_SHOT_TEMPLATE`, `flashrag_reference`,
@@ -42,7 +45,8 @@ What is here, by what it is for:
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
 - What a run owns and lends its plugins (docs/internals.md, "Who owns what"): `RunResources` (what
   `Task.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
-  ctx.resources.workers.run(fn, *args)`), the `PageCache` it opens (`await ctx.resources.page_cache()`)
+  ctx.resources.workers.run(fn, *args)`; `usable_cores` counts the cores this process may use,
+  `ready_threads` makes a thread pool with its threads started), the `PageCache` it opens (`await ctx.resources.page_cache()`)
   and `content_key` for its entries.
 """
 from __future__ import annotations
@@ -64,8 +68,9 @@ _MODULES = {
     # errors
     "ragbench._errors": ("ConfigError", "RecordError"),
     # engines and retrievers
-    "ragbench._engines.base": ("Engine", "EngineError", "EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs",
-                              "apply_stop"),
+    "ragbench._engines.base": ("Engine",),
+    "ragbench._values.llm_calls": ("EngineError", "EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs",
+                                   "apply_stop"),
     "ragbench._engines.tokenizers": ("local_tokenizer",),
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
@@ -75,10 +80,11 @@ _MODULES = {
     # trace structure
     "ragbench._trace_groups": ("group", "grouped", "outline", "find_groups"),
     # data files
-    "ragbench._storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json"),
+    "ragbench._storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json", "objects", "StreamBroken"),
     "ragbench._storage.datafiles": ("resolve_data_file", "data_dir"),
     "ragbench._storage.files": ("replacing",),
     "ragbench._imports": ("load_callable",),
+    "ragbench._builtin": ("load_yaml", "section"),
     # text helpers
     "ragbench._shared.answers": ("normalize_answer", "exact_presence", "token_f1"),
     "ragbench._shared.sentences": ("sent_tokenize",),
@@ -96,7 +102,7 @@ _MODULES = {
     "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
     # what a run owns and lends its plugins
     "ragbench._run.resources": ("RunResources",),
-    "ragbench._run.workers": ("Workers",),
+    "ragbench._run.workers": ("Workers", "usable_cores", "ready_threads"),
     "ragbench._storage.page_cache": ("PageCache", "content_key"),
 }
 _SOURCES = {name: module for module, names in _MODULES.items() for name in names}

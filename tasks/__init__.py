@@ -7,8 +7,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from ragbench.api import hookimpl
-from ragbench._builtin import load_yaml, section
+from ragbench.api import hookimpl, load_yaml, section
 
 
 @lru_cache(maxsize=1)

@@ -8,7 +8,7 @@ from pathlib import Path
 from conftest import SHARED, TEST_DATA, shared_reference
 
 from ragbench._context import Context
-from ragbench._engines.base import EngineError
+from ragbench._values.llm_calls import EngineError
 from ragbench.tasks.crag.task import CragTask1
 from ragbench.tasks.crag.synthetic import standin_tokenizer
 from ragbench.testing import ScriptedLLM, make_context

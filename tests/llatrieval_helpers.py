@@ -9,7 +9,7 @@ from typing import Callable
 
 from conftest import TEST_DATA
 
-from ragbench._engines.base import Request
+from ragbench._values.llm_calls import Request
 from ragbench.plugins.llatrieval.prompts import SUMMARY_KEY
 from ragbench._retrieval.base import Retriever
 from ragbench.tasks.alce.tasks import AlceAsqa

@@ -411,7 +411,7 @@ def task_examples(task: str, data: str, task_args: dict[str, Any],
     they carry documents of their own (`Task.own_documents`) and what its metrics call ("judge", "nli")."""
     if (task, limit) not in _EXAMPLES:
         from ragbench._run.planning import plan
-        from ragbench._run.config import RunConfig
+        from ragbench._values.run_config import RunConfig
 
         planned = plan(RunConfig(tasks=[task], system="closed_book", data={task: data}, task_args=task_args,
                                  judges=["scripted:echo"], nli="scripted:echo"), installed_registry())[0]

@@ -16,7 +16,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from ragbench._engines.base import EngineError
+from ragbench._values.llm_calls import EngineError
 from ragbench._hookspecs import hookimpl
 from ragbench._metric import CorpusValue, KeySpec, Metric
 from ragbench._registry import Registry

@@ -12,7 +12,7 @@ from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 from tiny_models import word_tokenizer
 
 from ragbench._engines import load_engine
-from ragbench._engines.base import Sampling
+from ragbench._values.llm_calls import Sampling
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench._checks import PreflightError
 from ragbench._registry import installed_registry

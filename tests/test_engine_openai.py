@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from ragbench._engines.base import EngineError, Request, RequestError, Response, Sampling
+from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ragbench._engines.openai import OpenAIEngine, probe
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._run.scheduler import Scheduler
+from ragbench._scheduler import Scheduler
 
 KEY_ENV = "RAGBENCH_TEST_OPENAI_KEY"
 SECRET = "sk-test-Zq9SECRETvalue0123456789"

@@ -15,7 +15,7 @@ import pytest
 
 from ragbench._engines import embedded
 from ragbench._engines import vllm as vllm_engine
-from ragbench._engines.base import EngineError, Request, RequestError, Response, Sampling
+from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ragbench._engines.vllm import VLLMEngine
 from ragbench._errors import ConfigError
 
@@ -543,7 +543,7 @@ def test_a_lora_adapter_folder_saved_over_gets_no_old_answers_from_the_cache(fak
     """The adapter's folder path is in the request; its files are not: their digest is part of the cache key."""
     import asyncio
 
-    from ragbench._run.scheduler import Scheduler
+    from ragbench._scheduler import Scheduler
     from ragbench._storage.cache import ResponseCache
 
     adapter = tmp_path / "adapter"

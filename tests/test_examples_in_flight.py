@@ -14,7 +14,7 @@ from helpers import run
 from conftest import write_jsonl
 from ragbench.api import Prediction, System
 from ragbench._registry import Registry
-from ragbench._run.config import examples_in_flight
+from ragbench._values.run_config import examples_in_flight
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 

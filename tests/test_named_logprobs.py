@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ragbench._engines.base import EngineError, Request, Sampling
+from ragbench._values.llm_calls import EngineError, Request, Sampling
 from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._errors import ConfigError

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from ragbench._engines.base import Request, Response
+from ragbench._values.llm_calls import Request, Response
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench._nli import NLI, PROMPT_TEMPLATE, TrueFormat
-from ragbench._run.scheduler import Scheduler
+from ragbench._scheduler import Scheduler
 
 from tiny_models import tiny_t5
 

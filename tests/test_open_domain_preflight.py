@@ -10,7 +10,7 @@ import pytest
 import ragbench.tasks.flashrag
 from ragbench._registry import Registry, installed_registry
 from ragbench._checks import PreflightError
-from ragbench._run.config import RunConfig
+from ragbench._values.run_config import RunConfig
 from ragbench._run.preflight import preflight
 
 from conftest import TEST_DATA

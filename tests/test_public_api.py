@@ -1,7 +1,7 @@
 """One public API: `ragbench.api` (and `ragbench.testing` for tests) is all a plugin imports of ragbench.
 The example plugin and its tests import nothing else (read from the source: every import statement,
-inside functions too) and load; so do the built-in plugins, but for the exceptions listed here with
-why; every public name resolves, lazily."""
+inside functions too) and load; so do the built-in plugins, without exception; every public name
+resolves, lazily."""
 from __future__ import annotations
 
 import ast
@@ -18,17 +18,6 @@ import ragbench.testing
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "ragbench-plugin-example"
 PUBLIC = {"ragbench.api": set(ragbench.api.__all__), "ragbench.testing": set(ragbench.testing.__all__)}
-
-# Built-in plugin modules that still reach an internal module, and why.
-EXCEPTIONS = {
-    ("tasks/__init__.py", "ragbench._builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
-    ("plugins/__init__.py", "ragbench._builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
-    ("metrics/__init__.py", "ragbench._builtin"): "the built-ins' catalogue is ragbench's registry.yaml",
-    ("tasks/crag/loader.py", "ragbench._run.workers"): "usable_cores: bz2 decompressing threads, one per core",
-    ("tasks/crag/pages.py", "ragbench._run.workers"): "ready_threads, usable_cores: the page_executor=thread pool",
-    ("tasks/crag/loader.py", "ragbench._storage.jsonl"): "a .tar.bz2 member's lines read in worker processes, "
-                                                        "stopped where the stream breaks (StreamBroken, objects)",
-}
 
 
 def ragbench_imports(path: Path) -> list[tuple[str, list[str], int]]:
@@ -89,22 +78,19 @@ def test_the_scan_sees_an_internal_import_and_a_name_the_api_lacks(tmp_path):
                                           "plugin.py:6 imports ragbench._storage.jsonl"]
 
 
-def test_built_in_plugins_import_only_the_public_api_but_the_listed_exceptions():
-    found, problems = set(), []
+def test_built_in_plugins_import_only_the_public_api():
+    problems = []
     for root in ("tasks", "plugins", "metrics"):
         for path in sorted((REPO / root).rglob("*.py")):
             relative = path.relative_to(REPO).as_posix()
             for module, names, line in ragbench_imports(path):
                 if module.startswith(("ragbench.tasks", "ragbench.plugins", "ragbench.metrics")):
                     continue  # a plugin folder's own modules (tests/test_import_boundaries.py checks the rest)
-                if (relative, module) in EXCEPTIONS:
-                    found.add((relative, module))
-                elif module != "ragbench.api":
+                if module not in PUBLIC:
                     problems.append(f"{relative}:{line} imports {module}")
                 else:
-                    problems += [f"{relative}:{line}: ragbench.api has no {n}" for n in names if n not in PUBLIC[module]]
+                    problems += [f"{relative}:{line}: {module} has no public {n}" for n in names if n not in PUBLIC[module]]
     assert problems == []
-    assert set(EXCEPTIONS) - found == set(), "exceptions no longer needed: remove them from EXCEPTIONS"
 
 
 def test_the_plugin_guide_lists_every_public_name():

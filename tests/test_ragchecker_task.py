@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ragbench._registry import installed_registry
-from ragbench._run.config import RunConfig
+from ragbench._values.run_config import RunConfig
 from ragbench._run.planning import plan
 from ragbench._types import Document
 

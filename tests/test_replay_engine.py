@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import write_jsonl
-from ragbench._engines.base import EngineError, Request, Sampling
+from ragbench._values.llm_calls import EngineError, Request, Sampling
 from ragbench._engines.replay import ReplayEngine
 from ragbench._errors import ConfigError
 
@@ -58,7 +58,7 @@ def test_a_response_dict_has_every_field_but_cached_and_reads_back():
     """Response.to_dict is written field by field (for speed): it must stay what asdict gives."""
     from dataclasses import asdict
 
-    from ragbench._engines.base import Response, TokenLogprobs
+    from ragbench._values.llm_calls import Response, TokenLogprobs
 
     response = Response(texts=["a", "b"], logprobs=[TokenLogprobs("x", -1.0, {"y": -2.0}, {"z": -3.0}, 5)],
                         prompt_tokens=3, completion_tokens=1, finish_reason="length", cumulative_logprob=-1.0)

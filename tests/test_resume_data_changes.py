@@ -8,7 +8,7 @@ import pytest
 
 from helpers import comparable, samples, stopped_resume_after_the_data_changed
 
-from ragbench._engines.base import EngineError
+from ragbench._values.llm_calls import EngineError
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig

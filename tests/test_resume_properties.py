@@ -17,7 +17,7 @@ from helpers import comparable
 from test_resume_data_changes import TASK
 
 from ragbench._checks import PreflightError
-from ragbench._engines.base import EngineError
+from ragbench._values.llm_calls import EngineError
 from ragbench._engines.scripted import echo
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry

@@ -78,7 +78,7 @@ def test_bge_english_models_get_their_query_instruction():
 
 
 def test_an_unquoted_instruction_parsed_as_yaml_mapping_is_a_config_error():
-    from ragbench._run.options import parse_assignments
+    from ragbench._values.options import parse_assignments
     from ragbench._retrieval.dense import Encoder
 
     options = parse_assignments(["query_instruction=Represent this sentence: "], "--build-arg")

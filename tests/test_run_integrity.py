@@ -11,7 +11,8 @@ from conftest import write_jsonl
 from helpers import cli, run, samples
 
 from ragbench._storage.cache import ResponseCache
-from ragbench._engines.base import Engine, EngineError, Request, Response, Sampling
+from ragbench._engines.base import Engine
+from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
 from ragbench._errors import ConfigError
 from ragbench._metric import Metric
 from ragbench._registry import installed_registry
@@ -19,7 +20,7 @@ from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.jsonl import open_append
 from ragbench._run.interrupted import RunInterrupted
 from ragbench._storage.rundir import RunDir, iter_samples
-from ragbench._run.scheduler import Scheduler
+from ragbench._scheduler import Scheduler
 from ragbench._system import System
 from ragbench._task import Task
 from ragbench._types import Example, Prediction
@@ -169,7 +170,7 @@ def test_the_console_names_the_most_common_failure_causes(tmp_path):
     rules.write_text("not json")
     data = popqa(tmp_path, n=2)
     script = tmp_path / "fail.py"
-    script.write_text("from ragbench._engines.base import EngineError\n"
+    script.write_text("from ragbench._values.llm_calls import EngineError\n"
                       "def answer(request):\n    raise EngineError('connection failed (7 attempts)')\n")
     result = cli("--tasks", "popqa", "--data", f"popqa={data}", "--system", "closed_book", "--model",
                  "scripted:fail:answer", "--output", str(tmp_path / "r"), "--no-progress",

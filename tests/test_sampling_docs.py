@@ -7,7 +7,7 @@ import inspect
 import re
 from pathlib import Path
 
-from ragbench._engines.base import Sampling
+from ragbench._values.llm_calls import Sampling
 from ragbench._llm import LLM
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "engines.md"

@@ -6,10 +6,10 @@ import asyncio
 import pytest
 
 from ragbench._storage.cache import ResponseCache
-from ragbench._engines.base import EngineError, Request, Response, Sampling
+from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
-from ragbench._run.scheduler import Scheduler
+from ragbench._scheduler import Scheduler
 
 
 def upper(request: Request) -> str:
@@ -171,7 +171,7 @@ async def test_a_lone_request_with_other_sampling_waits_at_most_the_age_limit():
     """40 examples keep a full batch of one sampling setting queued for 60 batches; one request with
     another setting, queued before the first batch, is served within AGE_LIMIT batches (the largest
     group alone served it last)."""
-    from ragbench._run.scheduler import AGE_LIMIT
+    from ragbench._scheduler import AGE_LIMIT
 
     served_in: dict[str, int] = {}
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._engines.base import Request, Sampling
+from ragbench._values.llm_calls import Request, Sampling
 from ragbench._engines.replay import ReplayEngine
 from ragbench._errors import ConfigError
 from ragbench.plugins.selfrag.system import SelfRag
@@ -151,7 +151,7 @@ def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
 def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch):
     """logprob_window=k asks vLLM for logprobs=k (needs max_logprobs >= k; vLLM's default is 20) and
     reports a named token where that dict holds it within rank k (vLLM adds the sampled token, whatever its rank)."""
-    from ragbench._engines.base import EngineError
+    from ragbench._values.llm_calls import EngineError
     from ragbench._engines.vllm import VLLMEngine
 
     relevant, irrelevant = NAMED["[Relevant]"], NAMED["[Irrelevant]"]

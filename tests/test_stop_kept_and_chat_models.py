@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from helpers import run, samples
-from ragbench._engines.base import Request, Sampling, apply_stop
 from ragbench._engines.openai import _parse
 from ragbench._errors import ConfigError
+from ragbench._values.llm_calls import Request, Sampling, apply_stop
 
 TEXT = st.text(alphabet="ab.\n<>/", max_size=30)
 STOPS = st.lists(st.text(alphabet="ab.\n<>/", min_size=1, max_size=4), min_size=1, max_size=4)

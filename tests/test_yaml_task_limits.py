@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ragbench._errors import ConfigError
-from ragbench._run.options import construct
+from ragbench._values.options import construct
 
 DEMO = Path(__file__).resolve().parent.parent / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
 LAUGHS = ['      a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'] + [

@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from .._errors import EXIT_CONFIG, ConfigError
-from .._retrieval.commands import index_group
 from .._stop_signals import signal_of, stopped_by
+from .index_commands import index_group
 from .outcomes import config_error, environment_error, evaluated, report_outcome, run_starting
 from .plugin_commands import PluginCommandGroup
 from .registry import command_registry
@@ -34,7 +34,7 @@ def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) 
         click.echo(ctx.get_help())
         click.echo("\nragbench: error: --tasks is required (try --tasks demo)", err=True)
         sys.exit(EXIT_CONFIG)
-    from .._run.config import RunConfig
+    from .._values.run_config import RunConfig
 
     return RunConfig(**run_kwargs(**options))
 
@@ -194,7 +194,7 @@ def score_command(task: str, data_file: str | None, predictions: str, resume: bo
                   **common) -> None:
     """Score outputs produced elsewhere, exactly as a full run would."""
     with run_starting():
-        from .._run.config import RunConfig
+        from .._values.run_config import RunConfig
 
         config = RunConfig(tasks=[task], system="recorded", system_args={"path": predictions},
                            data={task: data_file} if data_file else {}, resume=resume, overwrite=overwrite,

@@ -9,7 +9,7 @@ import sys
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
-from .._run.options import parse_assignments
+from .._values.options import parse_assignments
 from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, write_atomically, write_problem
 from .outcomes import config_error, environment_error, evaluated, report_outcome

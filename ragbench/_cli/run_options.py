@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from .._errors import ConfigError
-from .._run.options import parse_assignments
+from .._values.options import parse_assignments
 
 
 def split_names(value: str) -> list[str]:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from .._builtin import section
 from .._errors import ConfigError
 from .._hookspecs import hookimpl
-from .base import Engine, EngineNeeds
+from .._values.llm_calls import EngineNeeds
+from .base import Engine
 from .replicas import endpoint_replicas, ray_replicas, wants_ray
 
 if TYPE_CHECKING:

@@ -60,7 +60,8 @@ from annotated_types import Ge
 
 from .._errors import ConfigError
 from . import hf_batching as batching
-from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .base import Engine
 from .content import local_model_digest
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker

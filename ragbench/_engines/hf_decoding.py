@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from .base import Sampling
+from .._values.llm_calls import Sampling
 
 
 class TokenPicker:

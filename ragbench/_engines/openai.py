@@ -49,7 +49,8 @@ import openai
 from annotated_types import Ge, Gt
 
 from .._errors import ConfigError
-from .base import Engine, EngineError, Request, RequestError, Response, TokenLogprobs
+from .._values.llm_calls import EngineError, Request, RequestError, Response, TokenLogprobs
+from .base import Engine
 from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, public_url, redact
 
 __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]

@@ -29,7 +29,8 @@ from typing import Any
 
 from .._errors import ConfigError, RecordError
 from .._replay.call_refs import resolved
-from .base import Engine, EngineError, Request, Response, Sampling, TokenLogprobs
+from .._values.llm_calls import EngineError, Request, Response, Sampling, TokenLogprobs
+from .base import Engine
 from .content import file_digest
 
 

@@ -29,7 +29,8 @@ from typing import Annotated, Any, Iterator
 from annotated_types import Ge
 
 from .._errors import ConfigError
-from .base import Engine, EngineError, Request, Response, request_fault
+from .._values.llm_calls import EngineError, Request, Response, request_fault
+from .base import Engine
 
 # the options of Ray replicas, taken before the engine's own (each replica builds the engine with the rest)
 RAY_OPTION_TYPES = {"replicas": Annotated[int, Ge(1)], "ray_address": str, "gpus_per_replica": Annotated[float, Ge(0)]}
@@ -37,7 +38,7 @@ RAY_OPTION_TYPES = {"replicas": Annotated[int, Ge(1)], "ray_address": str, "gpus
 
 def replica_option_problems(options: dict[str, Any]) -> list[str]:
     """The Ray replica options among `options` that are not of their type, one line each."""
-    from .._run.options import option_form, type_problem
+    from .._values.options import option_form, type_problem
 
     return [f"--model-arg {name}={options[name]}: Ray replicas take {problem} for {name} "
             f"({option_form(name, None, hint)})"

@@ -28,7 +28,8 @@ from annotated_types import Ge
 from .._errors import ConfigError
 from .._imports import load_callable
 from .._storage.jsonl import parse_json
-from .base import Engine, EngineError, Request, Response, Sampling, apply_stop
+from .._values.llm_calls import EngineError, Request, Response, Sampling, apply_stop
+from .base import Engine
 from .content import file_digest
 from .replay import check_token_record, token_response
 

@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from .._errors import ConfigError
-from .base import Engine, EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .base import Engine
 from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le
 
-from .._run.options import engine_option_problems
+from .._values.options import engine_option_problems
 
 INSTALL_HINT = "pip install ragbench[vllm]"
 DEFAULT_MAX_LOGPROBS = 20  # vLLM's limit on the top-k log-probs of a request unless started with max_logprobs

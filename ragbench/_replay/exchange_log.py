@@ -18,13 +18,6 @@ from .._storage.jsonl import open_append
 from .call_refs import reference, reply_of, step_response_data
 
 
-JUDGE_LOGS = "judge*_calls.jsonl"  # every judge's file, as a glob pattern
-
-
-def judge_log_name(index: int) -> str:
-    return f"judge{index}_calls.jsonl"
-
-
 def exchange_line(request: dict[str, Any], response: Any = None, error: str | None = None) -> dict[str, Any]:
     """A whole exchange: `request` is `Request.to_dict()`, `response` the reply text (or texts)."""
     return {**request, **({"response": response} if error is None else {"error": error})}

@@ -14,7 +14,7 @@ import dataclasses
 from pathlib import Path
 
 from .._errors import ConfigError
-from .._run.config import RunConfig
+from .._values.run_config import RunConfig
 from .._storage.jsonl import read_json
 from .recording import CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
 

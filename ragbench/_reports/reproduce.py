@@ -17,7 +17,7 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._registry import Registry, unknown_name_message
-from .._run.config import RunConfig
+from .._values.run_config import RunConfig
 
 # Overrides that change what is measured (vs where data and indexes live, or how fast it runs).
 _SUBSTITUTIONS = ("model", "judges", "nli", "system_args", "task_args", "retriever")

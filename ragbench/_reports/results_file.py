@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .._run.config import RunConfig
+from .._values.run_config import RunConfig
 from .._storage.jsonl import read_json
 
 COUNTS = ("records", "scored", "failed", "bad_records", "missing", "metric_failures")

@@ -32,7 +32,7 @@ def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, regi
     """Build a retriever by catalogue name (`provided` when none is given) with its options, its class
     from the run's `registry`, which a retriever whose
     `__init__` takes `registry` is given too (e.g. dense, for its query style)."""
-    from .._run.options import construct
+    from .._values.options import construct
     name = name or DEFAULT_RETRIEVER
     return construct(registry.load("retrievers", name), dict(args or {}), f"retriever {name}",
                      injected={"registry": registry})

@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 from numbers import Integral
 from typing import TYPE_CHECKING, Any, ContextManager, Protocol
 
-from .._engines.base import EngineError
-from .._run.scheduler import CallStats, Scheduler
+from .._scheduler import CallStats, Scheduler
 from .._types import Document, Example, Step
+from .._values.llm_calls import EngineError
 from .base import RetrievalError, Retriever
 
 if TYPE_CHECKING:

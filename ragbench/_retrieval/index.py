@@ -26,7 +26,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .._errors import ConfigError, RecordError
-from .._run.options import construct
+from .._values.options import construct
 from .._storage.files import naming, write_problem
 from .._storage.jsonl import read_json
 from .._types import Document

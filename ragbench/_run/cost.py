@@ -7,7 +7,7 @@ import time
 from typing import Any, Callable
 
 from .._storage.rundir import ATTEMPT_COST
-from .scheduler import CallStats
+from .._scheduler import CallStats
 
 
 def attempt_cost(attempt_id: str, stats: dict[str, Any], processed: int, wall: float) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from .._storage.rundir import RunDir, checkpoint_key
 from .._types import Example
 from . import rescore
 from .._checks import Preflight
-from .config import RunConfig, examples_in_flight
+from .._values.run_config import RunConfig, examples_in_flight
 from .cost import AttemptCost, attempt_cost, whole_run_cost
 from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
 from .._in_flight import ExamplesInFlight
@@ -49,7 +49,7 @@ from .progress import Progress
 from .reading import RecordReader
 from .resources import RunResources
 from .run_engines import Engines, load_engines
-from .scheduler import Scheduler
+from .._scheduler import Scheduler
 from .workers import refuse_in_worker_start, use_ready_threads
 
 log = logging.getLogger(__name__)

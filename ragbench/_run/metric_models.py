@@ -8,9 +8,10 @@ from typing import Any
 
 from .._llm import LLM
 from .._nli import NLI
-from .._replay.exchange_log import ExchangeLog, LoggingRecorder, judge_log_name
+from .._replay.exchange_log import ExchangeLog, LoggingRecorder
 from .._replay.recording import CallRecorder
-from .scheduler import Scheduler
+from .._scheduler import Scheduler
+from .._storage.rundir import judge_log_name
 
 
 class MetricModels:

@@ -15,8 +15,8 @@ from .._storage.datafiles import check_data_path
 from .._system import System
 from .._task import Task
 from .._checks import Preflight
-from .config import RunConfig
-from .options import accepted_options, construct
+from .._values.options import accepted_options, construct
+from .._values.run_config import RunConfig
 
 
 @dataclass

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .scheduler import CallStats
+from .._scheduler import CallStats
 
 
 class Progress:

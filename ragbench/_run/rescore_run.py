@@ -32,7 +32,7 @@ from .._reports.summary import report_markdown
 from .._storage.cache import ResponseCache
 from .._storage.rundir import RunDir, iter_samples
 from .._checks import Preflight
-from .config import RunConfig, examples_in_flight
+from .._values.run_config import RunConfig, examples_in_flight
 from .cost import attempt_cost
 from .evaluator import RunOutcome
 from .lifecycle import run_interruptible
@@ -43,7 +43,7 @@ from .resources import RunResources
 from .run_engines import Engines, load_engines
 from .._in_flight import ExamplesInFlight
 from .rescore import bounded, rescore_record, scorable
-from .scheduler import Scheduler
+from .._scheduler import Scheduler
 
 SUFFIX = "__rescored"  # the default output folder: RUN__rescored
 # the original results' sections that describe the system's outputs, kept as they were

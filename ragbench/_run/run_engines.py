@@ -9,7 +9,7 @@ from typing import Any
 
 from .._engines import load_engine
 from .._registry import Registry
-from .config import RunConfig
+from .._values.run_config import RunConfig
 from .planning import PlannedTask, needs, unused_metric_models
 from .preflight import engine_needs
 from .reaper import Reaper

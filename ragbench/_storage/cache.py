@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._engines.base import Response
+from .._values.llm_calls import Response
 from .jsonl import json_text
 from .sqlite_store import SqliteStore
 from .store_checks import Schema

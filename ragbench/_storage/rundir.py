@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .._errors import ConfigError, RecordError
-from .._replay.exchange_log import JUDGE_LOGS
 from .files import remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json, strict_json
 from .run_lock import RunLock
@@ -59,7 +58,12 @@ def checkpoint_key(example_id: Any, index: int | None) -> str:
 RUN_FOLDERS = ("samples", "calls")  # what a run writes in its folder (run.lock stays: see run_lock)
 RUN_FILES = ("results.json", "report.md", "run.json", "nli_calls.jsonl", "cache.sqlite", "cache.sqlite-wal",
              "cache.sqlite-shm")
+JUDGE_LOGS = "judge*_calls.jsonl"  # every judge's exchange log (ragbench._replay.exchange_log), as a glob pattern
 RUN_KEYS = ("config", "config_hash")  # in every run.json ragbench writes
+
+
+def judge_log_name(index: int) -> str:
+    return f"judge{index}_calls.jsonl"
 
 
 def record_key(record: dict[str, Any]) -> str:

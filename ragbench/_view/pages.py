@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._reports.slice_labels import NONE, SliceLabels
 from .._reports.slice_plots import slice_rows
-from .._run.config import RunConfig
+from .._values.run_config import RunConfig
 from .example import example_page
 from .runs import RunFolder, row_failed, table_row
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from .._context import Context
-from .._engines.base import EngineError, Request
 from .._llm import LLM
 from .._nli import NLI
 from .._records import SampleRecord
@@ -36,6 +35,7 @@ from .._retrieval.provided import ExampleDocs, ProvidedRetriever
 from .._run.resources import RunResources
 from .._task import Task
 from .._types import Document, Step, trace_prompts
+from .._values.llm_calls import EngineError, Request
 from .llms import ReplayLLM, ScriptedLLM
 from .runs import EvalResult, run_eval, run_examples, task_object
 

@@ -6,10 +6,11 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .._engines.base import Engine, EngineError, Request, Response
+from .._engines.base import Engine
 from .._engines.replay import ReplayEngine
 from .._engines.scripted import ScriptedEngine, last_text, rule_script
 from .._llm import LLM
+from .._values.llm_calls import EngineError, Request, Response
 
 Script = Callable[[Request], "str | Response | dict[str, Any]"]
 

@@ -20,7 +20,7 @@ from .._retrieval.provided import ProvidedRetriever
 from .._run.evaluator import Evaluator, RunConfig
 from .._run.example import process_example
 from .._run.planning import PlannedTask
-from .._run.scheduler import Scheduler
+from .._scheduler import Scheduler
 from .._storage.rundir import RunDir
 from .._system import System
 from .._task import Task
@@ -144,7 +144,7 @@ def run_eval(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", *
     `metrics` None: the tasks' own; else as `--metrics` (names replace them, "+name" adds). `data`: the
     data file of the task (or {task: file}). `plugins`: hook modules registered as if installed (a
     plugin's tests need not install it). `output`: the run folder, kept; None: a temporary one, removed
-    once read. Other keywords are options of the run (`ragbench._run.config.RunConfig`: seed,
+    once read. Other keywords are options of the run (`ragbench._values.run_config.RunConfig`: seed,
     max_inflight, retriever, resume ...). Raises `ConfigError` where the command line would refuse.
     """
     components = _RunComponents(plugins)

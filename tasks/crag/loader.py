@@ -29,9 +29,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
-from ragbench.api import ConfigError, RecordError, Workers, read_lines
-from ragbench._run.workers import usable_cores
-from ragbench._storage.jsonl import StreamBroken, objects
+from ragbench.api import ConfigError, RecordError, StreamBroken, Workers, objects, read_lines, usable_cores
 
 Item = tuple[int, "dict[str, Any] | RecordError"]
 _PART = re.compile(r"^(?P<stem>.+\.tar\.bz2)\.part(?P<number>\d+)$")

@@ -696,7 +696,7 @@ def make_config(src, work, model_path, overrides):
     return Config(os.path.join(src, "examples", "methods", "my_config.yaml"), cfg), cfg
 
 
-def run_method(name, src, work, model_path, form_overrides):
+def run_method(name, src, work, model_path, form_overrides, questions=os.path.join(HERE, "questions.jsonl")):
     import flashrag.pipeline as P
     import flashrag.pipeline.pipeline as PP
     from flashrag.dataset import Dataset
@@ -705,7 +705,7 @@ def run_method(name, src, work, model_path, form_overrides):
 
     fn, overrides, builder = METHODS[name]
     config, cfg = make_config(src, work, model_path, dict(overrides, **form_overrides))
-    data = Dataset(config, dataset_path=os.path.join(HERE, "questions.jsonl"))
+    data = Dataset(config, dataset_path=questions)
     retriever = get_retriever(config)
     spy_retriever(retriever)
     if config["framework"] == "hf":

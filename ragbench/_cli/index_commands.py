@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import click
 
-from .._cli.plugin_commands import config_errors_exit, exit_if_skipped
-from .._cli.registry import command_registry
-from .._run.options import parse_assignments
+from .._values.options import parse_assignments
+from .plugin_commands import config_errors_exit, exit_if_skipped
+from .registry import command_registry
 
 
 @click.group("index")
@@ -40,7 +40,7 @@ def index_group() -> None:
 def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, split, split_header, overwrite,
                   no_progress) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
-    from .index import build_index
+    from .._retrieval.index import build_index
 
     with config_errors_exit(output_option="--out"):
         options = parse_assignments(build_arg, "--build-arg")

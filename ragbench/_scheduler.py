@@ -32,11 +32,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from .._engines.base import Engine, EngineError, Request, Response
-from .._storage.cache import ResponseCache
-from .._in_flight import ExamplesInFlight, waiting_for
+from ._in_flight import ExamplesInFlight, waiting_for
+from ._values.llm_calls import EngineError, Request, Response
+
+if TYPE_CHECKING:
+    from ._engines.base import Engine
+    from ._storage.cache import ResponseCache
 
 log = logging.getLogger(__name__)
 

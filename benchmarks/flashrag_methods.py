@@ -1,0 +1,181 @@
+"""FlashRAG's methods: FlashRAG's own pipeline against ragbench's system on the same simulated engine cost
+(docs/performance.md, "FlashRAG's methods").
+
+Both sides answer with the same fake model (tests/data/flashrag_parity/record_traces.py: it answers from the
+prompt text, so every loop decision is the same on both sides) and pay the same engine cost per batch:
+`overhead + per_request * requests` (ragbench's `scripted` engine options; FlashRAG's fake vLLM sleeps the same
+in flashrag_side.py). The questions are the fixture's six, repeated with a numbered suffix up to --examples,
+so that no two examples send the same prompt (a repeated prompt would be answered once by ragbench's
+scheduler). FlashRAG advances some methods in lock-step over the dataset (one batch per step) and runs
+others one example (FLARE, Self-Ask) or one example's generation (SuRe, REPLUG) at a time; ragbench runs
+every example's own code at once and its scheduler pools their calls.
+
+Walls run from the first model call to the end of the run on both sides (setup, model and index loading and a
+first search left out). Printed per method: FlashRAG's wall and batches (when a Python with FlashRAG is given: --flashrag-python,
+default /tmp/flashrag-venv/bin/python when it exists), ragbench's wall and batches, FlashRAG's wall /
+ragbench's, and ragbench's wall against the batching lower bound: sum over sampling settings g of
+ceil(calls_g / B) * overhead + calls * per_request (every batch holds requests of one setting, at most B).
+ragbench retrieves with its own BM25 over the fixture corpus, FlashRAG with its bm25s index.
+
+Run: python benchmarks/flashrag_methods.py [--examples 500 --overhead 0.05 --per-request 0.002 --methods ...]
+--quick: 24 examples, a cheap cost, ragbench's side only unless --flashrag-python is given.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from ragbench._registry import installed_registry
+from ragbench._retrieval.index import build_index
+from ragbench._values.run_config import RunConfig
+from ragbench._run.evaluator import Evaluator
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE.parent / "tests" / "data" / "flashrag_parity"
+TASK = "nq_open_flashrag"
+# FlashRAG's method -> (ragbench's system, its options as FlashRAG's run_exp.py sets the method)
+METHODS = {
+    "naive": ("vanilla", {"top_n": 5, "max_tokens": 32, "stop": ["<|eot_id|>"]}),
+    "zero_shot": ("closed_book", {"max_tokens": 32, "stop": ["<|eot_id|>"]}),
+    "iter_retgen": ("iter_retgen", {}),
+    "ircot": ("ircot", {}),
+    "self_ask": ("self_ask", {}),
+    "flare": ("flare", {}),
+    "sure": ("sure", {}),
+    "search_r1": ("search_r1", {}),
+    "r1_searcher": ("r1_searcher", {}),
+    "autorefine": ("autorefine", {}),
+    "corag": ("corag", {}),
+}
+DEFAULT_FLASHRAG = "/tmp/flashrag-venv/bin/python"
+
+
+def _recorder():
+    spec = importlib.util.spec_from_file_location("flashrag_record_traces", FIXTURES / "record_traces.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+RECORDER = _recorder()
+
+
+FIRST_CALL: list[float] = []  # when the run's first batch reached the model (the clock's start)
+
+
+def fake_model(request) -> str:
+    """The recorder's continuation for a prompt (the scripted engine applies the stop strings)."""
+    FIRST_CALL or FIRST_CALL.append(time.perf_counter())
+    return RECORDER.respond(request.prompt if request.prompt is not None else
+                            "\n\n".join(m["content"] for m in request.message_dicts()))
+
+
+def questions_file(n: int, folder: Path) -> Path:
+    base = [json.loads(line) for line in (FIXTURES / "questions.jsonl").read_text().splitlines()]
+    path = folder / f"questions_{n}.jsonl"
+    with path.open("w") as out:
+        for i in range(n):
+            item = base[i % len(base)]
+            out.write(json.dumps({"id": f"q{i}", "question": f"{item['question']} (#{i})",
+                                  "golden_answers": item["golden_answers"]}) + "\n")
+    return path
+
+
+def lower_bound(run_dir: Path, batch: int, overhead: float, per_request: float) -> tuple[float, int]:
+    """(seconds, calls) of the batching lower bound over the run's calls, grouped by sampling settings."""
+    settings: Counter = Counter()
+    for line in (run_dir / "samples" / f"{TASK}.jsonl").read_text().splitlines():
+        for step in json.loads(line)["trace"]:
+            if step["kind"] == "llm":
+                sampling = {k: v for k, v in step["request"]["sampling"].items() if k != "seed"}
+                settings[json.dumps(sampling, sort_keys=True)] += 1
+    calls = sum(settings.values())
+    return sum(math.ceil(n / batch) for n in settings.values()) * overhead + calls * per_request, calls
+
+
+def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argparse.Namespace) -> dict:
+    system, options = METHODS[method]
+    out = work / f"ragbench_{method}"
+    config = RunConfig(tasks=[TASK], system=system, system_args=dict(options), data={TASK: str(data)},
+                       model="scripted:flashrag_methods:fake_model",
+                       model_args={"overhead": args.overhead, "per_request": args.per_request,
+                                   "batch_size": args.batch_size},
+                       retriever="bm25", retriever_args={"index": str(index)}, metrics=[], output=str(out),
+                       cache=str(work / f"cache_{method}.sqlite"), progress=False, bootstrap_iters=0)
+    evaluator = Evaluator(config, installed_registry())
+    FIRST_CALL.clear()
+    outcome = evaluator.run()
+    seconds = time.perf_counter() - FIRST_CALL[0]
+    bound, calls = lower_bound(out, args.batch_size, args.overhead, args.per_request)
+    return {"seconds": seconds, "bound": bound, "calls": calls, "complete": outcome.results.get("complete")}
+
+
+def flashrag_side(method: str, data: Path, args: argparse.Namespace) -> dict | None:
+    if not args.flashrag_python or not Path(args.flashrag_python).exists():
+        return None
+    command = [args.flashrag_python, str(HERE / "support" / "flashrag_side.py"), method, str(data), "--overhead",
+               str(args.overhead), "--per-request", str(args.per_request), "--work", args.flashrag_work,
+               "--src", args.flashrag_src]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--examples", type=int, default=500)
+    parser.add_argument("--overhead", type=float, default=0.05, help="seconds per batch")
+    parser.add_argument("--per-request", type=float, default=0.002, help="seconds per request in a batch")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--methods", nargs="*", default=list(METHODS))
+    parser.add_argument("--flashrag-python", default=None, help=f"a Python with FlashRAG installed (default "
+                        f"{DEFAULT_FLASHRAG} when it exists; --quick: none unless given)")
+    parser.add_argument("--flashrag-src", default="/tmp/flashrag-src")
+    parser.add_argument("--flashrag-work", default="/tmp/flashrag-parity-work")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    if args.quick:
+        args.examples, args.overhead, args.per_request = 24, 0.005, 0.0005
+    elif args.flashrag_python is None and Path(DEFAULT_FLASHRAG).exists():
+        args.flashrag_python = DEFAULT_FLASHRAG
+    sys.modules.setdefault("flashrag_methods", sys.modules[__name__])  # the scripted engine's fake_model: this one
+    registry = installed_registry()
+    systems = set(registry.names("systems"))
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        data = questions_file(args.examples, work)
+        index = work / "index"
+        build_index(FIXTURES / "corpus.jsonl", index, "bm25", progress=False, registry=registry)
+        print(f"{args.examples} examples; engine cost {args.overhead}s per batch + {args.per_request}s per request, "
+              f"batch limit {args.batch_size}")
+        print(f"{'method':<13} {'FlashRAG s':>10} {'batches':>7} {'ragbench s':>10} {'calls':>6} {'bound s':>8} "
+              f"{'FlashRAG/ragbench':>17} {'ragbench/bound':>14}")
+        for method in args.methods:
+            system = METHODS[method][0]
+            if system not in systems:
+                print(f"{method:<13} (no ragbench system {system!r})")
+                continue
+            ours = ragbench_side(method, data, index, work, args)
+            theirs = flashrag_side(method, data, args)
+            if theirs is None or "error" in theirs:
+                flash = f"{'-':>10} {'-':>7}"
+                ratio = f"{(theirs or {}).get('error', 'no FlashRAG')[:17]:>17}"
+            else:
+                flash = f"{theirs['seconds']:>10.2f} {theirs['batches']:>7}"
+                ratio = f"{theirs['seconds'] / ours['seconds']:>16.2f}x"
+            print(f"{method:<13} {flash} {ours['seconds']:>10.2f} {ours['calls']:>6} {ours['bound']:>8.2f} {ratio} "
+                  f"{ours['seconds'] / ours['bound']:>13.2f}x")
+
+
+if __name__ == "__main__":
+    main()

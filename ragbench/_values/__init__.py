@@ -1,0 +1,3 @@
+"""The values every layer passes around, below all of them: a run's settings (`RunConfig`), the typed
+options of plugins and engines (`options`), and an LLM call's request and response (`llm_calls`).
+Plain data and the checks on it: nothing here imports another ragbench unit but `_errors`."""

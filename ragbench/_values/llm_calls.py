@@ -1,0 +1,225 @@
+"""An LLM call as every layer sees it: the request (`Request`, its `Sampling`), the response (`Response`,
+`TokenLogprobs`), the errors an engine returns in a request's slot, and what a system needs of its engine."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How a request is decoded. Every field is a keyword of `ctx.llm.generate` / `ctx.llm.chat`
+    (docs/engines.md, "Sampling parameters", has the same list with each engine's support). All of
+    them are part of the response cache's key.
+
+    max_tokens: the most tokens generated per completion (finish_reason "length" when reached).
+    temperature: 0 is greedy decoding; above 0, tokens are sampled from softmax(logits / temperature).
+    top_p: sampling keeps the smallest set of most likely tokens whose probability reaches top_p (1: all).
+    stop: stop strings (a string or a list of them): generation ends where the text first holds one;
+        the text is cut before it (the stop string is not kept) and finish_reason is "stop". E.g.
+        stop="\n" for one-line answers, stop=["\nQuestion:"] against a model writing follow-up turns.
+    seed: the seed of a sampled request (the same seed gives the same samples, whatever shares its
+        batch). None under `ctx.llm`: a sampled call is seeded from (run seed, task, example, call number).
+    n: completions per request (`Response.texts`); under greedy decoding hf and vllm repeat the one answer.
+    logprobs: k, for the first completion's log-probability and top-k alternatives at every generated
+        token (`Response.logprobs`, `TokenLogprobs.top`); None: none.
+    logprob_tokens: vocabulary entries (e.g. Self-RAG's "[Relevant]") whose log-probabilities are
+        reported at every generated position in `TokenLogprobs.named`, without vocabulary-wide dicts;
+        each must be one entry of the model's vocabulary.
+    logprob_window: with k, a named token is reported at a position only if fewer than k vocabulary
+        entries are more likely there, or it was generated: what vLLM's top-k dict (logprobs=k) shows.
+        None: always reported (exact).
+    lora: a LoRA adapter (vllm: its folder; openai: the adapter's served model name; hf ignores it);
+        None: the base model.
+    skip_special_tokens: special tokens are left out of the decoded text (False: kept, e.g. to read
+        tokens a model was fine-tuned to emit).
+    json_mode: ask an OpenAI-compatible server for a JSON object (`response_format`, chat requests);
+        local engines ignore it.
+    keep_stop: the stop string that ended the text is kept at its end (vLLM's include_stop_str_in_output,
+        which FlashRAG's generator sets: IRCoT's thoughts keep their ".", Search-R1's outputs their
+        "</search>"). The stop string that completes first wins. An API that does not say which stop string
+        ended the text (openai) gets FlashRAG's OpenaiGenerator rule: the first stop string is appended when
+        the text ends with none of them.
+    """
+
+    max_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    n: int = 1
+    logprobs: int | None = None
+    logprob_tokens: tuple[str, ...] = ()
+    logprob_window: int | None = None
+    lora: str | None = None
+    skip_special_tokens: bool = True
+    json_mode: bool = False
+    keep_stop: bool = False
+
+    @classmethod
+    def make(cls, **kwargs: Any) -> "Sampling":
+        unknown = set(kwargs) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"unknown sampling parameter(s): {', '.join(sorted(unknown))}")
+        if "stop" in kwargs:
+            stop = kwargs["stop"]
+            kwargs["stop"] = (stop,) if isinstance(stop, str) else tuple(stop or ())
+        if "logprob_tokens" in kwargs:
+            kwargs["logprob_tokens"] = tuple(kwargs["logprob_tokens"] or ())
+        return cls(**kwargs)
+
+
+_SAMPLING_FIELDS = tuple(Sampling.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class Request:
+    """A completion prompt or a chat conversation, plus sampling parameters."""
+
+    prompt: str | None = None
+    messages: tuple[tuple[str, str], ...] | None = None  # (role, content) pairs
+    sampling: Sampling = field(default_factory=Sampling)
+
+    def __post_init__(self) -> None:
+        if (self.prompt is None) == (self.messages is None):
+            raise ValueError("a request has exactly one of `prompt` or `messages`")
+
+    @classmethod
+    def chat(cls, messages: Sequence[dict[str, str]], sampling: Sampling | None = None) -> "Request":
+        pairs = tuple((m["role"], m["content"]) for m in messages)
+        return cls(messages=pairs, sampling=sampling or Sampling())
+
+    @property
+    def batch_key(self) -> Sampling:
+        """Requests batched together share their sampling parameters, except the seed: batch
+        engines draw each request's samples from its own seeded generator."""
+        return replace(self.sampling, seed=None)
+
+    @property
+    def is_chat(self) -> bool:
+        return self.messages is not None
+
+    def message_dicts(self) -> list[dict[str, str]]:
+        return [{"role": r, "content": c} for r, c in self.messages or ()]
+
+    def text_length(self) -> int:
+        """Characters of input, the sort key for length-sorted batching."""
+        if self.prompt is not None:
+            return len(self.prompt)
+        return sum(len(c) for _, c in self.messages or ())
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.prompt is not None:
+            out["prompt"] = self.prompt
+        else:
+            out["messages"] = self.message_dicts()
+        sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS}
+        sampling["stop"] = list(self.sampling.stop)
+        sampling["logprob_tokens"] = list(self.sampling.logprob_tokens)
+        out["sampling"] = sampling
+        return out
+
+    def cache_key(self, engine_id: str) -> str:
+        """sha256 of (engine, prompt or messages, every sampling field); `repr` of these plain
+        values is stable and much cheaper than JSON on the hot path."""
+        payload = repr((engine_id, self.prompt, self.messages, self.sampling))
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    def with_sampling(self, **changes: Any) -> "Request":
+        return replace(self, sampling=replace(self.sampling, **changes))
+
+
+@dataclass
+class TokenLogprobs:
+    """One generated token, its log-probability and the top-k alternatives at that position."""
+
+    token: str
+    logprob: float
+    top: dict[str, float] = field(default_factory=dict)
+    named: dict[str, float] = field(default_factory=dict)  # Sampling.logprob_tokens at this position
+    token_id: int | None = None
+
+
+@dataclass
+class Response:
+    texts: list[str]
+    logprobs: list[TokenLogprobs] | None = None  # for the first choice
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str = "stop"
+    cached: bool = False
+    cumulative_logprob: float | None = None  # of the first choice's tokens, when logprobs were asked
+
+    @property
+    def text(self) -> str:
+        return self.texts[0] if self.texts else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Field by field, not `dataclasses.asdict`: with Self-RAG's top-k log-probs asdict's deep
+        copy was a fifth of a CRAG Task 3 run's main-process CPU (the values are floats: a shallow
+        copy of each dict is a full one)."""
+        logprobs = None if self.logprobs is None else [
+            {"token": t.token, "logprob": t.logprob, "top": dict(t.top), "named": dict(t.named), "token_id": t.token_id}
+            for t in self.logprobs]
+        return {"texts": list(self.texts), "logprobs": logprobs, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "finish_reason": self.finish_reason,
+                "cumulative_logprob": self.cumulative_logprob}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Response":
+        logprobs = data.get("logprobs")
+        return cls(
+            texts=list(data["texts"]),
+            logprobs=[TokenLogprobs(**t) for t in logprobs] if logprobs is not None else None,
+            prompt_tokens=data.get("prompt_tokens", 0),
+            completion_tokens=data.get("completion_tokens", 0),
+            finish_reason=data.get("finish_reason", "stop"),
+            cumulative_logprob=data.get("cumulative_logprob"),
+        )
+
+
+@dataclass(frozen=True)
+class EngineNeeds:
+    """What a system needs of the engine serving it, known before any engine starts (`System.engine_needs`):
+    the engine loader sets the engine up for it (`Engine.meet_needs`), and the pre-flight reports what no
+    option can give, so that nothing is discovered after a model has loaded."""
+
+    system: str  # who needs it, for messages: "selfrag on popqa"
+    logprob_tokens: tuple[str, ...] = ()  # vocabulary entries whose log-probs it reads (each a single entry)
+    logprob_window: int | None = None  # read within the top-k dict of this k (Sampling.logprob_window); None: exact
+    instead: str = ""  # a setting of the system that needs less, named in messages (e.g. --system-arg ...)
+    models: str = "a model trained with them"  # what has the vocabulary entries, named in messages
+
+
+class EngineError(RuntimeError):
+    """A request the engine could not answer (after its own retries), because the engine failed: a
+    server down or overloaded (connection errors, HTTP 5xx/429, timeouts), a dead actor, a crashed
+    generate. Another replica of the model may answer it (`engines/replicas.py` fails over)."""
+
+
+class RequestError(EngineError):
+    """A request no replica can answer because the request itself is at fault: HTTP 400/422, a
+    prompt longer than the context, a parameter the engine was not started for. It fails once and
+    demotes no replica. A class, not a flag, so that the kind survives pickling and Ray (whose task
+    errors are instances of the original exception class)."""
+
+
+def request_fault(error: BaseException) -> RequestError | None:
+    """The `RequestError` behind `error` (itself, or the cause of Ray's error from a replica actor);
+    None when the engine, not the request, is at fault."""
+    for candidate in (getattr(error, "cause", None), error):  # Ray's wrapper is a RequestError too
+        if isinstance(candidate, RequestError):
+            return candidate
+    return None
+
+
+def apply_stop(text: str, stop: Sequence[str], keep: bool = False) -> tuple[str, bool]:
+    """Cut `text` at the earliest stop string, as servers do (the stop string is not kept); `keep`
+    (`Sampling.keep_stop`): end it after the stop string that completes first, as vLLM does with
+    include_stop_str_in_output."""
+    found = [(i, i + len(s)) for i, s in ((text.find(s), s) for s in stop if s) if i >= 0]
+    if not found:
+        return text, False
+    return (text[:min(end for _, end in found)] if keep else text[:min(start for start, _ in found)]), True

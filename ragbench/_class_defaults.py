@@ -1,4 +1,5 @@
-"""Read-only mapping defaults of the contract classes (`Task.metric_options`, `Metric.key_specs`, `Metric.counters`).
+"""Read-only mapping defaults of the contract classes (`Metric.key_specs`, `Metric.counters`; a task's
+`TaskScoring.metric_options` is frozen by `TaskScoring` itself).
 
 A dict written at class level is one object shared by the class, its subclasses and their instances: an
 item written into it through one task would change every other. So the bases' defaults are empty read-only

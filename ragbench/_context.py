@@ -40,13 +40,9 @@ class Context:
     nli: NLI | None = None  # --nli entailment judge, for metrics that declare needs = ("nli",)
     models: dict[str, LLM] = field(default_factory=dict)  # --role-model engines, by the system's role names
     counts: Counter[str] = field(default_factory=Counter)  # a metric's counted events (Metric.counters)
-
-    @property
-    def resources(self) -> "RunResources | None":
-        """The run's worker processes (`await ctx.resources.workers.run(fn, *args)` for CPU-bound work)
-        and page caches (`await ctx.resources.page_cache()`): those of the run the task is bound to
-        (`Task.bind`); None outside a run."""
-        return getattr(self.task, "resources", None)
+    # The run's worker processes (`await ctx.resources.workers.run(fn, *args)` for CPU-bound work) and page
+    # caches (`await ctx.resources.page_cache()`); None outside a run.
+    resources: "RunResources | None" = None
 
     def count(self, event: str, n: int = 1) -> None:
         """Count an event a score folds in (see `Metric.counters`), so it is shown, not hidden in a number."""

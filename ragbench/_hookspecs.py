@@ -9,6 +9,7 @@ every result is credited to its provider and one broken plugin cannot hide the o
                         "defaults": {...}},
                  name: {"yaml": "pkg:path/inside/pkg.yaml"}},
      "systems": {...}, "metrics": {...}, "engines": {...}, "retrievers": {...},
+     "rerankers": {...}, "refiners": {...},
      "prompt_styles": {name: {"target": "pkg.module:YamlTaskSubclass", "description": "..."}},
      "groups":  {group_name: [task names]}, "reproductions": {name: manifest}}
 
@@ -17,7 +18,7 @@ aliases, groups and system defaults come from the file, whose `task:` must equal
 the Python a YAML task names in `prompt.style` when a template cannot hold its prompting logic.
 
 Targets are imported only when used, so `ragbench list` never imports torch, vLLM or bm25s; a loaded
-target must be a subclass of the kind's base class (Task, System, Metric, Engine, Retriever).
+target must be a subclass of the kind's base class (Task, System, Metric, Engine, Retriever, Reranker, Refiner).
 
 `ragbench_metric_families()` returns `{prefix: {"target": "pkg.module:factory", "description": "..."}}`:
 a metric named `prefix:NAME` (e.g. `hf:bleu`) is built by `factory("prefix:NAME")`, which returns a Metric
@@ -27,6 +28,14 @@ subclass (imported only when such a metric is asked for).
 query style, chosen with `--build-arg`/`--retriever-arg query_style=NAME`, is a subclass of
 `ragbench._retrieval.query_style.QueryStyle` saying how queries (and passages) become the texts the
 encoder encodes (imported only when an encoder uses it). The core provides only `default`.
+
+`ragbench_record_formats()` returns `{name: {"target": "pkg.module:Class", "description": "..."}}`: a
+layout of data files a YAML task names in `data.format` (a benchmark's own: FlashRAG's JSONL, SQuAD's
+JSON), a subclass of `ragbench._shared.yaml_tasks.formats.RecordFormat` (imported when a task reads it).
+
+`ragbench_gold_kinds()` returns `{name: {"target": "pkg.module:Class", "description": "..."}}`: a kind
+of gold a YAML task maps under `fields.gold.NAME` (a benchmark's own: CRAG's answer and alternatives), a
+subclass of `ragbench._shared.yaml_tasks.gold_kinds.GoldKind` (imported when a task maps it).
 
 `ragbench_cli_commands()` returns a list of click commands added to the `ragbench` command line. A
 click group named like an existing group (`index`, or one another plugin added) adds its commands to
@@ -60,3 +69,11 @@ class RagbenchHooks:
     @hookspec
     def ragbench_cli_commands(self) -> list[Any]:
         """Return click commands (or groups) to add to the `ragbench` command line."""
+
+    @hookspec
+    def ragbench_record_formats(self) -> dict[str, dict[str, Any]]:
+        """Return {name: {"target": "module:RecordFormatSubclass", "description": ...}} for YAML tasks' data.format."""
+
+    @hookspec
+    def ragbench_gold_kinds(self) -> dict[str, dict[str, Any]]:
+        """Return {name: {"target": "module:GoldKindSubclass", "description": ...}} for YAML tasks' fields.gold."""

@@ -66,7 +66,7 @@ class Metric:
     # (e.g. ("extractor", "checker")): the run takes one judge per role at most, and with fewer the last
     # judge takes the roles left (`ctx.judges_for`). Empty: any number, each asked the same (averaged).
     judge_roles: ClassVar[tuple[str, ...]] = ()
-    # Kinds of gold (Task.gold_fields; "citations" for tasks whose answers cite) the metric scores
+    # Kinds of gold (Task.scoring.gold_fields; "citations" for tasks whose answers cite) the metric scores
     # against, all required; () scores any task.
     gold_needs: ClassVar[tuple[str, ...]] = ()
     # Direction and range of every key `key_specs` leaves out (see KeySpec); `key_specs`: per key (of
@@ -91,9 +91,9 @@ class Metric:
     def fits(cls, task: Any) -> bool:
         """Whether `task`'s records carry the gold this metric needs (a task that does not declare its
         gold, as older plugins, is given the benefit of the doubt)."""
-        if task.gold_fields is None:
+        if task.scoring.gold_fields is None:
             return True
-        offered = set(task.gold_fields) | ({"citations"} if task.cites else set())
+        offered = set(task.scoring.gold_fields) | ({"citations"} if task.cites else set())
         return set(cls.gold_needs) <= offered
 
     def preflight(self, check: "Preflight", task: Any) -> None:

@@ -1,4 +1,4 @@
-"""Lazy registry of tasks, systems, metrics, engines and retrievers, discovered through pluggy.
+"""Lazy registry of tasks, systems, metrics, engines, retrievers, rerankers and refiners, discovered through pluggy.
 
 Every distribution (ragbench itself included) lists modules in the entry-point group
 `ragbench`; each module implements some of the hooks of `hookspecs` (the catalogue, metric
@@ -27,15 +27,20 @@ from ._hookspecs import PROJECT, RagbenchHooks
 from ._imports import import_target
 from ._shared.yaml_tasks.discovery import file_spec, is_task_file, packaged_spec
 
-KINDS = ("tasks", "systems", "metrics", "engines", "retrievers")
+KINDS = ("tasks", "systems", "metrics", "engines", "retrievers", "rerankers", "refiners")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
-            "retrievers": "retriever", "query_styles": "query style"}
+            "retrievers": "retriever", "rerankers": "reranker", "refiners": "refiner", "query_styles": "query style"}
 SINGULAR["prompt_styles"] = "prompt style"
+SINGULAR["record_formats"] = "record format"
+SINGULAR["gold_kinds"] = "gold kind"
 # The base class each kind's targets must subclass (imported when a component is first loaded).
 BASES = {"tasks": "ragbench._task:Task", "systems": "ragbench._system:System", "metrics": "ragbench._metric:Metric",
          "engines": "ragbench._engines.base:Engine", "retrievers": "ragbench._retrieval.base:Retriever",
+         "rerankers": "ragbench._components.base:Reranker", "refiners": "ragbench._components.base:Refiner",
          "query_styles": "ragbench._retrieval.query_style:QueryStyle",
-         "prompt_styles": "ragbench._shared.yaml_tasks.task:YamlTask"}
+         "prompt_styles": "ragbench._shared.yaml_tasks.task:YamlTask",
+         "record_formats": "ragbench._shared.yaml_tasks.formats:RecordFormat",
+         "gold_kinds": "ragbench._shared.yaml_tasks.gold_kinds:GoldKind"}
 TASK_FILE = "a YAML task file"  # the `plugin` of tasks given as files (--tasks FILE.yaml, --include-path)
 
 
@@ -123,6 +128,8 @@ class Registry:
         self.metric_families: dict[str, MetricFamily] = {}
         self.query_styles: dict[str, Entry] = {}  # dense query styles (`query_style=NAME`), kind "query_styles"
         self.prompt_styles: dict[str, Entry] = {}  # YAML tasks' named prompt styles (`prompt.style`)
+        self.record_formats: dict[str, Entry] = {}  # YAML tasks' formats a benchmark registers (`data.format`)
+        self.gold_kinds: dict[str, Entry] = {}  # YAML tasks' gold kinds a benchmark registers (`fields.gold`)
         self._command_hooks: list[tuple[pluggy.PluginManager, dict[str, str]]] = []
         self._cli_commands: list[tuple[Any, str]] | None = None
         self.failures: list[PluginFailure] = []
@@ -160,6 +167,10 @@ class Registry:
             self._added(name, providers[name], result, self.add_metric_families)
         for name, result in _each_plugin(manager, "ragbench_query_styles"):
             self._added(name, providers[name], result, self.add_query_styles)
+        for name, result in _each_plugin(manager, "ragbench_record_formats"):
+            self._added(name, providers[name], result, self.add_record_formats)
+        for name, result in _each_plugin(manager, "ragbench_gold_kinds"):
+            self._added(name, providers[name], result, self.add_gold_kinds)
         self._command_hooks.append((manager, providers))
 
     @property
@@ -200,10 +211,14 @@ class Registry:
                                                             provider, plugin)
 
     def add_query_styles(self, styles: dict[str, Any], provider: str, plugin: str = "?") -> None:
-        for name, spec in styles.items():
-            if not self._taken(self.query_styles.get(name), f"query style '{name}'", provider, plugin):
-                self.query_styles[name] = Entry("query_styles", name, spec["target"], spec.get("description", ""),
-                                                provider=provider, plugin=plugin)
+        self._add_named("query_styles", self.query_styles, styles, provider, plugin)
+
+    def _add_named(self, kind: str, table: dict[str, Entry], specs: dict[str, Any], provider: str, plugin: str) -> None:
+        """Targets of one kind by name (query styles, record formats); a name another provider has is reported."""
+        for name, spec in specs.items():
+            if not self._taken(table.get(name), f"{SINGULAR[kind]} '{name}'", provider, plugin):
+                table[name] = Entry(kind, name, spec["target"], spec.get("description", ""), provider=provider,
+                                    plugin=plugin)
 
     def query_style(self, name: str) -> type:
         """The QueryStyle subclass a plugin registered as `name` (`--build-arg`/`--retriever-arg query_style=`)."""
@@ -212,6 +227,28 @@ class Registry:
             raise ConfigError(f"dense query_style '{name}' is not installed; the installed styles are "
                               f"{', '.join(sorted(self.query_styles)) or 'none'} (`ragbench list retrievers`; a plugin adds "
                               "one through the ragbench_query_styles hook)")
+        return entry.load()
+
+    def add_record_formats(self, formats: dict[str, Any], provider: str, plugin: str = "?") -> None:
+        self._add_named("record_formats", self.record_formats, formats, provider, plugin)
+
+    def add_gold_kinds(self, kinds: dict[str, Any], provider: str, plugin: str = "?") -> None:
+        self._add_named("gold_kinds", self.gold_kinds, kinds, provider, plugin)
+
+    def record_format(self, name: str) -> Any:
+        """A RecordFormat of the class a plugin registered as `name` (a YAML task's `data.format`)."""
+        return self._installed("record_formats", self.record_formats, name)()
+
+    def gold_kind(self, name: str) -> Any:
+        """A GoldKind of the class a plugin registered as `name` (a YAML task's `fields.gold.NAME`)."""
+        return self._installed("gold_kinds", self.gold_kinds, name)()
+
+    def _installed(self, kind: str, table: dict[str, Entry], name: str) -> Any:
+        entry = table.get(name)
+        if entry is None:
+            raise ConfigError(f"{SINGULAR[kind]} '{name}' is not installed; the installed ones are "
+                              f"{', '.join(sorted(table)) or 'none'} (a plugin adds one through the "
+                              f"ragbench_{kind} hook)")
         return entry.load()
 
     def prompt_style(self, name: str) -> type:
@@ -271,7 +308,7 @@ class Registry:
         def build() -> type:  # the Task class, made on first use (Jinja2 and the data readers load with it)
             from ._shared.yaml_tasks.task import task_class
 
-            return task_class(spec, self.prompt_style)
+            return task_class(spec, self.prompt_style, self.record_format, self.gold_kind)
 
         self._add_entry(Entry(kind="tasks", name=spec.name, target=spec.source, description=spec.description,
                               aliases=list(spec.aliases), defaults={"system_args": dict(spec.system_args)},

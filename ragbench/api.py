@@ -14,7 +14,10 @@ module that imports `hookimpl` keeps `ragbench list` as fast as before.
 
 What is here, by what it is for:
 
-- The contract: `Task` (and the `Prompt` it builds), `System`, `Metric` (`Score`, `Scores`, `CorpusValue`), the data
+- The contract: `Task` (and the `Prompt` it builds, the `TaskScoring` it is scored by), the optional protocols one benchmark's task adds
+  (`UsesRunResources`, `UsesTools`, `PredictionRecords`, `StandingInstruction`, `Demonstration`, `PlotKeys`, `SystemDefaults`)
+  and how a system reads them of any task (`task_input`, `instruction_key`, `closed_answer`,
+  `task_demonstration`), `System`, `Metric` (`Score`, `Scores`, `CorpusValue`), the data
   they exchange (`Example`, `Document`, `Prediction`, `Step`), what a system or metric gets
   (`Context`, whose `llm` is an `LLM`), the finished example the reporting hooks read
   (`SampleRecord`, `recorded_extras`) and `hookimpl` for the plugin's hook module.
@@ -22,7 +25,9 @@ What is here, by what it is for:
   (a bad record: counted, the run goes on), `EngineError` (an LLM call failed), `RetrievalError`.
 - Engines and retrievers: `Engine`, `Request`, `Sampling`, `Response`, `TokenLogprobs`, `apply_stop`,
   `EngineNeeds` (what a system needs of its engine, `System.engine_needs`), `local_tokenizer` (a model's
-  tokenizer on disk, without its weights); `Retriever`, `IndexBuilder`, `QueryStyle`, `BGE_QUERY_INSTRUCTION`.
+  tokenizer on disk, without its weights); `Retriever`, `IndexBuilder`, `QueryStyle`, `BGE_QUERY_INSTRUCTION`;
+  `Reranker`, `Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the metadata key of
+  the one document holding a refiner's text, which a prompt shows as it is).
 - Pre-flight (checks before anything loads): `Preflight`, `probe_data`, `unreachable`.
 - Trace structure for the viewer: `group`, `grouped`, `outline`, `find_groups`; `trace_prompts` (the
   prompt or chat messages of each LLM call of a trace).
@@ -39,12 +44,16 @@ What is here, by what it is for:
   `flashrag_sampling`, `flashrag_generate` and `title_and_text` (FlashRAG's prompt templates and generator conventions, which its methods and QA prompt style share), `Reader` (the base of systems that send the task's own baseline prompt),
   `YamlTask` (the base of a YAML task's prompt style), `RecordPlace` (where the record a style's `parse`
   gets is, for its bad-record errors) and `yaml_task_class` (the Task class of a YAML task file,
-  docs/yaml-tasks.md),
+  docs/yaml-tasks.md), `RecordFormat` (a benchmark's own layout of data files, registered through the
+  `ragbench_record_formats` hook) and the readers it builds on (`jsonl_records`, `json_records`,
+  `read_document`; `kind`: a value's kind in words, for a bad record's message), `GoldKind` (a
+  benchmark's own kind of gold, registered through the `ragbench_gold_kinds` hook) and the `GoldReader`
+  it reads a record's paths with,
   `TokenSplitter`, `parse_split`, `tiktoken_counter` and `keep_separator` (token-counted chunking), `tiktoken_encoding`
   (a tiktoken encoding, cl100k_base offline), `resampled` (bootstrap resamples).
 - Commands a plugin adds to the command line: `config_errors_exit`, `exit_if_skipped`.
 - What a run owns and lends its plugins (docs/internals.md, "Who owns what"): `RunResources` (what
-  `Task.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
+  `UsesRunResources.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound work (`await
   ctx.resources.workers.run(fn, *args)`; `usable_cores` counts the cores this process may use,
   `ready_threads` makes a thread pool with its threads started), the `PageCache` it opens (`await ctx.resources.page_cache()`)
   and `content_key` for its entries.
@@ -58,6 +67,10 @@ from typing import Any
 _MODULES = {
     # the contract
     "ragbench._task": ("Task", "Prompt"),
+    "ragbench._task.scoring": ("TaskScoring",),
+    "ragbench._task.protocols": ("UsesRunResources", "UsesTools", "PredictionRecords", "StandingInstruction", "Demonstration", "PlotKeys",
+                                 "SystemDefaults", "task_input", "instruction_key", "closed_answer",
+                                 "task_demonstration"),
     "ragbench._system": ("System", "recorded_extras"),
     "ragbench._metric": ("Metric", "KeySpec", "CorpusValue", "Score", "Scores"),
     "ragbench._types": ("Example", "Document", "Prediction", "Step", "trace_prompts"),
@@ -75,6 +88,8 @@ _MODULES = {
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     "ragbench._retrieval.corpus": ("passage_text",),
+    "ragbench._components.base": ("Reranker", "Refiner"),
+    "ragbench._shared.refined_text": ("REFINED_TEXT",),
     # pre-flight
     "ragbench._checks": ("Preflight", "probe_data", "unreachable"),
     # trace structure
@@ -95,6 +110,11 @@ _MODULES = {
                                   "title_and_text", "FLASHRAG_RAG_TEMPLATE", "FLASHRAG_ZERO_SHOT_TEMPLATE"),
     "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
     "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
+    "ragbench._shared.yaml_tasks.formats": ("RecordFormat",),
+    "ragbench._shared.yaml_tasks.gold_kinds": ("GoldKind",),
+    "ragbench._shared.yaml_tasks.fields": ("GoldReader",),
+    "ragbench._shared.yaml_tasks.sources": ("jsonl_records", "json_records", "read_document"),
+    "ragbench._shared.yaml_tasks.values": ("kind",),
     "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_counter", "tiktoken_encoding",
                                      "keep_separator"),
     "ragbench._reports.bootstrap": ("resampled",),

@@ -1,8 +1,9 @@
 """Built-in task plugins (installed as `ragbench.tasks`), one folder per benchmark family, the seed
 papers' reproduction manifests (`reproductions.yaml`, read by `ragbench reproduce`), the benchmarks'
 own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`, `ragbench index kilt-corpus`,
-`ragbench index multihop-rag-corpus`), OmniEval's dense query styles (`query_style=omnieval|omnieval_flashrag`)
-and the Self-RAG prompt styles of YAML tasks."""
+`ragbench index multihop-rag-corpus`), OmniEval's dense query styles (`query_style=omnieval|omnieval_flashrag`),
+the Self-RAG prompt styles of YAML tasks, the record formats of FlashRAG, WebQuestions and SQuAD files and
+CRAG's gold kind."""
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -24,6 +25,18 @@ def ragbench_catalog() -> dict[str, Any]:
 @hookimpl
 def ragbench_query_styles() -> dict[str, Any]:
     return section("task_query_styles")["task_query_styles"]
+
+
+@hookimpl
+def ragbench_record_formats() -> dict[str, Any]:
+    """The layouts of the benchmarks' own files, for YAML tasks' `data.format`."""
+    return section("task_record_formats")["task_record_formats"]
+
+
+@hookimpl
+def ragbench_gold_kinds() -> dict[str, Any]:
+    """The shapes of the benchmarks' own gold, for YAML tasks' `fields.gold`."""
+    return section("task_gold_kinds")["task_gold_kinds"]
 
 
 def index_commands() -> Any:

@@ -18,7 +18,7 @@ def test_asqa_reads_alces_file_with_self_rags_instruction():
     assert prompt.startswith("Below is an instruction that describes a task.")
     assert f"[1] {example.docs[0].title}\n{example.docs[0].text}" in prompt
     assert prompt.endswith("## Input:\n\n" + example.question + "\n\n### Response:")
-    assert task.metrics == ("length", "str_em", "rouge_lsum", "citation")
+    assert task.scoring.metrics == ("length", "str_em", "rouge_lsum", "citation")
     assert task.cites and task.answer_format == "long"
 
 

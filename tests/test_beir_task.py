@@ -66,7 +66,7 @@ def test_a_missing_file_is_one_line_naming_it(tmp_path, split, missing):
 
 def test_systems_show_as_many_documents_as_the_deepest_cutoff():
     task = BeirTask(BEIR, k="1,10,100")
-    assert task.system_defaults() == {"top_n": 100} and task.metric_options == {"beir_retrieval": {"k": "1,10,100"}}
+    assert task.system_defaults() == {"top_n": 100} and task.scoring.metric_options == {"beir_retrieval": {"k": "1,10,100"}}
 
 
 @pytest.fixture(scope="module")

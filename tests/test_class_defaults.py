@@ -14,8 +14,8 @@ def test_a_task_writing_into_its_inherited_metric_options_is_refused_and_others_
         name = "other"
 
     with pytest.raises(TypeError):
-        Plain.metric_options["f1"] = {"strip": True}
-    assert dict(Other.metric_options) == {} and dict(Task.metric_options) == {}
+        Plain.scoring.metric_options["f1"] = {"strip": True}
+    assert dict(Other.scoring.metric_options) == {} and dict(Task.scoring.metric_options) == {}
 
 
 def test_a_task_s_own_metric_options_are_read_only_and_its_own():
@@ -28,10 +28,10 @@ def test_a_task_s_own_metric_options_are_read_only_and_its_own():
         metric_options = {"f1": {"strip": False}}
 
     with pytest.raises(TypeError):
-        Declared.metric_options["em"] = {}
+        Declared.scoring.metric_options["em"] = {}
     with pytest.raises(TypeError):
-        Declared.metric_options["f1"]["strip"] = False
-    assert Declared.metric_options == {"f1": {"strip": True}} and Sibling.metric_options == {"f1": {"strip": False}}
+        Declared.scoring.metric_options["f1"]["strip"] = False
+    assert Declared.scoring.metric_options == {"f1": {"strip": True}} and Sibling.scoring.metric_options == {"f1": {"strip": False}}
 
 
 def test_an_instance_assigns_metric_options_of_its_own():
@@ -39,8 +39,8 @@ def test_an_instance_assigns_metric_options_of_its_own():
         name = "per_instance"
 
     first = PerInstance()
-    first.metric_options = {"f1": {"k": 1}}
-    assert PerInstance().metric_options == {} and first.metric_options == {"f1": {"k": 1}}
+    first.metric_options = {"f1": {"k": 1}}  # assigned by name: the instance's scoring
+    assert PerInstance().scoring.metric_options == {} and first.scoring.metric_options == {"f1": {"k": 1}}
 
 
 @pytest.mark.parametrize("attribute", ["key_specs", "counters"])

@@ -296,9 +296,11 @@ def test_compare_reads_a_run_an_older_ragbench_wrote(tmp_path):
 
 def test_scores_near_the_largest_float_are_compared_where_they_can_be_and_said_where_not(tmp_path):
     from ragbench._reports.compare import Run
+    from ragbench._reports.results_file import normalized_results
+    from ragbench._reports.results_schema import Results
 
     huge = float(2 ** 1023)
-    results = {"details": {"demo": {"x": {"value": None}, "y": {"value": None}}}}
+    results = Results.from_dict(normalized_results({"details": {"demo": {"x": {"value": None}, "y": {"value": None}}}}))
 
     def scored(name, values):
         return Run(tmp_path / name, results, {"demo": {str(i): {"scores": {"x": v, "y": 0.5}, "meta": {},

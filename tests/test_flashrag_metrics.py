@@ -12,7 +12,7 @@ import pytest
 
 from ragbench._errors import ConfigError
 from ragbench._retrieval.corpus import flashrag_passage
-from ragbench._shared.yaml_tasks.sources import flashrag_records
+from ragbench.tasks.open_qa.formats import flashrag_records
 from ragbench._types import Example, Prediction
 from ragbench.metrics.flashrag import FlashRagRetrieval, FlashRagRouge, TokenPrecisionRecall
 from ragbench.metrics.match import ExactMatch

@@ -11,7 +11,7 @@ import pytest
 
 from ragbench._registry import Registry, installed_registry
 from ragbench._checks import PreflightError
-from ragbench._shared.yaml_tasks.sources import webquestions_records
+from ragbench.tasks.open_qa.formats import webquestions_records
 
 from conftest import ROOT, TEST_DATA
 from helpers import run, samples

@@ -58,8 +58,8 @@ def scored(case: dict) -> list[tuple[dict, dict]]:
     task = task_of(case["dataset"], **{k: case[k] for k in ("noise_rate", "passage_num", "correct_rate") if k in case})
     strip = case["dataset"].startswith("zh")
     metrics = [RgbAccuracy(strip_spaces=strip)] + ([RgbCounterfactual(strip_spaces=strip)] if "fact" in case["dataset"] else [])
-    assert sorted(task.metrics) == sorted(m.name for m in metrics)
-    assert all(task.metric_options.get(m.name, {}) == ({"strip_spaces": True} if strip else {}) for m in metrics)
+    assert sorted(task.scoring.metrics) == sorted(m.name for m in metrics)
+    assert all(task.scoring.metric_options.get(m.name, {}) == ({"strip_spaces": True} if strip else {}) for m in metrics)
     out = []
     for example, upstream in zip(task.examples(), case["examples"]):
         prediction = Prediction(example_id=example.id, answer=PARITY["outputs"][example.question])

@@ -98,7 +98,7 @@ def test_a_run_that_waited_for_the_lock_sees_the_run_that_ended_meanwhile(tmp_pa
 
     def first_runs_meanwhile():
         first.start({}, {"a": 1}, "h", resume=False)
-        ended = threading.Timer(0.05, lambda: (first.finish({"counts": {}}, "report"), first.lock.release()))
+        ended = threading.Timer(0.05, lambda: (first.finish("{}\n", "report", {}), first.lock.release()))
         ended.start()
         take_lock()  # tries again until the first run lets go
         ended.join()

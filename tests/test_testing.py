@@ -212,7 +212,7 @@ async def test_a_made_context_lends_the_resources_it_is_given_to_the_system():
     with RunResources() as resources:
         ctx = make_context(Letters(), resources=resources)
         worker_pid = await ctx.resources.workers.run(os.getpid)
-    assert ctx.task.resources is resources and worker_pid != os.getpid()
+    assert ctx.resources is resources and worker_pid != os.getpid()
     assert make_context(Letters()).resources is None
 
 

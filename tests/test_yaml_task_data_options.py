@@ -9,6 +9,7 @@ import pytest
 from helpers import cli
 
 from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
 from ragbench._shared.yaml_tasks import task_class
 from ragbench._shared.yaml_tasks.spec import load_spec
 
@@ -40,7 +41,7 @@ def write(tmp_path, data: str):
     ("{path: d.json, records: data, header_row: 2}", "header_row", "json"),
 ])
 def test_an_option_the_format_does_not_read_is_refused_naming_it_and_the_format(tmp_path, data, option, fmt):
-    task = task_class(load_spec(write(tmp_path, data)))()
+    task = task_class(load_spec(write(tmp_path, data)), None, installed_registry().record_format)()
     with pytest.raises(ConfigError, match=rf"^task opts \(.*t.yaml\): data.{option} is read only with format "
                                           rf"\w+, and .*d\.\w+ is read as {fmt}: remove it, or give data.format "):
         task.prepare()

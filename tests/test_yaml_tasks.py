@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragbench._errors import ConfigError, RecordError
-from ragbench._registry import Registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._shared.yaml_tasks import task_class
 from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench._types import Example
@@ -51,7 +51,8 @@ def write_task(folder: Path, text: str, name: str = "task.yaml") -> Path:
 
 
 def spec_task(folder: Path, text: str, **options):
-    return task_class(load_spec(write_task(folder, text)))(**options)
+    registry = installed_registry()
+    return task_class(load_spec(write_task(folder, text)), None, registry.record_format, registry.gold_kind)(**options)
 
 
 @pytest.fixture
@@ -182,7 +183,7 @@ def test_flashrag_format_maps_its_schema_by_default(tmp_path):
     task = spec_task(tmp_path, "task: t\ndata: {path: dev.jsonl, format: flashrag}\nmetrics: [em]\n")
     first = next(iter(task.examples()))
     assert (first.id, first.question, first.gold) == ("dev_0", FLASHRAG[0]["question"], {"answers": ["Seine", "the Seine"]})
-    assert task.gold_fields == ("answers",)
+    assert task.scoring.gold_fields == ("answers",)
 
 
 def test_flashrag_multiple_choice_golds_become_the_chosen_texts(tmp_path):
@@ -239,7 +240,7 @@ def test_hotpotqa_sentences_become_documents_and_supporting_facts_extra_gold(tmp
          "Arthur's Magazine (1844-1846) was a periodical. It was edited by T.S. Arthur."),
         ("5a8b:1", "First for Women", "First for Women is a woman's magazine. It was started in 1989.")]
     assert example.gold["supporting_facts"] == HOTPOT["supporting_facts"]
-    assert task.gold_fields == ("answers", "supporting_facts") and task.slice_fields == ("type", "level")
+    assert task.scoring.gold_fields == ("answers", "supporting_facts") and task.scoring.slice_fields == ("type", "level")
 
 
 @pytest.mark.parametrize("shape,documents,mapping,ids", [
@@ -280,7 +281,7 @@ def test_gold_kinds_fill_the_keys_metrics_read(tmp_path):
                                "metrics: [str_em]\n")
     (example,) = task.examples()
     assert example.gold == {"qa_pairs": record["pairs"], "answer": "yes", "claims": ["c1", "2"], "alt_ans": ["y"]}
-    assert task.gold_fields == ("qa_pairs", "long_answer", "claims", "crag_answer")
+    assert task.scoring.gold_fields == ("qa_pairs", "long_answer", "claims", "crag_answer")
 
 
 @pytest.mark.parametrize("gold,kinds,references", [
@@ -296,7 +297,7 @@ def test_gold_references_read_the_declared_gold(tmp_path, gold, kinds, reference
     write_jsonl(tmp_path / "d.jsonl", [record])
     task = spec_task(tmp_path, f"task: t\ndata: {{path: d.jsonl}}\nfields: {{gold: {gold}}}\nmetrics: [em]\n")
     (example,) = task.examples()
-    assert task.gold_fields == kinds and task.gold_references(example.gold) == references
+    assert task.scoring.gold_fields == kinds and task.gold_references(example.gold) == references
 
 
 def test_inputs_and_choices_reach_the_template_and_query(tmp_path):
@@ -321,7 +322,7 @@ def test_a_citing_task_parses_the_citations_of_each_sentence(tmp_path):
     task = spec_task(tmp_path, "task: t\ndata: {path: d.jsonl}\ncites: true\nanswer_format: long\n"
                                "fields: {gold: {long_answer: a}}\nmetrics: [citation]\n")
     assert task.citations("Paris is big [1][3]. It is old [2].") == [[1, 3], [2]]
-    assert task.gold_fields == ("long_answer",) and task.cites
+    assert task.scoring.gold_fields == ("long_answer",) and task.cites
 
 
 @pytest.mark.parametrize("filters,raw,answer", [
@@ -378,7 +379,8 @@ GOOD = "task: t\ndata: {path: d.jsonl}\nfields:\n  gold: {answers: a}\nprompt:\n
     (GOOD.replace("metrics: [em]", "metrics: [em]\npostprocess: [strip, first_lines]"),
      "task.yaml:8: key 'postprocess[2]': unknown filter 'first_lines'; did you mean 'first_line'?"),
     (GOOD.replace("data: {path: d.jsonl}", "data: {path: d.jsonl, format: jsonlines}"),
-     "task.yaml:2: key 'data.format': 'jsonlines' is not one of"),
+     "task.yaml:2: key 'data.format': record format 'jsonlines' is not installed; the installed ones are "
+     "flashrag, squad, webquestions"),
     (GOOD.replace("fields:\n", "fields:\n  question: q\n  question: r\n"), "task.yaml:5: key 'question' is given twice"),
     (GOOD.replace("fields:\n", "fields:\n  inputs: {docs: passages}\n"),
      "task.yaml:4: key 'fields.inputs.docs': 'docs' is a template variable of every task"),
@@ -386,7 +388,8 @@ GOOD = "task: t\ndata: {path: d.jsonl}\nfields:\n  gold: {answers: a}\nprompt:\n
 def test_a_mistake_in_the_file_is_one_line_naming_file_line_and_key(tmp_path, text, message):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])
     with pytest.raises(ConfigError) as error:
-        task_class(load_spec(write_task(tmp_path, text)))
+        registry = installed_registry()
+        task_class(load_spec(write_task(tmp_path, text)), None, registry.record_format, registry.gold_kind)
     assert str(error.value).startswith(f"{tmp_path}/{message}") and "\n" not in str(error.value)
 
 
@@ -458,7 +461,7 @@ def test_the_builtin_selfrag_tasks_are_yaml_catalogue_entries():
         entry = registry.entry("tasks", name)
         assert entry.target == f"ragbench.tasks.selfrag:{name}.yaml" and entry.build is not None
     assert registry.entry("tasks", "arc").name == "arc_challenge"
-    assert registry.load("tasks", "pubhealth").gold_fields == ("answers", "label")
+    assert registry.load("tasks", "pubhealth").scoring.gold_fields == ("answers", "label")
 
 
 def test_the_demo_class_and_the_catalogue_task_are_the_same_task():

@@ -55,6 +55,8 @@ LAYERS = (
         "_reports": "aggregation, bootstrap intervals, compare, report.md and plots, failures, reproduce"}),
     Layer("plugin discovery", {
         "_registry": "the registry: plugins found through their hooks, the catalogue, YAML task folders"}),
+    Layer("pipeline components", {
+        "_components": "rerankers and refiners between the retriever and the reader (`--reranker`, `--refiner`)"}),
     Layer("shared plugin helpers", {
         "_shared": "answer matching, citations, sentences, prompt formats, the reader system, YAML tasks"}),
     Layer("an example's context and its backends", {
@@ -63,7 +65,7 @@ LAYERS = (
         "_engines": "LLM engines: hf, vllm, openai, replicas, scripted, replay",
         "_retrieval": "retrievers, corpora, on-disk indexes, the retrieval handle (`ctx.retriever`)"}),
     Layer("the contract and the calls", {
-        "_task": "`Task`: a benchmark's examples, prompts and metric choice",
+        "_task": "`Task`: a benchmark's data, prompting and scoring; the protocols one benchmark adds",
         "_system": "`System`: a RAG method, one example at a time",
         "_metric": "`Metric`, `Score`: scoring a prediction",
         "_records": "`SampleRecord`: a finished example as plugins read it",

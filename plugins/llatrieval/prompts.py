@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from ragbench.api import Document
+from ragbench.api import Document, task_demonstration
 
 # Where a document's summary (or answer-style note) is kept: not ALCE's own "summary" metadata, which
 # the provided ALCE docs already carry for their top 20.
@@ -247,9 +247,9 @@ def demonstration(task: Any) -> str:
     (`qa_pairs`: ASQA) gets utils.py's ASQA record (sub-questions joined by "\n"); a task with a
     `demonstration()` (ALCE's first default demo) gets it with the literal citations [1]..[5]
     deleted (the space before each stays); any other task one of ours by its kind of answer."""
-    if "qa_pairs" in (task.gold_fields or ()):
+    if "qa_pairs" in (task.scoring.gold_fields or ()):
         return asqa_demonstration()
-    demo = task.demonstration()
+    demo = task_demonstration(task)
     if demo is None:
         return generic_demonstration(task.answer_format)
     question, answer = demo

@@ -50,7 +50,7 @@ from typing import Annotated, Any
 from annotated_types import Ge
 
 from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, exact_presence,
-                          find_groups)
+                          find_groups, task_demonstration)
 
 from .prompts import (JUDGE_SYSTEM, SCORE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,
                                  candidates_message, chat, collapse_whitespace, demonstration, describe,
@@ -114,8 +114,8 @@ class LLatrieval(System):
         """Runs on any task (the paper's ALCE setting on alce_*); only the gold verifier needs short gold: a
         task that declares its gold must carry it, one that does not (gold_fields None) is checked per
         example (an example without it fails, see `verify`)."""
-        if self.verification == "gold" and task.gold_fields is not None \
-                and not {"qa_pairs", "answer_lists", "answers"} & set(task.gold_fields):
+        if self.verification == "gold" and task.scoring.gold_fields is not None \
+                and not {"qa_pairs", "answer_lists", "answers"} & set(task.scoring.gold_fields):
             raise ConfigError(f"llatrieval: verification=gold needs short gold answers, which task {task.name} has "
                               "not (use verification=judgment or score)")
 
@@ -227,7 +227,7 @@ class LLatrieval(System):
         message) and its post-processing (run.py's and eval.py's). A prompt with demonstrations (a task
         with a `demonstration()`: ALCE's) shows `answer_shot` of them, with the sub-questions as its
         question when use_sub_questions; any other task's prompt is its own, unchanged."""
-        if ctx.task.demonstration() is None:
+        if task_demonstration(ctx.task) is None:
             prompt = ctx.task.answer_prompt(example, docs)
         else:
             prompt = ctx.task.answer_prompt(example, docs, question=text if self.use_sub_questions else None,

@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, RecordError, SampleRecord, System,
-                          iter_jsonl, require)
+from ragbench.api import (ConfigError, Context, Document, Example, Prediction, PredictionRecords, RecordError,
+                          SampleRecord, System, iter_jsonl, require)
 
 
 JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", type(None): "null", list: "a list",
@@ -76,12 +76,11 @@ class Recorded(System):
     def check(self, task: Any) -> None:
         if not Path(self.path).is_dir():
             return
-        records = task.prediction_records(Path(self.path))
-        if records is None:
+        if not isinstance(task, PredictionRecords):
             raise ConfigError(f"--predictions {self.path} is a folder, but task {task.name} reads no prediction "
                               f"folders: pass a JSONL of {{\"id\", \"output\"}} records")
         self.outputs, self._docs, self.file_errors, self._unreadable = {}, {}, [], {}
-        self.load(list(records), text_required=False)
+        self.load(list(task.prediction_records(Path(self.path))), text_required=False)
 
     def load(self, records: list[tuple[int, Any]], text_required: bool) -> None:
         path = self.path

@@ -30,7 +30,7 @@ from typing import Annotated, Any
 from annotated_types import Ge
 
 from ragbench.api import (ConfigError, Context, Document, EngineNeeds, Example, Prediction, SampleRecord, System,
-                          Task, recorded_extras)
+                          Task, closed_answer, recorded_extras)
 
 from .longform import long_form
 from .outline import long_form as long_form_outline, short_form as short_form_outline
@@ -109,7 +109,7 @@ class SelfRag(System):
             "mode": self.mode or ("always_retrieve" if long else "adaptive_retrieval"),
             "ndocs": self.ndocs or (5 if long else 10),
             "w_use": self.w_use if self.w_use is not None else (0.5 if long else 1.0),
-            "closed": task.closed_answer if self.closed is None else bool(self.closed),
+            "closed": closed_answer(task) if self.closed is None else bool(self.closed),
         }
 
     def check(self, task: Task) -> None:

@@ -39,8 +39,8 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task, grouped,
-                          recorded_extras)
+from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task,
+                          closed_answer, grouped, instruction_key, recorded_extras, task_input)
 
 from .prompts import (END_GENERATOR, END_INTENT, END_LOCATOR, GENERATOR, LONG, RECONSTRUCTOR, SHORT,
                             SMART_TASK_INSTRUCTIONS, LocatedFact, instruction_block, intent_prompt, locate_prompt,
@@ -99,10 +99,10 @@ class Smart(System):
                 "skip_special_tokens": False}
 
     def user_prompt(self, task: Task, example: Example) -> str:
-        instruction = SMART_TASK_INSTRUCTIONS.get(task.instruction_key or "")
+        instruction = SMART_TASK_INSTRUCTIONS.get(instruction_key(task) or "")
         if instruction is None:
-            return instruction_block(task.task_input(example), None)
-        return instruction_block(instruction, task.task_input(example))
+            return instruction_block(task_input(task, example), None)
+        return instruction_block(instruction, task_input(task, example))
 
     # -- the Knowledge Retriever ----------------------------------------------------------------
 
@@ -156,7 +156,7 @@ class Smart(System):
             intents = parse_intents(response.text)
             trace["intents_in_format"] = "Search(" in response.text  # else the whole reply is taken (upstream)
         else:
-            request = intent_prompt(ctx.task.task_input(example), ctx.task.answer_format)
+            request = intent_prompt(task_input(ctx.task, example), ctx.task.answer_format)
             response = await self.ask(llm, request, "smart:reconstructor", self.sampling(self.reconstructor_max_tokens))
             intents = parse_intent_reply(response.text)
         trace["intents_parsed"] = bool(intents)
@@ -225,9 +225,9 @@ class Smart(System):
     @grouped("Fact Locator")  # the viewer's timeline: agent by agent
     async def locate(self, example: Example, ctx: Context, docs: list[Document]) -> list[LocatedFact]:
         """One locator call per passage (Table 9's prompt is per passage); all go to the scheduler at once."""
-        task_input = ctx.task.task_input(example)
+        shown = task_input(ctx.task, example)
         replies = await asyncio.gather(*[
-            self.ask(ctx.model("locator"), locate_prompt(task_input, doc.text, ctx.task.answer_format),
+            self.ask(ctx.model("locator"), locate_prompt(shown, doc.text, ctx.task.answer_format),
                      "smart:locator", self.sampling(self.locator_max_tokens, "\n###")) for doc in docs])
         facts = []
         for number, (doc, reply) in enumerate(zip(docs, replies), 1):
@@ -258,10 +258,10 @@ class Smart(System):
         that read PubHealth's true/false labels (instruction_key fever). Its fever rules turn "SUPPORTS" into
         "true", so on a label task with other labels (KILT FEVER's SUPPORTS/REFUTES) they would make right
         answers wrong: there the task's postprocess alone gives the answer."""
-        if not task.closed_answer or self.closed_postprocess == "none":
+        if not closed_answer(task) or self.closed_postprocess == "none":
             return None
         if task.answer_format == "label":
-            return "fever" if task.instruction_key == "fever" else None
+            return "fever" if instruction_key(task) == "fever" else None
         return "arc_c"
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:

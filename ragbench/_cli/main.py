@@ -108,6 +108,7 @@ def check_command(no_model: bool, **options) -> None:
                 evaluator.load_and_check_models()
         finally:
             evaluator.retriever.close()
+            evaluator.components.close()
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:
@@ -135,7 +136,8 @@ def metric_fits(registry: Any, metric: str) -> str:
 
 
 @main.command("list")
-@click.argument("kind", required=False, type=click.Choice(["tasks", "systems", "metrics", "engines", "retrievers", "groups"]))
+@click.argument("kind", required=False, type=click.Choice(["tasks", "systems", "metrics", "engines", "retrievers", "rerankers",
+                                                                         "refiners", "groups"]))
 @click.option("--include-path", multiple=True, metavar="DIR", help="also the YAML tasks under this folder")
 def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
     """Show the installed tasks, systems, metrics and engines (name, description, provider)."""

@@ -125,6 +125,10 @@ run_options = [
     click.option("--retriever", default=None, help="retriever for ctx.retriever (ragbench list retrievers; default: "
                  "provided)"),
     click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR"),
+    click.option("--reranker", default=None, help="reranks every search's results (ragbench list rerankers)"),
+    click.option("--reranker-arg", multiple=True, metavar="K=V", help="reranker option, e.g. model=DIR"),
+    click.option("--refiner", default=None, help="refines the documents a reader shows (ragbench list refiners)"),
+    click.option("--refiner-arg", multiple=True, metavar="K=V", help="refiner option, e.g. model=DIR"),
     click.option("--role-model", multiple=True, metavar="ROLE=MODEL", help="engine:model for one role of the system "
                  "(e.g. smart's reconstructor, locator, generator); other roles use --model"),
     click.option("--role-model-arg", multiple=True, metavar="ROLE.K=V", help="engine option of a --role-model, "
@@ -139,7 +143,8 @@ def with_run_options(func):
 
 
 def run_kwargs(tasks, include_path, system, system_arg, data, limit, resume, overwrite, fail_fast, strict_infra, retriever,
-               retriever_arg, role_model, role_model_arg, **common) -> dict[str, Any]:
+               retriever_arg, reranker, reranker_arg, refiner, refiner_arg, role_model, role_model_arg,
+               **common) -> dict[str, Any]:
     """RunConfig fields from the run options (ConfigError on a malformed one). The tasks of --include-path
     folders are named by their files, so the run's config says which files it ran."""
     from .._shared.yaml_tasks.discovery import include
@@ -150,4 +155,6 @@ def run_kwargs(tasks, include_path, system, system_arg, data, limit, resume, ove
             "limit": limit, "resume": resume, "overwrite": overwrite, "fail_fast": fail_fast,
             "strict_infra": strict_infra,
             "retriever": retriever, "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
+            "reranker": reranker, "reranker_args": parse_assignments(reranker_arg, "--reranker-arg"),
+            "refiner": refiner, "refiner_args": parse_assignments(refiner_arg, "--refiner-arg"),
             **_role_models(role_model, role_model_arg), **common_kwargs(**common)}

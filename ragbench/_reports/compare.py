@@ -23,6 +23,7 @@ from .._storage.rundir import RunDir, iter_samples
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import incomplete_reason
 from .results_file import read_results
+from .results_schema import Results
 from .slice_labels import SliceLabels, field_labels, slice_value
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -35,7 +36,7 @@ _EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "re
 @dataclass
 class Run:
     path: Path
-    results: dict[str, Any]
+    results: Results
     samples: dict[str, dict[str, dict[str, Any]]]  # task -> example id -> sample record
     # task -> slice field -> its labels over every record but bad ones, as results.json's slices
     slice_labels: dict[str, dict[str, SliceLabels]]
@@ -43,7 +44,7 @@ class Run:
 
     @property
     def config(self) -> dict[str, Any]:
-        return self.results.get("config", {})
+        return self.results.config
 
     @property
     def label(self) -> str:
@@ -92,7 +93,7 @@ def load_run(path: str | Path) -> Run:
     results = read_results(results_path, "compare")
     samples: dict[str, dict[str, dict[str, Any]]] = {}
     labels: dict[str, dict[str, SliceLabels]] = {}
-    for task in results.get("results", {}):
+    for task in results.results:
         sample_file = path / "samples" / f"{task}.jsonl"
         if not sample_file.is_file():
             raise ConfigError(f"compare: {sample_file} is missing (paired tests need the per-example scores)")
@@ -105,7 +106,7 @@ def load_run(path: str | Path) -> Run:
             if r.get("id") is not None and r.get("error") is None:
                 samples[task][str(r["id"])] = {"scores": r.get("scores") or {}, "meta": r.get("meta"),
                                                "example_sha256": r.get("example_sha256")}
-        fields = {f for entry in results.get("details", {}).get(task, {}).values() for f in entry.get("slices", {})}
+        fields = {f for entry in results.details.get(task, {}).values() for f in entry.get("slices", {})}
         labels[task] = {field: field_labels(metas, field) for field in fields}
         if errors:
             raise ConfigError(f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {sample_file}); "
@@ -169,9 +170,10 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
     if differences:
         report.warnings.append("the runs differ in more than the system: " + "; ".join(differences))
     for run in (baseline, other):
-        if run.results.get("complete") is False:
-            report.warnings.append(f"{run.label} is incomplete ({incomplete_reason(run.results)}): examples or metrics "
-                                   "that failed are left out of the comparison")
+        if not run.results.complete:
+            reason = incomplete_reason(run.results.to_dict())
+            report.warnings.append(f"{run.label} is incomplete ({reason}): examples or metrics that failed are left "
+                                   "out of the comparison")
     for task in sorted(set(baseline.samples) & set(other.samples)):
         shared = sorted(set(baseline.samples[task]) & set(other.samples[task]))
         left_out = len(set(baseline.samples[task]) ^ set(other.samples[task]))
@@ -183,9 +185,9 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
         if changed:
             report.warnings.append(f"{task}: {changed} shared example(s) differ in their data between the runs "
                                    "(question, gold or documents): their scores are not paired on the same example")
-        details = baseline.results.get("details", {}).get(task, {})
+        details = baseline.results.details.get(task, {})
         slice_fields = sorted({f for entry in details.values() for f in entry.get("slices", {})})
-        other_details = other.results.get("details", {}).get(task, {})
+        other_details = other.results.details.get(task, {})
         unpaired = sorted(set(_example_keys(details)) ^ set(_example_keys(other_details)))
         if unpaired:
             report.warnings.append(f"{task}: {', '.join(unpaired)} scored in only one run: not compared")
@@ -232,7 +234,7 @@ def _example_keys(details: dict[str, dict[str, Any]]) -> list[str]:
 def _not_the_mean(run: Run, task: str, key: str) -> str | None:
     """A warning where the run's results.json value of the key is not the mean of its per-example values (a
     metric that aggregates otherwise, e.g. a count summed): the table's A and B are means per example."""
-    reported = run.results.get("details", {}).get(task, {}).get(key, {}).get("value")
+    reported = run.results.details.get(task, {}).get(key, {}).get("value")
     values = [value for sample in run.samples[task].values() if (value := _value(sample, key)) is not None]
     if reported is None or not values or math.isclose(average := mean(values), reported, rel_tol=1e-9,
                                                        abs_tol=1e-12):

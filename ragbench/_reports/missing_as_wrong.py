@@ -1,5 +1,5 @@
 """The headline of a task whose official script counts a missing or failed prediction as wrong
-(`Task.missing_scores_zero`): HotpotQA's hotpot_evaluate_v1.py and 2WikiMultihopQA's evaluation divide by every
+(`TaskScoring.missing_scores_zero`): HotpotQA's hotpot_evaluate_v1.py and 2WikiMultihopQA's evaluation divide by every
 gold example, a missing one adding 0; KILT's eval_downstream.py and MuSiQue's evaluate_v1.0.py take a prediction
 for every record and score an empty one 0; MIRAGE's evaluate.py counts a question without an answer wrong.
 

@@ -1,13 +1,13 @@
 """Aggregating sample records into per-task metric values, bootstrap intervals and slices."""
 from __future__ import annotations
 
-import hashlib
 import math
 import traceback
 from collections import Counter
 from typing import Any, Callable
 
 from .._metric import CorpusValue, InvalidScore, Metric, finite_number, typed_value
+from .._storage.checkpoint import data_sha256
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import AggregateFailure, counted_events, group_failures, metric_failure_count, metric_failures
 from .missing_as_wrong import counted_wrong, headline_entries
@@ -257,17 +257,6 @@ def token_limit_stops(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
         examples += bool(cut)
         steps.update(cut)
     return {"examples": examples, "calls": sum(steps.values()), "steps": dict(steps.most_common())} if steps else None
-
-
-def data_sha256(samples: list[dict[str, Any]]) -> str:
-    """One digest of the examples a task's numbers come from: each record's place and `example_sha256`
-    in data order (a bad record: its place). Two runs with equal digests scored the same examples, however
-    their data was found (a file, a folder, a hub dataset, a download), as lm-evaluation-harness's
-    `task_hashes` tell; the samples need not be shared to see it."""
-    digest = hashlib.sha256()
-    for sample in sorted(samples, key=lambda s: s.get("index", -1)):
-        digest.update(f"{sample.get('index')}:{sample.get('example_sha256') or 'bad record'}\n".encode())
-    return digest.hexdigest()
 
 
 def run_complete(counts: dict[str, dict[str, Any]], system_reports: dict[str, Any]) -> bool:

@@ -1,5 +1,9 @@
-"""Reading a run's results.json and its sample records, whatever ragbench wrote them (`compare`,
-`rescore`, `reproduce` and the viewer read them here; sample lines of an older shape: ragbench._storage.run_shapes).
+"""Reading and writing a run's results.json (`read_results`, `results_text`): `compare`, `rescore`,
+`reproduce`, `--resume` and the viewer read it here, whatever ragbench wrote it, as a `Results`
+(ragbench._reports.results_schema); sample lines of an older shape: ragbench._storage.run_shapes.
+
+A file without `schema_version` is version 1 (written before the key was); a version this ragbench does not
+know (a later ragbench's) is refused in one line (`NewerResults`).
 
 An older ragbench left out sections later ones write (`n_none`, `cost`, `complete`, `details`), and a
 file edited or damaged by hand can hold a list where an object belongs: the reader gives every
@@ -18,7 +22,8 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._values.run_config import RunConfig
-from .._storage.jsonl import read_json
+from .._storage.jsonl import read_json, strict_json
+from .results_schema import SCHEMA_VERSION, VERSIONS, Results
 
 COUNTS = ("records", "scored", "failed", "bad_records", "missing", "metric_failures")
 
@@ -63,9 +68,14 @@ SECTIONS = {  # the sections of results.json a reader looks into, beside results
 NOT_A_NUMBER = "not a finite number in results.json (written by an older ragbench); run `ragbench rescore` on it"
 
 
-def read_results(path: str | Path, command: str) -> dict[str, Any]:
+class NewerResults(ConfigError):
+    """A results.json of a version this ragbench does not read."""
+
+
+def read_results(path: str | Path, command: str) -> Results:
     """The results.json at `path` in the current shape (`normalized_results`); a `ConfigError` in one
-    line naming the file (`command` says who read it) where it is no run's results."""
+    line naming the file (`command` says who read it) where it is no run's results, `NewerResults` where its
+    `schema_version` is not one this ragbench reads."""
     path = Path(path)
     rebuild = (f"`ragbench ... --resume --output {path.parent}` (the options it was run with) rebuilds it from the "
                "samples")
@@ -73,12 +83,31 @@ def read_results(path: str | Path, command: str) -> dict[str, Any]:
     if not is_results(data):
         raise ConfigError(f"{command}: {path} is not the results.json of a ragbench run (no 'results' object); "
                           f"{rebuild}")
+    version = data.get("schema_version", 1)
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        raise NewerResults(f"{command}: {path} has schema_version {version}, written by a later ragbench (this one "
+                           f"reads {', '.join(map(str, VERSIONS))}): upgrade ragbench (pip install -U ragbench) to "
+                           "read it")
+    if version not in VERSIONS or isinstance(version, bool):
+        raise ConfigError(f"{command}: {path} has schema_version {json_value(version)}, which no ragbench writes (the "
+                          f"file was changed); {rebuild}")
     odd = next((task for task in [*_mapping(data.get("results")), *_mapping(data.get("details"))]
                 if not _task_name(task)), None)
     if odd is not None:
         raise ConfigError(f"{command}: {path} names a task {odd!r} that no run has (a task's samples are "
                           f"samples/TASK.jsonl); {rebuild}")
-    return normalized_results(data)
+    return Results.from_dict(normalized_results(data))
+
+
+def results_text(results: Results) -> str:
+    """results.json's text: strict JSON (`strict_json`), indented, at the current `schema_version`."""
+    return strict_json({**results.to_dict(), "schema_version": SCHEMA_VERSION}, indent=2) + "\n"
+
+
+def json_value(value: Any) -> str:
+    """`value` as a line names it: its JSON text, cut at 40 characters."""
+    text = strict_json(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def is_results(data: Any) -> bool:

@@ -20,7 +20,7 @@ DEFAULT_RETRIEVER = "provided"
 
 @hookimpl
 def ragbench_catalog() -> dict[str, Any]:
-    return section("retrievers")
+    return section("retrievers", "rerankers", "refiners")  # rerankers and refiners: ragbench._components
 
 
 @hookimpl

@@ -3,7 +3,9 @@
 Like LLM calls, the queries of all in-flight examples are pooled by a `Scheduler` (its own
 instance, so retrieval counts stay apart from LLM counts) into one `Retriever.search(queries, k)`
 call per k, run in a worker thread while the other examples go on. Each search is traced as a
-`Step(kind="retrieval")` of the example.
+`Step(kind="retrieval")` of the example. With a run's reranker (`--reranker`), every search fetches
+max(k, its `retrieval_topk`) candidates and returns the reranked top k; with a refiner (`--refiner`),
+`refine` turns a reader's documents into what it shows (ragbench._components); each is a traced step.
 
 A thread, not the worker processes (ragbench._run.workers), on measurement (BM25, 50,000 passages,
 batches of 64 queries, k=100, 2 loaded cores, 2026-11-23): bm25s's search holds the GIL most of
@@ -28,6 +30,7 @@ from .._values.llm_calls import EngineError
 from .base import RetrievalError, Retriever
 
 if TYPE_CHECKING:
+    from .._components.pooling import Components
     from .._replay.recording import CallRecorder
 
 
@@ -88,7 +91,7 @@ class Retrieval:
     def __init__(self, retriever: Retriever, scheduler: Scheduler | None = None,
                  backend: SearchBackend | None = None, ctx: StepTracer | None = None,
                  local: Retriever | None = None, recorder: "CallRecorder | None" = None,
-                 example_id: str | None = None) -> None:
+                 example_id: str | None = None, components: "Components | None" = None) -> None:
         self.retriever = retriever
         self.scheduler = scheduler or Scheduler()
         self.backend = backend or SearchBackend(retriever)
@@ -97,28 +100,75 @@ class Retrieval:
         self.recorder = recorder  # every search to the run's calls/retrieval.jsonl (replayable)
         # recorded with an example-bound search: two examples' identical queries have different answers
         self.example_id = example_id
+        self.components = components  # the run's reranker and refiner (ragbench._components), if any
 
     def bind(self, ctx: StepTracer, example: Example) -> "Retrieval":
         local = self.retriever.for_example(example)
         return Retrieval(self.retriever, self.scheduler, self.backend, ctx, local, self.recorder,
-                         example.id if local is not None else None)
+                         example.id if local is not None else None, self.components)
 
     @property
     def fixed_documents(self) -> bool:
-        """Every query gets the example's own documents in their given order (`Retriever.fixed_documents`)."""
-        return self.retriever.fixed_documents
+        """Every query gets the example's own documents in their given order (`Retriever.fixed_documents`,
+        and no reranker reorders them by query)."""
+        return self.retriever.fixed_documents and self._reranker is None
+
+    @property
+    def _reranker(self) -> Any:
+        return self.components.reranker if self.components is not None else None
 
     @property
     def stats(self) -> CallStats:
         return self.scheduler.stats
 
     async def search(self, query: str, k: int, *, step: str = "retrieve") -> list[Document]:
-        """The top `k` documents for `query`, best first (copies: a system may annotate them)."""
+        """The top `k` documents for `query`, best first (copies: a system may annotate them); reranked
+        when the run has a reranker."""
+        reranker = self._reranker
+        if reranker is None:
+            return await self._search(query, k, step)
+        self._check_k(k)
+        docs = await self._search(query, max(int(k), reranker.retrieval_topk), step)
+        request = {"reranker": reranker.name, "query": query, "k": int(k), "candidates": [doc.id for doc in docs]}
+        with self._step("custom", "rerank", request) as record:
+            try:
+                kept = await self.components.rerank(query, docs, int(k))
+            except EngineError as exc:
+                raise RetrievalError(f"reranker {reranker.name}: {exc}") from None
+            record.response = {"ids": [doc.id for doc in kept], "scores": [doc.score for doc in kept]}
+            record.docs = [doc.to_dict() for doc in kept]
+        return kept
+
+    async def refine(self, question: str, docs: list[Document]) -> list[Document]:
+        """What a reader shows for `question` in place of `docs`: the run's refiner's documents, or one
+        document holding the text it made of them (`metadata["refined_from"]`: their ids); `docs` as they
+        are without a refiner."""
+        refiner = self.components.refiner if self.components is not None else None
+        if refiner is None or not docs:
+            return docs
+        request = {"refiner": refiner.name, "question": question, "docs": [doc.id for doc in docs]}
+        with self._step("custom", "refine", request) as record:
+            try:
+                refined = await self.components.refine(question, docs)
+            except EngineError as exc:
+                raise RetrievalError(f"refiner {refiner.name}: {exc}") from None
+            record.response = {"docs": len(refined)}
+            record.docs = [doc.to_dict() for doc in refined]
+        return refined
+
+    def _step(self, kind: str, name: str, request: dict[str, Any]) -> ContextManager[Step]:
+        return self.ctx.step(kind, name, request) if self.ctx is not None else nullcontext(Step(kind, name, request))
+
+    @staticmethod
+    def _check_k(k: Any) -> None:
+        if isinstance(k, bool) or not isinstance(k, Integral) or k < 0:  # `provided` sliced docs[:-1]: all but one
+            raise RetrievalError(f"search k={k!r}: expected a whole number >= 0 (how many documents to return)")
+
+    async def _search(self, query: str, k: int, step: str) -> list[Document]:
+        """The retriever's top `k` for `query`, traced and recorded."""
         request: dict[str, Any] = {"retriever": self.retriever.name, "query": query, "k": k}
-        with (self.ctx.step("retrieval", step, request) if self.ctx is not None
-              else nullcontext(Step("retrieval", step, request))) as record:
-            if isinstance(k, bool) or not isinstance(k, Integral) or k < 0:  # `provided` sliced docs[:-1]: all but one
-                raise RetrievalError(f"search k={k!r}: expected a whole number >= 0 (how many documents to return)")
+        with self._step("retrieval", step, request) as record:
+            self._check_k(k)
             k = request["k"] = int(k)  # a numpy integer is traced as JSON's
             if self.local is not None and not self.local.pooled:
                 docs = self.local.search([query], k)[0]
@@ -129,9 +179,11 @@ class Retrieval:
                     raise RetrievalError(str(exc)) from None
             record.response = {"ids": [doc.id for doc in docs], "scores": [doc.score for doc in docs]}
         if self.recorder is not None:  # the example's own documents need not be carried: a replay has them
-            self.recorder.retrieval(self.retriever.name, query, k, docs, carry_docs=not self.fixed_documents,
-                                    example=self.example_id)
+            self.recorder.retrieval(self.retriever.name, query, k, docs,
+                                    carry_docs=not self.retriever.fixed_documents, example=self.example_id)
         return [replace(doc, metadata=dict(doc.metadata)) for doc in docs]
 
     async def close(self) -> None:
         await self.scheduler.close()
+        if self.components is not None:
+            await self.components.aclose()

@@ -62,3 +62,21 @@ class AttemptCost:
         while True:
             await asyncio.sleep(seconds)
             self.save()
+
+
+def run_cost(earlier: list[dict[str, Any]], attempt: dict[str, Any] | None, stores: dict[str, dict[str, Any] | None],
+             retrieval: dict[str, int], nli: dict[str, Any] | None) -> dict[str, Any]:
+    """results.json's `cost`: the `earlier` attempts' (brought up to their saved samples' by
+    `RunDir.finalize_samples`) and this `attempt`'s (None: results rebuilt with no attempt of its own) added
+    up; the caches' reports (`stores`, by name: damaged entries, failed reads and writes, a replaced file;
+    pages and embeddings reused), pooled searches (`retrieval`: queries answered by fewer searches; provided
+    documents are not) and the NLI model's figures, where there are any."""
+    cost = whole_run_cost([*earlier, *([attempt] if attempt else [])])
+    cost["this_attempt"] = attempt
+    cost.update({name: stats for name, stats in stores.items() if stats})
+    if retrieval.get("batches"):
+        cost["retrieval"] = {"queries": retrieval["calls"] + retrieval["shared"], "searches": retrieval["batches"],
+                             "errors": retrieval["errors"]}
+    if nli is not None:
+        cost["nli"] = nli
+    return cost

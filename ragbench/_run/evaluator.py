@@ -15,28 +15,30 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .._engines import preload
-from .._errors import RecordError
+from .._errors import ConfigError, RecordError
 from .._llm import LLM
 from .._nli import NLI
 from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
-from .._reports.provenance import provenance
 from .._reports.failures import metric_failed
-from .._reports.results import aggregation_view, results_sections, task_scores
-from .._reports.summary import report_markdown
-from .._reports.system_hooks import system_hooks
+from .._reports.finish import finish_run
+from .._reports.results_file import NewerResults, read_results
+from .._reports.results_schema import Results
 from .._retrieval import load_retriever
 from .._retrieval.handle import Retrieval
 from .._stop_signals import signal_of
 from .._storage.cache import ResponseCache
-from .._storage.jsonl import parse_json
-from .._storage.rundir import RunDir, checkpoint_key
+from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
+from .._storage.rundir import RunDir
+from .._task.protocols import UsesTools, stop_tools
 from .._types import Example
 from . import rescore
 from .._checks import Preflight
+from .._components.pooling import Components
 from .._values.run_config import RunConfig, examples_in_flight
-from .cost import AttemptCost, attempt_cost, whole_run_cost
+from .assemble import run_results
+from .cost import AttemptCost, attempt_cost, run_cost
 from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
 from .._in_flight import ExamplesInFlight
 from .interrupted import RunInterrupted
@@ -81,15 +83,12 @@ class Evaluator:
         self.run_dir = RunDir(config.run_dir())
         # fails fast on a bad index
         self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
-        self.retriever_contents = self.retriever.contents()  # read once: a recording's sha256 reads the whole file
+        self.components = Components.configured(config, self.registry)  # --reranker, --refiner: models loaded
+        self.retriever_contents = {**self.retriever.contents(), **self.components.contents()}  # read once (sha256s)
         self.retrieval_stats: dict[str, int] = {}
         self.nli: NLI | None = None
-        self.expected: dict[str, int] = {}  # records each task's stream held (the run must end with as many)
         self.model_contents: dict[str, str] = {}  # "kind:model content_id" by place (Engines.content_ids)
-        self.stream_keys: dict[str, dict[str, int]] = {}  # their keys and positions, for tasks whose stream was read
-        # a resumed task's saved samples when the attempt began, and the digest now of those whose record it read
-        self.saved_before: dict[str, dict[str, str | None]] = {}
-        self.read_digests: dict[str, dict[str, str | None]] = {}
+        self.checkpoints: dict[str, TaskCheckpoint] = {}  # by task, for tasks whose records were read
         self.changed_data: set[str] = set()  # tasks whose data changed since the run started
         self.page_cache_stats: dict[str, Any] | None = None
         self.response_cache_stats: dict[str, Any] | None = None
@@ -115,7 +114,7 @@ class Evaluator:
         interrupted = False
         try:
             for planned in self.planned:
-                planned.task.bind(resources)
+                planned.bind(resources)
             resources.workers.prestart()  # in the background, while the engines load
             recorded = (self.run_dir.meta or {}).get("config") if self.scoring_only else None  # engines not loaded
             engines = self.load_engines()
@@ -149,9 +148,8 @@ class Evaluator:
             if not interrupted:
                 self.retriever.close()
         results = self.collect(scheduler, self.cost.examples, time.perf_counter() - self.cost.started)
-        self.run_dir.record_attempt(results["cost"]["this_attempt"])
-        self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
-        return RunOutcome(results, self.run_dir.path)
+        self.run_dir.record_attempt(results.cost["this_attempt"])
+        return RunOutcome(finish_run(self.run_dir, results), self.run_dir.path)
 
     def load_engines(self) -> Engines:
         """Every engine of the run (the system's none when it calls no model, or when only metrics that
@@ -207,18 +205,18 @@ class Evaluator:
                 and next(self._work(), None) is not None:  # the data is read only when a count is short
             return None
         try:
-            results = parse_json((self.run_dir.path / "results.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            results = read_results(self.run_dir.path / "results.json", "--resume").to_dict()
+        except NewerResults:
+            raise
+        except ConfigError:  # missing, damaged or no run's results: rebuilt from the samples
             results = None
-        readable = isinstance(results, dict) and isinstance(results.get("results"), dict)
-        if rescore.pending(self.run_dir, self.planned) or (readable and metric_failed(results)):
+        if rescore.pending(self.run_dir, self.planned) or (results is not None and metric_failed(results)):
             self.scoring_only = True  # metrics failed: they score again (their examples are not run again)
             return None
-        if readable:
+        if results is not None:
             return RunOutcome(results, self.run_dir.path, already_finished=True)
-        results = self.collect(None, 0, 0.0)
-        self.run_dir.finish(results, report_markdown(results, self.run_dir.path))
-        return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
+        return RunOutcome(finish_run(self.run_dir, self.collect(None, 0, 0.0)), self.run_dir.path,
+                          already_finished=True, rebuilt=True)
 
     def task_configs(self) -> dict[str, Any]:
         """Each task's `Task.config()`, as run.json reads back (values JSON cannot hold as their text)."""
@@ -233,10 +231,8 @@ class Evaluator:
         started, a sample from before this attempt counts once its record was read again, unchanged."""
         saved = 0
         for p in self.planned:
-            finished = self.run_dir.finished_keys(p.name)
-            before, read = self.saved_before.get(p.name, {}), self.read_digests.get(p.name, {})
-            saved += len(finished) if p.name not in self.changed_data else sum(
-                1 for key, digest in finished.items() if key not in before or (key in read and read[key] == digest))
+            finished, read = self.run_dir.finished_keys(p.name), self.checkpoints.get(p.name)
+            saved += read.kept(finished) if read is not None and p.name in self.changed_data else len(finished)
         return saved
 
     def full_config(self) -> dict[str, Any]:
@@ -247,7 +243,7 @@ class Evaluator:
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
-        out["retriever_metadata"] = self.retriever.metadata()
+        out["retriever_metadata"] = {**self.retriever.metadata(), **self.components.metadata()}
         out["retriever_contents"] = self.retriever_contents
         out["model_contents"] = self.model_contents
         return json.loads(json.dumps(out, default=str))
@@ -255,35 +251,23 @@ class Evaluator:
     # --- execution ------------------------------------------------------------------------------
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:
         """Every record still to do with its position in the task's stream, task after task, streamed
-        (the limit applies per task): not saved yet, failed, or changed since it was saved (an example
-        whose digest changed, a bad record whose error did). Checkpoint keys are example ids (`checkpoint_key`):
-        a repeated id is a bad record, and so is gold of a shape the metrics would mis-score
-        (`Example.gold_problem`). The keys of the records read are kept with their positions (`stream_keys`):
-        the samples of records the data no longer holds are dropped at the end, and those of records that
-        moved take their new positions."""
+        (the limit applies per task): what the task's checkpoint says must run (`TaskCheckpoint.needs_run`:
+        not saved yet, failed, or changed since it was saved). Checkpoint keys are example ids: a repeated id
+        is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_problem`)."""
         for planned in self.planned:
-            done = self.run_dir.finished_keys(planned.name) if self.config.resume else {}
-            seen: set[str] = set()
-            self.expected[planned.name] = 0
-            self.stream_keys[planned.name] = keys = {}
-            self.saved_before[planned.name], self.read_digests[planned.name] = done, (read := {})
+            read = self.checkpoints[planned.name] = TaskCheckpoint(
+                self.run_dir.finished_keys(planned.name) if self.config.resume else {})
             for position, item in enumerate(planned.task.examples()):
                 if self.config.limit is not None and position >= self.config.limit:
                     break
-                self.expected[planned.name] += 1
                 if isinstance(item, Example):
-                    if str(item.id) in seen:
+                    if read.repeats(item.id):
                         item = RecordError(planned.name, position + 1, f"example id {item.id!r} repeats an earlier "
                                                                        "record's (ids must be unique in a task)", "id")
-                    else:
-                        seen.add(str(item.id))
-                        if (problem := item.gold_problem()) is not None:  # it would be scored wrong, silently
-                            item = RecordError(planned.name, position + 1, f"example {item.id!r}: {problem}")
+                    elif (problem := item.gold_problem()) is not None:  # it would be scored wrong, silently
+                        item = RecordError(planned.name, position + 1, f"example {item.id!r}: {problem}")
                 key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
-                keys[key] = position
-                if key in done:
-                    read[key] = None if done[key] is None else made_from(item)
-                if key not in done or read[key] != done[key]:
+                if read.needs_run(key, position, lambda: made_from(item)):
                     yield planned, position, item
 
     async def _execute(self, engines: Engines, cache: ResponseCache, resources: RunResources) -> Scheduler:
@@ -300,7 +284,8 @@ class Evaluator:
         scoring = MetricModels(scheduler, recorder, self.run_dir.path, engines.judges, engines.nli,
                                self.config.nli_format)
         judge_llms, self.nli = scoring.judges, scoring.nli
-        retrieval = Retrieval(self.retriever, Scheduler(examples=examples), recorder=recorder)
+        retrieval = Retrieval(self.retriever, Scheduler(examples=examples), recorder=recorder,
+                              components=self.components.pooled(Scheduler(examples=examples)))
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         inflight = examples_in_flight(self.config.max_inflight, engines.model)
         saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish
@@ -334,7 +319,7 @@ class Evaluator:
                 progress.close()
                 recorder.close()
                 for planned in self.planned:
-                    await planned.task.teardown()
+                    await stop_tools(planned.task)
                 await scheduler.close()
                 await retrieval.close()
                 self.retrieval_stats = retrieval.stats.to_dict()
@@ -351,7 +336,8 @@ class Evaluator:
         if self.config.replay_tools is not None:
             replayed = load_replay_tools(self.config.replay_tools)
             return {planned.name: replayed.get(planned.name, {}) for planned in self.planned}
-        tools = {planned.name: await planned.task.setup() for planned in self.planned}
+        tools = {planned.name: await planned.task.setup() if isinstance(planned.task, UsesTools) else {}
+                 for planned in self.planned}
         recorder.tool_names({task: sorted(names) for task, names in tools.items()})
         return {task: recording_tools(task, named, recorder) for task, named in tools.items()}
 
@@ -369,49 +355,13 @@ class Evaluator:
         return attempt_cost(self.attempt_id, scheduler.stats.to_dict(), processed, wall)
 
     # --- results --------------------------------------------------------------------------------
-    def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> dict[str, Any]:
+    def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> Results:
         """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
-        scores: dict[str, dict[str, Any]] = {}  # by task
-        adherence: dict[str, Any] = {}
-        repaired: dict[str, list[str]] = {}
-        system_reports: dict[str, Any] = {}
-        system_stats: dict[str, Any] = {}
-        for planned in self.planned:
-            self.run_dir.finalize_samples(planned.name, self.stream_keys.get(planned.name))
-            if self.run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
-                repaired[planned.name] = [str(e) for e in self.run_dir.unreadable[planned.name]]
-            samples = [aggregation_view(s) for s in self.run_dir.samples(planned.name)]  # streamed, text left out
-            scores[planned.name] = task_scores(samples, planned.metrics, planned.task.slice_fields,
-                                               self.expected.get(planned.name, len(samples)),
-                                               self.config.bootstrap_iters, self.config.seed,
-                                               planned.task.missing_scores_zero)
-            report, checks, figures = system_hooks(planned.system, samples, complete_data=self.config.limit is None)
-            if report is not None:
-                system_reports[planned.name] = report
-            if checks:
-                adherence[planned.name] = checks
-            if figures:
-                system_stats[planned.name] = figures
-        # the earlier attempts' costs, brought up to their saved samples' by `finalize_samples` (`AttemptCost`)
-        earlier = [a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id]
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
-        cost = whole_run_cost([*earlier, *([attempt] if attempt else [])])
-        cost["this_attempt"] = attempt
-        for name, stats in (("response_cache", self.response_cache_stats), ("page_cache", self.page_cache_stats)):
-            if stats:  # damaged entries, failed reads and writes, a replaced file; pages and embeddings reused
-                cost[name] = stats
-        if self.retrieval_stats.get("batches"):  # queries answered by pooled searches (provided docs are not)
-            cost["retrieval"] = {"queries": self.retrieval_stats["calls"] + self.retrieval_stats["shared"],
-                                 "searches": self.retrieval_stats["batches"], "errors": self.retrieval_stats["errors"]}
-        if self.nli is not None:
-            cost["nli"] = self.nli.stats.to_dict()
-        return {**results_sections(scores, system_reports),
-                **({"format_adherence": adherence} if adherence else {}),
-                **({"checkpoint_repairs": repaired} if repaired else {}),
-                "seed_policy": "every sampled call (temperature > 0) without its own seed gets "
-                               "sha256('{seed}:{task}:{example id}:{call number}'), so outputs do not depend on "
-                               "batch composition",
-                **({"system_reports": system_reports} if system_reports else {}),
-                **({"system_stats": system_stats} if system_stats else {}),
-                "cost": cost, "config": self.full_config(), "versions": provenance(),
-                "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+        def cost() -> dict[str, Any]:  # the earlier attempts' as brought up to their saved samples'
+            return run_cost([a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id], attempt,
+                            {"response_cache": self.response_cache_stats, "page_cache": self.page_cache_stats},
+                            self.retrieval_stats, self.nli.stats.to_dict() if self.nli is not None else None)
+
+        return run_results(self.planned, self.run_dir, self.config, self.checkpoints, cost, self.full_config())

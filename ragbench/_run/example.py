@@ -18,9 +18,9 @@ from .._llm import LLM
 from .._metric import InvalidScore, typed_scores
 from .._nli import NLI
 from .._retrieval.handle import Retrieval
+from .._storage.checkpoint import record_digest
 from .._task import Task
 from .._types import Example, Prediction
-from .digest import example_digest
 from .planning import PlannedTask
 
 TRACEBACK_CHARS = 8_000  # of a failure's formatted traceback a sample keeps: its end, where it was raised
@@ -59,7 +59,7 @@ class StoppedAtFailure(Exception):
 def made_from(item: Example | RecordError) -> str:
     """What a record's sample was made from, for --resume to tell whether the record changed since: an
     example's digest (`example_sha256`), or a bad record's error."""
-    return example_digest(item) if isinstance(item, Example) else f"bad record: {item}"
+    return record_digest(item) if isinstance(item, Example) else f"bad record: {item}"
 
 
 async def process_example(planned: PlannedTask, item: Example | RecordError, llm: LLM, judges: list[LLM],
@@ -71,7 +71,7 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
         return {"id": None, "error": made_from(item), "bad_record": True}
     example = item
     started = time.perf_counter()
-    ctx = Context(llm=llm, task=planned.task, seed=seed, tools=tools)
+    ctx = Context(llm=llm, task=planned.task, seed=seed, tools=tools, resources=planned.resources)
     ctx.llm = llm.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}")
     ctx.models = {role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}")
                   for role, model in (models or {}).items()}
@@ -118,7 +118,7 @@ async def scored_record(record: dict[str, Any], planned: PlannedTask, example: E
 def sample_record(example: Example, prediction: Prediction, task: Task | None = None) -> dict[str, Any]:
     """The sample record of a run example, without scores; with `task`, the gold as the task reads it
     (`gold_references`)."""
-    record = {"index": example.index, **example.summary(), "example_sha256": example_digest(example),
+    record = {"index": example.index, **example.summary(), "example_sha256": record_digest(example),
               **(gold_references(task, example) if task else {}),
               "prediction": prediction.to_dict(),
               "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
@@ -158,7 +158,8 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
     counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     tracebacks: dict[str, str] = {}
-    ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli)  # type: ignore[arg-type]
+    ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli,  # type: ignore[arg-type]
+                  resources=planned.resources)
     for metric in planned.metrics:
         if not metric.score_keys():
             continue

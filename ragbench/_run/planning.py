@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
 from .._metric import Metric
@@ -14,9 +14,13 @@ from .._registry import Registry
 from .._storage.datafiles import check_data_path
 from .._system import System
 from .._task import Task
+from .._task.protocols import UsesRunResources, UsesTools, system_defaults
 from .._checks import Preflight
 from .._values.options import accepted_options, construct
 from .._values.run_config import RunConfig
+
+if TYPE_CHECKING:
+    from .resources import RunResources
 
 
 @dataclass
@@ -25,6 +29,13 @@ class PlannedTask:
     task: Task
     system: System | None  # None when the run only scores saved predictions (ragbench rescore)
     metrics: list[Metric]
+    resources: "RunResources | None" = None  # the run's, from `bind` (what systems and metrics reach as ctx.resources)
+
+    def bind(self, resources: "RunResources") -> None:
+        """The run's resources, before anything else starts: lent to the task when it works in them."""
+        self.resources = resources
+        if isinstance(self.task, UsesRunResources):
+            self.task.bind(resources)
 
 
 def _task_args_for(name: str, task_class: type, task_args: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +110,7 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
         return None
     with check.step(f"system {config.system} options"):
         accepted = accepted_options(system_class)
-        declared = {**entry.defaults.get("system_args", {}), **task.system_defaults()}
+        declared = {**entry.defaults.get("system_args", {}), **system_defaults(task)}
         defaults = {k: v for k, v in declared.items()
                     if (accepted is None or k in accepted) and k not in getattr(system_class, "own_defaults", ())}
         system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}")
@@ -119,7 +130,8 @@ def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflig
         if data_path is not None:
             check_data_path(Path(data_path), f"--data {name}={data_path}")
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
-        task.tools_replayed = config.replay_tools is not None
+        if isinstance(task, UsesTools):
+            task.tools_replayed = config.replay_tools is not None
     return task
 
 
@@ -148,19 +160,19 @@ def plan_metrics(config: RunConfig, registry: Registry, name: str, names: list[s
     """The metrics of one task, each checked (fits the task's gold, its options, its own pre-flight), with
     their keys renamed by `--metric-arg M.key_prefix=P`; keys two metrics would both report are refused."""
     metrics = []
-    for m in dict.fromkeys(registry.metric_name(m) for m in metric_names(task.metrics, config.metrics, name, names)
+    for m in dict.fromkeys(registry.metric_name(m) for m in metric_names(task.scoring.metrics, config.metrics, name, names)
                            if _known_metric(registry, m, check)):
         chosen.add(m)
         with check.step(f"metric {m} on task {name}"):
             cls = registry.metric_class(m)
             if not cls.fits(task):
-                needed = ", ".join(sorted(set(cls.gold_needs) - set(task.gold_fields or ())
+                needed = ", ".join(sorted(set(cls.gold_needs) - set(task.scoring.gold_fields or ())
                                           - ({"citations"} if task.cites else set())))
                 raise ConfigError(f"metric {m} cannot score task {name}: it needs {needed} gold, which {name}'s records "
-                                  f"do not carry (they carry: {', '.join(task.gold_fields or ()) or 'none'}); "
+                                  f"do not carry (they carry: {', '.join(task.scoring.gold_fields or ()) or 'none'}); "
                                   f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "
                                   "`ragbench list metrics` shows which tasks each metric fits")
-            own = next((args for name, args in task.metric_options.items() if registry.metric_name(name) == m), {})
+            own = next((args for name, args in task.scoring.metric_options.items() if registry.metric_name(name) == m), {})
             args = {**own, **_metric_args_for(m, config.metric_args)}
             prefix = args.pop(KEY_PREFIX, "")
             metric = construct(cls, args, f"metric {m}")

@@ -238,12 +238,14 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
 def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:
     """The whole pre-flight of a run: its options, every plugin's hooks, its engines. Returns the planned
     tasks and what was checked; raises `PreflightError` listing every problem."""
+    from .._components import check_components
     from .planning import needs, plan
 
     check = check if check is not None else Preflight()
     check_run_options(config, check)
     planned = plan(config, registry, check)
     check_documents_to_retrieve(config, registry, planned, check)
+    check_components(config, registry, check)
     check_cache_files(config, planned, check)
     try:
         system_class = registry.load("systems", config.system)

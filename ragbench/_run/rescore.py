@@ -19,7 +19,8 @@ from .._llm import LLM
 from .._nli import NLI
 from .._records import step_from_dict
 from .._reports.failures import metric_failures
-from .._storage.rundir import ATTEMPT_COST, RunDir, record_key
+from .._storage.checkpoint import record_key
+from .._storage.rundir import ATTEMPT_COST, RunDir
 from .._types import Document, Example, Prediction
 from .example import StoppedAtFailure, gold_references, record_failed, scored_record
 from .._in_flight import ExamplesInFlight

@@ -25,14 +25,16 @@ from .._errors import ConfigError
 from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._reports.bootstrap import iterations_problem
+from .._reports.finish import finish_run
 from .._reports.provenance import provenance
-from .._reports.results import aggregation_view, results_sections, task_scores
+from .._reports.results import results_sections
 from .._reports.results_file import read_results
-from .._reports.summary import report_markdown
+from .._reports.results_schema import Results
 from .._storage.cache import ResponseCache
 from .._storage.rundir import RunDir, iter_samples
 from .._checks import Preflight
 from .._values.run_config import RunConfig, examples_in_flight
+from .assemble import scored_task
 from .cost import attempt_cost
 from .evaluator import RunOutcome
 from .lifecycle import run_interruptible
@@ -77,7 +79,7 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
     with target.held(lock_now=False):  # locked by `start`, let go however this ends
         resources = RunResources(config.page_cache)  # the process pool a metric uses (CRAG's truncation)
         for task in planned:
-            task.task.bind(resources)
+            task.bind(resources)
         try:
             target.start(full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite)
             cache = ResponseCache(config.cache or target.path / "cache.sqlite", owned=config.cache is None)
@@ -94,8 +96,8 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
         cost = {**attempt_cost("rescoring", calls, rescored, time.perf_counter() - started),
                 **({"nli": nli_stats} if nli_stats is not None else {})}
         results = rescored_results(planned, original, target, config, full_config, cost)
-        target.finish(results, report_markdown(results, target.path))
-    return RunOutcome(results, target.path)
+        written = finish_run(target, results)
+    return RunOutcome(written, target.path)
 
 
 def check_output(config: RunConfig, source: Path) -> None:
@@ -113,7 +115,7 @@ def check_output(config: RunConfig, source: Path) -> None:
         raise ConfigError(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
 
 
-def finished_run(source: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def finished_run(source: Path) -> tuple[dict[str, Any], Results]:
     """RUN's run.json and results.json; a folder that holds no finished run is a ConfigError."""
     meta = RunDir(source).meta if source.is_dir() else None
     if meta is None:
@@ -185,19 +187,16 @@ async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, 
     return rescored, scheduler.stats.to_dict(), None if nli is None else nli.stats.to_dict()
 
 
-def rescored_results(planned: list[PlannedTask], original: dict[str, Any], target: RunDir, config: RunConfig,
-                     full_config: dict[str, Any], cost: dict[str, Any]) -> dict[str, Any]:
+def rescored_results(planned: list[PlannedTask], original: Results, target: RunDir, config: RunConfig,
+                     full_config: dict[str, Any], cost: dict[str, Any]) -> Results:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
     scores: dict[str, dict[str, Any]] = {}  # by task
     for task in planned:
-        target.finalize_samples(task.name)
-        samples = [aggregation_view(s) for s in target.samples(task.name)]
-        before = original["counts"].get(task.name) or {}
-        expected = before.get("records", len(samples)) + before.get("missing", 0)
-        scores[task.name] = task_scores(samples, task.metrics, task.task.slice_fields, expected,
-                                        config.bootstrap_iters, config.seed, task.task.missing_scores_zero)
-    return {**results_sections(scores, original.get("system_reports") or {}),
-            **{key: original[key] for key in KEPT_SECTIONS if key in original},
-            "cost": {**(original.get("cost") or {}), "rescoring": cost}, "config": full_config,
-            "rescored_from": full_config["rescored_from"], "versions": provenance(),
-            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        before = original.counts.get(task.name)
+        scores[task.name], _ = scored_task(task, target, config,
+                                           expected=before["records"] + before["missing"] if before else None)
+    return Results(**results_sections(scores, original.system_reports or {}),
+                   **{key: getattr(original, key) for key in KEPT_SECTIONS},
+                   cost={**original.cost, "rescoring": cost}, config=full_config,
+                   rescored_from=full_config["rescored_from"], versions=provenance(),
+                   date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))

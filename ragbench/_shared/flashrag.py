@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._types import Document
+from .refined_text import is_refined_text
 
 if TYPE_CHECKING:
     from .._engines.base import Response
@@ -43,7 +44,11 @@ def title_and_text(doc: Document) -> tuple[str, str]:
 
 def flashrag_reference(docs: list[Document], template: str = REFERENCE) -> str:
     """The documents as PromptTemplate.format_reference writes them: `template` per document, with
-    `{idx}` (1-based), `{title}`, `{text}` and `{contents}` ("title\\ntext")."""
+    `{idx}` (1-based), `{title}`, `{text}` and `{contents}` ("title\\ntext"). A refiner's text made of the
+    documents (`--refiner`: one document marked `REFINED_TEXT`) is the reference as it is, as FlashRAG's
+    pipelines pass a refiner's output as `formatted_reference`."""
+    if is_refined_text(docs):
+        return docs[0].text
     parts = []
     for idx, doc in enumerate(docs, 1):
         title, text = title_and_text(doc)

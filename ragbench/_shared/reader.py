@@ -1,12 +1,14 @@
 """The base of generic readers: systems that send the task's own baseline prompt (`Task.reader_prompt`)
 over the documents they choose, generate once and post-process as the task does. The built-in
 `closed_book` (no documents) and `vanilla` (the retriever's top documents) are its two subclasses; a
-third-party reader subclasses it and overrides `documents`."""
+third-party reader subclasses it and overrides `documents`. The run's refiner (`--refiner`) turns the
+documents into what the prompt shows (when it gives one text, the sample keeps the documents it read)."""
 from __future__ import annotations
 
 from .._context import Context
 from .._system import System
 from .._types import Document, Example, Prediction
+from .refined_text import is_refined_text
 
 
 class Reader(System):
@@ -29,7 +31,12 @@ class Reader(System):
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         with ctx.group("retrieval"):  # the viewer's timeline: retrieval and a task's own steps, then the answer
-            prompt, docs = await ctx.task.reader_prompt(example, ctx, await self.documents(example, ctx))
+            docs = await self.documents(example, ctx)
+            refined = await ctx.retriever.refine(example.question, docs) if docs and ctx.retriever else docs
+            prompt, shown = await ctx.task.reader_prompt(example, ctx, refined)
+        # a refiner's text in place of the documents: the sample keeps the documents it read, which metrics
+        # of documents score (as FlashRAG's retrieval metrics score its retrieval_result)
+        docs = docs if is_refined_text(refined) else shown
         if isinstance(prompt, list) or self.chat:
             messages = prompt if isinstance(prompt, list) else ctx.task.chat_messages(prompt)
             response = await ctx.llm.chat(messages, step="answer", **self.sampling)

@@ -16,8 +16,8 @@ Files rewritten in place are replaced whole (ragbench._storage.files.replacing):
 old file and no temporary one; appends stay appends.
 
 A record's checkpoint key is its example id (a bad record's: its position), each kind in a space of its
-own (`checkpoint_key`); its `index` is its position in the task's stream, set by the evaluator, so a task
-need not number its examples. A record that moved in the data keeps its sample, which takes its new
+own (ragbench._storage.checkpoint, with the digests and positions a --resume compares); its `index` is its
+position in the task's stream, set by the evaluator, so a task need not number its examples. A record that moved in the data keeps its sample, which takes its new
 position when the samples are rewritten (`finalize_samples`).
 
 Sample files are read one record at a time (`iter_samples`): nothing here holds a task's samples.
@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .._errors import ConfigError, RecordError
+from .checkpoint import record_key
 from .files import remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json, strict_json
 from .run_lock import RunLock
@@ -50,11 +51,6 @@ ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it wa
 _STAMP = re.compile(rb', "attempt_cost": \{"id": "[^"\\]*"(?:, "[a-z_]+": [0-9.eE+-]+)*\}\}$')
 
 
-def checkpoint_key(example_id: Any, index: int | None) -> str:
-    """A record's checkpoint key: "id " and its example id, or for a bad record (no id) "bad record " and its
-    position; no id, whatever its text, takes a bad record's key."""
-    return f"bad record {index}" if example_id is None else f"id {example_id}"
-
 RUN_FOLDERS = ("samples", "calls")  # what a run writes in its folder (run.lock stays: see run_lock)
 RUN_FILES = ("results.json", "report.md", "run.json", "nli_calls.jsonl", "cache.sqlite", "cache.sqlite-wal",
              "cache.sqlite-shm")
@@ -64,11 +60,6 @@ RUN_KEYS = ("config", "config_hash")  # in every run.json ragbench writes
 
 def judge_log_name(index: int) -> str:
     return f"judge{index}_calls.jsonl"
-
-
-def record_key(record: dict[str, Any]) -> str:
-    """The checkpoint key of a sample record (`checkpoint_key`)."""
-    return checkpoint_key(record.get("id"), record["index"])
 
 
 def iter_samples(path: str | Path, errors: list[RecordError] | None = None,
@@ -347,15 +338,14 @@ class RunDir:
         meta["attempts"] = [*earlier, attempt]
         self._write_json("run.json", meta)
 
-    def finish(self, results: dict[str, Any], report: str) -> None:
-        """results.json and report.md, then the run marked finished with each task's record count
-        (what --resume checks the samples against)."""
-        self._write_json("results.json", results)
+    def finish(self, results_json: str, report: str, records: dict[str, int]) -> None:
+        """results.json (its text) and report.md, then the run marked finished with each task's record
+        count (`records`: what --resume checks the samples against)."""
+        write_atomically(self.path / "results.json", results_json)
         write_atomically(self.path / "report.md", report)
         meta = self.meta or {}
         meta["finished"] = True
-        meta["records"] = {task: counts["records"] + counts.get("missing", 0)
-                           for task, counts in results.get("counts", {}).items()}
+        meta["records"] = records
         self._write_json("run.json", meta)
 
     def _write_json(self, name: str, data: dict[str, Any]) -> None:

@@ -30,7 +30,7 @@ def parse_assignments(items: Iterable[str], flag: str) -> dict[str, Any]:
 
 # The command-line flag that sets a plugin's options, by the first word of `construct`'s label.
 FLAGS = {"task": "--task-arg", "system": "--system-arg", "metric": "--metric-arg", "retriever": "--retriever-arg",
-         "index": "--retriever-arg"}
+         "index": "--retriever-arg", "reranker": "--reranker-arg", "refiner": "--refiner-arg"}
 
 
 def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str, Any], bool]:

@@ -12,6 +12,10 @@ from typing import Any
 _NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "page_cache", "progress", "replay_tools",
                  "fail_fast")
 
+# Options in the identity only when given: a run without them keeps the identity (and folder) it had
+# before they existed.
+_IDENTITY_WHEN_GIVEN = ("reranker", "reranker_args", "refiner", "refiner_args")
+
 
 DEFAULT_INFLIGHT = 64
 MAX_DEFAULT_INFLIGHT = 256
@@ -48,6 +52,10 @@ class RunConfig:
     system_args: dict[str, Any] = field(default_factory=dict)
     retriever: str | None = None  # ctx.retriever of systems; None: the examples' provided docs
     retriever_args: dict[str, Any] = field(default_factory=dict)
+    reranker: str | None = None  # reorders every search's results (--reranker; ragbench._components)
+    reranker_args: dict[str, Any] = field(default_factory=dict)
+    refiner: str | None = None  # turns a reader's documents into what it shows (--refiner)
+    refiner_args: dict[str, Any] = field(default_factory=dict)
     task_args: dict[str, Any] = field(default_factory=dict)  # "key" for every task, "task.key" for one
     data: dict[str, str] = field(default_factory=dict)
     limit: int | None = None
@@ -65,7 +73,8 @@ class RunConfig:
     replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
 
     def identity(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k not in _NOT_IDENTITY}
+        return {k: v for k, v in asdict(self).items()
+                if k not in _NOT_IDENTITY and not (k in _IDENTITY_WHEN_GIVEN and not v)}
 
     def config_hash(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=str).encode()).hexdigest()[:10]

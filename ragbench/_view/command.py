@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 def view(paths: list[str], host: str, port: int, export_dir: str | None, registry: "Registry") -> None:
     site = Site(RunCatalog(paths), registry)
+    for run in site.runs:
+        run.results  # read now: a results.json of a version this ragbench does not read is refused (NewerResults)
     if export_dir:
         files = export(site, export_dir)
         print(f"ragbench view: {len(site.runs)} run(s), {files} data files -> {export_dir}/index.html "

@@ -51,7 +51,7 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
         loaded = [load_run(f.path) for f in folders]
     except ConfigError as exc:  # e.g. a sample file removed: the page says so, the export goes on
         return {"task": task, "runs": [f.rid for f in folders], "error": str(exc)}
-    details = loaded[0].results.get("details", {}).get(task, {})
+    details = loaded[0].results.details.get(task, {})
     pairs = []
     for folder, other in zip(folders[1:], loaded[1:]):
         report = compare_runs(loaded[0], other, iterations=iterations)

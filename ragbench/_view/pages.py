@@ -6,6 +6,7 @@ import dataclasses
 import inspect
 from typing import TYPE_CHECKING, Any
 
+from .._reports.results_schema import Results
 from .._reports.slice_labels import NONE, SliceLabels
 from .._reports.slice_plots import slice_rows
 from .._values.run_config import RunConfig
@@ -65,21 +66,24 @@ def run_summary(run: RunFolder) -> dict[str, Any]:
     results, config = run.results, run.config
     tasks: dict[str, Any] = {}
     for task in run.tasks:
-        if results is not None and task in results.get("details", {}):
-            tasks[task] = {"metrics": _metrics(results["details"][task]), "counts": results.get("counts", {}).get(task)}
+        if results is not None and task in results.details:
+            tasks[task] = {"metrics": _metrics(results.details[task]), "counts": results.counts.get(task)}
         else:
             rows = run.samples(task).rows
             failed = sum(1 for r in rows if row_failed(r))
             tasks[task] = {"metrics": {}, "counts": {"records": len(rows), "scored": len(rows) - failed, "failed": failed}}
     return {"rid": run.rid, "name": run.rid, "path": str(run.path), "system": config.get("system"),
             "model": config.get("model") or (config.get("system_args") or {}).get("path"),
-            "judges": config.get("judges"), "date": (results or {}).get("date"),
-            "finished": results is not None, "complete": (results or {}).get("complete"), **run.status(),
-            "tasks": tasks,
-            "failures": (results or {}).get("failures") or {},
-            "infrastructure_failures": (results or {}).get("infrastructure_failures") or {},
-            "token_limit": (results or {}).get("token_limit") or {},
-            "cost": (results or {}).get("cost") or {}}
+            "judges": config.get("judges"), "finished": results is not None, **run.status(), "tasks": tasks,
+            **_finished_summary(results)}
+
+
+def _finished_summary(results: Results | None) -> dict[str, Any]:
+    """What a Runs page row shows of results.json (empty before the run is finished)."""
+    return {"date": results and results.date, "complete": results and results.complete,
+            "failures": (results and results.failures) or {},
+            "infrastructure_failures": (results and results.infrastructure_failures) or {},
+            "token_limit": (results and results.token_limit) or {}, "cost": (results and results.cost) or {}}
 
 
 def runs_page(runs: list[RunFolder]) -> dict[str, Any]:
@@ -108,23 +112,24 @@ def slice_tables(details: dict[str, Any]) -> tuple[dict[str, dict[str, dict[str,
 
 
 def run_page(run: RunFolder, registry: "Registry") -> dict[str, Any]:
-    results = run.results or {}
+    results = run.results
     config = run.config
-    tables = {task: slice_tables(details) for task, details in (results.get("details") or {}).items()}
+    tables = {task: slice_tables(details) for task, details in (results.details if results else {}).items()}
     task_configs = config.get("task_configs") or {}
     return {**run_summary(run), "config": config_differences(config, registry),
             "slices": {task: slices for task, (slices, _) in tables.items()},
             "slice_order": {task: order for task, (_, order) in tables.items()},
             "plot_keys": {t: (c or {}).get("plot_keys") for t, c in task_configs.items()},
             "matrix": {t: (c or {}).get("matrix") for t, c in task_configs.items() if (c or {}).get("matrix")},
-            "system_stats": results.get("system_stats") or {}, "system_reports": results.get("system_reports") or {}}
+            "system_stats": (results and results.system_stats) or {},
+            "system_reports": (results and results.system_reports) or {}}
 
 
 def rows_page(run: RunFolder, task: str, chunk: int) -> dict[str, Any]:
     index = run.samples(task)
     rows = index.rows
     higher = {k: e.get("higher_is_better", True) for k, e in
-              ((run.results or {}).get("details") or {}).get(task, {}).items() if not e.get("corpus")}
+              (run.results.details if run.results else {}).get(task, {}).items() if not e.get("corpus")}
     keys = list(higher) or list(dict.fromkeys(k for r in rows[:CHUNK] for k in r["scores"]))
     labels = task_slice_labels(rows)
     return {"rid": run.rid, "task": task, "total": len(rows), "chunk": chunk, "chunk_size": CHUNK,

@@ -16,9 +16,12 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from .._reports.results_file import is_results, normalized_results
+from .._errors import ConfigError
+from .._reports.results_file import NewerResults, read_results
+from .._reports.results_schema import Results
 from .._reports.slice_labels import slice_value
-from .._storage.rundir import checkpoint_key, is_sample
+from .._storage.checkpoint import checkpoint_key
+from .._storage.rundir import is_sample
 from .._storage.run_shapes import in_current_shape
 from .._storage.run_lock import RunLock, describe
 
@@ -163,11 +166,16 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _read_results(path: Path) -> dict[str, Any] | None:
-    """results.json in the current shape (`normalized_results`: an older ragbench's too); None for one
-    that cannot be read or is no run's results (`_read_json`)."""
-    data = _read_json(path)
-    return normalized_results(data) if is_results(data) else None
+def _read_results(path: Path) -> Results | None:
+    """results.json read as `read_results` reads it (an older ragbench's too); None for one that cannot be read
+    or is no run's results (the run shows as stopped, and `--resume` rebuilds it); a later version's is
+    refused (`NewerResults`)."""
+    try:
+        return read_results(path, "view")
+    except NewerResults:
+        raise
+    except ConfigError:
+        return None
 
 
 def _sample_files(folder: Path) -> list[str]:
@@ -203,7 +211,7 @@ class RunFolder:
         return self.cached(name, _read_json, None)
 
     @property
-    def results(self) -> dict[str, Any] | None:
+    def results(self) -> Results | None:
         """results.json, None until the run is finished: an attempt that started after it was written (run.json
         `finished` false) and stopped, or is running, leaves it from an earlier attempt than the samples."""
         return None if self.meta.get("finished") is False else self.cached("results.json", _read_results, None)
@@ -217,7 +225,7 @@ class RunFolder:
             command = " ".join(map(str, holder.get("command") or []))
             return {"state": "running", "holder": describe(holder) + (f": {command}" if command else "")}
         results = self.results
-        state = "stopped" if results is None else "complete" if results.get("complete") else "incomplete"
+        state = "stopped" if results is None else "complete" if results.complete else "incomplete"
         return {"state": state, "holder": None}
 
     @property
@@ -226,7 +234,7 @@ class RunFolder:
 
     @property
     def config(self) -> dict[str, Any]:
-        return (self.results or {}).get("config") or self.meta.get("config") or {}
+        return (self.results.config if self.results else None) or self.meta.get("config") or {}
 
     @property
     def tasks(self) -> list[str]:

@@ -34,6 +34,7 @@ from .._retrieval.handle import Retrieval
 from .._retrieval.provided import ExampleDocs, ProvidedRetriever
 from .._run.resources import RunResources
 from .._task import Task
+from .._task.protocols import UsesRunResources
 from .._types import Document, Step, trace_prompts
 from .._values.llm_calls import EngineError, Request
 from .llms import ReplayLLM, ScriptedLLM
@@ -59,13 +60,15 @@ def make_context(task: Task | type[Task] | str, llm: LLM | None = None, docs: It
     (`ctx.model(role)`), `judges` a judge-based metric's (`ctx.judges`), `nli` an NLI metric's
     (`ctx.nli`: any object with NLI's `entails`). Every call and search is traced in `ctx.trace` (read it
     with `assert_steps(ctx, ...)` and `prompts(ctx)`). `resources` (a `RunResources` the test opens and
-    closes, `with RunResources() as resources:`) is bound to the task, as a run binds its own, for a
-    system that works in `ctx.resources` (worker processes, page caches, shared models).
+    closes, `with RunResources() as resources:`) is `ctx.resources`, for a system that works in it (worker
+    processes, page caches, shared models), and is bound to a task that works in it (`UsesRunResources.bind`),
+    as a run does.
     """
     task = task_object(task)
-    if resources is not None:
+    if resources is not None and isinstance(task, UsesRunResources):
         task.bind(resources)
-    ctx = Context(llm=None, task=task, seed=seed, tools=dict(tools or {}), nli=nli)  # type: ignore[arg-type]
+    ctx = Context(llm=None, task=task, seed=seed, tools=dict(tools or {}), nli=nli,  # type: ignore[arg-type]
+                  resources=resources)
     ctx.llm = (llm or ScriptedLLM(_no_llm)).traced(ctx.trace)
     ctx.models = {role: model.traced(ctx.trace) for role, model in (models or {}).items()}
     ctx.judges = [judge.traced(ctx.trace) for judge in judges]

@@ -25,8 +25,8 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
-from ragbench.api import (ConfigError, Document, Example, Prompt, RecordError, Task, data_dir, group, parse_json,
-                          resolve_data_file)
+from ragbench.api import (ConfigError, Document, Example, Prompt, RecordError, Task, data_dir, group,
+                          parse_json, resolve_data_file)
 
 from . import baselines
 from .embedder import BatchingEmbedder
@@ -106,6 +106,7 @@ class CragTask(Task):
     plot_keys = ("accuracy", "hallucination", "missing", "score")
     own_documents = True  # each question's five search result pages
     kg_default: ClassVar[bool] = False
+    tools_replayed = False  # set by the run (UsesTools)
 
     def __init__(self, data_path=None, split: str = "public_test", version: str = "v5", tokenizer: str | None = None,
                  judge_protocol: str = "kddcup2024", baseline: str = "crag_repo", kg: bool | None = None,
@@ -138,7 +139,8 @@ class CragTask(Task):
         self.page_executor, self.page_workers = page_executor, int(page_workers) if page_workers else None
         self.embedder_options = (embedder, embedder_device, embedder_precision,
                                  int(embedder_batch_size) if embedder_batch_size else None)
-        self._offload: Offload | None = None  # the page work, on the run's resources (`bind`)
+        self.resources: Any = None  # the run's (`bind`)
+        self._offload: Offload | None = None  # the page work, on the run's resources
         self._pages: PageProcessor | None = None
         self._embedder: BatchingEmbedder | None = None
         self._kg_server: Any = None
@@ -147,7 +149,7 @@ class CragTask(Task):
     def bind(self, resources: Any) -> None:
         """Pages are parsed in the run's workers (warm with the parsers) and cached in its page cache;
         the embedding model is loaded once per run."""
-        super().bind(resources)
+        self.resources = resources
         resources.workers.warm(*WORKER_MODULES)
         self._offload = Offload(resources.workers, self.page_executor, self.page_workers)
         self._pages = PageProcessor(self._offload)
@@ -260,7 +262,7 @@ class CragTask(Task):
 
     def _bound_offload(self) -> Offload:
         if self._offload is None:
-            raise RuntimeError(f"task {self.name} works on a run's resources: the evaluator binds it (Task.bind); "
+            raise RuntimeError(f"task {self.name} works on a run's resources: the evaluator binds it (UsesRunResources.bind); "
                                "outside a run, bind it to a ragbench._run.resources.RunResources")
         return self._offload
 

@@ -14,11 +14,12 @@ selects the variants:
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any
+from typing import Any, ClassVar
 
 from ragbench.api import (TEMPLATES, ConfigError, Document, Example, Prompt, RecordPlace, YamlTask, fill,
                           yaml_task_class)
 
+from .formats import SquadFormat
 from .prompts import TASK_INSTRUCTIONS
 
 INSTRUCTION_FORMATS = ("baseline", "selfrag", "baseline_with_choices")
@@ -30,6 +31,7 @@ class SelfRagPrompt(YamlTask):
     model's prompt format, with run_baseline_lm.py's passage block when there are documents."""
 
     renders_templates = False
+    instruction_key: ClassVar[str | None] = None  # a file's `instruction_key` (StandingInstruction)
 
     def __init__(self, data_path=None, instruction_format: str = "baseline", template: str = "alpaca") -> None:
         if instruction_format not in INSTRUCTION_FORMATS:
@@ -114,7 +116,14 @@ STYLES = {"selfrag": SelfRagPrompt, "selfrag_squad": SquadPrompt}
 
 def declared_task(filename: str) -> type[YamlTask]:
     """The task declared by one of the YAML files beside this module (for code that imports its class)."""
-    return yaml_task_class(str(resources.files(__package__).joinpath(filename)), _style, f"{__package__}:{filename}")
+    return yaml_task_class(str(resources.files(__package__).joinpath(filename)), _style, f"{__package__}:{filename}",
+                           _format)
+
+
+def _format(name: str) -> SquadFormat:
+    if name != "squad":
+        raise ConfigError(f"unknown record format '{name}' (the Self-RAG tasks' own: squad)")
+    return SquadFormat()
 
 
 def _style(name: str) -> type[YamlTask]:

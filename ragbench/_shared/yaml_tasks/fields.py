@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import string
-from typing import Any
+from typing import Any, Mapping
 
 from ..._errors import RecordError
 from ..._types import Document, Example
@@ -68,8 +68,9 @@ def lookup(record: Any, path: str) -> Any:
 class Mapper:
     """Applies one task's field mapping to records, each named in messages by its `RecordPlace`."""
 
-    def __init__(self, fields: FieldsSpec) -> None:
+    def __init__(self, fields: FieldsSpec, kinds: Mapping[str, Any] | None = None) -> None:
         self.fields = fields
+        self.kinds = dict(kinds or {})  # the registered gold kinds the fields map (name -> GoldKind)
 
     def fail(self, place: RecordPlace, ref: FieldRef, problem: str) -> FieldError:
         return FieldError(place, ref, problem)
@@ -157,6 +158,9 @@ class Mapper:
     def gold(self, record: dict, place: RecordPlace) -> dict[str, Any]:
         gold: dict[str, Any] = {}
         for gold_kind, ref in self.fields.gold.items():
+            if gold_kind in self.kinds:
+                gold.update(self.kinds[gold_kind].gold(GoldReader(self, record, ref, place)))
+                continue
             if isinstance(ref, dict):
                 gold.update(getattr(self, gold_kind)(record, ref, place))
                 continue
@@ -244,13 +248,6 @@ class Mapper:
         out["choices"] = {"label": labels, "text": texts}
         return out
 
-    def crag_answer(self, record: dict, refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
-        out = {"answer": self.strings(self.value(record, refs["answer"], place), refs["answer"], place, "a string")[0]}
-        if "alt_ans" in refs:
-            alternatives = self.value(record, refs["alt_ans"], place, required=False)
-            out["alt_ans"] = [] if alternatives is MISSING else self.strings(alternatives, refs["alt_ans"], place)
-        return out
-
     # --- documents --------------------------------------------------------------------------------------
     def documents(self, record: dict, place: RecordPlace, example_id: str) -> list[Document]:
         """The record's documents; one without an id of its own (HotpotQA's and 2Wiki's have none) gets
@@ -308,3 +305,26 @@ def _text(value: Any, join: str) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected text, got {kind(value)}")
     return value
+
+
+class GoldReader:
+    """The paths one record's gold kind maps, read as the core reads its own kinds (a bad value is a bad
+    record naming the path)."""
+
+    def __init__(self, mapper: Mapper, record: dict, refs: dict[str, FieldRef], place: RecordPlace) -> None:
+        self.mapper, self.record, self.refs, self.place = mapper, record, refs, place
+
+    def has(self, part: str) -> bool:
+        """The task file maps `part`."""
+        return part in self.refs
+
+    def text(self, part: str) -> str:
+        """One text (a string, or a number as its decimal text); missing: a bad record."""
+        ref = self.refs[part]
+        return self.mapper.strings(self.mapper.value(self.record, ref, self.place), ref, self.place, "a string")[0]
+
+    def texts(self, part: str) -> list[str] | None:
+        """A string or a list of them, as texts; None when the record has no value there."""
+        ref = self.refs[part]
+        value = self.mapper.value(self.record, ref, self.place, required=False)
+        return None if value is MISSING else self.mapper.strings(value, ref, self.place)

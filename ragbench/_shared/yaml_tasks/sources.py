@@ -1,6 +1,6 @@
-"""Where a YAML task's records come from: local files (JSONL, JSON, CSV; plain, .gz or .bz2), the
-layouts of FlashRAG and SQuAD, and Parquet and Hugging Face datasets through `datasets`
-(ragbench._shared.yaml_tasks.hf).
+"""Where a YAML task's records come from: local files (JSONL, JSON, CSV; plain, .gz or .bz2), and Parquet
+and Hugging Face datasets through `datasets` (ragbench._shared.yaml_tasks.hf). A benchmark's own layouts
+(FlashRAG's JSONL, SQuAD's JSON) are formats its folder registers (ragbench._shared.yaml_tasks.formats).
 
 Local JSONL, JSON and CSV are read here, not through `datasets`: a bad line stays one counted bad
 record naming file and line (a `datasets` load fails whole on it), and a run's start-up does not pay
@@ -12,27 +12,26 @@ file line of JSON Lines and CSV, the path in a JSON document), and its position 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..._errors import ConfigError, RecordError
+from ..._errors import ConfigError
 from ..._storage.jsonl import NestedTooDeep, guarded, objects, parse_json, read_lines
 from .csv_rows import csv_records
 from .fields import MISSING, lookup
 from .opened import compression, open_binary
 from .places import RecordPlace
-from .values import kind
 
 Item = tuple[RecordPlace, Any]
 SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}
-FILE_FORMATS = ("jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions")
+FILE_FORMATS = ("jsonl", "json", "csv", "parquet")
 
 
 def file_format(path: Path, declared: str, task: str) -> str:
-    """The format of a local file or folder: the declared one, or (auto) from the name."""
-    if declared in FILE_FORMATS and path.is_file():
+    """The format of a local file or folder: the declared one (the core's, or a registered one), or (auto)
+    from the name."""
+    if declared not in ("auto", "hf") and path.is_file():
         return declared
     if path.is_dir():
         return "hf"
@@ -40,7 +39,7 @@ def file_format(path: Path, declared: str, task: str) -> str:
     found = SUFFIX_FORMATS.get(inner.suffix.lower())
     if found is None:
         raise ConfigError(f"task {task}: cannot tell the format of {path} from its name; give data.format "
-                          f"({', '.join(FILE_FORMATS)}) or a file named .jsonl, .json, .csv, .tsv or .parquet "
+                          f"({', '.join(FILE_FORMATS)}, or one a benchmark registers) or a file named .jsonl, .json, .csv, .tsv or .parquet "
                           "(optionally .gz or .bz2)")
     return found
 
@@ -142,103 +141,14 @@ def keyed_records(path: Path, records: str | None, found: dict, keys_as: str) ->
             yield place, {keys_as: key, **record}
 
 
-def flashrag_records(path: Path) -> Iterator[Item]:
-    """FlashRAG's JSONL as its `Item` and `BaseMetric.get_dataset_answer` read it: a record with a list of
-    `choices` is multiple choice, its `golden_answers` indexes into them (Python's, -1 the last), which become
-    the choices' texts (the indexes stay as `golden_answer_indexes`); any other's are answer texts. FlashRAG
-    stops on a record it cannot read; here each is one bad record: `choices` that are not a list, indexes
-    that miss the choices, and golds that are not texts without choices to index (upstream's
-    `normalize_answer` takes only strings)."""
-    for place, record in jsonl_records(path):
-        choices = record.get("choices") if isinstance(record, dict) else None
-        if choices is not None and not isinstance(choices, list):
-            yield place, place.error(f"expected a list of choice texts, got {kind(choices)}", "choices")
-            continue
-        indexes = record.get("golden_answers") if isinstance(record, dict) else None
-        if not choices:
-            golds = indexes if isinstance(indexes, list) else [indexes]
-            number = next((gold for gold in golds if isinstance(gold, (int, float))), None)
-            yield place, record if number is None else place.error(
-                f"holds {kind(number)}, not an answer text; a multiple-choice record's indexes "
-                "need its list of choices", "golden_answers")
-            continue
-        try:
-            texts = [choices[i] for i in indexes]
-        except (TypeError, IndexError):
-            yield place, place.error(f"expected indexes into its {len(choices)} choices", "golden_answers")
-            continue
-        yield place, {**record, "golden_answers": texts, "golden_answer_indexes": indexes}
-
-
-def squad_records(path: Path) -> Iterator[Item]:
-    """SQuAD v1.1 JSON, one record per question: id, question, the distinct answer texts (file order),
-    title, context, and the paragraph as one passage titled with the article's title (underscores as spaces)."""
-    data = read_document(path, "SQuAD v1.1 JSON ({\"data\": [{\"title\", \"paragraphs\": [...]}]})")
-    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-        raise ConfigError(f"{path} has no 'data' list of articles; expected SQuAD v1.1 JSON (dev-v1.1.json)")
-    where, position = str(path), 0
-    for a, article in enumerate(data["data"]):
-        paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
-        if not isinstance(paragraphs, list):
-            place = RecordPlace(where, position, position + 1, f"data[{a}]")
-            yield place, place.error("article without a 'paragraphs' list", "paragraphs")
-            continue
-        title = str(article.get("title", ""))
-        for p, paragraph in enumerate(paragraphs):
-            qas = (paragraph.get("qas") or []) if isinstance(paragraph, dict) else [None]
-            for q, qa in enumerate(qas):
-                place = RecordPlace(where, position, position + 1, f"data[{a}].paragraphs[{p}].qas[{q}]")
-                yield place, _squad_question(place, title, paragraph, qa)
-                position += 1
-
-
-def _squad_question(place: RecordPlace, title: str, paragraph: Any, qa: Any) -> Any:
-    if not isinstance(paragraph, dict) or not isinstance(paragraph.get("context"), str):
-        return place.error("paragraph without a 'context' string", "context")
-    if not isinstance(qa, dict) or not isinstance(qa.get("question"), str) or qa.get("id") is None:
-        return place.error("question without 'id' and 'question'", "qas")
-    texts = [a.get("text") for a in qa.get("answers") or [] if isinstance(a, dict)]
-    if not all(isinstance(text, str) for text in texts):  # SQuAD's evaluate-v1.1.py stops on one (s.lower())
-        return place.error(f"question {qa['id']} has an answer whose text is not a string", "answers")
-    answers = list(dict.fromkeys(t for t in texts if t))
-    if not answers:
-        return place.error(f"question {qa['id']} has no answer text", "answers")
-    context = paragraph["context"]
-    return {"id": str(qa["id"]), "question": qa["question"], "answers": answers, "title": title, "context": context,
-            "passages": [{"id": f"{qa['id']}:context", "title": title.replace("_", " "), "text": context}]}
-
-
-# SEMPRE's answer list: (list (description Word) (description "Two words") ...), quotes escaped inside
-_DESCRIPTION = re.compile(r'\(description (?:"((?:[^"\\]|\\.)*)"|([^()"]*))\)')
-
-
-def webquestions_records(path: Path) -> Iterator[Item]:
-    """WebQuestions' release JSON (a list of {"url", "targetValue", "utterance"}): each record plus
-    `answers`, the descriptions of its `targetValue` list in order."""
-    for place, record in json_records(path, None):
-        target = record.get("targetValue") if isinstance(record, dict) else None
-        if not isinstance(target, str) or not target.startswith("(list"):
-            yield place, record if isinstance(record, RecordError) else place.error(
-                "expected a targetValue \"(list (description ...) ...)\"", "targetValue")
-            continue
-        answers = [bare.strip() if bare else quoted.replace('\\"', '"') for quoted, bare in _DESCRIPTION.findall(target)]
-        yield place, {**record, "answers": answers}
-
-
 def file_records(path: Path, fmt: str, records: str | None = None, delimiter: str | None = None,
                  keys_as: str | None = None, header_row: int | None = None) -> Iterator[Item]:
-    """The records of a local file in one of the formats read here (not parquet or hf)."""
+    """The records of a local file in one of the core's text formats (jsonl, json, csv)."""
     if fmt == "jsonl":
         return jsonl_records(path)
     if fmt == "json":
         return json_records(path, records, keys_as)
-    if fmt == "csv":
-        return csv_records(path, delimiter, header_row)
-    if fmt == "flashrag":
-        return flashrag_records(path)
-    if fmt == "webquestions":
-        return webquestions_records(path)
-    return squad_records(path)
+    return csv_records(path, delimiter, header_row)
 
 
 def count_lines(path: Path) -> int | None:

@@ -12,12 +12,13 @@ from typing import Any
 from .located import LocatedList, Section, read_yaml
 
 ANSWER_FORMATS = ("short", "long", "list", "choice", "label")
-FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "flashrag", "squad", "webquestions", "hf")
+# the formats the core reads; another name is a format a benchmark registers (ragbench_record_formats)
+FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "hf")
 SHAPES = ("dicts", "pairs", "sentences", "columns")
-# gold kinds (Task.gold_fields) -> the sub-keys of a kind whose value is a mapping of paths
+# the core's gold kinds (TaskScoring.gold_fields) -> the sub-keys of a kind whose value is a mapping of paths;
+# another kind given as a mapping of paths is one a benchmark registers (ragbench._shared.yaml_tasks.gold_kinds)
 GOLD_KINDS = {"answers": None, "label": None, "choices": ("texts", "labels", "answer_key", "answer_index"),
-              "qa_pairs": None, "answer_lists": None, "long_answer": None, "claims": None,
-              "crag_answer": ("answer", "alt_ans")}
+              "qa_pairs": None, "answer_lists": None, "long_answer": None, "claims": None}
 TEMPLATE_VARIABLES = ("question", "docs", "choices", "meta")  # every task's, beside its `fields.inputs`
 TOP_KEYS = ("task", "description", "aliases", "groups", "data", "fields", "answer_format", "cites",
             "instruction_key", "prompt", "postprocess", "metrics", "system_args", "missing_scores_zero")
@@ -46,6 +47,7 @@ class DataSpec:
     split: str | None = None
     revision: str | None = None
     format: str = "auto"
+    format_line: int = 0  # the line of `format` in the file (a registered format's errors name it)
     records: str | None = None
     keys_as: str | None = None  # json: the records are a mapping of key -> record, the key becoming this field
     delimiter: str | None = None
@@ -148,7 +150,7 @@ def load_spec(path: Path, source: str | None = None) -> TaskSpec:
         digest=hashlib.sha256(path.read_bytes()).hexdigest(),
         description=top.get("description", str, ""), aliases=tuple(top.strings("aliases")),
         groups=tuple(top.strings("groups")), data=data_format,
-        fields=_fields(top.section("fields"), source, data_format),
+        fields=_fields(top.section("fields"), source),
         answer_format=top.get("answer_format", str, "short", choices=ANSWER_FORMATS),
         cites=top.get("cites", bool, False), instruction_key=top.get("instruction_key", str),
         prompt=_prompt(top.section("prompt")), postprocess=_filters(top),
@@ -171,7 +173,8 @@ def _data(section: Section | None, folder: Path) -> DataSpec | None:
         raise section.error("header_row", f"expected the header's row counted from 0, got {header_row!r}")
     return DataSpec(path=(folder / path) if path else None, file=section.get("file", str), url=section.get("url", str),
                     hf=section.get("hf", str), config=section.get("config", str), split=section.get("split", str),
-                    revision=section.get("revision", str), format=section.get("format", str, "auto", choices=FORMATS),
+                    revision=section.get("revision", str), format=section.get("format", str, "auto"),
+                    format_line=section.at("format")[1],
                     records=section.get("records", str), keys_as=section.get("keys_as", str),
                     delimiter=section.get("delimiter", str), header_row=header_row)
 
@@ -210,16 +213,17 @@ def _refs(section: Section | None) -> dict[str, FieldRef]:
     return {} if section is None else {str(name): field_ref(section, str(name)) for name in section.data}
 
 
-def _fields(section: Section | None, source: str, data: DataSpec | None) -> FieldsSpec:
-    flashrag = data is not None and data.format == "flashrag"
+def _fields(section: Section | None, source: str) -> FieldsSpec:
     if section is None:
         section = Section(source, {}, "fields", 1)
     section.only(FieldsSpec.__dataclass_fields__)
     gold_section = section.section("gold")
     gold: dict[str, Any] = {}
     if gold_section is not None:
-        gold_section.only(GOLD_KINDS)
-        for kind, parts in GOLD_KINDS.items():
+        registered = {str(kind): () for kind, value in gold_section.data.items()
+                      if kind not in GOLD_KINDS and isinstance(value, dict)}
+        gold_section.only([*GOLD_KINDS, *registered])
+        for kind, parts in {**GOLD_KINDS, **registered}.items():
             if kind not in gold_section.data:
                 continue
             if parts is None:
@@ -228,14 +232,13 @@ def _fields(section: Section | None, source: str, data: DataSpec | None) -> Fiel
             sub = gold_section.section(kind)
             if sub is None:
                 continue
-            sub.only(parts)
-            gold[kind] = {part: field_ref(sub, part) for part in parts if part in sub.data}
+            if kind in GOLD_KINDS:
+                sub.only(parts)
+            gold[kind] = {str(part): field_ref(sub, str(part)) for part in parts or sub.data if part in sub.data}
         if "answers" in gold and "answer_lists" in gold:
             raise gold_section.error("answer_lists", "answers and answer_lists both fill the gold's `answers`: give one")
         if "choices" in gold and "texts" not in gold["choices"]:
             raise gold_section.error("choices", "choices needs `texts` (the path to the list of choice texts)")
-    elif flashrag:
-        gold = {"answers": FieldRef(("golden_answers",), "fields.gold.answers (flashrag's default)", source, 1)}
     docs = section.section("documents")
     inputs = section.section("inputs")
     for name in (inputs.data if inputs is not None else ()):

@@ -5,6 +5,7 @@ task is then a subclass of that style (`task_class`)."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator
 
@@ -19,7 +20,9 @@ from .filters import Filter, chain, check_filter
 from .located import SpecError
 from .places import RecordPlace
 from .sources import count_lines, file_format, file_records
-from .spec import TEMPLATE_VARIABLES, TaskSpec, load_spec, unused_data_option
+from .formats import RecordFormat
+from .gold_kinds import GoldKind
+from .spec import FORMATS, GOLD_KINDS, TEMPLATE_VARIABLES, FieldRef, TaskSpec, load_spec, unused_data_option
 from .templates import DEFAULT_TEMPLATE, PromptTemplate
 
 
@@ -31,6 +34,8 @@ class YamlTask(Task):
     template: ClassVar[PromptTemplate | None] = None
     query_template: ClassVar[PromptTemplate | None] = None
     answer_filter: ClassVar[Filter]
+    record_format: ClassVar[RecordFormat | None] = None  # the registered format `data.format` names (not the core's)
+    gold_kinds: ClassVar[dict[str, GoldKind]] = {}  # the registered gold kinds `fields.gold` maps (not the core's)
 
     def __init__(self, data_path: str | Path | None = None) -> None:
         """A style with options takes them as keyword arguments of its own `__init__` and records them
@@ -38,7 +43,7 @@ class YamlTask(Task):
         super().__init__(data_path)
         self.format: str | None = None
         self.dataset: Any = None  # a datasets.Dataset, loaded once when the records come through `datasets`
-        self.mapper = Mapper(self.spec.fields)
+        self.mapper = Mapper(self.spec.fields, self.gold_kinds)
 
     # --- data -------------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -69,6 +74,8 @@ class YamlTask(Task):
         if self.format in ("hf", "parquet"):
             where = self.where()
             return ((RecordPlace(where, i, i + 1, f"row {i}"), row) for i, row in enumerate(self.hf_dataset()))
+        if self.record_format is not None and self.format == self.spec.data.format:
+            return self.record_format.read(Path(self.path))
         data = self.spec.data
         if data is None:
             return file_records(Path(self.path), self.format)
@@ -142,7 +149,8 @@ class YamlTask(Task):
             self.prepare()
         if self.format in ("hf", "parquet"):
             return len(self.hf_dataset())
-        return count_lines(Path(self.path)) if self.format in ("jsonl", "flashrag") else None
+        counts_lines = self.format == "jsonl" or (self.record_format is not None and self.record_format.counts_lines)
+        return count_lines(Path(self.path)) if counts_lines else None
 
     # --- pre-flight ---------------------------------------------------------------------------------------
     def preflight(self, check: Preflight) -> None:
@@ -228,15 +236,16 @@ class YamlTask(Task):
 
     def gold_references(self, gold: dict[str, Any]) -> list[str]:
         """The declared gold as reference texts, the fullest first: the long answer(s); a list answer's first
-        aliases joined (as QAMPARI's); CRAG's answer and alternatives; the short answers; the sub-questions'
+        aliases joined (as QAMPARI's); a registered kind's references (CRAG's answer and alternatives); the short answers; the sub-questions'
         short answers; the label."""
-        kinds = self.gold_fields or ()
+        kinds = self.scoring.gold_fields or ()
         if "long_answer" in kinds and (gold.get("long_answers") or gold.get("answer")):
             return [str(a) for a in gold.get("long_answers") or [gold["answer"]]]
         if "answer_lists" in kinds:
             return [", ".join(str(aliases[0]) for aliases in gold.get("answers") or [] if aliases)]
-        if "crag_answer" in kinds:
-            return [str(gold["answer"]), *map(str, gold.get("alt_ans") or [])]
+        registered = next((kind for name, kind in self.gold_kinds.items() if name in kinds), None)
+        if registered is not None:
+            return registered.references(gold)
         if not gold.get("answers") and "qa_pairs" in kinds:
             return [str(a) for pair in gold.get("qa_pairs") or [] for a in pair.get("short_answers") or []]
         return super().gold_references(gold)
@@ -245,10 +254,20 @@ class YamlTask(Task):
         return {**super().config(), "yaml": self.spec.source, "yaml_sha256": self.spec.digest}
 
 
-def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> type[YamlTask]:
+def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None,
+               formats: Callable[[str], RecordFormat] | None = None,
+               gold_kinds: Callable[[str], GoldKind] | None = None) -> type[YamlTask]:
     """The Task class of a YAML task: a subclass of its prompt style (`style` finds a named one), with
-    the file's declarations as class attributes and its templates and filters checked."""
+    the file's declarations as class attributes and its templates and filters checked; a `data.format`
+    the core does not read is found by `formats` (a name -> registered RecordFormat lookup), a gold kind
+    it does not map by `gold_kinds` (a name -> registered GoldKind lookup)."""
     base = YamlTask if spec.prompt.style == "template" else _style(spec, style)
+    record_format = _record_format(spec, formats)
+    registered_kinds = _gold_kinds(spec, gold_kinds)
+    if record_format is not None and not spec.fields.gold and record_format.default_gold:
+        gold = {kind: FieldRef((path,), f"fields.gold.{kind} ({spec.data.format}'s default)", spec.source, 1)
+                for kind, path in record_format.default_gold.items()}
+        spec = replace(spec, fields=replace(spec.fields, gold=gold))
     prompt = spec.prompt
     if not base.renders_templates:
         for key in ("template", "system", "query"):
@@ -257,13 +276,15 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> ty
                                 f"prompt style '{prompt.style}' writes its own prompts: leave {key} out")
     variables = (*TEMPLATE_VARIABLES, *spec.fields.inputs)
     attrs: dict[str, Any] = {
-        "spec": spec, "name": spec.name, "metrics": tuple(name for name, _ in spec.metrics),
+        "spec": spec, "name": spec.name, "record_format": record_format, "gold_kinds": registered_kinds, "metrics": tuple(name for name, _ in spec.metrics),
         "metric_options": {name: args for name, args in spec.metrics if args},
         "slice_fields": tuple(spec.fields.slices), "answer_format": spec.answer_format, "cites": spec.cites,
-        "gold_fields": spec.gold_fields(), "instruction_key": spec.instruction_key,
+        "gold_fields": spec.gold_fields(),
         "own_documents": spec.fields.documents is not None, "missing_scores_zero": spec.missing_scores_zero,
         "answer_filter": staticmethod(chain([check_filter(f.value, spec.source, f.key, f.line) for f in spec.postprocess])),
         "__doc__": spec.description or base.__doc__}
+    if spec.instruction_key is not None:  # a standing instruction (StandingInstruction), under the question as posed
+        attrs.update(instruction_key=spec.instruction_key, task_input=getattr(base, "task_input", base.query_text))
     if base.renders_templates:
         attrs["template"] = PromptTemplate(prompt.template, spec.source, variables, DEFAULT_TEMPLATE)
         attrs["query_template"] = (PromptTemplate(prompt.query, spec.source, variables, "")
@@ -271,11 +292,52 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None) -> ty
     return type(f"YamlTask[{spec.name}]", (base,), attrs)
 
 
-def yaml_task_class(path: str | Path, style: Callable[[str], type] | None = None,
-                    source: str | None = None) -> type[YamlTask]:
+def yaml_task_class(path: str | Path, style: Callable[[str], type] | None = None, source: str | None = None,
+                    formats: Callable[[str], RecordFormat] | None = None,
+                    gold_kinds: Callable[[str], GoldKind] | None = None) -> type[YamlTask]:
     """The Task class of the YAML task file at `path` (`source`: how messages name it), its prompt style
-    found by `style` (a name -> YamlTask subclass lookup; None: the `template` style only)."""
-    return task_class(load_spec(Path(path), source), style)
+    found by `style` (a name -> YamlTask subclass lookup; None: the `template` style only), a registered
+    `data.format` by `formats` and a registered gold kind by `gold_kinds` (name -> RecordFormat, GoldKind
+    lookups; None: the core's only)."""
+    return task_class(load_spec(Path(path), source), style, formats, gold_kinds)
+
+
+def _record_format(spec: TaskSpec, formats: Callable[[str], RecordFormat] | None) -> RecordFormat | None:
+    """The registered format the file's `data.format` names; None for the core's own formats."""
+    data = spec.data
+    if data is None or data.format in FORMATS:
+        return None
+    if formats is None:
+        raise SpecError(spec.source, data.format_line, "data.format", f"format '{data.format}' is not one the "
+                        f"core reads ({', '.join(FORMATS)}); a registered one needs a registry to be found")
+    try:
+        return formats(data.format)
+    except ConfigError as exc:
+        raise SpecError(spec.source, data.format_line, "data.format",
+                        f"{exc}; the core reads {', '.join(FORMATS)}") from exc
+
+
+def _gold_kinds(spec: TaskSpec, lookup: Callable[[str], GoldKind] | None) -> dict[str, GoldKind]:
+    """The registered kinds the file's `fields.gold` maps (name -> GoldKind), each part it maps one of the
+    kind's and its first part mapped."""
+    kinds = {}
+    for name, refs in spec.fields.gold.items():
+        if name in GOLD_KINDS:
+            continue
+        line = next(iter(refs.values())).line if refs else 1
+        if lookup is None:
+            raise SpecError(spec.source, line, f"fields.gold.{name}", f"gold kind '{name}' is not one the core maps "
+                            f"({', '.join(GOLD_KINDS)}); a registered one needs a registry to be found")
+        try:
+            kind = lookup(name)
+        except ConfigError as exc:
+            raise SpecError(spec.source, line, f"fields.gold.{name}", f"{exc}; the core maps {', '.join(GOLD_KINDS)}") from exc
+        unknown = [part for part in refs if part not in kind.parts]
+        if unknown or not kind.parts or kind.parts[0] not in refs:
+            raise SpecError(spec.source, line, f"fields.gold.{name}", f"expected the paths of {', '.join(kind.parts)} "
+                            f"(the first required), got {', '.join(refs) or 'none'}")
+        kinds[name] = kind
+    return kinds
 
 
 def _style(spec: TaskSpec, style: Callable[[str], type] | None) -> type[YamlTask]:

@@ -2,96 +2,68 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
+from typing import Any, ClassVar, Iterator
 
-from ._checks import Preflight, probe_data
-from ._class_defaults import EMPTY, freeze_mappings
-from ._errors import RecordError
-from ._storage.datafiles import stat_fingerprint
-from ._types import Document, Example
-
-if TYPE_CHECKING:
-    from ._run.resources import RunResources
+from .._checks import Preflight, probe_data
+from .._errors import RecordError
+from .._storage.datafiles import stat_fingerprint
+from .protocols import plot_keys
+from .scoring import SCORING_FIELDS, TaskScoring, with_declared
+from .._types import Document, Example
 
 Prompt = str | list[dict[str, str]]
 
 
 class Task:
-    """A benchmark.
-
-    Subclasses set the class attributes and implement `examples`; `build_prompt` and
-    `postprocess` are the task's own prompting protocol, which generic systems (closed_book,
-    vanilla) follow so that their prompts match the benchmark's reference baselines.
+    """A benchmark, in three parts: its data (`prepare`, `preflight`, `examples`, `data_fingerprint`,
+    `size_hint`, `own_documents`, `gold_references`), its prompting (`build_prompt`, `postprocess` and the
+    other hooks below, which generic systems such as closed_book and vanilla follow so that their prompts
+    match the benchmark's reference baselines) and its `scoring`. Subclasses set the class attributes and
+    implement `examples`; what only one benchmark needs is an optional protocol (ragbench._task.protocols).
     """
 
     name: ClassVar[str] = ""
-    metrics: ClassVar[tuple[str, ...]] = ()
-    slice_fields: ClassVar[tuple[str, ...]] = ()
-    plot_keys: ClassVar[tuple[str, ...]] = ()  # metric keys drawn per slice value in report.md
-    # options of the task's own metrics (metric name -> options; --metric-arg overrides them); read-only
-    # (ragbench._class_defaults): a task declares its own dict, an instance may assign one of its own
-    metric_options: ClassVar[Mapping[str, Mapping[str, Any]]] = EMPTY
-    # The benchmark's official script counts a missing or failed prediction as wrong (it divides by every gold
-    # example): each key that scores 0 at worst is then reported so, the answered-only mean beside it
-    # (ragbench._reports.missing_as_wrong). False: the mean over the answered examples, failures counted apart.
-    missing_scores_zero: ClassVar[bool] = False
+    # metrics, metric_options, slice_fields, missing_scores_zero, gold_fields (ragbench._task.scoring): a
+    # task declares them as one TaskScoring or each by its own name, on the class or on an instance
+    scoring: TaskScoring = TaskScoring()
 
     # --- the task-system contract (docs/writing-plugins.md, "The task-system contract": each hook, its purpose and
     # which built-in systems read it) ----------------------------------------------------------------
     #   answer_format    "short" (an entity or phrase), "long" (a paragraph), "list", "choice"
     #                    (a multiple-choice letter) or "label" (a verdict such as true/false)
     #   cites            answers cite the shown documents as [1], [2] ... (ALCE-style citation metrics)
-    #   gold_fields      the kinds of gold its records carry: answers (short strings), label, choices,
-    #                    qa_pairs, answer_lists, long_answer, claims, crag_answer (metrics name the
-    #                    kinds they need in `gold_needs`; a task that cites also offers "citations");
-    #                    `gold_references` reads them as reference texts
-    #   instruction_key  the task's standing instruction by its name in Self-RAG's and SMART's TASK_INST
-    #                    ("fever", "arc_c", "asqa"; None: the question is the whole instruction)
     #   own_documents    the examples carry documents of their own, what the `provided`, `example_bm25` and
     #                    `example_dense` retrievers return: True (CRAG's pages, ALCE's top-100, Self-RAG's
     #                    ctxs), False (open domain: a system that retrieves needs a corpus retriever, and
     #                    the pre-flight says so), None (not declared: not checked); an instance may set it
     #                    from its options (squad's passages=)
     # and the methods below: reader_prompt, answer_prompt, postprocess, chat_messages, citations,
-    # passages, query_text, task_input, demonstration, prediction_records, gold_references, system_defaults.
+    # passages, query_text, gold_references. What one benchmark adds (CRAG's tools, OmniEval's prediction
+    # folders, Self-RAG's standing instruction, a demonstration, plot keys, system defaults) is an optional
+    # protocol its task implements (ragbench._task.protocols).
     answer_format: ClassVar[str] = "short"
     cites: ClassVar[bool] = False
-    gold_fields: ClassVar[tuple[str, ...] | None] = None  # None: not declared, every metric may try
-    instruction_key: ClassVar[str | None] = None
     own_documents: bool | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Scoring fields declared by name on the class become the class's `scoring` (and leave the class)."""
         super().__init_subclass__(**kwargs)
-        freeze_mappings(cls, "metric_options")
+        declared = {name: cls.__dict__[name] for name in SCORING_FIELDS if name in cls.__dict__}
+        if declared:
+            cls.scoring = with_declared(cls.scoring, declared)
+            for name in declared:
+                delattr(cls, name)
 
-    @property
-    def closed_answer(self) -> bool:
-        """Answers come from a fixed set (choices, labels): Self-RAG's and SMART's closed tasks."""
-        return self.answer_format in ("choice", "label")
+    def __setattr__(self, name: str, value: Any) -> None:
+        """A scoring field assigned by name (`self.metrics = ...`) changes the instance's `scoring`."""
+        if name in SCORING_FIELDS:
+            name, value = "scoring", with_declared(self.scoring, {name: value})
+        super().__setattr__(name, value)
 
     def __init__(self, data_path: str | Path | None = None, **args: Any) -> None:
         self.data_path = Path(data_path) if data_path is not None else None
         self.args = args
-
-    # Set before `prepare` when the run answers the task's tools from a recording (--replay):
-    # `setup` is not called and the services the tools would reach need not exist.
-    tools_replayed: bool = False
-    path: Path | None = None  # the data file `prepare` found (the pre-flight reads its first records)
-
-    resources: "RunResources | None" = None  # the run's workers and page caches, from `bind`
-
-    def bind(self, resources: "RunResources") -> None:
-        """Called by the run before anything else (before `examples` and `setup`): the run's worker
-        processes, page caches and shared models (ragbench._run.resources), which the run closes. A
-        task that works in the worker processes names the modules they should import here
-        (`resources.workers.warm(...)`), so that they start warm while the engines load."""
-        self.resources = resources
-
-    def system_defaults(self) -> dict[str, Any]:
-        """Defaults of system options that follow from the task's own options (RGB's passage_num is the
-        top_n that shows every passage it sampled): over the task's declared `system_args`, under
-        `--system-arg`; an option the run's system does not take is left out."""
-        return {}
+        self.path: Path | None = None  # the data file `prepare` found (the pre-flight reads its first records)
 
     def prepare(self) -> None:
         """Find (or download) the data before the run starts, so a missing file stops it
@@ -107,14 +79,6 @@ class Task:
             self.prepare()
         if len(check.problems) == before:
             probe_data(self, check)
-
-    async def setup(self) -> dict[str, Any]:
-        """Start what the task's examples need at run time (e.g. a KG API server and its
-        client), inside the run's event loop; the returned tools reach systems as `ctx.tools`."""
-        return {}
-
-    async def teardown(self) -> None:
-        """Stop what `setup` started."""
 
     def examples(self) -> Iterator[Example | RecordError]:
         """Examples in data order; a bad record is yielded as a `RecordError`, not raised."""
@@ -137,12 +101,6 @@ class Task:
         that retrieval uses."""
         return example.question
 
-    def task_input(self, example: Example) -> str:
-        """What a system shows under the task's standing instruction (`instruction_key`): the question,
-        with the answer options of a multiple-choice task. A task without a standing instruction
-        gives `query_text`."""
-        return self.query_text(example)
-
     def answer_prompt(self, example: Example, docs: list[Document] | None, question: str | None = None,
                       shot: int | None = None) -> Prompt:
         """The task's own answer prompt over `docs` (None or []: closed book); `question` replaces the
@@ -152,12 +110,6 @@ class Task:
         scored as the benchmark's baselines are."""
         options = {"question": question, "shot": shot}
         return self.build_prompt(example, docs, **{k: v for k, v in options.items() if v is not None})
-
-    def demonstration(self) -> tuple[str, str] | None:
-        """A worked (question, answer) in the task's own answer style - the first demonstration of its
-        prompt - for systems that show a model what a sufficient answer looks like (LLatrieval's
-        verifier). None: the task has none."""
-        return None
 
     async def reader_prompt(self, example: Example, ctx: Any,
                             docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
@@ -169,12 +121,6 @@ class Task:
         that `closed_book` / `vanilla` reproduce that baseline.
         """
         return self.build_prompt(example, docs), list(docs or [])
-
-    def prediction_records(self, folder: Path) -> Iterator[tuple[int, Any]] | None:
-        """A benchmark's own folder of saved outputs as `ragbench score` records: (line index,
-        `{"id", "output"[, "docs"]}` or a `RecordError`) for the `recorded` system. None: the task
-        reads no such folder (a JSONL of records is read without the task)."""
-        return None
 
     def data_fingerprint(self) -> dict[str, Any] | None:
         """A cheap identity of the data `prepare` found, recorded when a run starts: the --resume of a
@@ -212,5 +158,5 @@ class Task:
         return [str(gold["label"])] if gold.get("label") is not None else []
 
     def config(self) -> dict[str, Any]:
-        plots = {"plot_keys": list(self.plot_keys)} if self.plot_keys else {}
+        plots = {"plot_keys": list(plot_keys(self))} if plot_keys(self) else {}
         return {"name": self.name, "data_path": str(self.data_path) if self.data_path else None, **self.args, **plots}

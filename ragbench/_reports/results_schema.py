@@ -1,0 +1,240 @@
+"""The typed shape of results.json (`Results`), its `schema_version`, and the JSON schema made from it.
+
+The sections are a dataclass's fields; what a section holds per task and per key is a `TypedDict` (a dict
+at run time: readers index it as the file reads). `Results.to_dict` is what results.json holds, in the
+order it is written; `Results.from_dict` takes a results.json's object in the current shape
+(ragbench._reports.results_file.normalized_results brings an older one to it). A key this version does
+not name is kept as it was (`other`). `json_schema()` is the JSON schema docs/outputs.md shows.
+
+Versions: 1 is results.json as ragbench wrote it before `schema_version` (the key is absent); 2 adds
+`schema_version`. A later version's file is refused (ragbench._reports.results_file.NewerResults): its
+sections may mean other things.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, TypedDict, Union
+
+SCHEMA_VERSION = 2
+VERSIONS = (1, 2)  # the versions this ragbench reads; 1: no `schema_version` key
+
+
+class _Cell(TypedDict):
+    value: float | None
+    ci95: list[float] | None
+    n: int
+
+
+class Cell(_Cell, total=False):
+    """A slice's value of a key, or a key's value over the answered examples alone (`answered`)."""
+    error: str
+
+
+class _Entry(_Cell):
+    n_none: int
+    n_errors: int
+    higher_is_better: bool | None
+
+
+class Entry(_Entry, total=False):
+    """What `details` says of a metric key: its value, 95% interval and counts, and where they apply its
+    range, its slices' cells, why it has no value (`error`), a corpus key's mark, and for a task that
+    counts missing as wrong how many were scored 0 and the value over the answered examples."""
+    range: list[float]
+    slices: dict[str, dict[str, Cell]]
+    error: str
+    corpus: bool
+    counted_wrong: int
+    answered: Cell
+
+
+class Counts(TypedDict):
+    """A task's records and what became of them."""
+    records: int
+    scored: int
+    failed: int
+    bad_records: int
+    missing: int
+    metric_failures: int
+
+
+class _Failure(TypedDict):
+    cause: str
+    count: int
+    ids: list[str]
+
+
+class Failure(_Failure, total=False):
+    """Failed records of one cause (ids listed up to a limit), with an example message and traceback; a
+    metric's failures name it (a corpus metric's are marked, an aggregate's list its keys)."""
+    example: str | None
+    traceback: str | None
+    metric: str
+    corpus: bool
+    keys: list[str]
+
+
+class Cause(TypedDict):
+    cause: str
+    count: int
+
+
+class InfrastructureFailures(TypedDict):
+    """Judge and tool calls that failed and were folded into a score as upstream does."""
+    examples: int
+    calls: int
+    causes: list[Cause]
+
+
+class TokenLimit(TypedDict):
+    """The system's calls that stopped at their token limit, by step, in how many examples."""
+    examples: int
+    calls: int
+    steps: dict[str, int]
+
+
+class Counted(TypedDict):
+    count: int
+    examples: int
+    meaning: str
+
+
+class Adherence(TypedDict):
+    """How often the model's outputs followed the format a system parses."""
+    format: str
+    of: int
+    followed: int
+    fix: str
+
+
+class _Cost(TypedDict):
+    wall_seconds: float
+    examples_per_second: float
+    attempts: int
+    interrupted_attempts: int
+
+
+class Cost(_Cost, total=False):
+    """What the run cost, every attempt added up (`this_attempt`: the last one's own; None for results rebuilt
+    from the samples), with the caches' reports, pooled searches, the NLI model's figures and a rescoring's
+    cost where there are any."""
+    examples: int
+    llm_calls: int
+    batches: int
+    cache_hits: int
+    prompt_tokens: int
+    completion_tokens: int
+    this_attempt: dict[str, Any] | None
+    response_cache: dict[str, Any]
+    page_cache: dict[str, Any]
+    retrieval: dict[str, int]
+    nli: dict[str, Any]
+    rescoring: dict[str, Any]
+
+
+@dataclass(kw_only=True)
+class Results:
+    """results.json, its sections in the order they are written. Per-task sections are keyed by task name;
+    `other` holds the keys of the file that this version does not name (written back as they were)."""
+    schema_version: int = SCHEMA_VERSION
+    results: dict[str, dict[str, float | None]]
+    details: dict[str, dict[str, Entry]]
+    counts: dict[str, Counts]
+    complete: bool
+    failures: dict[str, list[Failure]] | None = None
+    infrastructure_failures: dict[str, InfrastructureFailures] | None = None
+    token_limit: dict[str, TokenLimit] | None = None
+    counted: dict[str, dict[str, dict[str, Counted]]] | None = None
+    data_sha256: dict[str, str] | None = None
+    format_adherence: dict[str, list[Adherence]] | None = None
+    checkpoint_repairs: dict[str, list[str]] | None = None
+    seed_policy: str | None = None
+    system_reports: dict[str, dict[str, Any]] | None = None
+    system_stats: dict[str, dict[str, Any]] | None = None
+    cost: Cost
+    config: dict[str, Any]
+    rescored_from: str | None = None
+    versions: dict[str, Any]
+    date: str | None = None
+    reproduction: dict[str, Any] | None = None
+    other: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """results.json's object: the sections this results has (an optional one that is None is left out),
+        then `other`'s keys."""
+        out = {item.name: getattr(self, item.name) for item in _sections()}
+        return {**{name: value for name, value in out.items() if value is not None}, **self.other}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Results:
+        """The `Results` of a results.json's object in the current shape (its required sections there);
+        `schema_version` absent: 1."""
+        named = {item.name for item in _sections()}
+        return cls(**{**{key: value for key, value in data.items() if key in named},
+                      "schema_version": data.get("schema_version", 1)},
+                   other={key: value for key, value in data.items() if key not in named})
+
+
+def _sections() -> list[dataclasses.Field]:
+    return [item for item in dataclasses.fields(Results) if item.name != "other"]
+
+
+def _required(item: dataclasses.Field) -> bool:
+    return item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema (draft 2020-12) of results.json, made from `Results` and the types of its sections."""
+    hints = typing.get_type_hints(Results)
+    properties = {item.name: _schema_of(hints[item.name]) for item in _sections()}
+    properties["schema_version"] = {"type": "integer", "enum": list(VERSIONS)}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "ragbench results.json",
+            "type": "object", "properties": properties,
+            "required": [item.name for item in _sections() if _required(item)],
+            "additionalProperties": True}
+
+
+def _schema_of(kind: Any) -> dict[str, Any]:
+    """The JSON schema of a Python type: a TypedDict an object of its keys, dict[str, X] an object of X's,
+    list[X] an array, X | None either, Any anything."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if kind is Any:
+        return {}
+    if origin in (Union, types.UnionType):
+        options = [_schema_of(arg) for arg in args if arg is not type(None)]
+        nullable = type(None) in args
+        if len(options) == 1 and set(options[0]) == {"type"} and isinstance(options[0]["type"], str):
+            return {"type": [options[0]["type"], "null"] if nullable else options[0]["type"]}
+        return {"anyOf": options + ([{"type": "null"}] if nullable else [])}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": _schema_of(args[1])}
+    if origin is list:
+        return {"type": "array", "items": _schema_of(args[0])}
+    if typing.is_typeddict(kind):
+        hints = typing.get_type_hints(kind)
+        return {"type": "object", "properties": {name: _schema_of(hint) for name, hint in hints.items()},
+                "required": sorted(kind.__required_keys__)}
+    return {"type": {bool: "boolean", int: "integer", float: "number", str: "string"}[kind]}
+
+
+
+def schema_text(value: Any = None, depth: int = 0) -> str:
+    """`json_schema()` as docs/outputs.md shows it: JSON indented by two, a part that fits in 100 columns on
+    one line."""
+    value = json_schema() if value is None else value
+    flat = json.dumps(value)
+    if len(flat) + 2 * depth <= 100 or not isinstance(value, (dict, list)) or not value:
+        return flat
+    pad = "  " * (depth + 1)
+    items = ([f"{pad}{json.dumps(key)}: {schema_text(inner, depth + 1)}" for key, inner in value.items()]
+             if isinstance(value, dict) else [pad + schema_text(inner, depth + 1) for inner in value])
+    ends = "{}" if isinstance(value, dict) else "[]"
+    return ends[0] + "\n" + ",\n".join(items) + "\n" + "  " * depth + ends[1]
+
+
+if __name__ == "__main__":  # python -m ragbench._reports.results_schema: the schema docs/outputs.md shows
+    print(schema_text())

@@ -1,0 +1,58 @@
+"""results.json assembled from a run folder's samples (a run's end, a rebuilt results.json, a rescoring):
+each task's samples rewritten in data order and scored, the system's reports, as one `Results`."""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from .._reports.provenance import provenance
+from .._reports.results import aggregation_view, results_sections, task_scores
+from .._reports.results_schema import Results
+from .._reports.system_hooks import system_hooks
+from .._storage.checkpoint import TaskCheckpoint
+from .._storage.rundir import RunDir
+from .._values.run_config import RunConfig
+from .planning import PlannedTask
+
+SEED_POLICY = ("every sampled call (temperature > 0) without its own seed gets sha256('{seed}:{task}:{example id}:"
+               "{call number}'), so outputs do not depend on batch composition")
+
+
+def scored_task(planned: PlannedTask, run_dir: RunDir, config: RunConfig, read: TaskCheckpoint | None = None,
+                expected: int | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(the task's sections of results.json, its samples as aggregated): its samples rewritten in data order
+    (`read`: at the places the data holds now, only the records it still holds), then scored against
+    `expected` records (the records read, else those in `read`, else those saved)."""
+    run_dir.finalize_samples(planned.name, read.positions if read is not None else None)
+    samples = [aggregation_view(s) for s in run_dir.samples(planned.name)]  # streamed, text left out
+    expected = expected if expected is not None else read.records if read is not None else len(samples)
+    return task_scores(samples, planned.metrics, planned.task.scoring.slice_fields, expected, config.bootstrap_iters,
+                       config.seed, planned.task.scoring.missing_scores_zero), samples
+
+
+def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunConfig,
+                checkpoints: dict[str, TaskCheckpoint], cost: Callable[[], dict[str, Any]],
+                full_config: dict[str, Any]) -> Results:
+    """A run's results.json from its samples (`checkpoints`: by task, of the tasks whose records were read).
+    `cost` is asked once every task's samples are rewritten: that brings the earlier attempts' costs up to
+    their saved samples' (`RunDir.finalize_samples`)."""
+    scores: dict[str, dict[str, Any]] = {}  # by task
+    adherence: dict[str, Any] = {}
+    repaired: dict[str, list[str]] = {}
+    system_reports: dict[str, Any] = {}
+    system_stats: dict[str, Any] = {}
+    for planned in planned_tasks:
+        scores[planned.name], samples = scored_task(planned, run_dir, config, checkpoints.get(planned.name))
+        if run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
+            repaired[planned.name] = [str(e) for e in run_dir.unreadable[planned.name]]
+        report, checks, figures = system_hooks(planned.system, samples, complete_data=config.limit is None)
+        if report is not None:
+            system_reports[planned.name] = report
+        if checks:
+            adherence[planned.name] = checks
+        if figures:
+            system_stats[planned.name] = figures
+    return Results(**results_sections(scores, system_reports), format_adherence=adherence or None,
+                   checkpoint_repairs=repaired or None, seed_policy=SEED_POLICY, system_reports=system_reports or None,
+                   system_stats=system_stats or None, cost=cost(), config=full_config, versions=provenance(),
+                   date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))

@@ -1,0 +1,111 @@
+"""A run's checkpoint bookkeeping: what identifies a record (`checkpoint_key`), what it was made from (its
+digest, `record_digest`), where it stands in the data (its position), and the digest of the examples a
+task's numbers come from (`data_sha256`).
+
+A --resume reads the data again, record by record (`TaskCheckpoint.needs_run`): a record whose key has no
+saved sample, whose sample failed, or whose digest changed since it was saved runs again; one unchanged keeps
+its sample, which takes the record's position now when the samples are rewritten in data order; a saved
+sample whose key the data no longer holds is dropped. So a reordered, edited, added or removed record ends
+as a fresh run of the file would, and `data_sha256` (each record's place and digest) describes that file.
+
+Digests are fed value by value rather than as one `json.dumps`: a CRAG Task 3 example holds 50 web pages
+(15 MB of HTML), and dumping it to JSON first took 45 ms of the event loop a question (2-vCPU VM), hashing its
+strings as they are about 12 ms.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import fields, is_dataclass
+from typing import Any, Callable
+
+
+def checkpoint_key(example_id: Any, index: int | None) -> str:
+    """A record's checkpoint key: "id " and its example id, or for a bad record (no id) "bad record " and its
+    position; no id, whatever its text, takes a bad record's key."""
+    return f"bad record {index}" if example_id is None else f"id {example_id}"
+
+
+def record_key(record: dict[str, Any]) -> str:
+    """The checkpoint key of a sample record (`checkpoint_key`)."""
+    return checkpoint_key(record.get("id"), record["index"])
+
+
+def record_digest(example: Any) -> str:
+    """sha256 of everything an example (a dataclass) holds but its position in the data (`index`)."""
+    digest = hashlib.sha256()
+    _feed(digest, {f.name: getattr(example, f.name) for f in fields(example) if f.name != "index"})
+    return digest.hexdigest()
+
+
+def _feed(digest: Any, value: Any) -> None:
+    """`value` into `digest`, each kind tagged and each string length-prefixed (no two values feed alike)."""
+    if isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        digest.update(b"s%d:" % len(data))
+        digest.update(data)
+    elif isinstance(value, dict):
+        digest.update(b"d%d:" % len(value))
+        for key in sorted(value, key=str):
+            _feed(digest, str(key))
+            _feed(digest, value[key])
+    elif isinstance(value, (list, tuple)):
+        digest.update(b"l%d:" % len(value))
+        for item in value:
+            _feed(digest, item)
+    elif is_dataclass(value) and not isinstance(value, type):
+        digest.update(b"o")
+        _feed(digest, {f.name: getattr(value, f.name) for f in fields(value)})
+    else:  # numbers, booleans, None; anything else by its text
+        digest.update(b"j")
+        _feed(digest, json.dumps(value, default=str))
+
+
+def data_sha256(samples: list[dict[str, Any]]) -> str:
+    """One digest of the examples a task's numbers come from: each record's place and `example_sha256`
+    in data order (a bad record: its place). Two runs with equal digests scored the same examples, however
+    their data was found (a file, a folder, a hub dataset, a download), as lm-evaluation-harness's
+    `task_hashes` tell; the samples need not be shared to see it."""
+    digest = hashlib.sha256()
+    for sample in sorted(samples, key=lambda s: s.get("index", -1)):
+        digest.update(f"{sample.get('index')}:{sample.get('example_sha256') or 'bad record'}\n".encode())
+    return digest.hexdigest()
+
+
+class TaskCheckpoint:
+    """One task's records as a run reads them, against the samples saved before it began (`saved`: key ->
+    what each was made from, `RunDir.finished_keys`; empty for a new run)."""
+
+    def __init__(self, saved: dict[str, str | None]) -> None:
+        self.saved = saved
+        self.read: dict[str, str | None] = {}  # what a record with a saved sample is made from now
+        self.positions: dict[str, int] = {}  # every key read, at its position in the data now
+        self._ids: set[str] = set()
+
+    @property
+    def records(self) -> int:
+        """Records read so far (the run must end with as many)."""
+        return len(self.positions)
+
+    def repeats(self, example_id: Any) -> bool:
+        """Whether an earlier record read had this example id (ids are a task's checkpoint keys)."""
+        text = str(example_id)
+        repeated = text in self._ids
+        self._ids.add(text)
+        return repeated
+
+    def needs_run(self, key: str, position: int, made_from: Callable[[], str]) -> bool:
+        """Whether the record at `position` must run: it has no saved sample that needs no new attempt, or
+        what it is made from (`made_from()`, read only where a sample is saved) changed since. A sample of an
+        older ragbench, which recorded no digest (None), is kept."""
+        self.positions[key] = position
+        if key not in self.saved:
+            return True
+        self.read[key] = None if self.saved[key] is None else made_from()
+        return self.read[key] != self.saved[key]
+
+    def kept(self, finished: dict[str, str | None]) -> int:
+        """Of `finished` (the samples now that need no new attempt), those that stand: saved during this
+        attempt, or saved before and read again unchanged."""
+        return sum(1 for key, made in finished.items()
+                   if key not in self.saved or (key in self.read and self.read[key] == made))

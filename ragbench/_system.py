@@ -26,6 +26,9 @@ class System:
     # would leave it answering closed book under its name: the pre-flight refuses that run. A system whose
     # options turn retrieval off answers per instance (a property).
     retrieves: bool = False
+    # Options whose defaults are the method's own settings (e.g. a token budget its paper or reference code
+    # sets for this method): a task's declared `system_args` do not replace them; --system-arg still does.
+    own_defaults: ClassVar[tuple[str, ...]] = ()
 
     async def run(self, example: "Example", ctx: "Context") -> "Prediction":
         raise NotImplementedError

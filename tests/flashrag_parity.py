@@ -15,8 +15,11 @@ prediction. The order across examples is the scheduler's and is not compared.
 """
 from __future__ import annotations
 
+import ast
+import functools
 import importlib.util
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +73,33 @@ def fake_model(request: Any) -> str:
     return RECORDER.respond(shown if isinstance(shown, str) else chatml(shown))
 
 
+@functools.cache
+def recording_tokenizer():
+    """The recording's tokenizer, SmolLM2-135M-Instruct's (the embedded model's); None when it is not on disk."""
+    from ragbench.api import local_tokenizer
+
+    return local_tokenizer("embedded")
+
+
+def fake_flare_model(request: Any) -> dict[str, Any]:
+    """The recorder's `FakeCausalLM` in its FLARE mode inside FlashRAG's HF generator, as a per-token answer: the
+    scripted continuation in the recording's tokens, each with the probability `token_prob` gives it, generated
+    until a token completes a stop string (`StopWordCriteria`) or the budget is spent; the text cut before the
+    stop string, as FlashRAG's HF generator cuts it."""
+    tokenizer = recording_tokenizer()
+    prompt = request.prompt if request.prompt is not None else chatml(request.message_dicts())
+    ids = RECORDER.FakeCausalLM(tokenizer, "flare").continuation_ids(prompt)[: request.sampling.max_tokens]
+    stops, tokens = request.sampling.stop, []
+    for token_id in ids:
+        tokens.append(tokenizer.decode([token_id]))
+        if any(stop in "".join(tokens) for stop in stops):
+            break
+    text = "".join(tokens)
+    cut = min((text.find(stop) for stop in stops if stop in text), default=len(text))
+    return {"response": text[:cut], "tokens": tokens,
+            "logprobs": [{token: math.log(RECORDER.token_prob(token))} for token in tokens]}
+
+
 def retrieval_file(method: str, folder: Path) -> Path:
     """Every search of the fixture's forms as `--retriever replay` lines (query, k, ids, scores)."""
     lines = []
@@ -101,6 +131,15 @@ def _temperature(params: dict[str, Any]) -> float:
     return 0 if params.get("do_sample") is False or "model" in params else 1.0
 
 
+def stop_strings(params: dict[str, Any]) -> frozenset[str]:
+    """The stop strings FlashRAG gave its generator: vLLM's `stop`, or the words of the HF generator's
+    `StopWordCriteria` (recorded as its repr)."""
+    criteria = params.get("stopping_criteria")
+    if criteria and not params.get("stop"):
+        return frozenset(ast.literal_eval(criteria[len("StopWordCriteria("):-1]))
+    return frozenset(params.get("stop") or ())
+
+
 def expected_calls(method: str, form: str) -> dict[str, list[tuple]]:
     """Per example id, FlashRAG's calls in order: ("llm", input, max_tokens, stop set, temperature) /
     ("retrieve", query, k)."""
@@ -120,7 +159,7 @@ def expected_calls(method: str, form: str) -> dict[str, list[tuple]]:
                 "appended_after_template_chars") else text
             params = event["params"]
             budget = params.get("max_tokens", params.get("max_new_tokens"))
-            calls.append(("llm", shown, budget, frozenset(params.get("stop") or ()), _temperature(params)))
+            calls.append(("llm", shown, budget, stop_strings(params), _temperature(params)))
         out[example["id"]] = calls
     return out
 
@@ -152,11 +191,12 @@ def ragbench_calls(run_dir: Path, task: str, field: str = "answer") -> tuple[dic
 
 
 def run_parity(tmp_path: Path, method: str, form: str, system: str, task: str = "nq_open_flashrag",
-               system_args: dict[str, Any] | None = None, field: str = "answer", **config: Any) -> tuple[dict, dict]:
+               system_args: dict[str, Any] | None = None, field: str = "answer",
+               model: str = "scripted:flashrag_parity:fake_model", **config: Any) -> tuple[dict, dict]:
     """Run `system` as the fixture's method ran and return (ragbench's calls, predictions)."""
     searches = retrieval_file(method, tmp_path)
     run(tmp_path, name=f"{method}_{form}", tasks=[task], system=system, data={task: str(QUESTIONS)},
-        system_args=system_args or {}, model="scripted:flashrag_parity:fake_model",
+        system_args=system_args or {}, model=model,
         model_args={"chat": form == "chat"}, retriever="replay",
         retriever_args={"file": str(searches), "corpus": str(CORPUS)}, metrics=[], **config)
     return ragbench_calls(tmp_path / f"{method}_{form}", task, field)

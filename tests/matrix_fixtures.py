@@ -7,6 +7,7 @@ returning (--data path, --task-arg options). Everything here is written for ragb
 from __future__ import annotations
 
 import json
+import math
 import re
 import tarfile
 from io import BytesIO
@@ -360,6 +361,15 @@ WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
 # replaces each final "." by " [k]." (selfrag_prompts.cite_segments).
 SELF_CITING = {("selfrag", "asqa"), ("selfrag", "alce_asqa"), ("selfrag", "alce_eli5")}
 
+# Methods that parse their answer out of a format of their own: the scripted answer is written in it.
+ANSWER_FORMATS = {"ircot": "So the answer is: {}", "ircot_fixed": "So the answer is: {}",
+                  "self_ask": "So the final answer is: {}", "self_ask_fixed": "So the final answer is: {}"}
+# FLARE keeps one sentence per round and goes on to its last round: the scripted model writes the answer
+# while nothing is kept yet (the prompt ends with the question), in tokens FLARE reads as an unsure empty
+# token (probability 0.1), then the question and the answer: FLARE searches the question, as the other systems do
+# (with a sentence longer than the question, the question and the answer); then nothing.
+SENTENCE_BY_SENTENCE = {"flare"}
+
 
 def reconstructor_rules(task: str, system: str, examples: list[Example]) -> list[dict[str, str]]:
     """SMART's Reconstructor on a corpus task searches the question (`Search(<question>)`). Asked as any
@@ -412,7 +422,18 @@ def answers(task: str, examples: list[Example], system: str = "") -> list[str]:
     out = [RIGHT[task](e) if i < half else WRONG_ANSWER.get(task, lambda e: WRONG)(e) for i, e in enumerate(examples)]
     if (system, task) in SELF_CITING:
         out = [re.sub(r" \[\d+\]", "", text) if text != WRONG else WRONG + "." for text in out]
-    return out
+    return [ANSWER_FORMATS.get(system, "{}").format(text) for text in out]
+
+
+def question_rules(system: str, examples: list[Example], outputs: list[str]) -> list[dict[str, str]]:
+    """The rules that answer each example's prompts (those holding its question)."""
+    if system not in SENTENCE_BY_SENTENCE:
+        return [{"pattern": re.escape(e.question), "response": output} for e, output in zip(examples, outputs)]
+    return [rule for e, output in zip(examples, outputs)
+            for rule in ({"pattern": re.escape(e.question) + "$",
+                          "response": {"response": output, "tokens": ["", e.question, output],
+                                       "logprobs": [{"": math.log(0.1)}, {e.question: 0.0}, {output: 0.0}]}},
+                         {"pattern": re.escape(e.question), "response": ""})]
 
 
 _EXAMPLES: dict[tuple[str, int], tuple[list[Example], bool | None, set[str]]] = {}
@@ -446,8 +467,7 @@ def cell_config(task: str, system: str, folder: Path, limit: int = 2,
     rules = folder / "rules.json"
     rules.write_text(json.dumps(STEP_RULES + reconstructor_rules(task, system, examples)
                                 + searching_rules(system, examples, outputs)
-                                + [{"pattern": re.escape(e.question), "response": output}
-                                   for e, output in zip(examples, outputs)]))
+                                + question_rules(system, examples, outputs)))
     model = f"scripted:{rules}"
     config: dict[str, Any] = {"tasks": [task], "system": system, "model": model,
                               "judges": [model] if "judge" in needs else [], "nli": model if "nli" in needs else None,

@@ -114,11 +114,18 @@ EXPECTED_FLASHRAG = {task: {**FLASHRAG_QA, **(FLASHRAG_ROUGE if task in FLASHRAG
 HOTPOT = ("hotpotqa_distractor", "hotpotqa_distractor_flashrag")
 SEARCHING_TOP_5 = ("r1_searcher", "search_r1", "autorefine", "simple_deep_searcher", "corag", "rearag")
 TWOWIKI = ("2wikimultihopqa", "2wikimultihopqa_flashrag")
+FLASHRAG_ITERATIVE = ("iter_retgen", "ircot", "ircot_fixed", "self_ask", "self_ask_fixed", "flare")
 SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
     **{("vanilla", task): support(all_of(4), all_of(4)) for task in HOTPOT + TWOWIKI},
     ("vanilla", "musique"): support(all_of(5), all_of(5)),
     ("vanilla", "hotpotqa_fullwiki"): support(all_of(6), all_of(6)),
     ("vanilla", "musique_flashrag"): support(all_of(5), all_of(5)),
+    # FlashRAG's iterative methods show FlashRAG's top 5 (IRCoT its pool of them): every paragraph of a 4-paragraph
+    # distractor example (HotpotQA, 2Wiki) or of a 5-paragraph MuSiQue one, the corpus's top 5 on fullwiki and
+    # musique_flashrag; the supporting pair is among them in both records (flare: its one search, the question)
+    **{(system, task): support(all_of(4), all_of(4)) for system in FLASHRAG_ITERATIVE for task in HOTPOT + TWOWIKI},
+    **{(system, task): support(all_of(5), all_of(5)) for system in FLASHRAG_ITERATIVE
+       for task in ("musique", "hotpotqa_fullwiki", "musique_flashrag")},
     # recorded: the predictions file records each example's first paragraph (HotpotQA Olm, Olm; 2Wiki Olm,
     # Trask; MuSiQue 0 Varn, 0 Evermouth). selfrag answers from each passage and keeps the best answer: the
     # scripted model's answers score alike, so the first passage retrieved - the same paragraph on the
@@ -262,6 +269,17 @@ NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # sentences is cited (ASQA: 1 of 3, ELI5: 1 of 3; the one citation entailed) and the wrong answer "zzz [1]." is
 # cited and entailed by its passage: recall (1/3 + 1) / 2, precision (1 + 1) / 2, F1 2 * 66.7 * 100 / 166.7 = 80.
 SELF_CITED = {"citation_rec": 200 / 3, "citation_prec": 100.0, "citation_f1": 80.0}
+# IRCoT's answer is its last thought, cut at the first "."; FLARE keeps one sentence a round and the scripted model
+# answers once: of a right long answer both keep the first sentence. ASQA: "The answer to 'Which is the most rainy
+# place on earth?' is Mawsynram [1].", 13 of the 17 words (length (13 + 1) / 2), 1 of 3 qa_pairs (str_em 1/3 / 2),
+# ROUGE-Lsum 2 * 13 / (13 + 17) = 86.7 (halved); Punkt splits it at "?'" into 2 sentences, the second cited and
+# entailed: recall 1/2, precision 1 (halved: 25, 50), F1 2 * 25 * 50 / 75. ELI5: its first claim, 11 words (length
+# (11 + 1) / 2), ROUGE-Lsum 2 * 11 / (11 + 25) (the reference's 24 words are 25 tokens: "Bloomberg's"), halved;
+# every claim is still entailed and its one sentence cited (the values of ELI5).
+ONE_SENTENCE = ("ircot", "ircot_fixed", "flare")
+ASQA_FIRST_SENTENCE = {"length": 7.0, "str_em": 50 / 3, "rougeLsum": 130 / 3, "rougeLsum_bootstrap_mid": 130 / 3,
+                       "citation_rec": 25.0, "citation_f1": 100 / 3}
+ELI5_FIRST_SENTENCE = {"length": 6.0, "rougeLsum": 275 / 9, "rougeLsum_bootstrap_mid": 275 / 9}
 OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     # closed book shows no documents: every "[1]" points at nothing (ALCE scores it 0)
     **{("closed_book", task): NO_CITATIONS for task in ("asqa", "alce_asqa", "alce_qampari", "alce_eli5")},
@@ -273,6 +291,11 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     **{(system, "beir"): dict.fromkeys(BEIR, 0.0) for system in ("closed_book", "recorded")},
     ("selfrag", "beir"): BEIR_TOP_ONLY,
     **{(system, "ragchecker"): RAGCHECKER_NOTHING_SHOWN for system in ("closed_book", "recorded")},
+    # on rgb_en_fact the first sentence is RGB's detection sentence, without the answer after it
+    **{(system, "rgb_en_fact"): {"accuracy": 0.0, "all_rate": 0.0, "error_correction": 0.0}
+       for system in ONE_SENTENCE},
+    **{(system, task): ASQA_FIRST_SENTENCE for system in ONE_SENTENCE for task in ("asqa", "alce_asqa")},
+    **{(system, "alce_eli5"): ELI5_FIRST_SENTENCE for system in ONE_SENTENCE},
 }
 
 

@@ -111,7 +111,8 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
     with check.step(f"system {config.system} options"):
         accepted = accepted_options(system_class)
         declared = {**entry.defaults.get("system_args", {}), **system_defaults(task)}
-        defaults = {k: v for k, v in declared.items() if accepted is None or k in accepted}
+        defaults = {k: v for k, v in declared.items()
+                    if (accepted is None or k in accepted) and k not in getattr(system_class, "own_defaults", ())}
         system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}",
                            injected={"registry": registry})
     if system is None:

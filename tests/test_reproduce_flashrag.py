@@ -8,10 +8,6 @@ from ragbench._registry import installed_registry
 from ragbench._reports.reproduce import get_reproduction
 from ragbench._values.run_config import RunConfig
 
-# Method systems arrive from other branches of the same change; until they are merged these names are accepted
-# without being registered. Empty the set once they are.
-SYSTEMS_IN_PROGRESS = {"sure", "replug", "skr", "adaptive_rag", "flare", "iter_retgen", "ircot", "rqrag", "self_ask",
-                       "search_r1", "r1_searcher", "o2_searcher", "autorefine", "rearag", "corag", "simple_deep_searcher"}
 
 
 def flashrag_rows() -> dict:
@@ -48,7 +44,7 @@ def test_every_run_names_tasks_metrics_retriever_and_systems_ragbench_has():
         assert {cell.task for cell in item.cells} == set(item.run["tasks"]), name
         assert all(cell.metric in {"em", "hotpot_f1"} for cell in item.cells), name
         system = item.run["system"]
-        assert system in SYSTEMS_IN_PROGRESS or registry.entry("systems", system), name
+        assert registry.entry("systems", system), name
         if system == "closed_book":
             assert "retriever" not in item.run, name
         else:  # FlashRAG's e5 index, read as it is

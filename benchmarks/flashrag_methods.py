@@ -11,10 +11,11 @@ others one example (FLARE, Self-Ask) or one example's generation (SuRe, REPLUG) 
 every example's own code at once and its scheduler pools their calls.
 
 Walls run from the first model call to the end of the run on both sides (setup, model and index loading and a
-first search left out). Printed per method: FlashRAG's wall and batches (when a Python with FlashRAG is given: --flashrag-python,
-default /tmp/flashrag-venv/bin/python when it exists), ragbench's wall and batches, FlashRAG's wall /
+first search left out). Printed per method: FlashRAG's wall, batches and requests (when a Python with FlashRAG is given: --flashrag-python,
+default /tmp/flashrag-venv/bin/python when it exists), ragbench's wall, its calls (equal to FlashRAG's requests when both ran the same method) and the calls
+it sent (a repeated greedy prompt is answered from the response cache), FlashRAG's wall /
 ragbench's, and ragbench's wall against the batching lower bound: sum over sampling settings g of
-ceil(calls_g / B) * overhead + calls * per_request (every batch holds requests of one setting, at most B).
+ceil(sent_g / B) * overhead + sent * per_request (every batch holds requests of one setting, at most B).
 ragbench retrieves with its own BM25 over the fixture corpus, FlashRAG with its bm25s index.
 
 Run: python benchmarks/flashrag_methods.py [--examples 500 --overhead 0.05 --per-request 0.002 --methods ...]
@@ -51,10 +52,13 @@ METHODS = {
     "self_ask": ("self_ask", {}),
     "flare": ("flare", {}),
     "sure": ("sure", {}),
-    "search_r1": ("search_r1", {}),
     "r1_searcher": ("r1_searcher", {}),
+    "search_r1": ("search_r1", {}),
     "autorefine": ("autorefine", {}),
+    "simple_deep_searcher": ("simple_deep_searcher", {}),
+    "o2_searcher": ("o2_searcher", {}),
     "corag": ("corag", {}),
+    "rearag": ("rearag", {}),
 }
 DEFAULT_FLASHRAG = "/tmp/flashrag-venv/bin/python"
 
@@ -90,16 +94,21 @@ def questions_file(n: int, folder: Path) -> Path:
     return path
 
 
-def lower_bound(run_dir: Path, batch: int, overhead: float, per_request: float) -> tuple[float, int]:
-    """(seconds, calls) of the batching lower bound over the run's calls, grouped by sampling settings."""
+def lower_bound(run_dir: Path, batch: int, overhead: float, per_request: float) -> tuple[float, int, int]:
+    """(seconds, calls, calls sent) of the batching lower bound over the calls the run sent to the engine, grouped
+    by sampling settings. A call answered from the response cache (a method repeating the same greedy prompt:
+    Iter-RetGen's rounds when a generation changes nothing) is not sent; FlashRAG sends it."""
     settings: Counter = Counter()
+    calls = 0
     for line in (run_dir / "samples" / f"{TASK}.jsonl").read_text().splitlines():
         for step in json.loads(line)["trace"]:
             if step["kind"] == "llm":
-                sampling = {k: v for k, v in step["request"]["sampling"].items() if k != "seed"}
-                settings[json.dumps(sampling, sort_keys=True)] += 1
-    calls = sum(settings.values())
-    return sum(math.ceil(n / batch) for n in settings.values()) * overhead + calls * per_request, calls
+                calls += 1
+                if not step.get("cached"):
+                    sampling = {k: v for k, v in step["request"]["sampling"].items() if k != "seed"}
+                    settings[json.dumps(sampling, sort_keys=True)] += 1
+    sent = sum(settings.values())
+    return sum(math.ceil(n / batch) for n in settings.values()) * overhead + sent * per_request, calls, sent
 
 
 def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argparse.Namespace) -> dict:
@@ -115,8 +124,8 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
     FIRST_CALL.clear()
     outcome = evaluator.run()
     seconds = time.perf_counter() - FIRST_CALL[0]
-    bound, calls = lower_bound(out, args.batch_size, args.overhead, args.per_request)
-    return {"seconds": seconds, "bound": bound, "calls": calls, "complete": outcome.results.get("complete")}
+    bound, calls, sent = lower_bound(out, args.batch_size, args.overhead, args.per_request)
+    return {"seconds": seconds, "bound": bound, "calls": calls, "sent": sent, "complete": outcome.results.get("complete")}
 
 
 def flashrag_side(method: str, data: Path, args: argparse.Namespace) -> dict | None:
@@ -158,22 +167,22 @@ def main() -> None:
         build_index(FIXTURES / "corpus.jsonl", index, "bm25", progress=False, registry=registry)
         print(f"{args.examples} examples; engine cost {args.overhead}s per batch + {args.per_request}s per request, "
               f"batch limit {args.batch_size}")
-        print(f"{'method':<13} {'FlashRAG s':>10} {'batches':>7} {'ragbench s':>10} {'calls':>6} {'bound s':>8} "
-              f"{'FlashRAG/ragbench':>17} {'ragbench/bound':>14}")
+        print(f"{'method':<21} {'FlashRAG s':>10} {'batches':>7} {'calls':>6} {'ragbench s':>10} {'calls':>6} "
+              f"{'sent':>6} {'bound s':>8} {'FlashRAG/ragbench':>17} {'ragbench/bound':>14}")
         for method in args.methods:
             system = METHODS[method][0]
             if system not in systems:
-                print(f"{method:<13} (no ragbench system {system!r})")
+                print(f"{method:<21} (no ragbench system {system!r})")
                 continue
             ours = ragbench_side(method, data, index, work, args)
             theirs = flashrag_side(method, data, args)
             if theirs is None or "error" in theirs:
-                flash = f"{'-':>10} {'-':>7}"
+                flash = f"{'-':>10} {'-':>7} {'-':>6}"
                 ratio = f"{(theirs or {}).get('error', 'no FlashRAG')[:17]:>17}"
             else:
-                flash = f"{theirs['seconds']:>10.2f} {theirs['batches']:>7}"
+                flash = f"{theirs['seconds']:>10.2f} {theirs['batches']:>7} {theirs['requests']:>6}"
                 ratio = f"{theirs['seconds'] / ours['seconds']:>16.2f}x"
-            print(f"{method:<13} {flash} {ours['seconds']:>10.2f} {ours['calls']:>6} {ours['bound']:>8.2f} {ratio} "
+            print(f"{method:<21} {flash} {ours['seconds']:>10.2f} {ours['calls']:>6} {ours['sent']:>6} {ours['bound']:>8.2f} {ratio} "
                   f"{ours['seconds'] / ours['bound']:>13.2f}x")
 
 

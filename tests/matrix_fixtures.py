@@ -278,7 +278,7 @@ SEARCHLESS = {"closed_book", "recorded"}
 DISTRACTOR_TASKS = {"hotpotqa_distractor", "hotpotqa_distractor_flashrag", "2wikimultihopqa",
                     "2wikimultihopqa_flashrag", "musique"}
 REQUERYING = {"llatrieval", "smart", "r1_searcher", "search_r1", "autorefine", "simple_deep_searcher", "o2_searcher",
-              "corag", "rearag"}
+              "corag", "rearag", "rqrag"}
 
 
 def build_corpus_index(folder: Path) -> Path:
@@ -416,6 +416,54 @@ def searching_rules(system: str, examples: list[Example], outputs: list[str]) ->
     return rules
 
 
+# SuRe: the scripted model offers the cell's answer as candidate (a) and OTHER_CANDIDATE (sharing no word with
+# any gold) as (b), writes each candidate's summary ("It is so.", (b)'s: OTHER_CANDIDATE), validates only (a)'s
+# and ranks (b)'s summary below the other: validation [1, 0], ranking [1, 0], so SuRe answers (a), as
+# parse_candidates reads it (its text up to "(b)", first line, commas removed).
+SURE = {"sure", "sure_fixed"}
+OTHER_CANDIDATE = "yyy"
+SURE_STEP_RULES = [
+    {"pattern": rf"Prediction: {OTHER_CANDIDATE}\nPassage: .*Does the passage correctly support", "response": "False"},
+    {"pattern": r"Does the passage correctly support the prediction\?", "response": "True"},
+    {"pattern": rf"\nPassage 1: {OTHER_CANDIDATE}\n.*Choices: \[Passage 1,Passage 2\]", "response": "Passage 2"},
+    {"pattern": r"Choices: \[Passage 1,Passage 2\]", "response": "Passage 1"},
+    {"pattern": rf"\nPrediction: {OTHER_CANDIDATE}\nPassage:$", "response": OTHER_CANDIDATE},
+    {"pattern": r"\nPrediction: .*\nPassage:$", "response": "It is so."},
+]
+
+
+def sure_rules(system: str, examples: list[Example], outputs: list[str]) -> list[dict[str, str]]:
+    if system not in SURE:
+        return []
+    return SURE_STEP_RULES + [{"pattern": rf"two correct candidates.*Question: {re.escape(e.question)}\nAnswer:$",
+                               "response": f"(a) {output}, (b) {OTHER_CANDIDATE}"} for e, output in zip(examples, outputs)]
+
+
+# RQ-RAG expands every path on its three query tokens (depth 3: 39 searches) and answers on each (40 answers),
+# keeping the most confident (the first on ties). The scripted model writes the question as every query and the
+# cell's answer as every answer, certain of each token (confidence 1) after evidence, less sure (0.5) on the
+# root path, which searched nothing: RQ-RAG answers from the first path of depth 1, the question's top 5.
+def rqrag_rules(system: str, examples: list[Example], outputs: list[str]) -> list[dict[str, Any]]:
+    if system != "rqrag":
+        return []
+    rules: list[dict[str, Any]] = []
+    for e, output in zip(examples, outputs):
+        question = re.escape(e.question)
+        unsure = {"response": f"{output}[EOS]", "tokens": ["", output, "[EOS]"],
+                  "logprobs": [{"": 0.0}, {output: math.log(0.5)}, {"[EOS]": 0.0}]}
+        rules += [{"pattern": rf"{question}.*\[S_(Rewritten|Decomposed|Disambiguated)_Query\]$",
+                   "response": f"{e.question}[EOS]"},
+                  {"pattern": rf"{question}.*\[/R_Evidences\]\[A_Response\]$", "response": f"{output}[EOS]"},
+                  {"pattern": rf"{question}.*\[A_Response\]$", "response": unsure}]
+    return rules
+
+
+# SKR and Adaptive-RAG take their per-example decisions from a judgements file (system arg judgements=FILE):
+# every example is sent to the route that retrieves (SKR true; Adaptive-RAG "B", single-step), which answers from
+# the question's top 5 in FlashRAG's naive RAG template: the cell's answer as the model writes it.
+RETRIEVING_JUDGEMENT = {"skr": True, "adaptive_rag": "B"}
+
+
 def answers(task: str, examples: list[Example], system: str = "") -> list[str]:
     """The scripted model's answers: the gold for the first half of the examples, wrong for the rest."""
     half = (len(examples) + 1) // 2
@@ -466,7 +514,8 @@ def cell_config(task: str, system: str, folder: Path, limit: int = 2,
     outputs = answers(task, examples, system)
     rules = folder / "rules.json"
     rules.write_text(json.dumps(STEP_RULES + reconstructor_rules(task, system, examples)
-                                + searching_rules(system, examples, outputs)
+                                + searching_rules(system, examples, outputs) + sure_rules(system, examples, outputs)
+                                + rqrag_rules(system, examples, outputs)
                                 + question_rules(system, examples, outputs)))
     model = f"scripted:{rules}"
     config: dict[str, Any] = {"tasks": [task], "system": system, "model": model,
@@ -479,6 +528,10 @@ def cell_config(task: str, system: str, folder: Path, limit: int = 2,
                                   [{"id": e.id, "output": output, "docs": [d.to_dict() for d in e.docs[:1]]}
                                    for e, output in zip(examples, outputs)])
         config["system_args"] = {"path": str(predictions)}
+    if system in RETRIEVING_JUDGEMENT:
+        judgements = folder / "judgements.json"
+        judgements.write_text(json.dumps({e.id: RETRIEVING_JUDGEMENT[system] for e in examples}))
+        config["system_args"] = {"judgements": str(judgements)}
     return config
 
 

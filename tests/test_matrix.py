@@ -24,7 +24,10 @@ SYSTEMS = [name for name in REGISTRY.names("systems") if REGISTRY.entries["syste
 TASKS = [name for name in REGISTRY.names("tasks") if REGISTRY.entries["tasks"][name].provider == BUILTIN]
 
 # (system, task) -> the reason the cell is refused before the run (a substring of the one-line error).
-INTENDED_REFUSALS: dict[tuple[str, str], str] = {}
+# REPLUG mixes every passage prompt's next-token logits, which only the hf engine gives.
+INTENDED_REFUSALS: dict[tuple[str, str], str] = {
+    **{("replug", task): "which the scripted engine cannot give" for task in TASKS},
+}
 
 HALF = {"match": 0.5, "selfrag_match": 0.5, "match_normalized": 0.5, "em": 0.5, "f1": 0.5}
 CRAG = {"accuracy": 0.5, "hallucination": 0.5, "missing": 0.0, "score": 0.0,  # score = accuracy - hallucination
@@ -112,19 +115,22 @@ FLASHRAG_LONG = ("msmarco_qa_flashrag", "narrativeqa_flashrag", "wikiqa_flashrag
 EXPECTED_FLASHRAG = {task: {**FLASHRAG_QA, **(FLASHRAG_ROUGE if task in FLASHRAG_LONG else {})}
                      for task in FLASHRAG_TASK_FILES}
 HOTPOT = ("hotpotqa_distractor", "hotpotqa_distractor_flashrag")
-SEARCHING_TOP_5 = ("r1_searcher", "search_r1", "autorefine", "simple_deep_searcher", "corag", "rearag")
+SEARCHING_TOP_5 = ("r1_searcher", "search_r1", "autorefine", "simple_deep_searcher", "corag", "rearag", "rqrag")
 TWOWIKI = ("2wikimultihopqa", "2wikimultihopqa_flashrag")
 FLASHRAG_ITERATIVE = ("iter_retgen", "ircot", "ircot_fixed", "self_ask", "self_ask_fixed", "flare")
+FLASHRAG_SEARCH_ONCE = ("sure", "sure_fixed", "skr", "adaptive_rag")  # skr, adaptive_rag: their retrieving route
+FLASHRAG_TOP_5 = FLASHRAG_ITERATIVE + FLASHRAG_SEARCH_ONCE
 SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
     **{("vanilla", task): support(all_of(4), all_of(4)) for task in HOTPOT + TWOWIKI},
     ("vanilla", "musique"): support(all_of(5), all_of(5)),
     ("vanilla", "hotpotqa_fullwiki"): support(all_of(6), all_of(6)),
     ("vanilla", "musique_flashrag"): support(all_of(5), all_of(5)),
-    # FlashRAG's iterative methods show FlashRAG's top 5 (IRCoT its pool of them): every paragraph of a 4-paragraph
+    # FlashRAG's iterative methods, and those that search the question once (SuRe; SKR and Adaptive-RAG on their
+    # retrieving route), show FlashRAG's top 5 (IRCoT its pool of them): every paragraph of a 4-paragraph
     # distractor example (HotpotQA, 2Wiki) or of a 5-paragraph MuSiQue one, the corpus's top 5 on fullwiki and
     # musique_flashrag; the supporting pair is among them in both records (flare: its one search, the question)
-    **{(system, task): support(all_of(4), all_of(4)) for system in FLASHRAG_ITERATIVE for task in HOTPOT + TWOWIKI},
-    **{(system, task): support(all_of(5), all_of(5)) for system in FLASHRAG_ITERATIVE
+    **{(system, task): support(all_of(4), all_of(4)) for system in FLASHRAG_TOP_5 for task in HOTPOT + TWOWIKI},
+    **{(system, task): support(all_of(5), all_of(5)) for system in FLASHRAG_TOP_5
        for task in ("musique", "hotpotqa_fullwiki", "musique_flashrag")},
     # recorded: the predictions file records each example's first paragraph (HotpotQA Olm, Olm; 2Wiki Olm,
     # Trask; MuSiQue 0 Varn, 0 Evermouth). selfrag answers from each passage and keeps the best answer: the
@@ -158,7 +164,8 @@ SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
                                                                                        "musique_flashrag")},
     ("smart", "musique"): support((1 / 2, 1 / 3, 2 / 5, 0), all_of(3)),
     # The systems that search as they reason search the question (matrix_fixtures.searching_rules), top 5
-    # (CoRAG four times, the same five; support counts a set) or, o2_searcher, top 3. Top 5 shows every
+    # (CoRAG four times, the same five; support counts a set; RQ-RAG shows its chosen path's one search,
+    # matrix_fixtures.rqrag_rules) or, o2_searcher, top 3. Top 5 shows every
     # paragraph of the distractor tasks (4; MuSiQue 5) and 5 of the 6 corpus passages, both supporting ones
     # among them (they are in the top 3). The question's top 3 hold both supporting ones: on the distractor
     # tasks llatrieval's top 2 (above) are the pair; on the corpus tasks they are smart's three.
@@ -280,6 +287,13 @@ ONE_SENTENCE = ("ircot", "ircot_fixed", "flare")
 ASQA_FIRST_SENTENCE = {"length": 7.0, "str_em": 50 / 3, "rougeLsum": 130 / 3, "rougeLsum_bootstrap_mid": 130 / 3,
                        "citation_rec": 25.0, "citation_f1": 100 / 3}
 ELI5_FIRST_SENTENCE = {"length": 6.0, "rougeLsum": 275 / 9, "rougeLsum_bootstrap_mid": 275 / 9}
+# SuRe's answer is candidate (a) with its commas removed (parse_candidates): on QAMPARI, whose list answers are split
+# at "," (eval.py's list items, predictions and cited statements alike), the right answer's 7 items become one
+# prediction, no gold answer: P = R = F1 = 0 (top-5 too), 1 prediction each (num_preds 1). Its one statement cites
+# [1] and is entailed: recall and precision 1 for the first record, as the 7 were; the words and "zzz" are as above.
+# (ASQA's and ELI5's metrics read words and Punkt sentences, not commas: their values are those of every system.)
+SURE_QAMPARI = {**{key: 0.0 for key in ("qampari_prec", "qampari_rec", "qampari_rec_top5", "qampari_f1",
+                                          "qampari_f1_top5")}, "num_preds": 1.0}
 OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     # closed book shows no documents: every "[1]" points at nothing (ALCE scores it 0)
     **{("closed_book", task): NO_CITATIONS for task in ("asqa", "alce_asqa", "alce_qampari", "alce_eli5")},
@@ -296,6 +310,7 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
        for system in ONE_SENTENCE},
     **{(system, task): ASQA_FIRST_SENTENCE for system in ONE_SENTENCE for task in ("asqa", "alce_asqa")},
     **{(system, "alce_eli5"): ELI5_FIRST_SENTENCE for system in ONE_SENTENCE},
+    **{(system, "alce_qampari"): SURE_QAMPARI for system in ("sure", "sure_fixed")},
 }
 
 

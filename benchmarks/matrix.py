@@ -3,8 +3,8 @@ tests/matrix_fixtures.py with a scripted model. Prints the table (a task per row
 ✓, or the one-line reason a cell is refused or failed), cells working / total, and LLatrieval's LLM calls
 per example per task (from its system_stats).
 
-    python benchmarks/matrix.py            # 2 examples per cell (~50 s on 2 vCPUs)
-    python benchmarks/matrix.py --quick    # 1 example per cell
+    python benchmarks/matrix.py            # 2 examples per cell (~5 min on 2 vCPUs: 25 systems x 84 tasks)
+    python benchmarks/matrix.py --quick    # 1 example per cell, the systems named in --systems or QUICK_SYSTEMS
 """
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
 from ragbench._registry import installed_registry  # noqa: E402
 
 
+QUICK_SYSTEMS = ("closed_book", "vanilla", "llatrieval", "ircot", "search_r1")  # a reader, a loop, a tag format
+
+
 def run_cell(system: str, task: str, folder: Path, limit: int, corpus_index: Path) -> tuple[str, dict]:
     try:
         results = Evaluator(RunConfig(**cell_config(task, system, folder, limit, corpus_index)),
@@ -36,11 +39,13 @@ def run_cell(system: str, task: str, folder: Path, limit: int, corpus_index: Pat
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=2, help="examples per cell")
-    parser.add_argument("--quick", action="store_true", help="1 example per cell")
+    parser.add_argument("--quick", action="store_true", help="1 example per cell, a system of each kind")
+    parser.add_argument("--systems", nargs="*", help="only these systems (default: every built-in one)")
     args = parser.parse_args()
     limit = 1 if args.quick else args.limit
     registry = installed_registry()
-    systems = [n for n in registry.names("systems") if registry.entries["systems"][n].provider == "ragbench"]
+    systems = [n for n in registry.names("systems") if registry.entries["systems"][n].provider == "ragbench"
+               and n in (args.systems or (QUICK_SYSTEMS if args.quick else [n]))]
     tasks = [n for n in registry.names("tasks") if n in TASK_DATA]
     cells: dict[tuple[str, str], str] = {}
     calls: dict[str, dict] = {}

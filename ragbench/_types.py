@@ -185,5 +185,5 @@ class Prediction:
 def trace_prompts(trace: Iterable[dict[str, Any]]) -> list[Any]:
     """The prompt (or chat messages, or an ensemble's weighted inputs) of every LLM call of a trace, in call
     order. A sample record keeps no other copy: `trace_prompts(sample["trace"])` gives its prompts."""
-    return [step["request"].get("messages") or step["request"].get("prompt") or step["request"].get("ensemble")
+    return [next((step["request"][key] for key in ("messages", "prompt", "ensemble") if key in step["request"]), None)
             for step in trace if step["kind"] == "llm"]

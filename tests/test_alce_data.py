@@ -113,10 +113,10 @@ def test_summary_variant_drops_irrelevant_docs_and_stops_where_summaries_end():
 
 
 def test_default_metrics_follow_alce_readme_commands():
-    assert AlceAsqa().metrics == ("length", "str_em", "rouge_lsum", "citation")
-    assert AlceQampari().metrics == ("length", "qampari", "citation_list")
-    assert AlceEli5().metrics == ("length", "rouge_lsum", "claims_nli", "citation")
-    assert AlceEli5(variant="closedbook", claims_nli=False, mauve=True).metrics == ("length", "rouge_lsum", "mauve")
+    assert AlceAsqa().scoring.metrics == ("length", "str_em", "rouge_lsum", "citation")
+    assert AlceQampari().scoring.metrics == ("length", "qampari", "citation_list")
+    assert AlceEli5().scoring.metrics == ("length", "rouge_lsum", "claims_nli", "citation")
+    assert AlceEli5(variant="closedbook", claims_nli=False, mauve=True).scoring.metrics == ("length", "rouge_lsum", "mauve")
 
 
 TEXTS = ["Dr. Smith went to Washington D.C. on Jan. 5. He met Mr. Brown at 3 p.m. and left.",

@@ -166,7 +166,7 @@ def index(tmp_path) -> Path:
 
 
 def test_vanilla_shows_the_refined_text_as_flashrags_formatted_reference_and_keeps_the_documents_read(tmp_path, encoder, index):
-    from ragbench.tasks.open_qa.style import QUESTION as QUESTION_LINE, WITH_DOCUMENTS
+    from ragbench.api import FLASHRAG_RAG_TEMPLATE
 
     data = tmp_path / "nq.jsonl"
     data.write_text(json.dumps({"id": "q1", "question": QUESTION, "golden_answers": ["castle"]}) + "\n")
@@ -185,7 +185,8 @@ def test_vanilla_shows_the_refined_text_as_flashrags_formatted_reference_and_kee
     # ... and the sample keeps the documents it read, which document metrics score (FlashRAG's retrieval_result)
     assert [doc["id"] for doc in sample["prediction"]["docs"]] == retrieved
     prompt = sample["trace"][2]["request"]["prompt"]
-    assert prompt == WITH_DOCUMENTS.format(reference=shown["text"]) + "\n\n" + QUESTION_LINE.format(question=QUESTION)
+    assert prompt == (FLASHRAG_RAG_TEMPLATE.system.format(reference=shown["text"]) + "\n\n"
+                      + FLASHRAG_RAG_TEMPLATE.user.format(question=QUESTION))
 
 
 def test_a_missing_refiner_model_is_refused_by_the_preflight(tmp_path, index):

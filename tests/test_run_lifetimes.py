@@ -93,7 +93,12 @@ def test_teardown_begins_only_when_every_example_has_ended(tmp_path, monkeypatch
                        model_args={"overhead": 0.2, "batch_size": 1}, max_inflight=6, progress=False,
                        bootstrap_iters=0)
     evaluator = Evaluator(config, registry=installed_registry())
-    monkeypatch.setattr(evaluator.planned[0].task, "teardown", slow_teardown)
+    async def setup():
+        return {}
+
+    # the demo task made a task that uses tools (ragbench._task.protocols.UsesTools): its teardown is the run's to call
+    monkeypatch.setattr(evaluator.planned[0].task, "setup", setup, raising=False)
+    monkeypatch.setattr(evaluator.planned[0].task, "teardown", slow_teardown, raising=False)
     with pytest.raises(OSError, match="No space"):
         evaluator.run()
     assert teardown_began and len(appended) >= 3

@@ -2,20 +2,23 @@
 (docs/performance.md, "FlashRAG's methods").
 
 Both sides answer with the same fake model (tests/data/flashrag_parity/record_traces.py: it answers from the
-prompt text, so every loop decision is the same on both sides) and pay the same engine cost per batch:
-`overhead + per_request * requests` (ragbench's `scripted` engine options; FlashRAG's fake vLLM sleeps the same
-in flashrag_side.py). The questions are the fixture's six, repeated with a numbered suffix up to --examples,
-so that no two examples send the same prompt (a repeated prompt would be answered once by ragbench's
-scheduler). FlashRAG advances some methods in lock-step over the dataset (one batch per step) and runs
-others one example (FLARE, Self-Ask) or one example's generation (SuRe, REPLUG) at a time; ragbench runs
-every example's own code at once and its scheduler pools their calls.
+prompt text, so every loop decision is the same on both sides) and pay the same engine cost: a generate call of
+n requests costs `ceil(n / B) * overhead + n * per_request`, the engine computing at most B requests at once
+(vLLM's max_num_seqs; ragbench's `scripted` engine options `overhead`, `per_request` and `batch_size`; FlashRAG's
+fake vLLM sleeps the same in support/flashrag_side.py). The questions are the fixture's six, repeated with a
+numbered suffix up to --examples, so that no two examples send the same prompt (a repeated prompt would be
+answered once by ragbench's scheduler). FlashRAG advances some methods in lock-step over the dataset (one
+generate call per step) and runs others one example (FLARE, Self-Ask) or one example's generation (SuRe,
+REPLUG) at a time; ragbench runs every example's own code at once and its scheduler pools their calls, with
+--max-inflight examples in flight (default 2 B: the examples one batch answered run while the next computes).
 
 Walls run from the first model call to the end of the run on both sides (setup, model and index loading and a
-first search left out). Printed per method: FlashRAG's wall, batches and requests (when a Python with FlashRAG is given: --flashrag-python,
-default /tmp/flashrag-venv/bin/python when it exists), ragbench's wall, its calls (equal to FlashRAG's requests when both ran the same method) and the calls
-it sent (a repeated greedy prompt is answered from the response cache), FlashRAG's wall /
-ragbench's, and ragbench's wall against the batching lower bound: sum over sampling settings g of
-ceil(sent_g / B) * overhead + sent * per_request (every batch holds requests of one setting, at most B).
+first search left out). Printed per method: FlashRAG's wall, generate calls and requests (when a Python with
+FlashRAG is given: --flashrag-python, default /tmp/flashrag-venv/bin/python when it exists), ragbench's wall, its
+calls (equal to FlashRAG's requests when both ran the same method) and the calls it sent (a repeated greedy
+prompt is answered from the response cache), FlashRAG's wall / ragbench's, and ragbench's wall against the
+batching lower bound: sum over sampling settings g of ceil(sent_g / B) * overhead + sent * per_request (every
+batch holds requests of one setting, at most B), plus the CPU time the fake model itself spent answering.
 ragbench retrieves with its own BM25 over the fixture corpus, FlashRAG with its bm25s index.
 
 Run: python benchmarks/flashrag_methods.py [--examples 500 --overhead 0.05 --per-request 0.002 --methods ...]
@@ -74,13 +77,17 @@ RECORDER = _recorder()
 
 
 FIRST_CALL: list[float] = []  # when the run's first batch reached the model (the clock's start)
+MODEL_SECONDS: list[float] = []  # CPU seconds the fake model spent answering (the engine's own work)
 
 
 def fake_model(request) -> str:
     """The recorder's continuation for a prompt (the scripted engine applies the stop strings)."""
     FIRST_CALL or FIRST_CALL.append(time.perf_counter())
-    return RECORDER.respond(request.prompt if request.prompt is not None else
+    started = time.thread_time()
+    text = RECORDER.respond(request.prompt if request.prompt is not None else
                             "\n\n".join(m["content"] for m in request.message_dicts()))
+    MODEL_SECONDS.append(time.thread_time() - started)
+    return text
 
 
 def questions_file(n: int, folder: Path) -> Path:
@@ -119,21 +126,24 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
                        model_args={"overhead": args.overhead, "per_request": args.per_request,
                                    "batch_size": args.batch_size},
                        retriever="bm25", retriever_args={"index": str(index)}, metrics=[], output=str(out),
-                       cache=str(work / f"cache_{method}.sqlite"), progress=False, bootstrap_iters=0)
+                       cache=str(work / f"cache_{method}.sqlite"), progress=False, bootstrap_iters=0,
+                       max_inflight=args.max_inflight)
     evaluator = Evaluator(config, installed_registry())
     FIRST_CALL.clear()
+    MODEL_SECONDS.clear()
     outcome = evaluator.run()
     seconds = time.perf_counter() - FIRST_CALL[0]
     bound, calls, sent = lower_bound(out, args.batch_size, args.overhead, args.per_request)
-    return {"seconds": seconds, "bound": bound, "calls": calls, "sent": sent, "complete": outcome.results.get("complete")}
+    return {"seconds": seconds, "bound": bound + sum(MODEL_SECONDS), "calls": calls, "sent": sent,
+            "complete": outcome.results.get("complete")}
 
 
 def flashrag_side(method: str, data: Path, args: argparse.Namespace) -> dict | None:
     if not args.flashrag_python or not Path(args.flashrag_python).exists():
         return None
     command = [args.flashrag_python, str(HERE / "support" / "flashrag_side.py"), method, str(data), "--overhead",
-               str(args.overhead), "--per-request", str(args.per_request), "--work", args.flashrag_work,
-               "--src", args.flashrag_src]
+               str(args.overhead), "--per-request", str(args.per_request), "--batch-size", str(args.batch_size),
+               "--work", args.flashrag_work, "--src", args.flashrag_src]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
@@ -145,7 +155,10 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=500)
     parser.add_argument("--overhead", type=float, default=0.05, help="seconds per batch")
     parser.add_argument("--per-request", type=float, default=0.002, help="seconds per request in a batch")
-    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--batch-size", type=int, default=256, help="requests the engine computes at once (vLLM's "
+                        "max_num_seqs), on both sides")
+    parser.add_argument("--max-inflight", type=int, default=None, help="ragbench's examples in flight (default: two "
+                        "batches, so the examples one batch answered run while the next computes)")
     parser.add_argument("--methods", nargs="*", default=list(METHODS))
     parser.add_argument("--flashrag-python", default=None, help=f"a Python with FlashRAG installed (default "
                         f"{DEFAULT_FLASHRAG} when it exists; --quick: none unless given)")
@@ -157,6 +170,7 @@ def main() -> None:
         args.examples, args.overhead, args.per_request = 24, 0.005, 0.0005
     elif args.flashrag_python is None and Path(DEFAULT_FLASHRAG).exists():
         args.flashrag_python = DEFAULT_FLASHRAG
+    args.max_inflight = args.max_inflight or 2 * args.batch_size
     sys.modules.setdefault("flashrag_methods", sys.modules[__name__])  # the scripted engine's fake_model: this one
     registry = installed_registry()
     systems = set(registry.names("systems"))
@@ -167,7 +181,7 @@ def main() -> None:
         build_index(FIXTURES / "corpus.jsonl", index, "bm25", progress=False, registry=registry)
         print(f"{args.examples} examples; engine cost {args.overhead}s per batch + {args.per_request}s per request, "
               f"batch limit {args.batch_size}")
-        print(f"{'method':<21} {'FlashRAG s':>10} {'batches':>7} {'calls':>6} {'ragbench s':>10} {'calls':>6} "
+        print(f"{'method':<21} {'FlashRAG s':>10} {'generates':>9} {'calls':>6} {'ragbench s':>10} {'calls':>6} "
               f"{'sent':>6} {'bound s':>8} {'FlashRAG/ragbench':>17} {'ragbench/bound':>14}")
         for method in args.methods:
             system = METHODS[method][0]
@@ -177,10 +191,10 @@ def main() -> None:
             ours = ragbench_side(method, data, index, work, args)
             theirs = flashrag_side(method, data, args)
             if theirs is None or "error" in theirs:
-                flash = f"{'-':>10} {'-':>7} {'-':>6}"
+                flash = f"{'-':>10} {'-':>9} {'-':>6}"
                 ratio = f"{(theirs or {}).get('error', 'no FlashRAG')[:17]:>17}"
             else:
-                flash = f"{theirs['seconds']:>10.2f} {theirs['batches']:>7} {theirs['requests']:>6}"
+                flash = f"{theirs['seconds']:>10.2f} {theirs['batches']:>9} {theirs['requests']:>6}"
                 ratio = f"{theirs['seconds'] / ours['seconds']:>16.2f}x"
             print(f"{method:<21} {flash} {ours['seconds']:>10.2f} {ours['calls']:>6} {ours['sent']:>6} {ours['bound']:>8.2f} {ratio} "
                   f"{ours['seconds'] / ours['bound']:>13.2f}x")

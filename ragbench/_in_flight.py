@@ -13,6 +13,11 @@ An example that awaits a future another example's call will answer (a shared dec
 dedupes) says so with `waiting_for` too; one that does not would count as working until that call is
 answered, and the call waits for it: `settled` gives up waiting after STALL_SECONDS
 and counts it (`stalls`), so such a plugin makes its batches late, never a run that hangs.
+
+A search (`waiting_for(..., leaf=True)`: the retriever's scheduler) is a leaf: it never waits on a model, and the
+example goes on to a model call once it is answered. `settled(past_leaves=True)` (the model engines' schedulers)
+also waits until no example waits on a search, so that a model batch is chosen from the calls every example
+makes next, whenever the retriever's thread answers: the batches stay the same on any machine, and full.
 """
 from __future__ import annotations
 
@@ -29,10 +34,16 @@ class _Slot:
     def __init__(self, examples: "ExamplesInFlight") -> None:
         self.examples = examples
         self.pending: list[asyncio.Future] = []  # calls this example waits on
+        self.leaves: list[asyncio.Future] = []  # of which searches
 
     @property
     def blocked(self) -> bool:
         return any(not future.done() for future in self.pending)
+
+    def blocked_past_leaves(self) -> bool:
+        """Blocked on a call that is not a search (so its next move is not a model call made as soon as a search
+        answers)."""
+        return any(not future.done() and future not in self.leaves for future in self.pending)
 
 
 class ExamplesInFlight:
@@ -40,7 +51,7 @@ class ExamplesInFlight:
 
     def __init__(self) -> None:
         self._slots: set[_Slot] = set()
-        self._waiters: list[asyncio.Future] = []
+        self._waiters: list[tuple[asyncio.Future, bool]] = []  # (waiter, past_leaves)
         self.stalls = 0  # times `settled` gave up on a slot that worked STALL_SECONDS with nothing changed
 
     @contextmanager
@@ -56,37 +67,52 @@ class ExamplesInFlight:
             _SLOT.reset(token)
             self._wake()
 
-    def is_settled(self) -> bool:
+    def is_settled(self, past_leaves: bool = False) -> bool:
+        if past_leaves:
+            return all(slot.blocked_past_leaves() for slot in self._slots)
         return all(slot.blocked for slot in self._slots)
 
-    async def settled(self) -> None:
-        while not self.is_settled():
+    async def settled(self, past_leaves: bool = False) -> None:
+        """Until every example is blocked on a call (`past_leaves`: on a call that is not a search) or ended. Only an
+        example working all along stalls it: a slow search is waited for."""
+        while not self.is_settled(past_leaves):
             waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
+            self._waiters.append((waiter, past_leaves))
             try:
                 await asyncio.wait_for(asyncio.shield(waiter), STALL_SECONDS)
             except asyncio.TimeoutError:
-                self.stalls += 1
-                return
+                if not self.is_settled():
+                    self.stalls += 1
+                    return
 
     def _wake(self) -> None:
-        if self._waiters and self.is_settled():
-            waiters, self._waiters = self._waiters, []
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
+        if not self._waiters or not self.is_settled():
+            return
+        waiting = []
+        for waiter, past_leaves in self._waiters:
+            if waiter.done():
+                continue
+            if past_leaves and not self.is_settled(past_leaves):
+                waiting.append((waiter, past_leaves))
+            else:
+                waiter.set_result(None)
+        self._waiters = waiting
 
 
 @contextmanager
-def waiting_for(future: asyncio.Future) -> Iterator[None]:
-    """The calling example (if it holds a slot) waits on `future` meanwhile."""
+def waiting_for(future: asyncio.Future, leaf: bool = False) -> Iterator[None]:
+    """The calling example (if it holds a slot) waits on `future` meanwhile; `leaf`: a search."""
     slot = _SLOT.get()
     if slot is None:
         yield
         return
     slot.pending.append(future)
+    if leaf:
+        slot.leaves.append(future)
     slot.examples._wake()
     try:
         yield
     finally:
         slot.pending.remove(future)
+        if leaf:
+            slot.leaves.remove(future)

@@ -1,12 +1,14 @@
 """Pools the LLM calls of every in-flight example and batches them onto the engines.
 
 Systems are written one example at a time (`await ctx.llm.generate(...)`); many examples run
-as coroutines at once. Each call lands in a per-engine queue. When the engine is free, its
-dispatcher first waits until every example in flight has queued its next call or ended
-(`ragbench._in_flight`: a run's examples; callers that hold no slot, e.g. a benchmark's own
-coroutines, get a few event-loop rounds to enqueue theirs instead), then takes the largest group of queued requests that share sampling parameters, sorts
-it longest first, cuts it at the engine's batch limit and runs that batch in a worker thread,
-so that examples whose calls finished keep running and queueing while the batch computes.
+as coroutines at once. Each call lands in a per-engine queue. Before it chooses a batch, the engine's
+dispatcher waits until every example in flight has queued its next call, ended, or waits on a batch sent
+(`ragbench._in_flight`: a run's examples, a model's batch also past their searches; callers that hold no
+slot, e.g. a benchmark's own coroutines, get a few event-loop rounds to enqueue theirs instead), then takes
+the largest group of queued requests that share sampling parameters, sorts it longest first, cuts it at the
+engine's batch limit and runs that batch in a worker thread. A batch's answers reach its callers when the
+engine's next batch starts (`_dispatch`): while a batch computes, the examples the one before it answered
+run and queue their next calls, and the batches are the same on a fast or a slow machine.
 Engines that batch by themselves (`concurrent = True`, e.g. HTTP servers) get each request as
 it comes, up to their concurrency cap.
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -94,10 +97,12 @@ class _EngineQueue:
 
 class Scheduler:
     def __init__(self, cache: ResponseCache | None = None, age_limit: int = AGE_LIMIT,
-                 examples: ExamplesInFlight | None = None) -> None:
+                 examples: ExamplesInFlight | None = None, searches: bool = False) -> None:
         self.cache = cache
         self.age_limit = age_limit
         self.examples = examples  # the run's examples in flight: a batch waits until each has queued its call
+        # a retriever's scheduler: its calls are searches, which a model's batch waits past (ragbench._in_flight)
+        self.searches = searches
         self._cache_errors_before = cache.write_errors if cache is not None else 0
         self.stats = CallStats()
         self._queues: dict[int, _EngineQueue] = {}
@@ -123,7 +128,7 @@ class Scheduler:
                 return hit
         if key in self._in_flight:
             self.stats.shared += 1
-            with waiting_for(self._in_flight[key]):
+            with waiting_for(self._in_flight[key], leaf=self.searches):
                 return await asyncio.shield(self._in_flight[key])
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
@@ -137,7 +142,7 @@ class Scheduler:
             queue.groups.setdefault(request.batch_key, []).append(_Queued(request, key, future, queue.dispatched))
             queue.size += 1
             queue.wake.set()
-        with waiting_for(future):
+        with waiting_for(future, leaf=self.searches):
             return await asyncio.shield(future)
 
     def _queue(self, engine: Engine) -> _EngineQueue:
@@ -153,7 +158,7 @@ class Scheduler:
         until no coroutine has added to the queue for a few rounds (bounded): a caller whose call just
         finished needs two loop rounds to wake up and send its next one."""
         if self.examples is not None:
-            await self.examples.settled()
+            await self.examples.settled(past_leaves=not self.searches)
             return
         seen, quiet = -1, 0
         loop = asyncio.get_running_loop()
@@ -173,13 +178,18 @@ class Scheduler:
             seen = queue.size
             await asyncio.sleep(0)
 
-    def _take_batch(self, queue: _EngineQueue) -> list[tuple[Request, str, asyncio.Future]]:
+    def _next_group(self, queue: _EngineQueue) -> object:
         """The group whose oldest request has waited longest once that is `age_limit` batches or more, else
-        the largest group; its oldest requests up to the batch limit."""
+        the largest group."""
         heads = {key: group[0].queued_at for key, group in queue.groups.items()}
         oldest = min(heads, key=heads.__getitem__)
-        key = oldest if queue.dispatched - heads[oldest] >= self.age_limit else \
-            max(queue.groups, key=lambda k: len(queue.groups[k]))
+        if queue.dispatched - heads[oldest] >= self.age_limit:
+            return oldest
+        return max(queue.groups, key=lambda k: len(queue.groups[k]))
+
+    def _take_batch(self, queue: _EngineQueue) -> list[tuple[Request, str, asyncio.Future]]:
+        """The next group's oldest requests, up to the batch limit."""
+        key = self._next_group(queue)
         chosen = queue.groups[key]
         # Oldest first, so no example waits behind newer ones and ends in a tail of tiny batches;
         # then longest first within the batch (less padding, errors surface early).
@@ -195,28 +205,46 @@ class Scheduler:
         batch.sort(key=lambda item: item[0].text_length(), reverse=True)
         return batch
 
+    def _worth_sending_early(self, queue: _EngineQueue) -> bool:
+        """Whether the next batch may start before the answers of the one before it are out: it holds at least
+        half the engine's batch limit (else waiting for the callers of that batch fills it better)."""
+        limit = queue.engine.max_batch_size
+        return min(len(queue.groups[self._next_group(queue)]), limit) * 2 >= limit
+
     async def _dispatch(self, queue: _EngineQueue) -> None:
-        """Take batches while requests are queued; up to `parallel_batches` run at once (replicas of
-        one model, ragbench._engines.replicas), one at a time otherwise. Before each batch the loop
-        settles, so callers woken by the previous batch have queued their next calls."""
-        slots = asyncio.Semaphore(getattr(queue.engine, "parallel_batches", 1))
+        """Take batches while requests are queued. Before each choice the loop settles (every example in flight
+        has queued its call, ended, or waits on a batch sent), and a batch's answers reach its callers only
+        when the engine's next batch starts, or when nothing is worth sending before them: so while a batch
+        computes, the callers of the one before it run and queue their next calls (their work overlaps the
+        engine's), and each batch is chosen from the same calls on a fast or a slow machine, whenever the
+        engine returned. Up to `parallel_batches` batches are out at once (replicas of one model,
+        ragbench._engines.replicas), one otherwise; answers go out in the order the batches were sent."""
+        depth = getattr(queue.engine, "parallel_batches", 1)
+        sent: deque[tuple[list[tuple[Request, str, asyncio.Future]], asyncio.Task]] = deque()
         while True:
-            await queue.wake.wait()
+            if not queue.size and not sent:
+                await queue.wake.wait()
+            queue.wake.clear()
             try:
                 await self._settle(queue)
-                while queue.size:
-                    await slots.acquire()
-                    await self._settle(queue)
-                    if not queue.size:
-                        slots.release()
-                        break
+                if queue.size and (not sent or self._worth_sending_early(queue)):
                     batch = self._take_batch(queue)
-                    task = asyncio.create_task(self._run_batch(queue, batch))
+                    while len(sent) >= depth:
+                        await self._deliver(queue.engine, *sent.popleft())
+                    task = asyncio.create_task(self._compute(queue.engine, batch))
                     self._tasks.add(task)
-                    task.add_done_callback(lambda done: (self._tasks.discard(done), slots.release()))
-            except Exception as exc:  # a bug here must not leave callers waiting: fail what is queued
-                self._fail_queued(queue, EngineError(f"scheduler failed: {type(exc).__name__}: {exc}"))
-            queue.wake.clear()
+                    task.add_done_callback(self._tasks.discard)
+                    sent.append((batch, task))
+                elif sent:
+                    await self._deliver(queue.engine, *sent.popleft())
+            except Exception as exc:  # a bug here must not leave callers waiting: fail what is queued and sent
+                error = EngineError(f"scheduler failed: {type(exc).__name__}: {exc}")
+                self._fail_queued(queue, error)
+                while sent:
+                    batch, task = sent.popleft()
+                    task.cancel()
+                    for _, key, future in batch:
+                        self._finish(key, future, error)
 
     def _fail_queued(self, queue: _EngineQueue, error: EngineError) -> None:
         for group in queue.groups.values():
@@ -225,23 +253,29 @@ class Scheduler:
         queue.groups.clear()
         queue.size = 0
 
-    async def _run_batch(self, queue: _EngineQueue, batch: list[tuple[Request, str, asyncio.Future]]) -> None:
-        """One batch on the engine. Whatever goes wrong (the engine raising, answering a different
-        number of requests, the cache failing) ends every request of the batch - with its answer or a
-        clear error - so that no caller waits forever."""
-        requests = [request for request, _, _ in batch]
+    @staticmethod
+    async def _compute(engine: Engine, batch: list[tuple[Request, str, asyncio.Future]]) -> list:
+        """One batch on the engine: its results, or the error of each request. Whatever goes wrong (the engine
+        raising, answering a different number of requests) ends every request of the batch - with its answer
+        or a clear error - so that no caller waits forever."""
         try:
-            results = await asyncio.to_thread(queue.engine.generate, requests)
+            results = await asyncio.to_thread(engine.generate, [request for request, _, _ in batch])
             if not isinstance(results, list) or len(results) != len(batch):
                 count = len(results) if isinstance(results, list) else type(results).__name__
-                raise EngineError(f"engine {queue.engine.engine_id} answered {count} results for {len(batch)} requests")
+                raise EngineError(f"engine {engine.engine_id} answered {count} results for {len(batch)} requests")
         except Exception as exc:  # the whole batch failed: every request gets the error
             error = exc if isinstance(exc, EngineError) else EngineError(f"{type(exc).__name__}: {exc}")
             results = [error] * len(batch)
+        return results
+
+    async def _deliver(self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]],
+                       task: asyncio.Task) -> None:
+        """A sent batch's answers to its callers (once the engine has them) and to the cache."""
+        results = await task
         self.stats.batches += 1
-        for (request, key, future), result in zip(batch, results):
+        for (_, key, future), result in zip(batch, results):
             self._finish(key, future, result)
-        self._cache_results(queue.engine, batch, results)
+        self._cache_results(engine, batch, results)
 
     async def _run_one(self, queue: _EngineQueue, request: Request, key: str, future: asyncio.Future) -> None:
         async with queue.semaphore:

@@ -5,7 +5,8 @@ ragbench; tests/data/flashrag_parity/record_traces.py says how to install it). I
 pipeline unchanged, as tests/data/flashrag_parity/record_traces.py does (the fake model that answers from
 the prompt text, FlashRAG's BM25 over the fixture corpus), on a questions file, with every `generate`
 of the fake vLLM (or, for FLARE and REPLUG, of the fake causal LM under FlashRAG's HF generator) sleeping
-`overhead + per_request * prompts` (the scripted engine's cost model), and prints
+`ceil(prompts / batch_size) * overhead + per_request * prompts` (the scripted engine's cost model: at
+most batch_size requests at once), and prints
 one JSON line: {"seconds", "batches", "requests"}. The seconds run from the pipeline's first model call to its
 end (as ragbench's in flashrag_methods.py): setup and a first search before it are left out on both sides.
 
@@ -14,6 +15,7 @@ end (as ragbench's in flashrag_methods.py): setup and a first search before it a
 import argparse
 import importlib.util
 import json
+import math
 import os
 import time
 
@@ -27,6 +29,7 @@ def main():
     ap.add_argument("questions")
     ap.add_argument("--overhead", type=float, required=True)
     ap.add_argument("--per-request", type=float, required=True)
+    ap.add_argument("--batch-size", type=int, required=True)
     ap.add_argument("--work", required=True, help="a folder holding models/smollm2-base (tokenizer files)")
     ap.add_argument("--src", required=True, help="FlashRAG's checkout")
     args = ap.parse_args()
@@ -40,11 +43,15 @@ def main():
     first_call: list[float] = []
     generate = rt._LLM.generate
 
+    def cost(requests):
+        """The engine's time for one generate call: vLLM computes at most --batch-size requests at once."""
+        counts["batches"] += 1
+        counts["requests"] += requests
+        time.sleep(math.ceil(requests / args.batch_size) * args.overhead + args.per_request * requests)
+
     def costed(self, prompts, sampling_params, **kw):
         first_call or first_call.append(time.perf_counter())
-        counts["batches"] += 1
-        counts["requests"] += len(prompts)
-        time.sleep(args.overhead + args.per_request * len(prompts))
+        cost(len(prompts))
         return generate(self, prompts, sampling_params, **kw)
 
     rt._LLM.generate = costed
@@ -52,9 +59,7 @@ def main():
 
     def costed_causal(self, input_ids=None, **kw):
         first_call or first_call.append(time.perf_counter())
-        counts["batches"] += 1
-        counts["requests"] += len(input_ids)
-        time.sleep(args.overhead + args.per_request * len(input_ids))
+        cost(len(input_ids))
         return causal_generate(self, input_ids=input_ids, **kw)
 
     rt.FakeCausalLM.generate = costed_causal

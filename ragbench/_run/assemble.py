@@ -23,8 +23,8 @@ def scored_task(planned: PlannedTask, run_dir: RunDir, config: RunConfig, read: 
     """(the task's sections of results.json, its samples as aggregated): its samples rewritten in data order
     (`read`: at the places the data holds now, only the records it still holds), then scored against
     `expected` records (the records read, else those in `read`, else those saved)."""
-    run_dir.finalize_samples(planned.name, read.positions if read is not None else None)
-    samples = [aggregation_view(s) for s in run_dir.samples(planned.name)]  # streamed, text left out
+    samples = run_dir.finalize_samples(planned.name, read.positions if read is not None else None,
+                                       view=aggregation_view)  # streamed, text left out
     expected = expected if expected is not None else read.records if read is not None else len(samples)
     return task_scores(samples, planned.metrics, planned.task.scoring.slice_fields, expected, config.bootstrap_iters,
                        config.seed, planned.task.scoring.missing_scores_zero), samples

@@ -284,8 +284,8 @@ class Evaluator:
         scoring = MetricModels(scheduler, recorder, self.run_dir.path, engines.judges, engines.nli,
                                self.config.nli_format)
         judge_llms, self.nli = scoring.judges, scoring.nli
-        retrieval = Retrieval(self.retriever, Scheduler(examples=examples), recorder=recorder,
-                              components=self.components.pooled(Scheduler(examples=examples)))
+        retrieval = Retrieval(self.retriever, Scheduler(examples=examples, searches=True), recorder=recorder,
+                              components=self.components.pooled(Scheduler(examples=examples, searches=True)))
         progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
         inflight = examples_in_flight(self.config.max_inflight, engines.model)
         saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish

@@ -10,6 +10,7 @@ answers what was not stored, and never stops a run.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -54,6 +55,7 @@ class ResponseCache:
             self.path, SCHEMA, "response", encode=_row, decode=_stored,
             from_item=lambda entry: _cached(entry[1].to_dict()), label=LABEL, fix=FIX, owned=owned,
             busy_seconds=BUSY_TIMEOUT_SECONDS)
+        self._asked: list[tuple[str, asyncio.Future]] = []  # lookups not yet sent to the reader thread
 
     @property
     def write_errors(self) -> int:
@@ -69,8 +71,30 @@ class ResponseCache:
         return self._store.lookup([key])[0]
 
     async def aget(self, key: str) -> Response | None:
-        """`get` in the cache's reader thread."""
-        return (await self._store.get_many([key]))[0]
+        """`get` in the cache's reader thread. The lookups asked in one turn of the event loop are read together
+        (one trip to the thread: a batch's answers wake its examples together, and each asks its next call)."""
+        loop = asyncio.get_running_loop()
+        if not self._asked:
+            loop.call_soon(self._read_asked)
+        future = loop.create_future()
+        self._asked.append((key, future))
+        return await future
+
+    def _read_asked(self) -> None:
+        asked, self._asked = self._asked, []
+
+        def answer(read: asyncio.Future) -> None:
+            error = read.exception()
+            found = read.result() if error is None else [None] * len(asked)
+            for (_, future), response in zip(asked, found):
+                if future.done():  # its caller was cancelled
+                    continue
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(response)
+
+        asyncio.ensure_future(self._store.get_many([key for key, _ in asked])).add_done_callback(answer)
 
     def put_many(self, entries: list[tuple[str, str, Response]]) -> None:
         """Queue (key, engine_id, response) entries; they are committed together."""

@@ -67,7 +67,13 @@ def json_text(value: Any, indent: int | None = None, sort_keys: bool = False, st
         # a non-finite float somewhere: the rare case pays for the walk
         text = json.dumps(finite_only(value), ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys,
                           allow_nan=False)
-    return text if text.isascii() else _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")  # no lone surrogate: most non-ASCII text (the C codec checks faster than the regex)
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+    return text
 
 
 def dumps(record: Any) -> str:

@@ -36,7 +36,7 @@ import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .._errors import ConfigError, RecordError
 from .checkpoint import record_key
@@ -281,38 +281,46 @@ class RunDir:
             handle = self._handles[task] = open_append(self.sample_path(task))
         handle.write(record)
 
-    def finalize_samples(self, task: str, positions: dict[str, int] | None = None) -> None:
+    def finalize_samples(self, task: str, positions: dict[str, int] | None = None,
+                         view: Callable[[dict[str, Any]], Any] | None = None) -> list[Any]:
         """Rewrite the task's samples in data order, the latest attempt of each record; with `positions`
         (each key's position in the task's data now), only the records of those keys, each at its position
         (a resumed run whose data lost or fixed a record drops its old sample; one whose records moved
         puts them where they are now). Streamed: only each record's key, position and line offset are
         held; the lines are copied as written, but for the `index` of a record that moved and the cost of
-        the attempt that saved it (`attempt_cost`: brought into run.json first, `_catch_up_attempts`)."""
+        the attempt that saved it (`attempt_cost`: brought into run.json first, `_catch_up_attempts`).
+        `view`: what to keep of each record as rewritten, returned in the rewritten order (the records are parsed
+        once here; a second read of the file cost a run's end as much again)."""
         self.close()
         path = self.sample_path(task)
         errors: list[RecordError] = []
         self.unreadable[task] = errors  # lines a stopped run cut short (their examples ran again): reported
         if not path.is_file():
-            return
+            return []
         offsets = _line_offsets(path)
-        latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
+        latest: dict[str, tuple[int, int, bool, Any]] = {}  # key -> (position, line, moved, view)
         costs: dict[str, dict[str, Any]] = {}  # attempt id -> its latest cost a sample holds
         for line, record in _numbered_samples(path, errors):
             _latest_cost(costs, record.get(ATTEMPT_COST))
             key = record_key(record)
-            if positions is None:
-                latest[key] = (record["index"], line, False)
-            elif key in positions:
-                latest[key] = (positions[key], line, positions[key] != record["index"])
+            if positions is not None and key not in positions:
+                continue
+            position = record["index"] if positions is None else positions[key]
+            moved = position != record["index"]
+            if moved:
+                record = {**{k: v for k, v in record.items() if k != ATTEMPT_COST}, "index": position}
+            latest[key] = (position, line, moved, view(record) if view is not None else None)
         self._catch_up_attempts(costs)  # before the lines that hold them may be dropped
+        kept = sorted(latest.values(), key=lambda entry: entry[:2])
         with path.open("rb") as source, replacing(path) as target:
-            for position, line, moved in sorted(latest.values()):
+            for position, line, moved, _ in kept:
                 source.seek(offsets[line])
                 text = source.read(offsets[line + 1] - offsets[line])
                 if moved:
                     record = {key: value for key, value in parse_json(text).items() if key != ATTEMPT_COST}
                     text = dumps({**record, "index": position}).encode("utf-8")
                 target.write(_STAMP.sub(b"}", text.rstrip(b"\n")) + b"\n")  # a last line a kill left unended
+        return [entry[3] for entry in kept]
 
     def attempts(self) -> list[dict[str, Any]]:
         """Every attempt's cost run.json records (first run and resumes)."""

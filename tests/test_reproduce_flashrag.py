@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from helpers import cli
 from ragbench._registry import installed_registry
 from ragbench._reports.reproduce import get_reproduction
 from ragbench._values.run_config import RunConfig
@@ -49,3 +50,20 @@ def test_every_run_names_tasks_metrics_retriever_and_systems_ragbench_has():
             assert "retriever" not in item.run, name
         else:  # FlashRAG's e5 index, read as it is
             assert item.run["retriever"] == "faiss_index" and set(item.run["retriever_args"]) == {"index", "corpus", "model"}
+
+
+def test_replug_runs_on_an_engine_that_mixes_next_token_distributions():
+    registry = installed_registry()
+    item = flashrag_rows()["flashrag.replug"]
+    engine = registry.load("engines", item.run["model"].split(":", 1)[0])
+    assert engine.decodes_ensembles, item.run["model"]
+
+
+def test_a_refiner_row_takes_its_compressor_from_the_command_line(tmp_path):
+    """The compressor's folder is the user's (--refiner-arg), as the retriever's files are (--retriever-arg)."""
+    for name in ("flashrag.longllmlingua", "flashrag.recomp-abstractive", "flashrag.selective-context"):
+        assert set(flashrag_rows()[name].run["refiner_args"]) == {"model"}, name
+    result = cli("reproduce", "flashrag.selective-context", "--refiner-arg", f"model={tmp_path / 'no-gpt2'}",
+                 "--output", str(tmp_path / "run"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"refiner selective_context: model={tmp_path / 'no-gpt2'}: no such file or folder" in result.stderr

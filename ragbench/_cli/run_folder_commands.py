@@ -151,11 +151,13 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
 @click.option("--limit", default=None, type=int, help="first N records per task: a PARTIAL reproduction")
 @click.option("--system-arg", multiple=True, metavar="K=V", help="system option (changes what is measured)")
 @click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR")
+@click.option("--reranker-arg", multiple=True, metavar="K=V", help="option of the row's reranker, e.g. model=DIR")
+@click.option("--refiner-arg", multiple=True, metavar="K=V", help="option of the row's refiner, e.g. model=DIR")
 @resume_option
 @overwrite_option
 @with_common
-def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, resume, overwrite,
-                      **common) -> None:
+def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, reranker_arg,
+                      refiner_arg, resume, overwrite, **common) -> None:
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
     from .._reports.results_file import read_results, results_text
     from .._storage.files import write_atomically
@@ -169,7 +171,9 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
         item = get_reproduction(registry, name)
         overrides = {**common_kwargs(**common), "data": data_paths(data), "limit": limit,
                      "system_args": parse_assignments(system_arg, "--system-arg"),
-                     "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"), "resume": resume,
+                     "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
+                     "reranker_args": parse_assignments(reranker_arg, "--reranker-arg"),
+                     "refiner_args": parse_assignments(refiner_arg, "--refiner-arg"), "resume": resume,
                      "overwrite": overwrite}
         config, substituted = reproduction_config(item, overrides)
     except ConfigError as exc:

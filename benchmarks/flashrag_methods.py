@@ -55,6 +55,8 @@ METHODS = {
     "self_ask": ("self_ask", {}),
     "flare": ("flare", {}),
     "sure": ("sure", {}),
+    "skr": ("skr", {}),  # the judger's decisions scripted, as on FlashRAG's side (judgements_file)
+    "adaptive_rag": ("adaptive_rag", {}),
     "r1_searcher": ("r1_searcher", {}),
     "search_r1": ("search_r1", {}),
     "autorefine": ("autorefine", {}),
@@ -101,6 +103,14 @@ def questions_file(n: int, folder: Path) -> Path:
     return path
 
 
+def judgements_file(method: str, n: int, folder: Path) -> Path:
+    """The scripted judgements FlashRAG's side gives its judger (the fixture's, by question), by example id."""
+    scripted = RECORDER.SKR_JUDGE if method == "skr" else RECORDER.ADAPTIVE_JUDGE
+    path = folder / f"judgements_{method}.json"
+    path.write_text(json.dumps({f"q{i}": scripted[i % len(scripted)] for i in range(n)}))
+    return path
+
+
 def lower_bound(run_dir: Path, batch: int, overhead: float, per_request: float) -> tuple[float, int, int]:
     """(seconds, calls, calls sent) of the batching lower bound over the calls the run sent to the engine, grouped
     by sampling settings. A call answered from the response cache (a method repeating the same greedy prompt:
@@ -120,6 +130,8 @@ def lower_bound(run_dir: Path, batch: int, overhead: float, per_request: float) 
 
 def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argparse.Namespace) -> dict:
     system, options = METHODS[method]
+    if method in ("skr", "adaptive_rag"):
+        options = {**options, "judgements": str(judgements_file(method, args.examples, work))}
     out = work / f"ragbench_{method}"
     config = RunConfig(tasks=[TASK], system=system, system_args=dict(options), data={TASK: str(data)},
                        model="scripted:flashrag_methods:fake_model",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Iterator
 
 from ragbench.api import RecordError, RecordFormat, RecordPlace, json_records, jsonl_records, kind
@@ -14,7 +15,7 @@ class FlashragFormat(RecordFormat):
     maps the gold itself."""
 
     counts_lines = True
-    default_gold = {"answers": "golden_answers"}
+    default_gold = MappingProxyType({"answers": "golden_answers"})
 
     def read(self, path: Path) -> Iterator[tuple[RecordPlace, Any]]:
         return flashrag_records(path)

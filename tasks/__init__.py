@@ -4,22 +4,16 @@ own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`, `ragbe
 `ragbench index multihop-rag-corpus`), OmniEval's dense query styles (`query_style=omnieval|omnieval_flashrag`),
 the Self-RAG prompt styles of YAML tasks, the record formats of FlashRAG, WebQuestions and SQuAD files and
 CRAG's gold kind."""
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-from ragbench.api import hookimpl, load_yaml, section
-
-
-@lru_cache(maxsize=1)
-def _reproductions() -> dict[str, Any]:
-    return load_yaml(resources.files(__name__).joinpath("reproductions.yaml").read_text(encoding="utf-8"))
+from ragbench.api import hookimpl, packaged_yaml, section
 
 
 @hookimpl
 def ragbench_catalog() -> dict[str, Any]:
     return {**section("tasks", "groups"), "metrics": section("task_metrics")["task_metrics"],
-            "prompt_styles": section("task_prompt_styles")["task_prompt_styles"], **_reproductions()}
+            "prompt_styles": section("task_prompt_styles")["task_prompt_styles"],
+            **packaged_yaml(__name__, "reproductions.yaml")}
 
 
 @hookimpl

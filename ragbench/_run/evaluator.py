@@ -260,7 +260,7 @@ class Evaluator:
         """Every record still to do with its position in the task's stream, task after task, streamed
         (the limit applies per task): what the task's checkpoint says must run (`TaskCheckpoint.needs_run`:
         not saved yet, failed, or changed since it was saved). Checkpoint keys are example ids: a repeated id
-        is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_problem`)."""
+        is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_error`)."""
         for planned in self.planned:
             read = self.checkpoints[planned.name] = TaskCheckpoint(
                 self.run_dir.finished_keys(planned.name) if self.config.resume else {})
@@ -271,8 +271,8 @@ class Evaluator:
                     if read.repeats(item.id):
                         item = RecordError(planned.name, position + 1, f"example id {item.id!r} repeats an earlier "
                                                                        "record's (ids must be unique in a task)", "id")
-                    elif (problem := item.gold_problem()) is not None:  # it would be scored wrong, silently
-                        item = RecordError(planned.name, position + 1, f"example {item.id!r}: {problem}")
+                    elif item.gold_error is not None:  # it would be scored wrong, silently
+                        item = RecordError(planned.name, position + 1, item.gold_error)
                 key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
                 if read.needs_run(key, position, lambda: made_from(item)):
                     yield planned, position, item

@@ -166,6 +166,8 @@ def generation(model: str, prompts: list[str], batch: int | str, raw_batches: li
 
 
 def end_to_end(model: str, work: Path, count: int, batch: int | str, raw_batch: int, tokens: int) -> None:
+    from ragbench._reports.results_file import read_results
+
     data = work / "popqa.jsonl"
     write_popqa(data, count)
     out = work / "run"
@@ -189,7 +191,7 @@ def end_to_end(model: str, work: Path, count: int, batch: int | str, raw_batch: 
     same = sum(s["trace"][0]["response"]["texts"][0].strip() == t.strip() for s, t in zip(samples, raw_texts))
     print(f"2. end to end from a fresh process, {count} closed-book PopQA questions x <= {tokens} tokens, "
           f"batch {batch} (raw script: {raw_batch})")
-    cost = json.loads((out / "results.json").read_text())["cost"]
+    cost = read_results(out / "results.json", "benchmarks/hf_engine.py").cost
     print(f"   ragbench run  {ours:7.2f} s   raw script  {raw:7.2f} s   raw / ragbench: {raw / ours:.2f}x; "
           f"identical outputs {same}/{count}; the run: {cost['batches']} batch(es), wall_seconds "
           f"{cost['wall_seconds']:.2f} in results.json")

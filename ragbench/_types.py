@@ -76,6 +76,22 @@ def _text_list_problem(value: Any, aliases: bool) -> str | None:
     return None
 
 
+def _gold_problem(gold: Any) -> str | None:
+    """Why `gold` would be mis-scored, in one line, or None: it is not a mapping, a kind of `TEXT_LIST_GOLD`
+    is not a list of strings (`answers`: or of alias lists, lists of strings), or `label` is not one finite
+    string, number or true/false."""
+    if not isinstance(gold, dict):
+        return f"gold is {_kind(gold)}, not a mapping of gold kinds (e.g. {{\"answers\": [...]}})"
+    for key in TEXT_LIST_GOLD:
+        problem = _text_list_problem(gold[key], aliases=key == "answers") if key in gold else None
+        if problem:
+            return f"gold '{key}': {problem}"
+    label = gold.get("label")
+    if not (label is None or isinstance(label, str) or (isinstance(label, numbers.Real) and math.isfinite(label))):
+        return f"gold 'label': expected one string, number or true/false, got {_kind(label)}"
+    return None
+
+
 @dataclass
 class Example:
     """One evaluation item.
@@ -83,6 +99,8 @@ class Example:
     `gold` holds whatever the task's metrics need (answers, label, choices, qa_pairs ...);
     `meta` holds slice fields (domain, question_type ...); `extras` holds inputs other than
     the question (query_time, choices to show ...). `turns` is set for conversational items.
+    `gold_error` is set when it is built: why its gold would be mis-scored, naming the example and the
+    kind (the run counts it as a bad record), or None.
     """
 
     id: str
@@ -93,6 +111,7 @@ class Example:
     extras: dict[str, Any] = field(default_factory=dict)
     turns: list[dict[str, str]] | None = None
     index: int = 0  # position in the task's data, keeps samples and aggregates in data order
+    gold_error: str | None = field(init=False, default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # a gold kind that holds a list of texts, given one string, holds that one text (as a YAML task
@@ -101,21 +120,9 @@ class Example:
                 if isinstance(self.gold, dict) and isinstance(text := self.gold.get(key), str)}
         if lone:
             self.gold = {**self.gold, **lone}
-
-    def gold_problem(self) -> str | None:
-        """Why the gold would be mis-scored, in one line (the run counts the example as a bad record), or
-        None: `gold` is not a mapping, a kind of `TEXT_LIST_GOLD` is not a list of strings (`answers`: or
-        of alias lists, lists of strings), or `label` is not one finite string, number or true/false."""
-        if not isinstance(self.gold, dict):
-            return f"gold is {_kind(self.gold)}, not a mapping of gold kinds (e.g. {{\"answers\": [...]}})"
-        for key in TEXT_LIST_GOLD:
-            problem = _text_list_problem(self.gold[key], aliases=key == "answers") if key in self.gold else None
-            if problem:
-                return f"gold '{key}': {problem}"
-        label = self.gold.get("label")
-        if not (label is None or isinstance(label, str) or (isinstance(label, numbers.Real) and math.isfinite(label))):
-            return f"gold 'label': expected one string, number or true/false, got {_kind(label)}"
-        return None
+        problem = _gold_problem(self.gold)
+        # kept, not raised: a task's examples() goes on past a bad record, and a generator that raises ends
+        self.gold_error = None if problem is None else f"example {self.id!r}: {problem}"
 
     def summary(self) -> dict[str, Any]:
         """What a sample record repeats of the example (docs are recorded on the prediction)."""

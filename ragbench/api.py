@@ -35,9 +35,10 @@ What is here, by what it is for:
   (json.loads where JSON nested too deeply is a ValueError, not a RecursionError), `objects` (only the
   JSON objects of a stream of lines pass) and `StreamBroken` (the record error where a stream broke off),
   `replacing` (a file written whole or not at all: a corpus a command builds), `load_callable` for an
-  option naming "module:function", and `load_yaml` (yaml.safe_load, through libyaml where PyYAML has it).
+  option naming "module:function", `load_yaml` (yaml.safe_load, through libyaml where PyYAML has it) and
+  `packaged_yaml` (a YAML file a package ships, parsed once per process, each caller given its own copy).
 - The built-in catalogue: `section` (parts of ragbench's own registry.yaml, which the built-in packages'
-  `ragbench_catalog` hooks serve).
+  `ragbench_catalog` hooks serve; each caller's own copy).
 - Text helpers benchmarks share: `normalize_answer`, `exact_presence`, `sent_tokenize`,
   `remove_citations`, `cited_numbers`, `list_items`, `TEMPLATES` and `fill` (instruction-tuned
   prompt formats), `FlashRagTemplate`, `FLASHRAG_RAG_TEMPLATE`, `FLASHRAG_ZERO_SHOT_TEMPLATE`, `flashrag_reference`,
@@ -101,7 +102,7 @@ _MODULES = {
     "ragbench._storage.datafiles": ("resolve_data_file", "data_dir"),
     "ragbench._storage.files": ("replacing",),
     "ragbench._imports": ("load_callable",),
-    "ragbench._builtin": ("load_yaml", "section"),
+    "ragbench._builtin": ("load_yaml", "packaged_yaml", "section"),
     # text helpers
     "ragbench._shared.answers": ("normalize_answer", "exact_presence", "token_f1"),
     "ragbench._shared.sentences": ("sent_tokenize",),

@@ -2,24 +2,20 @@
 papers' reproduction manifests (`reproductions.yaml`, read by `ragbench reproduce`), the benchmarks'
 own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`, `ragbench index kilt-corpus`,
 `ragbench index multihop-rag-corpus`), OmniEval's dense query styles (`query_style=omnieval|omnieval_flashrag`),
-the Self-RAG prompt styles of YAML tasks, the record formats of FlashRAG, WebQuestions and SQuAD files and
-CRAG's gold kind."""
-from functools import lru_cache
-from importlib import resources
+the Self-RAG prompt styles of YAML tasks, and what a benchmark folder registers itself in its `hooks.py` (the
+record formats of FlashRAG, WebQuestions and SQuAD files, CRAG's gold kind), gathered here: a folder is one
+package of the one entry point, so a new one needs no packaging edit."""
+from importlib import import_module, resources
 from typing import Any
 
-from ragbench.api import hookimpl, load_yaml, section
-
-
-@lru_cache(maxsize=1)
-def _reproductions() -> dict[str, Any]:
-    return load_yaml(resources.files(__name__).joinpath("reproductions.yaml").read_text(encoding="utf-8"))
+from ragbench.api import hookimpl, packaged_yaml, section
 
 
 @hookimpl
 def ragbench_catalog() -> dict[str, Any]:
     return {**section("tasks", "groups"), "metrics": section("task_metrics")["task_metrics"],
-            "prompt_styles": section("task_prompt_styles")["task_prompt_styles"], **_reproductions()}
+            "prompt_styles": section("task_prompt_styles")["task_prompt_styles"],
+            **packaged_yaml(__name__, "reproductions.yaml")}
 
 
 @hookimpl
@@ -27,16 +23,31 @@ def ragbench_query_styles() -> dict[str, Any]:
     return section("task_query_styles")["task_query_styles"]
 
 
+def _registered(hook: str) -> dict[str, Any]:
+    """What the benchmark folders' `hooks.py` return from `hook`, in folder order; a name two folders register
+    is refused (one would hide the other)."""
+    folders = sorted(item.name for item in resources.files(__name__).iterdir() if item.joinpath("hooks.py").is_file())
+    out: dict[str, Any] = {}
+    owners: dict[str, str] = {}
+    for folder in folders:
+        implementation = getattr(import_module(f"{__name__}.{folder}.hooks"), hook, None)
+        for name, spec in (implementation() if implementation is not None else {}).items():
+            if name in owners:
+                raise ValueError(f"{hook}: '{name}' is registered by task folders {owners[name]} and {folder}")
+            out[name], owners[name] = spec, folder
+    return out
+
+
 @hookimpl
 def ragbench_record_formats() -> dict[str, Any]:
     """The layouts of the benchmarks' own files, for YAML tasks' `data.format`."""
-    return section("task_record_formats")["task_record_formats"]
+    return _registered("ragbench_record_formats")
 
 
 @hookimpl
 def ragbench_gold_kinds() -> dict[str, Any]:
     """The shapes of the benchmarks' own gold, for YAML tasks' `fields.gold`."""
-    return section("task_gold_kinds")["task_gold_kinds"]
+    return _registered("ragbench_gold_kinds")
 
 
 def index_commands() -> Any:

@@ -1,9 +1,19 @@
 """No contract class shares a mutable default: writing into one class's mapping cannot change another's."""
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from collections.abc import MutableMapping, MutableSequence, MutableSet
+
 import pytest
 
 from ragbench.api import Metric, Task
+
+PACKAGES = ("ragbench", "ragbench.plugins", "ragbench.tasks", "ragbench.metrics")
+# Containers libraries write on classes they make, not defaults of ours: a NamedTuple's `_field_defaults`
+# (collections.namedtuple), a PyYAML loader's own `yaml_constructors` (its `add_constructor` copies the table
+# into the subclass it registers on).
+LIBRARY_OWNED = {"_field_defaults", "yaml_constructors"}
 
 
 def test_a_task_writing_into_its_inherited_metric_options_is_refused_and_others_are_unaffected():
@@ -57,3 +67,27 @@ def test_metric_mappings_are_not_shared(attribute):
     with pytest.raises(TypeError):
         Two.counters["other"] = "y"
     assert dict(getattr(Metric, attribute)) == {} and dict(Two.counters) == {"event": "what it means"}
+
+
+def every_module():
+    """Every module of the installed ragbench package and of its built-in plugin packages (not `__main__`,
+    which runs the command line)."""
+    for root in PACKAGES:
+        package = importlib.import_module(root)
+        yield package
+        for info in pkgutil.walk_packages(package.__path__, f"{root}."):
+            if not info.name.endswith(".__main__"):
+                yield importlib.import_module(info.name)
+
+
+def test_no_class_of_ragbench_or_its_plugins_has_a_mutable_container_as_a_default():
+    shared = []
+    for module in every_module():
+        for cls in vars(module).values():
+            if not isinstance(cls, type) or cls.__module__ != module.__name__:
+                continue
+            shared += [f"{module.__name__}.{cls.__qualname__}.{name}: {type(value).__name__}"
+                       for name, value in vars(cls).items()
+                       if not (name.startswith("__") and name.endswith("__")) and name not in LIBRARY_OWNED
+                       and isinstance(value, (MutableMapping, MutableSequence, MutableSet))]
+    assert shared == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import bz2
 import json
+import subprocess
+import sys
 
 import pytest
 from crag_helpers import crag_record
@@ -71,3 +73,13 @@ def test_the_thread_count_follows_the_environment(monkeypatch):
     assert loader.parallel_bz2() == 0
     monkeypatch.setenv(loader.BZ2_THREADS_ENV, "3")
     assert loader.parallel_bz2() == 3
+
+
+def test_a_parallel_reader_left_unfinished_is_closed_at_exit(tmp_path):
+    """indexed_bzip2 aborts the interpreter when a file it reads is still open at exit (an interrupted run)."""
+    path = tmp_path / "crag_task_1_and_2_dev_v4.jsonl.bz2"
+    path.write_bytes(bz2.compress("".join(json.dumps(r) + "\n" for r in big_records(3)).encode()))
+    script = ("import sys\nfrom pathlib import Path\nfrom ragbench.tasks.crag import loader\n"
+              "items = loader.read_jsonl(Path(sys.argv[1]), threads=2)\nprint(next(items)[0])\n")
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "0\n"), done.stderr

@@ -5,6 +5,7 @@ kind are read by a YAML task that names them."""
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import sys
 import tempfile
@@ -71,6 +72,16 @@ def test_the_yaml_loader_names_no_benchmarks_format():
         if found:
             named[path.name] = sorted(found)
     assert named == {}
+
+
+def test_each_benchmarks_formats_and_gold_kinds_are_registered_by_its_own_folder():
+    """By the hooks.py of the folder whose code they are, not by the shared catalogue (registry.yaml)."""
+    registry, shared = installed_registry(), (ROOT / "registry.yaml").read_text(encoding="utf-8")
+    for entry in [*registry.record_formats.values(), *registry.gold_kinds.values()]:
+        folder = entry.target.removeprefix("ragbench.tasks.").split(".")[0]
+        hooks = importlib.import_module(f"ragbench.tasks.{folder}.hooks")
+        assert entry.name in getattr(hooks, f"ragbench_{entry.kind}")() and entry.target not in shared, entry.name
+    assert set(registry.record_formats) | set(registry.gold_kinds) == set(BENCHMARK_NAMES)
 
 
 def test_a_yaml_task_reads_a_format_a_third_party_plugin_registers(tmp_path):

@@ -11,7 +11,9 @@ from test_compare import DEMO
 import ragbench._cli.main as cli_module
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._reports.reproduce import Reproduction, get_reproduction, reproduction_config, verdict
+from ragbench._reports.reproduce import (Reproduction, compare_with_paper, get_reproduction, reproduction_config,
+                                         verdict)
+from ragbench._reports.results_schema import Results
 
 DEMO_ROW = {"paper": "Demo paper", "table": "Table 1", "row": "Closed book | scripted", "status": "runnable",
             "tolerance": 5.0, "caveats": ["a test manifest"],
@@ -94,3 +96,13 @@ def test_verdicts_and_bad_manifests():
         Reproduction.from_manifest("x", {"paper": "p"})
     with pytest.raises(ConfigError, match="unknown run option"):
         reproduction_config(Reproduction.from_manifest("x", {**DEMO_ROW, "run": {"tasks": ["demo"], "sytem": "a"}}), {})
+
+
+def test_a_cell_reads_the_typed_results_a_metric_key_as_it_is_and_system_stats_by_their_prefix():
+    item = Reproduction.from_manifest("x", {**DEMO_ROW, "cells": [
+        {"column": "BLEU", "task": "demo", "metric": "hf:bleu", "scale": 100, "paper": 20.0},
+        {"column": "Docs", "task": "demo", "metric": "system_stats:docs_per_example", "scale": 1, "paper": 5.0},
+        {"column": "Missing", "task": "other", "metric": "match", "scale": 1, "paper": None}]})
+    results = Results(results={"demo": {"hf:bleu": 0.25}}, details={}, counts={}, complete=True, cost={}, config={},
+                      versions={}, system_stats={"demo": {"docs_per_example": 4}})
+    assert [row.ours for row in compare_with_paper(item, results)] == [25.0, 4.0, None]

@@ -13,6 +13,7 @@ import pytest
 from helpers import run, samples
 
 from ragbench._registry import installed_registry
+from ragbench._reports.results_file import read_results
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo"}
@@ -39,6 +40,12 @@ def test_resume_rebuilds_an_unreadable_results_json(tmp_path):
     (tmp_path / "run" / "results.json").write_text('{"results": ')
     outcome = resume(tmp_path)
     assert outcome.rebuilt and outcome.results["results"] == first["results"]
+
+
+def test_resuming_a_finished_run_gives_its_results_typed(tmp_path):
+    run(tmp_path, **DEMO)
+    outcome = resume(tmp_path)
+    assert outcome.already_finished and outcome.typed_results == read_results(tmp_path / "run" / "results.json", "test")
 
 
 def test_resume_runs_a_deleted_sample_line_again(tmp_path):

@@ -179,6 +179,25 @@ def well_formed(gold):
     return out if label is None or isinstance(label, (str, int, float)) else None
 
 
+@given(gold=GOLDS)
+def test_an_example_checks_its_gold_when_it_is_built(gold):
+    example = Example(id="q7", question="What is the capital of France?", gold=gold)
+    expected = well_formed(gold)
+    if expected is None:
+        assert example.gold_error.startswith("example 'q7': gold ") and "\n" not in example.gold_error
+    else:
+        assert example.gold_error is None and example.gold == expected
+
+
+@pytest.mark.parametrize("gold, error", [
+    ({"answers": [1, {}], "label": float("nan")}, "gold 'answers': expected a string or a list of strings (or of alias "
+                                                  "lists), got a list holding int 1"),
+    ({"answers": ["Paris"], "label": float("inf")}, "gold 'label': expected one string, number or true/false, got inf"),
+    ({"claims": ["Paris", None]}, "gold 'claims': expected a string or a list of strings, got a list holding None")])
+def test_an_example_built_with_gold_the_metrics_would_mis_score_names_itself_and_the_kind(gold, error):
+    assert Example(id="fr", question="Capital?", gold=gold).gold_error == f"example 'fr': {error}"
+
+
 def scored_directly(metric, gold):
     """What `metric` makes of the answer "Paris" against `gold`: ("score", value) or ("error", exception type)."""
     try:

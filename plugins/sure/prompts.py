@@ -3,6 +3,8 @@
 `FIXED` has the spaces put back (the `sure_fixed` system)."""
 from __future__ import annotations
 
+from types import MappingProxyType
+
 CANDIDATES = (
     "Below are {N} passages related to the question at the end. After reading"
     "the passages, provide two correct candidates for the answer to the"
@@ -66,5 +68,5 @@ def with_spaces(prompt: str) -> str:
 
 
 REFERENCE = "Passage #{idx} Title: {title}\nPassage #{idx} Text: {text}\n\n"  # SuRePipeline.format_ref
-PROMPTS = {"candidates": CANDIDATES, "summary": SUMMARY, "validation": VALIDATION, "ranking": RANKING}
-FIXED = {name: with_spaces(prompt) for name, prompt in PROMPTS.items()}
+PROMPTS = MappingProxyType({"candidates": CANDIDATES, "summary": SUMMARY, "validation": VALIDATION, "ranking": RANKING})
+FIXED = MappingProxyType({name: with_spaces(prompt) for name, prompt in PROMPTS.items()})

@@ -159,7 +159,7 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
 def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, reranker_arg,
                       refiner_arg, resume, overwrite, **common) -> None:
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
-    from .._reports.results_file import read_results, results_text
+    from .._reports.results_file import results_text
     from .._storage.files import write_atomically
     from .._reports.reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
 
@@ -180,19 +180,17 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
         config_error(exc)
     outcome = evaluated(config)
     label = verdict(item, limit, substituted, outcome.complete)
-    rows = compare_with_paper(item, outcome.results)
+    rows = compare_with_paper(item, outcome.typed_results)
     text = markdown(item, rows, label)
     click.echo(text)
     results_path, report = outcome.run_dir / "results.json", outcome.run_dir / "report.md"
+    results = outcome.typed_results
+    results.reproduction = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
+                            "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
     try:  # each file whole or as it was (a full disk)
-        results = read_results(results_path, "reproduce")
-        results.reproduction = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
-                                "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
         write_atomically(results_path, results_text(results))
         run_report = report.read_text(encoding="utf-8").split("\n## Reproduction: ")[0]  # a finished run resumed
         write_atomically(report, run_report + "\n" + text)
-    except ConfigError as exc:
-        config_error(exc)
     except OSError as exc:
         environment_error(exc, outcome.run_dir)
     click.echo(f"results: {results_path}")

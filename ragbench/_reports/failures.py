@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._metric import InvalidScore, Metric, typed_value
+from .results_schema import Results
 
 SHOWN_IDS = 5  # ids shown per group on the console and in report.md (results.json keeps up to KEPT_IDS)
 KEPT_IDS = 1000
@@ -115,9 +116,9 @@ def metric_failures(record: dict[str, Any], metrics: list[Metric]) -> dict[str, 
     return failed
 
 
-def metric_failed(results: dict[str, Any]) -> bool:
+def metric_failed(results: Results) -> bool:
     """Whether a run's results count a metric failure in any task."""
-    return any((counts or {}).get("metric_failures") for counts in (results.get("counts") or {}).values())
+    return any(counts.get("metric_failures") for counts in results.counts.values())
 
 
 def metric_failure_count(groups: list[dict[str, Any]]) -> int:

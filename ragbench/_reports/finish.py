@@ -1,18 +1,14 @@
 """The end of a run or a rescoring: results.json and report.md written, the run folder marked finished."""
 from __future__ import annotations
 
-from typing import Any
-
 from .._storage.rundir import RunDir
 from .results_file import results_text
 from .results_schema import Results
 from .summary import report_markdown
 
 
-def finish_run(run_dir: RunDir, results: Results) -> dict[str, Any]:
+def finish_run(run_dir: RunDir, results: Results) -> None:
     """results.json (`results_text`), report.md and run.json's mark with each task's record count (what
-    --resume checks the samples against); returns results.json's object."""
-    written = results.to_dict()
+    --resume checks the samples against)."""
     records = {task: counts["records"] + counts.get("missing", 0) for task, counts in results.counts.items()}
-    run_dir.finish(results_text(results), report_markdown(written, run_dir.path), records)
-    return written
+    run_dir.finish(results_text(results), report_markdown(results.to_dict(), run_dir.path), records)

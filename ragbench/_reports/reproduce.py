@@ -18,9 +18,11 @@ from typing import Any
 from .._errors import ConfigError
 from .._registry import Registry, unknown_name_message
 from .._values.run_config import RunConfig
+from .results_schema import Results
 
 # Overrides that change what is measured (vs where data and indexes live, or how fast it runs).
 _SUBSTITUTIONS = ("model", "judges", "nli", "system_args", "task_args", "retriever")
+SYSTEM_STATS = "system_stats:"  # a cell's metric read from results.json's system_stats, not its results
 
 
 @dataclass
@@ -114,14 +116,14 @@ class CellResult:
         return None if self.ours is None or self.cell.paper is None else self.ours - self.cell.paper
 
 
-def compare_with_paper(item: Reproduction, results: dict[str, Any]) -> list[CellResult]:
-    """Each cell's value from the run: a metric of the task, or `system_stats:KEY` (e.g. LLatrieval's
-    document candidates per example), times the cell's scale."""
+def compare_with_paper(item: Reproduction, results: Results) -> list[CellResult]:
+    """Each cell's value from the run: a metric of the task (its key as it is, `hf:bleu` too), or
+    `system_stats:KEY` (e.g. LLatrieval's document candidates per example), times the cell's scale."""
     out = []
     for cell in item.cells:
-        source, _, key = cell.metric.rpartition(":")
-        table = results.get(source or "results", {}).get(cell.task, {})
-        value = table.get(key)
+        key = cell.metric.removeprefix(SYSTEM_STATS)
+        table = (results.system_stats or {}) if key != cell.metric else results.results
+        value = table.get(cell.task, {}).get(key)
         out.append(CellResult(cell, float(value) * cell.scale if isinstance(value, (int, float)) else None))
     return out
 

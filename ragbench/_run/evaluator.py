@@ -61,14 +61,19 @@ __all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_rec
 
 @dataclass
 class RunOutcome:
-    results: dict[str, Any]
+    typed_results: Results  # results.json, as written or (a finished run resumed) as `read_results` reads it
     run_dir: Path
     already_finished: bool = False  # --resume of a finished run with nothing left to do
     rebuilt: bool = False  # ... whose results.json was missing or unreadable: rebuilt from the samples
 
     @property
+    def results(self) -> dict[str, Any]:
+        """results.json's object, as the console and plugin tests read it."""
+        return self.typed_results.to_dict()
+
+    @property
     def complete(self) -> bool:
-        return self.results["complete"]
+        return self.typed_results.complete
 
 
 class Evaluator:
@@ -149,7 +154,8 @@ class Evaluator:
                 self.retriever.close()
         results = self.collect(scheduler, self.cost.examples, time.perf_counter() - self.cost.started)
         self.run_dir.record_attempt(results.cost["this_attempt"])
-        return RunOutcome(finish_run(self.run_dir, results), self.run_dir.path)
+        finish_run(self.run_dir, results)
+        return RunOutcome(results, self.run_dir.path)
 
     def load_engines(self) -> Engines:
         """Every engine of the run (the system's none when it calls no model, or when only metrics that
@@ -205,7 +211,7 @@ class Evaluator:
                 and next(self._work(), None) is not None:  # the data is read only when a count is short
             return None
         try:
-            results = read_results(self.run_dir.path / "results.json", "--resume").to_dict()
+            results = read_results(self.run_dir.path / "results.json", "--resume")
         except NewerResults:
             raise
         except ConfigError:  # missing, damaged or no run's results: rebuilt from the samples
@@ -213,10 +219,11 @@ class Evaluator:
         if rescore.pending(self.run_dir, self.planned) or (results is not None and metric_failed(results)):
             self.scoring_only = True  # metrics failed: they score again (their examples are not run again)
             return None
-        if results is not None:
-            return RunOutcome(results, self.run_dir.path, already_finished=True)
-        return RunOutcome(finish_run(self.run_dir, self.collect(None, 0, 0.0)), self.run_dir.path,
-                          already_finished=True, rebuilt=True)
+        if results is None:
+            results = self.collect(None, 0, 0.0)
+            finish_run(self.run_dir, results)
+            return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
+        return RunOutcome(results, self.run_dir.path, already_finished=True)
 
     def task_configs(self) -> dict[str, Any]:
         """Each task's `Task.config()`, as run.json reads back (values JSON cannot hold as their text)."""
@@ -253,7 +260,7 @@ class Evaluator:
         """Every record still to do with its position in the task's stream, task after task, streamed
         (the limit applies per task): what the task's checkpoint says must run (`TaskCheckpoint.needs_run`:
         not saved yet, failed, or changed since it was saved). Checkpoint keys are example ids: a repeated id
-        is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_problem`)."""
+        is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_error`)."""
         for planned in self.planned:
             read = self.checkpoints[planned.name] = TaskCheckpoint(
                 self.run_dir.finished_keys(planned.name) if self.config.resume else {})
@@ -264,8 +271,8 @@ class Evaluator:
                     if read.repeats(item.id):
                         item = RecordError(planned.name, position + 1, f"example id {item.id!r} repeats an earlier "
                                                                        "record's (ids must be unique in a task)", "id")
-                    elif (problem := item.gold_problem()) is not None:  # it would be scored wrong, silently
-                        item = RecordError(planned.name, position + 1, f"example {item.id!r}: {problem}")
+                    elif item.gold_error is not None:  # it would be scored wrong, silently
+                        item = RecordError(planned.name, position + 1, item.gold_error)
                 key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
                 if read.needs_run(key, position, lambda: made_from(item)):
                     yield planned, position, item

@@ -96,8 +96,8 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
         cost = {**attempt_cost("rescoring", calls, rescored, time.perf_counter() - started),
                 **({"nli": nli_stats} if nli_stats is not None else {})}
         results = rescored_results(planned, original, target, config, full_config, cost)
-        written = finish_run(target, results)
-    return RunOutcome(written, target.path)
+        finish_run(target, results)
+    return RunOutcome(results, target.path)
 
 
 def check_output(config: RunConfig, source: Path) -> None:

@@ -168,5 +168,5 @@ def run_eval(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", *
         outcome = Evaluator(RunConfig(output=str(folder), **config), registry=registry).run()
         run_dir = RunDir(outcome.run_dir)
         samples = {name: [SampleRecord.from_dict(record) for record in run_dir.samples(name)]
-                   for name in outcome.results["config"]["tasks"]}
+                   for name in outcome.typed_results.config["tasks"]}
     return EvalResult(outcome.results, samples, folder if output is not None else None)

@@ -25,7 +25,8 @@ Options (--task-arg):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Iterator
+from types import MappingProxyType
+from typing import Annotated, Any, ClassVar, Iterator, Mapping
 
 from annotated_types import Ge, Lt
 
@@ -54,7 +55,7 @@ class AlceTask(Task):
     answer_format = "long"
     cites = True
     own_documents = True  # each question's retrieved top-100 (GTR, DPR, BM25 or oracle)
-    files: ClassVar[dict[str, str]] = {}  # retrieval -> file name
+    files: ClassVar[Mapping[str, str]] = MappingProxyType({})  # retrieval -> file name
     default_retrieval: ClassVar[str] = "gtr"
     quality_metrics: ClassVar[tuple[str, ...]] = ()  # beside length, before citations
     citation_metric: ClassVar[str] = "citation"
@@ -174,8 +175,8 @@ class AlceTask(Task):
 class AlceAsqa(AlceTask):
     name = "alce_asqa"
     dataset = "asqa"
-    files = {"gtr": "asqa_eval_gtr_top100.json", "dpr": "asqa_eval_dpr_top100.json",
-             "oracle": "asqa_eval_gtr_top100_reranked_oracle.json"}
+    files = MappingProxyType({"gtr": "asqa_eval_gtr_top100.json", "dpr": "asqa_eval_dpr_top100.json",
+                              "oracle": "asqa_eval_gtr_top100_reranked_oracle.json"})
     quality_metrics = ("str_em",)
     gold_fields = ("qa_pairs", "long_answer")
 
@@ -211,8 +212,8 @@ class AlceAsqa(AlceTask):
 class AlceQampari(AlceTask):
     name = "alce_qampari"
     dataset = "qampari"
-    files = {"gtr": "qampari_eval_gtr_top100.json", "dpr": "qampari_eval_dpr_top100.json",
-             "oracle": "qampari_eval_gtr_top100_reranked_oracle.json"}
+    files = MappingProxyType({"gtr": "qampari_eval_gtr_top100.json", "dpr": "qampari_eval_dpr_top100.json",
+                              "oracle": "qampari_eval_gtr_top100_reranked_oracle.json"})
     quality_metrics = ("qampari",)
     citation_metric = "citation_list"
     answer_format = "list"
@@ -236,7 +237,8 @@ class AlceQampari(AlceTask):
 class AlceEli5(AlceTask):
     name = "alce_eli5"
     dataset = "eli5"
-    files = {"bm25": "eli5_eval_bm25_top100.json", "oracle": "eli5_eval_bm25_top100_reranked_oracle.json"}
+    files = MappingProxyType({"bm25": "eli5_eval_bm25_top100.json",
+                              "oracle": "eli5_eval_bm25_top100_reranked_oracle.json"})
     default_retrieval = "bm25"
     gold_fields = ("claims", "long_answer")
 

@@ -24,7 +24,6 @@ import os
 import re
 import tarfile
 import threading
-import weakref
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
@@ -147,7 +146,6 @@ def _read_jsonl(path: Path, threads: int, skip: int, parse: Callable[[str], Any]
 
 
 BZ2_THREADS_ENV = "RAGBENCH_BZ2_THREADS"
-_open_parallel: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
 
 def parallel_bz2() -> int:
@@ -163,14 +161,6 @@ def parallel_bz2() -> int:
     return int(value) if value.isdigit() else usable_cores()
 
 
-@atexit.register
-def _close_parallel() -> None:
-    """indexed_bzip2 aborts the interpreter when a file it reads is still open at exit (a reader
-    left unfinished by an interrupted run)."""
-    for handle in list(_open_parallel):
-        handle.close()
-
-
 @contextmanager
 def _bz2_stream(path: Path, threads: int) -> Iterator[IO[bytes]]:
     """The decompressed bytes of a `.bz2` file, or of Task 3's chained parts: by indexed_bzip2 on
@@ -184,10 +174,13 @@ def _bz2_stream(path: Path, threads: int) -> Iterator[IO[bytes]]:
         import indexed_bzip2
 
         stream = indexed_bzip2.open(raw, parallelization=threads)
-        _open_parallel.add(stream)
+        # indexed_bzip2 aborts the interpreter when a file it reads is still open at exit (a reader left
+        # unfinished by an interrupted run): the stream is closed at exit unless it was closed before
+        atexit.register(stream.close)
         try:
             yield stream
         finally:
+            atexit.unregister(stream.close)
             stream.close()
     finally:
         raw.close()

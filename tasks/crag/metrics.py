@@ -25,7 +25,8 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping
 
 from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores, parse_json
 
@@ -120,10 +121,11 @@ class CragAutoEval(Metric):
                                   "upstream does"}
     protocol: ClassVar[str] = "kddcup2024"
     # upstream sets no temperature (API default 1.0) and asks for response_format json_object
-    judge_sampling: ClassVar[dict[str, Any]] = {"temperature": 1.0, "max_tokens": 512, "json_mode": True}
+    judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType({"temperature": 1.0, "max_tokens": 512,
+                                                                      "json_mode": True})
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "protocol": self.protocol, "judge_sampling": self.judge_sampling}
+        return {"name": self.name, "protocol": self.protocol, "judge_sampling": dict(self.judge_sampling)}
 
     def ground_truths(self, example: Example) -> list[str]:
         return [str(example.gold.get("answer", "")).strip()]
@@ -194,7 +196,7 @@ class CragRepoAutoEval(CragAutoEval):
     name = "crag_repo"
     keys = ("accuracy", "hallucination", "missing", "score")
     protocol = "crag_repo"
-    judge_sampling = {"temperature": 0.0, "max_tokens": 512, "json_mode": True}  # local_evaluation.py
+    judge_sampling = MappingProxyType({"temperature": 0.0, "max_tokens": 512, "json_mode": True})  # local_evaluation.py
 
     def ground_truths(self, example: Example) -> list[str]:
         return [str(g).strip() for g in [example.gold.get("answer", ""), *(example.gold.get("alt_ans") or [])]]

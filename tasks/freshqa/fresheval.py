@@ -16,7 +16,8 @@ from __future__ import annotations
 import datetime
 import json
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal, Mapping
 
 from ragbench.api import ConfigError, Example, Metric, Prediction, Score
 
@@ -80,7 +81,8 @@ class FreshEval(Metric):
     needs = ("judge",)
     counters = {UNPARSED: "judge replies FreshEval's extract_ratings finds invalid (the notebooks ask again), "
                           "scored None for that judge"}
-    judge_sampling: ClassVar[dict[str, Any]] = {"temperature": 0.0, "max_tokens": 256}  # call_fresheval's
+    # call_fresheval's
+    judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType({"temperature": 0.0, "max_tokens": 256})
 
     def __init__(self, mode: Literal["relaxed", "strict"] = "relaxed", current_date: str = VERSION_DATE) -> None:
         try:
@@ -104,4 +106,4 @@ class FreshEval(Metric):
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "mode": self.mode, "current_date": self.current_date,
-                "judge_sampling": self.judge_sampling}
+                "judge_sampling": dict(self.judge_sampling)}

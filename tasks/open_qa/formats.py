@@ -1,9 +1,10 @@
 """The record formats of FlashRAG's JSONL and WebQuestions' release JSON, registered for YAML tasks'
-`data.format` (tasks/__init__.py, the ragbench_record_formats hook)."""
+`data.format` (this folder's hooks.py, the ragbench_record_formats hook)."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Iterator
 
 from ragbench.api import RecordError, RecordFormat, RecordPlace, json_records, jsonl_records, kind
@@ -14,7 +15,7 @@ class FlashragFormat(RecordFormat):
     maps the gold itself."""
 
     counts_lines = True
-    default_gold = {"answers": "golden_answers"}
+    default_gold = MappingProxyType({"answers": "golden_answers"})
 
     def read(self, path: Path) -> Iterator[tuple[RecordPlace, Any]]:
         return flashrag_records(path)

@@ -12,7 +12,8 @@ where the upstream scripts leave the example out of their rates. tests/test_rgb_
 and rates to the scripts' own."""
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping
 
 from ragbench.api import Example, Prediction, Scores
 
@@ -45,7 +46,7 @@ class RgbJudge(RgbMetric):
 
     needs = ("judge",)
     prompt: ClassVar[str]
-    judge_sampling: ClassVar[dict[str, Any]] = {"temperature": 1.0}  # upstream sets none: the API's default
+    judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType({"temperature": 1.0})  # upstream: the API's default
 
     def says_yes(self, reply: str) -> bool:
         raise NotImplementedError
@@ -59,7 +60,7 @@ class RgbJudge(RgbMetric):
         return sum(self.says_yes(reply.text) for reply in replies) / len(replies)
 
     def config(self) -> dict[str, Any]:
-        return {**super().config(), "judge_sampling": self.judge_sampling}
+        return {**super().config(), "judge_sampling": dict(self.judge_sampling)}
 
 
 class RgbRejectionJudge(RgbJudge):

@@ -7,9 +7,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterator
+from types import MappingProxyType
+from typing import Any, Callable, ClassVar, Iterator, Mapping
 
 from ..._checks import PROBE_RECORDS, Preflight, probe_data
+from ..._class_defaults import EMPTY
 from ..._errors import ConfigError, RecordError
 from ..._storage.datafiles import check_data_path, resolve_data_file
 from ..._task import Prompt, Task
@@ -35,7 +37,7 @@ class YamlTask(Task):
     query_template: ClassVar[PromptTemplate | None] = None
     answer_filter: ClassVar[Filter]
     record_format: ClassVar[RecordFormat | None] = None  # the registered format `data.format` names (not the core's)
-    gold_kinds: ClassVar[dict[str, GoldKind]] = {}  # the registered gold kinds `fields.gold` maps (not the core's)
+    gold_kinds: ClassVar[Mapping[str, GoldKind]] = EMPTY  # the registered kinds `fields.gold` maps (not the core's)
 
     def __init__(self, data_path: str | Path | None = None) -> None:
         """A style with options takes them as keyword arguments of its own `__init__` and records them
@@ -317,7 +319,7 @@ def _record_format(spec: TaskSpec, formats: Callable[[str], RecordFormat] | None
                         f"{exc}; the core reads {', '.join(FORMATS)}") from exc
 
 
-def _gold_kinds(spec: TaskSpec, lookup: Callable[[str], GoldKind] | None) -> dict[str, GoldKind]:
+def _gold_kinds(spec: TaskSpec, lookup: Callable[[str], GoldKind] | None) -> Mapping[str, GoldKind]:
     """The registered kinds the file's `fields.gold` maps (name -> GoldKind), each part it maps one of the
     kind's and its first part mapped."""
     kinds = {}
@@ -337,7 +339,7 @@ def _gold_kinds(spec: TaskSpec, lookup: Callable[[str], GoldKind] | None) -> dic
             raise SpecError(spec.source, line, f"fields.gold.{name}", f"expected the paths of {', '.join(kind.parts)} "
                             f"(the first required), got {', '.join(refs) or 'none'}")
         kinds[name] = kind
-    return kinds
+    return MappingProxyType(kinds)
 
 
 def _style(spec: TaskSpec, style: Callable[[str], type] | None) -> type[YamlTask]:

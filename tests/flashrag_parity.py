@@ -7,10 +7,11 @@ A ragbench system runs on the fixture's six questions with
   first) and the engine cuts it at the request's stop strings, so ragbench's stop handling is exercised;
 - the same retrieval results: `--retriever replay` over every search FlashRAG made (`retrieval_file`),
   with FlashRAG's corpus for the passages.
-`compare` then checks, per example and in order, that ragbench made the same model calls (the same input:
-the prompt string, or for a chat model the `[system, user]` messages FlashRAG rendered, or the rendered
+`assert_parity` then checks, per example and in order, that ragbench made the same model calls (the same
+input: the prompt string, or for a chat model the `[system, user]` messages FlashRAG rendered, or the rendered
 string where FlashRAG appended the model's text to it, which a chat request sends as a final assistant
-message to continue; the same temperature, token budget and stop strings) and the same searches (query and k), and ended with the same
+message to continue; the same sampling parameters, every one FlashRAG set that `Sampling` can express, stop
+strings in order: `recorded_sampling`) and the same searches (query and k), and ended with the same
 prediction. The order across examples is the scheduler's and is not compared.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import run, samples
+from ragbench._shared.flashrag import EOT
 
 FIXTURES = Path(__file__).parent / "data" / "flashrag_parity"
 QUESTIONS = FIXTURES / "questions.jsonl"
@@ -122,31 +124,80 @@ def _messages(event: dict[str, Any], text: str) -> list[dict[str, str]]:
     return messages
 
 
-def _temperature(params: dict[str, Any]) -> float:
-    """FlashRAG's decoding for a call: the temperature it gave; greedy where it gave `do_sample: False` (hf) or
-    called the API (the `openai` form sends none; compared as greedy); else vLLM's default 1.0, a sampled call
-    (ReaRAG's long answers)."""
-    if "temperature" in params:
-        return params["temperature"]
-    return 0 if params.get("do_sample") is False or "model" in params else 1.0
+def _unique(stop: Any) -> tuple[str, ...]:
+    """Stop strings in order, each once. FlashRAG's vLLM generator appends "<|eot_id|>" to the caller's list in
+    place (generator.py:239), so a list a pipeline keeps (FLARE's, the reasoning pipelines') grows by one per call;
+    a repeated stop string changes nothing. The order counts: the `openai` rule appends the first."""
+    return tuple(dict.fromkeys(stop or ()))
 
 
-def stop_strings(params: dict[str, Any]) -> frozenset[str]:
-    """The stop strings FlashRAG gave its generator: vLLM's `stop`, or the words of the HF generator's
-    `StopWordCriteria` (recorded as its repr)."""
-    criteria = params.get("stopping_criteria")
-    if criteria and not params.get("stop"):
-        return frozenset(ast.literal_eval(criteria[len("StopWordCriteria("):-1]))
-    return frozenset(params.get("stop") or ())
+def form_framework(method: str, form: str) -> str:
+    """The generator FlashRAG ran the form with: "vllm" (run_exp's default), "hf" (FLARE, REPLUG) or "openai"."""
+    forms = fixture(method)["forms"]
+    return forms[forms[form].get("same_as", form)]["config_overrides"].get("framework", "vllm")
+
+
+def recorded_sampling(params: dict[str, Any], framework: str) -> dict[str, Any]:
+    """The `Sampling` fields of FlashRAG's generation parameters for one call.
+    - vllm: what it gave `SamplingParams`; no temperature is vLLM's default 1.0 (ReaRAG's long answers sample);
+      `include_stop_str_in_output` is `keep_stop`; the seed (2024, its config's, on every call) only where the
+      call samples, as greedy decoding ignores it;
+    - hf: what it gave `model.generate`: `do_sample: False` is greedy, the stop strings are `StopWordCriteria`'s
+      (recorded as its repr), the text is cut before them and decoded without special tokens (generator.py:487-501);
+    - openai: what it sent to the API, and `keep_stop` where it gave stop strings (OpenaiGenerator appends the
+      first to a text that ends with none). Its temperature and seed are not compared: it sends none unless the
+      pipeline gives one, and ragbench's methods send FlashRAG's vLLM decoding on every engine, compared with the
+      `plain` and `chat` forms."""
+    if framework == "hf":
+        criteria = params.get("stopping_criteria")
+        words = ast.literal_eval(criteria[len("StopWordCriteria("):-1]) if criteria else ()
+        return {"max_tokens": params["max_new_tokens"], "temperature": 0 if params.get("do_sample") is False else 1.0,
+                "top_p": 1.0, "stop": _unique(words), "keep_stop": False, "skip_special_tokens": True}
+    fields = {"max_tokens": params["max_tokens"], "top_p": params.get("top_p", 1.0),
+              "stop": _unique(params.get("stop")), "skip_special_tokens": params.get("skip_special_tokens", True)}
+    if framework == "openai":
+        return {**fields, "keep_stop": bool(params.get("stop"))}
+    temperature = params.get("temperature", 1.0)
+    return {**fields, "temperature": temperature, "keep_stop": params.get("include_stop_str_in_output", False),
+            **({"seed": params["seed"]} if temperature > 0 else {})}
+
+
+def sent_sampling(sampling: dict[str, Any], framework: str) -> dict[str, Any]:
+    """A traced request's `Sampling` in `recorded_sampling`'s fields. To compare with the `openai` form the
+    "<|eot_id|>" that ragbench's methods add on every engine (FlashRAG's vLLM generator's) is left out."""
+    fields = {name: sampling[name] for name in ("max_tokens", "top_p", "keep_stop", "skip_special_tokens")}
+    stop = [s for s in sampling["stop"] if framework != "openai" or s != EOT]
+    fields["stop"] = _unique(stop)
+    if framework == "openai":
+        return fields
+    fields["temperature"] = sampling["temperature"]
+    return {**fields, **({"seed": sampling["seed"]} if sampling["temperature"] > 0 else {})}
+
+
+def without_special_tokens(text: str) -> str:
+    """A chat template's rendering as FlashRAG's HF recording shows it: its fake LM decodes the input ids with
+    skip_special_tokens, which drops ChatML's markers."""
+    return text.replace("<|im_start|>", "").replace("<|im_end|>", "")
+
+
+def recorded_input(request: dict[str, Any], framework: str) -> str | list[dict[str, str]]:
+    """A traced request's input in the fixture's terms: the prompt, or the chat's `chat_input`, which the HF
+    recording shows rendered and `without_special_tokens`."""
+    if "prompt" in request:
+        return request["prompt"]
+    shown = chat_input(request["messages"])
+    if framework != "hf":
+        return shown
+    return without_special_tokens(shown if isinstance(shown, str) else chatml(shown))
 
 
 def expected_calls(method: str, form: str) -> dict[str, list[tuple]]:
-    """Per example id, FlashRAG's calls in order: ("llm", input, max_tokens, stop set, temperature) /
-    ("retrieve", query, k)."""
+    """Per example id, FlashRAG's calls in order: ("llm", input, `recorded_sampling`) / ("retrieve", query, k)."""
     doc = fixture(method)
     forms = doc["forms"]
     inputs = RECORDER.full_inputs(forms)
     name = forms[form].get("same_as", form) if isinstance(forms[form], dict) else form
+    framework = form_framework(method, form)
     out: dict[str, list[tuple]] = {}
     for example in forms[name]["examples"]:
         calls: list[tuple] = []
@@ -157,9 +208,7 @@ def expected_calls(method: str, form: str) -> dict[str, list[tuple]]:
             text = inputs[name][event["seq"]]
             shown = _messages(event, text) if event.get("messages") and not event.get(
                 "appended_after_template_chars") else text
-            params = event["params"]
-            budget = params.get("max_tokens", params.get("max_new_tokens"))
-            calls.append(("llm", shown, budget, stop_strings(params), _temperature(params)))
+            calls.append(("llm", shown, recorded_sampling(event["params"], framework)))
         out[example["id"]] = calls
     return out
 
@@ -170,9 +219,10 @@ def expected_predictions(method: str, form: str) -> dict[str, str]:
     return {example["id"]: example["prediction"] for example in forms[name]["examples"]}
 
 
-def ragbench_calls(run_dir: Path, task: str, field: str = "answer") -> tuple[dict[str, list[tuple]], dict[str, str]]:
-    """Per example id, the calls of ragbench's traces in the fixture's terms, and the predictions (the
-    prediction's `field`: a reader's `raw_output` is FlashRAG's unprocessed prediction)."""
+def ragbench_calls(run_dir: Path, task: str, field: str = "answer", framework: str = "vllm"
+                   ) -> tuple[dict[str, list[tuple]], dict[str, str]]:
+    """Per example id, the calls of ragbench's traces in the terms of a fixture recorded with `framework`, and
+    the predictions (the prediction's `field`: a reader's `raw_output` is FlashRAG's unprocessed prediction)."""
     calls, predictions = {}, {}
     for sample in samples(run_dir, task):
         made = []
@@ -181,10 +231,7 @@ def ragbench_calls(run_dir: Path, task: str, field: str = "answer") -> tuple[dic
             if step["kind"] == "retrieval":
                 made.append(("retrieve", request["query"], request["k"]))
             elif step["kind"] == "llm":
-                sampling = request["sampling"]
-                shown = request["prompt"] if "prompt" in request else chat_input(request["messages"])
-                made.append(("llm", shown, sampling["max_tokens"], frozenset(sampling["stop"]),
-                             sampling["temperature"]))
+                made.append(("llm", recorded_input(request, framework), sent_sampling(request["sampling"], framework)))
         calls[sample["id"]] = made
         predictions[sample["id"]] = sample["prediction"][field]
     return calls, predictions
@@ -199,7 +246,7 @@ def run_parity(tmp_path: Path, method: str, form: str, system: str, task: str = 
         system_args=system_args or {}, model=model,
         model_args={"chat": form == "chat"}, retriever="replay",
         retriever_args={"file": str(searches), "corpus": str(CORPUS)}, metrics=[], **config)
-    return ragbench_calls(tmp_path / f"{method}_{form}", task, field)
+    return ragbench_calls(tmp_path / f"{method}_{form}", task, field, form_framework(method, form))
 
 
 def assert_parity(tmp_path: Path, method: str, form: str, system: str, examples: set[str] | None = None,

@@ -67,12 +67,18 @@ def chat_input(messages: list[dict[str, str]]) -> str | list[dict[str, str]]:
     return continued_chatml(messages) if messages[-1]["role"] == "assistant" and messages[-1]["content"] else messages
 
 
+def model_input(request: Any) -> str:
+    """The text the recorder's fake model reads for a request: its prompt, or its chat rendered as FlashRAG
+    renders it (`chat_input`, with the recorded tokenizer's ChatML template)."""
+    if request.prompt is not None:
+        return request.prompt
+    shown = chat_input(request.message_dicts())
+    return shown if isinstance(shown, str) else chatml(shown)
+
+
 def fake_model(request: Any) -> str:
     """The recorder's continuation for this request's prompt (the scripted engine cuts it at the stop strings)."""
-    if request.prompt is not None:
-        return RECORDER.respond(request.prompt)
-    shown = chat_input(request.message_dicts())
-    return RECORDER.respond(shown if isinstance(shown, str) else chatml(shown))
+    return RECORDER.respond(model_input(request))
 
 
 @functools.cache
@@ -84,21 +90,14 @@ def recording_tokenizer():
 
 
 def fake_flare_model(request: Any) -> dict[str, Any]:
-    """The recorder's `FakeCausalLM` in its FLARE mode inside FlashRAG's HF generator, as a per-token answer: the
-    scripted continuation in the recording's tokens, each with the probability `token_prob` gives it, generated
-    until a token completes a stop string (`StopWordCriteria`) or the budget is spent; the text cut before the
-    stop string, as FlashRAG's HF generator cuts it."""
+    """The recorder's `FakeCausalLM` in its FLARE mode, as a per-token answer: its whole scripted continuation in
+    the recording's tokens, each with the probability `token_prob` gives it. The scripted engine generates it as
+    FlashRAG's HF generator does: to the token budget or the token that completes a stop string
+    (`StopWordCriteria`), the text cut before the stop string."""
     tokenizer = recording_tokenizer()
-    prompt = request.prompt if request.prompt is not None else chatml(request.message_dicts())
-    ids = RECORDER.FakeCausalLM(tokenizer, "flare").continuation_ids(prompt)[: request.sampling.max_tokens]
-    stops, tokens = request.sampling.stop, []
-    for token_id in ids:
-        tokens.append(tokenizer.decode([token_id]))
-        if any(stop in "".join(tokens) for stop in stops):
-            break
-    text = "".join(tokens)
-    cut = min((text.find(stop) for stop in stops if stop in text), default=len(text))
-    return {"response": text[:cut], "tokens": tokens,
+    ids = RECORDER.FakeCausalLM(tokenizer, "flare").continuation_ids(model_input(request))
+    tokens = [tokenizer.decode([token_id]) for token_id in ids]
+    return {"response": "".join(tokens), "tokens": tokens,
             "logprobs": [{token: math.log(RECORDER.token_prob(token))} for token in tokens]}
 
 

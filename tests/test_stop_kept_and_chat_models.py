@@ -36,6 +36,28 @@ def test_the_scripted_engine_keeps_the_stop_string_when_asked(tmp_path):
     assert kept.text == " Paris is the capital." and cut.text == " Paris is the capital"
 
 
+def test_a_scripted_per_token_answer_is_generated_to_its_stop_string_or_its_budget():
+    """A per-token answer that spells its text ends, as hf's and vLLM's generation does, at the token that
+    completes a stop string or at max_tokens; its text is cut at the stop string as a text answer is."""
+    from ragbench._engines.scripted import ScriptedEngine
+
+    tokens = [" Paris", ".", " It", " is", "\n", "big"]
+    record = {"response": "".join(tokens), "tokens": tokens, "logprobs": [{t: -0.5} for t in tokens],
+              "cumulative_logprob": -3.0}
+
+    def answer(text=record["response"], **sampling):
+        engine = ScriptedEngine("x", script=lambda request: {**record, "response": text})
+        return engine.generate([Request(prompt="q", sampling=Sampling.make(logprobs=1, **sampling))])[0]
+
+    cut, kept = answer(stop=["\n", "."]), answer(stop=["\n", "."], keep_stop=True)
+    short, whole = answer(max_tokens=3), answer()
+    assert (cut.text, [t.token for t in cut.logprobs], cut.cumulative_logprob) == (" Paris", [" Paris", "."], -1.0)
+    assert (kept.text, len(kept.logprobs)) == (" Paris.", 2)
+    assert (short.text, len(short.logprobs)) == (" Paris. It", 3)
+    assert (whole.text, len(whole.logprobs), whole.cumulative_logprob) == (record["response"], 6, -3.0)
+    assert answer("written. apart", stop=["."]).text == "written. apart"  # tokens that do not spell it: as written
+
+
 def test_an_api_answer_gets_flashrags_stop_string_appended():
     def completion(text):
         return SimpleNamespace(choices=[SimpleNamespace(index=0, text=text, finish_reason="stop", logprobs=None)],

@@ -12,17 +12,20 @@ input: the prompt string, or for a chat model the `[system, user]` messages Flas
 string where FlashRAG appended the model's text to it, which a chat request sends as a final assistant
 message to continue; the same sampling parameters, every one FlashRAG set that `Sampling` can express, stop
 strings in order: `recorded_sampling`) and the same searches (query and k), and ended with the same
-prediction. The order across examples is the scheduler's and is not compared.
+prediction. The order across examples is the scheduler's and is not compared. The `openai` form (FlashRAG's
+OpenaiGenerator) is run with ragbench's `openai` engine against a fake OpenAI-compatible server on 127.0.0.1
+that answers as the recording's fake API did (`fake_api_reply`, cut before the stop string).
 """
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib.util
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from helpers import run, samples
 from ragbench._shared.flashrag import EOT
@@ -238,12 +241,14 @@ def ragbench_calls(run_dir: Path, task: str, field: str = "answer", framework: s
 
 def run_parity(tmp_path: Path, method: str, form: str, system: str, task: str = "nq_open_flashrag",
                system_args: dict[str, Any] | None = None, field: str = "answer",
-               model: str = "scripted:flashrag_parity:fake_model", **config: Any) -> tuple[dict, dict]:
-    """Run `system` as the fixture's method ran and return (ragbench's calls, predictions)."""
+               model: str = "scripted:flashrag_parity:fake_model", model_args: dict[str, Any] | None = None,
+               **config: Any) -> tuple[dict, dict]:
+    """Run `system` as the fixture's method ran and return (ragbench's calls, predictions). The model is a chat
+    model but for the `plain` form (the `openai` form's sends messages)."""
     searches = retrieval_file(method, tmp_path)
     run(tmp_path, name=f"{method}_{form}", tasks=[task], system=system, data={task: str(QUESTIONS)},
         system_args=system_args or {}, model=model,
-        model_args={"chat": form == "chat"}, retriever="replay",
+        model_args={"chat": form != "plain", **(model_args or {})}, retriever="replay",
         retriever_args={"file": str(searches), "corpus": str(CORPUS)}, metrics=[], **config)
     return ragbench_calls(tmp_path / f"{method}_{form}", task, field, form_framework(method, form))
 
@@ -251,8 +256,16 @@ def run_parity(tmp_path: Path, method: str, form: str, system: str, task: str = 
 def assert_parity(tmp_path: Path, method: str, form: str, system: str, examples: set[str] | None = None,
                   **kwargs: Any) -> tuple[dict, dict]:
     """`examples`: compare only these (e.g. the examples a router sends to a part that is here); returns
-    ragbench's calls and predictions."""
-    calls, predictions = run_parity(tmp_path, method, form, system, **kwargs)
+    ragbench's calls and predictions. The `openai` form runs ragbench's openai engine against the recording's
+    fake API (`fake_api_reply`) on 127.0.0.1, which must also have received the requests FlashRAG sent."""
+    if form == "openai":
+        with fake_api() as api:
+            model = f"openai:{fixture(method)['forms'][form]['config_overrides']['generator_model']}"
+            calls, predictions = run_parity(tmp_path, method, form, system, model=model,
+                                            model_args={"base_url": api.base_url}, **kwargs)
+        assert api_requests(api.requests) == recorded_api_requests(method)
+    else:
+        calls, predictions = run_parity(tmp_path, method, form, system, **kwargs)
     expected = expected_calls(method, form)
     assert set(calls) == set(expected)
     compared = set(expected) if examples is None else examples
@@ -262,6 +275,41 @@ def assert_parity(tmp_path: Path, method: str, form: str, system: str, examples:
     wanted = expected_predictions(method, form)
     assert {i: p for i, p in predictions.items() if i in compared} == {i: p for i, p in wanted.items() if i in compared}
     return calls, predictions
+
+
+def fake_api_reply(body: dict[str, Any]) -> str:
+    """The recording's fake OpenAI API (`FakeAsyncOpenAI`) answering a request body: the recorder's continuation
+    for its messages (their contents as the recorder joins them) or prompt, cut BEFORE the first stop string, as
+    the API does."""
+    shown = RECORDER.messages_text(body["messages"] if "messages" in body else body["prompt"])
+    return RECORDER.cut_at_stop(RECORDER.respond(shown), body.get("stop"), False)[0]
+
+
+@contextlib.contextmanager
+def fake_api() -> Iterator[Any]:
+    """An OpenAI-compatible server on 127.0.0.1 answering as `fake_api_reply`."""
+    from test_engine_openai import FakeServer
+
+    server = FakeServer(reply=fake_api_reply)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def api_requests(requests: list[dict[str, Any]]) -> set[str]:
+    """The distinct requests the API received: each one's model, messages (or prompt) and token budget. (A
+    request made again is answered from ragbench's response cache; the traces, compared call for call, hold it.)"""
+    return {json.dumps([body["model"], body.get("messages", body.get("prompt")), body["max_tokens"]])
+            for body in (r["body"] for r in requests)}
+
+
+def recorded_api_requests(method: str) -> set[str]:
+    """`api_requests` of the fixture's `openai` form: what FlashRAG sent the API."""
+    forms = fixture(method)["forms"]
+    inputs = RECORDER.full_inputs(forms)["openai"]
+    return {json.dumps([event["params"]["model"], inputs[event["seq"]], event["params"]["max_tokens"]])
+            for example in forms["openai"]["examples"] for event in example["events"] if event["type"] == "llm"}
 
 
 def judgements_file(method: str, form: str, folder: Path) -> Path:

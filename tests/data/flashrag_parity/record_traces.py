@@ -595,8 +595,20 @@ class FakeCausalLM:
             text += "\n"
         return self.tok.encode(text, add_special_tokens=False)
 
-    def generate(self, input_ids=None, attention_mask=None, logits_processor=None, max_new_tokens=32, **kw):
+    def step_logits(self, scripts, step):
+        """Each row's next-token logits at generation step `step`: its script's token there (the eos token after
+        the script) with probability token_prob(token) (0.99 for the eos), every other token at logit 0."""
         import math
+        import torch
+        logits = torch.zeros(len(scripts), self.vocab)
+        eos = self.tok.eos_token_id
+        for r, ids in enumerate(scripts):
+            t = ids[step] if step < len(ids) else eos
+            p = token_prob(self.tok.decode([t])) if step < len(ids) else 0.99
+            logits[r, t] = math.log(p * (self.vocab - 1) / (1 - p))
+        return logits
+
+    def generate(self, input_ids=None, attention_mask=None, logits_processor=None, max_new_tokens=32, **kw):
         import torch
         prompts = [self.tok.decode(ids, skip_special_tokens=True) for ids in input_ids]
         scripts = [self.continuation_ids(p) for p in prompts]
@@ -612,11 +624,7 @@ class FakeCausalLM:
         steps = []
         eos = self.tok.eos_token_id
         for step in range(max_new_tokens):
-            logits = torch.zeros(len(prompts), self.vocab)
-            for r, ids in enumerate(scripts):
-                t = ids[step] if step < len(ids) else eos
-                p = token_prob(self.tok.decode([t])) if step < len(ids) else 0.99
-                logits[r, t] = math.log(p * (self.vocab - 1) / (1 - p))
+            logits = self.step_logits(scripts, step)
             if logits_processor:
                 logits = logits_processor(seqs, logits)
             steps.append(logits)

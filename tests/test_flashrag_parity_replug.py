@@ -20,6 +20,7 @@ from flashrag_parity import (CORPUS, QUESTIONS, RECORDER, chatml, expected_calls
 from helpers import run, samples
 from ragbench.api import ConfigError, Document, Request
 from ragbench.plugins.replug.system import Replug, passage_weights
+from tiny_models import tiny_causal_lm
 
 TASK = "nq_open_flashrag"
 
@@ -122,18 +123,11 @@ def test_on_hf_the_recordings_fake_lm_gives_flashrags_predictions(tmp_path, form
 
 def tiny_lm(folder):
     """A 2-layer random GPT-2 over the embedded SmolLM2's tokenizer."""
-    import torch
-    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+    from transformers import AutoTokenizer
 
     from ragbench._engines.embedded import embedded_safetensors_dir
 
-    tokenizer = AutoTokenizer.from_pretrained(embedded_safetensors_dir())
-    tokenizer.save_pretrained(folder)
-    torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2, n_positions=512,
-                               eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id)
-                    ).save_pretrained(folder)
-    return folder
+    return tiny_causal_lm(folder, AutoTokenizer.from_pretrained(embedded_safetensors_dir()))
 
 
 def replug_rule(folder, prompts, weights, max_tokens):

@@ -1,14 +1,14 @@
 """Record FlashRAG's own RAG pipelines, call for call, as parity fixtures for ragbench.
 
-FlashRAG is NOT a dependency of ragbench: this script is run by hand, in a separate
-environment where FlashRAG is installed, and its output (the ``<method>.json`` files
-next to it) is committed.  Re-run it like this::
+FlashRAG is NOT a dependency of ragbench: this script is run by hand, in a separate Python
+environment, and its output (the ``<method>.json`` files next to it) is committed.  That
+environment must be able to import FlashRAG (RUC-NLPIR/FlashRAG at the commit NOTES.md names;
+``--src`` is its source tree, whose examples/methods/my_config.yaml the script reads) with
+its dependencies.  The fixtures were recorded with Python 3.11, transformers 5.24, bm25s 0.3.16
+(FlashRAG pins bm25s[core]==0.2.1), PyStemmer and numba (NOTES.md), besides torch, datasets,
+termcolor, base58, langid, openai and tiktoken, which FlashRAG imports.  There it runs as::
 
-    git clone https://github.com/RUC-NLPIR/FlashRAG /tmp/flashrag-src   # commit in NOTES.md
-    python -m venv --system-site-packages /tmp/flashrag-venv
-    /tmp/flashrag-venv/bin/pip install --no-deps -e /tmp/flashrag-src
-    /tmp/flashrag-venv/bin/pip install termcolor base58 langid   # + torch transformers bm25s PyStemmer numba datasets
-    PYTHONHASHSEED=0 /tmp/flashrag-venv/bin/python tests/data/flashrag_parity/record_traces.py --model-dir DIR
+    PYTHONHASHSEED=0 python tests/data/flashrag_parity/record_traces.py --model-dir DIR --src FLASHRAG_SOURCE
 
 (PYTHONHASHSEED=0: AdaptivePipeline runs its A/B/C groups in ``set()`` order of the labels,
 which Python's string hashing changes from process to process.)  ``--methods`` picks methods.

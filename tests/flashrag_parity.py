@@ -183,10 +183,12 @@ def without_special_tokens(text: str) -> str:
 
 
 def recorded_input(request: dict[str, Any], framework: str) -> str | list[dict[str, str]]:
-    """A traced request's input in the fixture's terms: the prompt, or the chat's `chat_input`, which the HF
-    recording shows rendered and `without_special_tokens`."""
+    """A traced request's input in the fixture's terms: the prompt; for a chat the messages the API gets, or for a
+    local generator `chat_input`, which the HF recording shows rendered and `without_special_tokens`."""
     if "prompt" in request:
         return request["prompt"]
+    if framework == "openai":
+        return request["messages"]
     shown = chat_input(request["messages"])
     if framework != "hf":
         return shown

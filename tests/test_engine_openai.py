@@ -10,7 +10,7 @@ import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -37,10 +37,13 @@ COMPLETION_LOGPROBS = {"tokens": [" Paris", "."], "token_logprobs": [-0.125, -0.
                        "text_offset": [0, 6]}
 
 
-def chat_payload(body: dict[str, Any]) -> dict[str, Any]:
+Reply = Callable[[dict[str, Any]], str]  # a request body -> the completion's text
+
+
+def chat_payload(body: dict[str, Any], reply: Reply | None = None) -> dict[str, Any]:
     last = body["messages"][-1]["content"]
     n = body.get("n", 1)
-    choices = [{"index": i, "message": {"role": "assistant", "content": f"echo{i}: {last}"},
+    choices = [{"index": i, "message": {"role": "assistant", "content": reply(body) if reply else f"echo{i}: {last}"},
                 "logprobs": CHAT_LOGPROBS if body.get("logprobs") else None, "finish_reason": "stop"}
                for i in range(n)]
     return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": body["model"],
@@ -48,9 +51,10 @@ def chat_payload(body: dict[str, Any]) -> dict[str, Any]:
             "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}}
 
 
-def completion_payload(body: dict[str, Any]) -> dict[str, Any]:
+def completion_payload(body: dict[str, Any], reply: Reply | None = None) -> dict[str, Any]:
+    text = reply(body) if reply else f" after {body['prompt']}"
     return {"id": "cmpl-1", "object": "text_completion", "created": 1700000000, "model": body["model"],
-            "choices": [{"index": 0, "text": f" after {body['prompt']}", "finish_reason": "length",
+            "choices": [{"index": 0, "text": text, "finish_reason": "length",
                          "logprobs": COMPLETION_LOGPROBS if body.get("logprobs") is not None else None}],
             "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}}
 
@@ -61,9 +65,11 @@ class FakeServer:
     Actions (consumed one per request): {"status", "headers", "body"} for a canned reply,
     {"drop": True} closes the connection without a reply, {"reset": True} resets it (RST),
     {"truncate": True} sends headers and half a body, {"hang": seconds} never replies in time.
+    `reply`: the text of every completion, from the request body (default: an echo of the input).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, reply: Reply | None = None) -> None:
+        self.reply = reply
         self.script: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
@@ -140,7 +146,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send(action["status"], action.get("body", {}), action.get("headers", {}))
         else:
             time.sleep(fake.delay)
-            payload = chat_payload(body) if self.path.endswith("/chat/completions") else completion_payload(body)
+            chat = self.path.endswith("/chat/completions")
+            payload = (chat_payload if chat else completion_payload)(body, fake.reply)
             self.send(200, payload, {})
 
     def send(self, status: int, payload: Any, headers: dict[str, str]) -> None:

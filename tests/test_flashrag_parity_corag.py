@@ -1,6 +1,8 @@
 """FlashRAG's CoRAG pipeline against `corag`, call for call. FlashRAG's run_exp sets `is_reasoning`, so every
-prompt is rendered with the chat template (its `chat` form is `same_as` its `plain` one): compared with a
-chat model. The fixture was recorded with run_exp's multi-hop task description."""
+prompt is rendered with the chat template (its `chat` form is `same_as` its `plain` one): compared with a chat
+model, and on the openai engine with its `openai` form. The fixture was recorded with run_exp's multi-hop task
+description."""
+import pytest
 from hypothesis import given, strategies as st
 
 from flashrag_parity import assert_parity
@@ -9,8 +11,9 @@ from ragbench.plugins.corag.prompts import MULTI_HOP_TASK_DESC, TASK_DESC, WIKI_
 from ragbench.plugins.corag.system import normalize_subquery, task_description
 
 
-def test_corag_makes_flashrags_calls(tmp_path):
-    assert_parity(tmp_path, "corag", "chat", "corag", system_args={"task_desc": MULTI_HOP_TASK_DESC})
+@pytest.mark.parametrize("form", ["chat", "openai"])
+def test_corag_makes_flashrags_calls(tmp_path, form):
+    assert_parity(tmp_path, "corag", form, "corag", system_args={"task_desc": MULTI_HOP_TASK_DESC})
 
 
 def test_subqueries_are_normalized_as_flashrag_does():

@@ -1,22 +1,31 @@
 """FlashRAG's ReaRAG pipeline against `rearag`, call for call. FlashRAG's run_exp sets `is_reasoning`, so every
-conversation is rendered with the chat template (its `chat` form is `same_as` its `plain` one): compared
-with a chat model. Its long-answer calls sample at vLLM's default temperature (FlashRAG sets none), as
-`rearag` does by default."""
+conversation is rendered with the chat template (its `chat` form is `same_as` its `plain` one): compared with a
+chat model, and on the openai engine with its `openai` form (where FlashRAG appends the first stop string to an
+answer that ends with none, as the engine does for `keep_stop`). Its long-answer calls sample at vLLM's default
+temperature (FlashRAG sets none) with its config's seed, as `rearag` does by default."""
+import pytest
 from hypothesis import given, strategies as st
 
-from flashrag_parity import assert_parity, fixture
+from flashrag_parity import assert_parity, fixture, run_parity
 
 from ragbench.plugins.rearag.actions import extract_code, first_action, next_move, reasoning_steps
+from ragbench.plugins.rearag.system import FLASHRAG_SEED
 
 
-def test_rearag_makes_flashrags_calls(tmp_path):
-    assert_parity(tmp_path, "rearag", "chat", "rearag")
+@pytest.mark.parametrize("form", ["chat", "openai"])
+def test_rearag_makes_flashrags_calls(tmp_path, form):
+    assert_parity(tmp_path, "rearag", form, "rearag")
 
 
 def test_a_greedy_long_answer_is_an_option(tmp_path):
-    from flashrag_parity import run_parity
     calls, _ = run_parity(tmp_path, "rearag", "chat", "rearag", system_args={"long_answer_temperature": 0})
-    assert {call[4] for example in calls.values() for call in example if call[0] == "llm"} == {0}
+    assert {call[2]["temperature"] for example in calls.values() for call in example if call[0] == "llm"} == {0}
+
+
+def test_without_flashrags_seed_each_long_answer_is_seeded_from_the_run(tmp_path):
+    calls, _ = run_parity(tmp_path, "rearag", "chat", "rearag", system_args={"long_answer_seed": None})
+    seeds = [call[2]["seed"] for made in calls.values() for call in made if call[0] == "llm" and "seed" in call[2]]
+    assert len(seeds) == len(set(seeds)) == 8 and FLASHRAG_SEED not in seeds
 
 
 def _outputs():

@@ -1,19 +1,26 @@
-"""FlashRAG's REPLUG (`REPLUGPipeline`) against `replug`. FlashRAG's recording decoded with a scripted stand-in
-model inside its REPLUG decode loop, which no ragbench engine can host: ragbench's scripted engine cannot mix
-logits, and `replug` is refused on it. So the parity is in two parts:
+"""FlashRAG's REPLUG (`REPLUGPipeline`) against `replug`. FlashRAG's recording decoded with the recorder's fake causal
+LM (`FakeCausalLM`) inside its HF generator and REPLUG's logits processor; ragbench's scripted engine cannot mix
+logits, and `replug` is refused on it. So:
 - the prompts (one per passage, FlashRAG's default template over "Document(Title: t): text") and the passage
   weights are FlashRAG's recorded ones, plain and chat, the plain prompts as sent through a run;
-- on the hf engine with a tiny random GPT-2 (SmolLM2's tokenizer, the recording's), the answer is the REPLUG rule computed directly with torch on the
-  same model: at every step the argmax of sum_i w_i * logits_i over the passages' prompts."""
+- on the hf engine the recording's fake LM itself, loaded as a local transformers model (`RecordedLM`: every
+  row's logits at every step are `FakeCausalLM.step_logits`), gives FlashRAG's recorded predictions, plain and
+  chat: the same logits mixed by ragbench's `LogitMixer` as by FlashRAG's processor;
+- on the hf engine with a tiny random GPT-2 (SmolLM2's tokenizer, the recording's), a real transformer decoding
+  with its cache, the answer is the REPLUG rule computed directly with torch on the same model: at every step
+  the argmax of sum_i w_i * logits_i over the passages' prompts."""
+import functools
 import json
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from flashrag_parity import CORPUS, QUESTIONS, chatml, expected_calls, fixture, retrieval_file
+from flashrag_parity import (CORPUS, QUESTIONS, RECORDER, chatml, expected_calls, expected_predictions, fixture,
+                             retrieval_file, without_special_tokens)
 from helpers import run, samples
 from ragbench.api import ConfigError, Document, Request
 from ragbench.plugins.replug.system import Replug, passage_weights
+from tiny_models import tiny_causal_lm
 
 TASK = "nq_open_flashrag"
 
@@ -36,26 +43,91 @@ def test_the_prompts_and_weights_are_flashrags(form):
         prompts = [call[1] for call in wanted[example["id"]] if call[0] == "llm"]
         made = Replug().prompts(docs, example["question"], chat_model=form == "chat")
         if form == "chat":  # FlashRAG's HF generator recorded the rendered chat template without its special tokens
-            made = [chatml(messages).replace("<|im_start|>", "").replace("<|im_end|>", "") for messages in made]
+            made = [without_special_tokens(chatml(messages)) for messages in made]
         assert made == prompts, example["id"]
         scores = example["output_fields"]["doc_scores"]
         assert passage_weights(docs) == pytest.approx([s / sum(scores) for s in scores], rel=1e-6)
 
 
-def tiny_lm(folder):
-    """A 2-layer random GPT-2 over the embedded SmolLM2's tokenizer."""
+def recorded_lm(folder):
+    """The recording's fake causal LM as a local transformers model over the recording's tokenizer."""
     import torch
-    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+    from transformers import (AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationMixin, PretrainedConfig,
+                              PreTrainedModel)
+    from transformers.modeling_outputs import CausalLMOutput
 
     from ragbench._engines.embedded import embedded_safetensors_dir
 
+    class RecordedLMConfig(PretrainedConfig):
+        model_type = "flashrag_parity_recorded_lm"
+
+    class RecordedLM(PreTrainedModel, GenerationMixin):
+        """At generation step s, row r's next-token logits are FakeCausalLM's for the row's prompt (decoded without
+        special tokens, as the recording's generator handed it the batch): its script's token s."""
+        config_class = RecordedLMConfig
+
+        def __init__(self, config):
+            super().__init__(config)
+            self.anchor = torch.nn.Parameter(torch.zeros(1))  # a weight, for the model's device and dtype
+            self.scripts: list[list[int]] | None = None
+            self.post_init()
+
+        @classmethod
+        def _supports_default_dynamic_cache(cls):
+            return False  # no key-value cache: forward reads the step from the attention mask's length
+
+        def generate(self, *args, **kwargs):
+            self.scripts = None  # a new batch: its prompts come with the first forward
+            return super().generate(*args, **kwargs)
+
+        @functools.cached_property
+        def fake(self):
+            return RECORDER.FakeCausalLM(AutoTokenizer.from_pretrained(self.name_or_path), "replug")
+
+        def forward(self, input_ids=None, attention_mask=None, **kwargs):
+            fake = self.fake
+            if self.scripts is None:
+                self.start = input_ids.shape[1]
+                prompts = [fake.tok.decode(ids, skip_special_tokens=True) for ids in input_ids]
+                self.scripts = [fake.continuation_ids(prompt) for prompt in prompts]
+            logits = torch.zeros(*input_ids.shape, fake.vocab)
+            logits[:, -1] = fake.step_logits(self.scripts, attention_mask.shape[1] - self.start)
+            return CausalLMOutput(logits=logits)
+
+    AutoConfig.register(RecordedLMConfig.model_type, RecordedLMConfig, exist_ok=True)
+    AutoModelForCausalLM.register(RecordedLMConfig, RecordedLM, exist_ok=True)
     tokenizer = AutoTokenizer.from_pretrained(embedded_safetensors_dir())
     tokenizer.save_pretrained(folder)
-    torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2, n_positions=512,
-                               eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id)
-                    ).save_pretrained(folder)
+    RecordedLM(RecordedLMConfig(vocab_size=len(tokenizer), eos_token_id=tokenizer.eos_token_id,
+                                max_position_embeddings=8192)).save_pretrained(folder)
     return folder
+
+
+def run_replug(tmp_path, model, form="plain", **system_args):
+    """A `replug` run of the fixture's questions over FlashRAG's recorded searches, on `model`."""
+    run(tmp_path, name=form, tasks=[TASK], system="replug", data={TASK: str(QUESTIONS)}, system_args=system_args,
+        model=model, model_args={"chat": form == "chat"}, retriever="replay", metrics=[],
+        retriever_args={"file": str(retrieval_file("replug", tmp_path)), "corpus": str(CORPUS)})
+    return samples(tmp_path / form, TASK)
+
+
+@pytest.mark.parametrize("form", ["plain", "chat"])
+def test_on_hf_the_recordings_fake_lm_gives_flashrags_predictions(tmp_path, form):
+    made = run_replug(tmp_path, f"hf:{recorded_lm(tmp_path / 'lm')}", form)
+    assert {s["id"]: s["prediction"]["answer"] for s in made} == expected_predictions("replug", form)
+    # every row of FlashRAG's batch decoded the same text, before its HF generator stripped it
+    raw = {e["id"]: {c["output_raw"] for c in e["events"] if c["type"] == "llm"}
+           for e in fixture("replug")["forms"][form]["examples"]}
+    assert {s["id"]: {s["prediction"]["raw_output"]} for s in made} == raw
+
+
+def tiny_lm(folder):
+    """A 2-layer random GPT-2 over the embedded SmolLM2's tokenizer."""
+    from transformers import AutoTokenizer
+
+    from ragbench._engines.embedded import embedded_safetensors_dir
+
+    return tiny_causal_lm(folder, AutoTokenizer.from_pretrained(embedded_safetensors_dir()))
 
 
 def replug_rule(folder, prompts, weights, max_tokens):
@@ -79,11 +151,8 @@ def replug_rule(folder, prompts, weights, max_tokens):
 
 def test_on_hf_the_answer_is_the_replug_rule_and_the_prompts_are_flashrags(tmp_path):
     folder = tiny_lm(tmp_path / "lm")
-    run(tmp_path, tasks=[TASK], system="replug", data={TASK: str(QUESTIONS)}, system_args={"max_tokens": 6},
-        model=f"hf:{folder}", model_args={"chat": False}, retriever="replay", metrics=[],
-        retriever_args={"file": str(retrieval_file("replug", tmp_path)), "corpus": str(CORPUS)})
+    made = run_replug(tmp_path, f"hf:{folder}", max_tokens=6)
     wanted = expected_calls("replug", "plain")
-    made = samples(tmp_path / "run", TASK)
     assert len(made) == 6
     first_prompts = []
     for sample in made:

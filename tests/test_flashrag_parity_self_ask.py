@@ -30,4 +30,4 @@ def test_self_ask_token_budget_is_its_own_unless_given(tmp_path):
     """The FlashRAG tasks declare max_tokens 32 for their readers; Self-Ask keeps run_exp.py's 100 (the parity
     tests) and --system-arg max_tokens still sets it."""
     calls, _ = run_parity(tmp_path, "self_ask", "plain", "self_ask", system_args={"max_tokens": 7})
-    assert {call[2] for made in calls.values() for call in made if call[0] == "llm"} == {7}
+    assert {call[2]["max_tokens"] for made in calls.values() for call in made if call[0] == "llm"} == {7}

@@ -1,7 +1,7 @@
-"""FlashRAG's SKR (`ConditionalPipeline` with the SKR-kNN judger) against `skr`: given the fixture's
-judgements (FlashRAG's judger needs CUDA and a SimCSE model; the recording scripted them), the same calls and
-predictions with a plain and with a chat model. The real judger loads and judges with a tiny random encoder;
-without a judger the run is refused before it starts."""
+"""FlashRAG's SKR (`ConditionalPipeline` with the SKR-kNN judger) against `skr`: given the fixture's judgements
+(FlashRAG's judger needs CUDA and a SimCSE model; the recording scripted them), the same calls and predictions
+with a plain and with a chat model and on the openai engine. The real judger loads and judges with a tiny random
+encoder; without a judger the run is refused before it starts."""
 import json
 from collections import Counter
 
@@ -14,7 +14,7 @@ from ragbench.plugins.skr.judger import SkrJudger, knn_rule
 from tiny_models import tiny_bert
 
 
-@pytest.mark.parametrize("form", ["plain", "chat"])
+@pytest.mark.parametrize("form", ["plain", "chat", "openai"])
 def test_skr_is_flashrags_conditional_pipeline(tmp_path, form):
     assert_parity(tmp_path, "skr", form, "skr", system_args={"judgements": str(judgements_file("skr", form, tmp_path))})
 

@@ -1,5 +1,6 @@
-"""FlashRAG's SuRe (`SuRePipeline`) against `sure`, call for call, with a plain and with a chat model (each
-prompt one user message), and `sure_fixed`, which differs only in the spaces FlashRAG's prompts lack."""
+"""FlashRAG's SuRe (`SuRePipeline`) against `sure`, call for call, with a plain and with a chat model (each prompt
+one user message) and on the openai engine, and `sure_fixed`, which differs only in the spaces FlashRAG's prompts
+lack."""
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -8,7 +9,7 @@ from ragbench.plugins.sure.prompts import JOINED_WORDS
 from ragbench.plugins.sure.system import best_candidate, parse_candidates, parse_ranking, parse_validation, ranking_rows
 
 
-@pytest.mark.parametrize("form", ["plain", "chat"])
+@pytest.mark.parametrize("form", ["plain", "chat", "openai"])
 def test_sure_is_flashrags_sure(tmp_path, form):
     assert_parity(tmp_path, "sure", form, "sure")
 

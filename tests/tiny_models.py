@@ -46,6 +46,23 @@ def tiny_gpt2(folder: Path) -> Path:
     return folder
 
 
+def tiny_causal_lm(folder: Path, tokenizer=None) -> Path:
+    """A 2-layer random GPT-2 with its language-model head, for the hf engine's decoding: over `tokenizer` (saved
+    beside it), else over WORDS."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    if tokenizer is None:
+        tokenizer, _ = word_tokenizer(folder, eos_suffix=False)
+    else:
+        tokenizer.save_pretrained(folder)
+    torch.manual_seed(0)
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2, n_positions=512,
+                               eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id)
+                    ).save_pretrained(folder)
+    return folder
+
+
 def tiny_bert(folder: Path) -> Path:
     """A BERT encoder with a pooler (SimCSE's shape), for judgers that read its pooled output."""
     import torch

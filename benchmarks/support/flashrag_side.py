@@ -1,7 +1,9 @@
 """FlashRAG's own pipeline under a simulated engine cost: the FlashRAG half of flashrag_methods.py.
 
-Run by flashrag_methods.py with a Python where FlashRAG is installed (FlashRAG is not a dependency of
-ragbench; tests/data/flashrag_parity/record_traces.py says how to install it). It runs one method's
+Run by flashrag_methods.py with a separate Python that can import FlashRAG (RUC-NLPIR/FlashRAG at the commit
+tests/data/flashrag_parity/NOTES.md names) with its dependencies, the environment the parity fixtures were
+recorded in (NOTES.md names its versions: Python 3.11, transformers 5.24, bm25s 0.3.16, PyStemmer, numba);
+FlashRAG is not a dependency of ragbench. It runs one method's
 pipeline unchanged, as tests/data/flashrag_parity/record_traces.py does (the fake model that answers from
 the prompt text, FlashRAG's BM25 over the fixture corpus), on a questions file, with every `generate`
 of the fake vLLM (or, for FLARE and REPLUG, of the fake causal LM under FlashRAG's HF generator) sleeping

@@ -84,6 +84,7 @@ class Flare(System):
                     prompt = FLASHRAG_RAG_TEMPLATE.render(ctx.llm.chat_model, docs, previous_gen=kept, question=question)
                     sentence = self.first_sentence(await self.look_ahead(ctx, prompt, "generate"))[0]
                 kept += sentence
+                ctx.record_step("keep", outputs={"sentence": sentence, "kept": kept})
                 judged += len(probabilities)
                 rounds.append({"searched": query is not None, "tokens": len(probabilities)})
         return Prediction(example.id, answer=kept, docs=docs, extras={"flare": {"rounds": rounds}})

@@ -16,6 +16,7 @@ from .prompts import ACTION_STOP, LONG_ANSWER, SHORT_ANSWER, SHORT_ANSWER_STOP, 
 NO_ANSWER = "No valid answer found"
 EXTRAS = "rearag"
 VLLM_TEMPERATURE = 1.0  # vLLM's SamplingParams default, which FlashRAG's long-answer call leaves in place
+FLASHRAG_SEED = 2024  # examples/methods/my_config.yaml `seed`, which FlashRAG's vLLM generator gives every call (:232)
 
 
 def long_answer_prompt(docs: list[Document], query: str) -> str:
@@ -44,6 +45,9 @@ class ReaRag(System):
                             `max_tokens`, which a task sets for a short answer
       long_answer_temperature  the long-answer call's temperature: FlashRAG gives none (its config's
                             do_sample is dropped), so vLLM samples it at its default 1.0; 0 makes it greedy
+      long_answer_seed      the sampled long answer's seed: FlashRAG's config seed, 2024, which its vLLM
+                            generator sends with every call (generator.py:232), so every long answer of a run
+                            samples from the same seed; null: ragbench's per-call seeds from the run's --seed
     The action and short-answer calls are greedy (temperature 0 with top_p 0.85 / 0.7, :564-573), their stop
     strings plus "<|eot_id|>" kept at the end of the output (FlashRAG's vLLM generator), so a short answer
     may end with one.
@@ -54,11 +58,13 @@ class ReaRag(System):
 
     def __init__(self, max_iter_num: Annotated[int, Ge(1)] = 15, topk: Annotated[int, Ge(1)] = 5,
                  round_tokens: Annotated[int, Ge(1)] = 1024,
-                 long_answer_temperature: Annotated[float, Ge(0)] = VLLM_TEMPERATURE) -> None:
+                 long_answer_temperature: Annotated[float, Ge(0)] = VLLM_TEMPERATURE,
+                 long_answer_seed: int | None = FLASHRAG_SEED) -> None:
         self.max_iter_num = int(max_iter_num)
         self.topk = int(topk)
         self.round_tokens = int(round_tokens)
         self.long_answer_temperature = float(long_answer_temperature)
+        self.long_answer_seed = None if long_answer_seed is None else int(long_answer_seed)
 
     async def _converse(self, ctx: Context, messages: list[dict[str, str]], step: str, **sampling: Any) -> str:
         if ctx.llm.chat_model:
@@ -92,7 +98,8 @@ class ReaRag(System):
                 shown.extend(docs)
                 observation = await ctx.llm.generate(
                     long_answer_prompt(docs, query), step="long answer",
-                    **flashrag_sampling("vllm", max_tokens=self.round_tokens, temperature=self.long_answer_temperature))
+                    **flashrag_sampling("vllm", max_tokens=self.round_tokens, temperature=self.long_answer_temperature,
+                                        seed=self.long_answer_seed))
                 messages[-1] = {"role": "assistant", "content": output}
                 messages += [{"role": "observation", "content": observation.text}, {"role": "assistant", "content": ""}]
         return Prediction(example_id=example.id, answer=answer, raw_output=answer, docs=shown,

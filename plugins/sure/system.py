@@ -89,29 +89,34 @@ class SuRe(System):
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         question = example.question
-        docs: list[Document] = await ctx.retriever.search(question, self.topk)
+        with ctx.group("retrieval"):  # the viewer's timeline: stage by stage
+            docs: list[Document] = await ctx.retriever.search(question, self.topk)
         reference = flashrag_reference(docs, REFERENCE)
-        [output] = await self._ask(ctx, "candidates", [
-            self._render(ctx, "candidates", N=len(docs), reference=reference, question=question)])
-        candidates = parse_candidates(output)
-        ctx.record_step("candidates", inputs={"output": output}, outputs={"candidates": candidates})
+        with ctx.group("candidates"):
+            [output] = await self._ask(ctx, "candidates", [
+                self._render(ctx, "candidates", N=len(docs), reference=reference, question=question)])
+            candidates = parse_candidates(output)
+            ctx.record_step("candidates", inputs={"output": output}, outputs={"candidates": candidates})
         extras: dict[str, Any] = {"candidates": candidates}
         if not candidates:
             return Prediction(example_id=example.id, answer="", raw_output=output, docs=docs, extras={"sure": extras})
-        summaries = await self._ask(ctx, "summary", [
-            self._render(ctx, "summary", question=question, pred=c, reference=reference) for c in candidates])
-        replies = await self._ask(ctx, "validation", [
-            self._render(ctx, "validation", question=question, pred=c, summary=s)
-            for c, s in zip(candidates, summaries)])
-        validation = [parse_validation(reply) for reply in replies]
+        with ctx.group("summaries"):
+            summaries = await self._ask(ctx, "summary", [
+                self._render(ctx, "summary", question=question, pred=c, reference=reference) for c in candidates])
+        with ctx.group("validation"):
+            replies = await self._ask(ctx, "validation", [
+                self._render(ctx, "validation", question=question, pred=c, summary=s)
+                for c, s in zip(candidates, summaries)])
+            validation = [parse_validation(reply) for reply in replies]
         pairs = list(itertools.permutations(range(len(summaries)), 2))
-        replies = await self._ask(ctx, "ranking", [
-            self._render(ctx, "ranking", question=question, summary1=summaries[a], summary2=summaries[b])
-            for a, b in pairs])
-        ranking = ranking_rows(len(candidates), {pair: parse_ranking(reply) for pair, reply in zip(pairs, replies)})
-        best = best_candidate(validation, ranking)
-        ctx.record_step("choice", inputs={"validation": validation, "ranking": ranking},
-                        outputs={"answer": candidates[best], "index": best})
+        with ctx.group("ranking"):
+            replies = await self._ask(ctx, "ranking", [
+                self._render(ctx, "ranking", question=question, summary1=summaries[a], summary2=summaries[b])
+                for a, b in pairs])
+            ranking = ranking_rows(len(candidates), {pair: parse_ranking(r) for pair, r in zip(pairs, replies)})
+            best = best_candidate(validation, ranking)
+            ctx.record_step("choice", inputs={"validation": validation, "ranking": ranking},
+                            outputs={"answer": candidates[best], "index": best})
         extras.update(validation=validation, ranking=ranking, chosen=best)
         return Prediction(example_id=example.id, answer=candidates[best], raw_output=output, docs=docs,
                           extras={"sure": extras})

@@ -7,7 +7,10 @@ Model strings:
                                  a rule with no pattern is the default
 A script's answer may also be a replay record with per-token data, {"response": text, "tokens": [...],
 "logprobs": [{token: logprob, ...}, ...], "cumulative_logprob": x} (see replay.py), so tests script
-token-level decisions (Self-RAG's reflection tokens); rules files may hold such dicts as "response".
+token-level decisions (Self-RAG's reflection tokens); rules files may hold such dicts as "response". A record
+whose tokens spell its text is the model's continuation, generated as hf and vllm generate: it ends after
+`max_tokens` tokens or at the token that completes a stop string, and its text is cut at the stop string as
+a text answer is; a record whose tokens do not spell its text is answered as written.
 A plain-text answer to a request with logprobs or logprob_tokens is reported as a certain model's:
 the text split into pieces (each requested named token whole, otherwise runs of non-space characters
 with their leading space), every piece log-probability 0, a named token reported where it was generated.
@@ -134,7 +137,7 @@ class ScriptedEngine(Engine):
         if isinstance(out, dict):
             try:
                 check_token_record(out)
-                response = token_response(out, sampling)
+                response = token_response(generated(out, sampling), sampling)
             except (KeyError, ValueError, TypeError) as exc:
                 return EngineError(f"scripted engine: bad per-token answer ({exc})")
         else:
@@ -146,6 +149,23 @@ class ScriptedEngine(Engine):
         response.prompt_tokens = len(last_text(request).split())
         response.completion_tokens = response.completion_tokens or len(response.text.split())
         return response
+
+
+def generated(record: dict[str, Any], sampling: Sampling) -> dict[str, Any]:
+    """A per-token record whose tokens spell its text, as far as a model generates it (see the module docstring)."""
+    tokens = record.get("tokens")
+    if not isinstance(tokens, list) or "".join(tokens) != record["response"]:
+        return record
+    count, text = 0, ""
+    for count, token in enumerate(tokens[:sampling.max_tokens], 1):
+        text += token
+        if any(stop and stop in text for stop in sampling.stop):
+            break
+    out = {**record, "response": apply_stop(text, sampling.stop, sampling.keep_stop)[0]}
+    if count < len(tokens):  # the later tokens were never generated; the log-probabilities are summed again
+        out.update({key: record[key][:count] for key in ("tokens", "logprobs", "token_ids", "ranks") if key in record})
+        out.pop("cumulative_logprob", None)
+    return out
 
 
 def certain_tokens(text: str, sampling: Sampling) -> dict[str, Any]:

@@ -1,14 +1,14 @@
 """Record FlashRAG's own RAG pipelines, call for call, as parity fixtures for ragbench.
 
-FlashRAG is NOT a dependency of ragbench: this script is run by hand, in a separate
-environment where FlashRAG is installed, and its output (the ``<method>.json`` files
-next to it) is committed.  Re-run it like this::
+FlashRAG is NOT a dependency of ragbench: this script is run by hand, in a separate Python
+environment, and its output (the ``<method>.json`` files next to it) is committed.  That
+environment must be able to import FlashRAG (RUC-NLPIR/FlashRAG at the commit NOTES.md names;
+``--src`` is its source tree, whose examples/methods/my_config.yaml the script reads) with
+its dependencies.  The fixtures were recorded with Python 3.11, transformers 5.24, bm25s 0.3.16
+(FlashRAG pins bm25s[core]==0.2.1), PyStemmer and numba (NOTES.md), besides torch, datasets,
+termcolor, base58, langid, openai and tiktoken, which FlashRAG imports.  There it runs as::
 
-    git clone https://github.com/RUC-NLPIR/FlashRAG /tmp/flashrag-src   # commit in NOTES.md
-    python -m venv --system-site-packages /tmp/flashrag-venv
-    /tmp/flashrag-venv/bin/pip install --no-deps -e /tmp/flashrag-src
-    /tmp/flashrag-venv/bin/pip install termcolor base58 langid   # + torch transformers bm25s PyStemmer numba datasets
-    PYTHONHASHSEED=0 /tmp/flashrag-venv/bin/python tests/data/flashrag_parity/record_traces.py --model-dir DIR
+    PYTHONHASHSEED=0 python tests/data/flashrag_parity/record_traces.py --model-dir DIR --src FLASHRAG_SOURCE
 
 (PYTHONHASHSEED=0: AdaptivePipeline runs its A/B/C groups in ``set()`` order of the labels,
 which Python's string hashing changes from process to process.)  ``--methods`` picks methods.
@@ -595,8 +595,20 @@ class FakeCausalLM:
             text += "\n"
         return self.tok.encode(text, add_special_tokens=False)
 
-    def generate(self, input_ids=None, attention_mask=None, logits_processor=None, max_new_tokens=32, **kw):
+    def step_logits(self, scripts, step):
+        """Each row's next-token logits at generation step `step`: its script's token there (the eos token after
+        the script) with probability token_prob(token) (0.99 for the eos), every other token at logit 0."""
         import math
+        import torch
+        logits = torch.zeros(len(scripts), self.vocab)
+        eos = self.tok.eos_token_id
+        for r, ids in enumerate(scripts):
+            t = ids[step] if step < len(ids) else eos
+            p = token_prob(self.tok.decode([t])) if step < len(ids) else 0.99
+            logits[r, t] = math.log(p * (self.vocab - 1) / (1 - p))
+        return logits
+
+    def generate(self, input_ids=None, attention_mask=None, logits_processor=None, max_new_tokens=32, **kw):
         import torch
         prompts = [self.tok.decode(ids, skip_special_tokens=True) for ids in input_ids]
         scripts = [self.continuation_ids(p) for p in prompts]
@@ -612,11 +624,7 @@ class FakeCausalLM:
         steps = []
         eos = self.tok.eos_token_id
         for step in range(max_new_tokens):
-            logits = torch.zeros(len(prompts), self.vocab)
-            for r, ids in enumerate(scripts):
-                t = ids[step] if step < len(ids) else eos
-                p = token_prob(self.tok.decode([t])) if step < len(ids) else 0.99
-                logits[r, t] = math.log(p * (self.vocab - 1) / (1 - p))
+            logits = self.step_logits(scripts, step)
             if logits_processor:
                 logits = logits_processor(seqs, logits)
             steps.append(logits)

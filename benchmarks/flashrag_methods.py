@@ -15,9 +15,10 @@ REPLUG) at a time; ragbench runs every example's own code at once and its schedu
 Walls run from the first model call to the end of the run on both sides (setup, model and index loading and a
 first search left out). Printed per method: FlashRAG's wall, generate calls and requests (when a Python with
 FlashRAG is given: --flashrag-python, default /tmp/flashrag-venv/bin/python when it exists), ragbench's wall, its
-calls (equal to FlashRAG's requests when both ran the same method) and the calls it sent (a repeated greedy
-prompt is answered from the response cache), FlashRAG's wall / ragbench's, and ragbench's wall against the
-batching lower bound: sum over sampling settings g of ceil(sent_g / B) * overhead + sent * per_request (every
+batching span (the first call to the end of the last batch: what is left after it is the run's own end, the last
+batch's samples written and results.json made), its calls (equal to FlashRAG's requests when both ran the same
+method) and the calls it sent (a repeated greedy prompt is answered from the response cache), FlashRAG's wall /
+ragbench's, and ragbench's wall and batching span against the batching lower bound: sum over sampling settings g of ceil(sent_g / B) * overhead + sent * per_request (every
 batch holds requests of one setting, at most B), plus the CPU time the fake model itself spent answering.
 ragbench retrieves with its own BM25 over the fixture corpus, FlashRAG with its bm25s index.
 
@@ -38,6 +39,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
 from ragbench._values.run_config import RunConfig
@@ -80,6 +82,16 @@ RECORDER = _recorder()
 
 FIRST_CALL: list[float] = []  # when the run's first batch reached the model (the clock's start)
 MODEL_SECONDS: list[float] = []  # CPU seconds the fake model spent answering (the engine's own work)
+BATCH_ENDS: list[float] = []  # when each batch of the scripted engine ended
+
+
+class TimedEngine(ScriptedEngine):
+    """The scripted engine, noting when each batch ends (the run's batching span: first call to last answer)."""
+
+    def generate(self, requests):
+        answers = super().generate(requests)
+        BATCH_ENDS.append(time.perf_counter())
+        return answers
 
 
 def fake_model(request) -> str:
@@ -134,19 +146,23 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
         options = {**options, "judgements": str(judgements_file(method, args.examples, work))}
     out = work / f"ragbench_{method}"
     config = RunConfig(tasks=[TASK], system=system, system_args=dict(options), data={TASK: str(data)},
-                       model="scripted:flashrag_methods:fake_model",
+                       model="timed_scripted:flashrag_methods:fake_model",
                        model_args={"overhead": args.overhead, "per_request": args.per_request,
                                    "batch_size": args.batch_size},
                        retriever="bm25", retriever_args={"index": str(index)}, metrics=[], output=str(out),
                        cache=str(work / f"cache_{method}.sqlite"), progress=False, bootstrap_iters=0,
                        max_inflight=args.max_inflight)
-    evaluator = Evaluator(config, installed_registry())
+    registry = installed_registry()
+    registry.add_catalog({"engines": {"timed_scripted": {"target": "flashrag_methods:TimedEngine"}}}, "benchmark")
+    evaluator = Evaluator(config, registry)
     FIRST_CALL.clear()
     MODEL_SECONDS.clear()
+    BATCH_ENDS.clear()
     outcome = evaluator.run()
     seconds = time.perf_counter() - FIRST_CALL[0]
     bound, calls, sent = lower_bound(out, args.batch_size, args.overhead, args.per_request)
-    return {"seconds": seconds, "bound": bound + sum(MODEL_SECONDS), "calls": calls, "sent": sent,
+    return {"seconds": seconds, "batching": BATCH_ENDS[-1] - FIRST_CALL[0], "bound": bound + sum(MODEL_SECONDS),
+            "calls": calls, "sent": sent,
             "complete": outcome.results.get("complete")}
 
 
@@ -193,8 +209,9 @@ def main() -> None:
         build_index(FIXTURES / "corpus.jsonl", index, "bm25", progress=False, registry=registry)
         print(f"{args.examples} examples; engine cost {args.overhead}s per batch + {args.per_request}s per request, "
               f"batch limit {args.batch_size}")
-        print(f"{'method':<21} {'FlashRAG s':>10} {'generates':>9} {'calls':>6} {'ragbench s':>10} {'calls':>6} "
-              f"{'sent':>6} {'bound s':>8} {'FlashRAG/ragbench':>17} {'ragbench/bound':>14}")
+        print(f"{'method':<21} {'FlashRAG s':>10} {'generates':>9} {'calls':>6} {'ragbench s':>10} {'batching s':>10} "
+              f"{'calls':>6} "
+              f"{'sent':>6} {'bound s':>8} {'FlashRAG/ragbench':>17} {'ragbench/bound':>14} {'batching/bound':>14}")
         for method in args.methods:
             system = METHODS[method][0]
             if system not in systems:
@@ -208,8 +225,9 @@ def main() -> None:
             else:
                 flash = f"{theirs['seconds']:>10.2f} {theirs['batches']:>9} {theirs['requests']:>6}"
                 ratio = f"{theirs['seconds'] / ours['seconds']:>16.2f}x"
-            print(f"{method:<21} {flash} {ours['seconds']:>10.2f} {ours['calls']:>6} {ours['sent']:>6} {ours['bound']:>8.2f} {ratio} "
-                  f"{ours['seconds'] / ours['bound']:>13.2f}x")
+            print(f"{method:<21} {flash} {ours['seconds']:>10.2f} {ours['batching']:>10.2f} {ours['calls']:>6} "
+                  f"{ours['sent']:>6} {ours['bound']:>8.2f} {ratio} {ours['seconds'] / ours['bound']:>13.2f}x "
+                  f"{ours['batching'] / ours['bound']:>13.2f}x")
 
 
 if __name__ == "__main__":

@@ -33,25 +33,32 @@ _SLOT: contextvars.ContextVar["_Slot | None"] = contextvars.ContextVar("ragbench
 class _Slot:
     def __init__(self, examples: "ExamplesInFlight") -> None:
         self.examples = examples
-        self.pending: list[asyncio.Future] = []  # calls this example waits on
-        self.leaves: list[asyncio.Future] = []  # of which searches
+        self.pending: list[tuple[asyncio.Future, bool]] = []  # calls this example waits on, and whether a search
+        self.model_calls = 0  # of them not searches
 
     @property
     def blocked(self) -> bool:
-        return any(not future.done() for future in self.pending)
+        return any(not future.done() for future, _ in self.pending)
 
     def blocked_past_leaves(self) -> bool:
         """Blocked on a call that is not a search (so its next move is not a model call made as soon as a search
         answers)."""
-        return any(not future.done() and future not in self.leaves for future in self.pending)
+        return any(not future.done() for future, leaf in self.pending if not leaf)
 
 
 class ExamplesInFlight:
-    """The slots of a run's example workers; `settled()` waits until each is blocked on a call or ended."""
+    """The slots of a run's example workers; `settled()` waits until each is blocked on a call or ended.
+
+    Whether all are blocked is asked at every call an example makes: the slots waiting on any call, and on a call
+    that is not a search, are counted as they start and stop waiting, so that while some example works the answer
+    costs no look at every slot (a look at each one's calls, whose answers may have come, is left for when every
+    slot waits: it was quadratic in the examples in flight)."""
 
     def __init__(self) -> None:
         self._slots: set[_Slot] = set()
         self._waiters: list[tuple[asyncio.Future, bool]] = []  # (waiter, past_leaves)
+        self._waiting = 0  # slots with a call they wait on
+        self._waiting_past_leaves = 0  # slots with a call they wait on that is not a search
         self.stalls = 0  # times `settled` gave up on a slot that worked STALL_SECONDS with nothing changed
 
     @contextmanager
@@ -69,8 +76,21 @@ class ExamplesInFlight:
 
     def is_settled(self, past_leaves: bool = False) -> bool:
         if past_leaves:
-            return all(slot.blocked_past_leaves() for slot in self._slots)
-        return all(slot.blocked for slot in self._slots)
+            return self._waiting_past_leaves == len(self._slots) and all(
+                slot.blocked_past_leaves() for slot in self._slots)
+        return self._waiting == len(self._slots) and all(slot.blocked for slot in self._slots)
+
+    def _started(self, slot: _Slot, leaf: bool) -> None:
+        self._waiting += len(slot.pending) == 1
+        if not leaf:
+            slot.model_calls += 1
+            self._waiting_past_leaves += slot.model_calls == 1
+
+    def _stopped(self, slot: _Slot, leaf: bool) -> None:
+        self._waiting -= not slot.pending
+        if not leaf:
+            slot.model_calls -= 1
+            self._waiting_past_leaves -= slot.model_calls == 0
 
     async def settled(self, past_leaves: bool = False) -> None:
         """Until every example is blocked on a call (`past_leaves`: on a call that is not a search) or ended. Only an
@@ -106,13 +126,11 @@ def waiting_for(future: asyncio.Future, leaf: bool = False) -> Iterator[None]:
     if slot is None:
         yield
         return
-    slot.pending.append(future)
-    if leaf:
-        slot.leaves.append(future)
+    slot.pending.append((future, leaf))
+    slot.examples._started(slot, leaf)
     slot.examples._wake()
     try:
         yield
     finally:
-        slot.pending.remove(future)
-        if leaf:
-            slot.leaves.remove(future)
+        slot.pending.remove((future, leaf))
+        slot.examples._stopped(slot, leaf)

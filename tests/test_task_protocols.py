@@ -124,9 +124,11 @@ def test_the_prompting_hooks_are_members_of_the_prompting_object_a_task_provides
     assert [name for name in PROMPTING_HOOKS if hasattr(Task, name)] == []
     assert isinstance(Task.prompting, api.TaskPrompting) and isinstance(Plain().prompting, api.TaskPrompting)
     assert [name for name in PROMPTING_HOOKS if not hasattr(api.TaskPrompting, name)] == []
-    for hook in PROMPTING_HOOKS:  # a task that still defines one on itself is refused, not silently ignored
+    for hook in PROMPTING_HOOKS:  # a task that still defines or sets one on itself is refused, not silently ignored
         with pytest.raises(TypeError, match=f"Old defines {hook}: a task's prompting is its `prompting` object"):
             type("Old", (Task,), {hook: None})
+        with pytest.raises(TypeError, match=f"Plain defines {hook}: a task's prompting"):
+            setattr(Plain(), hook, None)
 
 
 def test_scoring_declared_by_name_on_a_class_or_an_instance_is_the_tasks_scoring():

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar, Iterable, Iterator
 
 from .._checks import Preflight, probe_data
 from .._errors import RecordError
@@ -39,10 +39,7 @@ class Task:
         """Scoring fields declared by name on the class become the class's `scoring` (and leave the class); a
         prompting hook defined on the class is refused (it would never be called: systems call `prompting`'s)."""
         super().__init_subclass__(**kwargs)
-        moved = sorted(PROMPTING_NAMES & set(cls.__dict__))
-        if moved:
-            raise TypeError(f"{cls.__qualname__} defines {', '.join(moved)}: a task's prompting is its `prompting` "
-                            "object (a ragbench.api.TaskPrompting subclass; docs/changelog.md)")
+        _refuse_prompting(cls.__qualname__, cls.__dict__)
         declared = {name: cls.__dict__[name] for name in SCORING_FIELDS if name in cls.__dict__}
         if declared:
             cls.scoring = with_declared(cls.scoring, declared)
@@ -50,7 +47,9 @@ class Task:
                 delattr(cls, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """A scoring field assigned by name (`self.metrics = ...`) changes the instance's `scoring`."""
+        """A scoring field assigned by name (`self.metrics = ...`) changes the instance's `scoring`; a prompting
+        member assigned (`self.answer_format = ...`) is refused."""
+        _refuse_prompting(type(self).__qualname__, (name,))
         if name in SCORING_FIELDS:
             name, value = "scoring", with_declared(self.scoring, {name: value})
         super().__setattr__(name, value)
@@ -103,3 +102,11 @@ class Task:
     def config(self) -> dict[str, Any]:
         plots = {"plot_keys": list(plot_keys(self))} if plot_keys(self) else {}
         return {"name": self.name, "data_path": str(self.data_path) if self.data_path else None, **self.args, **plots}
+
+
+def _refuse_prompting(owner: str, names: Iterable[str]) -> None:
+    """A TypeError naming the move when a task defines or sets what is its `prompting`'s."""
+    moved = sorted(PROMPTING_NAMES.intersection(names))
+    if moved:
+        raise TypeError(f"{owner} defines {', '.join(moved)}: a task's prompting is its `prompting` object "
+                        "(a ragbench.api.TaskPrompting subclass; docs/changelog.md)")

@@ -29,7 +29,8 @@ from .templates import DEFAULT_TEMPLATE, PromptTemplate
 
 
 class YamlTask(Task):
-    """A task declared by a YAML file (docs/yaml-tasks.md), prompting with its Jinja2 templates."""
+    """A task declared by a YAML file (docs/yaml-tasks.md), prompted by its `prompting` (the file's Jinja2
+    templates, or a prompt style's own prompts)."""
 
     spec: ClassVar[TaskSpec]
     # the class of the file's `prompting`: a prompt style with prompts of its own names its YamlPrompting subclass

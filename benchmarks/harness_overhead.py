@@ -80,7 +80,7 @@ def raw_engine(cfg: RunConfig, batch: int) -> tuple[float, float, int]:
     task, system = planned.task, planned.system
     started = time.perf_counter()
     # vanilla on the default `provided` retriever shows the example's first top_n passages
-    prompts = [task.build_prompt(example, example.docs[: system.top_n]) for example in task.examples()]
+    prompts = [task.prompting.build_prompt(example, example.docs[: system.top_n]) for example in task.examples()]
     prep = time.perf_counter() - started
     sampling = Sampling.make(**system.sampling)
     requests = [Request(prompt=prompt, sampling=sampling) for prompt in prompts]

@@ -252,9 +252,11 @@ def run_stage_by_stage(system: LLatrieval, examples, task, engine, retriever, ba
         if not active:
             break
     answer_sampling = Sampling.make(max_tokens=system.answer_max_tokens, temperature=system.answer_temperature, top_p=1.0)
-    prompts = [task.chat_messages(task.build_prompt(e, selected[e.index], shot=system.answer_shot)) for e in examples]
+    prompting = task.prompting
+    prompts = [prompting.chat_messages(prompting.build_prompt(e, selected[e.index], shot=system.answer_shot))
+               for e in examples]
     answers = generate(engine, [Request.chat(m, answer_sampling) for m in prompts], batch)
-    return [(task.postprocess(a), [d.id for d in selected[e.index]]) for e, a in zip(examples, answers)]
+    return [(prompting.postprocess(a), [d.id for d in selected[e.index]]) for e, a in zip(examples, answers)]
 
 
 # --- reporting -----------------------------------------------------------------------------------------

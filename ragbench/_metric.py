@@ -93,7 +93,7 @@ class Metric:
         gold, as older plugins, is given the benefit of the doubt)."""
         if task.scoring.gold_fields is None:
             return True
-        offered = set(task.scoring.gold_fields) | ({"citations"} if task.cites else set())
+        offered = set(task.scoring.gold_fields) | ({"citations"} if task.prompting.cites else set())
         return set(cls.gold_needs) <= offered
 
     def preflight(self, check: "Preflight", task: Any) -> None:

@@ -14,7 +14,8 @@ module that imports `hookimpl` keeps `ragbench list` as fast as before.
 
 What is here, by what it is for:
 
-- The contract: `Task` (and the `Prompt` it builds, the `TaskScoring` it is scored by), the optional protocols one benchmark's task adds
+- The contract: `Task` (its `TaskPrompting`, the hooks systems call and the `Prompt` it builds, and the
+  `TaskScoring` it is scored by), the optional protocols one benchmark's task adds
   (`UsesRunResources`, `UsesTools`, `PredictionRecords`, `StandingInstruction`, `Demonstration`, `PlotKeys`, `SystemDefaults`)
   and how a system reads them of any task (`task_input`, `instruction_key`, `closed_answer`,
   `task_demonstration`), `System`, `Metric` (`Score`, `Scores`, `CorpusValue`), the data
@@ -43,11 +44,11 @@ What is here, by what it is for:
   `remove_citations`, `cited_numbers`, `list_items`, `TEMPLATES` and `fill` (instruction-tuned
   prompt formats), `FlashRagTemplate`, `FLASHRAG_RAG_TEMPLATE`, `FLASHRAG_ZERO_SHOT_TEMPLATE`, `flashrag_reference`,
   `flashrag_sampling`, `flashrag_generate` and `title_and_text` (FlashRAG's prompt templates and generator conventions, which its methods and QA prompt style share), `Reader` (the base of systems that send the task's own baseline prompt),
-  `YamlTask` (the base of a YAML task's prompt style), `RecordPlace` (where the record a style's `parse`
-  gets is, for its bad-record errors) and `yaml_task_class` (the Task class of a YAML task file,
-  docs/yaml-tasks.md), `RecordFormat` (a benchmark's own layout of data files, registered through the
-  `ragbench_record_formats` hook) and the readers it builds on (`jsonl_records`, `json_records`,
-  `read_document`; `kind`: a value's kind in words, for a bad record's message), `GoldKind` (a
+  `YamlTask` (the base of a YAML task's prompt style) and `YamlPrompting` (the base of a style's prompting),
+  `RecordPlace` (where the record a style's `parse` gets is, for its bad-record errors) and `yaml_task_class`
+  (the Task class of a YAML task file, docs/yaml-tasks.md), `RecordFormat` (a benchmark's own layout of data
+  files, registered through the `ragbench_record_formats` hook) and the readers it builds on (`jsonl_records`,
+  `json_records`, `read_document`; `kind`: a value's kind in words, for a bad record's message), `GoldKind` (a
   benchmark's own kind of gold, registered through the `ragbench_gold_kinds` hook) and the `GoldReader`
   it reads a record's paths with,
   `TokenSplitter`, `parse_split`, `tiktoken_counter` and `keep_separator` (token-counted chunking), `tiktoken_encoding`
@@ -69,7 +70,8 @@ from typing import Any
 # the internal module that defines each name
 _MODULES = {
     # the contract
-    "ragbench._task": ("Task", "Prompt"),
+    "ragbench._task": ("Task",),
+    "ragbench._task.prompting": ("TaskPrompting", "Prompt"),
     "ragbench._task.scoring": ("TaskScoring",),
     "ragbench._task.protocols": ("UsesRunResources", "UsesTools", "PredictionRecords", "StandingInstruction", "Demonstration", "PlotKeys",
                                  "SystemDefaults", "task_input", "instruction_key", "closed_answer",
@@ -112,6 +114,7 @@ _MODULES = {
     "ragbench._shared.flashrag": ("FlashRagTemplate", "flashrag_reference", "flashrag_sampling", "flashrag_generate",
                                   "title_and_text", "FLASHRAG_RAG_TEMPLATE", "FLASHRAG_ZERO_SHOT_TEMPLATE"),
     "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
+    "ragbench._shared.yaml_tasks.prompting": ("YamlPrompting",),
     "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
     "ragbench._shared.yaml_tasks.formats": ("RecordFormat",),
     "ragbench._shared.yaml_tasks.gold_kinds": ("GoldKind",),

@@ -27,7 +27,7 @@ def per_item_scores(dataset: str, variant: str) -> list[tuple[dict, dict]]:
     task = TASKS[dataset](data_path=ALCE_DATA / DATA_FILES[dataset], run_py_cleanup=False)
     out = []
     for example, item, expected in zip(task.examples(), run_["items"], run_["per_item"]):
-        prediction = Prediction(example.id, answer=task.postprocess(item["output"]),
+        prediction = Prediction(example.id, answer=task.prompting.postprocess(item["output"]),
                                 docs=[Document.from_dict(d) for d in item["docs"]])
         ours: dict = {}
         for metric in METRICS[dataset]:

@@ -34,7 +34,7 @@ def test_prompt_equals_run_py_byte_for_byte(case):
     task = task_for(dataset, run_)
     for example, item in zip(task.examples(), run_["items"]):
         shown = example.docs[: run_["ndoc"]]
-        assert task.build_prompt(example, shown) == item["prompt"]
+        assert task.prompting.build_prompt(example, shown) == item["prompt"]
 
 
 @pytest.mark.parametrize("case", RUNS, ids=run_id)
@@ -56,15 +56,15 @@ def test_output_cleanup_equals_run_py_then_eval_py_truncation(dataset):
     for raw, item in zip(data["raw_outputs"], data["runs"][0]["items"]):
         saved = item["output"]  # what run.py wrote
         expected = saved.strip().split("\n")[0].replace("<|im_end|>", "")  # eval.py
-        assert task.postprocess(raw) == expected
-        assert saved_outputs.postprocess(saved) == expected
+        assert task.prompting.postprocess(raw) == expected
+        assert saved_outputs.prompting.postprocess(saved) == expected
 
 
 def test_run_py_cleanup_is_not_idempotent_on_a_doubled_end():
-    saved = AlceEli5().postprocess("Text [1]. End.End.")
+    saved = AlceEli5().prompting.postprocess("Text [1]. End.End.")
     assert saved == "Text [1]. End."
-    assert AlceEli5().postprocess(saved) == "Text [1]."
-    assert AlceEli5(run_py_cleanup=False).postprocess(saved) == saved
+    assert AlceEli5().prompting.postprocess(saved) == "Text [1]."
+    assert AlceEli5(run_py_cleanup=False).prompting.postprocess(saved) == saved
 
 
 def test_demo_choice_is_numpy_legacy_rng():
@@ -97,7 +97,7 @@ def test_closedbook_instruction_keeps_its_trailing_space():
 def test_demo_answer_follows_answer_colon_without_space():
     task = AlceAsqa(data_path=ALCE_DATA / DATA_FILES["asqa"], shot=1, ndoc=2)
     example = next(iter(task.examples()))
-    prompt = task.build_prompt(example, example.docs[:2])
+    prompt = task.prompting.build_prompt(example, example.docs[:2])
     demo = load_prompt_file("asqa", "default").demos[1]  # seed 42, one shot
     assert "\n\nAnswer:" + demo["answer"] + "\n\n\n" in prompt and prompt.endswith("\nAnswer:")
 
@@ -105,7 +105,7 @@ def test_demo_answer_follows_answer_colon_without_space():
 def test_sub_questions_replace_the_test_question_only():
     task = AlceAsqa(data_path=ALCE_DATA / DATA_FILES["asqa"], shot=1, use_sub_questions=True)
     example = next(iter(task.examples()))
-    prompt = task.build_prompt(example, example.docs[:5])
+    prompt = task.prompting.build_prompt(example, example.docs[:5])
     sub_questions = "\n".join(p["question"] for p in example.gold["qa_pairs"])
     assert prompt.split("\n\n\n")[-1].startswith(load_prompt_file("asqa", "default").instruction
                                                   + "\n\nQuestion: " + sub_questions + "\n\nDocument [1]")
@@ -113,7 +113,7 @@ def test_sub_questions_replace_the_test_question_only():
 
 
 def test_chat_prompt_has_alce_system_message():
-    messages = AlceEli5().chat_messages("P")
+    messages = AlceEli5().prompting.chat_messages("P")
     assert messages == [{"role": "system", "content": "You are a helpful assistant that answers the following "
                                                       "questions with proper citations."},
                         {"role": "user", "content": "P"}]
@@ -123,23 +123,23 @@ def test_more_documents_than_ndoc_is_an_error_naming_both_options():
     task = AlceAsqa(data_path=ALCE_DATA / DATA_FILES["asqa"], ndoc=3)
     example = next(iter(task.examples()))
     with pytest.raises(ValueError, match="ndoc=3.*--task-arg ndoc=5"):
-        task.build_prompt(example, example.docs[:5])
+        task.prompting.build_prompt(example, example.docs[:5])
 
 
 def test_closedbook_prompt_with_documents_is_an_error():
     task = AlceAsqa(data_path=ALCE_DATA / DATA_FILES["asqa"], variant="closedbook")
     example = next(iter(task.examples()))
     with pytest.raises(ValueError, match="closed_book"):
-        task.build_prompt(example, example.docs[:1])
+        task.prompting.build_prompt(example, example.docs[:1])
 
 
 def test_citations_are_parsed_per_statement():
-    assert AlceAsqa().citations("A [1][2]. B. C [3, 4] and [0].") == [[1, 2], [], [3, 0]]
-    assert AlceQampari().citations("X [1], Y, Z [2][3].") == [[1], [], [2, 3]]
+    assert AlceAsqa().prompting.citations("A [1][2]. B. C [3, 4] and [0].") == [[1, 2], [], [3, 0]]
+    assert AlceQampari().prompting.citations("X [1], Y, Z [2][3].") == [[1], [], [2, 3]]
 
 
 def write_calls(path, dataset: str, run_: dict, raw_outputs: list[str]) -> None:
-    system = AlceAsqa().chat_messages("")[0]
+    system = AlceAsqa().prompting.chat_messages("")[0]
     with path.open("w", encoding="utf-8") as handle:
         for item, raw in zip(run_["items"], raw_outputs):
             messages = [system, {"role": "user", "content": item["prompt"]}]

@@ -13,13 +13,13 @@ ASQA = TEST_DATA / "alce" / "asqa_eval_gtr_top100.json"
 def test_asqa_reads_alces_file_with_self_rags_instruction():
     task = Asqa(ASQA)
     example = next(iter(task.examples()))
-    assert task.query_text(example) == INSTRUCTION + "## Input:\n\n" + example.question
-    prompt = task.build_prompt(example, example.docs[:5])
+    assert task.prompting.query_text(example) == INSTRUCTION + "## Input:\n\n" + example.question
+    prompt = task.prompting.build_prompt(example, example.docs[:5])
     assert prompt.startswith("Below is an instruction that describes a task.")
     assert f"[1] {example.docs[0].title}\n{example.docs[0].text}" in prompt
     assert prompt.endswith("## Input:\n\n" + example.question + "\n\n### Response:")
     assert task.scoring.metrics == ("length", "str_em", "rouge_lsum", "citation")
-    assert task.cites and task.answer_format == "long"
+    assert task.prompting.cites and task.prompting.answer_format == "long"
 
 
 def test_asqa_scores_as_eval_py_first_line_only(tmp_path):
@@ -28,7 +28,7 @@ def test_asqa_scores_as_eval_py_first_line_only(tmp_path):
     assert results["complete"]
     sample = samples(tmp_path / "run", "asqa")[0]
     assert len(sample["prediction"]["docs"]) == 5  # the top-5 GTR documents, as Self-RAG
-    assert Asqa(ASQA).postprocess("First line [1].\nSecond line") == "First line [1]."
+    assert Asqa(ASQA).prompting.postprocess("First line [1].\nSecond line") == "First line [1]."
 
 
 def test_the_headline_command_runs_crag_t3_and_asqa_in_one_run(tmp_path):

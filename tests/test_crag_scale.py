@@ -85,7 +85,7 @@ def test_a_task3_run_never_blocks_the_event_loop(tmp_path, archive, monkeypatch,
 
 
 def _page_work(outcome_task) -> tuple[int, int]:
-    return outcome_task._pages.parsed, outcome_task._embedder.texts_encoded
+    return outcome_task.page_work.pages.parsed, outcome_task.page_work.embedder.texts_encoded
 
 
 def test_a_second_system_on_the_same_file_parses_and_embeds_nothing(tmp_path, archive):
@@ -172,7 +172,7 @@ async def test_per_page_embeddings_rank_as_one_embedding_of_the_unique_sentences
     with RunResources() as resources:
         task.bind(resources)
         for _ in range(2):  # parsed and embedded, then from the cache
-            top = await task.top_sentences(example, make_context(task), example.docs)
+            top = await task.prompting.top_sentences(example, make_context(task), example.docs)
             per_page = [html_to_sentences(doc.metadata["page_result"]) for doc in example.docs]
             sentences, origins, _ = baselines.unique_sentences(example.docs, per_page)
             vectors = np.asarray(KeywordEmbedder().encode(sentences + [example.question]))

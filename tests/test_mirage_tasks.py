@@ -50,16 +50,16 @@ def parity_example() -> Example:
 
 
 def test_without_documents_the_prompt_is_medrag_cot():
-    assert planned_task("mirage_medqa").build_prompt(parity_example()) == PROMPTS["cot"]
+    assert planned_task("mirage_medqa").prompting.build_prompt(parity_example()) == PROMPTS["cot"]
 
 
 def test_over_documents_the_prompt_is_medrag_rag_numbering_them_from_zero():
     docs = [Document(id=str(i), title=s["title"], text=s["content"]) for i, s in enumerate(PROMPTS["snippets"])]
-    assert planned_task("mirage_medqa").build_prompt(parity_example(), docs) == PROMPTS["medrag"]
+    assert planned_task("mirage_medqa").prompting.build_prompt(parity_example(), docs) == PROMPTS["medrag"]
 
 
 def test_systems_writing_their_own_prompts_get_question_and_options_as_i_medrag_poses_them():
-    assert planned_task("mirage_medqa").query_text(parity_example()) == PROMPTS["i_medrag_question"]
+    assert planned_task("mirage_medqa").prompting.query_text(parity_example()) == PROMPTS["i_medrag_question"]
 
 
 def test_a_run_reports_how_many_outputs_named_no_option(tmp_path):

@@ -70,12 +70,12 @@ def test_no_data_is_a_config_error_naming_the_gated_dataset():
 def test_rag_prompt_fixed_by_default_and_literal_backslash_n_as_option():
     docs = [Document("n1", "T", "第一行标题\n正文一\n正文二"), Document("n2", "T", "只有一行")]
     item = examples()[0]
-    fixed = OmniEvalAuto(TREE).build_prompt(item, docs)
+    fixed = OmniEvalAuto(TREE).prompting.build_prompt(item, docs)
     assert fixed == [
         {"role": "system", "content": "Doc 1(Title: 第一行标题) 正文一\n正文二\nDoc 2(Title: 只有一行) \n\n\n"
                                       " 这是搜索增强的场景，助手需要使用资料原文回答用户的问题，不要做任何修改、归纳或总结。\n\n"},
         {"role": "user", "content": "问题: 定期存款的最长期限是多少？\n答案:"}]
-    shipped = OmniEvalAuto(TREE, literal_newlines=True, chat=False).build_prompt(item, None)
+    shipped = OmniEvalAuto(TREE, literal_newlines=True, chat=False).prompting.build_prompt(item, None)
     assert shipped == ("\\n\\n 这是搜索增强的场景，助手需要使用资料原文回答用户的问题，不要做任何修改、归纳或总结。\\n\\n"
                        "\n\n问题: 定期存款的最长期限是多少？\\n答案:")
     assert OmniEvalAuto(TREE, literal_newlines=True).config()["literal_newlines"] is True
@@ -83,7 +83,7 @@ def test_rag_prompt_fixed_by_default_and_literal_backslash_n_as_option():
 
 def test_conversation_turn_prompt_lists_earlier_rounds():
     turn = examples()[3]
-    user = OmniEvalAuto(TREE).build_prompt(turn, None)[1]["content"]
+    user = OmniEvalAuto(TREE).prompting.build_prompt(turn, None)[1]["content"]
     assert user == "问题: \n历史对话问题记录：0-round: 什么是大额存单？\n当前问题：它的起存金额是多少？\n答案:"
 
 
@@ -93,7 +93,7 @@ def test_upstream_repr_conversation_query_is_the_list_of_questions_so_far():
     # upstream's retrieval path: the question is the Python list; the search query and the prompt hold its repr
     assert turn.question == "['什么是大额存单？', '它的起存金额是多少？', '可以提前支取吗？']"
     assert turn.extras["history"] == ["什么是大额存单？", "它的起存金额是多少？"]
-    assert task.build_prompt(turn, None)[1]["content"] == f"问题: {turn.question}\n答案:"
+    assert task.prompting.build_prompt(turn, None)[1]["content"] == f"问题: {turn.question}\n答案:"
     assert task.config()["conversation_query"] == "upstream_repr"
     assert examples()[4].question == "可以提前支取吗？"  # default: the turn's own question
     with pytest.raises(ConfigError, match="conversation_query"):

@@ -42,7 +42,7 @@ def test_the_prompt_is_generation_pys_over_the_chunks_shown(queries):
     task = planned_task(queries)
     example = next(iter(task.examples()))
     docs = [Document(id=f"c{i}", title="", text=text) for i, text in enumerate(GENERATION["chunks"])]
-    prompt = task.build_prompt(example, docs)
+    prompt = task.prompting.build_prompt(example, docs)
     [message] = GENERATION["messages"]
     sent = prompt if isinstance(prompt, str) else prompt[-1]["content"]
     assert sent == message["content"]
@@ -50,4 +50,4 @@ def test_the_prompt_is_generation_pys_over_the_chunks_shown(queries):
 
 @pytest.mark.parametrize("raw", list(GENERATION["format_response"]))
 def test_the_answer_is_cut_out_of_its_tags_as_format_response_does(queries, raw):
-    assert planned_task(queries).postprocess(raw) == GENERATION["format_response"][raw]
+    assert planned_task(queries).prompting.postprocess(raw) == GENERATION["format_response"][raw]

@@ -46,11 +46,11 @@ def test_prompt_is_evalue_py_instruction_and_system_message(dataset):
     task = task_of(dataset, noise_rate=0.4)
     example = list(task.examples())[0]
     upstream = PARITY["prompts"][dataset]
-    prompt = task.build_prompt(example, example.docs)
+    prompt = task.prompting.build_prompt(example, example.docs)
     assert prompt == upstream["instruction"].format(QUERY=example.question, DOCS="\n".join(case["examples"][0]["docs"]))
     assert task.own_documents  # the provided retriever shows them, in this order
-    assert task.chat_messages(prompt) == [{"role": "system", "content": upstream["system"]},
-                                          {"role": "user", "content": prompt}]
+    assert task.prompting.chat_messages(prompt) == [{"role": "system", "content": upstream["system"]},
+                                                    {"role": "user", "content": prompt}]
 
 
 def scored(case: dict) -> list[tuple[dict, dict]]:

@@ -23,6 +23,7 @@ from ragbench._storage.rundir import RunDir, iter_samples
 from ragbench._scheduler import Scheduler
 from ragbench._system import System
 from ragbench._task import Task
+from ragbench.api import TaskPrompting
 from ragbench._types import Example, Prediction
 
 
@@ -67,18 +68,21 @@ def test_a_killed_run_cut_mid_line_is_resumed_to_every_example(tmp_path):
     assert repair.startswith(f"{sample_file}:4: line cut short at column")
 
 
+class QuestionPrompting(TaskPrompting):
+    def build_prompt(self, example, docs=None, **options):
+        return example.question
+
+
 class NoIndexTask(Task):
     """A third-party task that leaves Example.index at its default."""
 
     name = "no_index"
     metrics = ("match",)
+    prompting = QuestionPrompting()
 
     def examples(self):
         for i in range(5):
             yield Example(id=f"e{i}", question=f"q{i}", gold={"answers": [f"q{i}"]})
-
-    def build_prompt(self, example, docs=None, **options):
-        return example.question
 
 
 def test_examples_are_keyed_by_id_so_a_task_need_not_number_them(tmp_path):

@@ -58,7 +58,7 @@ def test_em_and_f1_equal_upstream(case):
 
 @pytest.mark.parametrize("case", METRIC_CASES, ids=lambda c: c["id"])
 def test_baseline_output_postprocessing_equals_run_baseline_lm(case):
-    assert PopQA().postprocess(case["prediction"]) == case["baseline_postprocess"]
+    assert PopQA().prompting.postprocess(case["prediction"]) == case["baseline_postprocess"]
 
 
 def _load_record(record: dict):
@@ -81,7 +81,7 @@ def test_baseline_prompt_without_docs_is_byte_exact(record, template, key):
     task = task_class(data_path=path, template=template)
     example = _example(task, path, record["line"])
     assert example.id == str(record["id"])
-    assert task.build_prompt(example, None) == record[key]
+    assert task.prompting.build_prompt(example, None) == record[key]
 
 
 @pytest.mark.parametrize("record", PROMPTS["records"], ids=lambda r: f"{r['task']}-{r['line']}")
@@ -92,7 +92,7 @@ def test_baseline_prompt_with_docs_is_byte_exact(record, template, top_n, key):
     task_class, path = _load_record(record)
     task = task_class(data_path=path, template=template)
     example = _example(task, path, record["line"])
-    assert task.build_prompt(example, example.docs[:top_n]) == record[key]
+    assert task.prompting.build_prompt(example, example.docs[:top_n]) == record[key]
 
 
 @pytest.mark.parametrize("record", PROMPTS["records"], ids=lambda r: f"{r['task']}-{r['line']}")
@@ -100,7 +100,7 @@ def test_selfrag_instruction_format_is_byte_exact(record):
     task_class, path = _load_record(record)
     task = task_class(data_path=path, instruction_format="selfrag")
     example = _example(task, path, record["line"])
-    assert task.build_prompt(example, None) == record["selfrag_prompt"]
+    assert task.prompting.build_prompt(example, None) == record["selfrag_prompt"]
     assert example.gold["answers"] == record["selfrag_answers"] == record["baseline_golds"]
 
 
@@ -110,8 +110,8 @@ def test_arc_options_with_fixed_format_show_every_label(tmp_path):
     (tmp_path / "arc.jsonl").write_text(json.dumps(record) + "\n")
     task = ArcChallenge(data_path=tmp_path / "arc.jsonl", instruction_format="baseline_with_choices")
     example = next(iter(task.examples()))
-    assert task.instruction(example).endswith("Pick one.\nA: a1\nB: b1\nC: c1\nD: d1\nE: e1")
-    assert ArcChallenge(data_path=tmp_path / "arc.jsonl", instruction_format="selfrag").instruction(
+    assert task.prompting.instruction(example).endswith("Pick one.\nA: a1\nB: b1\nC: c1\nD: d1\nE: e1")
+    assert ArcChallenge(data_path=tmp_path / "arc.jsonl", instruction_format="selfrag").prompting.instruction(
         example).endswith("\nD: d1")  # upstream drops option E
 
 

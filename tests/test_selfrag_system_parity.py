@@ -14,6 +14,7 @@ import pytest
 
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench._task import Task
+from ragbench.api import TaskPrompting
 from ragbench.testing import ReplayLLM, make_context
 from ragbench._types import Document, Example
 
@@ -24,6 +25,16 @@ def cases(kind: str) -> list[dict]:
     return json.loads((TEST_DATA / "parity" / f"selfrag_system_{kind}.json").read_text(encoding="utf-8"))["cases"]
 
 
+class InstructionPrompting(TaskPrompting):
+    """Poses `instruction` as the question, as upstream's preprocessing does."""
+
+    def __init__(self, instruction: str, answer_format: str, cites: bool) -> None:
+        self.instruction, self.answer_format, self.cites = instruction, answer_format, cites
+
+    def query_text(self, example: Example) -> str:
+        return self.instruction
+
+
 class InstructionTask(Task):
     """A task that poses `instruction` as the question, as upstream's preprocessing does."""
 
@@ -31,10 +42,7 @@ class InstructionTask(Task):
 
     def __init__(self, instruction: str, answer_format: str, cites: bool = False) -> None:
         super().__init__()
-        self.instruction, self.answer_format, self.cites = instruction, answer_format, cites
-
-    def query_text(self, example: Example) -> str:
-        return self.instruction
+        self.prompting = InstructionPrompting(instruction, answer_format, cites)
 
 
 def run_case(case: dict, tmp_path, task: Task, **options) -> tuple:

@@ -19,7 +19,6 @@ from ragbench.plugins.selfrag.scoring import SHORT_DECISION_WINDOW, SHORT_PASSAG
 from ragbench._task import Task
 from ragbench.tasks.selfrag.demo import Demo
 from ragbench.testing import ReplayLLM, make_context
-from ragbench._types import Example
 
 from test_engine_vllm import NAMED, CompletionOutput, FakeLLM, Logprob, RequestOutput, fake_vllm  # noqa: F401
 
@@ -72,9 +71,6 @@ def test_a_malformed_ranks_field_is_a_one_line_config_error(tmp_path):
 
 class Popqa(Task):
     name = "popqa_like"
-
-    def query_text(self, example: Example) -> str:
-        return example.question
 
 
 def decide(tmp_path, window: str) -> tuple[bool, float]:

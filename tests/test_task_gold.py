@@ -10,7 +10,7 @@ from conftest import TEST_DATA
 from hypothesis import given, settings, strategies as st
 from crag_helpers import crag_record
 
-from ragbench.api import Example, Prediction, Task
+from ragbench.api import Example, Prediction, Task, TaskPrompting
 from ragbench.metrics.match import ExactMatch, Match
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.tasks.crag.task import CragTask1, example_from_record
@@ -50,17 +50,20 @@ def test_the_default_reads_answers_else_the_label():
     assert Task().gold_references({"solution": "x"}) == []
 
 
+class RiddlePrompting(TaskPrompting):
+    def build_prompt(self, example, docs=None, **options):
+        return f"Riddle: {example.question}\nAnswer:"
+
+
 class Riddles(Task):
     """A task whose gold is its own shape: {"solution": {"text": ...}}."""
 
     name = "riddles"
     metrics = ("match",)
+    prompting = RiddlePrompting()
 
     def examples(self):
         yield Example(id="r1", question="What has keys but opens no lock?", gold={"solution": {"text": "a piano"}})
-
-    def build_prompt(self, example, docs=None, **options):
-        return f"Riddle: {example.question}\nAnswer:"
 
     def gold_references(self, gold):
         return [gold["solution"]["text"]]
@@ -101,19 +104,22 @@ def test_a_reading_of_the_gold_that_raises_is_recorded_and_the_example_still_sco
     assert run.samples["broken_reading"][0].gold_references == [] and "match" in run.scores["broken_reading"]
 
 
+class CapitalsPrompting(TaskPrompting):
+    def build_prompt(self, example, docs=None, **options):
+        return f"Question: {example.question}\nAnswer:"
+
+
 class Capitals(Task):
     """A Python task whose records' gold is `golds` (one example each), as a plugin's `examples` yields it."""
 
     name = "capitals"
     metrics = ("em", "match")
     golds: list = []
+    prompting = CapitalsPrompting()
 
     def examples(self):
         for index, gold in enumerate(self.golds):
             yield Example(id=f"q{index}", question="What is the capital of France?", gold=gold, index=index)
-
-    def build_prompt(self, example, docs=None, **options):
-        return f"Question: {example.question}\nAnswer:"
 
 
 def capitals_run(golds, tmp_path=None):

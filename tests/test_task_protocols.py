@@ -5,26 +5,30 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
-from ragbench.api import (Example, Prediction, StandingInstruction, System, Task, UsesRunResources, UsesTools,
-                          closed_answer, instruction_key, task_demonstration, task_input)
+from ragbench.api import (Example, Prediction, StandingInstruction, System, Task, TaskPrompting, UsesRunResources,
+                          UsesTools, closed_answer, instruction_key, task_demonstration, task_input)
 from ragbench.testing import run_eval
 
 BENCHMARK_MEMBERS = ("plot_keys", "bind", "setup", "teardown", "tools_replayed", "resources", "prediction_records",
                      "instruction_key", "task_input", "closed_answer", "demonstration", "system_defaults")
 
 
+class QuestionPrompting(TaskPrompting):
+    def build_prompt(self, example: Example, docs: Any = None, **options: Any) -> str:
+        return example.question
+
+
 class Plain(Task):
     name = "protocols_plain"
     metrics = ("em",)
     gold_fields = ("answers",)
+    prompting = QuestionPrompting()
 
     def examples(self) -> Iterator[Example]:
         yield Example(id="q1", question="Capital of France?", gold={"answers": ["Paris"]})
-
-    def build_prompt(self, example: Example, docs: Any = None, **options: Any) -> str:
-        return example.question
 
 
 class WithTools(Plain):
@@ -77,9 +81,13 @@ def test_a_task_that_uses_tools_is_bound_set_up_and_torn_down():
     assert isinstance(WithTools(), UsesTools) and isinstance(WithTools(), UsesRunResources)
 
 
+class LabelPrompting(QuestionPrompting):
+    answer_format = "label"
+
+
 class Instructed(Plain):
     name = "protocols_instructed"
-    answer_format = "label"
+    prompting = LabelPrompting()
     instruction_key = "fever"
 
     def task_input(self, example: Example) -> str:
@@ -103,7 +111,24 @@ def test_systems_read_the_protocols_of_any_task():
 def test_task_is_a_composition_of_at_most_twenty_public_names():
     public = [name for name in dir(Task) if not name.startswith("_")]
     assert len(public) <= 20, public
-    assert "scoring" in public
+    assert "scoring" in public and "prompting" in public
+
+
+PROMPTING_HOOKS = ("build_prompt", "answer_prompt", "reader_prompt", "postprocess", "chat_messages", "citations",
+                   "passages", "query_text", "answer_format", "cites")
+
+
+def test_the_prompting_hooks_are_members_of_the_prompting_object_a_task_provides_not_of_task():
+    from ragbench import api
+
+    assert [name for name in PROMPTING_HOOKS if hasattr(Task, name)] == []
+    assert isinstance(Task.prompting, api.TaskPrompting) and isinstance(Plain().prompting, api.TaskPrompting)
+    assert [name for name in PROMPTING_HOOKS if not hasattr(api.TaskPrompting, name)] == []
+    for hook in PROMPTING_HOOKS:  # a task that still defines or sets one on itself is refused, not silently ignored
+        with pytest.raises(TypeError, match=f"Old defines {hook}: a task's prompting is its `prompting` object"):
+            type("Old", (Task,), {hook: None})
+        with pytest.raises(TypeError, match=f"Plain defines {hook}: a task's prompting"):
+            setattr(Plain(), hook, None)
 
 
 def test_scoring_declared_by_name_on_a_class_or_an_instance_is_the_tasks_scoring():

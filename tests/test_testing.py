@@ -12,7 +12,7 @@ import pytest
 
 import ragbench.testing
 from ragbench.api import (ConfigError, Document, EngineError, Example, Metric, Prediction, RunResources, SampleRecord,
-                          System, Task)
+                          System, Task, TaskPrompting)
 from ragbench.testing import (ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval,
                               run_examples)
 
@@ -27,7 +27,7 @@ class Lookup(System):
 
     async def run(self, example, ctx):
         docs = await ctx.retriever.search(example.question, 2)
-        answer = await ctx.llm.generate(ctx.task.answer_prompt(example, docs), step="answer", stop=["\n"])
+        answer = await ctx.llm.generate(ctx.task.prompting.answer_prompt(example, docs), step="answer", stop=["\n"])
         with ctx.group("check"):
             verdict = await ctx.model("checker").chat([{"role": "user", "content": f"Check: {answer.text}"}], step="check")
         return Prediction(example.id, answer=answer.text, docs=docs, extras={"verdict": verdict.text})
@@ -45,17 +45,20 @@ class Lookup(System):
         return {"errors": [], "ids": [s.id for s in samples], "complete_data": complete_data}
 
 
+class LettersPrompting(TaskPrompting):
+    def build_prompt(self, example, docs=None, **options):
+        return "".join(f"{d.text}\n" for d in docs or []) + f"Q: {example.question}"
+
+
 class Letters(Task):
     name = "letters"
     metrics = ("match",)
+    prompting = LettersPrompting()
 
     def examples(self):
         for i, letter in enumerate("abc"):
             yield Example(id=f"q{i}", question=f"Which letter is {letter}?", gold={"answers": [letter]}, docs=DOCS,
                           index=i)
-
-    def build_prompt(self, example, docs=None, **options):
-        return "".join(f"{d.text}\n" for d in docs or []) + f"Q: {example.question}"
 
 
 def example() -> Example:

@@ -34,20 +34,29 @@ metrics: [em, {name: match_normalized}]
 system_args: {max_tokens: 6}
 """
 STYLE = """\
-from ragbench.api import YamlTask
+from dataclasses import dataclass, replace
+
+from ragbench.api import YamlPrompting, YamlTask
+
+
+@dataclass(frozen=True)
+class ShoutingPrompting(YamlPrompting):
+    renders_templates = False
+    prefix: str = "QUESTION"
+
+    def build_prompt(self, example, docs=None, question=None, **options):
+        return f"{self.prefix}: {(question or example.question).upper()}\\nANSWER:"
 
 
 class Shouting(YamlTask):
     \"\"\"Asks in capitals, with a prefix set by --task-arg prefix=...\"\"\"
 
-    renders_templates = False
+    prompting_class = ShoutingPrompting
 
     def __init__(self, data_path=None, prefix: str = "QUESTION") -> None:
         super().__init__(data_path)
-        self.prefix = self.args["prefix"] = prefix
-
-    def build_prompt(self, example, docs=None, question=None, **options):
-        return f"{self.prefix}: {(question or example.question).upper()}\\nANSWER:"
+        self.args["prefix"] = prefix
+        self.prompting = replace(self.prompting, prefix=prefix)
 """
 HOOK = """\
 from ragbench._hookspecs import hookimpl

@@ -309,11 +309,11 @@ def test_inputs_and_choices_reach_the_template_and_query(tmp_path):
                                "  system: Answer with a letter.\n  demonstration: {question: Pick red., answer: A}\n"
                                "postprocess: [{regex: '\\b([A-D])\\b'}]\nmetrics: [choice_accuracy]\n")
     (example,) = task.examples()
-    assert task.build_prompt(example) == "Pick one. (sky) A) red B) blue"
-    assert task.query_text(example) == "Pick one. red/blue"
-    assert task.chat_messages("p")[0] == {"role": "system", "content": "Answer with a letter."}
+    assert task.prompting.build_prompt(example) == "Pick one. (sky) A) red B) blue"
+    assert task.prompting.query_text(example) == "Pick one. red/blue"
+    assert task.prompting.chat_messages("p")[0] == {"role": "system", "content": "Answer with a letter."}
     assert task.demonstration() == ("Pick red.", "A")
-    assert task.postprocess("The answer is B, surely") == "B"
+    assert task.prompting.postprocess("The answer is B, surely") == "B"
 
 
 def test_a_citing_task_parses_the_citations_of_each_sentence(tmp_path):
@@ -321,8 +321,8 @@ def test_a_citing_task_parses_the_citations_of_each_sentence(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])
     task = spec_task(tmp_path, "task: t\ndata: {path: d.jsonl}\ncites: true\nanswer_format: long\n"
                                "fields: {gold: {long_answer: a}}\nmetrics: [citation]\n")
-    assert task.citations("Paris is big [1][3]. It is old [2].") == [[1, 3], [2]]
-    assert task.scoring.gold_fields == ("long_answer",) and task.cites
+    assert task.prompting.citations("Paris is big [1][3]. It is old [2].") == [[1, 3], [2]]
+    assert task.scoring.gold_fields == ("long_answer",) and task.prompting.cites
 
 
 @pytest.mark.parametrize("filters,raw,answer", [
@@ -334,7 +334,7 @@ def test_postprocess_filters(tmp_path, filters, raw, answer):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])
     task = spec_task(tmp_path, f"task: t\ndata: {{path: d.jsonl}}\nfields: {{gold: {{answers: a}}}}\n"
                                f"postprocess: {filters}\nmetrics: [em]\n")
-    assert task.postprocess(raw) == answer
+    assert task.prompting.postprocess(raw) == answer
 
 
 def test_metric_options_of_the_file_reach_the_metric(tmp_path, documented_task):
@@ -350,7 +350,7 @@ def test_nothing_from_a_record_is_run_as_code(tmp_path):
     task = spec_task(tmp_path, "task: t\ndata: {path: d.jsonl}\nfields: {gold: {answers: a}}\n"
                                "prompt: {template: 'Q: {{ question }}'}\nmetrics: [em]\n")
     (example,) = task.examples()
-    assert task.build_prompt(example) == "Q: {{ 7 * 7 }} {% for x in range(3) %}x{% endfor %}"
+    assert task.prompting.build_prompt(example) == "Q: {{ 7 * 7 }} {% for x in range(3) %}x{% endfor %}"
 
 
 def test_the_sandbox_refuses_reaching_python_internals(tmp_path):
@@ -359,7 +359,7 @@ def test_the_sandbox_refuses_reaching_python_internals(tmp_path):
                                "prompt: {template: '{{ question.__class__.__mro__ }}'}\nmetrics: [em]\n")
     (example,) = task.examples()
     with pytest.raises(ValueError, match=r"task.yaml:4: key 'prompt.template': cannot render"):
-        task.build_prompt(example)
+        task.prompting.build_prompt(example)
 
 
 # --- one-line errors ------------------------------------------------------------------------------------
@@ -471,7 +471,8 @@ def test_the_demo_class_and_the_catalogue_task_are_the_same_task():
     mine = Demo()
     pairs = list(zip(builtin.examples(), mine.examples()))
     assert len(pairs) == 24 and all(a == b for a, b in pairs)
-    assert builtin.build_prompt(pairs[0][0], pairs[0][0].docs) == mine.build_prompt(pairs[0][1], pairs[0][1].docs)
+    assert builtin.prompting.build_prompt(pairs[0][0], pairs[0][0].docs) == \
+        mine.prompting.build_prompt(pairs[0][1], pairs[0][1].docs)
 
 
 def test_record_errors_of_a_mapping_name_the_data_file(tmp_path):

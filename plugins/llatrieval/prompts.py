@@ -251,7 +251,7 @@ def demonstration(task: Any) -> str:
         return asqa_demonstration()
     demo = task_demonstration(task)
     if demo is None:
-        return generic_demonstration(task.answer_format)
+        return generic_demonstration(task.prompting.answer_format)
     question, answer = demo
     for citation in ("[1]", "[2]", "[3]", "[4]", "[5]"):
         answer = answer.replace(citation, "")

@@ -127,7 +127,7 @@ class LLatrieval(System):
         for t in range(self.max_iterations):
             with ctx.group(f"iteration {t + 1}"):  # the viewer's timeline: iteration -> its steps
                 query = await self.query(t, text, selected, ctx)
-                retrieved = await ctx.task.passages(await ctx.retriever.search(query, self.retrieve_top))
+                retrieved = await ctx.task.prompting.passages(await ctx.retriever.search(query, self.retrieve_top))
                 await self.summarize(text, retrieved[: self.summarize_top], ctx)
                 new = retrieved[: self.doc_num]
                 # Iterative_retrieval.py: from iteration 1 on, last iteration's selection joins the new top-50
@@ -227,20 +227,21 @@ class LLatrieval(System):
         message) and its post-processing (run.py's and eval.py's). A prompt with demonstrations (a task
         with a `demonstration()`: ALCE's) shows `answer_shot` of them, with the sub-questions as its
         question when use_sub_questions; any other task's prompt is its own, unchanged."""
+        prompting = ctx.task.prompting
         if task_demonstration(ctx.task) is None:
-            prompt = ctx.task.answer_prompt(example, docs)
+            prompt = prompting.answer_prompt(example, docs)
         else:
-            prompt = ctx.task.answer_prompt(example, docs, question=text if self.use_sub_questions else None,
-                                            shot=self.answer_shot)
-        messages = prompt if isinstance(prompt, list) else ctx.task.chat_messages(prompt)
+            prompt = prompting.answer_prompt(example, docs, question=text if self.use_sub_questions else None,
+                                             shot=self.answer_shot)
+        messages = prompt if isinstance(prompt, list) else prompting.chat_messages(prompt)
         response = await ctx.llm.chat(messages, step="answer", max_tokens=self.answer_max_tokens,
                                       temperature=self.answer_temperature, top_p=1.0)
-        answer = ctx.task.postprocess(response.text)
+        answer = prompting.postprocess(response.text)
         verdicts = [it["verification"] for it in iterations]
         trace = {"question": text, "iterations": iterations,
                  "passed_at": next((i + 1 for i, v in enumerate(verdicts) if v and v["passed"]), None)}
         return Prediction(example_id=example.id, answer=answer, raw_output=response.text, docs=list(docs),
-                          citations=ctx.task.citations(answer), extras={"llatrieval": trace})
+                          citations=prompting.citations(answer), extras={"llatrieval": trace})
 
     # --- reporting ------------------------------------------------------------------------------------
     @classmethod

@@ -113,12 +113,12 @@ class Recorded(System):
             raise FailedPrediction(f"{self.path} records that example {example.id!r} failed: {record['error']}")
         docs = self._docs[example.id]
         output = record["output"]
-        answer = ctx.task.postprocess(output)
+        answer = ctx.task.prompting.postprocess(output)
         extras = {key: record[key] for key in ("label", "supporting_facts") if key in record}
         if docs is None:  # which documents were shown is unknown (not: none were shown)
             extras[Prediction.DOCS_UNKNOWN] = True
         return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=docs or [],
-                          citations=ctx.task.citations(answer), extras=extras)
+                          citations=ctx.task.prompting.citations(answer), extras=extras)
 
     def report(self, samples: list[SampleRecord], complete_data: bool) -> dict[str, Any]:
         """Bad lines of the file and (when the whole task was read) ids not in the task's data."""

@@ -148,7 +148,7 @@ async def long_form(system: "SelfRag", ctx: Context, prompt: str, docs: list[Doc
     chosen = paths[1] if len(paths) > 1 and not clean_segment(texts[0]) else paths[0]  # main(): path 1 if 0 is empty
     trace["depth"] = len(chosen) - 1
     trace["segments"] = [n["pred"] for n in chosen]
-    if not ctx.task.cites:  # FactScore branch of main(): the best path's text, no citations
+    if not ctx.task.prompting.cites:  # FactScore branch of main(): the best path's text, no citations
         return fix_spacing(clean_segment(texts[0])), [n["ctx"] for n in paths[0] if n["ctx"] is not None], trace
     output, kept = cite_segments([n["processed_pred"] for n in chosen], [n["ctx"] for n in chosen],
                                  system.citation_numbering)

@@ -99,7 +99,7 @@ class SelfRag(System):
     # -- resolved per task ------------------------------------------------------------------
 
     def is_long(self, task: Task) -> bool:
-        return self.form == "long" or (self.form == "auto" and task.answer_format == "long")
+        return self.form == "long" or (self.form == "auto" and task.prompting.answer_format == "long")
 
     def settings(self, task: Task) -> dict[str, Any]:
         """The options as they run on `task` (per-form upstream defaults filled in)."""
@@ -151,19 +151,20 @@ class SelfRag(System):
 
     async def documents(self, example: Example, ctx: Context, ndocs: int) -> list[Document]:
         docs = await ctx.retriever.search(example.question, ndocs) if ctx.retriever else example.docs
-        return list(await ctx.task.passages(list(docs)))[:ndocs]
+        return list(await ctx.task.prompting.passages(list(docs)))[:ndocs]
 
     # -- the run -----------------------------------------------------------------------------
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         run = self.settings(ctx.task)
-        prompt = PROMPT.format(instruction=ctx.task.query_text(example))
+        prompting = ctx.task.prompting
+        prompt = PROMPT.format(instruction=prompting.query_text(example))
         docs = await self.documents(example, ctx, run["ndocs"]) if run["mode"] != "no_retrieval" else []
         if run["form"] == "long":
             output, shown, trace = await long_form(self, ctx, prompt, docs, run)
-            answer = ctx.task.postprocess(output)  # e.g. ASQA: ALCE eval.py keeps the first line
+            answer = prompting.postprocess(output)  # e.g. ASQA: ALCE eval.py keeps the first line
             return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=shown,
-                              citations=ctx.task.citations(answer) if ctx.task.cites else [],
+                              citations=prompting.citations(answer) if prompting.cites else [],
                               extras={"selfrag": trace})
         answer, raw, shown, trace = await self.short_form(ctx, prompt, docs, run)
         return Prediction(example_id=example.id, answer=answer, raw_output=raw, docs=shown, extras={"selfrag": trace})

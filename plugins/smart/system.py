@@ -113,16 +113,16 @@ class Smart(System):
         cannot be searched by intent: the first top_k x (number of intents) of them are taken."""
         count = self.top_k * len(intents)
         if ctx.retriever is None:
-            return list(await ctx.task.passages(list(example.docs)))[:count]
+            return list(await ctx.task.prompting.passages(list(example.docs)))[:count]
         if ctx.retriever.fixed_documents:
-            return list(await ctx.task.passages(await ctx.retriever.search(example.question, count)))[:count]
+            return list(await ctx.task.prompting.passages(await ctx.retriever.search(example.question, count)))[:count]
         if self.intent_retrieval == "joined":
             found = [await ctx.retriever.search("; ".join(intents), self.top_k)]
         else:
             found = await asyncio.gather(*[ctx.retriever.search(intent, self.top_k) for intent in intents])
         docs, seen = [], set()
         for batch in found:
-            for doc in (await ctx.task.passages(list(batch)))[: self.top_k]:
+            for doc in (await ctx.task.prompting.passages(list(batch)))[: self.top_k]:
                 key = doc.id if doc.id is not None else (doc.title, doc.text)
                 if key not in seen:
                     seen.add(key)
@@ -139,8 +139,9 @@ class Smart(System):
             text, docs, cited = await self.run_prompted(example, ctx, trace)
         answer = self.final_answer(ctx.task, text, cited)
         trace["cited"] = cited
+        prompting = ctx.task.prompting
         return Prediction(example_id=example.id, answer=answer, raw_output=text, docs=docs,
-                          citations=ctx.task.citations(answer) if ctx.task.cites else ([cited] if cited else []),
+                          citations=prompting.citations(answer) if prompting.cites else ([cited] if cited else []),
                           extras={"smart": trace})
 
     @grouped("Intent Reconstructor")  # the viewer's timeline: agent by agent
@@ -156,7 +157,7 @@ class Smart(System):
             intents = parse_intents(response.text)
             trace["intents_in_format"] = "Search(" in response.text  # else the whole reply is taken (upstream)
         else:
-            request = intent_prompt(task_input(ctx.task, example), ctx.task.answer_format)
+            request = intent_prompt(task_input(ctx.task, example), ctx.task.prompting.answer_format)
             response = await self.ask(llm, request, "smart:reconstructor", self.sampling(self.reconstructor_max_tokens))
             intents = parse_intent_reply(response.text)
         trace["intents_parsed"] = bool(intents)
@@ -217,7 +218,7 @@ class Smart(System):
                 trace["no_facts"] = not shown
                 if not shown and self.no_facts == "trajectory":
                     shown = docs
-        prompt = ctx.task.answer_prompt(example, shown or None)
+        prompt = ctx.task.prompting.answer_prompt(example, shown or None)
         with ctx.group("Response Generator"):
             response = await self.ask(ctx.model("generator"), prompt, "smart:generator", self.sampling(self.max_tokens))
         return response.text, list(shown or []), []
@@ -227,7 +228,7 @@ class Smart(System):
         """One locator call per passage (Table 9's prompt is per passage); all go to the scheduler at once."""
         shown = task_input(ctx.task, example)
         replies = await asyncio.gather(*[
-            self.ask(ctx.model("locator"), locate_prompt(shown, doc.text, ctx.task.answer_format),
+            self.ask(ctx.model("locator"), locate_prompt(shown, doc.text, ctx.task.prompting.answer_format),
                      "smart:locator", self.sampling(self.locator_max_tokens, "\n###")) for doc in docs])
         facts = []
         for number, (doc, reply) in enumerate(zip(docs, replies), 1):
@@ -243,12 +244,12 @@ class Smart(System):
         return await llm.generate(prompt, step=step, **sampling)
 
     def final_answer(self, task: Task, text: str, cited: list[int]) -> str:
-        answer = task.postprocess(text)
+        answer = task.prompting.postprocess(text)
         closed = self.closed_rules(task)
         if closed is not None:
             choices = "A B C D" if self.closed_postprocess == "smart_choices" and closed == "arc_c" else None
             answer = postprocess_answers_closed(answer, closed, choices)
-        if task.cites and cited:
+        if task.prompting.cites and cited:
             markers = "".join(f"[{n}]" for n in cited)
             answer = f"{answer[:-1]} {markers}." if answer.endswith(".") else f"{answer} {markers}"
         return answer
@@ -260,7 +261,7 @@ class Smart(System):
         answers wrong: there the task's postprocess alone gives the answer."""
         if not closed_answer(task) or self.closed_postprocess == "none":
             return None
-        if task.answer_format == "label":
+        if task.prompting.answer_format == "label":
             return "fever" if instruction_key(task) == "fever" else None
         return "arc_c"
 

@@ -168,7 +168,7 @@ def plan_metrics(config: RunConfig, registry: Registry, name: str, names: list[s
             cls = registry.metric_class(m)
             if not cls.fits(task):
                 needed = ", ".join(sorted(set(cls.gold_needs) - set(task.scoring.gold_fields or ())
-                                          - ({"citations"} if task.cites else set())))
+                                          - ({"citations"} if task.prompting.cites else set())))
                 raise ConfigError(f"metric {m} cannot score task {name}: it needs {needed} gold, which {name}'s records "
                                   f"do not carry (they carry: {', '.join(task.scoring.gold_fields or ()) or 'none'}); "
                                   f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "

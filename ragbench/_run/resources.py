@@ -1,8 +1,8 @@
 """What a run owns beside its engines, in one object: its worker processes, its page caches and the
 models its plugins load once. The evaluator creates it when a run starts, binds every task that works
 in it (`UsesRunResources.bind`, before anything else starts, so that such a task reaches it in `examples`,
-`setup` and `passages`), systems and metrics reach it as `ctx.resources`, and the run closes it whatever way
-it ends. Nothing of it is module state: two runs in one process, at once or one after another,
+`setup` and its prompting's `passages`), systems and metrics reach it as `ctx.resources`, and the run closes
+it whatever way it ends. Nothing of it is module state: two runs in one process, at once or one after another,
 each have their own, and one's end never closes the other's.
 
 Outside a run (a plugin's own tests, a benchmark script), make one and close it:

@@ -1,4 +1,4 @@
-"""Citation markers in answers, shared by tasks that cite (`Task.cites`) and citation metrics.
+"""Citation markers in answers, shared by tasks that cite (`TaskPrompting.cites`) and citation metrics.
 
 An answer cites the documents it was shown by number, "[1]", "[2][3]", as ALCE's prompts ask. The
 rules are ALCE's (princeton-nlp/ALCE eval.py and utils.py, commit 246c476), kept exactly: a citation

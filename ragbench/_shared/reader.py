@@ -1,4 +1,4 @@
-"""The base of generic readers: systems that send the task's own baseline prompt (`Task.reader_prompt`)
+"""The base of generic readers: systems that send the task's own baseline prompt (`TaskPrompting.reader_prompt`)
 over the documents they choose, generate once and post-process as the task does. The built-in
 `closed_book` (no documents) and `vanilla` (the retriever's top documents) are its two subclasses; a
 third-party reader subclasses it and overrides `documents`. The run's refiner (`--refiner`) turns the
@@ -30,18 +30,19 @@ class Reader(System):
         raise NotImplementedError
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
+        prompting = ctx.task.prompting
         with ctx.group("retrieval"):  # the viewer's timeline: retrieval and a task's own steps, then the answer
             docs = await self.documents(example, ctx)
             refined = await ctx.retriever.refine(example.question, docs) if docs and ctx.retriever else docs
-            prompt, shown = await ctx.task.reader_prompt(example, ctx, refined)
+            prompt, shown = await prompting.reader_prompt(example, ctx, refined)
         # a refiner's text in place of the documents: the sample keeps the documents it read, which metrics
         # of documents score (as FlashRAG's retrieval metrics score its retrieval_result)
         docs = docs if is_refined_text(refined) else shown
         if isinstance(prompt, list) or self.chat:
-            messages = prompt if isinstance(prompt, list) else ctx.task.chat_messages(prompt)
+            messages = prompt if isinstance(prompt, list) else prompting.chat_messages(prompt)
             response = await ctx.llm.chat(messages, step="answer", **self.sampling)
         else:
             response = await ctx.llm.generate(prompt, step="answer", **self.sampling)
-        answer = ctx.task.postprocess(response.text)
+        answer = prompting.postprocess(response.text)
         return Prediction(example_id=example.id, answer=answer, raw_output=response.text, docs=docs,
-                          citations=ctx.task.citations(answer))
+                          citations=prompting.citations(answer))

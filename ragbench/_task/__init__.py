@@ -1,53 +1,45 @@
-"""Base class of task plugins: where the examples come from and how a system prompts for them."""
+"""Base class of task plugins: where the examples come from, how systems prompt for them, how answers are scored."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar, Iterable, Iterator
 
 from .._checks import Preflight, probe_data
 from .._errors import RecordError
 from .._storage.datafiles import stat_fingerprint
 from .protocols import plot_keys
+from .prompting import PROMPTING_NAMES, TaskPrompting
 from .scoring import SCORING_FIELDS, TaskScoring, with_declared
-from .._types import Document, Example
-
-Prompt = str | list[dict[str, str]]
+from .._types import Example
 
 
 class Task:
     """A benchmark, in three parts: its data (`prepare`, `preflight`, `examples`, `data_fingerprint`,
-    `size_hint`, `own_documents`, `gold_references`), its prompting (`build_prompt`, `postprocess` and the
-    other hooks below, which generic systems such as closed_book and vanilla follow so that their prompts
-    match the benchmark's reference baselines) and its `scoring`. Subclasses set the class attributes and
-    implement `examples`; what only one benchmark needs is an optional protocol (ragbench._task.protocols).
+    `size_hint`, `own_documents`, `gold_references`), its `prompting` (a `TaskPrompting`: the baseline
+    prompt and the hooks systems call, which generic systems such as closed_book and vanilla follow so that
+    their prompts match the benchmark's reference baselines) and its `scoring`. Subclasses set the class
+    attributes and implement `examples`; what only one benchmark needs is an optional protocol
+    (ragbench._task.protocols).
     """
 
     name: ClassVar[str] = ""
     # metrics, metric_options, slice_fields, missing_scores_zero, gold_fields (ragbench._task.scoring): a
     # task declares them as one TaskScoring or each by its own name, on the class or on an instance
     scoring: TaskScoring = TaskScoring()
-
-    # --- the task-system contract (docs/writing-plugins.md, "The task-system contract": each hook, its purpose and
-    # which built-in systems read it) ----------------------------------------------------------------
-    #   answer_format    "short" (an entity or phrase), "long" (a paragraph), "list", "choice"
-    #                    (a multiple-choice letter) or "label" (a verdict such as true/false)
-    #   cites            answers cite the shown documents as [1], [2] ... (ALCE-style citation metrics)
-    #   own_documents    the examples carry documents of their own, what the `provided`, `example_bm25` and
-    #                    `example_dense` retrievers return: True (CRAG's pages, ALCE's top-100, Self-RAG's
-    #                    ctxs), False (open domain: a system that retrieves needs a corpus retriever, and
-    #                    the pre-flight says so), None (not declared: not checked); an instance may set it
-    #                    from its options (squad's passages=)
-    # and the methods below: reader_prompt, answer_prompt, postprocess, chat_messages, citations,
-    # passages, query_text, gold_references. What one benchmark adds (CRAG's tools, OmniEval's prediction
-    # folders, Self-RAG's standing instruction, a demonstration, plot keys, system defaults) is an optional
-    # protocol its task implements (ragbench._task.protocols).
-    answer_format: ClassVar[str] = "short"
-    cites: ClassVar[bool] = False
+    # answer_format, cites and the prompting hooks (ragbench._task.prompting; docs/writing-plugins.md, "The
+    # task-system contract"): one object on the class, or an instance's own made from its options
+    prompting: TaskPrompting = TaskPrompting()
+    # The examples carry documents of their own, what the `provided`, `example_bm25` and `example_dense`
+    # retrievers return: True (CRAG's pages, ALCE's top-100, Self-RAG's ctxs), False (open domain: a system
+    # that retrieves needs a corpus retriever, and the pre-flight says so), None (not declared: not checked);
+    # an instance may set it from its options (squad's passages=).
     own_documents: bool | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Scoring fields declared by name on the class become the class's `scoring` (and leave the class)."""
+        """Scoring fields declared by name on the class become the class's `scoring` (and leave the class); a
+        prompting hook defined on the class is refused (it would never be called: systems call `prompting`'s)."""
         super().__init_subclass__(**kwargs)
+        _refuse_prompting(cls.__qualname__, cls.__dict__)
         declared = {name: cls.__dict__[name] for name in SCORING_FIELDS if name in cls.__dict__}
         if declared:
             cls.scoring = with_declared(cls.scoring, declared)
@@ -55,7 +47,9 @@ class Task:
                 delattr(cls, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """A scoring field assigned by name (`self.metrics = ...`) changes the instance's `scoring`."""
+        """A scoring field assigned by name (`self.metrics = ...`) changes the instance's `scoring`; a prompting
+        member assigned (`self.answer_format = ...`) is refused."""
+        _refuse_prompting(type(self).__qualname__, (name,))
         if name in SCORING_FIELDS:
             name, value = "scoring", with_declared(self.scoring, {name: value})
         super().__setattr__(name, value)
@@ -84,44 +78,6 @@ class Task:
         """Examples in data order; a bad record is yielded as a `RecordError`, not raised."""
         raise NotImplementedError
 
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
-        raise NotImplementedError
-
-    async def passages(self, docs: list[Document]) -> list[Document]:
-        """Retrieved documents as passages a system can read itself (summarise, select, verify, cite),
-        in order (awaited: a task that splits its documents does that work off the event loop).
-        Default: unchanged; a task whose documents are not passages (CRAG's HTML pages) splits them
-        here. Generic readers (closed_book, vanilla) use `reader_prompt` instead, which reproduces
-        the task's own baseline."""
-        return docs
-
-    def query_text(self, example: Example) -> str:
-        """The question as this task poses it to a system writing its own prompts (instruction and
-        answer options included where the task has them); `example.question` stays the bare question
-        that retrieval uses."""
-        return example.question
-
-    def answer_prompt(self, example: Example, docs: list[Document] | None, question: str | None = None,
-                      shot: int | None = None) -> Prompt:
-        """The task's own answer prompt over `docs` (None or []: closed book); `question` replaces the
-        question text (a system's rewritten question or sub-questions); `shot` sets how many worked
-        examples a prompt with demonstrations shows (None: the task's own number; a task without
-        demonstrations ignores it). Systems end with this, then `postprocess`, so that answers are
-        scored as the benchmark's baselines are."""
-        options = {"question": question, "shot": shot}
-        return self.build_prompt(example, docs, **{k: v for k, v in options.items() if v is not None})
-
-    async def reader_prompt(self, example: Example, ctx: Any,
-                            docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
-        """What a generic system sends for `example` and the documents it shows, in order.
-
-        `docs` are the system's documents (None: closed book). The default formats them with
-        `build_prompt`; a task whose reference baseline does more (CRAG: pages to sentences,
-        embedding ranking, LLM entity extraction and KG calls through `ctx`) overrides this, so
-        that `closed_book` / `vanilla` reproduce that baseline.
-        """
-        return self.build_prompt(example, docs), list(docs or [])
-
     def data_fingerprint(self) -> dict[str, Any] | None:
         """A cheap identity of the data `prepare` found, recorded when a run starts: the --resume of a
         finished run whose data's fingerprint changed reads the data again (changed records run again).
@@ -133,20 +89,6 @@ class Task:
     def size_hint(self) -> int | None:
         """The number of records, if it is cheap to know (for the progress bar's ETA)."""
         return None
-
-    def postprocess(self, text: str) -> str:
-        """Turn raw model output into the answer that is scored."""
-        return text
-
-    def chat_messages(self, prompt: str) -> list[dict[str, str]]:
-        """How a chat model receives a text prompt; a task may add its baseline's system message."""
-        return [{"role": "user", "content": prompt}]
-
-    def citations(self, answer: str) -> list[list[int]]:
-        """For tasks whose answers cite documents: per statement of `answer`, the document
-        numbers it cites (1-based positions in the documents shown). Informational; metrics
-        parse the answer themselves, as the upstream evaluation does."""
-        return []
 
     def gold_references(self, gold: dict[str, Any]) -> list[str]:
         """Every gold answer of one record (`example.gold`) as a reference text, the preferred first: what a
@@ -160,3 +102,11 @@ class Task:
     def config(self) -> dict[str, Any]:
         plots = {"plot_keys": list(plot_keys(self))} if plot_keys(self) else {}
         return {"name": self.name, "data_path": str(self.data_path) if self.data_path else None, **self.args, **plots}
+
+
+def _refuse_prompting(owner: str, names: Iterable[str]) -> None:
+    """A TypeError naming the move when a task defines or sets what is its `prompting`'s."""
+    moved = sorted(PROMPTING_NAMES.intersection(names))
+    if moved:
+        raise TypeError(f"{owner} defines {', '.join(moved)}: a task's prompting is its `prompting` object "
+                        "(a ragbench.api.TaskPrompting subclass; docs/changelog.md)")

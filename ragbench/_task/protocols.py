@@ -105,8 +105,8 @@ class SystemDefaults(Protocol):
 
 
 def task_input(task: Task, example: Example) -> str:
-    """What a system shows under the task's standing instruction; `query_text` for a task without one."""
-    return task.task_input(example) if isinstance(task, StandingInstruction) else task.query_text(example)
+    """What a system shows under the task's standing instruction; `prompting.query_text` for a task without one."""
+    return task.task_input(example) if isinstance(task, StandingInstruction) else task.prompting.query_text(example)
 
 
 def instruction_key(task: Task) -> str | None:
@@ -116,7 +116,7 @@ def instruction_key(task: Task) -> str | None:
 
 def closed_answer(task: Task) -> bool:
     """Answers come from a fixed set (choices, labels): Self-RAG's and SMART's closed tasks."""
-    return task.answer_format in ("choice", "label")
+    return task.prompting.answer_format in ("choice", "label")
 
 
 def task_demonstration(task: Task) -> tuple[str, str] | None:

@@ -12,45 +12,33 @@ Data loading, gold and metrics are ALCE's (`alce_asqa`); only the prompting diff
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ragbench.api import ConfigError, Document, Example, TEMPLATES, fill
 
-from .tasks import AlceAsqa, eval_py_truncation
+from .tasks import AlceAsqa, AlceAsqaPrompting, eval_py_truncation
 
 # Self-RAG's TASK_INST["asqa"] (retrieval_lm/utils.py), byte-exact.
 INSTRUCTION = ("Answer the following question. The question may be ambiguous and have multiple correct "
                "answers, and in that case, you have to provide a long-form answer including all correct answers.")
 
 
-class Asqa(AlceAsqa):
-    name = "asqa"
-    instruction_key = "asqa"
+@dataclass(frozen=True)
+class SelfRagAsqaPrompting(AlceAsqaPrompting):
+    """Self-RAG's instruction in run_baseline_lm.py's `template`; ALCE's citations, no chat system message."""
 
-    def __init__(self, data_path=None, template: str = "alpaca", ndoc: int = 5, citations: bool = True,
-                 mauve: bool = False, retrieval: str | None = None) -> None:
-        super().__init__(data_path, ndoc=ndoc, citations=citations, mauve=mauve, retrieval=retrieval)
-        if template not in TEMPLATES:
-            raise ConfigError(f"task asqa: template '{template}' is not one of {', '.join(TEMPLATES)}")
-        self.template = self.args["template"] = template
-        for alce_only in ("variant", "use_shorter", "shot", "seed", "run_py_cleanup", "use_sub_questions"):
-            self.args.pop(alce_only, None)
+    template: str = "alpaca"
 
     def query_text(self, example: Example) -> str:
         """run_long_form_static.py's instruction (TASK_INST + "## Input:\\n\\n" + question)."""
         return INSTRUCTION + "## Input:\n\n" + example.question
-
-    def task_input(self, example: Example) -> str:
-        return example.question
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
                      **options: Any) -> str:
         """run_baseline_lm.py's template around the instruction, with "[i] title\\ntext" paragraphs."""
         instruction = self.query_text(example) if question is None else question
         return fill(self.template, instruction, docs, self.ndoc)
-
-    def demonstration(self) -> None:
-        return None  # Self-RAG's prompt shows no worked example
 
     def chat_messages(self, prompt: str) -> list[dict[str, str]]:
         return [{"role": "user", "content": prompt}]
@@ -59,3 +47,24 @@ class Asqa(AlceAsqa):
         """eval.py on Self-RAG's outputs: the first line, "<|im_end|>" removed (no run.py cleanup)."""
         return eval_py_truncation(text.replace("</s>", ""))
 
+
+class Asqa(AlceAsqa):
+    name = "asqa"
+    instruction_key = "asqa"
+    prompting_class = SelfRagAsqaPrompting
+
+    def __init__(self, data_path=None, template: str = "alpaca", ndoc: int = 5, citations: bool = True,
+                 mauve: bool = False, retrieval: str | None = None) -> None:
+        super().__init__(data_path, ndoc=ndoc, citations=citations, mauve=mauve, retrieval=retrieval)
+        if template not in TEMPLATES:
+            raise ConfigError(f"task asqa: template '{template}' is not one of {', '.join(TEMPLATES)}")
+        self.args["template"] = template
+        self.prompting = replace(self.prompting, template=template)
+        for alce_only in ("variant", "use_shorter", "shot", "seed", "run_py_cleanup", "use_sub_questions"):
+            self.args.pop(alce_only, None)
+
+    def task_input(self, example: Example) -> str:
+        return example.question
+
+    def demonstration(self) -> None:
+        return None  # Self-RAG's prompt shows no worked example

@@ -24,13 +24,15 @@ Options (--task-arg):
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Iterator, Mapping
 
 from annotated_types import Ge, Lt
 
-from ragbench.api import ConfigError, Document, Example, RecordError, Task, cited_numbers, list_items, sent_tokenize
+from ragbench.api import (ConfigError, Document, Example, RecordError, Task, TaskPrompting, cited_numbers, list_items,
+                          sent_tokenize)
 
 from .data import alce_data_file, read_records
 from .prompting import SHORTER_FIELDS, fill, head_prompt, load_prompt_file, shorter_docs
@@ -50,10 +52,75 @@ def eval_py_truncation(text: str) -> str:
     return text.strip().split("\n")[0].replace("<|im_end|>", "")
 
 
-class AlceTask(Task):
-    dataset: ClassVar[str] = ""
+@dataclass(frozen=True)
+class AlcePrompting(TaskPrompting):
+    """run.py's prompt (the prompt file of `dataset` and `variant`, `shot` demos of `ndoc` documents chosen
+    by `seed`), its chat system message, run.py's cleanup and eval.py's truncation; statements cite [n]."""
+
     answer_format = "long"
     cites = True
+    dataset: str
+    variant: str = "default"
+    use_shorter: str | None = None
+    shot: int = 2
+    ndoc: int = 5
+    seed: int = 42
+    run_py_cleanup: bool = True
+
+    def prompt_question(self, example: Example) -> str:
+        return example.question
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, shot: int | None = None,
+                     question: str | None = None, **options: Any) -> str:
+        """run.py's prompt; `shot` and `question` override the task's demo count and the question shown,
+        for systems with their own answer protocol (LLatrieval: 1 shot, the gold sub-questions)."""
+        docs = list(docs or [])
+        shot = self.shot if shot is None else int(shot)
+        prompt_file = load_prompt_file(self.dataset, self.variant)
+        if docs and (not prompt_file.shows_documents or self.ndoc == 0):
+            raise ValueError(f"the {self.variant} prompt (ndoc={self.ndoc}) shows no documents but the system "
+                             f"chose {len(docs)}; use --system closed_book")
+        if len(docs) > self.ndoc:
+            raise ValueError(f"the system shows {len(docs)} documents but ALCE's demos show ndoc={self.ndoc}; "
+                             f"pass --task-arg ndoc={len(docs)} (or --system-arg top_n={self.ndoc})")
+        head = head_prompt(self.dataset, self.variant, shot, self.ndoc, self.seed, self.use_shorter)
+        question = self.prompt_question(example) if question is None else question
+        return head + fill(prompt_file, question, docs, self.ndoc, self.use_shorter)
+
+    def chat_messages(self, prompt: str) -> list[dict[str, str]]:
+        return [{"role": "system", "content": CHAT_SYSTEM_MESSAGE}, {"role": "user", "content": prompt}]
+
+    def postprocess(self, text: str) -> str:
+        """run.py's cleanup of a generation (unless run_py_cleanup=false), then eval.py's truncation."""
+        return eval_py_truncation(run_py_cleanup(text) if self.run_py_cleanup else text)
+
+    def statements(self, answer: str) -> list[str]:
+        return sent_tokenize(answer)
+
+    def citations(self, answer: str) -> list[list[int]]:
+        return [cited_numbers(statement) for statement in self.statements(answer)]
+
+
+@dataclass(frozen=True)
+class AlceAsqaPrompting(AlcePrompting):
+    use_sub_questions: bool = False  # the prompt's question: the gold sub-questions joined by "\n"
+
+    def prompt_question(self, example: Example) -> str:
+        if self.use_sub_questions:
+            return "\n".join(pair["question"] for pair in example.gold["qa_pairs"])
+        return example.question
+
+
+class AlceQampariPrompting(AlcePrompting):
+    answer_format = "list"
+
+    def statements(self, answer: str) -> list[str]:
+        return [piece.strip() for piece in list_items(answer)]
+
+
+class AlceTask(Task):
+    dataset: ClassVar[str] = ""
+    prompting_class: ClassVar[type[AlcePrompting]] = AlcePrompting
     own_documents = True  # each question's retrieved top-100 (GTR, DPR, BM25 or oracle)
     files: ClassVar[Mapping[str, str]] = MappingProxyType({})  # retrieval -> file name
     default_retrieval: ClassVar[str] = "gtr"
@@ -80,9 +147,9 @@ class AlceTask(Task):
         super().__init__(data_path, variant=variant, use_shorter=use_shorter, shot=int(shot), ndoc=int(ndoc),
                          seed=int(seed), retrieval=retrieval, citations=citations, rouge=rouge, mauve=bool(mauve),
                          run_py_cleanup=bool(run_py_cleanup))
-        self.run_py_cleanup = bool(run_py_cleanup)
-        self.variant, self.use_shorter = variant, use_shorter
-        self.shot, self.ndoc, self.seed, self.retrieval = int(shot), int(ndoc), int(seed), retrieval
+        self.use_shorter, self.retrieval = use_shorter, retrieval
+        self.prompting = self.prompting_class(self.dataset, variant, use_shorter, int(shot), int(ndoc), int(seed),
+                                              bool(run_py_cleanup))
         self.metrics = ("length", *self.quality_metrics, *(("rouge_lsum",) if rouge else ()),
                         *self.extra_metrics(), *((self.citation_metric,) if citations else ()),
                         *(("mauve",) if mauve else ()))
@@ -132,44 +199,11 @@ class AlceTask(Task):
     def gold(self, record: dict[str, Any], index: int) -> dict[str, Any]:
         raise NotImplementedError
 
-    # --- prompting --------------------------------------------------------------------------
-    def prompt_question(self, example: Example) -> str:
-        return example.question
-
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, shot: int | None = None,
-                     question: str | None = None, **options: Any) -> str:
-        """run.py's prompt; `shot` and `question` override the task's demo count and the question shown,
-        for systems with their own answer protocol (LLatrieval: 1 shot, the gold sub-questions)."""
-        docs = list(docs or [])
-        shot = self.shot if shot is None else int(shot)
-        prompt_file = load_prompt_file(self.dataset, self.variant)
-        if docs and (not prompt_file.shows_documents or self.ndoc == 0):
-            raise ValueError(f"the {self.variant} prompt (ndoc={self.ndoc}) shows no documents but the system "
-                             f"chose {len(docs)}; use --system closed_book")
-        if len(docs) > self.ndoc:
-            raise ValueError(f"the system shows {len(docs)} documents but ALCE's demos show ndoc={self.ndoc}; "
-                             f"pass --task-arg ndoc={len(docs)} (or --system-arg top_n={self.ndoc})")
-        head = head_prompt(self.dataset, self.variant, shot, self.ndoc, self.seed, self.use_shorter)
-        question = self.prompt_question(example) if question is None else question
-        return head + fill(prompt_file, question, docs, self.ndoc, self.use_shorter)
-
+    # --- the prompting protocols -------------------------------------------------------------
     def demonstration(self) -> tuple[str, str]:
         """The first demo of the dataset's default prompt file, its citations kept."""
         demo = load_prompt_file(self.dataset, "default").demos[0]
         return demo["question"], demo["answer"]
-
-    def chat_messages(self, prompt: str) -> list[dict[str, str]]:
-        return [{"role": "system", "content": CHAT_SYSTEM_MESSAGE}, {"role": "user", "content": prompt}]
-
-    def postprocess(self, text: str) -> str:
-        """run.py's cleanup of a generation (unless run_py_cleanup=false), then eval.py's truncation."""
-        return eval_py_truncation(run_py_cleanup(text) if self.run_py_cleanup else text)
-
-    def statements(self, answer: str) -> list[str]:
-        return sent_tokenize(answer)
-
-    def citations(self, answer: str) -> list[list[int]]:
-        return [cited_numbers(statement) for statement in self.statements(answer)]
 
 
 class AlceAsqa(AlceTask):
@@ -179,10 +213,12 @@ class AlceAsqa(AlceTask):
                               "oracle": "asqa_eval_gtr_top100_reranked_oracle.json"})
     quality_metrics = ("str_em",)
     gold_fields = ("qa_pairs", "long_answer")
+    prompting_class = AlceAsqaPrompting
 
     def __init__(self, data_path=None, use_sub_questions: bool = False, **common: Any) -> None:
         super().__init__(data_path, **common)
-        self.use_sub_questions = self.args["use_sub_questions"] = bool(use_sub_questions)
+        self.args["use_sub_questions"] = bool(use_sub_questions)
+        self.prompting = replace(self.prompting, use_sub_questions=bool(use_sub_questions))
 
     def gold(self, record: dict[str, Any], index: int) -> dict[str, Any]:
         qa_pairs = self.field(record, "qa_pairs", list, index)
@@ -203,11 +239,6 @@ class AlceAsqa(AlceTask):
             return [str(gold["answer"])]
         return [str(a) for pair in gold.get("qa_pairs") or [] for a in pair.get("short_answers") or []]
 
-    def prompt_question(self, example: Example) -> str:
-        if self.use_sub_questions:
-            return "\n".join(pair["question"] for pair in example.gold["qa_pairs"])
-        return example.question
-
 
 class AlceQampari(AlceTask):
     name = "alce_qampari"
@@ -216,7 +247,7 @@ class AlceQampari(AlceTask):
                               "oracle": "qampari_eval_gtr_top100_reranked_oracle.json"})
     quality_metrics = ("qampari",)
     citation_metric = "citation_list"
-    answer_format = "list"
+    prompting_class = AlceQampariPrompting
     gold_fields = ("answer_lists", "long_answer")
     default_rouge = False  # eval.py turns ROUGE (and QA, MAUVE) off for QAMPARI
 
@@ -229,9 +260,6 @@ class AlceQampari(AlceTask):
     def gold_references(self, gold: dict[str, Any]) -> list[str]:
         """The whole list as one text: the record's answer, else each answer's first alias joined by commas."""
         return [str(gold.get("answer") or ", ".join(str(aliases[0]) for aliases in gold.get("answers") or [] if aliases))]
-
-    def statements(self, answer: str) -> list[str]:
-        return [piece.strip() for piece in list_items(answer)]
 
 
 class AlceEli5(AlceTask):

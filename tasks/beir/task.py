@@ -16,7 +16,7 @@ import csv
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, iter_jsonl
+from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, iter_jsonl
 
 from .metrics import cutoffs
 
@@ -83,11 +83,19 @@ def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int], d
     return qrels, lines, bad
 
 
+class BeirPrompting(TaskPrompting):
+    """A reader's prompt over the retrieved documents, for systems that answer (beir_retrieval scores the documents)."""
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
+        shown = "".join(f"[{i}] {doc.title}\n{doc.text}\n\n" for i, doc in enumerate(docs or [], start=1))
+        return PROMPT.format(docs=shown, question=options.get("question") or example.question)
+
+
 class BeirTask(Task):
     """A BEIR collection: each query of the split's qrels, its gold the graded relevant corpus ids."""
 
     name = "beir"
-    answer_format = "short"
+    prompting = BeirPrompting()
     gold_fields = ("qrels",)
     metrics = ("beir_retrieval",)
     own_documents = False
@@ -134,8 +142,4 @@ class BeirTask(Task):
                                   + where, "query-id")
             else:
                 yield Example(id=query_id, question=queries[query_id], gold={"qrels": qrels[query_id]}, index=index)
-
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
-        shown = "".join(f"[{i}] {doc.title}\n{doc.text}\n\n" for i, doc in enumerate(docs or [], start=1))
-        return PROMPT.format(docs=shown, question=options.get("question") or example.question)
 

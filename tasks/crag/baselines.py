@@ -1,6 +1,6 @@
 """The CRAG repo's baselines as prompt builders (facebookresearch/CRAG models/*.py), plus the
 paper's "straightforward RAG" variant. The generic `closed_book` / `vanilla` systems reach them
-through `CragTask.reader_prompt`; sampling (temperature 0.1, top_p 0.9, max_tokens 50, chat
+through `CragPrompting.reader_prompt`; sampling (temperature 0.1, top_p 0.9, max_tokens 50, chat
 template) comes from the task's registry defaults.
 
   closed book  vanilla_llama_baseline.py: vanilla system prompt, "Current Time/Question" message.

@@ -25,15 +25,12 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
-from ragbench.api import (ConfigError, Document, Example, Prompt, RecordError, Task, data_dir, group,
-                          parse_json, resolve_data_file)
+from ragbench.api import ConfigError, Document, Example, RecordError, Task, data_dir, parse_json, resolve_data_file
 
-from . import baselines
-from .embedder import BatchingEmbedder
 from .kg.client import URL_ENV, CragKgClient
 from .loader import read_jsonl, read_task3_archive, record_parser
-from .metrics import TOKENIZER_ENV, cut_to_tokens
-from .pages import WORKER_MODULES, Offload, PageProcessor
+from .metrics import TOKENIZER_ENV
+from .prompting import CragPrompting, PageWork
 
 SPLITS = {"validation": 0, "public_test": 1, "all": None}
 PROTOCOL_METRICS = {"kddcup2024": ("crag", "crag_human"), "crag_repo": ("crag_repo", "crag_human"),
@@ -129,36 +126,29 @@ class CragTask(Task):
                          embedder_batch_size=embedder_batch_size, page_cache=page_cache,
                          page_executor=page_executor, page_workers=page_workers,
                          web_tokens=web_tokens, kg_tokens=kg_tokens)
-        self.split, self.version, self.baseline = split, version, baseline
+        self.split, self.version = split, version
         self.metrics = PROTOCOL_METRICS[judge_protocol]
         self.tokenizer_path = tokenizer
         self.kg_url, self.kg_dir, self.allow_pickle = kg_url, kg_dir, bool(allow_pickle)
-        self.web_tokens, self.kg_tokens = int(web_tokens), int(kg_tokens)
         self.path: Path | None = None
-        self.page_cache_path = page_cache
-        self.page_executor, self.page_workers = page_executor, int(page_workers) if page_workers else None
-        self.embedder_options = (embedder, embedder_device, embedder_precision,
-                                 int(embedder_batch_size) if embedder_batch_size else None)
+        embedder_options = (embedder, embedder_device, embedder_precision,
+                            int(embedder_batch_size) if embedder_batch_size else None)
+        self.page_work = PageWork(self.name, page_executor, int(page_workers) if page_workers else None, page_cache,
+                                  embedder_options)
+        self.prompting = CragPrompting(self.page_work, baseline, self.uses_kg, int(web_tokens), int(kg_tokens))
         self.resources: Any = None  # the run's (`bind`)
-        self._offload: Offload | None = None  # the page work, on the run's resources
-        self._pages: PageProcessor | None = None
-        self._embedder: BatchingEmbedder | None = None
         self._kg_server: Any = None
         self._kg_client: CragKgClient | None = None
 
     def bind(self, resources: Any) -> None:
-        """Pages are parsed in the run's workers (warm with the parsers) and cached in its page cache;
-        the embedding model is loaded once per run."""
+        """Records are parsed in the run's record lane; pages in its workers, for the prompting (`page_work`)."""
         self.resources = resources
-        resources.workers.warm(*WORKER_MODULES)
-        self._offload = Offload(resources.workers, self.page_executor, self.page_workers)
-        self._pages = PageProcessor(self._offload)
-        self._embedder = BatchingEmbedder(*self.embedder_options, resources=resources)
+        self.page_work.bind(resources)
 
     # --- data ---------------------------------------------------------------------------------
     def prepare(self) -> None:
         self.path = self.resolve_data()
-        self.tokenizer_path = self.resolve_tokenizer()
+        self.find_tokenizer()
         self.check_kg()
 
     def preflight(self, check: Any) -> None:
@@ -171,7 +161,7 @@ class CragTask(Task):
         with check.step(f"task {self.name}: data file found"):
             self.path = self.resolve_data()
         with check.step(f"task {self.name}: Llama-2 tokenizer"):
-            self.tokenizer_path = self.resolve_tokenizer()
+            self.find_tokenizer()
             check_llama2_tokenizer(self.name, self.tokenizer_path)
         if self.uses_kg and not self.tools_replayed:
             with check.step(f"task {self.name}: mock KG API"):
@@ -191,6 +181,10 @@ class CragTask(Task):
     def resolve_data(self) -> Path:
         name = f"crag_task_1_and_2_dev_{self.version}.jsonl.bz2"
         return resolve_data_file(self.name, name, self.data_path, UPSTREAM_DATA + name)
+
+    def find_tokenizer(self) -> None:
+        """CRAG's scoring cuts predictions with the Llama-2 tokenizer, and the straightforward baseline its windows."""
+        self.tokenizer_path = self.prompting.tokenizer_path = self.resolve_tokenizer()
 
     def resolve_tokenizer(self) -> str:
         candidates = [self.tokenizer_path, os.environ.get(TOKENIZER_ENV), data_dir() / "llama2_tokenizer"]
@@ -257,82 +251,11 @@ class CragTask(Task):
         if self._kg_server is not None:
             await asyncio.to_thread(self._kg_server.stop)
             self._kg_server = None
-        if self._offload is not None:
-            self._offload.close()
-
-    def _bound_offload(self) -> Offload:
-        if self._offload is None:
-            raise RuntimeError(f"task {self.name} works on a run's resources: the evaluator binds it (UsesRunResources.bind); "
-                               "outside a run, bind it to a ragbench._run.resources.RunResources")
-        return self._offload
-
-    async def _page_work(self) -> tuple[PageProcessor, BatchingEmbedder]:
-        """The page processor and embedder, on the run's page cache (which the run closes)."""
-        self._bound_offload()
-        cache = await self.resources.page_cache(self.page_cache_path)
-        self._pages.cache = self._embedder.cache = cache
-        return self._pages, self._embedder
-
-    async def passages(self, docs: list[Document]) -> list[Document]:
-        """Web pages as passages for systems that read documents themselves (LLatrieval, Self-RAG,
-        SMART): each page's text (the baselines' HTML parsing and sentence split) in passages of about
-        100 words, the unit of DPR/ALCE corpora, in page order; a page without text keeps its snippet."""
-        pages, _ = await self._page_work()
-        return await pages.passages(docs)
+        self.page_work.close()
 
     def gold_references(self, gold: dict[str, Any]) -> list[str]:
         """The gold answer, then its alternatives (`alt_ans`)."""
         return [str(gold["answer"]), *map(str, gold.get("alt_ans") or [])]
-
-    # --- prompting: the CRAG repo baselines ---------------------------------------------------
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
-        """The closed-book (vanilla) baseline's chat; retrieval prompts need `reader_prompt`."""
-        return baselines.closed_book_messages(example)
-
-    async def reader_prompt(self, example: Example, ctx: Any, docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
-        if docs is None:
-            if self.baseline == "straightforward":
-                return baselines.straightforward_messages(example, "", None), []
-            return baselines.closed_book_messages(example), []
-        if self.baseline == "straightforward":
-            return await self.straightforward_prompt(example, ctx, docs)
-        if not self.uses_kg:
-            sentences = await self.top_sentences(example, ctx, docs)
-            return baselines.rag_messages(example, sentences), sentences
-        sentences, kg_text = await asyncio.gather(self.top_sentences(example, ctx, docs), self.kg_context(example, ctx))
-        return baselines.rag_kg_messages(example, sentences, kg_text), sentences
-
-    async def top_sentences(self, example: Example, ctx: Any, docs: list[Document]) -> list[Document]:
-        """Pages -> sentences (worker processes) -> one embedding batch with other examples -> top 20."""
-        with ctx.step("retrieval", "crag_sentences", {"pages": len(docs)}) as step:  # traced before any await
-            pages, embedder = await self._page_work()
-            per_page = await pages.sentences([doc.metadata.get("page_result", "") for doc in docs])
-            if not any(per_page):
-                step.response = {"sentences": 0}
-                return []
-            # one embedding group per page (each a page-cache entry), batched with other examples'
-            *page_vectors, query = await asyncio.gather(*(embedder.embed(page) for page in per_page),
-                                                        embedder.embed([example.question]))
-            sentences, origins, order = await asyncio.to_thread(baselines.rank_page_sentences, docs, per_page,
-                                                                page_vectors, query[0])
-            step.response = {"sentences": len(sentences), "top": order}
-        return [Document(id=origins[i].id, title=origins[i].title, text=sentences[i], url=origins[i].url)
-                for i in order]
-
-    async def kg_context(self, example: Example, ctx: Any) -> str:
-        response = await ctx.llm.chat(baselines.entity_messages(example), step="entity_extraction",
-                                      **baselines.ENTITY_SAMPLING)
-        entity = baselines.parse_entities(response.text)
-        with group("KG calls"):  # the viewer's timeline: the KG API calls together
-            return await baselines.kg_text(entity, baselines.traced_kg_call(ctx, ctx.tools["crag_kg"]))
-
-    async def straightforward_prompt(self, example: Example, ctx: Any,
-                                     docs: list[Document]) -> tuple[Prompt, list[Document]]:
-        offload = self._bound_offload()
-        web = await offload.run(cut_to_tokens, baselines.snippet_lines(docs), self.web_tokens, self.tokenizer_path)
-        kg = await offload.run(cut_to_tokens, await self.kg_context(example, ctx), self.kg_tokens,
-                               self.tokenizer_path) if self.uses_kg else None
-        return baselines.straightforward_messages(example, web, kg), docs
 
 
 class CragTask1(CragTask):

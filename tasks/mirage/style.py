@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Document, Example, RecordPlace, YamlTask
+from ragbench.api import Document, Example, RecordPlace, YamlPrompting, YamlTask
 
 COT_SYSTEM = ('You are a helpful medical expert, and your task is to answer a multi-choice medical question. '
               'Please first think step-by-step and then choose the answer from the provided options. Organize your '
@@ -38,24 +38,11 @@ def context_text(docs: list[Document]) -> str:
     return "\n".join(f"Document [{i}] (Title: {doc.title}) {doc.text}" for i, doc in enumerate(docs))
 
 
-class MedRagPrompt(YamlTask):
+class MedRagPrompting(YamlPrompting):
     """MedRAG's CoT prompt in closed book, its RAG prompt over the documents a system shows; systems that
     write their own prompts get the question and options as i-MedRAG poses them."""
 
     renders_templates = False  # the prompts are MedRAG's, above
-
-    def parse(self, record: Any, place: RecordPlace) -> Example:
-        """A record as MedRAG and evaluate.py read it: options a mapping of label -> text (medrag_answer lists
-        its keys) and the answer one of A-D among them; any other record is bad, where upstream stops."""
-        example = super().parse(record, place)
-        if not isinstance(record.get("options"), dict):
-            raise place.error(f"expected a mapping of option label -> text, got {type(record['options']).__name__}",
-                              "options")
-        labels = example.gold["choices"]["label"]
-        if example.gold["answer_key"] not in ANSWER_LABELS or example.gold["answer_key"] not in labels:
-            raise place.error(f"answer {example.gold['answer_key']!r} is not among the options "
-                              f"({', '.join(labels) or 'none'}) or not one of A-D, those evaluate.py reads", "answer")
-        return example
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
                      **options: Any) -> list[dict[str, str]]:
@@ -70,3 +57,22 @@ class MedRagPrompt(YamlTask):
         """medrag.py `i_medrag_answer`'s QUESTION_PROMPT: the question, a blank line, the options. Retrieval
         searches the bare question (MIRAGE's question-only retrieval)."""
         return f"Here is the question:\n{example.question}\n\n{options_text(example)}"
+
+
+class MedRagPrompt(YamlTask):
+    """MIRAGE's records as MedRAG reads them, prompted as MedRAG prompts (`MedRagPrompting`)."""
+
+    prompting_class = MedRagPrompting
+
+    def parse(self, record: Any, place: RecordPlace) -> Example:
+        """A record as MedRAG and evaluate.py read it: options a mapping of label -> text (medrag_answer lists
+        its keys) and the answer one of A-D among them; any other record is bad, where upstream stops."""
+        example = super().parse(record, place)
+        if not isinstance(record.get("options"), dict):
+            raise place.error(f"expected a mapping of option label -> text, got {type(record['options']).__name__}",
+                              "options")
+        labels = example.gold["choices"]["label"]
+        if example.gold["answer_key"] not in ANSWER_LABELS or example.gold["answer_key"] not in labels:
+            raise place.error(f"answer {example.gold['answer_key']!r} is not among the options "
+                              f"({', '.join(labels) or 'none'}) or not one of A-D, those evaluate.py reads", "answer")
+        return example

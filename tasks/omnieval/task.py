@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task
+from ragbench.api import ConfigError, Example, RecordError, Task
 
 from . import catalog, predictions, prompts
 from .loader import Cell, load_cells
@@ -30,7 +30,6 @@ class OmniEvalAuto(Task):
     dataset = "RUC-NLPIR/OmniEval-AutoGen-Dataset"
     metrics = ("omnieval_rule", "omnieval_retrieval")
     slice_fields = ("task", "topic", "cell")  # cell = "<topic> - <task>", one upstream file
-    answer_format = "long"
     gold_fields = ("answers",)
     own_documents = False  # systems search the knowledge corpus (--retriever bm25|dense, ragbench index build)
 
@@ -45,10 +44,9 @@ class OmniEvalAuto(Task):
             args["conversation_query"] = conversation_query
         self.tasks = catalog.select("tasks", tasks, catalog.tasks())
         self.topics = catalog.select("topics", topics, catalog.topics())
-        self.literal_newlines = bool(literal_newlines)
-        self.chat = bool(chat)
         super().__init__(data_path, tasks=self.tasks, topics=self.topics,
-                         literal_newlines=self.literal_newlines, chat=self.chat, **args)
+                         literal_newlines=bool(literal_newlines), chat=bool(chat), **args)
+        self.prompting = prompts.OmniEvalPrompting(bool(literal_newlines), bool(chat), conversation_query)
         self.cells: list[Cell] | None = None
 
     def config(self) -> dict[str, Any]:
@@ -124,35 +122,9 @@ class OmniEvalAuto(Task):
             turns=[{"role": "user", "content": q} for q in history] if round_ is not None else None,
         )
 
-    def query_text(self, example: Example) -> str:
-        history = example.extras.get("history")
-        if example.meta.get("round") is None or self.conversation_query == "upstream_repr":
-            return example.question
-        return prompts.conversation_question(history or [], example.question, prompts.templates(False)[2])
-
-    def build_prompt(self, example: Example, docs: list[Document] | None = None,
-                     question: str | None = None, **options: Any) -> Prompt:
-        """Upstream rag_model.py: system = reference + instruction, user = `问题: {question}\\n答案:`.
-        A conversational turn's question carries the earlier questions (the closed-book form), or
-        with conversation_query=upstream_repr the list's repr, as upstream's retrieval path."""
-        system, user, conversation = prompts.templates(self.literal_newlines)
-        text = question
-        if text is None:
-            text = example.question
-            if example.meta.get("round") is not None and self.conversation_query == "turn":
-                text = prompts.conversation_question(example.extras.get("history", []), text, conversation)
-        system = system.format(reference=prompts.reference(docs or []))
-        user = user.format(question=text)
-        if self.chat:
-            return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        return system + "\n\n" + user  # upstream's text for a model without "chat"/"instruct" in its path
-
     def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
         """Upstream's `*.pred.jsonl` folder as `ragbench score` records (plugins/recorded/system.py)."""
         return predictions.prediction_records(folder, CONVERSATION_TASK)
-
-    def postprocess(self, text: str) -> str:
-        return text.strip()  # upstream takes choices[0].text.strip()
 
 
 class OmniEvalHuman(OmniEvalAuto):

@@ -13,10 +13,10 @@ from typing import Any
 
 from ragbench.api import FLASHRAG_RAG_TEMPLATE as RAG_TEMPLATE
 from ragbench.api import FLASHRAG_ZERO_SHOT_TEMPLATE as ZERO_SHOT_TEMPLATE
-from ragbench.api import Context, Document, Example, Prompt, YamlTask
+from ragbench.api import Context, Document, Example, Prompt, YamlPrompting, YamlTask
 
 
-class FlashRagPrompt(YamlTask):
+class FlashRagPrompting(YamlPrompting):
     """FlashRAG's QA prompt, with the shown documents or (none shown) its zero-shot form."""
 
     renders_templates = False
@@ -30,3 +30,9 @@ class FlashRagPrompt(YamlTask):
                             docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
         """FlashRAG's messages for a chat model (`ctx.llm.chat_model`), its string for a plain one."""
         return self.build_prompt(example, docs, chat_model=ctx.llm.chat_model), list(docs or [])
+
+
+class FlashRagPrompt(YamlTask):
+    """A FlashRAG-format task, prompted with FlashRAG's QA prompt (`FlashRagPrompting`)."""
+
+    prompting_class = FlashRagPrompting

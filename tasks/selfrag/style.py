@@ -13,11 +13,12 @@ selects the variants:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any, ClassVar
 
-from ragbench.api import (TEMPLATES, ConfigError, Document, Example, Prompt, RecordPlace, YamlTask, fill,
-                          yaml_task_class)
+from ragbench.api import (TEMPLATES, ConfigError, Document, Example, Prompt, RecordPlace, YamlPrompting, YamlTask,
+                          fill, yaml_task_class)
 
 from .formats import SquadFormat
 from .prompts import TASK_INSTRUCTIONS
@@ -26,23 +27,15 @@ INSTRUCTION_FORMATS = ("baseline", "selfrag", "baseline_with_choices")
 PASSAGES = ("none", "context")
 
 
-class SelfRagPrompt(YamlTask):
+@dataclass(frozen=True)
+class SelfRagPrompting(YamlPrompting):
     """Self-RAG's baseline prompts: the task instruction (`instruction_key`) over the question, in the
     model's prompt format, with run_baseline_lm.py's passage block when there are documents."""
 
     renders_templates = False
-    instruction_key: ClassVar[str | None] = None  # a file's `instruction_key` (StandingInstruction)
-
-    def __init__(self, data_path=None, instruction_format: str = "baseline", template: str = "alpaca") -> None:
-        if instruction_format not in INSTRUCTION_FORMATS:
-            raise ConfigError(f"task {self.name}: instruction_format '{instruction_format}' is not one of "
-                              f"{', '.join(INSTRUCTION_FORMATS)}")
-        if template not in TEMPLATES:
-            raise ConfigError(f"task {self.name}: template '{template}' is not one of {', '.join(TEMPLATES)}")
-        super().__init__(data_path)
-        self.args.update(instruction_format=instruction_format, template=template)
-        self.instruction_format = instruction_format
-        self.prompt_format = template
+    instruction_key: str | None = None  # the task's (StandingInstruction); None: the question alone
+    instruction_format: str = "baseline"
+    prompt_format: str = "alpaca"  # the `template` option: a key of TEMPLATES
 
     def instruction(self, example: Example, instruction_format: str | None = None) -> str:
         fmt = instruction_format or self.instruction_format
@@ -58,6 +51,33 @@ class SelfRagPrompt(YamlTask):
             return base + selfrag_options(choices)
         return base + "".join(f"\n{label}: {text}" for label, text in zip(choices["label"], choices["text"]))
 
+    def query_text(self, example: Example) -> str:
+        """The question as run_short_form.py poses it (task instruction, ARC's options A-D)."""
+        return self.instruction(example, "selfrag")
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
+                     **options: Any) -> Prompt:
+        return fill(self.prompt_format, self.instruction(example) if question is None else question, docs)
+
+
+class SelfRagPrompt(YamlTask):
+    """A Self-RAG-format task, prompted as Self-RAG's baselines (`SelfRagPrompting`)."""
+
+    prompting_class = SelfRagPrompting
+    prompting: SelfRagPrompting
+    instruction_key: ClassVar[str | None] = None  # a file's `instruction_key` (StandingInstruction)
+
+    def __init__(self, data_path=None, instruction_format: str = "baseline", template: str = "alpaca") -> None:
+        if instruction_format not in INSTRUCTION_FORMATS:
+            raise ConfigError(f"task {self.name}: instruction_format '{instruction_format}' is not one of "
+                              f"{', '.join(INSTRUCTION_FORMATS)}")
+        if template not in TEMPLATES:
+            raise ConfigError(f"task {self.name}: template '{template}' is not one of {', '.join(TEMPLATES)}")
+        super().__init__(data_path)
+        self.args.update(instruction_format=instruction_format, template=template)
+        self.prompting = replace(self.prompting, instruction_key=self.instruction_key,
+                                 instruction_format=instruction_format, prompt_format=template)
+
     def parse(self, record: Any, place: RecordPlace) -> Example:
         """The mapped example; Self-RAG's scripts read `answers` as a list, so another kind of value there
         is a bad record (a string is one answer only in `answer`)."""
@@ -65,19 +85,11 @@ class SelfRagPrompt(YamlTask):
             raise place.error(f"expected list, got {type(record['answers']).__name__}", "answers")
         return super().parse(record, place)
 
-    def query_text(self, example: Example) -> str:
-        """The question as run_short_form.py poses it (task instruction, ARC's options A-D)."""
-        return self.instruction(example, "selfrag")
-
     def task_input(self, example: Example) -> str:
         """The claim or question under the instruction; a multiple-choice question adds its options A-D as
         run_short_form.py and SMART's process_arc_instruction show them."""
         choices = example.gold.get("choices")
         return example.question + (selfrag_options(choices) if choices is not None else "")
-
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
-                     **options: Any) -> Prompt:
-        return fill(self.prompt_format, self.instruction(example) if question is None else question, docs)
 
 
 class SquadPrompt(SelfRagPrompt):

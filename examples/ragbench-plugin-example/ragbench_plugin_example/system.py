@@ -36,10 +36,10 @@ class MajorityVote(System):
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         docs = example.docs[: self.top_n]
-        prompt = ctx.task.build_prompt(example, docs)
+        prompt = ctx.task.prompting.build_prompt(example, docs)
         # One call per vote, seeds ctx.seed, ctx.seed + 1, ... (--seed shifts them all).
         responses = await asyncio.gather(*(self.ask(prompt, ctx.seed + i, ctx) for i in range(self.votes)))
-        answers = [ctx.task.postprocess(r.text) for r in responses]
+        answers = [ctx.task.prompting.postprocess(r.text) for r in responses]
         # Vote on a key that ignores case, punctuation and spacing ("True." == "true");
         # ties go to the answer seen first.
         keys = [vote_key(a) for a in answers]

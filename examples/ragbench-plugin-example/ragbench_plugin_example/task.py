@@ -10,16 +10,34 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.api import ConfigError, Document, Example, RecordError, Task, iter_jsonl, require
+from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting, iter_jsonl, require
 
 INSTRUCTION = "Is the following statement true or false? Answer with one word: true or false."
+
+
+class TriviaTFPrompting(TaskPrompting):
+    """The task's prompting, followed by the built-in closed_book and vanilla systems."""
+
+    answer_format = "label"
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> str:
+        evidence = ""
+        if docs:
+            evidence = "Evidence:\n" + "\n".join(
+                f"[{i}] {doc.title}\n{doc.text}" for i, doc in enumerate(docs, 1)) + "\n\n"
+        return f"{INSTRUCTION}\n\n{evidence}Statement: {example.question}\nAnswer:"
+
+    def postprocess(self, text: str) -> str:
+        """The first non-empty line of the output, stripped."""
+        lines = [line.strip() for line in text.strip().splitlines()]
+        return lines[0] if lines else ""
 
 
 class TriviaTF(Task):
     name = "trivia_tf"
     # Our own metric first; built-in metrics work too because gold["answers"] is filled.
     metrics = ("verdict_accuracy", "match_normalized")
-    answer_format = "label"
+    prompting = TriviaTFPrompting()
     gold_fields = ("answers", "label")  # gold["truth"] is a true/false verdict
     own_documents = True  # each statement comes with its evidence passages
 
@@ -60,16 +78,3 @@ class TriviaTF(Task):
         answer = "true" if truth else "false"
         return Example(id=str(qid), question=statement, gold={"truth": truth, "answers": [answer]},
                        docs=docs, index=index)
-
-    # --- prompting (followed by the built-in closed_book and vanilla systems) ----------------
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> str:
-        evidence = ""
-        if docs:
-            evidence = "Evidence:\n" + "\n".join(
-                f"[{i}] {doc.title}\n{doc.text}" for i, doc in enumerate(docs, 1)) + "\n\n"
-        return f"{INSTRUCTION}\n\n{evidence}Statement: {example.question}\nAnswer:"
-
-    def postprocess(self, text: str) -> str:
-        """The first non-empty line of the output, stripped."""
-        lines = [line.strip() for line in text.strip().splitlines()]
-        return lines[0] if lines else ""

@@ -1,7 +1,7 @@
 """Tasks declared as YAML files (docs/yaml-tasks.md): the file's schema (`spec`), the readers of local
 files, FlashRAG's and SQuAD's layouts and Hugging Face datasets (`sources`, `hf`), the field mapping
 (`fields`), Jinja2 prompt templates (`templates`), the post-processing filters (`filters`), the Task
-class a file becomes (`task`) and finding the files of a folder (`discovery`).
+class a file becomes (`task`) and its prompting (`prompting`), and finding the files of a folder (`discovery`).
 
 `YamlTask`, `task_class` and `yaml_task_class` are imported on first use (Jinja2 loads with them), so that reading a
 file's spec, as the registry does at start-up, stays light."""

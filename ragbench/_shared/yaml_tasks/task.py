@@ -1,7 +1,8 @@
 """The Task a YAML file declares: `YamlTask` reads the records its `data` names, maps them with its
-`fields`, prompts with its Jinja2 templates (the `template` prompt style) and post-processes with its
-filters. A prompt style that needs logic is a subclass registered by name (`prompt.style`); the file's
-task is then a subclass of that style (`task_class`)."""
+`fields`, and prompts and post-processes as its `prompting` (ragbench._shared.yaml_tasks.prompting: its
+Jinja2 templates in the `template` prompt style, its filters). A prompt style that needs logic is a subclass
+registered by name (`prompt.style`), with a prompting class of its own; the file's task is then a subclass of
+that style (`task_class`)."""
 from __future__ import annotations
 
 import itertools
@@ -14,28 +15,29 @@ from ..._checks import PROBE_RECORDS, Preflight, probe_data
 from ..._class_defaults import EMPTY
 from ..._errors import ConfigError, RecordError
 from ..._storage.datafiles import check_data_path, resolve_data_file
-from ..._task import Prompt, Task
-from ..._types import Document, Example
+from ..._task import Task
+from ..._types import Example
 from .hf import load_split
 from .fields import MISSING, FieldError, Mapper
-from .filters import Filter, chain, check_filter
+from .filters import chain, check_filter
 from .located import SpecError
 from .places import RecordPlace
 from .sources import count_lines, file_format, file_records
 from .formats import RecordFormat
 from .gold_kinds import GoldKind
+from .prompting import YamlPrompting
 from .spec import FORMATS, GOLD_KINDS, TEMPLATE_VARIABLES, FieldRef, TaskSpec, load_spec, unused_data_option
 from .templates import DEFAULT_TEMPLATE, PromptTemplate
 
 
 class YamlTask(Task):
-    """A task declared by a YAML file (docs/yaml-tasks.md), prompting with its Jinja2 templates."""
+    """A task declared by a YAML file (docs/yaml-tasks.md), prompted by its `prompting` (the file's Jinja2
+    templates, or a prompt style's own prompts)."""
 
     spec: ClassVar[TaskSpec]
-    renders_templates: ClassVar[bool] = True  # a style with prompts of its own sets False
-    template: ClassVar[PromptTemplate | None] = None
-    query_template: ClassVar[PromptTemplate | None] = None
-    answer_filter: ClassVar[Filter]
+    # the class of the file's `prompting`: a prompt style with prompts of its own names its YamlPrompting subclass
+    prompting_class: ClassVar[type[YamlPrompting]] = YamlPrompting
+    prompting: YamlPrompting  # the file's, of `prompting_class` (task_class)
     record_format: ClassVar[RecordFormat | None] = None  # the registered format `data.format` names (not the core's)
     gold_kinds: ClassVar[Mapping[str, GoldKind]] = EMPTY  # the registered kinds `fields.gold` maps (not the core's)
 
@@ -195,46 +197,13 @@ class YamlTask(Task):
 
     def try_prompts(self, example: Example) -> None:
         try:
-            self.build_prompt(example, example.docs)
-            self.query_text(example)
+            self.prompting.build_prompt(example, example.docs)
+            self.prompting.query_text(example)
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
 
-    # --- prompting (the `template` style) ---------------------------------------------------------------
-    def variables(self, example: Example, docs: list[Document] | None, question: str | None) -> dict[str, Any]:
-        choices = example.gold.get("choices") or {}
-        return {**example.extras, "question": example.question if question is None else question,
-                "docs": list(docs or []), "meta": example.meta,
-                "choices": [{"label": label, "text": text}
-                            for label, text in zip(choices.get("label", []), choices.get("text", []))]}
-
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
-                     **options: Any) -> Prompt:
-        return self.template.render(self.variables(example, docs, question))
-
-    def query_text(self, example: Example) -> str:
-        if self.query_template is None:
-            return example.question
-        return self.query_template.render(self.variables(example, None, None))
-
     def demonstration(self) -> tuple[str, str] | None:
         return self.spec.prompt.demonstration
-
-    def chat_messages(self, prompt: str) -> list[dict[str, str]]:
-        system = self.spec.prompt.system
-        return ([{"role": "system", "content": system.value}] if system else []) + [{"role": "user", "content": prompt}]
-
-    def postprocess(self, text: str) -> str:
-        return self.answer_filter(text)
-
-    def citations(self, answer: str) -> list[list[int]]:
-        """A citing task's [n] markers per sentence (Punkt sentences, as ALCE's eval.py splits statements)."""
-        if not self.cites:
-            return []
-        from ..citations import cited_numbers
-        from ..sentences import sent_tokenize
-
-        return [cited_numbers(sentence) for sentence in sent_tokenize(answer)]
 
     def gold_references(self, gold: dict[str, Any]) -> list[str]:
         """The declared gold as reference texts, the fullest first: the long answer(s); a list answer's first
@@ -270,28 +239,41 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None,
         gold = {kind: FieldRef((path,), f"fields.gold.{kind} ({spec.data.format}'s default)", spec.source, 1)
                 for kind, path in record_format.default_gold.items()}
         spec = replace(spec, fields=replace(spec.fields, gold=gold))
-    prompt = spec.prompt
-    if not base.renders_templates:
+    attrs: dict[str, Any] = {
+        "spec": spec, "name": spec.name, "record_format": record_format, "gold_kinds": registered_kinds, "metrics": tuple(name for name, _ in spec.metrics),
+        "metric_options": {name: args for name, args in spec.metrics if args},
+        "slice_fields": tuple(spec.fields.slices), "gold_fields": spec.gold_fields(),
+        "own_documents": spec.fields.documents is not None, "missing_scores_zero": spec.missing_scores_zero,
+        "prompting": _prompting(spec, base),
+        "__doc__": spec.description or base.__doc__}
+    if spec.instruction_key is not None:  # a standing instruction (StandingInstruction), under the question as posed
+        attrs.update(instruction_key=spec.instruction_key, task_input=getattr(base, "task_input", _posed_question))
+    return type(f"YamlTask[{spec.name}]", (base,), attrs)
+
+
+def _prompting(spec: TaskSpec, base: type[YamlTask]) -> YamlPrompting:
+    """The file's prompting, of its style's class: the `template` style's templates checked, a style with
+    prompts of its own refusing them."""
+    prompt, prompting_class = spec.prompt, base.prompting_class
+    if not prompting_class.renders_templates:
         for key in ("template", "system", "query"):
             if getattr(prompt, key) is not None:
                 raise SpecError(spec.source, getattr(prompt, key).line, f"prompt.{key}",
                                 f"prompt style '{prompt.style}' writes its own prompts: leave {key} out")
-    variables = (*TEMPLATE_VARIABLES, *spec.fields.inputs)
-    attrs: dict[str, Any] = {
-        "spec": spec, "name": spec.name, "record_format": record_format, "gold_kinds": registered_kinds, "metrics": tuple(name for name, _ in spec.metrics),
-        "metric_options": {name: args for name, args in spec.metrics if args},
-        "slice_fields": tuple(spec.fields.slices), "answer_format": spec.answer_format, "cites": spec.cites,
-        "gold_fields": spec.gold_fields(),
-        "own_documents": spec.fields.documents is not None, "missing_scores_zero": spec.missing_scores_zero,
-        "answer_filter": staticmethod(chain([check_filter(f.value, spec.source, f.key, f.line) for f in spec.postprocess])),
-        "__doc__": spec.description or base.__doc__}
-    if spec.instruction_key is not None:  # a standing instruction (StandingInstruction), under the question as posed
-        attrs.update(instruction_key=spec.instruction_key, task_input=getattr(base, "task_input", base.query_text))
-    if base.renders_templates:
-        attrs["template"] = PromptTemplate(prompt.template, spec.source, variables, DEFAULT_TEMPLATE)
-        attrs["query_template"] = (PromptTemplate(prompt.query, spec.source, variables, "")
-                                   if prompt.query is not None else None)
-    return type(f"YamlTask[{spec.name}]", (base,), attrs)
+    answer_filter = chain([check_filter(f.value, spec.source, f.key, f.line) for f in spec.postprocess])
+    templates: dict[str, Any] = {}
+    if prompting_class.renders_templates:
+        variables = (*TEMPLATE_VARIABLES, *spec.fields.inputs)
+        templates["template"] = PromptTemplate(prompt.template, spec.source, variables, DEFAULT_TEMPLATE)
+        templates["query_template"] = (PromptTemplate(prompt.query, spec.source, variables, "")
+                                       if prompt.query is not None else None)
+    return prompting_class(answer_format=spec.answer_format, cites=spec.cites, answer_filter=answer_filter,
+                           system=prompt.system.value if prompt.system else None, **templates)
+
+
+def _posed_question(task: YamlTask, example: Example) -> str:
+    """The `task_input` of a task with a standing instruction whose style has none: the question as posed."""
+    return task.prompting.query_text(example)
 
 
 def yaml_task_class(path: str | Path, style: Callable[[str], type] | None = None, source: str | None = None,

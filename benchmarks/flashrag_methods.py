@@ -17,7 +17,7 @@ first search left out). Printed per method: FlashRAG's wall, generate calls and 
 FlashRAG is given: --flashrag-python, default /tmp/flashrag-venv/bin/python when it exists), ragbench's wall, its
 batching span (the first call to the end of the last batch: what is left after it is the run's own end, the last
 batch's samples written and results.json made), its calls (equal to FlashRAG's requests when both ran the same
-method) and the calls it sent (a repeated greedy prompt is answered from the response cache), FlashRAG's wall /
+method) and the requests its engine computed (a repeated greedy prompt is answered once), FlashRAG's wall /
 ragbench's, and ragbench's wall and batching span against the batching lower bound: sum over sampling settings g of ceil(sent_g / B) * overhead + sent * per_request (every
 batch holds requests of one setting, at most B), plus the CPU time the fake model itself spent answering.
 ragbench retrieves with its own BM25 over the fixture corpus, FlashRAG with its bm25s index.
@@ -83,12 +83,15 @@ RECORDER = _recorder()
 FIRST_CALL: list[float] = []  # when the run's first batch reached the model (the clock's start)
 MODEL_SECONDS: list[float] = []  # CPU seconds the fake model spent answering (the engine's own work)
 BATCH_ENDS: list[float] = []  # when each batch of the scripted engine ended
+SENT: Counter = Counter()  # requests the engine computed, by sampling settings (the seed aside)
 
 
 class TimedEngine(ScriptedEngine):
-    """The scripted engine, noting when each batch ends (the run's batching span: first call to last answer)."""
+    """The scripted engine, noting when each batch ends (the run's batching span: first call to last answer) and
+    the requests it computed, by sampling settings (the lower bound's input)."""
 
     def generate(self, requests):
+        SENT.update(request.batch_key for request in requests)
         answers = super().generate(requests)
         BATCH_ENDS.append(time.perf_counter())
         return answers
@@ -123,21 +126,19 @@ def judgements_file(method: str, n: int, folder: Path) -> Path:
     return path
 
 
-def lower_bound(run_dir: Path, batch: int, overhead: float, per_request: float) -> tuple[float, int, int]:
-    """(seconds, calls, calls sent) of the batching lower bound over the calls the run sent to the engine, grouped
-    by sampling settings. A call answered from the response cache (a method repeating the same greedy prompt:
-    Iter-RetGen's rounds when a generation changes nothing) is not sent; FlashRAG sends it."""
-    settings: Counter = Counter()
-    calls = 0
-    for line in (run_dir / "samples" / f"{TASK}.jsonl").read_text().splitlines():
-        for step in json.loads(line)["trace"]:
-            if step["kind"] == "llm":
-                calls += 1
-                if not step.get("cached"):
-                    sampling = {k: v for k, v in step["request"]["sampling"].items() if k != "seed"}
-                    settings[json.dumps(sampling, sort_keys=True)] += 1
-    sent = sum(settings.values())
-    return sum(math.ceil(n / batch) for n in settings.values()) * overhead + sent * per_request, calls, sent
+def lower_bound(batch: int, overhead: float, per_request: float) -> tuple[float, int]:
+    """(seconds, requests) of the batching lower bound over the requests the engine computed (SENT): every batch
+    holds requests of one sampling setting, at most `batch` of them. A call answered from the response cache or
+    joined to the same request in flight (a method repeating a greedy prompt: Iter-RetGen's rounds when a
+    generation changes nothing, CoRAG's repeated sub-queries) is not sent; FlashRAG sends it."""
+    sent = sum(SENT.values())
+    return sum(math.ceil(n / batch) for n in SENT.values()) * overhead + sent * per_request, sent
+
+
+def llm_calls(run_dir: Path) -> int:
+    """The LLM calls the run's systems made (its samples' traces), answered by the engine or not."""
+    return sum(step["kind"] == "llm" for line in (run_dir / "samples" / f"{TASK}.jsonl").read_text().splitlines()
+               for step in json.loads(line)["trace"])
 
 
 def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argparse.Namespace) -> dict:
@@ -158,9 +159,11 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
     FIRST_CALL.clear()
     MODEL_SECONDS.clear()
     BATCH_ENDS.clear()
+    SENT.clear()
     outcome = evaluator.run()
     seconds = time.perf_counter() - FIRST_CALL[0]
-    bound, calls, sent = lower_bound(out, args.batch_size, args.overhead, args.per_request)
+    bound, sent = lower_bound(args.batch_size, args.overhead, args.per_request)
+    calls = llm_calls(out)
     return {"seconds": seconds, "batching": BATCH_ENDS[-1] - FIRST_CALL[0], "bound": bound + sum(MODEL_SECONDS),
             "calls": calls, "sent": sent,
             "complete": outcome.results.get("complete")}

@@ -9,8 +9,11 @@ the prompt text, FlashRAG's BM25 over the fixture corpus), on a questions file, 
 of the fake vLLM (or, for FLARE and REPLUG, of the fake causal LM under FlashRAG's HF generator) sleeping
 `ceil(prompts / batch_size) * overhead + per_request * prompts` (the scripted engine's cost model: at
 most batch_size requests at once), and prints
-one JSON line: {"seconds", "batches", "requests"}. The seconds run from the pipeline's first model call to its
-end (as ragbench's in flashrag_methods.py): setup and a first search before it are left out on both sides.
+one JSON line: {"seconds", "batches", "requests"}. The pipeline runs as examples/methods/run_exp.py runs it
+(`pipeline.run(data)`, do_eval=True: FlashRAG's em, f1 and acc scored, intermediate_data.json and metric_score.txt
+saved), as ragbench scores the task's em, hotpot_f1 and cover_em and writes its samples and results. The seconds
+run from the pipeline's first model call to its end (as ragbench's in flashrag_methods.py): setup and a first
+search before it are left out on both sides.
 
     python flashrag_side.py METHOD QUESTIONS.jsonl --overhead 0.05 --per-request 0.002 --work DIR --src SRC
 """
@@ -67,7 +70,7 @@ def main():
     rt.FakeCausalLM.generate = costed_causal
     rt.attach_messages = lambda ev: None  # the plain form renders no chat template
     rt.run_method(args.method, args.src, args.work, os.path.join(args.work, "models", "smollm2-base"), {},
-                  questions=args.questions)
+                  questions=args.questions, do_eval=True)
     ended = time.perf_counter()
     print(json.dumps({"seconds": ended - first_call[0], **counts}))
 

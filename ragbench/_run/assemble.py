@@ -32,10 +32,11 @@ def scored_task(planned: PlannedTask, run_dir: RunDir, config: RunConfig, read: 
 
 def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunConfig,
                 checkpoints: dict[str, TaskCheckpoint], cost: Callable[[], dict[str, Any]],
-                full_config: dict[str, Any]) -> Results:
+                full_config: dict[str, Any], versions: dict[str, Any] | None = None) -> Results:
     """A run's results.json from its samples (`checkpoints`: by task, of the tasks whose records were read).
     `cost` is asked once every task's samples are rewritten: that brings the earlier attempts' costs up to
-    their saved samples' (`RunDir.finalize_samples`)."""
+    their saved samples' (`RunDir.finalize_samples`). `versions`: the provenance the run took at its start
+    (reading 25 packages' metadata and git costs a run's end ~20 ms), else taken now."""
     scores: dict[str, dict[str, Any]] = {}  # by task
     adherence: dict[str, Any] = {}
     repaired: dict[str, list[str]] = {}
@@ -54,5 +55,5 @@ def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunCo
             system_stats[planned.name] = figures
     return Results(**results_sections(scores, system_reports), format_adherence=adherence or None,
                    checkpoint_repairs=repaired or None, seed_policy=SEED_POLICY, system_reports=system_reports or None,
-                   system_stats=system_stats or None, cost=cost(), config=full_config, versions=provenance(),
+                   system_stats=system_stats or None, cost=cost(), config=full_config, versions=versions or provenance(),
                    date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))

@@ -22,6 +22,7 @@ from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
 from .._reports.failures import metric_failed
+from .._reports.provenance import provenance
 from .._reports.finish import finish_run
 from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Results
@@ -100,6 +101,7 @@ class Evaluator:
         self.scoring_only = False  # --resume of a finished run whose only work left is metrics that failed
         self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
         self.cost: AttemptCost | None = None  # this attempt's, from when the run folder is started
+        self.versions: dict[str, Any] | None = None  # provenance for results.json, taken as the run starts
 
     def run(self) -> RunOutcome:
         """The run, holding its folder's lock (ragbench._storage.run_lock) to the end, however it ends."""
@@ -131,6 +133,7 @@ class Evaluator:
                 self.run_dir.start(self.full_config(), config.identity(), config.config_hash(), config.resume,
                                    config.overwrite, fingerprints)
                 self.cost = AttemptCost(self.attempt_id, self.run_dir.record_attempt)
+                self.versions = provenance()
                 self.cost.save()  # the attempt counts from its start, whatever stops it
                 cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite", owned=config.cache is None)
             except BaseException:
@@ -371,4 +374,5 @@ class Evaluator:
                             {"response_cache": self.response_cache_stats, "page_cache": self.page_cache_stats},
                             self.retrieval_stats, self.nli.stats.to_dict() if self.nli is not None else None)
 
-        return run_results(self.planned, self.run_dir, self.config, self.checkpoints, cost, self.full_config())
+        return run_results(self.planned, self.run_dir, self.config, self.checkpoints, cost, self.full_config(),
+                           self.versions)

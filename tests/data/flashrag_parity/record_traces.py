@@ -704,7 +704,9 @@ def make_config(src, work, model_path, overrides):
     return Config(os.path.join(src, "examples", "methods", "my_config.yaml"), cfg), cfg
 
 
-def run_method(name, src, work, model_path, form_overrides, questions=os.path.join(HERE, "questions.jsonl")):
+def run_method(name, src, work, model_path, form_overrides, questions=os.path.join(HERE, "questions.jsonl"),
+               do_eval=False):
+    """One method's pipeline on the questions; do_eval=True scores and saves as run_exp.py does (its default)."""
     import flashrag.pipeline as P
     import flashrag.pipeline.pipeline as PP
     from flashrag.dataset import Dataset
@@ -747,11 +749,11 @@ def run_method(name, src, work, model_path, form_overrides, questions=os.path.jo
         if name == "zero_shot":
             t = PromptTemplate(config=config, system_prompt="Answer the question based on your own knowledge. Only give me the answer and do not output any other words.",
                                user_prompt="Question: {question}")
-            result = P.SequentialPipeline(config, t, retriever=retriever, generator=generator).naive_run(data, do_eval=False)
+            result = P.SequentialPipeline(config, t, retriever=retriever, generator=generator).naive_run(data, do_eval=do_eval)
         elif name == "flare":
-            result = P.FLAREPipeline(config, retriever=retriever, generator=generator).run(data, do_eval=False)
+            result = P.FLAREPipeline(config, retriever=retriever, generator=generator).run(data, do_eval=do_eval)
         elif name == "replug":
-            result = P.REPLUGPipeline(config, retriever=retriever, generator=generator).run(data, do_eval=False)
+            result = P.REPLUGPipeline(config, retriever=retriever, generator=generator).run(data, do_eval=do_eval)
         else:
             pipe = builder(P, config)
             if getattr(pipe, "retriever", None) is not retriever and hasattr(pipe, "retriever"):
@@ -760,7 +762,7 @@ def run_method(name, src, work, model_path, form_overrides, questions=os.path.jo
                 spy_chat_template(pipe.generator.tokenizer)
                 if config["framework"] == "openai":
                     count_generate_calls(pipe.generator)
-            result = pipe.run(data, do_eval=False)
+            result = pipe.run(data, do_eval=do_eval)
     finally:
         PromptTemplate._get_tokenizer = orig_get_tok
         for k, v in factories.items():

@@ -13,13 +13,15 @@ REPLUG) at a time; ragbench runs every example's own code at once and its schedu
 --max-inflight examples in flight (default 2 B: the examples one batch answered run while the next computes).
 
 Walls run from the first model call to the end of the run on both sides (setup, model and index loading and a
-first search left out). Printed per method: FlashRAG's wall, generate calls and requests (when a Python with
-FlashRAG is given: --flashrag-python, default /tmp/flashrag-venv/bin/python when it exists), ragbench's wall, its
-batching span (the first call to the end of the last batch: what is left after it is the run's own end, the last
-batch's samples written and results.json made), its calls (equal to FlashRAG's requests when both ran the same
-method) and the requests its engine computed (a repeated greedy prompt is answered once), FlashRAG's wall /
-ragbench's, and ragbench's wall and batching span against the batching lower bound: sum over sampling settings g of ceil(sent_g / B) * overhead + sent * per_request (every
-batch holds requests of one setting, at most B), plus the CPU time the fake model itself spent answering.
+first search left out); both score and save (FlashRAG as its run_exp.py runs a pipeline, do_eval=True). Printed
+per method: FlashRAG's wall, generate calls and requests (when a Python with FlashRAG is given: --flashrag-python,
+default /tmp/flashrag-venv/bin/python when it exists), ragbench's wall, its batching span (the first call to the
+end of the last batch: what is left after it is the run's own end, the last batch's samples scored and written
+and results.json made), its calls (equal to FlashRAG's requests when both ran the same method) and the requests
+its engine computed (a repeated greedy prompt is answered once), FlashRAG's wall / ragbench's, and ragbench's
+wall and batching span against the batching lower bound: sum over sampling settings g of ceil(sent_g / B) *
+overhead + sent * per_request (every batch holds requests of one setting, at most B), plus the CPU time the fake
+model itself spent answering.
 ragbench retrieves with its own BM25 over the fixture corpus, FlashRAG with its bm25s index.
 
 Run: python benchmarks/flashrag_methods.py [--examples 500 --overhead 0.05 --per-request 0.002 --methods ...]

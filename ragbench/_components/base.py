@@ -36,6 +36,16 @@ def local_model(path: str | None, option: str = "model") -> str:
     return str(Path(path).expanduser())
 
 
+def local_transformers(model_class: str, path: str, device: str) -> tuple[Any, Any]:
+    """The tokenizer and `transformers.<model_class>` of a local folder (never fetched), the model in eval mode
+    on `device`."""
+    import transformers
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = getattr(transformers, model_class).from_pretrained(path, local_files_only=True)
+    return tokenizer, model.to(device).eval()
+
+
 def model_contents(component: Any) -> dict[str, Any]:
     """What a component's answers depend on beyond its options: a digest of its local model's files
     (`model_path`), so that `--resume` refuses a run whose model was replaced since it started."""

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from annotated_types import Ge
 
 from .._types import Document
-from .base import Refiner, local_model
+from .base import Refiner, local_model, local_transformers
 
 # ExtractiveRefiner's sentence split, and the shortest sentence it keeps (longer than 5 characters)
 SENTENCE_END = re.compile(r"(?<![A-Za-z]\.)(?<=[.!?])\s+")
@@ -92,12 +92,8 @@ class AbstractiveRefiner(Refiner):
         self._tokenizer: Any = None
 
     def load(self) -> None:
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
         if self._model is None:
-            self._tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
-            self._model = AutoModelForSeq2SeqLM.from_pretrained(self.model_path, local_files_only=True)
-            self._model.to(self.device).eval()
+            self._tokenizer, self._model = local_transformers("AutoModelForSeq2SeqLM", self.model_path, self.device)
 
     def refine_batch(self, items: list[tuple[str, list[Document]]]) -> list[str]:
         import torch

@@ -20,7 +20,7 @@ from annotated_types import Ge, Lt
 
 from .._shared.flashrag import flashrag_reference
 from .._types import Document
-from .base import Refiner, local_model
+from .base import Refiner, local_model, local_transformers
 
 SENTENCE_END = re.compile(r"(?<!\w\.\w.)(?<![A-Z][a-z]\.)(?<=\.|\?)\s")
 SENTENCE_MASK = "<...some content omitted.>"
@@ -39,12 +39,8 @@ class SelectiveContextRefiner(Refiner):
         self._tokenizer: Any = None
 
     def load(self) -> None:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
         if self._model is None:
-            self._tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
-            self._model = AutoModelForCausalLM.from_pretrained(self.model_path, local_files_only=True)
-            self._model.to(self.device).eval()
+            self._tokenizer, self._model = local_transformers("AutoModelForCausalLM", self.model_path, self.device)
 
     def self_information(self, sentence: str) -> tuple[list[str], list[float]]:
         """The sentence's tokens (as decoded one by one) and each one's -log p under the model."""

@@ -11,12 +11,15 @@ T = TypeVar("T")
 
 
 class RecordReader(Generic[T]):
-    """`await reader.next()`: the next item of `items` (None at the end), read in a thread."""
+    """`await reader.next()`: the next item of `items` (None at the end), read in a thread. Once `items` has
+    ended, every worker asking is answered at once (each went to a thread for nothing: 512 workers in flight
+    took 27 ms to end)."""
 
     def __init__(self, items: Iterator[T], most: int = 8, seconds: float = 0.05) -> None:
         self._items, self._most, self._seconds = items, most, seconds
         self._lock = asyncio.Lock()
         self._read: deque[T] = deque()
+        self._ended = False
 
     def _read_some(self) -> list[T]:
         """Up to `most` items, fewer when reading them takes longer than `seconds` (a large Task 3
@@ -25,12 +28,13 @@ class RecordReader(Generic[T]):
         while len(items) < self._most and (not items or time.perf_counter() < until):
             item = next(self._items, None)
             if item is None:
+                self._ended = True
                 break
             items.append(item)
         return items
 
     async def next(self) -> T | None:
         async with self._lock:
-            if not self._read:
+            if not self._read and not self._ended:
                 self._read.extend(await asyncio.to_thread(self._read_some))
             return self._read.popleft() if self._read else None

@@ -47,6 +47,9 @@ from ragbench._retrieval.index import build_index
 from ragbench._values.run_config import RunConfig
 from ragbench._run.evaluator import Evaluator
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from flashrag_parity import fake_flare_model as flare_model  # noqa: E402  (FLARE's model, as its parity test's)
+
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "tests" / "data" / "flashrag_parity"
 TASK = "nq_open_flashrag"
@@ -57,7 +60,7 @@ METHODS = {
     "iter_retgen": ("iter_retgen", {}),
     "ircot": ("ircot", {}),
     "self_ask": ("self_ask", {}),
-    "flare": ("flare", {}),
+    "flare": ("flare", {"tokenizer": "embedded"}),  # the recording's tokenizer, as FlashRAG's HF generator has
     "sure": ("sure", {}),
     "skr": ("skr", {}),  # the judger's decisions scripted, as on FlashRAG's side (judgements_file)
     "adaptive_rag": ("adaptive_rag", {}),
@@ -72,14 +75,14 @@ METHODS = {
 DEFAULT_FLASHRAG = "/tmp/flashrag-venv/bin/python"
 
 
-def _recorder():
-    spec = importlib.util.spec_from_file_location("flashrag_record_traces", FIXTURES / "record_traces.py")
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-RECORDER = _recorder()
+RECORDER = _load("flashrag_record_traces", FIXTURES / "record_traces.py")
 
 
 FIRST_CALL: list[float] = []  # when the run's first batch reached the model (the clock's start)
@@ -93,7 +96,7 @@ class TimedEngine(ScriptedEngine):
     the requests it computed, by sampling settings (the lower bound's input)."""
 
     def generate(self, requests):
-        SENT.update(request.batch_key for request in requests)
+        SENT.update(settings(request.to_dict()["sampling"]) for request in requests)
         answers = super().generate(requests)
         BATCH_ENDS.append(time.perf_counter())
         return answers
@@ -101,12 +104,24 @@ class TimedEngine(ScriptedEngine):
 
 def fake_model(request) -> str:
     """The recorder's continuation for a prompt (the scripted engine applies the stop strings)."""
+    return _timed(RECORDER.respond, request.prompt if request.prompt is not None else
+                  "\n\n".join(m["content"] for m in request.message_dicts()))
+
+
+def fake_flare_model(request) -> dict:
+    """FLARE's model: the recorder's fake causal LM as per-token answers with its token probabilities (the
+    parity tests' `fake_flare_model`), so FLARE judges, searches and regenerates as on FlashRAG's side, where
+    the same fake LM runs under FlashRAG's HF generator."""
+    return _timed(flare_model, request)
+
+
+def _timed(answer, request):
+    """`answer(request)`, the run's first call and the fake model's own CPU time noted."""
     FIRST_CALL or FIRST_CALL.append(time.perf_counter())
     started = time.thread_time()
-    text = RECORDER.respond(request.prompt if request.prompt is not None else
-                            "\n\n".join(m["content"] for m in request.message_dicts()))
+    out = answer(request)
     MODEL_SECONDS.append(time.thread_time() - started)
-    return text
+    return out
 
 
 def questions_file(n: int, folder: Path) -> Path:
@@ -128,19 +143,34 @@ def judgements_file(method: str, n: int, folder: Path) -> Path:
     return path
 
 
-def lower_bound(batch: int, overhead: float, per_request: float) -> tuple[float, int]:
-    """(seconds, requests) of the batching lower bound over the requests the engine computed (SENT): every batch
-    holds requests of one sampling setting, at most `batch` of them. A call answered from the response cache or
-    joined to the same request in flight (a method repeating a greedy prompt: Iter-RetGen's rounds when a
+def settings(sampling: dict) -> str:
+    """A request's sampling settings but its seed (what requests batched together share), as its trace has them."""
+    return json.dumps({key: value for key, value in sampling.items() if key != "seed"}, sort_keys=True)
+
+
+def lower_bound(batch: int, overhead: float, per_request: float, chains: dict[str, int]) -> tuple[float, int]:
+    """(seconds, requests) of the batching lower bound over the requests the engine computed (SENT), as
+    scheduler_vs_baselines.py's (d''): every batch holds requests of one sampling setting g, at most `batch` of
+    them, so g needs ceil(sent_g / batch) batches, and at least chain_g of them, the most calls of g one example
+    waited on a batch for (its calls are sequential: no two share a batch). A call answered from the response
+    cache or joined to the same request in flight (a method repeating a greedy prompt: Iter-RetGen's rounds when a
     generation changes nothing, CoRAG's repeated sub-queries) is not sent; FlashRAG sends it."""
     sent = sum(SENT.values())
-    return sum(math.ceil(n / batch) for n in SENT.values()) * overhead + sent * per_request, sent
+    batches = sum(max(math.ceil(n / batch), chains.get(key, 0)) for key, n in SENT.items())
+    return batches * overhead + sent * per_request, sent
 
 
-def llm_calls(run_dir: Path) -> int:
-    """The LLM calls the run's systems made (its samples' traces), answered by the engine or not."""
-    return sum(step["kind"] == "llm" for line in (run_dir / "samples" / f"{TASK}.jsonl").read_text().splitlines()
-               for step in json.loads(line)["trace"])
+def traced_calls(run_dir: Path) -> tuple[int, dict[str, int]]:
+    """(the LLM calls the run's systems made, answered by the engine or not; by sampling settings, the most calls
+    one example waited on a batch for: its calls not read from the response cache)."""
+    calls, chains = 0, Counter()
+    for line in (run_dir / "samples" / f"{TASK}.jsonl").read_text().splitlines():
+        made = [step for step in json.loads(line)["trace"] if step["kind"] == "llm"]
+        calls += len(made)
+        waited = Counter(settings(step["request"]["sampling"]) for step in made if not step.get("cached"))
+        for key, count in waited.items():
+            chains[key] = max(chains[key], count)
+    return calls, dict(chains)
 
 
 def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argparse.Namespace) -> dict:
@@ -149,7 +179,7 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
         options = {**options, "judgements": str(judgements_file(method, args.examples, work))}
     out = work / f"ragbench_{method}"
     config = RunConfig(tasks=[TASK], system=system, system_args=dict(options), data={TASK: str(data)},
-                       model="timed_scripted:flashrag_methods:fake_model",
+                       model=f"timed_scripted:flashrag_methods:{'fake_flare_model' if method == 'flare' else 'fake_model'}",
                        model_args={"overhead": args.overhead, "per_request": args.per_request,
                                    "batch_size": args.batch_size},
                        retriever="bm25", retriever_args={"index": str(index)}, metrics=[], output=str(out),
@@ -164,8 +194,8 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
     SENT.clear()
     outcome = evaluator.run()
     seconds = time.perf_counter() - FIRST_CALL[0]
-    bound, sent = lower_bound(args.batch_size, args.overhead, args.per_request)
-    calls = llm_calls(out)
+    calls, chains = traced_calls(out)
+    bound, sent = lower_bound(args.batch_size, args.overhead, args.per_request, chains)
     return {"seconds": seconds, "batching": BATCH_ENDS[-1] - FIRST_CALL[0], "bound": bound + sum(MODEL_SECONDS),
             "calls": calls, "sent": sent,
             "complete": outcome.results.get("complete")}

@@ -207,9 +207,14 @@ class Scheduler:
 
     def _worth_sending_early(self, queue: _EngineQueue) -> bool:
         """Whether the next batch may start before the answers of the one before it are out: it holds at least
-        half the engine's batch limit (else waiting for the callers of that batch fills it better)."""
+        the backend's `early_batch` requests, by default half its batch limit (else waiting for the callers of
+        that batch fills it better). An early batch pays the backend's fixed cost of a batch for fewer requests;
+        a model engine's batch time is mostly its decoding steps, which a small batch takes as long as a full
+        one. A backend whose batch time grows with its requests says from how many a batch is worth its cost
+        (the scripted engine's simulated cost: `overhead / per_request`)."""
         limit = queue.engine.max_batch_size
-        return min(len(queue.groups[self._next_group(queue)]), limit) * 2 >= limit
+        early = getattr(queue.engine, "early_batch", None) or -(-limit // 2)
+        return min(len(queue.groups[self._next_group(queue)]), limit) >= early
 
     async def _dispatch(self, queue: _EngineQueue) -> None:
         """Take batches while requests are queued. Before each choice the loop settles (every example in flight

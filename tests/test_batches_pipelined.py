@@ -78,7 +78,8 @@ def popqa(tmp_path, count: int) -> str:
 
 
 def batches_of_a_run(tmp_path, monkeypatch, name: str, system: str, examples: int, batch: int, inflight: int,
-                     engine_seconds: float = 0.0, search_seconds: float | None = None) -> list[list[str]]:
+                     engine_seconds: float = 0.0, search_seconds: float | None = None,
+                     per_request: float = 0.0) -> list[list[str]]:
     """The prompts of each batch the model engine computed, in order."""
     made: list[list[str]] = []
 
@@ -90,7 +91,8 @@ def batches_of_a_run(tmp_path, monkeypatch, name: str, system: str, examples: in
     searching = {"retriever": "four_at_a_time", "retriever_args": {"seconds": search_seconds}} \
         if search_seconds is not None else {}
     config = RunConfig(tasks=["popqa"], system=system, model="scripted:echo", data={"popqa": popqa(tmp_path, examples)},
-                       model_args={"batch_size": batch, "overhead": engine_seconds}, max_inflight=inflight,
+                       model_args={"batch_size": batch, "overhead": engine_seconds, "per_request": per_request},
+                       max_inflight=inflight,
                        output=str(tmp_path / name), progress=False, bootstrap_iters=0, **searching)
     results = Evaluator(config, registry=registry()).run().results
     assert results["counts"]["popqa"]["scored"] == examples
@@ -141,3 +143,24 @@ def test_the_next_batch_starts_before_the_examples_of_the_one_before_have_their_
     results = Evaluator(config, registry=registry()).run().results
     assert results["counts"]["popqa"]["scored"] == 16 and results["cost"]["batches"] == 4
     assert batches == [8, 8, 8, 8] and [examples.stalls for examples in stalls] == [0]
+
+
+def test_a_small_batch_waits_for_the_answered_examples_unless_the_engine_says_it_is_worth_its_cost(
+        tmp_path, monkeypatch):
+    """12 examples ask twice, batches of 10: once the first batch has computed, 2 first calls are queued. By
+    default (half the limit) they wait for the 10 answered examples' second calls to fill a batch; an engine
+    whose batch cost is all per request (the scripted engine's `per_request`, no `overhead`) gets them sent at
+    once, while those 10 examples ask again."""
+    waiting = batches_of_a_run(tmp_path, monkeypatch, "waiting", "ask_twice", 12, 10, 12)
+    early = batches_of_a_run(tmp_path, monkeypatch, "early", "ask_twice", 12, 10, 12, per_request=1e-6)
+    assert [len(b) for b in waiting] == [10, 10, 4]
+    assert [len(b) for b in early] == [10, 2, 10, 2]
+    assert sorted(map(sorted, early)) != sorted(map(sorted, waiting))
+
+
+@pytest.mark.parametrize("overhead, per_request, batch, early", [
+    (0.05, 0.002, 256, 25), (0.0, 0.001, 16, 1), (1.0, 0.001, 16, 16), (0.05, 0.0, 16, None)])
+def test_the_scripted_engine_sends_an_early_batch_once_its_requests_cost_as_much_as_the_batch(
+        overhead, per_request, batch, early):
+    engine = ScriptedEngine("echo", overhead=overhead, per_request=per_request, batch_size=batch)
+    assert engine.early_batch == early

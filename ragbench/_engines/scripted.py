@@ -21,6 +21,7 @@ answers), the cost models of the scheduler and load benchmarks; `batch_size` set
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import time
 from pathlib import Path
@@ -101,6 +102,15 @@ class ScriptedEngine(Engine):
         self.per_token = float(per_token)
         self.max_batch_size = int(batch_size)
         self.batch_sizes: list[int] = []  # what the scheduler sent, for tests and benchmarks
+
+    @property
+    def early_batch(self) -> int | None:
+        """With a simulated cost per request, the fewest requests worth a batch sent early
+        (ragbench._scheduler): as many as cost the batch's fixed `overhead` at `per_request` each. None
+        (the scheduler's default) without one."""
+        if not self.per_request:
+            return None
+        return max(1, min(self.max_batch_size, math.ceil(self.overhead / self.per_request)))
 
     @property
     def content_id(self) -> str | None:

@@ -19,9 +19,11 @@ default /tmp/flashrag-venv/bin/python when it exists), ragbench's wall, its batc
 end of the last batch: what is left after it is the run's own end, the last batch's samples scored and written
 and results.json made), its calls (equal to FlashRAG's requests when both ran the same method) and the requests
 its engine computed (a repeated greedy prompt is answered once), FlashRAG's wall / ragbench's, and ragbench's
-wall and batching span against the batching lower bound: sum over sampling settings g of ceil(sent_g / B) *
-overhead + sent * per_request (every batch holds requests of one setting, at most B), plus the CPU time the fake
-model itself spent answering.
+wall and batching span against the batching lower bound, scheduler_vs_baselines.py's (d''): sum over sampling
+settings g of max(ceil(sent_g / B), chain_g) * overhead + sent * per_request (every batch holds requests of one
+setting, at most B; chain_g the most calls of g one example waited on a batch for), plus the CPU time the fake
+model itself spent answering. FLARE's model gives the recorder's token probabilities (`fake_flare_model`), as
+FlashRAG's HF generator reads them from the same fake causal LM.
 ragbench retrieves with its own BM25 over the fixture corpus, FlashRAG with its bm25s index.
 
 Run: python benchmarks/flashrag_methods.py [--examples 500 --overhead 0.05 --per-request 0.002 --methods ...]

@@ -46,6 +46,7 @@ from pathlib import Path
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
+from ragbench._values.llm_calls import Request
 from ragbench._values.run_config import RunConfig
 from ragbench._run.evaluator import Evaluator
 
@@ -98,7 +99,7 @@ class TimedEngine(ScriptedEngine):
     the requests it computed, by sampling settings (the lower bound's input)."""
 
     def generate(self, requests):
-        SENT.update(settings(request.to_dict()["sampling"]) for request in requests)
+        SENT.update(request.batch_key for request in requests)
         answers = super().generate(requests)
         BATCH_ENDS.append(time.perf_counter())
         return answers
@@ -158,7 +159,8 @@ def lower_bound(batch: int, overhead: float, per_request: float, chains: dict[st
     cache or joined to the same request in flight (a method repeating a greedy prompt: Iter-RetGen's rounds when a
     generation changes nothing, CoRAG's repeated sub-queries) is not sent; FlashRAG sends it."""
     sent = sum(SENT.values())
-    batches = sum(max(math.ceil(n / batch), chains.get(key, 0)) for key, n in SENT.items())
+    traced = {key: settings(Request(prompt="", sampling=key).to_dict()["sampling"]) for key in SENT}  # as in traces
+    batches = sum(max(math.ceil(n / batch), chains.get(traced[key], 0)) for key, n in SENT.items())
     return batches * overhead + sent * per_request, sent
 
 
@@ -180,8 +182,9 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
     if method in ("skr", "adaptive_rag"):
         options = {**options, "judgements": str(judgements_file(method, args.examples, work))}
     out = work / f"ragbench_{method}"
+    model = "fake_flare_model" if method == "flare" else "fake_model"
     config = RunConfig(tasks=[TASK], system=system, system_args=dict(options), data={TASK: str(data)},
-                       model=f"timed_scripted:flashrag_methods:{'fake_flare_model' if method == 'flare' else 'fake_model'}",
+                       model=f"timed_scripted:flashrag_methods:{model}",
                        model_args={"overhead": args.overhead, "per_request": args.per_request,
                                    "batch_size": args.batch_size},
                        retriever="bm25", retriever_args={"index": str(index)}, metrics=[], output=str(out),

@@ -74,5 +74,6 @@ def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunCo
             system_stats[planned.name] = figures
     return Results(**results_sections(scores, system_reports), format_adherence=adherence or None,
                    checkpoint_repairs=repaired or None, seed_policy=SEED_POLICY, system_reports=system_reports or None,
-                   system_stats=system_stats or None, cost=cost(), config=full_config, versions=versions or provenance(),
+                   system_stats=system_stats or None, cost=cost(), config=full_config,
+                   versions=versions or provenance(),
                    date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))

@@ -159,7 +159,8 @@ def test_a_small_batch_waits_for_the_answered_examples_unless_the_engine_says_it
 
 
 @pytest.mark.parametrize("overhead, per_request, batch, early", [
-    (0.05, 0.002, 256, 25), (0.0, 0.001, 16, 1), (1.0, 0.001, 16, 16), (0.05, 0.0, 16, None)])
+    (0.05, 0.002, 256, 25), (0.0, 0.001, 16, 1), (1.0, 0.001, 16, 16), (0.05, 0.0, 16, None),
+    (1.0, 5e-324, 16, 16)])
 def test_the_scripted_engine_sends_an_early_batch_once_its_requests_cost_as_much_as_the_batch(
         overhead, per_request, batch, early):
     engine = ScriptedEngine("echo", overhead=overhead, per_request=per_request, batch_size=batch)

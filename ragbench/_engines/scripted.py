@@ -110,7 +110,7 @@ class ScriptedEngine(Engine):
         (the scheduler's default) without one."""
         if not self.per_request:
             return None
-        return max(1, min(self.max_batch_size, math.ceil(self.overhead / self.per_request)))
+        return max(1, math.ceil(min(self.max_batch_size, self.overhead / self.per_request)))  # inf: the limit
 
     @property
     def content_id(self) -> str | None:

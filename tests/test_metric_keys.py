@@ -10,7 +10,7 @@ from ragbench._errors import ConfigError
 from ragbench._metric import CorpusValue, KeySpec, Metric
 from ragbench._registry import installed_registry
 from ragbench.metrics.citation import Citation
-from ragbench._reports.results import aggregate_task
+from ragbench._reports.results import task_scores
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
 PREDS = TEST_DATA / "omnieval" / "pred_bm25_TOP2-qwen2-72b"
@@ -50,7 +50,7 @@ def test_a_metric_that_only_sets_higher_is_better_gives_it_to_every_key():
         higher_is_better = False
 
     samples_ = [{"id": "a", "error": None, "scores": {"errors": 1.0, "slips": 2.0}}]
-    details = aggregate_task(samples_, [OlderPluginMetric()], ())
+    details = task_scores(samples_, [OlderPluginMetric()], (), None, 1000, 0)["details"]
     assert [details[k]["higher_is_better"] for k in ("errors", "slips")] == [False, False]
     assert "range" not in details["errors"]
     assert OlderPluginMetric().key_spec("slips") == KeySpec(False, None)
@@ -76,7 +76,7 @@ def test_a_corpus_metric_reads_its_own_keys_under_a_prefix():
     metric.key_prefix = "alce_"
     scored = [{"id": str(i), "error": None, "scores": {"alce_citation_rec": rec, "alce_citation_prec": prec}}
               for i, (rec, prec) in enumerate([(100.0, 50.0), (50.0, 50.0)])]
-    details = aggregate_task(scored, [metric], ())
+    details = task_scores(scored, [metric], (), None, 1000, 0)["details"]
     assert set(details) == {"alce_citation_rec", "alce_citation_prec", "alce_citation_f1"}
     assert details["alce_citation_f1"]["value"] == pytest.approx(2 * 75 * 50 / 125)
     assert details["alce_citation_rec"]["value"] == 75.0
@@ -99,7 +99,7 @@ class Median(Metric):
 
 def corpus_counts(metric: Metric, values: list) -> dict:
     samples = [{"id": str(i), "error": None, "scores": {"value": v}} for i, v in enumerate(values)]
-    details = aggregate_task(samples, [metric], ())
+    details = task_scores(samples, [metric], (), None, 1000, 0)["details"]
     return {key: (details[key]["value"], details[key]["n"], details[key]["n_none"], details[key].get("error"))
             for key in ("median", "first")}
 

@@ -47,39 +47,47 @@ def record_label(record: dict[str, Any]) -> str:
     return str(record["id"]) if record.get("id") is not None else f"record #{record.get('index', '?')}"
 
 
-def group_failures(samples: list[dict[str, Any]], metrics: list[Metric] = (),
-                   details: dict[str, dict[str, Any]] | None = None,
-                   not_computed: list[AggregateFailure] = ()) -> list[dict[str, Any]]:
-    """Failed records grouped by cause kind, most frequent first: cause, count, ids (up to KEPT_IDS),
-    the first record's whole message as an example and the first traceback of the cause (a system or a
-    metric that raised); then the metric failures of `metrics` (see `metric_failures`) grouped by metric and cause
-    kind, each group with its "metric", and a corpus metric that failed (its entries in `details` hold
-    the error) as a group without ids, as are the values of `not_computed` (each key's, with its "keys")."""
-    groups: dict[str, dict[str, Any]] = {}
-    failed_metrics: dict[str, dict[str, Any]] = {}
-    for record in samples:
+class FailureGroups:
+    """Failed records grouped by cause kind, filled record by record (in data order: a group's ids, example and
+    traceback are its first records'); then the metric failures of `metrics` (see `metric_failures`) grouped
+    by metric and cause kind. Holds a group's count and up to KEPT_IDS ids, never the records."""
+
+    def __init__(self, metrics: list[Metric] = ()) -> None:
+        self.metrics = metrics
+        self.records: dict[str, dict[str, Any]] = {}
+        self.metric_groups: dict[str, dict[str, Any]] = {}
+
+    def add(self, record: dict[str, Any]) -> None:
         if record.get("error") is not None:
-            _add(groups, cause_kind(str(record["error"])), str(record["error"]), record, record.get("traceback"))
+            _add(self.records, cause_kind(str(record["error"])), str(record["error"]), record, record.get("traceback"))
         tracebacks = record.get("score_tracebacks") or {}
-        for metric, message in metric_failures(record, metrics).items():
-            _add(failed_metrics, f"metric {metric}: {cause_kind(message)}", message, record,
+        for metric, message in metric_failures(record, self.metrics).items():
+            _add(self.metric_groups, f"metric {metric}: {cause_kind(message)}", message, record,
                  tracebacks.get(metric))["metric"] = metric
-    for metric in metrics:  # a corpus metric's error is in each of its entries
-        entries = [(details or {}).get(key) or {} for key in metric.reported_keys(corpus=True)]
-        for error in {entry["error"] for entry in entries if entry.get("error")}:
-            failed_metrics[f"metric {metric.name}: {cause_kind(error)}"] = {
-                "count": 1, "ids": [], "example": error[:300], "metric": metric.name, "corpus": True}
-    for failure in not_computed:
-        group = failed_metrics.setdefault(f"metric {failure.metric}: aggregate: {cause_kind(failure.message)}", {
-            "count": 0, "ids": [], "example": f"{failure.key}: {failure.message}"[:300], "metric": failure.metric,
-            "keys": []})
-        group["count"] += 1
-        group["keys"].append(failure.key)
-        if failure.traceback and "traceback" not in group:
-            group["traceback"] = failure.traceback
-    ordered = sorted(groups.items(), key=lambda item: -item[1]["count"])
-    ordered += sorted(failed_metrics.items(), key=lambda item: -item[1]["count"])
-    return [{"cause": cause, **group} for cause, group in ordered]
+
+    def groups(self, details: dict[str, dict[str, Any]] | None = None,
+               not_computed: list[AggregateFailure] = ()) -> list[dict[str, Any]]:
+        """The groups, most frequent first: cause, count, ids (up to KEPT_IDS), the first record's whole message
+        as an example and the first traceback of the cause (a system or a metric that raised); then the metric
+        failures, each group with its "metric", and a corpus metric that failed (its entries in `details` hold
+        the error) as a group without ids, as are the values of `not_computed` (each key's, with its "keys")."""
+        failed_metrics = dict(self.metric_groups)
+        for metric in self.metrics:  # a corpus metric's error is in each of its entries
+            entries = [(details or {}).get(key) or {} for key in metric.reported_keys(corpus=True)]
+            for error in {entry["error"] for entry in entries if entry.get("error")}:
+                failed_metrics[f"metric {metric.name}: {cause_kind(error)}"] = {
+                    "count": 1, "ids": [], "example": error[:300], "metric": metric.name, "corpus": True}
+        for failure in not_computed:
+            group = failed_metrics.setdefault(f"metric {failure.metric}: aggregate: {cause_kind(failure.message)}", {
+                "count": 0, "ids": [], "example": f"{failure.key}: {failure.message}"[:300], "metric": failure.metric,
+                "keys": []})
+            group["count"] += 1
+            group["keys"].append(failure.key)
+            if failure.traceback and "traceback" not in group:
+                group["traceback"] = failure.traceback
+        ordered = sorted(self.records.items(), key=lambda item: -item[1]["count"])
+        ordered += sorted(failed_metrics.items(), key=lambda item: -item[1]["count"])
+        return [{"cause": cause, **group} for cause, group in ordered]
 
 
 def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: dict[str, Any],
@@ -122,7 +130,7 @@ def metric_failed(results: Results) -> bool:
 
 
 def metric_failure_count(groups: list[dict[str, Any]]) -> int:
-    """Metric failures among `group_failures`' groups: (example, metric) pairs, and failed corpus metrics."""
+    """Metric failures among `FailureGroups.groups`: (example, metric) pairs, and failed corpus metrics."""
     return sum(group["count"] for group in groups if "metric" in group)
 
 
@@ -191,22 +199,24 @@ def incomplete_reason(results: dict[str, Any]) -> str:
     return reason + ("; " + "; ".join(dict.fromkeys(hints)) if hints else "")
 
 
-def counted_events(samples: list[dict[str, Any]], metrics: list[Any]) -> dict[str, dict[str, Any]]:
-    """Per metric and event (`Metric.counters`): how often it happened, in how many examples, and what
-    it means - the failures a score folds in as upstream's rule says, shown rather than hidden. Only of the
+class CountedEvents:
+    """Per metric and event (`Metric.counters`): how often it happened, in how many examples, and what it
+    means - the failures a score folds in as upstream's rule says, shown rather than hidden. Only of the
     examples that are scored: a failed one (--strict-infra) folds its events into no number shown."""
-    meanings = {m.name: getattr(m, "counters", {}) for m in metrics}
-    out: dict[str, dict[str, Any]] = {}
-    for record in samples:
+
+    def __init__(self, metrics: list[Any]) -> None:
+        self.meanings = {m.name: getattr(m, "counters", {}) for m in metrics}
+        self.tallies: dict[str, dict[str, Any]] = {}
+
+    def add(self, record: dict[str, Any]) -> None:
         if record.get("error") is not None:
-            continue
+            return
         for metric, events in (record.get("counted") or {}).items():
             for event, n in events.items():
-                entry = out.setdefault(metric, {}).setdefault(
-                    event, {"count": 0, "examples": 0, "meaning": meanings.get(metric, {}).get(event, event)})
+                entry = self.tallies.setdefault(metric, {}).setdefault(
+                    event, {"count": 0, "examples": 0, "meaning": self.meanings.get(metric, {}).get(event, event)})
                 entry["count"] += n
                 entry["examples"] += 1
-    return out
 
 
 def counted_lines(results: dict[str, Any]) -> list[str]:

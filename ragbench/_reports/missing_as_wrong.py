@@ -37,30 +37,29 @@ def _scored(metric: Metric, key: str, scores: dict[str, Any], reported: str) -> 
     return True
 
 
-def counted_wrong(samples: list[dict[str, Any]], metrics: list[Metric], missing: int) -> list[dict[str, Any]]:
-    """The samples as the official script scores them, for aggregation: in a failed example (or bad record) every
-    key that scores 0 at worst is 0 and the example is no longer an error, where a metric failed on an example
-    (or its saved value is no score) that metric's such keys are 0, and `missing` records never saved are added
-    scoring 0 (without a slice value). Keys of other ranges keep failing where they failed."""
-    zeros = zero_keys(metrics)
-    out = []
-    for sample in samples:
-        failed_metrics = set(sample.get("score_errors") or {})
-        example_failed = sample.get("error") is not None
-        scores = dict(sample.get("scores") or {})
-        if not example_failed and not failed_metrics and all(_scored(m, k, scores, r) for r, (m, k) in zeros.items()):
-            out.append(sample)
-            continue
-        for reported, (metric, key) in zeros.items():
-            if example_failed or metric.name in failed_metrics or not _scored(metric, key, scores, reported):
-                scores[reported] = 0.0
-        if example_failed:  # its other keys: not there, so still errors
-            scores = {reported: value for reported, value in scores.items() if reported in zeros}
-        out.append({**sample, "error": None, "bad_record": False, "scores": scores,
-                    "score_errors": {name: why for name, why in (sample.get("score_errors") or {}).items()
-                                     if not any(m.name == name for m, _ in zeros.values())}})
-    unsaved = {"error": None, "scores": dict.fromkeys(zeros, 0.0)}
-    return out + [dict(unsaved) for _ in range(missing)]
+def as_official(sample: dict[str, Any], zeros: dict[str, tuple[Metric, str]]) -> dict[str, Any]:
+    """The sample as the official script scores it, for aggregation (`zeros`: `zero_keys`): in a failed example
+    (or bad record) every key that scores 0 at worst is 0 and the example is no longer an error, where a metric
+    failed on an example (or its saved value is no score) that metric's such keys are 0. Keys of other ranges
+    keep failing where they failed."""
+    failed_metrics = set(sample.get("score_errors") or {})
+    example_failed = sample.get("error") is not None
+    scores = dict(sample.get("scores") or {})
+    if not example_failed and not failed_metrics and all(_scored(m, k, scores, r) for r, (m, k) in zeros.items()):
+        return sample
+    for reported, (metric, key) in zeros.items():
+        if example_failed or metric.name in failed_metrics or not _scored(metric, key, scores, reported):
+            scores[reported] = 0.0
+    if example_failed:  # its other keys: not there, so still errors
+        scores = {reported: value for reported, value in scores.items() if reported in zeros}
+    return {**sample, "error": None, "bad_record": False, "scores": scores,
+            "score_errors": {name: why for name, why in (sample.get("score_errors") or {}).items()
+                             if not any(m.name == name for m, _ in zeros.values())}}
+
+
+def unsaved_record(zeros: dict[str, tuple[Metric, str]]) -> dict[str, Any]:
+    """A record the run never saved, as the official script scores it: 0 (without a slice value)."""
+    return {"error": None, "scores": dict.fromkeys(zeros, 0.0)}
 
 
 def headline_entries(answered: dict[str, dict[str, Any]], official: dict[str, dict[str, Any]],

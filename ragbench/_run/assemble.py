@@ -12,7 +12,7 @@ from .._reports.results import aggregation_view, results_sections, task_scores
 from .._reports.results_schema import Results
 from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
-from .._storage.rundir import RunDir
+from .._storage.rundir import RunDir, iter_samples
 from .._values.run_config import RunConfig
 from .planning import PlannedTask
 
@@ -37,15 +37,14 @@ def cyclic_gc_paused() -> Iterator[None]:
 
 
 def scored_task(planned: PlannedTask, run_dir: RunDir, config: RunConfig, read: TaskCheckpoint | None = None,
-                expected: int | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(the task's sections of results.json, its samples as aggregated): its samples rewritten in data order
-    (`read`: at the places the data holds now, only the records it still holds), then scored against
-    `expected` records (the records read, else those in `read`, else those saved)."""
-    samples = run_dir.finalize_samples(planned.name, read.positions if read is not None else None,
-                                       view=aggregation_view)  # streamed, text left out
-    expected = expected if expected is not None else read.records if read is not None else len(samples)
-    return task_scores(samples, planned.metrics, planned.task.scoring.slice_fields, expected, config.bootstrap_iters,
-                       config.seed, planned.task.scoring.missing_scores_zero), samples
+                expected: int | None = None) -> dict[str, Any]:
+    """The task's sections of results.json: its samples rewritten in data order (`read`: at the places the data
+    holds now, only the records it still holds), then read back one at a time and scored against `expected`
+    records (the records read, else those in `read`, else those saved); no sample is held (`task_scores`)."""
+    path = run_dir.finalize_samples(planned.name, read.positions if read is not None else None)
+    expected = expected if expected is not None else read.records if read is not None else None
+    return task_scores(map(aggregation_view, iter_samples(path)), planned.metrics, planned.task.scoring.slice_fields,
+                       expected, config.bootstrap_iters, config.seed, planned.task.scoring.missing_scores_zero)
 
 
 def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunConfig,
@@ -62,8 +61,9 @@ def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunCo
     system_stats: dict[str, Any] = {}
     for planned in planned_tasks:
         with cyclic_gc_paused():
-            scores[planned.name], samples = scored_task(planned, run_dir, config, checkpoints.get(planned.name))
-            report, checks, figures = system_hooks(planned.system, samples, complete_data=config.limit is None)
+            scores[planned.name] = scored_task(planned, run_dir, config, checkpoints.get(planned.name))
+            report, checks, figures = system_hooks(planned.system, run_dir.sample_path(planned.name),
+                                                   complete_data=config.limit is None)
         if run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
             repaired[planned.name] = [str(e) for e in run_dir.unreadable[planned.name]]
         if report is not None:

@@ -193,8 +193,8 @@ def rescored_results(planned: list[PlannedTask], original: Results, target: RunD
     scores: dict[str, dict[str, Any]] = {}  # by task
     for task in planned:
         before = original.counts.get(task.name)
-        scores[task.name], _ = scored_task(task, target, config,
-                                           expected=before["records"] + before["missing"] if before else None)
+        scores[task.name] = scored_task(task, target, config,
+                                        expected=before["records"] + before["missing"] if before else None)
     return Results(**results_sections(scores, original.system_reports or {}),
                    **{key: getattr(original, key) for key in KEPT_SECTIONS},
                    cost={**original.cost, "rescoring": cost}, config=full_config,

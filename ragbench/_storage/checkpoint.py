@@ -66,10 +66,23 @@ def data_sha256(samples: list[dict[str, Any]]) -> str:
     in data order (a bad record: its place). Two runs with equal digests scored the same examples, however
     their data was found (a file, a folder, a hub dataset, a download), as lm-evaluation-harness's
     `task_hashes` tell; the samples need not be shared to see it."""
-    digest = hashlib.sha256()
+    digest = DataDigest()
     for sample in sorted(samples, key=lambda s: s.get("index", -1)):
-        digest.update(f"{sample.get('index')}:{sample.get('example_sha256') or 'bad record'}\n".encode())
+        digest.add(sample)
     return digest.hexdigest()
+
+
+class DataDigest:
+    """`data_sha256` of records given one at a time, in data order (a run's samples as rewritten)."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+
+    def add(self, sample: dict[str, Any]) -> None:
+        self._digest.update(f"{sample.get('index')}:{sample.get('example_sha256') or 'bad record'}\n".encode())
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
 
 
 class TaskCheckpoint:

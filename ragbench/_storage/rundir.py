@@ -34,6 +34,7 @@ import json
 import os
 import re
 import shutil
+from array import array
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -106,9 +107,9 @@ def _latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
             seen[name] = max(seen.get(name, value), value)
 
 
-def _line_offsets(path: Path) -> list[int]:
-    """Byte offset of every line's start, and the file's size last."""
-    offsets, position = [], 0
+def line_offsets(path: Path) -> array:
+    """Byte offset of every line's start, and the file's size last (8 bytes a line)."""
+    offsets, position = array("Q"), 0
     with path.open("rb") as handle:
         for line in handle:
             offsets.append(position)
@@ -281,24 +282,22 @@ class RunDir:
             handle = self._handles[task] = open_append(self.sample_path(task))
         handle.write(record)
 
-    def finalize_samples(self, task: str, positions: dict[str, int] | None = None,
-                         view: Callable[[dict[str, Any]], Any] | None = None) -> list[Any]:
+    def finalize_samples(self, task: str, positions: dict[str, int] | None = None) -> Path:
         """Rewrite the task's samples in data order, the latest attempt of each record; with `positions`
         (each key's position in the task's data now), only the records of those keys, each at its position
         (a resumed run whose data lost or fixed a record drops its old sample; one whose records moved
         puts them where they are now). Streamed: only each record's key, position and line offset are
         held; the lines are copied as written, but for the `index` of a record that moved and the cost of
         the attempt that saved it (`attempt_cost`: brought into run.json first, `_catch_up_attempts`).
-        `view`: what to keep of each record as rewritten, returned in the rewritten order (the records are parsed
-        once here; a second read of the file cost a run's end as much again)."""
+        Returns the file, which `iter_samples` then reads in data order, one record at a time."""
         self.close()
         path = self.sample_path(task)
         errors: list[RecordError] = []
         self.unreadable[task] = errors  # lines a stopped run cut short (their examples ran again): reported
         if not path.is_file():
-            return []
-        offsets = _line_offsets(path)
-        latest: dict[str, tuple[int, int, bool, Any]] = {}  # key -> (position, line, moved, view)
+            return path
+        offsets = line_offsets(path)
+        latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
         costs: dict[str, dict[str, Any]] = {}  # attempt id -> its latest cost a sample holds
         for line, record in _numbered_samples(path, errors):
             _latest_cost(costs, record.get(ATTEMPT_COST))
@@ -309,18 +308,18 @@ class RunDir:
             moved = position != record["index"]
             if moved:
                 record = {**{k: v for k, v in record.items() if k != ATTEMPT_COST}, "index": position}
-            latest[key] = (position, line, moved, view(record) if view is not None else None)
+            latest[key] = (position, line, moved)
         self._catch_up_attempts(costs)  # before the lines that hold them may be dropped
         kept = sorted(latest.values(), key=lambda entry: entry[:2])
         with path.open("rb") as source, replacing(path) as target:
-            for position, line, moved, _ in kept:
+            for position, line, moved in kept:
                 source.seek(offsets[line])
                 text = source.read(offsets[line + 1] - offsets[line])
                 if moved:
                     record = {key: value for key, value in parse_json(text).items() if key != ATTEMPT_COST}
                     text = dumps({**record, "index": position}).encode("utf-8")
                 target.write(_STAMP.sub(b"}", text.rstrip(b"\n")) + b"\n")  # a last line a kill left unended
-        return [entry[3] for entry in kept]
+        return path
 
     def attempts(self) -> list[dict[str, Any]]:
         """Every attempt's cost run.json records (first run and resumes)."""

@@ -1,0 +1,60 @@
+"""A run's end holds a few numbers an example, never its samples: results.json is assembled from the samples file
+read back one record at a time (ragbench._run.assemble), each key's values kept as a float64 column and each slice
+value as a small-int code (ragbench._reports.score_columns), and the system's hooks read records from the file."""
+from __future__ import annotations
+
+import hashlib
+import json
+import tracemalloc
+from pathlib import Path
+
+from helpers import run
+
+from ragbench._registry import installed_registry
+from ragbench._reports.system_hooks import SavedRecords
+from ragbench._run.assemble import scored_task
+from ragbench._run.planning import plan
+from ragbench._storage.rundir import RunDir
+from ragbench._values.run_config import RunConfig
+
+
+def copied_run(tmp_path: Path, n: int) -> tuple[RunConfig, RunDir]:
+    """A run folder whose demo samples file holds `n` copies of a real run's samples (own ids, places, digests;
+    pairs out of order), and the config that plans that run."""
+    run(tmp_path, name="template", tasks=["demo"], system="closed_book", model="scripted:echo")
+    template = (tmp_path / "template" / "samples" / "demo.jsonl").read_text(encoding="utf-8").splitlines()
+    folder = tmp_path / "copied"
+    (folder / "samples").mkdir(parents=True)
+    with (folder / "samples" / "demo.jsonl").open("w", encoding="utf-8") as out:
+        for i in range(n):
+            place = min(i ^ 1, n - 1)
+            sample = json.loads(template[place % len(template)])
+            digest = hashlib.sha256(str(place).encode()).hexdigest()
+            out.write(json.dumps({**sample, "index": place, "id": f"q{place}", "example_sha256": digest}) + "\n")
+    config = RunConfig(tasks=["demo"], system="closed_book", model="scripted:echo", output=str(folder),
+                       progress=False, bootstrap_iters=10)
+    return config, RunDir(folder)
+
+
+def test_assembling_a_task_holds_a_few_bytes_an_example_not_its_samples(tmp_path):
+    n = 5000  # every sample held as parsed JSON: about 4 kB each (20 MB)
+    config, run_dir = copied_run(tmp_path, n)
+    planned = plan(config, installed_registry())[0]
+    tracemalloc.start()
+    try:
+        scores = scored_task(planned, run_dir, config)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert scores["counts"]["records"] == n and scores["counts"]["scored"] == n
+    resamples = 2 * 8 * config.bootstrap_iters * n  # one chunk of the bootstrap's indices and values
+    assert peak < resamples + 400 * n + 3_000_000, f"peak {peak / 1e6:.1f} MB for {n} examples"
+
+
+def test_the_records_a_system_hook_gets_are_read_from_the_file_in_data_order(tmp_path):
+    config, run_dir = copied_run(tmp_path, 7)
+    path = run_dir.finalize_samples("demo")
+    records = SavedRecords(path)
+    assert len(records) == 7 and [r.index for r in records] == list(range(7))
+    assert records[-1].id == "q6" and [r.id for r in records[2:4]] == ["q2", "q3"]
+    assert all(not r.has_text for r in records)

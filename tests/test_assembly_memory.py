@@ -11,8 +11,7 @@ from pathlib import Path
 from helpers import run
 
 from ragbench._registry import installed_registry
-from ragbench._reports.system_hooks import SavedRecords
-from ragbench._run.assemble import scored_task
+from ragbench._run.assemble import run_results
 from ragbench._run.planning import plan
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
@@ -39,19 +38,21 @@ def copied_run(tmp_path: Path, n: int) -> tuple[RunConfig, RunDir]:
 def test_assembling_a_task_holds_a_few_bytes_an_example_not_its_samples(tmp_path):
     n = 5000  # every sample held as parsed JSON: about 4 kB each (20 MB)
     config, run_dir = copied_run(tmp_path, n)
-    planned = plan(config, installed_registry())[0]
+    planned = plan(config, installed_registry())
     tracemalloc.start()
     try:
-        scores = scored_task(planned, run_dir, config)
+        results = run_results(planned, run_dir, config, {}, dict, {}, {"ragbench": "test"})
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert scores["counts"]["records"] == n and scores["counts"]["scored"] == n
+    assert results.counts["demo"]["records"] == n and results.counts["demo"]["scored"] == n
     resamples = 2 * 8 * config.bootstrap_iters * n  # one chunk of the bootstrap's indices and values
     assert peak < resamples + 400 * n + 3_000_000, f"peak {peak / 1e6:.1f} MB for {n} examples"
 
 
 def test_the_records_a_system_hook_gets_are_read_from_the_file_in_data_order(tmp_path):
+    from ragbench._reports.system_hooks import SavedRecords
+
     config, run_dir = copied_run(tmp_path, 7)
     path = run_dir.finalize_samples("demo")
     records = SavedRecords(path)

@@ -48,7 +48,8 @@ started = time.perf_counter()
 results = run_results(planned, RunDir(folder), config, {}, dict, {}, {"ragbench": "benchmark"})
 seconds = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"start_kb": start, "peak_kb": peak, "seconds": seconds, "records": results.counts["levels"]["records"]}))
+print(json.dumps({"start_kb": start, "peak_kb": peak, "seconds": seconds,
+                  "records": results.counts["levels"]["records"]}))
 """
 
 

@@ -37,7 +37,7 @@ import shutil
 from array import array
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from .._errors import ConfigError, RecordError
 from .checkpoint import record_key

@@ -9,7 +9,8 @@ the run and calls `run_results` on the folder: what it holds beyond its start is
 
 The growth per example (between the two largest sizes) must stay within `--bound` bytes (the numeric
 arrays: a value and a place per metric key, a code per slice field, a position and an offset per record):
-the script exits 1 where it does not. `--before PYTHON` measures another checkout's interpreter first (a
+the script exits 1 where it does not. Both sizes must be past CHUNK_DRAWS / iterations examples, where the
+bootstrap's chunk of resamples (16 MB) stops growing with n. `--before PYTHON` measures another checkout's interpreter first (a
 virtualenv of an older ragbench), for a before/after table in one run.
 
 Run: python benchmarks/aggregation_memory.py [--sizes 1000,10000,100000] [--iters 1000] [--before PYTHON]
@@ -100,9 +101,9 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=1000)
     parser.add_argument("--before", default=None, metavar="PYTHON")
     parser.add_argument("--bound", type=float, default=400, help="bytes a example the peak may grow by (this checkout)")
-    parser.add_argument("--quick", action="store_true", help="2,000 and 20,000 examples, 200 iterations")
+    parser.add_argument("--quick", action="store_true", help="10,000 and 30,000 examples, 200 iterations")
     args = parser.parse_args()
-    sizes = [2000, 20000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    sizes = [10000, 30000] if args.quick else [int(s) for s in args.sizes.split(",")]
     iterations = 200 if args.quick else args.iters
     pythons = ([("before", args.before)] if args.before else []) + [("this", sys.executable)]
     with tempfile.TemporaryDirectory(prefix="ragbench-assembly-") as tmp:

@@ -29,8 +29,8 @@ def aggregation_view(sample: dict[str, Any]) -> dict[str, Any]:
 
 class CorpusSamples:
     """What the corpus metrics are given (`Metric.corpus`: the samples each one scored, as `aggregation_view`s
-    with its keys under its own names) and how many samples each could not score. The only samples a run's end
-    holds, and only where a task has a corpus metric."""
+    without their texts, with its keys under its own names) and how many samples each could not score. The
+    only samples a run's end holds, and only where a task has a corpus metric."""
 
     def __init__(self, metrics: list[Metric]) -> None:
         self.metrics = [metric for metric in metrics if metric.corpus_keys]
@@ -43,7 +43,7 @@ class CorpusSamples:
                                                                                                            [metric]):
                 self.errors[metric.name] += 1
             else:
-                self.scored[metric.name].append(_own_keys(sample, metric))
+                self.scored[metric.name].append(_own_keys(aggregation_view(sample), metric))
 
     def entries(self, seed: int) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -97,7 +97,7 @@ def _own_keys(sample: dict[str, Any], metric: Metric) -> dict[str, Any]:
 
 
 class TaskTally:
-    """A task's part of results.json, filled sample by sample (`aggregation_view`s, in data order): the score
+    """A task's part of results.json, filled sample by sample (in data order): the score
     columns (`ScoreColumns`, and those of the official headline where the task counts a missing or failed
     prediction as wrong), what the corpus metrics are given, the counts, the failures by cause, failed calls
     folded into results, outputs cut at their token limit, counted events and the data digest."""
@@ -169,7 +169,7 @@ class TaskTally:
 
 def task_scores(samples: Iterable[dict[str, Any]], metrics: list[Metric], slice_fields: tuple[str, ...],
                 expected: int | None, iterations: int, seed: int, missing_scores_zero: bool = False) -> dict[str, Any]:
-    """A task's part of results.json that its samples (`aggregation_view`s, in data order) and metrics decide
+    """A task's part of results.json that its samples (in data order) and metrics decide
     (`TaskTally.sections`); every record of the stream must end as a scored record or a recorded error."""
     tally = TaskTally(metrics, slice_fields, missing_scores_zero)
     for sample in samples:

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 from .._records import SampleRecord
 from .._storage.jsonl import parse_json
-from .._storage.rundir import line_offsets
+from .._storage.rundir import finalized_samples, line_offsets
 from .._system import System
 from .results import aggregation_view
 
@@ -30,10 +30,8 @@ class SavedRecords(Sequence):
         return len(self.offsets) - 1
 
     def __iter__(self) -> Iterator[SampleRecord]:
-        if len(self):
-            with self.path.open("rb") as lines:
-                for line in lines:
-                    yield self._record(line)
+        for record in finalized_samples(self.path):
+            yield self._record(record)
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
@@ -41,11 +39,11 @@ class SavedRecords(Sequence):
         place = range(len(self))[index]  # an IndexError past either end, as a list's
         with self.path.open("rb") as lines:
             lines.seek(self.offsets[place])
-            return self._record(lines.read(self.offsets[place + 1] - self.offsets[place]))
+            return self._record(parse_json(lines.read(self.offsets[place + 1] - self.offsets[place])))
 
     @staticmethod
-    def _record(line: bytes) -> SampleRecord:
-        return SampleRecord.from_dict(aggregation_view(parse_json(line)), has_text=False)
+    def _record(record: dict[str, Any]) -> SampleRecord:
+        return SampleRecord.from_dict(aggregation_view(record), has_text=False)
 
 
 def system_hooks(system: System, samples: Path, complete_data: bool) -> tuple[Any, Any, Any]:

@@ -73,6 +73,15 @@ def iter_samples(path: str | Path, errors: list[RecordError] | None = None,
         yield record
 
 
+def finalized_samples(path: Path) -> Iterator[dict[str, Any]]:
+    """The records of a samples file `RunDir.finalize_samples` rewrote, one at a time in data order: each line
+    was checked as it was copied there, so here it is only parsed."""
+    if path.is_file():
+        with path.open("rb") as lines:
+            for line in lines:
+                yield parse_json(line)
+
+
 def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None,
                       older_shapes: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     if not Path(path).is_file():
@@ -289,7 +298,7 @@ class RunDir:
         puts them where they are now). Streamed: only each record's key, position and line offset are
         held; the lines are copied as written, but for the `index` of a record that moved and the cost of
         the attempt that saved it (`attempt_cost`: brought into run.json first, `_catch_up_attempts`).
-        Returns the file, which `iter_samples` then reads in data order, one record at a time."""
+        Returns the file, which `finalized_samples` then reads in data order, one record at a time."""
         self.close()
         path = self.sample_path(task)
         errors: list[RecordError] = []

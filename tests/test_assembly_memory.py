@@ -59,3 +59,29 @@ def test_the_records_a_system_hook_gets_are_read_from_the_file_in_data_order(tmp
     assert len(records) == 7 and [r.index for r in records] == list(range(7))
     assert records[-1].id == "q6" and [r.id for r in records[2:4]] == ["q2", "q3"]
     assert all(not r.has_text for r in records)
+
+
+def test_a_systems_hooks_see_what_a_list_of_the_records_would_show(tmp_path):
+    from ragbench._records import SampleRecord
+    from ragbench._reports.results import aggregation_view
+    from ragbench._reports.system_hooks import system_hooks
+    from ragbench._system import System
+
+    class Counting(System):
+        name = "counting"
+
+        def statistics(self, samples):
+            return {"n": len(samples), "ids": [s.id for s in samples], "last": samples[-1].index,
+                    "again": sum(s.index for s in samples), "pairs": [s.id for s in samples[1:5:2]]}
+
+        def format_adherence(self, samples):
+            return [{"format": "an answer", "followed": sum(bool(s.answer) for s in samples), "of": len(samples),
+                     "fix": "-"}]
+
+    config, run_dir = copied_run(tmp_path, 9)
+    path = run_dir.finalize_samples("demo")
+    listed = [SampleRecord.from_dict(aggregation_view(json.loads(line)), has_text=False)
+              for line in path.read_text(encoding="utf-8").splitlines()]
+    report, checks, figures = system_hooks(Counting(), path, complete_data=True)
+    assert report is None
+    assert figures == Counting().statistics(listed) and checks == Counting().format_adherence(listed)

@@ -314,10 +314,7 @@ class RunDir:
             if positions is not None and key not in positions:
                 continue
             position = record["index"] if positions is None else positions[key]
-            moved = position != record["index"]
-            if moved:
-                record = {**{k: v for k, v in record.items() if k != ATTEMPT_COST}, "index": position}
-            latest[key] = (position, line, moved)
+            latest[key] = (position, line, position != record["index"])
         self._catch_up_attempts(costs)  # before the lines that hold them may be dropped
         kept = sorted(latest.values(), key=lambda entry: entry[:2])
         with path.open("rb") as source, replacing(path) as target:

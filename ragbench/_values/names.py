@@ -40,11 +40,19 @@ def checked_name(name: Any, what: str, where: str, fix: str = "rename it") -> st
     return name
 
 
+def part_problem(part: Any) -> str | None:
+    """Why `part` is not one plain file or folder name (empty, `.`, `..`, a separator or a NUL in it), None
+    when it is: what a name read back from a run folder an older ragbench wrote must be (it may break `NAME`)."""
+    if isinstance(part, str) and part not in ("", ".", "..") and not any(c in part for c in "/\\\0"):
+        return None
+    return f"{shown_value(part, 80)!r} is not a plain file name (it would be a path, or none)"
+
+
 def inside(folder: str | Path, *parts: str) -> Path:
-    """`folder` / each of `parts`, every part one plain file or folder name (not empty, `.` or `..`, no
-    separator or NUL), so the path stays in `folder`; a part that would leave it is a ConfigError."""
-    for part in parts:
-        if not isinstance(part, str) or part in ("", ".", "..") or "/" in part or "\\" in part or "\0" in part:
-            raise ConfigError(f"{shown_value(part, 80)!r} would be a path leaving {folder}, not a file name in it: "
-                              f"ragbench writes and reads only inside its folders (a name is {NAME_RULE})")
+    """`folder` / each of `parts`, every part one plain file or folder name (`part_problem`), so the path stays
+    in `folder`; a part that would leave it is a ConfigError."""
+    problem = next(filter(None, map(part_problem, parts)), None)
+    if problem is not None:
+        raise ConfigError(f"{problem} in {folder}: ragbench writes and reads only inside its folders (a name is "
+                          f"{NAME_RULE})")
     return Path(folder).joinpath(*parts)

@@ -24,7 +24,7 @@ from .._storage.checkpoint import checkpoint_key
 from .._storage.rundir import is_sample, sample_file
 from .._storage.run_shapes import in_current_shape
 from .._storage.run_lock import RunLock, describe
-from .._values.names import checked_name
+from .._values.names import part_problem
 
 T = TypeVar("T")
 
@@ -240,8 +240,11 @@ class RunFolder:
     @property
     def tasks(self) -> list[str]:
         """The run's tasks (a name an older ragbench let through, that would leave the folder: a ConfigError)."""
-        names = [checked_name(name, "task", f"run {self.path}", "the viewer cannot show the run (an older ragbench "
-                              "made it): give the runs without it") for name in self.config.get("tasks") or []]
+        names = list(self.config.get("tasks") or [])
+        odd = next(filter(None, map(part_problem, names)), None)
+        if odd is not None:  # a run of an older ragbench: its pages' keys and export files are named by its tasks
+            raise ConfigError(f"view: run {self.path} names a task {odd}; the viewer cannot show it: give the "
+                              "runs without it")
         on_disk = self.cached("samples", _sample_files, [])
         return names + [t for t in on_disk if t not in names]
 

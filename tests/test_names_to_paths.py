@@ -150,6 +150,18 @@ def test_every_path_built_from_a_task_name_stays_in_its_folder(tmp_path):
         slice_plot("t", "../../x", {"em": {"slices": {"../../x": {"a": {"value": 1, "n": 1}}}}}, ["em"], tmp_path)
 
 
+@pytest.mark.parametrize("file", ["../users.jsonl", "ABS"])
+def test_a_yaml_data_file_name_that_would_leave_the_data_folder_is_refused(tmp_path, monkeypatch, file):
+    monkeypatch.setenv("RAGBENCH_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir()
+    write_jsonl(tmp_path / "users.jsonl", [{"id": "1", "question": "q?", "answers": ["a"]}])  # the user's, not data
+    file = str(tmp_path / "users.jsonl") if file == "ABS" else file
+    task, model = task_folder(tmp_path / "task", "fine")
+    task.write_text(task.read_text().replace("data: {path: data.jsonl}", f"data: {{file: {json.dumps(file)}}}"))
+    with pytest.raises(ConfigError, match="task fine: data file: '(..|/)' is not a plain file name"):
+        run(tmp_path, tasks=[str(task)], system="closed_book", model=model)
+
+
 def stopped_run_of_an_older_ragbench(tmp_path: Path, task: str) -> Path:
     """A run folder whose run.json names `task`, as a ragbench before the rule could leave (the run stopped)."""
     task_file, model = task_folder(tmp_path / "task", "good")

@@ -48,11 +48,11 @@ def part_problem(part: Any) -> str | None:
     return f"{shown_value(part, 80)!r} is not a plain file name (it would be a path, or none)"
 
 
-def inside(folder: str | Path, *parts: str) -> Path:
+def inside(folder: str | Path, *parts: str, what: str = "") -> Path:
     """`folder` / each of `parts`, every part one plain file or folder name (`part_problem`), so the path stays
-    in `folder`; a part that would leave it is a ConfigError."""
+    in `folder`; a part that would leave it is a ConfigError (`what`: the name's owner, for the message)."""
     problem = next(filter(None, map(part_problem, parts)), None)
     if problem is not None:
-        raise ConfigError(f"{problem} in {folder}: ragbench writes and reads only inside its folders (a name is "
-                          f"{NAME_RULE})")
+        raise ConfigError(f"{what + ': ' if what else ''}{problem} in {folder}: ragbench writes and reads only "
+                          "inside its folders")
     return Path(folder).joinpath(*parts)

@@ -87,4 +87,4 @@ class RunConfig:
         model = re.sub(r"[^A-Za-z0-9._-]+", "-", self.model or "embedded").strip("-")[-40:]
         system = checked_name(self.system, "--system", "the command line",
                               "`ragbench list systems` shows the installed ones")
-        return inside("runs", f"{system}__{model}__{self.config_hash()}")  # `model` keeps the rule already
+        return inside("runs", f"{system}__{model}__{self.config_hash()}")  # `model`: letters, digits, `._-`

@@ -26,6 +26,7 @@ from ._errors import ConfigError
 from ._hookspecs import PROJECT, RagbenchHooks
 from ._imports import import_target
 from ._shared.yaml_tasks.discovery import file_spec, is_task_file, packaged_spec
+from ._values.names import name_problem
 
 KINDS = ("tasks", "systems", "metrics", "engines", "retrievers", "rerankers", "refiners")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
@@ -196,6 +197,13 @@ class Registry:
         except Exception as exc:
             self.failures.append(PluginFailure(plugin, provider, f"{type(exc).__name__}: {exc}"))
 
+    def _misnamed(self, what: str, names: Iterable[Any], provider: str, plugin: str) -> bool:
+        """Whether a name of `what` breaks the rule (ragbench._values.names): then it is reported and ignored."""
+        problem = next(filter(None, map(name_problem, names)), None)
+        if problem is not None:
+            self.failures.append(PluginFailure(plugin, provider, f"{what}: {problem}; it is ignored"))
+        return problem is not None
+
     def _taken(self, existing: Any, what: str, provider: str, plugin: str) -> bool:
         """Whether another provider already provides `what` (then this one is reported and ignored)."""
         if existing is None or existing.provider == provider:
@@ -206,7 +214,8 @@ class Registry:
 
     def add_metric_families(self, families: dict[str, Any], provider: str, plugin: str = "?") -> None:
         for prefix, spec in families.items():
-            if not self._taken(self.metric_families.get(prefix), f"metric family '{prefix}:'", provider, plugin):
+            if not self._misnamed("metric family", [prefix], provider, plugin) and not self._taken(
+                    self.metric_families.get(prefix), f"metric family '{prefix}:'", provider, plugin):
                 self.metric_families[prefix] = MetricFamily(prefix, spec["target"], spec.get("description", ""),
                                                             provider, plugin)
 
@@ -265,6 +274,8 @@ class Registry:
         for kind in KINDS:
             for name, spec in (catalog.get(kind) or {}).items():
                 existing = self.entries[kind].get(name)
+                if self._misnamed(SINGULAR[kind], [name, *spec.get("aliases", [])], provider, plugin):
+                    continue
                 if existing is not None and existing.provider != provider:
                     self.failures.append(PluginFailure(
                         name, provider, f"{SINGULAR[kind]} '{name}' is already provided by "

@@ -151,10 +151,11 @@ def test_scoring_declared_by_name_on_a_class_or_an_instance_is_the_tasks_scoring
 
 
 names = st.lists(st.text(st.characters(min_codepoint=48, max_codepoint=122), min_size=1, max_size=8), max_size=4)
+slice_names = st.lists(st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,7}", fullmatch=True), max_size=4)  # they name files
 
 
 @settings(max_examples=40)
-@given(on_class=st.fixed_dictionaries({}, optional={"metrics": names, "slice_fields": names, "gold_fields": names,
+@given(on_class=st.fixed_dictionaries({}, optional={"metrics": names, "slice_fields": slice_names, "gold_fields": names,
                                                     "missing_scores_zero": st.booleans()}),
        on_instance=st.fixed_dictionaries({}, optional={"metrics": names, "missing_scores_zero": st.booleans(),
                                                        "metric_options": st.dictionaries(

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
-from .._storage.rundir import RunDir, iter_samples
+from .._storage.rundir import RunDir, iter_samples, sample_file
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import incomplete_reason
 from .results_file import read_results
@@ -94,13 +94,13 @@ def load_run(path: str | Path) -> Run:
     samples: dict[str, dict[str, dict[str, Any]]] = {}
     labels: dict[str, dict[str, SliceLabels]] = {}
     for task in results.results:
-        sample_file = path / "samples" / f"{task}.jsonl"
-        if not sample_file.is_file():
-            raise ConfigError(f"compare: {sample_file} is missing (paired tests need the per-example scores)")
+        samples_path = sample_file(path, task)
+        if not samples_path.is_file():
+            raise ConfigError(f"compare: {samples_path} is missing (paired tests need the per-example scores)")
         errors: list = []
         metas: list[dict[str, Any] | None] = []
         samples[task] = {}
-        for r in iter_samples(sample_file, errors, older_shapes=True):  # streamed
+        for r in iter_samples(samples_path, errors, older_shapes=True):  # streamed
             if not r.get("bad_record"):
                 metas.append(r.get("meta"))
             if r.get("id") is not None and r.get("error") is None:
@@ -109,7 +109,7 @@ def load_run(path: str | Path) -> Run:
         fields = {f for entry in results.details.get(task, {}).values() for f in entry.get("slices", {})}
         labels[task] = {field: field_labels(metas, field) for field in fields}
         if errors:
-            raise ConfigError(f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {sample_file}); "
+            raise ConfigError(f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {samples_path}); "
                               f"`ragbench --resume --output {path}` rebuilds it")
     return Run(path, results, samples, labels)
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
+from .._values.names import part_problem
 from .._values.run_config import RunConfig
 from .._storage.jsonl import read_json, strict_json
 from .results_schema import SCHEMA_VERSION, VERSIONS, Results
@@ -116,8 +117,9 @@ def is_results(data: Any) -> bool:
 
 
 def _task_name(name: str) -> bool:
-    """Whether `name` can be a task's (its samples file's stem): printable, no folder in it."""
-    return bool(name) and name.isprintable() and "/" not in name and "\\" not in name and name not in (".", "..")
+    """Whether `name` can be a task's (its samples file's stem): printable, one plain file name (a run of an older
+    ragbench may hold a name that breaks today's rule for names, ragbench._values.names)."""
+    return name.isprintable() and part_problem(name) is None
 
 
 def normalized_results(data: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._storage.files import replacing
+from .._values.names import inside
 from .slice_labels import ordered
 
 
@@ -75,7 +76,7 @@ def slice_plot(task: str, field: str, details: dict[str, Any], keys: list[str], 
     axes.axhline(0, color="black", linewidth=0.6)
     axes.set_title(f"{task} by {field} (n={sum(counts)})")
     axes.legend(fontsize=8)
-    return save_figure(figure, out_dir / f"{task}__{field}.png")
+    return save_figure(figure, inside(out_dir, f"{task}__{field}.png"))
 
 
 def matrix_plot(task: str, details: dict[str, Any], key: str, matrix: dict[str, Any], out_dir: Path) -> Path | None:
@@ -112,4 +113,4 @@ def matrix_plot(task: str, details: dict[str, Any], key: str, matrix: dict[str, 
         axes.text(j, i, "N/A" if np.isnan(value) else f"{value:.2f}\nn={n}", ha="center", va="center", fontsize=7)
     figure.colorbar(image, ax=axes)
     axes.set_title(f"{task}: {key}")
-    return save_figure(figure, out_dir / f"{task}__matrix__{key}.png")
+    return save_figure(figure, inside(out_dir, f"{task}__matrix__{key}.png"))

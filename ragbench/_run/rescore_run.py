@@ -31,7 +31,7 @@ from .._reports.results import results_sections
 from .._reports.results_file import read_results
 from .._reports.results_schema import Results
 from .._storage.cache import ResponseCache
-from .._storage.rundir import RunDir, iter_samples
+from .._storage.rundir import RunDir, iter_samples, sample_file
 from .._checks import Preflight
 from .._values.run_config import RunConfig, examples_in_flight
 from .assemble import scored_task
@@ -70,7 +70,7 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
     check_engines(config, registry, check, uses_llm=False, uses_nli=needs(planned, "nli"),
                   uses_judges=needs(planned, "judge"))
     for task in planned:
-        if not (source / "samples" / f"{task.name}.jsonl").is_file():
+        if not sample_file(source, task.name).is_file():
             check.problem(f"{source}/samples/{task.name}.jsonl is missing: the saved predictions are what is re-scored")
     check.raise_if_failed()
     engines = load_engines(config, registry, planned, system=False)  # the judges and the NLI model
@@ -177,7 +177,7 @@ async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, 
 
     try:
         saved = ((task, record) for task in planned
-                 for record in iter_samples(source / "samples" / f"{task.name}.jsonl", older_shapes=True))
+                 for record in iter_samples(sample_file(source, task.name), older_shapes=True))
         await bounded(saved, score, examples_in_flight(config.max_inflight), examples)
     finally:
         recorder.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
+from .._values.names import inside
 
 
 def data_dir() -> Path:
@@ -32,7 +33,7 @@ def resolve_data_file(task: str, filename: str, explicit: Path | None, url: str 
         if not explicit.is_file():
             raise ConfigError(f"--data {task}={explicit}: no such file")
         return explicit
-    local = data_dir() / filename
+    local = inside(data_dir(), *Path(filename).parts, what=f"task {task}: data file")  # not `..`, nor `/abs`
     if local.is_file():
         return local
     where = f"put {filename} at {local} or pass --data {task}=PATH"

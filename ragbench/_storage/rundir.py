@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .._errors import ConfigError, RecordError
+from .._values.names import inside
 from .checkpoint import record_key
 from .files import remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json, strict_json
@@ -61,6 +62,11 @@ RUN_KEYS = ("config", "config_hash")  # in every run.json ragbench writes
 
 def judge_log_name(index: int) -> str:
     return f"judge{index}_calls.jsonl"
+
+
+def sample_file(run_folder: str | Path, task: str) -> Path:
+    """samples/<task>.jsonl of a run folder: a task's name that would leave samples/ is a ConfigError."""
+    return inside(Path(run_folder) / "samples", f"{task}.jsonl")
 
 
 def iter_samples(path: str | Path, errors: list[RecordError] | None = None,
@@ -272,7 +278,7 @@ class RunDir:
                                   "--output")
 
     def sample_path(self, task: str) -> Path:
-        return self.samples_dir / f"{task}.jsonl"
+        return sample_file(self.path, task)
 
     def finished_keys(self, task: str) -> dict[str, str | None]:
         """Keys of the records that need no new attempt: scored examples and bad records (a failed

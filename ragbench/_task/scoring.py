@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from .._values.names import checked_name
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,8 @@ class TaskScoring:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "metrics", tuple(self.metrics))
-        object.__setattr__(self, "slice_fields", tuple(self.slice_fields))
+        object.__setattr__(self, "slice_fields", tuple(checked_name(name, "slice field", "a task's slice_fields")
+                                                      for name in self.slice_fields))  # it names plot files
         if self.gold_fields is not None:
             object.__setattr__(self, "gold_fields", tuple(self.gold_fields))
         object.__setattr__(self, "metric_options", MappingProxyType(

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .names import checked_name, inside
+
 # Options that do not change results: left out of the run's identity.
 _NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "page_cache", "progress", "replay_tools",
                  "fail_fast")
@@ -83,4 +85,6 @@ class RunConfig:
         if self.output:
             return Path(self.output)
         model = re.sub(r"[^A-Za-z0-9._-]+", "-", self.model or "embedded").strip("-")[-40:]
-        return Path("runs") / f"{self.system}__{model}__{self.config_hash()}"
+        system = checked_name(self.system, "--system", "the command line",
+                              "`ragbench list systems` shows the installed ones")
+        return inside("runs", f"{system}__{model}__{self.config_hash()}")  # `model`: letters, digits, `._-`

@@ -19,6 +19,7 @@ def view(paths: list[str], host: str, port: int, export_dir: str | None, registr
     site = Site(RunCatalog(paths), registry)
     for run in site.runs:
         run.results  # read now: a results.json of a version this ragbench does not read is refused (NewerResults)
+        run.tasks  # and a task named as a path (a run of an older ragbench), before a page or file is named by it
     if export_dir:
         files = export(site, export_dir)
         print(f"ragbench view: {len(site.runs)} run(s), {files} data files -> {export_dir}/index.html "

@@ -12,13 +12,15 @@ from typing import Any, Iterator
 from .._errors import ConfigError
 from .._storage.files import naming, write_problem
 from .._storage.jsonl import strict_json
+from .._values.names import inside
 from .pages import CHUNK
 from .server import ASSETS, asset
 from .site import Site
 
 
 def _write(out: Path, key: str, data: Any) -> None:
-    path = out / "data" / f"{key}.js"
+    *folders, name = key.split("/")
+    path = inside(out / "data", *folders, f"{name}.js")
     payload = strict_json(data)
     with naming(path):  # a full disk's error names no file of its own
         path.parent.mkdir(parents=True, exist_ok=True)

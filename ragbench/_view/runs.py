@@ -21,9 +21,10 @@ from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Results
 from .._reports.slice_labels import slice_value
 from .._storage.checkpoint import checkpoint_key
-from .._storage.rundir import is_sample
+from .._storage.rundir import is_sample, sample_file
 from .._storage.run_shapes import in_current_shape
 from .._storage.run_lock import RunLock, describe
+from .._values.names import part_problem
 
 T = TypeVar("T")
 
@@ -238,7 +239,12 @@ class RunFolder:
 
     @property
     def tasks(self) -> list[str]:
+        """The run's tasks (a name an older ragbench let through, that would leave the folder: a ConfigError)."""
         names = list(self.config.get("tasks") or [])
+        odd = next(filter(None, map(part_problem, names)), None)
+        if odd is not None:  # a run of an older ragbench: its pages' keys and export files are named by its tasks
+            raise ConfigError(f"view: run {self.path} names a task {odd}; the viewer cannot show it: give the "
+                              "runs without it")
         on_disk = self.cached("samples", _sample_files, [])
         return names + [t for t in on_disk if t not in names]
 
@@ -246,5 +252,5 @@ class RunFolder:
         if task not in self.tasks:
             raise KeyError(task)
         with self._lock:
-            index = self._indexes.setdefault(task, SampleIndex(self.path / "samples" / f"{task}.jsonl"))
+            index = self._indexes.setdefault(task, SampleIndex(sample_file(self.path, task)))
         return index.refresh()

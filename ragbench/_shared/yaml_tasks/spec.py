@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..._values.names import name_problem
 from .located import LocatedList, Section, read_yaml
 
 ANSWER_FORMATS = ("short", "long", "list", "choice", "label")
@@ -146,9 +147,10 @@ def load_spec(path: Path, source: str | None = None) -> TaskSpec:
     top.only(TOP_KEYS)
     data_format = _data(top.section("data"), path.parent)
     return TaskSpec(
-        name=top.get("task", str, required=True), source=source, folder=path.parent,
+        name=_name(top, "task", top.get("task", str, required=True)), source=source, folder=path.parent,
         digest=hashlib.sha256(path.read_bytes()).hexdigest(),
-        description=top.get("description", str, ""), aliases=tuple(top.strings("aliases")),
+        description=top.get("description", str, ""),
+        aliases=tuple(_name(top, "aliases", alias) for alias in top.strings("aliases")),
         groups=tuple(top.strings("groups")), data=data_format,
         fields=_fields(top.section("fields"), source),
         answer_format=top.get("answer_format", str, "short", choices=ANSWER_FORMATS),
@@ -156,6 +158,14 @@ def load_spec(path: Path, source: str | None = None) -> TaskSpec:
         prompt=_prompt(top.section("prompt")), postprocess=_filters(top),
         metrics=_metrics(top), system_args=dict(top.get("system_args", dict, {})),
         missing_scores_zero=top.get("missing_scores_zero", bool, False))
+
+
+def _name(section: Section, key: str, name: Any) -> str:
+    """`name`, given at `key`, when it keeps the rule for names that become file names (ragbench._values.names)."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise section.error(key, problem)
+    return name
 
 
 def _data(section: Section | None, folder: Path) -> DataSpec | None:
@@ -241,12 +251,15 @@ def _fields(section: Section | None, source: str) -> FieldsSpec:
             raise gold_section.error("choices", "choices needs `texts` (the path to the list of choice texts)")
     docs = section.section("documents")
     inputs = section.section("inputs")
+    slices = section.section("slices")
+    for name in (slices.data if slices is not None else ()):
+        _name(slices, str(name), name)  # a slice field names plot files
     for name in (inputs.data if inputs is not None else ()):
         if name in TEMPLATE_VARIABLES:
             raise inputs.error(name, f"'{name}' is a template variable of every task: give the input another name")
     return FieldsSpec(id=field_ref(section, "id", "id"), question=field_ref(section, "question", "question"),
                       gold=gold, extra_gold=_refs(section.section("extra_gold")), documents=_documents(docs),
-                      inputs=_refs(inputs), slices=_refs(section.section("slices")),
+                      inputs=_refs(inputs), slices=_refs(slices),
                       meta=_refs(section.section("meta")))
 
 

@@ -175,7 +175,7 @@ with exit_when_stuck(lambda signum: f"watcher: {signal.Signals(signum).name}\\n"
             signal.pause()
         finally:
             os._exit(0)
-    os.waitpid(child, 0)
+    print(os.waitpid(child, 0)[1], flush=True)
     try:  # the process's own stop signal, after the child's: the watcher sees the two in this order
         os.kill(os.getpid(), signal.SIGHUP)
         signal.pause()
@@ -187,10 +187,13 @@ with exit_when_stuck(lambda signum: f"watcher: {signal.Signals(signum).name}\\n"
 @pytest.mark.parametrize("fork", ["os", "libc"])
 def test_the_watcher_acts_on_the_process_own_stop_signal_never_on_a_forked_childs(fork):
     """`os.fork` (and multiprocessing's fork): the child gets its handlers and wake-up fd back, so its
-    signal is its own. A fork by C code (no at-fork hook): the watcher reads who sent each signal."""
+    signal is its own (it ends it as SIGTERM ends a process). A fork by C code (no at-fork hook): the watcher
+    reads who sent each signal."""
     done = subprocess.run([sys.executable, "-c", SIGNAL_FROM_A_CHILD, fork], capture_output=True, text=True,
                           timeout=60)
     assert (done.returncode, done.stderr) == (128 + signal.SIGHUP, "watcher: SIGHUP\n")
+    if fork == "os":
+        assert os.WIFSIGNALED(int(done.stdout)) and os.WTERMSIG(int(done.stdout)) == signal.SIGTERM
 
 
 # --- run.lock and a forked helper ---------------------------------------------------------------------------

@@ -1,9 +1,10 @@
-"""How the `ragbench` process ends once its command has: with the command's exit code, even when a plugin left
-threads or processes running. Python waits at exit for every thread that is not a daemon, and multiprocessing
-for the processes it started; a complete run then never ended, and a SIGTERM to end it printed a traceback
-from that wait. What is left is named in one line, and the process exits without waiting for it (its output
-flushed first; results.json, the samples and the run's lock were written and let go by then). A command
-stopped by a signal exits without waiting too, and without the line: what runs on is its own calls in flight."""
+"""How the `ragbench` process ends once its command has: with the command's exit code, whatever a plugin left
+running. Python waits at exit for every thread that is not a daemon, and multiprocessing for its processes
+that are not daemons: a complete run never ended, and a SIGTERM to end it printed a traceback from that wait.
+What is left is named in one line (a forked helper too, which runs on after the run); when the exit would
+wait for it, the process exits without waiting, its output flushed (results.json, the samples and the run's
+lock were written and let go by then). A command stopped by a signal exits without waiting too, and without
+the line: what runs on is its own calls in flight."""
 from __future__ import annotations
 
 import multiprocessing
@@ -23,13 +24,14 @@ def end_process(command: Callable[[], Any]) -> NoReturn:
         code: Any = 0
     except SystemExit as exc:
         code = exc.code
-    left = left_running()
-    if not left:
+    threads, processes, waited_for = left_running()
+    stopped = isinstance(code, int) and code - 128 in STOP_SIGNALS  # it leaves its own engine calls running
+    if (threads or processes) and not stopped:  # (ragbench._run.interrupted), as its line said
+        sys.stderr.write(left_running_line(threads, processes))
+    if not waited_for:
         sys.exit(code)
     if not isinstance(code, int) and code is not None:  # as Python prints a SystemExit's message, then exits 1
         print(code, file=sys.stderr)
-    if not (isinstance(code, int) and code - 128 in STOP_SIGNALS):  # a stopped command leaves its own engine calls
-        sys.stderr.write(left_running_line(*left))  # running (ragbench._run.interrupted), as its line said
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -38,15 +40,19 @@ def end_process(command: Callable[[], Any]) -> NoReturn:
     os._exit(code if isinstance(code, int) else 0 if code is None else 1)
 
 
-def left_running() -> tuple[list[str], list[int]] | None:
-    """The names of the threads Python would wait for at exit (alive, not daemons, other than this one) and the
-    pids of this process's children still running (multiprocessing's forkserver and resource tracker left
-    out: they end with this process); None when there are neither."""
+def left_running() -> tuple[list[str], list[int], bool]:
+    """What runs on as the command ends: the names of the threads Python waits for at exit (alive, not daemons,
+    other than this one), the pids of this process's children still running that nothing of Python's exit
+    ends (multiprocessing's daemon processes, its forkserver and resource tracker left out: they end with this
+    process, as a vLLM engine's process does), and whether the exit would wait for any of them (a thread, a
+    multiprocessing process that is no daemon)."""
     threads = [thread.name for thread in threading.enumerate()
                if thread is not threading.current_thread() and not thread.daemon and thread.is_alive()]
-    processes = sorted({process.pid for process in multiprocessing.active_children() if process.pid is not None}
-                       | set(_running_children()) - _multiprocessing_helpers())
-    return (threads, processes) if threads or processes else None
+    started = multiprocessing.active_children()
+    waited = {process.pid for process in started if not process.daemon}
+    ended_at_exit = {process.pid for process in started if process.daemon} | _multiprocessing_helpers()
+    processes = sorted(set(_running_children()) - ended_at_exit | waited)
+    return threads, processes, bool(threads or waited)
 
 
 def left_running_line(threads: list[str], processes: list[int]) -> str:

@@ -23,7 +23,7 @@ from ragbench._cli.process_end import left_running_line
 pytestmark = pytest.mark.skipif(not HAVE_PROC, reason="reads processes from /proc (Linux)")
 
 PLUGIN = '''
-import asyncio, multiprocessing, os, signal, threading
+import asyncio, concurrent.futures, multiprocessing, os, signal, threading, time
 from pathlib import Path
 
 from ragbench.api import Reader, hookimpl
@@ -44,7 +44,8 @@ def pause(folder):
 
 class LeavesHelpers(Reader):
     """Closed book; its first example starts a helper (`helper`: a forked child, a thread that is no daemon, a
-    multiprocessing process that is no daemon) and, with `hold`, every example waits for `folder`/release."""
+    multiprocessing process that is no daemon, a process pool's busy worker) and, with `hold`, every example
+    waits for `folder`/release."""
 
     name = "leaves_helpers"
 
@@ -61,15 +62,27 @@ class LeavesHelpers(Reader):
         return None
 
     def start_helper(self):
+        """Start the helper; a process's once it has said its pid (its file exists)."""
         if self.helper == "thread":
             threading.Thread(target=threading.Event().wait, name="plugin helper\\nthread", daemon=False).start()
-        elif self.helper == "multiprocessing":
-            multiprocessing.get_context("fork").Process(target=pause, args=(self.folder,)).start()
-        elif os.fork() == 0:
-            try:
-                pause(self.folder)
-            finally:
-                os._exit(0)
+            return
+        if self.helper == "multiprocessing":
+            process = multiprocessing.get_context("fork").Process(target=pause, args=(self.folder,))
+            process.start()
+            pid = process.pid
+        elif self.helper == "process_pool":  # a pool never shut down, its one worker busy for ever
+            self.pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+            pid = self.pool.submit(os.getpid).result()
+            self.pool.submit(pause, self.folder)
+        else:
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    pause(self.folder)
+                finally:
+                    os._exit(0)
+        while not (Path(self.folder) / f"{pid}.pid").exists():
+            time.sleep(0.01)
 '''
 
 
@@ -264,7 +277,7 @@ def test_a_lock_whose_taker_ended_unreleased_while_a_c_forked_child_holds_it_say
 
 # --- what a plugin leaves running at the end -----------------------------------------------------------------
 @pytest.mark.parametrize("helper, named", [("thread", "thread 'plugin helper\\nthread'"),
-                                           ("multiprocessing", "process ")])
+                                           ("multiprocessing", "process "), ("process_pool", "process ")])
 def test_a_finished_run_ends_though_a_plugin_left_a_thread_or_process_running(site, tmp_path, helpers, helper, named):
     """Python waits at exit for a thread that is no daemon, multiprocessing for its processes: the run's process
     ends all the same, with the run's exit code and one line naming what it left."""
@@ -273,6 +286,7 @@ def test_a_finished_run_ends_though_a_plugin_left_a_thread_or_process_running(si
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if "still running" in line]
     assert len(warnings) == 1 and named in warnings[0], done.stderr
+    assert all(f"process {pid}" in warnings[0] for pid in helper_pids(helpers)), done.stderr
     assert "Traceback" not in done.stderr
     assert json.loads((out / "results.json").read_text())["complete"]
 

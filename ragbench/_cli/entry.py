@@ -16,9 +16,8 @@ def main() -> None:
     try:
         with exit_when_stuck(stopped_starting):
             from .main import main as command
+            from .process_end import end_process
     except (KeyboardInterrupt, RuntimeError) as exc:
         exit_if_stopped(exc, stopped_starting)
         raise
-    from .process_end import end_process
-
     end_process(command)

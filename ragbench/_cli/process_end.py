@@ -7,14 +7,13 @@ lock were written and let go by then). A command stopped by a signal exits witho
 the line: what runs on is its own calls in flight."""
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
-from .._stop_signals import STOP_SIGNALS
+from .._stop_signals import STOP_SIGNALS, signal_of
 
 
 def end_process(command: Callable[[], Any]) -> NoReturn:
@@ -24,10 +23,13 @@ def end_process(command: Callable[[], Any]) -> NoReturn:
         code: Any = 0
     except SystemExit as exc:
         code = exc.code
-    threads, processes, waited_for = left_running()
-    stopped = isinstance(code, int) and code - 128 in STOP_SIGNALS  # it leaves its own engine calls running
-    if (threads or processes) and not stopped:  # (ragbench._run.interrupted), as its line said
-        sys.stderr.write(left_running_line(threads, processes))
+    try:
+        threads, processes, waited_for = left_running()
+        stopped = isinstance(code, int) and code - 128 in STOP_SIGNALS  # it leaves its own engine calls running
+        if (threads or processes) and not stopped:  # (ragbench._run.interrupted), as its line said
+            sys.stderr.write(left_running_line(threads, processes))
+    except KeyboardInterrupt as exc:  # a stop signal once the command has ended: it ends the process, as it is
+        code, waited_for = 128 + signal_of(exc), True
     if not waited_for:
         sys.exit(code)
     if not isinstance(code, int) and code is not None:  # as Python prints a SystemExit's message, then exits 1
@@ -46,6 +48,8 @@ def left_running() -> tuple[list[str], list[int], bool]:
     ends (multiprocessing's daemon processes, its forkserver and resource tracker left out: they end with this
     process, as a vLLM engine's process does), and whether the exit would wait for any of them (a thread, a
     multiprocessing process that is no daemon)."""
+    import multiprocessing  # here: the command's first moments load this module, not multiprocessing
+
     threads = [thread.name for thread in threading.enumerate()
                if thread is not threading.current_thread() and not thread.daemon and thread.is_alive()]
     started = multiprocessing.active_children()
@@ -58,8 +62,8 @@ def left_running() -> tuple[list[str], list[int], bool]:
 def left_running_line(threads: list[str], processes: list[int]) -> str:
     """One line, whatever the threads are named."""
     named = [f"thread {name!r}" for name in threads] + [f"process {pid}" for pid in processes]
-    return (f"ragbench: warning: the command ended with {', '.join(named)} still running, which a plugin started; "
-            "not waited for (a thread ends with this process, a process runs on)\n")
+    return (f"ragbench: warning: the command ended with {', '.join(named)} still running, which a plugin started "
+            "and did not end; not waited for\n")
 
 
 def _running_children() -> list[int]:

@@ -301,3 +301,42 @@ def test_what_a_plugin_left_running_is_named_in_one_line(threads, processes):
         assert repr(name) in line
     for pid in processes:
         assert f"process {pid}" in line
+
+
+ORIGINALS = [signal.SIG_DFL, signal.SIG_IGN, signal.default_int_handler, lambda signum, frame: None]
+
+
+@settings(max_examples=40, deadline=None)
+@given(originals=st.tuples(*[st.sampled_from(ORIGINALS)] * 3), installs=st.lists(st.booleans(), max_size=4),
+       wakeup=st.sampled_from(["none", "socket"]))
+def test_a_forked_child_gets_back_the_handlers_and_wake_up_fd_ragbench_replaced(originals, installs, wakeup):
+    """Whatever the process had (a default, an ignored signal, a handler of its own) and however many of
+    ragbench's handlers are stacked on it (the entry point's, the watcher's with its wake-up fd, a run's), the
+    child of a fork gets back what the process had. `_as_before_in_child` is what the at-fork hook runs."""
+    import socket
+
+    from ragbench._stop_signals import STOP_SIGNALS, _as_before_in_child, install_stop_handler, raise_stopped
+
+    signals = STOP_SIGNALS[:3]
+    saved = {signum: signal.getsignal(signum) for signum in signals}
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    original_wakeup = signal.set_wakeup_fd(writer.fileno() if wakeup == "socket" else -1)
+    try:
+        for signum, original in zip(signals, originals):
+            signal.signal(signum, original)
+        for with_wakeup in installs:  # each one stacked on all of the signals, as a command installs them
+            replaced = signal.set_wakeup_fd(-1) if with_wakeup else None
+            for signum in signals:
+                install_stop_handler(signum, raise_stopped, wakeup_replaced=replaced)
+            if with_wakeup:
+                signal.set_wakeup_fd(writer.fileno())
+        _as_before_in_child()
+        assert [signal.getsignal(signum) for signum in signals] == list(originals)
+        assert signal.set_wakeup_fd(-1) == (writer.fileno() if wakeup == "socket" else -1)
+    finally:
+        signal.set_wakeup_fd(original_wakeup)
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        reader.close()
+        writer.close()

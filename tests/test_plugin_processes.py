@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from process_tree import HAVE_PROC
 
 from ragbench._cli.process_end import left_running_line
@@ -166,7 +165,7 @@ def test_a_sigterm_to_a_plugins_forked_helper_ends_the_helper_and_the_run_comple
         wait_for(lambda: ended_status(helper) is not None, "the helper to end", run)
         assert os.WIFSIGNALED(ended_status(helper)) and os.WTERMSIG(ended_status(helper)) == signal.SIGTERM
         (helpers / "release").touch()
-        stdout, stderr = run.communicate(timeout=120)
+        stderr = run.communicate(timeout=120)[1]
     finally:
         run.kill()
     assert run.returncode == 0, stderr

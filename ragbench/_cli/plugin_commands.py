@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterator
 
 import click
 
-from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .. import _stop_signals
+from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_if_stopped, stopped_by, stopped_starting
 from .outcomes import environment_error, exit_if_exhausted
 from .registry import command_registry

@@ -43,7 +43,7 @@ from .files import naming
 
 LOCK_FILE = "run.lock"
 PROBE_WAIT_SECONDS = 0.25  # how long `acquire` tries again on a lock held: past a probe's instant
-_HELD: "weakref.WeakSet[RunLock]" = weakref.WeakSet()  # this process's, for a forked child to let go of: as
+_HELD: weakref.WeakSet[RunLock] = weakref.WeakSet()  # this process's, for a forked child to let go of: as
 # process-wide as the descriptors a fork copies
 
 

@@ -1,10 +1,19 @@
 """The signals that stop a command (Ctrl-C, SIGTERM, SIGHUP), the exception they raise, and the watcher that
 ends a command a signal could not stop. Imports nothing heavy: the command's entry point
-(ragbench._cli.entry) installs the handler before anything else loads."""
+(ragbench._cli.entry) installs the handler before anything else loads.
+
+They act on the ragbench process alone. A process a plugin forks (`os.fork`, multiprocessing's fork) is the
+plugin's: it gets back the handlers and the wake-up fd ragbench replaced (`StopHandler`, reset at fork), so a
+signal sent to it ends it as it would have, never the run (it raised `Stopped` in the child, and wrote to
+the watcher's channel, which the child shared: a SIGTERM to a plugin's helper ended a complete run with 143).
+A process forked by C code, where no at-fork hook runs, still shares the channel: the watcher reads who wrote
+each signal and acts only on the process's own (`_WakeUpChannel`)."""
 from __future__ import annotations
 
 import os
 import signal
+import socket
+import struct
 import sys
 import threading
 import time
@@ -27,6 +36,41 @@ class Stopped(KeyboardInterrupt):
 
 def raise_stopped(signum: int, frame: Any) -> None:
     raise Stopped(signum)
+
+
+class StopHandler:
+    """A stop signal's handler ragbench installed (`install_stop_handler`): `action`, and what it replaced (the
+    handler; for the watcher's, the wake-up fd too), which a forked child gets back (`_as_before_in_child`)."""
+
+    def __init__(self, action: Callable[[int, Any], Any], replaced: Any, wakeup_replaced: int | None = None) -> None:
+        self.action, self.replaced, self.wakeup_replaced = action, replaced, wakeup_replaced
+
+    def __call__(self, signum: int, frame: Any) -> Any:
+        return self.action(signum, frame)
+
+
+def install_stop_handler(signum: int, action: Callable[[int, Any], Any], wakeup_replaced: int | None = None) -> Any:
+    """`signal.signal(signum, action)`, remembering what it replaces for a forked child; returns that."""
+    return signal.signal(signum, StopHandler(action, signal.getsignal(signum), wakeup_replaced))
+
+
+def _as_before_in_child() -> None:
+    """In a process forked from this one: the stop signals' handlers and the wake-up fd as they were before
+    ragbench installed its own (the child is a plugin's helper, not the run)."""
+    wakeup = None
+    for signum in STOP_SIGNALS:
+        handler = signal.getsignal(signum)
+        while isinstance(handler, StopHandler):
+            wakeup = handler.wakeup_replaced if handler.wakeup_replaced is not None else wakeup
+            handler = handler.replaced
+        if handler is not signal.getsignal(signum):
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+    if wakeup is not None:
+        signal.set_wakeup_fd(wakeup)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_as_before_in_child)
 
 
 def signal_of(exc: BaseException) -> int:
@@ -74,19 +118,18 @@ def exit_when_stuck(message: Callable[[int], str], grace: float = 1.0) -> Iterat
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    read, write = os.pipe()
-    os.set_blocking(write, False)
-    previous = signal.set_wakeup_fd(write)
-    handlers = {signum: signal.signal(signum, raise_stopped) for signum in STOP_SIGNALS if signum != signal.SIGINT}
+    channel = _WakeUpChannel()
+    previous = signal.set_wakeup_fd(channel.write)
+    handlers = {signum: install_stop_handler(signum, raise_stopped, wakeup_replaced=previous)
+                for signum in STOP_SIGNALS if signum != signal.SIGINT}
 
     def watch() -> None:
-        with os.fdopen(read, "rb", buffering=0) as signals:
-            for number in iter(lambda: signals.read(1), b""):
-                if number[0] in STOP_SIGNALS:
-                    time.sleep(grace)
-                    sys.stderr.write(message(number[0]))
-                    sys.stderr.flush()
-                    os._exit(128 + number[0])
+        for number in channel.own_signals():
+            if number in STOP_SIGNALS:
+                time.sleep(grace)
+                sys.stderr.write(message(number))
+                sys.stderr.flush()
+                os._exit(128 + number)
 
     threading.Thread(target=watch, name="ragbench-interrupt-watch", daemon=True).start()
     previous_hook = sys.unraisablehook
@@ -108,4 +151,41 @@ def exit_when_stuck(message: Callable[[int], str], grace: float = 1.0) -> Iterat
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
         signal.set_wakeup_fd(previous)
-        os.close(write)  # the watcher reads the end of the pipe and returns
+        channel.close()  # the watcher reads its end and returns
+
+
+class _WakeUpChannel:
+    """Where the interpreter writes the number of each signal as it arrives (`signal.set_wakeup_fd(write)`), and
+    who wrote it: on Linux each message carries its sender's pid (SO_PASSCRED), and `own_signals` yields only
+    this process's; elsewhere a plain socket pair, whose senders are not known."""
+
+    def __init__(self) -> None:
+        credentials = getattr(socket, "SO_PASSCRED", None)
+        try:
+            self._reader, self._writer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self._reader.setsockopt(socket.SOL_SOCKET, credentials, 1)
+        except (AttributeError, TypeError, OSError):  # not Linux
+            self._reader, self._writer = socket.socketpair()
+        self._writer.setblocking(False)
+        self.write = self._writer.fileno()
+
+    def own_signals(self) -> Iterator[int]:
+        """The signals this process received, until `close`."""
+        space = socket.CMSG_SPACE(struct.calcsize("3i")) if hasattr(socket, "CMSG_SPACE") else 0
+        with self._reader:
+            while True:
+                number, ancillary, _, _ = self._reader.recvmsg(1, space)
+                if not number:
+                    return
+                senders = [struct.unpack("3i", payload)[0] for level, kind, payload in ancillary
+                           if (level, kind) == (socket.SOL_SOCKET, getattr(socket, "SCM_CREDENTIALS", None))]
+                if all(sender == os.getpid() for sender in senders):
+                    yield number[0]
+
+    def close(self) -> None:
+        """The reader sees the end, even while a forked child holds a copy of the writing end."""
+        try:
+            self._writer.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        self._writer.close()

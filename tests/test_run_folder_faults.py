@@ -134,27 +134,6 @@ def test_a_run_starting_while_the_lock_is_probed_is_not_turned_away(tmp_path):
     starting.release()
 
 
-HOLDER_GONE = """
-import os, sys, time
-from ragbench._storage.run_lock import RunLock
-lock = RunLock(sys.argv[1])
-lock.acquire()
-if os.fork():  # the child inherits the lock; the process that took it ends at once
-    os._exit(0)
-time.sleep(float(sys.argv[2]))
-"""
-
-
-def test_a_lock_whose_taker_ended_but_whose_child_holds_it_says_so(tmp_path):
-    from ragbench._storage.run_lock import RunLock
-
-    taker = subprocess.run([sys.executable, "-c", HOLDER_GONE, str(tmp_path), "5"], timeout=30)
-    assert taker.returncode == 0
-    refusal = RunLock(tmp_path).refusal()
-    assert refusal is not None and f"pid {lock_holder(tmp_path)['pid']} on " in refusal
-    assert "no longer running: a process it started still holds the lock; end that process" in refusal
-
-
 # --- a full disk --------------------------------------------------------------------------------------
 
 INJECT_ENOSPC = """

@@ -2,21 +2,22 @@
 SIGTERM and SIGHUP stop the command as Ctrl-C does, before the command line loads (~0.1 s, and the run's
 modules another ~0.2 s): a stop signal then ends in one line at any moment (here, while loading: nothing
 was written), never in a silent exit 143. A signal whose exception the import of an extension module
-swallowed (C code that clears errors) ends the command all the same, by the watcher of `exit_when_stuck`."""
+swallowed (C code that clears errors) ends the command all the same, by the watcher of `exit_when_stuck`.
+The process ends with the command, whatever a plugin left running (ragbench._cli.process_end)."""
 from __future__ import annotations
 
-import signal
-
-from .._stop_signals import STOP_SIGNALS, exit_if_stopped, exit_when_stuck, raise_stopped, stopped_starting
+from .._stop_signals import (STOP_SIGNALS, exit_if_stopped, exit_when_stuck, install_stop_handler, raise_stopped,
+                             stopped_starting)
 
 
 def main() -> None:
     for signum in STOP_SIGNALS:  # Ctrl-C too, though it raises KeyboardInterrupt already: see Stopped
-        signal.signal(signum, raise_stopped)
+        install_stop_handler(signum, raise_stopped)
     try:
         with exit_when_stuck(stopped_starting):
             from .main import main as command
+            from .process_end import end_process
     except (KeyboardInterrupt, RuntimeError) as exc:
         exit_if_stopped(exc, stopped_starting)
         raise
-    command()
+    end_process(command)

@@ -208,4 +208,6 @@ for command in (index_group, rescore_command, compare_command, view_command, rep
     main.add_command(command)
 
 if __name__ == "__main__":
-    main()
+    from .process_end import end_process
+
+    end_process(main)

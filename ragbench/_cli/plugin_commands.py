@@ -16,8 +16,9 @@ from typing import Any, Callable, Iterator
 
 import click
 
+from .. import _stop_signals
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
-from .._stop_signals import exit_if_stopped, raise_stopped, stopped_by, stopped_starting
+from .._stop_signals import exit_if_stopped, stopped_by, stopped_starting
 from .outcomes import environment_error, exit_if_exhausted
 from .registry import command_registry
 
@@ -95,7 +96,7 @@ def stopped_message(exc: BaseException) -> Callable[[int], str]:
 def command_had_begun(exc: BaseException) -> bool:
     """Whether a command's own code had run when `exc` was raised: its traceback goes from click's
     `Context.invoke` into the callback it calls, and on into code that is not click's (its decorators, as
-    `pass_context`'s wrapper, are click's; the signal handler's own frame is no command's). A callback that is
+    `pass_context`'s wrapper, are click's; the signal handler's own frames are no command's). A callback that is
     not a plain function counts as begun."""
     click_folder = os.path.dirname(click.__file__)
     callback = entered = None
@@ -108,7 +109,7 @@ def command_had_begun(exc: BaseException) -> bool:
                 return True
         elif callback is not None and code is callback.__code__:
             entered = True
-        if entered and not code.co_filename.startswith(click_folder) and code is not raise_stopped.__code__:
+        if entered and not code.co_filename.startswith(click_folder) and code.co_filename != _stop_signals.__file__:
             return True
         frames = frames.tb_next
     return False

@@ -7,7 +7,7 @@ import signal
 import threading
 from typing import Any, Awaitable, Iterable
 
-from .._stop_signals import STOP_SIGNALS, Stopped
+from .._stop_signals import STOP_SIGNALS, Stopped, install_stop_handler
 
 
 async def run_together(coroutines: Iterable[Awaitable[Any]]) -> None:
@@ -65,7 +65,7 @@ def run_interruptible(coro: Any) -> Any:
         loop.call_soon_threadsafe(main.cancel)
 
     in_main = threading.current_thread() is threading.main_thread()
-    previous = {signum: signal.signal(signum, on_signal) for signum in STOP_SIGNALS} if in_main else {}
+    previous = {signum: install_stop_handler(signum, on_signal) for signum in STOP_SIGNALS} if in_main else {}
     try:
         result = loop.run_until_complete(main)
     except BaseException:

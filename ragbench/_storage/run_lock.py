@@ -10,6 +10,15 @@ The lock file is opened without following a symbolic link and used only when it 
 no other name (`open_lock`): a `run.lock` that is a link (to a user's file), a hard link, a FIFO or a
 folder is refused with one line naming it, never written through, never waited on.
 
+A lock held by one process only, not by the processes it forks: `flock` belongs to the open file, which a
+fork shares with the child (O_CLOEXEC drops it only at an exec), so a plugin's helper forked during a run
+kept the folder locked after the run ended, and `--resume` was refused. A forked child closes its copy at
+once (`_close_in_child`, an at-fork hook, for `os.fork` and multiprocessing's fork); `release` unlocks the
+open file itself, for a child forked by C code (no at-fork hook runs there); and a run killed while such a
+child lives has the child killed by its reaper (ragbench._run.reaper), or names it (`describe`). Locks keyed
+to the process (POSIX record locks, which no fork inherits) were the alternative: two handles in one process
+would no longer exclude each other, and closing any descriptor of the file drops the process's lock.
+
 `holder()` tells, without taking it, whether the folder is held and by whom (the viewer shows a run as
 running from it): it probes with a shared lock held for an instant, so `acquire` tries again for a
 moment (PROBE_WAIT_SECONDS) before it refuses, and a probe never turns a run away.
@@ -24,6 +33,7 @@ import socket
 import stat
 import sys
 import time
+import weakref
 from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any
@@ -33,6 +43,8 @@ from .files import naming
 
 LOCK_FILE = "run.lock"
 PROBE_WAIT_SECONDS = 0.25  # how long `acquire` tries again on a lock held: past a probe's instant
+_HELD: weakref.WeakSet[RunLock] = weakref.WeakSet()  # this process's, for a forked child to let go of: as
+# process-wide as the descriptors a fork copies
 
 
 class RunLock:
@@ -110,20 +122,41 @@ class RunLock:
                 handle.close()
             raise
         self._handle = handle
+        _HELD.add(self)
 
     def release(self) -> None:
+        """Empty the record and unlock the open file: a copy a process forked by C code holds lets go too."""
         if self._handle is None:
             return
         handle, self._handle = self._handle, None
+        _HELD.discard(self)
         try:
             handle.truncate(0)
         except OSError:  # a full or read-only disk: the lock goes with the handle all the same
             pass
+        fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
+
+    def _close_in_child(self) -> None:
+        """In a forked child: close its copy of the lock file, which leaves the lock to the parent alone (and
+        makes the child's `release` a no-op: the record is the parent's)."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            handle.close()
 
     def _message(self, holder: dict[str, Any]) -> str:
         return (f"--output {self.path.parent}: another ragbench run is using this folder ({describe(holder)}); "
                 "wait for it to end, or choose another --output")
+
+
+def _close_in_children() -> None:
+    for lock in list(_HELD):
+        lock._close_in_child()
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_in_children)
 
 
 def open_lock(path: Path, flags: int) -> IO[str]:

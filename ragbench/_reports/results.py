@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import math
-import traceback
 from collections import Counter
 from typing import Any, Callable
 
 from .._metric import CorpusValue, InvalidScore, Metric, finite_number, typed_value
+from .._plugin_calls import PluginCall
 from .._storage.checkpoint import data_sha256
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import AggregateFailure, counted_events, group_failures, metric_failure_count, metric_failures
@@ -47,13 +47,11 @@ def summarised(values: list[float], aggregate: Aggregate | None, iterations: int
                key: str, failed: list[AggregateFailure]) -> dict[str, Any]:
     """`summarise`, or where it fails an entry without value or interval that says why ("error"), the
     failure added to `failed` with its traceback."""
-    try:
+    with PluginCall() as call:
         return summarise(values, aggregate, iterations, seed)
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        trace = None if isinstance(exc, (AggregateError, InvalidScore)) else traceback.format_exc()  # ours: no use
-        failed.append(AggregateFailure(metric, key, message, trace))
-        return {"value": None, "ci95": None, "n": len(values), "error": message}
+    trace = None if isinstance(call.raised, (AggregateError, InvalidScore)) else call.traceback  # ours: no use
+    failed.append(AggregateFailure(metric, key, call.error or "", trace))
+    return {"value": None, "ci95": None, "n": len(values), "error": call.error}
 
 
 def checked_aggregate(metric: Metric, key: str) -> Aggregate | None:
@@ -162,12 +160,11 @@ def corpus_entries(metric: Metric, samples: list[dict[str, Any]], seed: int) -> 
               for s in samples]
     scored = [_own_keys(s, metric) for s, fails in zip(samples, failed) if not fails]
     errors = sum(failed)
-    try:
+    typed: dict[str, tuple[float | None, int]] = {}
+    with PluginCall() as call:
         values = metric.corpus(scored, seed)
         typed = {key: corpus_value(metric, key, values.get(key), len(scored)) for key in metric.corpus_keys}
-        error = None
-    except Exception as exc:
-        typed, error = {}, f"{type(exc).__name__}: {exc}"
+    error = call.error
     out = {}
     for reported, key in metric.reported_keys(corpus=True).items():
         value, n = typed.get(key, (None, len(scored)))

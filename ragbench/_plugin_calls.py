@@ -1,0 +1,79 @@
+"""The one guard around every call into plugin code (a system's `run` and its reporting hooks, a metric's
+`score`, `aggregate` and `corpus`, a task's hooks, a retriever's `search`): whatever the plugin raises is
+its fault, caught and told in one line with its traceback, for the caller to count as that example's (or
+that hook's) failure, while the run goes on.
+
+A plugin's fault is any exception it can raise, not only an `Exception`: `SystemExit` (a `sys.exit` in the
+plugin or in a thread pool it awaits), `GeneratorExit`, a `KeyboardInterrupt` it raises itself. Left to
+propagate, asyncio ends the whole event loop on the first two kinds and a task group on the third. The
+run's own stop signals still stop it: their exception is raised by the stop handler
+(`ragbench._stop_signals.raised_by_stop_signal`), which tells a real Ctrl-C from a plugin's
+`raise KeyboardInterrupt`; a cancelled example (`asyncio.CancelledError`) is never the plugin's.
+
+An exception whose `__str__` raises (or is itself a plugin's bug) still yields a line: its class name."""
+from __future__ import annotations
+
+import traceback
+from types import TracebackType
+
+from ._stop_signals import raised_by_stop_signal
+
+PLUGIN_RAISES = (Exception, GeneratorExit, SystemExit, KeyboardInterrupt)
+TRACEBACK_CHARS = 8_000  # of a failure's formatted traceback a sample keeps: its end, where it was raised
+LINE_CHARS = 2_000  # of a failure's line: a message longer than that is cut (a plugin's 10 MB exception text)
+
+
+def is_plugin_fault(exc: BaseException) -> bool:
+    """Whether `exc`, raised out of plugin code, is the plugin's fault (counted), not the run's stop."""
+    return isinstance(exc, PLUGIN_RAISES) and not raised_by_stop_signal(exc)
+
+
+def exception_line(exc: BaseException) -> str:
+    """`Kind: message` of `exc` (as the run has always told failures), or `Kind` where its text is empty or
+    cannot be made (a `__str__` that raises or returns no string)."""
+    kind = type(exc).__name__
+    try:
+        text = str(exc)
+    except PLUGIN_RAISES:
+        return f"{kind} (its message could not be read: its __str__ raised)"
+    line = f"{kind}: {text}" if text else kind
+    return line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 3] + "..."
+
+
+def traceback_text(exc: BaseException) -> str:
+    """The formatted traceback of `exc` with its chained causes, trimmed to its last TRACEBACK_CHARS
+    characters (a deep recursion's repeated frames are already folded by `traceback`). An exception whose
+    `__str__` raises even what `traceback` catches (a SystemExit) shows its frames and its line."""
+    try:
+        text = "".join(traceback.format_exception(exc))
+    except PLUGIN_RAISES:
+        text = "".join(["Traceback (most recent call last):\n", *traceback.format_tb(exc.__traceback__),
+                        exception_line(exc), "\n"])
+    return text if len(text) <= TRACEBACK_CHARS else "...\n" + text[-TRACEBACK_CHARS:]
+
+
+class PluginCall:
+    """`with PluginCall() as call:` around a call into plugin code: a plugin's fault (`is_plugin_fault`)
+    ends the block and is kept as `call.raised`, told as `call.error` (one line) and `call.traceback`;
+    anything else (the run's stop, a cancellation) goes on up."""
+
+    def __init__(self) -> None:
+        self.raised: BaseException | None = None
+        self.error: str | None = None
+        self.traceback: str | None = None
+
+    def __enter__(self) -> "PluginCall":
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> bool:
+        if exc is None or not is_plugin_fault(exc):
+            return False
+        self.raised, self.error, self.traceback = exc, exception_line(exc), traceback_text(exc)
+        if not isinstance(exc, Exception):  # it would have ended the run: say how to fail one call instead
+            self.error += f" (raised by plugin code; raise an Exception to fail one call: a {type(exc).__name__} " \
+                          "ends a whole program)"
+        return True
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Mapping
 
 from ._class_defaults import EMPTY, freeze_mappings
-from ._plugin_calls import PLUGIN_RAISES
+from ._plugin_calls import plugin_text
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -180,9 +180,8 @@ def typed_scores(metric: Metric, value: Any) -> Scores:
 
 def _shown(value: Any) -> str:
     """A short repr of what a metric returned (its class, where its `__repr__` raises)."""
-    try:
-        text = repr(value)
-    except PLUGIN_RAISES:
+    text = plugin_text(lambda: repr(value))
+    if text is None:
         return f"<{type(value).__name__} whose repr raised>"
     return text if len(text) <= 60 else text[:57] + "..."
 

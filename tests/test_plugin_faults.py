@@ -6,6 +6,7 @@ counted failure, named, with the fix; the run completes, its samples read back a
 completes it. The run's own stop signals still stop it."""
 from __future__ import annotations
 
+import asyncio
 import signal
 import sys
 import threading
@@ -262,12 +263,25 @@ def test_an_exception_whose_str_exits_still_has_a_line_and_a_traceback():
         assert traceback_text(exc).startswith("Traceback (most recent call last):\n")
 
 
-def test_the_guard_lets_a_cancellation_and_a_stop_signal_through():
-    import asyncio
+def test_the_guard_lets_the_run_stop_and_cancel_and_counts_what_a_plugin_raises_itself():
+    async def sleeping():
+        with PluginCall():
+            await asyncio.sleep(60)
 
-    for exc in (asyncio.CancelledError(),):
-        with pytest.raises(type(exc)), PluginCall():
-            raise exc
+    async def cancelled_while_in_a_plugin():
+        task = asyncio.ensure_future(sleeping())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    async def a_plugins_own_cancelled_error():
+        with PluginCall() as call:
+            raise asyncio.CancelledError
+        return call.error
+
+    asyncio.run(cancelled_while_in_a_plugin())
+    assert asyncio.run(a_plugins_own_cancelled_error()).startswith("CancelledError (raised by plugin code")
     with pytest.raises(KeyboardInterrupt), PluginCall():
         raise_stop(signal.SIGINT)
     with PluginCall() as call:

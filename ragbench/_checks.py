@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ._errors import ConfigError, RecordError
+from ._plugin_calls import exception_line, is_plugin_fault
 
 PROBE_RECORDS = 5  # at most, read from each task's data before the run, until one is usable
 PROBE_TIMEOUT = 3.0  # seconds an HTTP service (server endpoint, KG API) gets to answer
@@ -113,8 +114,10 @@ def probe_data(task: Any, check: Preflight) -> None:
     except UnicodeDecodeError as exc:
         check.problem(f"task {name}: {where}: not UTF-8 at byte {exc.start} of a record ({exc.reason}); {fix}")
         return
-    except Exception as exc:  # the format was not recognised: one line, never a traceback
-        check.problem(f"task {name}: cannot read {where} ({type(exc).__name__}: {exc}); {fix}")
+    except BaseException as exc:  # the format was not recognised, or the loader's bug: one line, never a traceback
+        if not is_plugin_fault(exc):  # the command's stop signal
+            raise
+        check.problem(f"task {name}: cannot read {where} ({exception_line(exc)}); {fix}")
         return
     finally:
         close = getattr(stream, "close", None)

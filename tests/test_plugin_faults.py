@@ -287,3 +287,41 @@ def test_the_guard_lets_the_run_stop_and_cancel_and_counts_what_a_plugin_raises_
     with PluginCall() as call:
         raise KeyboardInterrupt
     assert call.error.startswith("KeyboardInterrupt (raised by plugin code")
+
+
+def test_a_task_whose_examples_exit_midway_runs_the_records_before_and_counts_the_stop(tmp_path):
+    from ragbench.tasks.selfrag.demo import Demo
+
+    class StoppingDemo(Demo):
+        name = "stopping_demo"
+
+        def examples(self):
+            for n, item in enumerate(super().examples()):
+                if n == 2:
+                    sys.exit("loader gave up")
+                yield item
+
+    run = run_eval(StoppingDemo, "closed_book", output=tmp_path / "run")
+    counts = run.results["counts"]["stopping_demo"]
+    assert (counts["records"], counts["scored"], counts["bad_records"]) == (3, 2, 1) and not run.complete
+    [bad] = [s for s in run.samples["stopping_demo"] if s.bad_record]
+    assert bad.error.startswith("bad record: stopping_demo:3: the task's examples() raised SystemExit: loader gave up")
+    resumed = run_eval(StoppingDemo, "closed_book", output=tmp_path / "run", resume=True)
+    assert resumed.results["counts"] == run.results["counts"]
+
+
+def test_a_task_whose_examples_exit_at_once_is_a_pre_flight_problem_in_one_line():
+    from ragbench._checks import Preflight, probe_data
+    from ragbench.tasks.selfrag.demo import Demo
+
+    class ExitingDemo(Demo):
+        name = "exiting_demo"
+
+        def examples(self):
+            raise SystemExit(2)
+            yield
+
+    check = Preflight()
+    probe_data(ExitingDemo(), check)
+    [problem] = check.problems
+    assert problem == "task exiting_demo: cannot read its data (SystemExit: 2); fix the file or pass --data exiting_demo=PATH"

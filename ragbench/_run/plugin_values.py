@@ -3,13 +3,18 @@ taken: a `System.run` that returns no `Prediction`, or one whose fields are not 
 JSON cannot (ragbench._values.json_values: a set, a cycle, a 5,000-digit integer), fails that example,
 named and counted, before any metric reads it. A sample record is written only when ragbench's own reader
 reads it back as written (`sample_problem`, the reader's rule, and `json_problem`): else its example fails
-with a record that can be (what a task's example or a system's custom step held is named)."""
+with a record that can be (what a task's example or a system's custom step held is named). A task whose
+`examples()` raises (whatever it raises) ends its stream there with a bad record saying why and where, and
+the records before it run (`task_records`)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
+from .._errors import RecordError
+from .._plugin_calls import PluginCall
 from .._storage.run_shapes import sample_problem
-from .._types import Document, Prediction
+from .._task import Task
+from .._types import Document, Example, Prediction
 from .._values.json_values import json_problem
 
 NONE = type(None)
@@ -47,3 +52,22 @@ def writable_record(record: dict[str, Any]) -> dict[str, Any]:
     return {**kept, "prediction": {"answer": ""}, "trace": [],
             "error": f"UnwritableSample: {problem}; every value a task, system or metric hands ragbench must be "
                      "JSON (docs/writing-plugins.md)"}
+
+
+def task_records(task: Task) -> Iterator[Example | RecordError]:
+    """The task's `examples()`; one that raises ends with a `RecordError` at the record it stopped before
+    (a generator that raised yields nothing more), counted as a bad record of the task."""
+    read, end = 0, object()
+    with PluginCall() as call:
+        stream = iter(task.examples())
+    while call.error is None:
+        with PluginCall() as call:
+            item = next(stream, end)
+        if call.error is not None:
+            break
+        if item is end:
+            return
+        read += 1
+        yield item  # outside the guard: what the reader throws in here (GeneratorExit) is not the task's
+    yield RecordError(task.name, read + 1, f"the task's examples() raised {call.error}: no record after it could be "
+                                           "read; fix the task's loader (ragbench check shows it too)")

@@ -220,11 +220,14 @@ def test_a_hook_value_against_its_contract_is_one_counted_error_and_resume_says_
     assert resumed.results["system_reports"] == run.results["system_reports"]
 
 
-def test_a_hook_that_exits_is_counted_with_its_traceback_in_results():
+def test_a_hook_that_exits_is_counted_with_its_traceback_in_results_and_resume_reads_it(tmp_path):
     def statistics(self, samples):
         sys.exit(1)
 
-    run = run_eval("demo", type("ExitingStats", (BadHooks,), {"statistics": statistics}), limit=2)
+    system = type("ExitingStats", (BadHooks,), {"statistics": statistics})
+    run = run_eval("demo", system, limit=2, output=tmp_path / "run")
+    assert run_eval("demo", system, limit=2, output=tmp_path / "run", resume=True).results["system_reports"] == \
+        run.results["system_reports"]
     report = run.results["system_reports"]["demo"]
     assert report["errors"] == ["System.statistics of ExitingStats failed (SystemExit: 1 (raised by plugin code; raise "
                                 "an Exception to fail one call: a SystemExit ends a whole program)); its records are "

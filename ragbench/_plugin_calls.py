@@ -11,7 +11,8 @@ and KeyboardInterrupt, and a task group on the others. Two are not the plugin's:
 Ctrl-C from a plugin's `raise KeyboardInterrupt`), and the cancellation of the task that made the call
 (`asyncio.CancelledError` while that task is being cancelled; a plugin's own is its fault).
 
-An exception whose `__str__` raises (or is itself a plugin's bug) still yields a line: its class name."""
+An exception whose `__str__` raises (or is itself a plugin's bug) still yields a line: its class name. Every
+line starts with the exception's class and ": ", which groups the failures by cause (ragbench._reports.failures)."""
 from __future__ import annotations
 
 import asyncio
@@ -60,7 +61,7 @@ def exception_line(exc: BaseException) -> str:
     kind = type(exc).__name__
     text = plugin_text(lambda: str(exc))
     if text is None:
-        return f"{kind} (its message could not be read: its __str__ raised)"
+        return f"{kind}: <its message could not be read: its __str__ raised>"
     line = f"{kind}: {text}" if text else kind
     return line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 3] + "..."
 
@@ -94,8 +95,9 @@ class PluginCall:
             return False
         self.raised, self.error, self.traceback = exc, exception_line(exc), traceback_text(exc)
         if not isinstance(exc, Exception):  # it would have ended the run: say how to fail one call instead
-            self.error += f" (raised by plugin code; raise an Exception to fail one call: a {type(exc).__name__} " \
-                          "ends a whole program)"
+            why = (f"raised by plugin code; raise an Exception to fail one call: a {type(exc).__name__} ends a whole "
+                   "program")
+            self.error = f"{self.error} ({why})" if ": " in self.error else f"{self.error}: {why}"
         return True
 
     @property

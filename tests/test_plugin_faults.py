@@ -64,17 +64,19 @@ def folder_samples(run_dir, task="demo"):
 @pytest.mark.parametrize("exc, line", [
     (SystemExit(3), "SystemExit: 3 (raised by plugin code; raise an Exception to fail one call: a SystemExit ends "
                     "a whole program)"),
-    (GeneratorExit(), "GeneratorExit (raised by plugin code; raise an Exception to fail one call: a GeneratorExit "
-                      "ends a whole program)"),
-    (KeyboardInterrupt(), "KeyboardInterrupt (raised by plugin code; raise an Exception to fail one call: a "
-                          "KeyboardInterrupt ends a whole program)"),
-    (UnreadableMessage(), "UnreadableMessage (its message could not be read: its __str__ raised)"),
-    (ExitingMessage(), "ExitingMessage (its message could not be read: its __str__ raised)"),
+    (GeneratorExit(), "GeneratorExit: raised by plugin code; raise an Exception to fail one call: a GeneratorExit "
+                      "ends a whole program"),
+    (KeyboardInterrupt(), "KeyboardInterrupt: raised by plugin code; raise an Exception to fail one call: a "
+                          "KeyboardInterrupt ends a whole program"),
+    (UnreadableMessage(), "UnreadableMessage: <its message could not be read: its __str__ raised>"),
+    (ExitingMessage(), "ExitingMessage: <its message could not be read: its __str__ raised>"),
 ], ids=["SystemExit", "GeneratorExit", "KeyboardInterrupt", "str-raises", "str-exits"])
 def test_whatever_a_system_raises_fails_its_examples_and_the_run_completes_and_resumes(tmp_path, exc, line):
     run = run_eval("demo", system_that(raising(exc)), limit=3, output=tmp_path / "run")
     assert run.results["counts"]["demo"]["failed"] == 3 and not run.complete
     assert [s.error for s in run.samples["demo"]] == [line] * 3
+    [cause] = run.results["failures"]["demo"]
+    assert (cause["cause"], cause["count"]) == (type(exc).__name__, 3)
     samples, unreadable = folder_samples(tmp_path / "run")
     assert not unreadable and all("Traceback (most recent call last)" in s["traceback"] for s in samples)
     assert (tmp_path / "run" / "results.json").is_file()
@@ -164,7 +166,7 @@ def test_a_metric_that_exits_fails_on_each_example_with_its_traceback_and_the_ot
 def test_an_aggregate_that_raises_generator_exit_is_the_metrics_failure():
     run = run_eval("demo", "closed_book", metrics=[ExitingAggregate], limit=2)
     entry = run.results["details"]["demo"]["exiting_aggregate"]
-    assert entry["value"] is None and entry["error"].startswith("GeneratorExit (raised by plugin code")
+    assert entry["value"] is None and entry["error"].startswith("GeneratorExit: raised by plugin code")
 
 
 def test_an_engine_that_exits_fails_the_calls_of_its_batch_and_the_run_completes():
@@ -262,7 +264,7 @@ def test_an_exception_whose_str_exits_still_has_a_line_and_a_traceback():
     try:
         raise ExitingMessage()
     except ExitingMessage as exc:
-        assert exception_line(exc) == "ExitingMessage (its message could not be read: its __str__ raised)"
+        assert exception_line(exc) == "ExitingMessage: <its message could not be read: its __str__ raised>"
         assert traceback_text(exc).startswith("Traceback (most recent call last):\n")
 
 
@@ -284,12 +286,12 @@ def test_the_guard_lets_the_run_stop_and_cancel_and_counts_what_a_plugin_raises_
         return call.error
 
     asyncio.run(cancelled_while_in_a_plugin())
-    assert asyncio.run(a_plugins_own_cancelled_error()).startswith("CancelledError (raised by plugin code")
+    assert asyncio.run(a_plugins_own_cancelled_error()).startswith("CancelledError: raised by plugin code")
     with pytest.raises(KeyboardInterrupt), PluginCall():
         raise_stop(signal.SIGINT)
     with PluginCall() as call:
         raise KeyboardInterrupt
-    assert call.error.startswith("KeyboardInterrupt (raised by plugin code")
+    assert call.error.startswith("KeyboardInterrupt: raised by plugin code")
 
 
 def test_a_task_whose_examples_exit_midway_runs_the_records_before_and_counts_the_stop(tmp_path):

@@ -49,8 +49,9 @@ class Preflight:
 
     @contextmanager
     def step(self, what: str) -> Iterator[None]:
-        """Run one check: a `ConfigError` raised inside becomes a problem (its lines each one),
-        a step that added no problem is recorded as passed."""
+        """Run one check: a `ConfigError` raised inside becomes a problem (its lines each one), and so does
+        whatever else a plugin's check raises (its class and message: ragbench._plugin_calls; a stop signal
+        still stops the command); a step that added no problem is recorded as passed."""
         before = len(self.problems)
         try:
             yield
@@ -59,6 +60,11 @@ class Preflight:
                 self.problem(line)
         except ConfigError as exc:
             self.problem(str(exc))
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
+            self.problem(f"{what}: the check raised {exception_line(exc)} (a bug of the plugin checked: "
+                         "tell its author; `ragbench check` shows every problem)")
         if len(self.problems) == before:
             self.passed(what)
 

@@ -13,6 +13,7 @@ import threading
 
 import pytest
 
+from ragbench._checks import PreflightError
 from ragbench._plugin_calls import PluginCall, exception_line, traceback_text
 from ragbench._storage.rundir import iter_samples
 from ragbench._stop_signals import raise_stop
@@ -329,4 +330,24 @@ def test_a_task_whose_examples_exit_at_once_is_a_pre_flight_problem_in_one_line(
     check = Preflight()
     probe_data(ExitingDemo(), check)
     [problem] = check.problems
-    assert problem == "task exiting_demo: cannot read its data (SystemExit: 2); fix the file or pass --data exiting_demo=PATH"
+    assert problem == ("task exiting_demo: cannot read its data (SystemExit: 2); fix the file or pass --data "
+                       "exiting_demo=PATH")
+
+
+@pytest.mark.parametrize("exc", [ValueError("no such field"), SystemExit("gave up")], ids=["ValueError", "SystemExit"])
+def test_a_plugins_check_that_raises_is_one_pre_flight_line(exc):
+    class CheckingSystem(System):
+        name = "checking"
+        uses_llm = False
+
+        def check(self, task):
+            raise exc
+
+        async def run(self, example, ctx):
+            return Prediction(example.id, answer="a")
+
+    with pytest.raises(PreflightError) as raised:
+        run_eval("demo", CheckingSystem, limit=1)
+    assert raised.value.problems == [f"system checking on task demo: the check raised {type(exc).__name__}: {exc} "
+                                     "(a bug of the plugin checked: tell its author; `ragbench check` shows every "
+                                     "problem)"]

@@ -21,8 +21,10 @@ from ragbench.testing import run_eval
 
 EXAMPLES = 2
 TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=8)  # lone surrogates too
-SCALARS = (st.none() | st.booleans() | st.integers() | st.sampled_from([20, 5000]).map(lambda digits: -(10 ** digits)) | st.floats() | TEXT
-           | st.binary(max_size=4) | st.sampled_from([{1, 2}, frozenset(), object(), Document("d", "t", "x")]))
+HUGE_INTEGERS = st.sampled_from([20, 5000]).map(lambda digits: -(10 ** digits))  # over 64 bits; over 4,300 digits
+NOT_JSON = st.sampled_from([{1, 2}, frozenset(), object(), Document("d", "t", "x")])
+SCALARS = (st.none() | st.booleans() | st.integers() | HUGE_INTEGERS | st.floats() | TEXT | st.binary(max_size=4)
+           | NOT_JSON)
 VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
                       | st.dictionaries(TEXT | st.integers() | st.sampled_from([(1, 2), None]), inner, max_size=3),
                       max_leaves=10)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ._errors import ConfigError, RecordError
+from ._plugin_calls import exception_line, is_plugin_fault
 
 PROBE_RECORDS = 5  # at most, read from each task's data before the run, until one is usable
 PROBE_TIMEOUT = 3.0  # seconds an HTTP service (server endpoint, KG API) gets to answer
@@ -48,8 +49,9 @@ class Preflight:
 
     @contextmanager
     def step(self, what: str) -> Iterator[None]:
-        """Run one check: a `ConfigError` raised inside becomes a problem (its lines each one),
-        a step that added no problem is recorded as passed."""
+        """Run one check: a `ConfigError` raised inside becomes a problem (its lines each one), and so does
+        whatever else a plugin's check raises (its class and message: ragbench._plugin_calls; a stop signal
+        still stops the command); a step that added no problem is recorded as passed."""
         before = len(self.problems)
         try:
             yield
@@ -58,6 +60,11 @@ class Preflight:
                 self.problem(line)
         except ConfigError as exc:
             self.problem(str(exc))
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
+            self.problem(f"{what}: the check raised {exception_line(exc)} (a bug of the plugin checked: "
+                         "tell its author; `ragbench check` shows every problem)")
         if len(self.problems) == before:
             self.passed(what)
 
@@ -113,8 +120,10 @@ def probe_data(task: Any, check: Preflight) -> None:
     except UnicodeDecodeError as exc:
         check.problem(f"task {name}: {where}: not UTF-8 at byte {exc.start} of a record ({exc.reason}); {fix}")
         return
-    except Exception as exc:  # the format was not recognised: one line, never a traceback
-        check.problem(f"task {name}: cannot read {where} ({type(exc).__name__}: {exc}); {fix}")
+    except BaseException as exc:  # the format was not recognised, or the loader's bug: one line, never a traceback
+        if not is_plugin_fault(exc):  # the command's stop signal
+            raise
+        check.problem(f"task {name}: cannot read {where} ({exception_line(exc)}); {fix}")
         return
     finally:
         close = getattr(stream, "close", None)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Mapping
 
 from ._class_defaults import EMPTY, freeze_mappings
+from ._plugin_calls import plugin_text
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -169,7 +170,7 @@ def typed_scores(metric: Metric, value: Any) -> Scores:
         value = {metric.name: value}
     own = metric.reported_keys()
     if set(value) != set(own.values()):
-        given = {str(key) for key in value}
+        given = {key if isinstance(key, str) else _shown(key) for key in value}
         missing, extra = sorted(set(own.values()) - given), sorted(given - set(own.values()))
         raise InvalidScore(f"metric {metric.name} returned keys {sorted(given)}, expected {sorted(own.values())}"
                            + (f" (missing {', '.join(missing)})" if missing else "")
@@ -178,7 +179,10 @@ def typed_scores(metric: Metric, value: Any) -> Scores:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
+    """A short repr of what a metric returned (its class, where its `__repr__` raises)."""
+    text = plugin_text(lambda: repr(value))
+    if text is None:
+        return f"<{type(value).__name__} whose repr raised>"
     return text if len(text) <= 60 else text[:57] + "..."
 
 

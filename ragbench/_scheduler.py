@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from ._in_flight import ExamplesInFlight, waiting_for
+from ._plugin_calls import PluginCall
 from ._values.llm_calls import EngineError, Request, Response
 
 if TYPE_CHECKING:
@@ -263,13 +264,13 @@ class Scheduler:
         """One batch on the engine: its results, or the error of each request. Whatever goes wrong (the engine
         raising, answering a different number of requests) ends every request of the batch - with its answer
         or a clear error - so that no caller waits forever."""
-        try:
+        with PluginCall() as call:  # an engine's or a retriever's code, a plugin's: whatever it raises
             results = await asyncio.to_thread(engine.generate, [request for request, _, _ in batch])
             if not isinstance(results, list) or len(results) != len(batch):
                 count = len(results) if isinstance(results, list) else type(results).__name__
                 raise EngineError(f"engine {engine.engine_id} answered {count} results for {len(batch)} requests")
-        except Exception as exc:  # the whole batch failed: every request gets the error
-            error = exc if isinstance(exc, EngineError) else EngineError(f"{type(exc).__name__}: {exc}")
+        if call.raised is not None:  # the whole batch failed: every request gets the error
+            error = call.raised if isinstance(call.raised, EngineError) else EngineError(call.error)
             results = [error] * len(batch)
         return results
 
@@ -284,10 +285,10 @@ class Scheduler:
 
     async def _run_one(self, queue: _EngineQueue, request: Request, key: str, future: asyncio.Future) -> None:
         async with queue.semaphore:
-            try:
+            with PluginCall() as call:
                 result: Response | EngineError = await queue.engine.agenerate_one(request)
-            except Exception as exc:
-                result = exc if isinstance(exc, EngineError) else EngineError(f"{type(exc).__name__}: {exc}")
+            if call.raised is not None:
+                result = call.raised if isinstance(call.raised, EngineError) else EngineError(call.error)
         self.stats.batches += 1
         self._finish(key, future, result)
         self._cache_results(queue.engine, [(request, key, future)], [result])

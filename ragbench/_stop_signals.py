@@ -73,6 +73,21 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_as_before_in_child)
 
 
+def raise_stop(signum: int) -> None:
+    """What a stop signal raises while a run's handler is installed: KeyboardInterrupt for Ctrl-C, `Stopped`
+    for the others."""
+    raise KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signum)
+
+
+def raised_by_stop_signal(exc: BaseException) -> bool:
+    """Whether `exc` was raised by a stop signal's handler (`raise_stopped`, `raise_stop`): its innermost
+    frame is the handler's. A plugin's own `raise KeyboardInterrupt` is not (ragbench._plugin_calls)."""
+    last = exc.__traceback__
+    while last is not None and last.tb_next is not None:
+        last = last.tb_next
+    return last is not None and last.tb_frame.f_code in (raise_stopped.__code__, raise_stop.__code__)
+
+
 def signal_of(exc: BaseException) -> int:
     """The signal that stopped a run (SIGINT for a plain KeyboardInterrupt)."""
     return getattr(exc, "signum", signal.SIGINT)

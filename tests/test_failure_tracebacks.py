@@ -63,7 +63,7 @@ def test_report_and_results_show_the_first_traceback_of_each_cause(tmp_path, pop
 
 
 def test_a_long_traceback_keeps_its_end():
-    from ragbench._run.example import TRACEBACK_CHARS, traceback_text
+    from ragbench._plugin_calls import TRACEBACK_CHARS, traceback_text
 
     def recurse(n: int) -> None:
         if n == 0:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import signal
 
 import pytest
 from conftest import write_jsonl
@@ -21,6 +22,7 @@ from ragbench._storage.jsonl import open_append
 from ragbench._run.interrupted import RunInterrupted
 from ragbench._storage.rundir import RunDir, iter_samples
 from ragbench._scheduler import Scheduler
+from ragbench._stop_signals import raise_stop
 from ragbench._system import System
 from ragbench._task import Task
 from ragbench.api import TaskPrompting
@@ -324,14 +326,15 @@ def test_failed_calls_folded_into_results_are_counted_or_fail_the_example_when_s
 
 
 class InterruptedAfterThree(Engine):
-    """Answers like echo three times, then the user presses Ctrl-C."""
+    """Answers like echo three times, then the user presses Ctrl-C (raised as the run's handler raises it:
+    an engine's own `raise KeyboardInterrupt` is its fault, counted, ragbench._plugin_calls)."""
 
     kind = "interrupted"
     answered = 0
 
     def generate(self, requests):
         if InterruptedAfterThree.answered >= 3:
-            raise KeyboardInterrupt
+            raise_stop(signal.SIGINT)
         InterruptedAfterThree.answered += len(requests)
         return [Response(texts=[r.prompt.rsplit("\n", 1)[-1]], prompt_tokens=10, completion_tokens=2)
                 for r in requests]

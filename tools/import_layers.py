@@ -78,7 +78,8 @@ LAYERS = (
         "_checks": "`Preflight`: the pre-flight's problem collector and probes",
         "_imports": "importing a `module:attribute` target"}),
     Layer("values", {
-        "_values": "a run's config and options, an LLM call's request and response"}),
+        "_values": "a run's config and options, an LLM call's request and response, what JSON holds",
+        "_plugin_calls": "the guard around every call into plugin code: what it raises, told and counted"}),
     Layer("foundations", {
         "ragbench": "the package itself (its version)",
         "_errors": "`ConfigError`, `RecordError` and the exit codes",

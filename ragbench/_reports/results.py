@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from .._metric import CorpusValue, InvalidScore, Metric, typed_value
+from .._plugin_calls import PluginCall
 from .._storage.checkpoint import DataDigest
 from .failures import AggregateFailure, CountedEvents, FailureGroups, metric_failure_count, metric_failures
 from .missing_as_wrong import as_official, headline_entries, unsaved_record, zero_keys
@@ -58,12 +59,11 @@ def corpus_entries(metric: Metric, scored: list[dict[str, Any]], errors: int, se
     entries (`errors`), not in their n. A key's n is what its value was computed over (`CorpusValue.n` where the
     metric says it left samples out; no value: 0), the samples left out are its n_none (not scorable). A
     failure, or a value that is not a score, is recorded in each of its entries ("error"), not raised."""
-    try:
+    typed: dict[str, tuple[float | None, int]] = {}
+    with PluginCall() as call:
         values = metric.corpus(scored, seed)
         typed = {key: corpus_value(metric, key, values.get(key), len(scored)) for key in metric.corpus_keys}
-        error = None
-    except Exception as exc:
-        typed, error = {}, f"{type(exc).__name__}: {exc}"
+    error = call.error
     out = {}
     for reported, key in metric.reported_keys(corpus=True).items():
         value, n = typed.get(key, (None, len(scored)))

@@ -9,13 +9,13 @@ kilobytes; the values, their order and so every number are those of the samples 
 from __future__ import annotations
 
 import math
-import traceback
 from array import array
 from typing import Any, Callable
 
 import numpy as np
 
 from .._metric import InvalidScore, Metric, finite_number, typed_value
+from .._plugin_calls import PluginCall
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import AggregateFailure
 from .slice_labels import SliceLabels, SliceValue, ordered, slice_value
@@ -54,13 +54,11 @@ def summarised(values: list[float], aggregate: Aggregate | None, iterations: int
                key: str, failed: list[AggregateFailure]) -> dict[str, Any]:
     """`summarise`, or where it fails an entry without value or interval that says why ("error"), the
     failure added to `failed` with its traceback."""
-    try:
+    with PluginCall() as call:
         return summarise(values, aggregate, iterations, seed)
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        trace = None if isinstance(exc, (AggregateError, InvalidScore)) else traceback.format_exc()  # ours: no use
-        failed.append(AggregateFailure(metric, key, message, trace))
-        return {"value": None, "ci95": None, "n": len(values), "error": message}
+    trace = None if isinstance(call.raised, (AggregateError, InvalidScore)) else call.traceback  # ours: no use
+    failed.append(AggregateFailure(metric, key, call.error or "", trace))
+    return {"value": None, "ci95": None, "n": len(values), "error": call.error}
 
 
 def checked_aggregate(metric: Metric, key: str) -> Aggregate | None:

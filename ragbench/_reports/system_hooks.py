@@ -1,20 +1,26 @@
 """A system's reporting hooks over one task's finished samples (`System.report`, `format_adherence`,
-`statistics`), given typed records. A hook that raises does not cost the run its results: its error
-joins the problems the system reports (results.json `system_reports`), which the console shows and
-which mark the run incomplete."""
+`statistics`), given typed records. A hook that raises (whatever it raises: ragbench._plugin_calls), or
+returns what its contract does not allow (`returned_problem`: a report whose errors are a string, a format
+count of -3 or over its total, figures JSON cannot hold), does not cost the run its results: its value is
+dropped, its error joins the problems the system reports (results.json `system_reports`, with the hook's
+traceback under `tracebacks`), which the console shows and which mark the run incomplete; every --resume
+gets the same results, not a traceback."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Iterator
 
+from .._plugin_calls import PluginCall
 from .._records import SampleRecord
 from .._storage.jsonl import parse_json
 from .._storage.rundir import finalized_samples, line_offsets
 from .._system import System
+from .._values.json_values import json_problem
 from .results import aggregation_view
 
 HOOKS = ("report", "format_adherence", "statistics")
+ADHERENCE_FIX = 'a list of {"format": str, "followed": n, "of": m, "fix": str} with 0 <= n <= m'
 
 
 class SavedRecords(Sequence):
@@ -53,16 +59,67 @@ def system_hooks(system: System, samples: Path, complete_data: bool) -> tuple[An
         return None, None, None
     records = SavedRecords(samples)
     failures: list[str] = []
+    tracebacks: dict[str, str] = {}
 
     def call(hook: str, *args: Any) -> Any:
-        try:
-            return getattr(system, hook)(records, *args)
-        except Exception as exc:  # a plugin's bug, or a hook written for dict records (docs/changelog.md)
-            failures.append(f"System.{hook} of {type(system).__name__} failed ({type(exc).__name__}: {exc}); "
-                            "its records are ragbench.api.SampleRecord objects (docs/writing-plugins.md)")
+        who = f"System.{hook} of {type(system).__name__}"
+        with PluginCall() as guarded:
+            value = getattr(system, hook)(records, *args)
+        if guarded.error is not None:  # a plugin's bug, or a hook written for dict records (docs/changelog.md)
+            tracebacks[hook] = guarded.traceback or ""
+            failures.append(f"{who} failed ({guarded.error}); its records are ragbench.api.SampleRecord objects "
+                            "(docs/writing-plugins.md)")
             return None
+        problem = returned_problem(hook, value)
+        if problem is not None:
+            failures.append(f"{who} returned {problem}; its value is left out (docs/writing-plugins.md)")
+            return None
+        return value
 
     report, checks, figures = call("report", complete_data), call("format_adherence"), call("statistics")
     if failures:
         report = {**(report or {}), "errors": [*(report or {}).get("errors", []), *failures]}
+    if tracebacks:
+        report["tracebacks"] = tracebacks
     return report, checks, figures
+
+
+def returned_problem(hook: str, value: Any) -> str | None:
+    """What in a reporting hook's value breaks its contract (one line), or None: `report` None or an object
+    whose "errors" are a list of strings, `format_adherence` None or a list of counts (`adherence_problem`),
+    `statistics` None or an object; each of JSON values."""
+    if value is None:
+        return None
+    if hook == "format_adherence":
+        return adherence_problem(value)
+    if not isinstance(value, dict):
+        return f"{type(value).__name__}, not an object (a dict) or None"
+    errors = value.get("errors", []) if hook == "report" else []
+    if not isinstance(errors, list):
+        return f'"errors" as a {type(errors).__name__}, not a list of strings (one per problem)'
+    odd = next((error for error in errors if not isinstance(error, str)), None)
+    if odd is not None:
+        return f'"errors" holding a {type(odd).__name__}, not a list of strings (one per problem)'
+    return json_problem(value, hook)
+
+
+def adherence_problem(checks: Any) -> str | None:
+    """What keeps `checks` from being format counts (ADHERENCE_FIX), or None."""
+    if not isinstance(checks, list):
+        return f"{type(checks).__name__}, not {ADHERENCE_FIX}"
+    for n, check in enumerate(checks):
+        if not isinstance(check, dict) or not all(isinstance(check.get(key), str) for key in ("format", "fix")):
+            return f"item {n} without a str format and fix, not {ADHERENCE_FIX}"
+        followed, of = check.get("followed"), check.get("of")
+        if not (is_count(followed) and is_count(of) and followed <= of):
+            return f"item {n} with followed {shown(followed)} of {shown(of)}, not {ADHERENCE_FIX}"
+    return json_problem(checks, "format_adherence")
+
+
+def is_count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def shown(value: Any) -> str:
+    """A count as its number, anything else as its type (whose repr is the plugin's code)."""
+    return str(value) if type(value) is int and abs(value) < 10 ** 12 else f"a {type(value).__name__}"

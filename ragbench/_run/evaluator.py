@@ -47,6 +47,7 @@ from .lifecycle import run_interruptible, run_together
 from .metric_models import MetricModels
 from .model_contents import contents_now, model_contents
 from .planning import PlannedTask
+from .plugin_values import task_records
 from .preflight import check_free_space, preflight
 from .progress import Progress
 from .reading import RecordReader
@@ -267,7 +268,7 @@ class Evaluator:
         for planned in self.planned:
             read = self.checkpoints[planned.name] = TaskCheckpoint(
                 self.run_dir.finished_keys(planned.name) if self.config.resume else {})
-            for position, item in enumerate(planned.task.examples()):
+            for position, item in enumerate(task_records(planned.task)):
                 if self.config.limit is not None and position >= self.config.limit:
                     break
                 if isinstance(item, Example):

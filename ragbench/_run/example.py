@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import inspect
 import time
-import traceback
 from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -17,21 +16,13 @@ from .._errors import RecordError
 from .._llm import LLM
 from .._metric import InvalidScore, typed_scores
 from .._nli import NLI
+from .._plugin_calls import PluginCall
 from .._retrieval.handle import Retrieval
 from .._storage.checkpoint import record_digest
 from .._task import Task
 from .._types import Example, Prediction
 from .planning import PlannedTask
-
-TRACEBACK_CHARS = 8_000  # of a failure's formatted traceback a sample keeps: its end, where it was raised
-
-
-def traceback_text(exc: BaseException) -> str:
-    """The formatted traceback of `exc` with its chained causes, trimmed to its last TRACEBACK_CHARS
-    characters (a deep recursion's repeated frames are already folded by `traceback`)."""
-    text = "".join(traceback.format_exception(exc))
-    return text if len(text) <= TRACEBACK_CHARS else "...\n" + text[-TRACEBACK_CHARS:]
-
+from .plugin_values import prediction_problem, writable_record
 
 def record_failed(record: dict[str, Any]) -> bool:
     """Whether a sample record counts as a failure of the run: its example failed (or its record could
@@ -76,19 +67,17 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
     ctx.models = {role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}")
                   for role, model in (models or {}).items()}
     ctx.retriever = retrieval.bind(ctx, example)
-    failure: Exception | None = None
-    try:
-        prediction = await planned.system.run(example, ctx)
-    except Exception as exc:
-        prediction = Prediction(example_id=example.id, error=f"{type(exc).__name__}: {exc}")
-        failure = exc
+    with PluginCall() as call:
+        returned = await planned.system.run(example, ctx)
+    problem = call.error or prediction_problem(planned.system.name or type(planned.system).__name__, returned)
+    prediction = returned if problem is None else Prediction(example_id=example.id, error=problem)
     prediction.trace = ctx.trace
     record = sample_record(example, prediction, planned.task)
-    if failure is not None:
-        record["traceback"] = traceback_text(failure)
+    if call.traceback is not None:
+        record["traceback"] = call.traceback
     record = await scored_record(record, planned, example, prediction, judges, seed, strict_infra, nli)
     record["seconds"] = round(time.perf_counter() - started, 4)
-    return record
+    return writable_record(record)
 
 
 async def scored_record(record: dict[str, Any], planned: PlannedTask, example: Example, prediction: Prediction,
@@ -131,10 +120,9 @@ def gold_references(task: Task, example: Example) -> dict[str, Any]:
     """`gold_references`: the example's gold as the task reads it (`Task.gold_references`), written into
     the sample so that readers of a run folder (the viewer) show it without loading the task; a reading
     that raises is recorded as `gold_references_error` (the metrics that read it fail on their own)."""
-    try:
+    with PluginCall() as call:
         return {"gold_references": [str(text) for text in task.gold_references(example.gold)]}
-    except Exception as exc:
-        return {"gold_references_error": f"{type(exc).__name__}: {exc}"}
+    return {"gold_references_error": call.error}
 
 
 class Scoring(NamedTuple):
@@ -142,7 +130,7 @@ class Scoring(NamedTuple):
 
     scores: dict[str, Any]  # typed, of the metrics that scored
     errors: dict[str, str]  # metric -> why it failed, in one line
-    tracebacks: dict[str, str]  # metric -> the traceback of what it raised (`traceback_text`)
+    tracebacks: dict[str, str]  # metric -> the traceback of what it raised (`PluginCall.traceback`)
     judge_trace: list[dict[str, Any]]  # the metrics' judge calls
     counted: dict[str, dict[str, int]]  # metric -> its counted events
 
@@ -168,15 +156,19 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
         ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{metric.name}:judge{i}")
                       for i, judge in enumerate(judges)]
         ctx.counts = Counter()
-        try:
+        with PluginCall() as call:
             value = metric.score(example, prediction, ctx)
             if inspect.isawaitable(value):
                 value = await value
-            scores.update(typed_scores(metric, value))
-        except Exception as exc:
-            errors[metric.name] = f"{type(exc).__name__}: {exc}"
-            if not isinstance(exc, InvalidScore):  # raised by the metric: where, for its developer
-                tracebacks[metric.name] = traceback_text(exc)
+        if call.error is None:
+            try:
+                scores.update(typed_scores(metric, value))
+            except InvalidScore as exc:  # not a score: the metric raised nothing, no traceback
+                errors[metric.name] = f"{type(exc).__name__}: {exc}"
+                continue
+        else:
+            errors[metric.name] = call.error
+            tracebacks[metric.name] = call.traceback
             continue
         if ctx.counts:
             counted[metric.name] = dict(ctx.counts)

@@ -7,7 +7,7 @@ import signal
 import threading
 from typing import Any, Awaitable, Iterable
 
-from .._stop_signals import STOP_SIGNALS, Stopped, install_stop_handler
+from .._stop_signals import STOP_SIGNALS, Stopped, install_stop_handler, raise_stop
 
 
 async def run_together(coroutines: Iterable[Awaitable[Any]]) -> None:
@@ -59,8 +59,8 @@ def run_interruptible(coro: Any) -> Any:
     signalled: list[int] = []
 
     def on_signal(signum: int, frame: Any) -> None:
-        if signalled:  # a second signal: stop now
-            raise KeyboardInterrupt if signum == signal.SIGINT else Stopped(signum)
+        if signalled:  # a second signal: stop now (raised by `raise_stop`: a plugin's guard lets it through)
+            raise_stop(signum)
         signalled.append(signum)
         loop.call_soon_threadsafe(main.cancel)
 

@@ -1,0 +1,73 @@
+"""What a system hands the run for one example, and the sample record made of it, checked before either is
+taken: a `System.run` that returns no `Prediction`, or one whose fields are not of their types or hold what
+JSON cannot (ragbench._values.json_values: a set, a cycle, a 5,000-digit integer), fails that example,
+named and counted, before any metric reads it. A sample record is written only when ragbench's own reader
+reads it back as written (`sample_problem`, the reader's rule, and `json_problem`): else its example fails
+with a record that can be (what a task's example or a system's custom step held is named). A task whose
+`examples()` raises (whatever it raises) ends its stream there with a bad record saying why and where, and
+the records before it run (`task_records`)."""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from .._errors import RecordError
+from .._plugin_calls import PluginCall
+from .._storage.run_shapes import sample_problem
+from .._task import Task
+from .._types import Document, Example, Prediction
+from .._values.json_values import json_problem
+
+NONE = type(None)
+FIELDS = {"answer": (str,), "raw_output": (str, NONE), "error": (str, NONE), "citations": (list,), "docs": (list,),
+          "extras": (dict,)}
+FIX = ("return a ragbench.api.Prediction: answer a str, citations lists of document numbers, docs Documents, extras "
+       "JSON values (docs/writing-plugins.md)")
+KEPT = ("index", "id", "example_sha256", "question")  # of a record that cannot be written: what its failure keeps
+
+
+def prediction_problem(system: str, value: Any) -> str | None:
+    """Why `value`, returned by `system`'s run, is no prediction the run can take (one line naming the system,
+    what it returned and the fix), or None."""
+    if not isinstance(value, Prediction):
+        return f"InvalidPrediction: system {system} returned {type(value).__name__}, not a Prediction; {FIX}"
+    wrong = next((f"`{name}` is {type(getattr(value, name)).__name__}" for name, kinds in FIELDS.items()
+                  if not isinstance(getattr(value, name), kinds)), None)
+    if wrong is None and not all(isinstance(cited, list) and all(type(n) is int for n in cited)
+                                 for cited in value.citations):
+        wrong = "`citations` is not a list of lists of document numbers"
+    if wrong is None and not all(isinstance(doc, Document) for doc in value.docs):
+        wrong = "`docs` holds what is not a Document"
+    if wrong is None:
+        wrong = json_problem(value.to_dict(), "prediction")
+    return None if wrong is None else f"InvalidPrediction: system {system} returned a Prediction whose {wrong}; {FIX}"
+
+
+def writable_record(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` when the samples' reader reads it back as written, else its example's failed record saying
+    why (itself writable: --resume runs the example again)."""
+    problem = sample_problem(record) or json_problem(record, "sample")
+    if problem is None:
+        return record
+    kept = {name: record[name] for name in KEPT if name in record and json_problem(record[name], name) is None}
+    return {**kept, "prediction": {"answer": ""}, "trace": [],
+            "error": f"UnwritableSample: {problem}; every value a task, system or metric hands ragbench must be "
+                     "JSON (docs/writing-plugins.md)"}
+
+
+def task_records(task: Task) -> Iterator[Example | RecordError]:
+    """The task's `examples()`; one that raises ends with a `RecordError` at the record it stopped before
+    (a generator that raised yields nothing more), counted as a bad record of the task."""
+    read, end = 0, object()
+    with PluginCall() as call:
+        stream = iter(task.examples())
+    while call.error is None:
+        with PluginCall() as call:
+            item = next(stream, end)
+        if call.error is not None:
+            break
+        if item is end:
+            return
+        read += 1
+        yield item  # outside the guard: what the reader throws in here (GeneratorExit) is not the task's
+    yield RecordError(task.name, read + 1, f"the task's examples() raised {call.error}: no record after it could be "
+                                           "read; fix the task's loader (ragbench check shows it too)")

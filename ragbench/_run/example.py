@@ -69,7 +69,7 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
     recorded in it, never raised)."""
     if isinstance(item, RecordError):
         return {"id": None, "error": made_from(item), "bad_record": True}
-    example = item
+    example = item.read_only()  # the system and every metric read this one example: none can change it
     started = time.perf_counter()
     ctx = Context(llm=llm, task=planned.task, seed=seed, tools=tools, resources=planned.resources)
     ctx.llm = llm.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}")
@@ -82,7 +82,7 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
     except Exception as exc:
         prediction = Prediction(example_id=example.id, error=f"{type(exc).__name__}: {exc}")
         failure = exc
-    prediction.trace = ctx.trace
+    prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
     record = sample_record(example, prediction, planned.task)
     if failure is not None:
         record["traceback"] = traceback_text(failure)
@@ -153,7 +153,9 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
     raises (its traceback kept), or returns something that is not a score (`typed_scores`: the message
     names the metric, the key and the value's type), fails on this example and adds none of its keys.
     Corpus-only metrics (no per-example keys) are not asked. NLI calls are not traced per sample (they
-    are logged once per run in nli_calls.jsonl)."""
+    are logged once per run in nli_calls.jsonl). Every metric reads the same read-only example and prediction:
+    none can change what the next one scores."""
+    example, prediction = example.read_only(), prediction.read_only()
     scores: dict[str, Any] = {}
     counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}

@@ -169,14 +169,56 @@ class AnswerRewriter(Metric):
         return 0.0
 
 
+class JudgingMetric(Metric):
+    """Asks its judge once; scores 1."""
+
+    name = "judging"
+    needs = ("judge",)
+
+    async def score(self, example, prediction, ctx=None):
+        await ctx.judges[0].chat([{"role": "user", "content": example.question}])
+        return 1.0
+
+
+class ContextMeddler(Metric):
+    """Clears the judge calls it can reach, swaps the NLI judge and counts an event: in its own context only."""
+
+    name = "context_meddler"
+    counters = {"meddled": "the meddler ran"}
+
+    def score(self, example, prediction, ctx=None):
+        ctx.trace.clear()
+        ctx.nli = "swapped"
+        ctx.count("meddled")
+        return 1.0
+
+
+class ContextProbe(Metric):
+    """Scores 1 when its context is as the run made it: no NLI judge, nothing counted, no judge call."""
+
+    name = "context_probe"
+
+    def score(self, example, prediction, ctx=None):
+        return float(ctx.nli is None and not ctx.counts and not ctx.trace)
+
+
+class TaskArgsEditor(AnsweringSystem):
+    """Changes the task's options, which results.json records."""
+
+    async def run(self, example, ctx):
+        ctx.task.args["max_tokens"] = 1
+        return await super().run(example, ctx)
+
+
 def registry() -> Registry:
     made = installed_registry()
     made.add_catalog({"systems": {name: {"target": f"{__name__}:{cls.__name__}"} for name, cls in (
                           ("answering", AnsweringSystem), ("gold_editor", GoldEditingSystem),
-                          ("annotating", AnnotatingSystem))},
+                          ("annotating", AnnotatingSystem), ("task_args_editor", TaskArgsEditor))},
                       "metrics": {name: {"target": f"{__name__}:{cls.__name__}"} for name, cls in (
                           ("snapshot", SnapshotMetric), ("after", AfterMetric), ("meddler", MeddlingMetric),
-                          ("rewriter", AnswerRewriter))}}, "tests")
+                          ("rewriter", AnswerRewriter), ("judging", JudgingMetric),
+                          ("context_meddler", ContextMeddler), ("context_probe", ContextProbe))}}, "tests")
     return made
 
 
@@ -258,6 +300,21 @@ def test_search_results_are_copies_a_system_may_annotate_without_changing_the_ex
     results = demo_run(tmp_path, system="annotating")
     assert results["counts"]["demo"]["failed"] == 0
     assert all(doc["text"] == "changed" for doc in samples(tmp_path / "run", "demo")[0]["prediction"]["docs"])
+
+
+def test_a_metric_reaches_no_other_metrics_judge_calls_nli_or_counts(tmp_path):
+    results = demo_run(tmp_path, metrics=["judging", "context_meddler", "context_probe"], judges=["scripted:echo"])
+    assert results["results"]["demo"]["context_probe"] == 1.0
+    for sample in samples(tmp_path / "run", "demo"):
+        assert [step["name"] for step in sample["judge_trace"]] == ["chat"]  # the judging metric's call, kept
+        assert sample["counted"] == {"context_meddler": {"meddled": 1}}
+
+
+def test_a_system_that_changes_the_tasks_options_fails_and_the_recorded_config_stands(tmp_path):
+    results = demo_run(tmp_path, system="task_args_editor")
+    assert results["counts"]["demo"]["failed"] == 2
+    assert "max_tokens" not in results["config"]["task_configs"]["demo"]
+    assert samples(tmp_path / "run", "demo")[0]["error"].startswith("ReadOnlyError: this dict is read-only")
 
 
 def test_the_runs_tools_are_read_only_to_its_examples():

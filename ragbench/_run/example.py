@@ -8,7 +8,6 @@ from __future__ import annotations
 import inspect
 import time
 import traceback
-from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -160,16 +159,17 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
     counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     tracebacks: dict[str, str] = {}
-    ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli,  # type: ignore[arg-type]
-                  resources=planned.resources)
+    judge_trace: list[dict[str, Any]] = []
     for metric in planned.metrics:
         if not metric.score_keys():
             continue
-        # each metric its own judge handles, seeded and numbered by the metric: its sampled verdicts (and
-        # their cache keys) do not depend on which other metrics ran before it
+        # each metric its own context, which no other metric's code reaches: its judge handles, seeded and
+        # numbered by the metric (its sampled verdicts and their cache keys do not depend on which other
+        # metrics ran before it), its counts and the trace of its judge calls
+        ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli,  # type: ignore[arg-type]
+                      resources=planned.resources)
         ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{metric.name}:judge{i}")
                       for i, judge in enumerate(judges)]
-        ctx.counts = Counter()
         try:
             value = metric.score(example, prediction, ctx)
             if inspect.isawaitable(value):
@@ -180,6 +180,8 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
             if not isinstance(exc, InvalidScore):  # raised by the metric: where, for its developer
                 tracebacks[metric.name] = traceback_text(exc)
             continue
+        finally:
+            judge_trace.extend(step.to_dict() for step in ctx.trace)
         if ctx.counts:
             counted[metric.name] = dict(ctx.counts)
-    return Scoring(scores, errors, tracebacks, [step.to_dict() for step in ctx.trace], counted)
+    return Scoring(scores, errors, tracebacks, judge_trace, counted)

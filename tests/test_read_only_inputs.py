@@ -317,6 +317,16 @@ def test_a_system_that_changes_the_tasks_options_fails_and_the_recorded_config_s
     assert samples(tmp_path / "run", "demo")[0]["error"].startswith("ReadOnlyError: this dict is read-only")
 
 
+async def test_a_searchs_documents_are_its_callers_own_down_to_nested_metadata():
+    from ragbench.testing import make_context
+
+    ctx = make_context("demo", docs=[Document(id="d", title="", text="t", metadata={"sentences": ["s"]})])
+    first = await ctx.retriever.search("q", 1)
+    first[0].metadata["sentences"].append("annotated")
+    again = await ctx.retriever.search("q", 1)
+    assert again[0].metadata == {"sentences": ["s"]}
+
+
 def test_the_runs_tools_are_read_only_to_its_examples():
     from ragbench.testing import make_context
 

@@ -96,7 +96,9 @@ class ReadOnly:
         if not changes and type(self) is sealed:
             return self
         copy = object.__new__(sealed)
-        copy.__dict__.update({name: read_only(value) for name, value in {**self.__dict__, **changes}.items()})
+        fields_now = {**self.__dict__, **changes} if changes else self.__dict__
+        copy.__dict__.update({name: value if type(value) in IMMUTABLE else read_only(value)
+                              for name, value in fields_now.items()})
         return copy
 
 

@@ -202,6 +202,18 @@ class ContextProbe(Metric):
         return float(ctx.nli is None and not ctx.counts and not ctx.trace)
 
 
+class CorpusMeddler(Metric):
+    """A corpus-level metric that marks the first sample failed and rewrites a score of it."""
+
+    name = "corpus_meddler"
+    corpus_keys = ("meddled",)
+
+    def corpus(self, samples, seed):
+        samples[0]["error"] = "made up"
+        samples[0]["scores"]["em"] = 1.0
+        return {"meddled": 1.0}
+
+
 class TaskArgsEditor(AnsweringSystem):
     """Changes the task's options, which results.json records."""
 
@@ -218,7 +230,8 @@ def registry() -> Registry:
                       "metrics": {name: {"target": f"{__name__}:{cls.__name__}"} for name, cls in (
                           ("snapshot", SnapshotMetric), ("after", AfterMetric), ("meddler", MeddlingMetric),
                           ("rewriter", AnswerRewriter), ("judging", JudgingMetric),
-                          ("context_meddler", ContextMeddler), ("context_probe", ContextProbe))}}, "tests")
+                          ("context_meddler", ContextMeddler), ("context_probe", ContextProbe),
+                          ("corpus_meddler", CorpusMeddler))}}, "tests")
     return made
 
 
@@ -308,6 +321,14 @@ def test_a_metric_reaches_no_other_metrics_judge_calls_nli_or_counts(tmp_path):
     for sample in samples(tmp_path / "run", "demo"):
         assert [step["name"] for step in sample["judge_trace"]] == ["chat"]  # the judging metric's call, kept
         assert sample["counted"] == {"context_meddler": {"meddled": 1}}
+
+
+def test_a_corpus_metric_changes_no_count_or_score_of_the_samples_it_reads(tmp_path):
+    results = demo_run(tmp_path, metrics=["em", "corpus_meddler"])
+    assert results["counts"]["demo"]["failed"] == 0 and results["counts"]["demo"]["metric_failures"] == 1
+    assert results["results"]["demo"]["em"] == 0.0
+    entry = results["details"]["demo"]["meddled"]
+    assert entry["value"] is None and entry["error"].startswith("ReadOnlyError: this dict is read-only")
 
 
 def test_a_system_that_changes_the_tasks_options_fails_and_the_recorded_config_stands(tmp_path):

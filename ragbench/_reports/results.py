@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from .._metric import CorpusValue, InvalidScore, Metric, finite_number, typed_value
+from .._read_only import read_only
 from .._storage.checkpoint import data_sha256
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import AggregateFailure, counted_events, group_failures, metric_failure_count, metric_failures
@@ -163,7 +164,7 @@ def corpus_entries(metric: Metric, samples: list[dict[str, Any]], seed: int) -> 
     scored = [_own_keys(s, metric) for s, fails in zip(samples, failed) if not fails]
     errors = sum(failed)
     try:
-        values = metric.corpus(scored, seed)
+        values = metric.corpus(read_only(scored), seed)  # what the counts and the other metrics read after it
         typed = {key: corpus_value(metric, key, values.get(key), len(scored)) for key in metric.corpus_keys}
         error = None
     except Exception as exc:

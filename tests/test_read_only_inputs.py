@@ -51,7 +51,8 @@ def mutate(root, path: list[int], operation: int) -> None:
     if is_dataclass(target):
         setattr(target, fields(target)[operation % len(fields(target))].name, "mutated")
         return
-    change = (DICT_CHANGES if isinstance(target, dict) else LIST_CHANGES)[operation % 7]
+    changes = DICT_CHANGES if isinstance(target, dict) else LIST_CHANGES
+    change = changes[operation % len(changes)]
     first = next(iter(target), "new") if isinstance(target, dict) else 0
     if change == "setitem":
         target[first if isinstance(target, dict) else slice(0, 1)] = ["mutated"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence
 
 from ._llm import LLM
+from ._read_only import read_only
 from ._task import Task
 from ._trace_groups import group
 from ._types import Document, Step
@@ -43,6 +44,9 @@ class Context:
     # The run's worker processes (`await ctx.resources.workers.run(fn, *args)` for CPU-bound work) and page
     # caches (`await ctx.resources.page_cache()`); None outside a run.
     resources: "RunResources | None" = None
+
+    def __post_init__(self) -> None:
+        self.tools = read_only(self.tools)  # one run's tools, shared by its examples: no plugin swaps another's
 
     def count(self, event: str, n: int = 1) -> None:
         """Count an event a score folds in (see `Metric.counters`), so it is shown, not hidden in a number."""

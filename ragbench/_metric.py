@@ -57,6 +57,9 @@ class Metric:
     Every key says which way is better and, where it has one, its range: `key_specs` per key, else
     `higher_is_better` and `value_range` for all of them (a metric written before these were declared
     per key sets only `higher_is_better`).
+
+    What `score` and `corpus` are given is read-only (the next metric reads the same): a change raises
+    `ReadOnlyError` (docs/writing-plugins.md, "What a plugin may change").
     """
 
     name: ClassVar[str] = ""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ._read_only import ReadOnly
 from ._types import Document, Step, trace_prompts
 
 _STEP_FIELDS = {f.name for f in fields(Step)}
@@ -29,7 +30,7 @@ def step_from_dict(data: dict[str, Any]) -> Step:
 
 
 @dataclass
-class SampleRecord:
+class SampleRecord(ReadOnly):
     """One example as the run recorded it: the example's question, gold and slice fields; what the
     system answered (`answer`, `output` it was made from, `citations`, `docs` shown in order,
     `extras`); every step it made (`trace`, then the metrics' judge calls in `judge_trace`); the
@@ -63,7 +64,7 @@ class SampleRecord:
     @classmethod
     def from_dict(cls, record: dict[str, Any], has_text: bool = True) -> "SampleRecord":
         """From a line of samples/<task>.jsonl (or the shortened view the reporting hooks are built
-        from: `has_text=False`)."""
+        from: `has_text=False`), read-only: the hooks that read a task's records in turn read the same ones."""
         prediction = record.get("prediction") or {}
         return cls(
             id=None if record.get("id") is None else str(record["id"]), index=int(record.get("index") or 0),
@@ -80,7 +81,7 @@ class SampleRecord:
             counted=dict(record.get("counted") or {}), error=record.get("error"),
             bad_record=bool(record.get("bad_record")),
             infrastructure_failures=list(record.get("infrastructure_failures") or []),
-            seconds=record.get("seconds"), has_text=has_text)
+            seconds=record.get("seconds"), has_text=has_text).read_only()
 
     @property
     def prompts(self) -> list[Any]:

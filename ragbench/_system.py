@@ -31,6 +31,8 @@ class System:
     own_defaults: ClassVar[tuple[str, ...]] = ()
 
     async def run(self, example: "Example", ctx: "Context") -> "Prediction":
+        """The prediction for one example. `example` is read-only (the metrics score against it); the documents
+        `ctx.retriever.search` returns are this call's own (docs/writing-plugins.md, "What a plugin may change")."""
         raise NotImplementedError
 
     def check(self, task: "Task") -> None:

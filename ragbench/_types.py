@@ -1,16 +1,17 @@
 """The data that flows through a run: task -> Example -> system -> Prediction -> metrics.
 
 Plain dataclasses that serialise to JSON with `to_dict`; nothing here knows about engines,
-files or plugins.
+files or plugins. A run hands them to plugins as `read_only()` copies (ragbench._read_only).
 """
 from __future__ import annotations
 
 import math
 import numbers
 import reprlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Iterable
 
+from ._read_only import ReadOnly
 from ._trace_groups import current_group
 
 
@@ -18,13 +19,15 @@ def _copied(value: Any) -> Any:
     """A copy of JSON-like data: dicts, lists and tuples copied all the way down, other values as they are."""
     if isinstance(value, dict):
         return {key: _copied(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_copied(item) for item in value)
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_copied(item) for item in value)
     return value
 
 
 @dataclass
-class Document:
+class Document(ReadOnly):
     """A passage shown to (or retrieved for) the model."""
 
     id: str | None
@@ -40,6 +43,11 @@ class Document:
         out: dict[str, Any] = {"id": self.id, "title": self.title, "text": self.text, "url": self.url,
                                "score": self.score, "metadata": _copied(self.metadata)}
         return {key: value for key, value in out.items() if value not in (None, {})}
+
+    def annotatable(self) -> "Document":
+        """A mutable copy whose metadata (copied all the way down) its receiver may change: what a search
+        hands a system, so that annotating a document changes no other example's or cache's."""
+        return replace(self, metadata=_copied(self.metadata))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Document":
@@ -93,7 +101,7 @@ def _gold_problem(gold: Any) -> str | None:
 
 
 @dataclass
-class Example:
+class Example(ReadOnly):
     """One evaluation item.
 
     `gold` holds whatever the task's metrics need (answers, label, choices, qa_pairs ...);
@@ -135,7 +143,7 @@ class Example:
 
 
 @dataclass
-class Step:
+class Step(ReadOnly):
     """One traced action of a system: an LLM call, a retrieval, a tool call, or a step of the system's
     own (kind "custom", `Context.record_step`: `request` holds its inputs, `response` its outputs and
     `docs` the documents it kept, as `Document.to_dict()`s)."""
@@ -162,7 +170,7 @@ class Step:
 
 
 @dataclass
-class Prediction:
+class Prediction(ReadOnly):
     """What a system produced for one example."""
 
     DOCS_UNKNOWN: ClassVar[str] = "docs_unknown"  # an extras key: which documents were shown is not known
@@ -182,8 +190,8 @@ class Prediction:
 
     def shown_docs(self, to_score: str) -> list[Document]:
         """The documents shown, in order, for a metric that reads them. Outputs scored from a predictions
-        line without "docs" (`extras[DOCS_UNKNOWN]`, set by the recorded system) raise instead, so the metric fails on the example
-        (counted) rather than reading "not known" as "none shown", a 0."""
+        line without "docs" (`extras[DOCS_UNKNOWN]`, set by the recorded system) raise instead, so the metric
+        fails on the example (counted) rather than reading "not known" as "none shown", a 0."""
         if self.extras.get(self.DOCS_UNKNOWN):
             raise ValueError(f'the predictions line has no "docs" (the documents shown, in order): add them to '
                              f"score {to_score}")

@@ -23,7 +23,8 @@ What is here, by what it is for:
   (`Context`, whose `llm` is an `LLM`), the finished example the reporting hooks read
   (`SampleRecord`, `recorded_extras`) and `hookimpl` for the plugin's hook module.
 - Errors: `ConfigError` (one line: what, where, how to fix; the run does not start), `RecordError`
-  (a bad record: counted, the run goes on), `EngineError` (an LLM call failed), `RetrievalError`.
+  (a bad record: counted, the run goes on), `EngineError` (an LLM call failed), `RetrievalError`, `ReadOnlyError`
+  (a plugin changed a value it was handed read-only, docs/writing-plugins.md "What a plugin may change").
 - Engines and retrievers: `Engine`, `Request`, `Sampling`, `Response`, `TokenLogprobs`, `apply_stop`,
   `EngineNeeds` (what a system needs of its engine, `System.engine_needs`), `local_tokenizer` (a model's
   tokenizer on disk, without its weights); `Retriever`, `IndexBuilder`, `QueryStyle`, `BGE_QUERY_INSTRUCTION`;
@@ -85,6 +86,7 @@ _MODULES = {
     "ragbench._hookspecs": ("hookimpl",),
     # errors
     "ragbench._errors": ("ConfigError", "RecordError"),
+    "ragbench._read_only": ("ReadOnlyError",),
     # engines and retrievers
     "ragbench._engines.base": ("Engine",),
     "ragbench._values.llm_calls": ("EngineError", "EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs",

@@ -86,6 +86,7 @@ LAYERS = (
         "_hookspecs": "the plugin hooks",
         "_builtin": "the built-in catalogue (registry.yaml)",
         "_class_defaults": "read-only class defaults of the contract",
+        "_read_only": "read-only values: what plugins are handed and must not change for the next one",
         "_trace_groups": "`ctx.group`: the structure of a trace",
         "_in_flight": "which examples still work toward their next pooled call",
         "_stop_signals": "the signals that stop a command"}),

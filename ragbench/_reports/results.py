@@ -7,6 +7,7 @@ from typing import Any, Iterable
 
 from .._metric import CorpusValue, InvalidScore, Metric, typed_value
 from .._plugin_calls import PluginCall
+from .._read_only import read_only
 from .._storage.checkpoint import DataDigest
 from .failures import AggregateFailure, CountedEvents, FailureGroups, metric_failure_count, metric_failures
 from .missing_as_wrong import as_official, headline_entries, unsaved_record, zero_keys
@@ -61,7 +62,7 @@ def corpus_entries(metric: Metric, scored: list[dict[str, Any]], errors: int, se
     failure, or a value that is not a score, is recorded in each of its entries ("error"), not raised."""
     typed: dict[str, tuple[float | None, int]] = {}
     with PluginCall() as call:
-        values = metric.corpus(scored, seed)
+        values = metric.corpus(read_only(scored), seed)  # what the counts and the other metrics read after it
         typed = {key: corpus_value(metric, key, values.get(key), len(scored)) for key in metric.corpus_keys}
     error = call.error
     out = {}

@@ -20,7 +20,7 @@ per batch, not per example.
 from __future__ import annotations
 
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from numbers import Integral
 from typing import TYPE_CHECKING, Any, ContextManager, Protocol
 
@@ -181,7 +181,7 @@ class Retrieval:
         if self.recorder is not None:  # the example's own documents need not be carried: a replay has them
             self.recorder.retrieval(self.retriever.name, query, k, docs,
                                     carry_docs=not self.retriever.fixed_documents, example=self.example_id)
-        return [replace(doc, metadata=dict(doc.metadata)) for doc in docs]
+        return [doc.annotatable() for doc in docs]
 
     async def close(self) -> None:
         await self.scheduler.close()

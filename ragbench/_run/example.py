@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -60,7 +59,7 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
     recorded in it, never raised)."""
     if isinstance(item, RecordError):
         return {"id": None, "error": made_from(item), "bad_record": True}
-    example = item
+    example = item.read_only()  # the system and every metric read this one example: none can change it
     started = time.perf_counter()
     ctx = Context(llm=llm, task=planned.task, seed=seed, tools=tools, resources=planned.resources)
     ctx.llm = llm.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}")
@@ -71,7 +70,7 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
         returned = await planned.system.run(example, ctx)
     problem = call.error or prediction_problem(planned.system.name or type(planned.system).__name__, returned)
     prediction = returned if problem is None else Prediction(example_id=example.id, error=problem)
-    prediction.trace = ctx.trace
+    prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
     record = sample_record(example, prediction, planned.task)
     if call.traceback is not None:
         record["traceback"] = call.traceback
@@ -141,25 +140,31 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
     raises (its traceback kept), or returns something that is not a score (`typed_scores`: the message
     names the metric, the key and the value's type), fails on this example and adds none of its keys.
     Corpus-only metrics (no per-example keys) are not asked. NLI calls are not traced per sample (they
-    are logged once per run in nli_calls.jsonl)."""
+    are logged once per run in nli_calls.jsonl). Every metric reads the same read-only example and prediction:
+    none can change what the next one scores."""
+    example, prediction = example.read_only(), prediction.read_only()
     scores: dict[str, Any] = {}
     counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     tracebacks: dict[str, str] = {}
-    ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli,  # type: ignore[arg-type]
-                  resources=planned.resources)
+    judge_trace: list[dict[str, Any]] = []
     for metric in planned.metrics:
         if not metric.score_keys():
             continue
-        # each metric its own judge handles, seeded and numbered by the metric: its sampled verdicts (and
-        # their cache keys) do not depend on which other metrics ran before it
+        # each metric its own context, which no other metric's code reaches: its judge handles, seeded and
+        # numbered by the metric (its sampled verdicts and their cache keys do not depend on which other
+        # metrics ran before it), its counts and the trace of its judge calls
+        ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli,  # type: ignore[arg-type]
+                      resources=planned.resources)
         ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{metric.name}:judge{i}")
                       for i, judge in enumerate(judges)]
-        ctx.counts = Counter()
-        with PluginCall() as call:
-            value = metric.score(example, prediction, ctx)
-            if inspect.isawaitable(value):
-                value = await value
+        try:
+            with PluginCall() as call:
+                value = metric.score(example, prediction, ctx)
+                if inspect.isawaitable(value):
+                    value = await value
+        finally:
+            judge_trace.extend(step.to_dict() for step in ctx.trace)
         if call.error is None:
             try:
                 scores.update(typed_scores(metric, value))
@@ -172,4 +177,4 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
             continue
         if ctx.counts:
             counted[metric.name] = dict(ctx.counts)
-    return Scoring(scores, errors, tracebacks, [step.to_dict() for step in ctx.trace], counted)
+    return Scoring(scores, errors, tracebacks, judge_trace, counted)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import ConfigError
 from .._metric import Metric
 from .._nli import nli_format
+from .._read_only import read_only
 from .._registry import Registry
 from .._storage.datafiles import check_data_path
 from .._system import System
@@ -131,6 +132,8 @@ def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflig
         if data_path is not None:
             check_data_path(Path(data_path), f"--data {name}={data_path}")
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
+        if isinstance(getattr(task, "args", None), dict):  # the run's config (results.json): no plugin changes it
+            task.args = read_only(task.args)
         if isinstance(task, UsesTools):
             task.tools_replayed = config.replay_tools is not None
     return task

@@ -33,7 +33,8 @@ GOLD_READING_FIELDS = ("gold_references", "gold_references_error")  # read again
 
 
 def rebuild(record: dict[str, Any]) -> tuple[Example, Prediction]:
-    """The example and the prediction a sample record was scored on."""
+    """The example and the prediction a sample record was scored on, read-only (as a run hands them to the
+    task's `gold_references` and the metrics)."""
     example = Example(id=record["id"], question=record.get("question") or "", gold=record.get("gold") or {},
                       meta=record.get("meta") or {}, turns=record.get("turns"), index=record.get("index", 0))
     saved = record.get("prediction") or {}
@@ -42,7 +43,7 @@ def rebuild(record: dict[str, Any]) -> tuple[Example, Prediction]:
                             docs=[Document.from_dict(doc) for doc in saved.get("docs") or []],
                             trace=[step_from_dict(step) for step in record.get("trace") or []],
                             extras=saved.get("extras") or {})
-    return example, prediction
+    return example.read_only(), prediction.read_only()
 
 
 def scorable(record: dict[str, Any]) -> bool:

@@ -1,0 +1,131 @@
+"""Read-only values: what ragbench hands to plugins that other plugins read after them.
+
+One example is handed to the system, then the example and the prediction to every metric in turn, and the
+sample records to several reporting hooks: a change one plugin made would be the next one's input (a system
+that edits the gold is scored against its edit; a metric that edits the answer changes the next metric's
+score). So these values are read-only where they enter plugin code, all the way down: dicts and lists
+become `ReadOnlyDict` and `ReadOnlyList` (subclasses of dict and list, so isinstance, equality, JSON and
+pickling work as before), sets become frozensets, and the contract's records (`ReadOnly` dataclasses:
+Example, Document, Prediction, Step, SampleRecord) refuse attribute assignment. A write raises
+`ReadOnlyError` (a TypeError) saying how to make a copy to change; `copy.deepcopy`, `dict(x)`, `list(x)` and
+`dataclasses.replace` give mutable copies. Other objects (a numpy array, a client) are not copied.
+"""
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any, NoReturn
+
+COPY_HINT = ("ragbench hands plugins read-only values, so that no plugin changes another's input or what is "
+             "scored; change a copy: dict(x), list(x), copy.deepcopy(x) or dataclasses.replace(record, field=...)")
+
+
+class ReadOnlyError(TypeError):
+    """A plugin tried to change a value ragbench handed it read-only."""
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
+    raise ReadOnlyError(f"this {type(self).__mro__[1].__name__} is read-only: {COPY_HINT}")
+
+
+class ReadOnlyDict(dict):
+    """A dict that refuses every change; copies (copy, deepcopy, pickle) are plain dicts."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return dict, (dict(self),)
+
+
+class ReadOnlyList(list):
+    """A list that refuses every change; copies (copy, deepcopy, pickle) are plain lists."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = \
+        reverse = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (list(self),)
+
+
+IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, complex})  # taken as they are, with no call
+
+
+def read_only(value: Any) -> Any:
+    """`value` with every dict, list, tuple and set in it read-only (new containers: `value` itself is not
+    changed) and every `ReadOnly` record a read-only copy; other values as they are."""
+    kind = type(value)
+    if kind in IMMUTABLE or kind is ReadOnlyDict or kind is ReadOnlyList:
+        return value
+    if isinstance(value, dict):
+        return ReadOnlyDict({key: item if type(item) in IMMUTABLE else read_only(item) for key, item in value.items()})
+    if isinstance(value, list):
+        return ReadOnlyList([item if type(item) in IMMUTABLE else read_only(item) for item in value])
+    if isinstance(value, ReadOnly):
+        return value.read_only()
+    if isinstance(value, tuple):
+        items = [read_only(item) for item in value]
+        return kind._make(items) if hasattr(value, "_make") else tuple(items)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(value)  # the items of a set are hashable, hence (as a rule) immutable
+    return value
+
+
+class ReadOnly:
+    """A dataclass whose `read_only()` copy refuses attribute assignment and holds its values read-only.
+
+    The copy is an instance of a subclass made with the class (`_read_only_class`, same name and repr, equal to
+    the mutable record it copies), so that the records plugins build themselves cost what a plain dataclass
+    costs. Building from a read-only record (`dataclasses.replace`), `copy.copy`, `copy.deepcopy` and pickling
+    give a mutable record of the class."""
+
+    __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_mutable_class" not in cls.__dict__:  # not a read-only class itself
+            cls._read_only_class = type(cls.__name__, (cls,), {
+                "__slots__": (), "__qualname__": cls.__qualname__, "__module__": cls.__module__,
+                "_mutable_class": cls, "__new__": _built_mutable, "__setattr__": _refuse_field,
+                "__delattr__": _refuse_field, "__eq__": _fields_equal, "__hash__": None, "__reduce_ex__": _reduced})
+
+    def read_only(self, **changes: Any) -> Any:
+        """A read-only copy of this record with `changes` to its fields (itself when it is read-only already
+        and nothing changes)."""
+        sealed = type(self)._read_only_class
+        if not changes and type(self) is sealed:
+            return self
+        copy = object.__new__(sealed)
+        fields_now = {**self.__dict__, **changes} if changes else self.__dict__
+        copy.__dict__.update({name: value if type(value) in IMMUTABLE else read_only(value)
+                              for name, value in fields_now.items()})
+        return copy
+
+
+def _built_mutable(cls: type, *args: Any, **kwargs: Any) -> Any:
+    """A read-only class called (as `dataclasses.replace` calls it) builds a mutable record."""
+    return cls._mutable_class(*args, **kwargs)
+
+
+def _refuse_field(self: Any, name: str, *value: Any) -> NoReturn:
+    raise ReadOnlyError(f"this {type(self).__name__} is read-only ({'setting' if value else 'deleting'} {name!r}): "
+                        f"{COPY_HINT}")
+
+
+def _fields_equal(self: Any, other: Any) -> Any:
+    """As the dataclass compares: field by field, with a record of the same class, read-only or not."""
+    mutable = type(self)._mutable_class
+    if type(other) not in (mutable, mutable._read_only_class):
+        return NotImplemented
+    return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(mutable) if f.compare)
+
+
+def _reduced(self: Any, protocol: int) -> tuple[Any, ...]:
+    """Copied or pickled: a mutable record of the class, with the same fields."""
+    return _mutable_record, (type(self)._mutable_class, dict(self.__dict__))
+
+
+def _mutable_record(cls: type, state: dict[str, Any]) -> Any:
+    record = object.__new__(cls)
+    record.__dict__.update(state)
+    return record

@@ -51,20 +51,29 @@ class ReadOnlyList(list):
 IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, complex})  # taken as they are, with no call
 
 
-def read_only(value: Any) -> Any:
+DEEPEST = 200  # levels made read-only; what lies deeper (or inside a cycle) is refused when the sample is written
+
+
+def read_only(value: Any, _within: frozenset[int] = frozenset()) -> Any:
     """`value` with every dict, list, tuple and set in it read-only (new containers: `value` itself is not
-    changed) and every `ReadOnly` record a read-only copy; other values as they are."""
+    changed) and every `ReadOnly` record a read-only copy; other values as they are. A container met again
+    inside itself (a cycle), or deeper than DEEPEST levels, is left as it is: JSON cannot hold it, so the
+    sample that holds it is refused by name when it is written (ragbench._run.plugin_values)."""
     kind = type(value)
     if kind in IMMUTABLE or kind is ReadOnlyDict or kind is ReadOnlyList:
         return value
+    if id(value) in _within or len(_within) >= DEEPEST:
+        return value
+    within = _within | {id(value)}
     if isinstance(value, dict):
-        return ReadOnlyDict({key: item if type(item) in IMMUTABLE else read_only(item) for key, item in value.items()})
+        return ReadOnlyDict({key: item if type(item) in IMMUTABLE else read_only(item, within)
+                             for key, item in value.items()})
     if isinstance(value, list):
-        return ReadOnlyList([item if type(item) in IMMUTABLE else read_only(item) for item in value])
+        return ReadOnlyList([item if type(item) in IMMUTABLE else read_only(item, within) for item in value])
     if isinstance(value, ReadOnly):
-        return value.read_only()
+        return value._sealed({}, within)
     if isinstance(value, tuple):
-        items = [read_only(item) for item in value]
+        items = [read_only(item, within) for item in value]
         return kind._make(items) if hasattr(value, "_make") else tuple(items)
     if isinstance(value, (set, frozenset)):
         return frozenset(value)  # the items of a set are hashable, hence (as a rule) immutable
@@ -92,12 +101,15 @@ class ReadOnly:
     def read_only(self, **changes: Any) -> Any:
         """A read-only copy of this record with `changes` to its fields (itself when it is read-only already
         and nothing changes)."""
+        return self._sealed(changes, frozenset({id(self)}))
+
+    def _sealed(self, changes: dict[str, Any], within: frozenset[int]) -> Any:
         sealed = type(self)._read_only_class
         if not changes and type(self) is sealed:
             return self
         copy = object.__new__(sealed)
         fields_now = {**self.__dict__, **changes} if changes else self.__dict__
-        copy.__dict__.update({name: value if type(value) in IMMUTABLE else read_only(value)
+        copy.__dict__.update({name: value if type(value) in IMMUTABLE else read_only(value, within)
                               for name, value in fields_now.items()})
         return copy
 

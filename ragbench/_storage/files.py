@@ -93,6 +93,46 @@ def _sync_folder(folder: Path) -> None:
             os.close(descriptor)
 
 
+def move_aside(path: Path, name: str, companions: tuple[str, ...] = ()) -> Path:
+    """Move `path`, kept for the user, to the first free name of `name`, `name.2`, `name.3` ... beside it,
+    with each file named `path` + a suffix of `companions` that exists (a database's WAL files) moved to
+    that name + the suffix. Never over a file: every name is claimed first by creating it with O_EXCL (which
+    fails on an existing name, also against another process claiming it at the same moment), and only a
+    file so claimed is replaced. The companions move first, `path` last: a crash in between leaves `path`
+    where it was. Returns where `path` went."""
+    suffixes = ["", *(suffix for suffix in companions if os.path.lexists(f"{path}{suffix}"))]
+    number = 1
+    while not _claimed(aside := path.with_name(name if number == 1 else f"{name}.{number}"), suffixes):
+        number += 1
+    moved: set[str] = set()
+    try:
+        for suffix in [*suffixes[1:], ""]:
+            os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+            moved.add(suffix)
+    finally:
+        for suffix in set(suffixes) - moved:  # not moved (the source vanished, a failing disk): no empty file stays
+            Path(f"{aside}{suffix}").unlink(missing_ok=True)
+    return aside
+
+
+def _claimed(name: Path, suffixes: list[str]) -> bool:
+    """Whether the files `name` + each suffix were all made here, empty, none of them there before (else
+    those made are removed again)."""
+    made: list[Path] = []
+    try:
+        for suffix in suffixes:
+            target = Path(f"{name}{suffix}")
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            made.append(target)
+    except OSError as exc:
+        for target in made:
+            target.unlink(missing_ok=True)
+        if isinstance(exc, FileExistsError):
+            return False
+        raise
+    return True
+
+
 def nearest_existing(path: Path) -> Path:
     """`path`, or its nearest ancestor that exists (where a file or folder to be made will live)."""
     while not path.exists() and path != path.parent:

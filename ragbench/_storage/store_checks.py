@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .files import write_problem
+from .files import move_aside, write_problem
 
 APPLICATION_ID = 0x72626368  # "rbch": `PRAGMA application_id` of every SQLite file ragbench makes
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -156,14 +156,10 @@ def file_problem(path: str | Path, schema: Schema, owned: bool = False) -> FileP
     return ownership(path, schema, owned) or unwritable(path)
 
 
-def move_aside(path: Path) -> Path:
-    """Rename a damaged file (and its WAL files) to `<name>.damaged-<time>`, kept to look at."""
-    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
-    for suffix in ("-wal", "-shm", ""):  # the database last: a crash in between leaves it where it was
-        source = Path(f"{path}{suffix}")
-        if source.exists():
-            os.replace(source, f"{aside}{suffix}")
-    return aside
+def move_damaged_aside(path: Path) -> Path:
+    """Move a damaged file (and its WAL files) to `<name>.damaged-<time>` (`.2`, `.3` ... after it when that
+    name is taken: the same second twice, a clock stepped back), kept to look at; never over a file."""
+    return move_aside(path, f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}", companions=("-wal", "-shm"))
 
 
 def health_lines(label: str, stats: dict[str, Any] | None, notice: bool = True) -> list[str]:

@@ -2,17 +2,24 @@
 SIGTERM and SIGHUP stop the command as Ctrl-C does, before the command line loads (~0.1 s, and the run's
 modules another ~0.2 s): a stop signal then ends in one line at any moment (here, while loading: nothing
 was written), never in a silent exit 143. A signal whose exception the import of an extension module
-swallowed (C code that clears errors) ends the command all the same, by the watcher of `exit_when_stuck`."""
+swallowed (C code that clears errors) ends the command all the same, by the watcher of `exit_when_stuck`.
+Its console is guarded from the start (ragbench._cli.console): a full or closed stdout or stderr ends in one
+line and an exit code, never a traceback, and never stops the command's work."""
 from __future__ import annotations
 
 import signal
 
 from .._stop_signals import STOP_SIGNALS, exit_if_stopped, exit_when_stuck, raise_stopped, stopped_starting
+from .console import run_with_guarded_console
 
 
 def main() -> None:
     for signum in STOP_SIGNALS:  # Ctrl-C too, though it raises KeyboardInterrupt already: see Stopped
         signal.signal(signum, raise_stopped)
+    run_with_guarded_console(_load_and_run)
+
+
+def _load_and_run() -> None:
     try:
         with exit_when_stuck(stopped_starting):
             from .main import main as command

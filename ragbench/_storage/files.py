@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import stat
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 
 def named(exc: OSError, path: str | Path) -> OSError:
@@ -74,6 +75,51 @@ def remove_temporaries(folder: str | Path, subfolders: tuple[str, ...] = ()) -> 
             if TEMPORARY.fullmatch(stale.name) and stale.is_file() and not stale.is_symlink():
                 with suppress(OSError):
                     stale.unlink()
+
+
+class NotAFileError(OSError):
+    """Something other than a regular file (a FIFO, a device, a socket, a folder) where ragbench reads or
+    appends to a file of its own: refused, never waited on (a FIFO's open and reads block until a writer
+    comes; /dev/zero never ends). `fix` says what to do."""
+
+    fix = "remove it, or put the file there"
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def _refuse_unless_regular(mode: int, path: str | Path) -> None:
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _KINDS if test(mode)), "not a file")
+        raise NotAFileError(None, f"{what} is there, not a file", str(path))
+
+
+def file_there(path: str | Path) -> bool:
+    """Whether a regular file is at `path` (through a link too); False when nothing is there, NotAFileError
+    when something else is (never taken for an absent file: a run would write through it)."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    _refuse_unless_regular(info.st_mode, path)
+    return True
+
+
+def open_file(path: str | Path, mode: str = "rb", errors: str | None = None) -> IO[Any]:
+    """`path` opened (`mode`: "rb", "r" for UTF-8 text (`errors` as open's), "a" or "ab" to append, made when
+    missing) when it is a regular file, else NotAFileError naming it. Looked at before opening and again on the open descriptor,
+    which is opened without blocking: a FIFO, even one put there in between, never hangs the open or a read."""
+    file_there(path)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT if mode.startswith("a") else os.O_RDONLY
+    descriptor = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    try:
+        _refuse_unless_regular(os.fstat(descriptor).st_mode, path)
+        os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, mode, encoding=None if "b" in mode else "utf-8", errors=errors)
+    except BaseException:
+        os.close(descriptor)
+        raise
 
 
 def write_atomically(path: str | Path, text: str) -> None:

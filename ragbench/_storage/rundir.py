@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterator
 
 from .._errors import ConfigError, RecordError
 from .checkpoint import record_key
-from .files import remove_temporaries, replacing, write_atomically
+from .files import file_there, open_file, remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json, strict_json
 from .run_lock import RunLock
 from .run_shapes import in_current_shape, is_count, meta_problem, sample_problem
@@ -74,7 +74,7 @@ def iter_samples(path: str | Path, errors: list[RecordError] | None = None,
 
 def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None,
                       older_shapes: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
-    if not Path(path).is_file():
+    if not file_there(path):
         return
     for line, record in iter_jsonl(path):
         if not isinstance(record, RecordError) and not is_sample(record):  # a damaged line that still parses
@@ -109,7 +109,7 @@ def _latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
 def _line_offsets(path: Path) -> list[int]:
     """Byte offset of every line's start, and the file's size last."""
     offsets, position = [], 0
-    with path.open("rb") as handle:
+    with open_file(path) as handle:
         for line in handle:
             offsets.append(position)
             position += len(line)
@@ -295,7 +295,7 @@ class RunDir:
         path = self.sample_path(task)
         errors: list[RecordError] = []
         self.unreadable[task] = errors  # lines a stopped run cut short (their examples ran again): reported
-        if not path.is_file():
+        if not file_there(path):
             return []
         offsets = _line_offsets(path)
         latest: dict[str, tuple[int, int, bool, Any]] = {}  # key -> (position, line, moved, view)
@@ -312,7 +312,7 @@ class RunDir:
             latest[key] = (position, line, moved, view(record) if view is not None else None)
         self._catch_up_attempts(costs)  # before the lines that hold them may be dropped
         kept = sorted(latest.values(), key=lambda entry: entry[:2])
-        with path.open("rb") as source, replacing(path) as target:
+        with open_file(path) as source, replacing(path) as target:
             for position, line, moved, _ in kept:
                 source.seek(offsets[line])
                 text = source.read(offsets[line + 1] - offsets[line])

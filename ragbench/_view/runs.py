@@ -21,6 +21,7 @@ from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Results
 from .._reports.slice_labels import slice_value
 from .._storage.checkpoint import checkpoint_key
+from .._storage.files import NotAFileError, file_there, open_file
 from .._storage.rundir import is_sample
 from .._storage.run_shapes import in_current_shape
 from .._storage.run_lock import RunLock, describe
@@ -93,8 +94,10 @@ class SampleIndex:
     def refresh(self) -> "SampleIndex":
         with self._lock:
             try:
-                stat = self.path.stat()
+                stat = self.path.stat() if file_there(self.path) else None
             except FileNotFoundError:
+                stat = None
+            if stat is None:
                 self._forget(None)
                 return self
             if self._identity != (stat.st_dev, stat.st_ino) or stat.st_size < self._read_to:
@@ -109,7 +112,7 @@ class SampleIndex:
         self._identity = identity
 
     def _scan(self) -> None:
-        with self.path.open("rb") as handle:
+        with open_file(self.path) as handle:
             handle.seek(self._read_to)
             offset = self._read_to
             for line in handle:
@@ -139,7 +142,7 @@ class SampleIndex:
             if not 0 <= n < len(self.offsets):
                 raise KeyError(n)
             offset = self.offsets[n]
-        with self.path.open("rb") as handle:
+        with open_file(self.path) as handle:
             handle.seek(offset)
             return in_current_shape(json.loads(handle.readline()))
 
@@ -158,9 +161,13 @@ def identity(path: Path) -> tuple[int, int, int, int] | None:
 
 def _read_json(path: Path) -> dict[str, Any] | None:
     """The file's JSON object; None for a file that cannot be read or holds no object (damaged: the run
-    shows as stopped, and `--resume` rebuilds its results.json)."""
+    shows as stopped, and `--resume` rebuilds its results.json). Something else than a file there is
+    refused (NotAFileError: a FIFO would hang the read)."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        with open_file(path, "r") as handle:
+            value = json.loads(handle.read())
+    except NotAFileError:
+        raise
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None

@@ -14,7 +14,7 @@ from helpers import cli, run
 
 from ragbench._storage.files import NotAFileError, file_there, open_file
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(60, method="thread")  # a hang in any thread fails the session
 DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo", "limit": 4}
 DEMO_ARGS = ["--tasks", "demo", "--system", "vanilla", "--model", "scripted:echo", "--limit", "4", "--no-progress",
              "--bootstrap-iters", "200"]

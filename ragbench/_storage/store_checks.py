@@ -16,15 +16,13 @@ migrated, moved, switched to WAL or written. Only a file ragbench made that is d
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
-import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .files import move_aside, write_problem
+from .files import NotAFileError, file_there, move_aside, open_file, write_problem
 
 APPLICATION_ID = 0x72626368  # "rbch": `PRAGMA application_id` of every SQLite file ragbench makes
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -105,18 +103,15 @@ def ownership(path: Path, schema: Schema, owned: bool = False) -> FileProblem | 
     schema only (`immutable`: no journal, lock or WAL file appears), without locking: a file ragbench made
     found damaged this way is checked again by opening it (`SqliteStore`), as another run may be writing it."""
     try:
-        info = os.stat(path)
-    except OSError:  # nothing there (`unwritable` says whether one can be made)
-        return FileProblem("a symbolic link to nothing is there", False, foreign=True) if path.is_symlink() else None
-    if not stat.S_ISREG(info.st_mode):
-        what = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else "not a file"
-        return FileProblem(f"{what} is there, not a file", False, foreign=True)
-    owned = owned and not path.is_symlink()
-    try:
-        with open(path, "rb") as handle:
+        if not file_there(path):  # nothing there (`unwritable` says whether one can be made)
+            return FileProblem("a symbolic link to nothing is there", False, foreign=True) if path.is_symlink() else None
+        with open_file(path) as handle:
             header = handle.read(100)
+    except NotAFileError as exc:
+        return FileProblem(exc.strerror, False, foreign=True)
     except OSError as exc:
         return problem_of(exc)
+    owned = owned and not path.is_symlink()
     marked = header[:16] == SQLITE_HEADER and int.from_bytes(header[68:72], "big") == APPLICATION_ID
     if header[:16] != SQLITE_HEADER:
         reason = "an empty file" if not header else "not a SQLite file"

@@ -6,6 +6,10 @@ goes through `replacing`: written to a temporary file beside it, flushed to disk
 failure (a full disk) removes the temporary file and leaves the old one whole. Append-only files
 (samples, calls, judge and NLI logs) stay appends (ragbench._storage.jsonl.open_append), whose errors
 `naming` gives the file's name: a write's ENOSPC carries none of its own.
+
+A file of ragbench's is read or appended to through `open_file` (or looked for with `file_there`): a FIFO,
+device, socket or folder there is refused (`NotAFileError`), never waited on. A file kept for the user (a
+damaged cache) is moved aside by `move_aside`, never over another file.
 """
 from __future__ import annotations
 

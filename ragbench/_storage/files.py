@@ -93,7 +93,8 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (s
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
 
 
-def _refuse_unless_regular(mode: int, path: str | Path) -> None:
+def require_regular(mode: int, path: str | Path) -> None:
+    """NotAFileError naming `path` unless `mode` (a stat's st_mode) is a regular file's."""
     if not stat.S_ISREG(mode):
         what = next((name for test, name in _KINDS if test(mode)), "not a file")
         raise NotAFileError(None, f"{what} is there, not a file", str(path))
@@ -106,7 +107,7 @@ def file_there(path: str | Path) -> bool:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return False
-    _refuse_unless_regular(info.st_mode, path)
+    require_regular(info.st_mode, path)
     return True
 
 
@@ -118,7 +119,7 @@ def open_file(path: str | Path, mode: str = "rb", errors: str | None = None) -> 
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT if mode.startswith("a") else os.O_RDONLY
     descriptor = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
     try:
-        _refuse_unless_regular(os.fstat(descriptor).st_mode, path)
+        require_regular(os.fstat(descriptor).st_mode, path)
         os.set_blocking(descriptor, True)
         return os.fdopen(descriptor, mode, encoding=None if "b" in mode else "utf-8", errors=errors)
     except BaseException:

@@ -21,7 +21,7 @@ from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Results
 from .._reports.slice_labels import slice_value
 from .._storage.checkpoint import checkpoint_key
-from .._storage.files import NotAFileError, file_there, open_file
+from .._storage.files import NotAFileError, open_file, require_regular
 from .._storage.rundir import is_sample
 from .._storage.run_shapes import in_current_shape
 from .._storage.run_lock import RunLock, describe
@@ -94,12 +94,11 @@ class SampleIndex:
     def refresh(self) -> "SampleIndex":
         with self._lock:
             try:
-                stat = self.path.stat() if file_there(self.path) else None
+                stat = self.path.stat()
             except FileNotFoundError:
-                stat = None
-            if stat is None:
                 self._forget(None)
                 return self
+            require_regular(stat.st_mode, self.path)  # a FIFO would hang the scan
             if self._identity != (stat.st_dev, stat.st_ino) or stat.st_size < self._read_to:
                 self._forget((stat.st_dev, stat.st_ino))
             if stat.st_size > self._read_to:
@@ -111,8 +110,8 @@ class SampleIndex:
         self.rows, self.offsets, self._by_key, self._read_to = [], [], {}, 0
         self._identity = identity
 
-    def _scan(self) -> None:
-        with open_file(self.path) as handle:
+    def _scan(self) -> None:  # a file: `refresh` looked
+        with self.path.open("rb") as handle:
             handle.seek(self._read_to)
             offset = self._read_to
             for line in handle:
@@ -142,7 +141,7 @@ class SampleIndex:
             if not 0 <= n < len(self.offsets):
                 raise KeyError(n)
             offset = self.offsets[n]
-        with open_file(self.path) as handle:
+        with self.path.open("rb") as handle:  # a file when it was indexed: `refresh`
             handle.seek(offset)
             return in_current_shape(json.loads(handle.readline()))
 

@@ -103,4 +103,4 @@ def test_the_viewer_refuses_a_run_whose_files_are_fifos(tmp_path):
         RunFolder(run_dir, "r").samples("demo")
     put("fifo", run_dir / "run.json")
     with pytest.raises(NotAFileError):
-        RunFolder(run_dir, "r").meta
+        assert RunFolder(run_dir, "r").meta is None  # never reached

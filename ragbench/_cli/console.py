@@ -126,7 +126,7 @@ def console_problem(stream: GuardedStream, succeeded: bool) -> str:
     assert failure is not None
     what = failure.strerror or type(failure).__name__
     where = f": {stream.target}" if stream.target else ""
-    fix = _FIXES.get(failure.errno, "send it elsewhere")
+    fix = _FIXES.get(failure.errno or 0, "send it elsewhere")
     done = ", its other work is done" if succeeded else ""
     return (f"ragbench: error: cannot write to {stream.name} ({what}{where}); what went there from then on was "
             f"dropped{done}; {fix}")

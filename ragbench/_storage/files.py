@@ -113,8 +113,9 @@ def file_there(path: str | Path) -> bool:
 
 def open_file(path: str | Path, mode: str = "rb", errors: str | None = None) -> IO[Any]:
     """`path` opened (`mode`: "rb", "r" for UTF-8 text (`errors` as open's), "a" or "ab" to append, made when
-    missing) when it is a regular file, else NotAFileError naming it. Looked at before opening and again on the open descriptor,
-    which is opened without blocking: a FIFO, even one put there in between, never hangs the open or a read."""
+    missing) when it is a regular file, else NotAFileError naming it. Looked at before opening and again on the
+    open descriptor, which is opened without blocking: a FIFO, even one put there in between, never hangs the
+    open or a read."""
     file_there(path)
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT if mode.startswith("a") else os.O_RDONLY
     descriptor = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)

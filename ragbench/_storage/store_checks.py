@@ -104,11 +104,12 @@ def ownership(path: Path, schema: Schema, owned: bool = False) -> FileProblem | 
     found damaged this way is checked again by opening it (`SqliteStore`), as another run may be writing it."""
     try:
         if not file_there(path):  # nothing there (`unwritable` says whether one can be made)
-            return FileProblem("a symbolic link to nothing is there", False, foreign=True) if path.is_symlink() else None
+            dangling = path.is_symlink()
+            return FileProblem("a symbolic link to nothing is there", False, foreign=True) if dangling else None
         with open_file(path) as handle:
             header = handle.read(100)
     except NotAFileError as exc:
-        return FileProblem(exc.strerror, False, foreign=True)
+        return FileProblem(exc.strerror or "not a file is there", False, foreign=True)
     except OSError as exc:
         return problem_of(exc)
     owned = owned and not path.is_symlink()

@@ -4,6 +4,7 @@ import reprlib
 
 EXIT_INCOMPLETE = 1  # the work ran, but some of it failed (failed examples, skipped records)
 EXIT_CONFIG = 2  # a ConfigError: nothing was done
+EXIT_CONSOLE = 74  # the work was done, but the console (stdout, stderr) could not be written (sysexits' EX_IOERR)
 
 
 class ConfigError(Exception):

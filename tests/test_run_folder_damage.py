@@ -58,8 +58,8 @@ def test_the_viewer_shows_a_damaged_run_or_names_the_fault_in_one_line(tmp_path,
     assert "Traceback" not in exported.stderr, exported.stderr
     if damage == "samples-a-folder":
         assert exported.returncode == 1
-        assert exported.stderr.splitlines() == [f"ragbench: error: Is a directory: {sample_file}; fix what the error "
-                                                "names, then run it again"]
+        assert exported.stderr.splitlines() == [f"ragbench: error: a folder is there, not a file: {sample_file}; "
+                                                "remove it, or put the file there, then run it again"]
     else:
         assert exported.returncode == 0, exported.stderr
         runs = (tmp_path / "site" / "data" / "runs.js").read_text()

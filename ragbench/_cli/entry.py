@@ -3,16 +3,20 @@ SIGTERM and SIGHUP stop the command as Ctrl-C does, before the command line load
 modules another ~0.2 s): a stop signal then ends in one line at any moment (here, while loading: nothing
 was written), never in a silent exit 143. A signal whose exception the import of an extension module
 swallowed (C code that clears errors) ends the command all the same, by the watcher of `exit_when_stuck`.
-The process ends with the command, whatever a plugin left running (ragbench._cli.process_end)."""
+The process ends with the command, whatever a plugin left running (ragbench._cli.process_end).
+Its console is guarded from the start (ragbench._cli.console): a full or closed stdout or stderr ends in one
+line and an exit code, never a traceback, and never stops the command's work."""
 from __future__ import annotations
 
 from .._stop_signals import (STOP_SIGNALS, exit_if_stopped, exit_when_stuck, install_stop_handler, raise_stopped,
                              stopped_starting)
+from .console import guard_console, with_console_checked
 
 
 def main() -> None:
     for signum in STOP_SIGNALS:  # Ctrl-C too, though it raises KeyboardInterrupt already: see Stopped
         install_stop_handler(signum, raise_stopped)
+    streams = guard_console()
     try:
         with exit_when_stuck(stopped_starting):
             from .main import main as command
@@ -20,4 +24,4 @@ def main() -> None:
     except (KeyboardInterrupt, RuntimeError) as exc:
         exit_if_stopped(exc, stopped_starting)
         raise
-    end_process(command)
+    end_process(with_console_checked(command, streams))

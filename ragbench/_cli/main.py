@@ -14,6 +14,7 @@ import click
 
 from .._errors import EXIT_CONFIG, ConfigError
 from .._stop_signals import signal_of, stopped_by
+from .console import GuardedStream
 from .index_commands import index_group
 from .outcomes import config_error, environment_error, evaluated, report_outcome, run_starting
 from .plugin_commands import PluginCommandGroup
@@ -61,7 +62,7 @@ def escape_unprintable() -> None:
     """Text the console's encoding cannot hold (a lone surrogate such as "\\ud800" from a data file, a
     label on an ASCII console) is printed as its escape (\\udXXX), never a UnicodeEncodeError."""
     for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper):
+        if isinstance(stream, (io.TextIOWrapper, GuardedStream)):
             stream.reconfigure(errors="backslashreplace")
 
 

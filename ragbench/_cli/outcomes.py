@@ -87,7 +87,8 @@ def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None, options
     if isinstance(exc, OSError):
         what = exc.strerror or type(exc).__name__
         where = exc.filename or "a file ragbench was writing"
-        fix = _ENVIRONMENT_FIXES.get(exc.errno, "fix what the error names").format(options=options)
+        fix = getattr(exc, "fix", None) or _ENVIRONMENT_FIXES.get(exc.errno, "fix what the error names")
+        fix = fix.format(options=options)  # an error may say its own fix (NotAFileError)
     else:
         what, where, fix = f"SQLite error ({exc})", "a SQLite file", "fix or remove the file it names"
     if then is None:

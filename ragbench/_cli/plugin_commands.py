@@ -58,7 +58,8 @@ class PluginCommandGroup(click.Group):
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         """As click's, but a usage error (an unknown option, a value click cannot convert) ends in one
         line and exit 2, like every other configuration error, instead of click's usage block; and a stop
-        signal no command handled in one line and 128 + the signal, instead of `Aborted!` and exit 1."""
+        signal no command handled in one line and 128 + the signal, instead of `Aborted!` and exit 1; an OS
+        error no command handled (a FIFO where a file is read, a full disk) in one line and exit 1."""
         if not standalone_mode:
             return super().main(*args, standalone_mode=False, **kwargs)
         try:
@@ -80,9 +81,11 @@ class PluginCommandGroup(click.Group):
             exit_if_stopped(exc, stopped_message(exc))
             exit_if_exhausted(exc)
             raise
-        except (MemoryError, OSError) as exc:  # out of memory or open files in any command
+        except MemoryError as exc:
             exit_if_exhausted(exc)
             raise
+        except OSError as exc:  # a fault of the machine or of a file that no command took charge of: one line
+            environment_error(exc)
 
 
 def stopped_message(exc: BaseException) -> Callable[[int], str]:

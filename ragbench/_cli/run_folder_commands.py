@@ -11,7 +11,7 @@ import click
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._values.options import parse_assignments
 from .._stop_signals import exit_when_stuck, signal_of
-from .._storage.files import naming, write_atomically, write_problem
+from .._storage.files import naming, open_file, write_atomically, write_problem
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .registry import command_registry
 from .run_options import (common_kwargs, data_paths, judge_args_of, overwrite_option, resume_option, split_names,
@@ -189,7 +189,8 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
                             "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
     try:  # each file whole or as it was (a full disk)
         write_atomically(results_path, results_text(results))
-        run_report = report.read_text(encoding="utf-8").split("\n## Reproduction: ")[0]  # a finished run resumed
+        with open_file(report, "r") as handle:
+            run_report = handle.read().split("\n## Reproduction: ")[0]  # a finished run resumed
         write_atomically(report, run_report + "\n" + text)
     except OSError as exc:
         environment_error(exc, outcome.run_dir)

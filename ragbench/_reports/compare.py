@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
+from .._storage.files import file_there
 from .._storage.rundir import RunDir, iter_samples, sample_file
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import incomplete_reason
@@ -84,7 +85,7 @@ def label_runs(runs: list[Run]) -> None:
 def load_run(path: str | Path) -> Run:
     path = Path(path)
     results_path = path / "results.json"
-    if not results_path.is_file():
+    if not file_there(results_path):
         raise ConfigError(f"compare: {path} has no results.json (give the folder of a finished ragbench run)")
     if (RunDir(path).meta or {}).get("finished") is False:
         raise ConfigError(f"compare: {path} is not finished: an attempt after its results.json stopped or is running, "
@@ -95,7 +96,7 @@ def load_run(path: str | Path) -> Run:
     labels: dict[str, dict[str, SliceLabels]] = {}
     for task in results.results:
         samples_path = sample_file(path, task)
-        if not samples_path.is_file():
+        if not file_there(samples_path):
             raise ConfigError(f"compare: {samples_path} is missing (paired tests need the per-example scores)")
         errors: list = []
         metas: list[dict[str, Any] | None] = []

@@ -31,6 +31,7 @@ from .._reports.results import results_sections
 from .._reports.results_file import read_results
 from .._reports.results_schema import Results
 from .._storage.cache import ResponseCache
+from .._storage.files import file_there
 from .._storage.rundir import RunDir, iter_samples, sample_file
 from .._checks import Preflight
 from .._values.run_config import RunConfig, examples_in_flight
@@ -70,7 +71,7 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
     check_engines(config, registry, check, uses_llm=False, uses_nli=needs(planned, "nli"),
                   uses_judges=needs(planned, "judge"))
     for task in planned:
-        if not sample_file(source, task.name).is_file():
+        if not file_there(sample_file(source, task.name)):
             check.problem(f"{source}/samples/{task.name}.jsonl is missing: the saved predictions are what is re-scored")
     check.raise_if_failed()
     engines = load_engines(config, registry, planned, system=False)  # the judges and the NLI model
@@ -121,7 +122,7 @@ def finished_run(source: Path) -> tuple[dict[str, Any], Results]:
     if meta is None:
         raise ConfigError(f"rescore: {source} holds no ragbench run (no run.json); give a run folder")
     results_path = source / "results.json"
-    if not meta.get("finished") or not results_path.is_file():
+    if not meta.get("finished") or not file_there(results_path):
         raise ConfigError(f"rescore: {source} is not finished; finish it first with `ragbench ... --resume "
                           f"--output {source}` (the options it was run with)")
     if not isinstance(meta.get("config"), dict):

@@ -6,15 +6,20 @@ goes through `replacing`: written to a temporary file beside it, flushed to disk
 failure (a full disk) removes the temporary file and leaves the old one whole. Append-only files
 (samples, calls, judge and NLI logs) stay appends (ragbench._storage.jsonl.open_append), whose errors
 `naming` gives the file's name: a write's ENOSPC carries none of its own.
+
+A file of ragbench's is read or appended to through `open_file` (or looked for with `file_there`): a FIFO,
+device, socket or folder there is refused (`NotAFileError`), never waited on. A file kept for the user (a
+damaged cache) is moved aside by `move_aside`, never over another file.
 """
 from __future__ import annotations
 
 import os
 import re
 import secrets
+import stat
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 
 def named(exc: OSError, path: str | Path) -> OSError:
@@ -76,6 +81,53 @@ def remove_temporaries(folder: str | Path, subfolders: tuple[str, ...] = ()) -> 
                     stale.unlink()
 
 
+class NotAFileError(OSError):
+    """Something other than a regular file (a FIFO, a device, a socket, a folder) where ragbench reads or
+    appends to a file of its own: refused, never waited on (a FIFO's open and reads block until a writer
+    comes; /dev/zero never ends). `fix` says what to do."""
+
+    fix = "remove it, or put the file there"
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def require_regular(mode: int, path: str | Path) -> None:
+    """NotAFileError naming `path` unless `mode` (a stat's st_mode) is a regular file's."""
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _KINDS if test(mode)), "not a file")
+        raise NotAFileError(None, f"{what} is there, not a file", str(path))
+
+
+def file_there(path: str | Path) -> bool:
+    """Whether a regular file is at `path` (through a link too); False when nothing is there, NotAFileError
+    when something else is (never taken for an absent file: a run would write through it)."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    require_regular(info.st_mode, path)
+    return True
+
+
+def open_file(path: str | Path, mode: str = "rb", errors: str | None = None) -> IO[Any]:
+    """`path` opened (`mode`: "rb", "r" for UTF-8 text (`errors` as open's), "a" or "ab" to append, made when
+    missing) when it is a regular file, else NotAFileError naming it. Looked at before opening and again on the
+    open descriptor, which is opened without blocking: a FIFO, even one put there in between, never hangs the
+    open or a read."""
+    file_there(path)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT if mode.startswith("a") else os.O_RDONLY
+    descriptor = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    try:
+        require_regular(os.fstat(descriptor).st_mode, path)
+        os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, mode, encoding=None if "b" in mode else "utf-8", errors=errors)
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
 def write_atomically(path: str | Path, text: str) -> None:
     """`path` holds `text` (UTF-8), whole, or is as it was. A lone surrogate (a string no UTF-8 holds,
     e.g. a label in report.md) is written as its escape, \\udXXX (JSON text escapes them itself: `json_text`)."""
@@ -91,6 +143,46 @@ def _sync_folder(folder: Path) -> None:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+
+
+def move_aside(path: Path, name: str, companions: tuple[str, ...] = ()) -> Path:
+    """Move `path`, kept for the user, to the first free name of `name`, `name.2`, `name.3` ... beside it,
+    with each file named `path` + a suffix of `companions` that exists (a database's WAL files) moved to
+    that name + the suffix. Never over a file: every name is claimed first by creating it with O_EXCL (which
+    fails on an existing name, also against another process claiming it at the same moment), and only a
+    file so claimed is replaced. The companions move first, `path` last: a crash in between leaves `path`
+    where it was. Returns where `path` went."""
+    suffixes = ["", *(suffix for suffix in companions if os.path.lexists(f"{path}{suffix}"))]
+    number = 1
+    while not _claimed(aside := path.with_name(name if number == 1 else f"{name}.{number}"), suffixes):
+        number += 1
+    moved: set[str] = set()
+    try:
+        for suffix in [*suffixes[1:], ""]:
+            os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+            moved.add(suffix)
+    finally:
+        for suffix in set(suffixes) - moved:  # not moved (the source vanished, a failing disk): no empty file stays
+            Path(f"{aside}{suffix}").unlink(missing_ok=True)
+    return aside
+
+
+def _claimed(name: Path, suffixes: list[str]) -> bool:
+    """Whether the files `name` + each suffix were all made here, empty, none of them there before (else
+    those made are removed again)."""
+    made: list[Path] = []
+    try:
+        for suffix in suffixes:
+            target = Path(f"{name}{suffix}")
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            made.append(target)
+    except OSError as exc:
+        for target in made:
+            target.unlink(missing_ok=True)
+        if isinstance(exc, FileExistsError):
+            return False
+        raise
+    return True
 
 
 def nearest_existing(path: Path) -> Path:

@@ -23,7 +23,7 @@ from typing import IO, Any, Callable, Iterator
 import jsonlines
 
 from .._errors import ConfigError, RecordError
-from .files import naming
+from .files import NotAFileError, file_there, naming, open_file
 
 Item = tuple[int, Any]  # (0-based line index, parsed value or RecordError)
 OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)  # too many open files, no memory
@@ -128,7 +128,7 @@ def read_lines(source: str | Path | IO[bytes], where: str | None = None,
     binary stream (a bz2 or tar member); `where` names the stream in errors; `loads` parses a line
     (json.loads, or one that parses large lines elsewhere)."""
     if isinstance(source, (str, Path)):
-        with open(source, "rb") as handle:
+        with open_file(source) as handle:
             yield from read_lines(handle, where or str(source), loads)
         return
     lines = _Numbered(source)
@@ -191,7 +191,8 @@ def read_json(path: str | Path, expected: str) -> Any:
     """A whole JSON file; a file that is not UTF-8 or not JSON is a `ConfigError` naming the file, the line
     and the column, and what was `expected` there."""
     try:
-        return parse_json(Path(path).read_text(encoding="utf-8"))
+        with open_file(path, "r") as handle:
+            return parse_json(handle.read())
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
                           f"expected {expected}") from exc
@@ -200,8 +201,8 @@ def read_json(path: str | Path, expected: str) -> Any:
     except NestedTooDeep as exc:
         raise ConfigError(f"{path}: {exc}; expected {expected}") from None
     except OSError as exc:
-        if exc.errno in OUT_OF_RESOURCES:  # the machine's fault, not the file's: said as such where it ends
-            raise
+        if exc.errno in OUT_OF_RESOURCES or isinstance(exc, NotAFileError):  # the machine's fault, not the file's, or
+            raise  # no file at all: said as such where it ends (never taken for a damaged file, made again)
         raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc}); expected {expected}") from exc
 
 
@@ -225,7 +226,8 @@ class Appender:
     def __init__(self, path: Path) -> None:
         self.path = path
         with naming(path):
-            self._writer = jsonlines.open(path, mode="a", dumps=dumps, flush=True)
+            self._file = open_file(path, "a")
+        self._writer = jsonlines.Writer(self._file, dumps=dumps, flush=True)
         self._failed = False
 
     def write(self, record: Any) -> None:
@@ -240,6 +242,7 @@ class Appender:
         try:
             with naming(self.path):
                 self._writer.close()
+                self._file.close()
         except OSError:
             if not self._failed:
                 raise
@@ -255,7 +258,7 @@ def open_append(path: str | Path) -> Appender:
     """An appender that never glues a new line onto one a killed process cut short (that line stays
     alone and unparseable, the new one is whole)."""
     path = Path(path)
-    if path.is_file() and path.stat().st_size:
+    if file_there(path) and path.stat().st_size:
         with naming(path), path.open("rb+") as existing:
             existing.seek(-1, 2)
             if existing.read(1) != b"\n":

@@ -42,7 +42,7 @@ from typing import Any, Iterator
 from .._errors import ConfigError, RecordError
 from .._values.names import inside
 from .checkpoint import record_key
-from .files import remove_temporaries, replacing, write_atomically
+from .files import file_there, open_file, remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json, strict_json
 from .run_lock import RunLock
 from .run_shapes import in_current_shape, is_count, meta_problem, sample_problem
@@ -90,7 +90,7 @@ def finalized_samples(path: Path) -> Iterator[dict[str, Any]]:
 
 def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None,
                       older_shapes: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
-    if not Path(path).is_file():
+    if not file_there(path):
         return
     for line, record in iter_jsonl(path):
         if not isinstance(record, RecordError) and not is_sample(record):  # a damaged line that still parses
@@ -125,7 +125,7 @@ def _latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
 def line_offsets(path: Path) -> array:
     """Byte offset of every line's start, and the file's size last (8 bytes a line)."""
     offsets, position = array("Q"), 0
-    with path.open("rb") as handle:
+    with open_file(path) as handle:
         for line in handle:
             offsets.append(position)
             position += len(line)
@@ -309,7 +309,7 @@ class RunDir:
         path = self.sample_path(task)
         errors: list[RecordError] = []
         self.unreadable[task] = errors  # lines a stopped run cut short (their examples ran again): reported
-        if not path.is_file():
+        if not file_there(path):
             return path
         offsets = line_offsets(path)
         latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
@@ -323,7 +323,7 @@ class RunDir:
             latest[key] = (position, line, position != record["index"])
         self._catch_up_attempts(costs)  # before the lines that hold them may be dropped
         kept = sorted(latest.values(), key=lambda entry: entry[:2])
-        with path.open("rb") as source, replacing(path) as target:
+        with open_file(path) as source, replacing(path) as target:
             for position, line, moved in kept:
                 source.seek(offsets[line])
                 text = source.read(offsets[line + 1] - offsets[line])

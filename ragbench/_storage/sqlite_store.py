@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .store_checks import APPLICATION_ID, Schema, file_problem, move_aside, problem_of, row_checksum, text_of
+from .store_checks import APPLICATION_ID, Schema, file_problem, move_damaged_aside, problem_of, row_checksum, text_of
 
 log = logging.getLogger(__name__)
 _STOP = object()
@@ -99,7 +99,7 @@ class SqliteStore:
             self.notice = f"{self.label} {self.path}: {problem.reason}; the run goes on without it ({self.fix})"
             return
         try:
-            aside = move_aside(self.path)
+            aside = move_damaged_aside(self.path)
             self._open_file()
         except (sqlite3.Error, OSError) as exc:
             self._close_connections()

@@ -16,15 +16,13 @@ migrated, moved, switched to WAL or written. Only a file ragbench made that is d
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
-import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .files import write_problem
+from .files import NotAFileError, file_there, move_aside, open_file, write_problem
 
 APPLICATION_ID = 0x72626368  # "rbch": `PRAGMA application_id` of every SQLite file ragbench makes
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -105,18 +103,16 @@ def ownership(path: Path, schema: Schema, owned: bool = False) -> FileProblem | 
     schema only (`immutable`: no journal, lock or WAL file appears), without locking: a file ragbench made
     found damaged this way is checked again by opening it (`SqliteStore`), as another run may be writing it."""
     try:
-        info = os.stat(path)
-    except OSError:  # nothing there (`unwritable` says whether one can be made)
-        return FileProblem("a symbolic link to nothing is there", False, foreign=True) if path.is_symlink() else None
-    if not stat.S_ISREG(info.st_mode):
-        what = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else "not a file"
-        return FileProblem(f"{what} is there, not a file", False, foreign=True)
-    owned = owned and not path.is_symlink()
-    try:
-        with open(path, "rb") as handle:
+        if not file_there(path):  # nothing there (`unwritable` says whether one can be made)
+            dangling = path.is_symlink()
+            return FileProblem("a symbolic link to nothing is there", False, foreign=True) if dangling else None
+        with open_file(path) as handle:
             header = handle.read(100)
+    except NotAFileError as exc:
+        return FileProblem(exc.strerror or "not a file is there", False, foreign=True)
     except OSError as exc:
         return problem_of(exc)
+    owned = owned and not path.is_symlink()
     marked = header[:16] == SQLITE_HEADER and int.from_bytes(header[68:72], "big") == APPLICATION_ID
     if header[:16] != SQLITE_HEADER:
         reason = "an empty file" if not header else "not a SQLite file"
@@ -156,14 +152,10 @@ def file_problem(path: str | Path, schema: Schema, owned: bool = False) -> FileP
     return ownership(path, schema, owned) or unwritable(path)
 
 
-def move_aside(path: Path) -> Path:
-    """Rename a damaged file (and its WAL files) to `<name>.damaged-<time>`, kept to look at."""
-    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
-    for suffix in ("-wal", "-shm", ""):  # the database last: a crash in between leaves it where it was
-        source = Path(f"{path}{suffix}")
-        if source.exists():
-            os.replace(source, f"{aside}{suffix}")
-    return aside
+def move_damaged_aside(path: Path) -> Path:
+    """Move a damaged file (and its WAL files) to `<name>.damaged-<time>` (`.2`, `.3` ... after it when that
+    name is taken: the same second twice, a clock stepped back), kept to look at; never over a file."""
+    return move_aside(path, f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}", companions=("-wal", "-shm"))
 
 
 def health_lines(label: str, stats: dict[str, Any] | None, notice: bool = True) -> list[str]:

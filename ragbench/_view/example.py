@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._records import SampleRecord
+from .._storage.files import open_file
 from .._trace_groups import outline
 from .runs import RunFolder, clip, gold_text
 
@@ -75,7 +76,7 @@ def read_nli_log(path: Path) -> dict[str, list[tuple[str, str]]]:
     """nli_calls.jsonl by hypothesis: (premise, verdict) of each decision (read up to where it cannot be)."""
     by_hypothesis: dict[str, list[tuple[str, str]]] = {}
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
+        with open_file(path, "r", errors="replace") as handle:
             for decision in filter(None, map(nli_decision, handle)):
                 by_hypothesis.setdefault(decision[0], []).append(decision[1:])
     except OSError:

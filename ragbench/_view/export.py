@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .._errors import ConfigError
-from .._storage.files import naming, write_problem
+from .._storage.files import naming, open_file, write_problem
 from .._storage.jsonl import strict_json
 from .._values.names import inside
 from .pages import CHUNK
@@ -49,7 +49,7 @@ def earlier_export(out: Path) -> bool:
     written = [index, out / "data", out / "static", *(out / "static" / name for name in ASSETS)]
     if any(path.is_symlink() for path in written) or not index.is_file():
         return False
-    with index.open("rb") as handle:
+    with open_file(index) as handle:
         head = handle.read(4096)
     return b"<title>ragbench view</title>" in head and b'data-mode="static"' in head
 

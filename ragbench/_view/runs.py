@@ -21,6 +21,7 @@ from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Results
 from .._reports.slice_labels import slice_value
 from .._storage.checkpoint import checkpoint_key
+from .._storage.files import NotAFileError, open_file, require_regular
 from .._storage.rundir import is_sample, sample_file
 from .._storage.run_shapes import in_current_shape
 from .._storage.run_lock import RunLock, describe
@@ -98,6 +99,7 @@ class SampleIndex:
             except FileNotFoundError:
                 self._forget(None)
                 return self
+            require_regular(stat.st_mode, self.path)  # a FIFO would hang the scan
             if self._identity != (stat.st_dev, stat.st_ino) or stat.st_size < self._read_to:
                 self._forget((stat.st_dev, stat.st_ino))
             if stat.st_size > self._read_to:
@@ -109,7 +111,7 @@ class SampleIndex:
         self.rows, self.offsets, self._by_key, self._read_to = [], [], {}, 0
         self._identity = identity
 
-    def _scan(self) -> None:
+    def _scan(self) -> None:  # a file: `refresh` looked
         with self.path.open("rb") as handle:
             handle.seek(self._read_to)
             offset = self._read_to
@@ -140,7 +142,7 @@ class SampleIndex:
             if not 0 <= n < len(self.offsets):
                 raise KeyError(n)
             offset = self.offsets[n]
-        with self.path.open("rb") as handle:
+        with self.path.open("rb") as handle:  # a file when it was indexed: `refresh`
             handle.seek(offset)
             return in_current_shape(json.loads(handle.readline()))
 
@@ -159,9 +161,13 @@ def identity(path: Path) -> tuple[int, int, int, int] | None:
 
 def _read_json(path: Path) -> dict[str, Any] | None:
     """The file's JSON object; None for a file that cannot be read or holds no object (damaged: the run
-    shows as stopped, and `--resume` rebuilds its results.json)."""
+    shows as stopped, and `--resume` rebuilds its results.json). Something else than a file there is
+    refused (NotAFileError: a FIFO would hang the read)."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        with open_file(path, "r") as handle:
+            value = json.loads(handle.read())
+    except NotAFileError:
+        raise
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None

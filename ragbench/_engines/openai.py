@@ -65,6 +65,7 @@ _RESERVED = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p"
              "logprobs", "top_logprobs", "stream", "skip_special_tokens", "response_format"}
 _SECRET_NAME = ("key", "apikey", "secret", "password", "passwd", "auth", "authorization", "token")
 _ENDPOINT_STATUS = {401, 403, 404}  # the endpoint is misconfigured, not the request
+_FINISH_ALIASES = {"eos_token": "stop", "stop_sequence": "stop"}  # TGI's names of OpenAI's "stop"
 
 
 def _top_k(sampling: Any) -> int | None:
@@ -109,20 +110,36 @@ def _parse(completion: Any, sampling: Any, chat: bool) -> Response:
     choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
     if not choices:
         raise ValueError("no choices")
-    texts = [(choice.message.content if chat else choice.text) or "" for choice in choices]
+    texts = [_or_empty(choice.message.content if chat else choice.text) for choice in choices]
     if sampling.keep_stop and sampling.stop:  # the API cuts before the stop string and does not say which
-        texts = [text if text.endswith(tuple(sampling.stop)) else text + sampling.stop[0] for text in texts]
+        texts = [text if not isinstance(text, str) or text.endswith(tuple(sampling.stop)) else text + sampling.stop[0]
+                 for text in texts]
     logprobs = cumulative = None
     if _top_k(sampling) is not None:
         logprobs = _positions(choices[0].logprobs, chat)
         if logprobs is not None and sampling.logprob_tokens:
             logprobs = _keep_asked(logprobs, sampling)
             cumulative = sum(t.logprob for t in logprobs)
-    usage = completion.usage
+    finish = choices[0].finish_reason
     return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
-                    prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                    completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                    finish_reason=choices[0].finish_reason or "stop")
+                    prompt_tokens=_tokens(completion.usage, "prompt_tokens"),
+                    completion_tokens=_tokens(completion.usage, "completion_tokens"),
+                    finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish)
+
+
+def _tokens(usage: Any, name: str) -> Any:
+    """A usage count as the server sent it, checked where every response arrives
+    (ragbench._values.response_checks); 0 where the server reports none."""
+    if usage is None:
+        return 0
+    value = getattr(usage, name, usage)  # a usage that is no object (a list, a string): itself, which is refused
+    return 0 if value is None else value
+
+
+def _or_empty(text: Any) -> Any:
+    """A choice's text as the server sent it (a text that is no string is refused where responses arrive); ""
+    for none (a chat message holding only a refusal)."""
+    return "" if text is None else text
 
 
 def _extra_body_problems(extra: dict[str, Any]) -> list[str]:

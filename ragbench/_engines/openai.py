@@ -49,9 +49,10 @@ import openai
 from annotated_types import Ge, Gt
 
 from .._errors import ConfigError
+from .._values.urls import Credentials, redact_url, secret_name
 from .._values.llm_calls import EngineError, Request, RequestError, Response, TokenLogprobs
 from .base import Engine
-from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, public_url, redact
+from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, redact
 
 __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
 
@@ -63,7 +64,6 @@ NAMED_TOP_LOGPROBS = 20
 # Body fields the engine sets itself from the request; an extra option may not override them.
 _RESERVED = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "n", "stop", "seed",
              "logprobs", "top_logprobs", "stream", "skip_special_tokens", "response_format"}
-_SECRET_NAME = ("key", "apikey", "secret", "password", "passwd", "auth", "authorization", "token")
 _ENDPOINT_STATUS = {401, 403, 404}  # the endpoint is misconfigured, not the request
 _FINISH_ALIASES = {"eos_token": "stop", "stop_sequence": "stop"}  # TGI's names of OpenAI's "stop"
 
@@ -145,7 +145,7 @@ def _or_empty(text: Any) -> Any:
 def _extra_body_problems(extra: dict[str, Any]) -> list[str]:
     """Why extra --model-arg fields (sent verbatim in every request body) cannot be sent."""
     problems = []
-    secrets = sorted(name for name in extra if name.lower().rpartition("_")[2] in _SECRET_NAME)
+    secrets = sorted(name for name in extra if secret_name(name))
     if secrets:
         problems.append(f"--model-arg {', '.join(secrets)}: secrets are not accepted as --model-arg; put the key in "
                         "an environment variable and name it with --model-arg api_key_env=NAME (default OPENAI_API_KEY)")
@@ -170,13 +170,17 @@ class OpenAIEngine(Engine):
             raise ConfigError(f"openai engine: {problems[0]}")
         if mode not in MODES:
             raise ConfigError(f"openai engine: mode must be one of {', '.join(MODES)}, not {mode!r}")
-        base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        try:
+            parts = urlsplit(base_url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError("not an http(s) URL")
+            self._base = Credentials.of(base_url)
+        except ValueError:
             raise ConfigError(f"openai engine: --base-url must be an http(s) URL such as http://localhost:8000/v1, "
-                              f"not {public_url(base_url)!r}")
+                              f"not {redact_url(base_url)!r}") from None
         super().__init__(model, **options)
-        self.base_url = base_url
+        self.base_url = self._base.url.rstrip("/")  # without user info or query: shown, and keys the cache
         self.api_key_env = api_key_env
         self.max_concurrency = int(concurrency)
         self.timeout = float(timeout)
@@ -199,7 +203,7 @@ class OpenAIEngine(Engine):
 
         url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
         key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
-        why = unreachable(str(url).rstrip("/") + "/models") if url else None
+        why = unreachable(str(url).rstrip("/") + "/models") if url else None  # unreachable drops the user info
         extra = set(options) - set(inspect.signature(cls.__init__).parameters)
         problems = [*super().preflight(model, options), *_extra_body_problems({name: options[name] for name in extra}),
                     *([f"{why}; start the server or correct --base-url"] if why else [])]
@@ -220,9 +224,8 @@ class OpenAIEngine(Engine):
     @property
     def engine_id(self) -> str:
         out = f"{self.kind}:{self.model}"
-        public = public_url(self.base_url)
-        if public != DEFAULT_BASE_URL:
-            out += f"@{public}"
+        if self.base_url != DEFAULT_BASE_URL:
+            out += f"@{self.base_url}"
         if self.mode != "auto":
             out += f";mode={self.mode}"
         for name in sorted(self.extra_body):
@@ -230,7 +233,7 @@ class OpenAIEngine(Engine):
         return out
 
     def __repr__(self) -> str:
-        return (f"OpenAIEngine(model={self.model!r}, base_url={public_url(self.base_url)!r}, mode={self.mode!r}, "
+        return (f"OpenAIEngine(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r}, "
                 f"concurrency={self.max_concurrency}, api_key_env={self.api_key_env!r})")
 
     # -- the SDK client, one per event loop -----------------------------------------------------
@@ -239,7 +242,7 @@ class OpenAIEngine(Engine):
         loop = asyncio.get_running_loop()
         if self._sdk is None or self._sdk_loop is not loop or self._slots is None:
             # A new loop means a new run; the old client's connections belong to the old loop.
-            self._sdk = make_client(self.base_url, os.environ.get(self.api_key_env), timeout=self.timeout,
+            self._sdk = make_client(self._base, os.environ.get(self.api_key_env), timeout=self.timeout,
                                     max_retries=self.max_retries, connect_retries=self.connect_retries,
                                     concurrency=self.max_concurrency, backoff_base=self.backoff_base,
                                     backoff_max=self.backoff_max)
@@ -307,11 +310,11 @@ class OpenAIEngine(Engine):
         return chat, args
 
     def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError:
-        return error(redact(f"openai {self.model} at {public_url(self.base_url)}: {what} "
-                            f"({attempts} attempt{'s' if attempts != 1 else ''})", self.api_key_env))
+        return error(redact(f"openai {self.model} at {self.base_url}: {what} "
+                            f"({attempts} attempt{'s' if attempts != 1 else ''})", self.api_key_env, self._base))
 
     def _excerpt(self, text: str) -> str:
-        text = " ".join(redact(text, self.api_key_env).split())
+        text = " ".join(redact(text, self.api_key_env, self._base).split())
         return text[:200] + ("..." if len(text) > 200 else "")
 
     async def agenerate_one(self, request: Request) -> Response:
@@ -334,8 +337,8 @@ class OpenAIEngine(Engine):
             if used > self.max_retries:
                 raise self._failure(what, used)
             delay = backoff(used - 1, self.backoff_base, self.backoff_max)
-            log.info("%s", redact(f"openai {public_url(self.base_url)}: {what}; retry {used}/{self.max_retries} "
-                                  f"in {delay:.2f}s", self.api_key_env))
+            log.info("%s", redact(f"openai {self.base_url}: {what}; retry {used}/{self.max_retries} "
+                                  f"in {delay:.2f}s", self.api_key_env, self._base))
             await asyncio.sleep(delay)
 
     def _api_failure(self, exc: openai.APIError, used: int, top_k: int | None) -> EngineError:

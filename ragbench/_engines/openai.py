@@ -136,6 +136,14 @@ def _tokens(usage: Any, name: str) -> Any:
     return 0 if value is None else value
 
 
+def _models_url(base_url: str) -> str:
+    """{base_url}/models, without the base URL's user info and query (any answer says a server is there)."""
+    try:
+        return Credentials.of(base_url).url.rstrip("/") + "/models"
+    except ValueError:  # unreachable() names it
+        return base_url
+
+
 def _or_empty(text: Any) -> Any:
     """A choice's text as the server sent it (a text that is no string is refused where responses arrive); ""
     for none (a chat message holding only a refusal)."""
@@ -203,7 +211,7 @@ class OpenAIEngine(Engine):
 
         url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
         key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
-        why = unreachable(str(url).rstrip("/") + "/models") if url else None  # unreachable drops the user info
+        why = unreachable(_models_url(str(url))) if url else None
         extra = set(options) - set(inspect.signature(cls.__init__).parameters)
         problems = [*super().preflight(model, options), *_extra_body_problems({name: options[name] for name in extra}),
                     *([f"{why}; start the server or correct --base-url"] if why else [])]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from pathlib import Path
 from urllib.parse import quote
 
@@ -54,6 +55,14 @@ def test_the_base_urls_credentials_stay_out_of_the_engine_its_errors_and_the_cac
     for text in (str(caught.value), repr(engine), engine.engine_id, str(vars(engine))):
         assert "PASSW0RD" not in text and "T0KENVALUE" not in text
     assert engine.engine_id == OpenAIEngine("m", base_url=server.base_url).engine_id  # a changed key: same answers
+
+
+def test_the_http_librarys_logs_show_no_credentials_of_the_base_url(server, caplog):
+    caplog.set_level(logging.DEBUG)
+    generate(OpenAIEngine("m", base_url=with_credentials(server.base_url, "u", "PASSW0RD", "?api_key=K3YVALUE"),
+                          **FAST), chat("hi"))
+    assert "HTTP Request: POST" in caplog.text and "api_key=***" in caplog.text
+    assert "PASSW0RD" not in caplog.text and "K3YVALUE" not in caplog.text
 
 
 @pytest.mark.parametrize("url, shown", [

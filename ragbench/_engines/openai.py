@@ -26,7 +26,9 @@ Retry-After and pools connections (see openai_client.py for the backoff and the 
 limit, `connect_retries`). ragbench adds: a 2xx body that is not a completion (a proxy's HTML page,
 no choices) is retried too, from the same budget; at most `concurrency` requests are in flight; the
 API key (read from $api_key_env, default OPENAI_API_KEY, when the client is made) is never an
-attribute, never in engine_id or repr, and is redacted from every error and log line; failures end in
+attribute, never in engine_id or repr, and is redacted from every error and log line, as are the base URL's
+credentials (user info, sent as basic auth; secret query parameters, the query sent on every request:
+ragbench._values.urls), which stay out of engine_id (the cache's key) too; failures end in
 one line naming the URL and the number of attempts, as a `RequestError` when the request itself is at
 fault (HTTP 400, 422 and other 4xx: another replica would refuse it too) and an `EngineError` when the
 server is (connection, timeout, 429, 5xx, and 401/403/404, which say the endpoint is misconfigured).

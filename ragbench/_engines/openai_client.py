@@ -16,6 +16,7 @@ the Authorization header and connection pooling. What is added here, and why:
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import random
@@ -84,12 +85,29 @@ class _Client(openai.AsyncOpenAI):
     with_options = copy
 
 
+class _RedactedRecords(logging.Filter):
+    """The records of the HTTP library and the SDK with every URL's credentials redacted: httpx logs each
+    request's URL, the base URL's query included (INFO)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact_urls(record.getMessage()), None
+        return True
+
+
+def _redact_http_logs() -> None:
+    for name in ("httpx2", "openai"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(existing, _RedactedRecords) for existing in logger.filters):
+            logger.addFilter(_RedactedRecords())
+
+
 def make_client(base: Credentials, api_key: str | None, *, timeout: float, max_retries: int, connect_retries: int,
                 concurrency: int, backoff_base: float = 1.0, backoff_max: float = 60.0) -> openai.AsyncOpenAI:
     """A client for the running event loop. Without a key, requests go out without Authorization
     (pass `no_auth_header` as extra_headers): local servers need none and the SDK insists on one. The base
     URL's user info is sent as basic auth (in place of the key's Bearer header, when both are given) and its
     query on every request, after the request's own path."""
+    _redact_http_logs()
     limits = httpx2.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
     http = openai.DefaultAsyncHttpx2Client(transport=_FailFastTransport(connect_retries, limits=limits),
                                           auth=httpx2.BasicAuth(*base.basic_auth) if base.basic_auth else None)

@@ -10,12 +10,15 @@ from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
+from helpers import run, samples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_engine_openai import FAST, FakeServer, chat, error, generate
 
 from ragbench._cli.main import main
 from ragbench._engines.openai import OpenAIEngine
+from ragbench._registry import Registry
+from ragbench._system import System
 from ragbench._values.urls import redact_url, redact_urls, secret_name
 
 
@@ -132,3 +135,23 @@ def test_the_preflight_names_an_unreachable_url_without_its_credentials(tmp_path
                                         "--limit", "1", "--no-progress", "--output", str(tmp_path / "out")])
     assert outcome.exit_code != 0 and "http://127.0.0.1:9/v1/models" in outcome.output
     assert "PASSW0RD" not in outcome.output and "K3YVALUE" not in outcome.output
+
+
+class QuotingSystem(System):
+    """A plugin whose service call fails with an error quoting the URL it called, key and all."""
+
+    name = "quoting_system"
+    uses_llm = False
+
+    async def run(self, example, ctx):
+        raise RuntimeError("GET https://kg.example/api?apiKey=K3YVALUE&q=x failed (HTTP 503)")
+
+
+def test_a_plugins_error_quoting_a_url_is_saved_and_shown_without_its_key(tmp_path):
+    registry = Registry.discover()
+    registry.add_catalog({"systems": {"quoting_system": {"target": "test_url_credentials:QuotingSystem"}}}, "tests")
+    results = run(tmp_path, registry=registry, tasks=["demo"], system="quoting_system", limit=2, bootstrap_iters=10)
+    assert results["counts"]["demo"]["failed"] == 2
+    [sample, _] = samples(tmp_path / "run", "demo")
+    assert sample["error"] == "RuntimeError: GET https://kg.example/api?apiKey=***&q=x failed (HTTP 503)"
+    assert b"K3YVALUE" not in files_text(tmp_path / "run")

@@ -1,3 +1,4 @@
 """The values every layer passes around, below all of them: a run's settings (`RunConfig`), the typed
-options of plugins and engines (`options`), and an LLM call's request and response (`llm_calls`).
+options of plugins and engines (`options`), an LLM call's request and response (`llm_calls`), whether a
+response answers its request (`response_checks`), and what in a URL is a credential (`urls`).
 Plain data and the checks on it: nothing here imports another ragbench unit but `_errors`."""

@@ -131,7 +131,8 @@ def test_any_json_a_server_answers_never_poisons_the_run(field, value):
         server.stop()
 
 
-CHAT_TOKENS = {"content": [{"token": "Paris", "logprob": -0.25, "top_logprobs": [{"token": "Paris", "logprob": -0.25}]}]}
+CHAT_TOKENS = {"content": [{"token": "Paris", "logprob": -0.25,
+                             "top_logprobs": [{"token": "Paris", "logprob": -0.25}]}]}
 
 
 def test_a_cached_answer_that_lacks_the_log_probabilities_asked_is_a_miss(tmp_path):

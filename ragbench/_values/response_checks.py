@@ -9,7 +9,6 @@ is fixed `--resume` asks again instead of serving the incomplete answer forever.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Iterator
 
 from .llm_calls import Request, Response, TokenLogprobs
@@ -52,12 +51,25 @@ def _problems(response: Any, request: Request) -> Iterator[str]:
     elif not isinstance(response.logprobs, list):
         yield f"logprobs {_shown(response.logprobs)} are not a list"
     else:
-        yield from (f"logprobs[{n}]: {problem}" for n, position in enumerate(response.logprobs)
-                    for problem in _position_problems(position))
+        bad = next((n for n, position in enumerate(response.logprobs) if not _well_formed(position)), None)
+        if bad is not None:
+            yield f"logprobs[{bad}]: {next(_position_problems(response.logprobs[bad]))}"
 
 
 def is_token_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MOST_TOKENS
+    return _integer(value) and 0 <= value <= MOST_TOKENS
+
+
+def _well_formed(position: Any) -> bool:
+    """`_position_problems` finds none (the hot path: every position of every answer with log-probs)."""
+    return (isinstance(position, TokenLogprobs) and isinstance(position.token, str) and _logprob(position.logprob)
+            and _logprobs_of_tokens(position.top) and _logprobs_of_tokens(position.named)
+            and (position.token_id is None or (_integer(position.token_id) and position.token_id >= 0)))
+
+
+def _logprobs_of_tokens(entries: Any) -> bool:
+    return isinstance(entries, dict) and all(isinstance(token, str) and _logprob(value)
+                                             for token, value in entries.items())
 
 
 def _position_problems(position: Any) -> Iterator[str]:
@@ -69,18 +81,21 @@ def _position_problems(position: Any) -> Iterator[str]:
     if not _logprob(position.logprob):
         yield f"logprob {_shown(position.logprob)} is not a log-probability"
     for name in ("top", "named"):
-        entries = getattr(position, name)
-        if not isinstance(entries, dict) or not all(isinstance(token, str) and _logprob(value)
-                                                     for token, value in entries.items()):
-            yield f"{name} {_shown(entries)} is not an object of tokens' log-probabilities"
-    token_id = position.token_id
-    if token_id is not None and not (isinstance(token_id, int) and not isinstance(token_id, bool) and token_id >= 0):
-        yield f"token_id {_shown(token_id)} is not a token id"
+        if not _logprobs_of_tokens(getattr(position, name)):
+            yield f"{name} {_shown(getattr(position, name))} is not an object of tokens' log-probabilities"
+    if not _well_formed(position):
+        yield f"token_id {_shown(position.token_id)} is not a token id"
 
 
 def _logprob(value: Any) -> bool:
-    """A log-probability: a number up to 0 (-inf: probability 0), not NaN."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value) and value <= 0
+    """A log-probability: a number up to 0 (-inf: probability 0); not NaN (no comparison holds for it)."""
+    if type(value) is float:  # the hot path: every log-prob of every answer
+        return value <= 0
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _kind(value: Any) -> str:

@@ -155,3 +155,10 @@ def test_a_plugins_error_quoting_a_url_is_saved_and_shown_without_its_key(tmp_pa
     [sample, _] = samples(tmp_path / "run", "demo")
     assert sample["error"] == "RuntimeError: GET https://kg.example/api?apiKey=***&q=x failed (HTTP 503)"
     assert b"K3YVALUE" not in files_text(tmp_path / "run")
+
+
+def test_a_replica_set_names_its_servers_without_their_credentials():
+    from ragbench._engines.replicas import endpoint_replicas
+
+    engine = endpoint_replicas(OpenAIEngine, "m", ["http://u:PASSW0RD@a:1/v1", "http://b:2/v1?key=K3YVALUE"], {})
+    assert engine.names == ["http://***@a:1/v1", "http://b:2/v1?key=***"]

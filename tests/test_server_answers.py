@@ -177,6 +177,25 @@ def test_an_engine_answer_that_is_no_response_is_that_calls_counted_error_and_ne
     cache.close()
 
 
+class LooseEngine(ScriptedEngine):
+    """An engine plugin's mistake: `generate` answers plain values, not Responses."""
+
+    def generate(self, requests):
+        return [{"text": "a"} for _ in requests]
+
+
+def test_an_engine_that_answers_no_response_object_fails_that_call_naming_what_it_answered():
+    async def ask() -> None:
+        scheduler = Scheduler()
+        try:
+            with pytest.raises(EngineError, match="answered no valid response: a dict, not a Response"):
+                await scheduler.submit(LooseEngine("echo"), Request(prompt="Q"))
+        finally:
+            await scheduler.close()
+
+    asyncio.run(ask())
+
+
 @settings(max_examples=200)
 @given(prompt=JSON_VALUES, completion=JSON_VALUES, logprob=JSON_VALUES)
 def test_a_response_that_passes_the_check_sums_into_a_readable_cost(prompt, completion, logprob):

@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 from ._errors import ConfigError, RecordError
 from ._plugin_calls import exception_line, is_plugin_fault
+from ._values.urls import Credentials, redact_urls
 
 PROBE_RECORDS = 5  # at most, read from each task's data before the run, until one is usable
 PROBE_TIMEOUT = 3.0  # seconds an HTTP service (server endpoint, KG API) gets to answer
@@ -143,15 +144,16 @@ def probe_data(task: Any, check: Preflight) -> None:
 
 # --- services ---------------------------------------------------------------------------------------
 def unreachable(url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
-    """None when an HTTP server answers at `url` (any status), else why not."""
+    """None when an HTTP server answers at `url` (any status), else why not (the URL's credentials redacted).
+    The request leaves out its user info (urllib would take it for the host) and query: any answer will do."""
     import urllib.error
     import urllib.request
 
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=timeout):
+        with urllib.request.urlopen(urllib.request.Request(Credentials.of(url).url, method="GET"), timeout=timeout):
             return None
     except urllib.error.HTTPError:  # it answered, if only with an error status
         return None
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        return f"no answer from {url} within {timeout:g} s ({reason})"
+        return redact_urls(f"no answer from {url} within {timeout:g} s ({reason})")

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ._in_flight import ExamplesInFlight, waiting_for
 from ._plugin_calls import PluginCall
 from ._values.llm_calls import EngineError, Request, Response
+from ._values.response_checks import response_problem
 
 if TYPE_CHECKING:
     from ._engines.base import Engine
@@ -74,6 +75,22 @@ class CallStats:
         out.pop("in_flight")
         out.pop("max_wait_batches")  # a maximum, not a count that attempts add up
         return out
+
+
+def _unfit(request: object, response: Response) -> bool:
+    """Whether a cached response does not answer an LLM request (`response_problem`: e.g. log-probabilities
+    asked and missing, stored before the server was fixed): a miss, asked again."""
+    return isinstance(request, Request) and response_problem(response, request) is not None
+
+
+def _checked(engine: Engine, request: object, result: object) -> object:
+    """An engine's answer to an LLM request as it arrives: one that does not answer it (`response_problem`) is
+    the engine's error for that call, saying what was wrong: counted, never cached, its tokens never summed."""
+    if isinstance(request, Request) and not isinstance(result, Exception):
+        problem = response_problem(result, request)
+        if problem is not None:
+            return EngineError(f"{engine.engine_id} answered no valid response: {problem}")
+    return result
 
 
 class _Queued(NamedTuple):
@@ -124,7 +141,7 @@ class Scheduler:
                 self._lookups -= 1
                 if not self._lookups:
                     self._no_lookups.set()
-            if hit is not None:
+            if hit is not None and not _unfit(request, hit):
                 self.stats.cache_hits += 1
                 return hit
         if key in self._in_flight:
@@ -279,6 +296,7 @@ class Scheduler:
         """A sent batch's answers to its callers (once the engine has them) and to the cache."""
         results = await task
         self.stats.batches += 1
+        results = [_checked(engine, request, result) for (request, _, _), result in zip(batch, results)]
         for (_, key, future), result in zip(batch, results):
             self._finish(key, future, result)
         self._cache_results(engine, batch, results)
@@ -289,6 +307,7 @@ class Scheduler:
                 result: Response | EngineError = await queue.engine.agenerate_one(request)
             if call.raised is not None:
                 result = call.raised if isinstance(call.raised, EngineError) else EngineError(call.error)
+        result = _checked(queue.engine, request, result)
         self.stats.batches += 1
         self._finish(key, future, result)
         self._cache_results(queue.engine, [(request, key, future)], [result])

@@ -11,6 +11,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -120,7 +121,7 @@ class _Handler(BaseHTTPRequestHandler):
                 fake.active -= 1
 
     def do_GET(self) -> None:
-        if self.path.endswith("/v1/models"):
+        if urlsplit(self.path).path.endswith("/v1/models"):
             self.send(200, {"object": "list", "data": [{"id": "m", "object": "model", "created": 0, "owned_by": "me"}]}, {})
         else:
             self.send(404, {"error": {"message": "not found"}}, {})
@@ -146,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send(action["status"], action.get("body", {}), action.get("headers", {}))
         else:
             time.sleep(fake.delay)
-            chat = self.path.endswith("/chat/completions")
+            chat = urlsplit(self.path).path.endswith("/chat/completions")
             payload = (chat_payload if chat else completion_payload)(body, fake.reply)
             self.send(200, payload, {})
 

@@ -26,7 +26,9 @@ Retry-After and pools connections (see openai_client.py for the backoff and the 
 limit, `connect_retries`). ragbench adds: a 2xx body that is not a completion (a proxy's HTML page,
 no choices) is retried too, from the same budget; at most `concurrency` requests are in flight; the
 API key (read from $api_key_env, default OPENAI_API_KEY, when the client is made) is never an
-attribute, never in engine_id or repr, and is redacted from every error and log line; failures end in
+attribute, never in engine_id or repr, and is redacted from every error and log line, as are the base URL's
+credentials (user info, sent as basic auth; secret query parameters, the query sent on every request:
+ragbench._values.urls), which stay out of engine_id (the cache's key) too; failures end in
 one line naming the URL and the number of attempts, as a `RequestError` when the request itself is at
 fault (HTTP 400, 422 and other 4xx: another replica would refuse it too) and an `EngineError` when the
 server is (connection, timeout, 429, 5xx, and 401/403/404, which say the endpoint is misconfigured).
@@ -49,9 +51,10 @@ import openai
 from annotated_types import Ge, Gt
 
 from .._errors import ConfigError
+from .._values.urls import Credentials, redact_url, secret_name
 from .._values.llm_calls import EngineError, Request, RequestError, Response, TokenLogprobs
 from .base import Engine
-from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, public_url, redact
+from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, redact
 
 __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
 
@@ -63,8 +66,8 @@ NAMED_TOP_LOGPROBS = 20
 # Body fields the engine sets itself from the request; an extra option may not override them.
 _RESERVED = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "n", "stop", "seed",
              "logprobs", "top_logprobs", "stream", "skip_special_tokens", "response_format"}
-_SECRET_NAME = ("key", "apikey", "secret", "password", "passwd", "auth", "authorization", "token")
 _ENDPOINT_STATUS = {401, 403, 404}  # the endpoint is misconfigured, not the request
+_FINISH_ALIASES = {"eos_token": "stop", "stop_sequence": "stop"}  # TGI's names of OpenAI's "stop"
 
 
 def _top_k(sampling: Any) -> int | None:
@@ -109,26 +112,50 @@ def _parse(completion: Any, sampling: Any, chat: bool) -> Response:
     choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
     if not choices:
         raise ValueError("no choices")
-    texts = [(choice.message.content if chat else choice.text) or "" for choice in choices]
+    texts = [_or_empty(choice.message.content if chat else choice.text) for choice in choices]
     if sampling.keep_stop and sampling.stop:  # the API cuts before the stop string and does not say which
-        texts = [text if text.endswith(tuple(sampling.stop)) else text + sampling.stop[0] for text in texts]
+        texts = [text if not isinstance(text, str) or text.endswith(tuple(sampling.stop)) else text + sampling.stop[0]
+                 for text in texts]
     logprobs = cumulative = None
     if _top_k(sampling) is not None:
         logprobs = _positions(choices[0].logprobs, chat)
         if logprobs is not None and sampling.logprob_tokens:
             logprobs = _keep_asked(logprobs, sampling)
             cumulative = sum(t.logprob for t in logprobs)
-    usage = completion.usage
+    finish = choices[0].finish_reason
     return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
-                    prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                    completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                    finish_reason=choices[0].finish_reason or "stop")
+                    prompt_tokens=_tokens(completion.usage, "prompt_tokens"),
+                    completion_tokens=_tokens(completion.usage, "completion_tokens"),
+                    finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish)
+
+
+def _tokens(usage: Any, name: str) -> Any:
+    """A usage count as the server sent it, checked where every response arrives
+    (ragbench._values.response_checks); 0 where the server reports none."""
+    if usage is None:
+        return 0
+    value = getattr(usage, name, usage)  # a usage that is no object (a list, a string): itself, which is refused
+    return 0 if value is None else value
+
+
+def _models_url(base_url: str) -> str:
+    """{base_url}/models, without the base URL's user info and query (any answer says a server is there)."""
+    try:
+        return Credentials.of(base_url).url.rstrip("/") + "/models"
+    except ValueError:  # unreachable() names it
+        return base_url
+
+
+def _or_empty(text: Any) -> Any:
+    """A choice's text as the server sent it (a text that is no string is refused where responses arrive); ""
+    for none (a chat message holding only a refusal)."""
+    return "" if text is None else text
 
 
 def _extra_body_problems(extra: dict[str, Any]) -> list[str]:
     """Why extra --model-arg fields (sent verbatim in every request body) cannot be sent."""
     problems = []
-    secrets = sorted(name for name in extra if name.lower().rpartition("_")[2] in _SECRET_NAME)
+    secrets = sorted(name for name in extra if secret_name(name))
     if secrets:
         problems.append(f"--model-arg {', '.join(secrets)}: secrets are not accepted as --model-arg; put the key in "
                         "an environment variable and name it with --model-arg api_key_env=NAME (default OPENAI_API_KEY)")
@@ -153,13 +180,17 @@ class OpenAIEngine(Engine):
             raise ConfigError(f"openai engine: {problems[0]}")
         if mode not in MODES:
             raise ConfigError(f"openai engine: mode must be one of {', '.join(MODES)}, not {mode!r}")
-        base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        try:
+            parts = urlsplit(base_url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError("not an http(s) URL")
+            self._base = Credentials.of(base_url)
+        except ValueError:
             raise ConfigError(f"openai engine: --base-url must be an http(s) URL such as http://localhost:8000/v1, "
-                              f"not {public_url(base_url)!r}")
+                              f"not {redact_url(base_url)!r}") from None
         super().__init__(model, **options)
-        self.base_url = base_url
+        self.base_url = self._base.url.rstrip("/")  # without user info or query: shown, and keys the cache
         self.api_key_env = api_key_env
         self.max_concurrency = int(concurrency)
         self.timeout = float(timeout)
@@ -182,7 +213,7 @@ class OpenAIEngine(Engine):
 
         url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
         key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
-        why = unreachable(str(url).rstrip("/") + "/models") if url else None
+        why = unreachable(_models_url(str(url))) if url else None
         extra = set(options) - set(inspect.signature(cls.__init__).parameters)
         problems = [*super().preflight(model, options), *_extra_body_problems({name: options[name] for name in extra}),
                     *([f"{why}; start the server or correct --base-url"] if why else [])]
@@ -203,9 +234,8 @@ class OpenAIEngine(Engine):
     @property
     def engine_id(self) -> str:
         out = f"{self.kind}:{self.model}"
-        public = public_url(self.base_url)
-        if public != DEFAULT_BASE_URL:
-            out += f"@{public}"
+        if self.base_url != DEFAULT_BASE_URL:
+            out += f"@{self.base_url}"
         if self.mode != "auto":
             out += f";mode={self.mode}"
         for name in sorted(self.extra_body):
@@ -213,7 +243,7 @@ class OpenAIEngine(Engine):
         return out
 
     def __repr__(self) -> str:
-        return (f"OpenAIEngine(model={self.model!r}, base_url={public_url(self.base_url)!r}, mode={self.mode!r}, "
+        return (f"OpenAIEngine(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r}, "
                 f"concurrency={self.max_concurrency}, api_key_env={self.api_key_env!r})")
 
     # -- the SDK client, one per event loop -----------------------------------------------------
@@ -222,7 +252,7 @@ class OpenAIEngine(Engine):
         loop = asyncio.get_running_loop()
         if self._sdk is None or self._sdk_loop is not loop or self._slots is None:
             # A new loop means a new run; the old client's connections belong to the old loop.
-            self._sdk = make_client(self.base_url, os.environ.get(self.api_key_env), timeout=self.timeout,
+            self._sdk = make_client(self._base, os.environ.get(self.api_key_env), timeout=self.timeout,
                                     max_retries=self.max_retries, connect_retries=self.connect_retries,
                                     concurrency=self.max_concurrency, backoff_base=self.backoff_base,
                                     backoff_max=self.backoff_max)
@@ -290,11 +320,11 @@ class OpenAIEngine(Engine):
         return chat, args
 
     def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError:
-        return error(redact(f"openai {self.model} at {public_url(self.base_url)}: {what} "
-                            f"({attempts} attempt{'s' if attempts != 1 else ''})", self.api_key_env))
+        return error(redact(f"openai {self.model} at {self.base_url}: {what} "
+                            f"({attempts} attempt{'s' if attempts != 1 else ''})", self.api_key_env, self._base))
 
     def _excerpt(self, text: str) -> str:
-        text = " ".join(redact(text, self.api_key_env).split())
+        text = " ".join(redact(text, self.api_key_env, self._base).split())
         return text[:200] + ("..." if len(text) > 200 else "")
 
     async def agenerate_one(self, request: Request) -> Response:
@@ -317,8 +347,8 @@ class OpenAIEngine(Engine):
             if used > self.max_retries:
                 raise self._failure(what, used)
             delay = backoff(used - 1, self.backoff_base, self.backoff_max)
-            log.info("%s", redact(f"openai {public_url(self.base_url)}: {what}; retry {used}/{self.max_retries} "
-                                  f"in {delay:.2f}s", self.api_key_env))
+            log.info("%s", redact(f"openai {self.base_url}: {what}; retry {used}/{self.max_retries} "
+                                  f"in {delay:.2f}s", self.api_key_env, self._base))
             await asyncio.sleep(delay)
 
     def _api_failure(self, exc: openai.APIError, used: int, top_k: int | None) -> EngineError:

@@ -16,32 +16,28 @@ the Authorization header and connection pooling. What is added here, and why:
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import random
 import re
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 import openai
 
+from .._values.urls import REDACTED, Credentials, redact_urls
+
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
 
 
-def public_url(url: str) -> str:
-    """The URL without user info, query or fragment: safe to show and to key a cache on."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def redact(text: str, api_key_env: str) -> str:
-    """`text` without the key held in $api_key_env nor anything shaped like an OpenAI key."""
-    key = os.environ.get(api_key_env)
-    if key:
-        text = text.replace(key, "***")
-    return _KEY_LIKE.sub("sk-***", text)
+def redact(text: str, api_key_env: str, credentials: Credentials | None = None) -> str:
+    """`text` without the key held in $api_key_env, the base URL's `credentials`, anything shaped like an
+    OpenAI key, nor the credentials of any URL in it (ragbench._values.urls)."""
+    for secret in [os.environ.get(api_key_env), *(credentials.secrets() if credentials else ())]:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return redact_urls(_KEY_LIKE.sub("sk-***", text))
 
 
 def backoff(retry: int, base: float, cap: float) -> float:
@@ -89,14 +85,34 @@ class _Client(openai.AsyncOpenAI):
     with_options = copy
 
 
-def make_client(base_url: str, api_key: str | None, *, timeout: float, max_retries: int, connect_retries: int,
+class _RedactedRecords(logging.Filter):
+    """The records of the HTTP library and the SDK with every URL's credentials redacted: httpx logs each
+    request's URL, the base URL's query included (INFO)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact_urls(record.getMessage()), None
+        return True
+
+
+def _redact_http_logs() -> None:
+    for name in ("httpx2", "openai"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(existing, _RedactedRecords) for existing in logger.filters):
+            logger.addFilter(_RedactedRecords())
+
+
+def make_client(base: Credentials, api_key: str | None, *, timeout: float, max_retries: int, connect_retries: int,
                 concurrency: int, backoff_base: float = 1.0, backoff_max: float = 60.0) -> openai.AsyncOpenAI:
     """A client for the running event loop. Without a key, requests go out without Authorization
-    (pass `no_auth_header` as extra_headers): local servers need none and the SDK insists on one."""
+    (pass `no_auth_header` as extra_headers): local servers need none and the SDK insists on one. The base
+    URL's user info is sent as basic auth (in place of the key's Bearer header, when both are given) and its
+    query on every request, after the request's own path."""
+    _redact_http_logs()
     limits = httpx2.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
-    http = openai.DefaultAsyncHttpx2Client(transport=_FailFastTransport(connect_retries, limits=limits))
-    client = _Client(api_key=api_key or "unset", base_url=base_url, max_retries=max_retries, http_client=http,
-                     timeout=httpx2.Timeout(timeout, connect=min(timeout, 5.0)))
+    http = openai.DefaultAsyncHttpx2Client(transport=_FailFastTransport(connect_retries, limits=limits),
+                                          auth=httpx2.BasicAuth(*base.basic_auth) if base.basic_auth else None)
+    client = _Client(api_key=api_key or "unset", base_url=base.url, max_retries=max_retries, http_client=http,
+                     timeout=httpx2.Timeout(timeout, connect=min(timeout, 5.0)), default_query=base.query or None)
     client.backoff_base, client.backoff_max = backoff_base, backoff_max
     return client
 
@@ -108,9 +124,10 @@ async def probe(base_url: str, api_key_env: str = "OPENAI_API_KEY", timeout: flo
     """None when an OpenAI-compatible server answers at `base_url`; else one line naming the URL,
     what went wrong and the fix. One GET {base_url}/models, no retries; any answer other than a
     refused key (401/403) or a missing path (404) counts as there."""
-    shown = public_url(base_url)
+    base = Credentials.of(base_url)
+    shown = base.url
     key = os.environ.get(api_key_env)
-    client = make_client(base_url, key, timeout=timeout, max_retries=0, connect_retries=0, concurrency=1)
+    client = make_client(base, key, timeout=timeout, max_retries=0, connect_retries=0, concurrency=1)
     try:
         await client.models.with_raw_response.list(extra_headers=None if key else no_auth_header)
     except Unreachable:
@@ -118,7 +135,7 @@ async def probe(base_url: str, api_key_env: str = "OPENAI_API_KEY", timeout: flo
     except openai.APITimeoutError:
         return f"{shown}: no answer within {timeout:g}s: is the server up and the address right?"
     except openai.APIConnectionError as exc:
-        return redact(f"{shown}: cannot connect ({exc.__cause__ or exc}): fix --base-url", api_key_env)
+        return redact(f"{shown}: cannot connect ({exc.__cause__ or exc}): fix --base-url", api_key_env, base)
     except openai.APIStatusError as exc:
         if exc.status_code in (401, 403):
             hint = f"${api_key_env} is not set" if not key else f"check the key in ${api_key_env}"

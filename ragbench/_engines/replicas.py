@@ -30,6 +30,7 @@ from annotated_types import Ge
 
 from .._errors import ConfigError
 from .._values.llm_calls import EngineError, Request, Response, request_fault
+from .._values.urls import redact_url
 from .base import Engine
 
 # the options of Ray replicas, taken before the engine's own (each replica builds the engine with the rest)
@@ -233,7 +234,7 @@ def ray_replicas(engine_class: type, model: str, options: dict[str, Any]) -> Rep
 def endpoint_replicas(engine_class: type, name: str, urls: list[str], options: dict[str, Any]) -> Engine:
     """One engine per OpenAI-compatible endpoint (`--base-url` repeated)."""
     engines = [engine_class(name, base_url=url, **options) for url in urls]
-    return engines[0] if len(engines) == 1 else ReplicaSet(engines, list(urls))
+    return engines[0] if len(engines) == 1 else ReplicaSet(engines, [redact_url(url) for url in urls])
 
 
 def wants_ray(options: dict[str, Any]) -> bool:

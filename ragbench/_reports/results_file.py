@@ -81,28 +81,39 @@ def read_results(path: str | Path, command: str) -> Results:
     rebuild = (f"`ragbench ... --resume --output {path.parent}` (the options it was run with) rebuilds it from the "
                "samples")
     data = read_json(path, f"the results.json of a ragbench run; {rebuild}")
-    if not is_results(data):
-        raise ConfigError(f"{command}: {path} is not the results.json of a ragbench run (no 'results' object); "
-                          f"{rebuild}")
-    version = data.get("schema_version", 1)
-    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+    version = data.get("schema_version", 1) if isinstance(data, dict) else None
+    if is_results(data) and isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
         raise NewerResults(f"{command}: {path} has schema_version {version}, written by a later ragbench (this one "
                            f"reads {', '.join(map(str, VERSIONS))}): upgrade ragbench (pip install -U ragbench) to "
                            "read it")
-    if version not in VERSIONS or isinstance(version, bool):
-        raise ConfigError(f"{command}: {path} has schema_version {json_value(version)}, which no ragbench writes (the "
-                          f"file was changed); {rebuild}")
-    odd = next((task for task in [*_mapping(data.get("results")), *_mapping(data.get("details"))]
-                if not _task_name(task)), None)
-    if odd is not None:
-        raise ConfigError(f"{command}: {path} names a task {odd!r} that no run has (a task's samples are "
-                          f"samples/TASK.jsonl); {rebuild}")
+    problem = results_problem(data)
+    if problem is not None:
+        raise ConfigError(f"{command}: {path} {problem}; {rebuild}")
     return Results.from_dict(normalized_results(data))
 
 
+def results_problem(data: Any) -> str | None:
+    """Why `read_results` refuses `data` (a results.json's parsed text), or None."""
+    if not is_results(data):
+        return "is not the results.json of a ragbench run (no 'results' object)"
+    version = data.get("schema_version", 1)
+    if version not in VERSIONS or isinstance(version, bool):
+        return f"has schema_version {json_value(version)}, which no ragbench writes (the file was changed)"
+    odd = next((task for task in [*_mapping(data.get("results")), *_mapping(data.get("details"))]
+                if not _task_name(task)), None)
+    if odd is not None:
+        return f"names a task {odd!r} that no run has (a task's samples are samples/TASK.jsonl)"
+    return None
+
+
 def results_text(results: Results) -> str:
-    """results.json's text: strict JSON (`strict_json`), indented, at the current `schema_version`."""
-    return strict_json({**results.to_dict(), "schema_version": SCHEMA_VERSION}, indent=2) + "\n"
+    """results.json's text: strict JSON (`strict_json`), indented, at the current `schema_version`; checked as
+    `read_results` reads it, so that no value a run records makes its results.json one its readers refuse."""
+    data = {**results.to_dict(), "schema_version": SCHEMA_VERSION}
+    problem = results_problem(data)
+    if problem is not None:
+        raise ValueError(f"results.json not written: it {problem}")
+    return strict_json(data, indent=2) + "\n"
 
 
 def json_value(value: Any) -> str:

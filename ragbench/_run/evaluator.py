@@ -38,6 +38,7 @@ from . import rescore
 from .._checks import Preflight
 from .._components.pooling import Components
 from .._values.run_config import RunConfig, examples_in_flight
+from .._values.urls import redacted
 from .assemble import run_results
 from .cost import AttemptCost, attempt_cost, run_cost
 from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
@@ -257,7 +258,7 @@ class Evaluator:
         out["retriever_metadata"] = {**self.retriever.metadata(), **self.components.metadata()}
         out["retriever_contents"] = self.retriever_contents
         out["model_contents"] = self.model_contents
-        return json.loads(json.dumps(out, default=str))
+        return redacted(json.loads(json.dumps(out, default=str)))  # as recorded: no URL's credentials
 
     # --- execution ------------------------------------------------------------------------------
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:

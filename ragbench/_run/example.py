@@ -20,6 +20,7 @@ from .._retrieval.handle import Retrieval
 from .._storage.checkpoint import record_digest
 from .._task import Task
 from .._types import Example, Prediction
+from .._values.urls import redacted
 from .planning import PlannedTask
 from .plugin_values import prediction_problem, writable_record
 
@@ -100,6 +101,18 @@ async def scored_record(record: dict[str, Any], planned: PlannedTask, example: E
         record["infrastructure_failures"] = folded
         if strict_infra:
             record["error"] = f"infrastructure failure folded into the result (--strict-infra): {folded[0]}"
+    return failures_redacted(record)
+
+
+def failures_redacted(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` with the credentials of any URL in what it says of its failures redacted (its error, tracebacks,
+    the errors of its steps): a plugin's exception may quote the URL it called, key and all."""
+    for name in ("error", "traceback", "score_errors", "score_tracebacks", "infrastructure_failures"):
+        if record.get(name) is not None:
+            record[name] = redacted(record[name])
+    for step in [*record["trace"], *record.get("judge_trace", [])]:
+        if step.get("error") is not None:
+            step["error"] = redacted(step["error"])
     return record
 
 

@@ -35,6 +35,7 @@ from .._storage.files import file_there
 from .._storage.rundir import RunDir, iter_samples, sample_file
 from .._checks import Preflight
 from .._values.run_config import RunConfig, examples_in_flight
+from .._values.urls import redacted
 from .assemble import scored_task
 from .cost import attempt_cost
 from .evaluator import RunOutcome
@@ -154,7 +155,7 @@ def rescored_config(original: dict[str, Any], config: RunConfig, planned: list[P
     """run.json's and results.json's `config`: the original's, with the rescoring's options and metrics."""
     out = {**original, **asdict(config), "tasks": original.get("tasks", config.tasks), "model": original.get("model"),
            "metric_configs": {p.name: [m.config() for m in p.metrics] for p in planned}, "rescored_from": str(source)}
-    return json.loads(json.dumps(out, default=str))
+    return redacted(json.loads(json.dumps(out, default=str)))  # as recorded: no URL's credentials
 
 
 async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, engines: Engines, config: RunConfig,

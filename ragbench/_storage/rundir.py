@@ -236,8 +236,8 @@ class RunDir:
             previous = None
         attempts = list((previous or {}).get("attempts") or [])
         self.samples_dir.mkdir(parents=True, exist_ok=True)
-        self._write_json("run.json", {"config": config, "identity": identity, "config_hash": config_hash,
-                                      "data": data or {}, "finished": False, "attempts": attempts})
+        self._write_meta({"config": config, "identity": identity, "config_hash": config_hash,
+                                "data": data or {}, "finished": False, "attempts": attempts})
         return attempts
 
     def _remove_run(self) -> None:
@@ -348,14 +348,14 @@ class RunDir:
         if caught_up != attempts:
             meta = self.meta or {}
             meta["attempts"] = caught_up
-            self._write_json("run.json", meta)
+            self._write_meta(meta)
 
     def record_attempt(self, attempt: dict[str, Any]) -> None:
         """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
         meta = self.meta or {}
         earlier = [a for a in meta.get("attempts") or [] if attempt.get("id") is None or a.get("id") != attempt["id"]]
         meta["attempts"] = [*earlier, attempt]
-        self._write_json("run.json", meta)
+        self._write_meta(meta)
 
     def finish(self, results_json: str, report: str, records: dict[str, int]) -> None:
         """results.json (its text) and report.md, then the run marked finished with each task's record
@@ -365,10 +365,16 @@ class RunDir:
         meta = self.meta or {}
         meta["finished"] = True
         meta["records"] = records
-        self._write_json("run.json", meta)
+        self._write_meta(meta)
 
-    def _write_json(self, name: str, data: dict[str, Any]) -> None:
-        write_atomically(self.path / name, strict_json(data, indent=2) + "\n")
+    def _write_meta(self, meta: dict[str, Any]) -> None:
+        """run.json, checked as `meta` reads it: a value its reader would refuse (a negative count in an attempt's
+        cost) is never written, so nothing a run records makes the run unreadable by itself; the file keeps
+        what it held."""
+        problem = meta_problem(meta) if all(key in meta for key in RUN_KEYS) else "it lacks config or config_hash"
+        if problem is not None:
+            raise ValueError(f"{self.path / 'run.json'} not written: {problem}, which its reader refuses")
+        write_atomically(self.path / "run.json", strict_json(meta, indent=2) + "\n")
 
     def close(self) -> None:
         """Close the sample files (the lock stays held)."""

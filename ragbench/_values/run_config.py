@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .names import checked_name, inside
+from .urls import redacted
 
 # Options that do not change results: left out of the run's identity.
 _NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "page_cache", "progress", "replay_tools",
@@ -75,8 +76,10 @@ class RunConfig:
     replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
 
     def identity(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items()
-                if k not in _NOT_IDENTITY and not (k in _IDENTITY_WHEN_GIVEN and not v)}
+        """What names the run (its folder's hash) and what a --resume must repeat, as run.json records it: the
+        credentials of a URL among the options redacted (a changed key is the same run)."""
+        return redacted({k: v for k, v in asdict(self).items()
+                         if k not in _NOT_IDENTITY and not (k in _IDENTITY_WHEN_GIVEN and not v)})
 
     def config_hash(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=str).encode()).hexdigest()[:10]

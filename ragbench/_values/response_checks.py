@@ -1,0 +1,107 @@
+"""Whether an engine's answer answers its request: checked where every engine's answer arrives (the call pool,
+ragbench._scheduler) and where the response cache answers, before anything uses, caches or counts it.
+
+What a server or an engine returns is outside ragbench's hands: a negative or absurd token count summed into
+run.json's cost, a text that is not a string, a finish reason no one knows, log-probabilities missing although
+the request asked for them (a server that ignores `logprobs`) or holding NaN. Such an answer is the engine's
+error for that call, saying what was wrong: counted, never cached and never summed, so that after the server
+is fixed `--resume` asks again instead of serving the incomplete answer forever.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from .llm_calls import Request, Response, TokenLogprobs
+
+# "content_filter": the provider withheld the text (OpenAI); a finish reason of a call that offered tools
+# ("tool_calls", "function_call") is not one: ragbench offers none, so the text is not the answer.
+FINISH_REASONS = ("stop", "length", "content_filter")
+MOST_TOKENS = 10 ** 9  # no call reads or writes a billion tokens: a count past it is a server's bug
+
+
+def response_problem(response: Any, request: Request) -> str | None:
+    """What makes `response` no answer to `request` (the first found), or None."""
+    return next(_problems(response, request), None)
+
+
+def asks_logprobs(request: Request) -> bool:
+    return request.sampling.logprobs is not None or bool(request.sampling.logprob_tokens)
+
+
+def _problems(response: Any, request: Request) -> Iterator[str]:
+    if not isinstance(response, Response):
+        yield f"{_kind(response)}, not a Response"
+        return
+    texts = response.texts
+    if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+        yield f"texts {_shown(texts)} are not a list of strings"
+    elif len(texts) != request.sampling.n:
+        yield f"{len(texts)} texts for a request of n={request.sampling.n}"
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = getattr(response, name)
+        if not is_token_count(value):
+            yield f"{name} {_shown(value)} is not a whole number from 0 to {MOST_TOKENS:,}"
+    if response.finish_reason not in FINISH_REASONS:
+        yield f"finish_reason {_shown(response.finish_reason)} is none of {', '.join(FINISH_REASONS)}"
+    if response.cumulative_logprob is not None and not _logprob(response.cumulative_logprob):
+        yield f"cumulative_logprob {_shown(response.cumulative_logprob)} is not a log-probability"
+    if response.logprobs is None:
+        if asks_logprobs(request):
+            yield "no log-probabilities, though the request asked for them"
+    elif not isinstance(response.logprobs, list):
+        yield f"logprobs {_shown(response.logprobs)} are not a list"
+    else:
+        bad = next((n for n, position in enumerate(response.logprobs) if not _well_formed(position)), None)
+        if bad is not None:
+            yield f"logprobs[{bad}]: {next(_position_problems(response.logprobs[bad]))}"
+
+
+def is_token_count(value: Any) -> bool:
+    return _integer(value) and 0 <= value <= MOST_TOKENS
+
+
+def _well_formed(position: Any) -> bool:
+    """`_position_problems` finds none (the hot path: every position of every answer with log-probs)."""
+    return (isinstance(position, TokenLogprobs) and isinstance(position.token, str) and _logprob(position.logprob)
+            and _logprobs_of_tokens(position.top) and _logprobs_of_tokens(position.named)
+            and (position.token_id is None or (_integer(position.token_id) and position.token_id >= 0)))
+
+
+def _logprobs_of_tokens(entries: Any) -> bool:
+    return isinstance(entries, dict) and all(isinstance(token, str) and _logprob(value)
+                                             for token, value in entries.items())
+
+
+def _position_problems(position: Any) -> Iterator[str]:
+    if not isinstance(position, TokenLogprobs):
+        yield f"{_kind(position)}, not a token's log-probabilities"
+        return
+    if not isinstance(position.token, str):
+        yield f"token {_shown(position.token)} is not a string"
+    if not _logprob(position.logprob):
+        yield f"logprob {_shown(position.logprob)} is not a log-probability"
+    for name in ("top", "named"):
+        if not _logprobs_of_tokens(getattr(position, name)):
+            yield f"{name} {_shown(getattr(position, name))} is not an object of tokens' log-probabilities"
+    if not _well_formed(position):
+        yield f"token_id {_shown(position.token_id)} is not a token id"
+
+
+def _logprob(value: Any) -> bool:
+    """A log-probability: a number up to 0 (-inf: probability 0); not NaN (no comparison holds for it)."""
+    if type(value) is float:  # the hot path: every log-prob of every answer
+        return value <= 0
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else f"a {type(value).__name__}"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"

@@ -1,4 +1,12 @@
-"""The system x task matrix: every built-in system on every built-in task, offline, with known numbers.
+"""The system x task matrix: every built-in system on every kind of built-in task, offline, with known numbers.
+
+Tasks on which systems behave alike are grouped from the registry (tests/matrix_groups.py: the reader of
+the records, the prompting, whether the examples carry documents, the metrics and their options; 48 of
+the FlashRAG-style YAML tasks share a prompt style). Every system runs on each group's representative, and
+each other task of a group runs once, with vanilla: a dropped cell (system, task) stands for the kept cell
+(system, its representative). A representative cell's id names the tasks it stands for after "+"; another
+task's cell names its representative after "~" (python tests/matrix_groups.py prints the groups). The
+expected values below are kept for every cell, so that any member of a group can be its representative.
 
 Each cell runs on small upstream-format data (tests/matrix_fixtures.py) with a scripted model that gives
 the gold answer to the first example and a wrong one (sharing no word with the gold) to the second, a
@@ -13,15 +21,17 @@ from __future__ import annotations
 import pytest
 from helpers import samples
 from matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
+from matrix_groups import builtin, task_groups
 
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 REGISTRY = installed_registry()
-BUILTIN = "ragbench"
-SYSTEMS = [name for name in REGISTRY.names("systems") if REGISTRY.entries["systems"][name].provider == BUILTIN]
-TASKS = [name for name in REGISTRY.names("tasks") if REGISTRY.entries["tasks"][name].provider == BUILTIN]
+SYSTEMS = builtin(REGISTRY, "systems")
+TASKS = builtin(REGISTRY, "tasks")
+GROUPS = task_groups(REGISTRY, TASKS)  # representative -> the other tasks of its group
+ONCE = "vanilla"  # the system that runs each task that is not a representative
 
 # (system, task) -> the reason the cell is refused before the run (a substring of the one-line error).
 # REPLUG mixes every passage prompt's next-token logits, which only the hf engine gives.
@@ -331,9 +341,30 @@ def corpus_index(tmp_path_factory):
     return build_corpus_index(tmp_path_factory.mktemp("matrix") / "index")
 
 
-@pytest.mark.parametrize("task", TASKS)
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path, corpus_index):
+def kept_cells() -> list:
+    """Every system on each representative, then vanilla on every other task, with the ids the module
+    docstring describes."""
+    kept = [pytest.param(system, task, id=f"{system}-{'+'.join([task, *others])}")
+            for task, others in GROUPS.items() for system in SYSTEMS]
+    return kept + [pytest.param(ONCE, task, id=f"{ONCE}-{task}~{representative}")
+                   for representative, others in GROUPS.items() for task in others]
+
+
+KEPT = kept_cells()
+
+
+def test_each_dropped_cell_is_stood_for_by_a_kept_cell_and_every_task_runs():
+    kept = {tuple(cell.values) for cell in KEPT}
+    representative = {task: rep for rep, others in GROUPS.items() for task in [rep, *others]}
+    assert set(representative) == set(TASKS) and {task for _, task in kept} == set(TASKS)
+    assert all((system, representative[task]) in kept for system in SYSTEMS for task in TASKS)
+    assert {system for system, _ in kept} == set(SYSTEMS)
+
+
+@pytest.mark.parametrize(("system", "task"), KEPT)
+def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path, corpus_index, monkeypatch):
+    if system != ONCE:  # the work a run sends to worker processes is the task's (CRAG's pages), not the system's:
+        monkeypatch.setenv("RAGBENCH_WORKERS", "0")  # vanilla's cell of each task runs it in processes, others here
     config = RunConfig(**cell_config(task, system, tmp_path, corpus_index=corpus_index))
     reason = INTENDED_REFUSALS.get((system, task))
     if reason is not None:

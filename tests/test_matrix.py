@@ -2,7 +2,7 @@
 
 Tasks on which systems behave alike are grouped from the registry (tests/matrix_groups.py: the reader of
 the records, the prompting, whether the examples carry documents, the metrics and their options; 48 of
-the FlashRAG-style YAML tasks share a prompt style). Every system runs on each group's representative, and
+the YAML tasks share FlashRAG's prompt style). Every system runs on each group's representative, and
 each other task of a group runs once, with vanilla: a dropped cell (system, task) stands for the kept cell
 (system, its representative). A representative cell's id names the tasks it stands for after "+"; another
 task's cell names its representative after "~" (python tests/matrix_groups.py prints the groups). The
@@ -363,8 +363,8 @@ def test_each_dropped_cell_is_stood_for_by_a_kept_cell_and_every_task_runs():
 
 @pytest.mark.parametrize(("system", "task"), KEPT)
 def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path, corpus_index, monkeypatch):
-    if system != ONCE:  # the work a run sends to worker processes is the task's (CRAG's pages), not the system's:
-        monkeypatch.setenv("RAGBENCH_WORKERS", "0")  # vanilla's cell of each task runs it in processes, others here
+    if system != ONCE:  # a run's worker processes do its task's work (CRAG's pages), the same for every system:
+        monkeypatch.setenv("RAGBENCH_WORKERS", "0")  # vanilla's cell of each task starts them, the others use a thread
     config = RunConfig(**cell_config(task, system, tmp_path, corpus_index=corpus_index))
     reason = INTENDED_REFUSALS.get((system, task))
     if reason is not None:

@@ -1,4 +1,12 @@
-"""The system x task matrix: every built-in system on every built-in task, offline, with known numbers.
+"""The system x task matrix: every built-in system on every kind of built-in task, offline, with known numbers.
+
+Tasks on which systems behave alike are grouped from the registry (tests/matrix_groups.py: the reader of
+the records, the prompting, whether the examples carry documents, the metrics and their options; 48 of
+the YAML tasks share FlashRAG's prompt style). Every system runs on each group's representative, and
+each other task of a group runs once, with vanilla: a dropped cell (system, task) stands for the kept cell
+(system, its representative). A representative cell's id names the tasks it stands for after "+"; another
+task's cell names its representative after "~" (python tests/matrix_groups.py prints the groups). The
+expected values below are kept for every cell, so that any member of a group can be its representative.
 
 Each cell runs on small upstream-format data (tests/matrix_fixtures.py) with a scripted model that gives
 the gold answer to the first example and a wrong one (sharing no word with the gold) to the second, a
@@ -13,15 +21,17 @@ from __future__ import annotations
 import pytest
 from helpers import samples
 from matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
+from matrix_groups import builtin, task_groups
 
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 REGISTRY = installed_registry()
-BUILTIN = "ragbench"
-SYSTEMS = [name for name in REGISTRY.names("systems") if REGISTRY.entries["systems"][name].provider == BUILTIN]
-TASKS = [name for name in REGISTRY.names("tasks") if REGISTRY.entries["tasks"][name].provider == BUILTIN]
+SYSTEMS = builtin(REGISTRY, "systems")
+TASKS = builtin(REGISTRY, "tasks")
+GROUPS = task_groups(REGISTRY, TASKS)  # representative -> the other tasks of its group
+ONCE = "vanilla"  # the system that runs each task that is not a representative
 
 # (system, task) -> the reason the cell is refused before the run (a substring of the one-line error).
 # REPLUG mixes every passage prompt's next-token logits, which only the hf engine gives.
@@ -326,22 +336,51 @@ def test_every_builtin_task_has_matrix_data_and_expected_values():
 
 
 @pytest.fixture(scope="session")
+def registry():
+    """The installed plugins, read once for every cell (reading the 74 YAML task files again was a fifth of a
+    cell's CPU time): a run loads the entries it uses and changes nothing else, as one process running several
+    tasks reads them once."""
+    return installed_registry()
+
+
+@pytest.fixture(scope="session")
 def corpus_index(tmp_path_factory):
     """The bm25 index the open-domain cells search, built once."""
     return build_corpus_index(tmp_path_factory.mktemp("matrix") / "index")
 
 
-@pytest.mark.parametrize("task", TASKS)
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path, corpus_index):
+def kept_cells() -> list:
+    """Every system on each representative, then vanilla on every other task, with the ids the module
+    docstring describes."""
+    kept = [pytest.param(system, task, id=f"{system}-{'+'.join([task, *others])}")
+            for task, others in GROUPS.items() for system in SYSTEMS]
+    return kept + [pytest.param(ONCE, task, id=f"{ONCE}-{task}~{representative}")
+                   for representative, others in GROUPS.items() for task in others]
+
+
+KEPT = kept_cells()
+
+
+def test_each_dropped_cell_is_stood_for_by_a_kept_cell_and_every_task_runs():
+    kept = {tuple(cell.values) for cell in KEPT}
+    representative = {task: rep for rep, others in GROUPS.items() for task in [rep, *others]}
+    assert set(representative) == set(TASKS) and {task for _, task in kept} == set(TASKS)
+    assert all((system, representative[task]) in kept for system in SYSTEMS for task in TASKS)
+    assert {system for system, _ in kept} == set(SYSTEMS)
+
+
+@pytest.mark.parametrize(("system", "task"), KEPT)
+def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path, corpus_index, registry, monkeypatch):
+    if system != ONCE:  # a run's worker processes do its task's work (CRAG's pages), the same for every system:
+        monkeypatch.setenv("RAGBENCH_WORKERS", "0")  # vanilla's cell of each task starts them, the others use a thread
     config = RunConfig(**cell_config(task, system, tmp_path, corpus_index=corpus_index))
     reason = INTENDED_REFUSALS.get((system, task))
     if reason is not None:
         with pytest.raises(ConfigError, match=reason) as refused:
-            Evaluator(config, registry=installed_registry())
+            Evaluator(config, registry=registry)
         assert "\n" not in str(refused.value) and not (tmp_path / "run").exists()
         return
-    results = Evaluator(config, registry=installed_registry()).run().results
+    results = Evaluator(config, registry=registry).run().results
     assert results["complete"], results.get("failures")
     counts = results["counts"][task]
     assert counts["scored"] == counts["records"] == 2

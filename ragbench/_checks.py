@@ -52,7 +52,8 @@ class Preflight:
     def step(self, what: str) -> Iterator[None]:
         """Run one check: a `ConfigError` raised inside becomes a problem (its lines each one), and so does
         whatever else a plugin's check raises (its class and message: ragbench._plugin_calls; a stop signal
-        still stops the command); a step that added no problem is recorded as passed."""
+        still stops the command, and an out-of-memory ends it in its own line: ragbench._cli.outcomes); a step
+        that added no problem is recorded as passed."""
         before = len(self.problems)
         try:
             yield
@@ -62,7 +63,7 @@ class Preflight:
         except ConfigError as exc:
             self.problem(str(exc))
         except BaseException as exc:
-            if not is_plugin_fault(exc):
+            if isinstance(exc, MemoryError) or not is_plugin_fault(exc):  # the machine's: one line, the run not begun
                 raise
             self.problem(f"{what}: the check raised {exception_line(exc)} (a bug of the plugin checked: "
                          "tell its author; `ragbench check` shows every problem)")

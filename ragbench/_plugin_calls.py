@@ -6,12 +6,10 @@ that hook's) failure, while the run goes on.
 A plugin's fault is any exception it can raise, not only an `Exception`: `SystemExit` (a `sys.exit` in the
 plugin or in a thread pool it awaits), `GeneratorExit`, a `KeyboardInterrupt` it raises itself, a class of
 its own deriving from `BaseException`. Left to propagate, asyncio ends the whole event loop on SystemExit
-and KeyboardInterrupt, and a task group on the others. Three are not the plugin's: the run's own stop signals
+and KeyboardInterrupt, and a task group on the others. Two are not the plugin's: the run's own stop signals
 (their exception is raised by the stop handler: `ragbench._stop_signals.raised_by_stop_signal` tells a real
-Ctrl-C from a plugin's `raise KeyboardInterrupt`), the cancellation of the task that made the call
-(`asyncio.CancelledError` while that task is being cancelled; a plugin's own is its fault), and a
-`MemoryError`: the machine ran out of memory wherever it was raised, so the run ends in one line naming it
-and `--resume` finishes it with memory freed (ragbench._cli.outcomes), rather than every example after it failing.
+Ctrl-C from a plugin's `raise KeyboardInterrupt`), and the cancellation of the task that made the call
+(`asyncio.CancelledError` while that task is being cancelled; a plugin's own is its fault).
 
 An exception whose `__str__` raises (or is itself a plugin's bug) still yields a line: its class name. Every
 line starts with the exception's class and ": ", which groups the failures by cause (ragbench._reports.failures)."""
@@ -32,7 +30,7 @@ def is_plugin_fault(exc: BaseException) -> bool:
     """Whether `exc`, raised out of plugin code, is the plugin's fault (counted), not the run's stop."""
     if isinstance(exc, asyncio.CancelledError):
         return not being_cancelled()
-    return not isinstance(exc, MemoryError) and not raised_by_stop_signal(exc)
+    return not raised_by_stop_signal(exc)
 
 
 def being_cancelled() -> bool:

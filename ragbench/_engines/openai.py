@@ -123,6 +123,8 @@ def _parse(completion: Any, sampling: Any, chat: bool) -> Response:
             logprobs = _keep_asked(logprobs, sampling)
             cumulative = sum(t.logprob for t in logprobs)
     finish = choices[0].finish_reason
+    if finish is None:  # servers that leave it out (as ragbench has always read them): the check sees the rest
+        finish = "stop"
     return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
                     prompt_tokens=_tokens(completion.usage, "prompt_tokens"),
                     completion_tokens=_tokens(completion.usage, "completion_tokens"),

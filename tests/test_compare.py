@@ -313,3 +313,18 @@ def test_scores_near_the_largest_float_are_compared_where_they_can_be_and_said_w
     apart = compare_runs(a, scored("c", [-huge, -huge, -huge]), iterations=50)
     assert [r.metric for r in apart.rows] == ["y"]
     assert "demo x: values so large that their differences overflow: not compared" in apart.warnings
+
+
+def test_compare_output_without_matplotlib_writes_compare_md_and_says_what_to_install(tmp_path):
+    """The README's plain install has no matplotlib: compare.md is written without its plots, and one line says
+    what to install, never a traceback (a package of that name that cannot be imported stands in for none)."""
+    shadow = tmp_path / "shadow" / "matplotlib"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'matplotlib'\", name='matplotlib')\n")
+    baseline = demo_run(tmp_path, "a", correct=20)
+    done = cli("compare", str(baseline), str(baseline), "--output", str(tmp_path / "out"),
+               env={"PYTHONPATH": str(tmp_path / "shadow")})
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "compare.md").is_file() and not list((tmp_path / "out").glob("*.png"))
+    assert done.stderr.strip() == ("ragbench: warning: compare.md is written without its plots, which need "
+                                   "matplotlib: pip install matplotlib")

@@ -5,6 +5,7 @@ import dataclasses
 import signal
 import sqlite3
 import sys
+from pathlib import Path
 
 import click
 
@@ -81,10 +82,8 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
 def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tuple[str, ...],
                     bootstrap_iters: int | None, seed: int) -> None:
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
-    from pathlib import Path
-
     from .._reports.bootstrap import iterations_problem
-    from .._reports.compare import (ITERATIONS, compare_runs, label_runs, load_run, markdown, parse_thresholds, plot,
+    from .._reports.compare import (ITERATIONS, compare_runs, label_runs, load_run, markdown, parse_thresholds,
                                     regressions)
 
     try:
@@ -112,7 +111,7 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         try:
             with naming(folder):  # a full disk's error names no file of its own
                 folder.mkdir(parents=True, exist_ok=True)
-                pictures = [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
+                pictures = compare_plots(reports, folder)
                 images = "".join(f"\n![{p.stem}]({p.name})\n" for p in pictures if p is not None)
                 write_atomically(folder / "compare.md", text + images)  # a link there is replaced, not written through
         except OSError as exc:
@@ -122,6 +121,19 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         click.echo(f"ragbench: worse: {line}", err=True)
     if failures:
         sys.exit(EXIT_WORSE)
+
+
+def compare_plots(reports: list, folder: Path) -> list[Path | None]:
+    """compare_N.png of each report; none, in one line naming what to install, where matplotlib is missing (the
+    plain install has no plotting: compare.md is written without its pictures)."""
+    from .._reports.compare import plot
+
+    try:
+        return [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
+    except ImportError:
+        click.echo("ragbench: warning: compare.md is written without its plots, which need matplotlib: "
+                   "pip install matplotlib", err=True)
+        return []
 
 
 @click.command("view")

@@ -15,7 +15,6 @@ from helpers import cli, run
 from ragbench._errors import ConfigError
 from ragbench._hookspecs import hookimpl
 from ragbench._registry import Registry, installed_registry
-from ragbench._reports.compare import load_run
 from ragbench._storage.rundir import RunDir
 from ragbench._task import Task, TaskScoring
 from ragbench._values.names import NAME_RULE, checked_name, inside, name_problem

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord
+from .._storage.files import file_there, open_file
 from .._storage.jsonl import parse_json
 from .._storage.rundir import finalized_samples, line_offsets
 from .._system import System
@@ -30,7 +31,7 @@ class SavedRecords(Sequence):
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.offsets = line_offsets(path) if path.is_file() else [0]
+        self.offsets = line_offsets(path) if file_there(path) else [0]
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -43,7 +44,7 @@ class SavedRecords(Sequence):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         place = range(len(self))[index]  # an IndexError past either end, as a list's
-        with self.path.open("rb") as lines:
+        with open_file(self.path) as lines:
             lines.seek(self.offsets[place])
             return self._record(parse_json(lines.read(self.offsets[place + 1] - self.offsets[place])))
 

@@ -82,8 +82,8 @@ def iter_samples(path: str | Path, errors: list[RecordError] | None = None,
 def finalized_samples(path: Path) -> Iterator[dict[str, Any]]:
     """The records of a samples file `RunDir.finalize_samples` rewrote, one at a time in data order: each line
     was checked as it was copied there, so here it is only parsed."""
-    if path.is_file():
-        with path.open("rb") as lines:
+    if file_there(path):
+        with open_file(path) as lines:
             for line in lines:
                 yield parse_json(line)
 

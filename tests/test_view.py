@@ -292,7 +292,8 @@ def test_the_compare_page_shows_the_interval_and_p_value_that_ragbench_compare_p
     printed = cli("compare", str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"))
     assert printed.returncode == 0, printed.stderr
     assert (f"| demo | f1 | higher | all | 24 | {row['mean_a']:.4f} | {row['mean_b']:.4f} | {row['diff']:+.4f} | "
-            f"[{row['ci95'][0]:.4f}, {row['ci95'][1]:.4f}] | {row['p_value']:.4g} | bootstrap |") in printed.stdout
+            f"[{row['ci95'][0]:.4f}, {row['ci95'][1]:.4f}] | {row['p_adjusted']:.4g} | {row['p_value']:.4g} | "
+            "bootstrap |") in printed.stdout
 
 
 def test_the_compare_page_lists_no_right_and_wrong_for_a_key_without_a_better_value(tmp_path):

@@ -79,12 +79,17 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
 @click.option("--bootstrap-iters", default=None, type=click.IntRange(min=1),
               help="paired bootstrap resamples  [default: 2000, as the viewer's Compare page]")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--p-adjust", default="holm", show_default=True, type=click.Choice(["holm", "bh", "none"]),
+              help="adjust the p-values for the number of comparisons shown: Holm (any dependence between rows) or "
+                   "Benjamini-Hochberg (false discovery rate)")
+@click.option("--slices/--no-slices", default=True, show_default=True,
+              help="rows per slice value (--no-slices: each task over all shared examples only)")
 def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tuple[str, ...],
-                    bootstrap_iters: int | None, seed: int) -> None:
+                    bootstrap_iters: int | None, seed: int, p_adjust: str, slices: bool) -> None:
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
     from .._reports.bootstrap import iterations_problem
-    from .._reports.compare import (ITERATIONS, compare_runs, label_runs, load_run, markdown, parse_thresholds,
-                                    regressions)
+    from .._reports.compare import (ITERATIONS, adjust_p_values, compare_runs, label_runs, load_run, markdown,
+                                    parse_thresholds, regressions)
 
     try:
         if len(runs) < 2:
@@ -100,7 +105,8 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
             raise ConfigError(too_many)
         loaded = [load_run(path) for path in runs]
         label_runs(loaded)
-        reports = [compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed) for other in loaded[1:]]
+        reports = [compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed, slices) for other in loaded[1:]]
+        adjust_p_values(reports, p_adjust)
         failures = [line for report in reports for line in regressions(report, thresholds)]
     except ConfigError as exc:
         config_error(exc)

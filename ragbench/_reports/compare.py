@@ -7,6 +7,10 @@ discordant pairs when every value is 0 or 1 (EM, match, accuracy), else the pair
 (twice the share of resampled differences on the other side of zero, at least 1/iterations).
 Corpus-level metrics (MAUVE) have no per-example values and are left out. With more than two
 runs, every run is compared with the first.
+
+The p-values of all rows shown (every task, metric and slice, of every run against the first) are one family:
+each row also gets its p-value adjusted for their number (ragbench._reports.multiple_testing; Holm by
+default). A row of fewer than MIN_TESTED shared examples gets no p-value and is not in the family.
 """
 from __future__ import annotations
 
@@ -23,11 +27,16 @@ from .._storage.files import file_there
 from .._storage.rundir import RunDir, iter_samples, sample_file
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import incomplete_reason
+from .multiple_testing import METHODS, adjusted
 from .results_file import read_results
 from .results_schema import Results
 from .slice_labels import SliceLabels, field_labels, slice_value
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
+# Below this many shared examples a row shows no p-value: McNemar's exact test cannot go below 0.0625 with fewer
+# than 6 discordant pairs, and the paired bootstrap of a handful of examples has so few distinct resamples that
+# its p-value collapses to its floor (two examples both better give p = 1/iterations).
+MIN_TESTED = 10
 
 # Configuration keys that may differ between compared runs without a warning.
 _EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
@@ -62,9 +71,10 @@ class Comparison:
     mean_b: float
     diff: float
     ci95: tuple[float, float] | None
-    p_value: float
+    p_value: float | None  # None: fewer than MIN_TESTED shared examples, not tested
     test: str  # "mcnemar" | "bootstrap"
     higher_is_better: bool | None = True  # the key's direction (results.json); None: neither is better
+    p_adjusted: float | None = None  # p_value adjusted over every row tested (`adjust_p_values`)
 
 
 @dataclass
@@ -73,6 +83,8 @@ class Report:
     other: Run
     rows: list[Comparison] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    p_adjustment: str = "none"  # a key of multiple_testing.METHODS
+    tested: int = 0  # rows with a p-value in the family adjusted together (all reports of one command)
 
 
 def label_runs(runs: list[Run]) -> None:
@@ -165,7 +177,11 @@ def _same_named_contents(config: dict[str, Any], other: dict[str, Any]) -> dict[
     return {**config, "model_contents": kept} if "model_contents" in config else config
 
 
-def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0) -> Report:
+def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0,
+                 slices: bool = True) -> Report:
+    """The paired comparison of `other` with `baseline`; `slices=False` leaves the slice rows out (only each
+    task's rows over all shared examples). The p-values are adjusted by `adjust_p_values`, over every report
+    shown together."""
     report = Report(baseline, other)
     differences = config_differences(baseline.config, other.config)
     if differences:
@@ -206,7 +222,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
                 report.warnings.append(f"{task} {metric}: values so large that their differences overflow: not compared")
                 continue
             groups: dict[str, list[tuple[dict, dict]]] = {"": pairs}
-            for slice_field in slice_fields:
+            for slice_field in slice_fields if slices else ():
                 labels = baseline.slice_labels[task][slice_field]
                 groups.update({f"{slice_field}={label}": [] for label in labels.labels()})  # rows in label order
                 for x, y in pairs:
@@ -219,12 +235,32 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
                 b = [_value(y, metric) for _, y in group]
                 interval, p, test = compare_values(a, b, iterations, seed)
                 report.rows.append(Comparison(task, metric, name, len(group), mean(a), mean(b),
-                                              mean(np.subtract(b, a)), interval, p, test,
+                                              mean(np.subtract(b, a)), interval,
+                                              p if len(group) >= MIN_TESTED else None, test,
                                               details[metric].get("higher_is_better", True)))
     if not report.rows:
         raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}; "
                           "compare runs of the same task on the same data")
     return report
+
+
+def adjust_p_values(reports: list[Report], method: str = "holm") -> None:
+    """Every tested row of `reports` gets its p-value adjusted by `method` over all of them (one family: the
+    rows a command or page shows together)."""
+    rows = [row for report in reports for row in report.rows if row.p_value is not None]
+    for row, value in zip(rows, adjusted([row.p_value for row in rows if row.p_value is not None], method)):
+        row.p_adjusted = value
+    for report in reports:
+        report.p_adjustment, report.tested = method, len(rows)
+
+
+def p_values_note(report: Report) -> str:
+    """What the p columns are, in one line under a comparison's table."""
+    adjustment = ("not adjusted for the number of comparisons" if report.p_adjustment == "none" else
+                  f"adjusted by {METHODS[report.p_adjustment]}'s method over the {report.tested} comparison(s) "
+                  "with a p-value shown with this one")
+    return (f"p: two-sided, {adjustment} (`p adj.`; `p raw` as tested alone); rows of fewer than {MIN_TESTED} "
+            "shared examples have none (too few to test)")
 
 
 def _example_keys(details: dict[str, dict[str, Any]]) -> list[str]:
@@ -266,14 +302,18 @@ def markdown(report: Report) -> str:
     lines += [f"> warning: {w}" for w in report.warnings]
     if report.warnings:
         lines.append("")
-    lines += ["| task | metric | better | slice | n | A | B | B - A | 95% CI | p | test |",
-              "|---|---|---|---|---:|---:|---:|---:|---|---:|---|"]
+    lines += ["| task | metric | better | slice | n | A | B | B - A | 95% CI | p adj. | p raw | test |",
+              "|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---|"]
     for row in report.rows:
         interval = f"[{row.ci95[0]:.4f}, {row.ci95[1]:.4f}]" if row.ci95 else "-"
         lines.append(f"| {row.task} | {row.metric} | {direction(row.higher_is_better)} | {row.slice or 'all'} | "
                      f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {interval} | "
-                     f"{row.p_value:.4g} | {row.test} |")
-    return "\n".join(lines) + "\n"
+                     f"{_p(row.p_adjusted)} | {_p(row.p_value)} | {row.test if row.p_value is not None else '-'} |")
+    return "\n".join([*lines, "", p_values_note(report)]) + "\n"
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 def direction(higher_is_better: bool | None) -> str:

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from .._errors import ConfigError
-from .._reports.compare import ITERATIONS, Run, compare_runs, load_run
+from .._reports.compare import ITERATIONS, Run, adjust_p_values, compare_runs, load_run, p_values_note
 from .runs import RunFolder, clip
 
 LISTED = 500  # disagreements listed per direction and metric
@@ -53,13 +53,16 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
         return {"task": task, "runs": [f.rid for f in folders], "error": str(exc)}
     details = loaded[0].results.details.get(task, {})
     pairs = []
-    for folder, other in zip(folders[1:], loaded[1:]):
-        report = compare_runs(loaded[0], other, iterations=iterations)
+    reports = [compare_runs(loaded[0], other, iterations=iterations) for other in loaded[1:]]
+    for report in reports:  # the page shows one task: its rows are the family adjusted together
+        report.rows = [row for row in report.rows if row.task == task]
+    adjust_p_values(reports)
+    for folder, other, report in zip(folders[1:], loaded[1:], reports):
         # right and wrong only where the key has a better value (RGB's `rejected` has none)
         metrics = [m for m in details if not details[m].get("corpus") and details[m].get("higher_is_better", True)
                    is not None and _binary([loaded[0], other], task, m)]
         pairs.append({"a": folders[0].rid, "b": folder.rid, "warnings": report.warnings,
-                      "rows": [dataclasses.asdict(r) for r in report.rows if r.task == task],
+                      "rows": [dataclasses.asdict(r) for r in report.rows], "p_note": p_values_note(report),
                       "disagreements": [disagreements(loaded[0], other, task, m, details[m].get("higher_is_better", True),
                                                       (folders[0], folder)) for m in metrics]})
     return {"task": task, "runs": [f.rid for f in folders], "pairs": pairs}

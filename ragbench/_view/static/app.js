@@ -319,12 +319,14 @@ async function compareView(task, rids) {  // rids: "a~b~c" (first is the baselin
   if (c.error) parts.push(h("p", {class: "warn"}, c.error));
   for (const p of c.pairs || []) {
     parts.push(h("h2", {}, `B = ${p.b} vs A = ${p.a}`), ...p.warnings.map(w => h("p", {class: "warn small"}, w)));
-    const statsTable = (rows, attrs) => table(["metric", "slice", "n", "A", "B", "B − A", "95% CI", "p", "test"].map(x => h("th", {}, x)), rows.map(r =>
+    const pv = x => num(x == null ? "–" : x.toPrecision(3));
+    const statsTable = (rows, attrs) => table(["metric", "slice", "n", "A", "B", "B − A", "95% CI", "p adj.", "p raw", "test"].map(x => h("th", {}, x)), rows.map(r =>
       [r.metric, r.slice || "all", num(r.n), num(fmt(r.mean_a)), num(fmt(r.mean_b)),
        num((r.diff >= 0 ? "+" : "") + r.diff.toFixed(4), r.higher_is_better == null || r.diff === 0 ? "" : (r.diff > 0) === r.higher_is_better ? "ok" : "bad"),
-       num(r.ci95 ? `[${r.ci95[0].toFixed(4)}, ${r.ci95[1].toFixed(4)}]` : "–"), num(r.p_value.toPrecision(3)), r.test]), attrs);
+       num(r.ci95 ? `[${r.ci95[0].toFixed(4)}, ${r.ci95[1].toFixed(4)}]` : "–"), pv(r.p_adjusted), pv(r.p_value), r.p_value == null ? "–" : r.test]), attrs);
     const bySlice = p.rows.filter(r => r.slice);
     parts.push(statsTable(p.rows.filter(r => !r.slice), {class: "stats"}));
+    parts.push(h("p", {class: "small p-note"}, p.p_note));
     if (bySlice.length) parts.push(h("details", {}, h("summary", {}, `by slice value (${bySlice.length} rows)`), statsTable(bySlice, {class: "stats-slices"})));
     for (const d of p.disagreements) {
       for (const [side, title] of [["a_right", `${d.metric}: A right, B wrong`], ["b_right", `${d.metric}: B right, A wrong`]]) {

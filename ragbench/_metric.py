@@ -94,10 +94,11 @@ class Metric:
     @classmethod
     def fits(cls, task: Any) -> bool:
         """Whether `task`'s records carry the gold this metric needs (a task that does not declare its
-        gold, as older plugins, is given the benefit of the doubt)."""
+        gold, as older plugins, is given the benefit of the doubt); `task` a Task or, for a listing, its class."""
         if task.scoring.gold_fields is None:
             return True
-        offered = set(task.scoring.gold_fields) | ({"citations"} if task.prompting.cites else set())
+        prompting = task.declared_prompting() if isinstance(task, type) else task.prompting  # a class: `list`
+        offered = set(task.scoring.gold_fields) | ({"citations"} if prompting.cites else set())
         return set(cls.gold_needs) <= offered
 
     def preflight(self, check: "Preflight", task: Any) -> None:

@@ -11,6 +11,7 @@ from test_crag_task import EMBEDDER
 
 from ragbench._errors import ConfigError
 from ragbench._run.planning import metric_names
+from ragbench._registry import installed_registry
 
 PUBHEALTH = TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl"
 
@@ -63,6 +64,22 @@ def test_list_metrics_says_which_tasks_each_fits():
     assert ("fits: arc_challenge, mirage_bioasq, mirage_medmcqa, mirage_medqa, mirage_mmlu, mirage_pubmedqa\n"
             in listed)  # choice_accuracy: the tasks with choices
     assert "fits: alce_asqa, asqa\n" in listed  # str_em
+    # citation: the tasks whose prompts cite, which ALCE's tasks declare through the prompting their instances make
+    lines = listed.splitlines()
+    citation = next(i for i, line in enumerate(lines) if line.startswith("  citation "))
+    assert lines[citation + 1].split() == ["fits:", "alce_asqa,", "alce_eli5,", "alce_qampari,", "asqa"]
+
+
+def test_what_a_task_class_says_it_fits_is_what_its_instance_fits():
+    """`ragbench list` judges task classes (never instantiated), the run their instances: both alike, for every
+    installed task and metric (every installed task class instantiates without options)."""
+    registry = installed_registry()
+    for name in registry.names("tasks"):
+        cls = registry.load("tasks", name)
+        task = cls()
+        for metric in registry.names("metrics"):
+            fits = registry.load("metrics", metric).fits
+            assert fits(cls) == fits(task), (name, metric)
 
 
 def test_the_chosen_metrics_are_recorded_in_the_run_config(tmp_path):

@@ -29,6 +29,10 @@ class Task:
     # answer_format, cites and the prompting hooks (ragbench._task.prompting; docs/writing-plugins.md, "The
     # task-system contract"): one object on the class, or an instance's own made from its options
     prompting: TaskPrompting = TaskPrompting()
+    # The TaskPrompting subclass an instance makes its own `prompting` of, from its options (ALCE's, a YAML
+    # file's): its class-level facts (`cites`, `answer_format`) are what a task class prompts for before it is
+    # instantiated (`declared_prompting`).
+    prompting_class: ClassVar[type[TaskPrompting] | None] = None
     # The examples carry documents of their own, what the `provided`, `example_bm25` and `example_dense`
     # retrievers return: True (CRAG's pages, ALCE's top-100, Self-RAG's ctxs), False (open domain: a system
     # that retrieves needs a corpus retriever, and the pre-flight says so), None (not declared: not checked);
@@ -45,6 +49,13 @@ class Task:
             cls.scoring = with_declared(cls.scoring, declared)
             for name in declared:
                 delattr(cls, name)
+
+    @classmethod
+    def declared_prompting(cls) -> TaskPrompting | type[TaskPrompting]:
+        """What the class says of its prompting without an instance (`ragbench list`'s "fits" reads `cites`):
+        its `prompting`, or the `prompting_class` its instances make theirs of when that one is not of it."""
+        made = cls.prompting_class
+        return cls.prompting if made is None or isinstance(cls.prompting, made) else made
 
     def __setattr__(self, name: str, value: Any) -> None:
         """A scoring field assigned by name (`self.metrics = ...`) changes the instance's `scoring`; a prompting

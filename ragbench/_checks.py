@@ -158,3 +158,21 @@ def unreachable(url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         return redact_urls(f"no answer from {url} within {timeout:g} s ({reason})")
+
+
+def hub_fetch_problem(model: str) -> str | None:
+    """Why `model` cannot be had: a name that is neither a folder on disk nor in the local Hugging Face cache, when
+    the hub does not answer (transformers would spend a minute retrying before it says so); else None."""
+    if Path(model).expanduser().exists():
+        return None
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    try:
+        cached = try_to_load_from_cache(model, "config.json")
+    except Exception:  # not a valid hub name: the loader says so
+        return None
+    if isinstance(cached, str) or constants.HF_HUB_OFFLINE:  # offline, the loaders fail at once themselves
+        return None
+    why = unreachable(constants.ENDPOINT)
+    return (None if why is None else f"model '{model}' is neither a folder on disk nor in the Hugging Face cache "
+            f"({constants.HF_HUB_CACHE}), and the hub cannot be reached: {why}")

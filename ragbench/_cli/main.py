@@ -16,6 +16,7 @@ from .._errors import EXIT_CONFIG, ConfigError
 from .._stop_signals import signal_of, stopped_by
 from .console import GuardedStream
 from .index_commands import index_group
+from .install_hints import for_this_install
 from .outcomes import config_error, environment_error, evaluated, report_outcome, run_starting
 from .plugin_commands import PluginCommandGroup
 from .registry import command_registry
@@ -41,6 +42,8 @@ def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) 
 
 
 def run_and_report(config: Any) -> None:
+    for line in alias_lines(command_registry(), config.tasks):
+        click.echo(f"ragbench: {line}", err=True)
     outcome = evaluated(config)
     if outcome.rebuilt:
         click.echo(f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved "
@@ -48,6 +51,19 @@ def run_and_report(config: Any) -> None:
     elif outcome.already_finished:
         click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
     report_outcome(outcome)
+
+
+def alias_lines(registry: Any, names: list[str]) -> list[str]:
+    """A line for each name of --tasks that is another task's alias (`fever` runs PubHealth): a run's results
+    are under the task's own name, and the user should not believe they evaluated another benchmark."""
+    lines = []
+    for name in names:
+        if name in registry.groups or name not in registry.aliases["tasks"]:
+            continue
+        task = registry.aliases["tasks"][name]
+        description = registry.entries["tasks"][task].description.split(" (")[0]
+        lines.append(f"--tasks {name} is an alias of task {task} ({description}): its results are under {task}")
+    return lines
 
 
 def _show_version(ctx: click.Context, _param: Any, value: bool) -> None:
@@ -120,7 +136,7 @@ def check_command(no_model: bool, **options) -> None:
     for line in evaluator.checks.checked:
         click.echo(f"ok  {line}")
     for line in evaluator.checks.warnings:
-        click.echo(f"warning  {line}")
+        click.echo(f"warning  {for_this_install(line)}")
     warned = len(evaluator.checks.warnings)
     click.echo(f"ragbench check: {'ready to run' if not warned else f'can run, with {warned} warning(s) above'} "
                f"(the run folder will be {evaluator.run_dir.path})")

@@ -15,11 +15,12 @@ from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._run.interrupted import RunInterrupted, exit_interrupted, interrupt_message
 from .._stop_signals import exit_if_stopped, exit_when_stuck, stopped_starting
 from .registry import command_registry
+from .install_hints import for_this_install
 
 
 def config_error(exc: ConfigError) -> None:
     """Every problem on its own line, then exit 2 (nothing was written)."""
-    for line in str(exc).splitlines() or [""]:
+    for line in for_this_install(str(exc)).splitlines() or [""]:
         click.echo(f"ragbench: error: {line}", err=True)
     sys.exit(EXIT_CONFIG)
 

@@ -59,6 +59,7 @@ from typing import Annotated, Any, Literal, Sequence
 from annotated_types import Ge
 
 from .._errors import ConfigError
+from .._checks import hub_fetch_problem
 from . import hf_batching as batching
 from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from .base import Engine
@@ -196,8 +197,13 @@ class HFEngine(Engine):
             except OSError:
                 if local_only:
                     raise
+                if why := hub_fetch_problem(self.model):
+                    raise ConfigError(f"hf engine: {why}; give the model's folder (--model hf:/path/to/model) or fetch "
+                                      "it into the cache where the hub can be reached") from None
                 model, tokenizer = load(False)
             model.to(self.device)
+        except ConfigError:
+            raise
         except Exception as exc:  # OSError, ValueError, hub errors, missing gguf/accelerate...
             raise ConfigError(f"hf engine: cannot load model '{self.model}' ({_one_line(exc)})") from exc
         model.eval()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import ConfigError
+from .._checks import hub_fetch_problem
 from .._types import Document
 from .base import IndexBuilder
 from .corpus import passage_text
@@ -66,6 +67,9 @@ class Encoder:
         except ImportError as exc:
             raise ConfigError("the dense retriever needs sentence-transformers: "
                               "pip install 'ragbench[retrieval]'") from exc
+        if why := hub_fetch_problem(model_location(model)):
+            raise ConfigError(f"dense encoder: {why}; pass --model (or --retriever-arg model=) a local "
+                              "sentence-transformers folder, or 'embedded' for the packaged all-MiniLM-L6-v2")
         try:
             self.model = SentenceTransformer(model_location(model), device=device)
         except Exception as exc:  # hub misses, bad folders: one clear line

@@ -264,11 +264,12 @@ def drawn(units: dict[str, dict[str, list[str]]]) -> str:
     return "\n".join([BEGIN, *rows, "", *picture, END])
 
 
-def written(text: str, section: str) -> str:
-    """`text` (docs/internals.md) with the part between the markers replaced by `section`."""
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+def written(text: str, section: str, begin: str = BEGIN, end: str = END) -> str:
+    """`text` (docs/internals.md) with the part between the markers `begin` and `end` replaced by `section`
+    (which starts and ends with them)."""
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
     if not pattern.search(text):
-        raise SystemExit(f"{INTERNALS}: no {BEGIN} ... {END} markers to write between")
+        raise SystemExit(f"{INTERNALS}: no {begin} ... {end} markers to write between")
     return pattern.sub(lambda _: section, text, count=1)
 
 

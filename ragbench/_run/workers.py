@@ -30,9 +30,9 @@ every path into it (`run`, `in_record_lane`).
 Every worker ends when the process that started it ends, however it ends (kill -9 included): a
 thread of the worker waits on a pidfd of that process (`_exit_with`). On Linux with the forkserver
 (docs/internals.md, "Who owns what"): without it the workers, the forkserver and multiprocessing's
-resource tracker all outlive a killed run (they hold each other's pipes open); `prctl(PR_SET_PDEATHSIG)` in the workers
-does not help (their parent is the forkserver, which lives on); with the pidfd every one of them
-is gone at once (the forkserver and the tracker end when the last worker holding their pipes
+resource tracker all outlive a killed run (they hold each other's pipes open); `prctl(PR_SET_PDEATHSIG)`
+in the workers does not help (their parent is the forkserver, which lives on); with the pidfd every one
+of them is gone at once (the forkserver and the tracker end when the last worker holding their pipes
 does).
 
 `RAGBENCH_WORKERS=N` sets the pool size; `RAGBENCH_WORKERS=0` runs the work in a thread of this

@@ -13,6 +13,27 @@ import pytest
 import ragbench.api
 from ragbench.api._deprecated import INTERNAL, MOVED, REMOVED_IN
 
+# every name ragbench.api 0.1.0 exported (ragbench/api.py at that release)
+API_0_1_0 = (
+    "BGE_QUERY_INSTRUCTION", "ConfigError", "Context", "CorpusValue", "Demonstration", "Document", "Engine",
+    "EngineError", "EngineNeeds", "Example", "FLASHRAG_RAG_TEMPLATE", "FLASHRAG_ZERO_SHOT_TEMPLATE",
+    "FlashRagTemplate", "GoldKind", "GoldReader", "IndexBuilder", "Judger", "KeySpec", "LLM", "Metric", "PageCache",
+    "PlotKeys", "Prediction", "PredictionRecords", "Preflight", "Prompt", "QueryStyle", "REFINED_TEXT",
+    "ReadOnlyError", "Reader", "RecordError", "RecordFormat", "RecordPlace", "Refiner", "Request", "Reranker",
+    "Response", "RetrievalError", "Retriever", "RunResources", "SampleRecord", "Sampling", "Score", "Scores",
+    "StandingInstruction", "Step", "StreamBroken", "System", "SystemDefaults", "TEMPLATES", "Task", "TaskPrompting",
+    "TaskScoring", "TokenLogprobs", "TokenSplitter", "UsesRunResources", "UsesTools", "Workers", "YamlPrompting",
+    "YamlTask", "apply_stop", "cited_numbers", "closed_answer", "config_errors_exit", "content_key", "data_dir",
+    "exact_presence", "exit_if_skipped", "fill", "find_groups", "flashrag_generate", "flashrag_reference",
+    "flashrag_sampling", "group", "grouped", "hookimpl", "instruction_key", "iter_jsonl", "json_records",
+    "jsonl_records", "judger_folder", "keep_separator", "kind", "list_items", "load_callable", "load_yaml",
+    "local_tokenizer", "normalize_answer", "objects", "outline", "packaged_yaml", "parse_json", "parse_split",
+    "passage_text", "probe_data", "read_document", "read_lines", "ready_threads", "recorded_extras",
+    "remove_citations", "replacing", "require", "resampled", "resolve_data_file", "section", "sent_tokenize",
+    "task_demonstration", "task_input", "tiktoken_counter", "tiktoken_encoding", "title_and_text", "token_f1",
+    "trace_prompts", "unreachable", "usable_cores", "yaml_task_class",
+)
+
 MOVED_NAMES = sorted((name, namespace) for namespace, names in MOVED.items() for name in names)
 
 
@@ -35,6 +56,15 @@ def test_a_name_no_plugin_used_warns_that_it_is_internal_and_is_the_same_object(
             f"ragbench.api stops exporting it in ragbench {REMOVED_IN}")):
         value = getattr(ragbench.api, name)
     assert value is getattr(importlib.import_module(INTERNAL[name]), name)
+
+
+def test_every_name_of_0_1_0_still_imports_from_ragbench_api():
+    current = [name for name in API_0_1_0 if name in ragbench.api.__all__]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert all(getattr(ragbench.api, name) is not None for name in API_0_1_0)
+    assert len(caught) == len(API_0_1_0) - len(current)
+    assert all(issubclass(w.category, DeprecationWarning) for w in caught)
 
 
 def test_no_deprecated_name_is_also_a_current_one():

@@ -1,5 +1,6 @@
 """The layout shows the architecture (issue 22 point 6): the core grouped by layer, one folder per
-system as per benchmark, every folder saying what it owns, no module too long to read (tests/test_source_tree.py holds docs/internals.md's tree to the code)."""
+system as per benchmark, every folder saying what it owns, no module too long to read
+(tests/test_source_tree.py holds docs/internals.md's tree to the code)."""
 from __future__ import annotations
 
 import ast

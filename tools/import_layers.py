@@ -6,9 +6,10 @@ with `ast`, the arrows against the table, and the picture of the layers docs/int
 
 A unit is a top-level module or package of `ragbench` (`_run`, `_scheduler`, `api`) or a built-in plugin
 folder (`tasks`, `plugins`, `metrics`). Every import statement counts, at module level and inside
-functions alike, as do the modules `ragbench.api` imports on first use (its `_MODULES` table); an import
-under `if TYPE_CHECKING:` does not (it never runs). A unit may import the units of the layers below its
-own, nothing beside or above it; the built-in plugins import `ragbench.api` and `ragbench.testing` only.
+functions alike, as do the modules `ragbench.api` and its namespaces import on first use (their `_MODULES`
+tables); an import under `if TYPE_CHECKING:` does not (it never runs). A unit may import the units of the
+layers below its own, nothing beside or above it; the built-in plugins import `ragbench.api` (with its
+namespaces) and `ragbench.testing` only.
 tests/test_import_boundaries.py holds the code to this table, and the docs to its picture.
 """
 from __future__ import annotations
@@ -142,7 +143,8 @@ def statements(tree: ast.AST, type_checking: bool) -> list[ast.Import | ast.Impo
 
 
 def lazy_modules(tree: ast.Module) -> list[str]:
-    """The modules a module-level `_MODULES = {"module": names}` table imports on first use (ragbench.api)."""
+    """The modules a module-level `_MODULES = {"module": names}` table imports on first use (ragbench.api and its
+    namespaces)."""
     return [key.value for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
             and any(isinstance(t, ast.Name) and t.id == "_MODULES" for t in node.targets)
             for key in node.value.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)]

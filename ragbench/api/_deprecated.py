@@ -29,14 +29,15 @@ MOVED = {
             "unreachable", "config_errors_exit", "exit_if_skipped"),
     "trace": ("group", "grouped", "outline", "find_groups", "trace_prompts"),
 }
-# the names no plugin used, internal now -> the module that defines each
-INTERNAL = {
-    "LLM": "ragbench._llm",
-    "ReadOnlyError": "ragbench._read_only",
-    "apply_stop": "ragbench._values.llm_calls",
-    "load_yaml": "ragbench._builtin",
-    "tiktoken_counter": "ragbench._retrieval.chunking",
+# the internal module that defines each name no plugin used, internal now
+_MODULES = {
+    "ragbench._llm": ("LLM",),
+    "ragbench._read_only": ("ReadOnlyError",),
+    "ragbench._values.llm_calls": ("apply_stop",),
+    "ragbench._builtin": ("load_yaml",),
+    "ragbench._retrieval.chunking": ("tiktoken_counter",),
 }
+INTERNAL = {name: module for module, names in _MODULES.items() for name in names}
 _HOMES = {name: f"ragbench.api.{namespace}" for namespace, names in MOVED.items() for name in names}
 
 

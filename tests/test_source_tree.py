@@ -17,6 +17,7 @@ def load_tool(name: str) -> ModuleType:
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, REPO / "tools" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # source_tree imports import_layers by name; dataclasses look their module up
     spec.loader.exec_module(module)

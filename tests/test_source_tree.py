@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ragbench._registry import installed_registry
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,3 +57,17 @@ def test_a_summary_is_the_first_sentence_on_one_line(tmp_path):
     assert source_tree.summary(module) == "Reads a file, e.g. a JSONL file of records."
     module.write_text('"""' + "word " * 40 + '"""\n', encoding="utf-8")
     assert source_tree.summary(module).endswith("word ...") and len(source_tree.summary(module)) <= 100
+
+
+WORDS = st.lists(st.text(st.sampled_from("ab,;:(.\u00e9"), min_size=1, max_size=15), max_size=40)
+SPACES = st.sampled_from([" ", "\n", "  ", "\n\n    "])
+
+
+@given(st.tuples(WORDS, SPACES).map(lambda words_space: words_space[1].join(words_space[0])),
+       st.integers(min_value=8, max_value=140))
+def test_a_shortened_text_is_one_line_within_its_width_and_starts_as_the_text_does(text, width):
+    short = source_tree.shortened(text, width)
+    joined = " ".join(text.split())
+    assert "\n" not in short and len(short) <= width
+    assert short == joined if len(joined) <= width else (
+        short.endswith(" ...") and joined.startswith(short.removesuffix(" ...")))

@@ -23,7 +23,8 @@ ROOTS = ("ragbench", "tasks", "plugins", "metrics", "benchmarks", "tools")
 PLUGIN_ROOTS = {"ragbench.tasks": "tasks", "ragbench.plugins": "plugins", "ragbench.metrics": "metrics"}
 KINDS = (("tasks", "task"), ("systems", "system"), ("metrics", "metric"))
 NAME_WIDTH = 30
-SUMMARY_WIDTH = 100
+LINE_WIDTH = 130  # a line of the tree at most: name column, then the summary cut to fit
+SUMMARY_WIDTH = LINE_WIDTH - NAME_WIDTH - 1
 # the end of a sentence: not an abbreviation ("e.g.") and not an ellipsis
 SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\.\.)(?<=[.!?])\s")
 
@@ -82,13 +83,13 @@ def tree(folder: Path, depth: int, registered: dict[str, list[str]]) -> Iterator
         if path.is_dir():
             yield line(depth, path.name + "/", summary(path / "__init__.py"))
             for what in registered.get(relative + "/", ()):
-                yield line(depth + 1, "", shortened(what, SUMMARY_WIDTH + NAME_WIDTH - 2 * depth - 4))
+                yield line(depth + 1, "", shortened(what))
             if relative.split("/")[0] == "ragbench":
                 yield from tree(path, depth + 1, registered)
         else:
             yield line(depth, path.name, summary(path))
             for what in registered.get(relative, ()):
-                yield line(depth + 1, "", shortened(what, SUMMARY_WIDTH + NAME_WIDTH - 2 * depth - 4))
+                yield line(depth + 1, "", shortened(what))
 
 
 def drawn() -> str:

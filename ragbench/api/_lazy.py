@@ -25,6 +25,6 @@ def lazy_names(namespace: str, modules: Mapping[str, tuple[str, ...]]
         return value
 
     def listed() -> list[str]:
-        return names
+        return list(names)
 
     return names, lookup, listed

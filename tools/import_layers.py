@@ -44,7 +44,7 @@ LAYERS = (
         "plugins": "the systems (plugins/): one folder per RAG method",
         "metrics": "the metrics several task families share (metrics/)"}),
     Layer("entry points", {
-        "api": "`ragbench.api`: the public API plugins import",
+        "api": "`ragbench.api` and its namespaces: the public API plugins import",
         "testing": "`ragbench.testing`: scripted LLMs, contexts and whole runs for plugin tests",
         "__main__": "`python -m ragbench`"}),
     Layer("command line", {

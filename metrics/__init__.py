@@ -5,7 +5,8 @@ several task families; a metric only one benchmark uses lives in that benchmark'
 (registry.yaml's `task_metrics`)."""
 from typing import Any
 
-from ragbench.api import hookimpl, section
+from ragbench.api import hookimpl
+from ragbench.api.data import section
 
 
 @hookimpl

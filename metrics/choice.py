@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ragbench.api import Example, Metric, Prediction, Score, normalize_answer
+from ragbench.api import Example, Metric, Prediction, Score
+from ragbench.api.text import normalize_answer
 
 _DIGIT_TO_LETTER = {"1": "A", "2": "B", "3": "C", "4": "D", "5": "E"}
 _CITE = re.compile(r"\[Cite\].*", re.S)

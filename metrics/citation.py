@@ -21,8 +21,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.api import (CorpusValue, Document, Example, Metric, Prediction, cited_numbers, list_items,
-                          remove_citations, sent_tokenize)
+from ragbench.api import CorpusValue, Document, Example, Metric, Prediction
+from ragbench.api.text import cited_numbers, list_items, remove_citations, sent_tokenize
 
 
 def answer_list_statements(question: str, output: str) -> list[str]:

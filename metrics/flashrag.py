@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable, Literal
 
-from ragbench.api import ConfigError, Example, Prediction, Scores, normalize_answer, passage_text
+from ragbench.api import ConfigError, Example, Prediction, Scores
+from ragbench.api.retrieval import passage_text
+from ragbench.api.text import normalize_answer
 
 from .match import AnswerMetric, golds_of
 from .open_qa import yes_no_mismatch

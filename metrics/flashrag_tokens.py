@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ragbench.api import (ConfigError, Example, Metric, Prediction, Score, local_tokenizer, tiktoken_encoding,
-                          trace_prompts)
+from ragbench.api import ConfigError, Example, Metric, Prediction, Score
+from ragbench.api.engines import local_tokenizer
+from ragbench.api.text import tiktoken_encoding
+from ragbench.api.trace import trace_prompts
 
 TokenCount = Callable[[str], "int | None"]
 

@@ -10,7 +10,8 @@ import re
 import string
 from typing import Any, Callable, Literal
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Score, normalize_answer, token_f1
+from ragbench.api import ConfigError, Example, Metric, Prediction, Score
+from ragbench.api.text import normalize_answer, token_f1
 
 _TRIVIAQA_PUNCTUATION = frozenset(string.punctuation + "‘’´`")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")

@@ -14,7 +14,8 @@ import string
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, remove_citations
+from ragbench.api import ConfigError, Example, Metric, Prediction, Scores
+from ragbench.api.text import remove_citations
 
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Score, Scores, normalize_answer
+from ragbench.api import ConfigError, Example, Metric, Prediction, Score, Scores
+from ragbench.api.text import normalize_answer
 
 from .match import AnswerMetric, gold_matches, golds_of, regex_module, token_f1
 

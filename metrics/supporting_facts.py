@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Example, Metric, Prediction, Scores, normalize_answer
+from ragbench.api import Example, Metric, Prediction, Scores
+from ragbench.api.text import normalize_answer
 
 from .flashrag import token_precision_recall
 from .match import golds_of

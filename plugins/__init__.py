@@ -2,7 +2,8 @@
 <method>/system.py (the catalogue's target), its prompts and helpers beside it."""
 from typing import Any
 
-from ragbench.api import hookimpl, section
+from ragbench.api import hookimpl
+from ragbench.api.data import section
 
 
 @hookimpl

@@ -11,14 +11,15 @@ import yaml
 
 
 def load_yaml(text: str) -> Any:
-    """yaml.safe_load, through libyaml when PyYAML has it (5x faster: the reproduction manifests took
-    0.4 s of every command's start with the pure-Python loader)."""
+    """yaml.safe_load, through libyaml when PyYAML has it: the pure-Python loader made the reproduction
+    manifests a visible part of every command's start (docs/performance.md, "Figures behind the code")."""
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 @lru_cache(maxsize=None)
 def _parsed(package: str, resource: str) -> Any:
-    """Parsed once per process (the reproduction manifests take 0.17 s); never handed out, only copies."""
+    """Parsed once per process (the reproduction manifests are not cheap to parse); never handed out, only
+    copies."""
     return load_yaml(resources.files(package).joinpath(resource).read_text(encoding="utf-8"))
 
 

@@ -111,7 +111,7 @@ def probe_data(task: Any, check: Preflight) -> None:
             return
     items: list[Any] = []
     stream = task.examples()
-    try:  # up to the first usable record: a CRAG Task 3 record is ~3 MB of bz2 and JSON (0.17 s each)
+    try:  # up to the first usable record: a CRAG Task 3 record is megabytes of bz2 and JSON, slow to read
         for item in itertools.islice(stream, PROBE_RECORDS):
             items.append(item)
             if not isinstance(item, RecordError):

@@ -1,6 +1,6 @@
 """Which of a run's examples in flight still work toward their next pooled call, so that the scheduler
 dispatches a batch when every one has queued its call (or ended) - not after a time or a count of
-event-loop rounds, which on a slower machine left examples out (8 batches where 1 was due).
+event-loop rounds, which on a slower machine left examples out (several batches where one was due).
 
 Each example worker holds a slot (`ExamplesInFlight.slot`) from its first record to its end: it counts
 as working while it reads records, looks up the cache, calls tools or scores, and as blocked while

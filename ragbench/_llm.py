@@ -73,14 +73,14 @@ class LLM:
 
     async def generate_ensemble(self, inputs: Sequence[str | Sequence[dict[str, str]]], weights: Sequence[float], *,
                                 step: str = "generate", **sampling: Any) -> Response:
-        """`inputs` (prompts, or chat messages rendered with the model's chat template) decoded as ONE text: at
-        every step the next token is chosen from the sum of each input's next-token logits times its weight
+        """`inputs` (prompts, or chat messages rendered with the model's chat template) decoded as ONE text: for
+        every token, the next one is chosen from the sum of each input's next-token logits times its weight
         (REPLUG's ensemble, as FlashRAG's REPLUGLogitsProcessor mixes them). Greedy decoding only; an engine
         that cannot (`Engine.decodes_ensembles` False: only `hf` can) raises `EngineError`, as a system's
         `check_model` should have said before the run."""
         if not self.engine.decodes_ensembles:
             raise RequestError(f"the {self.engine.kind} engine cannot decode an ensemble of prompts (it needs every "
-                               "prompt's next-token logits at every step): run the model with --model hf:MODEL")
+                               "prompt's next-token logits for every token): run the model with --model hf:MODEL")
         return await self.send(Request.ensemble_of(inputs, weights, self.sampling(**sampling)), step)
 
     async def send(self, request: Request, step: str = "generate") -> Response:

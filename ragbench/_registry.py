@@ -415,6 +415,6 @@ def unknown_name_message(what: str, name: str, known: Iterable[str], listing: st
 
 
 def installed_registry() -> Registry:
-    """A new registry of the installed plugins (their entry points and catalogues; ~0.05 s once they are
-    imported, ~0.2 s the first time), of its caller's alone: what one adds to it no other registry sees."""
+    """A new registry of the installed plugins (their entry points and catalogues; cheap once they are
+    imported, dearer the first time), of its caller's alone: what one adds to it no other registry sees."""
     return Registry.discover()

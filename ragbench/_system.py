@@ -65,7 +65,7 @@ class System:
 
     # --- reporting: from the task's sample records (ragbench._records.SampleRecord), not from state kept
     # during the run, so a resumed run counts every example. `report`, `statistics` and `format_adherence`
-    # get the records without their texts (SampleRecord.has_text is False).
+    # get the sample records without their texts (SampleRecord.has_text is False).
     def report(self, samples: list["SampleRecord"], complete_data: bool) -> dict[str, Any] | None:
         """Problems found outside any single example (e.g. a bad line in a predictions file, or one whose
         id none of `samples` has; `complete_data`: the run read the task's whole data, no --limit),

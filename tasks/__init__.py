@@ -8,7 +8,8 @@ package of the one entry point, so a new one needs no packaging edit."""
 from importlib import import_module, resources
 from typing import Any
 
-from ragbench.api import hookimpl, packaged_yaml, section
+from ragbench.api import hookimpl
+from ragbench.api.data import packaged_yaml, section
 
 
 @hookimpl

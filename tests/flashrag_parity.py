@@ -87,7 +87,7 @@ def fake_model(request: Any) -> str:
 @functools.cache
 def recording_tokenizer():
     """The recording's tokenizer, SmolLM2-135M-Instruct's (the embedded model's); None when it is not on disk."""
-    from ragbench.api import local_tokenizer
+    from ragbench.api.engines import local_tokenizer
 
     return local_tokenizer("embedded")
 

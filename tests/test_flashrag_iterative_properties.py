@@ -5,7 +5,8 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragbench.api import Document, Response, TokenLogprobs
+from ragbench.api import Document
+from ragbench.api.engines import Response, TokenLogprobs
 from ragbench.plugins.flare.system import Flare
 from ragbench.plugins.ircot.system import Ircot, IrcotFixed
 from ragbench.plugins.self_ask.prompts import FOLLOW_UP, INTERMEDIATE_ANSWER

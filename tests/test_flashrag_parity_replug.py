@@ -18,7 +18,8 @@ from hypothesis import given, settings, strategies as st
 from flashrag_parity import (CORPUS, QUESTIONS, RECORDER, chatml, expected_calls, expected_predictions, fixture,
                              retrieval_file, without_special_tokens)
 from helpers import run, samples
-from ragbench.api import ConfigError, Document, Request
+from ragbench.api import ConfigError, Document
+from ragbench.api.engines import Request
 from ragbench.plugins.replug.system import Replug, passage_weights
 from tiny_models import tiny_causal_lm
 

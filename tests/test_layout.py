@@ -1,10 +1,9 @@
 """The layout shows the architecture (issue 22 point 6): the core grouped by layer, one folder per
-system as per benchmark, every folder saying what it owns, no module too long to read, and the tree of
-"How it works" (docs/internals.md) drawing the same folders."""
+system as per benchmark, every folder saying what it owns, no module too long to read
+(tests/test_source_tree.py holds docs/internals.md's tree to the code)."""
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,11 +34,3 @@ def test_one_folder_per_system():
     for folder in (REPO / "plugins").iterdir():
         if folder.is_dir() and (folder / "__init__.py").exists():
             assert (folder / "system.py").exists(), f"{folder.name}: its System class belongs in system.py"
-
-
-def test_the_docs_draw_the_core_folders():
-    internals = (REPO / "docs" / "internals.md").read_text(encoding="utf-8")
-    section = re.search(r"^## How it works\n(.*?)^## ", internals, re.M | re.S).group(1)
-    drawn = set(re.findall(r"^ {2}(\w+)/ ", section, re.M))
-    folders = {p.name for p in (REPO / "ragbench").iterdir() if (p / "__init__.py").exists()}
-    assert drawn == folders, f"docs/internals.md 'How it works' tree: missing {folders - drawn}, stale {drawn - folders}"

@@ -360,7 +360,8 @@ def test_the_flashrag_prompt_with_and_without_documents(tmp_path):
 
 
 def test_a_passage_whose_title_is_its_first_line_is_shown_as_flashrag_shows_it():
-    from ragbench.api import Document, flashrag_reference as reference
+    from ragbench.api import Document
+    from ragbench.api.flashrag import flashrag_reference as reference
 
     # FlashRAG's corpora keep the title in the first line of `contents`; format_reference splits it off as
     # written. A passage read by ragbench carries that line (when it is not the title) in its metadata; one

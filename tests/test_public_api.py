@@ -1,7 +1,7 @@
-"""One public API: `ragbench.api` (and `ragbench.testing` for tests) is all a plugin imports of ragbench.
-The example plugin and its tests import nothing else (read from the source: every import statement,
-inside functions too) and load; so do the built-in plugins, without exception; every public name
-resolves, lazily."""
+"""One public API: `ragbench.api`, its namespaces (`ragbench.api.text` ...) and `ragbench.testing` for tests
+are all a plugin imports of ragbench. The example plugin and its tests import nothing else (read from the
+source: every import statement, inside functions too) and load; so do the built-in plugins, without
+exception; every public name resolves, lazily."""
 from __future__ import annotations
 
 import ast
@@ -17,7 +17,8 @@ import ragbench.testing
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "ragbench-plugin-example"
-PUBLIC = {"ragbench.api": set(ragbench.api.__all__), "ragbench.testing": set(ragbench.testing.__all__)}
+NAMESPACES = [importlib.import_module(f"ragbench.api.{name}") for name in ragbench.api.NAMESPACES]
+PUBLIC = {module.__name__: set(module.__all__) for module in (ragbench.api, *NAMESPACES, ragbench.testing)}
 
 
 def ragbench_imports(path: Path) -> list[tuple[str, list[str], int]]:
@@ -31,11 +32,11 @@ def ragbench_imports(path: Path) -> list[tuple[str, list[str], int]]:
     return found
 
 
-def non_public_imports(path: Path, allowed: tuple[str, ...] = ("ragbench.api", "ragbench.testing")) -> list[str]:
-    """The imports of ragbench in `path` that are not public names of the allowed modules."""
+def non_public_imports(path: Path) -> list[str]:
+    """The imports of ragbench in `path` that are not public names of the public modules."""
     bad = []
     for module, names, line in ragbench_imports(path):
-        if module not in allowed:
+        if module not in PUBLIC:
             bad.append(f"{path.name}:{line} imports {module}")
         else:  # `import ragbench.api` (no names) reaches only public names too
             bad += [f"{path.name}:{line}: {module} has no public {name}" for name in names
@@ -44,17 +45,22 @@ def non_public_imports(path: Path, allowed: tuple[str, ...] = ("ragbench.api", "
 
 
 def test_every_public_name_resolves_and_nothing_else_does():
-    for module in (ragbench.api, ragbench.testing):
+    for module in (ragbench.api, *NAMESPACES, ragbench.testing):
         for name in module.__all__:
             assert getattr(module, name) is not None, name
-    assert sorted(dir(ragbench.api)) == sorted(ragbench.api.__all__)
+    assert sorted(dir(ragbench.api)) == sorted([*ragbench.api.__all__, *ragbench.api.NAMESPACES])
+    assert all(sorted(dir(namespace)) == namespace.__all__ for namespace in NAMESPACES)
+    assert ragbench.api.text is importlib.import_module("ragbench.api.text")
+    with pytest.raises(AttributeError, match="ragbench.api.text has no 'Task'"):
+        ragbench.api.text.Task  # noqa: B018
     with pytest.raises(AttributeError, match="ragbench.api has no 'Evaluator'"):
         ragbench.api.Evaluator  # noqa: B018
     assert ragbench.api.Task is importlib.import_module("ragbench._task").Task
 
 
-def test_a_hook_module_importing_hookimpl_loads_none_of_the_contract():
+def test_a_hook_module_importing_hookimpl_or_a_namespace_loads_none_of_the_contract():
     script = ("import sys\nfrom ragbench.api import hookimpl\n"
+              f"import {', '.join(namespace.__name__ for namespace in NAMESPACES)}\n"
               "print(sorted(m for m in ('ragbench._context', 'ragbench._llm', 'ragbench._task') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -93,7 +99,10 @@ def test_built_in_plugins_import_only_the_public_api():
     assert problems == []
 
 
-def test_the_plugin_guide_lists_every_public_name():
+def test_the_plugin_guide_lists_every_public_name_in_the_row_of_its_namespace():
     guide = (REPO / "docs" / "writing-plugins.md").read_text(encoding="utf-8")
     table = guide[guide.index("## The public API"):guide.index("## A plugin from nothing")]
-    assert sorted(name for name in ragbench.api.__all__ if f"`{name}`" not in table) == []
+    rows = {line.split("|")[1].strip(" `"): line for line in table.splitlines() if line.startswith("| `ragbench.api")}
+    assert sorted(rows) == sorted(module.__name__ for module in (ragbench.api, *NAMESPACES))
+    assert [f"{module.__name__}.{name}" for module in (ragbench.api, *NAMESPACES) for name in module.__all__
+            if f"`{name}`" not in rows[module.__name__].split("|", 2)[2]] == []

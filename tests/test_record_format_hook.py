@@ -16,7 +16,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ragbench._registry import Registry, installed_registry
-from ragbench.api import GoldKind, GoldReader, RecordError, RecordFormat, RecordPlace, hookimpl, read_lines
+from ragbench.api import RecordError, hookimpl
+from ragbench.api.data import read_lines
+from ragbench.api.yaml_tasks import GoldKind, GoldReader, RecordFormat, RecordPlace
 from ragbench.testing import run_eval
 
 from conftest import ROOT

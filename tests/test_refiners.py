@@ -166,7 +166,7 @@ def index(tmp_path) -> Path:
 
 
 def test_vanilla_shows_the_refined_text_as_flashrags_formatted_reference_and_keeps_the_documents_read(tmp_path, encoder, index):
-    from ragbench.api import FLASHRAG_RAG_TEMPLATE
+    from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE
 
     data = tmp_path / "nq.jsonl"
     data.write_text(json.dumps({"id": "q1", "question": QUESTION, "golden_answers": ["castle"]}) + "\n")

@@ -8,8 +8,9 @@ from typing import Any, Iterator
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ragbench.api import (Example, Prediction, StandingInstruction, System, Task, TaskPrompting, UsesRunResources,
-                          UsesTools, closed_answer, instruction_key, task_demonstration, task_input)
+from ragbench.api import Example, Prediction, System, Task, TaskPrompting
+from ragbench.api.protocols import (StandingInstruction, UsesRunResources, UsesTools, closed_answer, instruction_key,
+                                    task_demonstration, task_input)
 from ragbench.testing import run_eval
 
 BENCHMARK_MEMBERS = ("plot_keys", "bind", "setup", "teardown", "tools_replayed", "resources", "prediction_records",

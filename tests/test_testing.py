@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 import ragbench.testing
-from ragbench.api import (ConfigError, Document, EngineError, Example, Metric, Prediction, RunResources, SampleRecord,
-                          System, Task, TaskPrompting)
+from ragbench.api import (ConfigError, Document, EngineError, Example, Metric, Prediction, SampleRecord, System, Task,
+                          TaskPrompting)
+from ragbench.api.run import RunResources
 from ragbench.testing import (ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval,
                               run_examples)
 

@@ -6,9 +6,10 @@ with `ast`, the arrows against the table, and the picture of the layers docs/int
 
 A unit is a top-level module or package of `ragbench` (`_run`, `_scheduler`, `api`) or a built-in plugin
 folder (`tasks`, `plugins`, `metrics`). Every import statement counts, at module level and inside
-functions alike, as do the modules `ragbench.api` imports on first use (its `_MODULES` table); an import
-under `if TYPE_CHECKING:` does not (it never runs). A unit may import the units of the layers below its
-own, nothing beside or above it; the built-in plugins import `ragbench.api` and `ragbench.testing` only.
+functions alike, as do the modules `ragbench.api` and its namespaces import on first use (their `_MODULES`
+tables); an import under `if TYPE_CHECKING:` does not (it never runs). A unit may import the units of the
+layers below its own, nothing beside or above it; the built-in plugins import `ragbench.api` (with its
+namespaces) and `ragbench.testing` only.
 tests/test_import_boundaries.py holds the code to this table, and the docs to its picture.
 """
 from __future__ import annotations
@@ -43,7 +44,7 @@ LAYERS = (
         "plugins": "the systems (plugins/): one folder per RAG method",
         "metrics": "the metrics several task families share (metrics/)"}),
     Layer("entry points", {
-        "api": "`ragbench.api`: the public API plugins import",
+        "api": "`ragbench.api` and its namespaces: the public API plugins import",
         "testing": "`ragbench.testing`: scripted LLMs, contexts and whole runs for plugin tests",
         "__main__": "`python -m ragbench`"}),
     Layer("command line", {
@@ -142,7 +143,8 @@ def statements(tree: ast.AST, type_checking: bool) -> list[ast.Import | ast.Impo
 
 
 def lazy_modules(tree: ast.Module) -> list[str]:
-    """The modules a module-level `_MODULES = {"module": names}` table imports on first use (ragbench.api)."""
+    """The modules a module-level `_MODULES = {"module": names}` table imports on first use (ragbench.api and its
+    namespaces)."""
     return [key.value for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
             and any(isinstance(t, ast.Name) and t.id == "_MODULES" for t in node.targets)
             for key in node.value.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)]
@@ -264,11 +266,12 @@ def drawn(units: dict[str, dict[str, list[str]]]) -> str:
     return "\n".join([BEGIN, *rows, "", *picture, END])
 
 
-def written(text: str, section: str) -> str:
-    """`text` (docs/internals.md) with the part between the markers replaced by `section`."""
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+def written(text: str, section: str, begin: str = BEGIN, end: str = END) -> str:
+    """`text` (docs/internals.md) with the part between the markers `begin` and `end` replaced by `section`
+    (which starts and ends with them)."""
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
     if not pattern.search(text):
-        raise SystemExit(f"{INTERNALS}: no {BEGIN} ... {END} markers to write between")
+        raise SystemExit(f"{INTERNALS}: no {begin} ... {end} markers to write between")
     return pattern.sub(lambda _: section, text, count=1)
 
 

@@ -33,8 +33,9 @@ from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le
 
-from ragbench.api import (FLASHRAG_RAG_TEMPLATE, ConfigError, Context, Engine, Example, Prediction,
-                          Response, SampleRecord, System, flashrag_generate, local_tokenizer, recorded_extras)
+from ragbench.api import ConfigError, Context, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api.engines import Engine, Response, local_tokenizer
+from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate
 
 from .prompts import SENTENCE_END, STOP
 

@@ -14,7 +14,8 @@ from typing import Annotated, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import FLASHRAG_RAG_TEMPLATE, Context, Example, Prediction, System, flashrag_generate
+from ragbench.api import Context, Example, Prediction, System
+from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate
 
 
 class IterRetGen(System):

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from ragbench.api import Document, task_demonstration
+from ragbench.api import Document
+from ragbench.api.protocols import task_demonstration
 
 # Where a document's summary (or answer-style note) is kept: not ALCE's own "summary" metadata, which
 # the provided ALCE docs already carry for their top 20.

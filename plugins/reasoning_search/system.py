@@ -18,8 +18,8 @@ from typing import Annotated, Any, ClassVar
 
 from annotated_types import Ge
 
-from ragbench.api import (Context, Document, Example, FlashRagTemplate, Prediction, SampleRecord, System,
-                          flashrag_reference, flashrag_sampling, recorded_extras)
+from ragbench.api import Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference, flashrag_sampling
 
 from .prompts import (AUTOREFINE_USER, R1_SEARCHER_DOC, R1_SEARCHER_STOP, R1_SEARCHER_USER, SEARCH_R1_DOC,
                       SEARCH_R1_STOP, SEARCH_R1_USER, SIMPLE_DEEP_SEARCHER_STOP, SIMPLE_DEEP_SEARCHER_USER)

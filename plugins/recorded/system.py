@@ -13,8 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, PredictionRecords, RecordError,
-                          SampleRecord, System, iter_jsonl, require)
+from ragbench.api import ConfigError, Context, Document, Example, Prediction, RecordError, SampleRecord, System
+from ragbench.api.data import iter_jsonl, require
+from ragbench.api.protocols import PredictionRecords
 
 
 JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", type(None): "null", list: "a list",

@@ -32,8 +32,9 @@ from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, Response, SampleRecord, System,
-                          recorded_extras, title_and_text)
+from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api.engines import Response
+from ragbench.api.flashrag import title_and_text
 
 from .prompts import ANSWER_TOKEN, END, QUERY_TOKENS, STOP, evidences, first_prompt
 

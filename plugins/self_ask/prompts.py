@@ -1,6 +1,7 @@
 """Self-Ask's exemplars as FlashRAG ships them (flashrag/prompt/selfask_examplars.py, commit 1ee5249), verbatim,
 and the parts of its prompt (flashrag/pipeline/active_pipeline.py:824-895)."""
-from ragbench.api import Document, title_and_text
+from ragbench.api import Document
+from ragbench.api.flashrag import title_and_text
 
 SINGLE_HOP = """Given the following question, answer it by providing follow up questions and intermediate answers. If intermediate questions are not necessarry, answer the question directly. You are provided with evidence that can help you arrive at the answer before the question.
 #

@@ -7,7 +7,8 @@ import asyncio
 import math
 from typing import Any
 
-from ragbench.api import Context, Document, Response
+from ragbench.api import Context, Document
+from ragbench.api.engines import Response
 
 from .prompts import (NO_RETRIEVAL, REFLECTION_TOKENS, RETRIEVAL_TOKENS, cite_segments, clean_segment,
                               evidence_prompt, fix_spacing)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Step, outline
+from ragbench.api import Step
+from ragbench.api.trace import outline
 
 SCORES = ("final_score", "relevance_score", "ground_score", "utility_score", "seq_score")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ragbench.api import TEMPLATES
+from ragbench.api.text import TEMPLATES
 
 RETRIEVAL_TOKENS = ("[No Retrieval]", "[Retrieval]", "[Continue to Use Evidence]")
 RELEVANCE_TOKENS = ("[Irrelevant]", "[Relevant]")

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ragbench.api import Response, TokenLogprobs
+from ragbench.api.engines import Response, TokenLogprobs
 
 from .prompts import GROUNDING_TOKENS, RELEVANCE_TOKENS, UTILITY_TOKENS, UTILITY_WEIGHTS
 

@@ -29,8 +29,10 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (ConfigError, Context, Document, EngineNeeds, Example, Prediction, SampleRecord, System,
-                          Task, closed_answer, recorded_extras)
+from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task,
+                          recorded_extras)
+from ragbench.api.engines import EngineNeeds
+from ragbench.api.protocols import closed_answer
 
 from .longform import long_form
 from .outline import long_form as long_form_outline, short_form as short_form_outline

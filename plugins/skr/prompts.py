@@ -3,7 +3,7 @@
 two sentences."""
 from __future__ import annotations
 
-from ragbench.api import FlashRagTemplate
+from ragbench.api.flashrag import FlashRagTemplate
 
 ZERO_SHOT = FlashRagTemplate(
     system="Answer the question based on your own knowledge." + " " * 29

@@ -15,8 +15,8 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (FLASHRAG_RAG_TEMPLATE, ConfigError, Context, Example, Judger, Prediction, SampleRecord,
-                          System, Task, flashrag_generate, judger_folder, recorded_extras)
+from ragbench.api import ConfigError, Context, Example, Prediction, SampleRecord, System, Task, recorded_extras
+from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, Judger, flashrag_generate, judger_folder
 
 from .prompts import ZERO_SHOT
 

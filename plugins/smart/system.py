@@ -40,7 +40,9 @@ from typing import Annotated, Any
 from annotated_types import Ge
 
 from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task,
-                          closed_answer, grouped, instruction_key, recorded_extras, task_input)
+                          recorded_extras)
+from ragbench.api.protocols import closed_answer, instruction_key, task_input
+from ragbench.api.trace import grouped
 
 from .prompts import (END_GENERATOR, END_INTENT, END_LOCATOR, GENERATOR, LONG, RECONSTRUCTOR, SHORT,
                             SMART_TASK_INSTRUCTIONS, LocatedFact, instruction_block, intent_prompt, locate_prompt,

@@ -24,8 +24,8 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (Context, Document, Example, FlashRagTemplate, Prediction, SampleRecord, System,
-                          flashrag_generate, flashrag_reference, recorded_extras)
+from ragbench.api import Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api.flashrag import FlashRagTemplate, flashrag_generate, flashrag_reference
 
 from .prompts import FIXED, PROMPTS, REFERENCE
 

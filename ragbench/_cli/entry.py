@@ -1,6 +1,6 @@
 """The `ragbench` command's entry point (the console script, `python -m ragbench`). Its first act is to make
-SIGTERM and SIGHUP stop the command as Ctrl-C does, before the command line loads (~0.1 s, and the run's
-modules another ~0.2 s): a stop signal then ends in one line at any moment (here, while loading: nothing
+SIGTERM and SIGHUP stop the command as Ctrl-C does, before the command line and the run's modules load
+(a visible part of its start): a stop signal then ends in one line at any moment (here, while loading: nothing
 was written), never in a silent exit 143. A signal whose exception the import of an extension module
 swallowed (C code that clears errors) ends the command all the same, by the watcher of `exit_when_stuck`.
 The process ends with the command, whatever a plugin left running (ragbench._cli.process_end).

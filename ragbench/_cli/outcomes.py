@@ -120,7 +120,7 @@ def evaluated(config: Any) -> Any:
     Ctrl-C, SIGTERM or SIGHUP (128 + the signal, with the command that continues the run)."""
     try:
         with exit_when_stuck(lambda signum: interrupt_message(config.run_dir(), signum=signum)):
-            from .._run.evaluator import Evaluator  # ~0.2 s of imports, under the handlers: a stop says so
+            from .._run.evaluator import Evaluator  # a visible part of the start, under the handlers: a stop says so
 
             return Evaluator(config, command_registry()).run()
     except ConfigError as exc:

@@ -102,8 +102,8 @@ def _one_line(exc: BaseException) -> str:
 
 def cpu_threads(torch: Any, threads: int | None) -> int:
     """Torch's CPU threads: `threads`, else one fewer than the cores (at least 1). Torch's default
-    (every core) collapses when anything else runs: a 96-question run took 832 s at 2 threads and
-    60 s at 1 on a busy 2-core machine."""
+    (every core) collapses when anything else runs: on a busy machine a run at every core's thread took many
+    times as long as at one fewer (docs/performance.md, "Figures behind the code")."""
     count = int(threads) if threads is not None else max(1, (os.cpu_count() or 1) - 1)
     if count < 1:
         raise ConfigError(f"hf engine: threads must be >= 1, got {threads}")

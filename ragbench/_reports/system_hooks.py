@@ -26,7 +26,7 @@ ADHERENCE_FIX = 'a list of {"format": str, "followed": n, "of": m, "fix": str} w
 
 class SavedRecords(Sequence):
     """A task's samples file as `SampleRecord`s without texts, read from the file each time they are iterated
-    or indexed (0.13 ms a record of 10 steps on 2 loaded CPU cores): a system's figures over 100,000 examples
+    or indexed (a fraction of a millisecond a record): a system's figures over 100,000 examples
     never hold 100,000 records, only where each one's line starts (8 bytes)."""
 
     def __init__(self, path: Path) -> None:

@@ -7,15 +7,13 @@ call per k, run in a worker thread while the other examples go on. Each search i
 max(k, its `retrieval_topk`) candidates and returns the reranked top k; with a refiner (`--refiner`),
 `refine` turns a reader's documents into what it shows (ragbench._components); each is a traced step.
 
-A thread, not the worker processes (ragbench._run.workers), on measurement (BM25, 50,000 passages,
-batches of 64 queries, k=100, 2 loaded cores, 2026-11-23): bm25s's search holds the GIL most of
-the time (a Python thread beside it ran at 0.5-0.6x), but ~35 % of it is building the 6,400 hit
-Documents from the docstore, which must happen in this process anyway; in the process pool with
-Documents pickled back it ran at 145-197 queries/s against 231-234 in a thread with the same loop
-stalls (50-170 ms: unpickling holds the GIL too); scoring there and building hits here gave
-212-299 q/s and 23-57 ms stalls, within the noise of the thread's, for a second copy of the
-index's vocabulary in every worker. Batches are per k and in-flight examples, so a stall is one
-per batch, not per example.
+A thread, not the worker processes (ragbench._run.workers), on measurement (docs/performance.md,
+"Figures behind the code"): bm25s's search holds the GIL most of the time, but a good part of it is
+building the hit Documents from the docstore, which must happen in this process anyway; in the process
+pool, with Documents pickled back, it was slower with the same loop stalls (unpickling holds the GIL too);
+scoring there and building hits here was no faster than the thread, for a second copy of the index's
+vocabulary in every worker. Batches are per k and in-flight examples, so a stall is one per batch, not
+per example.
 """
 from __future__ import annotations
 

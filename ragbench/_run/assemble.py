@@ -24,9 +24,8 @@ SEED_POLICY = ("every sampled call (temperature > 0) without its own seed gets s
 def cyclic_gc_paused() -> Iterator[None]:
     """CPython's cycle collector paused while a run's samples are read back and aggregated: that allocates
     millions of small acyclic objects (parsed JSON, views, records) that all stay alive, and each full
-    collection walks every one of them again (CoRAG, 500 examples, 11 MB of samples: results.json made in
-    0.42 s instead of 0.64 s; FLARE's 3,333 calls 0.38-0.55 s instead of 0.78 s, 2-vCPU VM). A collector the
-    caller had paused stays paused."""
+    collection walks every one of them again (results.json is made in about two thirds of the time:
+    docs/performance.md, "Figures behind the code"). A collector the caller had paused stays paused."""
     paused_here = gc.isenabled()
     gc.disable()
     try:
@@ -53,7 +52,7 @@ def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunCo
     """A run's results.json from its samples (`checkpoints`: by task, of the tasks whose records were read).
     `cost` is asked once every task's samples are rewritten: that brings the earlier attempts' costs up to
     their saved samples' (`RunDir.finalize_samples`). `versions`: the provenance the run took at its start
-    (reading 25 packages' metadata and git costs a run's end ~20 ms), else taken now."""
+    (reading every package's metadata and git again would cost the run's end), else taken now."""
     scores: dict[str, dict[str, Any]] = {}  # by task
     adherence: dict[str, Any] = {}
     repaired: dict[str, list[str]] = {}

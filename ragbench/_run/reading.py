@@ -12,8 +12,7 @@ T = TypeVar("T")
 
 class RecordReader(Generic[T]):
     """`await reader.next()`: the next item of `items` (None at the end), read in a thread. Once `items` has
-    ended, every worker asking is answered at once (each went to a thread for nothing: 512 workers in flight
-    took 27 ms to end)."""
+    ended, every worker asking is answered at once (each went to a thread for nothing, one after another)."""
 
     def __init__(self, items: Iterator[T], most: int = 8, seconds: float = 0.05) -> None:
         self._items, self._most, self._seconds = items, most, seconds

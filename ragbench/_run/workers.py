@@ -17,7 +17,7 @@ only, and a script that starts a run must guard its top level with `if __name__ 
 Records are parsed in a lane of their own (`in_record_lane`: one more worker process, at normal
 priority): every example starts from a record, so parsing the next one must not wait in the pool's
 queue behind the page work of the examples already started (it did: a Task 3 run read its archive
-only between two questions' page parsing, 2.2x its CPU floor instead of overlapping the two).
+only between two questions' page parsing, twice its CPU floor instead of overlapping the two).
 `start_soon()` starts the lane and the pool in a background thread, so that a reader need not wait
 for them (it parses its first records itself meanwhile: `lane_ready()`).
 
@@ -28,11 +28,11 @@ killed, e.g. out of memory) fails the calls it was running and is replaced for t
 every path into it (`run`, `in_record_lane`).
 
 Every worker ends when the process that started it ends, however it ends (kill -9 included): a
-thread of the worker waits on a pidfd of that process (`_exit_with`). Measured on Linux with the
-forkserver: without it the workers, the forkserver and multiprocessing's resource tracker all
-outlive a killed run (they hold each other's pipes open); `prctl(PR_SET_PDEATHSIG)` in the workers
-does not help (their parent is the forkserver, which lives on); with the pidfd every one of them
-is gone within 0.1 s (the forkserver and the tracker end when the last worker holding their pipes
+thread of the worker waits on a pidfd of that process (`_exit_with`). On Linux with the forkserver
+(docs/internals.md, "Who owns what"): without it the workers, the forkserver and multiprocessing's
+resource tracker all outlive a killed run (they hold each other's pipes open); `prctl(PR_SET_PDEATHSIG)`
+in the workers does not help (their parent is the forkserver, which lives on); with the pidfd every one
+of them is gone at once (the forkserver and the tracker end when the last worker holding their pipes
 does).
 
 `RAGBENCH_WORKERS=N` sets the pool size; `RAGBENCH_WORKERS=0` runs the work in a thread of this

@@ -9,8 +9,8 @@ sample whose key the data no longer holds is dropped. So a reordered, edited, ad
 as a fresh run of the file would, and `data_sha256` (each record's place and digest) describes that file.
 
 Digests are fed value by value rather than as one `json.dumps`: a CRAG Task 3 example holds 50 web pages
-(15 MB of HTML), and dumping it to JSON first took 45 ms of the event loop a question (2-vCPU VM), hashing its
-strings as they are about 12 ms.
+(megabytes of HTML), and dumping it to JSON first held the event loop several times as long as hashing its
+strings as they are.
 """
 from __future__ import annotations
 

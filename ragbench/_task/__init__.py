@@ -102,7 +102,7 @@ class Task:
         return None
 
     def gold_references(self, gold: dict[str, Any]) -> list[str]:
-        """Every gold answer of one record (`example.gold`) as a reference text, the preferred first: what a
+        """Every gold answer of one example (`example.gold`) as a reference text, the preferred first: what a
         metric that knows no benchmark compares an answer with (an LLM judge's reference, an HF
         `evaluate` metric's references). Default: the `answers` kind, else the `label`; a task whose
         gold is shaped otherwise says how to read it by overriding this."""

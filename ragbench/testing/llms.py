@@ -59,7 +59,7 @@ class ScriptedLLM(LLM):
       `run_eval` calls of several examples interleave, so use rules or a function there);
     - a dict {regex: reply}: the first regex found in the prompt (a chat's last message) answers, ""
       matches anything; a call no rule matches fails with the prompt named;
-    - a function(request) -> reply, given the `ragbench.api.Request` (its prompt or messages and sampling).
+    - a function(request) -> reply, given the `ragbench.api.engines.Request` (its prompt or messages and sampling).
 
     A reply is text (cut at the call's stop strings; log-probabilities, when asked, are those of a
     model certain of every token) or a dict with per-token data (`{"response": text, "tokens": [...],

@@ -5,7 +5,8 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, data_dir, parse_json, resolve_data_file
+from ragbench.api import ConfigError
+from ragbench.api.data import data_dir, parse_json, resolve_data_file
 
 # princeton-nlp/ALCE download_data.sh: one archive holding every file.
 ARCHIVE = "ALCE-data.tar"

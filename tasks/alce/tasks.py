@@ -31,8 +31,8 @@ from typing import Annotated, Any, ClassVar, Iterator, Mapping
 
 from annotated_types import Ge, Lt
 
-from ragbench.api import (ConfigError, Document, Example, RecordError, Task, TaskPrompting, cited_numbers, list_items,
-                          sent_tokenize)
+from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting
+from ragbench.api.text import cited_numbers, list_items, sent_tokenize
 
 from .data import alce_data_file, read_records
 from .prompting import SHORTER_FIELDS, fill, head_prompt, load_prompt_file, shorter_docs

@@ -16,7 +16,8 @@ import csv
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, iter_jsonl
+from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting
+from ragbench.api.data import iter_jsonl
 
 from .metrics import cutoffs
 

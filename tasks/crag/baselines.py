@@ -19,7 +19,8 @@ from typing import Any, Awaitable, Callable
 
 import numpy as np
 
-from ragbench.api import Document, Example, parse_json
+from ragbench.api import Document, Example
+from ragbench.api.data import parse_json
 
 from .kg.endpoints import ENDPOINTS
 from .prompts import STRAIGHTFORWARD_SYSTEM, STRAIGHTFORWARD_USER, baseline_prompt

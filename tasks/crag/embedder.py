@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragbench.api import ConfigError, PageCache, content_key, load_callable
+from ragbench.api import ConfigError
+from ragbench.api.data import load_callable
+from ragbench.api.run import PageCache, content_key
 
 if TYPE_CHECKING:
-    from ragbench.api import RunResources
+    from ragbench.api.run import RunResources
 
 BATCH_SIZE = 128  # SENTENTENCE_TRANSFORMER_BATCH_SIZE in the CRAG baselines
 GPU_BATCH_SIZE = 512

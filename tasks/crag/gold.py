@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import GoldKind, GoldReader
+from ragbench.api.yaml_tasks import GoldKind, GoldReader
 
 
 class CragAnswer(GoldKind):

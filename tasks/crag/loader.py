@@ -28,7 +28,9 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
-from ragbench.api import ConfigError, RecordError, StreamBroken, Workers, objects, read_lines, usable_cores
+from ragbench.api import ConfigError, RecordError
+from ragbench.api.data import StreamBroken, objects, read_lines
+from ragbench.api.run import Workers, usable_cores
 
 Item = tuple[int, "dict[str, Any] | RecordError"]
 _PART = re.compile(r"^(?P<stem>.+\.tar\.bz2)\.part(?P<number>\d+)$")

@@ -28,7 +28,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping
 
-from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores, parse_json
+from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores
+from ragbench.api.data import parse_json
 
 from .prompts import judge_prompt
 

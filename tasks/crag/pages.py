@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, TypeVar
 
-from ragbench.api import Document, PageCache, Workers, content_key, ready_threads, usable_cores
+from ragbench.api import Document
+from ragbench.api.run import PageCache, Workers, content_key, ready_threads, usable_cores
 
 MAX_SENTENCE_CHARS = 1000
 PASSAGE_WORDS = 100

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragbench.api import ConfigError, unreachable
+from ragbench.api import ConfigError
+from ragbench.api.run import unreachable
 
 # Llama-2's SentencePiece vocabulary (meta-llama/Llama-2-7b-hf tokenizer.json, as facebookresearch/CRAG
 # ships it): its size and a few ids no other tokenizer shares all of.

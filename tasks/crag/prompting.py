@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.api import Document, Example, Prompt, TaskPrompting, group
+from ragbench.api import Document, Example, Prompt, TaskPrompting
+from ragbench.api.trace import group
 
 from . import baselines
 from .embedder import BatchingEmbedder

@@ -25,7 +25,8 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
-from ragbench.api import ConfigError, Document, Example, RecordError, Task, data_dir, parse_json, resolve_data_file
+from ragbench.api import ConfigError, Document, Example, RecordError, Task
+from ragbench.api.data import data_dir, parse_json, resolve_data_file
 
 from .kg.client import URL_ENV, CragKgClient
 from .loader import read_jsonl, read_task3_archive, record_parser
@@ -154,7 +155,7 @@ class CragTask(Task):
     def preflight(self, check: Any) -> None:
         """Data, the Llama-2 tokenizer (by its vocabulary) and the KG API (answering), each on its own,
         then the first records in the selected split."""
-        from ragbench.api import probe_data
+        from ragbench.api.run import probe_data
 
         from .preflight import check_kg_reachable, check_llama2_tokenizer
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Literal
 
-from ragbench.api import ConfigError, Example, RecordPlace, YamlTask
+from ragbench.api import ConfigError, Example
+from ragbench.api.yaml_tasks import RecordPlace, YamlTask
 
 SPLITS = ("test", "dev")
 ANSWERS = tuple(f"answer_{i}" for i in range(10))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ragbench.api import config_errors_exit, exit_if_skipped
+from ragbench.api.run import config_errors_exit, exit_if_skipped
 
 
 @click.command("kilt-corpus")

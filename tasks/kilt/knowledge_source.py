@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.api import ConfigError, RecordError, iter_jsonl
+from ragbench.api import ConfigError, RecordError
+from ragbench.api.data import iter_jsonl
 
 SECTION_MARK = "Section::::"
 FIRST_SECTION = "Section::::Abstract"

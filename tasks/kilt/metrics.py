@@ -18,7 +18,8 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, normalize_answer, token_f1
+from ragbench.api import ConfigError, Example, Metric, Prediction, Scores
+from ragbench.api.text import normalize_answer, token_f1
 
 DOWNSTREAM_KEYS = ("accuracy", "em", "f1", "rougel")
 PAGE_KEY = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is from (KILT's rank key)

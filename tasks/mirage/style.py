@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Document, Example, RecordPlace, YamlPrompting, YamlTask
+from ragbench.api import Document, Example
+from ragbench.api.yaml_tasks import RecordPlace, YamlPrompting, YamlTask
 
 COT_SYSTEM = ('You are a helpful medical expert, and your task is to answer a multi-choice medical question. '
               'Please first think step-by-step and then choose the answer from the provided options. Organize your '

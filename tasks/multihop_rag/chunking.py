@@ -25,7 +25,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ragbench.api import ConfigError, TokenSplitter, keep_separator
+from ragbench.api import ConfigError
+from ragbench.api.text import TokenSplitter, keep_separator
 
 PARAGRAPH_SEPARATOR = "\n\n\n"
 CHUNKING_REGEX = re.compile("[^,.;。？！]+[,.;。？！]?")

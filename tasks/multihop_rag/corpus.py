@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.api import ConfigError, RecordError, replacing
+from ragbench.api import ConfigError, RecordError
+from ragbench.api.data import replacing
 
 from .chunking import CHUNK_OVERLAP, CHUNK_SIZE, SentenceSplitter
 

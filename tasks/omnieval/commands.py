@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ragbench.api import config_errors_exit, exit_if_skipped
+from ragbench.api.run import config_errors_exit, exit_if_skipped
 
 
 @click.command("omnieval-corpus")
@@ -22,7 +22,7 @@ def omnieval_corpus_command(docs, out, split, path_as, overwrite) -> None:
     dropped), with deterministic ids: <relative path>[:<line>][#<chunk>] instead of upstream's random
     UUIDs, so upstream's relevant_node labels only match upstream's released corpus. PDF, Markdown,
     Word and other files llama-index reads with its own readers are reported and left out."""
-    from ragbench.api import parse_split
+    from ragbench.api.text import parse_split
 
     from .corpus import build_corpus
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.api import ConfigError, RecordError, read_lines
+from ragbench.api import ConfigError, RecordError
+from ragbench.api.data import read_lines
 
 from . import catalog
 

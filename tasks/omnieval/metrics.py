@@ -8,7 +8,8 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, normalize_answer
+from ragbench.api import ConfigError, Example, Metric, Prediction, Scores
+from ragbench.api.text import normalize_answer
 
 
 @lru_cache(maxsize=1)

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.api import RecordError, read_lines
+from ragbench.api import RecordError
+from ragbench.api.data import read_lines
 
 from . import catalog
 

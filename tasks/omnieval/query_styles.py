@@ -6,7 +6,8 @@ import re
 import unicodedata
 from pathlib import Path
 
-from ragbench.api import BGE_QUERY_INSTRUCTION, ConfigError, QueryStyle
+from ragbench.api import ConfigError
+from ragbench.api.retrieval import BGE_QUERY_INSTRUCTION, QueryStyle
 
 BGE_ZH_QUERY_INSTRUCTION = "为这个句子生成表示以用于检索相关文章："
 # OmniEval's configs/query_instruction.json (spec omnieval.md 2.2): queries are

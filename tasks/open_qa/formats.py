@@ -7,7 +7,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterator
 
-from ragbench.api import RecordError, RecordFormat, RecordPlace, json_records, jsonl_records, kind
+from ragbench.api import RecordError
+from ragbench.api.yaml_tasks import RecordFormat, RecordPlace, json_records, jsonl_records, kind
 
 
 class FlashragFormat(RecordFormat):

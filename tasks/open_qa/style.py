@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import FLASHRAG_RAG_TEMPLATE as RAG_TEMPLATE
-from ragbench.api import FLASHRAG_ZERO_SHOT_TEMPLATE as ZERO_SHOT_TEMPLATE
-from ragbench.api import Context, Document, Example, Prompt, YamlPrompting, YamlTask
+from ragbench.api import Context, Document, Example, Prompt
+from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE as RAG_TEMPLATE
+from ragbench.api.flashrag import FLASHRAG_ZERO_SHOT_TEMPLATE as ZERO_SHOT_TEMPLATE
+from ragbench.api.yaml_tasks import YamlPrompting, YamlTask
 
 
 class FlashRagPrompting(YamlPrompting):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from ragbench.api import ConfigError, Document, Example, RecordPlace, YamlTask
+from ragbench.api import ConfigError, Document, Example
+from ragbench.api.yaml_tasks import RecordPlace, YamlTask
 
 from .metrics import ANSWER, NOISE_RATE
 from .sampling import sample_passages

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.api import ConfigError, RecordFormat, RecordPlace, read_document
+from ragbench.api import ConfigError
+from ragbench.api.yaml_tasks import RecordFormat, RecordPlace, read_document
 
 
 class SquadFormat(RecordFormat):

@@ -17,8 +17,9 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any, ClassVar
 
-from ragbench.api import (TEMPLATES, ConfigError, Document, Example, Prompt, RecordPlace, YamlPrompting, YamlTask,
-                          fill, yaml_task_class)
+from ragbench.api import ConfigError, Document, Example, Prompt
+from ragbench.api.text import TEMPLATES, fill
+from ragbench.api.yaml_tasks import RecordPlace, YamlPrompting, YamlTask, yaml_task_class
 
 from .formats import SquadFormat
 from .prompts import TASK_INSTRUCTIONS

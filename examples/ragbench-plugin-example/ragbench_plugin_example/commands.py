@@ -9,7 +9,8 @@ import click
 @click.option("--data", default=None, help="a trivia_tf JSONL file (default: the copy shipped with the plugin)")
 def trivia_stats(data: str | None) -> None:
     """Count the true and false statements of the trivia_tf data."""
-    from ragbench.api import Example, config_errors_exit
+    from ragbench.api import Example
+    from ragbench.api.run import config_errors_exit
 
     from .task import TriviaTF
 

@@ -10,7 +10,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting, iter_jsonl, require
+from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting
+from ragbench.api.data import iter_jsonl, require
 
 INSTRUCTION = "Is the following statement true or false? Answer with one word: true or false."
 

@@ -1,7 +1,7 @@
 """Records through Hugging Face `datasets`: a hub dataset by name (from the HF cache offline), a folder
 written by `save_to_disk`, a folder of data files, and Parquet files.
 
-`datasets` is imported here only (about 1 s), by the tasks that read through it. Without network,
+`datasets` is imported here only (a slow import), by the tasks that read through it. Without network,
 `load_dataset(NAME)` retries the hub for about 25 s before it falls back to the cache; so the hub is
 first asked for a TCP connection (3 s at most), and when it does not answer the load runs in the
 libraries' offline mode, which answers from the cache at once or fails: one line saying what to

@@ -4,8 +4,8 @@ and Hugging Face datasets through `datasets` (ragbench._shared.yaml_tasks.hf). A
 
 Local JSONL, JSON and CSV are read here, not through `datasets`: a bad line stays one counted bad
 record naming file and line (a `datasets` load fails whole on it), and a run's start-up does not pay
-for `import datasets` (about 1 s on a 2-core machine) and its Arrow cache (a 1,000-line JSONL took
-0.2 s through `load_dataset("json")`, 3 ms read here).
+for `import datasets` and its Arrow cache (a small JSONL file is read here in a fraction of the time
+`load_dataset("json")` takes: docs/performance.md, "Figures behind the code").
 
 Every reader yields (RecordPlace, record or RecordError): where the record is, as messages name it (the
 file line of JSON Lines and CSV, the path in a JSON document), and its position in the data."""
@@ -54,8 +54,7 @@ class JsonError(ConfigError):
 
 class KeyedObject(dict):
     """A JSON object that remembers the keys it holds more than once (JSON keeps each one's last value). Only
-    keyed documents are parsed into them: a 3 MB mapping of 8,000 MIRAGE-like records parses in 75 ms, 19 ms
-    as plain dicts (2-core machine)."""
+    keyed documents are parsed into them: parsing into them is several times slower than into plain dicts."""
 
     def __init__(self, pairs: list[tuple[str, Any]]) -> None:
         super().__init__(pairs)

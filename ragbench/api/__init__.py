@@ -1,0 +1,79 @@
+"""ragbench's public API: the contract a task, system or metric plugin is written against.
+
+    from ragbench.api import Example, Prediction, System, hookimpl
+    from ragbench.api.text import normalize_answer
+
+A plugin imports ragbench only from here and the namespaces below, and its tests from `ragbench.testing`.
+Every other module of the `ragbench` package is internal: it may change in any release without notice.
+These names change only with a note in docs/changelog.md; docs/writing-plugins.md is the guide.
+
+The layout:
+
+- `ragbench.api`: the contract. `Task` (its `TaskPrompting`, the hooks systems call, the `Prompt` it
+  builds, the `TaskScoring` it is scored by), `System` and `Reader` (the base of systems that send the
+  task's own baseline prompt), `Metric` (`KeySpec`, `Score`, `Scores`; a corpus-level `CorpusValue` and the
+  bootstrap `resampled` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
+  what a system or metric gets (`Context`), the sample record the reporting hooks read (`SampleRecord`,
+  `recorded_extras`), the pre-flight's `Preflight`, `hookimpl` for the plugin's hook module, and the errors:
+  `ConfigError` (one line: what, where, how to fix; the run does not start), `RecordError` (a bad record:
+  counted, the run goes on), `EngineError` (an LLM call failed).
+- `ragbench.api.protocols`: the optional protocols a task adds, and how a system reads them of any task.
+- `ragbench.api.text`: answers, citations, sentences, instruction formats, token-counted chunks.
+- `ragbench.api.flashrag`: FlashRAG's prompt templates, generator conventions and judgers.
+- `ragbench.api.data`: data files (JSONL, YAML), where a task's data is, the built-in catalogue.
+- `ragbench.api.yaml_tasks`: the bases of a YAML task's prompt style, record formats, gold kinds.
+- `ragbench.api.engines`: `Engine` and the values an LLM call carries (`Request`, `Sampling`, `Response`).
+- `ragbench.api.retrieval`: `Retriever`, `IndexBuilder`, query styles, `Reranker`, `Refiner`.
+- `ragbench.api.run`: what a run lends its plugins (`RunResources`, `Workers`, `PageCache`), the
+  pre-flight's probes, how a plugin's command ends.
+- `ragbench.api.trace`: the structure of a trace (`group`, `outline`, `trace_prompts`).
+
+A name that moved still imports from `ragbench.api` until the release `REMOVED_IN` names, with
+a DeprecationWarning naming its new home (ragbench.api._deprecated).
+
+Why a module of its own and not the package root: `import ragbench.anything` runs the package's
+`__init__`, so a root that exported the API would import the contract, the LLM handle and the
+scheduler for every command; and the core's own modules import from each other, not from a surface
+that imports them all. Names are imported on first use (PEP 562 `__getattr__`), so a plugin's hook
+module that imports `hookimpl` keeps `ragbench list` as fast as before.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ragbench.api._deprecated import deprecated
+from ragbench.api._lazy import lazy_names
+
+# the internal module that defines each name
+_MODULES = {
+    "ragbench._task": ("Task",),
+    "ragbench._task.prompting": ("TaskPrompting", "Prompt"),
+    "ragbench._task.scoring": ("TaskScoring",),
+    "ragbench._system": ("System", "recorded_extras"),
+    "ragbench._shared.reader": ("Reader",),
+    "ragbench._metric": ("Metric", "KeySpec", "CorpusValue", "Score", "Scores"),
+    "ragbench._reports.bootstrap": ("resampled",),
+    "ragbench._types": ("Example", "Document", "Prediction", "Step"),
+    "ragbench._context": ("Context",),
+    "ragbench._records": ("SampleRecord",),
+    "ragbench._checks": ("Preflight",),
+    "ragbench._hookspecs": ("hookimpl",),
+    "ragbench._errors": ("ConfigError", "RecordError"),
+    "ragbench._values.llm_calls": ("EngineError",),
+}
+NAMESPACES = ("data", "engines", "flashrag", "protocols", "retrieval", "run", "text", "trace", "yaml_tasks")
+__all__, _contract, _listed = lazy_names(__name__, _MODULES)
+
+
+def __getattr__(name: str) -> Any:
+    if name in NAMESPACES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in __all__:
+        return _contract(name)
+    return deprecated(name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*_listed(), *NAMESPACES])
+

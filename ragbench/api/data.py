@@ -1,0 +1,25 @@
+"""Data files: reading JSONL and YAML, finding a task's data, writing a file whole, the built-in catalogue.
+
+    from ragbench.api.data import iter_jsonl, require
+
+`iter_jsonl` (a JSONL file's records, a bad line arriving as a `RecordError`), `read_lines`, `require`
+(a record's field, or the bad record's error), `parse_json` (json.loads where JSON nested too deeply is a
+ValueError, not a RecursionError), `objects` (only the JSON objects of a stream of lines pass) and
+`StreamBroken` (the record error where a stream broke off); `resolve_data_file` and `data_dir` (where a
+task's data is); `replacing` (a file written whole or not at all: a corpus a command builds);
+`load_callable` (an option naming "module:function"); `packaged_yaml` (a YAML file a package ships, parsed
+once per process, each caller given its own copy) and `section` (parts of ragbench's own registry.yaml,
+which the built-in packages' `ragbench_catalog` hooks serve).
+"""
+from __future__ import annotations
+
+from ragbench.api._lazy import lazy_names
+
+_MODULES = {
+    "ragbench._storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json", "objects", "StreamBroken"),
+    "ragbench._storage.datafiles": ("resolve_data_file", "data_dir"),
+    "ragbench._storage.files": ("replacing",),
+    "ragbench._imports": ("load_callable",),
+    "ragbench._builtin": ("packaged_yaml", "section"),
+}
+__all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

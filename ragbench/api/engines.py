@@ -1,0 +1,19 @@
+"""LLM engines: the base an engine plugin subclasses and the values a call carries.
+
+    from ragbench.api.engines import Engine, Request, Response
+
+`Engine` (`generate(requests)`: a batch in, a `Response` or an `EngineError` per request out), `Request`
+(a prompt or chat messages and their `Sampling`), `Response` (text, per-token `TokenLogprobs` when asked,
+token counts, finish reason), `EngineNeeds` (what a system needs of its engine, `System.engine_needs`) and
+`local_tokenizer` (a model's tokenizer on disk, without its weights).
+"""
+from __future__ import annotations
+
+from ragbench.api._lazy import lazy_names
+
+_MODULES = {
+    "ragbench._engines.base": ("Engine",),
+    "ragbench._values.llm_calls": ("EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs"),
+    "ragbench._engines.tokenizers": ("local_tokenizer",),
+}
+__all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -1,0 +1,21 @@
+"""FlashRAG's conventions, which its methods and the QA prompt style share.
+
+    from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate
+
+`FlashRagTemplate` (its `PromptTemplate`: a string, or a chat model's `[system, user]` messages),
+`FLASHRAG_RAG_TEMPLATE` and `FLASHRAG_ZERO_SHOT_TEMPLATE` (its base and zero-shot prompts),
+`flashrag_reference` and `title_and_text` (its reference formatting), `flashrag_sampling` and
+`flashrag_generate` (its vLLM or HF generator's parameters and stop handling, on any engine); the judgers
+of its conditional methods (SKR, Adaptive-RAG): `Judger` (a judger model loaded once from a local folder,
+or a file of judgements by example id) and `judger_folder` (that folder, else one line).
+"""
+from __future__ import annotations
+
+from ragbench.api._lazy import lazy_names
+
+_MODULES = {
+    "ragbench._shared.flashrag": ("FlashRagTemplate", "flashrag_reference", "flashrag_sampling", "flashrag_generate",
+                                  "title_and_text", "FLASHRAG_RAG_TEMPLATE", "FLASHRAG_ZERO_SHOT_TEMPLATE"),
+    "ragbench._shared.judgers": ("Judger", "judger_folder"),
+}
+__all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -1,0 +1,23 @@
+"""The optional protocols a task adds, and how a system reads them of any task.
+
+    from ragbench.api.protocols import UsesTools, task_input
+
+A task implements a protocol by having its methods (no base class needed); a system tests for one
+(`isinstance(task, UsesTools)`) or reads it through a function that answers for any task:
+`UsesRunResources` (`bind(resources)`: the run's `RunResources`), `UsesTools` (`setup`/`teardown`: the
+tools systems get as `ctx.tools`), `PredictionRecords` (the prediction records a recorded system replays),
+`StandingInstruction` (`instruction_key`, `task_input`), `Demonstration` (`demonstration()`), `PlotKeys`
+(metric keys report.md draws per slice) and `SystemDefaults` (system options that follow from the task's);
+`task_input`, `instruction_key`, `closed_answer` and `task_demonstration` read them of any task.
+docs/writing-plugins.md, "The task-system contract", says what each is for.
+"""
+from __future__ import annotations
+
+from ragbench.api._lazy import lazy_names
+
+_MODULES = {
+    "ragbench._task.protocols": ("UsesRunResources", "UsesTools", "PredictionRecords", "StandingInstruction",
+                                 "Demonstration", "PlotKeys", "SystemDefaults", "task_input", "instruction_key",
+                                 "closed_answer", "task_demonstration"),
+}
+__all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

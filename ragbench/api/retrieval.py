@@ -1,0 +1,22 @@
+"""Retrieval: the bases a retriever, reranker or refiner plugin subclasses, and the conventions they share.
+
+    from ragbench.api.retrieval import Reranker, Retriever
+
+`Retriever` (`search(queries, k)`), its on-disk index's `IndexBuilder`, `RetrievalError`; `QueryStyle`
+and `BGE_QUERY_INSTRUCTION` (how a query is phrased for an embedder, registered through the
+`ragbench_query_styles` hook); `passage_text` (a document as indexed: `title\\ntext`); `Reranker` and
+`Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the metadata key of the one
+document holding a refiner's text, which a prompt shows as it is).
+"""
+from __future__ import annotations
+
+from ragbench.api._lazy import lazy_names
+
+_MODULES = {
+    "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
+    "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
+    "ragbench._retrieval.corpus": ("passage_text",),
+    "ragbench._components.base": ("Reranker", "Refiner"),
+    "ragbench._shared.refined_text": ("REFINED_TEXT",),
+}
+__all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

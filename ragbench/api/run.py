@@ -1,0 +1,23 @@
+"""What a run or a command lends its plugins: resources, workers, page caches, checks, a command's exits.
+
+    from ragbench.api.run import RunResources, Workers
+
+`RunResources` (what `UsesRunResources.bind` receives and `ctx.resources` is), its `Workers` for CPU-bound
+work (`await ctx.resources.workers.run(fn, *args)`; `usable_cores` counts the cores this process may use,
+`ready_threads` makes a thread pool with its threads started), the `PageCache` it opens
+(`await ctx.resources.page_cache()`) and `content_key` for its entries; the pre-flight's probes
+(`probe_data`: a task's first records read; `unreachable`: why a server does not answer); how a command a
+plugin adds ends (`config_errors_exit`, `exit_if_skipped`). docs/internals.md, "Who owns what".
+"""
+from __future__ import annotations
+
+from ragbench.api._lazy import lazy_names
+
+_MODULES = {
+    "ragbench._run.resources": ("RunResources",),
+    "ragbench._run.workers": ("Workers", "usable_cores", "ready_threads"),
+    "ragbench._storage.page_cache": ("PageCache", "content_key"),
+    "ragbench._checks": ("probe_data", "unreachable"),
+    "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
+}
+__all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -1,0 +1,21 @@
+"""Text helpers benchmarks share: answers, citations, sentences, instruction formats, token-counted chunks.
+
+    from ragbench.api.text import normalize_answer, sent_tokenize
+
+Answers: `normalize_answer` (SQuAD's normalisation), `exact_presence`, `token_f1`. Citations:
+`remove_citations`, `cited_numbers`, `list_items`. Sentences: `sent_tokenize` (punkt's, offline).
+Instruction-tuned prompt formats: `TEMPLATES` and `fill`. Chunking counted in tokens: `TokenSplitter`,
+`parse_split`, `keep_separator`, `tiktoken_encoding` (a tiktoken encoding, cl100k_base offline).
+"""
+from __future__ import annotations
+
+from ragbench.api._lazy import lazy_names
+
+_MODULES = {
+    "ragbench._shared.answers": ("normalize_answer", "exact_presence", "token_f1"),
+    "ragbench._shared.sentences": ("sent_tokenize",),
+    "ragbench._shared.citations": ("remove_citations", "cited_numbers", "list_items"),
+    "ragbench._shared.instruction_templates": ("TEMPLATES", "fill"),
+    "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_encoding", "keep_separator"),
+}
+__all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -148,10 +148,11 @@ def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
     registry = command_registry()
     try:
         for folder in include_path:
-            for spec in folder_tasks(folder):
-                registry.add_task_file(spec.source)
+            for header in folder_tasks(folder):
+                registry.add_task_file(header.source)
     except ConfigError as exc:
         config_error(exc)
+    registry.check_task_files()  # a broken file no run reads is reported all the same
     kinds = [kind] if kind else [*KINDS, "groups"]
     for current in kinds:
         click.echo(f"{current}:")

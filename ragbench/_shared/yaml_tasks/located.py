@@ -82,6 +82,11 @@ def read_yaml(path: Path, source: str) -> Any:
         raise SpecError(source, 1, None, f"not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from exc
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read it ({exc.strerror or exc})") from exc
+    return read_yaml_text(text, source)
+
+
+def read_yaml_text(text: str, source: str) -> Any:
+    """`text`'s data with line numbers, as `read_yaml` reads a file's."""
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except yaml.constructor.ConstructorError as exc:

@@ -103,13 +103,8 @@ def check_command(no_model: bool, **options) -> None:
         sys.exit(EXIT_CONFIG)
     try:
         evaluator = Evaluator(RunConfig(**run_kwargs(**options)), command_registry())
-        try:
-            evaluator.check_free_space()
-            if not no_model:
-                evaluator.load_and_check_models()
-        finally:
-            evaluator.retriever.close()
-            evaluator.components.close()
+        evaluator.check_free_space()
+        evaluator.check_services(models=not no_model)
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:

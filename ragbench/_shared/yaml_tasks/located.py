@@ -38,7 +38,7 @@ class LocatedList(list):
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """libyaml's parser when PyYAML has it: the registry reads the built-in task files at every start-up,
+    """libyaml's parser when PyYAML has it: the registry reads the built-in task files' headers at every start-up,
     3 ms for the five Self-RAG files against 26 ms with the pure-Python parser."""
 
 

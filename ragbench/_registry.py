@@ -69,6 +69,7 @@ class Entry:
     provider: str = "?"  # the installed distribution that provides it
     plugin: str = "?"  # its entry point (the hook module's name in the `ragbench` group)
     build: Callable[[], Any] | None = None  # makes the component instead of importing `target` (a YAML task)
+    check: Callable[[], Any] | None = None  # reads all it is made of without making it (a YAML task's whole file)
     _loaded: Any = None
 
     @property
@@ -316,7 +317,7 @@ class Registry:
 
         self._add_entry(Entry(kind="tasks", name=header.name, target=header.source, description=header.description,
                               aliases=list(header.aliases), defaults={"system_args": dict(header.system_args)},
-                              provider=provider, plugin=plugin, build=build))
+                              provider=provider, plugin=plugin, build=build, check=header.spec))
         for group in header.groups:
             members = self.groups.setdefault(group, [])
             if header.name not in members:
@@ -334,10 +335,10 @@ class Registry:
         return header.name
 
     def check_task_files(self) -> None:
-        """Load every catalogue's YAML task (`ragbench list`): a file that does not load whole is reported as
-        its plugin's failure, as at discovery; a run reads only the files of the tasks it uses."""
-        for entry in [e for e in self.entries["tasks"].values() if e.build is not None and e.plugin != TASK_FILE]:
-            self._added(entry.plugin, entry.provider, entry, lambda entry, *_: entry.load())
+        """Read every catalogue's YAML task file whole (`ragbench list`): one that does not read is reported as its
+        plugin's failure, as at discovery; a run reads only the files of the tasks it uses."""
+        for entry in [e for e in self.entries["tasks"].values() if e.check is not None and e.plugin != TASK_FILE]:
+            self._added(entry.plugin, entry.provider, entry.check, lambda check, *_: check())
 
     def names(self, kind: str) -> list[str]:
         return sorted(self.entries[kind])
@@ -415,6 +416,5 @@ def unknown_name_message(what: str, name: str, known: Iterable[str], listing: st
 
 
 def installed_registry() -> Registry:
-    """A new registry of the installed plugins (their entry points and catalogues; ~0.05 s once they are
-    imported, ~0.2 s the first time), of its caller's alone: what one adds to it no other registry sees."""
+    """A new registry of the installed plugins, of its caller's alone: what one adds to it no other registry sees."""
     return Registry.discover()

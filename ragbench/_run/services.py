@@ -17,9 +17,10 @@ for worker calls still running.
 """
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any
 
 from .._components.pooling import Components
 from .._in_flight import ExamplesInFlight
@@ -75,10 +76,10 @@ class RunServices:
         self._opened = ExitStack()
         self._components_freed = False
 
-    def __enter__(self) -> "RunServices":
+    def __enter__(self) -> RunServices:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._opened.close()
 
     def open_retrieval(self) -> tuple[Retriever, Components]:

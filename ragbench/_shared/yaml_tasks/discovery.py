@@ -4,9 +4,9 @@ file under it whose top level names a `task`; other YAML files are left alone). 
 header only (ragbench._shared.yaml_tasks.header); its full spec is read when its task is loaded."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
 
 from ..._errors import ConfigError
 from .header import TaskHeader, read_header, task_header

@@ -110,3 +110,13 @@ def test_every_service_opened_is_closed_when_the_model_fails_to_load(tmp_path):
         planned.run()
     assert events(log) == ["retriever opened", "reranker loaded", "reranker closed", "retriever closed"]
     assert not (tmp_path / "run" / "run.json").exists()
+
+
+def test_ragbench_check_opens_the_retriever_and_closes_what_it_opened(tmp_path):
+    log = tmp_path / "events.txt"
+    evaluator(tmp_path, log).check_services(models=False)
+    assert events(log) == ["retriever opened", "reranker loaded", "reranker closed", "retriever closed"]
+    broken = evaluator(tmp_path, tmp_path / "other.txt", retriever_args={"log": "-", "fail": True})
+    with pytest.raises(Exception, match="the index is damaged"):
+        broken.check_services(models=False)
+    assert not (tmp_path / "run").exists()

@@ -25,15 +25,13 @@ import pluggy
 from ._errors import ConfigError
 from ._hookspecs import PROJECT, RagbenchHooks
 from ._imports import import_target
-from ._shared.yaml_tasks.discovery import file_spec, is_task_file, packaged_spec
+from ._shared.yaml_tasks.discovery import TaskHeader, file_header, is_task_file, packaged_header
 from ._values.names import name_problem
 
 KINDS = ("tasks", "systems", "metrics", "engines", "retrievers", "rerankers", "refiners")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
-            "retrievers": "retriever", "rerankers": "reranker", "refiners": "refiner", "query_styles": "query style"}
-SINGULAR["prompt_styles"] = "prompt style"
-SINGULAR["record_formats"] = "record format"
-SINGULAR["gold_kinds"] = "gold kind"
+            "retrievers": "retriever", "rerankers": "reranker", "refiners": "refiner", "query_styles": "query style",
+            "prompt_styles": "prompt style", "record_formats": "record format", "gold_kinds": "gold kind"}
 # The base class each kind's targets must subclass (imported when a component is first loaded).
 BASES = {"tasks": "ragbench._task:Task", "systems": "ragbench._system:System", "metrics": "ragbench._metric:Metric",
          "engines": "ragbench._engines.base:Engine", "retrievers": "ragbench._retrieval.base:Retriever",
@@ -71,6 +69,7 @@ class Entry:
     provider: str = "?"  # the installed distribution that provides it
     plugin: str = "?"  # its entry point (the hook module's name in the `ragbench` group)
     build: Callable[[], Any] | None = None  # makes the component instead of importing `target` (a YAML task)
+    check: Callable[[], Any] | None = None  # reads all it is made of without making it (a YAML task's whole file)
     _loaded: Any = None
 
     @property
@@ -162,16 +161,12 @@ class Registry:
                 providers[name] = provider
             except Exception as exc:
                 self.failures.append(PluginFailure(name, provider, f"{type(exc).__name__}: {exc}"))
-        for name, result in _each_plugin(manager, "ragbench_catalog"):
-            self._added(name, providers[name], result, self.add_catalog)
-        for name, result in _each_plugin(manager, "ragbench_metric_families"):
-            self._added(name, providers[name], result, self.add_metric_families)
-        for name, result in _each_plugin(manager, "ragbench_query_styles"):
-            self._added(name, providers[name], result, self.add_query_styles)
-        for name, result in _each_plugin(manager, "ragbench_record_formats"):
-            self._added(name, providers[name], result, self.add_record_formats)
-        for name, result in _each_plugin(manager, "ragbench_gold_kinds"):
-            self._added(name, providers[name], result, self.add_gold_kinds)
+        for hook, add in (("ragbench_catalog", self.add_catalog), ("ragbench_metric_families", self.add_metric_families),
+                          ("ragbench_query_styles", self.add_query_styles),
+                          ("ragbench_record_formats", self.add_record_formats),
+                          ("ragbench_gold_kinds", self.add_gold_kinds)):
+            for name, result in _each_plugin(manager, hook):
+                self._added(name, providers[name], result, add)
         self._command_hooks.append((manager, providers))
 
     @property
@@ -308,36 +303,42 @@ class Registry:
             self.aliases[entry.kind][alias] = entry.name
 
     def _add_yaml_entry(self, name: str, resource: str, provider: str, plugin: str) -> None:
-        """A catalogue's YAML task (`{"yaml": "package:path.yaml"}`), read now for its name, description,
-        aliases, groups and system defaults; a broken file is reported as that plugin's failure."""
+        """A catalogue's YAML task (`{"yaml": "package:path.yaml"}`), its header read now (a broken one is a failure)."""
         try:
-            self._add_spec(packaged_spec(resource, name), provider, plugin)
+            self._add_header(packaged_header(resource, name), provider, plugin)
         except (ConfigError, ImportError, OSError) as exc:
             self.failures.append(PluginFailure(plugin, provider, f"{type(exc).__name__}: {exc}"))
 
-    def _add_spec(self, spec: Any, provider: str, plugin: str = "?") -> None:
-        def build() -> type:  # the Task class, made on first use (Jinja2 and the data readers load with it)
+    def _add_header(self, header: TaskHeader, provider: str, plugin: str = "?") -> None:
+        def build() -> type:  # the Task class, made on first use (the full spec is read, Jinja2 loads with it)
             from ._shared.yaml_tasks.task import task_class
 
-            return task_class(spec, self.prompt_style, self.record_format, self.gold_kind)
+            return task_class(header.spec(), self.prompt_style, self.record_format, self.gold_kind)
 
-        self._add_entry(Entry(kind="tasks", name=spec.name, target=spec.source, description=spec.description,
-                              aliases=list(spec.aliases), defaults={"system_args": dict(spec.system_args)},
-                              provider=provider, plugin=plugin, build=build))
-        for group in spec.groups:
+        self._add_entry(Entry(kind="tasks", name=header.name, target=header.source, description=header.description,
+                              aliases=list(header.aliases), defaults={"system_args": dict(header.system_args)},
+                              provider=provider, plugin=plugin, build=build, check=header.spec))
+        for group in header.groups:
             members = self.groups.setdefault(group, [])
-            if spec.name not in members:
-                members.append(spec.name)
+            if header.name not in members:
+                members.append(header.name)
 
     def add_task_file(self, path: str | Path) -> str:
         """The name of the YAML task at `path` (`--tasks FILE.yaml`, `--include-path`), registered if needed."""
-        spec = file_spec(path)
-        existing = self.entries["tasks"].get(self.aliases["tasks"].get(spec.name, spec.name))
+        header = file_header(path)
+        existing = self.entries["tasks"].get(self.aliases["tasks"].get(header.name, header.name))
         if existing is not None and existing.plugin != TASK_FILE:  # (a file given before is replaced)
-            raise ConfigError(f"{spec.source}: task '{spec.name}' is already provided by {existing.provider} "
+            raise ConfigError(f"{header.source}: task '{header.name}' is already provided by {existing.provider} "
                               f"({existing.target}); give the file's task another name")
-        self._add_spec(spec, str(path), TASK_FILE)
-        return spec.name
+        self._add_header(header, str(path), TASK_FILE)
+        self.entries["tasks"][header.name].load()  # a file given is a task used: read whole now
+        return header.name
+
+    def check_task_files(self) -> None:
+        """Read every catalogue's YAML task file whole (`ragbench list`): one that does not read is reported as its
+        plugin's failure, as at discovery; a run reads only the files of the tasks it uses."""
+        for entry in [e for e in self.entries["tasks"].values() if e.check is not None and e.plugin != TASK_FILE]:
+            self._added(entry.plugin, entry.provider, entry.check, lambda check, *_: check())
 
     def names(self, kind: str) -> list[str]:
         return sorted(self.entries[kind])

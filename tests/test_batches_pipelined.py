@@ -136,7 +136,7 @@ def test_the_next_batch_starts_before_the_examples_of_the_one_before_have_their_
             stalls.append(self)
 
     monkeypatch.setattr(ScriptedEngine, "generate", watched)
-    monkeypatch.setattr("ragbench._run.evaluator.ExamplesInFlight", Watched)
+    monkeypatch.setattr("ragbench._run.services.ExamplesInFlight", Watched)
     monkeypatch.setattr(AskTwice, "between_calls", lambda self: asyncio.to_thread(second_started.wait, 60))
     config = RunConfig(tasks=["popqa"], system="ask_twice", model="scripted:echo", data={"popqa": popqa(tmp_path, 16)},
                        model_args={"batch_size": 8}, max_inflight=16, output=str(tmp_path / "run"), progress=False,

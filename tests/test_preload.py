@@ -34,10 +34,7 @@ def test_the_run_owns_its_preload_thread_and_joins_it_before_loading_engines(tmp
     slow_module(tmp_path, monkeypatch, "ragbench_preload_owned")
     evaluator = Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", judges=["hf:some/judge"],
                                     output=str(tmp_path / "run")), Registry.discover())
-    try:
-        thread = evaluator.preloading
-        assert thread.name == "ragbench-preload"
-        evaluator.load_engines().close()  # no metric of demo needs the judge: only the scripted engine loads
-        assert not thread.is_alive() and "ragbench_preload_owned" in sys.modules
-    finally:
-        evaluator.retriever.close()
+    thread = evaluator.preloading
+    assert thread.name == "ragbench-preload"
+    evaluator.check_services()  # no metric of demo needs the judge: only the scripted engine loads
+    assert not thread.is_alive() and "ragbench_preload_owned" in sys.modules

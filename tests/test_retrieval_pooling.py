@@ -203,9 +203,12 @@ def test_a_run_retrieves_from_the_index_in_pooled_searches(tmp_path, demo_index)
     assert "Paris" in first["trace"][1]["request"]["prompt"]  # the LLM saw the top BM25 passage
 
 
-def test_a_run_with_a_missing_index_stops_before_anything_loads(tmp_path):
+def test_a_run_with_a_missing_index_stops_before_anything_loads(tmp_path, monkeypatch):
     config = RunConfig(tasks=["demo"], system="vanilla", model="scripted:echo", retriever="bm25",
                        retriever_args={"index": str(tmp_path / "nowhere")}, output=str(tmp_path / "run"))
+    loaded: list[str] = []
+    monkeypatch.setattr("ragbench._run.services.load_engines", lambda *args, **kwargs: loaded.append("engines"))
+    planned = Evaluator(config, registry=installed_registry())  # planning opens no index
     with pytest.raises(ConfigError, match=r"retriever bm25: index folder .*nowhere does not exist"):
-        Evaluator(config, registry=installed_registry())
-    assert not (tmp_path / "run").exists()
+        planned.run()
+    assert loaded == [] and not (tmp_path / "run").exists()

@@ -119,13 +119,8 @@ def check_command(no_model: bool, **options) -> None:
         sys.exit(EXIT_CONFIG)
     try:
         evaluator = Evaluator(RunConfig(**run_kwargs(**options)), command_registry())
-        try:
-            evaluator.check_free_space()
-            if not no_model:
-                evaluator.load_and_check_models()
-        finally:
-            evaluator.retriever.close()
-            evaluator.components.close()
+        evaluator.check_free_space()
+        evaluator.check_services(models=not no_model)
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:
@@ -164,10 +159,11 @@ def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
     registry = command_registry()
     try:
         for folder in include_path:
-            for spec in folder_tasks(folder):
-                registry.add_task_file(spec.source)
+            for header in folder_tasks(folder):
+                registry.add_task_file(header.source)
     except ConfigError as exc:
         config_error(exc)
+    registry.check_task_files()  # a broken file no run reads is reported all the same
     kinds = [kind] if kind else [*KINDS, "groups"]
     for current in kinds:
         click.echo(f"{current}:")

@@ -24,7 +24,7 @@ def preload(*models: str | None) -> threading.Thread | None:
     """Start importing the heavy libraries of these models' engines (torch and transformers for `hf`, whose
     import takes seconds) in a background thread, so they load while the plan, the data and the retriever do; the
     thread (None when there is nothing to import) is the caller's, which joins it before it loads an
-    engine (the run: `Evaluator.load_engines`). A failure is left for the engine's own import to report."""
+    engine (the run: `RunServices.open_engines`). A failure is left for the engine's own import to report."""
     kinds = {model.partition(":")[0] for model in models if model}  # not the default: a run may need none
     names = [name for kind in sorted(kinds) for name in _HEAVY_IMPORTS.get(kind, ()) if name not in sys.modules]
     if not names:

@@ -10,51 +10,44 @@ import asyncio
 import json
 import logging
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from .._checks import Preflight
 from .._engines import preload
 from .._errors import ConfigError, RecordError
-from .._llm import LLM
-from .._nli import NLI
-from .._registry import Registry
-from .._replay.recording import CALLS_DIR, CallRecorder
-from .._replay.tools import load_replay_tools, recording_tools
 from .._reports.failures import metric_failed
-from .._reports.provenance import provenance
 from .._reports.finish import finish_run
+from .._reports.provenance import provenance
 from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Results
-from .._retrieval import load_retriever
-from .._retrieval.handle import Retrieval
+from .._registry import Registry
+from .._replay.recording import CallRecorder
+from .._replay.tools import load_replay_tools, recording_tools
+from .._scheduler import Scheduler
 from .._stop_signals import signal_of
-from .._storage.cache import ResponseCache
 from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
 from .._storage.rundir import RunDir
 from .._task.protocols import UsesTools, stop_tools
 from .._types import Example
-from . import rescore
-from .._checks import Preflight
-from .._components.pooling import Components
 from .._values.run_config import RunConfig, examples_in_flight
 from .._values.urls import redacted
+from . import rescore
 from .assemble import run_results
 from .cost import AttemptCost, attempt_cost, run_cost
 from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
-from .._in_flight import ExamplesInFlight
 from .interrupted import RunInterrupted
 from .lifecycle import run_interruptible, run_together
-from .metric_models import MetricModels
 from .model_contents import contents_now, model_contents
 from .planning import PlannedTask
 from .plugin_values import task_records
 from .preflight import check_free_space, preflight
 from .progress import Progress
 from .reading import RecordReader
-from .resources import RunResources
-from .run_engines import Engines, load_engines
-from .._scheduler import Scheduler
+from .run_engines import Engines
+from .services import ExampleServices, RunServices
 from .workers import refuse_in_worker_start, use_ready_threads
 
 log = logging.getLogger(__name__)
@@ -81,25 +74,22 @@ class RunOutcome:
 
 class Evaluator:
     def __init__(self, config: RunConfig, registry: Registry) -> None:
+        """The run planned and pre-flighted (every option, data file and prerequisite; all problems at once,
+        `PreflightError`, nothing written). No model loads and no index opens here: the run's services
+        (ragbench._run.services) open when it starts, after its folder's lock."""
         refuse_in_worker_start()  # a script without the __main__ guard, re-run by a worker process
         # imports while the data loads, joined before the engines load
         self.preloading = preload(config.model, *config.judges, config.nli, *config.role_models.values())
         self.config = config
         self.registry = registry  # the command's (ragbench._cli.registry), for every component the run loads
-        # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
         self.planned, self.checks = preflight(config, self.registry)
         self.run_dir = RunDir(config.run_dir())
-        # fails fast on a bad index
-        self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
-        self.components = Components.configured(config, self.registry)  # --reranker, --refiner: models loaded
-        self.retriever_contents = {**self.retriever.contents(), **self.components.contents()}  # read once (sha256s)
-        self.retrieval_stats: dict[str, int] = {}
-        self.nli: NLI | None = None
+        self.retriever_metadata: dict[str, Any] = {}  # the retriever's and the components', once opened
+        self.retriever_contents: dict[str, Any] = {}  # ... and their contents (sha256s), read once
+        self.services: RunServices | None = None  # this run's, from its start
         self.model_contents: dict[str, str] = {}  # "kind:model content_id" by place (Engines.content_ids)
         self.checkpoints: dict[str, TaskCheckpoint] = {}  # by task, for tasks whose records were read
         self.changed_data: set[str] = set()  # tasks whose data changed since the run started
-        self.page_cache_stats: dict[str, Any] | None = None
-        self.response_cache_stats: dict[str, Any] | None = None
         self.scoring_only = False  # --resume of a finished run whose only work left is metrics that failed
         self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
         self.cost: AttemptCost | None = None  # this attempt's, from when the run folder is started
@@ -111,63 +101,43 @@ class Evaluator:
             return self._run_locked()
 
     def _run_locked(self) -> RunOutcome:
-        """The run, on resources of its own (worker processes, page caches: ragbench._run.resources),
-        closed whatever way it ends."""
+        """The run, on services of its own (ragbench._run.services), closed whatever way it ends."""
         config = self.config
-        if config.resume:
-            finished = self._finished_outcome()
-            if finished is not None:
-                self.retriever.close()
-                return finished
-        resources = RunResources(config.page_cache)
-        interrupted = False
-        try:
-            for planned in self.planned:
-                planned.bind(resources)
-            resources.workers.prestart()  # in the background, while the engines load
+        with RunServices(config, self.registry, self.run_dir) as services:
+            self.services = services
+            self.open_retrieval(services)
+            if config.resume:
+                finished = self._finished_outcome()
+                if finished is not None:
+                    return finished
+            services.open_resources(self.planned)  # the workers start in the background, while the engines load
             recorded = (self.run_dir.meta or {}).get("config") if self.scoring_only else None  # engines not loaded
-            engines = self.load_engines()
+            engines = services.open_engines(self.planned, system=not self.scoring_only, preloading=self.preloading)
             self.model_contents = model_contents(engines, self.registry, recorded)
+            self.check_models(engines)
+            fingerprints = self.data_fingerprints()
+            self.changed_data = set(self.run_dir.data_changed(fingerprints)) if config.resume else set()
+            services.start_folder(self.full_config(), config.identity(), config.config_hash(), config.resume,
+                                  config.overwrite, fingerprints)
+            self.cost = AttemptCost(self.attempt_id, self.run_dir.record_attempt)
+            self.versions = provenance()
+            self.cost.save()  # the attempt counts from its start, whatever stops it
+            services.open_cache()
             try:
-                self.check_models(engines)
-                fingerprints = self.data_fingerprints()
-                self.changed_data = set(self.run_dir.data_changed(fingerprints)) if config.resume else set()
-                self.run_dir.start(self.full_config(), config.identity(), config.config_hash(), config.resume,
-                                   config.overwrite, fingerprints)
-                self.cost = AttemptCost(self.attempt_id, self.run_dir.record_attempt)
-                self.versions = provenance()
-                self.cost.save()  # the attempt counts from its start, whatever stops it
-                cache = ResponseCache(config.cache or self.run_dir.path / "cache.sqlite", owned=config.cache is None)
-            except BaseException:
-                engines.close()
-                raise
-            try:
-                scheduler = run_interruptible(self._execute(engines, cache, resources))
+                scheduler = run_interruptible(self._execute(services))
             except KeyboardInterrupt as exc:
-                interrupted = True
+                services.interrupted = True
                 raise RunInterrupted(self.run_dir.path, self._saved(), self._known_total(), signal_of(exc)) from None
-            finally:
-                self.run_dir.close()
-                self.response_cache_stats = cache.stats()
-                cache.close()
-                if not interrupted:  # else an engine may still be busy in a worker thread: left to the exit
-                    engines.close()
-            self.page_cache_stats = resources.page_caches.report()
-        finally:
-            resources.close(wait=not interrupted)
-            if not interrupted:
-                self.retriever.close()
         results = self.collect(scheduler, self.cost.examples, time.perf_counter() - self.cost.started)
         self.run_dir.record_attempt(results.cost["this_attempt"])
         finish_run(self.run_dir, results)
         return RunOutcome(results, self.run_dir.path)
 
-    def load_engines(self) -> Engines:
-        """Every engine of the run (the system's none when it calls no model, or when only metrics that
-        failed are left to score)."""
-        if self.preloading is not None:
-            self.preloading.join()
-        return load_engines(self.config, self.registry, self.planned, system=not self.scoring_only)
+    def open_retrieval(self, services: RunServices) -> None:
+        """The run's retriever and components (their models load now), and what run.json records of them."""
+        retriever, components = services.open_retrieval()
+        self.retriever_metadata = {**retriever.metadata(), **components.metadata()}
+        self.retriever_contents = {**retriever.contents(), **components.contents()}
 
     def check_models(self, engines: Engines) -> None:
         """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
@@ -178,13 +148,13 @@ class Evaluator:
         check.raise_if_failed()
         self.checks.checked.extend(check.checked)
 
-    def load_and_check_models(self) -> None:
-        """`ragbench check`: load the engines, run every `check_model`, close them."""
-        engines = self.load_engines()
-        try:
-            self.check_models(engines)
-        finally:
-            engines.close()
+    def check_services(self, models: bool = True) -> None:
+        """`ragbench check`: the retriever and components opened (a bad index fails here) and, with `models`,
+        the engines loaded and every `check_model` run; all closed again, nothing written."""
+        with RunServices(self.config, self.registry, self.run_dir) as services:
+            self.open_retrieval(services)
+            if models:
+                self.check_models(services.open_engines(self.planned, preloading=self.preloading))
 
     def check_free_space(self) -> None:
         """`ragbench check`: the free space where the run writes (a warning when short; the data is counted)."""
@@ -255,7 +225,7 @@ class Evaluator:
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
-        out["retriever_metadata"] = {**self.retriever.metadata(), **self.components.metadata()}
+        out["retriever_metadata"] = self.retriever_metadata
         out["retriever_contents"] = self.retriever_contents
         out["model_contents"] = self.model_contents
         return redacted(json.loads(json.dumps(out, default=str)))  # as recorded: no URL's credentials
@@ -282,65 +252,52 @@ class Evaluator:
                 if read.needs_run(key, position, lambda: made_from(item)):
                     yield planned, position, item
 
-    async def _execute(self, engines: Engines, cache: ResponseCache, resources: RunResources) -> Scheduler:
+    async def _execute(self, services: RunServices) -> Scheduler:
         """The examples, `max_inflight` at a time, as one task group (ragbench._run.lifecycle.run_together):
         teardown begins only when every example has ended, so nothing is saved once it has begun."""
         await use_ready_threads()  # no thread is started inside a callback (the loop's close shuts it down)
-        examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
-        scheduler = Scheduler(cache, examples=examples)
-        self.cost.stats = scheduler.stats
-        recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
-        llm = LLM(scheduler, engines.model, recorder=recorder.for_role("model"))
-        models = {role: LLM(scheduler, role_engine, recorder=recorder.for_role(role))
-                  for role, role_engine in engines.roles.items()}
-        scoring = MetricModels(scheduler, recorder, self.run_dir.path, engines.judges, engines.nli,
-                               self.config.nli_format)
-        judge_llms, self.nli = scoring.judges, scoring.nli
-        retrieval = Retrieval(self.retriever, Scheduler(examples=examples, searches=True), recorder=recorder,
-                              components=self.components.pooled(Scheduler(examples=examples, searches=True)))
-        progress = Progress(scheduler.stats, total=self._known_total(), enabled=self.config.progress)
-        inflight = examples_in_flight(self.config.max_inflight, engines.model)
-        saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish
+        assert self.cost is not None
         try:
-            tools = await self._tools(recorder)
-            if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
-                await rescore.rescore_saved(self.planned, self.run_dir, judge_llms, self.nli, self.config.seed,
-                                            self.config.strict_infra, inflight, self.cost.stamped,
-                                            self.config.fail_fast, examples)
-            read = RecordReader(iter(()) if self.scoring_only else self._work())
-
-            async def worker() -> None:
-                with examples.slot():
-                    while (entry := await read.next()) is not None:
-                        planned, position, item = entry
-                        record = await process_example(planned, item, llm, judge_llms, tools[planned.name],
-                                                       retrieval, models, self.config.seed, self.config.strict_infra,
-                                                       self.nli)
-                        resources.workers.raise_if_unavailable()  # every later example would fail the same way
-                        record["index"] = position
-                        self.run_dir.append_sample(planned.name, self.cost.stamped(record, saving=1))
-                        self.cost.examples += 1
-                        progress.advance(failed=record_failed(record))
-                        if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
-                            raise StoppedAtFailure(planned.name, record, self.run_dir.path)
-
-            await run_together(worker() for _ in range(inflight))
+            async with services.calls() as calls:
+                assert services.scheduler is not None and services.recorder is not None and services.engines
+                self.cost.stats = services.scheduler.stats
+                progress = Progress(services.scheduler.stats, total=self._known_total(), enabled=self.config.progress)
+                inflight = examples_in_flight(self.config.max_inflight, services.engines.model)
+                saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish
+                try:
+                    calls.tools = await self._tools(services.recorder)
+                    if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
+                        await rescore.rescore_saved(self.planned, self.run_dir, calls, inflight, self.cost.stamped,
+                                                    self.config.fail_fast)
+                    read = RecordReader(iter(()) if self.scoring_only else self._work())
+                    await run_together(self._worker(read, calls, progress) for _ in range(inflight))
+                finally:
+                    saver.cancel()
+                    try:
+                        progress.close()
+                        for planned in self.planned:
+                            await stop_tools(planned.task)
+                    finally:
+                        await asyncio.gather(saver, return_exceptions=True)
         finally:
-            saver.cancel()
-            try:
-                progress.close()
-                recorder.close()
-                for planned in self.planned:
-                    await stop_tools(planned.task)
-                await scheduler.close()
-                await retrieval.close()
-                self.retrieval_stats = retrieval.stats.to_dict()
-                scoring.close()
-                await engines.aclose()
-            finally:
-                await asyncio.gather(saver, return_exceptions=True)
-                self.cost.save()  # replaced by the final cost if the run ends well
-        return scheduler
+            self.cost.save()  # replaced by the final cost if the run ends well
+        return services.scheduler
+
+    async def _worker(self, read: RecordReader, calls: ExampleServices, progress: Progress) -> None:
+        """One of the run's `max_inflight` workers: the next record still to do, until none is left."""
+        assert self.cost is not None and self.services is not None and self.services.resources is not None
+        workers = self.services.resources.workers
+        with calls.examples.slot() if calls.examples is not None else nullcontext():
+            while (entry := await read.next()) is not None:
+                planned, position, item = entry
+                record = await process_example(planned, item, calls)
+                workers.raise_if_unavailable()  # every later example would fail the same way
+                record["index"] = position
+                self.run_dir.append_sample(planned.name, self.cost.stamped(record, saving=1))
+                self.cost.examples += 1
+                progress.advance(failed=record_failed(record))
+                if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
+                    raise StoppedAtFailure(planned.name, record, self.run_dir.path)
 
     async def _tools(self, recorder: CallRecorder) -> dict[str, dict[str, Any]]:
         """Each task's tools (ctx.tools), recorded call by call; under --replay, answered from the
@@ -372,9 +329,11 @@ class Evaluator:
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
 
         def cost() -> dict[str, Any]:  # the earlier attempts' as brought up to their saved samples'
+            services = self.services
+            assert services is not None  # (a run rebuilt from its samples opened none: their statistics are empty)
             return run_cost([a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id], attempt,
-                            {"response_cache": self.response_cache_stats, "page_cache": self.page_cache_stats},
-                            self.retrieval_stats, self.nli.stats.to_dict() if self.nli is not None else None)
+                            {"response_cache": services.response_cache_stats, "page_cache": services.page_cache_stats},
+                            services.retrieval_stats, services.nli_stats)
 
         return run_results(self.planned, self.run_dir, self.config, self.checkpoints, cost, self.full_config(),
                            self.versions)

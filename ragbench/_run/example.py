@@ -16,13 +16,13 @@ from .._llm import LLM
 from .._metric import InvalidScore, typed_scores
 from .._nli import NLI
 from .._plugin_calls import PluginCall
-from .._retrieval.handle import Retrieval
 from .._storage.checkpoint import record_digest
 from .._task import Task
 from .._types import Example, Prediction
 from .._values.urls import redacted
 from .planning import PlannedTask
 from .plugin_values import prediction_problem, writable_record
+from .services import ExampleServices
 
 def record_failed(record: dict[str, Any]) -> bool:
     """Whether a sample record counts as a failure of the run: its example failed (or its record could
@@ -53,19 +53,21 @@ def made_from(item: Example | RecordError) -> str:
     return record_digest(item) if isinstance(item, Example) else f"bad record: {item}"
 
 
-async def process_example(planned: PlannedTask, item: Example | RecordError, llm: LLM, judges: list[LLM],
-                          tools: dict[str, Any], retrieval: Retrieval, models: dict[str, LLM] | None, seed: int,
-                          strict_infra: bool, nli: NLI | None) -> dict[str, Any]:
+async def process_example(planned: PlannedTask, item: Example | RecordError,
+                          services: ExampleServices) -> dict[str, Any]:
     """One record run by the system and scored: its sample record (a bad record or a failed example is
     recorded in it, never raised)."""
     if isinstance(item, RecordError):
         return {"id": None, "error": made_from(item), "bad_record": True}
+    llm, retrieval, seed = services.llm, services.retrieval, services.seed
+    assert llm is not None and retrieval is not None, "a run lends the examples it runs a model and retrieval"
     example = item.read_only()  # the system and every metric read this one example: none can change it
     started = time.perf_counter()
-    ctx = Context(llm=llm, task=planned.task, seed=seed, tools=tools, resources=planned.resources)
+    ctx = Context(llm=llm, task=planned.task, seed=seed, tools=services.tools.get(planned.name, {}),
+                  resources=planned.resources)
     ctx.llm = llm.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}")
     ctx.models = {role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}")
-                  for role, model in (models or {}).items()}
+                  for role, model in services.models.items()}
     ctx.retriever = retrieval.bind(ctx, example)
     with PluginCall() as call:
         returned = await planned.system.run(example, ctx)
@@ -75,17 +77,17 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, llm
     record = sample_record(example, prediction, planned.task)
     if call.traceback is not None:
         record["traceback"] = call.traceback
-    record = await scored_record(record, planned, example, prediction, judges, seed, strict_infra, nli)
+    record = await scored_record(record, planned, example, prediction, services)
     record["seconds"] = round(time.perf_counter() - started, 4)
     return writable_record(record)
 
 
 async def scored_record(record: dict[str, Any], planned: PlannedTask, example: Example, prediction: Prediction,
-                        judges: list[LLM], seed: int, strict_infra: bool, nli: NLI | None) -> dict[str, Any]:
+                        services: ExampleServices) -> dict[str, Any]:
     """`record` (a sample record without scores) with the prediction scored by every metric of the task,
-    and the failed calls folded into its result listed (or, with `strict_infra`, failing it)."""
+    and the failed calls folded into its result listed (or, with --strict-infra, failing it)."""
     if prediction.error is None:
-        scoring = await score_prediction(planned, example, prediction, judges, seed, nli)
+        scoring = await score_prediction(planned, example, prediction, services.judges, services.seed, services.nli)
         record["scores"] = scoring.scores
         if scoring.counted:
             record["counted"] = scoring.counted
@@ -99,7 +101,7 @@ async def scored_record(record: dict[str, Any], planned: PlannedTask, example: E
               if step.get("error")]
     if folded and record.get("error") is None:  # calls that failed yet ended in a result (as upstream)
         record["infrastructure_failures"] = folded
-        if strict_infra:
+        if services.strict_infra:
             record["error"] = f"infrastructure failure folded into the result (--strict-infra): {folded[0]}"
     return failures_redacted(record)
 

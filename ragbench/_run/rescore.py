@@ -15,8 +15,6 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import Any, Awaitable, Callable, Iterable, Iterator
 
-from .._llm import LLM
-from .._nli import NLI
 from .._records import step_from_dict
 from .._reports.failures import metric_failures
 from .._storage.checkpoint import record_key
@@ -26,6 +24,7 @@ from .example import StoppedAtFailure, gold_references, record_failed, scored_re
 from .._in_flight import ExamplesInFlight
 from .lifecycle import run_together
 from .planning import PlannedTask
+from .services import ExampleServices
 
 SCORING_FIELDS = ("scores", "score_errors", "score_tracebacks", "counted", "judge_trace", "infrastructure_failures",
                   "rescored")
@@ -52,14 +51,12 @@ def scorable(record: dict[str, Any]) -> bool:
     return record.get("error") is None and record.get("id") is not None and "prediction" in record
 
 
-async def rescore_record(planned: PlannedTask, record: dict[str, Any], judges: list[LLM], nli: NLI | None,
-                         seed: int, strict_infra: bool) -> dict[str, Any]:
+async def rescore_record(planned: PlannedTask, record: dict[str, Any], services: ExampleServices) -> dict[str, Any]:
     """The record scored again by every metric of `planned` (see the module's docstring)."""
     example, prediction = rebuild(record)
     kept = {**{k: v for k, v in record.items() if k not in (*SCORING_FIELDS, *GOLD_READING_FIELDS, ATTEMPT_COST)},
             **gold_references(planned.task, example)}
-    return {**await scored_record(kept, planned, example, prediction, judges, seed, strict_infra, nli),
-            "rescored": True}
+    return {**await scored_record(kept, planned, example, prediction, services), "rescored": True}
 
 
 def failed_scoring(run_dir: RunDir, planned: PlannedTask) -> Iterator[dict[str, Any]]:
@@ -84,9 +81,8 @@ def pending(run_dir: RunDir, planned: list[PlannedTask]) -> bool:
     return any(next(failed_scoring(run_dir, p), None) is not None for p in planned)
 
 
-async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, judges: list[LLM], nli: NLI | None, seed: int,
-                        strict_infra: bool, most: int, stamped: Callable[[dict[str, Any]], dict[str, Any]],
-                        fail_fast: bool = False, examples: ExamplesInFlight | None = None) -> int:
+async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, services: ExampleServices, most: int,
+                        stamped: Callable[[dict[str, Any]], dict[str, Any]], fail_fast: bool = False) -> int:
     """--resume: every saved example whose metrics failed scored again (at most `most` at once) and
     appended to the checkpoint (as `stamped` makes it: with the attempt's cost), where it replaces the
     earlier record. Returns how many. With `fail_fast`, the first that fails again raises
@@ -96,14 +92,14 @@ async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, judges: lis
     async def rescore(item: tuple[PlannedTask, dict[str, Any]]) -> None:
         nonlocal done
         task, record = item
-        rescored = await rescore_record(task, record, judges, nli, seed, strict_infra)
+        rescored = await rescore_record(task, record, services)
         run_dir.append_sample(task.name, stamped(rescored))
         done += 1
         if fail_fast and record_failed(rescored):
             raise StoppedAtFailure(task.name, rescored, run_dir.path)
 
     await bounded((((task, record) for task in planned for record in failed_scoring(run_dir, task))), rescore, most,
-                  examples)
+                  services.examples)
     return done
 
 

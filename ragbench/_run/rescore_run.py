@@ -21,33 +21,27 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+from .._checks import Preflight
 from .._errors import ConfigError
 from .._registry import Registry
-from .._replay.recording import CALLS_DIR, CallRecorder
 from .._reports.bootstrap import iterations_problem
 from .._reports.finish import finish_run
 from .._reports.provenance import provenance
 from .._reports.results import results_sections
 from .._reports.results_file import read_results
 from .._reports.results_schema import Results
-from .._storage.cache import ResponseCache
 from .._storage.files import file_there
 from .._storage.rundir import RunDir, iter_samples, sample_file
-from .._checks import Preflight
 from .._values.run_config import RunConfig, examples_in_flight
 from .._values.urls import redacted
 from .assemble import scored_task
 from .cost import attempt_cost
 from .evaluator import RunOutcome
 from .lifecycle import run_interruptible
-from .metric_models import MetricModels
 from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines
-from .resources import RunResources
-from .run_engines import Engines, load_engines
-from .._in_flight import ExamplesInFlight
 from .rescore import bounded, rescore_record, scorable
-from .._scheduler import Scheduler
+from .services import RunServices
 
 SUFFIX = "__rescored"  # the default output folder: RUN__rescored
 # the original results' sections that describe the system's outputs, kept as they were
@@ -75,28 +69,19 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
         if not file_there(sample_file(source, task.name)):
             check.problem(f"{source}/samples/{task.name}.jsonl is missing: the saved predictions are what is re-scored")
     check.raise_if_failed()
-    engines = load_engines(config, registry, planned, system=False)  # the judges and the NLI model
     target = RunDir(config.run_dir())
     full_config = rescored_config(meta["config"], config, planned, source)
     with target.held(lock_now=False):  # locked by `start`, let go however this ends
-        resources = RunResources(config.page_cache)  # the process pool a metric uses (CRAG's truncation)
-        for task in planned:
-            task.bind(resources)
-        try:
-            target.start(full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite)
-            cache = ResponseCache(config.cache or target.path / "cache.sqlite", owned=config.cache is None)
+        with RunServices(config, registry, target) as services:  # what scoring needs: no retriever, no system model
+            services.open_resources(planned)  # the process pool a metric uses (CRAG's truncation)
+            services.open_engines(planned, system=False)  # the judges and the NLI model
+            services.start_folder(full_config, config.identity(), config.config_hash(), resume=False,
+                                  overwrite=config.overwrite)
+            services.open_cache()
             started = time.perf_counter()
-            try:
-                rescored, calls, nli_stats = run_interruptible(score_saved(planned, source, target, engines, config,
-                                                                           cache))
-            finally:
-                target.close()
-                cache.close()
-        finally:
-            resources.close()
-            engines.close()
+            rescored, calls = run_interruptible(score_saved(planned, source, services))
         cost = {**attempt_cost("rescoring", calls, rescored, time.perf_counter() - started),
-                **({"nli": nli_stats} if nli_stats is not None else {})}
+                **({"nli": services.nli_stats} if services.nli_stats is not None else {})}
         results = rescored_results(planned, original, target, config, full_config, cost)
         finish_run(target, results)
     return RunOutcome(results, target.path)
@@ -158,35 +143,25 @@ def rescored_config(original: dict[str, Any], config: RunConfig, planned: list[P
     return redacted(json.loads(json.dumps(out, default=str)))  # as recorded: no URL's credentials
 
 
-async def score_saved(planned: list[PlannedTask], source: Path, target: RunDir, engines: Engines, config: RunConfig,
-                      cache: ResponseCache) -> tuple[int, dict[str, Any], dict[str, Any] | None]:
+async def score_saved(planned: list[PlannedTask], source: Path, services: RunServices) -> tuple[int, dict[str, Any]]:
     """Every saved record of RUN into the target's samples, scored again where it holds a prediction.
-    Returns how many were scored, the calls' statistics and the NLI model's (when one was asked)."""
-    examples = ExamplesInFlight()
-    scheduler = Scheduler(cache, examples=examples)
-    recorder = CallRecorder(target.path / CALLS_DIR)
-    scoring = MetricModels(scheduler, recorder, target.path, engines.judges, engines.nli, config.nli_format)
-    judges, nli = scoring.judges, scoring.nli
+    Returns how many were scored and the calls' statistics."""
     rescored = 0
+    async with services.calls(system=False) as calls:
+        assert services.scheduler is not None
 
-    async def score(item: tuple[PlannedTask, dict[str, Any]]) -> None:
-        nonlocal rescored
-        task, record = item
-        if scorable(record):
-            record = await rescore_record(task, record, judges, nli, config.seed, config.strict_infra)
-            rescored += 1
-        target.append_sample(task.name, record)
+        async def score(item: tuple[PlannedTask, dict[str, Any]]) -> None:
+            nonlocal rescored
+            task, record = item
+            if scorable(record):
+                record = await rescore_record(task, record, calls)
+                rescored += 1
+            services.run_dir.append_sample(task.name, record)
 
-    try:
         saved = ((task, record) for task in planned
                  for record in iter_samples(sample_file(source, task.name), older_shapes=True))
-        await bounded(saved, score, examples_in_flight(config.max_inflight), examples)
-    finally:
-        recorder.close()
-        await scheduler.close()
-        scoring.close()
-        await engines.aclose()
-    return rescored, scheduler.stats.to_dict(), None if nli is None else nli.stats.to_dict()
+        await bounded(saved, score, examples_in_flight(services.config.max_inflight), calls.examples)
+    return rescored, services.scheduler.stats.to_dict()
 
 
 def rescored_results(planned: list[PlannedTask], original: Results, target: RunDir, config: RunConfig,

@@ -20,6 +20,7 @@ from .._retrieval.provided import ProvidedRetriever
 from .._run.evaluator import Evaluator, RunConfig
 from .._run.example import process_example
 from .._run.planning import PlannedTask
+from .._run.services import ExampleServices
 from .._scheduler import Scheduler
 from .._storage.rundir import RunDir
 from .._system import System
@@ -41,12 +42,12 @@ async def run_examples(system: System, examples: Iterable[Example], llm: LLM,
     planned = PlannedTask("examples", task_object(task), system, [])
     scheduler = Scheduler()
     retrieval = Retrieval(retriever or ProvidedRetriever())
-    answering = LLM(scheduler, llm.engine, llm.defaults)
-    roles = {role: LLM(scheduler, model.engine, model.defaults) for role, model in (models or {}).items()}
+    services = ExampleServices(llm=LLM(scheduler, llm.engine, llm.defaults),
+                               models={role: LLM(scheduler, model.engine, model.defaults)
+                                       for role, model in (models or {}).items()},
+                               retrieval=retrieval, tools={planned.name: dict(tools or {})}, seed=seed)
     try:
-        records = await asyncio.gather(*(
-            process_example(planned, example, answering, [], dict(tools or {}), retrieval, roles, seed, False, None)
-            for example in examples))
+        records = await asyncio.gather(*(process_example(planned, example, services) for example in examples))
     finally:
         await scheduler.close()
         await retrieval.close()

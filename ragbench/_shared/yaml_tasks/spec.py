@@ -147,17 +147,22 @@ def load_spec(path: Path, source: str | None = None) -> TaskSpec:
     top.only(TOP_KEYS)
     data_format = _data(top.section("data"), path.parent)
     return TaskSpec(
-        name=_name(top, "task", top.get("task", str, required=True)), source=source, folder=path.parent,
-        digest=hashlib.sha256(path.read_bytes()).hexdigest(),
-        description=top.get("description", str, ""),
-        aliases=tuple(_name(top, "aliases", alias) for alias in top.strings("aliases")),
-        groups=tuple(top.strings("groups")), data=data_format,
+        **header_fields(top), source=source, folder=path.parent, digest=hashlib.sha256(path.read_bytes()).hexdigest(),
+        data=data_format,
         fields=_fields(top.section("fields"), source),
         answer_format=top.get("answer_format", str, "short", choices=ANSWER_FORMATS),
         cites=top.get("cites", bool, False), instruction_key=top.get("instruction_key", str),
         prompt=_prompt(top.section("prompt")), postprocess=_filters(top),
-        metrics=_metrics(top), system_args=dict(top.get("system_args", dict, {})),
-        missing_scores_zero=top.get("missing_scores_zero", bool, False))
+        metrics=_metrics(top), missing_scores_zero=top.get("missing_scores_zero", bool, False))
+
+
+def header_fields(top: Section) -> dict[str, Any]:
+    """The checked values of the keys that name and describe the task (`TaskSpec`'s name, description, aliases,
+    groups and system_args): what listing and lookups read (ragbench._shared.yaml_tasks.header)."""
+    return {"name": _name(top, "task", top.get("task", str, required=True)),
+            "description": top.get("description", str, ""),
+            "aliases": tuple(_name(top, "aliases", alias) for alias in top.strings("aliases")),
+            "groups": tuple(top.strings("groups")), "system_args": dict(top.get("system_args", dict, {}))}
 
 
 def _name(section: Section, key: str, name: Any) -> str:

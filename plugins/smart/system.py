@@ -55,6 +55,8 @@ OPTIONS = {"mode": ("trajectory", "prompted"), "agents": ("all", "no_locator", "
 
 class Smart(System):
     name = "smart"
+    budget_options = {"passages": "top_k"}
+    searches_own_queries = True
     roles = ROLES
 
     def __init__(self, mode: str = "trajectory", agents: str = "all", top_k: Annotated[int, Ge(1)] = 3,

@@ -73,6 +73,7 @@ class SuRe(System):
 
     name = "sure"
     retrieves = True
+    budget_options = {"passages": "topk"}
     prompts = PROMPTS
 
     def __init__(self, topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32) -> None:

@@ -103,14 +103,16 @@ class BudgetTally:
 def repeated_work_lines(results: dict[str, Any]) -> list[str]:
     """A warning per kind of work that bought nothing (`repeated_work`), with what to do about it: the console's
     summary, report.md and the viewer's run page."""
-    retriever = ((results.get("config") or {}).get("retriever_metadata") or {}).get("retriever") or "the retriever"
+    retriever = ((results.get("config") or {}).get("retriever_metadata") or {}).get("retriever") or "?"
     lines = []
     for task, work in (results.get("repeated_work") or {}).items():
         if work["repeated_searches"]:
             lines.append(f"{task}: warning: {work['repeated_searches']} of {work['searches']} searches returned the "
-                         f"same passages as the search before them in the example ({retriever} may not answer the "
-                         "system's own queries: --retriever example_bm25 ranks the example's passages for each query, "
-                         "or search a BM25 index with --retriever bm25 --retriever-arg index=DIR)")
+                         f"same passages as the search before them in the example, over retriever {retriever} (one "
+                         "that gives every query the example's own passages, or no more passages than a search asks "
+                         "for, answers every query alike): search a corpus index with --retriever bm25 "
+                         "--retriever-arg index=DIR, or use --retriever example_bm25 where examples carry more "
+                         "passages than a search returns")
         if work["empty_queries"]:
             lines.append(f"{task}: warning: {work['empty_queries']} of {work['searches']} searches had an empty or "
                          "whitespace query (the system's query came out empty)")

@@ -49,7 +49,7 @@ from .metric_models import MetricModels
 from .model_contents import contents_now, model_contents
 from .planning import PlannedTask
 from .plugin_values import task_records
-from .preflight import check_free_space, preflight
+from .preflight import check_free_space, own_query_warnings, preflight
 from .progress import Progress
 from .reading import RecordReader
 from .resources import RunResources
@@ -88,6 +88,8 @@ class Evaluator:
         self.registry = registry  # the command's (ragbench._cli.registry), for every component the run loads
         # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
         self.planned, self.checks = preflight(config, self.registry)
+        for line in own_query_warnings(config, self.registry, self.planned):
+            log.warning("ragbench: warning: %s", line)
         self.run_dir = RunDir(config.run_dir())
         # fails fast on a bad index
         self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)
@@ -254,6 +256,7 @@ class Evaluator:
         out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
+        out["system_budget"] = {p.name: p.system.budget() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = {**self.retriever.metadata(), **self.components.metadata()}
         out["retriever_contents"] = self.retriever_contents

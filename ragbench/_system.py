@@ -43,6 +43,10 @@ class System:
     # passages in their given order (`provided`) each of its searches returns the same passages: the
     # pre-flight warns, naming a retriever that answers such queries.
     searches_own_queries: ClassVar[bool] = False
+    # Whose prompts the system sends: "task" (the task's own prompts, `ctx.task.prompting`), or the method family
+    # whose templates it sends whatever the task (e.g. "flashrag"). Two runs whose prompt styles differ are not
+    # compared like for like (`ragbench compare` says so beside each difference).
+    prompt_style: ClassVar[str] = "task"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -79,10 +83,12 @@ class System:
         vocabulary entries the system reads log-probs of); called once the engines are loaded,
         before any example runs."""
 
-    def budget(self) -> dict[str, Any]:
-        """This system's retrieval budget by name (`budget_options`), from the options it runs with."""
+    def like_for_like(self) -> dict[str, Any]:
+        """What two runs must share to be compared like for like, as run.json records it (`like_for_like`): each
+        budget this system declares (`budget_options`) with the value it runs with, and its `prompt_style`."""
         options = self.config()
-        return {budget: options.get(option) for budget, option in self.budget_options.items()}
+        return {**{budget: options.get(option) for budget, option in self.budget_options.items()},
+                "prompt_style": self.prompt_style}
 
     def config(self) -> dict[str, Any]:
         """The system's options as recorded in results.json: its plain-valued attributes."""

@@ -114,6 +114,7 @@ class ReasoningSearch(System):
     retrieves = True
     budget_options = {"passages": "topk", "searches": "max_retrieval_num"}
     searches_own_queries = True
+    prompt_style = "flashrag"
     search_format: ClassVar[SearchFormat] = R1_SEARCHER
     default_rounds: ClassVar[int] = 5
     default_round_tokens: ClassVar[int] = 512

@@ -47,6 +47,7 @@ class SelfAsk(System):
     retrieves = True
     budget_options = {"passages": "topk", "searches": "max_iter"}
     searches_own_queries = True
+    prompt_style = "flashrag"
     own_defaults = ("max_tokens",)  # run_exp.py's 100 for this method, not a FlashRAG task's 32
     search_after_kept_follow_up = False
 

@@ -10,7 +10,6 @@ runs, every run is compared with the first.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,17 +21,14 @@ from .._errors import ConfigError
 from .._storage.files import file_there
 from .._storage.rundir import RunDir, iter_samples, sample_file
 from .bootstrap import mean, percentile_interval, resampled
+from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
+from .like_for_like import budget_rows, like_for_like_text, unlike
 from .results_file import read_results
 from .results_schema import Results
 from .slice_labels import SliceLabels, field_labels, slice_value
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
-
-# Configuration keys that may differ between compared runs without a warning.
-_EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
-                         "progress", "replay_tools"}
-
 
 @dataclass
 class Run:
@@ -65,6 +61,7 @@ class Comparison:
     p_value: float
     test: str  # "mcnemar" | "bootstrap"
     higher_is_better: bool | None = True  # the key's direction (results.json); None: neither is better
+    unlike: list[str] = field(default_factory=list)  # what keeps the task's runs from like for like (in words)
 
 
 @dataclass
@@ -73,6 +70,8 @@ class Report:
     other: Run
     rows: list[Comparison] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # every measured setting that differs (ragbench._reports.config_diff), then the example sets of shared tasks
+    differences: list[Difference] = field(default_factory=list)
 
 
 def label_runs(runs: list[Run]) -> None:
@@ -149,27 +148,9 @@ def compare_values(a: list[float], b: list[float], iterations: int, seed: int) -
     return interval, p_boot, "bootstrap"
 
 
-def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    a, b = _same_named_contents(a, b), _same_named_contents(b, a)
-    keys = sorted((set(a) | set(b)) - _EXPECTED_DIFFERENCES)
-    return [f"{key}: {json.dumps(a.get(key), default=str)[:80]} vs {json.dumps(b.get(key), default=str)[:80]}"
-            for key in keys if a.get(key) != b.get(key)]
-
-
-def _same_named_contents(config: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
-    """`config` with `model_contents` ("kind:model digest" by place) kept for the models the other run names
-    alike: the files of one model name changed between the runs. Models named otherwise differ already."""
-    mine, theirs = config.get("model_contents") or {}, other.get("model_contents") or {}
-    kept = {place: value for place, value in mine.items()
-            if str(theirs.get(place, "")).rpartition(" ")[0] == str(value).rpartition(" ")[0]}
-    return {**config, "model_contents": kept} if "model_contents" in config else config
-
-
 def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0) -> Report:
     report = Report(baseline, other)
-    differences = config_differences(baseline.config, other.config)
-    if differences:
-        report.warnings.append("the runs differ in more than the system: " + "; ".join(differences))
+    report.differences = config_differences(baseline.config, other.config)
     for run in (baseline, other):
         if not run.results.complete:
             reason = incomplete_reason(run.results.to_dict())
@@ -178,6 +159,8 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
     for task in sorted(set(baseline.samples) & set(other.samples)):
         shared = sorted(set(baseline.samples[task]) & set(other.samples[task]))
         left_out = len(set(baseline.samples[task]) ^ set(other.samples[task]))
+        report.differences += example_set_difference(task, set(baseline.samples[task]), set(other.samples[task]))
+        unlike_here = unlike(baseline.results, other.results, task)
         if left_out:
             report.warnings.append(f"{task}: {left_out} scored example(s) are in only one run and are left out")
         digests = [(baseline.samples[task][i]["example_sha256"], other.samples[task][i]["example_sha256"])
@@ -220,11 +203,19 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
                 interval, p, test = compare_values(a, b, iterations, seed)
                 report.rows.append(Comparison(task, metric, name, len(group), mean(a), mean(b),
                                               mean(np.subtract(b, a)), interval, p, test,
-                                              details[metric].get("higher_is_better", True)))
+                                              details[metric].get("higher_is_better", True), unlike_here))
     if not report.rows:
         raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}; "
                           "compare runs of the same task on the same data")
     return report
+
+
+def example_set_difference(task: str, a: set[str], b: set[str]) -> list[Difference]:
+    """The task's scored examples as a difference where either run has ids the other has not."""
+    if a == b:
+        return []
+    return [Difference(f"examples ({task}, scored)", f"{len(a)}, {len(a - b)} only here",
+                       f"{len(b)}, {len(b - a)} only here")]
 
 
 def _example_keys(details: dict[str, dict[str, Any]]) -> list[str]:
@@ -263,15 +254,23 @@ def _value(sample: dict[str, Any], metric: str) -> float | None:
 def markdown(report: Report) -> str:
     lines = [f"## {report.other.label} vs {report.baseline.label} (A = {report.baseline.label}, the baseline; "
              f"B = {report.other.label})", ""]
+    lines += ["What differs (settings that change what is measured):", ""]
+    lines += [f"- {d.line()}" for d in report.differences] or ["- nothing"]
+    lines.append("")
     lines += [f"> warning: {w}" for w in report.warnings]
     if report.warnings:
         lines.append("")
-    lines += ["| task | metric | better | slice | n | A | B | B - A | 95% CI | p | test |",
-              "|---|---|---|---|---:|---:|---:|---:|---|---:|---|"]
+    for task in dict.fromkeys(row.task for row in report.rows):
+        lines += [f"Budget per example on {task}, measured from the traces:", "",
+                  *budget_rows([(report.baseline.label, report.baseline.results),
+                                (report.other.label, report.other.results)], task), ""]
+    lines += ["| task | metric | better | slice | n | A | B | B - A | like for like | 95% CI | p | test |",
+              "|---|---|---|---|---:|---:|---:|---:|---|---|---:|---|"]
     for row in report.rows:
         interval = f"[{row.ci95[0]:.4f}, {row.ci95[1]:.4f}]" if row.ci95 else "-"
         lines.append(f"| {row.task} | {row.metric} | {direction(row.higher_is_better)} | {row.slice or 'all'} | "
-                     f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {interval} | "
+                     f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {like_for_like_text(row.unlike)} | "
+                     f"{interval} | "
                      f"{row.p_value:.4g} | {row.test} |")
     return "\n".join(lines) + "\n"
 

@@ -256,7 +256,7 @@ class Evaluator:
         out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
-        out["system_budget"] = {p.name: p.system.budget() for p in self.planned}
+        out["like_for_like"] = {p.name: p.system.like_for_like() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = {**self.retriever.metadata(), **self.components.metadata()}
         out["retriever_contents"] = self.retriever_contents

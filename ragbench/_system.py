@@ -1,7 +1,8 @@
 """Base class of system plugins: one example at a time, as async code that reads like the paper."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._class_defaults import EMPTY, freeze_mappings
 

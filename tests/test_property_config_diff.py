@@ -9,7 +9,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._reports.config_diff import NOT_MEASURED, config_differences, flattened, measured
+from ragbench._reports.config_diff import (
+    NOT_MEASURED,
+    config_differences,
+    flattened,
+    measured,
+)
 
 KEYS = st.sampled_from(["model", "seed", "limit", "top_n", "topk", "retriever", "index", "temperature", "demo",
                         "popqa", "system_config", "retriever_args", "like_for_like", "sampling", "max_tokens",

@@ -13,8 +13,8 @@ from helpers import cli, run
 from ragbench._checks import PreflightError
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.budget_option import top_k_args
+from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._system import System
 
 

@@ -17,8 +17,10 @@ def unlike(a: Results, b: Results, task: str) -> list[str]:
     """What keeps the runs' numbers on `task` from being like for like, each in words ("passages shown to the
     reader 1.00 vs 3.00 per example"); empty where nothing does or nothing is known. A budget neither run
     measured is compared as the systems declare it (`like_for_like` of run.json)."""
-    measured_a, measured_b = ((run.budget or {}).get(task) or {} for run in (a, b))
-    declared_a, declared_b = ((run.config.get("like_for_like") or {}).get(task) or {} for run in (a, b))
+    measured_a: dict[str, Any] = dict((a.budget or {}).get(task) or {})
+    measured_b: dict[str, Any] = dict((b.budget or {}).get(task) or {})
+    declared_a: dict[str, Any] = (a.config.get("like_for_like") or {}).get(task) or {}
+    declared_b: dict[str, Any] = (b.config.get("like_for_like") or {}).get(task) or {}
     reasons = []
     for key in COMPARED_BUDGETS:
         x, y = measured_a.get(key), measured_b.get(key)

@@ -5,8 +5,6 @@ A system that searches with queries of its own over the example's provided passa
 every query: these counts say so, as format adherence says a model ignored a format."""
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 # The quantities of `budget`, each a mean per scored example, in the order results.json and the tables show them.
@@ -18,11 +16,6 @@ NO_TOKENS = "the engine reported no token counts"
 NO_IDS = "some retrieved passages have no id"
 DOCS_UNKNOWN = "some predictions do not say which passages were shown (docs_unknown)"
 DOCS_UNKNOWN_KEY = "docs_unknown"  # ragbench._types.Prediction.DOCS_UNKNOWN: an extras key of the prediction
-
-
-def request_digest(request: dict[str, Any]) -> str:
-    """One LLM request (prompt or messages and sampling) as a digest: equal digests, equal requests."""
-    return hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()
 
 
 class BudgetTally:
@@ -47,7 +40,8 @@ class BudgetTally:
         prediction = sample.get("prediction") or {}
         self.docs_unknown |= bool((prediction.get("extras") or {}).get(DOCS_UNKNOWN_KEY))
         self.totals["passages_shown"] += len(prediction.get("docs") or [])
-        requests: set[str] = set()
+        requests: list[dict[str, Any]] = []  # compared as they are: equal requests are equal dicts (no digest
+        # of every prompt at a run's end; an example makes tens of calls, rarely hundreds)
         retrieved: set[Any] = set()
         previous: list[Any] | None = None
         for step in trace:
@@ -64,15 +58,15 @@ class BudgetTally:
                 previous = ids
         self.totals["passages_retrieved"] += len(retrieved)
 
-    def _llm_call(self, step: dict[str, Any], requests: set[str]) -> None:
+    def _llm_call(self, step: dict[str, Any], requests: list[dict[str, Any]]) -> None:
         self.totals["llm_calls"] += 1
         self.totals["prompt_tokens"] += int(step.get("prompt_tokens") or 0)
         self.totals["output_tokens"] += int(step.get("completion_tokens") or 0)
         self.tokens_reported |= bool(step.get("prompt_tokens") or step.get("completion_tokens"))
-        digest = request_digest(step.get("request") or {})
+        request = step.get("request") or {}
         self.repeats["llm_calls"] += 1
-        self.repeats["repeated_llm_calls"] += digest in requests
-        requests.add(digest)
+        self.repeats["repeated_llm_calls"] += request in requests
+        requests.append(request)
 
     def not_measured(self) -> dict[str, str]:
         """The quantities the traces cannot tell, each with why (never a 0 that was not measured)."""

@@ -1,7 +1,12 @@
 """Base class of system plugins: one example at a time, as async code that reads like the paper."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from ._class_defaults import EMPTY, freeze_mappings
+
+BUDGETS = ("passages", "searches")  # the budgets a system may declare options for (`System.budget_options`)
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -29,6 +34,28 @@ class System:
     # Options whose defaults are the method's own settings (e.g. a token budget its paper or reference code
     # sets for this method): a task's declared `system_args` do not replace them; --system-arg still does.
     own_defaults: ClassVar[tuple[str, ...]] = ()
+    # The options that set this system's retrieval budget, by budget: "passages" (documents shown per reader
+    # call, what --top-k sets) and "searches" (searches or rounds allowed per example). The core reads them:
+    # --top-k goes to the "passages" option (a system that declares none refuses --top-k), and run.json records
+    # each budget's value (`system_budget`) so that `ragbench compare` names a difference in budget.
+    budget_options: ClassVar[Mapping[str, str]] = EMPTY
+    # True: the system searches with queries of its own (a generated sub-question, a rewritten query, the text
+    # generated so far), not only the question. Over a retriever that gives every query the example's own
+    # passages in their given order (`provided`) each of its searches returns the same passages: the
+    # pre-flight warns, naming a retriever that answers such queries.
+    searches_own_queries: ClassVar[bool] = False
+    # Whose prompts the system sends: "task" (the task's own prompts, `ctx.task.prompting`), or the method family
+    # whose templates it sends whatever the task (e.g. "flashrag"). Two runs whose prompt styles differ are not
+    # compared like for like (`ragbench compare` says so beside each difference).
+    prompt_style: ClassVar[str] = "task"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        unknown = sorted(set(cls.budget_options) - set(BUDGETS))
+        if unknown:
+            raise TypeError(f"{cls.__name__}.budget_options names {', '.join(unknown)}: a budget is one of "
+                            f"{', '.join(BUDGETS)}")
+        freeze_mappings(cls, "budget_options")
 
     async def run(self, example: "Example", ctx: "Context") -> "Prediction":
         """The prediction for one example. `example` is read-only (the metrics score against it); the documents
@@ -56,6 +83,13 @@ class System:
         """Raise `ConfigError` when the run's model cannot serve this system at all (e.g. it lacks
         vocabulary entries the system reads log-probs of); called once the engines are loaded,
         before any example runs."""
+
+    def like_for_like(self) -> dict[str, Any]:
+        """What two runs must share to be compared like for like, as run.json records it (`like_for_like`): each
+        budget this system declares (`budget_options`) with the value it runs with, and its `prompt_style`."""
+        options = self.config()
+        return {**{budget: options.get(option) for budget, option in self.budget_options.items()},
+                "prompt_style": self.prompt_style}
 
     def config(self) -> dict[str, Any]:
         """The system's options as recorded in results.json: its plain-valued attributes."""

@@ -55,8 +55,9 @@ def test_compare_reports_the_paired_difference_and_mcnemar_on_match(tmp_path):
     assert (row.n, row.mean_a, row.mean_b) == (24, 0.5, 20 / 24)
     assert row.test == "mcnemar" and row.p_value == pytest.approx(binomtest(0, 8, 0.5).pvalue)
     assert row.ci95[0] > 0
-    [warning] = report.warnings  # the two scripted "models" are different rules files: said, nothing else
-    assert warning.startswith("the runs differ in more than the system: model:") and ";" not in warning
+    assert not report.warnings
+    # the two scripted "models" are different rules files: said, nothing else
+    assert [d.key for d in report.differences] == ["model"]
     assert {r.slice for r in report.rows if r.metric == "match"} >= {"", "prop=capital"}
 
 
@@ -64,7 +65,9 @@ def test_compare_warns_when_runs_differ_in_more_than_the_system(tmp_path):
     baseline = demo_run(tmp_path, "a", correct=12)
     other = demo_run(tmp_path, "b", correct=12, limit=10)
     report = compare_runs(load_run(baseline), load_run(other))
-    assert any("differ in more than the system" in w and "limit" in w for w in report.warnings)
+    limit, model, examples = report.differences  # model: each run's own rules file
+    assert (limit.key, limit.a, limit.b) == ("limit", None, 10) and model.key == "model"
+    assert (examples.key, examples.a, examples.b) == ("examples (demo, scored)", "24, 14 only here", "10, 0 only here")
     assert any("14 scored example(s) are in only one run" in w for w in report.warnings)
 
 
@@ -234,8 +237,9 @@ def test_compare_names_a_model_whose_files_differ_under_one_name(tmp_path):
     run(tmp_path, name="a", tasks=["demo"], system="closed_book", model=f"scripted:{tmp_path / 'm.json'}")
     (tmp_path / "m.json").write_text(json.dumps([{"response": "London"}]))
     run(tmp_path, name="b", tasks=["demo"], system="vanilla", model=f"scripted:{tmp_path / 'm.json'}")
-    [warning] = compare_runs(load_run(tmp_path / "a"), load_run(tmp_path / "b")).warnings
-    assert warning.startswith('the runs differ in more than the system: model_contents: {"model": "scripted:')
+    report = compare_runs(load_run(tmp_path / "a"), load_run(tmp_path / "b"))
+    assert not report.warnings
+    assert [d.key for d in report.differences if d.key.startswith("model")] == ["model_contents.model"]
 
 
 def test_a_run_whose_later_attempt_stopped_is_not_compared_from_its_earlier_results(tmp_path):

@@ -47,6 +47,9 @@ class AdaptiveRag(System):
 
     name = "adaptive_rag"
     retrieves = True
+    budget_options = {"passages": "topk"}
+    searches_own_queries = True
+    prompt_style = "flashrag"
 
     def __init__(self, judger_model: str | None = None, judgements: str | None = None,
                  judger_max_length: Annotated[int, Ge(1)] = 512, multi_hop: str = "ircot",

@@ -66,6 +66,9 @@ class CoRag(System):
 
     name = "corag"
     retrieves = True
+    budget_options = {"passages": "topk", "searches": "max_iter_num"}
+    searches_own_queries = True
+    prompt_style = "flashrag"
 
     def __init__(self, max_iter_num: Annotated[int, Ge(1)] = 4, topk: Annotated[int, Ge(1)] = 5,
                  step_tokens: Annotated[int, Ge(1)] = 64, task_desc: str | None = None) -> None:

@@ -54,6 +54,9 @@ class Flare(System):
 
     name = "flare"
     retrieves = True
+    budget_options = {"passages": "topk", "searches": "max_iter_num"}
+    searches_own_queries = True
+    prompt_style = "flashrag"
 
     def __init__(self, threshold: Annotated[float, Gt(0), Le(1)] = 0.2, look_ahead_steps: Annotated[int, Ge(1)] = 64,
                  max_generation_length: Annotated[int, Ge(1)] = 256, max_iter_num: Annotated[int, Ge(1)] = 5,

@@ -41,6 +41,9 @@ class Ircot(System):
 
     name = "ircot"
     retrieves = True
+    budget_options = {"passages": "topk", "searches": "max_iter"}
+    searches_own_queries = True
+    prompt_style = "flashrag"
     ascending = True
 
     def __init__(self, max_iter: Annotated[int, Ge(1)] = 5, topk: Annotated[int, Ge(1)] = 5,

@@ -28,6 +28,9 @@ class IterRetGen(System):
 
     name = "iter_retgen"
     retrieves = True
+    budget_options = {"passages": "topk", "searches": "iter_num"}
+    searches_own_queries = True
+    prompt_style = "flashrag"
 
     def __init__(self, iter_num: Annotated[int, Ge(1)] = 3, topk: Annotated[int, Ge(1)] = 5,
                  max_tokens: Annotated[int, Ge(1)] = 32, framework: Literal["vllm", "hf"] = "vllm") -> None:

@@ -67,6 +67,9 @@ STEPS = ("hyde_query", "summarize", "select", "verify", "update_query", "answer"
 class LLatrieval(System):
     name = "llatrieval"
     retrieves = True
+    budget_options = {"passages": "k", "searches": "max_iterations"}
+    searches_own_queries = True
+    prompt_style = "llatrieval"
 
     def __init__(self, verification: str = "judgment", threshold: float | None = None, score_prompt: str | None = None,
                  query_style: str = "passage", first_query: str = "question", use_sub_questions: bool = False,

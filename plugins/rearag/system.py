@@ -55,6 +55,9 @@ class ReaRag(System):
 
     name = "rearag"
     retrieves = True
+    budget_options = {"passages": "topk", "searches": "max_iter_num"}
+    searches_own_queries = True
+    prompt_style = "flashrag"
 
     def __init__(self, max_iter_num: Annotated[int, Ge(1)] = 15, topk: Annotated[int, Ge(1)] = 5,
                  round_tokens: Annotated[int, Ge(1)] = 1024,

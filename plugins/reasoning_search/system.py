@@ -112,6 +112,9 @@ class ReasoningSearch(System):
 
     name = "r1_searcher"
     retrieves = True
+    budget_options = {"passages": "topk", "searches": "max_retrieval_num"}
+    searches_own_queries = True
+    prompt_style = "flashrag"
     search_format: ClassVar[SearchFormat] = R1_SEARCHER
     default_rounds: ClassVar[int] = 5
     default_round_tokens: ClassVar[int] = 512

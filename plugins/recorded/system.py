@@ -58,6 +58,7 @@ def shown_documents(record: dict[str, Any], path: str, index: int, text_required
 
 class Recorded(System):
     name = "recorded"
+    prompt_style = "recorded"  # outputs made elsewhere, with prompts ragbench never saw
     uses_llm = False
 
     def __init__(self, path: str) -> None:

@@ -82,6 +82,9 @@ class RqRag(System):
 
     name = "rqrag"
     retrieves = True
+    budget_options = {"passages": "topk", "searches": "max_depth"}
+    searches_own_queries = True
+    prompt_style = "flashrag"
 
     def __init__(self, max_depth: Annotated[int, Ge(0)] = 3, topk: Annotated[int, Ge(1)] = 5,
                  call_max_tokens: Annotated[int, Ge(1)] = 4096, answer_temperature: Annotated[float, Ge(0)] = 1.0,

@@ -45,6 +45,9 @@ class SelfAsk(System):
 
     name = "self_ask"
     retrieves = True
+    budget_options = {"passages": "topk", "searches": "max_iter"}
+    searches_own_queries = True
+    prompt_style = "flashrag"
     own_defaults = ("max_tokens",)  # run_exp.py's 100 for this method, not a FlashRAG task's 32
     search_after_kept_follow_up = False
 

@@ -61,6 +61,8 @@ def _choice(name: str, value: Any, allowed: tuple) -> Any:
 
 class SelfRag(System):
     name = "selfrag"
+    budget_options = {"passages": "ndocs"}
+    prompt_style = "selfrag"
 
     def __init__(self, mode: str | None = None, threshold: float | None = 0.2, ndocs: Annotated[int, Ge(1)] | None = None,
                  max_new_tokens: Annotated[int, Ge(1)] | None = None, max_tokens: Annotated[int, Ge(1)] | None = None,

@@ -39,6 +39,8 @@ class Skr(System):
 
     name = "skr"
     retrieves = True
+    budget_options = {"passages": "topk"}
+    prompt_style = "flashrag"
 
     def __init__(self, judger_model: str | None = None, training_data: str | None = None,
                  judgements: str | None = None, judger_topk: Annotated[int, Ge(1)] = 5,

@@ -57,6 +57,9 @@ OPTIONS = {"mode": ("trajectory", "prompted"), "agents": ("all", "no_locator", "
 
 class Smart(System):
     name = "smart"
+    budget_options = {"passages": "top_k"}
+    searches_own_queries = True
+    prompt_style = "smart"
     roles = ROLES
 
     def __init__(self, mode: str = "trajectory", agents: str = "all", top_k: Annotated[int, Ge(1)] = 3,

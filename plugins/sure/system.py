@@ -73,6 +73,8 @@ class SuRe(System):
 
     name = "sure"
     retrieves = True
+    budget_options = {"passages": "topk"}
+    prompt_style = "flashrag"
     prompts = PROMPTS
 
     def __init__(self, topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32) -> None:

@@ -19,6 +19,7 @@ class Vanilla(Reader):
 
     name = "vanilla"
     retrieves = True
+    budget_options = {"passages": "top_n"}
 
     def __init__(self, top_n: Annotated[int, Ge(1)] = 1, **options) -> None:
         super().__init__(**options)

@@ -144,11 +144,13 @@ def evaluated(config: Any) -> Any:
 def report_outcome(outcome: Any) -> None:
     """A finished run's summary on the console; exit 1 when it is incomplete."""
     from .._reports.failures import incomplete_reason
-    from .._reports.summary import cost_line, failure_lines, results_table
+    from .._reports.summary import budget_lines, cost_line, failure_lines, results_table
 
     results = outcome.results
     click.echo(results_table(results))
     click.echo(cost_line(results["cost"], notices=False))  # each cache's notice was warned when it opened
+    for line in budget_lines(results):
+        click.echo(line)
     for line in failure_lines(results):
         click.echo(f"ragbench: {line}", err=True)
     click.echo(f"results: {outcome.run_dir / 'results.json'}")

@@ -114,6 +114,9 @@ run_options = [
                  "any task (or group) declared by a *.yaml file under it (repeatable)"),
     click.option("--system", default="vanilla", show_default=True, help="system name (ragbench list systems)"),
     click.option("--system-arg", multiple=True, metavar="K=V", help="system option, e.g. top_n=5"),
+    click.option("--top-k", default=None, type=click.IntRange(min=1), metavar="N",
+                 help="passages shown per reader call, set through the option the system declares for it (a system "
+                 "that declares none refuses it); applies to the run's one system"),
     click.option("--data", multiple=True, metavar="TASK=PATH", help="local data file for a task"),
     click.option("--limit", default=None, type=int, help="first N records of each task"),
     resume_option,
@@ -142,7 +145,7 @@ def with_run_options(func):
     return func
 
 
-def run_kwargs(tasks, include_path, system, system_arg, data, limit, resume, overwrite, fail_fast, strict_infra, retriever,
+def run_kwargs(tasks, include_path, system, system_arg, top_k, data, limit, resume, overwrite, fail_fast, strict_infra, retriever,
                retriever_arg, reranker, reranker_arg, refiner, refiner_arg, role_model, role_model_arg,
                **common) -> dict[str, Any]:
     """RunConfig fields from the run options (ConfigError on a malformed one). The tasks of --include-path
@@ -151,7 +154,7 @@ def run_kwargs(tasks, include_path, system, system_arg, data, limit, resume, ove
 
     names = split_names(tasks)
     return {"tasks": include(names, include_path) if include_path else names, "system": system,
-            "system_args": parse_assignments(system_arg, "--system-arg"), "data": data_paths(data),
+            "system_args": parse_assignments(system_arg, "--system-arg"), "top_k": top_k, "data": data_paths(data),
             "limit": limit, "resume": resume, "overwrite": overwrite, "fail_fast": fail_fast,
             "strict_infra": strict_infra,
             "retriever": retriever, "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),

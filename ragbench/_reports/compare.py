@@ -14,7 +14,6 @@ default). A row of fewer than MIN_TESTED shared examples gets no p-value and is 
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +25,10 @@ from .._errors import ConfigError
 from .._storage.files import file_there
 from .._storage.rundir import RunDir, iter_samples, sample_file
 from .bootstrap import mean, percentile_interval, resampled
+from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
 from .multiple_testing import METHODS, adjusted
+from .like_for_like import budget_rows, like_for_like_text, unlike
 from .results_file import read_results
 from .results_schema import Results
 from .slice_labels import SliceLabels, field_labels, slice_value
@@ -37,11 +38,6 @@ ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the vi
 # than 6 discordant pairs, and the paired bootstrap of a handful of examples has so few distinct resamples that
 # its p-value collapses to its floor (two examples both better give p = 1/iterations).
 MIN_TESTED = 10
-
-# Configuration keys that may differ between compared runs without a warning.
-_EXPECTED_DIFFERENCES = {"system", "system_args", "system_config", "output", "resume", "max_inflight", "cache",
-                         "progress", "replay_tools"}
-
 
 @dataclass
 class Run:
@@ -74,6 +70,7 @@ class Comparison:
     p_value: float | None  # None: fewer than MIN_TESTED shared examples, not tested
     test: str  # "mcnemar" | "bootstrap"
     higher_is_better: bool | None = True  # the key's direction (results.json); None: neither is better
+    unlike: list[str] = field(default_factory=list)  # what keeps the task's runs from like for like (in words)
     p_adjusted: float | None = None  # p_value adjusted over every row tested (`adjust_p_values`)
 
 
@@ -85,6 +82,8 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     p_adjustment: str = "none"  # a key of multiple_testing.METHODS
     tested: int = 0  # rows with a p-value in the family adjusted together (all reports of one command)
+    # every measured setting that differs (ragbench._reports.config_diff), then the example sets of shared tasks
+    differences: list[Difference] = field(default_factory=list)
 
 
 def label_runs(runs: list[Run]) -> None:
@@ -161,31 +160,13 @@ def compare_values(a: list[float], b: list[float], iterations: int, seed: int) -
     return interval, p_boot, "bootstrap"
 
 
-def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    a, b = _same_named_contents(a, b), _same_named_contents(b, a)
-    keys = sorted((set(a) | set(b)) - _EXPECTED_DIFFERENCES)
-    return [f"{key}: {json.dumps(a.get(key), default=str)[:80]} vs {json.dumps(b.get(key), default=str)[:80]}"
-            for key in keys if a.get(key) != b.get(key)]
-
-
-def _same_named_contents(config: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
-    """`config` with `model_contents` ("kind:model digest" by place) kept for the models the other run names
-    alike: the files of one model name changed between the runs. Models named otherwise differ already."""
-    mine, theirs = config.get("model_contents") or {}, other.get("model_contents") or {}
-    kept = {place: value for place, value in mine.items()
-            if str(theirs.get(place, "")).rpartition(" ")[0] == str(value).rpartition(" ")[0]}
-    return {**config, "model_contents": kept} if "model_contents" in config else config
-
-
 def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0,
                  slices: bool = True) -> Report:
     """The paired comparison of `other` with `baseline`; `slices=False` leaves the slice rows out (only each
     task's rows over all shared examples). The p-values are adjusted by `adjust_p_values`, over every report
     shown together."""
     report = Report(baseline, other)
-    differences = config_differences(baseline.config, other.config)
-    if differences:
-        report.warnings.append("the runs differ in more than the system: " + "; ".join(differences))
+    report.differences = config_differences(baseline.config, other.config)
     for run in (baseline, other):
         if not run.results.complete:
             reason = incomplete_reason(run.results.to_dict())
@@ -194,6 +175,8 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
     for task in sorted(set(baseline.samples) & set(other.samples)):
         shared = sorted(set(baseline.samples[task]) & set(other.samples[task]))
         left_out = len(set(baseline.samples[task]) ^ set(other.samples[task]))
+        report.differences += example_set_difference(task, set(baseline.samples[task]), set(other.samples[task]))
+        unlike_here = unlike(baseline.results, other.results, task)
         if left_out:
             report.warnings.append(f"{task}: {left_out} scored example(s) are in only one run and are left out")
         digests = [(baseline.samples[task][i]["example_sha256"], other.samples[task][i]["example_sha256"])
@@ -237,7 +220,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
                 report.rows.append(Comparison(task, metric, name, len(group), mean(a), mean(b),
                                               mean(np.subtract(b, a)), interval,
                                               p if len(group) >= MIN_TESTED else None, test,
-                                              details[metric].get("higher_is_better", True)))
+                                              details[metric].get("higher_is_better", True), unlike_here))
     if not report.rows:
         raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}; "
                           "compare runs of the same task on the same data")
@@ -261,6 +244,14 @@ def p_values_note(report: Report) -> str:
                   "with a p-value shown with this one")
     return (f"p: two-sided, {adjustment} (`p adj.`; `p raw` as tested alone); rows of fewer than {MIN_TESTED} "
             "shared examples have none (too few to test)")
+
+
+def example_set_difference(task: str, a: set[str], b: set[str]) -> list[Difference]:
+    """The task's scored examples as a difference where either run has ids the other has not."""
+    if a == b:
+        return []
+    return [Difference(f"examples ({task}, scored)", f"{len(a)}, {len(a - b)} only here",
+                       f"{len(b)}, {len(b - a)} only here")]
 
 
 def _example_keys(details: dict[str, dict[str, Any]]) -> list[str]:
@@ -299,16 +290,24 @@ def _value(sample: dict[str, Any], metric: str) -> float | None:
 def markdown(report: Report) -> str:
     lines = [f"## {report.other.label} vs {report.baseline.label} (A = {report.baseline.label}, the baseline; "
              f"B = {report.other.label})", ""]
+    lines += ["What differs (settings that change what is measured):", ""]
+    lines += [f"- {d.line()}" for d in report.differences] or ["- nothing"]
+    lines.append("")
     lines += [f"> warning: {w}" for w in report.warnings]
     if report.warnings:
         lines.append("")
-    lines += ["| task | metric | better | slice | n | A | B | B - A | 95% CI | p adj. | p raw | test |",
-              "|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---|"]
+    for task in dict.fromkeys(row.task for row in report.rows):
+        lines += [f"Budget per example on {task}, measured from the traces:", "",
+                  *budget_rows([(report.baseline.label, report.baseline.results),
+                                (report.other.label, report.other.results)], task), ""]
+    lines += ["| task | metric | better | slice | n | A | B | B - A | like for like | 95% CI | p adj. | p raw | test |",
+              "|---|---|---|---|---:|---:|---:|---:|---|---|---:|---:|---|"]
     for row in report.rows:
         interval = f"[{row.ci95[0]:.4f}, {row.ci95[1]:.4f}]" if row.ci95 else "-"
         lines.append(f"| {row.task} | {row.metric} | {direction(row.higher_is_better)} | {row.slice or 'all'} | "
-                     f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {interval} | "
-                     f"{_p(row.p_adjusted)} | {_p(row.p_value)} | {row.test if row.p_value is not None else '-'} |")
+                     f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {like_for_like_text(row.unlike)} | "
+                     f"{interval} | {_p(row.p_adjusted)} | {_p(row.p_value)} | "
+                     f"{row.test if row.p_value is not None else '-'} |")
     return "\n".join([*lines, "", p_values_note(report)]) + "\n"
 
 

@@ -9,6 +9,7 @@ from .._metric import CorpusValue, InvalidScore, Metric, typed_value
 from .._plugin_calls import PluginCall
 from .._read_only import read_only
 from .._storage.checkpoint import DataDigest
+from .budget import BudgetTally
 from .failures import AggregateFailure, CountedEvents, FailureGroups, metric_failure_count, metric_failures
 from .missing_as_wrong import as_official, headline_entries, unsaved_record, zero_keys
 from .score_columns import ScoreColumns, key_entry
@@ -112,6 +113,7 @@ class TaskTally:
         self.records = self.bad = self.failed = 0
         self.folded_examples, self.folded = 0, Counter[str]()  # failed calls folded into results, by cause
         self.cut_examples, self.cut_steps = 0, Counter[str]()  # LLM calls stopped at their token limit, by step
+        self.budget = BudgetTally()
 
     def add(self, sample: dict[str, Any]) -> None:
         self.answered.add(sample)
@@ -130,12 +132,14 @@ class TaskTally:
         cut = token_limit_cut(sample)
         self.cut_examples += bool(cut)
         self.cut_steps.update(cut)
+        self.budget.add(sample)
 
     def sections(self, expected: int | None, iterations: int, seed: int) -> dict[str, Any]:
         """By section: "results" and "details" (the metric keys), "counts" (records, scored, failed examples, bad
         records, missing - `expected` records (None: those given) less those given - and metric failures),
         "data_sha256", and where there is anything to say: "failures" (grouped by cause),
-        "infrastructure_failures", "token_limit" and "counted" (events the metrics counted). Where the task's
+        "infrastructure_failures", "token_limit" and "counted" (events the metrics counted); "budget" and
+        "repeated_work" where an example was scored (ragbench._reports.budget). Where the task's
         official script counts a missing or failed prediction as wrong, so do its keys' headlines
         (`missing_as_wrong`). Call once: the records never saved join the official columns."""
         missing = max(0, (self.records if expected is None else expected) - self.records)
@@ -164,6 +168,7 @@ class TaskTally:
                                   "steps": dict(self.cut_steps.most_common())}
         if self.events.tallies:
             out["counted"] = self.events.tallies
+        out.update(self.budget.sections())
         out["data_sha256"] = self.digest.hexdigest()
         return out
 

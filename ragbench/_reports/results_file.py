@@ -24,6 +24,7 @@ from .._errors import ConfigError
 from .._values.names import part_problem
 from .._values.run_config import RunConfig
 from .._storage.jsonl import read_json, strict_json
+from .budget import QUANTITIES as BUDGET_QUANTITIES
 from .results_schema import SCHEMA_VERSION, VERSIONS, Results
 
 COUNTS = ("records", "scored", "failed", "bad_records", "missing", "metric_failures")
@@ -44,7 +45,7 @@ class Omittable:
 
 
 # Shapes (`shaped`): an object with these keys (others kept as they are), [item], Each, Omittable; a number
-# (its default), a string (its default).
+# (its default; None: a number or null), a string (its default).
 STORE = {"path": "", "damaged_entries": 0, "read_errors": 0, "write_errors": 0, "notice": Omittable("")}
 PAGE_CACHE = {**STORE, "hit_rate": Omittable(0.0), "hits": 0, "lookups": 0, "bytes": 0}
 COST = {"examples": 0, "wall_seconds": 0.0, "examples_per_second": 0.0, "llm_calls": 0, "batches": 0,
@@ -62,6 +63,9 @@ SECTIONS = {  # the sections of results.json a reader looks into, beside results
     "token_limit": Omittable(Each({"examples": 0, "calls": 0, "steps": Each(0)})),
     "counted": Omittable(Each(Each(Each({"count": 0, "examples": 0, "meaning": ""})))),
     "format_adherence": Omittable(Each([{"format": "", "of": 0, "followed": 0, "fix": ""}])),
+    "budget": Omittable(Each({"examples": 0, **dict.fromkeys(BUDGET_QUANTITIES), "not_measured": Each("")})),
+    "repeated_work": Omittable(Each({"searches": 0, "repeated_searches": 0, "empty_queries": 0, "llm_calls": 0,
+                                     "repeated_llm_calls": 0})),
     "checkpoint_repairs": Omittable(Each([""])),
     "data_sha256": Omittable(Each("")),
     "versions": {"ragbench": "?"},
@@ -163,7 +167,7 @@ def normalized_results(data: dict[str, Any]) -> dict[str, Any]:
 
 def _config(config: dict[str, Any], tasks: list[str]) -> dict[str, Any]:
     """The run's configuration with each option of RunConfig of the type it has there (a list, an object, a
-    string), and the per-task objects the readers look into (`task_configs`, `system_config`) objects."""
+    string), and the objects the readers look into (`task_configs`, `system_config`, `like_for_like` ...) objects."""
     out = dict(config)
     for option in fields(RunConfig):
         if option.name not in config:
@@ -178,7 +182,9 @@ def _config(config: dict[str, Any], tasks: list[str]) -> dict[str, Any]:
         if name in config and config[name] is not None and not isinstance(config[name], str):
             out[name] = str(config[name])
     out["tasks"] = [str(t) for t in out["tasks"]] if isinstance(out.get("tasks"), list) else tasks
-    for name in ("task_configs", "system_config", "model_contents", "metric_configs"):
+    if "retriever_metadata" in config:
+        out["retriever_metadata"] = _mapping(config["retriever_metadata"])
+    for name in ("task_configs", "system_config", "model_contents", "metric_configs", "like_for_like"):
         if name in config:
             out[name] = {str(task): value for task, value in _mapping(config[name]).items()
                          if isinstance(value, list if name == "metric_configs" else str if name == "model_contents"

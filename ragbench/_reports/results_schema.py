@@ -97,6 +97,29 @@ class TokenLimit(TypedDict):
     steps: dict[str, int]
 
 
+class Budget(TypedDict):
+    """What the system spent per scored example, measured from the traces (ragbench._reports.budget): each a
+    mean, or null where the traces cannot tell (`not_measured`: quantity -> why)."""
+    examples: int
+    llm_calls: float | None
+    prompt_tokens: float | None
+    output_tokens: float | None
+    searches: float | None
+    passages_retrieved: float | None
+    passages_shown: float | None
+    not_measured: dict[str, str]
+
+
+class RepeatedWork(TypedDict):
+    """Work of the scored examples that bought nothing: searches whose results repeat the search before them in
+    the example, empty or whitespace queries, LLM calls repeating an earlier request of the example."""
+    searches: int
+    repeated_searches: int
+    empty_queries: int
+    llm_calls: int
+    repeated_llm_calls: int
+
+
 class Counted(TypedDict):
     count: int
     examples: int
@@ -150,6 +173,8 @@ class Results:
     token_limit: dict[str, TokenLimit] | None = None
     counted: dict[str, dict[str, dict[str, Counted]]] | None = None
     data_sha256: dict[str, str] | None = None
+    budget: dict[str, Budget] | None = None
+    repeated_work: dict[str, RepeatedWork] | None = None
     format_adherence: dict[str, list[Adherence]] | None = None
     checkpoint_repairs: dict[str, list[str]] | None = None
     seed_policy: str | None = None

@@ -6,6 +6,7 @@ from typing import Any
 
 from .._storage import page_cache
 from .._storage.store_checks import health_lines
+from .budget import budget_line, repeated_work_lines
 from .compare import direction
 from .failures import (counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines,
                        repair_lines)
@@ -94,7 +95,12 @@ def failure_lines(results: dict[str, Any]) -> list[str]:
         steps = ", ".join(f"{name} {count}" for name, count in cut["steps"].items())
         lines.append(f"{task}: {cut['calls']} LLM call(s) in {cut['examples']} of {scored} scored examples stopped at "
                      f"their max_tokens, their outputs cut there ({steps})")
-    return lines + counted_lines(results) + format_lines(results) + repair_lines(results)
+    return lines + counted_lines(results) + format_lines(results) + repeated_work_lines(results) + repair_lines(results)
+
+
+def budget_lines(results: dict[str, Any]) -> list[str]:
+    """Each task's budget per example, measured from its traces (`budget`)."""
+    return [budget_line(task, budget) for task, budget in (results.get("budget") or {}).items()]
 
 
 def models_line(config: dict[str, Any]) -> str:
@@ -210,6 +216,8 @@ def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str
         counts_table(results),
         "",
         cost_line(results["cost"]),
+        "",
+        *[f"{line}  " for line in budget_lines(results)],
         "",
     ]
     failures = failure_lines(results)

@@ -43,7 +43,7 @@ from .lifecycle import run_interruptible, run_together
 from .model_contents import contents_now, model_contents
 from .planning import PlannedTask
 from .plugin_values import task_records
-from .preflight import check_free_space, preflight
+from .preflight import check_free_space, own_query_warnings, preflight
 from .progress import Progress
 from .reading import RecordReader
 from .run_engines import Engines
@@ -83,6 +83,8 @@ class Evaluator:
         self.config = config
         self.registry = registry  # the command's (ragbench._cli.registry), for every component the run loads
         self.planned, self.checks = preflight(config, self.registry)
+        for line in own_query_warnings(config, self.registry, self.planned):
+            log.warning("ragbench: warning: %s", line)
         self.run_dir = RunDir(config.run_dir())
         self.retriever_metadata: dict[str, Any] = {}  # the retriever's and the components', once opened
         self.retriever_contents: dict[str, Any] = {}  # ... and their contents (sha256s), read once
@@ -224,6 +226,7 @@ class Evaluator:
         out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
+        out["like_for_like"] = {p.name: p.system.like_for_like() for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = self.retriever_metadata
         out["retriever_contents"] = self.retriever_contents

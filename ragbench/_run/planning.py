@@ -19,6 +19,7 @@ from .._task.protocols import UsesRunResources, UsesTools, system_defaults
 from .._checks import Preflight
 from .._values.options import accepted_options, construct
 from .._values.run_config import RunConfig
+from .budget_option import top_k_args
 
 if TYPE_CHECKING:
     from .resources import RunResources
@@ -114,7 +115,8 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
         declared = {**entry.defaults.get("system_args", {}), **system_defaults(task)}
         defaults = {k: v for k, v in declared.items()
                     if (accepted is None or k in accepted) and k not in getattr(system_class, "own_defaults", ())}
-        system = construct(system_class, {**defaults, **config.system_args}, f"system {config.system}",
+        given = {**top_k_args(config.top_k, system_class, config.system_args, accepted), **config.system_args}
+        system = construct(system_class, {**defaults, **given}, f"system {config.system}",
                            injected={"registry": registry})
     if system is None:
         return None

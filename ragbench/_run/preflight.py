@@ -238,6 +238,30 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
                       f"closed_book, or pass --retriever none to run {system} without documents on purpose")
 
 
+def own_query_warnings(config: Any, registry: Any, planned: list[Any]) -> list[str]:
+    """A system that searches with queries of its own (`System.searches_own_queries`) over a retriever that gives
+    every query the example's own documents in their given order (`fixed_documents` and `example_documents_only`:
+    `provided`; a reranker reorders them per query) gets the same passages from every search: a warning per
+    task, naming retrievers that answer such queries; `ragbench check` lists them and a run prints them before
+    it starts. Tasks whose examples carry no documents are refused by `check_documents_to_retrieve` instead."""
+    from .._retrieval import DEFAULT_RETRIEVER
+
+    searching = [p for p in planned if p.system is not None and type(p.system).searches_own_queries
+                 and p.task.own_documents is not False]
+    name = config.retriever or DEFAULT_RETRIEVER
+    try:
+        retriever_class = registry.load("retrievers", name) if searching and not config.reranker else None
+    except ConfigError:
+        return []  # an unknown retriever: said where the run builds it
+    if retriever_class is None or not (retriever_class.fixed_documents and retriever_class.example_documents_only):
+        return []
+    return [f"task {p.name}: system {p.system.name or config.system} searches with queries of its own, but retriever "
+            f"{name} gives every query the example's own passages in their given order, so each of its searches "
+            "returns the same passages; --retriever example_bm25 ranks the example's passages for each query, or "
+            "search a corpus with --retriever bm25 --retriever-arg index=DIR (ragbench index build)"
+            for p in searching]
+
+
 def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:
     """The whole pre-flight of a run: its options, every plugin's hooks, its engines. Returns the planned
     tasks and what was checked; raises `PreflightError` listing every problem."""
@@ -248,6 +272,8 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
     check_run_options(config, check)
     planned = plan(config, registry, check)
     check_documents_to_retrieve(config, registry, planned, check)
+    for line in own_query_warnings(config, registry, planned):
+        check.warn(line)
     check_components(config, registry, check)
     check_cache_files(config, planned, check)
     try:

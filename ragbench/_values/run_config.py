@@ -17,7 +17,7 @@ _NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "page
 
 # Options in the identity only when given: a run without them keeps the identity (and folder) it had
 # before they existed.
-_IDENTITY_WHEN_GIVEN = ("reranker", "reranker_args", "refiner", "refiner_args")
+_IDENTITY_WHEN_GIVEN = ("reranker", "reranker_args", "refiner", "refiner_args", "top_k")
 
 
 DEFAULT_INFLIGHT = 64
@@ -54,6 +54,7 @@ class RunConfig:
     metric_args: dict[str, Any] = field(default_factory=dict)  # "metric.key" -> value
     metrics: list[str] = field(default_factory=list)  # --metrics: NAME replaces the tasks' lists, +NAME adds
     system_args: dict[str, Any] = field(default_factory=dict)
+    top_k: int | None = None  # --top-k: passages shown per reader call, given to the system's declared option
     retriever: str | None = None  # ctx.retriever of systems; None: the examples' provided docs
     retriever_args: dict[str, Any] = field(default_factory=dict)
     reranker: str | None = None  # reorders every search's results (--reranker; ragbench._components)

@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from .._errors import ConfigError
+from .._reports.budget import QUANTITIES
 from .._reports.compare import ITERATIONS, Run, adjust_p_values, compare_runs, load_run, p_values_note
 from .runs import RunFolder, clip
 
@@ -62,7 +63,10 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
         metrics = [m for m in details if not details[m].get("corpus") and details[m].get("higher_is_better", True)
                    is not None and _binary([loaded[0], other], task, m)]
         pairs.append({"a": folders[0].rid, "b": folder.rid, "warnings": report.warnings,
+                      "differences": [difference.line() for difference in report.differences],
+                      "budgets": {rid: (run.results.budget or {}).get(task)
+                                  for rid, run in ((folders[0].rid, loaded[0]), (folder.rid, other))},
                       "rows": [dataclasses.asdict(r) for r in report.rows], "p_note": p_values_note(report),
                       "disagreements": [disagreements(loaded[0], other, task, m, details[m].get("higher_is_better", True),
                                                       (folders[0], folder)) for m in metrics]})
-    return {"task": task, "runs": [f.rid for f in folders], "pairs": pairs}
+    return {"task": task, "runs": [f.rid for f in folders], "pairs": pairs, "budget_quantities": QUANTITIES}

@@ -6,6 +6,8 @@ import dataclasses
 import inspect
 from typing import TYPE_CHECKING, Any
 
+from .._reports.budget import QUANTITIES, repeated_work_lines
+from .._reports.failures import format_lines
 from .._reports.results_schema import Results
 from .._reports.slice_labels import NONE, SliceLabels
 from .._reports.slice_plots import slice_rows
@@ -122,7 +124,25 @@ def run_page(run: RunFolder, registry: "Registry") -> dict[str, Any]:
             "plot_keys": {t: (c or {}).get("plot_keys") for t, c in task_configs.items()},
             "matrix": {t: (c or {}).get("matrix") for t, c in task_configs.items() if (c or {}).get("matrix")},
             "system_stats": (results and results.system_stats) or {},
-            "system_reports": (results and results.system_reports) or {}}
+            "system_reports": (results and results.system_reports) or {},
+            "budget": (results and results.budget) or {}, "budget_quantities": QUANTITIES,
+            "system_warnings": system_warnings(results)}
+
+
+def system_warnings(results: Results | None) -> dict[str, list[str]]:
+    """By task, the console's warnings about the system's outputs and work: formats its outputs did not follow
+    (`format_adherence`) and work that bought nothing (`repeated_work`)."""
+    if results is None:
+        return {}
+    out: dict[str, list[str]] = {}
+    for task in results.results:
+        one_task = {"config": results.config,
+                    "format_adherence": {task: (results.format_adherence or {}).get(task) or []},
+                    "repeated_work": {task: work} if (work := (results.repeated_work or {}).get(task)) else {}}
+        lines = format_lines(one_task) + repeated_work_lines(one_task)
+        if lines:
+            out[task] = lines
+    return out
 
 
 def rows_page(run: RunFolder, task: str, chunk: int) -> dict[str, Any]:

@@ -118,6 +118,9 @@ async function runView(rid) {
     const cut = r.token_limit[task];
     if (cut) parts.push(h("p", {class: "warn", id: `token-limit-${task}`}, `${cut.calls} LLM call(s) in ${cut.examples} scored examples stopped at their max_tokens, their outputs cut there: `,
       Object.entries(cut.steps).map(([step, n]) => `${step} ${n}`).join(", ")));
+    for (const line of r.system_warnings[task] || []) parts.push(h("p", {class: "warn system-warning"}, line));
+    if (r.budget[task]) parts.push(h("h3", {}, "Budget per example, measured from the traces"),
+                                   budgetTable(r.budget_quantities, {[r.name]: r.budget[task]}));
     const stats = r.system_stats[task];
     if (stats) parts.push(h("h3", {}, `System statistics (${r.system})`), table(["statistic", "value"], Object.entries(stats).map(([k, v]) => [k, json(v)])));
     const slices = r.slices[task] || {};
@@ -307,6 +310,12 @@ async function pairView(task, ridA, nA, ridB, nB) {
 }
 
 // ---- Compare ------------------------------------------------------------------------------------
+// each run's budget per example (results.json `budget`): a mean, or "not measured" with why
+function budgetTable(quantities, budgets) {
+  const cell = (b, k) => !b ? "not recorded" : k in (b.not_measured || {}) ? h("span", {title: b.not_measured[k]}, "not measured") : fmt(b[k]);
+  return table(["run", ...Object.values(quantities).map(q => h("th", {class: "num"}, q))],
+    Object.entries(budgets).map(([rid, b]) => [rid, ...Object.keys(quantities).map(k => num(cell(b, k)))]), {class: "budget"});
+}
 async function compareView(task, rids) {  // rids: "a~b~c" (first is the baseline); default every run of the task
   crumbs(["#/", "runs"], [null, `compare ${task}`]);
   const c = await load(`compare/${task}` + (rids ? `/${rids}` : ""));
@@ -318,11 +327,15 @@ async function compareView(task, rids) {  // rids: "a~b~c" (first is the baselin
   }
   if (c.error) parts.push(h("p", {class: "warn"}, c.error));
   for (const p of c.pairs || []) {
-    parts.push(h("h2", {}, `B = ${p.b} vs A = ${p.a}`), ...p.warnings.map(w => h("p", {class: "warn small"}, w)));
+    parts.push(h("h2", {}, `B = ${p.b} vs A = ${p.a}`), h("h3", {}, "What differs (settings that change what is measured)"),
+      h("ul", {class: "differences"}, (p.differences.length ? p.differences : ["nothing"]).map(d => h("li", {}, d))),
+      ...p.warnings.map(w => h("p", {class: "warn small"}, w)));
+    parts.push(h("h3", {}, "Budget per example, measured from the traces"), budgetTable(c.budget_quantities, p.budgets));
     const pv = x => num(x == null ? "–" : x.toPrecision(3));
-    const statsTable = (rows, attrs) => table(["metric", "slice", "n", "A", "B", "B − A", "95% CI", "p adj.", "p raw", "test"].map(x => h("th", {}, x)), rows.map(r =>
+    const statsTable = (rows, attrs) => table(["metric", "slice", "n", "A", "B", "B − A", "like for like", "95% CI", "p adj.", "p raw", "test"].map(x => h("th", {}, x)), rows.map(r =>
       [r.metric, r.slice || "all", num(r.n), num(fmt(r.mean_a)), num(fmt(r.mean_b)),
        num((r.diff >= 0 ? "+" : "") + r.diff.toFixed(4), r.higher_is_better == null || r.diff === 0 ? "" : (r.diff > 0) === r.higher_is_better ? "ok" : "bad"),
+       r.unlike.length ? h("td", {class: "warn small"}, `not like for like: ${r.unlike.join("; ")}`) : "yes",
        num(r.ci95 ? `[${r.ci95[0].toFixed(4)}, ${r.ci95[1].toFixed(4)}]` : "–"), pv(r.p_adjusted), pv(r.p_value), r.p_value == null ? "–" : r.test]), attrs);
     const bySlice = p.rows.filter(r => r.slice);
     parts.push(statsTable(p.rows.filter(r => !r.slice), {class: "stats"}));

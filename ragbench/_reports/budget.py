@@ -1,0 +1,129 @@
+"""What a run spent per example, measured from its samples' traces (results.json `budget`), and the work that
+bought nothing (`repeated_work`): searches whose results repeat the search before them in the example, empty or
+whitespace queries, and LLM calls whose request repeats an earlier one of the example (the cache answers them).
+A system that searches with queries of its own over the example's provided passages gets the same passages for
+every query: these counts say so, as format adherence says a model ignored a format."""
+from __future__ import annotations
+
+from typing import Any
+
+# The quantities of `budget`, each a mean per scored example, in the order results.json and the tables show them.
+QUANTITIES = {"llm_calls": "LLM calls", "prompt_tokens": "prompt tokens", "output_tokens": "output tokens",
+              "searches": "searches", "passages_retrieved": "distinct passages retrieved",
+              "passages_shown": "passages shown to the reader"}
+NO_TRACE = "no scored sample carries a trace (outputs made elsewhere, e.g. the recorded system)"
+NO_TOKENS = "the engine reported no token counts"
+NO_IDS = "some retrieved passages have no id"
+DOCS_UNKNOWN = "some predictions do not say which passages were shown (docs_unknown)"
+DOCS_UNKNOWN_KEY = "docs_unknown"  # ragbench._types.Prediction.DOCS_UNKNOWN: an extras key of the prediction
+
+
+class BudgetTally:
+    """`budget` and `repeated_work` of a task, filled sample by sample; only scored examples count (a failed
+    example's trace stops where it failed)."""
+
+    def __init__(self) -> None:
+        self.examples = 0
+        self.totals = dict.fromkeys(QUANTITIES, 0)
+        self.traced = 0  # scored examples with at least one step
+        self.tokens_reported = False
+        self.ids_missing = self.docs_unknown = False
+        self.repeats = {"searches": 0, "repeated_searches": 0, "empty_queries": 0, "llm_calls": 0,
+                        "repeated_llm_calls": 0}
+
+    def add(self, sample: dict[str, Any]) -> None:
+        if sample.get("error") is not None or sample.get("bad_record"):
+            return
+        self.examples += 1
+        trace = sample.get("trace") or []
+        self.traced += bool(trace)
+        prediction = sample.get("prediction") or {}
+        self.docs_unknown |= bool((prediction.get("extras") or {}).get(DOCS_UNKNOWN_KEY))
+        self.totals["passages_shown"] += len(prediction.get("docs") or [])
+        requests: list[dict[str, Any]] = []  # compared as they are: equal requests are equal dicts (no digest
+        # of every prompt at a run's end; an example makes tens of calls, rarely hundreds)
+        retrieved: set[Any] = set()
+        previous: list[Any] | None = None
+        for step in trace:
+            if step.get("kind") == "llm":
+                self._llm_call(step, requests)
+            elif step.get("kind") == "retrieval":
+                ids = list((step.get("response") or {}).get("ids") or [])
+                self.ids_missing |= any(i is None for i in ids)
+                retrieved.update(ids)
+                self.totals["searches"] += 1
+                self.repeats["searches"] += 1
+                self.repeats["repeated_searches"] += previous is not None and ids == previous
+                self.repeats["empty_queries"] += not str((step.get("request") or {}).get("query") or "").strip()
+                previous = ids
+        self.totals["passages_retrieved"] += len(retrieved)
+
+    def _llm_call(self, step: dict[str, Any], requests: list[dict[str, Any]]) -> None:
+        self.totals["llm_calls"] += 1
+        self.totals["prompt_tokens"] += int(step.get("prompt_tokens") or 0)
+        self.totals["output_tokens"] += int(step.get("completion_tokens") or 0)
+        self.tokens_reported |= bool(step.get("prompt_tokens") or step.get("completion_tokens"))
+        request = step.get("request") or {}
+        self.repeats["llm_calls"] += 1
+        self.repeats["repeated_llm_calls"] += request in requests
+        requests.append(request)
+
+    def not_measured(self) -> dict[str, str]:
+        """The quantities the traces cannot tell, each with why (never a 0 that was not measured)."""
+        out: dict[str, str] = {}
+        if self.examples and not self.traced:
+            out.update(dict.fromkeys(("llm_calls", "prompt_tokens", "output_tokens", "searches", "passages_retrieved"),
+                                     NO_TRACE))
+        elif self.totals["llm_calls"] and not self.tokens_reported:
+            out.update(dict.fromkeys(("prompt_tokens", "output_tokens"), NO_TOKENS))
+        if self.ids_missing and "passages_retrieved" not in out:
+            out["passages_retrieved"] = NO_IDS
+        if self.docs_unknown:
+            out["passages_shown"] = DOCS_UNKNOWN
+        return out
+
+    def sections(self) -> dict[str, Any]:
+        """{"budget": ..., "repeated_work": ...} of the task; nothing where no example was scored."""
+        if not self.examples:
+            return {}
+        unknown = self.not_measured()
+        budget: dict[str, Any] = {"examples": self.examples}
+        budget.update({key: None if key in unknown else round(total / self.examples, 4)
+                       for key, total in self.totals.items()})
+        budget["not_measured"] = unknown
+        return {"budget": budget, "repeated_work": dict(self.repeats)}
+
+
+def repeated_work_lines(results: dict[str, Any]) -> list[str]:
+    """A warning per kind of work that bought nothing (`repeated_work`), with what to do about it: the console's
+    summary, report.md and the viewer's run page."""
+    retriever = ((results.get("config") or {}).get("retriever_metadata") or {}).get("retriever") or "?"
+    lines = []
+    for task, work in (results.get("repeated_work") or {}).items():
+        if work["repeated_searches"]:
+            lines.append(f"{task}: warning: {work['repeated_searches']} of {work['searches']} searches returned the "
+                         f"same passages as the search before them in the example, over retriever {retriever} (one "
+                         "that gives every query the example's own passages, or no more passages than a search asks "
+                         "for, answers every query alike): search a corpus index with --retriever bm25 "
+                         "--retriever-arg index=DIR, or use --retriever example_bm25 where examples carry more "
+                         "passages than a search returns")
+        if work["empty_queries"]:
+            lines.append(f"{task}: warning: {work['empty_queries']} of {work['searches']} searches had an empty or "
+                         "whitespace query (the system's query came out empty)")
+        if work["repeated_llm_calls"]:
+            lines.append(f"{task}: warning: {work['repeated_llm_calls']} of {work['llm_calls']} LLM calls repeated an "
+                         "earlier request of the same example, answered from the cache (the same call made again "
+                         "adds nothing: an iteration whose input did not change)")
+    return lines
+
+
+def budget_line(task: str, budget: dict[str, Any]) -> str:
+    """A task's budget per example in one line: each quantity's mean, or why it is not measured."""
+    unknown = budget.get("not_measured") or {}
+    parts = [f"{label} {'not measured (' + unknown[key] + ')' if key in unknown else format_mean(budget.get(key))}"
+             for key, label in QUANTITIES.items()]
+    return f"{task}: per example (mean of {budget['examples']}): " + ", ".join(parts)
+
+
+def format_mean(value: Any) -> str:
+    return "-" if value is None else f"{value:.2f}"

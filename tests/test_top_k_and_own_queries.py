@@ -1,0 +1,82 @@
+"""`--top-k N` sets the passages shown per reader call through the option each system declares for it
+(`System.budget_options`), recorded in run.json (`like_for_like`); a system that declares none refuses it. A system
+that searches with queries of its own (`System.searches_own_queries`) over the example's provided passages is
+warned about in the pre-flight, naming retrievers that answer such queries."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from helpers import cli, run
+
+from ragbench._checks import PreflightError
+from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
+from ragbench._run.budget_option import top_k_args
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._system import System
+
+
+def test_top_k_goes_to_the_option_each_system_declares_and_run_json_records_it(tmp_path):
+    run(tmp_path, "vanilla", tasks=["demo"], system="vanilla", model="scripted:echo", limit=2, top_k=3)
+    run(tmp_path, "iter_retgen", tasks=["demo"], system="iter_retgen", model="scripted:echo", limit=2, top_k=3)
+    vanilla = json.loads((tmp_path / "vanilla" / "run.json").read_text())["config"]
+    assert vanilla["system_config"]["demo"]["top_n"] == 3 and vanilla["top_k"] == 3
+    assert vanilla["like_for_like"]["demo"] == {"passages": 3, "prompt_style": "task"}
+    iter_retgen = json.loads((tmp_path / "iter_retgen" / "run.json").read_text())["config"]
+    assert iter_retgen["system_config"]["demo"]["topk"] == 3
+    assert iter_retgen["like_for_like"]["demo"] == {"passages": 3, "searches": 3, "prompt_style": "flashrag"}
+
+
+def test_a_system_that_declares_no_passages_option_refuses_top_k(tmp_path):
+    config = RunConfig(tasks=["demo"], system="closed_book", model="scripted:echo", top_k=5,
+                       output=str(tmp_path / "run"))
+    with pytest.raises(PreflightError, match=r"--top-k 5: system closed_book declares no option for the passages"):
+        Evaluator(config, installed_registry())
+    assert not (tmp_path / "run").exists()
+
+
+def test_top_k_and_a_system_arg_setting_the_same_option_otherwise_are_refused():
+    from ragbench.plugins.vanilla.system import Vanilla
+
+    with pytest.raises(ConfigError, match=r"--top-k 5 and --system-arg top_n=2 both set system vanilla's top_n"):
+        top_k_args(5, Vanilla, {"top_n": 2}, None)
+    assert top_k_args(5, Vanilla, {"top_n": 5}, None) == {"top_n": 5}
+    assert top_k_args(None, Vanilla, {}, None) == {}
+
+
+def test_top_k_on_the_command_line_is_refused_in_one_line_by_a_system_without_the_option(tmp_path):
+    done = cli("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--top-k", "5",
+               "--output", str(tmp_path / "run"), "--no-progress")
+    assert done.returncode == 2 and "--top-k 5: system closed_book declares no option" in done.stderr
+
+
+def test_a_budget_no_core_reads_is_refused_when_the_class_is_made():
+    with pytest.raises(TypeError, match="budget_options names rounds"):
+        type("Odd", (System,), {"budget_options": {"rounds": "max_iter"}})
+    declared: Any = type("Fine", (System,), {"budget_options": {"passages": "topk"}}).budget_options
+    with pytest.raises(TypeError):
+        declared["searches"] = "max_iter"  # read-only: shared by the class and its instances
+
+
+@pytest.mark.parametrize("system", ["ircot", "iter_retgen", "self_ask", "smart"])
+def test_a_system_searching_its_own_queries_over_provided_passages_is_warned_about(tmp_path, system):
+    config = RunConfig(tasks=["demo"], system=system, model="scripted:echo", output=str(tmp_path / "run"))
+    [warning] = Evaluator(config, installed_registry()).checks.warnings
+    assert warning.startswith(f"task demo: system {system} searches with queries of its own, but retriever provided ")
+    assert "--retriever example_bm25" in warning and "--retriever bm25 --retriever-arg index=DIR" in warning
+
+
+@pytest.mark.parametrize("system, retriever", [("vanilla", None), ("ircot", "example_bm25"), ("ircot", "none")])
+def test_no_warning_where_the_searches_can_differ_or_only_the_question_is_searched(tmp_path, system, retriever):
+    config = RunConfig(tasks=["demo"], system=system, model="scripted:echo", retriever=retriever,
+                       output=str(tmp_path / "run"))
+    assert Evaluator(config, installed_registry()).checks.warnings == []
+
+
+def test_a_run_prints_the_warning_before_it_starts(tmp_path):
+    done = cli("--tasks", "demo", "--system", "ircot", "--model", "scripted:echo", "--limit", "1",
+               "--output", str(tmp_path / "run"), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("ragbench: warning: task demo: system ircot searches with queries of its own")

@@ -16,7 +16,8 @@ What is here, by what it is for:
 
 - The contract: `Task` (its `TaskPrompting`, the hooks systems call and the `Prompt` it builds, and the
   `TaskScoring` it is scored by), the optional protocols one benchmark's task adds
-  (`UsesRunResources`, `UsesTools`, `PredictionRecords`, `StandingInstruction`, `Demonstration`, `PlotKeys`, `SystemDefaults`)
+  (`UsesRunResources`, `UsesTools`, `PredictionRecords`, `StandingInstruction`, `Demonstration`, `PlotKeys`, `SystemDefaults`,
+  `OwnCorpus`)
   and how a system reads them of any task (`task_input`, `instruction_key`, `closed_answer`,
   `task_demonstration`), `System`, `Metric` (`Score`, `Scores`, `CorpusValue`), the data
   they exchange (`Example`, `Document`, `Prediction`, `Step`), what a system or metric gets
@@ -75,7 +76,7 @@ _MODULES = {
     "ragbench._task.prompting": ("TaskPrompting", "Prompt"),
     "ragbench._task.scoring": ("TaskScoring",),
     "ragbench._task.protocols": ("UsesRunResources", "UsesTools", "PredictionRecords", "StandingInstruction", "Demonstration", "PlotKeys",
-                                 "SystemDefaults", "task_input", "instruction_key", "closed_answer",
+                                 "SystemDefaults", "OwnCorpus", "task_input", "instruction_key", "closed_answer",
                                  "task_demonstration"),
     "ragbench._system": ("System", "recorded_extras"),
     "ragbench._metric": ("Metric", "KeySpec", "CorpusValue", "Score", "Scores"),

@@ -222,6 +222,10 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
     answer closed book under its own name: one problem per task. `--retriever none` asks for that run."""
     from .._retrieval import DEFAULT_RETRIEVER
 
+    from .task_corpus import run_corpus
+
+    if run_corpus(config, planned) is not None:
+        return  # searched: BM25 over the corpus the tasks ship
     blind = [p for p in planned if p.system is not None and p.system.retrieves and p.task.own_documents is False]
     name = config.retriever or DEFAULT_RETRIEVER
     try:
@@ -243,10 +247,12 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
     tasks and what was checked; raises `PreflightError` listing every problem."""
     from .._components import check_components
     from .planning import needs, plan
+    from .task_corpus import check_task_corpora
 
     check = check if check is not None else Preflight()
     check_run_options(config, check)
     planned = plan(config, registry, check)
+    check_task_corpora(config, planned, check)
     check_documents_to_retrieve(config, registry, planned, check)
     check_components(config, registry, check)
     check_cache_files(config, planned, check)

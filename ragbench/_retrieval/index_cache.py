@@ -26,7 +26,7 @@ def index_cache_dir() -> Path:
     return Path(os.environ.get(INDEX_CACHE_ENV) or Path.home() / ".cache" / "ragbench" / "indexes").expanduser()
 
 
-def cached_index(corpus: Path, kind: str, *, registry: "Registry") -> Path:
+def cached_index(corpus: Path, kind: str, *, registry: Registry) -> Path:
     """The folder of a `kind` index of `corpus` (built with the retriever's defaults), built there first if
     the cache has none."""
     folder = index_cache_dir() / f"{kind}-{file_sha256(corpus)}"

@@ -91,3 +91,10 @@ def test_tasks_with_different_corpora_and_no_retriever_are_a_preflight_problem(t
 def test_a_named_retriever_is_used_instead_of_the_task_corpus(tmp_path: Path, index_cache: Path) -> None:
     with pytest.raises(PreflightError, match="carry no documents"):
         run(tmp_path, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1, retriever="provided")
+
+
+def test_a_run_over_the_task_corpus_resumes_as_the_same_run(tmp_path: Path, index_cache: Path) -> None:
+    first = run(tmp_path, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
+    resumed = run(tmp_path, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1, resume=True)
+    assert resumed["config"]["retriever_args"] == first["config"]["retriever_args"]
+    assert [record["id"] for record in samples(tmp_path / "run", TASK)] == ["q0000"]

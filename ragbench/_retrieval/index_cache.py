@@ -26,10 +26,15 @@ def index_cache_dir() -> Path:
     return Path(os.environ.get(INDEX_CACHE_ENV) or Path.home() / ".cache" / "ragbench" / "indexes").expanduser()
 
 
+def index_folder(corpus: Path, kind: str) -> Path:
+    """Where the cache keeps the `kind` index of `corpus`'s bytes (built or not)."""
+    return index_cache_dir() / f"{kind}-{file_sha256(corpus)}"
+
+
 def cached_index(corpus: Path, kind: str, *, registry: Registry) -> Path:
     """The folder of a `kind` index of `corpus` (built with the retriever's defaults), built there first if
     the cache has none."""
-    folder = index_cache_dir() / f"{kind}-{file_sha256(corpus)}"
+    folder = index_folder(corpus, kind)
     if built_index(folder):
         return folder
     log.warning("building the %s index of %s (first use; cached in %s)", kind, corpus.name, folder)

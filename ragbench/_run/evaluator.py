@@ -53,7 +53,7 @@ from .preflight import check_free_space, preflight
 from .progress import Progress
 from .reading import RecordReader
 from .resources import RunResources
-from .task_corpus import use_task_corpus
+from .task_corpus import build_task_index
 from .run_engines import Engines, load_engines
 from .._scheduler import Scheduler
 from .workers import refuse_in_worker_start, use_ready_threads
@@ -89,7 +89,7 @@ class Evaluator:
         self.registry = registry  # the command's (ragbench._cli.registry), for every component the run loads
         # every option, data file and prerequisite; all problems at once (PreflightError), nothing written
         self.planned, self.checks = preflight(config, self.registry)
-        use_task_corpus(config, self.planned, self.registry)  # no --retriever, a task's own corpus: its BM25 index
+        build_task_index(config, self.planned, self.registry)  # no --retriever, a task's own corpus: its BM25 index
         self.run_dir = RunDir(config.run_dir())
         # fails fast on a bad index
         self.retriever = load_retriever(config.retriever, config.retriever_args, registry=self.registry)

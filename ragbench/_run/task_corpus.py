@@ -7,18 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from .._checks import Preflight
-from .._retrieval.index_cache import cached_index
+from .._retrieval.index_cache import cached_index, index_folder
 from .._task.protocols import task_corpus
 
 CORPUS_RETRIEVER = "bm25"
 
 
-def run_corpus(config: Any, planned: list[Any]) -> Path | None:
-    """The corpus every task of the run ships, when the run names no retriever; None when none ships one
-    (or the run names its retriever). Tasks that ship different corpora, or some none, are a pre-flight
-    problem (`check_task_corpora`): one run has one retriever."""
-    if config.retriever is not None:
-        return None
+def shipped_corpus(planned: list[Any]) -> Path | None:
+    """The corpus every task of the run ships; None when none ships one, or they differ (`check_task_corpora`)."""
     corpora = {task_corpus(p.task) for p in planned}
     return corpora.pop() if len(corpora) == 1 else None
 
@@ -37,10 +33,19 @@ def check_task_corpora(config: Any, planned: list[Any], check: Preflight) -> Non
                       "run them separately, or name one with --retriever")
 
 
-def use_task_corpus(config: Any, planned: list[Any], registry: Any) -> None:
-    """Set the run's retriever to BM25 over the corpus its tasks ship (built on first use), where it names none,
-    so that results.json and run.json say what was searched."""
-    corpus = run_corpus(config, planned)
-    if corpus is not None:
+def use_task_corpus(config: Any, planned: list[Any]) -> None:
+    """Name the run's retriever where it names none and its tasks ship one corpus: BM25 over that corpus's index
+    in the cache (`build_task_index` builds it as the run starts), before the run's identity is read, so that
+    run.json, results.json and `--resume` see what is searched."""
+    corpus = shipped_corpus(planned)
+    if config.retriever is None and corpus is not None:
         config.retriever = CORPUS_RETRIEVER
-        config.retriever_args = {"index": str(cached_index(corpus, CORPUS_RETRIEVER, registry=registry))}
+        config.retriever_args = {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}
+
+
+def build_task_index(config: Any, planned: list[Any], registry: Any) -> None:
+    """Build the index `use_task_corpus` named, where the cache has none yet."""
+    corpus = shipped_corpus(planned)
+    if corpus is not None and config.retriever == CORPUS_RETRIEVER and \
+            config.retriever_args == {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}:
+        cached_index(corpus, CORPUS_RETRIEVER, registry=registry)

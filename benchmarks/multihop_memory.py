@@ -33,7 +33,8 @@ MULTI_STEP_FIRST = ("ircot", "self_ask", "iter_retgen", "vanilla")  # the issue'
 def builtin_systems() -> list[str]:
     from ragbench._registry import installed_registry
 
-    names = installed_registry().names("systems")
+    registry = installed_registry()
+    names = [name for name in registry.names("systems") if registry.entries["systems"][name].provider == "ragbench"]
     return [*[s for s in MULTI_STEP_FIRST if s in names], *sorted(s for s in names if s not in MULTI_STEP_FIRST)]
 
 
@@ -125,13 +126,13 @@ def main() -> None:
     parser.add_argument("--systems", default="all")
     parser.add_argument("--limit", type=int, default=5)
     parser.add_argument("--model-arg", action="append", default=[])
-    parser.add_argument("--quick", action="store_true", help="ircot on 1 question")
+    parser.add_argument("--quick", action="store_true", help="vanilla on 1 question")
     parser.add_argument("--raw", nargs=2, metavar=("RUN_DIR", "BATCH"))
     args = parser.parse_args()
     if args.raw:
         raw_side(args.raw[0], int(args.raw[1]))
         return
-    systems = ["ircot"] if args.quick else builtin_systems() if args.systems == "all" else args.systems.split(",")
+    systems = ["vanilla"] if args.quick else builtin_systems() if args.systems == "all" else args.systems.split(",")
     limit = 1 if args.quick else args.limit
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "RAGBENCH_INDEX_CACHE": os.environ.get("RAGBENCH_INDEX_CACHE", str(Path(tmp) / "idx"))}

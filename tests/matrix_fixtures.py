@@ -232,6 +232,8 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "squad": squad,
     "asqa": alce("asqa_eval_gtr_top100.json"),
     "demo": lambda folder: (str(Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"), {}),
+    "fictional_multihop": lambda folder: (str(Path(ragbench.tasks.__file__).parent / "fictional_multihop" / "data"
+                                              / "questions.jsonl"), {}),
     "alce_asqa": alce("asqa_eval_gtr_top100.json"),
     "alce_qampari": alce("qampari_eval_gtr_top100.json"),
     "alce_eli5": alce("eli5_eval_bm25_top100.json"),
@@ -342,7 +344,7 @@ def rgb_answer(example: Example) -> str:
 RIGHT: dict[str, Callable[[Example], str]] = {
     **{task: first_answer for task in CORPUS_TASKS | DISTRACTOR_TASKS},
     "popqa": first_answer, "pubhealth": first_answer, "arc_challenge": first_answer, "squad": first_answer,
-    "demo": first_answer, "omnieval_auto": first_answer, "omnieval_human": first_answer,
+    "demo": first_answer, "fictional_multihop": first_answer, "omnieval_auto": first_answer, "omnieval_human": first_answer,
     "asqa": lambda e: cited(e.gold["long_answers"][0]), "alce_asqa": lambda e: cited(e.gold["long_answers"][0]),
     "alce_qampari": lambda e: ", ".join(cited(alias[0]) for alias in e.gold["answers"]) + ".",
     "alce_eli5": lambda e: " ".join(cited(claim) for claim in e.gold["claims"]),

@@ -7,11 +7,13 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-from ragbench._engines import hf_batching  # noqa: E402
-from ragbench._errors import ConfigError  # noqa: E402
+from ragbench._engines import hf_batching
+from ragbench._errors import ConfigError
 
 
 def oom() -> Exception:
@@ -95,8 +97,8 @@ def test_auto_batch_size_is_searched_once_per_model_and_gpu_then_read_from_the_d
 @pytest.mark.model
 def test_a_batch_that_runs_out_of_memory_is_split_and_answers_as_it_would_whole(monkeypatch):
     pytest.importorskip("transformers")
-    from ragbench._values.llm_calls import Request, Sampling
     from ragbench._engines.hf import HFEngine
+    from ragbench._values.llm_calls import Request, Sampling
 
     engine = HFEngine("embedded", batch_size=8)
     requests = [Request(prompt=f"Count to {i}:", sampling=Sampling(max_tokens=4)) for i in range(6)]
@@ -115,3 +117,55 @@ def test_a_batch_that_runs_out_of_memory_is_split_and_answers_as_it_would_whole(
     assert sizes == [6, 3, 1, 2, 3, 1, 2] and engine.max_batch_size == 1
     monkeypatch.setattr(engine, "_run", lambda chunk, sampling: (_ for _ in ()).throw(RuntimeError("device lost")))
     assert all("generation failed (RuntimeError: device lost)" in str(r) for r in engine.generate(requests[:2]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lengths=st.lists(st.integers(1, 3000), max_size=40), new_tokens=st.integers(1, 512),
+       rows_per_request=st.integers(1, 4), max_rows=st.integers(1, 64),
+       max_tokens=st.one_of(st.none(), st.integers(1, 20_000)))
+def test_token_bounded_cuts_cover_every_request_in_order_within_both_limits_and_cut_no_earlier_than_needed(
+        lengths, new_tokens, rows_per_request, max_rows, max_tokens):
+    lengths = sorted(lengths, reverse=True)  # as the engine sorts a batch, longest first
+    cuts = hf_batching.token_bounded_cuts(lengths, new_tokens, rows_per_request, max_rows, max_tokens)
+    assert [i for start, end in cuts for i in range(start, end)] == list(range(len(lengths)))
+    per_batch = max(1, max_rows // rows_per_request)
+    for start, end in cuts:
+        rows = (end - start) * rows_per_request
+        padded = rows * (lengths[start] + new_tokens)
+        assert end - start <= per_batch
+        assert end - start == 1 or max_tokens is None or padded <= max_tokens
+        if end < len(lengths):  # the next request would have broken a limit
+            grown = (end - start + 1) * rows_per_request * (lengths[start] + new_tokens)
+            assert end - start + 1 > per_batch or (max_tokens is not None and grown > max_tokens)
+
+
+@pytest.mark.model
+def test_a_token_budget_cuts_a_batch_by_padded_tokens_and_answers_as_it_would_whole(monkeypatch):
+    pytest.importorskip("transformers")
+    from ragbench._engines.hf import HFEngine
+    from ragbench._values.llm_calls import Request, Sampling
+
+    engine = HFEngine("embedded", batch_size=8)
+    assert engine.max_batch_tokens == hf_batching.CPU_BATCH_TOKENS
+    requests = [Request(prompt="Count: " + "one two " * (3 * i), sampling=Sampling(max_tokens=4)) for i in range(6)]
+    whole = engine.generate(requests)
+    run, shapes = engine._run, []
+
+    def recorded(chunk, sampling):
+        shapes.append((len(chunk), max(len(ids) for _, ids, _ in chunk)))
+        return run(chunk, sampling)
+
+    monkeypatch.setattr(engine, "_run", recorded)
+    engine.max_batch_tokens = 100
+    cut = engine.generate(requests)
+    assert [r.texts for r in cut] == [r.texts for r in whole]  # in request order, greedy answers unchanged
+    assert len(shapes) > 1 and all(rows == 1 or rows * (width + 4) <= 100 for rows, width in shapes)
+    assert [width for _, width in shapes] == sorted((width for _, width in shapes), reverse=True)
+
+
+@pytest.mark.model
+def test_the_embedded_model_attends_with_sdpa_which_keeps_no_full_attention_matrix():
+    pytest.importorskip("transformers")
+    from ragbench._engines.hf import HFEngine
+
+    assert HFEngine("embedded", batch_size=1).model_obj.config._attn_implementation == "sdpa"

@@ -23,7 +23,7 @@ WITHOUT_DOCUMENTS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashr
                      "omnieval_human", *(f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever",
                                                                   "aidayago2", "wned", "cweb", "eli5", "wow")),
                      "multihop_rag", *(f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")),
-                     "beir", "freshqa", "ragchecker",
+                     "beir", "freshqa", "ragchecker", "fictional_multihop",
                      *(path.stem for path in Path(ragbench.tasks.flashrag.__file__).parent.glob("*.yaml"))}
 
 

@@ -6,7 +6,9 @@ name already in the local Hugging Face cache (nothing is downloaded when HF_HUB_
 
 Options (--model-arg): batch_size (rows per forward pass; `auto`, the default on CUDA, is the
 largest that fits, searched once from max_batch_size (512) down and cached on disk, see
-hf_batching.py; 16 on CPU; a request with n>1 samples takes n rows), dtype (default float32 on CPU,
+hf_batching.py; 16 on CPU; a request with n>1 samples takes n rows), max_batch_tokens (rows x (longest
+prompt + max_tokens) of one batch, the padded tokens its memory grows with; default 4096 on CPU, none on
+CUDA, where batch_size=auto bounds memory), dtype (default float32 on CPU,
 the checkpoint's own dtype on GPU), device (default cuda if available, else cpu),
 trust_remote_code (default false), cudnn_attention (default false: on CUDA cuDNN's SDPA kernel is
 turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA stay on).
@@ -54,7 +56,7 @@ import threading
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Literal, Sequence
+from typing import Annotated, Any, Iterator, Literal, Sequence
 
 from annotated_types import Ge
 
@@ -100,17 +102,6 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
-def cpu_threads(torch: Any, threads: int | None) -> int:
-    """Torch's CPU threads: `threads`, else one fewer than the cores (at least 1). Torch's default
-    (every core) collapses when anything else runs: on a busy machine a run at every core's thread took many
-    times as long as at one fewer (docs/performance.md, "Figures behind the code")."""
-    count = int(threads) if threads is not None else max(1, (os.cpu_count() or 1) - 1)
-    if count < 1:
-        raise ConfigError(f"hf engine: threads must be >= 1, got {threads}")
-    torch.set_num_threads(count)
-    return count
-
-
 class HFEngine(Engine):
     kind = "hf"
     decodes_ensembles = True
@@ -119,15 +110,17 @@ class HFEngine(Engine):
                  dtype: Literal[_DTYPES] | None = None, device: str | None = None, trust_remote_code: bool = False,
                  threads: Annotated[int, Ge(1)] | None = None,
                  max_batch_size: Annotated[int, Ge(1)] = batching.MAX_AUTO_BATCH_SIZE,
-                 cudnn_attention: bool = False) -> None:
+                 cudnn_attention: bool = False, max_batch_tokens: Annotated[int, Ge(1)] | None = None) -> None:
         # no **options: the pre-flight (Engine.preflight) checks every --model-arg against this signature
         super().__init__(model)
         torch, transformers = _import_hf()
         self._torch = torch
-        self.threads = cpu_threads(torch, threads)
+        self.threads = batching.cpu_threads(torch, threads)
         self.device = str(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         fixed = batching.parse_batch_size(batch_size, self.device)  # None: auto
         self.max_batch_size = fixed or batching.CPU_BATCH_SIZE
+        on_cpu = not self.device.startswith("cuda")
+        self.max_batch_tokens = max_batch_tokens or (batching.CPU_BATCH_TOKENS if on_cpu else None)
         if dtype is None:
             dtype = "float32" if self.device == "cpu" else "auto"
         dtype = str(dtype).replace("torch.", "")
@@ -302,6 +295,8 @@ class HFEngine(Engine):
                     responses = self._run_fitting(chunk, sampling)
                     for (index, _, _), response in zip(chunk, responses):
                         results[index] = response
+            if self.device == "cpu":
+                batching.release_freed_memory()
         return results  # type: ignore[return-value]
 
     def _run_fitting(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling,
@@ -322,11 +317,14 @@ class HFEngine(Engine):
     def _rows_per_request(self, sampling: Sampling) -> int:
         return max(1, sampling.n) if sampling.temperature > 0 else 1
 
-    def _chunks(self, items: list[tuple[int, list[int], int | None]], sampling: Sampling):
-        rows = self._rows_per_request(sampling)
-        per_chunk = max(1, self.max_batch_size // rows)
-        for start in range(0, len(items), per_chunk):
-            yield items[start:start + per_chunk]
+    def _chunks(self, items: list[tuple[int, list[int], int | None]], sampling: Sampling,
+                ) -> Iterator[list[tuple[int, list[int], int | None]]]:
+        """`items` (longest prompt first) in batches of at most `max_batch_size` rows and `max_batch_tokens`
+        padded tokens."""
+        cuts = batching.token_bounded_cuts([len(ids) for _, ids, _ in items], sampling.max_tokens,
+                                           self._rows_per_request(sampling), self.max_batch_size, self.max_batch_tokens)
+        for start, end in cuts:
+            yield items[start:end]
 
     def _run(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling,
              mix: list[float] | None = None) -> list[Response]:  # mix: an ensemble's weights (LogitMixer)
@@ -411,7 +409,7 @@ class HFEngine(Engine):
             self._named_ids[token] = vocabulary_id(self.tokenizer, token)
         return self._named_ids[token]
 
-    def _logprobs(self, picker: "TokenPicker", row: int, tokens: list[int]) -> list[TokenLogprobs]:
+    def _logprobs(self, picker: TokenPicker, row: int, tokens: list[int]) -> list[TokenLogprobs]:
         out = []
         for step, token_id in enumerate(tokens):
             chosen_lp, top_lp, top_ids = picker.records[step]

@@ -7,25 +7,70 @@ The answer is cached on disk per model, dtype, device and probe length (~/.cache
 hf_batch_sizes.json), so later runs skip the search. A batch that still runs out of memory at run
 time (prompts longer than the probe) is split in halves and the engine keeps the smaller size.
 On CPU there is no out-of-memory signal to search with: the size stays 16 unless given.
+
+Memory grows with a batch's padded tokens, rows x (longest prompt + max_tokens): the KV cache and each
+layer's activations are that many vectors. `max_batch_tokens` bounds it (4096 on CPU by default, which keeps
+the embedded 135M model under 2 GB peak RSS: the figures are in docs/engines.md), cutting the
+longest-first rows into batches of similar lengths, so that little is spent on padding. On CPU the memory
+freed after each `generate` is handed back to the system (glibc `malloc_trim`): batches run on the
+scheduler's worker threads, and each thread's malloc arena otherwise keeps its high-water mark.
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .._errors import ConfigError
 from .._storage.jsonl import parse_json
 from .embedded import default_cache_dir
 
 CPU_BATCH_SIZE = 16
+CPU_BATCH_TOKENS = 4096  # padded tokens of one batch on CPU (rows x (longest prompt + max_tokens))
 MAX_AUTO_BATCH_SIZE = 512
 PROBE_TOKENS = 2048  # prompt tokens of a probe row (capped by the model's context)
 PROBE_NEW_TOKENS = 16
 CACHE_FILE = "hf_batch_sizes.json"
 _cache_lock = threading.Lock()
+
+
+def cpu_threads(torch: Any, threads: int | None) -> int:
+    """Torch's CPU threads: `threads`, else one fewer than the cores (at least 1). Torch's default
+    (every core) collapses when anything else runs: on a busy machine a run at every core's thread took many
+    times as long as at one fewer (docs/performance.md, "Figures behind the code")."""
+    count = int(threads) if threads is not None else max(1, (os.cpu_count() or 1) - 1)
+    if count < 1:
+        raise ConfigError(f"hf engine: threads must be >= 1, got {threads}")
+    torch.set_num_threads(count)
+    return count
+
+
+def token_bounded_cuts(lengths: list[int], new_tokens: int, rows_per_request: int, max_rows: int,
+                       max_tokens: int | None) -> list[tuple[int, int]]:
+    """(start, end) of consecutive batches of requests whose prompt `lengths` come longest first: each holds
+    at most `max_rows` rows (`rows_per_request` per request) and, where it holds more than one request, at
+    most `max_tokens` padded tokens (rows x (its first, longest prompt + `new_tokens`)); None: no bound."""
+    per_batch = max(1, max_rows // rows_per_request)
+    cuts, start = [], 0
+    while start < len(lengths):
+        fit = per_batch
+        if max_tokens is not None:
+            fit = min(fit, max(1, max_tokens // ((lengths[start] + new_tokens) * rows_per_request)))
+        cuts.append((start, min(len(lengths), start + fit)))
+        start = cuts[-1][1]
+    return cuts
+
+
+def release_freed_memory() -> None:
+    """Hand the heap memory freed since the last call back to the system (glibc's `malloc_trim`; nothing
+    elsewhere)."""
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # the process's own symbols: libc's, where it is glibc
+    if trim is not None:
+        trim(0)
 
 
 def is_out_of_memory(torch: Any, exc: BaseException) -> bool:

@@ -48,6 +48,7 @@ from .progress import Progress
 from .reading import RecordReader
 from .run_engines import Engines
 from .services import ExampleServices, RunServices
+from .task_corpus import build_task_index
 from .workers import refuse_in_worker_start, use_ready_threads
 
 log = logging.getLogger(__name__)
@@ -137,6 +138,7 @@ class Evaluator:
 
     def open_retrieval(self, services: RunServices) -> None:
         """The run's retriever and components (their models load now), and what run.json records of them."""
+        build_task_index(self.config, self.planned, self.registry)  # no --retriever, a task's own corpus: its index
         retriever, components = services.open_retrieval()
         self.retriever_metadata = {**retriever.metadata(), **components.metadata()}
         self.retriever_contents = {**retriever.contents(), **components.contents()}

@@ -42,10 +42,7 @@ def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> 
 
 
 def check_run_options(config: Any, check: Preflight) -> None:
-    """Numbers of the right type and range, and an output folder that can take this run (nothing is created)."""
-    from .._storage.files import write_problem
-    from .._storage.rundir import RunDir
-
+    """Numbers of the right type and range, and a cache path that is not a folder."""
     for flag, name, least, alternative in RUN_NUMBERS:
         value = getattr(config, name)
         problem = None if value is None and name in ("limit", "max_inflight") else number_problem(
@@ -57,6 +54,13 @@ def check_run_options(config: Any, check: Preflight) -> None:
         check.problem(too_many)
     if config.cache and Path(config.cache).is_dir():
         check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
+
+
+def check_output_folder(config: Any, check: Preflight) -> None:
+    """An output folder that can take this run (nothing is created): new, or this run's to resume or overwrite."""
+    from .._storage.files import write_problem
+    from .._storage.rundir import RunDir
+
     with check.step(f"output folder {config.run_dir()}"):
         RunDir(config.run_dir()).check_start(config.identity(), config.config_hash(), config.resume, config.overwrite)
         unwritable = write_problem(config.run_dir())
@@ -267,10 +271,14 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
     tasks and what was checked; raises `PreflightError` listing every problem."""
     from .._components import check_components
     from .planning import needs, plan
+    from .task_corpus import check_task_corpora, use_task_corpus
 
     check = check if check is not None else Preflight()
     check_run_options(config, check)
     planned = plan(config, registry, check)
+    check_task_corpora(config, planned, check)
+    use_task_corpus(config, planned)  # the retriever a task's own corpus gives, part of the run's identity
+    check_output_folder(config, check)
     check_documents_to_retrieve(config, registry, planned, check)
     for line in own_query_warnings(config, registry, planned):
         check.warn(line)

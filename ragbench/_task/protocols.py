@@ -11,6 +11,7 @@ below, so a task that has nothing to do with CRAG's tools or Self-RAG's instruct
   Demonstration        a worked (question, answer) in the task's answer style (LLatrieval's verifier)
   PlotKeys             metric keys report.md draws per slice value (CRAG)
   SystemDefaults       system options that follow from the task's own options (RGB, BEIR)
+  OwnCorpus            the corpus the task ships, searched when the run names no retriever (fictional_multihop)
 """
 from __future__ import annotations
 
@@ -102,6 +103,19 @@ class SystemDefaults(Protocol):
         """Over the task's declared `system_args`, under `--system-arg` (RGB's passage_num is the top_n
         that shows every passage it sampled); an option the run's system does not take is left out."""
         ...
+
+
+@runtime_checkable
+class OwnCorpus(Protocol):
+    """An open-domain task that ships the corpus its questions are answered from: a run that names no
+    `--retriever` searches a BM25 index of it (ragbench._run.task_corpus), so it needs nothing but the task."""
+
+    corpus: Path  # a passage file `ragbench index build` reads (JSONL {id, title, text}, DPR TSV)
+
+
+def task_corpus(task: Task) -> Path | None:
+    """The corpus the task ships; None when it ships none."""
+    return Path(task.corpus) if isinstance(task, OwnCorpus) else None
 
 
 def task_input(task: Task, example: Example) -> str:

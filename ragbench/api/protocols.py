@@ -7,7 +7,8 @@ A task implements a protocol by having its methods (no base class needed); a sys
 `UsesRunResources` (`bind(resources)`: the run's `RunResources`), `UsesTools` (`setup`/`teardown`: the
 tools systems get as `ctx.tools`), `PredictionRecords` (the prediction records a recorded system replays),
 `StandingInstruction` (`instruction_key`, `task_input`), `Demonstration` (`demonstration()`), `PlotKeys`
-(metric keys report.md draws per slice) and `SystemDefaults` (system options that follow from the task's);
+(metric keys report.md draws per slice), `SystemDefaults` (system options that follow from the task's) and
+`OwnCorpus` (the passage file the task ships, searched by a run that names no retriever);
 `task_input`, `instruction_key`, `closed_answer` and `task_demonstration` read them of any task.
 docs/writing-plugins.md, "The task-system contract", says what each is for.
 """
@@ -17,7 +18,7 @@ from ragbench.api._lazy import lazy_names
 
 _MODULES = {
     "ragbench._task.protocols": ("UsesRunResources", "UsesTools", "PredictionRecords", "StandingInstruction",
-                                 "Demonstration", "PlotKeys", "SystemDefaults", "task_input", "instruction_key",
+                                 "Demonstration", "PlotKeys", "SystemDefaults", "OwnCorpus", "task_input", "instruction_key",
                                  "closed_answer", "task_demonstration"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

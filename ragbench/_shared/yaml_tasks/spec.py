@@ -22,7 +22,8 @@ GOLD_KINDS = {"answers": None, "label": None, "choices": ("texts", "labels", "an
               "qa_pairs": None, "answer_lists": None, "long_answer": None, "claims": None}
 TEMPLATE_VARIABLES = ("question", "docs", "choices", "meta")  # every task's, beside its `fields.inputs`
 TOP_KEYS = ("task", "description", "aliases", "groups", "data", "fields", "answer_format", "cites",
-            "instruction_key", "prompt", "postprocess", "metrics", "system_args", "missing_scores_zero")
+            "instruction_key", "prompt", "postprocess", "metrics", "system_args", "missing_scores_zero",
+            "corpus")
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ class TaskSpec:
     metrics: tuple[tuple[str, dict[str, Any]], ...] = ()
     system_args: dict[str, Any] = field(default_factory=dict)
     missing_scores_zero: bool = False
+    corpus: Path | None = None  # the passages the task ships, searched when a run names no retriever (OwnCorpus)
 
     def gold_fields(self) -> tuple[str, ...]:
         return (*self.fields.gold, *self.fields.extra_gold)
@@ -153,7 +155,8 @@ def load_spec(path: Path, source: str | None = None) -> TaskSpec:
         answer_format=top.get("answer_format", str, "short", choices=ANSWER_FORMATS),
         cites=top.get("cites", bool, False), instruction_key=top.get("instruction_key", str),
         prompt=_prompt(top.section("prompt")), postprocess=_filters(top),
-        metrics=_metrics(top), missing_scores_zero=top.get("missing_scores_zero", bool, False))
+        metrics=_metrics(top), missing_scores_zero=top.get("missing_scores_zero", bool, False),
+        corpus=_corpus(top, path.parent))
 
 
 def header_fields(top: Section) -> dict[str, Any]:
@@ -163,6 +166,16 @@ def header_fields(top: Section) -> dict[str, Any]:
             "description": top.get("description", str, ""),
             "aliases": tuple(_name(top, "aliases", alias) for alias in top.strings("aliases")),
             "groups": tuple(top.strings("groups")), "system_args": dict(top.get("system_args", dict, {}))}
+
+
+def _corpus(top: Section, folder: Path) -> Path | None:
+    """`corpus`: a passage file beside the YAML file (relative to it), which must be there."""
+    name = top.get("corpus", str)
+    if name is None:
+        return None
+    if not (folder / name).is_file():
+        raise top.error("corpus", f"no passage file {folder / name} (a path relative to the task's file)")
+    return folder / name
 
 
 def _name(section: Section, key: str, name: Any) -> str:

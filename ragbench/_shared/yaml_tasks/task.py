@@ -246,6 +246,8 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None,
         "own_documents": spec.fields.documents is not None, "missing_scores_zero": spec.missing_scores_zero,
         "prompting": _prompting(spec, base),
         "__doc__": spec.description or base.__doc__}
+    if spec.corpus is not None:  # open domain over passages of its own (OwnCorpus)
+        attrs["corpus"] = spec.corpus
     if spec.instruction_key is not None:  # a standing instruction (StandingInstruction), under the question as posed
         attrs.update(instruction_key=spec.instruction_key, task_input=getattr(base, "task_input", _posed_question))
     return type(f"YamlTask[{spec.name}]", (base,), attrs)

@@ -1,0 +1,51 @@
+"""The retriever of a run that names none, over tasks that ship their own corpus (`OwnCorpus`): BM25 over it,
+indexed on first use (ragbench._retrieval.index_cache), so that such a task runs multi-step systems with
+searches of their own after nothing but the install."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._checks import Preflight
+from .._retrieval.index_cache import cached_index, index_folder
+from .._task.protocols import task_corpus
+
+CORPUS_RETRIEVER = "bm25"
+
+
+def shipped_corpus(planned: list[Any]) -> Path | None:
+    """The corpus every task of the run ships; None when none ships one, or they differ (`check_task_corpora`)."""
+    corpora = {task_corpus(p.task) for p in planned}
+    return corpora.pop() if len(corpora) == 1 else None
+
+
+def check_task_corpora(config: Any, planned: list[Any], check: Preflight) -> None:
+    """One problem when the run names no retriever and its tasks do not all search the same corpus."""
+    if config.retriever is not None:
+        return
+    by_corpus: dict[Path | None, list[str]] = {}
+    for p in planned:
+        by_corpus.setdefault(task_corpus(p.task), []).append(p.name)
+    if len(by_corpus) > 1 and any(corpus is not None for corpus in by_corpus):
+        groups = "; ".join(f"{', '.join(names)}: {corpus.name if corpus else 'the passages of their examples'}"
+                           for corpus, names in by_corpus.items())
+        check.problem(f"tasks search different corpora with no --retriever ({groups}); one run has one retriever: "
+                      "run them separately, or name one with --retriever")
+
+
+def use_task_corpus(config: Any, planned: list[Any]) -> None:
+    """Name the run's retriever where it names none and its tasks ship one corpus: BM25 over that corpus's index
+    in the cache (`build_task_index` builds it as the run starts), before the run's identity is read, so that
+    run.json, results.json and `--resume` see what is searched."""
+    corpus = shipped_corpus(planned)
+    if config.retriever is None and corpus is not None:
+        config.retriever = CORPUS_RETRIEVER
+        config.retriever_args = {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}
+
+
+def build_task_index(config: Any, planned: list[Any], registry: Any) -> None:
+    """Build the index `use_task_corpus` named, where the cache has none yet."""
+    corpus = shipped_corpus(planned)
+    if corpus is not None and config.retriever == CORPUS_RETRIEVER and \
+            config.retriever_args == {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}:
+        cached_index(corpus, CORPUS_RETRIEVER, registry=registry)

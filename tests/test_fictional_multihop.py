@@ -1,0 +1,100 @@
+"""fictional_multihop: the shipped multi-hop task over its own corpus (tasks/fictional_multihop), searched with a
+BM25 index ragbench builds on first use when a run names no retriever (ragbench._run.task_corpus)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragbench._checks import PreflightError
+from ragbench._retrieval.index_cache import INDEX_CACHE_ENV
+from ragbench._values.llm_calls import Request
+from tests.helpers import run, samples
+
+pytest.importorskip("bm25s")
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tasks" / "fictional_multihop" / "data"
+TASK = "fictional_multihop"
+
+
+def passage_fact(request: Request) -> str:
+    """A model that answers IRCoT's thought from the prompt: the last sentence of the first passage shown for
+    the question asked (after the worked examples), e.g. "Rufea works for Viodrou Institute", the bridge."""
+    asked = (request.prompt or request.messages[-1][1]).rsplit("\n\n\n\n", 1)[-1]
+    first = re.search(r"Wikipedia Title: [^\n]*\n([^\n]*)", asked)
+    return first.group(1).rstrip(".").rsplit(". ", 1)[-1] if first else "So the answer is: none"
+
+
+@pytest.fixture
+def index_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "indexes"
+    monkeypatch.setenv(INDEX_CACHE_ENV, str(folder))
+    return folder
+
+
+def test_the_generator_writes_the_committed_files_byte_for_byte(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, str(ROOT / "tools" / "make_fictional_multihop.py"), "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    for name in ("corpus.jsonl", "questions.jsonl"):
+        assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
+
+
+def test_every_supporting_passage_is_in_the_corpus_and_names_are_unique() -> None:
+    corpus = [json.loads(line) for line in (DATA / "corpus.jsonl").read_text().splitlines()]
+    ids = {row["id"] for row in corpus}
+    assert len(ids) == len(corpus) and len({row["title"] for row in corpus}) == len(corpus)
+    questions = [json.loads(line) for line in (DATA / "questions.jsonl").read_text().splitlines()]
+    assert all(set(q["supporting_ids"]) <= ids for q in questions)
+    assert [q["type"] for q in questions[:5]] == ["bridge_2hop", "founder_2hop", "bridge_3hop", "compare_people",
+                                                  "compare_orgs"]  # any --limit of 5 or more holds every type
+
+
+def test_ircot_searches_results_that_differ_from_the_first_with_no_retriever_named(tmp_path: Path,
+                                                                                    index_cache: Path) -> None:
+    results = run(tmp_path, tasks=[TASK], system="ircot", model=f"scripted:{__name__}:passage_fact", limit=5)
+    assert results["config"]["retriever"] == "bm25"
+    for record in samples(tmp_path / "run", TASK):
+        searches = [step["response"]["ids"] for step in record["trace"] if step["kind"] == "retrieval"]
+        assert len(searches) > 1 and any(ids != searches[0] for ids in searches[1:]), record["id"]
+    recall = results["results"][TASK]["support_recall"]
+    assert recall > 0.5  # the bridge passage is found by the second search
+
+
+def test_vanilla_runs_on_the_same_index_and_is_scored_on_em_f1_and_support(tmp_path: Path, index_cache: Path) -> None:
+    run(tmp_path, name="ircot", tasks=[TASK], system="ircot", model="scripted:echo", limit=2)
+    built = sorted(index_cache.iterdir())
+    results = run(tmp_path, name="vanilla", tasks=[TASK], system="vanilla", model="scripted:echo", limit=2)
+    assert sorted(index_cache.iterdir()) == built  # built once, found again by the corpus's content
+    assert set(results["results"][TASK]) >= {"em", "f1", "support_recall"}
+    assert results["complete"]
+
+
+def test_the_index_is_keyed_by_the_corpus_bytes_and_the_corpus_is_only_read(tmp_path: Path, index_cache: Path) -> None:
+    before = hashlib.sha256((DATA / "corpus.jsonl").read_bytes()).hexdigest()
+    run(tmp_path, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
+    assert [p.name for p in index_cache.iterdir()] == [f"bm25-{before}"]
+    assert hashlib.sha256((DATA / "corpus.jsonl").read_bytes()).hexdigest() == before
+
+
+def test_tasks_with_different_corpora_and_no_retriever_are_a_preflight_problem(tmp_path: Path,
+                                                                               index_cache: Path) -> None:
+    with pytest.raises(PreflightError, match="tasks search different corpora with no --retriever"):
+        run(tmp_path, tasks=[TASK, "demo"], system="vanilla", model="scripted:echo", limit=1)
+    assert not index_cache.exists()
+
+
+def test_a_named_retriever_is_used_instead_of_the_task_corpus(tmp_path: Path, index_cache: Path) -> None:
+    with pytest.raises(PreflightError, match="carry no documents"):
+        run(tmp_path, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1, retriever="provided")
+
+
+def test_a_run_over_the_task_corpus_resumes_as_the_same_run(tmp_path: Path, index_cache: Path) -> None:
+    first = run(tmp_path, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
+    resumed = run(tmp_path, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1, resume=True)
+    assert resumed["config"]["retriever_args"] == first["config"]["retriever_args"]
+    assert [record["id"] for record in samples(tmp_path / "run", TASK)] == ["q0000"]

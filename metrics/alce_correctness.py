@@ -11,8 +11,18 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.api import (Example, KeySpec, Metric, Prediction, Score, Scores, exact_presence, list_items, normalize_answer,
-                          remove_citations)
+from ragbench.api import (
+    Example,
+    KeySpec,
+    Metric,
+    Prediction,
+    Score,
+    Scores,
+    exact_presence,
+    list_items,
+    normalize_answer,
+    remove_citations,
+)
 
 
 def citation_free(prediction: Prediction) -> str:

@@ -21,8 +21,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.api import (CorpusValue, Document, Example, Metric, Prediction, cited_numbers, list_items,
-                          remove_citations, sent_tokenize)
+from ragbench.api import (
+    CorpusValue,
+    Document,
+    Example,
+    Metric,
+    Prediction,
+    cited_numbers,
+    list_items,
+    remove_citations,
+    sent_tokenize,
+)
 
 
 def answer_list_statements(question: str, output: str) -> list[str]:
@@ -32,7 +41,7 @@ def answer_list_statements(question: str, output: str) -> list[str]:
 
 def format_document(doc: Document) -> str:
     """eval.py `_format_document`: the full passage (`sent` for QA-extracted docs), never a summary."""
-    return "Title: %s\n%s" % (doc.title, doc.metadata.get("sent", doc.text))
+    return f"Title: {doc.title}\n{doc.metadata.get('sent', doc.text)}"
 
 
 def resolve(refs: list[int], n_docs: int) -> list[int] | None:

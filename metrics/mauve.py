@@ -17,7 +17,6 @@ from typing import Any
 from ragbench.api import ConfigError, Example, Metric, Prediction, Scores, remove_citations
 
 
-
 def mauve_text(question: str, text: str) -> str:
     return " ".join((question + " " + text.strip()).split()[:100]).rstrip(string.punctuation)
 

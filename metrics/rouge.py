@@ -17,9 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from ragbench.api import (ConfigError, CorpusValue, Example, Metric, Prediction, Scores, remove_citations, resampled,
-                          sent_tokenize)
-
+from ragbench.api import (
+    ConfigError,
+    CorpusValue,
+    Example,
+    Metric,
+    Prediction,
+    Scores,
+    remove_citations,
+    resampled,
+    sent_tokenize,
+)
 
 BOOTSTRAP_SAMPLES = 1000  # rouge_score.scoring.BootstrapAggregator default
 

@@ -15,10 +15,11 @@ new one of the installed plugins each call, for the command line and for callers
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import pluggy
 
@@ -136,7 +137,7 @@ class Registry:
         self.failures: list[PluginFailure] = []
 
     @classmethod
-    def discover(cls, group: str = PROJECT, plugins: Iterable[tuple[str, str, Any]] = ()) -> "Registry":
+    def discover(cls, group: str = PROJECT, plugins: Iterable[tuple[str, str, Any]] = ()) -> Registry:
         """The registry of the plugins installed in `group`, then of `plugins` given as
         (entry point name, provider, module or object with hook implementations)."""
         registry = cls()

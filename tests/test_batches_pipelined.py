@@ -9,11 +9,11 @@ import time
 import pytest
 
 from conftest import write_jsonl
-from ragbench.api import Document, Prediction, Retriever, System
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._in_flight import ExamplesInFlight
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.api import Document, Prediction, Retriever, System
 
 
 class SearchThenAsk(System):

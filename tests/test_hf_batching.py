@@ -95,8 +95,8 @@ def test_auto_batch_size_is_searched_once_per_model_and_gpu_then_read_from_the_d
 @pytest.mark.model
 def test_a_batch_that_runs_out_of_memory_is_split_and_answers_as_it_would_whole(monkeypatch):
     pytest.importorskip("transformers")
-    from ragbench._values.llm_calls import Request, Sampling
     from ragbench._engines.hf import HFEngine
+    from ragbench._values.llm_calls import Request, Sampling
 
     engine = HFEngine("embedded", batch_size=8)
     requests = [Request(prompt=f"Count to {i}:", sampling=Sampling(max_tokens=4)) for i in range(6)]

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._registry import Registry, installed_registry
-from ragbench._checks import PreflightError
-from ragbench.tasks.open_qa.formats import webquestions_records
-
 from conftest import ROOT, TEST_DATA
 from helpers import run, samples
+from ragbench._checks import PreflightError
+from ragbench._registry import Registry, installed_registry
+from ragbench.tasks.open_qa.formats import webquestions_records
 
 SAMPLES = TEST_DATA / "open_qa"
 SHIPPED = sorted(path.stem for path in (ROOT / "tasks" / "open_qa").glob("*.yaml"))
@@ -360,7 +359,8 @@ def test_the_flashrag_prompt_with_and_without_documents(tmp_path):
 
 
 def test_a_passage_whose_title_is_its_first_line_is_shown_as_flashrag_shows_it():
-    from ragbench.api import Document, flashrag_reference as reference
+    from ragbench.api import Document
+    from ragbench.api import flashrag_reference as reference
 
     # FlashRAG's corpora keep the title in the first line of `contents`; format_reference splits it off as
     # written. A passage read by ragbench carries that line (when it is not the title) in its metadata; one

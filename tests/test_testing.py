@@ -11,10 +11,20 @@ from pathlib import Path
 import pytest
 
 import ragbench.testing
-from ragbench.api import (ConfigError, Document, EngineError, Example, Metric, Prediction, RunResources, SampleRecord,
-                          System, Task, TaskPrompting)
-from ragbench.testing import (ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval,
-                              run_examples)
+from ragbench.api import (
+    ConfigError,
+    Document,
+    EngineError,
+    Example,
+    Metric,
+    Prediction,
+    RunResources,
+    SampleRecord,
+    System,
+    Task,
+    TaskPrompting,
+)
+from ragbench.testing import ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval, run_examples
 
 DOCS = [Document("1", "A", "alpha"), Document("2", "B", "beta"), Document("3", "C", "gamma")]
 

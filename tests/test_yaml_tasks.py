@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT, write_jsonl
+from helpers import cli, run, samples
 from ragbench._errors import ConfigError, RecordError
 from ragbench._registry import Registry, installed_registry
 from ragbench._shared.yaml_tasks import task_class
 from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench._types import Example
-
-from conftest import ROOT, write_jsonl
-from helpers import cli, run, samples
 
 FLASHRAG = [
     {"id": "dev_0", "question": "Which river flows through Paris?", "golden_answers": ["Seine", "the Seine"],

@@ -19,9 +19,23 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (FLASHRAG_RAG_TEMPLATE, FLASHRAG_ZERO_SHOT_TEMPLATE, ConfigError, Context, EngineNeeds,
-                          Example, Judger, Preflight, Prediction, SampleRecord, System, Task, flashrag_generate,
-                          judger_folder, recorded_extras)
+from ragbench.api import (
+    FLASHRAG_RAG_TEMPLATE,
+    FLASHRAG_ZERO_SHOT_TEMPLATE,
+    ConfigError,
+    Context,
+    EngineNeeds,
+    Example,
+    Judger,
+    Prediction,
+    Preflight,
+    SampleRecord,
+    System,
+    Task,
+    flashrag_generate,
+    judger_folder,
+    recorded_extras,
+)
 
 from .judger import LABELS
 

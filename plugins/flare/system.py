@@ -33,8 +33,20 @@ from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le
 
-from ragbench.api import (FLASHRAG_RAG_TEMPLATE, ConfigError, Context, Engine, Example, Prediction,
-                          Response, SampleRecord, System, flashrag_generate, local_tokenizer, recorded_extras)
+from ragbench.api import (
+    FLASHRAG_RAG_TEMPLATE,
+    ConfigError,
+    Context,
+    Engine,
+    Example,
+    Prediction,
+    Response,
+    SampleRecord,
+    System,
+    flashrag_generate,
+    local_tokenizer,
+    recorded_extras,
+)
 
 from .prompts import SENTENCE_END, STOP
 

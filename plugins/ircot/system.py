@@ -22,8 +22,16 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import (Context, Document, Example, Prediction, SampleRecord, System, flashrag_generate,
-                          recorded_extras)
+from ragbench.api import (
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    flashrag_generate,
+    recorded_extras,
+)
 
 from .prompts import FINAL_ANSWER, TEMPLATE
 

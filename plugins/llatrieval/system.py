@@ -49,13 +49,36 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, exact_presence,
-                          find_groups, task_demonstration)
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    exact_presence,
+    find_groups,
+    task_demonstration,
+)
 
-from .prompts import (JUDGE_SYSTEM, SCORE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,
-                                 candidates_message, chat, collapse_whitespace, demonstration, describe,
-                                 hyde_messages, parse_score, parse_selection,
-                                 summary_messages, update_message)
+from .prompts import (
+    JUDGE_SYSTEM,
+    SCORE_SYSTEM,
+    SELECT_SYSTEM,
+    SUMMARY_KEY,
+    UPDATE_SYSTEM,
+    candidates_message,
+    chat,
+    collapse_whitespace,
+    demonstration,
+    describe,
+    hyde_messages,
+    parse_score,
+    parse_selection,
+    summary_messages,
+    update_message,
+)
 from .tokens import load_counter
 
 Count = Annotated[int, Ge(1)]

@@ -7,8 +7,17 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (Context, Document, Example, Prediction, SampleRecord, System, flashrag_sampling,
-                          recorded_extras, title_and_text)
+from ragbench.api import (
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    flashrag_sampling,
+    recorded_extras,
+    title_and_text,
+)
 
 from .actions import first_action, next_move
 from .prompts import ACTION_STOP, LONG_ANSWER, SHORT_ANSWER, SHORT_ANSWER_STOP, SYSTEM

@@ -11,8 +11,14 @@ from annotated_types import Ge
 
 from ragbench.api import Context, Example, Prediction
 
-from .prompts import (O2_SEARCHER_ERROR, O2_SEARCHER_LEARNINGS, O2_SEARCHER_STOP, O2_SEARCHER_SYSTEM, O2_SEARCHER_USER,
-                      R1_SEARCHER_DOC)
+from .prompts import (
+    O2_SEARCHER_ERROR,
+    O2_SEARCHER_LEARNINGS,
+    O2_SEARCHER_STOP,
+    O2_SEARCHER_SYSTEM,
+    O2_SEARCHER_USER,
+    R1_SEARCHER_DOC,
+)
 from .system import EXTRAS, NO_ANSWER, ReasoningSearch, SearchFormat, Turn, extract_between
 
 O2_SEARCHER = SearchFormat(O2_SEARCHER_USER, ("<query>", "</query>"), ("<learnings>", "</learnings>"), R1_SEARCHER_DOC,

@@ -13,9 +13,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, PredictionRecords, RecordError,
-                          SampleRecord, System, iter_jsonl, require)
-
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Document,
+    Example,
+    Prediction,
+    PredictionRecords,
+    RecordError,
+    SampleRecord,
+    System,
+    iter_jsonl,
+    require,
+)
 
 JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", type(None): "null", list: "a list",
               dict: "an object"}

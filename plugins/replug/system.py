@@ -21,8 +21,20 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (FLASHRAG_RAG_TEMPLATE, ConfigError, Context, Document, EngineNeeds, Example, Prediction,
-                          SampleRecord, System, Task, recorded_extras, title_and_text)
+from ragbench.api import (
+    FLASHRAG_RAG_TEMPLATE,
+    ConfigError,
+    Context,
+    Document,
+    EngineNeeds,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    Task,
+    recorded_extras,
+    title_and_text,
+)
 
 REFERENCE = "Document(Title: {title}): {text}"  # REPLUGPipeline.format_reference
 

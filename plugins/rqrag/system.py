@@ -32,8 +32,18 @@ from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, Response, SampleRecord, System,
-                          recorded_extras, title_and_text)
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Document,
+    Example,
+    Prediction,
+    Response,
+    SampleRecord,
+    System,
+    recorded_extras,
+    title_and_text,
+)
 
 from .prompts import ANSWER_TOKEN, END, QUERY_TOKENS, STOP, evidences, first_prompt
 

@@ -25,11 +25,29 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import (Context, Document, Example, Prediction, SampleRecord, System, flashrag_generate,
-                          recorded_extras)
+from ragbench.api import (
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    flashrag_generate,
+    recorded_extras,
+)
 
-from .prompts import (FINAL_ANSWER, FOLLOW_UP, FOLLOW_UP_LINE, FOLLOW_UP_QUESTION, INTERMEDIATE_ANSWER, MULTI_HOP,
-                      SINGLE_HOP, STOP, context, question_block)
+from .prompts import (
+    FINAL_ANSWER,
+    FOLLOW_UP,
+    FOLLOW_UP_LINE,
+    FOLLOW_UP_QUESTION,
+    INTERMEDIATE_ANSWER,
+    MULTI_HOP,
+    SINGLE_HOP,
+    STOP,
+    context,
+    question_block,
+)
 
 
 class SelfAsk(System):

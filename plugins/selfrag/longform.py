@@ -9,8 +9,15 @@ from typing import Any
 
 from ragbench.api import Context, Document, Response
 
-from .prompts import (NO_RETRIEVAL, REFLECTION_TOKENS, RETRIEVAL_TOKENS, cite_segments, clean_segment,
-                              evidence_prompt, fix_spacing)
+from .prompts import (
+    NO_RETRIEVAL,
+    REFLECTION_TOKENS,
+    RETRIEVAL_TOKENS,
+    cite_segments,
+    clean_segment,
+    evidence_prompt,
+    fix_spacing,
+)
 from .scoring import LONG_FORM_WINDOW, MISSING, critique, is_token, logprob, token_positions
 
 # The SelfRag system (system.py), which imports this module: not imported back (no import cycle).
@@ -43,7 +50,7 @@ def relabel_no_retrieval(text: str, response: Response, threshold: float | None)
                    for i, part in enumerate(text.split(NO_RETRIEVAL)))
 
 
-async def step_generation(system: "SelfRag", ctx: Context, prompt: str, docs: list[Document],
+async def step_generation(system: SelfRag, ctx: Context, prompt: str, docs: list[Document],
                           w_use: float) -> list[tuple[str, float, dict[str, float]]]:
     """One continuation per passage, scored; (relabelled text, step score, score parts) each."""
     responses = await asyncio.gather(*[
@@ -59,7 +66,7 @@ async def step_generation(system: "SelfRag", ctx: Context, prompt: str, docs: li
     return out
 
 
-async def decide(system: "SelfRag", ctx: Context, prompt: str, trace: dict[str, Any]) -> bool:
+async def decide(system: SelfRag, ctx: Context, prompt: str, trace: dict[str, Any]) -> bool:
     """Adaptive decision of call_model_beam_batch: retrieve only if the first paragraph of a 25-token
     generation shows "[Retrieval]" (never, under skip_special_tokens=True) and the normalised
     probability of [Retrieval] at position 0 exceeds the threshold."""
@@ -77,7 +84,7 @@ async def decide(system: "SelfRag", ctx: Context, prompt: str, trace: dict[str, 
     return ratio > system.threshold
 
 
-async def beam_search(system: "SelfRag", ctx: Context, prompt: str, docs: list[Document], w_use: float,
+async def beam_search(system: SelfRag, ctx: Context, prompt: str, docs: list[Document], w_use: float,
                       trace: dict[str, Any]) -> list[list[dict[str, Any]]]:
     """The tree of call_model_beam_batch; returns the node paths (root first) ending at the deepest
     non-empty level, best first."""
@@ -128,7 +135,7 @@ async def beam_search(system: "SelfRag", ctx: Context, prompt: str, docs: list[D
     return paths
 
 
-async def long_form(system: "SelfRag", ctx: Context, prompt: str, docs: list[Document],
+async def long_form(system: SelfRag, ctx: Context, prompt: str, docs: list[Document],
                     run: dict[str, Any]) -> tuple[str, list[Document], dict[str, Any]]:
     """The answer text, the passages it cites (in citation order) and the trace."""
     trace: dict[str, Any] = {"form": "long", "mode": run["mode"], "ndocs": len(docs)}

@@ -29,15 +29,34 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (ConfigError, Context, Document, EngineNeeds, Example, Prediction, SampleRecord, System,
-                          Task, closed_answer, recorded_extras)
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Document,
+    EngineNeeds,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    Task,
+    closed_answer,
+    recorded_extras,
+)
 
 from .longform import long_form
-from .outline import long_form as long_form_outline, short_form as short_form_outline
-from .prompts import (GROUNDING_TOKENS, NO_RETRIEVAL, PROMPT, RELEVANCE_TOKENS, RETRIEVAL_TOKENS,
-                              UTILITY_TOKENS, clean_short_answer, evidence_prompt)
-from .scoring import (LONG_FORM_WINDOW, SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW, critique, logprob,
-                              token_positions)
+from .outline import long_form as long_form_outline
+from .outline import short_form as short_form_outline
+from .prompts import (
+    GROUNDING_TOKENS,
+    NO_RETRIEVAL,
+    PROMPT,
+    RELEVANCE_TOKENS,
+    RETRIEVAL_TOKENS,
+    UTILITY_TOKENS,
+    clean_short_answer,
+    evidence_prompt,
+)
+from .scoring import LONG_FORM_WINDOW, SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW, critique, logprob, token_positions
 
 MODES = ("adaptive_retrieval", "always_retrieve", "no_retrieval")
 

@@ -15,8 +15,20 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (FLASHRAG_RAG_TEMPLATE, ConfigError, Context, Example, Judger, Prediction, SampleRecord,
-                          System, Task, flashrag_generate, judger_folder, recorded_extras)
+from ragbench.api import (
+    FLASHRAG_RAG_TEMPLATE,
+    ConfigError,
+    Context,
+    Example,
+    Judger,
+    Prediction,
+    SampleRecord,
+    System,
+    Task,
+    flashrag_generate,
+    judger_folder,
+    recorded_extras,
+)
 
 from .prompts import ZERO_SHOT
 

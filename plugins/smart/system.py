@@ -39,13 +39,44 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task,
-                          closed_answer, grouped, instruction_key, recorded_extras, task_input)
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    Task,
+    closed_answer,
+    grouped,
+    instruction_key,
+    recorded_extras,
+    task_input,
+)
 
-from .prompts import (END_GENERATOR, END_INTENT, END_LOCATOR, GENERATOR, LONG, RECONSTRUCTOR, SHORT,
-                            SMART_TASK_INSTRUCTIONS, LocatedFact, instruction_block, intent_prompt, locate_prompt,
-                            locator_block, parse_intent_reply, parse_intents, parse_locator, parse_rating,
-                            passages_block, postprocess_answers_closed, split_citations)
+from .prompts import (
+    END_GENERATOR,
+    END_INTENT,
+    END_LOCATOR,
+    GENERATOR,
+    LONG,
+    RECONSTRUCTOR,
+    SHORT,
+    SMART_TASK_INSTRUCTIONS,
+    LocatedFact,
+    instruction_block,
+    intent_prompt,
+    locate_prompt,
+    locator_block,
+    parse_intent_reply,
+    parse_intents,
+    parse_locator,
+    parse_rating,
+    passages_block,
+    postprocess_answers_closed,
+    split_citations,
+)
 
 ROLES = ("reconstructor", "locator", "generator")
 OPTIONS = {"mode": ("trajectory", "prompted"), "agents": ("all", "no_locator", "no_reconstructor", "generator_only"),

@@ -24,8 +24,18 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (Context, Document, Example, FlashRagTemplate, Prediction, SampleRecord, System,
-                          flashrag_generate, flashrag_reference, recorded_extras)
+from ragbench.api import (
+    Context,
+    Document,
+    Example,
+    FlashRagTemplate,
+    Prediction,
+    SampleRecord,
+    System,
+    flashrag_generate,
+    flashrag_reference,
+    recorded_extras,
+)
 
 from .prompts import FIXED, PROMPTS, REFERENCE
 

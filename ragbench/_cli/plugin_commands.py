@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import click
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, NoReturn
 
 from .._stop_signals import STOP_SIGNALS, signal_of
 

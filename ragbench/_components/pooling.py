@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigError
-from .._scheduler import Scheduler
-from .._types import Document
 from .._retrieval.corpus import passage_text
+from .._scheduler import Scheduler
 from .._shared.refined_text import REFINED_TEXT
+from .._types import Document
 from .base import Refiner, Reranker
 
 
@@ -97,7 +97,7 @@ class Components:
         self._refining = RefiningBackend(refiner) if refiner is not None else None
 
     @classmethod
-    def configured(cls, config: Any, registry: Any) -> "Components":
+    def configured(cls, config: Any, registry: Any) -> Components:
         """The run's `--reranker` and `--refiner` with their options (checked by the pre-flight), their models
         loaded (as a run's retriever opens its index before the run starts)."""
         from . import load_component
@@ -107,7 +107,7 @@ class Components:
         components.load()
         return components
 
-    def pooled(self, scheduler: Scheduler) -> "Components":
+    def pooled(self, scheduler: Scheduler) -> Components:
         """The same components, their work pooled by `scheduler` (a run's, which waits for its examples)."""
         return Components(self.reranker, self.refiner, scheduler)
 

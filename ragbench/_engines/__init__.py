@@ -4,7 +4,8 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._builtin import section
 from .._errors import ConfigError
@@ -49,7 +50,7 @@ def ragbench_catalog() -> dict[str, Any]:
     return section("engines")
 
 
-def load_engine(model: str | None, *, registry: "Registry", needs: Sequence[EngineNeeds] = (),
+def load_engine(model: str | None, *, registry: Registry, needs: Sequence[EngineNeeds] = (),
                 **options: Any) -> Engine:
     """Build an engine from `engine:model` (e.g. `hf:Qwen/Qwen2.5-7B-Instruct`, `replay:calls.jsonl`),
     its class from the run's `registry`, set up for the

@@ -16,8 +16,9 @@ import importlib.util
 import io
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .._errors import ConfigError
 

@@ -52,15 +52,16 @@ from __future__ import annotations
 import os
 import threading
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Literal, Sequence
+from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
 from .._errors import ConfigError
-from . import hf_batching as batching
 from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from . import hf_batching as batching
 from .base import Engine
 from .content import local_model_digest
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
@@ -405,7 +406,7 @@ class HFEngine(Engine):
             self._named_ids[token] = vocabulary_id(self.tokenizer, token)
         return self._named_ids[token]
 
-    def _logprobs(self, picker: "TokenPicker", row: int, tokens: list[int]) -> list[TokenLogprobs]:
+    def _logprobs(self, picker: TokenPicker, row: int, tokens: list[int]) -> list[TokenLogprobs]:
         out = []
         for step, token_id in enumerate(tokens):
             chosen_lp, top_lp, top_ids = picker.records[step]

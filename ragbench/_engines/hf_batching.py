@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .._errors import ConfigError
 from .._storage.jsonl import parse_json

@@ -3,7 +3,8 @@ of one batch, every step's next-token logits replaced by their weighted sum, so 
 text (FlashRAG's REPLUGLogitsProcessor). Greedy only: sampled rows would draw apart."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 

@@ -51,8 +51,8 @@ import openai
 from annotated_types import Ge, Gt
 
 from .._errors import ConfigError
-from .._values.urls import Credentials, redact_url, secret_name
 from .._values.llm_calls import EngineError, Request, RequestError, Response, TokenLogprobs
+from .._values.urls import Credentials, redact_url, secret_name
 from .base import Engine
 from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, redact
 

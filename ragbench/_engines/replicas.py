@@ -23,8 +23,9 @@ takes about `ceil(C / (B x R)) x (overhead + per_request x B)` once every replic
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, Iterator
+from typing import Annotated, Any
 
 from annotated_types import Ge
 

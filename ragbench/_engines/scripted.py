@@ -24,8 +24,9 @@ import hashlib
 import math
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any
 
 from annotated_types import Ge
 
@@ -167,7 +168,7 @@ def generated(record: dict[str, Any], sampling: Sampling) -> dict[str, Any]:
     if not isinstance(tokens, list) or "".join(tokens) != record["response"]:
         return record
     count, text = 0, ""
-    for count, token in enumerate(tokens[:sampling.max_tokens], 1):
+    for count, token in enumerate(tokens[:sampling.max_tokens], 1):  # noqa: B007 (`count` is read after the loop)
         text += token
         if any(stop and stop in text for stop in sampling.stop):
             break

@@ -42,8 +42,9 @@ import asyncio
 import contextlib
 import threading
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 from .._errors import ConfigError
 from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
@@ -51,8 +52,15 @@ from .base import Engine
 from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
-from .vllm_options import (DEFAULT_MAX_LOGPROBS, INSTALL_HINT, NEUTRAL_OPTIONS, accepts, option_value,
-                           options_for_needs, start_option_problems)
+from .vllm_options import (
+    DEFAULT_MAX_LOGPROBS,
+    INSTALL_HINT,
+    NEUTRAL_OPTIONS,
+    accepts,
+    option_value,
+    options_for_needs,
+    start_option_problems,
+)
 from .vllm_steps import run_until_finished
 
 

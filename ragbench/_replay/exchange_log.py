@@ -11,8 +11,9 @@ a run's predictions with them; a judge file is read with its run folder's sample
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .._storage.jsonl import open_append
 from .call_refs import reference, reply_of, step_response_data

@@ -12,7 +12,7 @@ chunks as in one draw, so the statistics are those of a single (iterations, n) d
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

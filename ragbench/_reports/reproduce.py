@@ -49,7 +49,7 @@ class Reproduction:
     provider: str = ""
 
     @classmethod
-    def from_manifest(cls, name: str, manifest: dict[str, Any]) -> "Reproduction":
+    def from_manifest(cls, name: str, manifest: dict[str, Any]) -> Reproduction:
         try:
             return cls(name=name, paper=manifest["paper"], table=manifest["table"], row=manifest["row"],
                        status=manifest.get("status", "runnable"),
@@ -149,7 +149,7 @@ def verdict(item: Reproduction, limit: int | None, substituted: list[str], compl
 def markdown(item: Reproduction, rows: list[CellResult], label: str) -> str:
     lines = [f"## Reproduction: {item.name}", "",
              f"{item.paper} {item.table}, row \"{item.row}\" - **{label}**", "",
-             "| column | task | metric | paper | ours | ours - paper | within ±{:g} |".format(item.tolerance),
+             f"| column | task | metric | paper | ours | ours - paper | within ±{item.tolerance:g} |",
              "|---|---|---|---:|---:|---:|---|"]
     for row in rows:
         ours = "-" if row.ours is None else f"{row.ours:.2f}"

@@ -3,7 +3,8 @@ records are given one at a time (in data order) and none is held (`TaskTally`)."
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .._metric import CorpusValue, InvalidScore, Metric, typed_value
 from .._plugin_calls import PluginCall

@@ -7,9 +7,9 @@ traceback under `tracebacks`), which the console shows and which mark the run in
 gets the same results, not a traceback."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord

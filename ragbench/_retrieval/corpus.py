@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._errors import ConfigError, RecordError
 from .._storage.csv_fields import large_fields

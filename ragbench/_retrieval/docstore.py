@@ -30,7 +30,7 @@ OFFSETS_FILE = "docs.offsets.npy"
 class DocStoreWriter:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.handle = open(folder / DOCS_FILE, "wb")
+        self.handle = open(folder / DOCS_FILE, "wb")  # noqa: SIM115 (held open, closed by close())
         self.offsets_path = folder / OFFSETS_FILE
         self.offsets = array("q", [0])  # 8 bytes a passage
         self.id_hashes = array("q")  # and 8 more: `repeated_ids` never holds every id

@@ -19,10 +19,10 @@ per batch, not per example.
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from numbers import Integral
-from typing import TYPE_CHECKING, Any, ContextManager, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._scheduler import CallStats, Scheduler
 from .._types import Document, Example, Step
@@ -38,7 +38,7 @@ class StepTracer(Protocol):
     """What a bound retrieval needs of the example's context (ragbench._context.Context, which imports
     this module's Retrieval): `step`, to trace each search."""
 
-    def step(self, kind: str, name: str, request: dict[str, Any]) -> ContextManager[Step]: ...
+    def step(self, kind: str, name: str, request: dict[str, Any]) -> AbstractContextManager[Step]: ...
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,8 @@ class Retrieval:
 
     def __init__(self, retriever: Retriever, scheduler: Scheduler | None = None,
                  backend: SearchBackend | None = None, ctx: StepTracer | None = None,
-                 local: Retriever | None = None, recorder: "CallRecorder | None" = None,
-                 example_id: str | None = None, components: "Components | None" = None) -> None:
+                 local: Retriever | None = None, recorder: CallRecorder | None = None,
+                 example_id: str | None = None, components: Components | None = None) -> None:
         self.retriever = retriever
         self.scheduler = scheduler or Scheduler()
         self.backend = backend or SearchBackend(retriever)
@@ -102,7 +102,7 @@ class Retrieval:
         self.example_id = example_id
         self.components = components  # the run's reranker and refiner (ragbench._components), if any
 
-    def bind(self, ctx: StepTracer, example: Example) -> "Retrieval":
+    def bind(self, ctx: StepTracer, example: Example) -> Retrieval:
         local = self.retriever.for_example(example)
         return Retrieval(self.retriever, self.scheduler, self.backend, ctx, local, self.recorder,
                          example.id if local is not None else None, self.components)
@@ -156,7 +156,7 @@ class Retrieval:
             record.docs = [doc.to_dict() for doc in refined]
         return refined
 
-    def _step(self, kind: str, name: str, request: dict[str, Any]) -> ContextManager[Step]:
+    def _step(self, kind: str, name: str, request: dict[str, Any]) -> AbstractContextManager[Step]:
         return self.ctx.step(kind, name, request) if self.ctx is not None else nullcontext(Step(kind, name, request))
 
     @staticmethod

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from .._reports.provenance import provenance
 from .._reports.results import results_sections, task_scores

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from .._storage.rundir import ATTEMPT_COST
 from .._scheduler import CallStats
+from .._storage.rundir import ATTEMPT_COST
 
 
 def attempt_cost(attempt_id: str, stats: dict[str, Any], processed: int, wall: float) -> dict[str, Any]:

@@ -10,39 +10,42 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
+from .._checks import Preflight
+from .._components.pooling import Components
 from .._engines import preload
 from .._errors import ConfigError, RecordError
+from .._in_flight import ExamplesInFlight
 from .._llm import LLM
 from .._nli import NLI
 from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
 from .._reports.failures import metric_failed
-from .._reports.provenance import provenance
 from .._reports.finish import finish_run
+from .._reports.provenance import provenance
 from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Results
 from .._retrieval import load_retriever
 from .._retrieval.handle import Retrieval
+from .._scheduler import Scheduler
 from .._stop_signals import signal_of
 from .._storage.cache import ResponseCache
 from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
 from .._storage.rundir import RunDir
 from .._task.protocols import UsesTools, stop_tools
 from .._types import Example
-from . import rescore
-from .._checks import Preflight
-from .._components.pooling import Components
 from .._values.run_config import RunConfig, examples_in_flight
 from .._values.urls import redacted
+from . import rescore
 from .assemble import run_results
 from .cost import AttemptCost, attempt_cost, run_cost
 from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
-from .._in_flight import ExamplesInFlight
 from .interrupted import RunInterrupted
 from .lifecycle import run_interruptible, run_together
 from .metric_models import MetricModels
@@ -54,7 +57,6 @@ from .progress import Progress
 from .reading import RecordReader
 from .resources import RunResources
 from .run_engines import Engines, load_engines
-from .._scheduler import Scheduler
 from .workers import refuse_in_worker_start, use_ready_threads
 
 log = logging.getLogger(__name__)
@@ -279,7 +281,7 @@ class Evaluator:
                     elif item.gold_error is not None:  # it would be scored wrong, silently
                         item = RecordError(planned.name, position + 1, item.gold_error)
                 key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
-                if read.needs_run(key, position, lambda: made_from(item)):
+                if read.needs_run(key, position, partial(made_from, item)):
                     yield planned, position, item
 
     async def _execute(self, engines: Engines, cache: ResponseCache, resources: RunResources) -> Scheduler:

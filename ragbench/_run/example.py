@@ -24,6 +24,7 @@ from .._values.urls import redacted
 from .planning import PlannedTask
 from .plugin_values import prediction_problem, writable_record
 
+
 def record_failed(record: dict[str, Any]) -> bool:
     """Whether a sample record counts as a failure of the run: its example failed (or its record could
     not be read), or one of its metrics did."""

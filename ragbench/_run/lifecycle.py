@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from typing import Any, Awaitable, Iterable
+from collections.abc import Awaitable, Iterable
+from typing import Any
 
 from .._stop_signals import STOP_SIGNALS, Stopped, install_stop_handler, raise_stop
 

@@ -8,7 +8,8 @@ with a record that can be (what a task's example or a system's custom step held 
 the records before it run (`task_records`)."""
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .._errors import RecordError
 from .._plugin_calls import PluginCall

@@ -22,10 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConfigError
 from .._checks import Preflight
+from .._errors import ConfigError
 from .._reports.bootstrap import iterations_problem
-
 
 # --- the run's own options ----------------------------------------------------------------------------
 # The run's numeric options: (option, RunConfig field, least value, what else may be given)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Generic, Iterator, TypeVar
+from collections.abc import Iterator
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 

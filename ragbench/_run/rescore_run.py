@@ -21,7 +21,9 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+from .._checks import Preflight
 from .._errors import ConfigError
+from .._in_flight import ExamplesInFlight
 from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
 from .._reports.bootstrap import iterations_problem
@@ -30,10 +32,10 @@ from .._reports.provenance import provenance
 from .._reports.results import results_sections
 from .._reports.results_file import read_results
 from .._reports.results_schema import Results
+from .._scheduler import Scheduler
 from .._storage.cache import ResponseCache
 from .._storage.files import file_there
 from .._storage.rundir import RunDir, iter_samples, sample_file
-from .._checks import Preflight
 from .._values.run_config import RunConfig, examples_in_flight
 from .._values.urls import redacted
 from .assemble import scored_task
@@ -43,11 +45,9 @@ from .lifecycle import run_interruptible
 from .metric_models import MetricModels
 from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines
+from .rescore import bounded, rescore_record, scorable
 from .resources import RunResources
 from .run_engines import Engines, load_engines
-from .._in_flight import ExamplesInFlight
-from .rescore import bounded, rescore_record, scorable
-from .._scheduler import Scheduler
 
 SUFFIX = "__rescored"  # the default output folder: RUN__rescored
 # the original results' sections that describe the system's outputs, kept as they were

@@ -17,8 +17,9 @@ import json
 import math
 import re
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any
 
 import jsonlines
 
@@ -159,7 +160,8 @@ class _Numbered:
 
     def __iter__(self) -> Iterator[bytes]:
         try:
-            for self.number, line in enumerate(self.stream, 1):
+            for number, line in enumerate(self.stream, 1):
+                self.number = number
                 yield line
         except (EOFError, OSError) as exc:
             self.failure = exc
@@ -168,7 +170,7 @@ class _Numbered:
 def objects(items: Iterator[Item], where: str) -> Iterator[Item]:
     """Only JSON objects pass; any other JSON value becomes a RecordError."""
     for index, value in items:
-        if isinstance(value, dict) or isinstance(value, RecordError):
+        if isinstance(value, (dict, RecordError)):
             yield index, value
         else:
             yield index, RecordError(where, index + 1, f"expected a JSON object, got {type(value).__name__}")
@@ -247,7 +249,7 @@ class Appender:
             if not self._failed:
                 raise
 
-    def __enter__(self) -> "Appender":
+    def __enter__(self) -> Appender:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:

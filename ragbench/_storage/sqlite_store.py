@@ -32,9 +32,10 @@ import queue
 import secrets
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .store_checks import APPLICATION_ID, Schema, file_problem, move_damaged_aside, problem_of, row_checksum, text_of
 

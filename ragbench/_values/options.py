@@ -5,8 +5,9 @@ import inspect
 import operator
 import types as types_module
 import typing
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import annotated_types
 import yaml

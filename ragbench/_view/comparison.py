@@ -15,7 +15,7 @@ LISTED = 500  # disagreements listed per direction and metric
 def _binary(runs: list[Run], task: str, metric: str) -> bool:
     values = {(s.get("scores") or {}).get(metric) for run in runs for s in run.samples.get(task, {}).values()}
     values.discard(None)
-    return bool(values) and values <= {0, 1, 0.0, 1.0, True, False}
+    return bool(values) and values <= {0, 1}
 
 
 def disagreements(a: Run, b: Run, task: str, metric: str, higher_is_better: bool,

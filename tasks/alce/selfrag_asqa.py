@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ragbench.api import ConfigError, Document, Example, TEMPLATES, fill
+from ragbench.api import TEMPLATES, ConfigError, Document, Example, fill
 
 from .tasks import AlceAsqa, AlceAsqaPrompting, eval_py_truncation
 

@@ -24,15 +24,25 @@ Options (--task-arg):
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, ClassVar, Iterator, Mapping
+from typing import Annotated, Any, ClassVar
 
 from annotated_types import Ge, Lt
 
-from ragbench.api import (ConfigError, Document, Example, RecordError, Task, TaskPrompting, cited_numbers, list_items,
-                          sent_tokenize)
+from ragbench.api import (
+    ConfigError,
+    Document,
+    Example,
+    RecordError,
+    Task,
+    TaskPrompting,
+    cited_numbers,
+    list_items,
+    sent_tokenize,
+)
 
 from .data import alce_data_file, read_records
 from .prompting import SHORTER_FIELDS, fill, head_prompt, load_prompt_file, shorter_docs

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
 from json import JSONDecoder
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import numpy as np
 

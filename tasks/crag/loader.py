@@ -24,9 +24,10 @@ import os
 import re
 import tarfile
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any
 
 from ragbench.api import ConfigError, RecordError, StreamBroken, Workers, objects, read_lines, usable_cores
 
@@ -66,13 +67,13 @@ class ChainedParts(io.RawIOBase):
         while True:
             if self.current is None:
                 start = 0
-                for self.part, size in enumerate(self.sizes):
+                for self.part, size in enumerate(self.sizes):  # noqa: B020 (the part found is kept)
                     if self.position < start + size:
                         break
                     start += size
                 else:
                     return 0
-                self.current = open(self.paths[self.part], "rb")
+                self.current = open(self.paths[self.part], "rb")  # noqa: SIM115 (held, closed by close())
                 self.current.seek(self.position - start)
             count = self.current.readinto(buffer)
             if count:

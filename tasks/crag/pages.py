@@ -13,9 +13,10 @@ splitter versions included).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from ragbench.api import Document, PageCache, Workers, content_key, ready_threads, usable_cores
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 import ast
 import asyncio
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, data_dir, parse_json, resolve_data_file
 

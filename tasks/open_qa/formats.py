@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator
+from typing import Any
 
 from ragbench.api import RecordError, RecordFormat, RecordPlace, json_records, jsonl_records, kind
 

@@ -17,8 +17,18 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any, ClassVar
 
-from ragbench.api import (TEMPLATES, ConfigError, Document, Example, Prompt, RecordPlace, YamlPrompting, YamlTask,
-                          fill, yaml_task_class)
+from ragbench.api import (
+    TEMPLATES,
+    ConfigError,
+    Document,
+    Example,
+    Prompt,
+    RecordPlace,
+    YamlPrompting,
+    YamlTask,
+    fill,
+    yaml_task_class,
+)
 
 from .formats import SquadFormat
 from .prompts import TASK_INSTRUCTIONS

@@ -4,8 +4,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..._checks import utf8_problem
 from ..._errors import ConfigError

@@ -3,9 +3,9 @@
 file under it whose top level names a `task`; other YAML files are left alone)."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
 
 from ..._errors import ConfigError
 from .located import read_yaml

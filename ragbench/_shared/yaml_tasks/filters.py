@@ -3,7 +3,8 @@ the text the next one reads, the last one's result is the scored answer."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .located import SpecError, did_you_mean
 

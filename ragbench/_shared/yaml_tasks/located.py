@@ -7,8 +7,9 @@ nine aliases are a few lines that expand to gigabytes wherever the value is form
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -83,7 +84,7 @@ def read_yaml(path: Path, source: str) -> Any:
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read it ({exc.strerror or exc})") from exc
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        return yaml.load(text, Loader=_Loader)  # _Loader is a SafeLoader
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
         problem = exc.problem or str(exc)
@@ -152,7 +153,7 @@ class Section:
                 raise SpecError(self.source, line, self.at(name)[0], f"item {i + 1}: expected a string, got {_kind(item)}")
         return list(items)
 
-    def section(self, name: str) -> "Section | None":
+    def section(self, name: str) -> Section | None:
         if name not in self.data or self.data[name] is None:
             return None
         key, line = self.at(name)

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import bz2
 import gzip
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO
 
-OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb")}
+OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb")}  # noqa: SIM115 (opened for the caller's `with`)
 MAGIC = {".gz": b"\x1f\x8b", ".bz2": b"BZh"}  # how each compressed format begins
 
 

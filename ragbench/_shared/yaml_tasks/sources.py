@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..._errors import ConfigError
 from ..._storage.jsonl import NestedTooDeep, guarded, objects, parse_json, read_lines

@@ -6,10 +6,11 @@ that style (`task_class`)."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, ClassVar, Iterator, Mapping
+from typing import Any, ClassVar
 
 from ..._checks import PROBE_RECORDS, Preflight, probe_data
 from ..._class_defaults import EMPTY
@@ -17,15 +18,15 @@ from ..._errors import ConfigError, RecordError
 from ..._storage.datafiles import check_data_path, resolve_data_file
 from ..._task import Task
 from ..._types import Example
-from .hf import load_split
 from .fields import MISSING, FieldError, Mapper
 from .filters import chain, check_filter
-from .located import SpecError
-from .places import RecordPlace
-from .sources import count_lines, file_format, file_records
 from .formats import RecordFormat
 from .gold_kinds import GoldKind
+from .hf import load_split
+from .located import SpecError
+from .places import RecordPlace
 from .prompting import YamlPrompting
+from .sources import count_lines, file_format, file_records
 from .spec import FORMATS, GOLD_KINDS, TEMPLATE_VARIABLES, FieldRef, TaskSpec, load_spec, unused_data_option
 from .templates import DEFAULT_TEMPLATE, PromptTemplate
 

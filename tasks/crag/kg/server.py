@@ -10,7 +10,7 @@ thread on a free local port for tasks given `--task-arg kg_dir=DIR`.
 
 import threading
 import time
-from typing import Any, Optional
+from typing import Any
 
 from .endpoints import ENDPOINTS
 from .store import DomainUnavailable, KgStore
@@ -19,7 +19,7 @@ from .store import DomainUnavailable, KgStore
 _INT_QUERY = {"movie_get_movie_info_by_id", "movie_get_person_info_by_id", "music_grammy_get_best_artist_by_year",
               "music_grammy_get_best_song_by_year", "music_grammy_get_best_album_by_year"}
 _FIELD_TYPES: dict[str, Any] = {"rank": (int, ...), "date": (str, ...), "attribute": (str, ...),
-                                "song_name": (str, ...), "team_name": (Optional[str], None),
+                                "song_name": (str, ...), "team_name": (str | None, None),
                                 "game_ids": (list[str], ...)}
 
 
@@ -31,7 +31,7 @@ def _model(method: str):
         if field == "query":
             fields[field] = (int if method in _INT_QUERY else str, ...)
         elif field == "date" and method == "music_get_billboard_rank_date":
-            fields[field] = (Optional[str], None)
+            fields[field] = (str | None, None)
         else:
             fields[field] = _FIELD_TYPES[field]
     return create_model(f"Body_{method}", **fields)

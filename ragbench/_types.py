@@ -135,7 +135,7 @@ class Example(ReadOnly):
 
     def summary(self) -> dict[str, Any]:
         """What a sample record repeats of the example (docs are recorded on the prediction)."""
-        out = {"id": self.id, "question": self.question, "gold": self.gold}
+        out: dict[str, Any] = {"id": self.id, "question": self.question, "gold": self.gold}
         if self.meta:
             out["meta"] = self.meta
         if self.turns is not None:

@@ -29,6 +29,7 @@ def decode_ensemble(request: Request, encode: Callable[[Request], list[int]], ru
     engine's `lock`. A request that cannot be decoded is a `RequestError`; a failed tokenization or generation
     an `EngineError` (`describe` says the exception in one line)."""
     sampling: Sampling = request.sampling
+    assert request.ensemble is not None  # an ensemble request's
     if sampling.temperature > 0 or sampling.n > 1:
         return RequestError("hf engine: an ensemble of prompts is decoded greedily (temperature 0, n 1)")
     try:

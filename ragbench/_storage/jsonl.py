@@ -133,7 +133,8 @@ def read_lines(source: str | Path | IO[bytes], where: str | None = None,
             yield from read_lines(handle, where or str(source), loads)
         return
     lines = _Numbered(source)
-    reader = jsonlines.Reader(lines, loads=guarded(loads))
+    # jsonlines decodes each line to str before `loads` sees it (its annotation allows bytes too)
+    reader = jsonlines.Reader(lines, loads=guarded(loads))  # type: ignore[arg-type]
     name = where or str(getattr(source, "name", "<stream>"))
     while True:
         try:
@@ -183,7 +184,8 @@ def iter_jsonl(path: str | Path) -> Iterator[Item]:
 
 def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[RecordError]]:
     """Every object of a file, and the errors of the lines that are not one (to count and report)."""
-    records, errors = [], []
+    records: list[dict[str, Any]] = []
+    errors: list[RecordError] = []
     for _, item in iter_jsonl(path):
         (errors if isinstance(item, RecordError) else records).append(item)
     return records, errors

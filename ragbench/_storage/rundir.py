@@ -342,7 +342,7 @@ class RunDir:
         a kill -9 loses the last second of run.json's, never that of a sample it saved. Counts only grow
         while an attempt runs, so each is the larger of the two."""
         attempts = self.attempts()
-        caught_up = [{**attempt, **{name: value for name, value in costs.get(attempt.get("id"), {}).items()
+        caught_up = [{**attempt, **{name: value for name, value in costs.get(attempt.get("id", ""), {}).items()
                                     if not is_count(attempt.get(name)) or value > attempt[name]}}
                      for attempt in attempts]
         if caught_up != attempts:

@@ -44,7 +44,8 @@ class PromptFile:
 def load_prompt_file(dataset: str, variant: str) -> PromptFile:
     if variant not in VARIANTS:
         raise ConfigError(f"task alce_{dataset}: variant '{variant}' is not one of {', '.join(VARIANTS)}")
-    text = resources.files(__package__).joinpath("prompts", f"{dataset}_{variant}.json").read_text(encoding="utf-8")
+    prompts = resources.files(__package__).joinpath("prompts")
+    text = prompts.joinpath(f"{dataset}_{variant}.json").read_text(encoding="utf-8")
     data = json.loads(text)
     return PromptFile(data["instruction"], data["demo_sep"], data["demo_prompt"], data["doc_prompt"],
                       tuple(data["demos"]))

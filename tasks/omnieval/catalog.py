@@ -12,7 +12,7 @@ from ragbench.api import ConfigError
 
 @cache
 def data_file(name: str) -> dict[str, Any]:
-    return json.loads(resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8"))
+    return json.loads(resources.files(__package__).joinpath("data").joinpath(name).read_text(encoding="utf-8"))
 
 
 def tasks() -> list[str]:

@@ -10,7 +10,7 @@ from .located import SpecError, did_you_mean
 
 Filter = Callable[[str], str]
 
-PLAIN = {"strip": str.strip, "lower": str.lower, "first_line": lambda text: text.split("\n", 1)[0]}
+PLAIN: dict[str, Filter] = {"strip": str.strip, "lower": str.lower, "first_line": lambda text: text.split("\n", 1)[0]}
 WITH_ARGUMENT = ("before", "remove", "remove_prefix", "regex")
 
 

@@ -108,7 +108,7 @@ class ExamplesInFlight:
     def _wake(self) -> None:
         if not self._waiters or not self.is_settled():
             return
-        waiting = []
+        waiting: list[tuple[asyncio.Future, bool]] = []
         for waiter, past_leaves in self._waiters:
             if waiter.done():
                 continue

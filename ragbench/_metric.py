@@ -145,8 +145,9 @@ def typed_value(metric: Metric, key: str, value: Any) -> float | None:
     number = finite_number(f"metric {metric.name}", key, value, " or None")
     spec = metric.key_spec(key)
     if not spec.contains(number):
+        low, high = spec.range or (None, None)
         raise InvalidScore(f"metric {metric.name} returned {type(number).__name__} {number:g} for key '{key}', "
-                           f"outside its declared range [{_end(spec.range[0], '-inf')}, {_end(spec.range[1], 'inf')}]")
+                           f"outside its declared range [{_end(low, '-inf')}, {_end(high, 'inf')}]")
     return number
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -28,6 +28,9 @@ from ._hookspecs import PROJECT, RagbenchHooks
 from ._imports import import_target
 from ._shared.yaml_tasks.discovery import file_spec, is_task_file, packaged_spec
 from ._values.names import name_problem
+
+if TYPE_CHECKING:
+    from ._metric import Metric
 
 KINDS = ("tasks", "systems", "metrics", "engines", "retrievers", "rerankers", "refiners")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
@@ -102,7 +105,7 @@ class MetricFamily:
     provider: str = "?"
     plugin: str = "?"
 
-    def metric_class(self, name: str) -> type:
+    def metric_class(self, name: str) -> type[Metric]:
         where = source(self.provider, self.plugin)
         try:
             metric = import_target(self.target)(name)
@@ -296,10 +299,10 @@ class Registry:
         for group, members in (catalog.get("groups") or {}).items():
             self.groups[group] = list(members)
         for name, manifest in (catalog.get("reproductions") or {}).items():
-            existing = self.reproductions.get(name)
-            if existing is not None and existing["provider"] != provider:
+            provided = self.reproductions.get(name)
+            if provided is not None and provided["provider"] != provider:
                 self.failures.append(PluginFailure(name, provider, f"reproduction '{name}' is already provided by "
-                                                                   f"{existing['provider']}; this one is ignored"))
+                                                                   f"{provided['provider']}; this one is ignored"))
                 continue
             self.reproductions[name] = {**manifest, "provider": provider}
 
@@ -362,7 +365,7 @@ class Registry:
         prefix, sep, _ = name.partition(":")
         return self.metric_families.get(prefix) if sep else None
 
-    def metric_class(self, name: str) -> type:
+    def metric_class(self, name: str) -> type[Metric]:
         """A catalogue metric, or a `prefix:NAME` metric built by its family's factory."""
         family = self.metric_family(name)
         return family.metric_class(name) if family is not None else self.load("metrics", name)

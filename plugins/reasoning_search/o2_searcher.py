@@ -37,6 +37,7 @@ def read_o2_output(output: str) -> Turn:
     </query> of the last <search> ... </search>, unstripped; neither is `unformatted` (the model is told so
     and tries again)."""
     if "</answer>" in output:
+        assert O2_SEARCHER.answer is not None  # its tags, given above
         return Turn("answer", str(extract_between(output, *O2_SEARCHER.answer)))
     if SEARCH_TAGS[0] not in output:
         return Turn("unformatted", output.strip())

@@ -123,9 +123,9 @@ async def beam_search(system: SelfRag, ctx: Context, prompt: str, docs: list[Doc
     trace["tree"] = [{"parent": n["parent"], "pred": n["pred"], "score": n["score"],
                       "doc_id": n["ctx"].id if n["ctx"] is not None else None, **n.get("parts", {})} for n in tree]
     trace["levels"] = levels
-    paths = []
+    paths: list[list[Any]] = []
     for node in (levels[-1] if levels else [0]):
-        path = []
+        path: list[Any] = []
         while node is not None:
             path.insert(0, tree[node])
             node = tree[node]["parent"]

@@ -112,7 +112,7 @@ class SelfRag(System):
         self.logprob_window = _choice("logprob_window", logprob_window, ("upstream", "exact"))
 
     @property
-    def retrieves(self) -> bool:  # type: ignore[override]
+    def retrieves(self) -> bool:
         return self.mode != "no_retrieval"
 
     # -- resolved per task ------------------------------------------------------------------
@@ -247,7 +247,7 @@ class SelfRag(System):
         """The viewer's timeline: the retrieval decision, then each passage's (short form) or beam-search
         node's (long form) call with its critique scores, the chosen ones marked (selfrag_outline)."""
         extras = record.extras.get("selfrag") or {}
-        form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form"))
+        form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form", ""))
         return form(record.trace, extras) if form else super().trace_outline(record)
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:

@@ -110,7 +110,7 @@ class Smart(System):
         self.chat = bool(chat)  # prompted mode only: a trajectory model reads its own format, never a chat template
 
     @property
-    def retrieves(self) -> bool:  # type: ignore[override]
+    def retrieves(self) -> bool:
         return self.agents != "generator_only"
 
     @property
@@ -199,7 +199,7 @@ class Smart(System):
                              trace: dict[str, Any]) -> tuple[str, list[Document], list[int]]:
         x = self.user_prompt(ctx.task, example)
         long = self.trajectory == "long" or (self.trajectory == "auto" and not ctx.models)
-        spelling = LONG if long else SHORT
+        spelling: dict[str, Any] = LONG if long else SHORT
         trace["trajectory"] = "long" if long else "short"
         history = x  # the long trajectory so far
         docs: list[Document] = []

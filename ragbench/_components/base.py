@@ -14,7 +14,7 @@ pooled across the examples in flight by the run (ragbench._components.pooling) a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -115,7 +115,7 @@ class Refiner:
     def load(self) -> None:
         """Load the model (called once before the examples start)."""
 
-    def refine_batch(self, items: list[tuple[str, list[Document]]]) -> list[list[Document] | str]:
+    def refine_batch(self, items: list[tuple[str, list[Document]]]) -> Sequence[list[Document] | str]:
         """For each (question, documents): the documents to show, or one text shown in their place (blocking)."""
         raise NotImplementedError
 

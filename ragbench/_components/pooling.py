@@ -83,7 +83,7 @@ class RefiningBackend(_Backend):
         self.refiner = refiner
 
     def generate(self, requests: list[RefineRequest]) -> list[Any]:
-        return self.refiner.refine_batch([(request.question, list(request.docs)) for request in requests])
+        return list(self.refiner.refine_batch([(request.question, list(request.docs)) for request in requests]))
 
 
 class Components:
@@ -116,7 +116,8 @@ class Components:
         return await self.reranker.rerank(query, docs, k, scores=self._scores)
 
     async def _scores(self, query: str, texts: list[str]) -> list[float]:
-        return await self.scheduler.submit(self._scoring, PairsRequest(query, tuple(texts)))
+        # Scheduler.submit is typed for LLM engines; a backend is batched as one (duck-typed), answering in kind
+        return await self.scheduler.submit(self._scoring, PairsRequest(query, tuple(texts)))  # type: ignore[arg-type,return-value]
 
     async def refine(self, question: str, docs: list[Document]) -> list[Document]:
         """The refiner's documents, or one document holding the text it made of `docs` (marked `REFINED_TEXT`,
@@ -129,7 +130,8 @@ class Components:
         return refined
 
     async def _refined(self, question: str, docs: list[Document]) -> Any:
-        return await self.scheduler.submit(self._refining, RefineRequest(question, tuple(docs)))
+        # Scheduler.submit is typed for LLM engines; a backend is batched as one (duck-typed), answering in kind
+        return await self.scheduler.submit(self._refining, RefineRequest(question, tuple(docs)))  # type: ignore[arg-type]
 
     def _each(self) -> list[tuple[str, Reranker | Refiner]]:
         return [(flag, component) for flag, component in (("--reranker", self.reranker), ("--refiner", self.refiner))

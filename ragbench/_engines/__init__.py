@@ -70,7 +70,7 @@ def load_engine(model: str | None, *, registry: Registry, needs: Sequence[Engine
         options, _ = engine_class.meet_needs(name, options, needs)
     try:
         if wants_ray(options):  # data parallelism: replicas as Ray actors, each building engine_class
-            engine = ray_replicas(engine_class, model, dict(options))
+            engine: Engine = ray_replicas(engine_class, model, dict(options))
         elif isinstance(options.get("base_url"), (list, tuple)):  # several endpoints of one model
             rest = {k: v for k, v in options.items() if k != "base_url"}
             engine = endpoint_replicas(engine_class, name, list(options["base_url"]), rest)

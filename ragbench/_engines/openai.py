@@ -44,7 +44,7 @@ import inspect
 import json
 import logging
 import os
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit
 
 import openai
@@ -61,7 +61,8 @@ __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-MODES = ("auto", "chat")
+Mode = Literal["auto", "chat"]
+MODES: tuple[str, ...] = get_args(Mode)
 NAMED_TOP_LOGPROBS = 20
 # Body fields the engine sets itself from the request; an extra option may not override them.
 _RESERVED = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "n", "stop", "seed",
@@ -176,7 +177,7 @@ class OpenAIEngine(Engine):
                  concurrency: Annotated[int, Ge(1)] = 16, timeout: Annotated[float, Gt(0)] = 60,
                  max_retries: Annotated[int, Ge(0)] = 6, connect_retries: Annotated[int, Ge(0)] = 2,
                  backoff_base: Annotated[float, Ge(0)] = 1.0, backoff_max: Annotated[float, Ge(0)] = 60,
-                 mode: Literal[MODES] = "auto", **options: Any) -> None:
+                 mode: Mode = "auto", **options: Any) -> None:
         problems = _extra_body_problems(options)
         if problems:
             raise ConfigError(f"openai engine: {problems[0]}")

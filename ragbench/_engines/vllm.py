@@ -325,6 +325,7 @@ class VLLMEngine(Engine):
     def _call(self, todo: list[tuple[int, Any, Any, Any]], requests: list[Request]) -> list[Response | EngineError]:
         """The requests through vLLM's step loop (`run_until_finished`), each answer made a Response the
         moment its request finishes, which keeps of its log-probs only what was asked (`_logprobs`)."""
+        assert self.llm is not None  # loaded before any call
         return run_until_finished(self.llm.llm_engine, [(prompt, params, lora) for _, prompt, params, lora in todo],
                                   lambda place, output: self._response(requests[todo[place][0]], output))
 

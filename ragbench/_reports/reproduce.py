@@ -96,7 +96,7 @@ def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[
         if value in (None, [], {}, ()):
             continue
         if isinstance(value, dict) and isinstance(settings.get(key), dict):
-            changed = {k: v for k, v in value.items() if settings[key].get(k) != v}
+            changed: Any = {k: v for k, v in value.items() if settings[key].get(k) != v}
             settings[key] = {**settings[key], **value}
         else:
             changed = value if settings.get(key) != value else None

@@ -79,7 +79,7 @@ class Encoder:
     @property
     def dim(self) -> int:
         # sentence-transformers 6 renamed get_sentence_embedding_dimension
-        dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        dimension: Any = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         return int(dimension())
 
     def encode(self, texts: list[str]) -> np.ndarray:

@@ -79,7 +79,8 @@ class SearchBackend:
         if requests[0].bound is None:
             results = self.retriever.search(queries, k)
         else:
-            results = self.retriever.search_examples([request.bound for request in requests], queries, k)
+            bound = [request.bound for request in requests if request.bound is not None]  # each, as the first
+            results = self.retriever.search_examples(bound, queries, k)
         if len(results) != len(requests):
             raise RetrievalError(f"retriever {self.retriever.name} answered {len(results)} of {len(requests)} queries")
         return results
@@ -131,6 +132,7 @@ class Retrieval:
         docs = await self._search(query, max(int(k), reranker.retrieval_topk), step)
         request = {"reranker": reranker.name, "query": query, "k": int(k), "candidates": [doc.id for doc in docs]}
         with self._step("custom", "rerank", request) as record:
+            assert self.components is not None  # a reranker comes with the components pooling it
             try:
                 kept = await self.components.rerank(query, docs, int(k))
             except EngineError as exc:
@@ -148,6 +150,7 @@ class Retrieval:
             return docs
         request = {"refiner": refiner.name, "question": question, "docs": [doc.id for doc in docs]}
         with self._step("custom", "refine", request) as record:
+            assert self.components is not None  # a refiner comes with the components pooling it
             try:
                 refined = await self.components.refine(question, docs)
             except EngineError as exc:
@@ -174,7 +177,8 @@ class Retrieval:
                 docs = self.local.search([query], k)[0]
             else:
                 try:
-                    docs = await self.scheduler.submit(self.backend, SearchRequest(query, k, self.local))
+                    # Scheduler.submit is typed for LLM engines; the search backend is batched as one (duck-typed)
+                    docs = await self.scheduler.submit(self.backend, SearchRequest(query, k, self.local))  # type: ignore[arg-type,assignment]
                 except EngineError as exc:
                     raise RetrievalError(str(exc)) from None
             record.response = {"ids": [doc.id for doc in docs], "scores": [doc.score for doc in docs]}

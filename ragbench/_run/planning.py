@@ -135,7 +135,8 @@ def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflig
         if isinstance(getattr(task, "args", None), dict):  # the run's config (results.json): no plugin changes it
             task.args = read_only(task.args)
         if isinstance(task, UsesTools):
-            task.tools_replayed = config.replay_tools is not None
+            # set by the run, as UsesTools says (not declared there: isinstance would then require it)
+            task.tools_replayed = config.replay_tools is not None  # type: ignore[attr-defined]
     return task
 
 

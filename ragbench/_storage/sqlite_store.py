@@ -248,6 +248,7 @@ class SqliteStore:
 
     def _commit(self, items: list[tuple[str, Any]]) -> None:
         db = self._writer_db
+        assert db is not None  # the writer thread commits while the store is open
         try:
             rows = [self._row(key, item) for key, item in items]
             marks = ",".join("?" * len(rows[0]))
@@ -275,7 +276,8 @@ class SqliteStore:
 
     def count(self) -> int:
         self.flush()
-        return self._writer_db.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0] if self.available else 0
+        db = self._writer_db
+        return db.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0] if db is not None else 0
 
     def size_bytes(self) -> int:
         if not self.available:

@@ -27,8 +27,8 @@ def _defaults() -> dict[str, Any]:
     for f in dataclasses.fields(RunConfig):
         if f.default is not dataclasses.MISSING:
             out[f.name] = f.default
-        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
-            out[f.name] = f.default_factory()  # type: ignore[misc]
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
     return out
 
 

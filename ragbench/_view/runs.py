@@ -252,7 +252,7 @@ class RunFolder:
         if odd is not None:  # a run of an older ragbench: its pages' keys and export files are named by its tasks
             raise ConfigError(f"view: run {self.path} names a task {odd}; the viewer cannot show it: give the "
                               "runs without it")
-        on_disk = self.cached("samples", _sample_files, [])
+        on_disk: list[str] = self.cached("samples", _sample_files, [])
         return names + [t for t in on_disk if t not in names]
 
     def samples(self, task: str) -> SampleIndex:

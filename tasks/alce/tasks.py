@@ -175,6 +175,7 @@ class AlceTask(Task):
     def examples(self) -> Iterator[Example | RecordError]:
         if self.path is None:
             self.prepare()
+        assert self.path is not None  # found by prepare()
         for index, record in enumerate(read_records(self.path)):
             try:
                 example = self.parse(record, index)
@@ -210,7 +211,7 @@ class AlceTask(Task):
         raise NotImplementedError
 
     # --- the prompting protocols -------------------------------------------------------------
-    def demonstration(self) -> tuple[str, str]:
+    def demonstration(self) -> tuple[str, str] | None:
         """The first demo of the dataset's default prompt file, its citations kept."""
         demo = load_prompt_file(self.dataset, "default").demos[0]
         return demo["question"], demo["answer"]
@@ -224,6 +225,7 @@ class AlceAsqa(AlceTask):
     quality_metrics = ("str_em",)
     gold_fields = ("qa_pairs", "long_answer")
     prompting_class = AlceAsqaPrompting
+    prompting: AlceAsqaPrompting
 
     def __init__(self, data_path=None, use_sub_questions: bool = False, **common: Any) -> None:
         super().__init__(data_path, **common)

@@ -110,7 +110,8 @@ def entity_messages(example: Example) -> Messages:
 
 def extract_json_objects(text: str, decoder: JSONDecoder = JSONDecoder()) -> list[Any]:
     """Every JSON value that starts at a "{" and decodes, scanning left to right (upstream helper)."""
-    pos, results = 0, []
+    pos = 0
+    results: list[Any] = []
     while True:
         match = text.find("{", pos)
         if match == -1:

@@ -163,6 +163,7 @@ class CragTask(Task):
             self.path = self.resolve_data()
         with check.step(f"task {self.name}: Llama-2 tokenizer"):
             self.find_tokenizer()
+            assert self.tokenizer_path is not None  # found, or find_tokenizer raised
             check_llama2_tokenizer(self.name, self.tokenizer_path)
         if self.uses_kg and not self.tools_replayed:
             with check.step(f"task {self.name}: mock KG API"):
@@ -208,6 +209,7 @@ class CragTask(Task):
     def examples(self) -> Iterator[Example | RecordError]:
         if self.path is None:
             self.prepare()
+        assert self.path is not None  # found by prepare()
         wanted = SPLITS[self.split]
         read, selected, splits = 0, 0, set()
         for number, record in self.records(self.path):

@@ -82,6 +82,7 @@ class OmniEvalAuto(Task):
     def examples(self) -> Iterator[Example | RecordError]:
         if self.cells is None:
             self.prepare()
+        assert self.cells is not None
         index = 0
         for cell in self.cells:
             for line, record in cell.records:

@@ -48,7 +48,7 @@ def csv_records(path: Path, delimiter: str | None, header_row: int | None = None
                         next(rows.reader)
                         above -= 1
                     if position == 0 and rows.fieldnames is not None:  # reads the header
-                        rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames, delimiter, header_row)
+                        rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", list(rows.fieldnames), delimiter, header_row)
                     row = next(rows)
             except StopIteration:
                 if short is not None:

@@ -56,7 +56,7 @@ def mean_exponent(data: np.ndarray) -> int:
     return math.frexp(peak)[1]
 
 
-def mean(values: Sequence[float]) -> float:
+def mean(values: Sequence[float] | np.ndarray) -> float:
     """The mean of finite values, finite however large they are (`mean_exponent`); numpy's mean otherwise."""
     data = np.asarray(values, dtype=float)
     exponent = mean_exponent(data)

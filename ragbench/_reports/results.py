@@ -118,6 +118,7 @@ class TaskTally:
         self.answered.add(sample)
         self.corpus.add(sample)
         if self.official is not None:
+            assert self.zeros is not None  # made with the official aggregate
             self.official.add(as_official(sample, self.zeros))
         self.records += 1
         self.bad += bool(sample.get("bad_record"))
@@ -143,6 +144,7 @@ class TaskTally:
         not_computed: list[AggregateFailure] = []
         details = {**self.answered.entries(iterations, seed, not_computed), **self.corpus.entries(seed)}
         if self.official is not None:
+            assert self.zeros is not None  # made with the official aggregate
             for _ in range(missing):
                 self.official.add(unsaved_record(self.zeros))
             headline_failed: list[AggregateFailure] = []

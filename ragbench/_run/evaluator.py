@@ -104,7 +104,7 @@ class Evaluator:
         self.response_cache_stats: dict[str, Any] | None = None
         self.scoring_only = False  # --resume of a finished run whose only work left is metrics that failed
         self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
-        self.cost: AttemptCost | None = None  # this attempt's, from when the run folder is started
+        self.cost: AttemptCost  # this attempt's, set when the run folder is started (`run`)
         self.versions: dict[str, Any] | None = None  # provenance for results.json, taken as the run starts
 
     def run(self) -> RunOutcome:
@@ -160,7 +160,9 @@ class Evaluator:
             if not interrupted:
                 self.retriever.close()
         results = self.collect(scheduler, self.cost.examples, time.perf_counter() - self.cost.started)
-        self.run_dir.record_attempt(results.cost["this_attempt"])
+        attempt = results.cost["this_attempt"]
+        assert attempt is not None  # collect() counts this attempt
+        self.run_dir.record_attempt(attempt)
         finish_run(self.run_dir, results)
         return RunOutcome(results, self.run_dir.path)
 
@@ -204,7 +206,8 @@ class Evaluator:
         meta = self.run_dir.meta
         if not meta or not meta.get("finished"):
             return None
-        recorded = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+        config = meta.get("config")
+        recorded = config if isinstance(config, dict) else {}
         self.run_dir.check_same_inputs({"task_configs": self.task_configs(),
                                         "model_contents": contents_now(self.registry, recorded.get("model_contents")),
                                         "retriever_contents": self.retriever_contents})

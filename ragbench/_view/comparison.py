@@ -60,6 +60,6 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
                    is not None and _binary([loaded[0], other], task, m)]
         pairs.append({"a": folders[0].rid, "b": folder.rid, "warnings": report.warnings,
                       "rows": [dataclasses.asdict(r) for r in report.rows if r.task == task],
-                      "disagreements": [disagreements(loaded[0], other, task, m, details[m].get("higher_is_better", True),
+                      "disagreements": [disagreements(loaded[0], other, task, m, bool(details[m].get("higher_is_better", True)),
                                                       (folders[0], folder)) for m in metrics]})
     return {"task": task, "runs": [f.rid for f in folders], "pairs": pairs}

@@ -10,6 +10,7 @@ thread on a free local port for tasks given `--task-arg kg_dir=DIR`.
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .endpoints import ENDPOINTS
@@ -23,10 +24,10 @@ _FIELD_TYPES: dict[str, Any] = {"rank": (int, ...), "date": (str, ...), "attribu
                                 "game_ids": (list[str], ...)}
 
 
-def _model(method: str):
+def _model(method: str) -> Any:
     from pydantic import create_model
 
-    fields = {}
+    fields: dict[str, Any] = {}
     for field in ENDPOINTS[method].fields:
         if field == "query":
             fields[field] = (int if method in _INT_QUERY else str, ...)
@@ -48,14 +49,18 @@ def create_app(store: KgStore):
 
     def add(method: str) -> None:
         endpoint = ENDPOINTS[method]
+        handler: Callable[..., dict[str, Any]]
         if not endpoint.fields:
-            def handler() -> dict[str, Any]:
+            def no_body() -> dict[str, Any]:
                 return answer({})
+            handler = no_body
         else:
             Body = _model(method)
 
-            def handler(body: Body) -> dict[str, Any]:  # type: ignore[valid-type]
-                return answer(body.model_dump())
+            # the request model is made at run time (FastAPI reads it from the annotation): mypy sees no class
+            def with_body(body: Body) -> dict[str, Any]:  # type: ignore[valid-type]
+                return answer(body.model_dump())  # type: ignore[attr-defined]
+            handler = with_body
 
         def answer(body: dict[str, Any]) -> dict[str, Any]:
             try:

@@ -81,14 +81,14 @@ def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None, options
     (default: `--resume` where the run folder has its run.json, else running the command again). Too many
     open files, or no memory, is said as such (`exit_if_exhausted`)."""
     exit_if_exhausted(exc, run_dir)
-    chain = [exc]
+    chain: list[BaseException] = [exc]
     while (earlier := chain[-1].__cause__ or chain[-1].__context__) is not None and earlier not in chain:
         chain.append(earlier)
     exc = next((e for e in reversed(chain) if isinstance(e, OSError) and e.filename), exc)
     if isinstance(exc, OSError):
         what = exc.strerror or type(exc).__name__
         where = exc.filename or "a file ragbench was writing"
-        fix = getattr(exc, "fix", None) or _ENVIRONMENT_FIXES.get(exc.errno, "fix what the error names")
+        fix = getattr(exc, "fix", None) or _ENVIRONMENT_FIXES.get(exc.errno or 0, "fix what the error names")
         fix = fix.format(options=options)  # an error may say its own fix (NotAFileError)
     else:
         what, where, fix = f"SQLite error ({exc})", "a SQLite file", "fix or remove the file it names"

@@ -38,7 +38,7 @@ from .base import Engine
 from .content import file_digest
 from .replay import check_token_record, token_response
 
-Script = Callable[[Request], "str | Response"]
+Script = Callable[[Request], "str | Response | dict[str, Any]"]  # a dict: a per-token record
 Seconds = Annotated[float, Ge(0)]
 
 

@@ -102,7 +102,7 @@ def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: di
     return group
 
 
-def metric_failures(record: dict[str, Any], metrics: list[Metric]) -> dict[str, str]:
+def metric_failures(record: dict[str, Any], metrics: Sequence[Metric]) -> dict[str, str]:
     """Metric name -> why it failed on this record, when the example itself did not fail: the error it
     raised or the value it returned that is not a score (`score_errors`), or a saved value that is not
     a score or is not there (a sample written by an older ragbench, e.g. a numpy scalar saved as a string,

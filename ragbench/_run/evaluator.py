@@ -30,7 +30,7 @@ from .._reports.failures import metric_failed
 from .._reports.finish import finish_run
 from .._reports.provenance import provenance
 from .._reports.results_file import NewerResults, read_results
-from .._reports.results_schema import Results
+from .._reports.results_schema import Cost, Results
 from .._retrieval import load_retriever
 from .._retrieval.handle import Retrieval
 from .._scheduler import Scheduler
@@ -376,7 +376,7 @@ class Evaluator:
         """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
 
-        def cost() -> dict[str, Any]:  # the earlier attempts' as brought up to their saved samples'
+        def cost() -> Cost:  # the earlier attempts' as brought up to their saved samples'
             return run_cost([a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id], attempt,
                             {"response_cache": self.response_cache_stats, "page_cache": self.page_cache_stats},
                             self.retrieval_stats, self.nli.stats.to_dict() if self.nli is not None else None)

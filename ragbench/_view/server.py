@@ -89,7 +89,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def make_server(site: Site, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
-    handler = type("SiteHandler", (Handler,), {"site": site})
+    handler: type[Handler] = type("SiteHandler", (Handler,), {"site": site})
     server = ThreadingHTTPServer((host, port), handler)
     handler.hosts = allowed_hosts(host, server.server_address[1])
     server.daemon_threads = True

@@ -6,7 +6,7 @@ import numbers
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -79,7 +79,7 @@ class Context:
         return await asyncio.gather(*(judge.chat(messages, step=f"judge:{metric.name}", **sampling)
                                       for judge in judges), return_exceptions=return_exceptions)
 
-    def group(self, label: str):
+    def group(self, label: str) -> AbstractContextManager[None]:
         """`with ctx.group("iteration 2"):` - the steps made inside belong to that group of the
         system's structure (ragbench._trace_groups; the viewer's timeline shows them grouped)."""
         return group(label)

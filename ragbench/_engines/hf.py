@@ -52,7 +52,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -316,7 +316,8 @@ class HFEngine(Engine):
     def _rows_per_request(self, sampling: Sampling) -> int:
         return max(1, sampling.n) if sampling.temperature > 0 else 1
 
-    def _chunks(self, items: list[tuple[int, list[int], int | None]], sampling: Sampling):
+    def _chunks(self, items: list[tuple[int, list[int], int | None]], sampling: Sampling,
+                ) -> Iterator[list[tuple[int, list[int], int | None]]]:
         rows = self._rows_per_request(sampling)
         per_chunk = max(1, self.max_batch_size // rows)
         for start in range(0, len(items), per_chunk):
@@ -397,7 +398,7 @@ class HFEngine(Engine):
             piece = self._piece_cache[token_id] = self.tokenizer.decode([token_id])
         return piece
 
-    def missing_tokens(self, names) -> list[str]:
+    def missing_tokens(self, names: Sequence[str]) -> list[str]:
         return [name for name in names if self.token_id(name) is None]
 
     def token_id(self, token: str) -> int | None:

@@ -44,6 +44,7 @@ import inspect
 import json
 import logging
 import os
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit
 
@@ -51,7 +52,7 @@ import openai
 from annotated_types import Ge, Gt
 
 from .._errors import ConfigError
-from .._values.llm_calls import EngineError, Request, RequestError, Response, TokenLogprobs
+from .._values.llm_calls import EngineError, EngineNeeds, Request, RequestError, Response, TokenLogprobs
 from .._values.urls import Credentials, redact_url, secret_name
 from .base import Engine
 from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, redact
@@ -226,7 +227,8 @@ class OpenAIEngine(Engine):
         return problems
 
     @classmethod
-    def meet_needs(cls, model: str, options: dict[str, Any], needs) -> tuple[dict[str, Any], list[str]]:
+    def meet_needs(cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]) -> tuple[dict[str, Any],
+                                                                                                     list[str]]:
         """The API reports named tokens only among the top NAMED_TOP_LOGPROBS of each position: a larger
         window cannot be given."""
         return options, [f"{need.system} reads log-probs of named tokens within top-{need.logprob_window} dicts, but "

@@ -42,12 +42,21 @@ import asyncio
 import contextlib
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .._values.llm_calls import (
+    EngineError,
+    EngineNeeds,
+    Request,
+    RequestError,
+    Response,
+    Sampling,
+    TokenLogprobs,
+    apply_stop,
+)
 from .base import Engine
 from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
@@ -119,11 +128,12 @@ class VLLMEngine(Engine):
         return start_option_problems(cls, options)
 
     @classmethod
-    def meet_needs(cls, model: str, options: dict[str, Any], needs) -> tuple[dict[str, Any], list[str]]:
+    def meet_needs(cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]) -> tuple[dict[str, Any],
+                                                                                                     list[str]]:
         return options_for_needs(options, needs)
 
     @classmethod
-    def missing_vocabulary(cls, model: str, options: dict[str, Any], names) -> list[str] | None:
+    def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
         return missing_entries(local_tokenizer(model, options.get("cache_dir")), names)
 
     @property
@@ -232,7 +242,7 @@ class VLLMEngine(Engine):
                               "reflection tokens)")
         return [self._vocabulary_ids[name] for name in names]  # type: ignore[misc]
 
-    def missing_tokens(self, names) -> list[str]:
+    def missing_tokens(self, names: Sequence[str]) -> list[str]:
         for name in names:
             if name not in self._vocabulary_ids:
                 self._vocabulary_ids[name] = vocabulary_id(self.tokenizer, name)

@@ -220,8 +220,7 @@ def _paths(section: Section, name: str, values: list) -> tuple[str, ...]:
 
 
 def _refs(section: Section | None) -> dict[str, FieldRef]:
-    return {} if section is None else {str(name): ref for name in section.data
-                                       if (ref := field_ref(section, str(name))) is not None}
+    return {} if section is None else {str(name): _path(section, str(name)) for name in section.data}
 
 
 def _fields(section: Section | None, source: str) -> FieldsSpec:
@@ -260,16 +259,16 @@ def _fields(section: Section | None, source: str) -> FieldsSpec:
         for name in inputs.data:
             if name in TEMPLATE_VARIABLES:
                 raise inputs.error(name, f"'{name}' is a template variable of every task: give the input another name")
-    return FieldsSpec(id=_path_or_name(section, "id"), question=_path_or_name(section, "question"),
+    return FieldsSpec(id=_path(section, "id", "id"), question=_path(section, "question", "question"),
                       gold=gold, extra_gold=_refs(section.section("extra_gold")), documents=_documents(docs),
                       inputs=_refs(inputs), slices=_refs(slices),
                       meta=_refs(section.section("meta")))
 
 
-def _path_or_name(section: Section, name: str) -> FieldRef:
-    """The path form given for `name`, or `name` itself as the path when the file leaves it out."""
-    ref = field_ref(section, name, name)
-    if ref is None:  # written as null
+def _path(section: Section, name: str, default: str | None = None) -> FieldRef:
+    """The path form given for `name` (`default` when the file leaves it out): null is no path."""
+    ref = field_ref(section, name, default)
+    if ref is None:
         raise section.error(name, "expected a path (keys joined by dots) or a list of paths")
     return ref
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pluggy
 
@@ -28,9 +28,6 @@ from ._hookspecs import PROJECT, RagbenchHooks
 from ._imports import import_target
 from ._shared.yaml_tasks.discovery import file_spec, is_task_file, packaged_spec
 from ._values.names import name_problem
-
-if TYPE_CHECKING:
-    from ._metric import Metric
 
 KINDS = ("tasks", "systems", "metrics", "engines", "retrievers", "rerankers", "refiners")
 SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
@@ -105,7 +102,7 @@ class MetricFamily:
     provider: str = "?"
     plugin: str = "?"
 
-    def metric_class(self, name: str) -> type[Metric]:
+    def metric_class(self, name: str) -> type[Any]:  # a Metric subclass (check_kind)
         where = source(self.provider, self.plugin)
         try:
             metric = import_target(self.target)(name)
@@ -289,8 +286,7 @@ class Registry:
                     self._add_yaml_entry(name, spec["yaml"], provider, plugin)
                     continue
                 self._add_entry(Entry(kind=kind, name=name, target=spec["target"],
-                                      description=spec.get("description", ""),
-                                      aliases=list(spec.get("aliases", [])),
+                                      description=spec.get("description", ""), aliases=list(spec.get("aliases", [])),
                                       defaults=dict(spec.get("defaults", {})), provider=provider, plugin=plugin))
         for name, spec in (catalog.get("prompt_styles") or {}).items():
             if not self._taken(self.prompt_styles.get(name), f"prompt style '{name}'", provider, plugin):
@@ -365,7 +361,7 @@ class Registry:
         prefix, sep, _ = name.partition(":")
         return self.metric_families.get(prefix) if sep else None
 
-    def metric_class(self, name: str) -> type[Metric]:
+    def metric_class(self, name: str) -> type[Any]:  # a Metric subclass (check_kind)
         """A catalogue metric, or a `prefix:NAME` metric built by its family's factory."""
         family = self.metric_family(name)
         return family.metric_class(name) if family is not None else self.load("metrics", name)

@@ -316,8 +316,7 @@ class HFEngine(Engine):
     def _rows_per_request(self, sampling: Sampling) -> int:
         return max(1, sampling.n) if sampling.temperature > 0 else 1
 
-    def _chunks(self, items: list[tuple[int, list[int], int | None]], sampling: Sampling,
-                ) -> Iterator[list[tuple[int, list[int], int | None]]]:
+    def _chunks(self, items: list[tuple[int, list[int], int | None]], sampling: Sampling) -> Iterator[list[Any]]:
         rows = self._rows_per_request(sampling)
         per_chunk = max(1, self.max_batch_size // rows)
         for start in range(0, len(items), per_chunk):

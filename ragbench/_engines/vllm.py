@@ -47,17 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .._values.llm_calls import (
-    EngineError,
-    EngineNeeds,
-    Request,
-    RequestError,
-    Response,
-    Sampling,
-    TokenLogprobs,
-    apply_stop,
-)
-from .base import Engine
+from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .base import Engine, EngineNeeds
 from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id

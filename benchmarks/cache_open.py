@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragbench._values.llm_calls import Request, Response
 from ragbench._storage.cache import ResponseCache
 from ragbench._storage.store_checks import row_checksum
+from ragbench._values.llm_calls import Request, Response
 
 
 def build(path: Path, megabytes: int) -> list[str]:

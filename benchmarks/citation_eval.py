@@ -26,7 +26,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 

@@ -17,11 +17,12 @@ import random
 import time
 
 from ragbench._context import Context
-from ragbench.tasks.crag.embedder import BatchingEmbedder
 from ragbench._run.resources import RunResources
+from ragbench._types import Document, Example
+from ragbench.tasks.crag.embedder import BatchingEmbedder
 from ragbench.tasks.crag.pages import Offload, PageProcessor, html_to_sentences
 from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, page_html
-from ragbench._types import Document, Example
+
 
 def pages(count: int, sizes: PageSizes, seed: int) -> list[str]:
     rng = random.Random(seed)

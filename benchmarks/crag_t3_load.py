@@ -70,8 +70,7 @@ from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.tasks.crag.embedder import ModelSpec
 from ragbench.tasks.crag.loader import parallel_bz2, read_task3_archive
 from ragbench.tasks.crag.pages import html_to_sentences
-from ragbench.tasks.crag.synthetic import (
-    CRAG_PAGES, PageSizes, standin_tokenizer, task3_record, write_task3_archive)
+from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, standin_tokenizer, task3_record, write_task3_archive
 
 SYSTEMS = ("vanilla", "llatrieval", "selfrag", "smart")
 

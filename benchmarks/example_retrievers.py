@@ -27,7 +27,6 @@ import os
 import time
 
 import numpy as np
-
 from retrieval_build import english_words  # a sibling script: benchmarks/ is the script's sys.path[0]
 
 from ragbench._context import Context

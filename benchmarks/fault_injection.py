@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import random
+import socket
 import sys
 import tempfile
 import time
@@ -21,12 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from test_engine_openai import FakeServer  # noqa: E402  (the tests' fake OpenAI-compatible server)
-
-from ragbench._values.llm_calls import EngineError, Request  # noqa: E402
-from ragbench._engines.openai import OpenAIEngine  # noqa: E402
-from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
+from ragbench._engines.openai import OpenAIEngine
+from ragbench._registry import installed_registry
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._values.llm_calls import EngineError, Request
+from test_engine_openai import FakeServer
 
 FAULTS = [
     ("429", {"status": 429, "body": {"error": {"message": "rate limited"}}, "headers": {"Retry-After": "0"}}),

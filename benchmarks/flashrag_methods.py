@@ -46,12 +46,12 @@ from pathlib import Path
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
+from ragbench._run.evaluator import Evaluator
 from ragbench._values.llm_calls import Request
 from ragbench._values.run_config import RunConfig
-from ragbench._run.evaluator import Evaluator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from flashrag_parity import fake_flare_model as flare_model  # noqa: E402  (FLARE's model, as its parity test's)
+from flashrag_parity import fake_flare_model as flare_model
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "tests" / "data" / "flashrag_parity"

@@ -26,11 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-
-from ragbench._values.llm_calls import Request, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._values.llm_calls import Request, Sampling
 
 WORDS = ("the of river city born film album director capital population year wrote sang played "
          "married founded located occupation country genre author team league station county "

@@ -34,22 +34,31 @@ import random
 import re
 import time
 
-
 from ragbench._context import Context
-from ragbench._values.llm_calls import Request, Response, Sampling
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._run.evaluator import sample_record
 from ragbench._llm import LLM
-from ragbench.plugins.llatrieval.system import LLatrieval
-from ragbench.plugins.llatrieval.prompts import (JUDGE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,
-                                                 asqa_demonstration, candidates_message, chat, collapse_whitespace,
-                                                 parse_selection, summary_messages, update_message)
 from ragbench._records import SampleRecord
 from ragbench._retrieval.base import Retriever
 from ragbench._retrieval.handle import Retrieval
+from ragbench._run.evaluator import sample_record
 from ragbench._scheduler import Scheduler
-from ragbench.tasks.alce.tasks import AlceAsqa
 from ragbench._types import Document, Example
+from ragbench._values.llm_calls import Request, Response, Sampling
+from ragbench.plugins.llatrieval.prompts import (
+    JUDGE_SYSTEM,
+    SELECT_SYSTEM,
+    SUMMARY_KEY,
+    UPDATE_SYSTEM,
+    asqa_demonstration,
+    candidates_message,
+    chat,
+    collapse_whitespace,
+    parse_selection,
+    summary_messages,
+    update_message,
+)
+from ragbench.plugins.llatrieval.system import LLatrieval
+from ragbench.tasks.alce.tasks import AlceAsqa
 
 TABLE5_ASQA = (948, 169, 105, 84)  # examples in iterations 1..4 (paper Table 5, passage style)
 WORDS = ("rain record monsoon village district india album song film director released season "

@@ -15,12 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from matrix_fixtures import TASK_DATA, build_corpus_index, cell_config  # noqa: E402
-
-from ragbench._errors import ConfigError  # noqa: E402
-from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
-from ragbench._registry import installed_registry  # noqa: E402
-
+from matrix_fixtures import TASK_DATA, build_corpus_index, cell_config
+from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
+from ragbench._run.evaluator import Evaluator, RunConfig
 
 QUICK_SYSTEMS = ("closed_book", "vanilla", "llatrieval", "ircot", "search_r1")  # a reader, a loop, a tag format
 

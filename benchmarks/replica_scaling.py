@@ -14,10 +14,10 @@ import argparse
 import asyncio
 import time
 
-from ragbench._values.llm_calls import Request, Sampling
 from ragbench._engines.replicas import ReplicaSet
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._scheduler import Scheduler
+from ragbench._values.llm_calls import Request, Sampling
 
 
 async def workload(engine, examples: int, steps: int) -> int:

@@ -50,12 +50,11 @@ import statistics
 import time
 from dataclasses import dataclass
 
-
-from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._llm import LLM
 from ragbench._in_flight import ExamplesInFlight
+from ragbench._llm import LLM
 from ragbench._scheduler import AGE_LIMIT, Scheduler
+from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
 
 MAX_ITERATIONS = 4
 WORDS = ("who what river city born film album director capital population year wrote sang "

@@ -27,17 +27,15 @@ import importlib.util
 import random
 import time
 
-
 from ragbench._context import Context
-from ragbench._values.llm_calls import Request, Sampling
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
-from ragbench.plugins.selfrag.system import SCORED_TOKENS, SelfRag
-from ragbench.plugins.selfrag.prompts import (ADDED_TOKENS, GROUNDING_TOKENS, RELEVANCE_TOKENS,
-                                               UTILITY_TOKENS)
 from ragbench._scheduler import Scheduler
 from ragbench._task import Task
 from ragbench._types import Document, Example
+from ragbench._values.llm_calls import Request, Sampling
+from ragbench.plugins.selfrag.prompts import ADDED_TOKENS, GROUNDING_TOKENS, RELEVANCE_TOKENS, UTILITY_TOKENS
+from ragbench.plugins.selfrag.system import SCORED_TOKENS, SelfRag
 
 WORDS = "river city album film team league island party war treaty song award".split()
 

@@ -20,15 +20,14 @@ import argparse
 import asyncio
 import time
 
-
 from ragbench._context import Context
-from ragbench._values.llm_calls import Request
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
-from ragbench.plugins.smart.system import Smart
 from ragbench._scheduler import Scheduler
-from ragbench.tasks.selfrag.tasks import PopQA
 from ragbench._types import Document, Example
+from ragbench._values.llm_calls import Request
+from ragbench.plugins.smart.system import Smart
+from ragbench.tasks.selfrag.tasks import PopQA
 
 
 def smart_model(request: Request) -> str:

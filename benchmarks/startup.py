@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import time
 
-STARTED, STARTED_CPU = time.perf_counter(), time.process_time()
+STARTED, STARTED_CPU = time.perf_counter(), time.process_time()  # before the imports below: they are measured
 
-import argparse
-import json
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
-from typing import Any
+import argparse  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 FIRST_CALL: list[float] = []
 

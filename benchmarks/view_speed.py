@@ -27,7 +27,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-
 from ragbench._registry import installed_registry
 from ragbench._reports.score_columns import summarise
 from ragbench._view.catalog import RunCatalog

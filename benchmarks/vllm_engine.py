@@ -33,9 +33,9 @@ def main() -> None:
         print("vllm is not installed: nothing to measure (see docs/engines.md, vllm)")
         return
 
-    from ragbench._values.llm_calls import Request, Sampling
     from ragbench._engines.vllm import VLLMEngine
     from ragbench._scheduler import Scheduler
+    from ragbench._values.llm_calls import Request, Sampling
 
     engine = VLLMEngine(args.model, gpu_memory_utilization=args.memory)
     sampling = Sampling(max_tokens=args.tokens, temperature=0.0)

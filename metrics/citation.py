@@ -32,7 +32,7 @@ def answer_list_statements(question: str, output: str) -> list[str]:
 
 def format_document(doc: Document) -> str:
     """eval.py `_format_document`: the full passage (`sent` for QA-extracted docs), never a summary."""
-    return "Title: %s\n%s" % (doc.title, doc.metadata.get("sent", doc.text))
+    return f"Title: {doc.title}\n{doc.metadata.get('sent', doc.text)}"
 
 
 def resolve(refs: list[int], n_docs: int) -> list[int] | None:
@@ -71,12 +71,12 @@ async def citation_scores(statements: list[str], docs: list[Document], nli: Any,
 
     recalls = await asyncio.gather(*(nli.entails(passage(refs), target) if refs is not None else _zero()
                                      for refs, target in zip(kept, targets)))
-    checks = [(i, position) for i, refs in enumerate(kept) if refs is not None and recalls[i] and len(refs) > 1
+    checks = [(i, refs, position) for i, refs in enumerate(kept) if refs is not None and recalls[i] and len(refs) > 1
               for position in range(len(refs))]
-    alone = await asyncio.gather(*(nli.entails(passage([kept[i][p]]), targets[i]) for i, p in checks))
-    without = [(i, p) for (i, p), supported in zip(checks, alone) if not supported]
-    others = await asyncio.gather(*(nli.entails(passage(_remove_one(kept[i], kept[i][p])), targets[i])
-                                    for i, p in without))
+    alone = await asyncio.gather(*(nli.entails(passage([refs[p]]), targets[i]) for i, refs, p in checks))
+    without = [(i, refs, p) for (i, refs, p), supported in zip(checks, alone) if not supported]
+    others = await asyncio.gather(*(nli.entails(passage(_remove_one(refs, refs[p])), targets[i])
+                                    for i, refs, p in without))
     overcited = sum(others)
     precision_points = len(checks) - overcited + sum(
         recalls[i] for i, refs in enumerate(kept) if not (refs is not None and recalls[i] and len(refs) > 1))

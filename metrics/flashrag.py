@@ -8,7 +8,8 @@ multiple-choice set the gold answers are the texts of the right choices (FlashRA
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from ragbench.api import ConfigError, Example, Prediction, Scores
 from ragbench.api.retrieval import passage_text

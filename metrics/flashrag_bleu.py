@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ragbench.api import ConfigError, CorpusValue, Example, Prediction, Scores
 

@@ -4,7 +4,8 @@ the answer's generation; here it is the prompt of the system's last LLM call (in
 systems, the answer's). tests/test_flashrag_bleu_tokens.py pins the counts to values from running upstream's file."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, Prediction, Score
 from ragbench.api.engines import local_tokenizer

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from ragbench.api import ConfigError, Example, Metric, Prediction, Score
 from ragbench.api.text import normalize_answer, token_f1

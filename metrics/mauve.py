@@ -18,7 +18,6 @@ from ragbench.api import ConfigError, Example, Metric, Prediction, Scores
 from ragbench.api.text import remove_citations
 
 
-
 def mauve_text(question: str, text: str) -> str:
     return " ".join((question + " " + text.strip()).split()[:100]).rstrip(string.punctuation)
 

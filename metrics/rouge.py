@@ -20,7 +20,6 @@ import numpy as np
 from ragbench.api import ConfigError, CorpusValue, Example, Metric, Prediction, Scores, resampled
 from ragbench.api.text import remove_citations, sent_tokenize
 
-
 BOOTSTRAP_SAMPLES = 1000  # rouge_score.scoring.BootstrapAggregator default
 
 

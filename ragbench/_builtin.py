@@ -3,7 +3,7 @@ packages (`ragbench.tasks`, `ragbench.plugins`, `ragbench.metrics`, `ragbench._e
 each for its own section, through the same hook a third-party plugin implements."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -16,7 +16,7 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parsed(package: str, resource: str) -> Any:
     """Parsed once per process (the reproduction manifests are not cheap to parse); never handed out, only
     copies."""

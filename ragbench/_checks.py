@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import codecs
 import itertools
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ._errors import ConfigError, RecordError
 from ._plugin_calls import exception_line, is_plugin_fault

@@ -9,8 +9,9 @@ needs different values assigns a new one (`self.metric_options = {...}`), which 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 

@@ -5,10 +5,10 @@ import asyncio
 import numbers
 import time
 from collections import Counter
-from collections.abc import Mapping
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._llm import LLM
 from ._read_only import read_only
@@ -37,13 +37,13 @@ class Context:
     trace: list[Step] = field(default_factory=list)
     tools: dict[str, Any] = field(default_factory=dict)
     judges: list[LLM] = field(default_factory=list)  # --judge engines, for judge-based metrics
-    retriever: "Retrieval | None" = None  # `await ctx.retriever.search(query, k)` (--retriever)
+    retriever: Retrieval | None = None  # `await ctx.retriever.search(query, k)` (--retriever)
     nli: NLI | None = None  # --nli entailment judge, for metrics that declare needs = ("nli",)
     models: dict[str, LLM] = field(default_factory=dict)  # --role-model engines, by the system's role names
     counts: Counter[str] = field(default_factory=Counter)  # a metric's counted events (Metric.counters)
     # The run's worker processes (`await ctx.resources.workers.run(fn, *args)` for CPU-bound work) and page
     # caches (`await ctx.resources.page_cache()`); None outside a run.
-    resources: "RunResources | None" = None
+    resources: RunResources | None = None
 
     def __post_init__(self) -> None:
         self.tools = read_only(self.tools)  # one run's tools, shared by its examples: no plugin swaps another's
@@ -56,7 +56,7 @@ class Context:
         """The LLM of one of the system's roles: its own --role-model, else the run's model."""
         return self.models.get(role, self.llm)
 
-    def judges_for(self, metric: "JudgedMetric") -> list[LLM]:
+    def judges_for(self, metric: JudgedMetric) -> list[LLM]:
         """The --judge engines `metric` asks: one per role of its `judge_roles` (the last judge taking the
         roles left), or every one. A ValueError saying what to pass when there are none or too many."""
         roles = metric.judge_roles
@@ -70,7 +70,7 @@ class Context:
             return list(self.judges)
         return [self.judges[min(i, len(self.judges) - 1)] for i in range(len(roles))]
 
-    async def ask_judges(self, metric: "JudgedMetric", messages: list[dict[str, str]], *, return_exceptions: bool = False,
+    async def ask_judges(self, metric: JudgedMetric, messages: list[dict[str, str]], *, return_exceptions: bool = False,
                          **sampling: Any) -> list[Any]:
         """Every judge of `metric` (`judges_for`) asked the same chat at once, traced as step
         `judge:<metric name>`: their replies in --judge order (with `return_exceptions`, a failed call's
@@ -79,7 +79,7 @@ class Context:
         return await asyncio.gather(*(judge.chat(messages, step=f"judge:{metric.name}", **sampling)
                                       for judge in judges), return_exceptions=return_exceptions)
 
-    def group(self, label: str):
+    def group(self, label: str) -> AbstractContextManager[None]:
         """`with ctx.group("iteration 2"):` - the steps made inside belong to that group of the
         system's structure (ragbench._trace_groups; the viewer's timeline shows them grouped)."""
         return group(label)

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 STALL_SECONDS = 5.0  # no slot changed for this long while some still work: dispatch what is queued
-_SLOT: contextvars.ContextVar["_Slot | None"] = contextvars.ContextVar("ragbench_example_slot", default=None)
+_SLOT: contextvars.ContextVar[_Slot | None] = contextvars.ContextVar("ragbench_example_slot", default=None)
 
 
 class _Slot:
-    def __init__(self, examples: "ExamplesInFlight") -> None:
+    def __init__(self, examples: ExamplesInFlight) -> None:
         self.examples = examples
         self.pending: list[tuple[asyncio.Future, bool]] = []  # calls this example waits on, and whether a search
         self.model_calls = 0  # of them not searches
@@ -108,7 +108,7 @@ class ExamplesInFlight:
     def _wake(self) -> None:
         if not self._waiters or not self.is_settled():
             return
-        waiting = []
+        waiting: list[tuple[asyncio.Future, bool]] = []
         for waiter, past_leaves in self._waiters:
             if waiter.done():
                 continue

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ._types import Step
 from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
@@ -31,7 +32,7 @@ class LLM:
         self.seed_base = seed_base  # "run seed:task:example id": sampled calls get seeds derived from it
         self._calls = 0
 
-    def traced(self, trace: list[Step], seed_base: str | None = None) -> "LLM":
+    def traced(self, trace: list[Step], seed_base: str | None = None) -> LLM:
         """This LLM for one example: its calls traced into `trace` and, when `seed_base` is given, every
         sampled call (temperature > 0, no seed of its own) seeded from (seed_base, call number), so a
         run's samples do not depend on batch composition or on which examples ran before."""

@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._class_defaults import EMPTY, freeze_mappings
 from ._plugin_calls import plugin_text
 
 if TYPE_CHECKING:
-    from ._context import Context
     from ._checks import Preflight
+    from ._context import Context
     from ._types import Example, Prediction
 
 Score = float | None
@@ -101,7 +102,7 @@ class Metric:
         offered = set(task.scoring.gold_fields) | ({"citations"} if prompting.cites else set())
         return set(cls.gold_needs) <= offered
 
-    def preflight(self, check: "Preflight", task: Any) -> None:
+    def preflight(self, check: Preflight, task: Any) -> None:
         """The metric's own pre-flight on `task`, before anything loads (a file it reads, a service
         it calls): report with `check.problem("...; the option that fixes it")`. Default: nothing
         (whether its gold and its judge/NLI model are there is checked for every metric)."""
@@ -118,8 +119,8 @@ class Metric:
         """Reported name -> own name of every per-example key (`corpus`: of every corpus key)."""
         return {self.key_prefix + key: key for key in (self.corpus_keys if corpus else self.score_keys())}
 
-    def score(self, example: "Example", prediction: "Prediction",
-              ctx: "Context | None" = None) -> Score | Scores | Awaitable[Score | Scores]:
+    def score(self, example: Example, prediction: Prediction,
+              ctx: Context | None = None) -> Score | Scores | Awaitable[Score | Scores]:
         raise NotImplementedError
 
     def aggregate(self, key: str, values: list[float]) -> float:
@@ -145,8 +146,9 @@ def typed_value(metric: Metric, key: str, value: Any) -> float | None:
     number = finite_number(f"metric {metric.name}", key, value, " or None")
     spec = metric.key_spec(key)
     if not spec.contains(number):
+        low, high = spec.range or (None, None)
         raise InvalidScore(f"metric {metric.name} returned {type(number).__name__} {number:g} for key '{key}', "
-                           f"outside its declared range [{_end(spec.range[0], '-inf')}, {_end(spec.range[1], 'inf')}]")
+                           f"outside its declared range [{_end(low, '-inf')}, {_end(high, 'inf')}]")
     return number
 
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from ._errors import ConfigError
+from ._in_flight import waiting_for
 from ._llm import LLM
 from ._replay.exchange_log import ExchangeLog, exchange_line
-from ._in_flight import waiting_for
 from ._values.llm_calls import Request, Sampling
 
 PROMPT_TEMPLATE = (
@@ -62,7 +62,7 @@ class TrueFormat(NliFormat):
     sampling = Sampling(max_tokens=10, temperature=0.0)
 
     def request(self, premise: str, hypothesis: str) -> Request:
-        return Request(prompt="premise: {} hypothesis: {}".format(premise, hypothesis), sampling=self.sampling)
+        return Request(prompt=f"premise: {premise} hypothesis: {hypothesis}", sampling=self.sampling)
 
     def decide(self, text: str, stats: NliStats) -> int:
         return 1 if text == "1" else 0  # as eval.py: exactly "1", no stripping

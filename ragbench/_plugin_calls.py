@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import traceback
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Callable
+from typing import Any
 
 from ._stop_signals import raised_by_stop_signal
 
@@ -87,7 +88,7 @@ class PluginCall:
         self.error: str | None = None
         self.traceback: str | None = None
 
-    def __enter__(self) -> "PluginCall":
+    def __enter__(self) -> PluginCall:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> bool:

@@ -13,7 +13,7 @@ Example, Document, Prediction, Step, SampleRecord) refuse attribute assignment. 
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 COPY_HINT = ("ragbench hands plugins read-only values, so that no plugin changes another's input or what is "
              "scored; change a copy: dict(x), list(x), copy.deepcopy(x) or dataclasses.replace(record, field=...)")
@@ -89,6 +89,8 @@ class ReadOnly:
     give a mutable record of the class."""
 
     __slots__ = ()
+    _read_only_class: ClassVar[type[ReadOnly]]  # set on each subclass
+    _mutable_class: ClassVar[type[ReadOnly]]  # set on the read-only class only
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -114,7 +116,7 @@ class ReadOnly:
         return copy
 
 
-def _built_mutable(cls: type, *args: Any, **kwargs: Any) -> Any:
+def _built_mutable(cls: type[ReadOnly], *args: Any, **kwargs: Any) -> Any:
     """A read-only class called (as `dataclasses.replace` calls it) builds a mutable record."""
     return cls._mutable_class(*args, **kwargs)
 
@@ -138,6 +140,6 @@ def _reduced(self: Any, protocol: int) -> tuple[Any, ...]:
 
 
 def _mutable_record(cls: type, state: dict[str, Any]) -> Any:
-    record = object.__new__(cls)
+    record: Any = object.__new__(cls)
     record.__dict__.update(state)
     return record

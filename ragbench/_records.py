@@ -62,7 +62,7 @@ class SampleRecord(ReadOnly):
     has_text: bool = True  # False: prompts, replies, output, docs and judge calls were left out (see above)
 
     @classmethod
-    def from_dict(cls, record: dict[str, Any], has_text: bool = True) -> "SampleRecord":
+    def from_dict(cls, record: dict[str, Any], has_text: bool = True) -> SampleRecord:
         """From a line of samples/<task>.jsonl (or the shortened view the reporting hooks are built
         from: `has_text=False`), read-only: the hooks that read a task's records in turn read the same ones."""
         prediction = record.get("prediction") or {}

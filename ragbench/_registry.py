@@ -15,10 +15,11 @@ new one of the installed plugins each call, for the command line and for callers
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import pluggy
 
@@ -100,7 +101,7 @@ class MetricFamily:
     provider: str = "?"
     plugin: str = "?"
 
-    def metric_class(self, name: str) -> type:
+    def metric_class(self, name: str) -> type[Any]:  # a Metric subclass (check_kind)
         where = source(self.provider, self.plugin)
         try:
             metric = import_target(self.target)(name)
@@ -135,7 +136,7 @@ class Registry:
         self.failures: list[PluginFailure] = []
 
     @classmethod
-    def discover(cls, group: str = PROJECT, plugins: Iterable[tuple[str, str, Any]] = ()) -> "Registry":
+    def discover(cls, group: str = PROJECT, plugins: Iterable[tuple[str, str, Any]] = ()) -> Registry:
         """The registry of the plugins installed in `group`, then of `plugins` given as
         (entry point name, provider, module or object with hook implementations)."""
         registry = cls()
@@ -280,8 +281,7 @@ class Registry:
                     self._add_yaml_entry(name, spec["yaml"], provider, plugin)
                     continue
                 self._add_entry(Entry(kind=kind, name=name, target=spec["target"],
-                                      description=spec.get("description", ""),
-                                      aliases=list(spec.get("aliases", [])),
+                                      description=spec.get("description", ""), aliases=list(spec.get("aliases", [])),
                                       defaults=dict(spec.get("defaults", {})), provider=provider, plugin=plugin))
         for name, spec in (catalog.get("prompt_styles") or {}).items():
             if not self._taken(self.prompt_styles.get(name), f"prompt style '{name}'", provider, plugin):
@@ -290,10 +290,10 @@ class Registry:
         for group, members in (catalog.get("groups") or {}).items():
             self.groups[group] = list(members)
         for name, manifest in (catalog.get("reproductions") or {}).items():
-            existing = self.reproductions.get(name)
-            if existing is not None and existing["provider"] != provider:
+            provided = self.reproductions.get(name)
+            if provided is not None and provided["provider"] != provider:
                 self.failures.append(PluginFailure(name, provider, f"reproduction '{name}' is already provided by "
-                                                                   f"{existing['provider']}; this one is ignored"))
+                                                                   f"{provided['provider']}; this one is ignored"))
                 continue
             self.reproductions[name] = {**manifest, "provider": provider}
 
@@ -362,7 +362,7 @@ class Registry:
         prefix, sep, _ = name.partition(":")
         return self.metric_families.get(prefix) if sep else None
 
-    def metric_class(self, name: str) -> type:
+    def metric_class(self, name: str) -> type[Any]:  # a Metric subclass (check_kind)
         """A catalogue metric, or a `prefix:NAME` metric built by its family's factory."""
         family = self.metric_family(name)
         return family.metric_class(name) if family is not None else self.load("metrics", name)

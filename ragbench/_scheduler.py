@@ -35,7 +35,7 @@ import asyncio
 import logging
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from ._in_flight import ExamplesInFlight, waiting_for
 from ._plugin_calls import PluginCall
@@ -83,7 +83,10 @@ def _unfit(request: object, response: Response) -> bool:
     return isinstance(request, Request) and response_problem(response, request) is not None
 
 
-def _checked(engine: Engine, request: object, result: object) -> object:
+Result = TypeVar("Result")
+
+
+def _checked(engine: Engine, request: object, result: Result) -> Result | EngineError:
     """An engine's answer to an LLM request as it arrives: one that does not answer it (`response_problem`) is
     the engine's error for that call, saying what was wrong: counted, never cached, its tokens never summed."""
     if isinstance(request, Request) and not isinstance(result, Exception):

@@ -17,8 +17,9 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
@@ -175,11 +176,10 @@ class _WakeUpChannel:
     this process's; elsewhere a plain socket pair, whose senders are not known."""
 
     def __init__(self) -> None:
-        credentials = getattr(socket, "SO_PASSCRED", None)
         try:
             self._reader, self._writer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            self._reader.setsockopt(socket.SOL_SOCKET, credentials, 1)
-        except (AttributeError, TypeError, OSError):  # not Linux
+            self._reader.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        except (AttributeError, OSError):  # not Linux
             self._reader, self._writer = socket.socketpair()
         self._writer.setblocking(False)
         self.write = self._writer.fileno()

@@ -9,10 +9,10 @@ from ._class_defaults import EMPTY, freeze_mappings
 BUDGETS = ("passages", "searches")  # the budgets a system may declare options for (`System.budget_options`)
 
 if TYPE_CHECKING:
+    from ._checks import Preflight
     from ._context import Context
     from ._engines.base import Engine
     from ._records import SampleRecord
-    from ._checks import Preflight
     from ._task import Task
     from ._types import Example, Prediction
     from ._values.llm_calls import EngineNeeds
@@ -57,29 +57,29 @@ class System:
                             f"{', '.join(BUDGETS)}")
         freeze_mappings(cls, "budget_options")
 
-    async def run(self, example: "Example", ctx: "Context") -> "Prediction":
+    async def run(self, example: Example, ctx: Context) -> Prediction:
         """The prediction for one example. `example` is read-only (the metrics score against it); the documents
         `ctx.retriever.search` returns are this call's own (docs/writing-plugins.md, "What a plugin may change")."""
         raise NotImplementedError
 
-    def check(self, task: "Task") -> None:
+    def check(self, task: Task) -> None:
         """Raise `ConfigError` (one line: why, and what to use instead) when this system cannot run
         on `task` at all; called for every task before the run starts, so a configuration problem
         never shows up as example-by-example failures."""
 
-    def preflight(self, check: "Preflight", task: "Task") -> None:
+    def preflight(self, check: Preflight, task: Task) -> None:
         """This system's pre-flight on `task` (before anything loads); default: `check`. Report
         problems with `check.problem(...)` or a `ConfigError` inside `with check.step(...)`."""
         with check.step(f"system {self.name or type(self).__name__} on task {task.name}"):
             self.check(task)
 
-    def engine_needs(self, task: "Task") -> "EngineNeeds | None":
+    def engine_needs(self, task: Task) -> EngineNeeds | None:
         """What this system needs of its engine on `task` (log-prob windows, vocabulary entries), declared
         before any engine starts: the engine loader sets the engine up for it and the pre-flight reports
         what cannot be given. Default: nothing beyond generation."""
         return None
 
-    def check_model(self, engine: "Engine") -> None:
+    def check_model(self, engine: Engine) -> None:
         """Raise `ConfigError` when the run's model cannot serve this system at all (e.g. it lacks
         vocabulary entries the system reads log-probs of); called once the engines are loaded,
         before any example runs."""
@@ -100,14 +100,14 @@ class System:
     # --- reporting: from the task's sample records (ragbench._records.SampleRecord), not from state kept
     # during the run, so a resumed run counts every example. `report`, `statistics` and `format_adherence`
     # get the sample records without their texts (SampleRecord.has_text is False).
-    def report(self, samples: list["SampleRecord"], complete_data: bool) -> dict[str, Any] | None:
+    def report(self, samples: list[SampleRecord], complete_data: bool) -> dict[str, Any] | None:
         """Problems found outside any single example (e.g. a bad line in a predictions file, or one whose
         id none of `samples` has; `complete_data`: the run read the task's whole data, no --limit),
         as {"errors": [...], ...}; any error marks the run incomplete."""
         return None
 
     @classmethod
-    def trace_outline(cls, record: "SampleRecord") -> list[dict[str, Any]]:
+    def trace_outline(cls, record: SampleRecord) -> list[dict[str, Any]]:
         """The structure of one sample's trace for the viewer's timeline: by default the groups its steps
         were made in (`with ctx.group(label):`, see ragbench._trace_groups). Override to add what only the
         system knows to a group: {"info": {name: value}, "chosen": True}."""
@@ -115,12 +115,12 @@ class System:
 
         return outline(record.trace)
 
-    def statistics(self, samples: list["SampleRecord"]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         """System-specific figures computed from the task's sample records (e.g. iterations per
         example, calls per stage), kept in results.json `system_stats` and shown in report.md."""
         return None
 
-    def format_adherence(self, samples: list["SampleRecord"]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         """How often the model's outputs followed the format this system parses, from the task's sample
         records: a list of {"format": what was expected, "followed": n, "of": m, "fix": what to do when
         they did not} (e.g. SMART's `Search(...)` intents, Self-RAG's reflection tokens). The run warns
@@ -129,7 +129,7 @@ class System:
         return None
 
 
-def recorded_extras(samples: list["SampleRecord"], name: str) -> list[Any]:
+def recorded_extras(samples: list[SampleRecord], name: str) -> list[Any]:
     """`extras[name]` of every sample that ran without error and recorded it: what a system's
     `statistics` and `format_adherence` read from the task's sample records."""
     return [s.extras[name] for s in samples if s.error is None and name in s.extras]

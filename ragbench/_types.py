@@ -8,8 +8,9 @@ from __future__ import annotations
 import math
 import numbers
 import reprlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar
 
 from ._read_only import ReadOnly
 from ._trace_groups import current_group
@@ -44,13 +45,13 @@ class Document(ReadOnly):
                                "score": self.score, "metadata": _copied(self.metadata)}
         return {key: value for key, value in out.items() if value not in (None, {})}
 
-    def annotatable(self) -> "Document":
+    def annotatable(self) -> Document:
         """A mutable copy whose metadata (copied all the way down) its receiver may change: what a search
         hands a system, so that annotating a document changes no other example's or cache's."""
         return replace(self, metadata=_copied(self.metadata))
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Document":
+    def from_dict(cls, data: dict[str, Any]) -> Document:
         """From `to_dict` output or an upstream passage dict: id, title, text, url, score as
         fields; every other key (summary, extraction, sent ...) goes to `metadata`."""
         metadata = dict(data.get("metadata") or {})
@@ -134,7 +135,7 @@ class Example(ReadOnly):
 
     def summary(self) -> dict[str, Any]:
         """What a sample record repeats of the example (docs are recorded on the prediction)."""
-        out = {"id": self.id, "question": self.question, "gold": self.gold}
+        out: dict[str, Any] = {"id": self.id, "question": self.question, "gold": self.gold}
         if self.meta:
             out["meta"] = self.meta
         if self.turns is not None:

@@ -6,13 +6,12 @@ import tempfile
 from pathlib import Path
 
 from conftest import SHARED, TEST_DATA, shared_reference
-
 from ragbench._context import Context
-from ragbench._values.llm_calls import EngineError
-from ragbench.tasks.crag.task import CragTask1
-from ragbench.tasks.crag.synthetic import standin_tokenizer
-from ragbench.testing import ScriptedLLM, make_context
 from ragbench._types import Example
+from ragbench._values.llm_calls import EngineError
+from ragbench.tasks.crag.synthetic import standin_tokenizer
+from ragbench.tasks.crag.task import CragTask1
+from ragbench.testing import ScriptedLLM, make_context
 
 FAILURES = {"__connection_error__": "connection error on every attempt", "__other_error__": "non-retryable error"}
 

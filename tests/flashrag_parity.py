@@ -24,8 +24,9 @@ import functools
 import importlib.util
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from helpers import run, samples
 from ragbench._shared.flashrag import EOT

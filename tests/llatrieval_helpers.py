@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from conftest import TEST_DATA
-
+from ragbench._retrieval.base import Retriever
+from ragbench._types import Document, Example
 from ragbench._values.llm_calls import Request
 from ragbench.plugins.llatrieval.prompts import SUMMARY_KEY
-from ragbench._retrieval.base import Retriever
 from ragbench.tasks.alce.tasks import AlceAsqa
-from ragbench._types import Document, Example
 
 
 def parity(name: str) -> dict:

@@ -10,16 +10,16 @@ import json
 import math
 import re
 import tarfile
+from collections.abc import Callable
 from io import BytesIO
 from pathlib import Path
-from typing import Any, Callable
-
-from conftest import TEST_DATA, write_jsonl
-from crag_helpers import crag_record, tokenizer_dir
-from crag_tiny_kg import write_tiny_kg
+from typing import Any
 
 import ragbench.tasks.flashrag
 import ragbench.tasks.selfrag
+from conftest import TEST_DATA, write_jsonl
+from crag_helpers import crag_record, tokenizer_dir
+from crag_tiny_kg import write_tiny_kg
 from ragbench._registry import installed_registry
 from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench._types import Example

@@ -16,10 +16,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from ragbench._values.llm_calls import EngineError
 from ragbench._hookspecs import hookimpl
 from ragbench._metric import CorpusValue, KeySpec, Metric
 from ragbench._registry import Registry
+from ragbench._values.llm_calls import EngineError
 
 FAILING: set[str] = set()  # example ids `scored:raise` fails on
 CORPUS_FAILS = [False]

@@ -70,6 +70,7 @@ def added_rows_digest(folder: Path) -> str:
     import hashlib
 
     from safetensors.numpy import load_file
+
     from ragbench.plugins.selfrag.prompts import ADDED_TOKENS
 
     weight = load_file(str(folder / "model.safetensors"))["model.embed_tokens.weight"]

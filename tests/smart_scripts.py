@@ -13,7 +13,7 @@ def trajectory(request) -> str:
     prompt = _text(request)
     if prompt.endswith("<|Reconstructor|>:\n"):
         return "Search(first intent; second intent)</eor> never seen"
-    if prompt.endswith("<|Locator|>:\n") or prompt.endswith("<|Locator|>\n"):
+    if prompt.endswith(("<|Locator|>:\n", "<|Locator|>\n")):
         return ("[Relevant]: [1] Title one\n A located fact.\n[Irrelevant]: [2] Lacking Supporting Facts"
                 "</eol> never seen")
     if prompt.endswith("<|Generator|>:\n"):

@@ -7,12 +7,13 @@ import json
 import math
 
 import pytest
-import scoring_plugin
-from scoring_plugin import SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from click.testing import CliRunner
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import scoring_plugin
 from ragbench._cli.main import main
+from scoring_plugin import SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
 def strict(text: str):

@@ -8,11 +8,10 @@ import tarfile
 
 import pytest
 
-from ragbench._errors import ConfigError, RecordError
-from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
-
 from alce_helpers import ALCE_DATA, DATA_FILES, records
 from helpers import run
+from ragbench._errors import ConfigError, RecordError
+from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 
 
 def test_asqa_record_fields():

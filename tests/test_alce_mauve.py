@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragbench.metrics.mauve import Mauve, mauve_texts
-
 from alce_helpers import ALCE_DATA, DATA_FILES, scored_run, write_predictions
 from helpers import run, samples
+from ragbench.metrics.mauve import Mauve, mauve_texts
 from tiny_models import tiny_gpt2
 
 pytest.importorskip("mauve")

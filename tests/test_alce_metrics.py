@@ -6,15 +6,14 @@ import math
 
 import pytest
 
+from alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, StandInNli, scored_run, write_predictions
+from helpers import cli, run, samples
+from ragbench._types import Document, Prediction
 from ragbench.metrics.alce_correctness import ClaimsNli, Length, QampariF1, StrEm
 from ragbench.metrics.citation import Citation, ListCitation, remove_citations
 from ragbench.metrics.rouge import RougeLsum, bootstrap_mid
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.testing import make_context
-from ragbench._types import Document, Prediction
-
-from alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, StandInNli, scored_run, write_predictions
-from helpers import cli, run, samples
 
 TASKS = {"asqa": AlceAsqa, "qampari": AlceQampari, "eli5": AlceEli5}
 METRICS = {"asqa": [Length(), StrEm(), RougeLsum(), Citation()], "qampari": [Length(), QampariF1(), ListCitation()],
@@ -151,14 +150,14 @@ def test_identical_nli_pairs_are_computed_once(tmp_path):
 DOCS = [Document(None, f"T{i}", f"text {i}") for i in range(1, 5)]
 
 
-def citation(output: str, decide=lambda premise, hypothesis: 1, docs=DOCS, metric=Citation()) -> tuple[dict, list]:
+def citation(output: str, decide=lambda premise, hypothesis: 1, docs=DOCS, metric: Citation | None = None) -> tuple[dict, list]:
     class Recording(StandInNli):
         async def entails(self, premise, hypothesis):
             self.asked.append((premise, hypothesis))
             return decide(premise, hypothesis)
 
     nli = Recording()
-    scores = asyncio.run(metric.score(None, Prediction("x", answer=output, docs=docs), make_context(AlceAsqa, nli=nli)))
+    scores = asyncio.run((metric or Citation()).score(None, Prediction("x", answer=output, docs=docs), make_context(AlceAsqa, nli=nli)))
     return scores, nli.asked
 
 

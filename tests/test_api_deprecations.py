@@ -79,7 +79,7 @@ def test_the_warning_points_at_the_line_that_imports_the_name():
     code = compile("from ragbench.api import normalize_answer\n", "plugin_module.py", "exec")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        exec(code, {})  # noqa: S102 - a fixed statement, as a plugin module would hold it
+        exec(code, {})
     assert {(w.filename, w.lineno, w.category) for w in caught} == {("plugin_module.py", 1, DeprecationWarning)}
 
 

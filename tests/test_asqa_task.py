@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from conftest import TEST_DATA
 from helpers import run, samples
-
 from ragbench.tasks.alce.selfrag_asqa import INSTRUCTION, Asqa
 
 ASQA = TEST_DATA / "alce" / "asqa_eval_gtr_top100.json"

@@ -9,7 +9,6 @@ import tracemalloc
 from pathlib import Path
 
 from helpers import run
-
 from ragbench._registry import installed_registry
 from ragbench._run.assemble import run_results
 from ragbench._run.planning import plan

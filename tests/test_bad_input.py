@@ -5,9 +5,8 @@ import json
 
 import pytest
 
-from helpers import cli, run, samples
-
 from conftest import write_jsonl
+from helpers import cli, run, samples
 from ragbench._errors import ConfigError
 
 

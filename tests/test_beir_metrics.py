@@ -8,12 +8,11 @@ from statistics import mean
 
 import pytest
 
+from conftest import TEST_DATA
 from ragbench._checks import Preflight
 from ragbench._errors import ConfigError
 from ragbench._types import Document, Example, Prediction, Step
 from ragbench.tasks.beir.metrics import BeirRetrieval
-
-from conftest import TEST_DATA
 
 PARITY = json.loads((TEST_DATA / "parity" / "beir.json").read_text(encoding="utf-8"))
 K = ",".join(map(str, PARITY["k_values"]))

@@ -8,13 +8,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import run
 
+from conftest import TEST_DATA
+from helpers import run
 from ragbench._errors import ConfigError, RecordError
 from ragbench._registry import installed_registry
 from ragbench.tasks.beir.task import BeirTask
-
-from conftest import TEST_DATA
 
 BEIR = TEST_DATA / "beir"
 

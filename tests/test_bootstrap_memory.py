@@ -6,8 +6,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from helpers import cli
 
+from helpers import cli
 from ragbench._metric import Metric
 from ragbench._reports.bootstrap import CHUNK_DRAWS, MAX_ITERATIONS, resampled
 from ragbench._reports.results import task_scores

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import run
 
+from helpers import run
 from ragbench._registry import installed_registry
 from ragbench._reports.budget import NO_TOKENS, NO_TRACE, BudgetTally
 from ragbench._reports.compare import compare_runs, load_run, markdown

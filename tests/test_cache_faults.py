@@ -11,16 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from conftest import write_jsonl
 from crag_helpers import tokenizer_dir
 from helpers import cli, comparable, run, samples, tmpfs
-
-from ragbench._values.llm_calls import Request, Response, Sampling
 from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._scheduler import Scheduler
 from ragbench._storage.cache import ResponseCache
 from ragbench._storage.page_cache import PageCache, content_key
+from ragbench._values.llm_calls import Request, Response, Sampling
 from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
 
 

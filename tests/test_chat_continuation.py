@@ -1,7 +1,8 @@
 """A chat request that ends with the assistant's own text is continued by the local engines (`hf`, `vllm`:
 `chat_prompt_ids`): the template renders that text open, with no end of turn and no new assistant turn, as
 FlashRAG's local chat form appends what the model wrote after the rendered template."""
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 

@@ -7,7 +7,6 @@ from collections import namedtuple
 from click.testing import CliRunner
 
 from helpers import tmpfs
-
 from ragbench._cli.main import main
 
 Usage = namedtuple("Usage", "total used free")

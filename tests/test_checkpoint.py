@@ -9,16 +9,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from helpers import comparable, samples
-from test_resume_data_changes import TASK
-from test_resume_properties import write_data
-
 from ragbench._engines.scripted import echo
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.checkpoint import TaskCheckpoint, checkpoint_key, record_digest
+from test_resume_data_changes import TASK
+from test_resume_properties import write_data
 
 SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") else None
 TEXT = st.text(st.characters(codec="utf-8"), max_size=6)

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import cli, comparable, tmpfs
 
+from helpers import cli, comparable, tmpfs
 from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)
 from test_run_folder_faults import fill, popqa, run_args
 

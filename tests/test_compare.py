@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import cli, run, stopped_resume_after_the_data_changed
 from scipy.stats import binomtest
 
 import ragbench.tasks.selfrag
-from ragbench._reports.compare import compare_runs, load_run, markdown, mcnemar_p, paired_bootstrap, regressions
+from helpers import cli, run, stopped_resume_after_the_data_changed
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
+from ragbench._reports.compare import compare_runs, load_run, markdown, mcnemar_p, paired_bootstrap, regressions
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 

@@ -7,12 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import cli, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.multitest import multipletests
 
 import ragbench.tasks.selfrag
+from helpers import cli, run
 from ragbench._reports.compare import MIN_TESTED, adjust_p_values, compare_runs, load_run, markdown
 from ragbench._reports.multiple_testing import adjusted
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import asyncio
 
-from hypothesis import given, settings, strategies as st
-
-from ragbench._components.base import Refiner, Reranker
-from ragbench._hookspecs import hookimpl
-from ragbench._registry import Registry
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._components.pooling import Components, PairsRequest, ScoringBackend
-from ragbench._retrieval.handle import Retrieval
-from ragbench._retrieval.provided import ProvidedRetriever
-from ragbench._types import Document, Example
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import samples
+from ragbench._components.base import Refiner, Reranker
+from ragbench._components.pooling import Components, PairsRequest, ScoringBackend
+from ragbench._hookspecs import hookimpl
+from ragbench._registry import Registry
+from ragbench._retrieval.handle import Retrieval
+from ragbench._retrieval.provided import ProvidedRetriever
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._types import Document, Example
 
 
 class LengthReranker(Reranker):

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import comparable, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import comparable, run
 from ragbench._cli.console import GuardedStream, exit_code
 from ragbench._errors import EXIT_CONSOLE, EXIT_INCOMPLETE
 

@@ -10,15 +10,15 @@ import time
 
 import httpx
 import pytest
+
 from conftest import shared_reference, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from crag_tiny_kg import write_tiny_kg
 from helpers import run, samples
-
+from ragbench._types import trace_prompts
 from ragbench.tasks.crag.kg.client import CragKgClient, CragKgError
 from ragbench.tasks.crag.kg.endpoints import ENDPOINTS
 from ragbench.tasks.crag.kg.server import BackgroundServer
-from ragbench._types import trace_prompts
 
 
 @pytest.fixture(scope="module")

@@ -6,13 +6,19 @@ import asyncio
 import hashlib
 
 import pytest
-from crag_helpers import example_of, fixture_judge, llama2_tokenizer_dir, metric_ctx, parity_fixture
 
-from ragbench.tasks.crag.metrics import (CragAutoEval, CragHumanEval, CragRepoAutoEval, parse_crag_repo,
-                                   parse_kddcup2024, truncate_prediction)
+from crag_helpers import example_of, fixture_judge, llama2_tokenizer_dir, metric_ctx, parity_fixture
+from ragbench._types import Prediction
+from ragbench.tasks.crag.metrics import (
+    CragAutoEval,
+    CragHumanEval,
+    CragRepoAutoEval,
+    parse_crag_repo,
+    parse_kddcup2024,
+    truncate_prediction,
+)
 from ragbench.tasks.crag.prompts import judge_prompt, prompts
 from ragbench.testing import ScriptedLLM
-from ragbench._types import Prediction
 
 METRICS = {"kddcup2024": CragAutoEval, "crag_repo": CragRepoAutoEval}
 

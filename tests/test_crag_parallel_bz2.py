@@ -8,11 +8,11 @@ import subprocess
 import sys
 
 import pytest
-from crag_helpers import crag_record
-from test_crag_task import make_task3_parts
 
+from crag_helpers import crag_record
 from ragbench._errors import RecordError
 from ragbench.tasks.crag import loader
+from test_crag_task import make_task3_parts
 
 pytest.importorskip("indexed_bzip2")
 

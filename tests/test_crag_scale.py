@@ -12,14 +12,14 @@ import random
 import time
 
 import pytest
+
 from crag_helpers import tokenizer_dir
 from helpers import run
-
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._types import trace_prompts
 from ragbench.tasks.crag import loader
 from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, write_task3_archive
-from ragbench._types import trace_prompts
 
 EMBEDDER = "crag_helpers:KeywordEmbedder"
 LOOP_CPU_SECONDS = 0.05
@@ -155,8 +155,8 @@ async def test_per_page_embeddings_rank_as_one_embedding_of_the_unique_sentences
     import tarfile
 
     import numpy as np
-    from crag_helpers import KeywordEmbedder
 
+    from crag_helpers import KeywordEmbedder
     from ragbench._run.resources import RunResources
     from ragbench.tasks.crag import baselines
     from ragbench.tasks.crag.pages import html_to_sentences

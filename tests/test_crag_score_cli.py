@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from conftest import write_jsonl
 from crag_helpers import crag_record, llama2_tokenizer_dir, parity_fixture, replay_lines
 from helpers import cli, samples
@@ -54,7 +55,7 @@ def test_human_labels_in_the_predictions_file_give_score_h(tmp_path):
     n = len(parity_fixture("kddcup2024")["rows"])
     labels = (["perfect", "acceptable", "missing", "incorrect"] * n)[:n]
     _, results = score_upstream_rows(tmp_path, "kddcup2024", labels=labels)
-    expected = sum({"perfect": 1, "acceptable": 0.5, "missing": 0, "incorrect": -1}[l] for l in labels) / n
+    expected = sum({"perfect": 1, "acceptable": 0.5, "missing": 0, "incorrect": -1}[label] for label in labels) / n
     assert results["results"]["crag_t1"]["score_h"] == pytest.approx(expected)
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from chromium import headless_chromium
 
+from chromium import headless_chromium
 from conftest import ROOT
 
 
@@ -86,7 +86,7 @@ class _Ids(HTMLParser):
         self.ids.update(value for name, value in attrs if name in ("id", "name") and value)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def anchors(page: Path) -> frozenset[str]:
     parser = _Ids()
     parser.feed(page.read_text(encoding="utf-8"))

@@ -10,11 +10,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from ragbench._engines import embedded  # noqa: E402
-from ragbench._values.llm_calls import Request, RequestError, Response, Sampling  # noqa: E402
 from ragbench._engines.hf import HFEngine, embedded_model_dir  # noqa: E402
-from ragbench._engines.tokenizers import chat_prompt_ids  # noqa: E402
 from ragbench._engines.hf_decoding import TokenPicker  # noqa: E402
+from ragbench._engines.tokenizers import chat_prompt_ids  # noqa: E402
 from ragbench._errors import ConfigError  # noqa: E402
+from ragbench._values.llm_calls import Request, RequestError, Response, Sampling  # noqa: E402
 
 
 def chat(text: str, **sampling) -> Request:

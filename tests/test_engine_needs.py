@@ -8,17 +8,16 @@ import sys
 
 import pytest
 
-from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
-from tiny_models import word_tokenizer
-
-from ragbench._engines import load_engine
-from ragbench._values.llm_calls import Sampling
-from ragbench.plugins.selfrag.system import SelfRag
 from ragbench._checks import PreflightError
+from ragbench._engines import load_engine
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import RunConfig
 from ragbench._run.preflight import preflight
+from ragbench._values.llm_calls import Sampling
+from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.tasks.selfrag.demo import Demo
+from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
+from tiny_models import word_tokenizer
 
 
 def refused_before_loading(tmp_path, **config) -> list[str]:

@@ -9,17 +9,18 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ragbench._engines.openai import OpenAIEngine, probe
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._scheduler import Scheduler
+from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 
 KEY_ENV = "RAGBENCH_TEST_OPENAI_KEY"
 SECRET = "sk-test-Zq9SECRETvalue0123456789"
@@ -89,7 +90,7 @@ class FakeServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    def then(self, *actions: dict[str, Any]) -> "FakeServer":
+    def then(self, *actions: dict[str, Any]) -> FakeServer:
         self.script.extend(actions)
         return self
 

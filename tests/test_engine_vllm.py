@@ -3,9 +3,9 @@ conversion of the embedded GGUF into the safetensors folder vLLM loads."""
 from __future__ import annotations
 
 import json
-import tracemalloc
 import math
 import sys
+import tracemalloc
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,9 +15,9 @@ import pytest
 
 from ragbench._engines import embedded
 from ragbench._engines import vllm as vllm_engine
-from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ragbench._engines.vllm import VLLMEngine
 from ragbench._errors import ConfigError
+from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 
 # -- a fake vllm ----------------------------------------------------------------------------
 
@@ -128,7 +128,7 @@ class FakeLLMEngine:
     unfinished. The requests added since the last step are recorded as one call of `LLM.generate`; one
     request finishes per step, in the order added; a too long prompt is refused when added."""
 
-    def __init__(self, llm: "FakeLLM") -> None:
+    def __init__(self, llm: FakeLLM) -> None:
         self.llm = llm
         self.added: list[tuple[str, Any, Any, Any]] = []
         self.running: list[tuple[str, Any, Any, Any]] = []
@@ -160,7 +160,7 @@ class FakeLLMEngine:
 
 
 class FakeLLM:
-    instances: list["FakeLLM"] = []
+    instances: list[FakeLLM] = []
     answer = staticmethod(default_answer)
 
     def __init__(self, model: str, **kwargs: Any) -> None:

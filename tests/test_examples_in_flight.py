@@ -9,13 +9,12 @@ import types
 
 import pytest
 
-from helpers import run
-
 from conftest import write_jsonl
-from ragbench.api import Prediction, System
+from helpers import run
 from ragbench._registry import Registry
-from ragbench._values.run_config import examples_in_flight
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._values.run_config import examples_in_flight
+from ragbench.api import Prediction, System
 
 
 def popqa(tmp_path, count: int):

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import json
 
-import scoring_plugin
 from click.testing import CliRunner
+
+import scoring_plugin
 from conftest import write_jsonl
 from helpers import cli, samples
-from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
-
 from ragbench._cli.main import main
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._system import System
 from ragbench._types import Prediction
+from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
 
 
 class KeyErrorSystem(System):

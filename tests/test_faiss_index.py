@@ -13,17 +13,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from conftest import TEST_DATA
+from flashrag_faiss_fixtures import QUERIES, corpus_rows, write_tiny_bert
+from helpers import cli, samples
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.jsonl_rows import row_starts
 from ragbench._run.evaluator import Evaluator, RunConfig
-
-from conftest import TEST_DATA
-from flashrag_faiss_fixtures import QUERIES, corpus_rows, write_tiny_bert
-from helpers import cli, samples
 
 faiss = pytest.importorskip("faiss")
 pytest.importorskip("transformers")

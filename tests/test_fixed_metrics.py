@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
+from ragbench._types import Example, Prediction
 from ragbench.metrics.choice import ChoiceAccuracy, LabelAccuracy
 from ragbench.metrics.match import NormalizedMatch
-from ragbench._types import Example, Prediction
 
 ARC_GOLD = {"answers": ["C"], "answer_key": "C",
             "choices": {"label": ["A", "B", "C", "D"], "text": ["Iron", "Copper", "Chlorophyll", "Salt"]}}

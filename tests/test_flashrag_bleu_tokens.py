@@ -8,13 +8,12 @@ import sys
 
 import pytest
 
+from conftest import TEST_DATA
+from helpers import run, samples
 from ragbench._errors import ConfigError
 from ragbench._types import Example, Prediction, Step
 from ragbench.metrics.flashrag_bleu import EMPTY_OUTPUT, FlashRagBleu, tokenizer_13a
 from ragbench.metrics.flashrag_tokens import InputTokens
-
-from conftest import TEST_DATA
-from helpers import run, samples
 
 UPSTREAM = json.loads((TEST_DATA / "parity" / "flashrag_bleu_tokens.json").read_text(encoding="utf-8"))
 BLEU_CASES = {case["id"]: case for case in UPSTREAM["bleu_cases"]}

@@ -10,15 +10,14 @@ import time
 
 import pytest
 
+from conftest import TEST_DATA
 from ragbench._errors import ConfigError
 from ragbench._retrieval.corpus import flashrag_passage
-from ragbench.tasks.open_qa.formats import flashrag_records
 from ragbench._types import Example, Prediction
 from ragbench.metrics.flashrag import FlashRagRetrieval, FlashRagRouge, TokenPrecisionRecall
 from ragbench.metrics.match import ExactMatch
 from ragbench.metrics.open_qa import CoverExactMatch, HotpotF1
-
-from conftest import TEST_DATA
+from ragbench.tasks.open_qa.formats import flashrag_records
 
 UPSTREAM = json.loads((TEST_DATA / "parity" / "flashrag.json").read_text(encoding="utf-8"))
 PARITY, RETRIEVAL_PARITY, ZH_PARITY = UPSTREAM["cases"], UPSTREAM["retrieval_cases"], UPSTREAM["zh_rouge_cases"]

@@ -3,10 +3,10 @@ prompt is rendered with the chat template (its `chat` form is `same_as` its `pla
 model, and on the openai engine with its `openai` form. The fixture was recorded with run_exp's multi-hop task
 description."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flashrag_parity import assert_parity
-
 from ragbench.plugins.corag.prompts import MULTI_HOP_TASK_DESC, TASK_DESC, WIKI_TASK_DESC
 from ragbench.plugins.corag.system import normalize_subquery, task_description
 

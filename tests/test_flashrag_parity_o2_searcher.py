@@ -4,7 +4,6 @@ fails there (it concatenates a message list and a string, recorded as its error)
 import pytest
 
 from flashrag_parity import assert_parity, fixture
-
 from ragbench.plugins.reasoning_search.o2_searcher import read_o2_output
 
 

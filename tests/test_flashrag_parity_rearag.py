@@ -4,10 +4,10 @@ chat model, and on the openai engine with its `openai` form (where FlashRAG appe
 answer that ends with none, as the engine does for `keep_stop`). Its long-answer calls sample at vLLM's default
 temperature (FlashRAG sets none) with its config's seed, as `rearag` does by default."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flashrag_parity import assert_parity, fixture, run_parity
-
 from ragbench.plugins.rearag.actions import extract_code, first_action, next_move, reasoning_steps
 from ragbench.plugins.rearag.system import FLASHRAG_SEED
 
@@ -39,7 +39,7 @@ def test_literal_eval_reads_every_recorded_action_as_eval_did():
     assert len(outputs) > 20
     for output in outputs:
         (_, step), *_ = reasoning_steps(output)
-        assert first_action(output) == eval(extract_code(step["Action"]))  # noqa: S307 - FlashRAG's own reading
+        assert first_action(output) == eval(extract_code(step["Action"]))  # FlashRAG's own reading
 
 
 def test_actions_that_are_not_literals_are_not_run():

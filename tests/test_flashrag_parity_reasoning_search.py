@@ -7,12 +7,18 @@ message list and a string, recorded as its error)."""
 import json
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flashrag_parity import assert_parity, fixture, run_parity
-
-from ragbench.plugins.reasoning_search.system import (AUTOREFINE, R1_SEARCHER, SEARCH_R1, SIMPLE_DEEP_SEARCHER,
-                                                      extract_between, read_output)
+from ragbench.plugins.reasoning_search.system import (
+    AUTOREFINE,
+    R1_SEARCHER,
+    SEARCH_R1,
+    SIMPLE_DEEP_SEARCHER,
+    extract_between,
+    read_output,
+)
 
 METHODS = ["r1_searcher", "search_r1", "autorefine", "simple_deep_searcher"]
 

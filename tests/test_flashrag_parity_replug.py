@@ -13,10 +13,20 @@ import functools
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from flashrag_parity import (CORPUS, QUESTIONS, RECORDER, chatml, expected_calls, expected_predictions, fixture,
-                             retrieval_file, without_special_tokens)
+from flashrag_parity import (
+    CORPUS,
+    QUESTIONS,
+    RECORDER,
+    chatml,
+    expected_calls,
+    expected_predictions,
+    fixture,
+    retrieval_file,
+    without_special_tokens,
+)
 from helpers import run, samples
 from ragbench.api import ConfigError, Document
 from ragbench.api.engines import Request
@@ -53,8 +63,14 @@ def test_the_prompts_and_weights_are_flashrags(form):
 def recorded_lm(folder):
     """The recording's fake causal LM as a local transformers model over the recording's tokenizer."""
     import torch
-    from transformers import (AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationMixin, PretrainedConfig,
-                              PreTrainedModel)
+    from transformers import (
+        AutoConfig,
+        AutoModelForCausalLM,
+        AutoTokenizer,
+        GenerationMixin,
+        PretrainedConfig,
+        PreTrainedModel,
+    )
     from transformers.modeling_outputs import CausalLMOutput
 
     from ragbench._engines.embedded import embedded_safetensors_dir

@@ -2,7 +2,8 @@
 one user message) and on the openai engine, and `sure_fixed`, which differs only in the spaces FlashRAG's prompts
 lack."""
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flashrag_parity import assert_parity, run_parity
 from ragbench.plugins.sure.prompts import JOINED_WORDS

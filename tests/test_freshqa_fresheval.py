@@ -8,12 +8,11 @@ import json
 
 import pytest
 
+from conftest import TEST_DATA
 from ragbench._errors import ConfigError
 from ragbench._types import Prediction
 from ragbench.tasks.freshqa.fresheval import UNPARSED, FreshEval, extract_rating
 from ragbench.testing import ScriptedLLM, make_context
-
-from conftest import TEST_DATA
 
 PARITY = json.loads((TEST_DATA / "parity" / "freshqa.json").read_text(encoding="utf-8"))
 SAMPLE = TEST_DATA / "freshqa" / "FreshQA_sample.csv"

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
-
 from ragbench._cli.main import main
 
 GOOD = 4  # well-formed records in each partly broken file

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-from ragbench._engines import hf_batching
-from ragbench._errors import ConfigError
+from ragbench._engines import hf_batching  # noqa: E402
+from ragbench._errors import ConfigError  # noqa: E402
 
 
 def oom() -> Exception:

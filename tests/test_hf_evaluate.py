@@ -6,11 +6,11 @@ import re
 import shutil
 
 import pytest
+
 from conftest import TEST_DATA
 from helpers import cli, run
-from test_compare import DEMO
-
 from ragbench._errors import ConfigError
+from test_compare import DEMO
 
 pytest.importorskip("evaluate", reason="pip install 'ragbench[evaluate]'")
 METRIC = TEST_DATA / "evaluate" / "word_overlap.py"  # one reference per prediction

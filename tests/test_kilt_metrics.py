@@ -6,12 +6,11 @@ import json
 
 import pytest
 
+from conftest import TEST_DATA
+from helpers import run
 from ragbench._errors import ConfigError
 from ragbench._types import Document, Example, Prediction
 from ragbench.tasks.kilt.metrics import KiltDownstream, KiltRetrieval
-
-from conftest import TEST_DATA
-from helpers import run
 
 PARITY = json.loads((TEST_DATA / "parity" / "kilt.json").read_text(encoding="utf-8"))["cases"]
 

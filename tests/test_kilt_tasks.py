@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._registry import Registry, installed_registry
-
 from conftest import ROOT, TEST_DATA
 from helpers import run, samples
+from ragbench._registry import Registry, installed_registry
 
 SAMPLES = TEST_DATA / "kilt"
 SHIPPED = sorted(path.stem for path in (ROOT / "tasks" / "kilt").glob("*.yaml"))

@@ -7,13 +7,12 @@ import hashlib
 import pytest
 
 from llatrieval_helpers import asqa_examples, asqa_task, make_docs, parity, upstream_doc
-
+from ragbench._types import Document
 from ragbench.plugins.llatrieval import prompts
 from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.tokens import gpt2_counter
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.testing import ScriptedLLM, make_context
-from ragbench._types import Document
 
 PROMPTS = parity("prompts")
 SELECTION = parity("selection")
@@ -21,8 +20,8 @@ SELECTION = parity("selection")
 
 def test_system_prompts_are_the_upstream_files_as_python_reads_them():
     captured = PROMPTS["system_prompts"]
-    assert prompts.SELECT_SYSTEM == captured["select_no_up_to"]
-    assert prompts.JUDGE_SYSTEM == captured["filter_question_with_demo"]
+    assert captured["select_no_up_to"] == prompts.SELECT_SYSTEM
+    assert captured["filter_question_with_demo"] == prompts.JUDGE_SYSTEM
     assert prompts.UPDATE_SYSTEM["question"] == captured["update-using-missing-info-for-new-question"]
     assert prompts.UPDATE_SYSTEM["passage"] == captured["update-using-missing-info-for-new-passage"]
     assert "\r" not in prompts.SELECT_SYSTEM and not prompts.SELECT_SYSTEM.endswith("\n")

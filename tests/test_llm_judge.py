@@ -5,17 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
+
 import scoring_plugin
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli, run, samples
-from test_crag_task import EMBEDDER
-from test_engine_openai import FakeServer
-
-from ragbench._replay.call_refs import resolved
 from ragbench._errors import ConfigError
+from ragbench._replay.call_refs import resolved
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.metrics.judge import PRESETS, LlmJudge
+from test_crag_task import EMBEDDER
+from test_engine_openai import FakeServer
 
 
 @pytest.mark.parametrize("options,reply,expected", [

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from helpers import cli
-
 from ragbench._storage.jsonl import json_text, open_append, read_records
 
 DEMO = Path(__file__).resolve().parent.parent / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"

@@ -19,10 +19,10 @@ fixture records; a cell the registry or the system refuses fails unless INTENDED
 from __future__ import annotations
 
 import pytest
+
 from helpers import samples
 from matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
 from matrix_groups import builtin, task_groups
-
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from matrix_groups import task_groups
 
+from matrix_groups import task_groups
 from ragbench._registry import installed_registry
 
 # nq_open_flashrag's file (tasks/open_qa), without its comments and description

@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-import scoring_plugin
-from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from click.testing import CliRunner
-from helpers import samples
 
+import scoring_plugin
+from helpers import samples
 from ragbench._cli.main import main
 from ragbench._reports.results import task_scores
 from ragbench._run.evaluator import Evaluator, RunConfig
-
+from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
 def evaluate(tmp_path, metrics: list[str], resume: bool = False, **config):

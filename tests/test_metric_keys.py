@@ -3,14 +3,14 @@ two metrics reporting one key refuse to start, and `--metric-arg M.key_prefix=P`
 from __future__ import annotations
 
 import pytest
+
 from conftest import TEST_DATA
 from helpers import run, samples
-
 from ragbench._errors import ConfigError
 from ragbench._metric import CorpusValue, KeySpec, Metric
 from ragbench._registry import installed_registry
-from ragbench.metrics.citation import Citation
 from ragbench._reports.results import task_scores
+from ragbench.metrics.citation import Citation
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
 PREDS = TEST_DATA / "omnieval" / "pred_bm25_TOP2-qwen2-72b"

@@ -4,14 +4,14 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from conftest import TEST_DATA, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli, run
-from test_crag_task import EMBEDDER
-
 from ragbench._errors import ConfigError
-from ragbench._run.planning import metric_names
 from ragbench._registry import installed_registry
+from ragbench._run.planning import metric_names
+from test_crag_task import EMBEDDER
 
 PUBHEALTH = TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl"
 

@@ -7,14 +7,13 @@ import json
 
 import pytest
 
+from conftest import TEST_DATA
+from matrix_fixtures import cell_config
 from ragbench._registry import installed_registry
-from ragbench._values.run_config import RunConfig
 from ragbench._run.evaluator import Evaluator
 from ragbench._run.planning import plan
 from ragbench._types import Document, Example
-
-from conftest import TEST_DATA
-from matrix_fixtures import cell_config
+from ragbench._values.run_config import RunConfig
 
 BENCHMARK = TEST_DATA / "mirage" / "benchmark.json"
 SETS = {"mirage_mmlu": "mmlu", "mirage_medqa": "medqa", "mirage_medmcqa": "medmcqa", "mirage_pubmedqa": "pubmedqa",

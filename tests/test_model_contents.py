@@ -9,9 +9,8 @@ import shutil
 import pytest
 
 from helpers import cli
-from tiny_models import tiny_gpt2
-
 from ragbench._engines.content import BLOCK, content_digest
+from tiny_models import tiny_gpt2
 
 
 def write_model(folder, weights: bytes):

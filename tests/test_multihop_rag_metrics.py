@@ -9,10 +9,9 @@ from statistics import mean
 
 import pytest
 
+from conftest import TEST_DATA
 from ragbench._types import Document, Example, Prediction
 from ragbench.tasks.multihop_rag.metrics import MultiHopRagQA, MultiHopRagRetrieval
-
-from conftest import TEST_DATA
 
 PARITY = json.loads((TEST_DATA / "parity" / "multihop_rag.json").read_text(encoding="utf-8"))
 QA, RETRIEVAL = PARITY["qa"], PARITY["retrieval"]

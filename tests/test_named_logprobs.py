@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from ragbench._values.llm_calls import EngineError, Request, Sampling
 from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._errors import ConfigError
+from ragbench._values.llm_calls import EngineError, Request, Sampling
 
 NAMED = ("[Relevant]", "[Irrelevant]", "[Fully supported]")
 RECORD = {"prompt": "Q", "response": "[Relevant]Paris[Fully supported]",
@@ -90,9 +90,8 @@ def test_hf_named_logprobs_match_the_logits_and_unknown_tokens_fail_clearly():
 
 
 def test_openai_asks_the_top_20_and_reports_the_named_tokens_found_there():
-    from test_engine_openai import FAST, FakeServer, generate
-
     from ragbench._engines.openai import OpenAIEngine
+    from test_engine_openai import FAST, FakeServer, generate
 
     server = FakeServer()
     try:

@@ -11,7 +11,6 @@ import pytest
 
 from conftest import write_jsonl
 from helpers import cli, run
-
 from ragbench._errors import ConfigError
 from ragbench._hookspecs import hookimpl
 from ragbench._registry import Registry, installed_registry

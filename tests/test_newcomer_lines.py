@@ -7,11 +7,11 @@ import os
 import socket
 
 import pytest
-from conftest import ROOT, TEST_DATA
-from helpers import cli
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import ROOT, TEST_DATA
+from helpers import cli
 from ragbench._cli.install_hints import for_this_install, installed_from
 from ragbench._cli.outcomes import config_error
 from ragbench._errors import EXIT_CONFIG, ConfigError

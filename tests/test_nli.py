@@ -7,12 +7,11 @@ import json
 
 import pytest
 
-from ragbench._values.llm_calls import Request, Response
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench._nli import NLI, PROMPT_TEMPLATE, TrueFormat
 from ragbench._scheduler import Scheduler
-
+from ragbench._values.llm_calls import Request, Response
 from tiny_models import tiny_t5
 
 
@@ -125,7 +124,7 @@ def test_hf_engine_runs_seq2seq_nli_like_eval_py(t5_folder):
              ("record month", "1"), ("a place on earth is colombia", "yes")]
     expected = []
     for premise, hypothesis in pairs:
-        input_ids = tokenizer("premise: {} hypothesis: {}".format(premise, hypothesis), return_tensors="pt").input_ids
+        input_ids = tokenizer(f"premise: {premise} hypothesis: {hypothesis}", return_tensors="pt").input_ids
         with torch.inference_mode():
             outputs = model.generate(input_ids, max_new_tokens=10)
         expected.append(tokenizer.decode(outputs[0], skip_special_tokens=True))

@@ -10,8 +10,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from helpers import cli, run
 
+from helpers import cli, run
 from ragbench._storage.files import NotAFileError, file_there, open_file
 
 pytestmark = pytest.mark.timeout(60, method="thread")  # a hang in any thread fails the session

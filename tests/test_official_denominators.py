@@ -9,15 +9,15 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from conftest import ROOT, TEST_DATA
+from helpers import run
 from ragbench._metric import Metric
 from ragbench._registry import Registry, installed_registry
 from ragbench._reports.results import task_scores
 from ragbench._reports.summary import results_table
-
-from conftest import ROOT, TEST_DATA
-from helpers import run
 
 PARITY = json.loads((TEST_DATA / "parity" / "official_denominators.json").read_text(encoding="utf-8"))
 HOTPOT = PARITY["hotpotqa"]

@@ -9,17 +9,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import event, given, settings, strategies as st
-from helpers import cli
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
+from helpers import cli
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._reports.compare import compare_runs, load_run
 from ragbench._reports.results_file import NewerResults, normalized_results, read_results
-from ragbench._storage.jsonl import strict_json
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore_run import rescore_run
+from ragbench._storage.jsonl import strict_json
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import NotFound, Site
 

@@ -8,10 +8,10 @@ import pytest
 pytest.importorskip("bm25s")
 pytest.importorskip("jieba")
 
-from ragbench._errors import ConfigError  # noqa: E402
+from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._retrieval.bm25 import BM25Retriever  # noqa: E402
-from ragbench._retrieval.index import build_index  # noqa: E402
+from ragbench._retrieval.bm25 import BM25Retriever
+from ragbench._retrieval.index import build_index
 
 ROWS = [{"id": "n1", "title": "存款", "contents": "定期存款\n定期存款的最长期限为五年，利率高于活期存款。"},
         {"id": "n2", "title": "基金", "contents": "货币基金\n货币基金风险低，流动性好，收益稳定。"},

@@ -5,7 +5,6 @@ import json
 
 from conftest import TEST_DATA
 from helpers import cli, run, samples
-
 from ragbench.tasks.omnieval.task import OmniEvalAuto
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"

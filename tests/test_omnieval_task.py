@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from conftest import TEST_DATA
 from helpers import run, samples
-
 from ragbench._errors import ConfigError, RecordError
-from ragbench.tasks.omnieval.task import OmniEvalAuto, OmniEvalHuman
 from ragbench._types import Document, trace_prompts
+from ragbench.tasks.omnieval.task import OmniEvalAuto, OmniEvalHuman
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
 FLAT = TEST_DATA / "omnieval" / "human_flat.jsonl"

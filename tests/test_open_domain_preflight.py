@@ -8,13 +8,12 @@ from pathlib import Path
 import pytest
 
 import ragbench.tasks.flashrag
-from ragbench._registry import Registry, installed_registry
-from ragbench._checks import PreflightError
-from ragbench._values.run_config import RunConfig
-from ragbench._run.preflight import preflight
-
 from conftest import TEST_DATA
 from helpers import cli
+from ragbench._checks import PreflightError
+from ragbench._registry import Registry, installed_registry
+from ragbench._run.preflight import preflight
+from ragbench._values.run_config import RunConfig
 
 REGISTRY = Registry.discover()
 NQ = str(TEST_DATA / "open_qa" / "NQ-open.dev.jsonl")

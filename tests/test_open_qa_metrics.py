@@ -7,12 +7,11 @@ import json
 
 import pytest
 
+from conftest import TEST_DATA
 from ragbench._errors import ConfigError
+from ragbench._types import Document, Example, Prediction
 from ragbench.metrics.match import ExactMatch, TokenF1
 from ragbench.metrics.open_qa import CoverExactMatch, HotpotF1, SupportingPassages
-from ragbench._types import Document, Example, Prediction
-
-from conftest import TEST_DATA
 
 PARITY = json.loads((TEST_DATA / "parity" / "open_qa_metrics.json").read_text(encoding="utf-8"))
 ANSWERS, SUPPORT, MUSIQUE = PARITY["answer_cases"], PARITY["support_cases"], PARITY["musique_cases"]

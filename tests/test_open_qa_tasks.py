@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._registry import Registry, installed_registry
-from ragbench._checks import PreflightError
-from ragbench.tasks.open_qa.formats import webquestions_records
-
 from conftest import ROOT, TEST_DATA
 from helpers import run, samples
+from ragbench._checks import PreflightError
+from ragbench._registry import Registry, installed_registry
+from ragbench.tasks.open_qa.formats import webquestions_records
 
 SAMPLES = TEST_DATA / "open_qa"
 SHIPPED = sorted(path.stem for path in (ROOT / "tasks" / "open_qa").glob("*.yaml"))

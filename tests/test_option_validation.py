@@ -11,13 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import write_jsonl
-from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
-
-from ragbench._cli.main import main
 from ragbench._checks import PreflightError
+from ragbench._cli.main import main
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.preflight import preflight
+from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 
 
 def refused(tmp_path: Path, *args: str) -> str:

@@ -15,8 +15,8 @@ import pytest
 
 from ragbench._checks import PreflightError
 from ragbench._plugin_calls import PluginCall, exception_line, traceback_text
-from ragbench._storage.rundir import iter_samples
 from ragbench._stop_signals import raise_stop
+from ragbench._storage.rundir import iter_samples
 from ragbench.api import Metric, Prediction, Step, System
 from ragbench.testing import ScriptedLLM, run_eval
 

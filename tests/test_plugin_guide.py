@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_public_api import non_public_imports
 
 from ragbench._types import trace_prompts
+from test_public_api import non_public_imports
 
 try:
     import tomllib

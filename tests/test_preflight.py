@@ -13,12 +13,11 @@ from click.testing import CliRunner
 
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
-
+from ragbench._checks import PreflightError
 from ragbench._cli.main import main
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._checks import PreflightError
 from ragbench._registry import Registry, installed_registry
+from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._task import Task
 from ragbench._types import Example
 

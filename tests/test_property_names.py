@@ -10,10 +10,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import run
 from ragbench._errors import ConfigError
 from ragbench._hookspecs import hookimpl
 from ragbench._registry import Registry, installed_registry

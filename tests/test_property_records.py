@@ -8,10 +8,10 @@ import json
 import tempfile
 from pathlib import Path
 
-from helpers import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import run
 from ragbench._errors import ConfigError
 from ragbench._storage.jsonl import read_records
 

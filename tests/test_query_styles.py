@@ -7,14 +7,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from retrieval_samples import passages, write_dpr_tsv
-
 from ragbench._cli.main import main
 from ragbench._errors import ConfigError
 from ragbench._hookspecs import hookimpl
 from ragbench._registry import Registry, installed_registry
 from ragbench._retrieval import load_retriever
 from ragbench._retrieval.query_style import QueryStyle
+from retrieval_samples import passages, write_dpr_tsv
 
 PROVIDER, PLUGIN = "ragbench-test-styles", "test_styles"
 INSTALLED = "the installed styles are default, omnieval, omnieval_flashrag"

@@ -6,12 +6,11 @@ import json
 
 import pytest
 
+from conftest import TEST_DATA
 from ragbench._registry import installed_registry
-from ragbench._values.run_config import RunConfig
 from ragbench._run.planning import plan
 from ragbench._types import Document
-
-from conftest import TEST_DATA
+from ragbench._values.run_config import RunConfig
 
 GENERATION = json.loads((TEST_DATA / "parity" / "ragchecker.json").read_text(encoding="utf-8"))["benchmark_generation"]
 

@@ -12,10 +12,10 @@ from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
 
 import pytest
-from helpers import run, samples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import run, samples
 from ragbench._read_only import ReadOnlyDict, ReadOnlyError, ReadOnlyList, read_only
 from ragbench._records import SampleRecord
 from ragbench._registry import Registry, installed_registry

@@ -9,19 +9,20 @@ import importlib
 import json
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from conftest import ROOT
 from ragbench._registry import Registry, installed_registry
 from ragbench.api import RecordError, hookimpl
 from ragbench.api.data import read_lines
 from ragbench.api.yaml_tasks import GoldKind, GoldReader, RecordFormat, RecordPlace
 from ragbench.testing import run_eval
-
-from conftest import ROOT
 
 BENCHMARK_NAMES = ("flashrag", "squad", "webquestions", "crag_answer")
 

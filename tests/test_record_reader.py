@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragbench._run.reading import RecordReader
 
@@ -15,7 +16,7 @@ class Counted:
     def __init__(self, items: list[int]) -> None:
         self._items, self.asked = iter(items), 0
 
-    def __iter__(self) -> "Counted":
+    def __iter__(self) -> Counted:
         return self
 
     def __next__(self) -> int:

@@ -13,17 +13,17 @@ import pytest
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("bm25s")
 
-from ragbench._components.recomp import AbstractiveRefiner, ExtractiveRefiner  # noqa: E402
-from ragbench._components.selective_context import SelectiveContextRefiner  # noqa: E402
-from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval.corpus import passage_text  # noqa: E402
-from ragbench._retrieval.index import build_index  # noqa: E402
-from ragbench._types import Document  # noqa: E402
-
-from component_models import tiny_causal_lm, tiny_encoder  # noqa: E402
-from helpers import cli, run, samples  # noqa: E402
-from retrieval_samples import WORDS, passages, write_dpr_tsv  # noqa: E402
-from tiny_models import WORDS as T5_WORDS, tiny_t5  # noqa: E402
+from component_models import tiny_causal_lm, tiny_encoder
+from helpers import cli, run, samples
+from ragbench._components.recomp import AbstractiveRefiner, ExtractiveRefiner
+from ragbench._components.selective_context import SelectiveContextRefiner
+from ragbench._registry import installed_registry
+from ragbench._retrieval.corpus import passage_text
+from ragbench._retrieval.index import build_index
+from ragbench._types import Document
+from retrieval_samples import WORDS, passages, write_dpr_tsv
+from tiny_models import WORDS as T5_WORDS
+from tiny_models import tiny_t5
 
 QUESTION = "king queen castle?"
 TASK = "nq_open_flashrag"
@@ -63,9 +63,8 @@ def causal_lm(tmp_path_factory) -> Path:
 def flashrag_extractive(encoder: Path, question: str, docs: list[Document], topk: int) -> str:
     """FlashRAG ExtractiveRefiner.batch_run on one item, its encoder replaced by sentence-transformers'
     with normalised embeddings (FlashRAG normalises the pooled output of every non-DPR model)."""
-    from sentence_transformers import SentenceTransformer
-
     import torch
+    from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(encoder))
     texts = [doc.text for doc in docs]

@@ -7,7 +7,6 @@ import sys
 import pytest
 
 from helpers import cli
-
 from ragbench._errors import ConfigError
 from ragbench._registry import Registry, installed_registry
 
@@ -53,9 +52,9 @@ def test_a_second_provider_cannot_silently_replace_a_component():
 
 @pytest.mark.parametrize("args", [["--help"], ["list"], ["list", "engines"]])
 def test_help_and_list_import_neither_torch_nor_vllm(args):
-    code = ("import sys\nfrom ragbench._cli.main import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
+    code = (f"import sys\nfrom ragbench._cli.main import main\ntry:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
             "heavy = [m for m in ('torch', 'vllm', 'transformers', 'openai', 'httpx') if m in sys.modules]\n"
-            "assert not heavy, heavy\n" % (args,))
+            "assert not heavy, heavy\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
 
@@ -71,7 +70,7 @@ def test_help_reads_the_yaml_tasks_names_without_building_their_classes():
 def test_list_shows_name_description_and_provider():
     result = cli("list", "systems")
     assert result.returncode == 0
-    line = next(l for l in result.stdout.splitlines() if l.strip().startswith("vanilla"))
+    line = next(row for row in result.stdout.splitlines() if row.strip().startswith("vanilla"))
     assert "Retrieve-then-read" in line and line.endswith("[ragbench]")
 
 

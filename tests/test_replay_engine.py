@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import write_jsonl
-from ragbench._values.llm_calls import EngineError, Request, Sampling
 from ragbench._engines.replay import ReplayEngine
 from ragbench._errors import ConfigError
+from ragbench._values.llm_calls import EngineError, Request, Sampling
 
 
 @pytest.fixture

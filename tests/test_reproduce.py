@@ -6,14 +6,13 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from test_compare import DEMO
 
 import ragbench._cli.main as cli_module
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._reports.reproduce import (Reproduction, compare_with_paper, get_reproduction, reproduction_config,
-                                         verdict)
+from ragbench._reports.reproduce import Reproduction, compare_with_paper, get_reproduction, reproduction_config, verdict
 from ragbench._reports.results_schema import Results
+from test_compare import DEMO
 
 DEMO_ROW = {"paper": "Demo paper", "table": "Table 1", "row": "Closed book | scripted", "status": "runnable",
             "tolerance": 5.0, "caveats": ["a test manifest"],

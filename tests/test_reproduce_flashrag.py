@@ -10,7 +10,6 @@ from ragbench._reports.reproduce import get_reproduction
 from ragbench._values.run_config import RunConfig
 
 
-
 def flashrag_rows() -> dict:
     registry = installed_registry()
     return {name: get_reproduction(registry, name) for name in registry.reproductions if name.startswith("flashrag.")}

@@ -9,27 +9,27 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("bm25s")
 pytest.importorskip("sentence_transformers")
 
-from ragbench._components.base import ranked  # noqa: E402
-from ragbench._retrieval.corpus import passage_text  # noqa: E402
-from ragbench._components.cross_encoder import CrossEncoderReranker  # noqa: E402
-from ragbench._errors import ConfigError  # noqa: E402
-from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval.bm25 import BM25Retriever  # noqa: E402
-from ragbench._replay.rerun import replay_config  # noqa: E402
-from ragbench._retrieval.index import build_index  # noqa: E402
-from ragbench._run.evaluator import Evaluator  # noqa: E402
-from ragbench._types import Document  # noqa: E402
-from ragbench._view.catalog import RunCatalog  # noqa: E402
-from ragbench._view.site import Site  # noqa: E402
-
-from component_models import tiny_cross_encoder  # noqa: E402
-from helpers import cli, run, samples  # noqa: E402
-from retrieval_samples import WORDS, passages, write_dpr_tsv  # noqa: E402
+from component_models import tiny_cross_encoder
+from helpers import cli, run, samples
+from ragbench._components.base import ranked
+from ragbench._components.cross_encoder import CrossEncoderReranker
+from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
+from ragbench._replay.rerun import replay_config
+from ragbench._retrieval.bm25 import BM25Retriever
+from ragbench._retrieval.corpus import passage_text
+from ragbench._retrieval.index import build_index
+from ragbench._run.evaluator import Evaluator
+from ragbench._types import Document
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.site import Site
+from retrieval_samples import WORDS, passages, write_dpr_tsv
 
 TASK = "nq_open_flashrag"
 QUESTIONS = ["king queen castle", "running river song", "Moses the prophet"]

@@ -5,19 +5,18 @@ from __future__ import annotations
 import json
 
 import pytest
-import scoring_plugin
-from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from click.testing import CliRunner
+
+import scoring_plugin
 from conftest import write_jsonl
 from helpers import samples
-
 from ragbench._cli.main import main
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._replay.call_refs import resolved
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore_run import rescore_run
-
+from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
 @pytest.fixture

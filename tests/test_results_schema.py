@@ -10,11 +10,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
-from helpers import cli
-from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
+from helpers import cli
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._reports.results_file import NewerResults, read_results, results_text
@@ -22,6 +22,7 @@ from ragbench._reports.results_schema import SCHEMA_VERSION, Results, json_schem
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore_run import rescore_run
 from ragbench._storage.jsonl import parse_json
+from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "outputs.md"

@@ -11,7 +11,6 @@ import time
 import pytest
 
 from helpers import run, samples
-
 from ragbench._registry import installed_registry
 from ragbench._reports.results_file import read_results
 from ragbench._run.evaluator import Evaluator, RunConfig

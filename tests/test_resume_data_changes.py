@@ -7,11 +7,10 @@ from pathlib import Path
 import pytest
 
 from helpers import comparable, samples, stopped_resume_after_the_data_changed
-
-from ragbench._values.llm_calls import EngineError
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._values.llm_calls import EngineError
 
 DEMO = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
 

@@ -9,11 +9,10 @@ import os
 import pytest
 
 from helpers import cli
-from test_resume_data_changes import RECORDS, TASK
-
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from test_resume_data_changes import RECORDS, TASK
 
 
 def write_task(folder, records, template=TASK, rules=({"response": "one"},)):

@@ -10,10 +10,9 @@ import shutil
 import pytest
 
 from helpers import cli, comparable, samples
-from test_resume_data_changes import RECORDS, TASK
-
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from test_resume_data_changes import RECORDS, TASK
 
 
 def args(folder, output):

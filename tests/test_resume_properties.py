@@ -11,17 +11,17 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hypothesis import event, given, settings, strategies as st
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from helpers import comparable
-from test_resume_data_changes import TASK
-
 from ragbench._checks import PreflightError
-from ragbench._values.llm_calls import EngineError
 from ragbench._engines.scripted import echo
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._values.llm_calls import EngineError
+from test_resume_data_changes import TASK
 
 # any character, a lone high surrogate ("\ud800", written as its escape: tests/test_lone_surrogates.py) among
 # them; not a low one, which after it would read back as the one character the two pair into

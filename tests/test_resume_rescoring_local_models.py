@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-import scoring_plugin
-from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture)
 
+import scoring_plugin
 from ragbench._errors import ConfigError
 from ragbench._run.evaluator import Evaluator, RunConfig
+from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture)
 
 
 def rules_model(folder):
@@ -25,8 +25,9 @@ def change_rules(folder):
 def hf_model(folder):
     pytest.importorskip("transformers")
     import torch
-    from tiny_models import word_tokenizer
     from transformers import GPT2Config, GPT2LMHeadModel
+
+    from tiny_models import word_tokenizer
 
     model = folder / "tiny"
     tokenizer, size = word_tokenizer(model, eos_suffix=False)

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from helpers import cli
-from retrieval_samples import passages, write_dpr_tsv
 from ragbench._registry import installed_registry
+from retrieval_samples import passages, write_dpr_tsv
 
 pytest.importorskip("bm25s")
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 
 from conftest import write_jsonl
-
 from ragbench._errors import ConfigError, RecordError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.corpus import passage_text, read_corpus

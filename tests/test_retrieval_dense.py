@@ -4,13 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval_samples import passages, write_dpr_tsv
-
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
 from ragbench._retrieval.dense import NpyAppender, inner_product_top_k
 from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, default_query_instruction
+from retrieval_samples import passages, write_dpr_tsv
 
 
 def brute_force(queries, matrix, k):
@@ -78,8 +77,8 @@ def test_bge_english_models_get_their_query_instruction():
 
 
 def test_an_unquoted_instruction_parsed_as_yaml_mapping_is_a_config_error():
-    from ragbench._values.options import parse_assignments
     from ragbench._retrieval.dense import Encoder
+    from ragbench._values.options import parse_assignments
 
     options = parse_assignments(["query_instruction=Represent this sentence: "], "--build-arg")
     with pytest.raises(ConfigError, match="is not a string; quote it"):

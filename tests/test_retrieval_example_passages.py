@@ -10,7 +10,6 @@ import time
 import pytest
 
 from helpers import samples
-
 from ragbench._context import Context
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
@@ -189,9 +188,8 @@ def test_bad_options_are_one_line_config_errors(args, message):
 
 
 def test_a_run_with_example_bm25_ranks_each_examples_passages_by_the_systems_queries(tmp_path):
-    from test_retrieval_pooling import registry_with_test_system
-
     from ragbench.tasks.selfrag.demo import Demo
+    from test_retrieval_pooling import registry_with_test_system
 
     config = RunConfig(tasks=["demo"], system="retrieve_then_answer", model="scripted:echo", retriever="example_bm25",
                        output=str(tmp_path / "run"), progress=False, bootstrap_iters=10, limit=6)
@@ -208,10 +206,9 @@ def test_a_run_with_example_bm25_ranks_each_examples_passages_by_the_systems_que
 
 
 def test_a_run_with_example_bm25_replays_identically_when_examples_send_the_same_query(tmp_path):
+    from ragbench._replay.rerun import replay_config
     from test_record_replay import without_timings
     from test_retrieval_pooling import registry_with_test_system
-
-    from ragbench._replay.rerun import replay_config
 
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": "the capital city"}]))  # every example's second query

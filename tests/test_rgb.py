@@ -6,13 +6,12 @@ import json
 
 import pytest
 
+from conftest import TEST_DATA, write_jsonl
+from helpers import samples
 from ragbench._errors import ConfigError, RecordError
 from ragbench._registry import installed_registry
 from ragbench._types import Example, Prediction
 from ragbench.tasks.rgb.metrics import RgbAccuracy, RgbCounterfactual
-
-from conftest import TEST_DATA, write_jsonl
-from helpers import samples
 
 PARITY = json.loads((TEST_DATA / "parity" / "rgb.json").read_text(encoding="utf-8"))
 CASES = PARITY["cases"]

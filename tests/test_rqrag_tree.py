@@ -7,7 +7,8 @@ import json
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flashrag_parity import CORPUS
 from helpers import run, samples

@@ -8,12 +8,10 @@ import subprocess
 import sys
 import time
 
+from conftest import write_jsonl
 from helpers import cli, comparable, run, samples
-
 from ragbench._registry import installed_registry
 from ragbench._types import trace_prompts
-
-from conftest import write_jsonl
 
 
 def test_results_json_is_laid_out_like_lm_eval(tmp_path, popqa_records):

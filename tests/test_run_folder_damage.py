@@ -9,10 +9,11 @@ import json
 import os
 
 import pytest
-from helpers import cli, comparable, run, tmpfs
 
+from helpers import cli, comparable, run, tmpfs
 from test_command_faults import finished  # noqa: F401 (a fixture)
 from test_run_folder_faults import fill, popqa, run_args
+
 
 @pytest.mark.parametrize("line", ['{"id": "q1"}', '{"id": "q1", "index": "2"}', '{"id": ["q1"], "index": null}'],
                          ids=["no-index", "text-index", "null-index"])

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import write_jsonl
 from helpers import cli, comparable, run, samples, tmpfs
-
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig

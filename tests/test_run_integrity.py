@@ -8,25 +8,25 @@ import multiprocessing
 import signal
 
 import pytest
+
 from conftest import write_jsonl
 from helpers import cli, run, samples
-
-from ragbench._storage.cache import ResponseCache
 from ragbench._engines.base import Engine
-from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
 from ragbench._errors import ConfigError
 from ragbench._metric import Metric
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._storage.jsonl import open_append
 from ragbench._run.interrupted import RunInterrupted
-from ragbench._storage.rundir import RunDir, iter_samples
 from ragbench._scheduler import Scheduler
 from ragbench._stop_signals import raise_stop
+from ragbench._storage.cache import ResponseCache
+from ragbench._storage.jsonl import open_append
+from ragbench._storage.rundir import RunDir, iter_samples
 from ragbench._system import System
 from ragbench._task import Task
-from ragbench.api import TaskPrompting
 from ragbench._types import Example, Prediction
+from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
+from ragbench.api import TaskPrompting
 
 
 def popqa(tmp_path, n=4, ids=None):

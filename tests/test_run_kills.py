@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
+
 from crag_helpers import tokenizer_dir
 from helpers import comparable
 from process_tree import HAVE_PROC, descendants, processes
-
 from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+
 from crag_helpers import tokenizer_dir
 from helpers import comparable, samples
 from process_tree import children
-
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.lifecycle import run_together

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from ragbench.plugins.vanilla.system import Vanilla
 from ragbench._records import SampleRecord, step_from_dict
 from ragbench._reports.results import aggregation_view
 from ragbench._run.example import sample_record
-from ragbench.testing import run_eval
 from ragbench._types import Document, Example, Prediction, Step
+from ragbench.plugins.vanilla.system import Vanilla
+from ragbench.testing import run_eval
 
 
 def written() -> dict:

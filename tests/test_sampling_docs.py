@@ -7,8 +7,8 @@ import inspect
 import re
 from pathlib import Path
 
-from ragbench._values.llm_calls import Sampling
 from ragbench._llm import LLM
+from ragbench._values.llm_calls import Sampling
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "engines.md"
 FIELDS = [f.name for f in dataclasses.fields(Sampling)]

@@ -6,11 +6,10 @@ import json
 
 import pytest
 
-from ragbench.tasks.selfrag.tasks import ArcChallenge, PopQA, PubHealth
-from ragbench.metrics.match import ExactMatch, Match, SelfRagMatch, TokenF1
-from ragbench._types import Example, Prediction
-
 from conftest import TEST_DATA, shared_reference
+from ragbench._types import Example, Prediction
+from ragbench.metrics.match import ExactMatch, Match, SelfRagMatch, TokenF1
+from ragbench.tasks.selfrag.tasks import ArcChallenge, PopQA, PubHealth
 
 METRIC_CASES = json.loads((TEST_DATA / "parity" / "selfrag_metrics.json").read_text(encoding="utf-8"))["cases"]
 PROMPTS = json.loads((TEST_DATA / "parity" / "selfrag_prompts.json").read_text(encoding="utf-8"))

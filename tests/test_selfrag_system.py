@@ -3,13 +3,11 @@ retrieval statistics, passages batched through the scheduler), and the embedded 
 reflection tokens."""
 from __future__ import annotations
 
-
 import pytest
 
+from helpers import run, samples
 from ragbench._errors import ConfigError
 from ragbench.plugins.selfrag.system import SelfRag
-
-from helpers import run, samples
 
 
 def test_adaptive_mode_without_a_threshold_is_a_one_line_config_error():
@@ -154,9 +152,8 @@ def test_citation_numbering_after_a_skipped_duplicate_path_vs_kept():
 
 
 def test_selfrag_warns_when_passage_generations_do_not_open_with_a_relevance_token():
-    from ragbench.plugins.selfrag.system import SelfRag
-
     from ragbench._records import SampleRecord
+    from ragbench.plugins.selfrag.system import SelfRag
 
     def sample(*firsts):
         return SampleRecord("q", extras={"selfrag": {"passages": [{"relevance_token_first": first} for first in firsts]}})

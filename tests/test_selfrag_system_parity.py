@@ -12,13 +12,12 @@ import json
 
 import pytest
 
-from ragbench.plugins.selfrag.system import SelfRag
-from ragbench._task import Task
-from ragbench.api import TaskPrompting
-from ragbench.testing import ReplayLLM, make_context
-from ragbench._types import Document, Example
-
 from conftest import TEST_DATA
+from ragbench._task import Task
+from ragbench._types import Document, Example
+from ragbench.api import TaskPrompting
+from ragbench.plugins.selfrag.system import SelfRag
+from ragbench.testing import ReplayLLM, make_context
 
 
 def cases(kind: str) -> list[dict]:

@@ -11,15 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._values.llm_calls import Request, Sampling
 from ragbench._engines.replay import ReplayEngine
 from ragbench._errors import ConfigError
-from ragbench.plugins.selfrag.system import SelfRag
-from ragbench.plugins.selfrag.scoring import SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW
 from ragbench._task import Task
+from ragbench._values.llm_calls import Request, Sampling
+from ragbench.plugins.selfrag.scoring import SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW
+from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.tasks.selfrag.demo import Demo
 from ragbench.testing import ReplayLLM, make_context
-
 from test_engine_vllm import NAMED, CompletionOutput, FakeLLM, Logprob, RequestOutput, fake_vllm  # noqa: F401
 
 PROMPT = "### Instruction:\nq\n\n### Response:\n"
@@ -147,8 +146,8 @@ def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
 def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch):
     """logprob_window=k asks vLLM for logprobs=k (needs max_logprobs >= k; vLLM's default is 20) and
     reports a named token where that dict holds it within rank k (vLLM adds the sampled token, whatever its rank)."""
-    from ragbench._values.llm_calls import EngineError
     from ragbench._engines.vllm import VLLMEngine
+    from ragbench._values.llm_calls import EngineError
 
     relevant, irrelevant = NAMED["[Relevant]"], NAMED["[Irrelevant]"]
 
@@ -178,7 +177,6 @@ def test_an_empty_chosen_answer_stays_empty_scores_0_and_the_run_goes_on(tmp_pat
     """Upstream's main() crashes on an empty chosen answer (`pred[0]`: IndexError). Here the empty
     text is the prediction, `match` and `selfrag_match` score it 0, and the run goes on."""
     from helpers import run, samples
-
     from ragbench.plugins.selfrag.prompts import evidence_prompt
 
     rows, records = [], []

@@ -32,9 +32,9 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import run, samples
 
 from conftest import TEST_DATA
+from helpers import run, samples
 
 DATA = TEST_DATA / "selfrag" / "popqa_window.jsonl"
 TOKENS = TEST_DATA / "parity" / "selfrag_window_tokens.jsonl"
@@ -118,9 +118,8 @@ def test_the_fixture_has_reflection_tokens_inside_and_outside_the_windows():
 
 def window_model() -> Path:
     """The recipe's model, built once into ragbench's cache folder (its fingerprint checked every time)."""
-    from selfrag_window_model import added_rows_digest, build_window_model
-
     from ragbench._engines.embedded import default_cache_dir
+    from selfrag_window_model import added_rows_digest, build_window_model
 
     folder = build_window_model(default_cache_dir() / "selfrag-window-model")
     assert added_rows_digest(folder) == upstream()["model_rows_sha256"], "the model recipe no longer rebuilds the recorded model"

@@ -12,20 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import run, samples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_engine_openai import FAST, FakeServer, chat_payload
 
+from helpers import run, samples
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._reports.results_file import read_results, results_text
 from ragbench._reports.results_schema import Results
 from ragbench._scheduler import Scheduler
 from ragbench._storage.cache import ResponseCache
-from ragbench._storage.rundir import RunDir
 from ragbench._storage.run_shapes import is_count
+from ragbench._storage.rundir import RunDir
 from ragbench._values.llm_calls import EngineError, Request, Response, Sampling, TokenLogprobs
 from ragbench._values.response_checks import response_problem
+from test_engine_openai import FAST, FakeServer, chat_payload
 
 JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from helpers import run
 
 pytest.importorskip("matplotlib")
-from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.axes import Axes
 
-from ragbench._reports.slice_plots import matrix_plot, slice_plot  # noqa: E402
-from ragbench._view.pages import slice_tables  # noqa: E402
+from ragbench._reports.slice_plots import matrix_plot, slice_plot
+from ragbench._view.pages import slice_tables
 
 
 @pytest.fixture

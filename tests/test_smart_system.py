@@ -8,17 +8,22 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import TEST_DATA
 
+from conftest import TEST_DATA
 from helpers import run, samples
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench.plugins.smart.system import Smart
-from ragbench.plugins.smart.prompts import (parse_intents, parse_locator, parse_rating, postprocess_answers_closed,
-                                            split_citations)
 from ragbench._retrieval.base import Retriever
-from ragbench.testing import make_context
 from ragbench._types import Document, Example
+from ragbench.plugins.smart.prompts import (
+    parse_intents,
+    parse_locator,
+    parse_rating,
+    postprocess_answers_closed,
+    split_citations,
+)
+from ragbench.plugins.smart.system import Smart
+from ragbench.testing import make_context
 
 PUBHEALTH = str(TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl")
 X = ("<|Instruction|>:\nIs the following statement correct or not? Say true if it's correct; otherwise say false."
@@ -93,8 +98,8 @@ def test_table_3_ablations_drop_their_agent(tmp_path, agents, steps, generator_e
 
 
 def test_one_model_per_agent_uses_short_trajectories_recorded_per_role_and_replayable(tmp_path):
-    from ragbench._run.evaluator import Evaluator
     from ragbench._replay.rerun import replay_config
+    from ragbench._run.evaluator import Evaluator
 
     script = "scripted:smart_scripts:trajectory"
     first = pubhealth_run(tmp_path, limit=2, role_models={"locator": script, "generator": script},

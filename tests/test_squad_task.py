@@ -5,11 +5,10 @@ import json
 
 import pytest
 
-from ragbench._errors import ConfigError, RecordError
-from ragbench.tasks.selfrag.squad import Squad
-from ragbench._types import Example
-
 from helpers import run
+from ragbench._errors import ConfigError, RecordError
+from ragbench._types import Example
+from ragbench.tasks.selfrag.squad import Squad
 
 DEV = {"version": "1.1", "data": [
     {"title": "Lighthouse_keeping", "paragraphs": [

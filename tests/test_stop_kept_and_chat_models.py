@@ -3,7 +3,8 @@
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import write_jsonl
 from helpers import run, samples

@@ -9,8 +9,8 @@ import sys
 import time
 
 import pytest
-from helpers import cli
 
+from helpers import cli
 from test_command_faults import finished  # noqa: F401 (a fixture)
 
 SIGNAL_IN_A_FINALIZER = """

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from ragbench._types import Example, Prediction
-from ragbench.metrics.supporting_facts import HotpotSupportingFacts
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import TEST_DATA
+from ragbench._types import Example, Prediction
+from ragbench.metrics.supporting_facts import HotpotSupportingFacts
 
 HOTPOT = json.loads((TEST_DATA / "parity" / "official_denominators.json").read_text(encoding="utf-8"))["hotpotqa"]
 RECORDS = {r["_id"]: r for r in json.loads((TEST_DATA / "open_qa" / "hotpot_dev_distractor_v1.json").read_text(

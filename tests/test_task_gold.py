@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import TEST_DATA
-from hypothesis import given, settings, strategies as st
-from crag_helpers import crag_record
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from conftest import TEST_DATA
+from crag_helpers import crag_record
 from ragbench.api import Example, Prediction, Task, TaskPrompting
 from ragbench.metrics.match import ExactMatch, Match
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari

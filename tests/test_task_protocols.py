@@ -3,14 +3,23 @@ plain task runs without any, and the run lends its resources, starts the tools a
 a task that uses tools."""
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragbench.api import Example, Prediction, System, Task, TaskPrompting
-from ragbench.api.protocols import (StandingInstruction, UsesRunResources, UsesTools, closed_answer, instruction_key,
-                                    task_demonstration, task_input)
+from ragbench.api.protocols import (
+    StandingInstruction,
+    UsesRunResources,
+    UsesTools,
+    closed_answer,
+    instruction_key,
+    task_demonstration,
+    task_input,
+)
 from ragbench.testing import run_eval
 
 BENCHMARK_MEMBERS = ("plot_keys", "bind", "setup", "teardown", "tools_replayed", "resources", "prediction_records",

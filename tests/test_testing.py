@@ -11,11 +11,20 @@ from pathlib import Path
 import pytest
 
 import ragbench.testing
-from ragbench.api import (ConfigError, Document, EngineError, Example, Metric, Prediction, SampleRecord, System, Task,
-                          TaskPrompting)
+from ragbench.api import (
+    ConfigError,
+    Document,
+    EngineError,
+    Example,
+    Metric,
+    Prediction,
+    SampleRecord,
+    System,
+    Task,
+    TaskPrompting,
+)
 from ragbench.api.run import RunResources
-from ragbench.testing import (ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval,
-                              run_examples)
+from ragbench.testing import ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval, run_examples
 
 DOCS = [Document("1", "A", "alpha"), Document("2", "B", "beta"), Document("3", "C", "gamma")]
 

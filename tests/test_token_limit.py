@@ -8,7 +8,6 @@ from pathlib import Path
 
 from conftest import write_jsonl
 from helpers import cli, run
-
 from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site

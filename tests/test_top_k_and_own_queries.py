@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 import pytest
-from helpers import cli, run
 
+from helpers import cli, run
 from ragbench._checks import PreflightError
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry

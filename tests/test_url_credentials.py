@@ -10,16 +10,16 @@ from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
-from helpers import run, samples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_engine_openai import FAST, FakeServer, chat, error, generate
 
+from helpers import run, samples
 from ragbench._cli.main import main
 from ragbench._engines.openai import OpenAIEngine
 from ragbench._registry import Registry
 from ragbench._system import System
 from ragbench._values.urls import redact_url, redact_urls, secret_name
+from test_engine_openai import FAST, FakeServer, chat, error, generate
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from conftest import write_jsonl
 from helpers import cli, run
-
 from ragbench._checks import PreflightError
 from ragbench._registry import installed_registry
 from ragbench._storage.cache import ResponseCache
@@ -331,9 +331,8 @@ def test_an_earlier_export_is_replaced_but_a_link_in_it_to_a_users_folder_is_ref
 # --- index build ----------------------------------------------------------------------------------
 
 def build_bm25(tmp_path: Path, out: Path, overwrite: bool = False) -> None:
-    from retrieval_samples import passages, write_dpr_tsv
-
     from ragbench._retrieval.index import build_index
+    from retrieval_samples import passages, write_dpr_tsv
 
     pytest.importorskip("bm25s")
     corpus = write_dpr_tsv(tmp_path / "corpus.tsv", passages(20, 0))

@@ -13,17 +13,17 @@ import urllib.error
 import urllib.request
 
 import pytest
+
 from conftest import write_jsonl
 from helpers import cli, run
-from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
-
 from ragbench._registry import installed_registry
-from ragbench.testing import ScriptedLLM, run_eval
-from ragbench._view.export import export
 from ragbench._view.catalog import RunCatalog
+from ragbench._view.export import export
 from ragbench._view.runs import SampleIndex
 from ragbench._view.server import make_server
 from ragbench._view.site import NotFound, Site
+from ragbench.testing import ScriptedLLM, run_eval
+from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 
 @pytest.fixture(scope="module")
@@ -248,7 +248,6 @@ def test_view_command_errors_are_one_line(tmp_path):
 
 def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(tmp_path):
     from matrix_fixtures import cell_config
-
     from ragbench._run.evaluator import Evaluator, RunConfig
 
     config = cell_config("asqa", "selfrag", tmp_path, limit=1)

@@ -10,14 +10,14 @@ import threading
 from pathlib import Path
 
 import pytest
-from chromium import headless_chromium, require_chromium, wait_ready
-from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
+from chromium import headless_chromium, require_chromium, wait_ready
 from ragbench._registry import installed_registry
-from ragbench._view.export import export
 from ragbench._view.catalog import RunCatalog
+from ragbench._view.export import export
 from ragbench._view.server import make_server
 from ragbench._view.site import Site
+from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 require_chromium()
 SHOTS = os.environ.get("RAGBENCH_SCREENSHOTS")

@@ -7,7 +7,6 @@ import threading
 
 from chromium import headless_chromium, require_chromium, wait_ready
 from helpers import run
-
 from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.server import make_server

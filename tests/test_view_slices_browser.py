@@ -8,14 +8,14 @@ import threading
 from urllib.parse import quote
 
 import pytest
+
 from chromium import headless_chromium, require_chromium, wait_ready
 from helpers import run
-from slice_fixtures import EXPECTED, level_task
-
 from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.server import make_server
 from ragbench._view.site import Site
+from slice_fixtures import EXPECTED, level_task
 
 require_chromium()
 

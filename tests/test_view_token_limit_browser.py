@@ -5,12 +5,11 @@ import threading
 
 from chromium import headless_chromium, require_chromium, wait_ready
 from helpers import run
-from test_token_limit import cut_task
-
 from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.server import make_server
 from ragbench._view.site import Site
+from test_token_limit import cut_task
 
 require_chromium()
 

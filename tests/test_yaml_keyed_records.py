@@ -8,7 +8,6 @@ import json
 import pytest
 
 from ragbench._errors import ConfigError
-
 from test_yaml_tasks import spec_task
 
 RECORDS = {"easy": {"q1": {"question": "Which vitamin prevents scurvy?", "options": {"B": "C", "A": "D"}, "answer": "B"},

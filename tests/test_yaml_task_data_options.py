@@ -7,7 +7,6 @@ import json
 import pytest
 
 from helpers import cli
-
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._shared.yaml_tasks import task_class

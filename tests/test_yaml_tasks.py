@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT, write_jsonl
+from helpers import cli, run, samples
 from ragbench._errors import ConfigError, RecordError
 from ragbench._registry import Registry, installed_registry
 from ragbench._shared.yaml_tasks import task_class
 from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench._types import Example
-
-from conftest import ROOT, write_jsonl
-from helpers import cli, run, samples
 
 FLASHRAG = [
     {"id": "dev_0", "question": "Which river flows through Paris?", "golden_answers": ["Seine", "the Seine"],
@@ -384,6 +383,13 @@ GOOD = "task: t\ndata: {path: d.jsonl}\nfields:\n  gold: {answers: a}\nprompt:\n
     (GOOD.replace("fields:\n", "fields:\n  question: q\n  question: r\n"), "task.yaml:5: key 'question' is given twice"),
     (GOOD.replace("fields:\n", "fields:\n  inputs: {docs: passages}\n"),
      "task.yaml:4: key 'fields.inputs.docs': 'docs' is a template variable of every task"),
+    # a path written as null is no path (it was read as one, and the task failed on it later)
+    (GOOD.replace("fields:\n", "fields:\n  id: null\n"),
+     "task.yaml:4: key 'fields.id': expected a path (keys joined by dots) or a list of paths"),
+    (GOOD.replace("fields:\n", "fields:\n  meta: {topic: null}\n"),
+     "task.yaml:4: key 'fields.meta.topic': expected a path (keys joined by dots) or a list of paths"),
+    (GOOD.replace("fields:\n", "fields:\n  documents: {path: null}\n"),
+     "task.yaml:4: key 'fields.documents': 'path' is required (the path to the list of documents in a record)"),
 ])
 def test_a_mistake_in_the_file_is_one_line_naming_file_line_and_key(tmp_path, text, message):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])

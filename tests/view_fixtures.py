@@ -10,7 +10,6 @@ from pathlib import Path
 
 from conftest import write_jsonl
 from matrix_fixtures import cell_config
-
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 

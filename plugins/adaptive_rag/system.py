@@ -19,11 +19,25 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (ConfigError, Context, Example, Prediction, Preflight, SampleRecord, System, Task,
-                          recorded_extras)
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Example,
+    Prediction,
+    Preflight,
+    SampleRecord,
+    System,
+    Task,
+    recorded_extras,
+)
 from ragbench.api.engines import EngineNeeds
-from ragbench.api.flashrag import (FLASHRAG_RAG_TEMPLATE, FLASHRAG_ZERO_SHOT_TEMPLATE, Judger, flashrag_generate,
-                                   judger_folder)
+from ragbench.api.flashrag import (
+    FLASHRAG_RAG_TEMPLATE,
+    FLASHRAG_ZERO_SHOT_TEMPLATE,
+    Judger,
+    flashrag_generate,
+    judger_folder,
+)
 
 from .judger import LABELS
 

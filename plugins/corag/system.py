@@ -11,8 +11,17 @@ from annotated_types import Ge
 from ragbench.api import Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
 from ragbench.api.flashrag import flashrag_sampling, title_and_text
 
-from .prompts import (FINAL_ANSWER, INTERMEDIATE_ANSWER, MULTI_HOP_DATASETS, MULTI_HOP_TASK_DESC, SUBQUERY, TASK_DESC,
-                      WIKI_DATASETS, WIKI_TASK_DESC, past_steps)
+from .prompts import (
+    FINAL_ANSWER,
+    INTERMEDIATE_ANSWER,
+    MULTI_HOP_DATASETS,
+    MULTI_HOP_TASK_DESC,
+    SUBQUERY,
+    TASK_DESC,
+    WIKI_DATASETS,
+    WIKI_TASK_DESC,
+    past_steps,
+)
 
 EXTRAS = "corag"
 

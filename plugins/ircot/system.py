@@ -54,7 +54,8 @@ class Ircot(System):
             self.ascending = bool(ascending)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        question, thoughts = example.question, []
+        question = example.question
+        thoughts: list[str] = []
         with ctx.group("retrieval"):
             docs = await ctx.retriever.search(question, self.topk)  # in rank order until the first merge
         pool = self.merge({}, docs)

@@ -12,7 +12,8 @@ Fixed variants and reconstructions carry their own names: `SCORE_SYSTEM` is not 
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ragbench.api import Document
 from ragbench.api.protocols import task_demonstration
@@ -308,9 +309,9 @@ def candidates_message(questions: Sequence[str], docs: Sequence[Document], k: in
     text = "Question:\n{}\n\nk: {}\n\n".format("\n".join(questions), k) + "Candidate Documents:\n\n"
     for i, doc in enumerate(docs):
         if use_title:
-            text += "{}\nTitle:\n{}\nContent:\n{}\n\n".format(i + 1, doc.title, doc.metadata[SUMMARY_KEY])
+            text += f"{i + 1}\nTitle:\n{doc.title}\nContent:\n{doc.metadata[SUMMARY_KEY]}\n\n"
         else:
-            text += "{}\nContent:\n{}\n\n".format(i + 1, doc.metadata[SUMMARY_KEY])
+            text += f"{i + 1}\nContent:\n{doc.metadata[SUMMARY_KEY]}\n\n"
     return text.strip()
 
 

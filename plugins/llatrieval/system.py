@@ -54,10 +54,23 @@ from ragbench.api.protocols import task_demonstration
 from ragbench.api.text import exact_presence
 from ragbench.api.trace import find_groups
 
-from .prompts import (JUDGE_SYSTEM, SCORE_SYSTEM, SELECT_SYSTEM, SUMMARY_KEY, UPDATE_SYSTEM,
-                                 candidates_message, chat, collapse_whitespace, demonstration, describe,
-                                 hyde_messages, parse_score, parse_selection,
-                                 summary_messages, update_message)
+from .prompts import (
+    JUDGE_SYSTEM,
+    SCORE_SYSTEM,
+    SELECT_SYSTEM,
+    SUMMARY_KEY,
+    UPDATE_SYSTEM,
+    candidates_message,
+    chat,
+    collapse_whitespace,
+    demonstration,
+    describe,
+    hyde_messages,
+    parse_score,
+    parse_selection,
+    summary_messages,
+    update_message,
+)
 from .tokens import load_counter
 
 Count = Annotated[int, Ge(1)]
@@ -139,7 +152,7 @@ class LLatrieval(System):
                 # at the head (position=head), without de-duplication.
                 candidates = new if t == 0 else (selected + new if self.old_position == "head" else new + selected)
                 selected, windows = await self.select(questions, candidates, ctx)
-                record = {"iteration": t + 1, "query": query, "retrieved": len(retrieved), "new_candidates": len(new),
+                record: dict[str, Any] = {"iteration": t + 1, "query": query, "retrieved": len(retrieved), "new_candidates": len(new),
                           "candidates": [describe(d) for d in candidates], "windows": windows,
                           "selected": [describe(d) for d in selected], "verification": None}
                 iterations.append(record)
@@ -169,7 +182,8 @@ class LLatrieval(System):
         """iterative_select_supporting_documents_single: windows of `window_size` (the kept docs first,
         then new ones), each call keeps k of them, until every candidate was browsed. The documents kept
         are recorded as a custom step, "selection"."""
-        to_browse, selected, windows = list(docs), [], []
+        to_browse, windows = list(docs), []
+        selected: list[Document] = []
         while to_browse:
             take = self.window_size - len(selected)
             shown, deferred = self.fit(questions, selected, to_browse[:take])
@@ -190,7 +204,8 @@ class LLatrieval(System):
         """select_k_supporting_documents' guard: while GPT-2 tokens of system + user prompt exceed
         token_limit, the window's last new document is deferred (to the front of the unbrowsed ones).
         The last new document is always shown (as upstream) but not re-queued (upstream: forever)."""
-        extra, deferred = list(extra), []
+        extra = list(extra)
+        deferred: list[Document] = []
         while self._count is not None and len(extra) > 1:
             user = candidates_message(questions, selected + extra, self.k, self.use_title)
             if self._count(SELECT_SYSTEM + user) <= self.token_limit:
@@ -214,7 +229,7 @@ class LLatrieval(System):
             return {"method": "judgment", "output": reply, "passed": "[YES]" in reply}
         score = parse_score(reply)  # unparseable: not verified, counted in system_stats
         return {"method": "score", "output": reply, "score": score,
-                "passed": score is not None and score >= self.threshold}
+                "passed": score is not None and self.threshold is not None and score >= self.threshold}
 
     async def query(self, t: int, text: str, selected: list[Document], ctx: Context) -> str:
         """Iteration t's query: the question text, or (first_query=hyde) an LLM-written passage; from

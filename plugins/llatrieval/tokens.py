@@ -14,9 +14,9 @@ Any other counter can be plugged in as "package.module:function" (text -> int).
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 from ragbench.api import ConfigError
 from ragbench.api.data import load_callable

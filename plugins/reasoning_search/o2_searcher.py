@@ -11,8 +11,14 @@ from annotated_types import Ge
 
 from ragbench.api import Context, Example, Prediction
 
-from .prompts import (O2_SEARCHER_ERROR, O2_SEARCHER_LEARNINGS, O2_SEARCHER_STOP, O2_SEARCHER_SYSTEM, O2_SEARCHER_USER,
-                      R1_SEARCHER_DOC)
+from .prompts import (
+    O2_SEARCHER_ERROR,
+    O2_SEARCHER_LEARNINGS,
+    O2_SEARCHER_STOP,
+    O2_SEARCHER_SYSTEM,
+    O2_SEARCHER_USER,
+    R1_SEARCHER_DOC,
+)
 from .system import EXTRAS, NO_ANSWER, ReasoningSearch, SearchFormat, Turn, extract_between
 
 O2_SEARCHER = SearchFormat(O2_SEARCHER_USER, ("<query>", "</query>"), ("<learnings>", "</learnings>"), R1_SEARCHER_DOC,
@@ -31,6 +37,7 @@ def read_o2_output(output: str) -> Turn:
     </query> of the last <search> ... </search>, unstripped; neither is `unformatted` (the model is told so
     and tries again)."""
     if "</answer>" in output:
+        assert O2_SEARCHER.answer is not None  # its tags, given above
         return Turn("answer", str(extract_between(output, *O2_SEARCHER.answer)))
     if SEARCH_TAGS[0] not in output:
         return Turn("unformatted", output.strip())

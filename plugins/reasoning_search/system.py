@@ -21,8 +21,17 @@ from annotated_types import Ge
 from ragbench.api import Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
 from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference, flashrag_sampling
 
-from .prompts import (AUTOREFINE_USER, R1_SEARCHER_DOC, R1_SEARCHER_STOP, R1_SEARCHER_USER, SEARCH_R1_DOC,
-                      SEARCH_R1_STOP, SEARCH_R1_USER, SIMPLE_DEEP_SEARCHER_STOP, SIMPLE_DEEP_SEARCHER_USER)
+from .prompts import (
+    AUTOREFINE_USER,
+    R1_SEARCHER_DOC,
+    R1_SEARCHER_STOP,
+    R1_SEARCHER_USER,
+    SEARCH_R1_DOC,
+    SEARCH_R1_STOP,
+    SEARCH_R1_USER,
+    SIMPLE_DEEP_SEARCHER_STOP,
+    SIMPLE_DEEP_SEARCHER_USER,
+)
 
 NO_ANSWER = "No valid answer found"  # FlashRAG's pred when the rounds run out or a search tag holds no query
 EXTRAS = "reasoning_search"
@@ -72,7 +81,7 @@ def read_output(output: str, fmt: SearchFormat) -> Turn:
     if fmt.answer is None:
         if "\\boxed" in output:
             return Turn("answer", str(extract_between(output, *BOXED)))
-    elif fmt.answer[1] in output and (output.endswith(fmt.answer[1]) or output.endswith("<|endoftext|>")):
+    elif fmt.answer[1] in output and output.endswith((fmt.answer[1], "<|endoftext|>")):
         return Turn("answer", str(extract_between(output, *fmt.answer)))
     if fmt.query[0] in output and output.endswith(fmt.query[1]):
         query = extract_between(output, *fmt.query)

@@ -17,7 +17,6 @@ from ragbench.api import ConfigError, Context, Document, Example, Prediction, Re
 from ragbench.api.data import iter_jsonl, require
 from ragbench.api.protocols import PredictionRecords
 
-
 JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", type(None): "null", list: "a list",
               dict: "an object"}
 

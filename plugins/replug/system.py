@@ -21,8 +21,17 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task,
-                          recorded_extras)
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    Task,
+    recorded_extras,
+)
 from ragbench.api.engines import EngineNeeds
 from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, title_and_text
 

@@ -28,7 +28,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from statistics import mean
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from annotated_types import Ge, Gt, Le
 
@@ -130,7 +130,7 @@ class RqRag(System):
         tokens = QUERY_TOKENS if path.depth < self.max_depth else ()
         *children, answer = await asyncio.gather(*(self._query(path, token, ctx) for token in tokens),
                                                  self._answer(path, ctx))
-        return children, answer
+        return cast(list[Path], children), cast(Answer, answer)  # the queries' paths, then the answer
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         paths = [Path(first_prompt(example.question, self.eos_token), 0)]

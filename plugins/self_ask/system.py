@@ -28,8 +28,18 @@ from annotated_types import Ge
 from ragbench.api import Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
 from ragbench.api.flashrag import flashrag_generate
 
-from .prompts import (FINAL_ANSWER, FOLLOW_UP, FOLLOW_UP_LINE, FOLLOW_UP_QUESTION, INTERMEDIATE_ANSWER, MULTI_HOP,
-                      SINGLE_HOP, STOP, context, question_block)
+from .prompts import (
+    FINAL_ANSWER,
+    FOLLOW_UP,
+    FOLLOW_UP_LINE,
+    FOLLOW_UP_QUESTION,
+    INTERMEDIATE_ANSWER,
+    MULTI_HOP,
+    SINGLE_HOP,
+    STOP,
+    context,
+    question_block,
+)
 
 
 class SelfAsk(System):

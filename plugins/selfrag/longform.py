@@ -10,8 +10,15 @@ from typing import Any
 from ragbench.api import Context, Document
 from ragbench.api.engines import Response
 
-from .prompts import (NO_RETRIEVAL, REFLECTION_TOKENS, RETRIEVAL_TOKENS, cite_segments, clean_segment,
-                              evidence_prompt, fix_spacing)
+from .prompts import (
+    NO_RETRIEVAL,
+    REFLECTION_TOKENS,
+    RETRIEVAL_TOKENS,
+    cite_segments,
+    clean_segment,
+    evidence_prompt,
+    fix_spacing,
+)
 from .scoring import LONG_FORM_WINDOW, MISSING, critique, is_token, logprob, token_positions
 
 # The SelfRag system (system.py), which imports this module: not imported back (no import cycle).
@@ -44,7 +51,7 @@ def relabel_no_retrieval(text: str, response: Response, threshold: float | None)
                    for i, part in enumerate(text.split(NO_RETRIEVAL)))
 
 
-async def step_generation(system: "SelfRag", ctx: Context, prompt: str, docs: list[Document],
+async def step_generation(system: SelfRag, ctx: Context, prompt: str, docs: list[Document],
                           w_use: float) -> list[tuple[str, float, dict[str, float]]]:
     """One continuation per passage, scored; (relabelled text, step score, score parts) each."""
     responses = await asyncio.gather(*[
@@ -60,7 +67,7 @@ async def step_generation(system: "SelfRag", ctx: Context, prompt: str, docs: li
     return out
 
 
-async def decide(system: "SelfRag", ctx: Context, prompt: str, trace: dict[str, Any]) -> bool:
+async def decide(system: SelfRag, ctx: Context, prompt: str, trace: dict[str, Any]) -> bool:
     """Adaptive decision of call_model_beam_batch: retrieve only if the first paragraph of a 25-token
     generation shows "[Retrieval]" (never, under skip_special_tokens=True) and the normalised
     probability of [Retrieval] at position 0 exceeds the threshold."""
@@ -78,7 +85,7 @@ async def decide(system: "SelfRag", ctx: Context, prompt: str, trace: dict[str, 
     return ratio > system.threshold
 
 
-async def beam_search(system: "SelfRag", ctx: Context, prompt: str, docs: list[Document], w_use: float,
+async def beam_search(system: SelfRag, ctx: Context, prompt: str, docs: list[Document], w_use: float,
                       trace: dict[str, Any]) -> list[list[dict[str, Any]]]:
     """The tree of call_model_beam_batch; returns the node paths (root first) ending at the deepest
     non-empty level, best first."""
@@ -117,9 +124,9 @@ async def beam_search(system: "SelfRag", ctx: Context, prompt: str, docs: list[D
     trace["tree"] = [{"parent": n["parent"], "pred": n["pred"], "score": n["score"],
                       "doc_id": n["ctx"].id if n["ctx"] is not None else None, **n.get("parts", {})} for n in tree]
     trace["levels"] = levels
-    paths = []
+    paths: list[list[Any]] = []
     for node in (levels[-1] if levels else [0]):
-        path = []
+        path: list[Any] = []
         while node is not None:
             path.insert(0, tree[node])
             node = tree[node]["parent"]
@@ -129,7 +136,7 @@ async def beam_search(system: "SelfRag", ctx: Context, prompt: str, docs: list[D
     return paths
 
 
-async def long_form(system: "SelfRag", ctx: Context, prompt: str, docs: list[Document],
+async def long_form(system: SelfRag, ctx: Context, prompt: str, docs: list[Document],
                     run: dict[str, Any]) -> tuple[str, list[Document], dict[str, Any]]:
     """The answer text, the passages it cites (in citation order) and the trace."""
     trace: dict[str, Any] = {"form": "long", "mode": run["mode"], "ndocs": len(docs)}

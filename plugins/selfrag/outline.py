@@ -40,7 +40,8 @@ def _chosen_nodes(extras: dict[str, Any]) -> set[int]:
     """The tree nodes of the path the answer was made from (the recorded segments, best leaf first)."""
     tree = extras.get("tree") or []
     for leaf in (extras.get("levels") or [[]])[-1]:
-        path, node = [], leaf
+        path: list[Any] = []
+        node = leaf
         while node is not None:
             path.insert(0, node)
             node = tree[node]["parent"]

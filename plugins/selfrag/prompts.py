@@ -7,7 +7,7 @@ prompt) and run_long_form_static.py (the ASQA citation assembly in main()); MIT 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from ragbench.api.text import TEMPLATES
 

@@ -9,8 +9,8 @@ counts as -100 the same way.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ragbench.api.engines import Response, TokenLogprobs
 

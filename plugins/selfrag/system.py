@@ -29,17 +29,34 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task,
-                          recorded_extras)
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    Task,
+    recorded_extras,
+)
 from ragbench.api.engines import EngineNeeds
 from ragbench.api.protocols import closed_answer
 
 from .longform import long_form
-from .outline import long_form as long_form_outline, short_form as short_form_outline
-from .prompts import (GROUNDING_TOKENS, NO_RETRIEVAL, PROMPT, RELEVANCE_TOKENS, RETRIEVAL_TOKENS,
-                              UTILITY_TOKENS, clean_short_answer, evidence_prompt)
-from .scoring import (LONG_FORM_WINDOW, SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW, critique, logprob,
-                              token_positions)
+from .outline import long_form as long_form_outline
+from .outline import short_form as short_form_outline
+from .prompts import (
+    GROUNDING_TOKENS,
+    NO_RETRIEVAL,
+    PROMPT,
+    RELEVANCE_TOKENS,
+    RETRIEVAL_TOKENS,
+    UTILITY_TOKENS,
+    clean_short_answer,
+    evidence_prompt,
+)
+from .scoring import LONG_FORM_WINDOW, SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW, critique, logprob, token_positions
 
 MODES = ("adaptive_retrieval", "always_retrieve", "no_retrieval")
 
@@ -97,7 +114,7 @@ class SelfRag(System):
         self.logprob_window = _choice("logprob_window", logprob_window, ("upstream", "exact"))
 
     @property
-    def retrieves(self) -> bool:  # type: ignore[override]
+    def retrieves(self) -> bool:
         return self.mode != "no_retrieval"
 
     # -- resolved per task ------------------------------------------------------------------
@@ -232,7 +249,7 @@ class SelfRag(System):
         """The viewer's timeline: the retrieval decision, then each passage's (short form) or beam-search
         node's (long form) call with its critique scores, the chosen ones marked (selfrag_outline)."""
         extras = record.extras.get("selfrag") or {}
-        form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form"))
+        form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form", ""))
         return form(record.trace, extras) if form else super().trace_outline(record)
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:

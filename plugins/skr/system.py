@@ -54,6 +54,7 @@ class Skr(System):
     def _load_judger(self) -> Any:
         from .judger import SkrJudger
 
+        assert self.training_data is not None  # check() refuses a run without it
         return SkrJudger(judger_folder(self.judger_model, "skr judger_model"), self.training_data,
                          topk=self.judger_topk, max_length=self.judger_max_length)
 

@@ -39,15 +39,42 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task,
-                          recorded_extras)
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    Task,
+    recorded_extras,
+)
 from ragbench.api.protocols import closed_answer, instruction_key, task_input
 from ragbench.api.trace import grouped
 
-from .prompts import (END_GENERATOR, END_INTENT, END_LOCATOR, GENERATOR, LONG, RECONSTRUCTOR, SHORT,
-                            SMART_TASK_INSTRUCTIONS, LocatedFact, instruction_block, intent_prompt, locate_prompt,
-                            locator_block, parse_intent_reply, parse_intents, parse_locator, parse_rating,
-                            passages_block, postprocess_answers_closed, split_citations)
+from .prompts import (
+    END_GENERATOR,
+    END_INTENT,
+    END_LOCATOR,
+    GENERATOR,
+    LONG,
+    RECONSTRUCTOR,
+    SHORT,
+    SMART_TASK_INSTRUCTIONS,
+    LocatedFact,
+    instruction_block,
+    intent_prompt,
+    locate_prompt,
+    locator_block,
+    parse_intent_reply,
+    parse_intents,
+    parse_locator,
+    parse_rating,
+    passages_block,
+    postprocess_answers_closed,
+    split_citations,
+)
 
 ROLES = ("reconstructor", "locator", "generator")
 OPTIONS = {"mode": ("trajectory", "prompted"), "agents": ("all", "no_locator", "no_reconstructor", "generator_only"),
@@ -84,7 +111,7 @@ class Smart(System):
         self.chat = bool(chat)  # prompted mode only: a trajectory model reads its own format, never a chat template
 
     @property
-    def retrieves(self) -> bool:  # type: ignore[override]
+    def retrieves(self) -> bool:
         return self.agents != "generator_only"
 
     @property
@@ -173,7 +200,7 @@ class Smart(System):
                              trace: dict[str, Any]) -> tuple[str, list[Document], list[int]]:
         x = self.user_prompt(ctx.task, example)
         long = self.trajectory == "long" or (self.trajectory == "auto" and not ctx.models)
-        spelling = LONG if long else SHORT
+        spelling: dict[str, Any] = LONG if long else SHORT
         trace["trajectory"] = "long" if long else "short"
         history = x  # the long trajectory so far
         docs: list[Document] = []

@@ -12,7 +12,8 @@ import io
 import os
 import signal
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .._errors import EXIT_CONSOLE
 

@@ -8,8 +8,14 @@ Its console is guarded from the start (ragbench._cli.console): a full or closed 
 line and an exit code, never a traceback, and never stops the command's work."""
 from __future__ import annotations
 
-from .._stop_signals import (STOP_SIGNALS, exit_if_stopped, exit_when_stuck, install_stop_handler, raise_stopped,
-                             stopped_starting)
+from .._stop_signals import (
+    STOP_SIGNALS,
+    exit_if_stopped,
+    exit_when_stuck,
+    install_stop_handler,
+    raise_stopped,
+    stopped_starting,
+)
 from .console import guard_console, with_console_checked
 
 

@@ -21,8 +21,15 @@ from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .plugin_commands import PluginCommandGroup
 from .registry import command_registry
 from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
-from .run_options import (common_kwargs, overwrite_option, resume_option, run_kwargs, split_names, with_common,
-                          with_run_options)
+from .run_options import (
+    common_kwargs,
+    overwrite_option,
+    resume_option,
+    run_kwargs,
+    split_names,
+    with_common,
+    with_run_options,
+)
 
 
 def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) -> Any:

@@ -5,17 +5,18 @@ import errno
 import resource
 import sqlite3
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._run.interrupted import RunInterrupted, exit_interrupted, interrupt_message
 from .._stop_signals import exit_if_stopped, exit_when_stuck, stopped_starting
-from .registry import command_registry
 from .install_hints import for_this_install
+from .registry import command_registry
 
 
 def config_error(exc: ConfigError) -> None:
@@ -81,14 +82,14 @@ def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None, options
     (default: `--resume` where the run folder has its run.json, else running the command again). Too many
     open files, or no memory, is said as such (`exit_if_exhausted`)."""
     exit_if_exhausted(exc, run_dir)
-    chain = [exc]
+    chain: list[BaseException] = [exc]
     while (earlier := chain[-1].__cause__ or chain[-1].__context__) is not None and earlier not in chain:
         chain.append(earlier)
     exc = next((e for e in reversed(chain) if isinstance(e, OSError) and e.filename), exc)
     if isinstance(exc, OSError):
         what = exc.strerror or type(exc).__name__
         where = exc.filename or "a file ragbench was writing"
-        fix = getattr(exc, "fix", None) or _ENVIRONMENT_FIXES.get(exc.errno, "fix what the error names")
+        fix = getattr(exc, "fix", None) or _ENVIRONMENT_FIXES.get(exc.errno or 0, "fix what the error names")
         fix = fix.format(options=options)  # an error may say its own fix (NotAFileError)
     else:
         what, where, fix = f"SQLite error ({exc})", "a SQLite file", "fix or remove the file it names"

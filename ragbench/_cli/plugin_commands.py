@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import click
 
@@ -55,15 +56,16 @@ class PluginCommandGroup(click.Group):
         self._merge_plugins(ctx)
         return super().get_command(ctx, cmd_name)
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
         """As click's, but a usage error (an unknown option, a value click cannot convert) ends in one
         line and exit 2, like every other configuration error, instead of click's usage block; and a stop
         signal no command handled in one line and 128 + the signal, instead of `Aborted!` and exit 1; an OS
         error no command handled (a FIFO where a file is read, a full disk) in one line and exit 1."""
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
             command = exc.ctx.command_path if exc.ctx is not None else "ragbench"
             click.echo(f"ragbench: error: {exc.format_message()} (`{command} --help` lists the options)", err=True)

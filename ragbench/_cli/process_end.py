@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, NoReturn
 
 from .._stop_signals import STOP_SIGNALS, signal_of
 
@@ -53,8 +54,9 @@ def left_running() -> tuple[list[str], list[int], bool]:
     threads = [thread.name for thread in threading.enumerate()
                if thread is not threading.current_thread() and not thread.daemon and thread.is_alive()]
     started = multiprocessing.active_children()
-    waited = {process.pid for process in started if not process.daemon}
-    ended_at_exit = {process.pid for process in started if process.daemon} | _multiprocessing_helpers()
+    waited = {process.pid for process in started if not process.daemon and process.pid is not None}
+    ended_at_exit = {process.pid for process in started if process.daemon and process.pid is not None}
+    ended_at_exit |= _multiprocessing_helpers()
     processes = sorted(set(_running_children()) - ended_at_exit | waited)
     return threads, processes, bool(threads or waited)
 

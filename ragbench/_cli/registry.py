@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 _KEY = "ragbench.registry"
 
 
-def command_registry(ctx: click.Context | None = None) -> "Registry":
+def command_registry(ctx: click.Context | None = None) -> Registry:
     """The running command's registry (of `ctx`, else the current click context's), made on first use."""
     meta = (ctx or click.get_current_context()).meta
     if _KEY not in meta:

@@ -10,13 +10,20 @@ from pathlib import Path
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
-from .._values.options import parse_assignments
 from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, open_file, write_atomically, write_problem
+from .._values.options import parse_assignments
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .registry import command_registry
-from .run_options import (common_kwargs, data_paths, judge_args_of, overwrite_option, resume_option, split_names,
-                          with_common)
+from .run_options import (
+    common_kwargs,
+    data_paths,
+    judge_args_of,
+    overwrite_option,
+    resume_option,
+    split_names,
+    with_common,
+)
 
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 
@@ -88,8 +95,16 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
                     bootstrap_iters: int | None, seed: int, p_adjust: str, slices: bool) -> None:
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
     from .._reports.bootstrap import iterations_problem
-    from .._reports.compare import (ITERATIONS, adjust_p_values, compare_runs, label_runs, load_run, markdown,
-                                    parse_thresholds, regressions)
+    from .._reports.compare import (
+        ITERATIONS,
+        adjust_p_values,
+        compare_runs,
+        label_runs,
+        load_run,
+        markdown,
+        parse_thresholds,
+        regressions,
+    )
 
     try:
         if len(runs) < 2:
@@ -177,9 +192,16 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
 def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, reranker_arg,
                       refiner_arg, resume, overwrite, **common) -> None:
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
+    from .._reports.reproduce import (
+        compare_with_paper,
+        get_reproduction,
+        listing,
+        markdown,
+        reproduction_config,
+        verdict,
+    )
     from .._reports.results_file import results_text
     from .._storage.files import write_atomically
-    from .._reports.reproduce import compare_with_paper, get_reproduction, listing, markdown, reproduction_config, verdict
 
     registry = command_registry()
     if show_list or not name:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def load_component(kind: str, name: str | None, args: dict[str, Any] | None, *,
-                   registry: "Registry") -> Any:
+                   registry: Registry) -> Any:
     """The reranker or refiner (`kind` "rerankers" or "refiners") named `name` with its options, not yet
     loaded (`load()` reads its model); None when no name is given. A bad option or a local model path
     that is not there is a one-line ConfigError naming the flag."""
@@ -25,7 +25,7 @@ def load_component(kind: str, name: str | None, args: dict[str, Any] | None, *,
     return construct(registry.load(kind, name), dict(args or {}), label)
 
 
-def check_components(config: Any, registry: "Registry", check: Any) -> None:
+def check_components(config: Any, registry: Registry, check: Any) -> None:
     """The pre-flight of `--reranker` and `--refiner`: a known name, options it takes, a local model path
     that is there (nothing loads)."""
     for kind, name, args in (("rerankers", config.reranker, config.reranker_args),

@@ -14,8 +14,9 @@ pooled across the examples in flight by the run (ragbench._components.pooling) a
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._retrieval.corpus import passage_text
 
@@ -70,8 +71,8 @@ class Reranker:
         """A relevance score per (query, passage) pair, higher is better (blocking)."""
         raise NotImplementedError
 
-    async def rerank(self, query: str, docs: list["Document"], k: int, *,
-                     scores: PairScores | None = None) -> list["Document"]:
+    async def rerank(self, query: str, docs: list[Document], k: int, *,
+                     scores: PairScores | None = None) -> list[Document]:
         """The `k` best of `docs` for `query`, best first, each with its reranker score in `score` (the
         retriever's in `metadata["retrieval_score"]`); ties keep the retriever's order. `scores` pools the
         scoring with other examples' (the run gives it); without it the pairs are scored in a thread."""
@@ -93,7 +94,7 @@ class Reranker:
         """Free the model."""
 
 
-def ranked(docs: list["Document"], scores: list[float], k: int) -> list["Document"]:
+def ranked(docs: list[Document], scores: list[float], k: int) -> list[Document]:
     """`docs` by descending score (a stable sort: ties keep their order), the first `k`, with the scores."""
     from dataclasses import replace
 
@@ -114,12 +115,12 @@ class Refiner:
     def load(self) -> None:
         """Load the model (called once before the examples start)."""
 
-    def refine_batch(self, items: list[tuple[str, list["Document"]]]) -> list["list[Document] | str"]:
+    def refine_batch(self, items: list[tuple[str, list[Document]]]) -> Sequence[list[Document] | str]:
         """For each (question, documents): the documents to show, or one text shown in their place (blocking)."""
         raise NotImplementedError
 
-    async def refine(self, question: str, docs: list["Document"], *,
-                     pooled: Callable[[str, list["Document"]], Awaitable[Any]] | None = None) -> "list[Document] | str":
+    async def refine(self, question: str, docs: list[Document], *,
+                     pooled: Callable[[str, list[Document]], Awaitable[Any]] | None = None) -> list[Document] | str:
         """What the reader shows for `question` instead of `docs`. `pooled` batches the work with other
         examples' (the run gives it); without it the work runs in a thread."""
         if pooled is not None:

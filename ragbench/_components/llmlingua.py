@@ -33,7 +33,8 @@ class LegacyCacheModel:
             past_key_values = DynamicCache([(key, value) for key, value in past_key_values])
         output = self.model(*args, past_key_values=past_key_values, **kwargs)
         if isinstance(output.past_key_values, DynamicCache):
-            output.past_key_values = [[layer.keys, layer.values] for layer in output.past_key_values.layers]
+            layers: list[Any] = output.past_key_values.layers  # each with keys and values: DynamicCache's
+            output.past_key_values = [[layer.keys, layer.values] for layer in layers]
         return output
 
 
@@ -47,10 +48,13 @@ def prompt_compressor(model_path: str, device: str) -> Any:
     class OfflinePromptCompressor(PromptCompressor):
         """`PromptCompressor.__init__` of llmlingua 0.2.2 (LLMLingua, not LLMLingua-2) without the download."""
 
+        model: Any  # set by llmlingua's load_model
+
         def __init__(self) -> None:
             self.model_name, self.use_llmlingua2 = model_path, False
             self.retrieval_model = self.retrieval_model_name = None
-            self.open_api_config, self.cache_bos_num, self.prefix_bos_num = {}, 10, 100
+            self.open_api_config: dict[str, Any] = {}
+            self.cache_bos_num, self.prefix_bos_num = 10, 100
             self.oai_tokenizer = tiktoken_encoding("cl100k_base", "refiner longllmlingua", "refiners")
             self.load_model(model_path, device, {})
             self.model = LegacyCacheModel(self.model)

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigError
-from .._scheduler import Scheduler
-from .._types import Document
 from .._retrieval.corpus import passage_text
+from .._scheduler import Scheduler
 from .._shared.refined_text import REFINED_TEXT
+from .._types import Document
 from .base import Refiner, Reranker
 
 
@@ -83,7 +83,7 @@ class RefiningBackend(_Backend):
         self.refiner = refiner
 
     def generate(self, requests: list[RefineRequest]) -> list[Any]:
-        return self.refiner.refine_batch([(request.question, list(request.docs)) for request in requests])
+        return list(self.refiner.refine_batch([(request.question, list(request.docs)) for request in requests]))
 
 
 class Components:
@@ -97,7 +97,7 @@ class Components:
         self._refining = RefiningBackend(refiner) if refiner is not None else None
 
     @classmethod
-    def configured(cls, config: Any, registry: Any) -> "Components":
+    def configured(cls, config: Any, registry: Any) -> Components:
         """The run's `--reranker` and `--refiner` with their options (checked by the pre-flight), their models
         loaded (as a run's retriever opens its index before the run starts)."""
         from . import load_component
@@ -107,7 +107,7 @@ class Components:
         components.load()
         return components
 
-    def pooled(self, scheduler: Scheduler) -> "Components":
+    def pooled(self, scheduler: Scheduler) -> Components:
         """The same components, their work pooled by `scheduler` (a run's, which waits for its examples)."""
         return Components(self.reranker, self.refiner, scheduler)
 
@@ -116,7 +116,8 @@ class Components:
         return await self.reranker.rerank(query, docs, k, scores=self._scores)
 
     async def _scores(self, query: str, texts: list[str]) -> list[float]:
-        return await self.scheduler.submit(self._scoring, PairsRequest(query, tuple(texts)))
+        # Scheduler.submit is typed for LLM engines; a backend is batched as one (duck-typed), answering in kind
+        return await self.scheduler.submit(self._scoring, PairsRequest(query, tuple(texts)))  # type: ignore[arg-type,return-value]
 
     async def refine(self, question: str, docs: list[Document]) -> list[Document]:
         """The refiner's documents, or one document holding the text it made of `docs` (marked `REFINED_TEXT`,
@@ -129,7 +130,8 @@ class Components:
         return refined
 
     async def _refined(self, question: str, docs: list[Document]) -> Any:
-        return await self.scheduler.submit(self._refining, RefineRequest(question, tuple(docs)))
+        # Scheduler.submit is typed for LLM engines; a backend is batched as one (duck-typed), answering in kind
+        return await self.scheduler.submit(self._refining, RefineRequest(question, tuple(docs)))  # type: ignore[arg-type]
 
     def _each(self) -> list[tuple[str, Reranker | Refiner]]:
         return [(flag, component) for flag, component in (("--reranker", self.reranker), ("--refiner", self.refiner))

@@ -59,6 +59,7 @@ class ExtractiveRefiner(Refiner):
             if len(sents) <= self.topk:
                 out.append(" ".join(sents))
             else:
+                assert embedded is not None  # sentences to choose from were encoded
                 scores = (embedded[start:start + len(sents)] @ questions[row]).tolist()
                 best = sorted(range(len(sents)), key=lambda i: -scores[i])[:self.topk]
                 out.append(" ".join(sents[i] for i in sorted(best)))

@@ -4,7 +4,8 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._builtin import section
 from .._errors import ConfigError
@@ -49,7 +50,7 @@ def ragbench_catalog() -> dict[str, Any]:
     return section("engines")
 
 
-def load_engine(model: str | None, *, registry: "Registry", needs: Sequence[EngineNeeds] = (),
+def load_engine(model: str | None, *, registry: Registry, needs: Sequence[EngineNeeds] = (),
                 **options: Any) -> Engine:
     """Build an engine from `engine:model` (e.g. `hf:Qwen/Qwen2.5-7B-Instruct`, `replay:calls.jsonl`),
     its class from the run's `registry`, set up for the
@@ -69,7 +70,7 @@ def load_engine(model: str | None, *, registry: "Registry", needs: Sequence[Engi
         options, _ = engine_class.meet_needs(name, options, needs)
     try:
         if wants_ray(options):  # data parallelism: replicas as Ray actors, each building engine_class
-            engine = ray_replicas(engine_class, model, dict(options))
+            engine: Engine = ray_replicas(engine_class, model, dict(options))
         elif isinstance(options.get("base_url"), (list, tuple)):  # several endpoints of one model
             rest = {k: v for k, v in options.items() if k != "base_url"}
             engine = endpoint_replicas(engine_class, name, list(options["base_url"]), rest)

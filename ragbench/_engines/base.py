@@ -1,7 +1,8 @@
 """The one engine interface: a batch of requests in, responses (or per-request errors) out."""
 from __future__ import annotations
 
-from typing import Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from .._values.llm_calls import EngineError, EngineNeeds, Request, Response, Sampling
 

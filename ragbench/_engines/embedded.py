@@ -16,8 +16,9 @@ import importlib.util
 import io
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .._errors import ConfigError
 
@@ -99,7 +100,7 @@ def embedded_with_tokens(tokens: tuple[str, ...], cache_dir: str | os.PathLike |
         known = len(tokenizer)
         tokenizer.add_tokens(list(tokens), special_tokens=True)
         model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
-        weight = model.get_input_embeddings().weight  # tied to the output layer in SmolLM2
+        weight: Any = model.get_input_embeddings().weight  # tied to the output layer in SmolLM2
         with torch.no_grad():  # distinct rows, so the new tokens get distinct log-probs
             noise = torch.randn(len(tokenizer) - known, weight.shape[1], generator=torch.Generator().manual_seed(0))
             weight[known:] = weight[:known].mean(0) + weight[:known].std(0) * noise

@@ -54,16 +54,17 @@ from __future__ import annotations
 import os
 import threading
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Literal, Sequence
+from typing import Annotated, Any, Literal, get_args
 
 from annotated_types import Ge
 
-from .._errors import ConfigError
 from .._checks import hub_fetch_problem
-from . import hf_batching as batching
+from .._errors import ConfigError
 from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from . import hf_batching as batching
 from .base import Engine
 from .content import local_model_digest
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
@@ -73,7 +74,8 @@ from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocab
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
-_DTYPES = ("float32", "float16", "bfloat16", "auto")
+_Dtype = Literal["float32", "float16", "bfloat16", "auto"]
+_DTYPES: tuple[str, ...] = get_args(_Dtype)
 
 
 def _import_hf() -> tuple[Any, Any]:
@@ -107,7 +109,7 @@ class HFEngine(Engine):
     decodes_ensembles = True
 
     def __init__(self, model: str = "embedded", batch_size: Annotated[int, Ge(1)] | Literal["auto"] | None = None,
-                 dtype: Literal[_DTYPES] | None = None, device: str | None = None, trust_remote_code: bool = False,
+                 dtype: _Dtype | None = None, device: str | None = None, trust_remote_code: bool = False,
                  threads: Annotated[int, Ge(1)] | None = None,
                  max_batch_size: Annotated[int, Ge(1)] = batching.MAX_AUTO_BATCH_SIZE,
                  cudnn_attention: bool = False, max_batch_tokens: Annotated[int, Ge(1)] | None = None) -> None:
@@ -121,12 +123,10 @@ class HFEngine(Engine):
         self.max_batch_size = fixed or batching.CPU_BATCH_SIZE
         on_cpu = not self.device.startswith("cuda")
         self.max_batch_tokens = max_batch_tokens or (batching.CPU_BATCH_TOKENS if on_cpu else None)
-        if dtype is None:
-            dtype = "float32" if self.device == "cpu" else "auto"
-        dtype = str(dtype).replace("torch.", "")
-        if dtype not in _DTYPES:
-            raise ConfigError(f"hf engine: dtype '{dtype}' is not one of {', '.join(_DTYPES)}")
-        self.dtype = dtype
+        chosen = dtype if dtype is not None else "float32" if self.device == "cpu" else "auto"
+        self.dtype = str(chosen).replace("torch.", "")  # a torch.dtype given in Python reads as its name
+        if self.dtype not in _DTYPES:
+            raise ConfigError(f"hf engine: dtype '{self.dtype}' is not one of {', '.join(_DTYPES)}")
         self.trust_remote_code = _bool(trust_remote_code)
         self._lock = threading.Lock()
         self._content: str | None = None  # a local model's files (ragbench._engines.content), set by _load
@@ -304,7 +304,7 @@ class HFEngine(Engine):
         """`_run`, splitting a batch that runs out of GPU memory in halves (and keeping the smaller
         batch size for the rest of the run); any other failure fails the batch's requests."""
         try:
-            return self._run(chunk, sampling)
+            return list[Response | EngineError](self._run(chunk, sampling))
         except Exception as exc:
             if len(chunk) > 1 and batching.is_out_of_memory(self._torch, exc):
                 if self.device.startswith("cuda"):
@@ -346,7 +346,8 @@ class HFEngine(Engine):
                     else:
                         generator.manual_seed((int(seed) * 1_000_003 + sample) % (2 ** 63))
                     generators.append(generator)
-        picker = TokenPicker(torch, sampling, generators, [self.token_id(t) for t in sampling.logprob_tokens])
+        named_ids = [i for t in sampling.logprob_tokens if (i := self.token_id(t)) is not None]  # all, checked
+        picker = TokenPicker(torch, sampling, generators, named_ids)
         # A decoder-only output repeats the prompt; a seq2seq output starts with the decoder start token.
         prefix = 1 if self.seq2seq else width
         tracker = StopTracker(torch, self.tokenizer, prefix, self.eos_ids, sampling)
@@ -400,7 +401,7 @@ class HFEngine(Engine):
             piece = self._piece_cache[token_id] = self.tokenizer.decode([token_id])
         return piece
 
-    def missing_tokens(self, names) -> list[str]:
+    def missing_tokens(self, names: Sequence[str]) -> list[str]:
         return [name for name in names if self.token_id(name) is None]
 
     def token_id(self, token: str) -> int | None:

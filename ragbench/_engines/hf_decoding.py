@@ -4,6 +4,7 @@ string, per row). Their semantics follow vLLM's; see hf.py."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from .._values.llm_calls import Sampling
@@ -16,14 +17,14 @@ class TokenPicker:
     drawn per row with its own generator (so seeded rows do not depend on their batch mates).
     """
 
-    def __init__(self, torch: Any, sampling: Sampling, generators: list | None, named_ids: list[int] = ()) -> None:
+    def __init__(self, torch: Any, sampling: Sampling, generators: list | None, named_ids: Sequence[int] = ()) -> None:
         self.torch = torch
         self.sampling = sampling
         self.generators = generators
         self.k = sampling.logprobs
         self.named_ids = list(named_ids)  # ids of sampling.logprob_tokens, in order
         self.records: list[tuple[list[float], list[list[float]], list[list[int]]]] = []
-        self.named_records: list[list[list[float]]] = []  # per step, per row: log-probs of named_ids
+        self.named_records: list[list[list[float | None]]] = []  # per step, per row: log-probs of named_ids
         self.recording = self.k is not None or bool(named_ids)
         self.active = generators is not None or self.recording
 

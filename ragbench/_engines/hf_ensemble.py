@@ -3,7 +3,8 @@ of one batch, every step's next-token logits replaced by their weighted sum, so 
 text (FlashRAG's REPLUGLogitsProcessor). Greedy only: sampled rows would draw apart."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 
@@ -28,6 +29,7 @@ def decode_ensemble(request: Request, encode: Callable[[Request], list[int]], ru
     engine's `lock`. A request that cannot be decoded is a `RequestError`; a failed tokenization or generation
     an `EngineError` (`describe` says the exception in one line)."""
     sampling: Sampling = request.sampling
+    assert request.ensemble is not None  # an ensemble request's
     if sampling.temperature > 0 or sampling.n > 1:
         return RequestError("hf engine: an ensemble of prompts is decoded greedily (temperature 0, n 1)")
     try:

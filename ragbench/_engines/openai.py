@@ -44,15 +44,16 @@ import inspect
 import json
 import logging
 import os
-from typing import Annotated, Any, Literal
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit
 
 import openai
 from annotated_types import Ge, Gt
 
 from .._errors import ConfigError
+from .._values.llm_calls import EngineError, EngineNeeds, Request, RequestError, Response, TokenLogprobs
 from .._values.urls import Credentials, redact_url, secret_name
-from .._values.llm_calls import EngineError, Request, RequestError, Response, TokenLogprobs
 from .base import Engine
 from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, redact
 
@@ -61,7 +62,8 @@ __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-MODES = ("auto", "chat")
+Mode = Literal["auto", "chat"]
+MODES: tuple[str, ...] = get_args(Mode)
 NAMED_TOP_LOGPROBS = 20
 # Body fields the engine sets itself from the request; an extra option may not override them.
 _RESERVED = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "n", "stop", "seed",
@@ -176,7 +178,7 @@ class OpenAIEngine(Engine):
                  concurrency: Annotated[int, Ge(1)] = 16, timeout: Annotated[float, Gt(0)] = 60,
                  max_retries: Annotated[int, Ge(0)] = 6, connect_retries: Annotated[int, Ge(0)] = 2,
                  backoff_base: Annotated[float, Ge(0)] = 1.0, backoff_max: Annotated[float, Ge(0)] = 60,
-                 mode: Literal[MODES] = "auto", **options: Any) -> None:
+                 mode: Mode = "auto", **options: Any) -> None:
         problems = _extra_body_problems(options)
         if problems:
             raise ConfigError(f"openai engine: {problems[0]}")
@@ -225,7 +227,8 @@ class OpenAIEngine(Engine):
         return problems
 
     @classmethod
-    def meet_needs(cls, model: str, options: dict[str, Any], needs) -> tuple[dict[str, Any], list[str]]:
+    def meet_needs(cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]) -> tuple[dict[str, Any],
+                                                                                                     list[str]]:
         """The API reports named tokens only among the top NAMED_TOP_LOGPROBS of each position: a larger
         window cannot be given."""
         return options, [f"{need.system} reads log-probs of named tokens within top-{need.logprob_window} dicts, but "

@@ -77,7 +77,7 @@ class _Client(openai.AsyncOpenAI):
         retry = options.get_max_retries(self.max_retries) - remaining_retries
         return backoff(retry, self.backoff_base, self.backoff_max)
 
-    def copy(self, **kwargs: Any) -> "_Client":  # with_options() copies the client: keep the knobs
+    def copy(self, **kwargs: Any) -> _Client:  # with_options() copies the client: keep the knobs
         client = super().copy(**kwargs)
         client.backoff_base, client.backoff_max = self.backoff_base, self.backoff_max
         return client

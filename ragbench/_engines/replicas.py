@@ -23,8 +23,9 @@ takes about `ceil(C / (B x R)) x (overhead + per_request x B)` once every replic
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, Iterator
+from typing import Annotated, Any
 
 from annotated_types import Ge
 
@@ -220,7 +221,7 @@ def ray_replicas(engine_class: type, model: str, options: dict[str, Any]) -> Rep
         parallel = int(options.get("tensor_parallel_size", 1)) * int(options.get("pipeline_parallel_size", 1))
         gpus = parallel if ray.cluster_resources().get("GPU", 0) > 0 else 0
     actor_class = ray.remote(num_gpus=float(gpus), num_cpus=0 if gpus else 1)(_EngineActor)
-    actors = [actor_class.remote(engine_class, model.partition(":")[2], dict(options)) for _ in range(count)]
+    actors: list[Any] = [actor_class.remote(engine_class, model.partition(":")[2], dict(options)) for _ in range(count)]
     try:
         descriptions = ray.get([actor.describe.remote() for actor in actors])
     except Exception as exc:

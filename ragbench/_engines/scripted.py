@@ -24,8 +24,9 @@ import hashlib
 import math
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any
 
 from annotated_types import Ge
 
@@ -37,7 +38,7 @@ from .base import Engine
 from .content import file_digest
 from .replay import check_token_record, token_response
 
-Script = Callable[[Request], "str | Response"]
+Script = Callable[[Request], "str | Response | dict[str, Any]"]  # a dict: a per-token record
 Seconds = Annotated[float, Ge(0)]
 
 
@@ -167,7 +168,7 @@ def generated(record: dict[str, Any], sampling: Sampling) -> dict[str, Any]:
     if not isinstance(tokens, list) or "".join(tokens) != record["response"]:
         return record
     count, text = 0, ""
-    for count, token in enumerate(tokens[:sampling.max_tokens], 1):
+    for count, token in enumerate(tokens[:sampling.max_tokens], 1):  # noqa: B007 (`count` is read after the loop)
         text += token
         if any(stop and stop in text for stop in sampling.stop):
             break

@@ -3,8 +3,9 @@ template, whole vocabulary entries (Self-RAG's reflection tokens), and a model's
 without its weights (what the pre-flight checks vocabulary entries with)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .embedded import CONVERTED_NAME, default_cache_dir, is_embedded
 

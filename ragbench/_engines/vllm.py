@@ -42,17 +42,25 @@ import asyncio
 import contextlib
 import threading
 import uuid
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 from .._errors import ConfigError
 from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
-from .base import Engine
+from .base import Engine, EngineNeeds
 from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
-from .vllm_options import (DEFAULT_MAX_LOGPROBS, INSTALL_HINT, NEUTRAL_OPTIONS, accepts, option_value,
-                           options_for_needs, start_option_problems)
+from .vllm_options import (
+    DEFAULT_MAX_LOGPROBS,
+    INSTALL_HINT,
+    NEUTRAL_OPTIONS,
+    accepts,
+    option_value,
+    options_for_needs,
+    start_option_problems,
+)
 from .vllm_steps import run_until_finished
 
 
@@ -111,11 +119,12 @@ class VLLMEngine(Engine):
         return start_option_problems(cls, options)
 
     @classmethod
-    def meet_needs(cls, model: str, options: dict[str, Any], needs) -> tuple[dict[str, Any], list[str]]:
+    def meet_needs(cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]) -> tuple[dict[str, Any],
+                                                                                                     list[str]]:
         return options_for_needs(options, needs)
 
     @classmethod
-    def missing_vocabulary(cls, model: str, options: dict[str, Any], names) -> list[str] | None:
+    def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
         return missing_entries(local_tokenizer(model, options.get("cache_dir")), names)
 
     @property
@@ -224,7 +233,7 @@ class VLLMEngine(Engine):
                               "reflection tokens)")
         return [self._vocabulary_ids[name] for name in names]  # type: ignore[misc]
 
-    def missing_tokens(self, names) -> list[str]:
+    def missing_tokens(self, names: Sequence[str]) -> list[str]:
         for name in names:
             if name not in self._vocabulary_ids:
                 self._vocabulary_ids[name] = vocabulary_id(self.tokenizer, name)
@@ -317,6 +326,7 @@ class VLLMEngine(Engine):
     def _call(self, todo: list[tuple[int, Any, Any, Any]], requests: list[Request]) -> list[Response | EngineError]:
         """The requests through vLLM's step loop (`run_until_finished`), each answer made a Response the
         moment its request finishes, which keeps of its log-probs only what was asked (`_logprobs`)."""
+        assert self.llm is not None  # loaded before any call
         return run_until_finished(self.llm.llm_engine, [(prompt, params, lora) for _, prompt, params, lora in todo],
                                   lambda place, output: self._response(requests[todo[place][0]], output))
 

@@ -6,7 +6,8 @@ log-probs while it runs (`max_num_seqs` bounds how many run at once)."""
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 

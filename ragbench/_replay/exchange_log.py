@@ -11,10 +11,11 @@ a run's predictions with them; a judge file is read with its run folder's sample
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from .._storage.jsonl import open_append
+from .._storage.jsonl import Appender, open_append
 from .call_refs import reference, reply_of, step_response_data
 
 
@@ -28,7 +29,7 @@ class ExchangeLog:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._handle = open_append(self.path)
+        self._handle: Appender | None = open_append(self.path)
         self._lock = threading.Lock()
 
     def write(self, line: dict[str, Any]) -> None:

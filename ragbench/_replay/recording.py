@@ -62,7 +62,7 @@ class CallRecorder:
                 handle = self._handles[name] = open_append(self.folder / name)
             handle.write(record)
 
-    def for_role(self, role: str, logged: bool = False) -> "LlmRecorder":
+    def for_role(self, role: str, logged: bool = False) -> LlmRecorder:
         """The recorder of one role's calls; `logged`: the role's answered calls are held in its
         exchange log (the NLI model's nli_calls.jsonl)."""
         return LlmRecorder(self, role, logged)

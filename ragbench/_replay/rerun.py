@@ -14,8 +14,8 @@ import dataclasses
 from pathlib import Path
 
 from .._errors import ConfigError
-from .._values.run_config import RunConfig
 from .._storage.jsonl import read_json
+from .._values.run_config import RunConfig
 from .recording import CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
 
 

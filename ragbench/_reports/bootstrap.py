@@ -12,7 +12,7 @@ chunks as in one draw, so the statistics are those of a single (iterations, n) d
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -20,7 +20,7 @@ CHUNK_DRAWS = 1 << 20  # example indices drawn at once (8 MiB, and as much again
 MAX_ITERATIONS = 1_000_000  # rounds of a bootstrap (their statistics are kept: 8 MB), checked before a run
 
 
-def iterations_problem(flag: str, iterations: int) -> str | None:
+def iterations_problem(flag: str, iterations: int | None) -> str | None:
     """One line for a number of bootstrap rounds over MAX_ITERATIONS, else None."""
     if isinstance(iterations, int) and iterations > MAX_ITERATIONS:
         return (f"{flag} {iterations}: at most {MAX_ITERATIONS:,} rounds (a p-value's resolution of "
@@ -56,7 +56,7 @@ def mean_exponent(data: np.ndarray) -> int:
     return math.frexp(peak)[1]
 
 
-def mean(values: Sequence[float]) -> float:
+def mean(values: Sequence[float] | np.ndarray) -> float:
     """The mean of finite values, finite however large they are (`mean_exponent`); numpy's mean otherwise."""
     data = np.asarray(values, dtype=float)
     exponent = mean_exponent(data)

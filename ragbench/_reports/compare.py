@@ -27,10 +27,10 @@ from .._storage.rundir import RunDir, iter_samples, sample_file
 from .bootstrap import mean, percentile_interval, resampled
 from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
-from .multiple_testing import METHODS, adjusted
 from .like_for_like import budget_rows, like_for_like_text, unlike
+from .multiple_testing import METHODS, adjusted
 from .results_file import read_results
-from .results_schema import Results
+from .results_schema import Entry, Results
 from .slice_labels import SliceLabels, field_labels, slice_value
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -201,7 +201,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
                                        "(not scorable, or the metric failed, in the other) and are left out")
             report.warnings += [note for run in (baseline, other) if (note := _not_the_mean(run, task, metric))]
             pairs = [(x, y) for x, y in pairs if _value(x, metric) is not None and _value(y, metric) is not None]
-            if not all(math.isfinite(_value(y, metric) - _value(x, metric)) for x, y in pairs):
+            if not all(math.isfinite(_scored(y, metric) - _scored(x, metric)) for x, y in pairs):
                 report.warnings.append(f"{task} {metric}: values so large that their differences overflow: not compared")
                 continue
             groups: dict[str, list[tuple[dict, dict]]] = {"": pairs}
@@ -214,8 +214,8 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
             for name, group in groups.items():
                 if not group:
                     continue
-                a = [_value(x, metric) for x, _ in group]
-                b = [_value(y, metric) for _, y in group]
+                a = [_scored(x, metric) for x, _ in group]
+                b = [_scored(y, metric) for _, y in group]
                 interval, p, test = compare_values(a, b, iterations, seed)
                 report.rows.append(Comparison(task, metric, name, len(group), mean(a), mean(b),
                                               mean(np.subtract(b, a)), interval,
@@ -254,7 +254,7 @@ def example_set_difference(task: str, a: set[str], b: set[str]) -> list[Differen
                        f"{len(b)}, {len(b - a)} only here")]
 
 
-def _example_keys(details: dict[str, dict[str, Any]]) -> list[str]:
+def _example_keys(details: dict[str, Entry]) -> list[str]:
     """A task's keys with per-example values (corpus-level keys have none to pair), sorted."""
     return sorted(key for key, entry in details.items() if not entry.get("corpus"))
 
@@ -262,7 +262,8 @@ def _example_keys(details: dict[str, dict[str, Any]]) -> list[str]:
 def _not_the_mean(run: Run, task: str, key: str) -> str | None:
     """A warning where the run's results.json value of the key is not the mean of its per-example values (a
     metric that aggregates otherwise, e.g. a count summed): the table's A and B are means per example."""
-    reported = run.results.details.get(task, {}).get(key, {}).get("value")
+    entry = run.results.details.get(task, {}).get(key)
+    reported = entry.get("value") if entry is not None else None
     values = [value for sample in run.samples[task].values() if (value := _value(sample, key)) is not None]
     if reported is None or not values or math.isclose(average := mean(values), reported, rel_tol=1e-9,
                                                        abs_tol=1e-12):
@@ -277,6 +278,13 @@ def _nothing_shared(a: Run, b: Run) -> str:
         return (f"have no task in common ({', '.join(sorted(a.samples)) or 'none'} vs "
                 f"{', '.join(sorted(b.samples)) or 'none'})")
     return f"share no example scored in both ({', '.join(tasks)})"
+
+
+def _scored(sample: dict[str, Any], metric: str) -> float:
+    """The value of a pair kept for having one on both sides."""
+    value = _value(sample, metric)
+    assert value is not None
+    return value
 
 
 def _value(sample: dict[str, Any], metric: str) -> float | None:

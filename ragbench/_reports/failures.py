@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +53,7 @@ class FailureGroups:
     traceback are its first records'); then the metric failures of `metrics` (see `metric_failures`) grouped
     by metric and cause kind. Holds a group's count and up to KEPT_IDS ids, never the records."""
 
-    def __init__(self, metrics: list[Metric] = ()) -> None:
+    def __init__(self, metrics: Sequence[Metric] = ()) -> None:
         self.metrics = metrics
         self.records: dict[str, dict[str, Any]] = {}
         self.metric_groups: dict[str, dict[str, Any]] = {}
@@ -66,7 +67,7 @@ class FailureGroups:
                  tracebacks.get(metric))["metric"] = metric
 
     def groups(self, details: dict[str, dict[str, Any]] | None = None,
-               not_computed: list[AggregateFailure] = ()) -> list[dict[str, Any]]:
+               not_computed: Sequence[AggregateFailure] = ()) -> list[dict[str, Any]]:
         """The groups, most frequent first: cause, count, ids (up to KEPT_IDS), the first record's whole message
         as an example and the first traceback of the cause (a system or a metric that raised); then the metric
         failures, each group with its "metric", and a corpus metric that failed (its entries in `details` hold
@@ -101,7 +102,7 @@ def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: di
     return group
 
 
-def metric_failures(record: dict[str, Any], metrics: list[Metric]) -> dict[str, str]:
+def metric_failures(record: dict[str, Any], metrics: Sequence[Metric]) -> dict[str, str]:
     """Metric name -> why it failed on this record, when the example itself did not fail: the error it
     raised or the value it returned that is not a score (`score_errors`), or a saved value that is not
     a score or is not there (a sample written by an older ragbench, e.g. a numpy scalar saved as a string,

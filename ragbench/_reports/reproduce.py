@@ -49,7 +49,7 @@ class Reproduction:
     provider: str = ""
 
     @classmethod
-    def from_manifest(cls, name: str, manifest: dict[str, Any]) -> "Reproduction":
+    def from_manifest(cls, name: str, manifest: dict[str, Any]) -> Reproduction:
         try:
             return cls(name=name, paper=manifest["paper"], table=manifest["table"], row=manifest["row"],
                        status=manifest.get("status", "runnable"),
@@ -96,7 +96,7 @@ def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[
         if value in (None, [], {}, ()):
             continue
         if isinstance(value, dict) and isinstance(settings.get(key), dict):
-            changed = {k: v for k, v in value.items() if settings[key].get(k) != v}
+            changed: Any = {k: v for k, v in value.items() if settings[key].get(k) != v}
             settings[key] = {**settings[key], **value}
         else:
             changed = value if settings.get(key) != value else None
@@ -149,7 +149,7 @@ def verdict(item: Reproduction, limit: int | None, substituted: list[str], compl
 def markdown(item: Reproduction, rows: list[CellResult], label: str) -> str:
     lines = [f"## Reproduction: {item.name}", "",
              f"{item.paper} {item.table}, row \"{item.row}\" - **{label}**", "",
-             "| column | task | metric | paper | ours | ours - paper | within ±{:g} |".format(item.tolerance),
+             f"| column | task | metric | paper | ours | ours - paper | within ±{item.tolerance:g} |",
              "|---|---|---|---:|---:|---:|---|"]
     for row in rows:
         ours = "-" if row.ours is None else f"{row.ours:.2f}"

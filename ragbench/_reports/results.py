@@ -3,7 +3,8 @@ records are given one at a time (in data order) and none is held (`TaskTally`)."
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .._metric import CorpusValue, InvalidScore, Metric, typed_value
 from .._plugin_calls import PluginCall
@@ -119,6 +120,7 @@ class TaskTally:
         self.answered.add(sample)
         self.corpus.add(sample)
         if self.official is not None:
+            assert self.zeros is not None  # made with the official aggregate
             self.official.add(as_official(sample, self.zeros))
         self.records += 1
         self.bad += bool(sample.get("bad_record"))
@@ -146,6 +148,7 @@ class TaskTally:
         not_computed: list[AggregateFailure] = []
         details = {**self.answered.entries(iterations, seed, not_computed), **self.corpus.entries(seed)}
         if self.official is not None:
+            assert self.zeros is not None  # made with the official aggregate
             for _ in range(missing):
                 self.official.add(unsaved_record(self.zeros))
             headline_failed: list[AggregateFailure] = []

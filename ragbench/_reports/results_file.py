@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
+from .._storage.jsonl import read_json, strict_json
 from .._values.names import part_problem
 from .._values.run_config import RunConfig
-from .._storage.jsonl import read_json, strict_json
 from .budget import QUANTITIES as BUDGET_QUANTITIES
 from .results_schema import SCHEMA_VERSION, VERSIONS, Results
 

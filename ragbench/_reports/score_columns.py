@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

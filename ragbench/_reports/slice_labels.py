@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 NO_VALUE = "(none)"
 

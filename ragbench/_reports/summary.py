@@ -8,8 +8,7 @@ from .._storage import page_cache
 from .._storage.store_checks import health_lines
 from .budget import budget_line, repeated_work_lines
 from .compare import direction
-from .failures import (counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines,
-                       repair_lines)
+from .failures import counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines, repair_lines
 from .slice_plots import slice_rows
 
 
@@ -68,7 +67,7 @@ def cost_line(cost: dict[str, Any], notices: bool = True) -> str:
             f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
             f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
             + "".join("\n" + line for line in health_lines("response cache", cost.get("response_cache"), notices))
-            + ("\n" + page_cache.console_line(cost["page_cache"], notices) if cost.get("page_cache") else "")
+            + ("\n" + (page_cache.console_line(cost["page_cache"], notices) or "") if cost.get("page_cache") else "")
             + ("\n" + rescoring_line(cost["rescoring"]) if cost.get("rescoring") else ""))
 
 

@@ -7,9 +7,9 @@ traceback under `tracebacks`), which the console shows and which mark the run in
 gets the same results, not a traceback."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, TypeGuard
 
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord
@@ -117,7 +117,7 @@ def adherence_problem(checks: Any) -> str | None:
     return json_problem(checks, "format_adherence")
 
 
-def is_count(value: Any) -> bool:
+def is_count(value: Any) -> TypeGuard[int]:
     return type(value) is int and value >= 0
 
 

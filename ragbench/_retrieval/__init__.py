@@ -28,7 +28,7 @@ def ragbench_query_styles() -> dict[str, Any]:
     return section("query_styles")["query_styles"]
 
 
-def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, registry: "Registry") -> Retriever:
+def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, registry: Registry) -> Retriever:
     """Build a retriever by catalogue name (`provided` when none is given) with its options, its class
     from the run's `registry`, which a retriever whose
     `__init__` takes `registry` is given too (e.g. dense, for its query style)."""

@@ -26,7 +26,7 @@ class Retriever:
     """
 
     name: ClassVar[str] = ""
-    builder: ClassVar[type["IndexBuilder"] | None] = None
+    builder: ClassVar[type[IndexBuilder] | None] = None
     max_batch_size: int = 64  # queries per `search` call
     # True: an example's every query gets the same documents, its own in their given order (`provided`,
     # or a replay of it); a system that would search by rewritten queries ranks them itself instead.
@@ -40,16 +40,16 @@ class Retriever:
     # retriever is searched directly, on the loop (`provided`: a slice of a list).
     pooled: bool = False
 
-    def search(self, queries: list[str], k: int) -> list[list["Document"]]:
+    def search(self, queries: list[str], k: int) -> list[list[Document]]:
         """The top `k` documents for each query, best first, each with its `score`."""
         raise NotImplementedError
 
-    def for_example(self, example: "Example") -> "Retriever | None":
+    def for_example(self, example: Example) -> Retriever | None:
         """A retriever bound to one example (e.g. its own documents), searched directly (or through
         the pool when it is `pooled`); None for retrievers over a shared corpus."""
         return None
 
-    def search_examples(self, bound: list["Retriever"], queries: list[str], k: int) -> list[list["Document"]]:
+    def search_examples(self, bound: list[Retriever], queries: list[str], k: int) -> list[list[Document]]:
         """One pooled batch of example-bound searches: the top `k` for `queries[i]` from `bound[i]`
         (a `pooled` retriever from `for_example`). A retriever overrides it to share work across the
         batch (one encoder call for all queries)."""

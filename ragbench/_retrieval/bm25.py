@@ -39,7 +39,7 @@ SPILL_DIR = "bm25.spill"
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 
-def import_bm25s():
+def import_bm25s() -> Any:
     try:
         import bm25s
     except ImportError as exc:
@@ -50,7 +50,7 @@ def import_bm25s():
     return bm25s
 
 
-def make_stemmer(name: str | None):
+def make_stemmer(name: str | None) -> Any:
     """A PyStemmer stemmer by algorithm name ("porter", "english" ...), or None for "none"."""
     if name in (None, "", "none"):
         return None

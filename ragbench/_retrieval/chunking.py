@@ -20,10 +20,11 @@ so chunks get deterministic ids `<document id>#<n>` instead, and upstream's rele
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from .._errors import ConfigError, RecordError
 from .._types import Document

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._errors import ConfigError, RecordError
 from .._storage.csv_fields import large_fields
@@ -70,9 +71,9 @@ def read_dpr_tsv(path: Path) -> Iterator[Document | RecordError]:
                 if set(DPR_COLUMNS) <= set(row):  # the header (DPR's loaders skip it the same way)
                     columns = {name: row.index(name) for name in DPR_COLUMNS}
                     continue
-            bad = next((field for field in row if _NOT_UTF8.search(field)), None)
+            bad = next((match for field in row if (match := _NOT_UTF8.search(field))), None)
             if bad is not None:
-                byte = ord(_NOT_UTF8.search(bad).group()) - 0xDC00
+                byte = ord(bad.group()) - 0xDC00
                 yield RecordError(str(path), rows.line_num, f"not UTF-8 (byte 0x{byte:02x}); save the file as UTF-8")
                 continue
             if len(row) != 3:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._errors import ConfigError
 from .._checks import hub_fetch_problem
+from .._errors import ConfigError
 from .._types import Document
 from .base import IndexBuilder
 from .corpus import passage_text
@@ -56,7 +56,7 @@ class Encoder:
 
     def __init__(self, model: str, query_instruction: str | None = None, normalize: bool = True,
                  batch_size: int = 64, device: str | None = None, query_style: str = "default",
-                 *, registry: "Registry") -> None:
+                 *, registry: Registry) -> None:
         if query_instruction is not None and not isinstance(query_instruction, str):
             raise ConfigError(f"dense query_instruction {query_instruction!r} is not a string; quote it, e.g. "
                               "--build-arg 'query_instruction=\"Represent this sentence: \"'")
@@ -83,7 +83,7 @@ class Encoder:
     @property
     def dim(self) -> int:
         # sentence-transformers 6 renamed get_sentence_embedding_dimension
-        dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        dimension: Any = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         return int(dimension())
 
     def encode(self, texts: list[str]) -> np.ndarray:
@@ -101,7 +101,7 @@ class Encoder:
         return self.encode(self.style.texts(self.name, texts, self.batch_size, False))
 
 
-def query_style_class(name: str, registry: "Registry") -> type[QueryStyle]:
+def query_style_class(name: str, registry: Registry) -> type[QueryStyle]:
     """The query style `name` from the run's `registry`."""
     return registry.query_style(name)
 
@@ -113,7 +113,7 @@ class NpyAppender:
     0 rows is rewritten at the same length with the final count."""
 
     def __init__(self, path: Path, dtype: str, dim: int) -> None:
-        self.handle = open(path, "wb")
+        self.handle = open(path, "wb")  # noqa: SIM115 (held open, closed by close())
         self.header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False}
         self.dtype, self.dim, self.rows = np.dtype(dtype), dim, 0
         np.lib.format.write_array_header_1_0(self.handle, {**self.header, "shape": (0, dim)})
@@ -134,7 +134,7 @@ class NpyAppender:
 class DenseBuilder(IndexBuilder):
     def __init__(self, folder: Path, model: str = DEFAULT_MODEL, query_instruction: str | None = None,
                  normalize: bool = True, dtype: str = "float16", batch_size: int = 64,
-                 device: str | None = None, query_style: str = "default", *, registry: "Registry") -> None:
+                 device: str | None = None, query_style: str = "default", *, registry: Registry) -> None:
         super().__init__(folder)
         if dtype not in ("float16", "float32"):
             raise ConfigError(f"dense dtype '{dtype}': choose float16 or float32")
@@ -195,7 +195,7 @@ class DenseRetriever(IndexedRetriever):
     def __init__(self, index: str | None = None, model: str | None = None, query_instruction: str | None = None,
                  backend: str = "numpy", chunk_rows: int = 32768, batch_size: int = 64,
                  device: str | None = None, query_style: str | None = None,
-                 *, registry: "Registry") -> None:
+                 *, registry: Registry) -> None:
         super().__init__(index)
         if backend not in BACKENDS:
             raise ConfigError(f"retriever dense: backend '{backend}' is unknown; choose numpy or faiss")

@@ -14,6 +14,7 @@ import mmap
 from array import array
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,13 +31,13 @@ OFFSETS_FILE = "docs.offsets.npy"
 class DocStoreWriter:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.handle = open(folder / DOCS_FILE, "wb")
+        self.handle = open(folder / DOCS_FILE, "wb")  # noqa: SIM115 (held open, closed by close())
         self.offsets_path = folder / OFFSETS_FILE
         self.offsets = array("q", [0])  # 8 bytes a passage
         self.id_hashes = array("q")  # and 8 more: `repeated_ids` never holds every id
 
     def add(self, doc: Document) -> None:
-        record = {"id": doc.id, "title": doc.title, "text": doc.text}
+        record: dict[str, Any] = {"id": doc.id, "title": doc.title, "text": doc.text}
         if doc.url:
             record["url"] = doc.url
         record.update({key: doc.metadata[key] for key in KEPT_METADATA if key in doc.metadata})
@@ -68,7 +69,7 @@ class DocStoreWriter:
             counts = Counter(store.get(int(i)).id for i in np.flatnonzero(np.isin(hashes, colliding)))
         finally:
             store.close()
-        return {doc_id: count for doc_id, count in counts.items() if count > 1}
+        return {doc_id: count for doc_id, count in counts.items() if doc_id is not None and count > 1}
 
 
 class DocStore:

@@ -37,7 +37,7 @@ class ExamplePassages(Retriever):
 
     pooled = True
 
-    def __init__(self, owner: "ExamplePassageRetriever", docs: list[Document]) -> None:
+    def __init__(self, owner: ExamplePassageRetriever, docs: list[Document]) -> None:
         self.owner, self.docs = owner, docs
         self.name = owner.name  # type: ignore[misc]
         self.index: Any = None
@@ -147,7 +147,7 @@ class ExampleDenseRetriever(ExamplePassageRetriever):
 
     def __init__(self, model: str = EMBEDDED_MODEL, query_instruction: str | None = None,
                  query_style: str = "default", batch_size: int = 64, device: str | None = None,
-                 with_title: bool = True, *, registry: "Registry") -> None:
+                 with_title: bool = True, *, registry: Registry) -> None:
         super().__init__(with_title)
         self.encoder = Encoder(model, query_instruction, True, batch_size, device, query_style, registry=registry)
 

@@ -14,16 +14,23 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from typing import Any
 
 from .._errors import ConfigError, RecordError
 from .._storage.content_digest import content_digest
 from .._types import Document
 from .base import RetrievalError, Retriever
-from .flashrag_encoder import (MODEL_POOLING, POOLINGS, FlashRagEncoder, model_config, model_dimension,
-                               needs_language_check, prefix)
+from .flashrag_encoder import (
+    MODEL_POOLING,
+    POOLINGS,
+    FlashRagEncoder,
+    model_config,
+    model_dimension,
+    needs_language_check,
+    prefix,
+)
 from .jsonl_rows import JsonlRows
 
 LABEL = "retriever faiss_index"

@@ -17,10 +17,10 @@ per example.
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from numbers import Integral
-from typing import TYPE_CHECKING, Any, ContextManager, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._scheduler import CallStats, Scheduler
 from .._types import Document, Example, Step
@@ -36,7 +36,7 @@ class StepTracer(Protocol):
     """What a bound retrieval needs of the example's context (ragbench._context.Context, which imports
     this module's Retrieval): `step`, to trace each search."""
 
-    def step(self, kind: str, name: str, request: dict[str, Any]) -> ContextManager[Step]: ...
+    def step(self, kind: str, name: str, request: dict[str, Any]) -> AbstractContextManager[Step]: ...
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,8 @@ class SearchBackend:
         if requests[0].bound is None:
             results = self.retriever.search(queries, k)
         else:
-            results = self.retriever.search_examples([request.bound for request in requests], queries, k)
+            bound = [request.bound for request in requests if request.bound is not None]  # each, as the first
+            results = self.retriever.search_examples(bound, queries, k)
         if len(results) != len(requests):
             raise RetrievalError(f"retriever {self.retriever.name} answered {len(results)} of {len(requests)} queries")
         return results
@@ -88,8 +89,8 @@ class Retrieval:
 
     def __init__(self, retriever: Retriever, scheduler: Scheduler | None = None,
                  backend: SearchBackend | None = None, ctx: StepTracer | None = None,
-                 local: Retriever | None = None, recorder: "CallRecorder | None" = None,
-                 example_id: str | None = None, components: "Components | None" = None) -> None:
+                 local: Retriever | None = None, recorder: CallRecorder | None = None,
+                 example_id: str | None = None, components: Components | None = None) -> None:
         self.retriever = retriever
         self.scheduler = scheduler or Scheduler()
         self.backend = backend or SearchBackend(retriever)
@@ -100,7 +101,7 @@ class Retrieval:
         self.example_id = example_id
         self.components = components  # the run's reranker and refiner (ragbench._components), if any
 
-    def bind(self, ctx: StepTracer, example: Example) -> "Retrieval":
+    def bind(self, ctx: StepTracer, example: Example) -> Retrieval:
         local = self.retriever.for_example(example)
         return Retrieval(self.retriever, self.scheduler, self.backend, ctx, local, self.recorder,
                          example.id if local is not None else None, self.components)
@@ -129,6 +130,7 @@ class Retrieval:
         docs = await self._search(query, max(int(k), reranker.retrieval_topk), step)
         request = {"reranker": reranker.name, "query": query, "k": int(k), "candidates": [doc.id for doc in docs]}
         with self._step("custom", "rerank", request) as record:
+            assert self.components is not None  # a reranker comes with the components pooling it
             try:
                 kept = await self.components.rerank(query, docs, int(k))
             except EngineError as exc:
@@ -146,6 +148,7 @@ class Retrieval:
             return docs
         request = {"refiner": refiner.name, "question": question, "docs": [doc.id for doc in docs]}
         with self._step("custom", "refine", request) as record:
+            assert self.components is not None  # a refiner comes with the components pooling it
             try:
                 refined = await self.components.refine(question, docs)
             except EngineError as exc:
@@ -154,7 +157,7 @@ class Retrieval:
             record.docs = [doc.to_dict() for doc in refined]
         return refined
 
-    def _step(self, kind: str, name: str, request: dict[str, Any]) -> ContextManager[Step]:
+    def _step(self, kind: str, name: str, request: dict[str, Any]) -> AbstractContextManager[Step]:
         return self.ctx.step(kind, name, request) if self.ctx is not None else nullcontext(Step(kind, name, request))
 
     @staticmethod
@@ -172,7 +175,8 @@ class Retrieval:
                 docs = self.local.search([query], k)[0]
             else:
                 try:
-                    docs = await self.scheduler.submit(self.backend, SearchRequest(query, k, self.local))
+                    # Scheduler.submit is typed for LLM engines; the search backend is batched as one (duck-typed)
+                    docs = await self.scheduler.submit(self.backend, SearchRequest(query, k, self.local))  # type: ignore[arg-type,assignment]
                 except EngineError as exc:
                     raise RetrievalError(str(exc)) from None
             record.response = {"ids": [doc.id for doc in docs], "scores": [doc.score for doc in docs]}

@@ -18,18 +18,19 @@ import hashlib
 import json
 import shutil
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from tqdm import tqdm
 
 from .._errors import ConfigError, RecordError
-from .._values.options import construct
 from .._storage.files import naming, write_problem
 from .._storage.jsonl import read_json
 from .._types import Document
+from .._values.options import construct
 from .base import Retriever
 from .chunking import chunk_documents, parse_split, title_header
 from .corpus import corpus_format, passage_text, read_corpus
@@ -183,7 +184,7 @@ def chunks(items: Iterable[Document | RecordError], size: int,
 def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[str, Any] | None = None,
                 chunk_size: int = 50_000, title: bool = True, overwrite: bool = False,
                 progress: bool = True, split: str | None = None, split_header: str | None = None,
-                *, registry: "Registry") -> Manifest:
+                *, registry: Registry) -> Manifest:
     """Build a `kind` index of `corpus` into `out`; it appears there only once complete. `split`
     (`tokens:SIZE:OVERLAP`) cuts documents longer than SIZE characters into chunks of SIZE tokens
     as llama-index's TokenTextSplitter does (ragbench._retrieval.chunking), `split_header` (a template
@@ -230,7 +231,7 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
 def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, passages: Iterable[Document | RecordError],
                 options: dict[str, Any], chunk_size: int, title: bool, progress: bool,
                 split: str | None = None, split_header: str | None = None,
-                *, registry: "Registry") -> Manifest:
+                *, registry: Registry) -> Manifest:
     started = time.perf_counter()
     builder = construct(builder_class, dict(options), f"index build --retriever {kind}", positional=(folder,),
                         injected={"registry": registry})

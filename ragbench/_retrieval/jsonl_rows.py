@@ -53,7 +53,7 @@ class JsonlRows:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.handle = open(path, "rb")
+        self.handle = open(path, "rb")  # noqa: SIM115 (held open, closed by close())
         size = path.stat().st_size
         self.data = mmap.mmap(self.handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         self.starts = row_starts(self.data)

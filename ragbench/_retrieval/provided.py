@@ -7,7 +7,7 @@ no documents, where the system would answer closed book under its own name witho
 from __future__ import annotations
 
 from .._types import Document, Example
-from .base import Retriever, RetrievalError
+from .base import RetrievalError, Retriever
 
 
 class ExampleDocs(Retriever):

@@ -57,8 +57,9 @@ class ReplayRetriever(Retriever):
         self.corpus_path, self.index_path = corpus, index
         self._lookup: dict[str, Document] | None = None
         recorded = {r.get("retriever") for records in self.by_query.values() for r in records}
-        if len(recorded) == 1 and isinstance(next(iter(recorded)), str):
-            self.name = next(iter(recorded))  # type: ignore[misc]  # as the original run traced it
+        traced = next(iter(recorded)) if len(recorded) == 1 else None
+        if isinstance(traced, str):
+            self.name = traced  # type: ignore[misc]  # this retriever's name: the one the original run traced
         self.fixed_documents = self.name == ProvidedRetriever.name
 
     def metadata(self) -> dict[str, Any]:

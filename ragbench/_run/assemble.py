@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from .._reports.provenance import provenance
 from .._reports.results import results_sections, task_scores
-from .._reports.results_schema import Results
+from .._reports.results_schema import Cost, Results
 from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir, finalized_samples
@@ -47,7 +48,7 @@ def scored_task(planned: PlannedTask, run_dir: RunDir, config: RunConfig, read: 
 
 
 def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunConfig,
-                checkpoints: dict[str, TaskCheckpoint], cost: Callable[[], dict[str, Any]],
+                checkpoints: dict[str, TaskCheckpoint], cost: Callable[[], Cost],
                 full_config: dict[str, Any], versions: dict[str, Any] | None = None) -> Results:
     """A run's results.json from its samples (`checkpoints`: by task, of the tasks whose records were read).
     `cost` is asked once every task's samples are rewritten: that brings the earlier attempts' costs up to
@@ -59,6 +60,7 @@ def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunCo
     system_reports: dict[str, Any] = {}
     system_stats: dict[str, Any] = {}
     for planned in planned_tasks:
+        assert planned.system is not None  # a run's, which has one (rescoring assembles its own results)
         with cyclic_gc_paused():
             scores[planned.name] = scored_task(planned, run_dir, config, checkpoints.get(planned.name))
             report, checks, figures = system_hooks(planned.system, run_dir.sample_path(planned.name),

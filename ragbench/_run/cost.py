@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, cast
 
-from .._storage.rundir import ATTEMPT_COST
+from .._reports.results_schema import Cost
 from .._scheduler import CallStats
+from .._storage.rundir import ATTEMPT_COST
 
 
 def attempt_cost(attempt_id: str, stats: dict[str, Any], processed: int, wall: float) -> dict[str, Any]:
@@ -65,7 +67,7 @@ class AttemptCost:
 
 
 def run_cost(earlier: list[dict[str, Any]], attempt: dict[str, Any] | None, stores: dict[str, dict[str, Any] | None],
-             retrieval: dict[str, int], nli: dict[str, Any] | None) -> dict[str, Any]:
+             retrieval: dict[str, int], nli: dict[str, Any] | None) -> Cost:
     """results.json's `cost`: the `earlier` attempts' (brought up to their saved samples' by
     `RunDir.finalize_samples`) and this `attempt`'s (None: results rebuilt with no attempt of its own) added
     up; the caches' reports (`stores`, by name: damaged entries, failed reads and writes, a replaced file;
@@ -79,4 +81,4 @@ def run_cost(earlier: list[dict[str, Any]], attempt: dict[str, Any] | None, stor
                              "errors": retrieval["errors"]}
     if nli is not None:
         cost["nli"] = nli
-    return cost
+    return cast(Cost, cost)  # the shape results_schema.Cost names

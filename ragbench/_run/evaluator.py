@@ -10,22 +10,24 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._checks import Preflight
 from .._engines import preload
 from .._errors import ConfigError, RecordError
+from .._registry import Registry
+from .._replay.recording import CallRecorder
+from .._replay.tools import load_replay_tools, recording_tools
 from .._reports.failures import metric_failed
 from .._reports.finish import finish_run
 from .._reports.provenance import provenance
 from .._reports.results_file import NewerResults, read_results
-from .._reports.results_schema import Results
-from .._registry import Registry
-from .._replay.recording import CallRecorder
-from .._replay.tools import load_replay_tools, recording_tools
+from .._reports.results_schema import Cost, Results
 from .._scheduler import Scheduler
 from .._stop_signals import signal_of
 from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
@@ -95,7 +97,7 @@ class Evaluator:
         self.changed_data: set[str] = set()  # tasks whose data changed since the run started
         self.scoring_only = False  # --resume of a finished run whose only work left is metrics that failed
         self.attempt_id = time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
-        self.cost: AttemptCost | None = None  # this attempt's, from when the run folder is started
+        self.cost: AttemptCost  # this attempt's, set when the run folder is started (`run`)
         self.versions: dict[str, Any] | None = None  # provenance for results.json, taken as the run starts
 
     def run(self) -> RunOutcome:
@@ -132,7 +134,9 @@ class Evaluator:
                 services.interrupted = True
                 raise RunInterrupted(self.run_dir.path, self._saved(), self._known_total(), signal_of(exc)) from None
         results = self.collect(scheduler, self.cost.examples, time.perf_counter() - self.cost.started)
-        self.run_dir.record_attempt(results.cost["this_attempt"])
+        attempt = results.cost["this_attempt"]
+        assert attempt is not None  # collect() counts this attempt
+        self.run_dir.record_attempt(attempt)
         finish_run(self.run_dir, results)
         return RunOutcome(results, self.run_dir.path)
 
@@ -176,7 +180,8 @@ class Evaluator:
         meta = self.run_dir.meta
         if not meta or not meta.get("finished"):
             return None
-        recorded = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+        config = meta.get("config")
+        recorded = config if isinstance(config, dict) else {}
         self.run_dir.check_same_inputs({"task_configs": self.task_configs(),
                                         "model_contents": contents_now(self.registry, recorded.get("model_contents")),
                                         "retriever_contents": self.retriever_contents})
@@ -254,7 +259,7 @@ class Evaluator:
                     elif item.gold_error is not None:  # it would be scored wrong, silently
                         item = RecordError(planned.name, position + 1, item.gold_error)
                 key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
-                if read.needs_run(key, position, lambda: made_from(item)):
+                if read.needs_run(key, position, partial(made_from, item)):
                     yield planned, position, item
 
     async def _execute(self, services: RunServices) -> Scheduler:
@@ -333,7 +338,7 @@ class Evaluator:
         """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
 
-        def cost() -> dict[str, Any]:  # the earlier attempts' as brought up to their saved samples'
+        def cost() -> Cost:  # the earlier attempts' as brought up to their saved samples'
             services = self.services
             assert services is not None  # (a run rebuilt from its samples opened none: their statistics are empty)
             return run_cost([a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id], attempt,

@@ -24,6 +24,7 @@ from .planning import PlannedTask
 from .plugin_values import prediction_problem, writable_record
 from .services import ExampleServices
 
+
 def record_failed(record: dict[str, Any]) -> bool:
     """Whether a sample record counts as a failure of the run: its example failed (or its record could
     not be read), or one of its metrics did."""
@@ -69,9 +70,11 @@ async def process_example(planned: PlannedTask, item: Example | RecordError,
     ctx.models = {role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}")
                   for role, model in services.models.items()}
     ctx.retriever = retrieval.bind(ctx, example)
+    system = planned.system
+    assert system is not None  # a run with a system (only rescoring has none, and runs no example)
     with PluginCall() as call:
-        returned = await planned.system.run(example, ctx)
-    problem = call.error or prediction_problem(planned.system.name or type(planned.system).__name__, returned)
+        returned = await system.run(example, ctx)
+    problem = call.error or prediction_problem(system.name or type(system).__name__, returned)
     prediction = returned if problem is None else Prediction(example_id=example.id, error=problem)
     prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
     record = sample_record(example, prediction, planned.task)
@@ -188,7 +191,8 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
                 continue
         else:
             errors[metric.name] = call.error
-            tracebacks[metric.name] = call.traceback
+            if call.traceback is not None:
+                tracebacks[metric.name] = call.traceback
             continue
         if ctx.counts:
             counted[metric.name] = dict(ctx.counts)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from typing import Any, Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import Any
 
 from .._stop_signals import STOP_SIGNALS, Stopped, install_stop_handler, raise_stop
 
@@ -29,7 +30,7 @@ async def run_together(coroutines: Iterable[Awaitable[Any]]) -> None:
         raise first
 
 
-async def _end_all(tasks: list[asyncio.Future]) -> None:
+async def _end_all(tasks: Sequence[asyncio.Future[Any]]) -> None:
     """Cancel the tasks and wait until each has ended, even if this is cancelled meanwhile (then raised
     again once they have)."""
     for task in tasks:

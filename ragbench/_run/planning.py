@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._checks import Preflight
 from .._errors import ConfigError
 from .._metric import Metric
 from .._nli import nli_format
@@ -16,7 +17,6 @@ from .._storage.datafiles import check_data_path
 from .._system import System
 from .._task import Task
 from .._task.protocols import UsesRunResources, UsesTools, system_defaults
-from .._checks import Preflight
 from .._values.options import accepted_options, construct
 from .._values.run_config import RunConfig
 from .budget_option import top_k_args
@@ -31,9 +31,9 @@ class PlannedTask:
     task: Task
     system: System | None  # None when the run only scores saved predictions (ragbench rescore)
     metrics: list[Metric]
-    resources: "RunResources | None" = None  # the run's, from `bind` (what systems and metrics reach as ctx.resources)
+    resources: RunResources | None = None  # the run's, from `bind` (what systems and metrics reach as ctx.resources)
 
-    def bind(self, resources: "RunResources") -> None:
+    def bind(self, resources: RunResources) -> None:
         """The run's resources, before anything else starts: lent to the task when it works in them."""
         self.resources = resources
         if isinstance(self.task, UsesRunResources):
@@ -137,7 +137,8 @@ def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflig
         if isinstance(getattr(task, "args", None), dict):  # the run's config (results.json): no plugin changes it
             task.args = read_only(task.args)
         if isinstance(task, UsesTools):
-            task.tools_replayed = config.replay_tools is not None
+            # set by the run, as UsesTools says (not declared there: isinstance would then require it)
+            task.tools_replayed = config.replay_tools is not None  # type: ignore[attr-defined]
     return task
 
 

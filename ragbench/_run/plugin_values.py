@@ -8,7 +8,8 @@ with a record that can be (what a task's example or a system's custom step held 
 the records before it run (`task_records`)."""
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .._errors import RecordError
 from .._plugin_calls import PluginCall
@@ -57,15 +58,15 @@ def writable_record(record: dict[str, Any]) -> dict[str, Any]:
 def task_records(task: Task) -> Iterator[Example | RecordError]:
     """The task's `examples()`; one that raises ends with a `RecordError` at the record it stopped before
     (a generator that raised yields nothing more), counted as a bad record of the task."""
-    read, end = 0, object()
+    read = 0
     with PluginCall() as call:
         stream = iter(task.examples())
     while call.error is None:
         with PluginCall() as call:
-            item = next(stream, end)
+            item = next(stream, None)  # None: the end (examples yields examples and bad records)
         if call.error is not None:
             break
-        if item is end:
+        if item is None:
             return
         read += 1
         yield item  # outside the guard: what the reader throws in here (GeneratorExit) is not the task's

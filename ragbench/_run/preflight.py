@@ -20,12 +20,14 @@ all of them at once (`PreflightError`, exit 2) before its folder exists.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._errors import ConfigError
 from .._checks import Preflight
+from .._errors import ConfigError
 from .._reports.bootstrap import iterations_problem
 
+if TYPE_CHECKING:
+    from .._engines.base import Engine
 
 # --- the run's own options ----------------------------------------------------------------------------
 # The run's numeric options: (option, RunConfig field, least value, what else may be given)
@@ -158,7 +160,7 @@ def engine_needs(planned: list[Any]) -> list[Any]:
     return [need for p in planned if (need := p.system.engine_needs(p.task)) is not None]
 
 
-def needs_problems(engine_class: type, name: str, options: dict[str, Any], needs: list[Any]) -> tuple[dict[str, Any],
+def needs_problems(engine_class: type[Engine], name: str, options: dict[str, Any], needs: list[Any]) -> tuple[dict[str, Any],
                                                                                                     list[str]]:
     """The options the engine loader will start the engine with for the systems' `needs`, and what it cannot
     give them: an option too small, vocabulary entries its tokenizer lacks (read without the weights)."""

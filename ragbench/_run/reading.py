@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Generic, Iterator, TypeVar
+from collections.abc import Iterator
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -23,7 +24,8 @@ class RecordReader(Generic[T]):
     def _read_some(self) -> list[T]:
         """Up to `most` items, fewer when reading them takes longer than `seconds` (a large Task 3
         record is read alone, so its example starts at once; small ones start together)."""
-        until, items = time.perf_counter() + self._seconds, []
+        until = time.perf_counter() + self._seconds
+        items: list[T] = []
         while len(items) < self._most and (not items or time.perf_counter() < until):
             item = next(self._items, None)
             if item is None:

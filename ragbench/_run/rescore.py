@@ -12,16 +12,17 @@ answered before are answered by the response cache.
 """
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import nullcontext
-from typing import Any, Awaitable, Callable, Iterable, Iterator
+from typing import Any
 
+from .._in_flight import ExamplesInFlight
 from .._records import step_from_dict
 from .._reports.failures import metric_failures
 from .._storage.checkpoint import record_key
 from .._storage.rundir import ATTEMPT_COST, RunDir
 from .._types import Document, Example, Prediction
 from .example import StoppedAtFailure, gold_references, record_failed, scored_record
-from .._in_flight import ExamplesInFlight
 from .lifecycle import run_together
 from .planning import PlannedTask
 from .services import ExampleServices

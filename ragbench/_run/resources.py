@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from .._storage.page_cache import PageCache, PageCaches
 from .workers import Workers
@@ -57,7 +58,7 @@ class RunResources:
                 if callable(getattr(item, "close", None)):
                     item.close()
 
-    def __enter__(self) -> "RunResources":
+    def __enter__(self) -> RunResources:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -64,7 +64,7 @@ def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTas
     try:
         if system:
             system_needs = engine_needs(planned)
-            if any(type(p.system).uses_llm for p in planned):
+            if any(p.system is not None and type(p.system).uses_llm for p in planned):
                 engines.model = load_engine(config.model, registry=registry, needs=system_needs, **config.model_args)
             for role, model in config.role_models.items():
                 engines.roles[role] = load_engine(model, registry=registry, needs=system_needs,

@@ -99,9 +99,9 @@ def flashrag_sampling(framework: Literal["vllm", "hf"] = "vllm", *, max_tokens: 
     return out
 
 
-async def flashrag_generate(llm: "LLM", prompt: str | list[dict[str, str]], framework: Literal["vllm", "hf"] = "vllm", *,
+async def flashrag_generate(llm: LLM, prompt: str | list[dict[str, str]], framework: Literal["vllm", "hf"] = "vllm", *,
                             step: str = "generate", max_tokens: int = 32, stop: list[str] | None = None,
-                            **sampling: Any) -> "Response":
+                            **sampling: Any) -> Response:
     """A rendered `FlashRagTemplate` (a string, or a chat model's messages) sent as FlashRAG's generator sends
     it (`flashrag_sampling`)."""
     params = flashrag_sampling(framework, max_tokens=max_tokens, stop=stop, **sampling)

@@ -73,6 +73,7 @@ class Judger:
         if self.judgements_file is not None:
             if self._given is None:
                 self.check()
+            assert self._given is not None  # read by check()
             return {"label": given_judgement(self._given, example_id, self.judgements_file), "from": "file"}
         self.load_model()
         return await asyncio.to_thread(self._model.judge, question)

@@ -5,6 +5,8 @@ third-party reader subclasses it and overrides `documents`. The run's refiner (`
 documents into what the prompt shows (when it gives one text, the sample keeps the documents it read)."""
 from __future__ import annotations
 
+from typing import Any
+
 from .._context import Context
 from .._system import System
 from .._types import Document, Example, Prediction
@@ -20,7 +22,7 @@ class Reader(System):
         # 15 new tokens and greedy decoding: Self-RAG run_baseline_lm.py's max_new_tokens default;
         # upstream samples (temperature 0.8, top_p 0.95) - pass those to reproduce it exactly.
         # `stop` (a string or list, e.g. "\n" as ALCE's run.py uses for open models) ends generation early.
-        self.sampling = {"max_tokens": int(max_tokens), "temperature": float(temperature), "top_p": float(top_p)}
+        self.sampling: dict[str, Any] = {"max_tokens": int(max_tokens), "temperature": float(temperature), "top_p": float(top_p)}
         if stop:
             self.sampling["stop"] = [stop] if isinstance(stop, str) else list(stop)
         self.chat = bool(chat)
@@ -44,5 +46,5 @@ class Reader(System):
         else:
             response = await ctx.llm.generate(prompt, step="answer", **self.sampling)
         answer = prompting.postprocess(response.text)
-        return Prediction(example_id=example.id, answer=answer, raw_output=response.text, docs=docs,
+        return Prediction(example_id=example.id, answer=answer, raw_output=response.text, docs=docs or [],
                           citations=prompting.citations(answer))

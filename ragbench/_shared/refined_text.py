@@ -11,4 +11,4 @@ REFINED_TEXT = "refined_text"
 
 def is_refined_text(docs: list[Document] | None) -> bool:
     """Whether `docs` is a refiner's text in place of the documents (one document marked `REFINED_TEXT`)."""
-    return bool(docs) and len(docs) == 1 and bool(docs[0].metadata.get(REFINED_TEXT))
+    return docs is not None and len(docs) == 1 and bool(docs[0].metadata.get(REFINED_TEXT))

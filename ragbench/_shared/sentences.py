@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from functools import lru_cache
+from typing import Any
 
 from .._errors import ConfigError
 
 
 @lru_cache(maxsize=1)
-def english_tokenizer():
+def english_tokenizer() -> Any:
     try:
         from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
         from punkt.data import english

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import fields, is_dataclass
-from typing import Any, Callable
+from typing import Any
 
 
 def checkpoint_key(example_id: Any, index: int | None) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import csv
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 LARGE_FIELDS = min(sys.maxsize, 2**31 - 1)  # a record of 10 MB is a record; a runaway quote ends in one bad row
 

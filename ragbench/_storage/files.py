@@ -17,9 +17,10 @@ import os
 import re
 import secrets
 import stat
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 
 def named(exc: OSError, path: str | Path) -> OSError:

@@ -17,8 +17,9 @@ import json
 import math
 import re
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any
 
 import jsonlines
 
@@ -132,7 +133,8 @@ def read_lines(source: str | Path | IO[bytes], where: str | None = None,
             yield from read_lines(handle, where or str(source), loads)
         return
     lines = _Numbered(source)
-    reader = jsonlines.Reader(lines, loads=guarded(loads))
+    # jsonlines decodes each line to str before `loads` sees it (its annotation allows bytes too)
+    reader = jsonlines.Reader(lines, loads=guarded(loads))  # type: ignore[arg-type]
     name = where or str(getattr(source, "name", "<stream>"))
     while True:
         try:
@@ -159,7 +161,8 @@ class _Numbered:
 
     def __iter__(self) -> Iterator[bytes]:
         try:
-            for self.number, line in enumerate(self.stream, 1):
+            for number, line in enumerate(self.stream, 1):
+                self.number = number
                 yield line
         except (EOFError, OSError) as exc:
             self.failure = exc
@@ -168,7 +171,7 @@ class _Numbered:
 def objects(items: Iterator[Item], where: str) -> Iterator[Item]:
     """Only JSON objects pass; any other JSON value becomes a RecordError."""
     for index, value in items:
-        if isinstance(value, dict) or isinstance(value, RecordError):
+        if isinstance(value, (dict, RecordError)):
             yield index, value
         else:
             yield index, RecordError(where, index + 1, f"expected a JSON object, got {type(value).__name__}")
@@ -181,7 +184,8 @@ def iter_jsonl(path: str | Path) -> Iterator[Item]:
 
 def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[RecordError]]:
     """Every object of a file, and the errors of the lines that are not one (to count and report)."""
-    records, errors = [], []
+    records: list[dict[str, Any]] = []
+    errors: list[RecordError] = []
     for _, item in iter_jsonl(path):
         (errors if isinstance(item, RecordError) else records).append(item)
     return records, errors
@@ -247,7 +251,7 @@ class Appender:
             if not self._failed:
                 raise
 
-    def __enter__(self) -> "Appender":
+    def __enter__(self) -> Appender:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:

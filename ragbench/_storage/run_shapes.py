@@ -7,7 +7,8 @@ version's shapes as the current ones (`in_current_shape`). A run.json of another
 may be missing (a file of an older ragbench): readers take its absence as its empty value."""
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 NONE = type(None)
 TEXT = (str, NONE)

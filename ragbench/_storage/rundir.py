@@ -35,9 +35,10 @@ import os
 import re
 import shutil
 from array import array
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._errors import ConfigError, RecordError
 from .._values.names import inside
@@ -46,7 +47,6 @@ from .files import file_there, open_file, remove_temporaries, replacing, write_a
 from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json, strict_json
 from .run_lock import RunLock
 from .run_shapes import in_current_shape, is_count, meta_problem, sample_problem
-
 
 ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it was saved (ragbench._run.cost)
 # ... its last, as it is written (an object of numbers and the attempt's id): taken off when the samples are rewritten
@@ -342,7 +342,7 @@ class RunDir:
         a kill -9 loses the last second of run.json's, never that of a sample it saved. Counts only grow
         while an attempt runs, so each is the larger of the two."""
         attempts = self.attempts()
-        caught_up = [{**attempt, **{name: value for name, value in costs.get(attempt.get("id"), {}).items()
+        caught_up = [{**attempt, **{name: value for name, value in costs.get(attempt.get("id", ""), {}).items()
                                     if not is_count(attempt.get(name)) or value > attempt[name]}}
                      for attempt in attempts]
         if caught_up != attempts:

@@ -32,9 +32,10 @@ import queue
 import secrets
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .store_checks import APPLICATION_ID, Schema, file_problem, move_damaged_aside, problem_of, row_checksum, text_of
 
@@ -247,6 +248,7 @@ class SqliteStore:
 
     def _commit(self, items: list[tuple[str, Any]]) -> None:
         db = self._writer_db
+        assert db is not None  # the writer thread commits while the store is open
         try:
             rows = [self._row(key, item) for key, item in items]
             marks = ",".join("?" * len(rows[0]))
@@ -274,7 +276,8 @@ class SqliteStore:
 
     def count(self) -> int:
         self.flush()
-        return self._writer_db.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0] if self.available else 0
+        db = self._writer_db
+        return db.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0] if db is not None else 0
 
     def size_bytes(self) -> int:
         if not self.available:

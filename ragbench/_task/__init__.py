@@ -1,16 +1,17 @@
 """Base class of task plugins: where the examples come from, how systems prompt for them, how answers are scored."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Iterator
+from typing import Any, ClassVar
 
 from .._checks import Preflight, probe_data
 from .._errors import RecordError
 from .._storage.datafiles import stat_fingerprint
-from .protocols import plot_keys
-from .prompting import PROMPTING_NAMES, TaskPrompting
-from .scoring import SCORING_FIELDS, TaskScoring, with_declared
 from .._types import Example
+from .prompting import PROMPTING_NAMES, TaskPrompting
+from .protocols import plot_keys
+from .scoring import SCORING_FIELDS, TaskScoring, with_declared
 
 
 class Task:

@@ -15,8 +15,9 @@ below, so a task that has nothing to do with CRAG's tools or Self-RAG's instruct
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .._types import Example
 
@@ -30,7 +31,7 @@ Task = Any  # any ragbench._task.Task (not imported: Task's config reads `plot_k
 class UsesRunResources(Protocol):
     """A task that works in the run's resources itself (not only through its systems' `ctx.resources`)."""
 
-    def bind(self, resources: "RunResources") -> None:
+    def bind(self, resources: RunResources) -> None:
         """Called by the run before anything else (before `examples` and `setup`): the run's worker
         processes, page caches and shared models (ragbench._run.resources), which the run closes. A
         task that works in the worker processes names the modules they should import here

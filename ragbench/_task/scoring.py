@@ -6,9 +6,10 @@ what the run reads is always `task.scoring` and a simple task writes no more tha
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from .._values.names import checked_name
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Sampling:
     keep_stop: bool = False
 
     @classmethod
-    def make(cls, **kwargs: Any) -> "Sampling":
+    def make(cls, **kwargs: Any) -> Sampling:
         unknown = set(kwargs) - set(cls.__dataclass_fields__)
         if unknown:
             raise TypeError(f"unknown sampling parameter(s): {', '.join(sorted(unknown))}")
@@ -89,13 +90,13 @@ class Request:
             raise ValueError("a request has exactly one of `prompt`, `messages` or `ensemble`")
 
     @classmethod
-    def chat(cls, messages: Sequence[dict[str, str]], sampling: Sampling | None = None) -> "Request":
+    def chat(cls, messages: Sequence[dict[str, str]], sampling: Sampling | None = None) -> Request:
         pairs = tuple((m["role"], m["content"]) for m in messages)
         return cls(messages=pairs, sampling=sampling or Sampling())
 
     @classmethod
     def ensemble_of(cls, inputs: Sequence[str | Sequence[dict[str, str]]], weights: Sequence[float],
-                    sampling: Sampling | None = None) -> "Request":
+                    sampling: Sampling | None = None) -> Request:
         """`inputs` (prompts, or chat messages) decoded as one text, their logits mixed by `weights`."""
         if not inputs or len(inputs) != len(weights):
             raise ValueError(f"an ensemble needs one weight per input ({len(inputs)} inputs, {len(weights)} weights)")
@@ -147,7 +148,7 @@ class Request:
             (self.ensemble,) if self.ensemble is not None else ()))  # keys of other requests unchanged
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
-    def with_sampling(self, **changes: Any) -> "Request":
+    def with_sampling(self, **changes: Any) -> Request:
         return replace(self, sampling=replace(self.sampling, **changes))
 
 
@@ -188,7 +189,7 @@ class Response:
                 "cumulative_logprob": self.cumulative_logprob}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Response":
+    def from_dict(cls, data: dict[str, Any]) -> Response:
         logprobs = data.get("logprobs")
         return cls(
             texts=list(data["texts"]),

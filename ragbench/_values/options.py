@@ -5,8 +5,9 @@ import inspect
 import operator
 import types as types_module
 import typing
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import annotated_types
 import yaml
@@ -44,11 +45,12 @@ def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str,
     for klass, parent in zip(chain, chain[1:] + [None]):
         if klass is object:
             break
+        init = vars(klass)["__init__"]
         try:
-            hints = {**typing.get_type_hints(klass.__init__, include_extras=True), **hints}
+            hints = {**typing.get_type_hints(init, include_extras=True), **hints}
         except Exception:  # an annotation that does not resolve only loses the type check
             pass
-        signature = inspect.signature(klass.__init__).parameters.values()
+        signature = inspect.signature(init).parameters.values()
         for p in signature:
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self":
                 parameters.setdefault(p.name, p)
@@ -172,7 +174,7 @@ def engine_option_problems(cls: type, options: dict[str, Any], typed: dict[str, 
     for name, value in options.items():
         problem = type_problem(value, hints.get(name)) if name in hints else None
         if problem:
-            problems.append(f"--model-arg {name}={shown_value(value)}: the {cls.kind} engine takes {problem} for "
+            problems.append(f"--model-arg {name}={shown_value(value)}: the {getattr(cls, 'kind', cls.__name__)} engine takes {problem} for "
                             f"{name} ({option_form(name, parameters.get(name), hints.get(name))})")
     return problems
 

@@ -9,7 +9,8 @@ is fixed `--resume` asks again instead of serving the incomplete answer forever.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .llm_calls import Request, Response, TokenLogprobs
 

@@ -79,7 +79,7 @@ class Credentials:
     query: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def of(cls, url: str) -> "Credentials":
+    def of(cls, url: str) -> Credentials:
         parts = urlsplit(url)
         user_info, at, host = parts.netloc.rpartition("@")
         user, _, password = user_info.partition(":")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from .._errors import ConfigError
 from .runs import RunFolder

@@ -16,7 +16,7 @@ LISTED = 500  # disagreements listed per direction and metric
 def _binary(runs: list[Run], task: str, metric: str) -> bool:
     values = {(s.get("scores") or {}).get(metric) for run in runs for s in run.samples.get(task, {}).values()}
     values.discard(None)
-    return bool(values) and values <= {0, 1, 0.0, 1.0, True, False}
+    return bool(values) and values <= {0, 1}
 
 
 def disagreements(a: Run, b: Run, task: str, metric: str, higher_is_better: bool,
@@ -67,6 +67,6 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
                       "budgets": {rid: (run.results.budget or {}).get(task)
                                   for rid, run in ((folders[0].rid, loaded[0]), (folder.rid, other))},
                       "rows": [dataclasses.asdict(r) for r in report.rows], "p_note": p_values_note(report),
-                      "disagreements": [disagreements(loaded[0], other, task, m, details[m].get("higher_is_better", True),
+                      "disagreements": [disagreements(loaded[0], other, task, m, bool(details[m].get("higher_is_better", True)),
                                                       (folders[0], folder)) for m in metrics]})
     return {"task": task, "runs": [f.rid for f in folders], "pairs": pairs, "budget_quantities": QUANTITIES}

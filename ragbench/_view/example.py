@@ -88,7 +88,8 @@ def nli_verdicts(answer: str, docs: list[dict[str, Any]], run: RunFolder) -> lis
     """The NLI decisions on this answer's sentences over this example's documents (a premise is
     matched to the documents whose text it contains; the log has no example ids)."""
     out = []
-    for hypothesis, decisions in run.cached("nli_calls.jsonl", read_nli_log, {}).items():
+    logged: dict[str, list[tuple[str, str]]] = run.cached("nli_calls.jsonl", read_nli_log, {})
+    for hypothesis, decisions in logged.items():
         if not hypothesis or hypothesis.rstrip(".") not in answer:
             continue
         for premise, verdict in decisions:

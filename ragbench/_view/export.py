@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._errors import ConfigError
 from .._storage.files import naming, open_file, write_problem

@@ -29,12 +29,12 @@ def _defaults() -> dict[str, Any]:
     for f in dataclasses.fields(RunConfig):
         if f.default is not dataclasses.MISSING:
             out[f.name] = f.default
-        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
-            out[f.name] = f.default_factory()  # type: ignore[misc]
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
     return out
 
 
-def system_class(name: str | None, registry: "Registry") -> Any:
+def system_class(name: str | None, registry: Registry) -> Any:
     """The system plugin's class (for its defaults and `trace_outline`), None when it is not installed."""
     try:
         return registry.load("systems", name) if name else None
@@ -42,7 +42,7 @@ def system_class(name: str | None, registry: "Registry") -> Any:
         return None
 
 
-def config_differences(config: dict[str, Any], registry: "Registry") -> dict[str, Any]:
+def config_differences(config: dict[str, Any], registry: Registry) -> dict[str, Any]:
     """The run's options that differ from ragbench's defaults (system options: from the system's own)."""
     defaults = _defaults()
     out = {k: v for k, v in config.items() if k not in _NOT_SHOWN and v != defaults.get(k, object())}
@@ -113,7 +113,7 @@ def slice_tables(details: dict[str, Any]) -> tuple[dict[str, dict[str, dict[str,
     return tables, order
 
 
-def run_page(run: RunFolder, registry: "Registry") -> dict[str, Any]:
+def run_page(run: RunFolder, registry: Registry) -> dict[str, Any]:
     results = run.results
     config = run.config
     tables = {task: slice_tables(details) for task, details in (results.details if results else {}).items()}
@@ -175,7 +175,7 @@ def _with_slices(row: dict[str, Any], labels: dict[str, SliceLabels]) -> dict[st
             {field: field_labels.label(values.get(field, NONE)) for field, field_labels in labels.items()}}
 
 
-def example_data(run: RunFolder, task: str, n: int, registry: "Registry") -> dict[str, Any]:
+def example_data(run: RunFolder, task: str, n: int, registry: Registry) -> dict[str, Any]:
     index = run.samples(task)
     record = index.record(n)
     return {"rid": run.rid, "task": task, "n": n,

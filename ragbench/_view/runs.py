@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from .._errors import ConfigError
 from .._reports.results_file import NewerResults, read_results
@@ -22,9 +23,9 @@ from .._reports.results_schema import Results
 from .._reports.slice_labels import slice_value
 from .._storage.checkpoint import checkpoint_key
 from .._storage.files import NotAFileError, open_file, require_regular
-from .._storage.rundir import is_sample, sample_file
-from .._storage.run_shapes import in_current_shape
 from .._storage.run_lock import RunLock, describe
+from .._storage.run_shapes import in_current_shape
+from .._storage.rundir import is_sample, sample_file
 from .._values.names import part_problem
 
 T = TypeVar("T")
@@ -92,7 +93,7 @@ class SampleIndex:
         self._read_to = 0
         self._lock = threading.Lock()  # one for the index's lifetime: threads queue on it, it is never replaced
 
-    def refresh(self) -> "SampleIndex":
+    def refresh(self) -> SampleIndex:
         with self._lock:
             try:
                 stat = self.path.stat()
@@ -251,7 +252,7 @@ class RunFolder:
         if odd is not None:  # a run of an older ragbench: its pages' keys and export files are named by its tasks
             raise ConfigError(f"view: run {self.path} names a task {odd}; the viewer cannot show it: give the "
                               "runs without it")
-        on_disk = self.cached("samples", _sample_files, [])
+        on_disk: list[str] = self.cached("samples", _sample_files, [])
         return names + [t for t in on_disk if t not in names]
 
     def samples(self, task: str) -> SampleIndex:

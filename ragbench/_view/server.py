@@ -47,7 +47,7 @@ class Handler(BaseHTTPRequestHandler):
         except ConnectionError as exc:  # BrokenPipe, ConnectionReset, ConnectionAborted
             log.debug("ragbench view: %s %s: the browser closed the connection (%s)", self.command, self.path, exc)
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:  # http.server's name
         if (self.headers.get("Host") or "").strip().lower() not in self.hosts:
             return self.send_json(421, {"error": "this viewer answers only requests to the address it serves on "
                                                  "(open the URL it printed, or serve with --host NAME)"})
@@ -89,7 +89,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def make_server(site: Site, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
-    handler = type("SiteHandler", (Handler,), {"site": site})
+    handler: type[Handler] = type("SiteHandler", (Handler,), {"site": site})
     server = ThreadingHTTPServer((host, port), handler)
     handler.hosts = allowed_hosts(host, server.server_address[1])
     server.daemon_threads = True

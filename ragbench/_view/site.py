@@ -20,7 +20,7 @@ class NotFound(KeyError):
 
 
 class Site:
-    def __init__(self, catalog: RunCatalog, registry: "Registry") -> None:
+    def __init__(self, catalog: RunCatalog, registry: Registry) -> None:
         self.catalog = catalog
         self.registry = registry  # the command's: the runs' system plugins (their defaults, trace outline)
 

@@ -23,7 +23,8 @@ are in `llms`, the runs in `runs`; import all of them from here.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .._context import Context
 from .._llm import LLM

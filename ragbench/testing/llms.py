@@ -3,8 +3,9 @@ call sent straight to its engine unless a run (`run_examples`, `run_eval`) puts 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .._engines.base import Engine
 from .._engines.replay import ReplayEngine

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .._engines.scripted import ScriptedEngine
 from .._errors import ConfigError

@@ -28,6 +28,7 @@ def alce_data_file(task: str, filename: str, explicit: Path | None) -> Path:
             if member is None:
                 raise ConfigError(f"task {task}: {archive} has no {filename}; pass --data {task}=PATH")
             source = tar.extractfile(member)
+            assert source is not None  # a regular file's
             partial = local.with_suffix(".part")
             partial.write_bytes(source.read())
             partial.replace(local)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -40,11 +40,12 @@ class PromptFile:
         return "{D}" in self.demo_prompt
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt_file(dataset: str, variant: str) -> PromptFile:
     if variant not in VARIANTS:
         raise ConfigError(f"task alce_{dataset}: variant '{variant}' is not one of {', '.join(VARIANTS)}")
-    text = resources.files(__package__).joinpath("prompts", f"{dataset}_{variant}.json").read_text(encoding="utf-8")
+    prompts = resources.files(__package__).joinpath("prompts")
+    text = prompts.joinpath(f"{dataset}_{variant}.json").read_text(encoding="utf-8")
     data = json.loads(text)
     return PromptFile(data["instruction"], data["demo_sep"], data["demo_prompt"], data["doc_prompt"],
                       tuple(data["demos"]))
@@ -100,7 +101,7 @@ def demo_documents(demo: dict[str, Any], ndoc: int, use_shorter: str | None) -> 
     return (shorter_docs(docs, use_shorter) if use_shorter is not None else docs)[:ndoc]
 
 
-@lru_cache(maxsize=None)
+@cache
 def head_prompt(dataset: str, variant: str, shot: int, ndoc: int, seed: int, use_shorter: str | None) -> str:
     """run.py: the chosen demos, each followed by demo_sep."""
     prompt_file = load_prompt_file(dataset, variant)

@@ -35,9 +35,10 @@ class SelfRagAsqaPrompting(AlceAsqaPrompting):
         """run_long_form_static.py's instruction (TASK_INST + "## Input:\\n\\n" + question)."""
         return INSTRUCTION + "## Input:\n\n" + example.question
 
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
-                     **options: Any) -> str:
-        """run_baseline_lm.py's template around the instruction, with "[i] title\\ntext" paragraphs."""
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, shot: int | None = None,
+                     question: str | None = None, **options: Any) -> str:
+        """run_baseline_lm.py's template around the instruction, with "[i] title\\ntext" paragraphs (no
+        demonstrations: `shot` is ALCE's, taken in its place so that arguments mean what they mean there)."""
         instruction = self.query_text(example) if question is None else question
         return fill(self.template, instruction, docs, self.ndoc)
 
@@ -53,6 +54,7 @@ class Asqa(AlceAsqa):
     name = "asqa"
     instruction_key = "asqa"
     prompting_class = SelfRagAsqaPrompting
+    prompting: SelfRagAsqaPrompting
 
     def __init__(self, data_path=None, template: str = "alpaca", ndoc: int = 5, citations: bool = True,
                  mauve: bool = False, retrieval: str | None = None) -> None:

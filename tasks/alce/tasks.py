@@ -24,10 +24,11 @@ Options (--task-arg):
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, ClassVar, Iterator, Mapping
+from typing import Annotated, Any, ClassVar
 
 from annotated_types import Ge, Lt
 
@@ -165,6 +166,7 @@ class AlceTask(Task):
     def examples(self) -> Iterator[Example | RecordError]:
         if self.path is None:
             self.prepare()
+        assert self.path is not None  # found by prepare()
         for index, record in enumerate(read_records(self.path)):
             try:
                 example = self.parse(record, index)
@@ -200,7 +202,7 @@ class AlceTask(Task):
         raise NotImplementedError
 
     # --- the prompting protocols -------------------------------------------------------------
-    def demonstration(self) -> tuple[str, str]:
+    def demonstration(self) -> tuple[str, str] | None:
         """The first demo of the dataset's default prompt file, its citations kept."""
         demo = load_prompt_file(self.dataset, "default").demos[0]
         return demo["question"], demo["answer"]
@@ -214,6 +216,7 @@ class AlceAsqa(AlceTask):
     quality_metrics = ("str_em",)
     gold_fields = ("qa_pairs", "long_answer")
     prompting_class = AlceAsqaPrompting
+    prompting: AlceAsqaPrompting
 
     def __init__(self, data_path=None, use_sub_questions: bool = False, **common: Any) -> None:
         super().__init__(data_path, **common)

@@ -13,8 +13,9 @@ line naming where.
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting
 from ragbench.api.data import iter_jsonl

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
 from json import JSONDecoder
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import numpy as np
 
@@ -110,7 +111,8 @@ def entity_messages(example: Example) -> Messages:
 
 def extract_json_objects(text: str, decoder: JSONDecoder = JSONDecoder()) -> list[Any]:
     """Every JSON value that starts at a "{" and decodes, scanning left to right (upstream helper)."""
-    pos, results = 0, []
+    pos = 0
+    results: list[Any] = []
     while True:
         match = text.find("{", pos)
         if match == -1:

@@ -134,7 +134,7 @@ class ModelSpec:
             return load_callable(self.spec, "embedder", "give a model folder or package.module:factory")()
         return SentenceTransformerModel(str(self.spec or default_model_path()), self.where)
 
-    def load_for(self, resources: "RunResources | None") -> Any:
+    def load_for(self, resources: RunResources | None) -> Any:
         """The model, loaded once per run and placement when there is a run (its tasks share it)."""
         if resources is None or self.factory:
             return self.load()
@@ -157,7 +157,7 @@ class BatchingEmbedder:
 
     def __init__(self, spec: str | None = None, device: str | None = None, precision: str | None = None,
                  batch_size: int | None = None, cache: PageCache | None = None,
-                 resources: "RunResources | None" = None) -> None:
+                 resources: RunResources | None = None) -> None:
         self.model_spec = ModelSpec(spec, device, precision, batch_size)
         self.cache = cache
         self.resources = resources  # the run's, where the model is loaded once for all its tasks

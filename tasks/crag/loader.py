@@ -24,9 +24,10 @@ import os
 import re
 import tarfile
 import threading
+from collections.abc import Callable, Generator, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any
 
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import StreamBroken, objects, read_lines
@@ -41,7 +42,7 @@ class ChainedParts(io.RawIOBase):
 
     def __init__(self, paths: list[Path]) -> None:
         self.paths = list(paths)
-        self.current: IO[bytes] | None = None
+        self.current: io.BufferedReader | None = None
 
         self.sizes = [path.stat().st_size for path in self.paths]
         self.part = 0  # the part `current` reads
@@ -68,13 +69,13 @@ class ChainedParts(io.RawIOBase):
         while True:
             if self.current is None:
                 start = 0
-                for self.part, size in enumerate(self.sizes):
+                for self.part, size in enumerate(self.sizes):  # noqa: B020 (the part found is kept)
                     if self.position < start + size:
                         break
                     start += size
                 else:
                     return 0
-                self.current = open(self.paths[self.part], "rb")
+                self.current = open(self.paths[self.part], "rb")  # noqa: SIM115 (held, closed by close())
                 self.current.seek(self.position - start)
             count = self.current.readinto(buffer)
             if count:
@@ -89,12 +90,19 @@ class ChainedParts(io.RawIOBase):
         super().close()
 
 
+def _part(path: Path) -> re.Match[str]:
+    """The name of a part already matched as one, read again."""
+    match = _PART.match(path.name)
+    assert match is not None, path
+    return match
+
+
 def task3_parts(path: Path) -> list[Path]:
     """The archive's files in order: all `<stem>.partN` beside a given part (or inside a given
     folder), or the one `.tar.bz2` given."""
     if path.is_dir():
         parts = [p for p in path.iterdir() if _PART.match(p.name)]
-        stems = {_PART.match(p.name).group("stem") for p in parts}
+        stems = {_part(p).group("stem") for p in parts}
         if len(stems) != 1:
             raise ConfigError(f"--data crag_t3={path}: expected the parts of one .tar.bz2 archive in this folder, "
                               f"found {sorted(stems) or 'none'}")
@@ -103,8 +111,8 @@ def task3_parts(path: Path) -> list[Path]:
         if match is None:
             return [path]
         parts = [p for p in path.parent.iterdir() if (m := _PART.match(p.name)) and m.group("stem") == match.group("stem")]
-    parts.sort(key=lambda p: int(_PART.match(p.name).group("number")))
-    numbers = [int(_PART.match(p.name).group("number")) for p in parts]
+    parts.sort(key=lambda p: int(_part(p).group("number")))
+    numbers = [int(_part(p).group("number")) for p in parts]
     if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
         raise ConfigError(f"--data crag_t3={path}: archive parts {numbers} are not consecutive; a part is missing")
     return parts
@@ -138,7 +146,7 @@ def read_jsonl(path: Path, threads: int | None = None, parse: Callable[[str], An
 
 
 def _read_jsonl(path: Path, threads: int, skip: int, parse: Callable[[str], Any],
-                report: bool = False) -> Iterator[Item]:
+                report: bool = False) -> Generator[Item, None, None]:
     """Records from number `skip` on. A broken `.bz2` read by the stdlib ends in one RecordError
     (read_lines reports it, whatever `report`); indexed_bzip2's RuntimeError is raised."""
     with _bz2_stream(path, threads) if path.name.endswith(".bz2") else open(path, "rb") as handle:
@@ -193,7 +201,9 @@ def _members(path: Path, threads: int) -> Iterator[tuple[str, IO[bytes]]]:
     with _bz2_stream(path, threads) as stream, tarfile.open(fileobj=stream, mode="r|") as archive:
         for member in archive:
             if member.isfile() and member.name.endswith(".jsonl"):
-                yield member.name, archive.extractfile(member)
+                lines = archive.extractfile(member)
+                if lines is not None:  # always, for a regular file
+                    yield member.name, lines
 
 
 def _is_bz2(path: Path) -> bool:
@@ -207,7 +217,7 @@ def read_task3_archive(path: Path, threads: int | None = None,
     return read_bz2(path, _read_members, threads, parse)
 
 
-Reader = Callable[[Path, int, int, Callable[[str], Any], bool], Iterator[Item]]
+Reader = Callable[[Path, int, int, Callable[[str], Any], bool], Generator[Item, None, None]]
 
 
 def read_bz2(path: Path, read: Reader, threads: int | None, parse: Callable[[str], Any] = json.loads) -> Iterator[Item]:
@@ -246,7 +256,7 @@ def _skipping(skip: int, parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 def _read_members(path: Path, threads: int, skip: int, parse: Callable[[str], Any],
-                  report: bool = False) -> Iterator[Item]:
+                  report: bool = False) -> Generator[Item, None, None]:
     """Records from number `skip` on (the lines before it are counted, not parsed). A broken
     archive ends in one RecordError when `report`, else in a RuntimeError."""
     count = 0

@@ -23,10 +23,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores
 from ragbench.api.data import parse_json

@@ -13,9 +13,11 @@ splitter versions included).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from ragbench.api import Document
 from ragbench.api.run import PageCache, Workers, content_key, ready_threads, usable_cores
@@ -159,7 +161,7 @@ class PageProcessor:
         for share in (new[n::self.offload.width] for n in range(min(len(new), self.offload.width))):
             share_keys = [keys[i] for i in share]
             future = self.offload.submit(process_pages, [pages[i] for i in share])
-            future.add_done_callback(lambda _, done=share_keys: [self._in_flight.pop(key, None) for key in done])
+            future.add_done_callback(partial(self._forget, share_keys))
             for at, key in enumerate(share_keys):
                 self._in_flight[key] = (future, at)
             started.append((future, share_keys))
@@ -173,6 +175,11 @@ class PageProcessor:
             self.cache.put_many([(key, result) for future, share_keys in started
                                  for key, result in zip(share_keys, future.result())])
         return found
+
+    def _forget(self, keys: list[str], _: asyncio.Future) -> None:
+        """A call has ended: its pages are no longer in flight."""
+        for key in keys:
+            self._in_flight.pop(key, None)
 
     async def sentences(self, pages: list[str]) -> list[list[str]]:
         return [page["sentences"] for page in await self.process(pages)]

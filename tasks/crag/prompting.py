@@ -20,7 +20,7 @@ class PageWork:
     model loaded once per run. `bind` is the task's (a run's resources); `close` its teardown's."""
 
     def __init__(self, task: str, executor: str, workers: int | None, cache_path: str | None,
-                 embedder_options: tuple[Any, ...]) -> None:
+                 embedder_options: tuple[str | None, str | None, str | None, int | None]) -> None:
         self.task, self.executor, self.workers = task, executor, workers
         self.cache_path, self.embedder_options = cache_path, embedder_options
         self.resources: Any = None  # the run's (`bind`)
@@ -44,9 +44,10 @@ class PageWork:
     async def ready(self) -> tuple[PageProcessor, BatchingEmbedder]:
         """The page processor and embedder, on the run's page cache (which the run closes)."""
         self.bound_offload()
-        cache = await self.resources.page_cache(self.cache_path)
-        self.pages.cache = self.embedder.cache = cache
-        return self.pages, self.embedder
+        pages, embedder = self.pages, self.embedder
+        assert pages is not None and embedder is not None  # made by `bind`, with the offload
+        pages.cache = embedder.cache = await self.resources.page_cache(self.cache_path)
+        return pages, embedder
 
     def close(self) -> None:
         if self.offload is not None:

@@ -56,7 +56,7 @@ class PageSizes:
     empty: float = 0.04
 
     @classmethod
-    def small(cls, median: int = 30_000) -> "PageSizes":
+    def small(cls, median: int = 30_000) -> PageSizes:
         """The small synthetic pages of tests and CI: sigma 1.0 on both sides."""
         return cls(median, 1.0, 1.0)
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 import ast
 import asyncio
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, RecordError, Task
 from ragbench.api.data import data_dir, parse_json, resolve_data_file
@@ -163,6 +164,7 @@ class CragTask(Task):
             self.path = self.resolve_data()
         with check.step(f"task {self.name}: Llama-2 tokenizer"):
             self.find_tokenizer()
+            assert self.tokenizer_path is not None  # found, or find_tokenizer raised
             check_llama2_tokenizer(self.name, self.tokenizer_path)
         if self.uses_kg and not self.tools_replayed:
             with check.step(f"task {self.name}: mock KG API"):
@@ -208,6 +210,7 @@ class CragTask(Task):
     def examples(self) -> Iterator[Example | RecordError]:
         if self.path is None:
             self.prepare()
+        assert self.path is not None  # found by prepare()
         wanted = SPLITS[self.split]
         read, selected, splits = 0, 0, set()
         for number, record in self.records(self.path):

@@ -3,7 +3,8 @@
 `answer_0` ... `answer_9`, as the FreshEval notebooks take them (`[x for x in correct_answers if x]`)."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Literal
+from collections.abc import Iterator
+from typing import Any, Literal
 
 from ragbench.api import ConfigError, Example
 from ragbench.api.yaml_tasks import RecordPlace, YamlTask

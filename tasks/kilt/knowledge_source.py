@@ -20,9 +20,10 @@ passages across the whole file in the order its threads finish).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import iter_jsonl

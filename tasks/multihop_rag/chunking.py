@@ -23,7 +23,7 @@ function.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from ragbench.api import ConfigError
 from ragbench.api.text import TokenSplitter, keep_separator

@@ -12,9 +12,10 @@ and retrieval metric render (metrics.retrieved_text).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import replacing

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
 from ragbench.api import ConfigError
 
 
-@lru_cache(maxsize=None)
+@cache
 def data_file(name: str) -> dict[str, Any]:
-    return json.loads(resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8"))
+    return json.loads(resources.files(__package__).joinpath("data").joinpath(name).read_text(encoding="utf-8"))
 
 
 def tasks() -> list[str]:

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from ragbench.api import ConfigError, Document, RecordError
 from ragbench.api.data import parse_json
 from ragbench.api.text import TokenSplitter
+
 
 def upstream_metadata(title: str, file_path: str | None = None) -> str:
     """The metadata string llama-index takes off the chunk budget for an OmniEval document: the

@@ -54,7 +54,7 @@ def parse_value(text: str, metric: str) -> int:
         data = ""
     if not isinstance(data, dict) or not data:
         return -1
-    value = data.get("prediction", data.get(metric, -1))
+    value: Any = data.get("prediction", data.get(metric, -1))
     try:
         return int(value)
     except (TypeError, ValueError):

@@ -3,9 +3,10 @@ task cell) or one flat JSONL whose records carry `topic_name`/`task_name` (the h
 set's form, upstream data_generator/human_annotated/v1022/v1022.jsonl)."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import read_lines

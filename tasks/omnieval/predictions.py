@@ -5,8 +5,9 @@ records `{id, question, golden_answers, output: {retrieval_result, prompt, pred}
 the test-file line number, repeated for each turn of a conversation in turn order."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragbench.api import RecordError
 from ragbench.api.data import read_lines

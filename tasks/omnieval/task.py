@@ -9,8 +9,9 @@ Ids: `<一级> - <二级> - <task>/<line>` (`/<turn>` added for turns); the upst
 number, shared by a conversation's turns) is kept in `meta["upstream_id"]`."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragbench.api import ConfigError, Example, RecordError, Task
 
@@ -23,6 +24,10 @@ CONVERSATION_TASK = "多轮对话能力"
 # Python list of all questions so far, so both the search query and the prompt hold its repr
 # (e.g. "['q0', 'q1']"; with --retriever-arg query_style=omnieval the query is f"{instruction} {list}").
 CONVERSATION_QUERIES = ("turn", "upstream_repr")
+
+
+def _as_list(value: Any) -> list[Any]:
+    return [value] if isinstance(value, str) else list(value or [])
 
 
 class OmniEvalAuto(Task):
@@ -77,6 +82,7 @@ class OmniEvalAuto(Task):
     def examples(self) -> Iterator[Example | RecordError]:
         if self.cells is None:
             self.prepare()
+        assert self.cells is not None
         index = 0
         for cell in self.cells:
             for line, record in cell.records:
@@ -90,8 +96,7 @@ class OmniEvalAuto(Task):
                     if isinstance(item, Example):
                         item.index = index
                         index += 1
-                        history = history + [item.extras["turn_question"] if "turn_question" in item.extras
-                                             else item.question]
+                        history = history + [item.extras.get("turn_question", item.question)]
                     yield item
 
     def example(self, cell: Cell, line: int, round_: int | None, turn: Any,
@@ -104,7 +109,6 @@ class OmniEvalAuto(Task):
             answers = [answers]
         if not isinstance(answers, list) or not answers:
             return RecordError(cell.path, line + 1, f"{where}: no answer list", "answer")
-        as_list = (lambda v: [v] if isinstance(v, str) else list(v or []))
         cell_id = f"{cell.topic} - {cell.task}"
         question = turn["question"]
         if round_ is not None and self.conversation_query == "upstream_repr":
@@ -114,8 +118,8 @@ class OmniEvalAuto(Task):
             question=question,
             gold={"answers": [str(a) for a in answers],
                   # absent: None (upstream cannot score retrieval then); [] scores MAP/MRR 0, as upstream
-                  "relevant_node": None if turn.get("relevant_node") is None else as_list(turn["relevant_node"]),
-                  "relevant_passage": as_list(turn.get("relevant_passage"))},
+                  "relevant_node": None if turn.get("relevant_node") is None else _as_list(turn["relevant_node"]),
+                  "relevant_passage": _as_list(turn.get("relevant_passage"))},
             meta={"topic": cell.topic, "task": cell.task, "cell": cell_id, "upstream_id": line,
                   **({"round": round_} if round_ is not None else {})},
             extras={"history": list(history), "turn_question": turn["question"]} if round_ is not None else {},

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator
+from typing import Any
 
 from ragbench.api import RecordError
 from ragbench.api.yaml_tasks import RecordFormat, RecordPlace, json_records, jsonl_records, kind
@@ -41,7 +42,7 @@ def flashrag_records(path: Path) -> Iterator[tuple[RecordPlace, Any]]:
         if choices is not None and not isinstance(choices, list):
             yield place, place.error(f"expected a list of choice texts, got {kind(choices)}", "choices")
             continue
-        indexes = record.get("golden_answers") if isinstance(record, dict) else None
+        indexes: Any = record.get("golden_answers") if isinstance(record, dict) else None
         if not choices:
             golds = indexes if isinstance(indexes, list) else [indexes]
             number = next((gold for gold in golds if isinstance(gold, (int, float))), None)

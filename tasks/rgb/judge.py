@@ -12,8 +12,9 @@ where the upstream scripts leave the example out of their rates. tests/test_rgb_
 and rates to the scripts' own."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from ragbench.api import Example, Prediction, Scores
 

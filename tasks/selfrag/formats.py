@@ -2,8 +2,9 @@
 (this folder's hooks.py, the ragbench_record_formats hook)."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragbench.api import ConfigError
 from ragbench.api.yaml_tasks import RecordFormat, RecordPlace, read_document

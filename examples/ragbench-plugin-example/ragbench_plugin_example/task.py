@@ -6,9 +6,10 @@ Data format (JSONL, one object per line):
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting
 from ragbench.api.data import iter_jsonl, require

@@ -4,8 +4,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..._checks import utf8_problem
 from ..._errors import ConfigError
@@ -47,7 +48,7 @@ def csv_records(path: Path, delimiter: str | None, header_row: int | None = None
                         next(rows.reader)
                         above -= 1
                     if position == 0 and rows.fieldnames is not None:  # reads the header
-                        rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", rows.fieldnames, delimiter, header_row)
+                        rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", list(rows.fieldnames), delimiter, header_row)
                     row = next(rows)
             except StopIteration:
                 if short is not None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 import string
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..._errors import RecordError
 from ..._types import Document, Example
@@ -27,7 +28,7 @@ class FieldError(RecordError):
         super().__init__(place.source, place.line, problem, ref.paths[0], place.at)
         self.place, self.ref, self.problem, self.hint = place, ref, problem, ""
 
-    def with_hint(self, record: Any) -> "FieldError":
+    def with_hint(self, record: Any) -> FieldError:
         """Names the fields the record has where the missing path was looked for, and the nearest one."""
         if self.problem.startswith("missing field"):
             parent, _, last = self.ref.paths[0].rpartition(".")

@@ -3,13 +3,14 @@ the text the next one reads, the last one's result is the scored answer."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .located import SpecError, did_you_mean
 
 Filter = Callable[[str], str]
 
-PLAIN = {"strip": str.strip, "lower": str.lower, "first_line": lambda text: text.split("\n", 1)[0]}
+PLAIN: dict[str, Filter] = {"strip": str.strip, "lower": str.lower, "first_line": lambda text: text.split("\n", 1)[0]}
 WITH_ARGUMENT = ("before", "remove", "remove_prefix", "regex")
 
 

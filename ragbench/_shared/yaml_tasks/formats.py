@@ -3,8 +3,9 @@
 JSON), which the core does not know by name. The core reads jsonl, json, csv, parquet and hf itself."""
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Mapping
+from typing import Any, ClassVar
 
 from ..._class_defaults import EMPTY
 from .places import RecordPlace

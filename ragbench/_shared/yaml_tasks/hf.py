@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import urlparse
 
 from ..._errors import ConfigError

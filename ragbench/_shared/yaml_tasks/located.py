@@ -7,8 +7,9 @@ nine aliases are a few lines that expand to gigabytes wherever the value is form
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -37,7 +38,13 @@ class LocatedList(list):
     lines: list[int]
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:  # libyaml's parser when PyYAML has it
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SafeLoader):
     """libyaml's parser when PyYAML has it: the registry reads the built-in task files' headers at every start-up,
     several times faster than with the pure-Python parser."""
 
@@ -88,7 +95,7 @@ def read_yaml(path: Path, source: str) -> Any:
 def read_yaml_text(text: str, source: str) -> Any:
     """`text`'s data with line numbers, as `read_yaml` reads a file's."""
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        return yaml.load(text, Loader=_Loader)  # _Loader is a SafeLoader
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
         problem = exc.problem or str(exc)
@@ -144,7 +151,7 @@ class Section:
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in _tuple(types)):
             raise self.error(name, f"expected {_names(types)}, got {_kind(value)}")
         if choices is not None and value not in choices:
-            raise self.error(name, f"'{value}' is not one of {', '.join(choices)}" + did_you_mean(value, choices))
+            raise self.error(name, f"'{value}' is not one of {', '.join(choices)}" + did_you_mean(str(value), choices))
         return value
 
     def strings(self, name: str) -> list[str]:
@@ -157,7 +164,7 @@ class Section:
                 raise SpecError(self.source, line, self.at(name)[0], f"item {i + 1}: expected a string, got {_kind(item)}")
         return list(items)
 
-    def section(self, name: str) -> "Section | None":
+    def section(self, name: str) -> Section | None:
         if name not in self.data or self.data[name] is None:
             return None
         key, line = self.at(name)

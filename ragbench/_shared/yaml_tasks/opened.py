@@ -3,10 +3,15 @@ from __future__ import annotations
 
 import bz2
 import gzip
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO, cast
 
-OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb")}
+# opened for the caller's `with`; GzipFile and BZ2File are binary files, though typeshed's IO[bytes] names more methods
+OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {
+    ".gz": lambda p: cast(IO[bytes], gzip.open(p, "rb")),  # noqa: SIM115
+    ".bz2": lambda p: cast(IO[bytes], bz2.open(p, "rb")),  # noqa: SIM115
+}
 MAGIC = {".gz": b"\x1f\x8b", ".bz2": b"BZh"}  # how each compressed format begins
 
 

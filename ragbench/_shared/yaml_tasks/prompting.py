@@ -35,6 +35,7 @@ class YamlPrompting(TaskPrompting):
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
                      **options: Any) -> Prompt:
+        assert self.template is not None  # the template style's, checked with the file
         return self.template.render(self.variables(example, docs, question))
 
     def query_text(self, example: Example) -> str:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..._errors import ConfigError
 from ..._storage.jsonl import NestedTooDeep, guarded, objects, parse_json, read_lines
@@ -112,7 +113,7 @@ def json_records(path: Path, records: str | None, keys_as: str | None = None) ->
                 "; a mapping of key -> record is read with data.keys_as (e.g. keys_as: id)"
                 if isinstance(found, dict) and not keys_as else "")
         raise ConfigError(f"{path}: expected {expected}, found {what}{hint}")
-    if keys_as:
+    if keys_as and isinstance(found, dict):  # a mapping, as just checked
         yield from keyed_records(path, records, found, keys_as)
         return
     for position, record in enumerate(found):
@@ -125,7 +126,7 @@ def keyed_records(path: Path, records: str | None, found: dict, keys_as: str) ->
     """The records of a mapping of key -> record, each with its key as the field `keys_as` (a record that
     has that field already is a bad record: its key would replace it; so is a key the mapping repeats, of
     which JSON keeps the last record only)."""
-    repeated = getattr(found, "repeated", set())
+    repeated: set[str] = getattr(found, "repeated", set())
     for position, (key, record) in enumerate(found.items()):
         place = RecordPlace(str(path), position, position + 1, f"{records + '.' if records else ''}{key}")
         if key in repeated:

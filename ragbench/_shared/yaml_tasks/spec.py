@@ -122,11 +122,11 @@ class TaskSpec:
     source: str  # the file as named in messages
     folder: Path  # relative data paths start here
     digest: str  # sha256 of the file's bytes, recorded in the run's config
+    fields: FieldsSpec
     description: str = ""
     aliases: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
     data: DataSpec | None = None
-    fields: FieldsSpec | None = None
     answer_format: str = "short"
     cites: bool = False
     instruction_key: str | None = None
@@ -238,7 +238,7 @@ def _paths(section: Section, name: str, values: list) -> tuple[str, ...]:
 
 
 def _refs(section: Section | None) -> dict[str, FieldRef]:
-    return {} if section is None else {str(name): field_ref(section, str(name)) for name in section.data}
+    return {} if section is None else {str(name): _path(section, str(name)) for name in section.data}
 
 
 def _fields(section: Section | None, source: str) -> FieldsSpec:
@@ -270,24 +270,34 @@ def _fields(section: Section | None, source: str) -> FieldsSpec:
     docs = section.section("documents")
     inputs = section.section("inputs")
     slices = section.section("slices")
-    for name in (slices.data if slices is not None else ()):
-        _name(slices, str(name), name)  # a slice field names plot files
-    for name in (inputs.data if inputs is not None else ()):
-        if name in TEMPLATE_VARIABLES:
-            raise inputs.error(name, f"'{name}' is a template variable of every task: give the input another name")
-    return FieldsSpec(id=field_ref(section, "id", "id"), question=field_ref(section, "question", "question"),
+    if slices is not None:
+        for name in slices.data:
+            _name(slices, str(name), name)  # a slice field names plot files
+    if inputs is not None:
+        for name in inputs.data:
+            if name in TEMPLATE_VARIABLES:
+                raise inputs.error(name, f"'{name}' is a template variable of every task: give the input another name")
+    return FieldsSpec(id=_path(section, "id", "id"), question=_path(section, "question", "question"),
                       gold=gold, extra_gold=_refs(section.section("extra_gold")), documents=_documents(docs),
                       inputs=_refs(inputs), slices=_refs(slices),
                       meta=_refs(section.section("meta")))
+
+
+def _path(section: Section, name: str, default: str | None = None) -> FieldRef:
+    """The path form given for `name` (`default` when the file leaves it out): null is no path."""
+    ref = field_ref(section, name, default)
+    if ref is None:
+        raise section.error(name, "expected a path (keys joined by dots) or a list of paths")
+    return ref
 
 
 def _documents(section: Section | None) -> DocumentsSpec | None:
     if section is None:
         return None
     section.only((*DocumentsSpec.__dataclass_fields__, "path", "optional"))
-    if "path" not in section.data:
-        raise section.error(None, "'path' is required (the path to the list of documents in a record)")
     ref = field_ref(section, "path")
+    if ref is None:
+        raise section.error(None, "'path' is required (the path to the list of documents in a record)")
     ref = FieldRef(ref.paths, section.key, ref.source, ref.line, ref.combine, section.get("optional", bool, False))
     shape = section.get("shape", str, "dicts", choices=SHAPES)
     return DocumentsSpec(source=ref, shape=shape, title=section.get("title", str, "title"),
@@ -301,11 +311,12 @@ def _prompt(section: Section | None) -> PromptSpec:
         return PromptSpec()
     section.only(("style", "template", "system", "query", "demonstration"))
     demo = section.section("demonstration")
+    demonstration = None
     if demo is not None:
         demo.only(("question", "answer"))
-        demo = (demo.get("question", str, required=True), demo.get("answer", str, required=True))
+        demonstration = (demo.get("question", str, required=True), demo.get("answer", str, required=True))
     return PromptSpec(style=section.get("style", str, "template"), style_line=section.at("style")[1], template=_located(section, "template"),
-                      system=_located(section, "system"), query=_located(section, "query"), demonstration=demo)
+                      system=_located(section, "system"), query=_located(section, "query"), demonstration=demonstration)
 
 
 def _located(section: Section, name: str) -> Located | None:
@@ -336,7 +347,7 @@ def _metrics(top: Section) -> tuple[tuple[str, dict[str, Any]], ...]:
     if not items:
         raise top.error("metrics" if "metrics" in top.data else None,
                         "key 'metrics' is required: the metric names that score the task (ragbench list metrics)")
-    out = []
+    out: list[tuple[str, dict[str, Any]]] = []
     for item, key, line in items:
         if isinstance(item, str):
             out.append((item, {}))

@@ -6,10 +6,11 @@ that style (`task_class`)."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, ClassVar, Iterator, Mapping
+from typing import Any, ClassVar
 
 from ..._checks import PROBE_RECORDS, Preflight, probe_data
 from ..._class_defaults import EMPTY
@@ -17,15 +18,15 @@ from ..._errors import ConfigError, RecordError
 from ..._storage.datafiles import check_data_path, resolve_data_file
 from ..._task import Task
 from ..._types import Example
-from .hf import load_split
 from .fields import MISSING, FieldError, Mapper
 from .filters import chain, check_filter
-from .located import SpecError
-from .places import RecordPlace
-from .sources import count_lines, file_format, file_records
 from .formats import RecordFormat
 from .gold_kinds import GoldKind
+from .hf import load_split
+from .located import SpecError
+from .places import RecordPlace
 from .prompting import YamlPrompting
+from .sources import count_lines, file_format, file_records
 from .spec import FORMATS, GOLD_KINDS, TEMPLATE_VARIABLES, FieldRef, TaskSpec, load_spec, unused_data_option
 from .templates import DEFAULT_TEMPLATE, PromptTemplate
 
@@ -73,28 +74,41 @@ class YamlTask(Task):
 
     def records(self) -> Iterator[tuple[RecordPlace, Any]]:
         """(where the record is, the record or a RecordError) in data order."""
-        if self.format is None:
-            self.prepare()
-        if self.format in ("hf", "parquet"):
+        fmt = self.prepared_format()
+        if fmt in ("hf", "parquet"):
             where = self.where()
             return ((RecordPlace(where, i, i + 1, f"row {i}"), row) for i, row in enumerate(self.hf_dataset()))
-        if self.record_format is not None and self.format == self.spec.data.format:
-            return self.record_format.read(Path(self.path))
         data = self.spec.data
+        if self.record_format is not None and data is not None and fmt == data.format:
+            return self.record_format.read(self.local_file())
         if data is None:
-            return file_records(Path(self.path), self.format)
-        return file_records(Path(self.path), self.format, data.records, data.delimiter, data.keys_as, data.header_row)
+            return file_records(self.local_file(), fmt)
+        return file_records(self.local_file(), fmt, data.records, data.delimiter, data.keys_as, data.header_row)
+
+    def prepared_format(self) -> str:
+        """The data's format, found by `prepare` on first use."""
+        if self.format is None:
+            self.prepare()
+        assert self.format is not None
+        return self.format
+
+    def local_file(self) -> Path:
+        """The data file `prepare` found (a dataset of the Hugging Face hub has none)."""
+        assert self.path is not None, f"task {self.name}: no local data file"
+        return Path(self.path)
 
     def hf_dataset(self) -> Any:
         if self.dataset is None:
             data = self.spec.data
-            options = {"config": data.config, "split": data.split, "revision": data.revision} if data else {}
+            config, split, revision = (data.config, data.split, data.revision) if data else (None, None, None)
             if self.format == "parquet":
-                self.dataset = load_split(self.name, parquet=Path(self.path))
+                self.dataset = load_split(self.name, parquet=self.local_file())
             elif self.path is not None:
-                self.dataset = load_split(self.name, folder=Path(self.path), **options)
+                self.dataset = load_split(self.name, folder=Path(self.path), config=config, split=split,
+                                          revision=revision)
             else:
-                self.dataset = load_split(self.name, name=data.hf, **options)
+                self.dataset = load_split(self.name, name=data.hf if data else None, config=config, split=split,
+                                          revision=revision)
         return self.dataset
 
     def data_fingerprint(self) -> dict[str, Any] | None:
@@ -106,7 +120,7 @@ class YamlTask(Task):
         return super().data_fingerprint()
 
     def where(self) -> str:
-        return str(self.path) if self.path is not None else f"Hugging Face dataset {self.spec.data.hf}"
+        return str(self.path) if self.path is not None else f"Hugging Face dataset {self.spec.data and self.spec.data.hf}"
 
     def examples(self) -> Iterator[Example | RecordError]:
         by_position = None  # the data's records numbered by position (they have no id), from the first that maps
@@ -149,12 +163,11 @@ class YamlTask(Task):
         return self.mapper.gold(record, RecordPlace(str(path), index, index + 1))
 
     def size_hint(self) -> int | None:
-        if self.format is None:
-            self.prepare()
-        if self.format in ("hf", "parquet"):
+        fmt = self.prepared_format()
+        if fmt in ("hf", "parquet"):
             return len(self.hf_dataset())
-        counts_lines = self.format == "jsonl" or (self.record_format is not None and self.record_format.counts_lines)
-        return count_lines(Path(self.path)) if counts_lines else None
+        counts_lines = fmt == "jsonl" or (self.record_format is not None and self.record_format.counts_lines)
+        return count_lines(self.local_file()) if counts_lines else None
 
     # --- pre-flight ---------------------------------------------------------------------------------------
     def preflight(self, check: Preflight) -> None:
@@ -235,7 +248,7 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None,
     base = YamlTask if spec.prompt.style == "template" else _style(spec, style)
     record_format = _record_format(spec, formats)
     registered_kinds = _gold_kinds(spec, gold_kinds)
-    if record_format is not None and not spec.fields.gold and record_format.default_gold:
+    if record_format is not None and spec.data is not None and not spec.fields.gold and record_format.default_gold:
         gold = {kind: FieldRef((path,), f"fields.gold.{kind} ({spec.data.format}'s default)", spec.source, 1)
                 for kind, path in record_format.default_gold.items()}
         spec = replace(spec, fields=replace(spec.fields, gold=gold))

@@ -3,7 +3,8 @@ a template can format what a record holds, never run it. A template is checked w
 (syntax, and every name it uses is one the task provides), so a typo is one line before the run."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, meta
 from jinja2.sandbox import SandboxedEnvironment

@@ -10,7 +10,8 @@ thread on a free local port for tasks given `--task-arg kg_dir=DIR`.
 
 import threading
 import time
-from typing import Any, Optional
+from collections.abc import Callable
+from typing import Any
 
 from .endpoints import ENDPOINTS
 from .store import DomainUnavailable, KgStore
@@ -19,19 +20,19 @@ from .store import DomainUnavailable, KgStore
 _INT_QUERY = {"movie_get_movie_info_by_id", "movie_get_person_info_by_id", "music_grammy_get_best_artist_by_year",
               "music_grammy_get_best_song_by_year", "music_grammy_get_best_album_by_year"}
 _FIELD_TYPES: dict[str, Any] = {"rank": (int, ...), "date": (str, ...), "attribute": (str, ...),
-                                "song_name": (str, ...), "team_name": (Optional[str], None),
+                                "song_name": (str, ...), "team_name": (str | None, None),
                                 "game_ids": (list[str], ...)}
 
 
-def _model(method: str):
+def _model(method: str) -> Any:
     from pydantic import create_model
 
-    fields = {}
+    fields: dict[str, Any] = {}
     for field in ENDPOINTS[method].fields:
         if field == "query":
             fields[field] = (int if method in _INT_QUERY else str, ...)
         elif field == "date" and method == "music_get_billboard_rank_date":
-            fields[field] = (Optional[str], None)
+            fields[field] = (str | None, None)
         else:
             fields[field] = _FIELD_TYPES[field]
     return create_model(f"Body_{method}", **fields)
@@ -48,14 +49,18 @@ def create_app(store: KgStore):
 
     def add(method: str) -> None:
         endpoint = ENDPOINTS[method]
+        handler: Callable[..., dict[str, Any]]
         if not endpoint.fields:
-            def handler() -> dict[str, Any]:
+            def no_body() -> dict[str, Any]:
                 return answer({})
+            handler = no_body
         else:
             Body = _model(method)
 
-            def handler(body: Body) -> dict[str, Any]:  # type: ignore[valid-type]
-                return answer(body.model_dump())
+            # the request model is made at run time (FastAPI reads it from the annotation): mypy sees no class
+            def with_body(body: Body) -> dict[str, Any]:  # type: ignore[valid-type]
+                return answer(body.model_dump())  # type: ignore[attr-defined]
+            handler = with_body
 
         def answer(body: dict[str, Any]) -> dict[str, Any]:
             try:

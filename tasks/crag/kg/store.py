@@ -20,8 +20,9 @@ import io
 import json
 import pickle
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

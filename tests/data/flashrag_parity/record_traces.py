@@ -266,8 +266,8 @@ def install_transformers4_names():
     """FlashRAG's replug_utils imports names that transformers 5 removed (SampleDecoderOnlyOutput, ...,
     validate_stopping_criteria); give them back under the old names so the module imports.  Only the
     REPLUGLogitsProcessor of that module runs here (the fake model does the decoding)."""
-    import transformers.generation.utils as gu
     import transformers.generation.stopping_criteria as sc
+    import transformers.generation.utils as gu
     for old, new in (("SampleDecoderOnlyOutput", "GenerateDecoderOnlyOutput"),
                      ("SampleEncoderDecoderOutput", "GenerateEncoderDecoderOutput"),
                      ("SampleOutput", "GenerateOutput")):
@@ -352,8 +352,8 @@ class FakeAsyncOpenAI:
 
 
 def install_fake_openai():
-    import tiktoken
     import flashrag.generator.openai_generator as og
+    import tiktoken
     encoding = FakeTiktoken()
     tiktoken.encoding_for_model = lambda name: encoding
     og.AsyncOpenAI = FakeAsyncOpenAI
@@ -599,6 +599,7 @@ class FakeCausalLM:
         """Each row's next-token logits at generation step `step`: its script's token there (the eos token after
         the script) with probability token_prob(token) (0.99 for the eos), every other token at logit 0."""
         import math
+
         import torch
         logits = torch.zeros(len(scripts), self.vocab)
         eos = self.tok.eos_token_id
@@ -711,7 +712,7 @@ def run_method(name, src, work, model_path, form_overrides, questions=os.path.jo
     import flashrag.pipeline.pipeline as PP
     from flashrag.dataset import Dataset
     from flashrag.prompt import PromptTemplate
-    from flashrag.utils import get_retriever, get_generator
+    from flashrag.utils import get_generator, get_retriever
 
     fn, overrides, builder = METHODS[name]
     config, cfg = make_config(src, work, model_path, dict(overrides, **form_overrides))
@@ -719,8 +720,8 @@ def run_method(name, src, work, model_path, form_overrides, questions=os.path.jo
     retriever = get_retriever(config)
     spy_retriever(retriever)
     if config["framework"] == "hf":
-        from transformers import AutoTokenizer
         from flashrag.generator import HFCausalLMGenerator
+        from transformers import AutoTokenizer
         tok = AutoTokenizer.from_pretrained(model_path)
         generator = HFCausalLMGenerator(config, model=FakeCausalLM(tok, name))
     else:

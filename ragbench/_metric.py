@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ._class_defaults import EMPTY, freeze_mappings
 from ._plugin_calls import plugin_text
@@ -12,6 +12,7 @@ from ._plugin_calls import plugin_text
 if TYPE_CHECKING:
     from ._checks import Preflight
     from ._context import Context
+    from ._task import Task
     from ._types import Example, Prediction
 
 Score = float | None
@@ -98,7 +99,8 @@ class Metric:
         gold, as older plugins, is given the benefit of the doubt); `task` a Task or, for a listing, its class."""
         if task.scoring.gold_fields is None:
             return True
-        prompting = task.declared_prompting() if isinstance(task, type) else task.prompting  # a class: `list`
+        # a class: `ragbench list`, which instantiates no task
+        prompting = cast("type[Task]", task).declared_prompting() if isinstance(task, type) else task.prompting
         offered = set(task.scoring.gold_fields) | ({"citations"} if prompting.cites else set())
         return set(cls.gold_needs) <= offered
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import TEST_DATA, write_jsonl
+from helpers import run, samples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
@@ -21,9 +23,6 @@ from ragbench._retrieval import numba_top_k as selection
 from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.flashrag_bm25 import FlashRagBM25Retriever
 from ragbench._retrieval.index import build_index
-
-from conftest import TEST_DATA, write_jsonl
-from helpers import run, samples
 
 pytest.importorskip("bm25s")
 

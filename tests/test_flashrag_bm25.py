@@ -168,3 +168,11 @@ def test_index_files_of_two_builds_are_refused(tmp_path):
     np.save(folder / "data.csc.index.npy", np.load(folder / "data.csc.index.npy")[:-1])
     with pytest.raises(ConfigError, match="its files disagree"):
         FlashRagBM25Retriever(index=str(folder), corpus=str(CORPUS))
+
+
+def test_a_lucene_index_of_flashrags_pyserini_backend_is_named_and_refused(tmp_path):
+    folder = tmp_path / "bm25"
+    folder.mkdir()
+    (folder / "segments_1").write_bytes(b"")
+    with pytest.raises(ConfigError, match="is a Lucene index .*pyserini backend.* --retriever flashrag_bm25"):
+        FlashRagBM25Retriever(index=str(folder), corpus=str(CORPUS))

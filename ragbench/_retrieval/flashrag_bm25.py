@@ -178,6 +178,10 @@ def index_folder(index: str | None) -> Path:
     if not folder.is_dir():
         raise ConfigError(f"{LABEL}: index {index}: no such folder; pass index= {hint}")
     missing = [name for name in INDEX_FILES if not (folder / name).is_file()]
+    if missing and any(folder.glob("segments_*")):  # Lucene's commit point: FlashRAG's pyserini backend
+        raise ConfigError(f"{LABEL}: index {index} is a Lucene index (FlashRAG's pyserini backend), which is not read "
+                          "(it needs pyserini and Java); build the bm25s one from the same corpus: ragbench index build "
+                          "--corpus CORPUS --retriever flashrag_bm25 --out DIR")
     if missing:
         raise ConfigError(f"{LABEL}: index {index} has no {', '.join(missing)}: not a bm25s index; pass index= {hint}")
     return folder

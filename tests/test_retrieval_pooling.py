@@ -121,6 +121,35 @@ async def test_a_failing_search_raises_a_retrieval_error_recorded_in_the_trace()
     assert ctx.trace[0].error.startswith("RetrievalError: ValueError") and ctx.trace[1].error is None
 
 
+class AnswersAnErrorFor(CountingRetriever):
+    """Puts a RetrievalError in the place of the one query it cannot answer (`Retriever.search`'s contract);
+    `own_documents`: searched as an example's own retriever (`for_example`, not pooled), else through the pool."""
+
+    def __init__(self, unanswerable: str, own_documents: bool) -> None:
+        super().__init__()
+        self.unanswerable, self.own_documents = unanswerable, own_documents
+
+    def search(self, queries, k):
+        answered = super().search(queries, k)
+        return [RetrievalError(f"no answer for {query!r}") if query == self.unanswerable else docs
+                for query, docs in zip(queries, answered)]
+
+    def for_example(self, example):
+        return self if self.own_documents else None
+
+
+@pytest.mark.parametrize("own_documents", [False, True])
+async def test_a_query_answered_with_a_retrieval_error_fails_alone(own_documents):
+    retrieval = Retrieval(AnswersAnErrorFor("bad", own_documents))
+    ctx = Context(llm=None, task=None)  # type: ignore[arg-type]
+    bound = retrieval.bind(ctx, Example(id="e", question="q"))
+    good, bad = await asyncio.gather(bound.search("good", 1), bound.search("bad", 1), return_exceptions=True)
+    await retrieval.close()
+    assert [doc.id for doc in good] == ["good#0"]
+    assert isinstance(bad, RetrievalError) and str(bad) == "no answer for 'bad'"
+    assert sorted(step.error or "" for step in ctx.trace) == ["", "RetrievalError: no answer for 'bad'"]
+
+
 async def test_provided_retriever_answers_with_the_examples_own_documents():
     provided = load_retriever(None, registry=installed_registry())
     docs = [Document(id=str(i), title=f"T{i}", text="t") for i in range(4)]

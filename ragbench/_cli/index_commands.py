@@ -20,13 +20,14 @@ def index_group() -> None:
 @index_group.command("build")
 @click.option("--corpus", required=True, help="DPR psgs_w100.tsv (id, text, title), JSONL {id, title, contents|text}, "
                                                "or FlashRAG's JSONL {id, contents} (the title on its first line)")
-@click.option("--retriever", "kind", required=True, help="bm25 or dense (ragbench list retrievers)")
+@click.option("--retriever", "kind", required=True, help="bm25, dense or flashrag_bm25 (FlashRAG's bm25s files; ragbench list retrievers)")
 @click.option("--out", required=True, help="index folder to create")
 @click.option("--model", default=None, help="dense encoder: sentence-transformers folder or hub name "
               "(default BAAI/bge-large-en-v1.5; 'embedded' = the packaged all-MiniLM-L6-v2)")
 @click.option("--build-arg", multiple=True, metavar="K=V",
               help="builder option: k1, b, method, stemmer, stopwords (bm25); query_instruction, query_style "
-                   "(default or one a plugin provides: ragbench list retrievers), dtype, batch_size, device, normalize (dense)")
+                   "(default or one a plugin provides: ragbench list retrievers), dtype, batch_size, device, normalize (dense); "
+                   "language (flashrag_bm25)")
 @click.option("--chunk-size", default=50_000, show_default=True, type=int, help="passages read and indexed at a time")
 @click.option("--no-title", is_flag=True, help="index the passage text alone (default: title + newline + text)")
 @click.option("--split", default=None, metavar="tokens:SIZE:OVERLAP[:ENCODING]", help="cut documents longer than "

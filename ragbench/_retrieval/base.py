@@ -6,6 +6,7 @@ in-flight examples into one `search` call per k, run in a worker thread.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -40,8 +41,9 @@ class Retriever:
     # retriever is searched directly, on the loop (`provided`: a slice of a list).
     pooled: bool = False
 
-    def search(self, queries: list[str], k: int) -> list[list[Document]]:
-        """The top `k` documents for each query, best first, each with its `score`."""
+    def search(self, queries: list[str], k: int) -> Sequence[list[Document] | RetrievalError]:
+        """The top `k` documents for each query, best first, each with its `score`. A query the retriever cannot
+        answer gets a RetrievalError in its place: that search fails, the batch's other queries do not."""
         raise NotImplementedError
 
     def for_example(self, example: Example) -> Retriever | None:
@@ -49,7 +51,8 @@ class Retriever:
         the pool when it is `pooled`); None for retrievers over a shared corpus."""
         return None
 
-    def search_examples(self, bound: list[Retriever], queries: list[str], k: int) -> list[list[Document]]:
+    def search_examples(self, bound: list[Retriever], queries: list[str],
+                        k: int) -> Sequence[list[Document] | RetrievalError]:
         """One pooled batch of example-bound searches: the top `k` for `queries[i]` from `bound[i]`
         (a `pooled` retriever from `for_example`). A retriever overrides it to share work across the
         batch (one encoder call for all queries)."""

@@ -81,6 +81,13 @@ TOKENIZERS = ("regex", "jieba")
 
 
 class BM25Builder(IndexBuilder):
+    """Writes bm25s's index files into `files_dir` of the index folder (module docstring)."""
+
+    files_dir = BM25_DIR
+    empty_token = True  # bm25s's `index()` of token lists adds a "" term; of a Tokenizer's ids (FlashRAG's) it does not
+    backend = "numpy"  # what params.index.json records (`BM25.load` searches with it)
+    int32_pointers = False  # bm25s 0.3 writes indptr as int64, 0.2 (FlashRAG's) as int32
+
     def __init__(self, folder: Path, k1: float = 0.9, b: float = 0.4, method: str = "lucene",
                  stopwords: str = "en", stemmer: str = "porter", delta: float = 0.5, tokenizer: str = "regex") -> None:
         super().__init__(folder)
@@ -141,8 +148,8 @@ class BM25Builder(IndexBuilder):
                 doc_freqs, self.n_docs, scoring._select_idf_scorer(method), tfc_scorer, avg_len, avg_len,
                 k1, b, delta, "float32")
 
-        out = self.folder / BM25_DIR
-        out.mkdir()
+        out = self.folder / self.files_dir
+        out.mkdir(exist_ok=True)
         indptr = np.zeros(n_vocab + 1, dtype=np.int64)
         np.cumsum(self.doc_freqs, out=indptr[1:])
         data = np.lib.format.open_memmap(out / "data.csc.index.npy", "w+", np.float32, (int(indptr[-1]),))
@@ -166,13 +173,14 @@ class BM25Builder(IndexBuilder):
         data.flush()
         indices.flush()
         del data, indices
-        np.save(out / "indptr.csc.index.npy", indptr)
+        np.save(out / "indptr.csc.index.npy", indptr.astype(np.int32) if self.int32_pointers and indptr[-1] < 2**31 else indptr)
         if nonoccurrence is not None:
             np.save(out / "nonoccurrence_array.index.npy", nonoccurrence)
-        vocab.setdefault("", n_vocab)  # bm25s's index() adds this empty token the same way
+        if self.empty_token:
+            vocab.setdefault("", n_vocab)  # bm25s's index() adds this empty token the same way
         (out / "vocab.index.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
         params = {**self.params, "idf_method": method, "dtype": "float32", "int_dtype": "int32",
-                  "num_docs": self.n_docs, "version": bm25s.__version__, "backend": "numpy"}
+                  "num_docs": self.n_docs, "version": bm25s.__version__, "backend": self.backend}
         (out / "params.index.json").write_text(json.dumps(params, indent=4), encoding="utf-8")
         shutil.rmtree(self.spill)
         return {**self.params, "stopwords": self.stopwords, "stemmer": self.stemmer_name, "tokenizer": self.tokenizer_name,

@@ -71,7 +71,7 @@ class SearchBackend:
         self.max_batch_size = retriever.max_batch_size
         self.batch_sizes: list[int] = []  # queries per search call, for tests and benchmarks
 
-    def generate(self, requests: list[SearchRequest]) -> list[list[Document]]:
+    def generate(self, requests: list[SearchRequest]) -> list[list[Document] | RetrievalError]:
         self.batch_sizes.append(len(requests))
         queries, k = [request.query for request in requests], requests[0].k
         if requests[0].bound is None:
@@ -81,7 +81,7 @@ class SearchBackend:
             results = self.retriever.search_examples(bound, queries, k)
         if len(results) != len(requests):
             raise RetrievalError(f"retriever {self.retriever.name} answered {len(results)} of {len(requests)} queries")
-        return results
+        return list(results)  # a RetrievalError in a query's place fails that request alone
 
 
 class Retrieval:
@@ -172,7 +172,10 @@ class Retrieval:
             self._check_k(k)
             k = request["k"] = int(k)  # a numpy integer is traced as JSON's
             if self.local is not None and not self.local.pooled:
-                docs = self.local.search([query], k)[0]
+                found = self.local.search([query], k)[0]
+                if isinstance(found, RetrievalError):
+                    raise found
+                docs = found
             else:
                 try:
                     # Scheduler.submit is typed for LLM engines; the search backend is batched as one (duck-typed)

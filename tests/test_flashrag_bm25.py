@@ -12,11 +12,11 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import TEST_DATA, write_jsonl
-from helpers import run, samples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import TEST_DATA, write_jsonl
+from helpers import run, samples
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval import numba_top_k as selection

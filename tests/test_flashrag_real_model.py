@@ -15,10 +15,10 @@ import json
 from collections import Counter
 
 import pytest
+
 from conftest import TEST_DATA
 from flashrag_parity import CORPUS, QUESTIONS, chatml
 from helpers import run, samples
-
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
 

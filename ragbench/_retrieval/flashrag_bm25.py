@@ -50,7 +50,7 @@ def query_words(query: str, stopwords: frozenset[str]) -> list[str]:
 def english_stopwords() -> frozenset[str]:
     """bm25s's English stopwords (`bm25s.tokenize`'s default "english"; the same list in bm25s 0.2.1 and 0.3)."""
     import_bm25s()
-    from bm25s.stopwords import STOPWORDS_EN  # type: ignore[import-untyped]
+    from bm25s.stopwords import STOPWORDS_EN
 
     return frozenset(STOPWORDS_EN)
 

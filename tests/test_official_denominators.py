@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 from ragbench._metric import Metric
 from ragbench._registry import Registry, installed_registry
 from ragbench._reports.results import task_scores
+from ragbench._reports.results_schema import Results
 from ragbench._reports.summary import results_table
 
 from conftest import ROOT, TEST_DATA
@@ -108,7 +109,8 @@ def test_musique_headline_is_evaluate_v1_with_a_missing_prediction(tmp_path):
 def test_the_table_shows_the_headline_and_the_answered_only_view_with_counts(tmp_path):
     mirage = PARITY["mirage_medqa"]
     lines = [{"id": key, "output": outputs[0]} for key, outputs in mirage["files"].items() if outputs]
-    table = results_table(scored(tmp_path, "mirage_medqa", TEST_DATA / "mirage" / "benchmark.json", lines))
+    scores = scored(tmp_path, "mirage_medqa", TEST_DATA / "mirage" / "benchmark.json", lines)
+    table = results_table(Results.from_dict(scores))
     row = "| mirage_medqa | mirage_accuracy | higher | 0.5000 | [0.0000, 1.0000] | 2 | 0 | 1 (as 0) | 1.0000 (n=1) |"
     assert row in table
 

@@ -145,9 +145,9 @@ def report_outcome(outcome: Any) -> None:
     from .._reports.failures import incomplete_reason
     from .._reports.summary import cost_line, failure_lines, results_table
 
-    results = outcome.results
+    results = outcome.typed_results
     click.echo(results_table(results))
-    click.echo(cost_line(results["cost"], notices=False))  # each cache's notice was warned when it opened
+    click.echo(cost_line(results.cost, notices=False))  # each cache's notice was warned when it opened
     for line in failure_lines(results):
         click.echo(f"ragbench: {line}", err=True)
     click.echo(f"results: {outcome.run_dir / 'results.json'}")

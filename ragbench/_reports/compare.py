@@ -172,7 +172,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
         report.warnings.append("the runs differ in more than the system: " + "; ".join(differences))
     for run in (baseline, other):
         if not run.results.complete:
-            reason = incomplete_reason(run.results.to_dict())
+            reason = incomplete_reason(run.results)
             report.warnings.append(f"{run.label} is incomplete ({reason}): examples or metrics that failed are left "
                                    "out of the comparison")
     for task in sorted(set(baseline.samples) & set(other.samples)):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from .._metric import InvalidScore, Metric, typed_value
 from .results_schema import Results
@@ -151,7 +151,7 @@ def id_list(ids: list[str], count: int) -> str:
     return shown + (f" ... (+{count - SHOWN_IDS})" if count > SHOWN_IDS else "")
 
 
-def failure_group_line(task: str, entry: dict[str, Any]) -> str:
+def failure_group_line(task: str, entry: Mapping[str, Any]) -> str:
     """`popqa: 20 x MissingPrediction: 9003, 9005, ... (+15) - e.g. <the first message>`."""
     line = f"{task}: {entry['count']} x {entry['cause']}"
     if entry.get("ids"):
@@ -166,11 +166,12 @@ def message_lines(task: str, messages: list[str]) -> list[str]:
             for count, message in group_messages(messages)]
 
 
-def incomplete_reason(results: dict[str, Any]) -> str:
+def incomplete_reason(results: Results) -> str:
     """Why a run is incomplete, task by task, and what each kind of problem needs."""
     parts, hints = [], []
-    for task, counts in results.get("counts", {}).items():
-        groups = (results.get("failures") or {}).get(task, [])
+    for task, task_counts in results.counts.items():
+        counts: Mapping[str, Any] = task_counts
+        groups = (results.failures or {}).get(task, [])
         causes = ", ".join(g["cause"] for g in groups if g["cause"] != "bad record" and "metric" not in g)
         metric_causes = ", ".join(g["cause"] for g in groups if "metric" in g)
         found = [f"{counts[key]} {label}" for key, label in (("failed", f"failed example(s) ({causes})"),
@@ -181,7 +182,7 @@ def incomplete_reason(results: dict[str, Any]) -> str:
         if not counts.get("records"):
             found.append("no records at all (an empty data file, or none in the selected split)")
             hints.append("check the task's --data file and options")
-        problems = len(((results.get("system_reports") or {}).get(task) or {}).get("errors") or [])
+        problems = len(((results.system_reports or {}).get(task) or {}).get("errors") or [])
         if problems:
             found.append(f"{problems} problem(s) in the system's input (e.g. its predictions file)")
         if found:
@@ -219,22 +220,22 @@ class CountedEvents:
                 entry["examples"] += 1
 
 
-def counted_lines(results: dict[str, Any]) -> list[str]:
+def counted_lines(results: Results) -> list[str]:
     """`crag_t3: crag: 3 judge replies that did not parse, scored ... (judge_unparsed, in 3 of 3 scored examples)`."""
     lines = []
-    for task, metrics in (results.get("counted") or {}).items():
-        scored = (results.get("counts") or {}).get(task, {}).get("scored", "?")
+    for task, metrics in (results.counted or {}).items():
+        scored = results.counts[task]["scored"] if task in results.counts else "?"
         for metric, events in metrics.items():
             lines += [f"{task}: {metric}: {e['count']} {e['meaning']} ({event}, in {e['examples']} of {scored} "
                       "scored examples)" for event, e in events.items()]
     return lines
 
 
-def format_lines(results: dict[str, Any]) -> list[str]:
+def format_lines(results: Results) -> list[str]:
     """A warning per format a system's outputs did not always follow (`System.format_adherence`)."""
-    system = (results.get("config") or {}).get("system", "the system")
+    system = results.config.get("system", "the system")
     lines = []
-    for task, checks in (results.get("format_adherence") or {}).items():
+    for task, checks in (results.format_adherence or {}).items():
         for check in checks:
             if check["of"] and check["followed"] < check["of"]:
                 lines.append(f"{task}: warning: {check['of'] - check['followed']} of {check['of']} outputs "
@@ -243,8 +244,8 @@ def format_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
-def repair_lines(results: dict[str, Any]) -> list[str]:
+def repair_lines(results: Results) -> list[str]:
     """Checkpoint lines a stopped run left unreadable, dropped when the samples were rewritten."""
     return [f"{task}: {len(errors)} unreadable line(s) of the checkpoint dropped (a run stopped mid-write; "
             f"their examples were run again): {errors[0]}"
-            for task, errors in (results.get("checkpoint_repairs") or {}).items()]
+            for task, errors in (results.checkpoint_repairs or {}).items()]

@@ -91,10 +91,10 @@ class Median(Metric):
     claimed: int | None = None
 
     def corpus(self, samples, seed):
-        values = sorted(s["scores"]["value"] for s in samples if s["scores"]["value"] is not None)
+        values = sorted(s.scores["value"] for s in samples if s.scores["value"] is not None)
         n = len(values) if self.claimed is None else self.claimed
         return {"median": CorpusValue(values[len(values) // 2] if values else None, n),
-                "first": samples[0]["scores"]["value"] or 0.0}
+                "first": samples[0].scores["value"] or 0.0}
 
 
 def corpus_counts(metric: Metric, values: list) -> dict:

@@ -204,14 +204,13 @@ class ContextProbe(Metric):
 
 
 class CorpusMeddler(Metric):
-    """A corpus-level metric that marks the first sample failed and rewrites a score of it."""
+    """A corpus-level metric that rewrites a score of the first sample."""
 
     name = "corpus_meddler"
     corpus_keys = ("meddled",)
 
     def corpus(self, samples, seed):
-        samples[0]["error"] = "made up"
-        samples[0]["scores"]["em"] = 1.0
+        samples[0].scores["em"] = 1.0
         return {"meddled": 1.0}
 
 

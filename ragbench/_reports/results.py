@@ -3,40 +3,27 @@ records are given one at a time (in data order) and none is held (`TaskTally`)."
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any, Iterable
 
 from .._metric import CorpusValue, InvalidScore, Metric, typed_value
 from .._plugin_calls import PluginCall
 from .._read_only import read_only
+from .._records import SampleRecord
 from .._storage.checkpoint import DataDigest
 from .failures import AggregateFailure, CountedEvents, FailureGroups, metric_failure_count, metric_failures
 from .missing_as_wrong import as_official, headline_entries, unsaved_record, zero_keys
 from .score_columns import ScoreColumns, key_entry
 
 
-def aggregation_view(sample: dict[str, Any]) -> dict[str, Any]:
-    """What aggregation keeps of a sample record: all of it but the copies of prompts, replies and
-    documents (trace steps keep their kind, name, token counts, request options and finish reason; the
-    prediction its answer, citations and extras), so a task's results never hold its samples' text."""
-    view = {k: v for k, v in sample.items() if k not in ("trace", "judge_trace", "output")}
-    if "trace" in sample:
-        view["trace"] = [{**{k: v for k, v in step.items() if k != "docs"},  # docs: a custom step's
-                          "response": {"finish_reason": (step.get("response") or {}).get("finish_reason")},
-                          "request": {k: v for k, v in (step.get("request") or {}).items()
-                                      if k not in ("prompt", "messages")}} for step in sample["trace"]]
-    if "prediction" in sample:
-        view["prediction"] = {k: v for k, v in sample["prediction"].items() if k not in ("docs", "raw_output")}
-    return view
-
-
 class CorpusSamples:
-    """What the corpus metrics are given (`Metric.corpus`: the samples each one scored, as `aggregation_view`s
+    """What the corpus metrics are given (`Metric.corpus`: the samples each one scored, as `SampleRecord`s
     without their texts, with its keys under its own names) and how many samples each could not score. The
     only samples a run's end holds, and only where a task has a corpus metric."""
 
     def __init__(self, metrics: list[Metric]) -> None:
         self.metrics = [metric for metric in metrics if metric.corpus_keys]
-        self.scored: dict[str, list[dict[str, Any]]] = {metric.name: [] for metric in self.metrics}
+        self.scored: dict[str, list[SampleRecord]] = {metric.name: [] for metric in self.metrics}
         self.errors: Counter[str] = Counter()
 
     def add(self, sample: dict[str, Any]) -> None:
@@ -45,7 +32,7 @@ class CorpusSamples:
                                                                                                            [metric]):
                 self.errors[metric.name] += 1
             else:
-                self.scored[metric.name].append(_own_keys(aggregation_view(sample), metric))
+                self.scored[metric.name].append(_own_keys(SampleRecord.from_dict(sample, has_text=False), metric))
 
     def entries(self, seed: int) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -54,7 +41,7 @@ class CorpusSamples:
         return out
 
 
-def corpus_entries(metric: Metric, scored: list[dict[str, Any]], errors: int, seed: int) -> dict[str, dict[str, Any]]:
+def corpus_entries(metric: Metric, scored: list[SampleRecord], errors: int, seed: int) -> dict[str, dict[str, Any]]:
     """A corpus-level metric's values over the samples it scored (`scored`: their scores under the metric's own
     key names): an example that failed, or on which the metric's per-example part failed, is an error of its
     entries (`errors`), not in their n. A key's n is what its value was computed over (`CorpusValue.n` where the
@@ -88,13 +75,13 @@ def corpus_value(metric: Metric, key: str, value: Any, given: int) -> tuple[floa
     return typed, 0 if typed is None else n
 
 
-def _own_keys(sample: dict[str, Any], metric: Metric) -> dict[str, Any]:
+def _own_keys(sample: SampleRecord, metric: Metric) -> SampleRecord:
     """The sample with the metric's reported keys under its own names (a `key_prefix` taken off)."""
     if not metric.key_prefix:
         return sample
-    scores = sample.get("scores") or {}
-    return {**sample, "scores": {**scores, **{key: scores[reported] for reported, key in metric.reported_keys().items()
-                                              if reported in scores}}}
+    scores = sample.scores
+    return replace(sample, scores={**scores, **{key: scores[reported] for reported, key in
+                                                metric.reported_keys().items() if reported in scores}}).read_only()
 
 
 class TaskTally:

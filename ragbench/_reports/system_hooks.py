@@ -18,7 +18,6 @@ from .._storage.jsonl import parse_json
 from .._storage.rundir import finalized_samples, line_offsets
 from .._system import System
 from .._values.json_values import json_problem
-from .results import aggregation_view
 
 HOOKS = ("report", "format_adherence", "statistics")
 ADHERENCE_FIX = 'a list of {"format": str, "followed": n, "of": m, "fix": str} with 0 <= n <= m'
@@ -50,7 +49,7 @@ class SavedRecords(Sequence):
 
     @staticmethod
     def _record(record: dict[str, Any]) -> SampleRecord:
-        return SampleRecord.from_dict(aggregation_view(record), has_text=False)
+        return SampleRecord.from_dict(record, has_text=False)
 
 
 def system_hooks(system: System, samples: Path, complete_data: bool) -> tuple[Any, Any, Any]:

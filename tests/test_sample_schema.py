@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from ragbench._errors import RecordError
 from ragbench._records import SampleRecord, read_samples, without_texts
+from ragbench._registry import installed_registry
 from ragbench._storage.run_shapes import SAMPLE_SCHEMA_VERSION
 from ragbench._types import Document, Step
+from ragbench.api import Metric
 
 V1_SAMPLES = Path(__file__).parent / "data" / "samples" / "demo_v1.jsonl"  # written by ragbench 0.1 (f2304de)
 
@@ -101,3 +103,27 @@ def test_a_plugin_reading_a_records_line_keys_gets_what_the_line_holds_with_a_de
     assert all("goes away in ragbench 0.3" in str(warning.message) for warning in caught)
     with pytest.raises(KeyError), pytest.warns(DeprecationWarning):
         record["no such key"]
+
+
+class DictReadingCorpusMetric(Metric):
+    """A corpus metric written before 0.2: it reads each sample as the line's dict."""
+
+    name = "dict_corpus"
+    keys = ("answered",)
+    corpus_keys = ("answer_chars",)
+
+    def score(self, example, prediction, ctx=None):
+        return {"answered": 1.0}
+
+    def corpus(self, samples, seed):
+        return {"answer_chars": float(sum(len(s["prediction"]["answer"]) for s in samples if s["scores"]["answered"]))}
+
+
+def test_a_corpus_metric_reading_dicts_still_scores_with_a_deprecation_warning(tmp_path: Path) -> None:
+    registry = installed_registry()
+    registry.add_catalog({"metrics": {"dict_corpus": {"target": f"{__name__}:DictReadingCorpusMetric"}}}, "tests")
+    with pytest.warns(DeprecationWarning, match=r"sample\['(prediction|scores)'\]: .* goes away in ragbench 0.3"):
+        results = run(tmp_path, registry=registry, tasks=["demo"], system="vanilla", model="scripted:echo", limit=3,
+                      metrics=["dict_corpus"])
+    answers = [record.answer for record in read_samples(tmp_path / "run" / "samples" / "demo.jsonl")]
+    assert results["results"]["demo"]["answer_chars"] == float(sum(map(len, answers))) > 0

@@ -12,7 +12,7 @@ Example, Document, Prediction, Step, SampleRecord) refuse attribute assignment. 
 """
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from typing import Any, NoReturn
 
 COPY_HINT = ("ragbench hands plugins read-only values, so that no plugin changes another's input or what is "
@@ -102,6 +102,22 @@ class ReadOnly:
         """A read-only copy of this record with `changes` to its fields (itself when it is read-only already
         and nothing changes)."""
         return self._sealed(changes, frozenset({id(self)}))
+
+    @classmethod
+    def sealed(cls, **values: Any) -> Any:
+        """A read-only record made straight from `values` (by field; a field not given takes its default): each
+        value is copied read-only once (the record holds none of the given containers), with no mutable record
+        built and copied first (`read_only()`), so records read in bulk (a parsed line's) cost one copy."""
+        copy = object.__new__(cls._read_only_class)
+        for spec in fields(cls):  # type: ignore[arg-type]
+            if spec.name in values:
+                value = values[spec.name]
+            elif spec.default is not MISSING:
+                value = spec.default
+            else:
+                value = spec.default_factory()  # type: ignore[misc]
+            copy.__dict__[spec.name] = value if type(value) in IMMUTABLE else read_only(value, frozenset({id(copy)}))
+        return copy
 
     def _sealed(self, changes: dict[str, Any], within: frozenset[int]) -> Any:
         sealed = type(self)._read_only_class

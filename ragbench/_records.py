@@ -41,6 +41,12 @@ def step_from_dict(data: dict[str, Any]) -> Step:
     return Step(**{"kind": "", "name": "", "request": {}, "group": [], **known})
 
 
+def _read_step(data: dict[str, Any]) -> Step:
+    """`step_from_dict` read-only, its values copied once (`ReadOnly.sealed`)."""
+    known = {k: v for k, v in data.items() if k in _STEP_FIELDS and v is not None}
+    return Step.sealed(**{"kind": "", "name": "", "request": {}, "group": [], **known})
+
+
 def without_texts(line: dict[str, Any]) -> dict[str, Any]:
     """A sample line without the copies of prompts, replies and documents (trace steps keep their kind, name,
     token counts, request options and finish reason; the prediction its answer, citations and extras): what
@@ -97,31 +103,31 @@ class SampleRecord(ReadOnly):
 
     @classmethod
     def from_dict(cls, record: dict[str, Any], has_text: bool = True) -> "SampleRecord":
-        """From a line of samples/<task>.jsonl, checked (`read_samples`); `has_text=False`: without its texts
-        (`without_texts`). Read-only: the hooks that read a task's records in turn read the same ones."""
+        """From a line of samples/<task>.jsonl, checked (`read_samples`), its values copied read-only once
+        (`ReadOnly.sealed`); `has_text=False`: without its texts (`without_texts`). Read-only: the hooks that read a task's records in turn read the same ones."""
         if not has_text:
             record = without_texts(record)
         prediction = record.get("prediction") or {}
-        return cls(
+        return cls.sealed(
             id=None if record.get("id") is None else str(record["id"]), index=int(record.get("index") or 0),
-            question=record.get("question") or "", gold=dict(record.get("gold") or {}),
-            gold_references=list(record.get("gold_references") or []),
-            meta=dict(record.get("meta") or {}), turns=record.get("turns"),
+            question=record.get("question") or "", gold=record.get("gold") or {},
+            gold_references=record.get("gold_references") or [],
+            meta=record.get("meta") or {}, turns=record.get("turns"),
             answer=prediction.get("answer") or "", output=record.get("output"),
-            citations=list(prediction.get("citations") or []),
+            citations=prediction.get("citations") or [],
             docs=[Document.from_dict(d) for d in prediction.get("docs") or []],
-            extras=dict(prediction.get("extras") or {}),
-            trace=[step_from_dict(s) for s in record.get("trace") or []],
-            judge_trace=[step_from_dict(s) for s in record.get("judge_trace") or []],
-            scores=dict(record.get("scores") or {}), score_errors=dict(record.get("score_errors") or {}),
-            counted=dict(record.get("counted") or {}), error=record.get("error"),
+            extras=prediction.get("extras") or {},
+            trace=[_read_step(s) for s in record.get("trace") or []],
+            judge_trace=[_read_step(s) for s in record.get("judge_trace") or []],
+            scores=record.get("scores") or {}, score_errors=record.get("score_errors") or {},
+            counted=record.get("counted") or {}, error=record.get("error"),
             bad_record=bool(record.get("bad_record")),
-            infrastructure_failures=list(record.get("infrastructure_failures") or []),
+            infrastructure_failures=record.get("infrastructure_failures") or [],
             seconds=record.get("seconds"), has_text=has_text, raw_output=prediction.get("raw_output"),
             example_sha256=record.get("example_sha256"), traceback=record.get("traceback"),
-            score_tracebacks=dict(record.get("score_tracebacks") or {}),
+            score_tracebacks=record.get("score_tracebacks") or {},
             gold_references_error=record.get("gold_references_error"),
-            schema_version=record.get("schema_version", 1)).read_only()
+            schema_version=record.get("schema_version", 1))
 
     @property
     def prompts(self) -> list[Any]:

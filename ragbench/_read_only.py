@@ -115,7 +115,7 @@ class ReadOnly:
             elif spec.default is not MISSING:
                 value = spec.default
             else:
-                value = spec.default_factory()  # type: ignore[misc]
+                value = spec.default_factory()  # type: ignore[misc,operator]
             copy.__dict__[spec.name] = value if type(value) in IMMUTABLE else read_only(value, frozenset({id(copy)}))
         return copy
 

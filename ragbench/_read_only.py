@@ -108,7 +108,7 @@ class ReadOnly:
         """A read-only record made straight from `values` (by field; a field not given takes its default): each
         value is copied read-only once (the record holds none of the given containers), with no mutable record
         built and copied first (`read_only()`), so records read in bulk (a parsed line's) cost one copy."""
-        copy = object.__new__(cls._read_only_class)
+        copy = object.__new__(cls._read_only_class)  # type: ignore[attr-defined]
         for spec in fields(cls):  # type: ignore[arg-type]
             if spec.name in values:
                 value = values[spec.name]

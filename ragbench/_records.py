@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 from ._errors import RecordError
 from ._read_only import ReadOnly
-from ._storage.rundir import iter_samples
+from ._storage.rundir import finalized_samples, iter_samples
 from ._storage.run_shapes import SAMPLE_SCHEMA_VERSION
 from ._types import Document, Example, Prediction, Step, trace_prompts
 
@@ -183,10 +183,12 @@ def _warn_dict_access(key: str) -> None:
 
 
 def read_samples(path: str | Path, errors: list[RecordError] | None = None, *, has_text: bool = True,
-                 older_shapes: bool = False) -> Iterator[SampleRecord]:
+                 older_shapes: bool = False, rewritten: bool = False) -> Iterator[SampleRecord]:
     """The sample records of a samples file, one at a time: the one reader of samples/<task>.jsonl. A line that
     is no sample record (cut short, not JSON, of another shape or a newer `schema_version`) is passed over and
     added to `errors` as a `RecordError` naming the file and the line; `older_shapes`: an older ragbench's line
-    is brought to the current shape first (`in_current_shape`)."""
-    for line in iter_samples(path, errors, older_shapes):
+    is brought to the current shape first (`in_current_shape`); `rewritten`: a file `RunDir.finalize_samples`
+    rewrote, whose lines were checked as they were copied there, so here they are only parsed."""
+    lines = finalized_samples(Path(path)) if rewritten else iter_samples(path, errors, older_shapes)
+    for line in lines:
         yield SampleRecord.from_dict(line, has_text)

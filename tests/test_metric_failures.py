@@ -9,7 +9,7 @@ import pytest
 import scoring_plugin
 from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from click.testing import CliRunner
-from helpers import samples
+from helpers import records_without_texts, samples
 
 from ragbench._cli.main import main
 from ragbench._reports.results import task_scores
@@ -145,7 +145,7 @@ def test_a_saved_score_that_is_not_a_number_is_counted_not_a_crash_and_resume_sc
     from ragbench._run.planning import plan
 
     [planned] = plan(RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]), scoring_plugin.registry())
-    scores = task_scores(records, planned.metrics, (), 6, 10, 0)
+    scores = task_scores(records_without_texts(records), planned.metrics, (), 6, 10, 0)
     assert scores["counts"]["metric_failures"] == 1 and scores["details"]["scored:numpy"]["n_errors"] == 1
     assert scores["failures"][0]["example"].startswith("InvalidScore: saved metric scored:numpy returned str '0.5'")
     (tmp_path / "run" / "results.json").unlink()
@@ -163,7 +163,7 @@ def test_a_saved_sample_without_a_key_of_its_metric_is_counted_not_left_out_of_n
     from ragbench._run.planning import plan
 
     [planned] = plan(RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]), scoring_plugin.registry())
-    scores = task_scores(records, planned.metrics, (), 6, 10, 0)
+    scores = task_scores(records_without_texts(records), planned.metrics, (), 6, 10, 0)
     detail = scores["details"]["scored:numpy"]
     assert (detail["n"], detail["n_errors"], scores["counts"]["metric_failures"]) == (5, 1, 1)
     assert scores["failures"][0]["example"] == "InvalidScore: the sample has no value for key 'scored:numpy'"

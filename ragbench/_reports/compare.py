@@ -20,7 +20,8 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._storage.files import file_there
-from .._storage.rundir import RunDir, iter_samples, sample_file
+from .._records import read_samples
+from .._storage.rundir import RunDir, sample_file
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import incomplete_reason
 from .results_file import read_results
@@ -101,12 +102,11 @@ def load_run(path: str | Path) -> Run:
         errors: list = []
         metas: list[dict[str, Any] | None] = []
         samples[task] = {}
-        for r in iter_samples(samples_path, errors, older_shapes=True):  # streamed
-            if not r.get("bad_record"):
-                metas.append(r.get("meta"))
-            if r.get("id") is not None and r.get("error") is None:
-                samples[task][str(r["id"])] = {"scores": r.get("scores") or {}, "meta": r.get("meta"),
-                                               "example_sha256": r.get("example_sha256")}
+        for r in read_samples(samples_path, errors, has_text=False, older_shapes=True):  # streamed
+            if not r.bad_record:
+                metas.append(r.meta)
+            if r.id is not None and r.error is None:
+                samples[task][r.id] = {"scores": r.scores, "meta": r.meta, "example_sha256": r.example_sha256}
         fields = {f for entry in results.details.get(task, {}).values() for f in entry.get("slices", {})}
         labels[task] = {field: field_labels(metas, field) for field in fields}
         if errors:

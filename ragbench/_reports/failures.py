@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .._metric import InvalidScore, Metric, typed_value
+from .._records import SampleRecord
 from .results_schema import Results
 
 SHOWN_IDS = 5  # ids shown per group on the console and in report.md (results.json keeps up to KEPT_IDS)
@@ -42,9 +43,9 @@ def cause_kind(error: str) -> str:
     return match.group(1) if match else first[:120]
 
 
-def record_label(record: dict[str, Any]) -> str:
+def record_label(record: SampleRecord) -> str:
     """An example's id, or a bad record's position in the task's data."""
-    return str(record["id"]) if record.get("id") is not None else f"record #{record.get('index', '?')}"
+    return record.id if record.id is not None else f"record #{record.index}"
 
 
 class FailureGroups:
@@ -57,10 +58,10 @@ class FailureGroups:
         self.records: dict[str, dict[str, Any]] = {}
         self.metric_groups: dict[str, dict[str, Any]] = {}
 
-    def add(self, record: dict[str, Any]) -> None:
-        if record.get("error") is not None:
-            _add(self.records, cause_kind(str(record["error"])), str(record["error"]), record, record.get("traceback"))
-        tracebacks = record.get("score_tracebacks") or {}
+    def add(self, record: SampleRecord) -> None:
+        if record.error is not None:
+            _add(self.records, cause_kind(str(record.error)), str(record.error), record, record.traceback)
+        tracebacks = record.score_tracebacks
         for metric, message in metric_failures(record, self.metrics).items():
             _add(self.metric_groups, f"metric {metric}: {cause_kind(message)}", message, record,
                  tracebacks.get(metric))["metric"] = metric
@@ -90,7 +91,7 @@ class FailureGroups:
         return [{"cause": cause, **group} for cause, group in ordered]
 
 
-def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: dict[str, Any],
+def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: SampleRecord,
          traceback: str | None) -> dict[str, Any]:
     group = groups.setdefault(cause, {"count": 0, "ids": [], "example": (message.splitlines() or [""])[0][:300]})
     group["count"] += 1
@@ -101,15 +102,15 @@ def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: di
     return group
 
 
-def metric_failures(record: dict[str, Any], metrics: list[Metric]) -> dict[str, str]:
+def metric_failures(record: SampleRecord, metrics: list[Metric]) -> dict[str, str]:
     """Metric name -> why it failed on this record, when the example itself did not fail: the error it
     raised or the value it returned that is not a score (`score_errors`), or a saved value that is not
     a score or is not there (a sample written by an older ragbench, e.g. a numpy scalar saved as a string,
     or by an older version of the metric, without a key it reports now)."""
-    if record.get("error") is not None:
+    if record.error is not None:
         return {}
-    failed = {str(name): str(message) for name, message in (record.get("score_errors") or {}).items()}
-    scores = record.get("scores") or {}
+    failed = {str(name): str(message) for name, message in record.score_errors.items()}
+    scores = record.scores
     for metric in metrics:
         for reported, key in metric.reported_keys().items():
             if metric.name in failed:
@@ -209,10 +210,10 @@ class CountedEvents:
         self.meanings = {m.name: getattr(m, "counters", {}) for m in metrics}
         self.tallies: dict[str, dict[str, Any]] = {}
 
-    def add(self, record: dict[str, Any]) -> None:
-        if record.get("error") is not None:
+    def add(self, record: SampleRecord) -> None:
+        if record.error is not None:
             return
-        for metric, events in (record.get("counted") or {}).items():
+        for metric, events in record.counted.items():
             for event, n in events.items():
                 entry = self.tallies.setdefault(metric, {}).setdefault(
                     event, {"count": 0, "examples": 0, "meaning": self.meanings.get(metric, {}).get(event, event)})

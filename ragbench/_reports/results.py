@@ -26,13 +26,13 @@ class CorpusSamples:
         self.scored: dict[str, list[SampleRecord]] = {metric.name: [] for metric in self.metrics}
         self.errors: Counter[str] = Counter()
 
-    def add(self, sample: dict[str, Any]) -> None:
+    def add(self, sample: SampleRecord) -> None:
+        """A sample read without its texts (`has_text` False), as the corpus metrics get it."""
         for metric in self.metrics:
-            if sample.get("error") is not None or "scores" not in sample or metric.name in metric_failures(sample,
-                                                                                                           [metric]):
+            if sample.error is not None or metric.name in metric_failures(sample, [metric]):
                 self.errors[metric.name] += 1
             else:
-                self.scored[metric.name].append(_own_keys(SampleRecord.from_dict(sample, has_text=False), metric))
+                self.scored[metric.name].append(_own_keys(sample, metric))
 
     def entries(self, seed: int) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -100,18 +100,19 @@ class TaskTally:
         self.folded_examples, self.folded = 0, Counter[str]()  # failed calls folded into results, by cause
         self.cut_examples, self.cut_steps = 0, Counter[str]()  # LLM calls stopped at their token limit, by step
 
-    def add(self, sample: dict[str, Any]) -> None:
+    def add(self, sample: SampleRecord) -> None:
+        """A sample read without its texts (`read_samples(..., has_text=False)`)."""
         self.answered.add(sample)
         self.corpus.add(sample)
         if self.official is not None:
             self.official.add(as_official(sample, self.zeros))
         self.records += 1
-        self.bad += bool(sample.get("bad_record"))
-        self.failed += sample.get("error") is not None and not sample.get("bad_record")
+        self.bad += sample.bad_record
+        self.failed += sample.error is not None and not sample.bad_record
         self.failures.add(sample)
         self.events.add(sample)
-        self.digest.add(sample)
-        folded = sample.get("infrastructure_failures") or []
+        self.digest.add(sample.index, sample.example_sha256)
+        folded = sample.infrastructure_failures
         self.folded_examples += bool(folded)
         self.folded.update(f[:200] for f in folded)
         cut = token_limit_cut(sample)
@@ -155,7 +156,7 @@ class TaskTally:
         return out
 
 
-def task_scores(samples: Iterable[dict[str, Any]], metrics: list[Metric], slice_fields: tuple[str, ...],
+def task_scores(samples: Iterable[SampleRecord], metrics: list[Metric], slice_fields: tuple[str, ...],
                 expected: int | None, iterations: int, seed: int, missing_scores_zero: bool = False) -> dict[str, Any]:
     """A task's part of results.json that its samples (in data order) and metrics decide
     (`TaskTally.sections`); every record of the stream must end as a scored record or a recorded error."""
@@ -165,14 +166,14 @@ def task_scores(samples: Iterable[dict[str, Any]], metrics: list[Metric], slice_
     return tally.sections(expected, iterations, seed)
 
 
-def token_limit_cut(sample: dict[str, Any]) -> list[str]:
+def token_limit_cut(sample: SampleRecord) -> list[str]:
     """The step names of a scored example's system LLM calls that stopped at their token limit (finish_reason
     "length": the output ends where `max_tokens` cut it, not where the model ended it). Upstream protocols cut
     outputs so too (ALCE's 300 tokens): results.json says how often."""
-    if sample.get("error") is not None or sample.get("bad_record"):
+    if sample.error is not None or sample.bad_record:
         return []
-    return [str(step.get("name") or "generate") for step in sample.get("trace") or []
-            if step.get("kind") == "llm" and (step.get("response") or {}).get("finish_reason") == "length"]
+    return [str(step.name or "generate") for step in sample.trace
+            if step.kind == "llm" and (step.response or {}).get("finish_reason") == "length"]
 
 
 def run_complete(counts: dict[str, dict[str, Any]], system_reports: dict[str, Any]) -> bool:

@@ -60,7 +60,9 @@ def failed_scoring(run_dir: RunDir, planned: PlannedTask) -> Iterator[dict[str, 
     one at a time. Records appended while this is read (the re-scored ones) are not read."""
     latest: dict[str, tuple[int, bool]] = {}
     for position, record in enumerate(run_dir.samples(planned.name)):
-        latest[record_key(record)] = (position, scorable(record) and bool(metric_failures(record, planned.metrics)))
+        failed = scorable(record) and bool(metric_failures(SampleRecord.from_dict(record, has_text=False),
+                                                           planned.metrics))
+        latest[record_key(record)] = (position, failed)
     wanted = {position for position, failed in latest.values() if failed}
     if not wanted:
         return

@@ -119,12 +119,17 @@ class ReadOnly:
             copy.__dict__[spec.name] = value if type(value) in IMMUTABLE else read_only(value, frozenset({id(copy)}))
         return copy
 
+    def _field_values(self) -> dict[str, Any]:
+        """The record's fields by name, as copies are made of them (a record that makes a field when it is first
+        read makes it here)."""
+        return self.__dict__
+
     def _sealed(self, changes: dict[str, Any], within: frozenset[int]) -> Any:
         sealed = type(self)._read_only_class
         if not changes and type(self) is sealed:
             return self
         copy = object.__new__(sealed)
-        fields_now = {**self.__dict__, **changes} if changes else self.__dict__
+        fields_now = {**self._field_values(), **changes} if changes else self._field_values()
         copy.__dict__.update({name: value if type(value) in IMMUTABLE else read_only(value, within)
                               for name, value in fields_now.items()})
         return copy
@@ -150,7 +155,7 @@ def _fields_equal(self: Any, other: Any) -> Any:
 
 def _reduced(self: Any, protocol: int) -> tuple[Any, ...]:
     """Copied or pickled: a mutable record of the class, with the same fields."""
-    return _mutable_record, (type(self)._mutable_class, dict(self.__dict__))
+    return _mutable_record, (type(self)._mutable_class, dict(self._field_values()))
 
 
 def _mutable_record(cls: type, state: dict[str, Any]) -> Any:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ._errors import RecordError
-from ._read_only import ReadOnly
+from ._read_only import ReadOnly, ReadOnlyList
 from ._storage.rundir import finalized_samples, iter_samples
 from ._storage.run_shapes import SAMPLE_SCHEMA_VERSION
 from ._types import Document, Example, Prediction, Step, trace_prompts
@@ -32,6 +32,7 @@ from ._types import Document, Example, Prediction, Step, trace_prompts
 _STEP_FIELDS = {f.name for f in fields(Step)}
 _PREDICTION_KEYS = ("answer", "raw_output", "citations", "docs", "extras")  # a line's `prediction` object
 DICT_ACCESS_REMOVED_IN = "0.3"
+_UNREAD = "_unread_steps"  # a record's attribute: the lines of its steps not read yet (`SampleRecord.__getattr__`)
 
 
 def step_from_dict(data: dict[str, Any]) -> Step:
@@ -41,10 +42,22 @@ def step_from_dict(data: dict[str, Any]) -> Step:
     return Step(**{"kind": "", "name": "", "request": {}, "group": [], **known})
 
 
+def _read_steps(lines: list[dict[str, Any]], has_text: bool) -> ReadOnlyList:
+    """A record's steps from their lines, read-only (`has_text` False: without their texts)."""
+    return ReadOnlyList([_read_step(line if has_text else _step_without_texts(line)) for line in lines])
+
+
 def _read_step(data: dict[str, Any]) -> Step:
     """`step_from_dict` read-only, its values copied once (`ReadOnly.sealed`)."""
     known = {k: v for k, v in data.items() if k in _STEP_FIELDS and v is not None}
     return Step.sealed(**{"kind": "", "name": "", "request": {}, "group": [], **known})
+
+
+def _step_without_texts(step: dict[str, Any]) -> dict[str, Any]:
+    """A trace step's line without its prompt, messages, reply and documents (`without_texts`)."""
+    return {**{k: v for k, v in step.items() if k != "docs"},  # docs: a custom step's
+            "response": {"finish_reason": (step.get("response") or {}).get("finish_reason")},
+            "request": {k: v for k, v in (step.get("request") or {}).items() if k not in ("prompt", "messages")}}
 
 
 def without_texts(line: dict[str, Any]) -> dict[str, Any]:
@@ -53,10 +66,7 @@ def without_texts(line: dict[str, Any]) -> dict[str, Any]:
     a record read without its texts is made of, so a task's results never hold its samples' text."""
     view = {k: v for k, v in line.items() if k not in ("trace", "judge_trace", "output")}
     if "trace" in line:
-        view["trace"] = [{**{k: v for k, v in step.items() if k != "docs"},  # docs: a custom step's
-                          "response": {"finish_reason": (step.get("response") or {}).get("finish_reason")},
-                          "request": {k: v for k, v in (step.get("request") or {}).items()
-                                      if k not in ("prompt", "messages")}} for step in line["trace"]]
+        view["trace"] = [_step_without_texts(step) for step in line["trace"]]
     if "prediction" in line:
         view["prediction"] = {k: v for k, v in line["prediction"].items() if k not in ("docs", "raw_output")}
     return view
@@ -102,32 +112,55 @@ class SampleRecord(ReadOnly):
     schema_version: int = SAMPLE_SCHEMA_VERSION
 
     @classmethod
-    def from_dict(cls, record: dict[str, Any], has_text: bool = True) -> "SampleRecord":
+    def from_dict(cls, record: dict[str, Any], has_text: bool = True, *, owned: bool = False) -> SampleRecord:
         """From a line of samples/<task>.jsonl, checked (`read_samples`), its values copied read-only once
-        (`ReadOnly.sealed`); `has_text=False`: without its texts (`without_texts`). Read-only: the hooks that read a task's records in turn read the same ones."""
-        if not has_text:
-            record = without_texts(record)
+        (`ReadOnly.sealed`); `has_text=False`: without its texts (`without_texts`). `owned`: `record` is the
+        reader's own (a line it just parsed): its trace steps are made records when they are first read, which
+        aggregation and `compare` never do for most. Read-only: the hooks that read a task's records in turn
+        read the same ones."""
         prediction = record.get("prediction") or {}
-        return cls.sealed(
+        steps = {"trace": record.get("trace") or [],
+                 "judge_trace": (record.get("judge_trace") or []) if has_text else []}
+        made = cls.sealed(
             id=None if record.get("id") is None else str(record["id"]), index=int(record.get("index") or 0),
             question=record.get("question") or "", gold=record.get("gold") or {},
             gold_references=record.get("gold_references") or [],
             meta=record.get("meta") or {}, turns=record.get("turns"),
-            answer=prediction.get("answer") or "", output=record.get("output"),
+            answer=prediction.get("answer") or "", output=record.get("output") if has_text else None,
             citations=prediction.get("citations") or [],
-            docs=[Document.from_dict(d) for d in prediction.get("docs") or []],
+            docs=[Document.from_dict(d) for d in prediction.get("docs") or []] if has_text else [],
             extras=prediction.get("extras") or {},
-            trace=[_read_step(s) for s in record.get("trace") or []],
-            judge_trace=[_read_step(s) for s in record.get("judge_trace") or []],
             scores=record.get("scores") or {}, score_errors=record.get("score_errors") or {},
             counted=record.get("counted") or {}, error=record.get("error"),
             bad_record=bool(record.get("bad_record")),
             infrastructure_failures=record.get("infrastructure_failures") or [],
-            seconds=record.get("seconds"), has_text=has_text, raw_output=prediction.get("raw_output"),
+            seconds=record.get("seconds"), has_text=has_text,
+            raw_output=prediction.get("raw_output") if has_text else None,
             example_sha256=record.get("example_sha256"), traceback=record.get("traceback"),
             score_tracebacks=record.get("score_tracebacks") or {},
             gold_references_error=record.get("gold_references_error"),
-            schema_version=record.get("schema_version", 1))
+            schema_version=record.get("schema_version", 1),
+            **({} if owned else {name: _read_steps(lines, has_text) for name, lines in steps.items()}))
+        if owned:  # the steps' fields, left at their defaults above, are made on first read (`__getattr__`)
+            for name in steps:
+                del made.__dict__[name]
+            made.__dict__[_UNREAD] = steps
+        return made
+
+    def __getattr__(self, name: str) -> Any:
+        """`trace` or `judge_trace` of a record read with `owned` lines: its steps, made when first read."""
+        unread = self.__dict__.get(_UNREAD)
+        if unread is None or name not in unread:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        steps = self.__dict__[name] = _read_steps(unread.pop(name), self.__dict__["has_text"])
+        if not unread:
+            del self.__dict__[_UNREAD]
+        return steps
+
+    def _field_values(self) -> dict[str, Any]:
+        for name in list(self.__dict__.get(_UNREAD, ())):
+            getattr(self, name)
+        return self.__dict__
 
     @property
     def prompts(self) -> list[Any]:
@@ -191,4 +224,4 @@ def read_samples(path: str | Path, errors: list[RecordError] | None = None, *, h
     rewrote, whose lines were checked as they were copied there, so here they are only parsed."""
     lines = finalized_samples(Path(path)) if rewritten else iter_samples(path, errors, older_shapes)
     for line in lines:
-        yield SampleRecord.from_dict(line, has_text)
+        yield SampleRecord.from_dict(line, has_text, owned=True)

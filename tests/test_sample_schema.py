@@ -4,9 +4,13 @@ format (no version: version 1) and refuses a newer version's line by file and li
 line's keys (`sample["scores"]`) gets what the line holds, with a DeprecationWarning."""
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import shutil
+import tempfile
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,8 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragbench._errors import RecordError
+from ragbench._read_only import ReadOnlyError
 from ragbench._records import SampleRecord, read_samples, without_texts
 from ragbench._registry import installed_registry
+from ragbench._reports.compare import load_run
 from ragbench._storage.run_shapes import SAMPLE_SCHEMA_VERSION
 from ragbench._types import Document, Step
 from ragbench.api import Metric
@@ -127,3 +133,43 @@ def test_a_corpus_metric_reading_dicts_still_scores_with_a_deprecation_warning(t
                       metrics=["dict_corpus"])
     answers = [record.answer for record in read_samples(tmp_path / "run" / "samples" / "demo.jsonl")]
     assert results["results"]["demo"]["answer_chars"] == float(sum(map(len, answers))) > 0
+
+
+STEP_LINES = st.lists(st.fixed_dictionaries(
+    {"kind": st.sampled_from(["llm", "retrieval", "custom"]), "name": st.text(max_size=4),
+     "request": st.dictionaries(st.sampled_from(["prompt", "messages", "k", "max_tokens"]),
+                                st.integers() | st.text(max_size=4)),
+     "response": st.none() | st.fixed_dictionaries({"text": st.text(max_size=4),
+                                                    "finish_reason": st.sampled_from(["stop", "length"])})}),
+    max_size=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(trace=STEP_LINES, judge_trace=STEP_LINES, has_text=st.booleans())
+def test_a_record_read_in_bulk_is_the_record_its_line_makes_however_it_is_read_copied_or_changed(trace, judge_trace,
+                                                                                                has_text):
+    """`read_samples` makes a record's steps when they are first read: it equals the record made at once, and so do
+    its copies, pickles and changed copies taken before its steps were read."""
+    line = {"schema_version": 2, "index": 0, "id": "1", "prediction": {"answer": "a"}, "trace": trace,
+            "judge_trace": judge_trace, "scores": {"em": 1.0}}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "demo.jsonl"
+        path.write_text(json.dumps(line) + "\n")
+        made = [next(read_samples(path, has_text=has_text)) for _ in range(5)]
+    whole = SampleRecord.from_dict(copy.deepcopy(line), has_text=has_text)
+    for copied in (made[0], copy.copy(made[1]), pickle.loads(pickle.dumps(made[2])), replace(made[3], answer="a"),
+                   made[4].read_only(answer="a")):
+        assert copied == whole and copied.trace == whole.trace and copied.judge_trace == whole.judge_trace
+    with pytest.raises(ReadOnlyError):
+        made[0].trace.append(None)
+
+
+def test_compare_reads_no_trace_step(tmp_path, monkeypatch):
+    """`compare` reads ids, scores, slices and digests: the steps of the records it reads are never made."""
+    import ragbench._records as records
+
+    run(tmp_path, name="a", tasks=["demo"], system="closed_book", model="scripted:echo")
+    made: list[dict] = []
+    monkeypatch.setattr(records, "_read_step", lambda data: made.append(data))
+    loaded = load_run(tmp_path / "a")
+    assert loaded.samples["demo"] and made == []

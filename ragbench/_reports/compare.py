@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
-from .._storage.files import file_there
 from .._records import read_samples
+from .._storage.files import file_there
 from .._storage.rundir import RunDir, sample_file
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import incomplete_reason

@@ -413,7 +413,7 @@ def test_a_read_only_record_copies_into_a_mutable_one_and_leaves_its_source_alon
                                                                                           max_size=3))
 def test_a_record_made_sealed_equals_the_copied_one_holds_none_of_its_values_and_is_read_only_all_the_way(gold,
                                                                                                         request):
-    """`ReadOnly.sealed` (the one copy a record read in bulk costs) gives what `read_only()` of the built record gives."""
+    """`ReadOnly.sealed` (the one copy a record read in bulk costs) gives what `read_only()` of the record gives."""
     step = Step.sealed(kind="llm", name="x", request=request, group=[])
     assert step == Step(kind="llm", name="x", request=copy.deepcopy(request), group=[]).read_only()
     record = SampleRecord.sealed(id="1", gold=gold, trace=[step])

@@ -21,7 +21,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.api import CorpusValue, Document, Example, Metric, Prediction
+from ragbench.api import (
+    CorpusValue,
+    Document,
+    Example,
+    Metric,
+    Prediction,
+    SampleRecord,
+)
 from ragbench.api.text import cited_numbers, list_items, remove_citations, sent_tokenize
 
 
@@ -118,11 +125,11 @@ class Citation(Metric):
                                        ctx.nli, self.at_most_citations)
         return scores if scores is not None else {key: None for key in self.keys}
 
-    def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, CorpusValue]:
+    def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, CorpusValue]:
         """F1 of the mean recall and precision over the examples that have both (an output without
         statements has neither: not scorable, left out and counted as such)."""
-        pairs = [(s["scores"]["citation_rec"], s["scores"]["citation_prec"]) for s in samples
-                 if s["scores"].get("citation_rec") is not None and s["scores"].get("citation_prec") is not None]
+        pairs = [(s.scores["citation_rec"], s.scores["citation_prec"]) for s in samples
+                 if s.scores.get("citation_rec") is not None and s.scores.get("citation_prec") is not None]
         if not pairs:
             return {"citation_f1": CorpusValue(None, 0)}
         recall, precision = (sum(values) / len(pairs) for values in zip(*pairs))

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from ragbench.api import ConfigError, CorpusValue, Example, Prediction, Scores
+from ragbench.api import ConfigError, CorpusValue, Example, Prediction, SampleRecord, Scores
 
 from .match import AnswerMetric, golds_of
 
@@ -96,9 +96,9 @@ class FlashRagBleu(AnswerMetric):
             getattr(ctx, "count", lambda name: None)(EMPTY_OUTPUT)
         return {"sentence_bleu": nmt_bleu([refs], [output], self.max_order, self.smooth)}
 
-    def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, CorpusValue]:
-        pairs = [self.tokens(s["prediction"]["answer"], list(s["gold"].get("answers") or [])) for s in samples
-                 if s["scores"].get("sentence_bleu") is not None]
+    def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, CorpusValue]:
+        pairs = [self.tokens(s.answer, list(s.gold.get("answers") or [])) for s in samples
+                 if s.scores.get("sentence_bleu") is not None]
         if not pairs:
             return {"bleu": CorpusValue(None, 0)}
         outputs, references = zip(*pairs)

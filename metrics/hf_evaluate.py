@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ragbench.api import ConfigError, KeySpec, Metric, Preflight, Task
+from ragbench.api import ConfigError, KeySpec, Metric, Preflight, SampleRecord, Task
 
 PREFIX = "hf:"
 # evaluate's metrics where a lower value is better (`evaluate` itself does not say which way is better)
@@ -55,20 +55,20 @@ class HfEvaluate(Metric):
         return {"name": self.name, "evaluate": self.evaluate_name, "references": self.references, "key": self.key,
                 "compute": self.compute_args, "higher_is_better": self.key_specs[self.name].higher_is_better}
 
-    def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, float | None]:
+    def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, float | None]:
         if not samples:
             return {self.name: None}
-        predictions = [s["prediction"]["answer"] for s in samples]
+        predictions = [s.answer for s in samples]
         references = [self.reference(s) for s in samples]
         result = self.module.compute(predictions=predictions, references=references, **self.compute_args)
         return {self.name: self.pick(result)}
 
-    def reference(self, sample: dict[str, Any]) -> str | list[str]:
+    def reference(self, sample: SampleRecord) -> str | list[str]:
         if self.task is None:
             raise ValueError(f"metric {self.name} was given no task (Metric.preflight): it cannot read the gold")
-        answers = self.task.gold_references(sample["gold"])
+        answers = self.task.gold_references(sample.gold)
         if not answers:
-            raise ValueError(f"example {sample.get('id')} has no gold answer to use as a reference")
+            raise ValueError(f"example {sample.id} has no gold answer to use as a reference")
         if self.references == "first":
             answers = answers[:1]
         return answers if self.takes_lists else answers[0]  # in the shape the metric's features take

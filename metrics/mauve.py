@@ -14,7 +14,7 @@ import string
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Scores
+from ragbench.api import ConfigError, Example, Metric, Prediction, SampleRecord, Scores
 from ragbench.api.text import remove_citations
 
 
@@ -22,10 +22,10 @@ def mauve_text(question: str, text: str) -> str:
     return " ".join((question + " " + text.strip()).split()[:100]).rstrip(string.punctuation)
 
 
-def mauve_texts(samples: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+def mauve_texts(samples: list[SampleRecord]) -> tuple[list[str], list[str]]:
     """(human, model) texts of the scored samples, in data order."""
-    human = [mauve_text(s["question"], s["gold"]["answer"]) for s in samples]
-    model = [mauve_text(s["question"], remove_citations(s["prediction"]["answer"])) for s in samples]
+    human = [mauve_text(s.question, s.gold["answer"]) for s in samples]
+    model = [mauve_text(s.question, remove_citations(s.answer)) for s in samples]
     return human, model
 
 
@@ -81,7 +81,7 @@ class Mauve(Metric):
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         return {}
 
-    def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, float | None]:
+    def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, float | None]:
         if not samples:
             return {"mauve": None}
         human, model = mauve_texts(samples)

@@ -13,11 +13,19 @@ Two aggregates:
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
-from ragbench.api import ConfigError, CorpusValue, Example, Metric, Prediction, Scores, resampled
+from ragbench.api import (
+    ConfigError,
+    CorpusValue,
+    Example,
+    Metric,
+    Prediction,
+    SampleRecord,
+    Scores,
+    resampled,
+)
 from ragbench.api.text import remove_citations, sent_tokenize
 
 BOOTSTRAP_SAMPLES = 1000  # rouge_score.scoring.BootstrapAggregator default
@@ -63,7 +71,7 @@ class RougeLsum(Metric):
                          for ref in references(example))
         return {"rougeLsum": 100 * (first if first > second else second)}
 
-    def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, CorpusValue]:
-        values = [s["scores"]["rougeLsum"] / 100 for s in samples if s["scores"].get("rougeLsum") is not None]
+    def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, CorpusValue]:
+        values = [s.scores["rougeLsum"] / 100 for s in samples if s.scores.get("rougeLsum") is not None]
         mid = 100 * bootstrap_mid(values, seed) if values else None
         return {"rougeLsum_bootstrap_mid": CorpusValue(mid, len(values))}

@@ -110,6 +110,7 @@ class LLM:
         return response
 
     def _held(self, step: Step) -> dict[str, Any] | None:
-        """The step as the example's trace will hold it (the recorder then refers to it), or None
-        when the call is not traced."""
-        return step.to_dict() if self.trace is not None else None
+        """The step's fields as the example's trace will hold them (the recorder then refers to it), or None
+        when the call is not traced: its own fields, not a copy (the sample's writer makes the step's one
+        dict; the recorder only reads the reply and token counts)."""
+        return vars(step) if self.trace is not None else None

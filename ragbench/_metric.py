@@ -12,6 +12,7 @@ from ._plugin_calls import plugin_text
 if TYPE_CHECKING:
     from ._checks import Preflight
     from ._context import Context
+    from ._records import SampleRecord
     from ._task import Task
     from ._types import Example, Prediction
 
@@ -128,9 +129,9 @@ class Metric:
     def aggregate(self, key: str, values: list[float]) -> float:
         return sum(values) / len(values) if values else float("nan")
 
-    def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, float | None]:
+    def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, float | None]:
         """Values of `corpus_keys` that only exist for the whole set (MAUVE, a bootstrap median),
-        computed once from the scored sample records (question, gold, prediction, scores);
+        computed once from the scored `SampleRecord`s (question, gold, answer, scores; read without texts);
         reported without interval or slices. A value computed over fewer of them than given (the others
         not scorable) is returned as `CorpusValue(value, n)`, so that its n says so."""
         return {}

@@ -12,7 +12,7 @@ Example, Document, Prediction, Step, SampleRecord) refuse attribute assignment. 
 """
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from typing import Any, ClassVar, NoReturn
 
 COPY_HINT = ("ragbench hands plugins read-only values, so that no plugin changes another's input or what is "
@@ -105,12 +105,33 @@ class ReadOnly:
         and nothing changes)."""
         return self._sealed(changes, frozenset({id(self)}))
 
+    @classmethod
+    def sealed(cls, **values: Any) -> Any:
+        """A read-only record made straight from `values` (by field; a field not given takes its default): each
+        value is copied read-only once (the record holds none of the given containers), with no mutable record
+        built and copied first (`read_only()`), so records read in bulk (a parsed line's) cost one copy."""
+        copy = object.__new__(cls._read_only_class)
+        for spec in fields(cls):  # type: ignore[arg-type]  # every ReadOnly subclass is a dataclass
+            if spec.name in values:
+                value = values[spec.name]
+            elif spec.default is not MISSING:
+                value = spec.default
+            else:
+                value = spec.default_factory()  # type: ignore[operator]  # a field without a default has one
+            copy.__dict__[spec.name] = value if type(value) in IMMUTABLE else read_only(value, frozenset({id(copy)}))
+        return copy
+
+    def _field_values(self) -> dict[str, Any]:
+        """The record's fields by name, as copies are made of them (a record that makes a field when it is first
+        read makes it here)."""
+        return self.__dict__
+
     def _sealed(self, changes: dict[str, Any], within: frozenset[int]) -> Any:
         sealed = type(self)._read_only_class
         if not changes and type(self) is sealed:
             return self
         copy = object.__new__(sealed)
-        fields_now = {**self.__dict__, **changes} if changes else self.__dict__
+        fields_now = {**self._field_values(), **changes} if changes else self._field_values()
         copy.__dict__.update({name: value if type(value) in IMMUTABLE else read_only(value, within)
                               for name, value in fields_now.items()})
         return copy
@@ -136,7 +157,7 @@ def _fields_equal(self: Any, other: Any) -> Any:
 
 def _reduced(self: Any, protocol: int) -> tuple[Any, ...]:
     """Copied or pickled: a mutable record of the class, with the same fields."""
-    return _mutable_record, (type(self)._mutable_class, dict(self.__dict__))
+    return _mutable_record, (type(self)._mutable_class, dict(self._field_values()))
 
 
 def _mutable_record(cls: type, state: dict[str, Any]) -> Any:

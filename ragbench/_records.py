@@ -1,25 +1,39 @@
-"""A sample record as an object: what plugin code reads of a finished example.
+"""The one typed sample record: a finished example as ragbench reads it, wherever it is read.
 
-A system's reporting hooks (`System.statistics`, `format_adherence`, `trace_outline`, `report`) and
-`ragbench.testing`'s runs hand out `SampleRecord`s, read from the lines of samples/<task>.jsonl
-(written by ragbench._run.example) with `SampleRecord.from_dict`, so the layout of that file is
-ragbench's own business, not an API plugins depend on.
+A line of samples/<task>.jsonl (written by `RunDir.append_sample`, at its `schema_version`) is read as a
+`SampleRecord` through `read_samples` (checked line by line: a line that is not a sample record is a
+`RecordError` naming the file and the line, as the run's readers report it) or, for a line already checked,
+`sample_record`. A system's reporting hooks (`System.statistics`, `format_adherence`, `trace_outline`,
+`report`), the corpus metrics (`Metric.corpus`), `ragbench.testing`'s runs, `rescore` and the viewer read
+these records, so the layout of that file is ragbench's own business, not an API plugins depend on.
 
-The hooks that summarise a whole task (`statistics`, `format_adherence`, `report`) get records
-without their texts (`has_text` False): no prompts, replies, raw output, documents shown or judge
-calls, so that a large run's figures never hold every page in memory. Steps keep their kind, name,
-group, request options, timing, token counts and error; records keep the answer, citations,
-extras and scores. `trace_outline` (one example, for the viewer) gets the whole record.
+The hooks and metrics that read a whole task (`statistics`, `format_adherence`, `report`, `Metric.corpus`)
+get records without their texts (`has_text` False): no prompts, replies, raw output, documents shown or judge
+calls, so that a large run's figures never hold every page in memory. Steps keep their kind, name, group,
+request options, finish reason, timing, token counts and error; records keep the answer, citations, extras
+and scores. `trace_outline` (one example, for the viewer) gets the whole record.
+
+A record read with `record["scores"]` (the line's keys, as `Metric.corpus` read dicts before 0.2) still works,
+with a `DeprecationWarning`: that access goes away in ragbench 0.3.
 """
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
-from ._read_only import ReadOnly
-from ._types import Document, Step, trace_prompts
+from ._errors import RecordError
+from ._read_only import ReadOnly, ReadOnlyList
+from ._storage.run_shapes import SAMPLE_SCHEMA_VERSION
+from ._storage.rundir import finalized_samples, iter_samples
+from ._types import Document, Example, Prediction, Step, trace_prompts
 
 _STEP_FIELDS = {f.name for f in fields(Step)}
+_PREDICTION_KEYS = ("answer", "raw_output", "citations", "docs", "extras")  # a line's `prediction` object
+DICT_ACCESS_REMOVED_IN = "0.3"
+_UNREAD = "_unread_steps"  # a record's attribute: the lines of its steps not read yet (`SampleRecord.__getattr__`)
 
 
 def step_from_dict(data: dict[str, Any]) -> Step:
@@ -29,6 +43,36 @@ def step_from_dict(data: dict[str, Any]) -> Step:
     return Step(**{"kind": "", "name": "", "request": {}, "group": [], **known})
 
 
+def _read_steps(lines: list[dict[str, Any]], has_text: bool) -> ReadOnlyList:
+    """A record's steps from their lines, read-only (`has_text` False: without their texts)."""
+    return ReadOnlyList([_read_step(line if has_text else _step_without_texts(line)) for line in lines])
+
+
+def _read_step(data: dict[str, Any]) -> Step:
+    """`step_from_dict` read-only, its values copied once (`ReadOnly.sealed`)."""
+    known = {k: v for k, v in data.items() if k in _STEP_FIELDS and v is not None}
+    return Step.sealed(**{"kind": "", "name": "", "request": {}, "group": [], **known})
+
+
+def _step_without_texts(step: dict[str, Any]) -> dict[str, Any]:
+    """A trace step's line without its prompt, messages, reply and documents (`without_texts`)."""
+    return {**{k: v for k, v in step.items() if k != "docs"},  # docs: a custom step's
+            "response": {"finish_reason": (step.get("response") or {}).get("finish_reason")},
+            "request": {k: v for k, v in (step.get("request") or {}).items() if k not in ("prompt", "messages")}}
+
+
+def without_texts(line: dict[str, Any]) -> dict[str, Any]:
+    """A sample line without the copies of prompts, replies and documents (trace steps keep their kind, name,
+    token counts, request options and finish reason; the prediction its answer, citations and extras): what
+    a record read without its texts is made of, so a task's results never hold its samples' text."""
+    view = {k: v for k, v in line.items() if k not in ("trace", "judge_trace", "output")}
+    if "trace" in line:
+        view["trace"] = [_step_without_texts(step) for step in line["trace"]]
+    if "prediction" in line:
+        view["prediction"] = {k: v for k, v in line["prediction"].items() if k not in ("docs", "raw_output")}
+    return view
+
+
 @dataclass
 class SampleRecord(ReadOnly):
     """One example as the run recorded it: the example's question, gold and slice fields; what the
@@ -36,7 +80,8 @@ class SampleRecord(ReadOnly):
     `extras`); every step it made (`trace`, then the metrics' judge calls in `judge_trace`); the
     scores; and what failed (`error`: the example failed or, with `bad_record`, its record could
     not be read; `score_errors`: a metric failed; `infrastructure_failures`: failed calls folded
-    into the result)."""
+    into the result). `schema_version`: the version of the line it was read from (1: written before
+    the version was)."""
 
     id: str | None
     index: int = 0  # position in the task's data
@@ -60,28 +105,63 @@ class SampleRecord(ReadOnly):
     infrastructure_failures: list[str] = field(default_factory=list)
     seconds: float | None = None
     has_text: bool = True  # False: prompts, replies, output, docs and judge calls were left out (see above)
+    raw_output: str | None = None  # the prediction's own raw output, where it differs from its answer
+    example_sha256: str | None = None  # the digest of the example it ran (what --resume compares)
+    traceback: str | None = None  # what the system raised, for its developer
+    score_tracebacks: dict[str, str] = field(default_factory=dict)  # metric -> what it raised
+    gold_references_error: str | None = None  # why the task could not read the gold
+    schema_version: int = SAMPLE_SCHEMA_VERSION
 
     @classmethod
-    def from_dict(cls, record: dict[str, Any], has_text: bool = True) -> SampleRecord:
-        """From a line of samples/<task>.jsonl (or the shortened view the reporting hooks are built
-        from: `has_text=False`), read-only: the hooks that read a task's records in turn read the same ones."""
+    def from_dict(cls, record: dict[str, Any], has_text: bool = True, *, owned: bool = False) -> SampleRecord:
+        """From a line of samples/<task>.jsonl, checked (`read_samples`), its values copied read-only once
+        (`ReadOnly.sealed`); `has_text=False`: without its texts (`without_texts`). `owned`: `record` is the
+        reader's own (a line it just parsed): its trace steps are made records when they are first read, which
+        aggregation and `compare` never do for most. Read-only: the hooks that read a task's records in turn
+        read the same ones."""
         prediction = record.get("prediction") or {}
-        return cls(
+        steps = {"trace": record.get("trace") or [],
+                 "judge_trace": (record.get("judge_trace") or []) if has_text else []}
+        made = cls.sealed(
             id=None if record.get("id") is None else str(record["id"]), index=int(record.get("index") or 0),
-            question=record.get("question") or "", gold=dict(record.get("gold") or {}),
-            gold_references=list(record.get("gold_references") or []),
-            meta=dict(record.get("meta") or {}), turns=record.get("turns"),
-            answer=prediction.get("answer", ""), output=record.get("output"),
-            citations=list(prediction.get("citations") or []),
-            docs=[Document.from_dict(d) for d in prediction.get("docs") or []],
-            extras=dict(prediction.get("extras") or {}),
-            trace=[step_from_dict(s) for s in record.get("trace") or []],
-            judge_trace=[step_from_dict(s) for s in record.get("judge_trace") or []],
-            scores=dict(record.get("scores") or {}), score_errors=dict(record.get("score_errors") or {}),
-            counted=dict(record.get("counted") or {}), error=record.get("error"),
+            question=record.get("question") or "", gold=record.get("gold") or {},
+            gold_references=record.get("gold_references") or [],
+            meta=record.get("meta") or {}, turns=record.get("turns"),
+            answer=prediction.get("answer") or "", output=record.get("output") if has_text else None,
+            citations=prediction.get("citations") or [],
+            docs=[Document.from_dict(d) for d in prediction.get("docs") or []] if has_text else [],
+            extras=prediction.get("extras") or {},
+            scores=record.get("scores") or {}, score_errors=record.get("score_errors") or {},
+            counted=record.get("counted") or {}, error=record.get("error"),
             bad_record=bool(record.get("bad_record")),
-            infrastructure_failures=list(record.get("infrastructure_failures") or []),
-            seconds=record.get("seconds"), has_text=has_text).read_only()
+            infrastructure_failures=record.get("infrastructure_failures") or [],
+            seconds=record.get("seconds"), has_text=has_text,
+            raw_output=prediction.get("raw_output") if has_text else None,
+            example_sha256=record.get("example_sha256"), traceback=record.get("traceback"),
+            score_tracebacks=record.get("score_tracebacks") or {},
+            gold_references_error=record.get("gold_references_error"),
+            schema_version=record.get("schema_version", 1),
+            **({} if owned else {name: _read_steps(lines, has_text) for name, lines in steps.items()}))
+        if owned:  # the steps' fields, left at their defaults above, are made on first read (`__getattr__`)
+            for name in steps:
+                del made.__dict__[name]
+            made.__dict__[_UNREAD] = steps
+        return made
+
+    def __getattr__(self, name: str) -> Any:
+        """`trace` or `judge_trace` of a record read with `owned` lines: its steps, made when first read."""
+        unread = self.__dict__.get(_UNREAD)
+        if unread is None or name not in unread:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        steps = self.__dict__[name] = _read_steps(unread.pop(name), self.__dict__["has_text"])
+        if not unread:
+            del self.__dict__[_UNREAD]
+        return steps
+
+    def _field_values(self) -> dict[str, Any]:
+        for name in list(self.__dict__.get(_UNREAD, ())):
+            getattr(self, name)
+        return self.__dict__
 
     @property
     def prompts(self) -> list[Any]:
@@ -90,3 +170,59 @@ class SampleRecord(ReadOnly):
             raise ValueError(f"sample {self.id}: this record was read without its texts (a reporting hook's view); "
                              "its prompts are in the run's samples/<task>.jsonl")
         return trace_prompts(step.to_dict() for step in self.trace)
+
+    def example(self) -> Example:
+        """The example this record ran, read-only (as the run handed it to the system and the metrics)."""
+        return Example(id=self.id or "", question=self.question, gold=dict(self.gold), meta=dict(self.meta),
+                       turns=self.turns, index=self.index).read_only()
+
+    def prediction(self) -> Prediction:
+        """The prediction the metrics scored, read-only, with the system's trace."""
+        return Prediction(example_id=self.id or "", answer=self.answer, raw_output=self.raw_output,
+                          citations=list(self.citations), docs=list(self.docs), trace=list(self.trace),
+                          extras=dict(self.extras)).read_only()
+
+    # --- deprecated: the record read as the line's dict (what `Metric.corpus` was given before 0.2)
+    def __getitem__(self, key: str) -> Any:
+        _warn_dict_access(key)
+        return self._line_value(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        _warn_dict_access(key)
+        return self._line_value(key) if self._has_line_key(key) else default
+
+    def __contains__(self, key: object) -> bool:
+        _warn_dict_access(str(key))
+        return isinstance(key, str) and self._has_line_key(key)
+
+    def _has_line_key(self, key: str) -> bool:
+        return key == "prediction" or key in {f.name for f in fields(self)} - {*_PREDICTION_KEYS, "has_text"}
+
+    def _line_value(self, key: str) -> Any:
+        if key == "prediction":
+            prediction = {"answer": self.answer, "citations": self.citations, "extras": self.extras}
+            return prediction if not self.has_text else {**prediction, "raw_output": self.raw_output,
+                                                         "docs": [doc.to_dict() for doc in self.docs]}
+        if key in ("trace", "judge_trace"):
+            return [step.to_dict() for step in getattr(self, key)]
+        if not self._has_line_key(key):
+            raise KeyError(key)
+        return getattr(self, key)
+
+
+def _warn_dict_access(key: str) -> None:
+    warnings.warn(f"sample[{key!r}]: a sample is a ragbench.api.SampleRecord; read its attributes (sample.scores, "
+                  f"sample.answer, sample.gold, ...): dict-style access goes away in ragbench {DICT_ACCESS_REMOVED_IN}",
+                  DeprecationWarning, stacklevel=3)
+
+
+def read_samples(path: str | Path, errors: list[RecordError] | None = None, *, has_text: bool = True,
+                 older_shapes: bool = False, rewritten: bool = False) -> Iterator[SampleRecord]:
+    """The sample records of a samples file, one at a time: the one reader of samples/<task>.jsonl. A line that
+    is no sample record (cut short, not JSON, of another shape or a newer `schema_version`) is passed over and
+    added to `errors` as a `RecordError` naming the file and the line; `older_shapes`: an older ragbench's line
+    is brought to the current shape first (`in_current_shape`); `rewritten`: a file `RunDir.finalize_samples`
+    rewrote, whose lines were checked as they were copied there, so here they are only parsed."""
+    lines = finalized_samples(Path(path)) if rewritten else iter_samples(path, errors, older_shapes)
+    for line in lines:
+        yield SampleRecord.from_dict(line, has_text, owned=True)

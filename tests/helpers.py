@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from ragbench._records import SampleRecord
 from ragbench._registry import Registry, installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
@@ -24,6 +25,11 @@ def run(tmp_path: Path, name: str = "run", registry: Registry | None = None, **c
 
 def samples(run_dir: Path, task: str) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "samples" / f"{task}.jsonl").read_text().splitlines()]
+
+
+def records_without_texts(lines: list[dict]) -> list[SampleRecord]:
+    """Sample lines as a run's aggregation reads them: `SampleRecord`s without their texts."""
+    return [SampleRecord.from_dict(line, has_text=False) for line in lines]
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -64,7 +64,7 @@ def family(name: str) -> type[Metric]:
             if CORPUS_FAILS[0]:
                 raise RuntimeError("the corpus metric's model is not there")
             if kind == "raise_corpus":
-                values = [s["scores"][name] for s in samples if s["scores"].get(name) is not None]
+                values = [s.scores[name] for s in samples if s.scores.get(name) is not None]
                 return {f"{name}_mean": CorpusValue(sum(values) / len(values), len(values))}
             return {name: 0.25}
 

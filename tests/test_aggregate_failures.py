@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scoring_plugin
+from helpers import records_without_texts
 from ragbench._cli.main import main
 from scoring_plugin import SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
@@ -77,7 +78,7 @@ def test_a_value_that_fails_in_one_slice_only_is_counted_there(tmp_path):
 
     samples = [{"id": str(i), "index": i, "meta": {"kind": "a" if i else "b"}, "scores": {"half": 1.0}}
                for i in range(3)]
-    scores = task_scores(samples, [HalfBroken()], ("kind",), 3, 20, 0)
+    scores = task_scores(records_without_texts(samples), [HalfBroken()], ("kind",), 3, 20, 0)
     entry = scores["details"]["half"]
     assert entry["value"] == 1.0 and entry["slices"]["kind"]["a"]["value"] == 1.0
     assert entry["slices"]["kind"]["b"]["error"] == "ValueError: one value is not enough"

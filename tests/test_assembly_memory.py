@@ -62,7 +62,6 @@ def test_the_records_a_system_hook_gets_are_read_from_the_file_in_data_order(tmp
 
 def test_a_systems_hooks_see_what_a_list_of_the_records_would_show(tmp_path):
     from ragbench._records import SampleRecord
-    from ragbench._reports.results import aggregation_view
     from ragbench._reports.system_hooks import system_hooks
     from ragbench._system import System
 
@@ -79,7 +78,7 @@ def test_a_systems_hooks_see_what_a_list_of_the_records_would_show(tmp_path):
 
     config, run_dir = copied_run(tmp_path, 9)
     path = run_dir.finalize_samples("demo")
-    listed = [SampleRecord.from_dict(aggregation_view(json.loads(line)), has_text=False)
+    listed = [SampleRecord.from_dict(json.loads(line), has_text=False)
               for line in path.read_text(encoding="utf-8").splitlines()]
     report, checks, figures = system_hooks(Counting(), path, complete_data=True)
     assert report is None

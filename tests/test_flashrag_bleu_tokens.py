@@ -11,6 +11,7 @@ import pytest
 from conftest import TEST_DATA
 from helpers import run, samples
 from ragbench._errors import ConfigError
+from ragbench._records import SampleRecord
 from ragbench._types import Example, Prediction, Step
 from ragbench.metrics.flashrag_bleu import EMPTY_OUTPUT, FlashRagBleu, tokenizer_13a
 from ragbench.metrics.flashrag_tokens import InputTokens
@@ -41,8 +42,8 @@ def scored(case: dict, ctx=None) -> tuple[list, object]:
     for i, (pred, golds) in enumerate(zip(case["preds"], case["golden_answers"])):
         example = Example(id=str(i), question="q", gold={"answers": golds})
         scores = metric.score(example, Prediction(example_id=str(i), answer=pred), ctx)
-        records.append({"gold": example.gold, "prediction": {"answer": pred}, "scores": scores})
-    return [r["scores"]["sentence_bleu"] for r in records], metric.corpus(records, seed=0)["bleu"]
+        records.append(SampleRecord(id=example.id, gold=example.gold, answer=pred, scores=scores).read_only())
+    return [r.scores["sentence_bleu"] for r in records], metric.corpus(records, seed=0)["bleu"]
 
 
 @pytest.mark.parametrize("case", UPSTREAM["tokenizer_13a_cases"], ids=lambda c: repr(c["text"])[:40])

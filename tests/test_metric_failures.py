@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import scoring_plugin
-from helpers import samples
+from helpers import records_without_texts, samples
 from ragbench._cli.main import main
 from ragbench._reports.results import task_scores
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -141,11 +141,10 @@ def test_a_saved_score_that_is_not_a_number_is_counted_not_a_crash_and_resume_sc
     records = [json.loads(line) for line in path.read_text().splitlines()]
     records[1]["scores"]["scored:numpy"] = "0.5"  # what an older ragbench saved for numpy.float32(0.5)
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    from ragbench._reports.results import aggregation_view
     from ragbench._run.planning import plan
 
     [planned] = plan(RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]), scoring_plugin.registry())
-    scores = task_scores([aggregation_view(r) for r in records], planned.metrics, (), 6, 10, 0)
+    scores = task_scores(records_without_texts(records), planned.metrics, (), 6, 10, 0)
     assert scores["counts"]["metric_failures"] == 1 and scores["details"]["scored:numpy"]["n_errors"] == 1
     assert scores["failures"][0]["example"].startswith("InvalidScore: saved metric scored:numpy returned str '0.5'")
     (tmp_path / "run" / "results.json").unlink()
@@ -160,11 +159,10 @@ def test_a_saved_sample_without_a_key_of_its_metric_is_counted_not_left_out_of_n
     records = [json.loads(line) for line in path.read_text().splitlines()]
     del records[1]["scores"]["scored:numpy"]  # saved by an older version of the metric, without this key
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    from ragbench._reports.results import aggregation_view
     from ragbench._run.planning import plan
 
     [planned] = plan(RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]), scoring_plugin.registry())
-    scores = task_scores([aggregation_view(r) for r in records], planned.metrics, (), 6, 10, 0)
+    scores = task_scores(records_without_texts(records), planned.metrics, (), 6, 10, 0)
     detail = scores["details"]["scored:numpy"]
     assert (detail["n"], detail["n_errors"], scores["counts"]["metric_failures"]) == (5, 1, 1)
     assert scores["failures"][0]["example"] == "InvalidScore: the sample has no value for key 'scored:numpy'"

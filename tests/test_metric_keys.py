@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import TEST_DATA
-from helpers import run, samples
+from helpers import records_without_texts, run, samples
 from ragbench._errors import ConfigError
 from ragbench._metric import CorpusValue, KeySpec, Metric
 from ragbench._registry import installed_registry
@@ -50,7 +50,7 @@ def test_a_metric_that_only_sets_higher_is_better_gives_it_to_every_key():
         higher_is_better = False
 
     samples_ = [{"id": "a", "error": None, "scores": {"errors": 1.0, "slips": 2.0}}]
-    details = task_scores(samples_, [OlderPluginMetric()], (), None, 1000, 0)["details"]
+    details = task_scores(records_without_texts(samples_), [OlderPluginMetric()], (), None, 1000, 0)["details"]
     assert [details[k]["higher_is_better"] for k in ("errors", "slips")] == [False, False]
     assert "range" not in details["errors"]
     assert OlderPluginMetric().key_spec("slips") == KeySpec(False, None)
@@ -76,7 +76,7 @@ def test_a_corpus_metric_reads_its_own_keys_under_a_prefix():
     metric.key_prefix = "alce_"
     scored = [{"id": str(i), "error": None, "scores": {"alce_citation_rec": rec, "alce_citation_prec": prec}}
               for i, (rec, prec) in enumerate([(100.0, 50.0), (50.0, 50.0)])]
-    details = task_scores(scored, [metric], (), None, 1000, 0)["details"]
+    details = task_scores(records_without_texts(scored), [metric], (), None, 1000, 0)["details"]
     assert set(details) == {"alce_citation_rec", "alce_citation_prec", "alce_citation_f1"}
     assert details["alce_citation_f1"]["value"] == pytest.approx(2 * 75 * 50 / 125)
     assert details["alce_citation_rec"]["value"] == 75.0
@@ -91,15 +91,15 @@ class Median(Metric):
     claimed: int | None = None
 
     def corpus(self, samples, seed):
-        values = sorted(s["scores"]["value"] for s in samples if s["scores"]["value"] is not None)
+        values = sorted(s.scores["value"] for s in samples if s.scores["value"] is not None)
         n = len(values) if self.claimed is None else self.claimed
         return {"median": CorpusValue(values[len(values) // 2] if values else None, n),
-                "first": samples[0]["scores"]["value"] or 0.0}
+                "first": samples[0].scores["value"] or 0.0}
 
 
 def corpus_counts(metric: Metric, values: list) -> dict:
     samples = [{"id": str(i), "error": None, "scores": {"value": v}} for i, v in enumerate(values)]
-    details = task_scores(samples, [metric], (), None, 1000, 0)["details"]
+    details = task_scores(records_without_texts(samples), [metric], (), None, 1000, 0)["details"]
     return {key: (details[key]["value"], details[key]["n"], details[key]["n_none"], details[key].get("error"))
             for key in ("median", "first")}
 

@@ -13,10 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, TEST_DATA
-from helpers import run
+from helpers import records_without_texts, run
 from ragbench._metric import Metric
 from ragbench._registry import Registry, installed_registry
 from ragbench._reports.results import task_scores
+from ragbench._reports.results_schema import Results
 from ragbench._reports.summary import results_table
 
 PARITY = json.loads((TEST_DATA / "parity" / "official_denominators.json").read_text(encoding="utf-8"))
@@ -108,7 +109,8 @@ def test_musique_headline_is_evaluate_v1_with_a_missing_prediction(tmp_path):
 def test_the_table_shows_the_headline_and_the_answered_only_view_with_counts(tmp_path):
     mirage = PARITY["mirage_medqa"]
     lines = [{"id": key, "output": outputs[0]} for key, outputs in mirage["files"].items() if outputs]
-    table = results_table(scored(tmp_path, "mirage_medqa", TEST_DATA / "mirage" / "benchmark.json", lines))
+    scores = scored(tmp_path, "mirage_medqa", TEST_DATA / "mirage" / "benchmark.json", lines)
+    table = results_table(Results.from_dict(scores))
     row = "| mirage_medqa | mirage_accuracy | higher | 0.5000 | [0.0000, 1.0000] | 2 | 0 | 1 (as 0) | 1.0000 (n=1) |"
     assert row in table
 
@@ -162,7 +164,8 @@ def test_the_headline_is_the_sum_of_per_example_scores_over_every_gold_example(o
     over every gold example that is scorable; the answered-only view: the mean of the scores the run has."""
     samples = [sample(i, outcome) for i, outcome in enumerate(outcomes)]
     metrics = [Accuracy(), Length()]
-    out = task_scores(samples, metrics, (), len(samples) + missing, iterations=0, seed=0, missing_scores_zero=True)
+    out = task_scores(records_without_texts(samples), metrics, (), len(samples) + missing, iterations=0, seed=0,
+                      missing_scores_zero=True)
     values = [o for o in outcomes if isinstance(o, float)]
     wrong = sum(o in ("failed", "metric failed") for o in outcomes) + missing
     entry = out["details"]["acc"]
@@ -174,5 +177,5 @@ def test_the_headline_is_the_sum_of_per_example_scores_over_every_gold_example(o
     # a key whose worst value is not 0 (no direction) is reported as for any task: failures apart
     length = out["details"]["length"]
     assert "answered" not in length and length["n_errors"] == outcomes.count("failed")
-    plain = task_scores(samples, metrics, (), len(samples) + missing, iterations=0, seed=0)
+    plain = task_scores(records_without_texts(samples), metrics, (), len(samples) + missing, iterations=0, seed=0)
     assert plain["details"]["acc"]["value"] == entry["answered"]["value"]

@@ -204,14 +204,13 @@ class ContextProbe(Metric):
 
 
 class CorpusMeddler(Metric):
-    """A corpus-level metric that marks the first sample failed and rewrites a score of it."""
+    """A corpus-level metric that rewrites a score of the first sample."""
 
     name = "corpus_meddler"
     corpus_keys = ("meddled",)
 
     def corpus(self, samples, seed):
-        samples[0]["error"] = "made up"
-        samples[0]["scores"]["em"] = 1.0
+        samples[0].scores["em"] = 1.0
         return {"meddled": 1.0}
 
 
@@ -407,3 +406,29 @@ def test_a_read_only_record_copies_into_a_mutable_one_and_leaves_its_source_alon
     assert Document(**vars(frozen.docs[0])) == frozen.docs[0]
     step = Step(kind="llm", name="x", request={"prompt": "p"}).read_only()
     assert step.to_dict()["request"] == {"prompt": "p"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(gold=st.dictionaries(st.text(max_size=5), JSON, max_size=3), request=st.dictionaries(st.text(max_size=5), JSON,
+                                                                                          max_size=3))
+def test_a_record_made_sealed_equals_the_copied_one_holds_none_of_its_values_and_is_read_only_all_the_way(gold,
+                                                                                                        request):
+    """`ReadOnly.sealed` (the one copy a record read in bulk costs) gives what `read_only()` of the record gives."""
+    step = Step.sealed(kind="llm", name="x", request=request, group=[])
+    assert step == Step(kind="llm", name="x", request=copy.deepcopy(request), group=[]).read_only()
+    record = SampleRecord.sealed(id="1", gold=gold, trace=[step])
+    assert record == SampleRecord(id="1", gold=copy.deepcopy(gold), trace=[step]).read_only()
+    assert record.gold is not gold and step.request is not request and record.scores == {}
+    assert all(not isinstance(part, (dict, list)) or isinstance(part, (ReadOnlyDict, ReadOnlyList))
+               for part in [*_parts(record.gold), *_parts(record.trace[0].request), record.trace])
+    with pytest.raises(ReadOnlyError):
+        record.trace[0].name = "y"
+
+
+def test_a_record_read_from_a_line_keeps_nothing_of_the_line():
+    line = {"index": 0, "id": "1", "gold": {"answers": ["a"]}, "trace": [{"kind": "llm", "name": "x",
+                                                                          "request": {"prompt": "p"}}]}
+    record = SampleRecord.from_dict(line)
+    line["gold"]["answers"].append("b")
+    line["trace"][0]["request"]["prompt"] = "changed"
+    assert record.gold == {"answers": ["a"]} and record.trace[0].request == {"prompt": "p"}

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from ragbench._records import SampleRecord, step_from_dict
-from ragbench._reports.results import aggregation_view
 from ragbench._run.example import sample_record
 from ragbench._types import Document, Example, Prediction, Step
 from ragbench.plugins.vanilla.system import Vanilla
@@ -40,7 +39,7 @@ def test_a_bad_records_line_and_a_damaged_step_still_read():
 
 
 def test_the_reporting_view_says_its_texts_were_left_out():
-    record = SampleRecord.from_dict(aggregation_view(written()), has_text=False)
+    record = SampleRecord.from_dict(written(), has_text=False)
     assert (record.answer, record.extras, record.docs, record.output) == ("A", {"mine": 1}, [], None)
     assert record.trace[0].prompt_tokens == 2 and "prompt" not in record.trace[0].request
     with pytest.raises(ValueError, match="sample e1: this record was read without its texts"):
@@ -56,9 +55,25 @@ class DictStatistics(Vanilla):
         return {"answers": [s["prediction"]["answer"] for s in samples]}
 
 
+class RaisingStatistics(Vanilla):
+    """A system whose statistics hook raises."""
+
+    name = "raising_statistics"
+
+    def statistics(self, samples):
+        raise TypeError("no figures")
+
+
 def test_a_hook_that_fails_is_reported_and_the_run_keeps_its_scores():
-    run = run_eval("demo", DictStatistics, "scripted:echo", limit=2)
+    run = run_eval("demo", RaisingStatistics, "scripted:echo", limit=2)
     assert not run.complete and run.scores["demo"]["match"] is not None and "system_stats" not in run.results
     [error] = run.results["system_reports"]["demo"]["errors"]
-    assert error == ("System.statistics of DictStatistics failed (TypeError: 'SampleRecord' object is not subscriptable); "
+    assert error == ("System.statistics of RaisingStatistics failed (TypeError: no figures); "
                      "its records are ragbench.api.SampleRecord objects (docs/writing-plugins.md)")
+
+
+def test_a_hook_still_reading_dicts_works_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match=r"sample\['prediction'\]: a sample is a ragbench.api.SampleRecord; "
+                                                r"read its attributes .* goes away in ragbench 0.3"):
+        run = run_eval("demo", DictStatistics, "scripted:echo", limit=2)
+    assert run.complete and run.results["system_stats"]["demo"]["answers"] == [s.answer for s in run.samples["demo"]]

@@ -220,15 +220,16 @@ def test_options_are_checked():
 
 
 def test_outputs_that_ignore_smarts_format_are_counted_and_warned_with_the_fix(tmp_path):
+    from ragbench._reports.results_schema import Results
     from ragbench._reports.summary import failure_lines
 
     trained = pubhealth_run(tmp_path, name="trained", limit=3)
     assert trained["format_adherence"]["pubhealth"][0]["followed"] == 3
-    assert not [line for line in failure_lines(trained) if "warning" in line]
+    assert not [line for line in failure_lines(Results.from_dict(trained)) if "warning" in line]
     results = pubhealth_run(tmp_path, name="untrained", model="scripted:smart_scripts:untrained", limit=3)
     check = results["format_adherence"]["pubhealth"][0]
     assert (check["followed"], check["of"]) == (0, 3)
-    warning = next(line for line in failure_lines(results) if "warning" in line)
+    warning = next(line for line in failure_lines(Results.from_dict(results)) if "warning" in line)
     assert "3 of 3 outputs (100%) did not follow smart's format (Reconstructor intents as Search(" in warning
     assert "--system-arg mode=prompted" in warning
     assert "did not follow smart's format" in (tmp_path / "untrained" / "report.md").read_text()

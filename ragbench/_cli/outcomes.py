@@ -147,9 +147,9 @@ def report_outcome(outcome: Any) -> None:
     from .._reports.failures import incomplete_reason
     from .._reports.summary import budget_lines, cost_line, failure_lines, results_table
 
-    results = outcome.results
+    results = outcome.typed_results
     click.echo(results_table(results))
-    click.echo(cost_line(results["cost"], notices=False))  # each cache's notice was warned when it opened
+    click.echo(cost_line(results.cost, notices=False))  # each cache's notice was warned when it opened
     for line in budget_lines(results):
         click.echo(line)
     for line in failure_lines(results):

@@ -5,7 +5,14 @@ A system that searches with queries of its own over the example's provided passa
 every query: these counts say so, as format adherence says a model ignored a format."""
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._storage.rundir import iter_samples
+
+if TYPE_CHECKING:
+    from .results_schema import Results
 
 # The quantities of `budget`, each a mean per scored example, in the order results.json and the tables show them.
 QUANTITIES = {"llm_calls": "LLM calls", "prompt_tokens": "prompt tokens", "output_tokens": "output tokens",
@@ -94,12 +101,12 @@ class BudgetTally:
         return {"budget": budget, "repeated_work": dict(self.repeats)}
 
 
-def repeated_work_lines(results: dict[str, Any]) -> list[str]:
+def repeated_work_lines(results: Results) -> list[str]:
     """A warning per kind of work that bought nothing (`repeated_work`), with what to do about it: the console's
     summary, report.md and the viewer's run page."""
-    retriever = ((results.get("config") or {}).get("retriever_metadata") or {}).get("retriever") or "?"
+    retriever = (results.config.get("retriever_metadata") or {}).get("retriever") or "?"
     lines = []
-    for task, work in (results.get("repeated_work") or {}).items():
+    for task, work in (results.repeated_work or {}).items():
         if work["repeated_searches"]:
             lines.append(f"{task}: warning: {work['repeated_searches']} of {work['searches']} searches returned the "
                          f"same passages as the search before them in the example, over retriever {retriever} (one "
@@ -117,7 +124,7 @@ def repeated_work_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
-def budget_line(task: str, budget: dict[str, Any]) -> str:
+def budget_line(task: str, budget: Mapping[str, Any]) -> str:
     """A task's budget per example in one line: each quantity's mean, or why it is not measured."""
     unknown = budget.get("not_measured") or {}
     parts = [f"{label} {'not measured (' + unknown[key] + ')' if key in unknown else format_mean(budget.get(key))}"
@@ -127,3 +134,12 @@ def budget_line(task: str, budget: dict[str, Any]) -> str:
 
 def format_mean(value: Any) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def task_budget(path: Path) -> dict[str, Any]:
+    """{"budget": ..., "repeated_work": ...} of a task's samples file, read line by line as written: the records
+    aggregation reads leave out the prompts, search results and documents these are counted from."""
+    tally = BudgetTally()
+    for line in iter_samples(path, []):
+        tally.add(line)
+    return tally.sections()

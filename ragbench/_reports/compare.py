@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
+from .._records import read_samples
 from .._storage.files import file_there
-from .._storage.rundir import RunDir, iter_samples, sample_file
+from .._storage.rundir import RunDir, sample_file
 from .bootstrap import mean, percentile_interval, resampled
 from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
@@ -112,12 +113,11 @@ def load_run(path: str | Path) -> Run:
         errors: list = []
         metas: list[dict[str, Any] | None] = []
         samples[task] = {}
-        for r in iter_samples(samples_path, errors, older_shapes=True):  # streamed
-            if not r.get("bad_record"):
-                metas.append(r.get("meta"))
-            if r.get("id") is not None and r.get("error") is None:
-                samples[task][str(r["id"])] = {"scores": r.get("scores") or {}, "meta": r.get("meta"),
-                                               "example_sha256": r.get("example_sha256")}
+        for r in read_samples(samples_path, errors, has_text=False, older_shapes=True):  # streamed
+            if not r.bad_record:
+                metas.append(r.meta)
+            if r.id is not None and r.error is None:
+                samples[task][r.id] = {"scores": r.scores, "meta": r.meta, "example_sha256": r.example_sha256}
         fields = {f for entry in results.details.get(task, {}).values() for f in entry.get("slices", {})}
         labels[task] = {field: field_labels(metas, field) for field in fields}
         if errors:
@@ -169,7 +169,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
     report.differences = config_differences(baseline.config, other.config)
     for run in (baseline, other):
         if not run.results.complete:
-            reason = incomplete_reason(run.results.to_dict())
+            reason = incomplete_reason(run.results)
             report.warnings.append(f"{run.label} is incomplete ({reason}): examples or metrics that failed are left "
                                    "out of the comparison")
     for task in sorted(set(baseline.samples) & set(other.samples)):

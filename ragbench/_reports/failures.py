@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._metric import InvalidScore, Metric, typed_value
+from .._records import SampleRecord
 from .results_schema import Results
 
 SHOWN_IDS = 5  # ids shown per group on the console and in report.md (results.json keeps up to KEPT_IDS)
@@ -43,9 +44,9 @@ def cause_kind(error: str) -> str:
     return match.group(1) if match else first[:120]
 
 
-def record_label(record: dict[str, Any]) -> str:
+def record_label(record: SampleRecord) -> str:
     """An example's id, or a bad record's position in the task's data."""
-    return str(record["id"]) if record.get("id") is not None else f"record #{record.get('index', '?')}"
+    return record.id if record.id is not None else f"record #{record.index}"
 
 
 class FailureGroups:
@@ -58,10 +59,10 @@ class FailureGroups:
         self.records: dict[str, dict[str, Any]] = {}
         self.metric_groups: dict[str, dict[str, Any]] = {}
 
-    def add(self, record: dict[str, Any]) -> None:
-        if record.get("error") is not None:
-            _add(self.records, cause_kind(str(record["error"])), str(record["error"]), record, record.get("traceback"))
-        tracebacks = record.get("score_tracebacks") or {}
+    def add(self, record: SampleRecord) -> None:
+        if record.error is not None:
+            _add(self.records, cause_kind(str(record.error)), str(record.error), record, record.traceback)
+        tracebacks = record.score_tracebacks
         for metric, message in metric_failures(record, self.metrics).items():
             _add(self.metric_groups, f"metric {metric}: {cause_kind(message)}", message, record,
                  tracebacks.get(metric))["metric"] = metric
@@ -91,7 +92,7 @@ class FailureGroups:
         return [{"cause": cause, **group} for cause, group in ordered]
 
 
-def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: dict[str, Any],
+def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: SampleRecord,
          traceback: str | None) -> dict[str, Any]:
     group = groups.setdefault(cause, {"count": 0, "ids": [], "example": (message.splitlines() or [""])[0][:300]})
     group["count"] += 1
@@ -102,15 +103,15 @@ def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: di
     return group
 
 
-def metric_failures(record: dict[str, Any], metrics: Sequence[Metric]) -> dict[str, str]:
+def metric_failures(record: SampleRecord, metrics: Sequence[Metric]) -> dict[str, str]:
     """Metric name -> why it failed on this record, when the example itself did not fail: the error it
     raised or the value it returned that is not a score (`score_errors`), or a saved value that is not
     a score or is not there (a sample written by an older ragbench, e.g. a numpy scalar saved as a string,
     or by an older version of the metric, without a key it reports now)."""
-    if record.get("error") is not None:
+    if record.error is not None:
         return {}
-    failed = {str(name): str(message) for name, message in (record.get("score_errors") or {}).items()}
-    scores = record.get("scores") or {}
+    failed = {str(name): str(message) for name, message in record.score_errors.items()}
+    scores = record.scores
     for metric in metrics:
         for reported, key in metric.reported_keys().items():
             if metric.name in failed:
@@ -152,7 +153,7 @@ def id_list(ids: list[str], count: int) -> str:
     return shown + (f" ... (+{count - SHOWN_IDS})" if count > SHOWN_IDS else "")
 
 
-def failure_group_line(task: str, entry: dict[str, Any]) -> str:
+def failure_group_line(task: str, entry: Mapping[str, Any]) -> str:
     """`popqa: 20 x MissingPrediction: 9003, 9005, ... (+15) - e.g. <the first message>`."""
     line = f"{task}: {entry['count']} x {entry['cause']}"
     if entry.get("ids"):
@@ -167,11 +168,12 @@ def message_lines(task: str, messages: list[str]) -> list[str]:
             for count, message in group_messages(messages)]
 
 
-def incomplete_reason(results: dict[str, Any]) -> str:
+def incomplete_reason(results: Results) -> str:
     """Why a run is incomplete, task by task, and what each kind of problem needs."""
     parts, hints = [], []
-    for task, counts in results.get("counts", {}).items():
-        groups = (results.get("failures") or {}).get(task, [])
+    for task, task_counts in results.counts.items():
+        counts: Mapping[str, Any] = task_counts
+        groups = (results.failures or {}).get(task, [])
         causes = ", ".join(g["cause"] for g in groups if g["cause"] != "bad record" and "metric" not in g)
         metric_causes = ", ".join(g["cause"] for g in groups if "metric" in g)
         found = [f"{counts[key]} {label}" for key, label in (("failed", f"failed example(s) ({causes})"),
@@ -182,7 +184,7 @@ def incomplete_reason(results: dict[str, Any]) -> str:
         if not counts.get("records"):
             found.append("no records at all (an empty data file, or none in the selected split)")
             hints.append("check the task's --data file and options")
-        problems = len(((results.get("system_reports") or {}).get(task) or {}).get("errors") or [])
+        problems = len(((results.system_reports or {}).get(task) or {}).get("errors") or [])
         if problems:
             found.append(f"{problems} problem(s) in the system's input (e.g. its predictions file)")
         if found:
@@ -209,10 +211,10 @@ class CountedEvents:
         self.meanings = {m.name: getattr(m, "counters", {}) for m in metrics}
         self.tallies: dict[str, dict[str, Any]] = {}
 
-    def add(self, record: dict[str, Any]) -> None:
-        if record.get("error") is not None:
+    def add(self, record: SampleRecord) -> None:
+        if record.error is not None:
             return
-        for metric, events in (record.get("counted") or {}).items():
+        for metric, events in record.counted.items():
             for event, n in events.items():
                 entry = self.tallies.setdefault(metric, {}).setdefault(
                     event, {"count": 0, "examples": 0, "meaning": self.meanings.get(metric, {}).get(event, event)})
@@ -220,22 +222,22 @@ class CountedEvents:
                 entry["examples"] += 1
 
 
-def counted_lines(results: dict[str, Any]) -> list[str]:
+def counted_lines(results: Results) -> list[str]:
     """`crag_t3: crag: 3 judge replies that did not parse, scored ... (judge_unparsed, in 3 of 3 scored examples)`."""
     lines = []
-    for task, metrics in (results.get("counted") or {}).items():
-        scored = (results.get("counts") or {}).get(task, {}).get("scored", "?")
+    for task, metrics in (results.counted or {}).items():
+        scored = results.counts[task]["scored"] if task in results.counts else "?"
         for metric, events in metrics.items():
             lines += [f"{task}: {metric}: {e['count']} {e['meaning']} ({event}, in {e['examples']} of {scored} "
                       "scored examples)" for event, e in events.items()]
     return lines
 
 
-def format_lines(results: dict[str, Any]) -> list[str]:
+def format_lines(results: Results) -> list[str]:
     """A warning per format a system's outputs did not always follow (`System.format_adherence`)."""
-    system = (results.get("config") or {}).get("system", "the system")
+    system = results.config.get("system", "the system")
     lines = []
-    for task, checks in (results.get("format_adherence") or {}).items():
+    for task, checks in (results.format_adherence or {}).items():
         for check in checks:
             if check["of"] and check["followed"] < check["of"]:
                 lines.append(f"{task}: warning: {check['of'] - check['followed']} of {check['of']} outputs "
@@ -244,8 +246,8 @@ def format_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
-def repair_lines(results: dict[str, Any]) -> list[str]:
+def repair_lines(results: Results) -> list[str]:
     """Checkpoint lines a stopped run left unreadable, dropped when the samples were rewritten."""
     return [f"{task}: {len(errors)} unreadable line(s) of the checkpoint dropped (a run stopped mid-write; "
             f"their examples were run again): {errors[0]}"
-            for task, errors in (results.get("checkpoint_repairs") or {}).items()]
+            for task, errors in (results.checkpoint_repairs or {}).items()]

@@ -11,4 +11,4 @@ def finish_run(run_dir: RunDir, results: Results) -> None:
     """results.json (`results_text`), report.md and run.json's mark with each task's record count (what
     --resume checks the samples against)."""
     records = {task: counts["records"] + counts.get("missing", 0) for task, counts in results.counts.items()}
-    run_dir.finish(results_text(results), report_markdown(results.to_dict(), run_dir.path), records)
+    run_dir.finish(results_text(results), report_markdown(results, run_dir.path), records)

@@ -10,9 +10,11 @@ headline - stays beside it (`answered`), and `counted_wrong` says how many were 
 range, a not-scorable value (None) and a corpus key are reported as for any task."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .._metric import InvalidScore, Metric, typed_value
+from .._records import SampleRecord
 
 
 def scores_zero(metric: Metric, key: str) -> bool:
@@ -37,14 +39,14 @@ def _scored(metric: Metric, key: str, scores: dict[str, Any], reported: str) -> 
     return True
 
 
-def as_official(sample: dict[str, Any], zeros: dict[str, tuple[Metric, str]]) -> dict[str, Any]:
+def as_official(sample: SampleRecord, zeros: dict[str, tuple[Metric, str]]) -> SampleRecord:
     """The sample as the official script scores it, for aggregation (`zeros`: `zero_keys`): in a failed example
     (or bad record) every key that scores 0 at worst is 0 and the example is no longer an error, where a metric
     failed on an example (or its saved value is no score) that metric's such keys are 0. Keys of other ranges
     keep failing where they failed."""
-    failed_metrics = set(sample.get("score_errors") or {})
-    example_failed = sample.get("error") is not None
-    scores = dict(sample.get("scores") or {})
+    failed_metrics = set(sample.score_errors)
+    example_failed = sample.error is not None
+    scores = dict(sample.scores)
     if not example_failed and not failed_metrics and all(_scored(m, k, scores, r) for r, (m, k) in zeros.items()):
         return sample
     for reported, (metric, key) in zeros.items():
@@ -52,14 +54,14 @@ def as_official(sample: dict[str, Any], zeros: dict[str, tuple[Metric, str]]) ->
             scores[reported] = 0.0
     if example_failed:  # its other keys: not there, so still errors
         scores = {reported: value for reported, value in scores.items() if reported in zeros}
-    return {**sample, "error": None, "bad_record": False, "scores": scores,
-            "score_errors": {name: why for name, why in (sample.get("score_errors") or {}).items()
-                             if not any(m.name == name for m, _ in zeros.values())}}
+    return replace(sample, error=None, bad_record=False, scores=scores,
+                   score_errors={name: why for name, why in sample.score_errors.items()
+                                 if not any(m.name == name for m, _ in zeros.values())})
 
 
-def unsaved_record(zeros: dict[str, tuple[Metric, str]]) -> dict[str, Any]:
+def unsaved_record(zeros: dict[str, tuple[Metric, str]]) -> SampleRecord:
     """A record the run never saved, as the official script scores it: 0 (without a slice value)."""
-    return {"error": None, "scores": dict.fromkeys(zeros, 0.0)}
+    return SampleRecord(id=None, scores=dict.fromkeys(zeros, 0.0))
 
 
 def headline_entries(answered: dict[str, dict[str, Any]], official: dict[str, dict[str, Any]],

@@ -4,50 +4,36 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from .._metric import CorpusValue, InvalidScore, Metric, typed_value
 from .._plugin_calls import PluginCall
 from .._read_only import read_only
+from .._records import SampleRecord
 from .._storage.checkpoint import DataDigest
-from .budget import BudgetTally
 from .failures import AggregateFailure, CountedEvents, FailureGroups, metric_failure_count, metric_failures
 from .missing_as_wrong import as_official, headline_entries, unsaved_record, zero_keys
 from .score_columns import ScoreColumns, key_entry
 
 
-def aggregation_view(sample: dict[str, Any]) -> dict[str, Any]:
-    """What aggregation keeps of a sample record: all of it but the copies of prompts, replies and
-    documents (trace steps keep their kind, name, token counts, request options and finish reason; the
-    prediction its answer, citations and extras), so a task's results never hold its samples' text."""
-    view = {k: v for k, v in sample.items() if k not in ("trace", "judge_trace", "output")}
-    if "trace" in sample:
-        view["trace"] = [{**{k: v for k, v in step.items() if k != "docs"},  # docs: a custom step's
-                          "response": {"finish_reason": (step.get("response") or {}).get("finish_reason")},
-                          "request": {k: v for k, v in (step.get("request") or {}).items()
-                                      if k not in ("prompt", "messages")}} for step in sample["trace"]]
-    if "prediction" in sample:
-        view["prediction"] = {k: v for k, v in sample["prediction"].items() if k not in ("docs", "raw_output")}
-    return view
-
-
 class CorpusSamples:
-    """What the corpus metrics are given (`Metric.corpus`: the samples each one scored, as `aggregation_view`s
+    """What the corpus metrics are given (`Metric.corpus`: the samples each one scored, as `SampleRecord`s
     without their texts, with its keys under its own names) and how many samples each could not score. The
     only samples a run's end holds, and only where a task has a corpus metric."""
 
     def __init__(self, metrics: list[Metric]) -> None:
         self.metrics = [metric for metric in metrics if metric.corpus_keys]
-        self.scored: dict[str, list[dict[str, Any]]] = {metric.name: [] for metric in self.metrics}
+        self.scored: dict[str, list[SampleRecord]] = {metric.name: [] for metric in self.metrics}
         self.errors: Counter[str] = Counter()
 
-    def add(self, sample: dict[str, Any]) -> None:
+    def add(self, sample: SampleRecord) -> None:
+        """A sample read without its texts (`has_text` False), as the corpus metrics get it."""
         for metric in self.metrics:
-            if sample.get("error") is not None or "scores" not in sample or metric.name in metric_failures(sample,
-                                                                                                           [metric]):
+            if sample.error is not None or metric.name in metric_failures(sample, [metric]):
                 self.errors[metric.name] += 1
             else:
-                self.scored[metric.name].append(_own_keys(aggregation_view(sample), metric))
+                self.scored[metric.name].append(_own_keys(sample, metric))
 
     def entries(self, seed: int) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -56,7 +42,7 @@ class CorpusSamples:
         return out
 
 
-def corpus_entries(metric: Metric, scored: list[dict[str, Any]], errors: int, seed: int) -> dict[str, dict[str, Any]]:
+def corpus_entries(metric: Metric, scored: list[SampleRecord], errors: int, seed: int) -> dict[str, dict[str, Any]]:
     """A corpus-level metric's values over the samples it scored (`scored`: their scores under the metric's own
     key names): an example that failed, or on which the metric's per-example part failed, is an error of its
     entries (`errors`), not in their n. A key's n is what its value was computed over (`CorpusValue.n` where the
@@ -90,13 +76,13 @@ def corpus_value(metric: Metric, key: str, value: Any, given: int) -> tuple[floa
     return typed, 0 if typed is None else n
 
 
-def _own_keys(sample: dict[str, Any], metric: Metric) -> dict[str, Any]:
+def _own_keys(sample: SampleRecord, metric: Metric) -> SampleRecord:
     """The sample with the metric's reported keys under its own names (a `key_prefix` taken off)."""
     if not metric.key_prefix:
         return sample
-    scores = sample.get("scores") or {}
-    return {**sample, "scores": {**scores, **{key: scores[reported] for reported, key in metric.reported_keys().items()
-                                              if reported in scores}}}
+    scores = sample.scores
+    return replace(sample, scores={**scores, **{key: scores[reported] for reported, key in
+                                                metric.reported_keys().items() if reported in scores}}).read_only()
 
 
 class TaskTally:
@@ -114,34 +100,33 @@ class TaskTally:
         self.records = self.bad = self.failed = 0
         self.folded_examples, self.folded = 0, Counter[str]()  # failed calls folded into results, by cause
         self.cut_examples, self.cut_steps = 0, Counter[str]()  # LLM calls stopped at their token limit, by step
-        self.budget = BudgetTally()
 
-    def add(self, sample: dict[str, Any]) -> None:
+    def add(self, sample: SampleRecord) -> None:
+        """A sample read without its texts (`read_samples(..., has_text=False)`)."""
         self.answered.add(sample)
         self.corpus.add(sample)
         if self.official is not None:
             assert self.zeros is not None  # made with the official aggregate
             self.official.add(as_official(sample, self.zeros))
         self.records += 1
-        self.bad += bool(sample.get("bad_record"))
-        self.failed += sample.get("error") is not None and not sample.get("bad_record")
+        self.bad += sample.bad_record
+        self.failed += sample.error is not None and not sample.bad_record
         self.failures.add(sample)
         self.events.add(sample)
-        self.digest.add(sample)
-        folded = sample.get("infrastructure_failures") or []
+        self.digest.add(sample.index, sample.example_sha256)
+        folded = sample.infrastructure_failures
         self.folded_examples += bool(folded)
         self.folded.update(f[:200] for f in folded)
         cut = token_limit_cut(sample)
         self.cut_examples += bool(cut)
         self.cut_steps.update(cut)
-        self.budget.add(sample)
 
     def sections(self, expected: int | None, iterations: int, seed: int) -> dict[str, Any]:
         """By section: "results" and "details" (the metric keys), "counts" (records, scored, failed examples, bad
         records, missing - `expected` records (None: those given) less those given - and metric failures),
         "data_sha256", and where there is anything to say: "failures" (grouped by cause),
-        "infrastructure_failures", "token_limit" and "counted" (events the metrics counted); "budget" and
-        "repeated_work" where an example was scored (ragbench._reports.budget). Where the task's
+        "infrastructure_failures", "token_limit" and "counted" (events the metrics counted); (the run adds
+        "budget" and "repeated_work": ragbench._reports.budget.task_budget). Where the task's
         official script counts a missing or failed prediction as wrong, so do its keys' headlines
         (`missing_as_wrong`). Call once: the records never saved join the official columns."""
         missing = max(0, (self.records if expected is None else expected) - self.records)
@@ -171,12 +156,11 @@ class TaskTally:
                                   "steps": dict(self.cut_steps.most_common())}
         if self.events.tallies:
             out["counted"] = self.events.tallies
-        out.update(self.budget.sections())
         out["data_sha256"] = self.digest.hexdigest()
         return out
 
 
-def task_scores(samples: Iterable[dict[str, Any]], metrics: list[Metric], slice_fields: tuple[str, ...],
+def task_scores(samples: Iterable[SampleRecord], metrics: list[Metric], slice_fields: tuple[str, ...],
                 expected: int | None, iterations: int, seed: int, missing_scores_zero: bool = False) -> dict[str, Any]:
     """A task's part of results.json that its samples (in data order) and metrics decide
     (`TaskTally.sections`); every record of the stream must end as a scored record or a recorded error."""
@@ -186,14 +170,14 @@ def task_scores(samples: Iterable[dict[str, Any]], metrics: list[Metric], slice_
     return tally.sections(expected, iterations, seed)
 
 
-def token_limit_cut(sample: dict[str, Any]) -> list[str]:
+def token_limit_cut(sample: SampleRecord) -> list[str]:
     """The step names of a scored example's system LLM calls that stopped at their token limit (finish_reason
     "length": the output ends where `max_tokens` cut it, not where the model ended it). Upstream protocols cut
     outputs so too (ALCE's 300 tokens): results.json says how often."""
-    if sample.get("error") is not None or sample.get("bad_record"):
+    if sample.error is not None or sample.bad_record:
         return []
-    return [str(step.get("name") or "generate") for step in sample.get("trace") or []
-            if step.get("kind") == "llm" and (step.get("response") or {}).get("finish_reason") == "length"]
+    return [str(step.name or "generate") for step in sample.trace
+            if step.kind == "llm" and (step.response or {}).get("finish_reason") == "length"]
 
 
 def run_complete(counts: dict[str, dict[str, Any]], system_reports: dict[str, Any]) -> bool:

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._metric import InvalidScore, Metric, finite_number, typed_value
 from .._plugin_calls import PluginCall
+from .._records import SampleRecord
 from .bootstrap import mean, percentile_interval, resampled
 from .failures import AggregateFailure
 from .slice_labels import SliceLabels, SliceValue, ordered, slice_value
@@ -96,13 +97,12 @@ class KeyColumn:
         self.values, self.places = array("d"), array("I")
         self.n_none = self.n_errors = 0
 
-    def add(self, sample: dict[str, Any], place: int) -> None:
+    def add(self, sample: SampleRecord, place: int) -> None:
         """A sample's value: an error where the example or the metric failed on it, where it has no value for
         the key (a sample of an older version of the metric: a failure, never a smaller n) or where its value
         is not a score."""
-        scores = sample.get("scores") or {}
-        if (sample.get("error") is not None or self.metric.name in (sample.get("score_errors") or {})
-                or self.reported not in scores):
+        scores = sample.scores
+        if sample.error is not None or self.metric.name in sample.score_errors or self.reported not in scores:
             self.n_errors += 1
             return
         value, typed = saved_value(self.metric, self.key, scores[self.reported])
@@ -123,10 +123,10 @@ class SliceColumn:
         self.distinct: dict[SliceValue, int] = {}
         self.listed: set[int] = set()
 
-    def add(self, sample: dict[str, Any]) -> None:
-        code = self.distinct.setdefault(slice_value(sample.get("meta"), self.field), len(self.distinct))
+    def add(self, sample: SampleRecord) -> None:
+        code = self.distinct.setdefault(slice_value(sample.meta, self.field), len(self.distinct))
         self.codes.append(code)
-        if not sample.get("bad_record"):
+        if not sample.bad_record:
             self.listed.add(code)
 
     def labelled(self) -> tuple[SliceLabels, list[str]]:
@@ -146,7 +146,7 @@ class ScoreColumns:
         self.slices = [SliceColumn(field) for field in slice_fields]
         self.samples = 0
 
-    def add(self, sample: dict[str, Any]) -> None:
+    def add(self, sample: SampleRecord) -> None:
         for column in self.slices:
             column.add(sample)
         for key in self.keys:

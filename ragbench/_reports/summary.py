@@ -1,6 +1,7 @@
 """The table printed at the end of a run and written to report.md."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ from .._storage.store_checks import health_lines
 from .budget import budget_line, repeated_work_lines
 from .compare import direction
 from .failures import counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines, repair_lines
+from .results_schema import Results
 from .slice_plots import slice_rows
 
 
@@ -17,12 +19,12 @@ def _fmt(value: float | None, places: int = 4) -> str:
     return "-" if value is None else f"{value:.{places}f}" if abs(value) < 1e9 else f"{value:.7g}"
 
 
-def results_table(results: dict[str, Any]) -> str:
+def results_table(results: Results) -> str:
     """Markdown table: task, metric, which way is better, value ("error" where it could not be computed),
     95% interval, n, not scorable, errors (the example or the metric failed), and where a task counts a
     missing or failed prediction as wrong (its official script's headline, ragbench._reports.missing_as_wrong)
     a last column with the mean over the answered examples only, with its n."""
-    entries = [(task, key, entry) for task, metrics in results["details"].items() for key, entry in metrics.items()]
+    entries = [(task, key, entry) for task, metrics in results.details.items() for key, entry in metrics.items()]
     answered = any("answered" in entry for _, _, entry in entries)
     rows = ["| task | metric | better | value | 95% CI | n | none | errors |" + (" answered only |" if answered else ""),
             "|---|---|---|---:|---|---:|---:|---:|" + ("---:|" if answered else "")]
@@ -37,26 +39,26 @@ def results_table(results: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def _answered(entry: dict[str, Any]) -> str:
+def _answered(entry: Mapping[str, Any]) -> str:
     """The answered-only view of a key whose headline counts missing predictions as 0, else "-"."""
     answered = entry.get("answered")
     return "-" if answered is None else f"{_fmt(answered['value'])} (n={answered['n']})"
 
 
-def counts_table(results: dict[str, Any]) -> str:
+def counts_table(results: Results) -> str:
     """The records of each task and what became of them, with the digest of its data (`data_sha256`: equal
     in two runs that scored the same examples; shortened, in full in results.json)."""
     rows = ["| task | records | scored | failed examples | bad records | missing | metric failures | data sha256 |",
             "|---|---:|---:|---:|---:|---:|---:|---|"]
-    digests = results.get("data_sha256") or {}  # absent from results written before it was recorded
-    for task, counts in results["counts"].items():
+    digests = results.data_sha256 or {}  # absent from results written before it was recorded
+    for task, counts in results.counts.items():
         rows.append(f"| {task} | {counts['records']} | {counts['scored']} | {counts['failed']} | "
                     f"{counts['bad_records']} | {counts.get('missing', 0)} | {counts.get('metric_failures', 0)} | "
                     f"{digests[task][:12] if task in digests else '-'} |")
     return "\n".join(rows)
 
 
-def cost_line(cost: dict[str, Any], notices: bool = True) -> str:
+def cost_line(cost: Mapping[str, Any], notices: bool = True) -> str:
     """The run's cost and what went wrong with its caches; without the caches' notices (a file moved
     aside or left out) where `notices` is False: the console's summary, whose run warned of each one
     when the cache opened."""
@@ -77,29 +79,29 @@ def rescoring_line(cost: dict[str, Any]) -> str:
             f"judge/NLI calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}")
 
 
-def failure_lines(results: dict[str, Any]) -> list[str]:
+def failure_lines(results: Results) -> list[str]:
     """What went wrong, grouped (console and report): failed records by cause with their ids, problems
     a system reported outside any example, failed calls folded into results, and outputs cut at their
     token limit."""
     lines = [failure_group_line(task, entry)
-             for task, causes in (results.get("failures") or {}).items() for entry in causes]
-    for task, report in (results.get("system_reports") or {}).items():
+             for task, causes in (results.failures or {}).items() for entry in causes]
+    for task, report in (results.system_reports or {}).items():
         lines += message_lines(task, [str(e) for e in report.get("errors") or []])
-    for task, infra in (results.get("infrastructure_failures") or {}).items():
+    for task, infra in (results.infrastructure_failures or {}).items():
         lines.append(f"{task}: {infra['calls']} failed judge/tool/retrieval call(s) in {infra['examples']} scored "
                      "example(s) were folded into results as upstream does (--strict-infra fails them instead): "
                      + "; ".join(f"{c['count']} x {c['cause']}" for c in infra["causes"]))
-    for task, cut in (results.get("token_limit") or {}).items():
-        scored = (results.get("counts") or {}).get(task, {}).get("scored", "?")
+    for task, cut in (results.token_limit or {}).items():
+        scored = results.counts[task]["scored"] if task in results.counts else "?"
         steps = ", ".join(f"{name} {count}" for name, count in cut["steps"].items())
         lines.append(f"{task}: {cut['calls']} LLM call(s) in {cut['examples']} of {scored} scored examples stopped at "
                      f"their max_tokens, their outputs cut there ({steps})")
     return lines + counted_lines(results) + format_lines(results) + repeated_work_lines(results) + repair_lines(results)
 
 
-def budget_lines(results: dict[str, Any]) -> list[str]:
+def budget_lines(results: Results) -> list[str]:
     """Each task's budget per example, measured from its traces (`budget`)."""
-    return [budget_line(task, budget) for task, budget in (results.get("budget") or {}).items()]
+    return [budget_line(task, budget) for task, budget in (results.budget or {}).items()]
 
 
 def models_line(config: dict[str, Any]) -> str:
@@ -119,15 +121,15 @@ def _ci(entry: dict[str, Any]) -> str:
     return f"{_fmt(entry.get('value'))} [{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]" if ci else _fmt(entry.get("value"))
 
 
-def slice_sections(results: dict[str, Any], run_dir: Path | None = None) -> list[str]:
+def slice_sections(results: Results, run_dir: Path | None = None) -> list[str]:
     """Per task and slice field: a table (every slice value; n, the most examples a key scored there; then
     value [95% CI] per metric key, with its own n where that is less) and, when the
     task names `plot_keys` and a run folder is given, a bar chart of them under plots/."""
     lines: list[str] = []
-    for task, details in results["details"].items():
+    for task, details in results.details.items():
         keys = [k for k, e in details.items() if e.get("slices") and e.get("n")]
         fields = list(dict.fromkeys(f for k in keys for f in details[k]["slices"]))
-        plot_keys = list((results.get("config", {}).get("task_configs", {}).get(task) or {}).get("plot_keys") or [])
+        plot_keys = list((results.config.get("task_configs", {}).get(task) or {}).get("plot_keys") or [])
         for field in fields:
             lines += [f"### {task} by {field}", "", "| " + field + " | n | " + " | ".join(keys) + " |",
                       "|---|---:|" + "---|" * len(keys)]
@@ -137,7 +139,7 @@ def slice_sections(results: dict[str, Any], run_dir: Path | None = None) -> list
             lines.append("")
             if plot_keys and run_dir is not None:
                 lines += _plot_line(task, field, details, plot_keys, run_dir)
-        matrix = (results.get("config", {}).get("task_configs", {}).get(task) or {}).get("matrix")
+        matrix = (results.config.get("task_configs", {}).get(task) or {}).get("matrix")
         if matrix and run_dir is not None:
             lines += _matrix_lines(task, details, matrix, run_dir)
     return lines
@@ -178,43 +180,44 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
-def system_stats_sections(results: dict[str, Any]) -> list[str]:
+def system_stats_sections(results: Results) -> list[str]:
     """Per task, the system's own figures (`System.statistics`), one row per top-level key."""
     lines: list[str] = []
-    for task, figures in (results.get("system_stats") or {}).items():
+    for task, figures in (results.system_stats or {}).items():
         lines += [f"### {task}", "", "| statistic | value |", "|---|---|"]
         lines += [f"| {key} | {_plain(value)} |" for key, value in figures.items()]
         lines.append("")
     return lines
 
 
-def traceback_sections(results: dict[str, Any]) -> list[str]:
+def traceback_sections(results: Results) -> list[str]:
     """The first traceback of each failure cause (where a system or a metric raised), for the plugin's
     developer."""
     lines = []
-    for task, causes in (results.get("failures") or {}).items():
+    for task, causes in (results.failures or {}).items():
         for entry in causes:
-            if entry.get("traceback"):
+            traceback = entry.get("traceback")
+            if traceback:
                 lines += [f"### {task}: {entry['cause']} (first: {entry['ids'][0] if entry.get('ids') else '?'})", "",
-                          "```text", entry["traceback"].rstrip("\n"), "```", ""]
+                          "```text", traceback.rstrip("\n"), "```", ""]
     return lines
 
 
-def report_markdown(results: dict[str, Any], run_dir: Path | None = None) -> str:
-    config = results["config"]
+def report_markdown(results: Results, run_dir: Path | None = None) -> str:
+    config = results.config
     lines = [
         f"# ragbench run: {config['system']} on {', '.join(config['tasks'])}",
         "",
-        f"{models_line(config)}, seed {config['seed']}, ragbench {results['versions']['ragbench']}"
-        f" (git {results['versions'].get('git_hash') or 'n/a'})"
-        + (f", re-scored from `{results['rescored_from']}`" if results.get("rescored_from") else "")
-        + ("" if results["complete"] else f" - **incomplete: {incomplete_reason(results)}**"),
+        f"{models_line(config)}, seed {config['seed']}, ragbench {results.versions['ragbench']}"
+        f" (git {results.versions.get('git_hash') or 'n/a'})"
+        + (f", re-scored from `{results.rescored_from}`" if results.rescored_from else "")
+        + ("" if results.complete else f" - **incomplete: {incomplete_reason(results)}**"),
         "",
         results_table(results),
         "",
         counts_table(results),
         "",
-        cost_line(results["cost"]),
+        cost_line(results.cost),
         "",
         *[f"{line}  " for line in budget_lines(results)],
         "",

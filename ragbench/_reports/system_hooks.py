@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from .._plugin_calls import PluginCall
-from .._records import SampleRecord
+from .._records import SampleRecord, read_samples
 from .._storage.files import file_there, open_file
 from .._storage.jsonl import parse_json
-from .._storage.rundir import finalized_samples, line_offsets
+from .._storage.rundir import line_offsets
 from .._system import System
 from .._values.json_values import json_problem
-from .results import aggregation_view
 
 HOOKS = ("report", "format_adherence", "statistics")
 ADHERENCE_FIX = 'a list of {"format": str, "followed": n, "of": m, "fix": str} with 0 <= n <= m'
@@ -37,8 +36,7 @@ class SavedRecords(Sequence):
         return len(self.offsets) - 1
 
     def __iter__(self) -> Iterator[SampleRecord]:
-        for record in finalized_samples(self.path):
-            yield self._record(record)
+        yield from read_samples(self.path, has_text=False, rewritten=True)
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
@@ -50,7 +48,7 @@ class SavedRecords(Sequence):
 
     @staticmethod
     def _record(record: dict[str, Any]) -> SampleRecord:
-        return SampleRecord.from_dict(aggregation_view(record), has_text=False)
+        return SampleRecord.from_dict(record, has_text=False)
 
 
 def system_hooks(system: System, samples: Path, complete_data: bool) -> tuple[Any, Any, Any]:

@@ -8,12 +8,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .._records import read_samples
+from .._reports.budget import task_budget
 from .._reports.provenance import provenance
 from .._reports.results import results_sections, task_scores
 from .._reports.results_schema import Cost, Results
 from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
-from .._storage.rundir import RunDir, finalized_samples
+from .._storage.rundir import RunDir
 from .._values.run_config import RunConfig
 from .planning import PlannedTask
 
@@ -43,8 +45,10 @@ def scored_task(planned: PlannedTask, run_dir: RunDir, config: RunConfig, read: 
     records (the records read, else those in `read`, else those saved); no sample is held (`task_scores`)."""
     path = run_dir.finalize_samples(planned.name, read.positions if read is not None else None)
     expected = expected if expected is not None else read.records if read is not None else None
-    return task_scores(finalized_samples(path), planned.metrics, planned.task.scoring.slice_fields,
-                       expected, config.bootstrap_iters, config.seed, planned.task.scoring.missing_scores_zero)
+    samples = read_samples(path, has_text=False, rewritten=True)
+    scores = task_scores(samples, planned.metrics, planned.task.scoring.slice_fields,
+                         expected, config.bootstrap_iters, config.seed, planned.task.scoring.missing_scores_zero)
+    return {**scores, **task_budget(path)}  # the budget from the lines as written (the records have no texts)
 
 
 def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunConfig,

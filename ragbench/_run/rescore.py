@@ -17,11 +17,11 @@ from contextlib import nullcontext
 from typing import Any
 
 from .._in_flight import ExamplesInFlight
-from .._records import step_from_dict
+from .._records import SampleRecord
 from .._reports.failures import metric_failures
 from .._storage.checkpoint import record_key
 from .._storage.rundir import ATTEMPT_COST, RunDir
-from .._types import Document, Example, Prediction
+from .._types import Example, Prediction
 from .example import StoppedAtFailure, gold_references, record_failed, scored_record
 from .lifecycle import run_together
 from .planning import PlannedTask
@@ -35,15 +35,8 @@ GOLD_READING_FIELDS = ("gold_references", "gold_references_error")  # read again
 def rebuild(record: dict[str, Any]) -> tuple[Example, Prediction]:
     """The example and the prediction a sample record was scored on, read-only (as a run hands them to the
     task's `gold_references` and the metrics)."""
-    example = Example(id=record["id"], question=record.get("question") or "", gold=record.get("gold") or {},
-                      meta=record.get("meta") or {}, turns=record.get("turns"), index=record.get("index", 0))
-    saved = record.get("prediction") or {}
-    prediction = Prediction(example_id=example.id, answer=saved.get("answer") or "", raw_output=saved.get("raw_output"),
-                            citations=saved.get("citations") or [],
-                            docs=[Document.from_dict(doc) for doc in saved.get("docs") or []],
-                            trace=[step_from_dict(step) for step in record.get("trace") or []],
-                            extras=saved.get("extras") or {})
-    return example.read_only(), prediction.read_only()
+    sample = SampleRecord.from_dict(record)
+    return sample.example(), sample.prediction()
 
 
 def scorable(record: dict[str, Any]) -> bool:
@@ -65,7 +58,9 @@ def failed_scoring(run_dir: RunDir, planned: PlannedTask) -> Iterator[dict[str, 
     one at a time. Records appended while this is read (the re-scored ones) are not read."""
     latest: dict[str, tuple[int, bool]] = {}
     for position, record in enumerate(run_dir.samples(planned.name)):
-        latest[record_key(record)] = (position, scorable(record) and bool(metric_failures(record, planned.metrics)))
+        failed = scorable(record) and bool(metric_failures(SampleRecord.from_dict(record, has_text=False),
+                                                           planned.metrics))
+        latest[record_key(record)] = (position, failed)
     wanted = {position for position, failed in latest.values() if failed}
     if not wanted:
         return

@@ -69,7 +69,7 @@ def data_sha256(samples: list[dict[str, Any]]) -> str:
     `task_hashes` tell; the samples need not be shared to see it."""
     digest = DataDigest()
     for sample in sorted(samples, key=lambda s: s.get("index", -1)):
-        digest.add(sample)
+        digest.add(sample.get("index"), sample.get("example_sha256"))
     return digest.hexdigest()
 
 
@@ -79,8 +79,9 @@ class DataDigest:
     def __init__(self) -> None:
         self._digest = hashlib.sha256()
 
-    def add(self, sample: dict[str, Any]) -> None:
-        self._digest.update(f"{sample.get('index')}:{sample.get('example_sha256') or 'bad record'}\n".encode())
+    def add(self, index: int | None, example_sha256: str | None) -> None:
+        """A record at its place `index`, made from the example of `example_sha256` (None: a bad record)."""
+        self._digest.update(f"{index}:{example_sha256 or 'bad record'}\n".encode())
 
     def hexdigest(self) -> str:
         return self._digest.hexdigest()

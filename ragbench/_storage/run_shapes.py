@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+SAMPLE_SCHEMA_VERSION = 2  # written on every sample line (`schema_version`); docs/outputs.md
+SAMPLE_VERSIONS = (1, 2)  # the versions this ragbench reads; 1: a line without `schema_version` (before it was written)
 NONE = type(None)
 TEXT = (str, NONE)
 FIELDS: dict[str, tuple[type, ...]] = {
@@ -26,12 +28,26 @@ META_FIELDS: dict[str, type] = {"config": dict, "identity": dict, "config_hash":
 KINDS = {dict: "an object", list: "a list", str: "a string", bool: "true or false", NONE: "null"}
 
 
+def versioned(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` as a sample line at the current `schema_version`, first among its keys (a record rescored from
+    an older line is written in the current shape)."""
+    line = {"schema_version": SAMPLE_SCHEMA_VERSION}
+    line.update(record)
+    line["schema_version"] = SAMPLE_SCHEMA_VERSION
+    return line
+
+
 def sample_problem(record: dict[str, Any]) -> str | None:
     """What in `record` is not of the shape ragbench writes (the first found), or None."""
     return next(_problems(record), None)
 
 
 def _problems(record: dict[str, Any]) -> Iterator[str]:
+    version = record.get("schema_version", 1)
+    if type(version) is not int or version not in SAMPLE_VERSIONS:
+        yield (f"`schema_version` {version!r}: a sample of another ragbench (this one reads versions "
+               f"{', '.join(map(str, SAMPLE_VERSIONS))}); read it with the ragbench that wrote it")
+        return
     if isinstance(record.get("id"), (dict, list)):
         yield f"`id` is {_kind(record['id'])}, not a string or number"
     yield from _field_problems(record, FIELDS, "")

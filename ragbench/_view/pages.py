@@ -136,9 +136,8 @@ def system_warnings(results: Results | None) -> dict[str, list[str]]:
         return {}
     out: dict[str, list[str]] = {}
     for task in results.results:
-        one_task = {"config": results.config,
-                    "format_adherence": {task: (results.format_adherence or {}).get(task) or []},
-                    "repeated_work": {task: work} if (work := (results.repeated_work or {}).get(task)) else {}}
+        one_task = dataclasses.replace(results, format_adherence={task: (results.format_adherence or {}).get(task) or []},
+                                       repeated_work={task: work} if (work := (results.repeated_work or {}).get(task)) else {})
         lines = format_lines(one_task) + repeated_work_lines(one_task)
         if lines:
             out[task] = lines

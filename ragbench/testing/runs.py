@@ -13,7 +13,7 @@ from typing import Any
 from .._engines.scripted import ScriptedEngine
 from .._errors import ConfigError
 from .._llm import LLM
-from .._records import SampleRecord
+from .._records import SampleRecord, read_samples
 from .._registry import SINGULAR, Entry, Registry, check_kind, installed_registry
 from .._retrieval.base import Retriever
 from .._retrieval.handle import Retrieval
@@ -23,6 +23,7 @@ from .._run.example import process_example
 from .._run.planning import PlannedTask
 from .._run.services import ExampleServices
 from .._scheduler import Scheduler
+from .._storage.run_shapes import versioned
 from .._storage.rundir import RunDir
 from .._system import System
 from .._task import Task
@@ -52,7 +53,7 @@ async def run_examples(system: System, examples: Iterable[Example], llm: LLM,
     finally:
         await scheduler.close()
         await retrieval.close()
-    return [SampleRecord.from_dict(record) for record in records]
+    return [SampleRecord.from_dict(versioned(record)) for record in records]
 
 
 def task_object(task: Task | type[Task] | str) -> Task:
@@ -169,6 +170,6 @@ def run_eval(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", *
         folder = Path(output) if output is not None else Path(scratch) / "run"
         outcome = Evaluator(RunConfig(output=str(folder), **config), registry=registry).run()
         run_dir = RunDir(outcome.run_dir)
-        samples = {name: [SampleRecord.from_dict(record) for record in run_dir.samples(name)]
+        samples = {name: list(read_samples(run_dir.sample_path(name)))
                    for name in outcome.typed_results.config["tasks"]}
     return EvalResult(outcome.results, samples, folder if output is not None else None)

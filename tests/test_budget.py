@@ -48,17 +48,16 @@ def test_searches_and_calls_that_repeat_within_an_example_are_counted_and_warned
     # same prompt: answered from the cache
     assert results["repeated_work"]["demo"] == {"searches": 12, "repeated_searches": 8, "empty_queries": 0,
                                                 "llm_calls": 12, "repeated_llm_calls": 8}
-    lines = failure_lines(results)
+    lines = failure_lines(read_results(runs / "iter_retgen" / "results.json", "test"))
     assert any(line.startswith("demo: warning: 8 of 12 searches returned the same passages") and "example_bm25" in line
                and "--retriever bm25" in line for line in lines)
     assert any(line.startswith("demo: warning: 8 of 12 LLM calls repeated an earlier request") for line in lines)
-    assert not [line for line in failure_lines(json.loads((runs / "vanilla" / "results.json").read_text()))
+    assert not [line for line in failure_lines(read_results(runs / "vanilla" / "results.json", "test"))
                 if "warning" in line]
 
 
 def test_the_console_summary_and_report_md_give_the_budget_per_example(runs):
-    results = json.loads((runs / "iter_retgen" / "results.json").read_text())
-    [line] = budget_lines(results)
+    [line] = budget_lines(read_results(runs / "iter_retgen" / "results.json", "test"))
     assert line.startswith("demo: per example (mean of 4): LLM calls 3.00, prompt tokens ")
     assert "searches 3.00, distinct passages retrieved 3.00, passages shown to the reader 3.00" in line
     report = (runs / "iter_retgen" / "report.md").read_text()

@@ -219,8 +219,7 @@ def report_markdown(results: Results, run_dir: Path | None = None) -> str:
         "",
         cost_line(results.cost),
         "",
-        *[f"{line}  " for line in budget_lines(results)],
-        "",
+        *([*(f"{line}  " for line in budget), ""] if (budget := budget_lines(results)) else []),
     ]
     failures = failure_lines(results)
     if failures:

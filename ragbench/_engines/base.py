@@ -26,6 +26,9 @@ class Engine:
     # Whether `generate` decodes an ensemble request (`Request.ensemble`, REPLUG): it needs every input's
     # next-token logits at every step, which only an engine running the model's forward pass itself has.
     decodes_ensembles: ClassVar[bool] = False
+    # Whether `generate` / `agenerate_one` sends a request's tools (`Request.tools`) and reads the model's tool
+    # calls; an engine that cannot refuses a tool request rather than dropping its tools.
+    calls_tools: ClassVar[bool] = False
 
     def __init__(self, model: str, **options: Any) -> None:
         self.model = model

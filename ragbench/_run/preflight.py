@@ -163,6 +163,9 @@ def needs_problems(engine_class: type, name: str, options: dict[str, Any], needs
         if need.ensembles and not engine_class.decodes_ensembles:
             problems.append(f"{need.system} decodes ensembles of prompts (every prompt's next-token logits at every "
                             f"step), which the {engine_class.kind} engine cannot give; run the model with --model hf:MODEL")
+        if need.tools and not engine_class.calls_tools:
+            problems.append(f"{need.system} offers the model tools, which the {engine_class.kind} engine cannot send; "
+                            "run the model with --model openai:, vllm:, hf:, scripted: or replay:")
         missing = engine_class.missing_vocabulary(name, options, need.logprob_tokens) if need.logprob_tokens else None
         if missing:
             problems.append(f"{need.system} reads log-probs of {', '.join(missing)}, which are not single entries of "

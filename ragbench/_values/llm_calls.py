@@ -220,9 +220,10 @@ class Response:
         logprobs = None if self.logprobs is None else [
             {"token": t.token, "logprob": t.logprob, "top": dict(t.top), "named": dict(t.named), "token_id": t.token_id}
             for t in self.logprobs]
-        out = {"texts": list(self.texts), "logprobs": logprobs, "prompt_tokens": self.prompt_tokens,
-               "completion_tokens": self.completion_tokens, "finish_reason": self.finish_reason,
-               "cumulative_logprob": self.cumulative_logprob}
+        out: dict[str, Any] = {"texts": list(self.texts), "logprobs": logprobs,
+                               "prompt_tokens": self.prompt_tokens,
+                               "completion_tokens": self.completion_tokens, "finish_reason": self.finish_reason,
+                               "cumulative_logprob": self.cumulative_logprob}
         if self.choice_tool_calls is not None:  # the OpenAI form, arguments as the text the model wrote
             out["tool_calls"] = [[call.to_dict() for call in calls] for calls in self.choice_tool_calls]
         return out

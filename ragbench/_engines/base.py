@@ -6,6 +6,12 @@ from typing import Any, ClassVar, Sequence
 from .._values.llm_calls import EngineError, EngineNeeds, Request, Response, Sampling
 
 
+def one_line(exc: BaseException) -> str:
+    """An engine's exception as one line of a message: its kind and its first 300 characters."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
 class Engine:
     """Base class for LLM engines.
 

@@ -9,7 +9,8 @@ largest that fits, searched once from max_batch_size (512) down and cached on di
 hf_batching.py; 16 on CPU; a request with n>1 samples takes n rows), dtype (default float32 on CPU,
 the checkpoint's own dtype on GPU), device (default cuda if available, else cpu),
 trust_remote_code (default false), cudnn_attention (default false: on CUDA cuDNN's SDPA kernel is
-turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA stay on).
+turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA stay on), tool_parser
+(hermes, llama3_json: the model's tool-call format, tool_parsers.py; tools go to the template's `tools=`).
 On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
 
 Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
@@ -61,11 +62,12 @@ from annotated_types import Ge
 from .._errors import ConfigError
 from . import hf_batching as batching
 from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
-from .base import Engine
+from .base import Engine, one_line as _one_line
 from .content import local_model_digest
 from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker
 from .hf_ensemble import LogitMixer, decode_ensemble
+from .tool_parsers import PARSER_NAMES, TOOL_PARSERS, with_tool_calls
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
@@ -94,11 +96,6 @@ def _bool(value: Any) -> bool:
     return bool(value)
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
-
-
 def cpu_threads(torch: Any, threads: int | None) -> int:
     """Torch's CPU threads: `threads`, else one fewer than the cores (at least 1). Torch's default
     (every core) collapses when anything else runs: a 96-question run took 832 s at 2 threads and
@@ -113,12 +110,13 @@ def cpu_threads(torch: Any, threads: int | None) -> int:
 class HFEngine(Engine):
     kind = "hf"
     decodes_ensembles = True
+    calls_tools = True  # with a tool_parser (the pre-flight asks for one where a system offers tools)
 
     def __init__(self, model: str = "embedded", batch_size: Annotated[int, Ge(1)] | Literal["auto"] | None = None,
                  dtype: Literal[_DTYPES] | None = None, device: str | None = None, trust_remote_code: bool = False,
                  threads: Annotated[int, Ge(1)] | None = None,
                  max_batch_size: Annotated[int, Ge(1)] = batching.MAX_AUTO_BATCH_SIZE,
-                 cudnn_attention: bool = False) -> None:
+                 cudnn_attention: bool = False, tool_parser: Literal[PARSER_NAMES] | None = None) -> None:
         # no **options: the pre-flight (Engine.preflight) checks every --model-arg against this signature
         super().__init__(model)
         torch, transformers = _import_hf()
@@ -134,6 +132,7 @@ class HFEngine(Engine):
             raise ConfigError(f"hf engine: dtype '{dtype}' is not one of {', '.join(_DTYPES)}")
         self.dtype = dtype
         self.trust_remote_code = _bool(trust_remote_code)
+        self.tool_parser = tool_parser
         self._lock = threading.Lock()
         self._content: str | None = None  # a local model's files (ragbench._engines.content), set by _load
         if self.device.startswith("cuda") and not _bool(cudnn_attention):
@@ -228,7 +227,8 @@ class HFEngine(Engine):
 
     @property
     def engine_id(self) -> str:
-        return f"{self.kind}:{self.model};dtype={self.dtype}" + (f";content={self._content}" if self._content else "")
+        return (f"{self.kind}:{self.model};dtype={self.dtype}" + (f";content={self._content}" if self._content else "")
+                + (f";tool_parser={self.tool_parser}" if self.tool_parser else ""))
 
     @property
     def content_id(self) -> str | None:
@@ -256,7 +256,7 @@ class HFEngine(Engine):
     def encode(self, request: Request) -> list[int]:
         """Token ids of a request's prompt (chat requests through the chat template)."""
         if request.is_chat:
-            return chat_prompt_ids(self.tokenizer, request.message_dicts())
+            return chat_prompt_ids(self.tokenizer, request.message_dicts(), request.tool_dicts())
         return list(self.tokenizer(request.prompt)["input_ids"])
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
@@ -296,7 +296,8 @@ class HFEngine(Engine):
                     responses = self._run_fitting(chunk, sampling)
                     for (index, _, _), response in zip(chunk, responses):
                         results[index] = response
-        return results  # type: ignore[return-value]
+        parser = TOOL_PARSERS.get(self.tool_parser or "")
+        return [with_tool_calls(request, result, parser, self.kind) for request, result in zip(requests, results)]
 
     def _run_fitting(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling,
                      ) -> list[Response | EngineError]:

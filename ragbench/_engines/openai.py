@@ -11,7 +11,8 @@ serve chat. Sampling maps onto the request as max_tokens, temperature, top_p, n,
 empty), seed (when set, per request), logprobs (chat: `logprobs=True, top_logprobs=k`; completions:
 `logprobs=k`), response_format (json_mode, chat) and skip_special_tokens (a vllm extension, sent only
 when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
-`message.tool_calls` come back as the response's tool calls, arguments as the text the server sent. `Sampling.lora` is sent as the `model` name: that is how `vllm serve --enable-lora
+`message.tool_calls` come back as the response's tool calls, arguments as the text the server sent.
+`Sampling.lora` is sent as the `model` name: that is how `vllm serve --enable-lora
 --lora-modules NAME=PATH` exposes an adapter. Any other --model-arg is sent verbatim as an extra field
 of every request body (e.g. `repetition_penalty=1.1` for vllm) and is part of the engine id.
 
@@ -116,8 +117,14 @@ def _tool_calls(message: Any) -> Any:
         return ()
     if not isinstance(calls, list):
         return calls
-    return tuple(ToolCall(id=getattr(call, "id", None), name=getattr(getattr(call, "function", None), "name", None),
-                          raw_arguments=getattr(getattr(call, "function", None), "arguments", None)) for call in calls)
+    return tuple(_tool_call(call) for call in calls)
+
+
+def _tool_call(call: Any) -> ToolCall:
+    function = getattr(call, "function", None)
+    sent: dict[str, Any] = {"id": getattr(call, "id", None), "name": getattr(function, "name", None),
+                            "raw_arguments": getattr(function, "arguments", None)}
+    return ToolCall(**sent)
 
 
 def _parse(completion: Any, request: Request, chat: bool) -> Response:

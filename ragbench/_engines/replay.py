@@ -94,7 +94,8 @@ def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
         logprobs.append(TokenLogprobs(token=token, logprob=float(lps[token]), top=top, named=named, token_id=token_id))
     cumulative = record.get("cumulative_logprob")
     return Response(texts=texts, logprobs=logprobs, completion_tokens=len(logprobs), finish_reason=finish,
-                    choice_tool_calls=per_choice, cumulative_logprob=float(cumulative) if cumulative is not None else sum(t.logprob for t in logprobs))
+                    choice_tool_calls=per_choice,
+                    cumulative_logprob=float(cumulative) if cumulative is not None else sum(t.logprob for t in logprobs))
 
 
 def in_window(lps: dict[str, float], name: str, token: str, window: int | None, rank: int | None = None) -> bool:

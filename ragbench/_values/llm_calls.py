@@ -6,7 +6,8 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from .tool_calls import Tool, ToolCall, Turn, tool_choice_of, tool_choice_payload, tools_of, turn_dict, turn_of, turn_text
+from .tool_calls import (Tool, ToolCall, Turn, tool_choice_of, tool_choice_payload, tools_of, turn_dict, turn_of,
+                         turn_text)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ class Tool:
         function = definition.get("function") if definition.get("type") == "function" else None
         if function is None:
             if "name" not in definition:
-                raise ValueError(f"a tool is {{'type': 'function', 'function': {{'name': ...}}}}, not {dict(definition)!r:.80}")
+                raise ValueError("a tool is {'type': 'function', 'function': {'name': ...}}, "
+                                 f"not {dict(definition)!r:.80}")
             function, definition = definition, {"type": "function", "function": dict(definition)}
         if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function["name"]:
             raise ValueError(f"a tool's function needs a name: {dict(definition)!r:.80}")

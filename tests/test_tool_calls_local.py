@@ -125,3 +125,20 @@ def test_the_preflight_says_when_a_systems_engine_cannot_send_tools():
     need = EngineNeeds(system="search_agent on browsecomp_plus", tools=True)
     assert "search_agent on browsecomp_plus offers the model tools" in needs_problems(Plain, "m", {}, [need])[1][0]
     assert needs_problems(ScriptedEngine, "echo", {}, [need])[1] == []
+
+
+def test_the_viewer_shows_a_tool_exchange_turn_by_turn():
+    from ragbench._view.example import step_view
+
+    trace: list[Step] = []
+    turn = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": '{"query": "author"}'}}]}
+    chat(LLM(Scheduler(), ScriptedEngine("x", script=Counting()), trace=trace),
+         [*ASKED, turn, {"role": "tool", "tool_call_id": "call_1", "content": "[1] Ann"}], [SEARCH])
+    chat(LLM(Scheduler(), ScriptedEngine("x", script=Counting()), trace=trace), ASKED, [SEARCH])
+    answered, called = (step_view(i, step.to_dict()) for i, step in enumerate(trace))
+    assert answered["prompt"] == ('[user]\nWho wrote it?\n\n[assistant]\n-> search({"query": "author"})  [call_1]\n\n'
+                                  "[tool] (call_1)\n[1] Ann")
+    assert answered["reply"] == "Ann wrote it." and '"tools": [\n  "search"\n ]' in answered["details"]
+    assert called["reply"].splitlines() == ['-> search({"query": "author  ofé"})  [call_1]',
+                                            '-> search({"query": "cut)  [call_2]']

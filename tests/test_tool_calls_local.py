@@ -142,3 +142,24 @@ def test_the_viewer_shows_a_tool_exchange_turn_by_turn():
     assert answered["reply"] == "Ann wrote it." and '"tools": [\n  "search"\n ]' in answered["details"]
     assert called["reply"].splitlines() == ['-> search({"query": "author  ofé"})  [call_1]',
                                             '-> search({"query": "cut)  [call_2]']
+
+
+def test_replicas_of_an_engine_that_calls_tools_call_them():
+    from ragbench._engines.replicas import ReplicaSet
+
+    engine = ReplicaSet([ScriptedEngine("x", script=Counting()), ScriptedEngine("x", script=Counting())])
+    assert engine.calls_tools and chat(LLM(Scheduler(), engine), ASKED, [SEARCH]).finish_reason == "tool_calls"
+
+
+def test_a_recorded_tool_call_refers_to_its_trace_step_and_resolves_whole():
+    from ragbench._replay.call_refs import _resolve, call_ref, reference, step_response_data
+
+    trace: list[Step] = []
+    response = chat(LLM(Scheduler(), ScriptedEngine("x", script=Counting()), trace=trace), ASKED, [SEARCH])
+    step = trace[0].to_dict()
+    held = step_response_data(step)
+    record = reference(step["request"], response.to_dict(), held)
+    assert record["ref"] == call_ref(step["request"], held) and "tool_calls" not in record.get("response_data", {})
+    assert call_ref({**step["request"], "tools": []}, held) != record["ref"]
+    back = _resolve(record, (step["request"], held))
+    assert back["tools"] == [SEARCH] and Response.from_dict(back["response_data"]).tool_calls == response.tool_calls

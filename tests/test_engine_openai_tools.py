@@ -5,7 +5,6 @@ EngineError, counted by the scheduler, not a crash."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest

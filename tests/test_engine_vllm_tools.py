@@ -9,7 +9,7 @@ import re
 import sys
 import types
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from test_engine_vllm import CompletionOutput, FakeLLM, FakeTokenizer, RequestOutput, fake_vllm  # noqa: F401
@@ -42,7 +42,7 @@ def answer(prompt: Any, params: Any) -> RequestOutput:
 class FakeHermesParser:
     """vLLM's Hermes2ProToolParser as the fake's ToolParserManager gives it: random ids, the request kept."""
 
-    seen: list[Any] = []
+    seen: ClassVar[list[Any]] = []
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer

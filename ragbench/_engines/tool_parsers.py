@@ -60,7 +60,7 @@ def hermes(text: str) -> Parsed:
 
 
 def llama3_json(text: str) -> Parsed:
-    body = text[len(_PYTHON_TAG):] if text.startswith(_PYTHON_TAG) else text
+    body = text.removeprefix(_PYTHON_TAG)
     if not body.lstrip().startswith("{"):
         return text, ()
     decoder, at = json.JSONDecoder(), 0

@@ -127,10 +127,10 @@ def _tool_call(call: Any) -> ToolCall:
     return ToolCall(**sent)
 
 
-def _parse(completion: Any, request: Request, chat: bool) -> Response:
+def _parse(completion: Any, sampling: Any, chat: bool, tools: bool = False) -> Response:
     """A Response from the SDK's ChatCompletion / Completion (which the SDK builds without
-    validation: a body that is not a completion fails here, on a missing field)."""
-    sampling = request.sampling
+    validation: a body that is not a completion fails here, on a missing field); `tools`: the request
+    offered tools, so each choice's tool calls are read."""
     choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
     if not choices:
         raise ValueError("no choices")
@@ -148,7 +148,7 @@ def _parse(completion: Any, request: Request, chat: bool) -> Response:
     if finish is None:  # servers that leave it out (as ragbench has always read them): the check sees the rest
         finish = "stop"
     return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
-                    choice_tool_calls=[_tool_calls(choice.message) for choice in choices] if request.tools else None,
+                    choice_tool_calls=[_tool_calls(choice.message) for choice in choices] if tools else None,
                     prompt_tokens=_tokens(completion.usage, "prompt_tokens"),
                     completion_tokens=_tokens(completion.usage, "completion_tokens"),
                     finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish)
@@ -371,7 +371,7 @@ class OpenAIEngine(Engine):
                 raise self._api_failure(exc, used, _top_k(request.sampling)) from None
             used += raw.retries_taken + 1
             try:
-                return _parse(raw.parse(), request, chat)
+                return _parse(raw.parse(), request.sampling, chat, bool(request.tools))
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
                 what = f"unreadable response ({type(exc).__name__}: {exc}): {self._excerpt(raw.http_response.text)}"
             if used > self.max_retries:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._types import Step
@@ -66,11 +66,25 @@ class LLM:
         """
         return await self.send(Request(prompt=prompt, sampling=self.sampling(**sampling)), step)
 
-    async def chat(self, messages: Sequence[dict[str, str]], *, step: str = "chat", **sampling: Any) -> Response:
+    async def chat(self, messages: Sequence[Mapping[str, Any]], *, step: str = "chat",
+                   tools: Sequence[Mapping[str, Any]] | None = None, tool_choice: str | Mapping[str, Any] | None = None,
+                   **sampling: Any) -> Response:
         """Answer a conversation, `[{"role": "system" | "user" | "assistant", "content": ...}, ...]`,
         rendered with the model's chat template (local engines) or sent to a chat endpoint (openai).
-        `step` and `**sampling` as for `generate`."""
-        return await self.send(Request.chat(messages, self.sampling(**sampling)), step)
+        `step` and `**sampling` as for `generate`.
+
+        tools: functions the model may call, in the OpenAI form (`{"type": "function", "function": {"name",
+            "description", "parameters"}}`); the answer's `.tool_calls` are the calls it made (each with `.id`,
+            `.name`, `.arguments` parsed, `.raw_arguments`, `.error`), finish_reason "tool_calls". Send each
+            result back as `{"role": "tool", "tool_call_id": call.id, "content": ...}` after the assistant turn
+            `{"role": "assistant", "content": response.text or None, "tool_calls": response.tool_calls}`.
+        tool_choice: "auto", "none", "required", or a tool's name; None: the engine's default.
+        An engine that cannot send tools (`Engine.calls_tools` False) raises `RequestError`, as a system's
+        `engine_needs` (EngineNeeds(tools=True)) makes the pre-flight say before the run."""
+        request = Request.chat(messages, self.sampling(**sampling), tools, tool_choice)
+        if (request.tools or request.tool_choice is not None) and not self.engine.calls_tools:
+            raise RequestError(f"the {self.engine.kind} engine cannot send tools to the model")
+        return await self.send(request, step)
 
     async def generate_ensemble(self, inputs: Sequence[str | Sequence[dict[str, str]]], weights: Sequence[float], *,
                                 step: str = "generate", **sampling: Any) -> Response:
@@ -100,6 +114,8 @@ class LLM:
         finally:
             record.seconds = round(time.perf_counter() - started, 6)
         record.response = {"texts": response.texts, "finish_reason": response.finish_reason}
+        if response.choice_tool_calls is not None:
+            record.response["tool_calls"] = response.to_dict()["tool_calls"]
         if response.logprobs is not None:
             record.response["logprobs"] = [t.__dict__ for t in response.logprobs]
         record.prompt_tokens = response.prompt_tokens

@@ -127,7 +127,7 @@ def test_vllm_options_are_typed_and_named_before_vllm_starts(tmp_path, monkeypat
         "--model vllm:/models/m: unknown option(s) tensor_paralel_size (accepted: async_engine, cache_dir, cpu_offload_gb, "
         "dtype, enable_lora, enforce_eager, gpu_memory_utilization, max_logprobs, max_lora_rank, max_loras, "
         "max_model_len, max_num_batched_tokens, max_num_seqs, pipeline_parallel_size, quantization, swap_space, "
-        "tensor_parallel_size, trust_remote_code, or any other vllm.EngineArgs field)",
+        "tensor_parallel_size, tool_parser, trust_remote_code, or any other vllm.EngineArgs field)",
         "--model vllm:/models/m: --model-arg gpu_memory_utilization=1.5: the vllm engine takes a number > 0 and <= 1 "
         "for gpu_memory_utilization (gpu_memory_utilization=<float > 0 <= 1>)",
         "--model vllm:/models/m: --model-arg max_logprobs=-5: the vllm engine takes an integer >= -1 for max_logprobs "

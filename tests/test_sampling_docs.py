@@ -20,8 +20,9 @@ def test_every_sampling_field_is_described_in_its_docstring():
 
 
 def test_generate_and_chat_name_every_keyword_they_take():
-    for method in (LLM.generate, LLM.chat):
-        assert [p for p in inspect.signature(method).parameters if p not in ("self", "sampling")][1:] == ["step"]
+    for method, keywords in ((LLM.generate, ["step"]), (LLM.chat, ["step", "tools", "tool_choice"])):
+        assert [p for p in inspect.signature(method).parameters if p not in ("self", "sampling")][1:] == keywords
+    assert all(f"{name}: " in inspect.getdoc(LLM.chat) for name in ("tools", "tool_choice"))
     listed = inspect.getdoc(LLM.generate)
     assert all(f"{name}," in listed or f"{name} (" in listed for name in FIELDS)
 

@@ -7,6 +7,12 @@ from typing import Any, ClassVar
 from .._values.llm_calls import EngineError, EngineNeeds, Request, Response, Sampling
 
 
+def one_line(exc: BaseException) -> str:
+    """An engine's exception as one line of a message: its kind and its first 300 characters."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
 class Engine:
     """Base class for LLM engines.
 
@@ -27,6 +33,9 @@ class Engine:
     # Whether `generate` decodes an ensemble request (`Request.ensemble`, REPLUG): it needs every input's
     # next-token logits at every step, which only an engine running the model's forward pass itself has.
     decodes_ensembles: ClassVar[bool] = False
+    # Whether `generate` / `agenerate_one` sends a request's tools (`Request.tools`) and reads the model's tool
+    # calls; an engine that cannot refuses a tool request rather than dropping its tools.
+    calls_tools: ClassVar[bool] = False
 
     def __init__(self, model: str, **options: Any) -> None:
         self.model = model

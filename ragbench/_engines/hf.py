@@ -11,7 +11,8 @@ prompt + max_tokens) of one batch, the padded tokens its memory grows with; defa
 CUDA, where batch_size=auto bounds memory), dtype (default float32 on CPU,
 the checkpoint's own dtype on GPU), device (default cuda if available, else cpu),
 trust_remote_code (default false), cudnn_attention (default false: on CUDA cuDNN's SDPA kernel is
-turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA stay on).
+turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA stay on), tool_parser
+(hermes, llama3_json: the model's tool-call format, tool_parsers.py; tools go to the template's `tools=`).
 On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
 
 Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
@@ -51,26 +52,26 @@ principle pick another token.
 """
 from __future__ import annotations
 
-import os
 import threading
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 from annotated_types import Ge
 
-from .._checks import hub_fetch_problem
 from .._errors import ConfigError
 from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from . import hf_batching as batching
 from .base import Engine
+from .base import one_line as _one_line
 from .content import local_model_digest
-from .embedded import embedded_model_dir, embedded_safetensors_dir, is_embedded
+from .embedded import embedded_model_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker
 from .hf_ensemble import LogitMixer, decode_ensemble
+from .hf_loading import cache_then_hub, import_hf, model_place, truthy
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
+from .tool_parsers import TOOL_PARSERS, ParserName, with_tool_calls
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
@@ -78,44 +79,20 @@ _Dtype = Literal["float32", "float16", "bfloat16", "auto"]
 _DTYPES: tuple[str, ...] = get_args(_Dtype)
 
 
-def _import_hf() -> tuple[Any, Any]:
-    try:
-        import torch
-        import transformers
-    except ImportError as exc:
-        raise ConfigError(f"the hf engine needs torch and transformers ({exc}); run `pip install ragbench[hf]`") \
-            from exc
-    return torch, transformers
-
-
-def _offline() -> bool:
-    return any(os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-               for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-
-
-def _bool(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return bool(value)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
-
-
 class HFEngine(Engine):
     kind = "hf"
     decodes_ensembles = True
+    calls_tools = True  # with a tool_parser (the pre-flight asks for one where a system offers tools)
 
     def __init__(self, model: str = "embedded", batch_size: Annotated[int, Ge(1)] | Literal["auto"] | None = None,
                  dtype: _Dtype | None = None, device: str | None = None, trust_remote_code: bool = False,
                  threads: Annotated[int, Ge(1)] | None = None,
                  max_batch_size: Annotated[int, Ge(1)] = batching.MAX_AUTO_BATCH_SIZE,
-                 cudnn_attention: bool = False, max_batch_tokens: Annotated[int, Ge(1)] | None = None) -> None:
+                 cudnn_attention: bool = False, max_batch_tokens: Annotated[int, Ge(1)] | None = None,
+                 tool_parser: ParserName | None = None) -> None:
         # no **options: the pre-flight (Engine.preflight) checks every --model-arg against this signature
         super().__init__(model)
-        torch, transformers = _import_hf()
+        torch, transformers = import_hf()
         self._torch = torch
         self.threads = batching.cpu_threads(torch, threads)
         self.device = str(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -127,10 +104,11 @@ class HFEngine(Engine):
         self.dtype = str(chosen).replace("torch.", "")  # a torch.dtype given in Python reads as its name
         if self.dtype not in _DTYPES:
             raise ConfigError(f"hf engine: dtype '{self.dtype}' is not one of {', '.join(_DTYPES)}")
-        self.trust_remote_code = _bool(trust_remote_code)
+        self.trust_remote_code = truthy(trust_remote_code)
+        self.tool_parser = tool_parser
         self._lock = threading.Lock()
         self._content: str | None = None  # a local model's files (ragbench._engines.content), set by _load
-        if self.device.startswith("cuda") and not _bool(cudnn_attention):
+        if self.device.startswith("cuda") and not truthy(cudnn_attention):
             torch.backends.cuda.enable_cudnn_sdp(False)
         self.model_obj, self.tokenizer = self._load(transformers)
         self._setup_tokens(transformers)
@@ -149,25 +127,12 @@ class HFEngine(Engine):
 
     def _load(self, transformers: Any) -> tuple[Any, Any]:
         torch = self._torch
-        gguf_file = None
-        local_only = _offline()
+        place = model_place(self.model)
         if is_embedded(self.model):
-            # the GGUF de-quantized once into a safetensors folder (~/.cache/ragbench), not on every run
             self.model = "embedded"
-            folder, local_only = str(embedded_safetensors_dir()), True
-        else:
-            path = Path(self.model).expanduser()
-            if path.exists() or self.model.startswith(("/", ".", "~")) or self.model.endswith(".gguf"):
-                if not path.exists():
-                    raise ConfigError(f"hf engine: model path '{self.model}' does not exist")
-                self._content = self.content_of(self.model)
-                if path.is_file():
-                    folder, gguf_file = str(path.parent), path.name
-                else:
-                    folder = str(path)
-                local_only = True
-            else:
-                folder = self.model  # a hub name: the local HF cache first, the hub unless offline
+        elif place.on_disk:
+            self._content = self.content_of(self.model)
+        folder, gguf_file = place.folder, place.gguf_file
         extra: dict[str, Any] = {"trust_remote_code": self.trust_remote_code}
         if gguf_file:
             extra["gguf_file"] = gguf_file
@@ -185,15 +150,7 @@ class HFEngine(Engine):
 
         transformers.utils.logging.disable_progress_bar()  # loading bars are noise beside the run's own
         try:
-            try:
-                model, tokenizer = load(True)
-            except OSError:
-                if local_only:
-                    raise
-                if why := hub_fetch_problem(self.model):
-                    raise ConfigError(f"hf engine: {why}; give the model's folder (--model hf:/path/to/model) or fetch "
-                                      "it into the cache where the hub can be reached") from None
-                model, tokenizer = load(False)
+            model, tokenizer = cache_then_hub(load, place)
             model.to(self.device)
         except ConfigError:
             raise
@@ -227,7 +184,8 @@ class HFEngine(Engine):
 
     @property
     def engine_id(self) -> str:
-        return f"{self.kind}:{self.model};dtype={self.dtype}" + (f";content={self._content}" if self._content else "")
+        return (f"{self.kind}:{self.model};dtype={self.dtype}" + (f";content={self._content}" if self._content else "")
+                + (f";tool_parser={self.tool_parser}" if self.tool_parser else ""))
 
     @property
     def content_id(self) -> str | None:
@@ -255,7 +213,7 @@ class HFEngine(Engine):
     def encode(self, request: Request) -> list[int]:
         """Token ids of a request's prompt (chat requests through the chat template)."""
         if request.is_chat:
-            return chat_prompt_ids(self.tokenizer, request.message_dicts())
+            return chat_prompt_ids(self.tokenizer, request.message_dicts(), request.tool_dicts())
         return list(self.tokenizer(request.prompt)["input_ids"])
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
@@ -297,7 +255,8 @@ class HFEngine(Engine):
                         results[index] = response
             if self.device == "cpu":
                 batching.release_freed_memory()
-        return results  # type: ignore[return-value]
+        parser = TOOL_PARSERS.get(self.tool_parser or "")
+        return [with_tool_calls(request, result, parser, self.kind) for request, result in zip(requests, results)]
 
     def _run_fitting(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling,
                      ) -> list[Response | EngineError]:

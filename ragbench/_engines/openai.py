@@ -10,7 +10,9 @@ sends a prompt request to the chat endpoint as one user message, for servers or 
 serve chat. Sampling maps onto the request as max_tokens, temperature, top_p, n, stop (omitted when
 empty), seed (when set, per request), logprobs (chat: `logprobs=True, top_logprobs=k`; completions:
 `logprobs=k`), response_format (json_mode, chat) and skip_special_tokens (a vllm extension, sent only
-when False). `Sampling.lora` is sent as the `model` name: that is how `vllm serve --enable-lora
+when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
+`message.tool_calls` come back as the response's tool calls, arguments as the text the server sent.
+`Sampling.lora` is sent as the `model` name: that is how `vllm serve --enable-lora
 --lora-modules NAME=PATH` exposes an adapter. Any other --model-arg is sent verbatim as an extra field
 of every request body (e.g. `repetition_penalty=1.1` for vllm) and is part of the engine id.
 
@@ -53,6 +55,7 @@ from annotated_types import Ge, Gt
 
 from .._errors import ConfigError
 from .._values.llm_calls import EngineError, EngineNeeds, Request, RequestError, Response, TokenLogprobs
+from .._values.tool_calls import ToolCall
 from .._values.urls import Credentials, redact_url, secret_name
 from .base import Engine
 from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, redact
@@ -67,7 +70,7 @@ MODES: tuple[str, ...] = get_args(Mode)
 NAMED_TOP_LOGPROBS = 20
 # Body fields the engine sets itself from the request; an extra option may not override them.
 _RESERVED = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "n", "stop", "seed",
-             "logprobs", "top_logprobs", "stream", "skip_special_tokens", "response_format"}
+             "logprobs", "top_logprobs", "stream", "skip_special_tokens", "response_format", "tools", "tool_choice"}
 _ENDPOINT_STATUS = {401, 403, 404}  # the endpoint is misconfigured, not the request
 _FINISH_ALIASES = {"eos_token": "stop", "stop_sequence": "stop"}  # TGI's names of OpenAI's "stop"
 
@@ -108,9 +111,28 @@ def _keep_asked(positions: list[TokenLogprobs], sampling: Any) -> list[TokenLogp
     return positions
 
 
-def _parse(completion: Any, sampling: Any, chat: bool) -> Response:
+def _tool_calls(message: Any) -> Any:
+    """A chat choice's tool calls as the server sent them (the SDK builds them without validation: a call with
+    no name or an argument that is no text is refused where responses arrive, as the engine's error)."""
+    calls = getattr(message, "tool_calls", None)
+    if calls is None:
+        return ()
+    if not isinstance(calls, list):
+        return calls
+    return tuple(_tool_call(call) for call in calls)
+
+
+def _tool_call(call: Any) -> ToolCall:
+    function = getattr(call, "function", None)
+    sent: dict[str, Any] = {"id": getattr(call, "id", None), "name": getattr(function, "name", None),
+                            "raw_arguments": getattr(function, "arguments", None)}
+    return ToolCall(**sent)
+
+
+def _parse(completion: Any, sampling: Any, chat: bool, tools: bool = False) -> Response:
     """A Response from the SDK's ChatCompletion / Completion (which the SDK builds without
-    validation: a body that is not a completion fails here, on a missing field)."""
+    validation: a body that is not a completion fails here, on a missing field); `tools`: the request
+    offered tools, so each choice's tool calls are read."""
     choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
     if not choices:
         raise ValueError("no choices")
@@ -128,6 +150,7 @@ def _parse(completion: Any, sampling: Any, chat: bool) -> Response:
     if finish is None:  # servers that leave it out (as ragbench has always read them): the check sees the rest
         finish = "stop"
     return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
+                    choice_tool_calls=[_tool_calls(choice.message) for choice in choices] if tools else None,
                     prompt_tokens=_tokens(completion.usage, "prompt_tokens"),
                     completion_tokens=_tokens(completion.usage, "completion_tokens"),
                     finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish)
@@ -172,6 +195,7 @@ def _extra_body_problems(extra: dict[str, Any]) -> list[str]:
 
 class OpenAIEngine(Engine):
     kind = "openai"
+    calls_tools = True  # chat completions' `tools` / `tool_choice`, the answer's `message.tool_calls`
     concurrent = True
 
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
@@ -302,6 +326,10 @@ class OpenAIEngine(Engine):
         if chat:
             args["messages"] = (request.message_dicts() if request.is_chat
                                 else [{"role": "user", "content": request.prompt}])
+            if request.tools:
+                args["tools"] = request.tool_dicts()
+            if request.tool_choice is not None:
+                args["tool_choice"] = request.tool_choice_payload()
         else:
             args["prompt"] = request.prompt
         args.update(max_tokens=sampling.max_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
@@ -346,7 +374,7 @@ class OpenAIEngine(Engine):
                 raise self._api_failure(exc, used, _top_k(request.sampling)) from None
             used += raw.retries_taken + 1
             try:
-                return _parse(raw.parse(), request.sampling, chat)
+                return _parse(raw.parse(), request.sampling, chat, bool(request.tools))
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
                 what = f"unreadable response ({type(exc).__name__}: {exc}): {self._excerpt(raw.http_response.text)}"
             if used > self.max_retries:

@@ -6,8 +6,13 @@ One call per line: {"messages": [{"role", "content"}, ...], "response": "..."} f
 of "response" to replay a failed call, and "sampling": {...} to match only requests with those
 sampling parameters (otherwise sampling is ignored). The files a run records (calls/llm.jsonl, see
 ragbench._replay.recording) also carry "role" (`--model-arg role=judge:0` reads only that role's lines) and
-"response_data", the whole response (token counts, finish reason, logprobs), returned as it was. A miss is an error that shows the nearest
-recorded request.
+"response_data", the whole response (token counts, finish reason, logprobs, tool calls), returned as it was. A miss
+is an error that shows the nearest recorded request.
+
+Tool calling: a chat record's messages may hold an assistant turn's "tool_calls" and a tool turn's "tool_call_id",
+and the record the request's "tools" and "tool_choice" (as `Request.to_dict()` writes them); all are part of what
+a request is matched by. A hand-written record answers with tool calls by "tool_calls": [{"id", "name",
+"arguments"}, ...] (arguments a JSON value, or the text the model wrote), finish_reason then "tool_calls".
 
 Per-token data (to re-score token-level decisions such as Self-RAG's reflection tokens offline): a
 record may add "tokens": [generated token strings], "logprobs": [{token: logprob, ...} per position]
@@ -30,12 +35,14 @@ from typing import Any
 from .._errors import ConfigError, RecordError
 from .._replay.call_refs import resolved
 from .._values.llm_calls import EngineError, Request, Response, Sampling, TokenLogprobs
+from .._values.tool_calls import ToolCall
 from .base import Engine
 from .content import file_digest
 
 
 def check_token_record(record: dict[str, Any]) -> None:
-    """Raise ValueError unless `record`'s per-token fields (if any) are consistent."""
+    """Raise ValueError unless `record`'s tool calls and per-token fields (if any) are well formed."""
+    tool_calls(record)
     if "tokens" not in record and "logprobs" not in record:
         return
     tokens, dicts = record.get("tokens"), record.get("logprobs")
@@ -53,14 +60,29 @@ def check_token_record(record: dict[str, Any]) -> None:
         raise ValueError('"ranks" must be a list of dicts as long as "tokens"')
 
 
+def tool_calls(record: dict[str, Any]) -> tuple[ToolCall, ...] | None:
+    """A record's "tool_calls" (the answer's calls, each `{"id", "name", "arguments"}`, arguments a JSON value or
+    the text the model wrote, or the OpenAI form `{"id", "type", "function": {...}}`); None without the field."""
+    calls = record.get("tool_calls")
+    if calls is None:
+        return None
+    if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("function", c), dict)
+                                              and isinstance(c.get("function", c).get("name"), str) for c in calls):
+        raise ValueError('"tool_calls" must be a list of {"id", "name", "arguments"}')
+    return tuple(ToolCall.from_dict(call) for call in calls)
+
+
 def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
     """A Response from a record with text and optional per-token data, keeping only what the request
     asks for (its logprob_tokens and top-k), never the whole recorded dicts."""
-    response = record["response"]
+    response = record["response"] if "response" in record or "tool_calls" not in record else ""
     texts = [response] if isinstance(response, str) else list(response)
-    finish = str(record.get("finish_reason") or "stop")
+    calls = tool_calls(record)
+    finish = str(record.get("finish_reason") or ("tool_calls" if calls else "stop"))
+    per_choice = None if calls is None else [calls] * len(texts)
     if "tokens" not in record or (sampling.logprobs is None and not sampling.logprob_tokens):
-        return Response(texts=texts, completion_tokens=len(record.get("tokens") or ()), finish_reason=finish)
+        return Response(texts=texts, completion_tokens=len(record.get("tokens") or ()), finish_reason=finish,
+                        choice_tool_calls=per_choice)
     ids = record.get("token_ids") or [None] * len(record["tokens"])
     k = sampling.logprobs or 0
     logprobs = []
@@ -72,6 +94,7 @@ def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
         logprobs.append(TokenLogprobs(token=token, logprob=float(lps[token]), top=top, named=named, token_id=token_id))
     cumulative = record.get("cumulative_logprob")
     return Response(texts=texts, logprobs=logprobs, completion_tokens=len(logprobs), finish_reason=finish,
+                    choice_tool_calls=per_choice,
                     cumulative_logprob=float(cumulative) if cumulative is not None else sum(t.logprob for t in logprobs))
 
 
@@ -86,14 +109,25 @@ def in_window(lps: dict[str, float], name: str, token: str, window: int | None, 
     return rank < window
 
 
-def _request_text(prompt: str | None, messages: list[dict[str, str]] | None) -> str:
-    if prompt is not None:
-        return prompt
-    return "\n".join(f"[{m['role']}] {m['content']}" for m in messages or [])
+def _request_text(request: dict[str, Any]) -> str:
+    """What a recorded request (`Request.to_dict()` fields) is looked up by: the prompt, or the messages' roles
+    and contents, and, where a chat used tools, the turns' tool calls and results and the tools offered (JSON)."""
+    if request.get("prompt") is not None:
+        return str(request["prompt"])
+    lines = [f"[{m['role']}] {m['content']}" + _tool_parts(m) for m in request.get("messages") or []]
+    if request.get("tools") or request.get("tool_choice") is not None:
+        lines.append("[tools] " + json.dumps([request.get("tools"), request.get("tool_choice")], ensure_ascii=False))
+    return "\n".join(lines)
+
+
+def _tool_parts(message: dict[str, Any]) -> str:
+    parts = {k: message[k] for k in ("tool_calls", "tool_call_id") if k in message}
+    return " " + json.dumps(parts, ensure_ascii=False) if parts else ""
 
 
 class ReplayEngine(Engine):
     kind = "replay"
+    calls_tools = True  # a recorded answer's tool calls are in its "response_data" (or a record's "tool_calls")
     cacheable = False  # the file is the cache
     max_batch_size = 1024
 
@@ -136,8 +170,8 @@ class ReplayEngine(Engine):
             if isinstance(record, RecordError):
                 raise ConfigError(f"{record}; {expected}")
             try:
-                key = _request_text(record.get("prompt"), record.get("messages"))
-                if "response" not in record and "error" not in record:
+                key = _request_text(record)
+                if "response" not in record and "error" not in record and "tool_calls" not in record:
                     raise KeyError("response")
                 check_token_record(record)
             except (ValueError, KeyError, TypeError) as exc:
@@ -149,8 +183,8 @@ class ReplayEngine(Engine):
         return [self._answer(request) for request in requests]
 
     def _answer(self, request: Request) -> Response | EngineError:
-        key = _request_text(request.prompt, request.message_dicts() if request.is_chat else None)
-        sampling = request.to_dict()["sampling"]
+        asked = request.to_dict()
+        key, sampling = _request_text(asked), asked["sampling"]
         for record in self.records.get(key, []):
             wanted = record.get("sampling") or {}
             if all(sampling.get(name) == value for name, value in wanted.items()):

@@ -59,6 +59,7 @@ class ReplicaSet(Engine):
         self.replicas = replicas
         self.names = describe or [f"replica {i}" for i in range(len(replicas))]
         self.concurrent = bool(first.concurrent)  # type: ignore[misc]
+        self.calls_tools = bool(getattr(first, "calls_tools", False))  # type: ignore[misc]
         self.max_batch_size = first.max_batch_size
         self.max_concurrency = sum(r.max_concurrency for r in replicas)
         self.parallel_batches = len(replicas)
@@ -163,6 +164,7 @@ class RayReplica:
         self.concurrent = info["concurrent"]
         self.max_batch_size = info["max_batch_size"]
         self.max_concurrency = info["max_concurrency"]
+        self.calls_tools = bool(info.get("calls_tools"))
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         import ray
@@ -191,7 +193,8 @@ class _EngineActor:
     def describe(self) -> dict[str, Any]:
         engine = self.engine
         return {"engine_id": engine.engine_id, "content_id": engine.content_id, "concurrent": engine.concurrent,
-                "max_batch_size": engine.max_batch_size, "max_concurrency": engine.max_concurrency}
+                "max_batch_size": engine.max_batch_size, "max_concurrency": engine.max_concurrency,
+                "calls_tools": engine.calls_tools}
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         return self.engine.generate(requests)

@@ -7,7 +7,10 @@ Model strings:
                                  a rule with no pattern is the default
 A script's answer may also be a replay record with per-token data, {"response": text, "tokens": [...],
 "logprobs": [{token: logprob, ...}, ...], "cumulative_logprob": x} (see replay.py), so tests script
-token-level decisions (Self-RAG's reflection tokens); rules files may hold such dicts as "response". A record
+token-level decisions (Self-RAG's reflection tokens); rules files may hold such dicts as "response". An answer
+to a request that offers tools may call them: {"tool_calls": [{"id": "call_1", "name": "search", "arguments":
+{"query": "..."}}], "response": optional text}; "arguments" a JSON value, or a string: the text the model wrote,
+kept as written (not JSON: a malformed call, kept and counted); finish_reason "tool_calls". A record
 whose tokens spell its text is the model's continuation, generated as hf and vllm generate: it ends after
 `max_tokens` tokens or at the token that completes a stop string, and its text is cut at the stop string as
 a text answer is; a record whose tokens do not spell its text is answered as written.
@@ -34,6 +37,7 @@ from .._errors import ConfigError
 from .._imports import load_callable
 from .._storage.jsonl import parse_json
 from .._values.llm_calls import EngineError, Request, Response, Sampling, apply_stop
+from .._values.tool_calls import turn_text
 from .base import Engine
 from .content import file_digest
 from .replay import check_token_record, token_response
@@ -44,7 +48,7 @@ Seconds = Annotated[float, Ge(0)]
 
 def last_text(request: Request) -> str:
     """The prompt, or the last message of a chat: what scripts read and rules match."""
-    return request.prompt if request.prompt is not None else (request.messages or (("", ""),))[-1][1]
+    return request.prompt if request.prompt is not None else turn_text((request.messages or (("", ""),))[-1])
 
 
 def echo(request: Request) -> str:
@@ -93,6 +97,7 @@ def load_script(spec: str) -> tuple[Script, str | None]:
 
 class ScriptedEngine(Engine):
     kind = "scripted"
+    calls_tools = True  # an answer {"tool_calls": [...]} (see the module docstring)
 
     def __init__(self, model: str = "echo", script: Script | None = None, overhead: Seconds = 0.0,
                  per_request: Seconds = 0.0, per_token: Seconds = 0.0, batch_size: Annotated[int, Ge(1)] = 16) -> None:

@@ -8,21 +8,29 @@ from pathlib import Path
 from typing import Any
 
 from .embedded import CONVERTED_NAME, default_cache_dir, is_embedded
+from .tool_parsers import template_messages
 
 
-def continues_final_message(messages: list[dict[str, str]]) -> bool:
+def continues_final_message(messages: list[dict[str, Any]]) -> bool:
     """Whether a conversation ends with text the assistant wrote and goes on writing (a non-empty last
     assistant message: FlashRAG's reasoning methods append what the model wrote after the template)."""
     return bool(messages) and messages[-1]["role"] == "assistant" and bool(messages[-1]["content"])
 
 
-def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
+def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, Any]],
+                    tools: list[dict[str, Any]] | None = None) -> list[int]:
     """Token ids of a conversation rendered with the tokenizer's chat template, ready for the
     assistant's turn, or, where it ends with the assistant's own text, open after that text for the
-    model to continue. The template writes its own special tokens, so none are added again."""
-    continued = {"continue_final_message": True} if continues_final_message(messages) else {}
-    rendered = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=not continued,
-                                             **continued)
+    model to continue. The template writes its own special tokens, so none are added again. `tools`
+    (the OpenAI form) go to the template's `tools=`, a tool call's arguments as the object they hold; a
+    template that never reads `tools` is refused (ValueError), not left to drop them."""
+    continued: dict[str, Any] = {"continue_final_message": True} if continues_final_message(messages) else {}
+    if tools:
+        if "tools" not in str(getattr(tokenizer, "chat_template", None) or ""):
+            raise ValueError("the model's chat template does not render tools (it never reads `tools`)")
+        continued["tools"] = tools
+    rendered = tokenizer.apply_chat_template(template_messages(messages), tokenize=False, **continued,
+                                             add_generation_prompt="continue_final_message" not in continued)
     if isinstance(rendered, str):
         return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])
     if isinstance(rendered, dict) or hasattr(rendered, "keys"):  # a tokenizer that always tokenizes

@@ -14,7 +14,9 @@ Requests: a batch goes to one `LLM.generate` call (vLLM schedules it itself, so 
 256) with one SamplingParams per request: temperature, top_p, max_tokens, stop, seed, n, logprobs
 and skip_special_tokens map one to one. Chat requests are rendered with the model tokenizer's
 chat template (add_generation_prompt=True) and sent as token ids, exactly as the `hf` engine does;
-prompt requests are sent as text. `Sampling.lora` (an adapter folder) becomes
+prompt requests are sent as text. A request's tools go to the chat template's `tools=` and the model's
+calls are read from its text by the parser `--model-arg tool_parser=NAME` names (vllm_tools.py: vLLM's own
+ToolParserManager, e.g. hermes for Qwen 2.5 / 3, else ragbench's). `Sampling.lora` (an adapter folder) becomes
 `LoRARequest(name, id, path)` with a stable id per adapter path for the engine's lifetime; it
 needs `enable_lora=true` (and `max_loras` >= the adapters used by one batch).
 
@@ -49,9 +51,11 @@ from typing import Any
 from .._errors import ConfigError
 from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from .base import Engine, EngineNeeds
+from .base import one_line as _one_line
 from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
+from .tool_parsers import with_tool_calls
 from .vllm_options import (
     DEFAULT_MAX_LOGPROBS,
     INSTALL_HINT,
@@ -62,18 +66,16 @@ from .vllm_options import (
     start_option_problems,
 )
 from .vllm_steps import run_until_finished
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+from .vllm_tools import ToolCallReader
 
 
 class VLLMEngine(Engine):
     kind = "vllm"
     max_batch_size = 256
+    calls_tools = True  # with a tool_parser (the pre-flight asks for one where a system offers tools)
 
-    def __init__(self, model: str, cache_dir: str | None = None, async_engine: bool = False, **options: Any) -> None:
+    def __init__(self, model: str, cache_dir: str | None = None, async_engine: bool = False,
+                 tool_parser: str | None = None, **options: Any) -> None:
         super().__init__(model)
         try:
             import vllm
@@ -96,6 +98,8 @@ class VLLMEngine(Engine):
         self._tokenizer: Any = None
         self._vocabulary_ids: dict[str, int | None] = {}
         self.named_logprobs = accepts(vllm.SamplingParams, "logprob_token_ids")
+        self.tool_parser = tool_parser
+        self._tool_calls = ToolCallReader(tool_parser, lambda: self.tokenizer)
         # async_engine: vLLM's AsyncLLMEngine, fed request by request as examples ask (continuous
         # batching across in-flight examples, no batch barrier); started on the first request.
         self.async_engine = option_value(async_engine) is True
@@ -113,6 +117,7 @@ class VLLMEngine(Engine):
             raise
         except Exception as exc:
             raise ConfigError(f"vllm engine: cannot load model '{model}' ({_one_line(exc)})") from exc
+        self._tool_calls.load()  # a parser no one has fails the load, not every tool request
 
     @classmethod
     def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
@@ -135,7 +140,7 @@ class VLLMEngine(Engine):
         for name in sorted(self.llm_options):
             if name != "dtype" and name not in NEUTRAL_OPTIONS:
                 out += f";{name}={self.llm_options[name]}"
-        return out
+        return out + (f";tool_parser={self.tool_parser}" if self.tool_parser else "")
 
     @property
     def content_id(self) -> str | None:
@@ -185,7 +190,7 @@ class VLLMEngine(Engine):
     def prompt_of(self, request: Request) -> Any:
         """What `LLM.generate` gets: the text of a prompt request, the token ids of a chat."""
         if request.is_chat:
-            return {"prompt_token_ids": chat_prompt_ids(self.tokenizer, request.message_dicts())}
+            return {"prompt_token_ids": chat_prompt_ids(self.tokenizer, request.message_dicts(), request.tool_dicts())}
         return request.prompt
 
     def sampling_params(self, sampling: Sampling) -> Any:
@@ -350,9 +355,10 @@ class VLLMEngine(Engine):
             cumulative = getattr(first, "cumulative_logprob", None)
             if cumulative is None:
                 cumulative = sum(position.logprob for position in logprobs)
-        return Response(texts=texts, logprobs=logprobs, prompt_tokens=len(output.prompt_token_ids or ()),
-                        completion_tokens=sum(len(choice.token_ids) for choice in choices),
-                        finish_reason=first.finish_reason, cumulative_logprob=cumulative)
+        response = Response(texts=texts, logprobs=logprobs, prompt_tokens=len(output.prompt_token_ids or ()),
+                            completion_tokens=sum(len(choice.token_ids) for choice in choices),
+                            finish_reason=first.finish_reason, cumulative_logprob=cumulative)
+        return with_tool_calls(request, response, self._tool_calls.parser(request), self.kind)
 
     def _token_text(self, token_id: int, entry: Any) -> str:
         decoded = getattr(entry, "decoded_token", None)

@@ -27,7 +27,7 @@ from .._errors import RecordError
 from .._storage.jsonl import iter_jsonl
 
 NLI_LOG = "nli_calls.jsonl"
-_REQUEST_FIELDS = ("prompt", "messages", "sampling")
+_REQUEST_FIELDS = ("prompt", "messages", "tools", "tool_choice", "sampling")  # a request without tools: no key
 
 
 def call_ref(request: dict[str, Any], held: dict[str, Any] | None) -> str:
@@ -42,9 +42,12 @@ def call_ref(request: dict[str, Any], held: dict[str, Any] | None) -> str:
 def step_response_data(step: dict[str, Any]) -> dict[str, Any]:
     """What a trace step gives back of its response (`Response.to_dict()` fields)."""
     response = step.get("response") or {}
-    return {"texts": list(response.get("texts") or []), "logprobs": response.get("logprobs"),
+    data = {"texts": list(response.get("texts") or []), "logprobs": response.get("logprobs"),
             "prompt_tokens": step.get("prompt_tokens", 0), "completion_tokens": step.get("completion_tokens", 0),
             "finish_reason": response.get("finish_reason", "stop"), "cumulative_logprob": None}
+    if "tool_calls" in response:
+        data["tool_calls"] = response["tool_calls"]
+    return data
 
 
 def log_response_data(line: dict[str, Any]) -> dict[str, Any]:

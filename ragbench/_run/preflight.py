@@ -19,6 +19,7 @@ all of them at once (`PreflightError`, exit 2) before its folder exists.
 """
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -169,11 +170,22 @@ def needs_problems(engine_class: type[Engine], name: str, options: dict[str, Any
         if need.ensembles and not engine_class.decodes_ensembles:
             problems.append(f"{need.system} decodes ensembles of prompts (every prompt's next-token logits at every "
                             f"step), which the {engine_class.kind} engine cannot give; run the model with --model hf:MODEL")
+        if need.tools and not engine_class.calls_tools:
+            problems.append(f"{need.system} offers the model tools, which the {engine_class.kind} engine cannot send; "
+                            "run the model with --model openai:, vllm:, hf:, scripted: or replay:")
+        elif need.tools and _reads_calls_from_text(engine_class) and options.get("tool_parser") is None:
+            problems.append(f"{need.system} offers the model tools: the {engine_class.kind} engine reads the model's "
+                            "calls from its text in the format --model-arg tool_parser=NAME names (e.g. hermes)")
         missing = engine_class.missing_vocabulary(name, options, need.logprob_tokens) if need.logprob_tokens else None
         if missing:
             problems.append(f"{need.system} reads log-probs of {', '.join(missing)}, which are not single entries of "
                             f"{name}'s vocabulary; use {need.models}")
     return options, problems
+
+
+def _reads_calls_from_text(engine_class: type) -> bool:
+    """An engine that runs the model itself has a `tool_parser` option: the model family's tool-call format."""
+    return "tool_parser" in inspect.signature(engine_class).parameters
 
 
 def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, uses_nli: bool,

@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from .tool_calls import (
+    Tool,
+    ToolCall,
+    Turn,
+    tool_choice_of,
+    tool_choice_payload,
+    tools_of,
+    turn_dict,
+    turn_of,
+    turn_text,
+)
 
 
 @dataclass(frozen=True)
@@ -76,23 +88,33 @@ _SAMPLING_FIELDS = tuple(Sampling.__dataclass_fields__)
 
 @dataclass(frozen=True)
 class Request:
-    """A completion prompt or a chat conversation, plus sampling parameters."""
+    """A completion prompt or a chat conversation, plus sampling parameters; a chat may offer tools
+    (`tools`, `tool_choice`: ragbench._values.tool_calls) and hold turns with tool calls and tool results."""
 
     prompt: str | None = None
-    messages: tuple[tuple[str, str], ...] | None = None  # (role, content) pairs
+    messages: tuple[Turn, ...] | None = None  # (role, content) pairs, or `Message`s for tool calls and results
     sampling: Sampling = field(default_factory=Sampling)
     # Inputs decoded as one text (REPLUG): at every step the next token is chosen from the weighted sum of
     # each input's next-token logits; each input a prompt or (role, content) pairs, with its weight.
     ensemble: tuple[tuple[str | tuple[tuple[str, str], ...], float], ...] | None = None
+    tools: tuple[Tool, ...] = ()  # functions the model may call (chat requests only)
+    tool_choice: str | None = None  # "auto", "none", "required" or a tool's name; None: the engine's default
 
     def __post_init__(self) -> None:
         if sum(part is not None for part in (self.prompt, self.messages, self.ensemble)) != 1:
             raise ValueError("a request has exactly one of `prompt`, `messages` or `ensemble`")
+        if (self.tools or self.tool_choice is not None) and self.messages is None:
+            raise ValueError("only a chat request (`messages`) offers tools")
 
     @classmethod
-    def chat(cls, messages: Sequence[dict[str, str]], sampling: Sampling | None = None) -> Request:
-        pairs = tuple((m["role"], m["content"]) for m in messages)
-        return cls(messages=pairs, sampling=sampling or Sampling())
+    def chat(cls, messages: Sequence[Mapping[str, Any]], sampling: Sampling | None = None,
+             tools: Sequence[Mapping[str, Any] | Tool] | None = None,
+             tool_choice: str | Mapping[str, Any] | None = None) -> Request:
+        """From OpenAI-style message dicts (an assistant's `tool_calls`, a tool turn's `tool_call_id`
+        included) and tool definitions (ragbench._values.tool_calls.Tool.of)."""
+        offered = tools_of(tools)
+        return cls(messages=tuple(turn_of(m) for m in messages), sampling=sampling or Sampling(), tools=offered,
+                   tool_choice=tool_choice_of(tool_choice, offered))
 
     @classmethod
     def ensemble_of(cls, inputs: Sequence[str | Sequence[dict[str, str]]], weights: Sequence[float],
@@ -114,8 +136,16 @@ class Request:
     def is_chat(self) -> bool:
         return self.messages is not None
 
-    def message_dicts(self) -> list[dict[str, str]]:
-        return [{"role": r, "content": c} for r, c in self.messages or ()]
+    def message_dicts(self) -> list[dict[str, Any]]:
+        """The messages in the OpenAI form: {"role", "content"}, plus "tool_calls" or "tool_call_id"."""
+        return [turn_dict(turn) for turn in self.messages or ()]
+
+    def tool_dicts(self) -> list[dict[str, Any]]:
+        """The tools in the OpenAI form."""
+        return [tool.definition for tool in self.tools]
+
+    def tool_choice_payload(self) -> str | dict[str, Any] | None:
+        return None if self.tool_choice is None else tool_choice_payload(self.tool_choice)
 
     def text_length(self) -> int:
         """Characters of input, the sort key for length-sorted batching."""
@@ -123,7 +153,7 @@ class Request:
             return len(self.prompt)
         if self.ensemble is not None:
             return sum(len(i) if isinstance(i, str) else sum(len(c) for _, c in i) for i, _ in self.ensemble)
-        return sum(len(c) for _, c in self.messages or ())
+        return sum(len(turn_text(turn)) for turn in self.messages or ())
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -135,6 +165,10 @@ class Request:
                                for i, w in self.ensemble]
         else:
             out["messages"] = self.message_dicts()
+        if self.tools:
+            out["tools"] = self.tool_dicts()
+        if self.tool_choice is not None:
+            out["tool_choice"] = self.tool_choice
         sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS}
         sampling["stop"] = list(self.sampling.stop)
         sampling["logprob_tokens"] = list(self.sampling.logprob_tokens)
@@ -142,10 +176,11 @@ class Request:
         return out
 
     def cache_key(self, engine_id: str) -> str:
-        """sha256 of (engine, prompt or messages, every sampling field); `repr` of these plain
-        values is stable and much cheaper than JSON on the hot path."""
+        """sha256 of (engine, prompt or messages, every sampling field, tools and tool choice); `repr` of
+        these plain values (and frozen dataclasses of them) is stable and much cheaper than JSON on the hot path."""
         payload = repr((engine_id, self.prompt, self.messages, self.sampling) + (
-            (self.ensemble,) if self.ensemble is not None else ()))  # keys of other requests unchanged
+            (self.ensemble,) if self.ensemble is not None else ()) + (  # keys of other requests unchanged
+            (self.tools, self.tool_choice) if self.tools or self.tool_choice is not None else ()))
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     def with_sampling(self, **changes: Any) -> Request:
@@ -172,10 +207,22 @@ class Response:
     finish_reason: str = "stop"
     cached: bool = False
     cumulative_logprob: float | None = None  # of the first choice's tokens, when logprobs were asked
+    # Per completion (aligned with `texts`), the tool calls it made; None: the request offered no tools.
+    choice_tool_calls: list[tuple[ToolCall, ...]] | None = None
 
     @property
     def text(self) -> str:
         return self.texts[0] if self.texts else ""
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The first completion's tool calls (none when it answered in text)."""
+        return self.choice_tool_calls[0] if self.choice_tool_calls else ()
+
+    @property
+    def malformed_tool_calls(self) -> int:
+        """Tool calls, over every completion, whose arguments are not JSON (kept, with `ToolCall.error`)."""
+        return sum(call.error is not None for calls in self.choice_tool_calls or () for call in calls)
 
     def to_dict(self) -> dict[str, Any]:
         """Field by field, not `dataclasses.asdict`: with Self-RAG's top-k log-probs asdict's deep
@@ -184,9 +231,13 @@ class Response:
         logprobs = None if self.logprobs is None else [
             {"token": t.token, "logprob": t.logprob, "top": dict(t.top), "named": dict(t.named), "token_id": t.token_id}
             for t in self.logprobs]
-        return {"texts": list(self.texts), "logprobs": logprobs, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "finish_reason": self.finish_reason,
-                "cumulative_logprob": self.cumulative_logprob}
+        out: dict[str, Any] = {"texts": list(self.texts), "logprobs": logprobs,
+                               "prompt_tokens": self.prompt_tokens,
+                               "completion_tokens": self.completion_tokens, "finish_reason": self.finish_reason,
+                               "cumulative_logprob": self.cumulative_logprob}
+        if self.choice_tool_calls is not None:  # the OpenAI form, arguments as the text the model wrote
+            out["tool_calls"] = [[call.to_dict() for call in calls] for calls in self.choice_tool_calls]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Response:
@@ -198,6 +249,8 @@ class Response:
             completion_tokens=data.get("completion_tokens", 0),
             finish_reason=data.get("finish_reason", "stop"),
             cumulative_logprob=data.get("cumulative_logprob"),
+            choice_tool_calls=None if data.get("tool_calls") is None else [
+                tuple(ToolCall.from_dict(call) for call in calls) for calls in data["tool_calls"]],
         )
 
 
@@ -213,6 +266,7 @@ class EngineNeeds:
     instead: str = ""  # a setting of the system that needs less, named in messages (e.g. --system-arg ...)
     models: str = "a model trained with them"  # what has the vocabulary entries, named in messages
     ensembles: bool = False  # it sends ensemble requests (`Request.ensemble`): `Engine.decodes_ensembles` must hold
+    tools: bool = False  # it offers the model tools (`Request.tools`): `Engine.calls_tools` must hold
 
 
 class EngineError(RuntimeError):

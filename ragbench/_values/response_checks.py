@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from .llm_calls import Request, Response, TokenLogprobs
+from .tool_calls import ToolCall
 
-# "content_filter": the provider withheld the text (OpenAI); a finish reason of a call that offered tools
-# ("tool_calls", "function_call") is not one: ragbench offers none, so the text is not the answer.
-FINISH_REASONS = ("stop", "length", "content_filter")
+# "content_filter": the provider withheld the text (OpenAI); "tool_calls": the model called tools, an answer
+# only to a request that offered some ("function_call", the legacy form, is none: ragbench sends `tools`).
+FINISH_REASONS = ("stop", "length", "content_filter", "tool_calls")
 MOST_TOKENS = 10 ** 9  # no call reads or writes a billion tokens: a count past it is a server's bug
 
 
@@ -44,6 +45,7 @@ def _problems(response: Any, request: Request) -> Iterator[str]:
             yield f"{name} {_shown(value)} is not a whole number from 0 to {MOST_TOKENS:,}"
     if response.finish_reason not in FINISH_REASONS:
         yield f"finish_reason {_shown(response.finish_reason)} is none of {', '.join(FINISH_REASONS)}"
+    yield from _tool_call_problems(response, request)
     if response.cumulative_logprob is not None and not _logprob(response.cumulative_logprob):
         yield f"cumulative_logprob {_shown(response.cumulative_logprob)} is not a log-probability"
     if response.logprobs is None:
@@ -55,6 +57,30 @@ def _problems(response: Any, request: Request) -> Iterator[str]:
         bad = next((n for n, position in enumerate(response.logprobs) if not _well_formed(position)), None)
         if bad is not None:
             yield f"logprobs[{bad}]: {next(_position_problems(response.logprobs[bad]))}"
+
+
+def _tool_call_problems(response: Response, request: Request) -> Iterator[str]:
+    """Tool calls only in answer to a request that offered tools, one tuple of well-formed calls per completion.
+    A call whose arguments are not JSON is well formed: the model wrote them, and the call is kept and counted."""
+    calls = response.choice_tool_calls
+    if not request.tools:
+        if calls is not None:
+            yield "tool calls, though the request offered no tools"
+        if response.finish_reason == "tool_calls":
+            yield 'finish_reason "tool_calls", though the request offered no tools'
+        return
+    if calls is None:
+        return
+    if not isinstance(calls, list) or len(calls) != len(response.texts) or not all(isinstance(c, tuple) for c in calls):
+        yield f"tool_calls {_shown(calls)} are not one tuple of calls per completion"
+        return
+    for n, call in ((n, call) for n, choice in enumerate(calls) for call in choice):
+        if not isinstance(call, ToolCall):
+            yield f"tool_calls[{n}]: {_kind(call)}, not a tool call"
+        elif not isinstance(call.id, str) or not isinstance(call.name, str) or not call.name:
+            yield f"tool_calls[{n}]: id {_shown(call.id)} or name {_shown(call.name)} is not a string"
+        elif not isinstance(call.raw_arguments, str):
+            yield f"tool_calls[{n}]: arguments {_shown(call.raw_arguments)} are not a text"
 
 
 def is_token_count(value: Any) -> bool:

@@ -20,9 +20,24 @@ TRACEBACK_CHARS = 40_000
 def _prompt_text(request: dict[str, Any]) -> str:
     messages = request.get("messages")
     if isinstance(messages, list):
-        return "\n\n".join(f"[{m.get('role', '?')}]\n{m.get('content', '')}" for m in messages if isinstance(m, dict))
+        return "\n\n".join(_turn_text(m) for m in messages if isinstance(m, dict))
     prompt = request.get("prompt")
     return prompt if isinstance(prompt, str) else json.dumps(request, ensure_ascii=False, default=str)
+
+
+def _turn_text(message: dict[str, Any]) -> str:
+    """A chat turn, turn by turn as the model saw it: its role (a tool result's call id), its text and the
+    tool calls an assistant turn made."""
+    head = f"[{message.get('role', '?')}]" + (f" ({message['tool_call_id']})" if message.get("tool_call_id") else "")
+    calls = _call_lines(message.get("tool_calls"))
+    text = message.get("content") or ""
+    return "\n".join([head, *([text] if text or not calls else []), *calls])
+
+
+def _call_lines(calls: Any) -> list[str]:
+    """Tool calls (the OpenAI form) as `-> name(arguments)  [id]` lines, arguments as the model wrote them."""
+    return [f"-> {(c.get('function') or {}).get('name')}({(c.get('function') or {}).get('arguments')})  [{c.get('id')}]"
+            for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
 
 
 def _dump(value: Any) -> str:
@@ -45,7 +60,13 @@ def step_view(index: int, step: dict[str, Any]) -> dict[str, Any]:
         prompt = _prompt_text(request)
         texts = response.get("texts") or []
         reply = texts[0] if len(texts) == 1 else _dump(texts) if texts else ""
-        extra = {k: v for k, v in response.items() if k not in ("texts", "logprobs")}
+        calls = response.get("tool_calls")
+        if isinstance(calls, list) and calls:  # the first completion's calls, under its text
+            reply = "\n".join([reply, *_call_lines(calls[0])]).lstrip("\n")
+        extra = {k: v for k, v in response.items() if k not in ("texts", "logprobs", "tool_calls")}
+        if request.get("tools"):
+            extra["tools"] = [(t.get("function") or {}).get("name") for t in request["tools"] if isinstance(t, dict)]
+            extra["tool_choice"] = request.get("tool_choice")
         if response.get("logprobs"):
             extra["logprobs"] = f"{len(response['logprobs'])} positions"
         settings = request.get("sampling") or {}

@@ -1,0 +1,157 @@
+"""Native tool calling in an LLM call: the functions a request offers (`Tool`), the calls a model makes
+(`ToolCall`), and a chat turn that carries either (`Message`). All frozen: a request holding them stays
+hashable and its cache key covers them.
+
+A tool call keeps the argument text the model wrote (`raw_arguments`); its parsed JSON (`arguments`) is
+read from it, None with a note (`error`) when the text is not JSON: such a call is kept and counted, never
+dropped or repaired.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+TOOL_CHOICES = ("auto", "none", "required")  # any other choice names one of the request's tools
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A function the model may call, in the OpenAI `tools` form, kept as its JSON text (key order as given,
+    so a server sees the definition exactly as the system wrote it)."""
+
+    definition_json: str
+
+    @classmethod
+    def of(cls, definition: Mapping[str, Any]) -> Tool:
+        """From `{"type": "function", "function": {"name", "description", "parameters"}}`, or the bare
+        function `{"name", "description", "parameters"}`; a ValueError says what is missing."""
+        function = definition.get("function") if definition.get("type") == "function" else None
+        if function is None:
+            if "name" not in definition:
+                raise ValueError("a tool is {'type': 'function', 'function': {'name': ...}}, "
+                                 f"not {dict(definition)!r:.80}")
+            function, definition = definition, {"type": "function", "function": dict(definition)}
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function["name"]:
+            raise ValueError(f"a tool's function needs a name: {dict(definition)!r:.80}")
+        if not isinstance(function.get("parameters", {}), Mapping):
+            raise ValueError(f"tool {function['name']!r}: parameters must be a JSON schema object")
+        return cls(json.dumps(definition, ensure_ascii=False))
+
+    @property
+    def definition(self) -> dict[str, Any]:
+        """The OpenAI form (a new dict on every read)."""
+        out: dict[str, Any] = json.loads(self.definition_json)
+        return out
+
+    @property
+    def name(self) -> str:
+        name: str = self.definition["function"]["name"]
+        return name
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model made: its id (the `tool_call_id` its result answers), the function's name and the
+    argument text as the model wrote it."""
+
+    id: str
+    name: str
+    raw_arguments: str
+
+    @property
+    def arguments(self) -> Any:
+        """The arguments as parsed JSON; None when `raw_arguments` is not JSON (see `error`)."""
+        try:
+            return json.loads(self.raw_arguments)
+        except ValueError:
+            return None
+
+    @property
+    def error(self) -> str | None:
+        """Why the arguments could not be read, or None."""
+        try:
+            json.loads(self.raw_arguments)
+        except ValueError as exc:
+            return f"arguments are not JSON: {exc}"
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The OpenAI form of an assistant message's call (arguments as text, as servers send them)."""
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.raw_arguments}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
+        """From the OpenAI form (`to_dict`); the arguments may be given as a JSON value instead of its text."""
+        function = data.get("function", data)
+        arguments = function.get("arguments", "")
+        return cls(id=str(data.get("id", "")), name=function["name"],
+                   raw_arguments=arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False))
+
+
+@dataclass(frozen=True)
+class Message:
+    """A chat turn that is more than (role, content): an assistant turn with tool calls (content may be None,
+    as servers send it), or a `tool` turn carrying a call's result with its `tool_call_id`."""
+
+    role: str
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        return out
+
+
+Turn = tuple[str, str] | Message  # a plain (role, content) pair, or a turn with tool calls or a tool result
+
+
+def turn_of(message: Mapping[str, Any]) -> Turn:
+    """A chat message dict as a request holds it: a (role, content) pair unless it carries tool calls or a
+    tool result (or content None)."""
+    calls = message.get("tool_calls") or ()
+    if not calls and message.get("tool_call_id") is None and isinstance(message.get("content"), str):
+        return message["role"], message["content"]
+    return Message(role=message["role"], content=message.get("content"),
+                   tool_calls=tuple(c if isinstance(c, ToolCall) else ToolCall.from_dict(c) for c in calls),
+                   tool_call_id=message.get("tool_call_id"))
+
+
+def turn_dict(turn: Turn) -> dict[str, Any]:
+    return turn.to_dict() if isinstance(turn, Message) else {"role": turn[0], "content": turn[1]}
+
+
+def turn_text(turn: Turn) -> str:
+    """The turn's text (a tool turn's result; an assistant's content, "" when it only called tools)."""
+    return (turn.content or "") if isinstance(turn, Message) else turn[1]
+
+
+def tools_of(tools: Sequence[Mapping[str, Any] | Tool] | None) -> tuple[Tool, ...]:
+    return tuple(t if isinstance(t, Tool) else Tool.of(t) for t in tools or ())
+
+
+def tool_choice_of(choice: str | Mapping[str, Any] | None, tools: Sequence[Tool]) -> str | None:
+    """"auto", "none", "required", or the name of one of `tools` (given as a name or as the OpenAI form
+    `{"type": "function", "function": {"name": ...}}`); None: the server's default."""
+    if isinstance(choice, Mapping):
+        choice = choice.get("function", {}).get("name")
+        if not isinstance(choice, str):
+            raise ValueError("a named tool choice is {'type': 'function', 'function': {'name': ...}}")
+    if choice is None or choice in TOOL_CHOICES:
+        if choice is not None and not tools:
+            raise ValueError(f"tool_choice {choice!r} without tools")
+        return choice
+    if choice not in {tool.name for tool in tools}:
+        raise ValueError(f"tool_choice {choice!r} is none of {', '.join(TOOL_CHOICES)} or the request's tools' names")
+    return choice
+
+
+def tool_choice_payload(choice: str) -> str | dict[str, Any]:
+    """The OpenAI form of a tool choice."""
+    return choice if choice in TOOL_CHOICES else {"type": "function", "function": {"name": choice}}

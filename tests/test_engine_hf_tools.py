@@ -1,0 +1,73 @@
+"""The `hf` engine's tool calling: a tool request's tools reach the chat template's `tools=` (a tool call's
+arguments as the object they hold, as vLLM passes them), a template that never reads tools is refused rather than
+left to drop them (the embedded SmolLM2's), and the engine reads the calls with the parser its option names."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from ragbench._engines.embedded import EMBEDDED_GGUF, embedded_model_dir
+from ragbench._engines.hf import HFEngine
+from ragbench._values.llm_calls import Request
+
+SEARCH = {"type": "function", "function": {"name": "search", "description": "Search.",
+                                           "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
+CALLED = [{"role": "user", "content": "Who wrote it?"},
+          {"role": "assistant", "content": None, "tool_calls": [
+              {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": "author"}'}}]},
+          {"role": "tool", "tool_call_id": "c1", "content": "[1] Ann"}]
+# The tool parts of Qwen 2.5's template (hermes format), shortened: the tools in the system turn, each call in a
+# <tool_call> block with its arguments as JSON, each result in a <tool_response> block.
+HERMES_TEMPLATE = (
+    "{%- if tools %}<|im_start|>system\n<tools>{% for tool in tools %}\n{{ tool | tojson }}{% endfor %}\n</tools>"
+    "<|im_end|>\n{%- endif %}"
+    "{%- for message in messages %}"
+    "{%- if message.role == 'tool' %}<|im_start|>user\n<tool_response>\n{{ message.content }}\n</tool_response>"
+    "<|im_end|>\n"
+    "{%- elif message.tool_calls %}<|im_start|>assistant\n{%- for call in message.tool_calls %}\n<tool_call>\n"
+    '{"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments | tojson }}}\n</tool_call>'
+    "{%- endfor %}<|im_end|>\n"
+    "{%- else %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{%- endif %}{%- endfor %}"
+    "{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}")
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(embedded_model_dir(), gguf_file=EMBEDDED_GGUF)
+
+
+def encode(tokenizer, request: Request) -> str:
+    return tokenizer.decode(HFEngine.encode(SimpleNamespace(tokenizer=tokenizer), request))
+
+
+def test_a_template_that_never_reads_tools_is_refused(tokenizer):
+    with pytest.raises(ValueError, match="does not render tools"):
+        encode(tokenizer, Request.chat(CALLED, tools=[SEARCH]))
+    assert "Who wrote it?" in encode(tokenizer, Request.chat(CALLED[:1]))
+
+
+def test_tools_and_tool_turns_reach_the_template(tokenizer, monkeypatch):
+    monkeypatch.setattr(tokenizer, "chat_template", HERMES_TEMPLATE)
+    text = encode(tokenizer, Request.chat(CALLED, tools=[SEARCH]))
+    assert '<tools>{"type": "function", "function": {"name": "search", "description": "Search."' in text
+    assert '<tool_call>\n{"name": "search", "arguments": {"q": "author"}}\n</tool_call>' in text
+    assert "<tool_response>\n[1] Ann\n</tool_response>" in text and text.endswith("<|im_start|>assistant")
+
+
+def test_the_engines_options_name_a_known_parser():
+    assert HFEngine.preflight("embedded", {"tool_parser": "hermes"}) == []
+    assert "tool_parser" in " ".join(HFEngine.preflight("embedded", {"tool_parser": "qwen-ish"}))
+
+
+def test_the_preflight_asks_for_a_parser_where_a_system_offers_tools():
+    from ragbench._run.preflight import needs_problems
+    from ragbench._values.llm_calls import EngineNeeds
+
+    need = EngineNeeds(system="search_agent on browsecomp_plus", tools=True)
+    assert "tool_parser=NAME" in needs_problems(HFEngine, "embedded", {}, [need])[1][0]
+    assert needs_problems(HFEngine, "embedded", {"tool_parser": "hermes"}, [need])[1] == []

@@ -13,6 +13,7 @@ from typing import Any
 from ragbench.api import ConfigError, Example, RecordError, Task
 
 from .data import EVIDENCE_QRELS, GOLD_QRELS, QUERIES, read_qrels, read_queries
+from .runs import run_folder_records
 
 GOLD_LISTS = {"evidence_docids": ("evidence_docs", EVIDENCE_QRELS), "gold_docids": ("gold_docs", GOLD_QRELS)}
 
@@ -58,3 +59,7 @@ class BrowseCompPlusTask(Task):
             gold = {field: qrels[field].get(qid, []) if field in qrels else query[docs]
                     for field, (docs, _) in GOLD_LISTS.items()}
             yield Example(id=qid, question=query["query"], gold={"answers": [query["answer"]], **gold}, index=index)
+
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+        """A BrowseComp-Plus run folder (one JSON file per query) as `ragbench score` records (runs.py)."""
+        return run_folder_records(folder)

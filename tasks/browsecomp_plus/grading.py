@@ -21,16 +21,16 @@ GRADER_TEMPLATE = (Path(__file__).parent / "grader_template.txt").read_text(enco
 CALIBRATION_BIN = 100  # calculate_calibration_error's beta
 
 _FLAGS = re.IGNORECASE | re.DOTALL
-_ANSWER = [re.compile(p + r"\s*(.*?)(?=\n|$)", _FLAGS) for p in
-           (r"\*\*extracted_final_answer:\*\*", r"\*\*extracted_final_answer\*\*:", r"extracted_final_answer:")]
+_ANSWER = tuple(re.compile(p + r"\s*(.*?)(?=\n|$)", _FLAGS) for p in
+                (r"\*\*extracted_final_answer:\*\*", r"\*\*extracted_final_answer\*\*:", r"extracted_final_answer:"))
 _ENDS = r"(?=\n\*\*correct:\*\*|\n\*\*correct\*\*:|\ncorrect:|$)"
-_REASONING = [re.compile(r"\*\*reasoning:\*\*\s*(.*?)" + _ENDS, _FLAGS),
+_REASONING = (re.compile(r"\*\*reasoning:\*\*\s*(.*?)" + _ENDS, _FLAGS),
               re.compile(r"\*\*reasoning\*\*:\s*(.*?)" + _ENDS, _FLAGS),
-              re.compile(r"reasoning:\s*(.*?)(?=\ncorrect:|$)", _FLAGS)]
-_CORRECT = [re.compile(p + r"\s*(yes|no)", re.IGNORECASE) for p in
-            (r"\*\*correct:\*\*", r"\*\*correct\*\*:", r"correct:")]
-_CONFIDENCE = [re.compile(p + r"\s*(\d+(?:\.\d+)?)\s*%?", re.IGNORECASE) for p in
-               (r"\*\*confidence:\*\*", r"\*\*confidence\*\*:", r"confidence:")]
+              re.compile(r"reasoning:\s*(.*?)(?=\ncorrect:|$)", _FLAGS))
+_CORRECT = tuple(re.compile(p + r"\s*(yes|no)", re.IGNORECASE) for p in
+                 (r"\*\*correct:\*\*", r"\*\*correct\*\*:", r"correct:"))
+_CONFIDENCE = tuple(re.compile(p + r"\s*(\d+(?:\.\d+)?)\s*%?", re.IGNORECASE) for p in
+                    (r"\*\*confidence:\*\*", r"\*\*confidence\*\*:", r"confidence:"))
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def grader_prompt(question: str, response: str, correct_answer: str) -> str:
     return GRADER_TEMPLATE.format(question=question, response=response, correct_answer=correct_answer)
 
 
-def _first(patterns: list[re.Pattern[str]], text: str) -> re.Match[str] | None:
+def _first(patterns: tuple[re.Pattern[str], ...], text: str) -> re.Match[str] | None:
     return next((match for pattern in patterns if (match := pattern.search(text))), None)
 
 

@@ -53,9 +53,11 @@ class BrowseCompPlusJudge(Metric):
                                        *(f"{tool}_calls" for tool in TOOLS))
     corpus_keys: ClassVar[tuple[str, ...]] = ("calibration_error",)
     value_range = (0, 1)
-    key_specs: ClassVar[Mapping[str, KeySpec]] = {"confidence": KeySpec(None, (0, 100)), "calibration_error": KeySpec(False, (0, 100)),
-                 **{f"{tool}_calls": KeySpec(None, (0, None)) for tool in TOOLS}}
-    counters: ClassVar[Mapping[str, str]] = {UNPARSED: "judge replies with no 'correct: yes|no' (evaluate_run.py's parse error), scored incorrect"}
+    key_specs: ClassVar[Mapping[str, KeySpec]] = {
+        "confidence": KeySpec(None, (0, 100)), "calibration_error": KeySpec(False, (0, 100)),
+        **{f"{tool}_calls": KeySpec(None, (0, None)) for tool in TOOLS}}
+    counters: ClassVar[Mapping[str, str]] = {
+        UNPARSED: "judge replies with no 'correct: yes|no' (evaluate_run.py's parse error), scored incorrect"}
     judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType({"temperature": 0.7, "top_p": 0.8,
                                                                       "max_tokens": 4096})
 

@@ -12,15 +12,15 @@ import json
 from typing import Any
 
 import pytest
-from browsecomp_plus_fake_judge import reply
-from conftest import TEST_DATA
 from hypothesis import given
 from hypothesis import strategies as st
+
+from browsecomp_plus_fake_judge import reply
+from conftest import TEST_DATA
+from ragbench._types import Prediction
 from ragbench.tasks.browsecomp_plus.grading import calibration_error, parse_judgement
 from ragbench.tasks.browsecomp_plus.metric import BrowseCompPlusJudge
 from ragbench.tasks.browsecomp_plus.task import BrowseCompPlusTask
-
-from ragbench._types import Prediction
 from ragbench.testing import ScriptedLLM, make_context
 
 PARITY = TEST_DATA / "browsecomp_plus" / "parity"

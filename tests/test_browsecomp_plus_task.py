@@ -8,12 +8,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from conftest import TEST_DATA
 from helpers import run, samples
+from ragbench._errors import ConfigError
 from ragbench.tasks.browsecomp_plus.data import read_corpus, read_qrels
 from ragbench.tasks.browsecomp_plus.task import BrowseCompPlusTask
-
-from ragbench._errors import ConfigError
 
 SAMPLE = TEST_DATA / "browsecomp_plus" / "sample"
 PARITY = TEST_DATA / "browsecomp_plus" / "parity"

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, RecordError, iter_jsonl
+from ragbench.api import ConfigError, RecordError
+from ragbench.api.data import iter_jsonl
 
 QUERIES = "data/browsecomp_plus_decrypted.jsonl"  # where the README's decrypt command writes them
 EVIDENCE_QRELS = "topics-qrels/qrel_evidence.txt"
@@ -78,7 +79,7 @@ def read_corpus(path: Path) -> Iterator[dict[str, str]]:
     """The corpus's rows {"docid", "text", "url"}: a JSONL file, or a `datasets` save_to_disk folder."""
     if path.is_dir():
         try:
-            from datasets import load_from_disk  # type: ignore[import-untyped]
+            from datasets import load_from_disk
         except ImportError:
             raise ConfigError(f"{path} is a `datasets` folder: pip install datasets to read it") from None
         rows: Any = load_from_disk(str(path))

@@ -63,7 +63,8 @@ def cli_here(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
         if not isinstance(code, int) and code is not None:  # as Python prints a SystemExit's message
             print(code, file=sys.stderr)
         sys.stdout.flush(), sys.stderr.flush()
-        stdout, stderr = (io.TextIOWrapper(io.BytesIO(_read(stream)), encoding=encoding).read() for stream in (out, err))
+        stdout, stderr = (io.TextIOWrapper(io.BytesIO(_read(stream)), encoding=encoding).read()
+                          for stream in (out, err))
     returncode = code if isinstance(code, int) else 0 if code is None else 1
     return subprocess.CompletedProcess(["ragbench", *args], returncode, stdout, stderr)
 

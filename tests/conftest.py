@@ -44,6 +44,17 @@ def popqa_records() -> list[dict]:
     ]
 
 
+@pytest.fixture(scope="session")
+def shared_registry():
+    """The installed plugins, read once for the tests that make many runs (reading the 74 YAML task files again
+    was a fifth of a small run's CPU time): a run loads the entries it uses and changes nothing else (a YAML
+    task given by its path replaces the file given before), as one process running several tasks reads them
+    once."""
+    from ragbench._registry import installed_registry
+
+    return installed_registry()
+
+
 @pytest.fixture(autouse=True)
 def page_cache_in_tmp(tmp_path_factory, monkeypatch):
     """Tests never write the user's page cache (~/.cache/ragbench/pages.sqlite): one per test."""

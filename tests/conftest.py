@@ -56,6 +56,10 @@ def shared_registry():
 
 
 @pytest.fixture(autouse=True)
-def page_cache_in_tmp(tmp_path_factory, monkeypatch):
-    """Tests never write the user's page cache (~/.cache/ragbench/pages.sqlite): one per test."""
-    monkeypatch.setenv("RAGBENCH_PAGE_CACHE", str(tmp_path_factory.mktemp("page_cache") / "pages.sqlite"))
+def caches_in_tmp(tmp_path_factory, monkeypatch):
+    """Tests never write the user's page cache (~/.cache/ragbench/pages.sqlite) or data folder
+    (~/.cache/ragbench/data), and no two tests share them (tests run in parallel): one of each per test. The
+    embedded model's converted copy stays shared: each process writes it under its own name, then renames."""
+    folder = tmp_path_factory.mktemp("caches")
+    monkeypatch.setenv("RAGBENCH_PAGE_CACHE", str(folder / "pages.sqlite"))
+    monkeypatch.setenv("RAGBENCH_DATA_DIR", str(folder / "data"))

@@ -53,6 +53,8 @@ def cli_here(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
     encoding = locale.getpreferredencoding(False)
     with process_state_kept(), tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         os.environ.update(env or {})
+        logging.getLogger().handlers.clear()  # as in a fresh process (pytest's are on it): ragbench's logged
+        logging.getLogger().setLevel(logging.WARNING)  # warnings reach stderr through logging's last resort
         sys.stdout = io.TextIOWrapper(out, encoding=encoding, errors="strict", write_through=True)
         sys.stderr = io.TextIOWrapper(err, encoding=encoding, errors="backslashreplace", write_through=True)
         try:
@@ -147,7 +149,7 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
     folder = tmp_path / "b"
     args = ["--tasks", "demo", "--data", f"demo={data}", "--system", "closed_book", "--model", "scripted:echo",
             "--model-arg", "per_request=0.1", "--max-inflight", "1", "--output", str(folder), "--no-progress"]
-    assert cli(*args).returncode == 0
+    assert cli_here(*args).returncode == 0
     records = [json.loads(line) for line in demo.read_text().splitlines()]
     data.write_text("".join(json.dumps({**r, "question": r["question"] + " Answer briefly."}) + "\n"
                             for r in records))  # new prompts: the cache does not answer them

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import event, given, settings, strategies as st
-from helpers import cli
+from helpers import cli_here
 
 import ragbench.tasks.selfrag
 from ragbench._errors import ConfigError
@@ -58,7 +58,7 @@ def test_a_current_results_json_is_read_as_it_was_written(finished):
 
 def test_rescore_scores_a_run_an_older_ragbench_wrote(finished, tmp_path):
     old = older_copy(finished, tmp_path / "old")
-    done = cli("rescore", str(old), "--output", str(tmp_path / "again"))
+    done = cli_here("rescore", str(old), "--output", str(tmp_path / "again"))
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "again" / "results.json").read_text())
     assert results["counts"]["demo"]["scored"] == 6 and results["details"]["demo"]["match"]["n"] == 6

@@ -14,7 +14,7 @@ from ragbench._values.run_config import RunConfig
 from ragbench._run.preflight import preflight
 
 from conftest import TEST_DATA
-from helpers import cli
+from helpers import cli_here
 
 REGISTRY = Registry.discover()
 NQ = str(TEST_DATA / "open_qa" / "NQ-open.dev.jsonl")
@@ -84,8 +84,8 @@ def test_squad_is_open_domain_unless_it_shows_its_own_paragraph(tmp_path):
 
 
 def test_ragbench_check_names_the_problem_in_one_line(tmp_path):
-    done = cli("check", "--tasks", "nq_open", "--data", f"nq_open={NQ}", "--model", "scripted:echo", "--no-model",
-               "--output", str(tmp_path / "run"))
+    done = cli_here("check", "--tasks", "nq_open", "--data", f"nq_open={NQ}", "--model", "scripted:echo", "--no-model",
+                    "--output", str(tmp_path / "run"))
     assert done.returncode == 2 and not (tmp_path / "run").exists()
     assert done.stderr.startswith("ragbench: error: task nq_open: its examples carry no documents")
     assert len(done.stderr.strip().splitlines()) == 1

@@ -21,7 +21,7 @@ from ragbench._retrieval.index import build_index  # noqa: E402
 from ragbench._types import Document  # noqa: E402
 
 from component_models import tiny_causal_lm, tiny_encoder  # noqa: E402
-from helpers import cli, run, samples  # noqa: E402
+from helpers import cli_here, run, samples  # noqa: E402
 from retrieval_samples import WORDS, passages, write_dpr_tsv  # noqa: E402
 from tiny_models import WORDS as T5_WORDS, tiny_t5  # noqa: E402
 
@@ -192,8 +192,8 @@ def test_vanilla_shows_the_refined_text_as_flashrags_formatted_reference_and_kee
 def test_a_missing_refiner_model_is_refused_by_the_preflight(tmp_path, index):
     data = tmp_path / "nq.jsonl"
     data.write_text(json.dumps({"id": "q1", "question": QUESTION, "golden_answers": ["castle"]}) + "\n")
-    result = cli("check", "--tasks", TASK, "--data", f"{TASK}={data}", "--retriever", "bm25", "--retriever-arg",
-                 f"index={index}", "--refiner", "recomp_abstractive", "--refiner-arg", "model=/no/such/t5",
-                 "--no-model")
+    result = cli_here("check", "--tasks", TASK, "--data", f"{TASK}={data}", "--retriever", "bm25", "--retriever-arg",
+                      f"index={index}", "--refiner", "recomp_abstractive", "--refiner-arg", "model=/no/such/t5",
+                      "--no-model")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "refiner recomp_abstractive: model=/no/such/t5: no such file or folder" in result.stderr

@@ -16,6 +16,7 @@ import locale
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -106,6 +107,16 @@ def process_state_kept() -> Iterator[None]:
         root.setLevel(root_level)
         if torch is not None and threads is not None:
             torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing answers on while the test runs: bound here and never listened on, so a connection
+    is refused and no server of another test (another xdist worker's) can be given it, as a port found free
+    and let go could be."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
 
 
 def comparable(results: dict) -> dict:

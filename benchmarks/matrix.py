@@ -19,16 +19,18 @@ from matrix_fixtures import TASK_DATA, build_corpus_index, cell_config  # noqa: 
 
 from ragbench._errors import ConfigError  # noqa: E402
 from ragbench._run.evaluator import Evaluator, RunConfig  # noqa: E402
-from ragbench._registry import installed_registry  # noqa: E402
+from ragbench._registry import Registry, installed_registry  # noqa: E402
 
 
 QUICK_SYSTEMS = ("closed_book", "vanilla", "llatrieval", "ircot", "search_r1")  # a reader, a loop, a tag format
 
 
-def run_cell(system: str, task: str, folder: Path, limit: int, corpus_index: Path) -> tuple[str, dict]:
+def run_cell(system: str, task: str, folder: Path, limit: int, corpus_index: Path,
+             registry: Registry) -> tuple[str, dict]:
+    """One cell's verdict and results; `registry` is read once for all cells (a run changes nothing in it)."""
     try:
         results = Evaluator(RunConfig(**cell_config(task, system, folder, limit, corpus_index)),
-                            registry=installed_registry()).run().results
+                            registry=registry).run().results
     except ConfigError as exc:
         return f"refused: {exc}", {}
     if not results["complete"]:
@@ -53,7 +55,8 @@ def main() -> None:
         corpus_index = build_corpus_index(Path(tmp) / "index")  # what the open-domain cells search
         for system in systems:
             for task in tasks:
-                verdict, results = run_cell(system, task, Path(tmp) / f"{system}-{task}", limit, corpus_index)
+                verdict, results = run_cell(system, task, Path(tmp) / f"{system}-{task}", limit, corpus_index,
+                                            registry)
                 cells[system, task] = verdict
                 if system == "llatrieval" and results:
                     calls[task] = results.get("system_stats", {}).get(task, {}).get("llm_calls_per_example", {})

@@ -17,16 +17,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from matrix_fixtures import TASK_DATA, build_corpus_index, cell_config
 from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 QUICK_SYSTEMS = ("closed_book", "vanilla", "llatrieval", "ircot", "search_r1")  # a reader, a loop, a tag format
 
 
-def run_cell(system: str, task: str, folder: Path, limit: int, corpus_index: Path) -> tuple[str, dict]:
+def run_cell(system: str, task: str, folder: Path, limit: int, corpus_index: Path,
+             registry: Registry) -> tuple[str, dict]:
+    """One cell's verdict and results; `registry` is read once for all cells (a run changes nothing in it)."""
     try:
         results = Evaluator(RunConfig(**cell_config(task, system, folder, limit, corpus_index)),
-                            registry=installed_registry()).run().results
+                            registry=registry).run().results
     except ConfigError as exc:
         return f"refused: {exc}", {}
     if not results["complete"]:
@@ -51,7 +53,8 @@ def main() -> None:
         corpus_index = build_corpus_index(Path(tmp) / "index")  # what the open-domain cells search
         for system in systems:
             for task in tasks:
-                verdict, results = run_cell(system, task, Path(tmp) / f"{system}-{task}", limit, corpus_index)
+                verdict, results = run_cell(system, task, Path(tmp) / f"{system}-{task}", limit, corpus_index,
+                                            registry)
                 cells[system, task] = verdict
                 if system == "llatrieval" and results:
                     calls[task] = results.get("system_stats", {}).get(task, {}).get("llm_calls_per_example", {})

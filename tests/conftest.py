@@ -44,7 +44,22 @@ def popqa_records() -> list[dict]:
     ]
 
 
+@pytest.fixture(scope="session")
+def shared_registry():
+    """The installed plugins, read once for the tests that make many runs (reading the 74 YAML task files again
+    was a fifth of a small run's CPU time): a run loads the entries it uses and changes nothing else (a YAML
+    task given by its path replaces the file given before), as one process running several tasks reads them
+    once."""
+    from ragbench._registry import installed_registry
+
+    return installed_registry()
+
+
 @pytest.fixture(autouse=True)
-def page_cache_in_tmp(tmp_path_factory, monkeypatch):
-    """Tests never write the user's page cache (~/.cache/ragbench/pages.sqlite): one per test."""
-    monkeypatch.setenv("RAGBENCH_PAGE_CACHE", str(tmp_path_factory.mktemp("page_cache") / "pages.sqlite"))
+def caches_in_tmp(tmp_path_factory, monkeypatch):
+    """Tests never write the user's page cache (~/.cache/ragbench/pages.sqlite) or data folder
+    (~/.cache/ragbench/data), and no two tests share them (tests run in parallel): one of each per test. The
+    embedded model's converted copy stays shared: each process writes it under its own name, then renames."""
+    folder = tmp_path_factory.mktemp("caches")
+    monkeypatch.setenv("RAGBENCH_PAGE_CACHE", str(folder / "pages.sqlite"))
+    monkeypatch.setenv("RAGBENCH_DATA_DIR", str(folder / "data"))

@@ -1,19 +1,34 @@
-"""Running ragbench from tests: in-process via the Evaluator, or as a subprocess CLI."""
+"""Running ragbench from tests: in-process via the Evaluator (`run`), or through the command line.
+
+The command line two ways, both returning (returncode, stdout, stderr):
+- `cli_here` runs the command in this process (its streams captured, the process state it changes put back):
+  for every test of what a command prints, writes and exits with.
+- `cli` starts `python -m ragbench._cli.main` (at least 0.85 s): only where the process itself is what is
+  tested: a signal, how the real process ends (threads a plugin left running), a real pipe or a full console,
+  a fresh interpreter's imports or environment, an installed package, a `python -m` entry point.
+"""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import locale
+import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from ragbench._records import SampleRecord
 from ragbench._registry import Registry, installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._stop_signals import STOP_SIGNALS
 
 
 def run(tmp_path: Path, name: str = "run", registry: Registry | None = None, **config) -> dict:
@@ -35,6 +50,80 @@ def records_without_texts(lines: list[dict]) -> list[SampleRecord]:
 def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ragbench._cli.main", *args], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def cli_here(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`cli(*args)` run in this process: the same command, exit code and text (decoded as the subprocess's
+    is, universal newlines), with `env` set for the command alone. An exception the command does not turn
+    into an exit code is raised here (a subprocess printed its traceback and exited 1)."""
+    from ragbench._cli.main import main
+
+    encoding = locale.getpreferredencoding(False)
+    with process_state_kept(), tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        os.environ.update(env or {})
+        logging.getLogger().handlers.clear()  # as in a fresh process (pytest's are on it): ragbench's logged
+        logging.getLogger().setLevel(logging.WARNING)  # warnings reach stderr through logging's last resort
+        sys.stdout = io.TextIOWrapper(out, encoding=encoding, errors="strict", write_through=True)
+        sys.stderr = io.TextIOWrapper(err, encoding=encoding, errors="backslashreplace", write_through=True)
+        try:
+            main.main(args=list(args), prog_name="python -m ragbench._cli.main")
+            code: object = 0
+        except SystemExit as exc:
+            code = exc.code
+        if not isinstance(code, int) and code is not None:  # as Python prints a SystemExit's message
+            print(code, file=sys.stderr)
+        sys.stdout.flush(), sys.stderr.flush()
+        stdout, stderr = (io.TextIOWrapper(io.BytesIO(_read(stream)), encoding=encoding).read()
+                          for stream in (out, err))
+    returncode = code if isinstance(code, int) else 0 if code is None else 1
+    return subprocess.CompletedProcess(["ragbench", *args], returncode, stdout, stderr)
+
+
+def _read(stream: IO[bytes]) -> bytes:
+    stream.seek(0)
+    return stream.read()
+
+
+@contextlib.contextmanager
+def process_state_kept() -> Iterator[None]:
+    """What a command changes in the process that runs it, put back as it was: the console streams, the stop
+    signals' handlers and the wake-up fd (ragbench._stop_signals), the unraisable hook (ragbench._cli.outcomes),
+    the environment (a dense retriever's HF_HUB_OFFLINE, `env`), the working folder, the root logger's handlers
+    and level, torch's CPU threads where torch was loaded (the hf engine sets them)."""
+    streams, hooks = (sys.stdin, sys.stdout, sys.stderr), (sys.excepthook, sys.unraisablehook)
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    wakeup = signal.set_wakeup_fd(-1)
+    signal.set_wakeup_fd(wakeup)
+    environ, cwd = dict(os.environ), os.getcwd()
+    root = logging.getLogger()
+    root_handlers, root_level = list(root.handlers), root.level
+    torch = sys.modules.get("torch")
+    threads = torch.get_num_threads() if torch is not None else None
+    try:
+        yield
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        sys.excepthook, sys.unraisablehook = hooks
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        signal.set_wakeup_fd(wakeup)
+        os.environ.clear()
+        os.environ.update(environ)
+        os.chdir(cwd)
+        root.handlers[:] = root_handlers
+        root.setLevel(root_level)
+        if torch is not None and threads is not None:
+            torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing answers on while the test runs: bound here and never listened on, so a connection
+    is refused and no server of another test (another xdist worker's) can be given it, as a port found free
+    and let go could be."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
 
 
 def comparable(results: dict) -> dict:
@@ -78,7 +167,7 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
     folder = tmp_path / "b"
     args = ["--tasks", "demo", "--data", f"demo={data}", "--system", "closed_book", "--model", "scripted:echo",
             "--model-arg", "per_request=0.1", "--max-inflight", "1", "--output", str(folder), "--no-progress"]
-    assert cli(*args).returncode == 0
+    assert cli_here(*args).returncode == 0
     records = [json.loads(line) for line in demo.read_text().splitlines()]
     data.write_text("".join(json.dumps({**r, "question": r["question"] + " Answer briefly."}) + "\n"
                             for r in records))  # new prompts: the cache does not answer them

@@ -24,8 +24,10 @@ def strict(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-def run(tmp_path, monkeypatch, metrics: str) -> tuple[object, dict]:
-    monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
+def run(tmp_path, monkeypatch, metrics: str, registry=None) -> tuple[object, dict]:
+    """The demo run on the command line with the scoring plugin installed (`registry`: one made already)."""
+    made = (lambda: registry) if registry is not None else scoring_plugin.registry
+    monkeypatch.setattr("ragbench._registry.installed_registry", made)
     result = CliRunner().invoke(main, ["--tasks", "demo", "--system", "closed_book", "--model", SYSTEM, "--limit", "6",
                                        "--metrics", metrics, "--no-progress", "--bootstrap-iters", "50",
                                        "--output", str(tmp_path / "run")])
@@ -101,6 +103,12 @@ RETURNED = st.one_of(NUMBERS, st.none(), st.text(max_size=4), st.lists(st.floats
                      st.dictionaries(st.text(max_size=3), NUMBERS | st.none(), max_size=2))
 
 
+@pytest.fixture(scope="module")
+def scoring_registry():
+    """The plugins with the scoring plugin, discovered once for the property's examples (conftest's shared_registry)."""
+    return scoring_plugin.registry()
+
+
 def is_score(value) -> bool:
     """What a per-example value or an aggregate must be: a finite number (bool and int included)."""
     if isinstance(value, bool):
@@ -113,13 +121,13 @@ def is_score(value) -> bool:
 @settings(max_examples=30)
 @given(values=st.lists(RETURNED, min_size=6, max_size=6), aggregate=RETURNED)
 def test_any_returned_value_or_aggregate_is_a_score_or_a_counted_failure_in_strict_json(tmp_path_factory, values,
-                                                                                        aggregate):
+                                                                                        aggregate, scoring_registry):
     scoring_plugin.VALUES.clear()
     scoring_plugin.VALUES.update(zip(IDS, values))
     scoring_plugin.AGGREGATE[:] = [aggregate]
     folder = tmp_path_factory.mktemp("values")
     with pytest.MonkeyPatch.context() as monkeypatch:
-        result, results = run(folder, monkeypatch, "scored:values,scored:aggregates")
+        result, results = run(folder, monkeypatch, "scored:values,scored:aggregates", scoring_registry)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert "Traceback" not in result.output
     bad_values = sum(1 for v in values if v is not None and not is_score(v))

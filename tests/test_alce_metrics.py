@@ -7,7 +7,7 @@ import math
 import pytest
 
 from alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, StandInNli, scored_run, write_predictions
-from helpers import cli, run, samples
+from helpers import cli_here, run, samples
 from ragbench._types import Document, Prediction
 from ragbench.metrics.alce_correctness import ClaimsNli, Length, QampariF1, StrEm
 from ragbench.metrics.citation import Citation, ListCitation, remove_citations
@@ -108,9 +108,9 @@ def test_scoring_raw_generations_equals_eval_py(tmp_path):
 
 def test_score_command_with_replayed_nli_equals_eval_py(tmp_path):
     predictions = write_predictions(tmp_path / "p.jsonl", "qampari")
-    done = cli("score", "--task", "alce_qampari", "--data", str(ALCE_DATA / DATA_FILES["qampari"]),
-               "--predictions", str(predictions), "--nli", f"replay:{NLI_REPLAY}", "--task-arg", "run_py_cleanup=false",
-               "--output", str(tmp_path / "out"), "--no-progress")
+    done = cli_here("score", "--task", "alce_qampari", "--data", str(ALCE_DATA / DATA_FILES["qampari"]),
+                    "--predictions", str(predictions), "--nli", f"replay:{NLI_REPLAY}",
+                    "--task-arg", "run_py_cleanup=false", "--output", str(tmp_path / "out"), "--no-progress")
     assert done.returncode == 0, done.stderr
     line = next(row for row in done.stdout.splitlines() if "| qampari_rec_top5 |" in row)
     assert f"{scored_run('qampari')['aggregate']['qampari_rec_top5']:.4f}" in line
@@ -118,8 +118,8 @@ def test_score_command_with_replayed_nli_equals_eval_py(tmp_path):
 
 def test_citation_metrics_without_nli_fail_before_the_run_in_one_line(tmp_path):
     predictions = write_predictions(tmp_path / "p.jsonl", "asqa")
-    done = cli("score", "--task", "alce_asqa", "--data", str(ALCE_DATA / DATA_FILES["asqa"]),
-               "--predictions", str(predictions), "--output", str(tmp_path / "out"))
+    done = cli_here("score", "--task", "alce_asqa", "--data", str(ALCE_DATA / DATA_FILES["asqa"]),
+                    "--predictions", str(predictions), "--output", str(tmp_path / "out"))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "ragbench: error: metric(s) citation (alce_asqa) need an NLI model; pass --nli ENGINE:MODEL "

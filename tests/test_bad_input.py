@@ -6,7 +6,7 @@ import json
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli, run, samples
+from helpers import cli_here, run, samples
 from ragbench._errors import ConfigError
 
 
@@ -30,8 +30,8 @@ def test_malformed_line_and_missing_field_are_recorded_with_file_line_and_field(
 
 
 def test_cli_exit_code_says_the_run_was_incomplete(tmp_path, data_with_bad_lines):
-    result = cli("--tasks", "popqa", "--model", "scripted:echo", "--data", f"popqa={data_with_bad_lines}",
-                 "--no-progress", "--output", str(tmp_path / "r"))
+    result = cli_here("--tasks", "popqa", "--model", "scripted:echo", "--data", f"popqa={data_with_bad_lines}",
+                      "--no-progress", "--output", str(tmp_path / "r"))
     assert result.returncode == 1
     assert ("incomplete run (popqa: 3 bad record(s) in the data; fix the input file(s) named above and run again)"
             in result.stderr)
@@ -71,8 +71,8 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
     predictions = write_jsonl(tmp_path / "pred.jsonl", [
         {"id": 100, "output": " answer0\n\nignored"}, "{broken", {"id": "101"},
         {"id": "999", "output": "x"}, {"id": "100", "output": "dup"}])
-    result = cli("score", "--task", "popqa", "--data", str(data), "--predictions", str(predictions),
-                 "--no-progress", "--output", str(tmp_path / "s"))
+    result = cli_here("score", "--task", "popqa", "--data", str(data), "--predictions", str(predictions),
+                      "--no-progress", "--output", str(tmp_path / "s"))
     assert result.returncode == 1
     results = json.loads((tmp_path / "s" / "results.json").read_text())
     errors = results["system_reports"]["popqa"]["errors"]
@@ -93,8 +93,8 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
 def test_an_output_that_is_not_a_string_fails_its_example_saying_so(tmp_path, popqa_records, output, kind):
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:2])
     predictions = write_jsonl(tmp_path / "pred.jsonl", [{"id": 100, "output": output}, {"id": 101, "output": "x"}])
-    result = cli("score", "--task", "popqa", "--data", str(data), "--predictions", str(predictions),
-                 "--no-progress", "--output", str(tmp_path / "s"))
+    result = cli_here("score", "--task", "popqa", "--data", str(data), "--predictions", str(predictions),
+                      "--no-progress", "--output", str(tmp_path / "s"))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     problem = f"{predictions}:1 field 'output': the output of id '100' is {kind}, expected a string (the raw model text)"
     assert samples(tmp_path / "s", "popqa")[0]["error"] == f"UnreadablePrediction: {problem}"
@@ -157,7 +157,7 @@ def test_missing_data_file_offline_names_the_file_and_where_to_put_it(tmp_path, 
 ])
 def test_config_errors_are_one_clear_line(tmp_path, args, expected):
     model = [] if "--model" in args else ["--model", "scripted:echo"]
-    result = cli(*args, *model, "--no-progress", "--output", str(tmp_path / "r"))
+    result = cli_here(*args, *model, "--no-progress", "--output", str(tmp_path / "r"))
     assert result.returncode == 2
     assert expected in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -123,12 +123,12 @@ def test_a_qrels_row_that_cannot_be_read_is_one_line_naming_the_file_and_line(tm
 
 def test_predictions_with_docs_null_or_malformed_fail_instead_of_scoring(tmp_path):
     from conftest import write_jsonl
-    from helpers import cli
+    from helpers import cli_here
 
     predictions = write_jsonl(tmp_path / "pred.jsonl", [
         {"id": "q1", "output": "x", "docs": None}, {"id": "q2", "output": "x", "docs": ["d2", "d4"]}])
-    result = cli("score", "--task", "beir", "--data", str(BEIR), "--predictions", str(predictions),
-                 "--no-progress", "--output", str(tmp_path / "s"))
+    result = cli_here("score", "--task", "beir", "--data", str(BEIR), "--predictions", str(predictions),
+                      "--no-progress", "--output", str(tmp_path / "s"))
     results = json.loads((tmp_path / "s" / "results.json").read_text())
     assert results["system_reports"]["beir"]["errors"] == [
         f"{predictions}:2 field 'docs': expected a list of documents {{\"id\", \"title\", \"text\"}}, each with its text"]

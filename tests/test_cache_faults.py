@@ -14,7 +14,7 @@ import pytest
 
 from conftest import write_jsonl
 from crag_helpers import tokenizer_dir
-from helpers import cli, comparable, run, samples, tmpfs
+from helpers import cli_here, comparable, run, samples, tmpfs
 from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._scheduler import Scheduler
@@ -113,9 +113,9 @@ def test_a_killed_run_whose_cache_was_damaged_resumes_beside_a_fresh_one_with_on
     run_dir = tmp_path / "run"
     kill_after(run_dir, 15)
     damage(run_dir / "cache.sqlite", how)
-    resumed = cli("--tasks", "popqa", "--system", "vanilla", "--model", f"scripted:{tmp_path / 'berlin.json'}",
-                  "--data", f"popqa={tmp_path / 'popqa.jsonl'}", "--output", str(run_dir), "--no-progress", "--resume",
-                  "--bootstrap-iters", "200")
+    resumed = cli_here("--tasks", "popqa", "--system", "vanilla", "--model", f"scripted:{tmp_path / 'berlin.json'}",
+                       "--data", f"popqa={tmp_path / 'popqa.jsonl'}", "--output", str(run_dir), "--no-progress",
+                       "--resume", "--bootstrap-iters", "200")
     assert resumed.returncode == 0, resumed.stderr
     assert "Traceback" not in resumed.stderr
     [warning] = [line for line in resumed.stderr.splitlines() if line.startswith("ragbench: warning:")]
@@ -224,13 +224,13 @@ def test_an_unwritable_cache_is_left_out_with_one_warning_and_check_says_so(tmp_
     data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}])
     args = ["--tasks", "popqa", "--system", "vanilla", "--model", "scripted:echo", "--data", f"popqa={data}",
             "--output", str(tmp_path / "run"), "--cache", str(cache_that_cannot_be_written), "--no-progress"]
-    checked = cli("check", *args)
+    checked = cli_here("check", *args)
     assert checked.returncode == 0, checked.stderr
     [warned] = [line for line in checked.stdout.splitlines() if line.startswith("warning  ")]
     assert warned.startswith(f"warning  response cache {cache_that_cannot_be_written}: ")
     assert warned.endswith("a run goes on without it (--cache PATH names a file that can be written)")
     assert "ready to run" not in checked.stdout and "can run, with 1 warning(s) above" in checked.stdout
-    ran = cli(*args)
+    ran = cli_here(*args)
     assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
     [warning] = [line for line in ran.stderr.splitlines() if line.startswith("ragbench: warning:")]
     assert warning.startswith(f"ragbench: warning: response cache {cache_that_cannot_be_written}: ")
@@ -243,8 +243,8 @@ def test_check_warns_of_a_damaged_cache_without_touching_it(tmp_path):
     damage(cache, "truncated") if cache.stat().st_size > 4096 else cache.write_bytes(cache.read_bytes()[:100])
     before = cache.read_bytes()
     data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}])
-    checked = cli("check", "--tasks", "popqa", "--system", "vanilla", "--model", "scripted:echo", "--data",
-                  f"popqa={data}", "--output", str(tmp_path / "run"), "--cache", str(cache), "--no-model")
+    checked = cli_here("check", "--tasks", "popqa", "--system", "vanilla", "--model", "scripted:echo", "--data",
+                       f"popqa={data}", "--output", str(tmp_path / "run"), "--cache", str(cache), "--no-model")
     assert checked.returncode == 0, checked.stderr
     [warned] = [line for line in checked.stdout.splitlines() if line.startswith("warning  ")]
     assert warned.startswith(f"warning  response cache {cache}: ") and warned.endswith(

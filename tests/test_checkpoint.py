@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from helpers import comparable, samples
 from ragbench._engines.scripted import echo
-from ragbench._registry import installed_registry
+from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.checkpoint import TaskCheckpoint, checkpoint_key, record_digest
 from test_resume_data_changes import TASK
@@ -84,12 +84,12 @@ def answer(request) -> str:
     return echo(request)
 
 
-def evaluate(folder: Path, output: str, resume: bool = False):
+def evaluate(folder: Path, output: str, registry: Registry, resume: bool = False):
     PROMPTED.clear()
     config = RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book", model=f"scripted:{__name__}:answer",
                        output=str(folder / output), resume=resume, progress=False, bootstrap_iters=0,
                        cache=str(folder / f"{output}-{resume}.sqlite"))  # no reply from an earlier attempt
-    return Evaluator(config, installed_registry()).run()
+    return Evaluator(config, registry).run()
 
 
 def data_lines(records: list[dict]) -> list[str]:
@@ -99,7 +99,7 @@ def data_lines(records: list[dict]) -> list[str]:
 
 @settings(max_examples=15)
 @given(data=st.data())
-def test_a_resume_after_any_edit_of_the_data_runs_the_changed_records_and_ends_as_a_fresh_run(data):
+def test_a_resume_after_any_edit_of_the_data_runs_the_changed_records_and_ends_as_a_fresh_run(shared_registry, data):
     old = data.draw(OLD)
     now = data.draw(edits(old))
     assume(now)  # a file with no record is refused by the pre-flight (tests/test_preflight.py)
@@ -107,12 +107,12 @@ def test_a_resume_after_any_edit_of_the_data_runs_the_changed_records_and_ends_a
         folder = Path(tmp)
         (folder / "t.yaml").write_text(TASK)
         write_data(folder, data_lines(old))
-        evaluate(folder, "run")
+        evaluate(folder, "run", shared_registry)
         write_data(folder, data_lines(now))
-        resumed = evaluate(folder, "run", resume=True)
+        resumed = evaluate(folder, "run", shared_registry, resume=True)
         assert sorted(PROMPTED) == sorted(f"{i}: {r['question']}" for i in changed(old, now)
                                           for r in now if r["id"] == i)
-        fresh = evaluate(folder, "fresh")
+        fresh = evaluate(folder, "fresh", shared_registry)
         assert comparable(resumed.results) == comparable(fresh.results)
         assert resumed.results["data_sha256"] == fresh.results["data_sha256"]
         assert [s["id"] for s in samples(folder / "run", "tq")] == [r["id"] for r in now]

@@ -16,7 +16,7 @@ def quick_start_commands() -> list[str]:
 def test_ci_finds_the_readmes_two_quick_start_commands():
     install_and_demo, install_and_test = quick_start_commands()
     assert install_and_demo.startswith("pip install ") and install_and_demo.endswith("&& ragbench --tasks demo --system vanilla")
-    assert install_and_test.startswith("pip install ") and install_and_test.endswith("&& python -m pytest -q")
+    assert install_and_test.startswith("pip install ") and install_and_test.endswith("&& python -m pytest -q -n auto --dist worksteal")
 
 
 def test_ci_runs_them_in_a_fresh_virtualenv_and_keeps_pytests_exit_status():

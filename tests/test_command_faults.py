@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli, comparable, tmpfs
+from helpers import cli_here, comparable, tmpfs
 from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)
 from test_run_folder_faults import fill, popqa, run_args
 
@@ -34,7 +34,7 @@ main()
 @pytest.fixture
 def finished(tmp_path):
     data = popqa(tmp_path, 6)
-    assert cli(*run_args(data, tmp_path / "run")).returncode == 0
+    assert cli_here(*run_args(data, tmp_path / "run")).returncode == 0
     return tmp_path / "run"
 
 
@@ -44,7 +44,7 @@ def on_a_full_disk(tmp_path, args: list[str], target: str) -> subprocess.Complet
     with tmpfs(tmp_path / "disk", size="256k") as disk:
         if disk is not None:
             fill(disk, leave=2_000)
-            return cli(*[a.format(out=disk / target) for a in args])
+            return cli_here(*[a.format(out=disk / target) for a in args])
     return subprocess.run([sys.executable, "-c", INJECT_ENOSPC, *[a.format(out=tmp_path / target) for a in args]],
                           capture_output=True, text=True, timeout=120)
 
@@ -68,7 +68,7 @@ def test_an_export_or_comparison_into_a_read_only_folder_is_refused_with_one_lin
         if ro is None:
             pytest.skip("mounting a tmpfs is not allowed here")
         out = ro / "written"
-        refused = cli(*[a.replace("{run}", str(finished)).replace("{out}", str(out)) for a in command])
+        refused = cli_here(*[a.replace("{run}", str(finished)).replace("{out}", str(out)) for a in command])
     option = "--export" if command[0] == "view" else "--output"
     assert refused.returncode == 2, refused.stderr
     assert refused.stderr.splitlines() == [f"ragbench: error: {command[0]} {option} {out}: cannot write {ro} "
@@ -80,7 +80,7 @@ def test_a_rescore_stopped_by_a_full_disk_says_to_overwrite_and_that_completes_i
         if disk is not None:
             out = disk / "rescored"
             filler = fill(disk, leave=2_000)
-            full = cli("rescore", str(finished), "--output", str(out))
+            full = cli_here("rescore", str(finished), "--output", str(out))
             filler.unlink()
         else:
             out = tmp_path / "rescored"
@@ -91,7 +91,7 @@ def test_a_rescore_stopped_by_a_full_disk_says_to_overwrite_and_that_completes_i
         assert last.startswith(f"ragbench: error: No space left on device: {out}"), last
         assert last.endswith(f"free space on that disk, then run the same command with --overwrite ({finished} is "
                              "unchanged)"), last
-        again = cli("rescore", str(finished), "--output", str(out), "--overwrite")
+        again = cli_here("rescore", str(finished), "--output", str(out), "--overwrite")
         assert again.returncode == 0, again.stderr
         rescored = json.loads((out / "results.json").read_text())
     assert comparable(rescored)["results"] == comparable(json.loads((finished / "results.json").read_text()))["results"]
@@ -146,7 +146,7 @@ def test_a_score_stopped_by_a_signal_continues_with_the_command_its_line_names(t
     args = ["score", "--task", "popqa", "--data", str(data), "--predictions", str(predictions), "--metrics",
             "+llm_judge", "--judge", "scripted:echo", "--judge-arg", "0.overhead=0.3", "--max-inflight", "1",
             "--bootstrap-iters", "50", "--no-progress"]
-    assert cli(*args, "--output", str(tmp_path / "whole")).returncode == 0
+    assert cli_here(*args, "--output", str(tmp_path / "whole")).returncode == 0
     out = tmp_path / "stopped"
     process = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args, "--output", str(out)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -159,7 +159,7 @@ def test_a_score_stopped_by_a_signal_continues_with_the_command_its_line_names(t
     assert process.returncode == 128 + signal.SIGTERM and "Traceback" not in stderr, stderr
     command = stderr.strip().splitlines()[-1].split()
     assert command[:2] == ["ragbench", "score"] and command[-1] == "--resume", stderr
-    resumed = cli(*command[1:])
+    resumed = cli_here(*command[1:])
     assert resumed.returncode == 0, resumed.stderr
     assert comparable(json.loads((out / "results.json").read_text())) == \
         comparable(json.loads((tmp_path / "whole" / "results.json").read_text()))
@@ -167,17 +167,17 @@ def test_a_score_stopped_by_a_signal_continues_with_the_command_its_line_names(t
 
 def test_a_stopped_replay_continues_with_resume_and_is_replaced_with_overwrite(tmp_path, finished):
     out = tmp_path / "replayed"
-    assert cli("--replay", str(finished), "--output", str(out), "--no-progress").returncode == 0
+    assert cli_here("--replay", str(finished), "--output", str(out), "--no-progress").returncode == 0
     sample_file = out / "samples" / "popqa.jsonl"
     sample_file.write_text("".join(sample_file.read_text().splitlines(keepends=True)[:2]))  # stopped after 2
     meta = json.loads((out / "run.json").read_text())
     (out / "run.json").write_text(json.dumps({**meta, "finished": False}))
     (out / "results.json").unlink()
-    resumed = cli("--replay", str(finished), "--output", str(out), "--no-progress", "--resume")
+    resumed = cli_here("--replay", str(finished), "--output", str(out), "--no-progress", "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert comparable(json.loads((out / "results.json").read_text())) == \
         comparable(json.loads((finished / "results.json").read_text()))
-    assert cli("--replay", str(finished), "--output", str(out), "--no-progress", "--overwrite").returncode == 0
+    assert cli_here("--replay", str(finished), "--output", str(out), "--no-progress", "--overwrite").returncode == 0
 
 
 # --- ragbench index build ---------------------------------------------------------------------------------
@@ -191,13 +191,14 @@ def test_an_index_built_on_a_full_disk_ends_in_one_line_leaves_nothing_and_build
             pytest.skip("mounting a tmpfs is not allowed here")
         out = disk / "index"
         filler = fill(disk, leave=2_000)
-        full = cli("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(out), "--no-progress")
+        full = cli_here("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(out),
+                        "--no-progress")
         assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
         assert full.stderr.strip().splitlines()[-1] == (f"ragbench: error: No space left on device: {out}.partial; "
                                                         "free space on that disk, then run it again")
         assert sorted(p.name for p in disk.iterdir()) == ["filler"]
         filler.unlink()
-        again = cli("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(out))
+        again = cli_here("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(out))
         assert again.returncode == 0, again.stderr
 
 
@@ -205,7 +206,7 @@ def test_an_index_into_a_read_only_folder_is_refused_with_one_line(tmp_path):
     with tmpfs(tmp_path / "ro", read_only=True) as ro:
         if ro is None:
             pytest.skip("mounting a tmpfs is not allowed here")
-        refused = cli("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(ro / "index"))
+        refused = cli_here("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(ro / "index"))
     assert refused.returncode == 2, refused.stderr
     assert refused.stderr.splitlines() == [f"ragbench: error: --out {ro}/index: cannot write {ro} (read-only file "
                                            "system); choose a folder that can be written"]
@@ -219,8 +220,8 @@ def test_a_corpus_written_on_a_full_disk_or_into_a_read_only_folder_ends_in_one_
         if disk is None or ro is None:
             pytest.skip("mounting a tmpfs is not allowed here")
         fill(disk, leave=4_000)
-        full = cli("index", "omnieval-corpus", "--docs", str(docs), "--out", str(disk / "corpus.jsonl"))
-        refused = cli("index", "omnieval-corpus", "--docs", str(docs), "--out", str(ro / "corpus.jsonl"))
+        full = cli_here("index", "omnieval-corpus", "--docs", str(docs), "--out", str(disk / "corpus.jsonl"))
+        refused = cli_here("index", "omnieval-corpus", "--docs", str(docs), "--out", str(ro / "corpus.jsonl"))
         assert sorted(p.name for p in disk.iterdir()) == ["filler"]  # no partial corpus stays
     assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
     assert full.stderr.strip().splitlines()[-1].startswith("ragbench: error: No space left on device: "), full.stderr

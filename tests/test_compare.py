@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import binomtest
 
 import ragbench.tasks.selfrag
-from helpers import cli, run, stopped_resume_after_the_data_changed
+from helpers import cli, cli_here, run, stopped_resume_after_the_data_changed
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._reports.compare import compare_runs, load_run, markdown, mcnemar_p, paired_bootstrap, regressions
@@ -73,11 +73,11 @@ def test_compare_warns_when_runs_differ_in_more_than_the_system(tmp_path):
 
 def test_cli_writes_markdown_and_plot_and_fails_if_worse(tmp_path):
     baseline, worse = demo_run(tmp_path, "a", correct=20), demo_run(tmp_path, "b", correct=12)
-    ok = cli("compare", str(baseline), str(baseline), "--output", str(tmp_path / "same"),
-             "--fail-if-worse", "match:0.01")
+    ok = cli_here("compare", str(baseline), str(baseline), "--output", str(tmp_path / "same"),
+                  "--fail-if-worse", "match:0.01")
     assert ok.returncode == 0, ok.stderr
     assert (tmp_path / "same" / "compare.md").is_file() and (tmp_path / "same" / "compare_1.png").is_file()
-    failed = cli("compare", str(baseline), str(worse), "--fail-if-worse", "match:0.01")
+    failed = cli_here("compare", str(baseline), str(worse), "--fail-if-worse", "match:0.01")
     assert failed.returncode == 1 and "demo match: b is worse by 0.3333" in failed.stderr
     assert "| demo | match | higher | all | 24 | 0.8333 | 0.5000 | -0.3333 |" in failed.stdout
 
@@ -86,14 +86,14 @@ def test_compare_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="no results.json"):
         load_run(tmp_path)
     run_dir = demo_run(tmp_path, "a", correct=1)
-    bad = cli("compare", str(run_dir), str(run_dir), "--fail-if-worse", "nosuch:0.1")
+    bad = cli_here("compare", str(run_dir), str(run_dir), "--fail-if-worse", "nosuch:0.1")
     assert bad.returncode == 2 and "nosuch not among the compared metrics" in bad.stderr
-    assert cli("compare", str(run_dir)).returncode == 2
+    assert cli_here("compare", str(run_dir)).returncode == 2
 
 
 def test_compare_names_its_runs_and_refuses_runs_that_share_no_example(tmp_path):
     baseline, other = demo_run(tmp_path, "cb", correct=20), demo_run(tmp_path, "van", correct=12)
-    shown = cli("compare", str(baseline), str(other))
+    shown = cli_here("compare", str(baseline), str(other))
     assert shown.returncode == 0 and "## van vs cb (A = cb, the baseline; B = van)" in shown.stdout
     assert "| demo | match | higher | all | 24 | 0.8333 | 0.5000 |" in shown.stdout  # A is cb's 20/24
     lonely = tmp_path / "lonely"
@@ -103,7 +103,7 @@ def test_compare_names_its_runs_and_refuses_runs_that_share_no_example(tmp_path)
     (lonely / "samples" / "demo.jsonl").write_text("".join(
         json.dumps({**json.loads(line), "id": f"other-{i}"}) + "\n"
         for i, line in enumerate((other / "samples" / "demo.jsonl").read_text().splitlines())))
-    refused = cli("compare", str(baseline), str(lonely))
+    refused = cli_here("compare", str(baseline), str(lonely))
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
     assert "share no example scored in both (demo)" in refused.stderr
@@ -118,7 +118,7 @@ def test_compare_output_replaces_links_and_never_writes_through_them(tmp_path):
     for name in ("compare.md", "compare_1.png"):
         (mine / name).write_bytes(b"the user's own " + name.encode())
         (folder / name).symlink_to(mine / name)
-    ok = cli("compare", str(baseline), str(baseline), "--output", str(folder))
+    ok = cli_here("compare", str(baseline), str(baseline), "--output", str(folder))
     assert ok.returncode == 0, ok.stderr
     for name in ("compare.md", "compare_1.png"):
         assert (mine / name).read_bytes() == b"the user's own " + name.encode()
@@ -130,14 +130,14 @@ def test_compare_output_that_is_a_file_and_a_broken_results_json_are_one_line_er
     run_dir = demo_run(tmp_path, "a", correct=1)
     taken = tmp_path / "taken.md"
     taken.write_text("x")
-    refused = cli("compare", str(run_dir), str(run_dir), "--output", str(taken))
+    refused = cli_here("compare", str(run_dir), str(run_dir), "--output", str(taken))
     assert refused.returncode == 2 and "--output" in refused.stderr and "is a file" in refused.stderr
     broken = tmp_path / "broken"
     broken.mkdir()
     text = '{"results": {"demo": {"match": 0.5}}, "counts": {"demo": [1, 2,]}}'
     (broken / "results.json").write_text(text)
     column = text.index("]") + 1  # the error is at the "]" after a trailing comma
-    bad = cli("compare", str(run_dir), str(broken))
+    bad = cli_here("compare", str(run_dir), str(broken))
     assert bad.returncode == 2 and f"{broken / 'results.json'}:1:{column}: not valid JSON" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
 
@@ -147,7 +147,7 @@ def test_runs_in_folders_of_the_same_name_are_told_apart_by_their_path(tmp_path)
     (tmp_path / "y").mkdir()
     first = demo_run(tmp_path / "x", "run", correct=20)
     second = demo_run(tmp_path / "y", "run", correct=12)
-    shown = cli("compare", str(first), str(second))
+    shown = cli_here("compare", str(first), str(second))
     assert shown.returncode == 0, shown.stderr
     assert f"## {second} vs {first} (A = {first}, the baseline; B = {second})" in shown.stdout
 
@@ -180,9 +180,9 @@ def test_a_lower_is_better_key_is_better_when_it_drops_in_compare_and_fail_if_wo
     assert regressions(report, {"llm_judge_unparsed": 0.01}) == []  # fewer unparsed replies: better, not worse
     assert regressions(compare_runs(load_run(few), load_run(many)), {"llm_judge_unparsed": 0.01}) == [
         "demo llm_judge_unparsed: many is worse by 0.2500 (allowed 0.01)"]
-    better = cli("compare", str(many), str(few), "--fail-if-worse", "llm_judge_unparsed:0.01")
+    better = cli_here("compare", str(many), str(few), "--fail-if-worse", "llm_judge_unparsed:0.01")
     assert better.returncode == 0, better.stderr
-    worse = cli("compare", str(few), str(many), "--fail-if-worse", "llm_judge_unparsed:0.01")
+    worse = cli_here("compare", str(few), str(many), "--fail-if-worse", "llm_judge_unparsed:0.01")
     assert worse.returncode == 1 and "ragbench: worse: demo llm_judge_unparsed: many is worse by 0.2500" in worse.stderr
 
 
@@ -248,7 +248,7 @@ def test_a_run_whose_later_attempt_stopped_is_not_compared_from_its_earlier_resu
     baseline = demo_run(tmp_path, "a", correct=12)
     folder, _ = stopped_resume_after_the_data_changed(tmp_path, DEMO)
     assert json.loads((folder / "run.json").read_text())["finished"] is False and (folder / "results.json").is_file()
-    refused = cli("compare", str(baseline), str(folder))
+    refused = cli_here("compare", str(baseline), str(folder))
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert (f"compare: {folder} is not finished: an attempt after its results.json stopped or is running"
             in refused.stderr)
@@ -261,7 +261,7 @@ def test_a_run_whose_later_attempt_stopped_is_not_compared_from_its_earlier_resu
 @pytest.mark.parametrize("delta", ["nan", "inf", "1e999", "-inf", "-0.1", "NaN"])
 def test_fail_if_worse_refuses_a_threshold_that_is_not_a_finite_number_of_at_least_0(tmp_path, delta):
     run_dir = demo_run(tmp_path, "a", correct=1)
-    refused = cli("compare", str(run_dir), str(run_dir), "--fail-if-worse", f"match:{delta}")
+    refused = cli_here("compare", str(run_dir), str(run_dir), "--fail-if-worse", f"match:{delta}")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert refused.stderr.strip().splitlines() == [f"ragbench: error: --fail-if-worse match:{delta}: DELTA must be a "
                                                    "finite number of at least 0 (how much worse is allowed), e.g. "
@@ -269,7 +269,7 @@ def test_fail_if_worse_refuses_a_threshold_that_is_not_a_finite_number_of_at_lea
 
 
 def test_compare_refuses_more_bootstrap_rounds_than_it_can_hold_before_reading_the_runs(tmp_path):
-    refused = cli("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--bootstrap-iters", "100000000")
+    refused = cli_here("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--bootstrap-iters", "100000000")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert refused.stderr.strip().splitlines() == ["ragbench: error: compare --bootstrap-iters 100000000: at most "
                                                    "1,000,000 rounds (a p-value's resolution of 1/1,000,000); give "
@@ -293,7 +293,7 @@ def older_run(run_dir: Path, name: str) -> Path:
 def test_compare_reads_a_run_an_older_ragbench_wrote(tmp_path):
     baseline = demo_run(tmp_path, "a", correct=20)
     old = older_run(demo_run(tmp_path, "b", correct=12), "old")
-    shown = cli("compare", str(old), str(baseline), "--fail-if-worse", "match:0.01")
+    shown = cli_here("compare", str(old), str(baseline), "--fail-if-worse", "match:0.01")
     assert shown.returncode == 0 and "Traceback" not in shown.stderr
     assert "| demo | match | higher | all | 24 | 0.5000 | 0.8333 | +0.3333 |" in shown.stdout
 

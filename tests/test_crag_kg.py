@@ -14,7 +14,7 @@ import pytest
 from conftest import shared_reference, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from crag_tiny_kg import write_tiny_kg
-from helpers import run, samples
+from helpers import closed_port, run, samples
 from ragbench._types import trace_prompts
 from ragbench.tasks.crag.kg.client import CragKgClient, CragKgError
 from ragbench.tasks.crag.kg.endpoints import ENDPOINTS
@@ -121,8 +121,8 @@ def free_port() -> int:
 
 
 def test_a_server_that_is_down_is_a_client_error_after_retries():
-    with pytest.raises(CragKgError, match="unreachable after 3 attempts"):
-        call(f"http://127.0.0.1:{free_port()}", "open_get_entity", "x", retries=2, backoff=0.0)
+    with closed_port() as port, pytest.raises(CragKgError, match="unreachable after 3 attempts"):
+        call(f"http://127.0.0.1:{port}", "open_get_entity", "x", retries=2, backoff=0.0)
 
 
 @pytest.mark.parametrize("body, message", [(b"<html>oops", "not JSON"), (b'{"detail": "x"}', 'without a "result"')])
@@ -193,8 +193,9 @@ def test_an_entity_reply_that_is_not_an_object_fails_the_example_as_upstream_cra
 def test_a_kg_that_is_down_leaves_the_kg_block_empty_and_the_trace_says_why(tmp_path, monkeypatch):
     # the KG answered the pre-flight and went down before the examples ran
     monkeypatch.setattr("ragbench.tasks.crag.preflight.unreachable", lambda url: None)
-    _, sample = run_rag_kg(tmp_path, '{"domain": "other", "main_entity": "florida"}',
-                           kg_url=f"http://127.0.0.1:{free_port()}")
+    with closed_port() as port:
+        _, sample = run_rag_kg(tmp_path, '{"domain": "other", "main_entity": "florida"}',
+                               kg_url=f"http://127.0.0.1:{port}")
     assert sample["error"] is None
     assert "# Knowledge Graph\n\n------" in trace_prompts(sample["trace"])[1][1]["content"]
     assert "unreachable" in [s for s in sample["trace"] if s["kind"] == "tool"][0]["error"]

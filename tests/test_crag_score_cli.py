@@ -8,7 +8,7 @@ import pytest
 
 from conftest import write_jsonl
 from crag_helpers import crag_record, llama2_tokenizer_dir, parity_fixture, replay_lines
-from helpers import cli, samples
+from helpers import cli_here, samples
 
 
 def score_upstream_rows(tmp_path, protocol, labels=None, judges=1):
@@ -22,9 +22,9 @@ def score_upstream_rows(tmp_path, protocol, labels=None, judges=1):
         {"id": row["id"], "output": row["prediction"], **({"label": labels[i]} if labels else {})}
         for i, row in enumerate(rows)])
     calls = write_jsonl(tmp_path / "judge_calls.jsonl", replay_lines(fixture))
-    result = cli("score", "--task", "crag_t1", "--data", str(data), "--predictions", str(predictions),
-                 *(["--judge", f"replay:{calls}"] * judges), "--task-arg", f"tokenizer={llama2_tokenizer_dir()}",
-                 "--task-arg", f"judge_protocol={protocol}", "--output", str(tmp_path / "out"), "--no-progress")
+    result = cli_here("score", "--task", "crag_t1", "--data", str(data), "--predictions", str(predictions),
+                      *(["--judge", f"replay:{calls}"] * judges), "--task-arg", f"tokenizer={llama2_tokenizer_dir()}",
+                      "--task-arg", f"judge_protocol={protocol}", "--output", str(tmp_path / "out"), "--no-progress")
     assert result.returncode == 0, result.stderr
     return fixture, json.loads((tmp_path / "out" / "results.json").read_text())
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli, run, samples
+from helpers import cli_here, run, samples
 from ragbench._errors import ConfigError, RecordError
 from ragbench._storage import jsonl
 from ragbench._storage.jsonl import read_json, read_lines
@@ -45,7 +45,7 @@ def test_a_run_with_a_deep_record_ends_in_one_line_and_resumes(tmp_path, popqa_r
     data = write_jsonl(tmp_path / "popqa.jsonl", [popqa_records[0], DEEP, *popqa_records[1:3]])
     args = ("--tasks", "popqa", "--model", "scripted:echo", "--data", f"popqa={data}", "--no-progress",
             "--bootstrap-iters", "10", "--output", str(tmp_path / "r"))
-    for attempt in (cli(*args), cli(*args, "--resume")):
+    for attempt in (cli_here(*args), cli_here(*args, "--resume")):
         assert attempt.returncode == 1, attempt.stderr
         assert "Traceback" not in attempt.stderr and "RecursionError" not in attempt.stderr
         assert "1 bad record(s) in the data" in attempt.stderr
@@ -76,7 +76,7 @@ def test_an_alce_file_with_a_deep_record_is_refused_in_one_line_before_the_run(t
 
     path = tmp_path / "asqa.json"
     path.write_text("[" + json.dumps(records("asqa")[0]) + ", " + DEEP + "]", encoding="utf-8")
-    result = cli("--tasks", "alce_asqa", "--model", "scripted:echo", "--data", f"alce_asqa={path}",
-                 "--output", str(tmp_path / "r"))
+    result = cli_here("--tasks", "alce_asqa", "--model", "scripted:echo", "--data", f"alce_asqa={path}",
+                      "--output", str(tmp_path / "r"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "nested too deeply" in result.stderr and not (tmp_path / "r").exists()

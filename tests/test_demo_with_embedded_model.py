@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from helpers import cli
+from helpers import cli_here
 
 pytestmark = pytest.mark.model
 
@@ -14,8 +14,7 @@ pytestmark = pytest.mark.model
 def demo_run(tmp_path_factory):
     pytest.importorskip("transformers")
     out = tmp_path_factory.mktemp("demo") / "run"
-    result = cli("--tasks", "demo", "--system", "vanilla", "--limit", "6", "--no-progress", "--output", str(out),
-                 timeout=600)
+    result = cli_here("--tasks", "demo", "--system", "vanilla", "--limit", "6", "--no-progress", "--output", str(out))
     return result, out
 
 

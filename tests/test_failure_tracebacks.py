@@ -9,13 +9,13 @@ from click.testing import CliRunner
 
 import scoring_plugin
 from conftest import write_jsonl
-from helpers import cli, samples
+from helpers import cli_here, samples
 from ragbench._cli.main import main
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._system import System
 from ragbench._types import Prediction
-from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
+from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
 
 
 class KeyErrorSystem(System):
@@ -85,7 +85,7 @@ def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resu
     args = ["--tasks", "popqa", "--system", "closed_book", "--model", f"scripted:{rules}", "--data",
             f"popqa={data}", "--max-inflight", "1", "--no-progress", "--bootstrap-iters", "10",
             "--output", str(tmp_path / "r")]
-    stopped = cli(*args, "--fail-fast")
+    stopped = cli_here(*args, "--fail-fast")
     assert stopped.returncode == 1
     assert "Traceback (most recent call last):" in stopped.stderr and "in answer\n" in stopped.stderr
     last = stopped.stderr.strip().splitlines()[-1]
@@ -94,7 +94,7 @@ def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resu
     assert not (tmp_path / "r" / "results.json").exists()
     assert [s["id"] for s in samples(tmp_path / "r", "popqa")] == ["100"]  # stopped there: nothing after it ran
     write_jsonl(data, [{**r, "question": "Who is person 1?"} for r in popqa_records])  # the cause fixed in the data
-    resumed = cli(*args, "--resume")
+    resumed = cli_here(*args, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert results["counts"]["popqa"] == {"records": 6, "scored": 6, "failed": 0, "bad_records": 0, "missing": 0,

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA
 from flashrag_faiss_fixtures import QUERIES, corpus_rows, write_tiny_bert
-from helpers import cli, samples
+from helpers import cli_here, samples
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.base import RetrievalError
@@ -182,8 +182,8 @@ def test_a_bge_index_without_langid_or_an_instruction_is_refused(tiny_bert, monk
 
 
 def test_the_cli_names_a_missing_index_in_one_line(tmp_path):
-    done = cli("--tasks", "demo", "--model", "scripted:echo", "--retriever", "faiss_index", "--retriever-arg",
-               f"index={tmp_path / 'e5_Flat.index'}", "--output", str(tmp_path / "run"))
+    done = cli_here("--tasks", "demo", "--model", "scripted:echo", "--retriever", "faiss_index", "--retriever-arg",
+                    f"index={tmp_path / 'e5_Flat.index'}", "--output", str(tmp_path / "run"))
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0 and "e5_Flat.index: no such file" in done.stderr
 

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from conftest import TEST_DATA
-from helpers import cli, run
+from helpers import cli, cli_here, run
 from ragbench._errors import ConfigError
 from test_compare import DEMO
 
@@ -43,7 +43,7 @@ def test_an_unknown_metric_offline_is_a_clear_configuration_error(tmp_path, monk
 
 
 def test_list_metrics_offers_any_evaluate_metric():
-    listed = cli("list", "metrics").stdout
+    listed = cli_here("list", "metrics").stdout
     assert re.search(r"\n  hf:NAME +any Hugging Face `evaluate` metric", listed)
 
 

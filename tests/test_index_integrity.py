@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from helpers import cli
+from helpers import cli_here
 from retrieval_samples import passages, write_dpr_tsv
 
 pytest.importorskip("bm25s")
@@ -29,8 +29,8 @@ def built(tmp_path, name="index", n=30, seed=0):
 
 
 def demo_run(tmp_path, index, output, *extra):
-    return cli("--tasks", "demo", "--model", "scripted:echo", "--limit", "3", "--system", "vanilla", "--retriever",
-               "bm25", "--retriever-arg", f"index={index}", "--output", str(output), "--no-progress", *extra)
+    return cli_here("--tasks", "demo", "--model", "scripted:echo", "--limit", "3", "--system", "vanilla", "--retriever",
+                    "bm25", "--retriever-arg", f"index={index}", "--output", str(output), "--no-progress", *extra)
 
 
 @pytest.mark.parametrize("damage, named", [
@@ -123,8 +123,8 @@ def test_a_second_build_of_one_folder_is_refused_while_another_holds_it_and_take
                                "    time.sleep(60)\n", str(out)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline() == "held\n"
-        refused = cli("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(out),
-                      "--no-progress")
+        refused = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(out),
+                           "--no-progress")
         assert refused.returncode == 2
         [line] = refused.stderr.strip().splitlines()
         assert line == (f"ragbench: error: --out {out}: another ragbench index build is writing it ({out}.partial is "
@@ -133,7 +133,8 @@ def test_a_second_build_of_one_folder_is_refused_while_another_holds_it_and_take
     finally:
         holder.kill()
         holder.wait()
-    built = cli("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(out), "--no-progress")
+    built = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(out),
+                     "--no-progress")
     assert built.returncode == 0, built.stderr
     assert not (tmp_path / "index.partial").exists()
     assert load_retriever("bm25", {"index": str(out)}, registry=installed_registry()).manifest.doc_count == 30
@@ -144,8 +145,8 @@ def test_a_corpus_whose_passage_ids_repeat_is_refused_without_an_index(tmp_path)
     corpus.write_text("".join(json.dumps(line) + "\n" for line in [
         {"id": "1", "contents": "Olm\nOlm is a town."}, {"id": 2, "contents": "Evermouth\nThe capital."},
         {"id": "3", "contents": "Trask\nA village."}, {"id": "2", "contents": "Varn\nA country."}]))
-    result = cli("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(tmp_path / "index"),
-                 "--no-progress")
+    result = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out",
+                      str(tmp_path / "index"), "--no-progress")
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert line == (f"ragbench: error: corpus {corpus}: 1 passage id(s) repeat: '2' (2 passages); retrieval metrics "
@@ -159,13 +160,13 @@ def test_resume_refuses_a_replayed_run_whose_recording_changed_since_it_started(
     recording, run = recorded / "calls" / "retrieval.jsonl", tmp_path / "replayed"
     args = ["--tasks", "demo", "--model", "scripted:echo", "--limit", "3", "--system", "vanilla", "--retriever", "replay",
             "--retriever-arg", f"file={recording}", "--output", str(run), "--no-progress"]
-    assert cli(*args).returncode == 0
+    assert cli_here(*args).returncode == 0
     samples = run / "samples" / "demo.jsonl"
     samples.write_text(samples.read_text().splitlines()[0] + "\n")
     lines = recording.read_text()
     first = json.loads(lines.splitlines()[0])  # now answered with no document: the line before it is the first match
     recording.write_text(json.dumps({**first, "ids": [], "scores": [], "docs": []}) + "\n" + lines)
-    refused = cli(*args, "--resume")
+    refused = cli_here(*args, "--resume")
     assert refused.returncode == 2
     assert refused.stderr.startswith(f"ragbench: error: --resume: {run}: what the retriever searches (its index or "
                                      "recording) changed since the run started (file_sha256: ")

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from helpers import cli, run, samples, tmpfs
+from helpers import cli_here, run, samples, tmpfs
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
@@ -55,8 +55,8 @@ def test_the_corpus_serves_kilt_nq_passages_carrying_their_wikipedia_id(tmp_path
 
 
 def test_a_line_that_is_not_a_page_is_counted_and_the_command_says_so(tmp_path):
-    done = cli("index", "kilt-corpus", "--knowledge-source", str(knowledge_source(tmp_path, bad_line=True)),
-               "--out", str(tmp_path / "passages.jsonl"), "--spacy-model", "sentencizer")
+    done = cli_here("index", "kilt-corpus", "--knowledge-source", str(knowledge_source(tmp_path, bad_line=True)),
+                    "--out", str(tmp_path / "passages.jsonl"), "--spacy-model", "sentencizer")
     assert done.returncode == 1, done.stderr  # incomplete
     assert f"{len(PAGES)} pages, {len(CHUNKING['runs'][0]['chunks'])} passages" in done.stdout
     assert done.stderr.splitlines()[0] == (f"ragbench: bad record skipped: {tmp_path}/kilt_knowledgesource.json:"
@@ -64,8 +64,8 @@ def test_a_line_that_is_not_a_page_is_counted_and_the_command_says_so(tmp_path):
 
 
 def test_a_spacy_model_that_is_not_installed_is_one_line_with_the_fix(tmp_path):
-    done = cli("index", "kilt-corpus", "--knowledge-source", str(knowledge_source(tmp_path)),
-               "--out", str(tmp_path / "passages.jsonl"), "--spacy-model", "xx_no_such_pipeline")
+    done = cli_here("index", "kilt-corpus", "--knowledge-source", str(knowledge_source(tmp_path)),
+                    "--out", str(tmp_path / "passages.jsonl"), "--spacy-model", "xx_no_such_pipeline")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.splitlines()[-1].startswith("ragbench: error: --spacy-model xx_no_such_pipeline: not installed")
     assert "python -m spacy download xx_no_such_pipeline" in done.stderr and not (tmp_path / "passages.jsonl").exists()
@@ -86,8 +86,8 @@ def test_a_corpus_written_on_a_full_disk_ends_in_one_line_and_leaves_nothing(tmp
         if disk is None:
             pytest.skip("mounting a tmpfs is not allowed here")
         fill(disk, leave=4_000)
-        full = cli("index", "kilt-corpus", "--knowledge-source", str(source), "--out", str(disk / "passages.jsonl"),
-                   "--spacy-model", "sentencizer")
+        full = cli_here("index", "kilt-corpus", "--knowledge-source", str(source), "--out",
+                        str(disk / "passages.jsonl"), "--spacy-model", "sentencizer")
         assert sorted(p.name for p in disk.iterdir()) == ["filler"]
     assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
     assert full.stderr.strip().splitlines()[-1].startswith("ragbench: error: No space left on device: "), full.stderr

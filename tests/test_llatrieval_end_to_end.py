@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from conftest import TEST_DATA, write_jsonl
-from helpers import cli, samples
+from helpers import cli_here, samples
 
 ASQA = TEST_DATA / "alce" / "asqa_eval_gtr_top100.json"
 PASSING = "Which is the most rainy place on earth?"
@@ -37,15 +37,15 @@ def corpus(path):
 def run_on_bm25_index(tmp_path, system: str):
     """`ragbench index build` over the corpus, then a run of `system` on that index; the run folder."""
     index = tmp_path / "index"
-    built = cli("index", "build", "--corpus", str(corpus(tmp_path / "corpus.jsonl")), "--retriever", "bm25",
-                "--out", str(index), "--no-progress")
+    built = cli_here("index", "build", "--corpus", str(corpus(tmp_path / "corpus.jsonl")), "--retriever", "bm25",
+                     "--out", str(index), "--no-progress")
     assert built.returncode == 0, built.stderr
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps(RULES), encoding="utf-8")
     out = tmp_path / "run"
-    result = cli("--tasks", "alce_asqa", "--system", system, "--model", f"scripted:{rules}",
-                 "--retriever", "bm25", "--retriever-arg", f"index={index}", "--data", f"alce_asqa={ASQA}",
-                 "--nli", f"scripted:{rules}", "--output", str(out), "--no-progress")
+    result = cli_here("--tasks", "alce_asqa", "--system", system, "--model", f"scripted:{rules}",
+                      "--retriever", "bm25", "--retriever-arg", f"index={index}", "--data", f"alce_asqa={ASQA}",
+                      "--nli", f"scripted:{rules}", "--output", str(out), "--no-progress")
     assert result.returncode == 0, result.stderr
     return out
 

@@ -9,7 +9,7 @@ import pytest
 import scoring_plugin
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
-from helpers import cli, run, samples
+from helpers import cli_here, run, samples
 from ragbench._errors import ConfigError
 from ragbench._replay.call_refs import resolved
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -73,16 +73,17 @@ def test_each_judge_has_its_own_engine_options_and_the_run_replays_offline(tmp_p
     predictions = tmp_path / "p.jsonl"
     predictions.write_text("".join(json.dumps({"id": s["id"], "output": s["output"]}) + "\n"
                                    for s in samples(tmp_path / "run", "demo")))
-    replayed = cli("score", "--task", "demo", "--predictions", str(predictions), "--metrics", "llm_judge",
-                   "--judge", f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}",
-                   "--judge", f"replay:{tmp_path / 'run' / 'judge1_calls.jsonl'}", "--output", str(tmp_path / "again"), "--no-progress")
+    replayed = cli_here("score", "--task", "demo", "--predictions", str(predictions), "--metrics", "llm_judge",
+                        "--judge", f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}",
+                        "--judge", f"replay:{tmp_path / 'run' / 'judge1_calls.jsonl'}", "--output",
+                        str(tmp_path / "again"), "--no-progress")
     assert replayed.returncode == 0, replayed.stderr
     again = json.loads((tmp_path / "again" / "results.json").read_text())
     assert again["results"]["demo"] == results["results"]["demo"]
 
 
 def test_judge_arg_must_name_a_judge(tmp_path):
-    result = cli("--tasks", "demo", "--judge", "scripted:echo", "--judge-arg", "3.base_url=x")
+    result = cli_here("--tasks", "demo", "--judge", "scripted:echo", "--judge-arg", "3.base_url=x")
     assert result.returncode == 2 and "N the position of a --judge (0 to 0)" in result.stderr
 
 
@@ -137,8 +138,8 @@ def test_each_judge_writes_a_replay_file_that_reproduces_its_verdicts(tmp_path):
                             (["judge1_calls.jsonl"], 0.0)]:
         out = tmp_path / f"again_{len(files)}_{files[0]}"
         judge_options = [option for name in files for option in ("--judge", f"replay:{tmp_path / 'run' / name}")]
-        replayed = cli("score", "--task", "demo", "--predictions", str(predictions), "--metrics", "llm_judge",
-                       *judge_options, "--output", str(out), "--no-progress")
+        replayed = cli_here("score", "--task", "demo", "--predictions", str(predictions), "--metrics", "llm_judge",
+                            *judge_options, "--output", str(out), "--no-progress")
         assert replayed.returncode == 0, replayed.stderr
         assert json.loads((out / "results.json").read_text())["results"]["demo"]["llm_judge"] == expected
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers import cli
+from helpers import cli_here
 from ragbench._storage.jsonl import json_text, open_append, read_records
 
 DEMO = Path(__file__).resolve().parent.parent / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
@@ -42,7 +42,7 @@ def test_a_run_resume_and_compare_with_lone_surrogates_finish_and_keep_the_strin
     rules.write_text(json.dumps([{"response": ANSWER}]), encoding="utf-8")
     args = ["--tasks", "demo", "--data", f"demo={data}", "--system", "closed_book", "--model", f"scripted:{rules}",
             "--no-progress", "--output"]
-    first = cli(*args, str(tmp_path / "a"))
+    first = cli_here(*args, str(tmp_path / "a"))
     assert first.returncode == 0, first.stderr
     assert "Traceback" not in first.stderr
     run = tmp_path / "a"
@@ -57,12 +57,12 @@ def test_a_run_resume_and_compare_with_lone_surrogates_finish_and_keep_the_strin
     assert {s["output"] for s in samples} == {ANSWER}
     assert "cap\\udfffital" in (run / "report.md").read_text(encoding="utf-8")
 
-    resumed = cli(*args, str(run), "--resume")
+    resumed = cli_here(*args, str(run), "--resume")
     assert resumed.returncode == 0 and "Traceback" not in resumed.stderr, resumed.stderr
-    second = cli(*args, str(tmp_path / "b"), "--cache", str(run / "cache.sqlite"))  # answers from the cache
+    second = cli_here(*args, str(tmp_path / "b"), "--cache", str(run / "cache.sqlite"))  # answers from the cache
     assert second.returncode == 0 and "failed writes" not in second.stdout + second.stderr, second.stderr
     assert {s["output"] for s in read_records(tmp_path / "b" / "samples" / "demo.jsonl")[0]} == {ANSWER}
-    compared = cli("compare", str(run), str(tmp_path / "b"))
+    compared = cli_here("compare", str(run), str(tmp_path / "b"))
     assert compared.returncode == 0 and "Traceback" not in compared.stderr, compared.stderr
     assert "prop=cap\\udfffital" in compared.stdout  # printed as its escape
 
@@ -71,7 +71,7 @@ def test_score_prints_an_id_with_a_lone_surrogate(tmp_path):
     data, records = surrogate_data(tmp_path)
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"id": r["id"], "output": ANSWER}) + "\n" for r in records[:3]))
-    scored = cli("score", "--task", "demo", "--data", str(data), "--predictions", str(predictions), "--no-progress",
-                 "--output", str(tmp_path / "scored"))
+    scored = cli_here("score", "--task", "demo", "--data", str(data), "--predictions", str(predictions),
+                      "--no-progress", "--output", str(tmp_path / "scored"))
     assert scored.returncode == 1 and "Traceback" not in scored.stderr, scored.stderr
     assert "'id\\udfff'" in scored.stderr  # the id without a prediction, named

@@ -338,14 +338,6 @@ def test_every_builtin_task_has_matrix_data_and_expected_values():
 
 
 @pytest.fixture(scope="session")
-def registry():
-    """The installed plugins, read once for every cell (reading the 74 YAML task files again was a fifth of a
-    cell's CPU time): a run loads the entries it uses and changes nothing else, as one process running several
-    tasks reads them once."""
-    return installed_registry()
-
-
-@pytest.fixture(scope="session")
 def corpus_index(tmp_path_factory):
     """The bm25 index the open-domain cells search, built once."""
     return build_corpus_index(tmp_path_factory.mktemp("matrix") / "index")
@@ -372,17 +364,18 @@ def test_each_dropped_cell_is_stood_for_by_a_kept_cell_and_every_task_runs():
 
 
 @pytest.mark.parametrize(("system", "task"), KEPT)
-def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path, corpus_index, registry, monkeypatch):
+def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path, corpus_index, shared_registry,
+                                                        monkeypatch):
     if system != ONCE:  # a run's worker processes do its task's work (CRAG's pages), the same for every system:
         monkeypatch.setenv("RAGBENCH_WORKERS", "0")  # vanilla's cell of each task starts them, the others use a thread
     config = RunConfig(**cell_config(task, system, tmp_path, corpus_index=corpus_index))
     reason = INTENDED_REFUSALS.get((system, task))
     if reason is not None:
         with pytest.raises(ConfigError, match=reason) as refused:
-            Evaluator(config, registry=registry)
+            Evaluator(config, registry=shared_registry)
         assert "\n" not in str(refused.value) and not (tmp_path / "run").exists()
         return
-    results = Evaluator(config, registry=registry).run().results
+    results = Evaluator(config, registry=shared_registry).run().results
     assert results["complete"], results.get("failures")
     counts = results["counts"][task]
     assert counts["scored"] == counts["records"] == 2

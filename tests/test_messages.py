@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import ragbench.tasks.selfrag
-from helpers import cli, run
+from helpers import cli_here, run
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 BROKEN = '{"id": 1, "output": "x", "label": tru}'
@@ -19,8 +19,8 @@ def test_score_says_what_went_wrong_in_the_predictions_file(tmp_path):
                            + json.dumps({"id": IDS[0], "output": "again"}) + "\n"
                            + json.dumps({"id": "no-such-id", "output": "x"}) + "\n"
                            + BROKEN + "\n")
-    result = cli("score", "--task", "demo", "--predictions", str(predictions), "--output", str(tmp_path / "r"),
-                 "--no-progress")
+    result = cli_here("score", "--task", "demo", "--predictions", str(predictions), "--output", str(tmp_path / "r"),
+                      "--no-progress")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     missing = len(IDS) - 4
     shown = ", ".join(str(i) for i in IDS[4:9])
@@ -40,7 +40,7 @@ def test_score_says_what_went_wrong_in_the_predictions_file(tmp_path):
 
 
 def test_version_names_what_a_bug_report_needs():
-    result = cli("--version")
+    result = cli_here("--version")
     assert result.returncode == 0
     first, python, packages = result.stdout.strip().splitlines()
     assert first.startswith("ragbench ") and "(git " in first

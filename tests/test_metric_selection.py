@@ -7,7 +7,7 @@ import pytest
 
 from conftest import TEST_DATA, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
-from helpers import cli, run
+from helpers import cli_here, run
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.planning import metric_names
@@ -60,7 +60,7 @@ def test_a_metric_that_cannot_score_the_task_is_refused_before_the_run(tmp_path)
 
 
 def test_list_metrics_says_which_tasks_each_fits():
-    listed = cli("list", "metrics").stdout
+    listed = cli_here("list", "metrics").stdout
     assert ("fits: arc_challenge, mirage_bioasq, mirage_medmcqa, mirage_medqa, mirage_mmlu, mirage_pubmedqa\n"
             in listed)  # choice_accuracy: the tasks with choices
     assert "fits: alce_asqa, asqa\n" in listed  # str_em
@@ -90,7 +90,7 @@ def test_the_chosen_metrics_are_recorded_in_the_run_config(tmp_path):
 
 
 def test_metrics_option_mixes_replacing_and_adding_names():
-    result = cli("--tasks", "demo", "--metrics", "+nope_metric,+em")
+    result = cli_here("--tasks", "demo", "--metrics", "+nope_metric,+em")
     assert result.returncode == 2 and "unknown metric 'nope_metric'" in result.stderr
 
 
@@ -131,7 +131,8 @@ def test_more_judges_than_a_metric_has_roles_for_stop_before_the_run(tmp_path, m
 def test_a_judge_or_nli_model_no_metric_asks_is_said_and_not_loaded(tmp_path, given, said):
     """A judged number the user expected is not silently missing; an engine nothing calls is neither
     checked nor loaded (openai:nobody has no API key here: checking it would stop the run)."""
-    done = cli("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "1", *given,
-               "--output", str(tmp_path / "run"), "--no-progress", env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""})
+    done = cli_here("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "1", *given,
+                    "--output", str(tmp_path / "run"), "--no-progress", env={"OPENAI_API_KEY": "",
+                    "OPENAI_BASE_URL": ""})
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [said]

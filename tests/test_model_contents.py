@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from helpers import cli
+from helpers import cli_here
 from ragbench._engines.content import BLOCK, content_digest
 from tiny_models import tiny_gpt2
 
@@ -63,11 +63,11 @@ def test_resume_is_refused_in_one_line_when_the_models_files_changed(tmp_path):
     rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}]))  # 3 of 4 fail: a run to resume
     args = ["--tasks", "demo", "--system", "closed_book", "--model", f"scripted:{rules}", "--limit", "4",
             "--no-progress", "--bootstrap-iters", "0", "--output", str(tmp_path / "run")]
-    first = cli(*args)
+    first = cli_here(*args)
     assert "3 failed" in first.stderr + first.stdout, first.stderr
     saved = (tmp_path / "run" / "samples" / "demo.jsonl").read_bytes()
     rules.write_text(json.dumps([{"response": "Paris"}]))  # the same file name, another model
-    resumed = cli(*args, "--resume")
+    resumed = cli_here(*args, "--resume")
     assert resumed.returncode == 2
     line = resumed.stderr.strip()
     assert "\n" not in line and "Traceback" not in line
@@ -75,7 +75,7 @@ def test_resume_is_refused_in_one_line_when_the_models_files_changed(tmp_path):
     assert "--overwrite runs it again" in line
     assert (tmp_path / "run" / "samples" / "demo.jsonl").read_bytes() == saved
     rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}]))  # back as it was: resumes
-    again = cli(*args, "--resume")
+    again = cli_here(*args, "--resume")
     assert again.returncode == 1 and "incomplete run (demo: 3 failed" in again.stderr, again.stderr
 
 
@@ -85,12 +85,12 @@ def test_a_run_json_whose_recorded_inputs_were_changed_by_hand_is_named_in_one_l
     rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}]))
     args = ["--tasks", "demo", "--system", "closed_book", "--model", f"scripted:{rules}", "--limit", "4",
             "--no-progress", "--bootstrap-iters", "0", "--output", str(tmp_path / "run")]
-    cli(*args)
+    cli_here(*args)
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     meta["config"].update(damage)
     (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
     saved = (tmp_path / "run" / "samples" / "demo.jsonl").read_bytes()
-    resumed = cli(*args, "--resume")
+    resumed = cli_here(*args, "--resume")
     assert resumed.returncode == 2 and "Traceback" not in resumed.stderr
     assert f"run.json: its config.{next(iter(damage))} is not what ragbench writes" in resumed.stderr.strip()
     assert (tmp_path / "run" / "samples" / "demo.jsonl").read_bytes() == saved

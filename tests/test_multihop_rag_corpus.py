@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from helpers import cli, run, samples, tmpfs
+from helpers import cli_here, run, samples, tmpfs
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
@@ -44,8 +44,8 @@ def test_the_chunks_file_holds_upstreams_chunks_with_their_articles_metadata(tmp
 
 
 def test_a_run_shows_each_chunk_with_its_title_date_and_source_as_qa_llama_prompts(tmp_path):
-    assert cli("index", "multihop-rag-corpus", "--corpus", str(DATA / "corpus.json"),
-               "--out", str(tmp_path / "chunks.jsonl")).returncode == 0
+    assert cli_here("index", "multihop-rag-corpus", "--corpus", str(DATA / "corpus.json"),
+                    "--out", str(tmp_path / "chunks.jsonl")).returncode == 0
     build_index(tmp_path / "chunks.jsonl", tmp_path / "index", "bm25", progress=False, registry=installed_registry())
     results = run(tmp_path, tasks=["multihop_rag"], data={"multihop_rag": str(DATA / "MultiHopRAG.json")},
                   system="vanilla", model="scripted:echo", system_args={"top_n": 2}, retriever="bm25",
@@ -73,7 +73,7 @@ def test_a_record_that_is_not_an_article_is_counted_and_the_command_says_so(tmp_
     articles = json.loads((DATA / "corpus.json").read_text(encoding="utf-8"))
     corpus.write_text(json.dumps([articles[0], {"title": "No body", "source": "s", "published_at": "p"}, "text"]),
                       encoding="utf-8")
-    done = cli("index", "multihop-rag-corpus", "--corpus", str(corpus), "--out", str(tmp_path / "chunks.jsonl"))
+    done = cli_here("index", "multihop-rag-corpus", "--corpus", str(corpus), "--out", str(tmp_path / "chunks.jsonl"))
     assert done.returncode == 1, done.stderr  # incomplete
     assert f"{corpus} [1] field 'body': missing field" in done.stderr
     assert f"{corpus} [2]: expected an article object, got str" in done.stderr
@@ -98,7 +98,7 @@ def test_a_file_that_is_not_a_json_list_is_one_line(tmp_path):
     with pytest.raises(ConfigError, match="expected a JSON list of articles, got dict"):
         build_corpus(corpus, tmp_path / "chunks.jsonl")
     corpus.write_text('[{"title": ', encoding="utf-8")
-    done = cli("index", "multihop-rag-corpus", "--corpus", str(corpus), "--out", str(tmp_path / "chunks.jsonl"))
+    done = cli_here("index", "multihop-rag-corpus", "--corpus", str(corpus), "--out", str(tmp_path / "chunks.jsonl"))
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not a JSON document" in done.stderr, done.stderr
     assert not (tmp_path / "chunks.jsonl").exists()
 
@@ -119,7 +119,8 @@ def test_chunks_written_on_a_full_disk_end_in_one_line_and_leave_nothing(tmp_pat
     with tmpfs(tmp_path / "disk", size="64k") as disk:
         if disk is not None:
             fill(disk, leave=4_000)
-            full = cli("index", "multihop-rag-corpus", "--corpus", str(corpus), "--out", str(disk / "chunks.jsonl"))
+            full = cli_here("index", "multihop-rag-corpus", "--corpus", str(corpus), "--out",
+                            str(disk / "chunks.jsonl"))
             assert sorted(p.name for p in disk.iterdir()) == ["filler"]
             assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
             assert full.stderr.strip().splitlines() == [full.stderr.strip().splitlines()[-1]]
@@ -143,8 +144,8 @@ def test_a_query_whose_answer_is_null_scores_its_retrieval_and_not_its_qa(tmp_pa
     first = next(query for query in queries if query["question_type"] != "null_query")
     data = tmp_path / "MultiHopRAG.json"
     data.write_text(json.dumps([{**first, "answer": None}]), encoding="utf-8")
-    assert cli("index", "multihop-rag-corpus", "--corpus", str(DATA / "corpus.json"),
-               "--out", str(tmp_path / "chunks.jsonl")).returncode == 0
+    assert cli_here("index", "multihop-rag-corpus", "--corpus", str(DATA / "corpus.json"),
+                    "--out", str(tmp_path / "chunks.jsonl")).returncode == 0
     build_index(tmp_path / "chunks.jsonl", tmp_path / "index", "bm25", progress=False, registry=installed_registry())
     results = run(tmp_path, tasks=["multihop_rag"], data={"multihop_rag": str(data)}, system="vanilla",
                   model="scripted:echo", retriever="bm25", retriever_args={"index": str(tmp_path / "index")})

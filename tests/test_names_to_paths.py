@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli, run
-from ragbench._errors import ConfigError
+from helpers import cli_here, run
+from ragbench._errors import ConfigError, shown_value
 from ragbench._hookspecs import hookimpl
 from ragbench._registry import Registry, installed_registry
 from ragbench._storage.rundir import RunDir
@@ -56,7 +56,8 @@ def test_a_yaml_task_named_as_a_path_is_refused_before_the_run_and_no_file_outsi
     with pytest.raises(ConfigError) as refused:
         run(tmp_path, tasks=[str(task)], system="closed_book", model=model)
     message = str(refused.value)
-    assert f"{task}:1: key 'task': {name!r} is not a name ragbench accepts" in message and NAME_RULE in message
+    shown = shown_value(name, 80)  # a long name is cut in the message: tmp_path's length varies (an xdist worker's)
+    assert f"{task}:1: key 'task': {shown!r} is not a name ragbench accepts" in message and NAME_RULE in message
     assert {path: path.read_bytes() for path in files} == files
     assert not (tmp_path / "run" / "run.json").exists()  # refused before the run starts (`a/b` failed after it)
 
@@ -64,8 +65,8 @@ def test_a_yaml_task_named_as_a_path_is_refused_before_the_run_and_no_file_outsi
 def test_the_command_line_refuses_such_a_task_in_one_line_with_exit_2(tmp_path):
     files = users_files(tmp_path)
     task, model = task_folder(tmp_path / "task", "../../x")
-    done = cli("--tasks", str(task), "--system", "closed_book", "--model", model, "--output", str(tmp_path / "run"),
-               "--no-progress")
+    done = cli_here("--tasks", str(task), "--system", "closed_book", "--model", model, "--output",
+                    str(tmp_path / "run"), "--no-progress")
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().count("\n") == 0 and "key 'task': '../../x' is not a name" in done.stderr
     assert {path: path.read_bytes() for path in files} == files
@@ -182,7 +183,7 @@ def test_view_export_of_a_run_with_a_task_named_as_a_path_is_one_line_and_writes
 
 def test_view_export_on_the_command_line_ends_in_one_line_not_a_traceback(tmp_path):
     folder = stopped_run_of_an_older_ragbench(tmp_path, "a/b")
-    done = cli("view", str(folder), "--export", str(tmp_path / "site"))
+    done = cli_here("view", str(folder), "--export", str(tmp_path / "site"))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0 and "names a task 'a/b' is not a plain file name" in done.stderr
 

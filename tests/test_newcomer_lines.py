@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import ROOT, TEST_DATA
-from helpers import cli
+from helpers import cli, closed_port
 from ragbench._cli.install_hints import for_this_install, installed_from
 from ragbench._cli.outcomes import config_error
 from ragbench._errors import EXIT_CONFIG, ConfigError
@@ -33,19 +32,13 @@ def test_a_task_named_by_its_own_name_or_a_group_gets_no_alias_line(tmp_path):
     assert done.returncode == 0 and "alias" not in done.stderr
 
 
-def closed_port() -> int:
-    """A port of 127.0.0.1 nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_a_model_neither_on_disk_nor_cached_fails_at_once_when_the_hub_cannot_be_reached(tmp_path):
-    env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}", "HF_HOME": str(tmp_path / "hf")}
-    env.pop("HF_HUB_OFFLINE", None)
-    env.pop("TRANSFORMERS_OFFLINE", None)
-    done = cli("--tasks", "demo", "--limit", "1", "--system", "closed_book", "--model", "hf:someorg/not-a-model",
-               "--output", str(tmp_path / "run"), env=env)
+    with closed_port() as port:
+        env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf")}
+        env.pop("HF_HUB_OFFLINE", None)
+        env.pop("TRANSFORMERS_OFFLINE", None)
+        done = cli("--tasks", "demo", "--limit", "1", "--system", "closed_book", "--model", "hf:someorg/not-a-model",
+                   "--output", str(tmp_path / "run"), env=env)
     assert done.returncode == EXIT_CONFIG
     [line] = [line for line in done.stderr.splitlines() if line.startswith("ragbench: error:")]
     assert ("hf engine: model 'someorg/not-a-model' is neither a folder on disk nor in the Hugging Face cache "

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli, run
+from helpers import cli_here, run
 from ragbench._storage.files import NotAFileError, file_there, open_file
 
 pytestmark = pytest.mark.timeout(60, method="thread")  # a hang in any thread fails the session
@@ -73,7 +73,7 @@ def test_a_resume_meeting_something_else_than_its_file_is_refused_and_completes_
 def test_the_console_line_of_a_fifo_in_a_run_folder_names_it_and_the_fix(tmp_path):
     run_dir, _ = finished_run(tmp_path)
     put("fifo", run_dir / "samples" / "demo.jsonl")
-    ended = cli(*DEMO_ARGS, "--output", str(run_dir), "--resume", timeout=50)
+    ended = cli_here(*DEMO_ARGS, "--output", str(run_dir), "--resume")
     assert ended.returncode == 1
     assert ended.stderr.splitlines()[-1] == (
         f"ragbench: error: a FIFO (named pipe) is there, not a file: {run_dir / 'samples' / 'demo.jsonl'}; remove it, "
@@ -88,7 +88,7 @@ def test_the_console_line_of_a_fifo_in_a_run_folder_names_it_and_the_fix(tmp_pat
 def test_commands_reading_a_run_folder_refuse_a_fifo_in_one_line(tmp_path, command, name):
     run_dir, _ = finished_run(tmp_path)
     put("fifo", run_dir / name)
-    ended = cli(*[arg.format(run=run_dir, out=tmp_path / "out") for arg in command], timeout=50)
+    ended = cli_here(*[arg.format(run=run_dir, out=tmp_path / "out") for arg in command])
     assert ended.returncode == 1 and "Traceback" not in ended.stderr
     [line] = ended.stderr.splitlines()
     assert line.startswith(f"ragbench: error: a FIFO (named pipe) is there, not a file: {run_dir / name}; remove it")

@@ -13,7 +13,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
-from helpers import cli
+from helpers import cli_here
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._reports.compare import compare_runs, load_run
@@ -59,7 +59,7 @@ def test_a_current_results_json_is_read_as_it_was_written(finished):
 
 def test_rescore_scores_a_run_an_older_ragbench_wrote(finished, tmp_path):
     old = older_copy(finished, tmp_path / "old")
-    done = cli("rescore", str(old), "--output", str(tmp_path / "again"))
+    done = cli_here("rescore", str(old), "--output", str(tmp_path / "again"))
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "again" / "results.json").read_text())
     assert results["counts"]["demo"]["scored"] == 6 and results["details"]["demo"]["match"]["n"] == 6

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from conftest import TEST_DATA
-from helpers import cli, run, samples
+from helpers import cli_here, run, samples
 from ragbench.tasks.omnieval.task import OmniEvalAuto
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
@@ -34,8 +34,8 @@ def test_score_folder_gives_rule_and_retrieval_metrics(tmp_path):
 
 
 def test_score_cli_with_folder(tmp_path):
-    done = cli("score", "--task", "omnieval_auto", "--data", str(TREE), "--predictions", str(PREDS),
-               "--output", str(tmp_path / "out"))
+    done = cli_here("score", "--task", "omnieval_auto", "--data", str(TREE), "--predictions", str(PREDS),
+                    "--output", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["counts"]["omnieval_auto"]["scored"] == 9

@@ -9,7 +9,7 @@ import pytest
 
 import ragbench.tasks.flashrag
 from conftest import TEST_DATA
-from helpers import cli
+from helpers import cli_here
 from ragbench._checks import PreflightError
 from ragbench._registry import Registry, installed_registry
 from ragbench._run.preflight import preflight
@@ -83,8 +83,8 @@ def test_squad_is_open_domain_unless_it_shows_its_own_paragraph(tmp_path):
 
 
 def test_ragbench_check_names_the_problem_in_one_line(tmp_path):
-    done = cli("check", "--tasks", "nq_open", "--data", f"nq_open={NQ}", "--model", "scripted:echo", "--no-model",
-               "--output", str(tmp_path / "run"))
+    done = cli_here("check", "--tasks", "nq_open", "--data", f"nq_open={NQ}", "--model", "scripted:echo", "--no-model",
+                    "--output", str(tmp_path / "run"))
     assert done.returncode == 2 and not (tmp_path / "run").exists()
     assert done.stderr.startswith("ragbench: error: task nq_open: its examples carry no documents")
     assert len(done.stderr.strip().splitlines()) == 1

@@ -4,19 +4,19 @@ what it takes (the known options for an unknown one); exit 2 and no run folder."
 from __future__ import annotations
 
 import dataclasses
-import socket
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from conftest import write_jsonl
+from helpers import closed_port
 from ragbench._checks import PreflightError
 from ragbench._cli.main import main
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.preflight import preflight
-from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
+from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)  # noqa: F401 (the fixture)
 
 
 def refused(tmp_path: Path, *args: str) -> str:
@@ -97,10 +97,11 @@ def problems(tmp_path: Path, **config) -> list[str]:
                                        ">= 1 for replicas"),
 ])
 def test_an_engine_option_is_checked_before_the_engine_loads(tmp_path, model, options, expected):
-    if model.startswith("openai"):
-        options = {"base_url": f"http://127.0.0.1:{closed_port()}/v1", **options}
-    assert any(p.startswith(expected) for p in problems(tmp_path, model=model, model_args=options)), \
-        problems(tmp_path, model=model, model_args=options)
+    with closed_port() as port:
+        if model.startswith("openai"):
+            options = {"base_url": f"http://127.0.0.1:{port}/v1", **options}
+        found = problems(tmp_path, model=model, model_args=options)
+    assert any(p.startswith(expected) for p in found), found
 
 
 def test_a_replay_engine_takes_no_option_of_another_engine(tmp_path):
@@ -153,8 +154,3 @@ def test_an_nli_option_is_checked_when_a_metric_needs_nli(tmp_path):
     assert any(p.startswith("--nli scripted:echo: --nli-arg per_token=-1: the scripted engine takes a number >= 0")
                for p in caught.value.problems), caught.value.problems
 
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]

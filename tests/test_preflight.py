@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bz2
 import json
-import socket
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from click.testing import CliRunner
 
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
+from helpers import closed_port
 from ragbench._checks import PreflightError
 from ragbench._cli.main import main
 from ragbench._engines.scripted import ScriptedEngine
@@ -39,12 +39,6 @@ def refused(tmp_path: Path, *args: str) -> list[str]:
     lines = err.strip().splitlines()
     assert lines and all(line.startswith("ragbench: error: ") for line in lines), err
     return lines
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_every_problem_is_listed_at_once_each_naming_its_option(tmp_path):
@@ -134,18 +128,20 @@ def test_smollm2s_tokenizer_passed_as_llama2s_is_refused(tmp_path):
 
 def test_a_kg_api_that_does_not_answer_is_refused(tmp_path):
     path = write_jsonl(tmp_path / "crag.jsonl", [crag_record(1)])
-    url = f"http://127.0.0.1:{free_port()}"
-    [line] = refused(tmp_path, "--tasks", "crag_t2", "--data", f"crag_t2={path}", "--model", "scripted:echo",
-                     "--task-arg", f"tokenizer={tokenizer_dir()}", "--task-arg", f"kg_url={url}",
-                     "--metrics", "crag_human")
+    with closed_port() as port:
+        url = f"http://127.0.0.1:{port}"
+        [line] = refused(tmp_path, "--tasks", "crag_t2", "--data", f"crag_t2={path}", "--model", "scripted:echo",
+                         "--task-arg", f"tokenizer={tokenizer_dir()}", "--task-arg", f"kg_url={url}",
+                         "--metrics", "crag_human")
     assert f"task crag_t2: the mock KG API gives no answer from {url}/ within 3 s" in line
     assert "--task-arg kg=false" in line
 
 
 def test_a_server_that_does_not_answer_is_refused_within_seconds(tmp_path):
-    url = f"http://127.0.0.1:{free_port()}/v1"
-    started = time.monotonic()
-    [line] = refused(tmp_path, "--tasks", "demo", "--model", "openai:some-model", "--base-url", url)
+    with closed_port() as port:
+        url = f"http://127.0.0.1:{port}/v1"
+        started = time.monotonic()
+        [line] = refused(tmp_path, "--tasks", "demo", "--model", "openai:some-model", "--base-url", url)
     assert time.monotonic() - started < 15
     assert f"--model openai:some-model: no answer from {url}/models within 3 s" in line
     assert "correct --base-url" in line

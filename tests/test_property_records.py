@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from helpers import run
 from ragbench._errors import ConfigError
+from ragbench._registry import Registry
 from ragbench._storage.jsonl import read_records
 
 ANY_CHARACTER = st.characters(codec=None, exclude_categories=())  # lone surrogates too
@@ -40,12 +41,13 @@ def as_read(value):
     return json.loads(json.dumps(value))
 
 
-def run_over(folder: Path, data: Path, records: str, answer: str) -> tuple[dict, list[dict]]:
+def run_over(folder: Path, data: Path, records: str, answer: str, registry: Registry) -> tuple[dict, list[dict]]:
     task = folder / "fuzz.yaml"
     task.write_text(TASK.format(data=data.name, records=records), encoding="utf-8")
     rules = folder / "rules.json"
     rules.write_text(json.dumps([{"response": answer}]), encoding="utf-8")
-    results = run(folder, tasks=[str(task)], system="closed_book", model=f"scripted:{rules}", bootstrap_iters=0)
+    results = run(folder, tasks=[str(task)], system="closed_book", model=f"scripted:{rules}", bootstrap_iters=0,
+                  registry=registry)
     samples, unreadable = read_records(folder / "run" / "samples" / "fuzz.jsonl")
     assert not unreadable
     return results, samples
@@ -73,7 +75,7 @@ def assert_each_record_is_an_example_or_a_counted_bad_record(results, samples, e
 
 @settings(max_examples=25)
 @given(lines=st.lists(RECORDS | NOT_RECORDS, max_size=6), answer=TEXT, ascii_only=st.booleans())
-def test_any_jsonl_records_load_run_and_read_back(lines, answer, ascii_only):
+def test_any_jsonl_records_load_run_and_read_back(shared_registry, lines, answer, ascii_only):
     lines = [FIRST, *lines]
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
@@ -83,7 +85,7 @@ def test_any_jsonl_records_load_run_and_read_back(lines, answer, ascii_only):
                                   .encode("utf-8", "surrogatepass") + b"\n" for line in lines))
         expected = [as_read(line) if isinstance(line, dict) else None for line in lines]
         try:
-            results, samples = run_over(folder, data, "", answer)
+            results, samples = run_over(folder, data, "", answer, shared_registry)
         except ConfigError as refused:  # the pre-flight reads past the first record for the file's encoding
             assert not ascii_only and "is not UTF-8" in str(refused) and "\n" not in str(refused)
             return
@@ -92,12 +94,12 @@ def test_any_jsonl_records_load_run_and_read_back(lines, answer, ascii_only):
 
 @settings(max_examples=25)
 @given(records=st.lists(RECORDS | JSON_VALUES, max_size=6), answer=TEXT)
-def test_any_json_document_records_load_run_and_read_back(records, answer):
+def test_any_json_document_records_load_run_and_read_back(shared_registry, records, answer):
     records = [FIRST, *records]
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         data = folder / "data.json"
         data.write_text(json.dumps({"data": records}), encoding="utf-8")
         expected = [as_read(record) if isinstance(record, dict) else None for record in records]
-        results, samples = run_over(folder, data, ", records: data", answer)
+        results, samples = run_over(folder, data, ", records: data", answer, shared_registry)
         assert_each_record_is_an_example_or_a_counted_bad_record(results, samples, expected, as_read(answer))

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from conftest import ROOT, TEST_DATA
-from helpers import cli
+from helpers import cli_here
 from ragbench.api import Document, EngineError, Example, Prediction
 from ragbench.metrics.ragchecker.claims import parse_labels, parse_triplets
 from ragbench.metrics.ragchecker.metric import RagChecker
@@ -175,9 +175,9 @@ def test_ragbench_score_of_a_ragchecker_file_gives_upstreams_means(tmp_path):
     predictions = subprocess.run(["jq", "-c", TO_PREDICTIONS, str(tmp_path / "ragchecker_input.json")],
                                  capture_output=True, text=True, check=True).stdout
     (tmp_path / "predictions.jsonl").write_text(predictions, encoding="utf-8")
-    done = cli("score", "--task", str(tmp_path / "ragchecker_results.yaml"), "--predictions",
-               str(tmp_path / "predictions.jsonl"), "--judge", f"scripted:{tmp_path / 'judge.json'}",
-               "--output", str(tmp_path / "run"))
+    done = cli_here("score", "--task", str(tmp_path / "ragchecker_results.yaml"), "--predictions",
+                    str(tmp_path / "predictions.jsonl"), "--judge", f"scripted:{tmp_path / 'judge.json'}",
+                    "--output", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
     values = json.loads((tmp_path / "run" / "results.json").read_text())["results"]["ragchecker_results"]
     reported = {key: v for group in GROUPS for key, v in CASE["means"][group].items()}

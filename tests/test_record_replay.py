@@ -12,7 +12,7 @@ import pytest
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from crag_tiny_kg import write_tiny_kg
-from helpers import cli, comparable, run, samples
+from helpers import cli_here, comparable, run, samples
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._replay.recording import CallRecorder
@@ -41,7 +41,7 @@ def without_timings(value):
 def assert_replays_identically(run_dir, tmp_path, tasks):
     """Replay `run_dir` with its index, model files and servers gone; samples and scores equal."""
     replayed = tmp_path / "replayed"
-    result = cli("--replay", str(run_dir), "--output", str(replayed), "--no-progress")
+    result = cli_here("--replay", str(run_dir), "--output", str(replayed), "--no-progress")
     assert result.returncode == 0, result.stderr
     for task in tasks:
         original, again = samples(run_dir, task), samples(replayed, task)

@@ -14,7 +14,7 @@ pytest.importorskip("sentence_transformers")
 pytest.importorskip("bm25s")
 
 from component_models import tiny_causal_lm, tiny_encoder
-from helpers import cli, run, samples
+from helpers import cli_here, run, samples
 from ragbench._components.recomp import AbstractiveRefiner, ExtractiveRefiner
 from ragbench._components.selective_context import SelectiveContextRefiner
 from ragbench._registry import installed_registry
@@ -191,8 +191,8 @@ def test_vanilla_shows_the_refined_text_as_flashrags_formatted_reference_and_kee
 def test_a_missing_refiner_model_is_refused_by_the_preflight(tmp_path, index):
     data = tmp_path / "nq.jsonl"
     data.write_text(json.dumps({"id": "q1", "question": QUESTION, "golden_answers": ["castle"]}) + "\n")
-    result = cli("check", "--tasks", TASK, "--data", f"{TASK}={data}", "--retriever", "bm25", "--retriever-arg",
-                 f"index={index}", "--refiner", "recomp_abstractive", "--refiner-arg", "model=/no/such/t5",
-                 "--no-model")
+    result = cli_here("check", "--tasks", TASK, "--data", f"{TASK}={data}", "--retriever", "bm25", "--retriever-arg",
+                      f"index={index}", "--refiner", "recomp_abstractive", "--refiner-arg", "model=/no/such/t5",
+                      "--no-model")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "refiner recomp_abstractive: model=/no/such/t5: no such file or folder" in result.stderr

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from helpers import cli
+from helpers import cli_here
 from ragbench._errors import ConfigError
 from ragbench._registry import Registry, installed_registry
 
@@ -68,7 +68,7 @@ def test_help_reads_the_yaml_tasks_names_without_building_their_classes():
 
 
 def test_list_shows_name_description_and_provider():
-    result = cli("list", "systems")
+    result = cli_here("list", "systems")
     assert result.returncode == 0
     line = next(row for row in result.stdout.splitlines() if row.strip().startswith("vanilla"))
     assert "Retrieve-then-read" in line and line.endswith("[ragbench]")
@@ -76,14 +76,15 @@ def test_list_shows_name_description_and_provider():
 
 
 def test_list_keeps_the_descriptions_in_one_column_past_long_names():
-    rows = [line for line in cli("list", "tasks").stdout.split("prompt styles")[0].splitlines() if line.startswith("  ")]
+    listed = cli_here("list", "tasks").stdout.split("prompt styles")[0]
+    rows = [line for line in listed.splitlines() if line.startswith("  ")]
     starts = {len(line) - len(line[2:].split(" ", 1)[1].lstrip()) for line in rows}
     assert len(rows) > 80 and len(starts) == 1, starts  # hotpotqa_distractor_flashrag pushed its row out
 
 def test_list_groups():
-    assert "selfrag_suite      pubhealth, arc_challenge, popqa, asqa" in cli("list", "groups").stdout
+    assert "selfrag_suite      pubhealth, arc_challenge, popqa, asqa" in cli_here("list", "groups").stdout
 
 
 def test_run_without_tasks_explains_itself():
-    result = cli()
+    result = cli_here()
     assert result.returncode == 2 and "--tasks is required" in result.stderr

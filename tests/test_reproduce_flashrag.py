@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from helpers import cli
+from helpers import cli_here
 from ragbench._registry import installed_registry
 from ragbench._reports.reproduce import get_reproduction
 from ragbench._values.run_config import RunConfig
@@ -62,7 +62,7 @@ def test_a_refiner_row_takes_its_compressor_from_the_command_line(tmp_path):
     """The compressor's folder is the user's (--refiner-arg), as the retriever's files are (--retriever-arg)."""
     for name in ("flashrag.longllmlingua", "flashrag.recomp-abstractive", "flashrag.selective-context"):
         assert set(flashrag_rows()[name].run["refiner_args"]) == {"model"}, name
-    result = cli("reproduce", "flashrag.selective-context", "--refiner-arg", f"model={tmp_path / 'no-gpt2'}",
-                 "--output", str(tmp_path / "run"))
+    result = cli_here("reproduce", "flashrag.selective-context", "--refiner-arg", f"model={tmp_path / 'no-gpt2'}",
+                      "--output", str(tmp_path / "run"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"refiner selective_context: model={tmp_path / 'no-gpt2'}: no such file or folder" in result.stderr

@@ -16,7 +16,7 @@ pytest.importorskip("bm25s")
 pytest.importorskip("sentence_transformers")
 
 from component_models import tiny_cross_encoder
-from helpers import cli, run, samples
+from helpers import cli_here, run, samples
 from ragbench._components.base import ranked
 from ragbench._components.cross_encoder import CrossEncoderReranker
 from ragbench._errors import ConfigError
@@ -118,10 +118,10 @@ def test_a_bad_reranker_option_is_one_line_before_anything_is_written(tmp_path, 
                            (["topk=3"], "--reranker-arg topk=3: reranker cross_encoder has no option 'topk'"),
                            ([], "model= is required")):
         out = tmp_path / "out"
-        result = cli("--tasks", TASK, "--data", f"{TASK}={data}", "--model", "scripted:x", "--retriever", "bm25",
-                     "--retriever-arg", f"index={index}", "--reranker", "cross_encoder", "--output", str(out),
-                     *[part for arg in args for part in ("--reranker-arg", arg)],
-                     *(["--reranker-arg", f"model={model}"] if args else []), "--no-progress")
+        result = cli_here("--tasks", TASK, "--data", f"{TASK}={data}", "--model", "scripted:x", "--retriever", "bm25",
+                          "--retriever-arg", f"index={index}", "--reranker", "cross_encoder", "--output", str(out),
+                          *[part for arg in args for part in ("--reranker-arg", arg)],
+                          *(["--reranker-arg", f"model={model}"] if args else []), "--no-progress")
         assert result.returncode == 2, result.stderr
         assert expected in result.stderr and "Traceback" not in result.stderr
         assert not out.exists()
@@ -141,21 +141,21 @@ def test_a_missing_model_path_is_refused_by_the_preflight_before_anything_loads(
 
 
 def test_reranker_options_without_a_reranker_are_refused_not_dropped(tmp_path, data):
-    result = cli("check", "--tasks", TASK, "--data", f"{TASK}={data}", "--reranker-arg", "model=x", "--no-model")
+    result = cli_here("check", "--tasks", TASK, "--data", f"{TASK}={data}", "--reranker-arg", "model=x", "--no-model")
     assert result.returncode == 2
     assert "--reranker-arg model: there is no --reranker; name one (ragbench list rerankers)" in result.stderr
 
 
 def test_an_unknown_reranker_is_named_with_the_listing(tmp_path, data):
-    result = cli("check", "--tasks", TASK, "--data", f"{TASK}={data}", "--reranker", "cross_encodr", "--no-model")
+    result = cli_here("check", "--tasks", TASK, "--data", f"{TASK}={data}", "--reranker", "cross_encodr", "--no-model")
     assert result.returncode == 2
     assert "unknown reranker 'cross_encodr'; did you mean 'cross_encoder'?" in result.stderr
 
 
 def test_ragbench_list_shows_rerankers_and_refiners():
-    result = cli("list", "rerankers")
+    result = cli_here("list", "rerankers")
     assert result.returncode == 0 and "cross_encoder" in result.stdout and "bge_reranker" in result.stdout
-    listed = cli("list", "refiners").stdout
+    listed = cli_here("list", "refiners").stdout
     assert all(name in listed for name in ("longllmlingua", "selective_context", "recomp_extractive",
                                            "recomp_abstractive"))
 
@@ -179,9 +179,9 @@ def test_a_damaged_model_folder_is_one_line_and_nothing_is_written(tmp_path, mod
     weights = damaged / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:100])  # a download cut short
     out = tmp_path / "out"
-    result = cli("--tasks", TASK, "--data", f"{TASK}={data}", "--model", "scripted:echo", "--retriever", "bm25",
-                 "--retriever-arg", f"index={index}", "--reranker", "cross_encoder", "--reranker-arg",
-                 f"model={damaged}", "--output", str(out), "--no-progress")
+    result = cli_here("--tasks", TASK, "--data", f"{TASK}={data}", "--model", "scripted:echo", "--retriever", "bm25",
+                      "--retriever-arg", f"index={index}", "--reranker", "cross_encoder", "--reranker-arg",
+                      f"model={damaged}", "--output", str(out), "--no-progress")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     [line] = [line for line in result.stderr.splitlines() if line.startswith("ragbench")]
     assert "--reranker cross_encoder: its model failed to load" in line and "model=" in line

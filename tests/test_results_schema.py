@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
-from helpers import cli
+from helpers import cli_here
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._reports.results_file import NewerResults, read_results, results_text
@@ -22,7 +22,7 @@ from ragbench._reports.results_schema import SCHEMA_VERSION, Results, json_schem
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore_run import rescore_run
 from ragbench._storage.jsonl import parse_json
-from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)
+from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)  # noqa: F401 (a fixture)
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "outputs.md"
@@ -62,10 +62,10 @@ def test_a_results_json_written_before_the_version_reads_as_version_1(finished, 
     read = read_results(older / "results.json", "rescore")
     assert read.schema_version == 1
     assert {**read.to_dict(), "schema_version": SCHEMA_VERSION} == json.loads((finished / "results.json").read_text())
-    done = cli("rescore", str(older), "--output", str(tmp_path / "again"))
+    done = cli_here("rescore", str(older), "--output", str(tmp_path / "again"))
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "again" / "results.json").read_text())["schema_version"] == SCHEMA_VERSION
-    compared = cli("compare", str(older), str(finished))
+    compared = cli_here("compare", str(older), str(finished))
     assert compared.returncode == 0, compared.stderr
 
 
@@ -78,11 +78,11 @@ def one_line_refusal(done, path: Path) -> str:
 
 def test_a_later_version_is_refused_in_one_line_by_compare_rescore_view_and_resume(finished, tmp_path):
     later = copy_with(finished, tmp_path / "later", schema_version=SCHEMA_VERSION + 1)
-    for done in (cli("compare", str(finished), str(later)),
-                 cli("rescore", str(later), "--output", str(tmp_path / "rescored")),
-                 cli("view", str(later), "--export", str(tmp_path / "site")),
-                 cli("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--metrics",
-                     "match,f1", "--limit", "4", "--bootstrap-iters", "20", "--output", str(later), "--resume")):
+    for done in (cli_here("compare", str(finished), str(later)),
+                 cli_here("rescore", str(later), "--output", str(tmp_path / "rescored")),
+                 cli_here("view", str(later), "--export", str(tmp_path / "site")),
+                 cli_here("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--metrics",
+                          "match,f1", "--limit", "4", "--bootstrap-iters", "20", "--output", str(later), "--resume")):
         message = one_line_refusal(done, later)
         assert f"schema_version {SCHEMA_VERSION + 1}" in message and "upgrade ragbench" in message
     assert not (tmp_path / "rescored").exists() and not (tmp_path / "site").exists()

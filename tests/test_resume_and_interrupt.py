@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from helpers import run, samples
+from helpers import cli_here, run, samples
 from ragbench._registry import installed_registry
 from ragbench._reports.results_file import read_results
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -93,8 +93,7 @@ def test_ctrl_c_stops_within_two_seconds_saying_what_is_saved_and_how_to_resume(
     assert stderr.strip().splitlines()[-2:] == [
         f"ragbench: interrupted: {len(lines)} of 24 examples saved in {out}; continue with:", f"  {command}"]
     # the printed command continues the run (in one batch here): nothing saved is lost or run again
-    finish = subprocess.run([sys.executable, "-m", "ragbench._cli.main", *shlex.split(command)[1:], "--max-inflight", "64"],
-                            capture_output=True, text=True, timeout=120)
+    finish = cli_here(*shlex.split(command)[1:], "--max-inflight", "64")
     assert finish.returncode == 0, finish.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["counts"]["demo"]["records"] == 24 and results["complete"]

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from helpers import cli
+from helpers import cli_here
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -57,9 +57,9 @@ def test_a_finished_run_whose_model_files_changed_is_refused_in_one_line(tmp_pat
     args = ["--tasks", str(tmp_path / "t.yaml"), "--system", "closed_book", "--model",
             f"scripted:{tmp_path / 'rules.json'}", "--no-progress", "--bootstrap-iters", "0",
             "--output", str(tmp_path / "run")]
-    assert cli(*args).returncode == 0
+    assert cli_here(*args).returncode == 0
     (tmp_path / "rules.json").write_text(json.dumps([{"response": "two"}]))  # the same name, another model
-    resumed = cli(*args, "--resume")
+    resumed = cli_here(*args, "--resume")
     assert resumed.returncode == 2 and resumed.stdout == "", resumed.stderr
     line = resumed.stderr.strip()
     assert "\n" not in line and "the files of a model changed since the run started (model: " in line

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from helpers import cli, comparable, samples
+from helpers import cli_here, comparable, samples
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from test_resume_data_changes import RECORDS, TASK
@@ -27,7 +27,7 @@ def finished(tmp_path_factory):
     (folder / "t.yaml").write_text(TASK)
     (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
     (folder / "rules.json").write_text(json.dumps([{"response": "one"}]))
-    assert cli(*args(folder, folder / "run")).returncode == 0
+    assert cli_here(*args(folder, folder / "run")).returncode == 0
     return folder
 
 
@@ -87,7 +87,7 @@ def test_a_run_json_of_another_shape_is_refused_in_one_line_naming_it_and_the_fi
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     (tmp_path / "run" / "run.json").write_text(json.dumps({**meta, **damage}))
     saved = (tmp_path / "run" / "samples" / "tq.jsonl").read_bytes()
-    resumed = cli(*args(finished, tmp_path / "run"), "--resume")
+    resumed = cli_here(*args(finished, tmp_path / "run"), "--resume")
     line = resumed.stderr.strip()
     assert resumed.returncode == 2 and "\n" not in line and "Traceback" not in line, resumed.stderr
     field = next(iter(damage))

@@ -18,7 +18,7 @@ from helpers import comparable
 from ragbench._checks import PreflightError
 from ragbench._engines.scripted import echo
 from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
+from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._values.llm_calls import EngineError
 from test_resume_data_changes import TASK
@@ -58,11 +58,11 @@ def answer(request) -> str:
     return echo(request)
 
 
-def evaluate(folder: Path, output: str, resume: bool = False, flaky: bool = False):
+def evaluate(folder: Path, output: str, registry: Registry, resume: bool = False, flaky: bool = False):
     FLAKY[0] = flaky
     config = RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book", model=f"scripted:{__name__}:answer",
                        output=str(folder / output), resume=resume, progress=False, bootstrap_iters=0)
-    return Evaluator(config, installed_registry()).run()
+    return Evaluator(config, registry).run()
 
 
 @st.composite
@@ -103,7 +103,7 @@ def strict_json(text: str):
 
 @settings(max_examples=30)
 @given(st.data())
-def test_resume_after_any_damage_counts_every_record_once_and_equals_a_fresh_run(data):
+def test_resume_after_any_damage_counts_every_record_once_and_equals_a_fresh_run(shared_registry, data):
     lines = [line(record) for record in data.draw(RECORDS, label="records")]
     now, cut, lost = data.draw(damages(lines), label="damage")
     lines, now = [FIRST, *lines], [FIRST, *now]  # a usable first record: else the pre-flight refuses the data
@@ -112,14 +112,14 @@ def test_resume_after_any_damage_counts_every_record_once_and_equals_a_fresh_run
         (folder / "t.yaml").write_text(TASK)
         write_data(folder, lines)
         try:
-            evaluate(folder, "run", flaky=data.draw(st.booleans(), label="flaky"))
+            evaluate(folder, "run", shared_registry, flaky=data.draw(st.booleans(), label="flaky"))
         except PreflightError:  # the first record is what the pre-flight checks (an empty id): refused
             event("refused by the pre-flight")
             return
         write_data(folder, now)
         damage_samples(folder / "run" / "samples" / "tq.jsonl", cut, lost)
         try:
-            resumed = evaluate(folder, "run", resume=True)
+            resumed = evaluate(folder, "run", shared_registry, resume=True)
         except PreflightError:  # as above, the data's first record now
             event("resume refused by the pre-flight")
             return
@@ -135,7 +135,7 @@ def test_resume_after_any_damage_counts_every_record_once_and_equals_a_fresh_run
         samples = saved(folder / "run")
         assert [s["index"] for s in samples] == list(range(len(now)))  # each record once, in data order
         shutil.rmtree(folder / "run" / "cache.sqlite", ignore_errors=True)
-        fresh = evaluate(folder, "fresh")
+        fresh = evaluate(folder, "fresh", shared_registry)
         assert comparable(resumed.results) == comparable(fresh.results)
         assert resumed.results["data_sha256"] == fresh.results["data_sha256"]
         assert [s.get("id") for s in samples] == [s.get("id") for s in saved(folder / "fresh")]

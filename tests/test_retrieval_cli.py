@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from helpers import cli
+from helpers import cli_here
 from ragbench._registry import installed_registry
 from retrieval_samples import passages, write_dpr_tsv
 
@@ -20,8 +20,8 @@ def corpus(tmp_path):
 
 
 def test_index_build_bm25_then_search_the_folder_it_wrote(tmp_path, corpus):
-    result = cli("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(tmp_path / "idx"),
-                 "--chunk-size", "16", "--build-arg", "k1=1.2", "--no-progress")
+    result = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(tmp_path / "idx"),
+                      "--chunk-size", "16", "--build-arg", "k1=1.2", "--no-progress")
     assert result.returncode == 0, result.stderr
     assert f"bm25 index of 40 passages in {tmp_path / 'idx'}" in result.stdout
     manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
@@ -36,8 +36,8 @@ def test_index_build_bm25_then_search_the_folder_it_wrote(tmp_path, corpus):
 
 def test_index_build_dense_with_the_embedded_encoder(tmp_path, corpus):
     pytest.importorskip("sentence_transformers")
-    result = cli("index", "build", "--corpus", str(corpus), "--retriever", "dense", "--model", "embedded",
-                 "--out", str(tmp_path / "idx"), "--chunk-size", "16", "--no-progress")
+    result = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "dense", "--model", "embedded",
+                      "--out", str(tmp_path / "idx"), "--chunk-size", "16", "--no-progress")
     assert result.returncode == 0, result.stderr
     manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
     assert manifest["retriever"] == "dense" and manifest["options"]["dim"] == 384 and manifest["doc_count"] == 40
@@ -46,8 +46,8 @@ def test_index_build_dense_with_the_embedded_encoder(tmp_path, corpus):
 def test_index_build_with_bad_records_finishes_and_exits_incomplete(tmp_path, corpus):
     with open(corpus, "a", encoding="utf-8") as handle:
         handle.write("41\ttwo fields only\n")
-    result = cli("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(tmp_path / "idx"),
-                 "--no-progress")
+    result = cli_here("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(tmp_path / "idx"),
+                      "--no-progress")
     assert result.returncode == 1
     assert "bad record skipped: " in result.stderr and "psgs_w100.tsv:42" in result.stderr
     assert json.loads((tmp_path / "idx" / "manifest.json").read_text())["doc_count"] == 40
@@ -62,7 +62,7 @@ def test_index_build_with_bad_records_finishes_and_exits_incomplete(tmp_path, co
 ])
 def test_index_build_config_errors_are_one_line_and_exit_2(tmp_path, corpus, args, message):
     args = [a.format(tmp=tmp_path, corpus=corpus) for a in args]
-    result = cli("index", "build", "--out", str(tmp_path / "idx"), *args, "--no-progress")
+    result = cli_here("index", "build", "--out", str(tmp_path / "idx"), *args, "--no-progress")
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"ragbench: error: {message.format(tmp=tmp_path, corpus=corpus)}")
@@ -70,14 +70,14 @@ def test_index_build_config_errors_are_one_line_and_exit_2(tmp_path, corpus, arg
 
 
 def test_run_records_the_retriever_and_fails_fast_on_a_wrong_index(tmp_path, corpus):
-    assert cli("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(tmp_path / "idx"),
-               "--no-progress").returncode == 0
-    wrong = cli("--tasks", "demo", "--model", "scripted:echo", "--retriever", "dense", "--retriever-arg",
-                f"index={tmp_path / 'idx'}", "--output", str(tmp_path / "bad"), "--no-progress")
+    assert cli_here("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(tmp_path / "idx"),
+                    "--no-progress").returncode == 0
+    wrong = cli_here("--tasks", "demo", "--model", "scripted:echo", "--retriever", "dense", "--retriever-arg",
+                     f"index={tmp_path / 'idx'}", "--output", str(tmp_path / "bad"), "--no-progress")
     assert wrong.returncode == 2
     assert "holds a bm25 index, not dense; use --retriever bm25" in wrong.stderr
-    good = cli("--tasks", "demo", "--model", "scripted:echo", "--limit", "2", "--retriever", "bm25",
-               "--retriever-arg", f"index={tmp_path / 'idx'}", "--output", str(tmp_path / "run"), "--no-progress")
+    good = cli_here("--tasks", "demo", "--model", "scripted:echo", "--limit", "2", "--retriever", "bm25",
+                    "--retriever-arg", f"index={tmp_path / 'idx'}", "--output", str(tmp_path / "run"), "--no-progress")
     assert good.returncode == 0, good.stderr
     config = json.loads((tmp_path / "run" / "results.json").read_text())["config"]
     assert config["retriever"] == "bm25" and config["retriever_args"] == {"index": str(tmp_path / "idx")}

@@ -9,7 +9,7 @@ import sys
 import time
 
 from conftest import write_jsonl
-from helpers import cli, comparable, run, samples
+from helpers import cli_here, comparable, run, samples
 from ragbench._registry import installed_registry
 from ragbench._types import trace_prompts
 
@@ -93,7 +93,7 @@ def test_resume_after_a_kill_finishes_without_rerunning_and_matches_an_uninterru
     finished_before = len(checkpoint.read_text().splitlines())
     assert 6 <= finished_before < 24
 
-    resumed = cli(*common, *slow, "--output", str(killed_dir), "--resume")
+    resumed = cli_here(*common, *slow, "--output", str(killed_dir), "--resume")
     assert resumed.returncode == 0, resumed.stderr
     results = json.loads((killed_dir / "results.json").read_text())
     resume = json.loads((killed_dir / "run.json").read_text())["attempts"][-1]
@@ -101,7 +101,7 @@ def test_resume_after_a_kill_finishes_without_rerunning_and_matches_an_uninterru
     assert resume["llm_calls"] + resume["cache_hits"] == 24 - finished_before
     assert results["cost"]["examples"] == 24  # the killed attempt's saved samples count in the run's cost
 
-    fresh = cli(*common, "--output", str(tmp_path / "fresh"))
+    fresh = cli_here(*common, "--output", str(tmp_path / "fresh"))
     assert fresh.returncode == 0, fresh.stderr
     assert comparable(results) == comparable(json.loads((tmp_path / "fresh" / "results.json").read_text()))
     assert samples(killed_dir, "demo") == [
@@ -110,11 +110,11 @@ def test_resume_after_a_kill_finishes_without_rerunning_and_matches_an_uninterru
 
 
 def test_resume_refuses_a_folder_run_with_other_options(tmp_path):
-    first = cli("--tasks", "demo", "--model", "scripted:echo", "--limit", "2", "--no-progress",
-                "--output", str(tmp_path / "r"))
+    first = cli_here("--tasks", "demo", "--model", "scripted:echo", "--limit", "2", "--no-progress",
+                     "--output", str(tmp_path / "r"))
     assert first.returncode == 0
-    again = cli("--tasks", "demo", "--model", "scripted:echo", "--limit", "3", "--no-progress",
-                "--output", str(tmp_path / "r"), "--resume")
+    again = cli_here("--tasks", "demo", "--model", "scripted:echo", "--limit", "3", "--no-progress",
+                     "--output", str(tmp_path / "r"), "--resume")
     assert again.returncode == 2
     assert "different configuration" in again.stderr and len(again.stderr.strip().splitlines()) == 1
 

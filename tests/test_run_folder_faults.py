@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli, comparable, run, samples, tmpfs
+from helpers import cli_here, comparable, run, samples, tmpfs
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -74,7 +74,7 @@ def test_a_second_run_or_resume_on_a_folder_in_use_is_refused_with_one_line(tmp_
     wait_for(lambda: lock_holder(out) is not None)
     assert lock_holder(out)["pid"] == first.pid
     for extra in (["--resume"], ["--overwrite"], []):
-        second = cli(*run_args(data, out, *held, *extra), env=env)
+        second = cli_here(*run_args(data, out, *held, *extra), env=env)
         assert second.returncode == 2, second.stderr
         [line] = second.stderr.splitlines()
         assert line.startswith(f"ragbench: error: --output {out}: another ragbench run is using this folder "
@@ -98,7 +98,7 @@ def test_a_lock_a_killed_run_left_is_stale_and_the_resume_takes_it_over(tmp_path
     os.kill(first.pid, signal.SIGKILL)
     first.communicate(timeout=30)
     assert lock_holder(out)["pid"] == first.pid  # the file stays; the kernel let go of the lock
-    resumed = cli(*args, "--resume")
+    resumed = cli_here(*args, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads((out / "results.json").read_text())["complete"] and each_example_once(out, 24)
 
@@ -170,7 +170,7 @@ def test_a_full_disk_ends_in_one_line_and_the_run_resumes_once_space_is_freed(tm
                 pytest.skip("mounting a tmpfs is not allowed here (the injected ENOSPC runs instead)")
             out = disk / "run"
             filler = fill(disk, leave=200_000)
-            full = cli(*run_args(data, out))
+            full = cli_here(*run_args(data, out))
             filler.unlink()  # space freed
         else:  # the 31st sample write fails as a full disk's would
             out = tmp_path / "run"
@@ -183,7 +183,7 @@ def test_a_full_disk_ends_in_one_line_and_the_run_resumes_once_space_is_freed(tm
         assert last.endswith("free space on that disk, then run the same command with --resume (what finished is saved)")
         assert all(line.startswith("ragbench: warning:") for line in full.stderr.strip().splitlines()[:-1])
         assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
-        resumed = cli(*run_args(data, out, "--resume"))
+        resumed = cli_here(*run_args(data, out, "--resume"))
         assert resumed.returncode == 0, resumed.stderr
         results = json.loads((out / "results.json").read_text())
         assert comparable(results) == comparable(reference)
@@ -201,7 +201,7 @@ def test_a_read_only_output_ends_in_one_line_and_check_says_so(tmp_path):
         expected = f"ragbench: error: --output {out}: cannot write {ro} (read-only file system); choose a folder " \
                    "that can be written"
         for command in (["check"], []):
-            refused = cli(*command, *run_args(data, out))
+            refused = cli_here(*command, *run_args(data, out))
             assert refused.returncode == 2 and refused.stderr.splitlines() == [expected], refused.stderr
             assert "ready to run" not in refused.stdout
 
@@ -212,11 +212,11 @@ def test_a_run_folder_that_became_read_only_refuses_the_resume_with_one_line(tmp
         if disk is None:
             pytest.skip("mounting a tmpfs is not allowed here")
         out = disk / "run"
-        assert cli(*run_args(data, out)).returncode == 0
+        assert cli_here(*run_args(data, out)).returncode == 0
         meta = json.loads((out / "run.json").read_text())
         (out / "run.json").write_text(json.dumps({**meta, "finished": False}))  # stopped before its end
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
-        refused = cli(*run_args(data, out, "--resume"))
+        refused = cli_here(*run_args(data, out, "--resume"))
         assert refused.returncode == 2
         assert refused.stderr.splitlines() == [f"ragbench: error: --output {out}: cannot write {out} (read-only file "
                                                "system); choose a folder that can be written"]

@@ -10,7 +10,7 @@ import signal
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli, run, samples
+from helpers import cli, cli_here, run, samples
 from ragbench._engines.base import Engine
 from ragbench._errors import ConfigError
 from ragbench._metric import Metric
@@ -167,7 +167,7 @@ def test_a_resume_with_other_options_names_what_differs(tmp_path):
 
 
 def test_limit_zero_is_a_configuration_error(tmp_path):
-    result = cli("--tasks", "demo", "--limit", "0", "--output", str(tmp_path / "r"))
+    result = cli_here("--tasks", "demo", "--limit", "0", "--output", str(tmp_path / "r"))
     assert result.returncode == 2 and "--limit 0: give at least 1" in result.stderr
 
 

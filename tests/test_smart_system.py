@@ -127,12 +127,12 @@ def test_role_models_are_checked_before_the_run(tmp_path):
 
 
 def test_role_model_command_line_options(tmp_path):
-    from helpers import cli
+    from helpers import cli_here
 
-    bad = cli("--tasks", "pubhealth", "--system", "smart", "--role-model", "locator", "--no-progress")
+    bad = cli_here("--tasks", "pubhealth", "--system", "smart", "--role-model", "locator", "--no-progress")
     assert bad.returncode == 2 and "expected ROLE=ENGINE:MODEL" in bad.stderr
-    bad = cli("--tasks", "pubhealth", "--system", "smart", "--role-model", "locator=scripted:echo",
-              "--role-model-arg", "generator.batch_size=2", "--no-progress")
+    bad = cli_here("--tasks", "pubhealth", "--system", "smart", "--role-model", "locator=scripted:echo",
+                   "--role-model-arg", "generator.batch_size=2", "--no-progress")
     assert bad.returncode == 2 and "ROLE one of the --role-model roles (locator)" in bad.stderr
 
 

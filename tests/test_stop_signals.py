@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from helpers import cli
+from helpers import cli_here
 from test_command_faults import finished  # noqa: F401 (a fixture)
 
 SIGNAL_IN_A_FINALIZER = """
@@ -117,4 +117,4 @@ def test_a_rescore_stopped_by_a_signal_says_so_in_one_line_and_overwrite_complet
     assert process.returncode == 128 + signum, stderr
     assert stderr.strip().splitlines() == [f"ragbench rescore: {how}; {finished} is unchanged, the rescored folder is "
                                            "unfinished (run the same command with --overwrite)"]
-    assert cli(*args, "--overwrite").returncode == 0
+    assert cli_here(*args, "--overwrite").returncode == 0

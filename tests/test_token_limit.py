@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from conftest import write_jsonl
-from helpers import cli, run
+from helpers import cli_here, run
 from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
@@ -46,7 +46,7 @@ def test_no_section_when_no_output_was_cut(tmp_path):
 
 def test_the_console_says_it(tmp_path):
     task = cut_task(tmp_path, {0})
-    done = cli("--tasks", str(task), "--system", "closed_book", "--model", f"scripted:{tmp_path / 'answers.json'}",
-               "--output", str(tmp_path / "run"), "--no-progress")
+    done = cli_here("--tasks", str(task), "--system", "closed_book", "--model", f"scripted:{tmp_path / 'answers.json'}",
+                    "--output", str(tmp_path / "run"), "--no-progress")
     assert done.returncode == 0, done.stderr
     assert "qa: 1 LLM call(s) in 1 of 5 scored examples stopped at their max_tokens" in done.stdout + done.stderr

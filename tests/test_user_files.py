@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_jsonl
-from helpers import cli, run
+from helpers import cli_here, run
 from ragbench._checks import PreflightError
 from ragbench._registry import installed_registry
 from ragbench._storage.cache import ResponseCache
@@ -49,7 +49,7 @@ def refused_in_one_line(args: list[str], *needles: str) -> str:
     """`ragbench check` and the run itself end with exit 2 and the same one line holding each needle."""
     lines = []
     for command in (["check"], []):
-        result = cli(*command, *args, timeout=60)
+        result = cli_here(*command, *args)
         assert result.returncode == 2, result.stdout + result.stderr
         assert "Traceback" not in result.stderr
         [line] = [line for line in result.stderr.splitlines() if line.startswith("ragbench: error: ")]
@@ -163,7 +163,7 @@ def test_a_ragbench_cache_whose_response_column_was_renamed_is_moved_aside_and_c
     db.close()
     renamed = path.read_bytes()
     data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
-    ran = cli(*run_args(data, tmp_path / "run", "--cache", str(path)), timeout=60)
+    ran = cli_here(*run_args(data, tmp_path / "run", "--cache", str(path)))
     assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
     [warning] = [line for line in ran.stderr.splitlines() if line.startswith("ragbench: warning:")]
     assert warning.startswith(f"ragbench: warning: response cache {path}: damaged (its responses table is not the "
@@ -245,7 +245,7 @@ def test_a_run_json_ragbench_did_not_write_is_not_a_run_to_overwrite(tmp_path):
 def test_overwrite_removes_the_links_in_a_run_folder_never_what_they_point_to(tmp_path):
     home, out = tmp_path / "home", tmp_path / "run"
     data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
-    assert cli(*run_args(data, out)).returncode == 0
+    assert cli_here(*run_args(data, out)).returncode == 0
     users_samples_and_calls(home)
     (home / "notes.txt").write_text("the user's notes\n")
     for name in ("samples", "calls"):  # the run's folders, now links to the user's
@@ -256,10 +256,10 @@ def test_overwrite_removes_the_links_in_a_run_folder_never_what_they_point_to(tm
     (out / "report.md").unlink()
     (out / "report.md").symlink_to(home / "notes.txt")
     before = snapshot(home)
-    resumed = cli(*run_args(data, out, "--resume"), timeout=60)  # a resume would write through them: refused
+    resumed = cli_here(*run_args(data, out, "--resume"))  # a resume would write through them: refused
     assert resumed.returncode == 2 and "is a symbolic link" in resumed.stderr and "remove the link" in resumed.stderr
     assert len(resumed.stderr.splitlines()) == 1
-    overwritten = cli(*run_args(data, out, "--overwrite"))
+    overwritten = cli_here(*run_args(data, out, "--overwrite"))
     assert overwritten.returncode == 0, overwritten.stderr
     assert snapshot(home) == before
     assert not any(p.is_symlink() for p in out.rglob("*"))
@@ -271,10 +271,10 @@ def test_a_link_inside_a_runs_samples_is_removed_by_overwrite_and_its_target_kep
     home.mkdir()
     (home / "mine.jsonl").write_text('{"mine": 1}\n')
     data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
-    assert cli(*run_args(data, out)).returncode == 0
+    assert cli_here(*run_args(data, out)).returncode == 0
     (out / "samples" / "other.jsonl").symlink_to(home / "mine.jsonl")
     before = snapshot(home)
-    assert cli(*run_args(data, out, "--overwrite")).returncode == 0
+    assert cli_here(*run_args(data, out, "--overwrite")).returncode == 0
     assert snapshot(home) == before and not (out / "samples" / "other.jsonl").exists()
 
 
@@ -283,7 +283,7 @@ def test_a_killed_runs_temporary_files_are_removed_only_in_the_run_folder(tmp_pa
     folder, is the user's."""
     home, out = tmp_path / "home", tmp_path / "run"
     data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
-    assert cli(*run_args(data, out)).returncode == 0
+    assert cli_here(*run_args(data, out)).returncode == 0
     home.mkdir()
     (home / ".draft.0123abcd.tmp").write_text("mine")
     (out / "mine").mkdir()
@@ -291,7 +291,7 @@ def test_a_killed_runs_temporary_files_are_removed_only_in_the_run_folder(tmp_pa
     (out / "linked").symlink_to(home)
     (out / ".run.json.0123abcd.tmp").write_text("what a killed run left")
     before, inside = snapshot(home), snapshot(out / "mine")
-    assert cli(*run_args(data, out, "--overwrite")).returncode == 0
+    assert cli_here(*run_args(data, out, "--overwrite")).returncode == 0
     assert snapshot(home) == before and snapshot(out / "mine") == inside
     assert not (out / ".run.json.0123abcd.tmp").exists()
 
@@ -300,12 +300,12 @@ def test_a_killed_runs_temporary_files_are_removed_only_in_the_run_folder(tmp_pa
 
 def test_an_export_into_a_users_folder_with_a_data_folder_is_refused_and_leaves_it(tmp_path):
     data, out, site = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION]), tmp_path / "run", tmp_path / "site"
-    assert cli(*run_args(data, out)).returncode == 0
+    assert cli_here(*run_args(data, out)).returncode == 0
     (site / "data").mkdir(parents=True)
     (site / "data" / "measurements.csv").write_text("1,2,3\n")
     (site / "index.html").write_text("<html>my page</html>\n")
     before = snapshot(site)
-    refused = cli("view", str(out), "--export", str(site))
+    refused = cli_here("view", str(out), "--export", str(site))
     assert refused.returncode == 2 and refused.stderr.splitlines() == [
         f"ragbench: error: view --export: {site} is a non-empty folder that is not an earlier export (no index.html "
         "the viewer wrote, or a symbolic link where an export writes); choose a new folder"]
@@ -315,15 +315,15 @@ def test_an_export_into_a_users_folder_with_a_data_folder_is_refused_and_leaves_
 def test_an_earlier_export_is_replaced_but_a_link_in_it_to_a_users_folder_is_refused(tmp_path):
     data, out, site, home = (write_jsonl(tmp_path / "popqa.jsonl", [QUESTION]), tmp_path / "run", tmp_path / "site",
                              tmp_path / "home")
-    assert cli(*run_args(data, out)).returncode == 0
-    assert cli("view", str(out), "--export", str(site)).returncode == 0
-    assert cli("view", str(out), "--export", str(site)).returncode == 0  # an earlier export: replaced
+    assert cli_here(*run_args(data, out)).returncode == 0
+    assert cli_here("view", str(out), "--export", str(site)).returncode == 0
+    assert cli_here("view", str(out), "--export", str(site)).returncode == 0  # an earlier export: replaced
     home.mkdir()
     (home / "mine.js").write_text("mine\n")
     os.rename(site / "data", tmp_path / "old-data")
     (site / "data").symlink_to(home)
     before = snapshot(home)
-    refused = cli("view", str(out), "--export", str(site))
+    refused = cli_here("view", str(out), "--export", str(site))
     assert refused.returncode == 2 and "is a non-empty folder that is not an earlier export" in refused.stderr
     assert snapshot(home) == before
 
@@ -432,7 +432,7 @@ def users(home: Path, outside: Path) -> dict[str, tuple]:
        cache=st.sampled_from([None, "new.sqlite", *NAMES]), mode=st.sampled_from(["", "overwrite", "resume"]))
 @settings(max_examples=30)
 def test_no_run_changes_a_users_file_outside_the_run_folder_ragbench_made(template_run, tmp_path_factory, entries,
-                                                                         output, cache, mode):
+                                                                         output, cache, mode, shared_registry):
     import shutil
 
     from ragbench._errors import ConfigError
@@ -449,7 +449,7 @@ def test_no_run_changes_a_users_file_outside_the_run_folder_ragbench_made(templa
                        output=str(home / output), cache=str(home / cache) if cache else None, progress=False,
                        bootstrap_iters=20, overwrite=mode == "overwrite", resume=mode == "resume")
     try:
-        Evaluator(config, registry=installed_registry()).run()
+        Evaluator(config, registry=shared_registry).run()
     except ConfigError as refused:
         assert str(refused).strip(), "a refusal says why"
     after = users(home, outside)

@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli, run
+from helpers import cli_here, run
 from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.export import export
@@ -233,16 +233,16 @@ def test_server_answers_the_api_and_refuses_unknown_paths(site):
 
 
 def test_view_command_errors_are_one_line(tmp_path):
-    result = cli("view", str(tmp_path / "missing"))
+    result = cli_here("view", str(tmp_path / "missing"))
     assert result.returncode != 0 and result.stderr.count("\n") == 1 and "is not a folder" in result.stderr
-    result = cli("view", str(tmp_path))
+    result = cli_here("view", str(tmp_path))
     assert result.returncode != 0 and "no ragbench run under" in result.stderr and "Traceback" not in result.stderr
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "run.json").write_text("{}")
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        result = cli("view", str(tmp_path), "--port", str(busy.getsockname()[1]))
+        result = cli_here("view", str(tmp_path), "--port", str(busy.getsockname()[1]))
     assert result.returncode != 0 and result.stderr.count("\n") == 1 and "choose another --port" in result.stderr
 
 
@@ -288,7 +288,7 @@ def test_the_compare_page_shows_the_interval_and_p_value_that_ragbench_compare_p
     site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
     page = site.data("compare/demo/a~b")
     row = next(r for r in page["pairs"][0]["rows"] if r["metric"] == "f1" and not r["slice"])
-    printed = cli("compare", str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"))
+    printed = cli_here("compare", str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"))
     assert printed.returncode == 0, printed.stderr
     assert (f"| demo | f1 | higher | all | 24 | {row['mean_a']:.4f} | {row['mean_b']:.4f} | {row['diff']:+.4f} | yes | "
             f"[{row['ci95'][0]:.4f}, {row['ci95'][1]:.4f}] | {row['p_adjusted']:.4g} | {row['p_value']:.4g} | "

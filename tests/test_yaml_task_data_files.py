@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli
+from helpers import cli_here
 from ragbench._errors import ConfigError, RecordError
 from ragbench._shared.yaml_tasks import task_class
 from ragbench._shared.yaml_tasks.spec import load_spec
@@ -90,7 +90,7 @@ def test_a_csv_value_of_10_mb_is_read(tmp_path):
                                                       "byte 0xff)")], ids=["latin1", "utf16"])
 def test_a_csv_file_not_in_utf8_is_refused_in_one_line_naming_its_line(tmp_path, content, where):
     task_on(tmp_path, "d.csv", content)
-    result = cli("check", "--no-model", "--system", "closed_book", "--tasks", str(tmp_path / "t.yaml"))
+    result = cli_here("check", "--no-model", "--system", "closed_book", "--tasks", str(tmp_path / "t.yaml"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (f"ragbench: error: {tmp_path / 'd.csv'}: {where}; "
                                                       "save the file as UTF-8")
@@ -132,7 +132,7 @@ def test_short_rows_with_line_ends_and_a_full_last_row_without_one_are_rows(tmp_
 def test_a_check_of_a_cut_short_compressed_csv_is_one_line(tmp_path):
     whole = gzip.compress(CSV.encode())
     task_on(tmp_path, "d.csv.gz", whole[:20])
-    result = cli("check", "--no-model", "--system", "closed_book", "--tasks", str(tmp_path / "t.yaml"))
+    result = cli_here("check", "--no-model", "--system", "closed_book", "--tasks", str(tmp_path / "t.yaml"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert (f"ragbench: error: task t: none of the first 1 record(s) of {tmp_path / 'd.csv.gz'} is usable (first: "
             f"{tmp_path / 'd.csv.gz'}:") in result.stderr

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers import cli
+from helpers import cli_here
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._shared.yaml_tasks import task_class
@@ -92,8 +92,9 @@ def test_data_given_with_dash_dash_data_is_read_without_the_files_options(tmp_pa
 
 
 def test_the_refusal_is_one_line_of_ragbench_check(tmp_path):
-    checked = cli("check", "--tasks", str(write(tmp_path, "{path: d.csv, records: data}")), "--system", "closed_book",
-                  "--model", "scripted:echo", "--output", str(tmp_path / "run"), "--no-model")
+    checked = cli_here("check", "--tasks", str(write(tmp_path, "{path: d.csv, records: data}")), "--system",
+                       "closed_book",
+                       "--model", "scripted:echo", "--output", str(tmp_path / "run"), "--no-model")
     assert checked.returncode == 2 and "Traceback" not in checked.stderr
     [line] = [line for line in checked.stderr.splitlines() if "data.records" in line]
     assert "data.records is read only with format json, and " in line and "d.csv is read as csv" in line

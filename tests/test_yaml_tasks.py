@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, write_jsonl
-from helpers import cli, run, samples
+from helpers import cli_here, run, samples
 from ragbench._errors import ConfigError, RecordError
 from ragbench._registry import Registry, installed_registry
 from ragbench._shared.yaml_tasks import task_class
@@ -402,7 +402,8 @@ def test_a_mistake_in_the_file_is_one_line_naming_file_line_and_key(tmp_path, te
 def test_a_field_the_records_lack_is_named_with_its_yaml_key_before_the_run(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "golden_answers": ["x"], "id": 1}] * 3)
     path = write_task(tmp_path, GOOD.replace("gold: {answers: a}", "gold: {answers: golden_answer}"))
-    result = cli("check", "--tasks", str(path), "--system", "closed_book", "--model", "scripted:echo", "--no-model")
+    result = cli_here("check", "--tasks", str(path), "--system", "closed_book", "--model", "scripted:echo",
+                      "--no-model")
     assert result.returncode == 2
     assert result.stderr.strip() == (f"ragbench: error: {path}:4: key 'fields.gold.answers': {tmp_path / 'd.jsonl'}:1 "
                                      "has no field 'golden_answer' (its fields: question, golden_answers, id); "
@@ -412,8 +413,8 @@ def test_a_field_the_records_lack_is_named_with_its_yaml_key_before_the_run(tmp_
 def test_a_template_that_fails_on_the_records_is_named_before_the_run(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "a": "x"}])
     path = write_task(tmp_path, GOOD.replace("{{ question }}", "{{ question.upper(1) }}"))
-    result = cli("--tasks", str(path), "--system", "closed_book", "--model", "scripted:echo",
-                 "--output", str(tmp_path / "r"))
+    result = cli_here("--tasks", str(path), "--system", "closed_book", "--model", "scripted:echo",
+                      "--output", str(tmp_path / "r"))
     assert result.returncode == 2 and not (tmp_path / "r").exists()
     assert result.stderr.startswith(f"ragbench: error: {path}:6: key 'prompt.template': cannot render:")
     assert len(result.stderr.strip().splitlines()) == 1
@@ -438,12 +439,12 @@ def test_include_path_runs_tasks_and_groups_by_name_and_lists_them(tmp_path):
     write_task(folder, GOOD.replace("task: t", "task: second_set\ngroups: [mine]").replace("d.jsonl", "../d.jsonl"),
                "b/second.yml")
     write_task(folder, "settings: {not: a task}\n", "shared.yaml")
-    result = cli("--tasks", "mine", "--include-path", str(folder), "--system", "closed_book",
-                 "--model", "scripted:echo", "--no-progress", "--output", str(tmp_path / "r"))
+    result = cli_here("--tasks", "mine", "--include-path", str(folder), "--system", "closed_book",
+                      "--model", "scripted:echo", "--no-progress", "--output", str(tmp_path / "r"))
     assert result.returncode == 0, result.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert set(results["results"]) == {"first_set", "second_set"}
-    listing = cli("list", "tasks", "--include-path", str(folder))
+    listing = cli_here("list", "tasks", "--include-path", str(folder))
     assert re.search(r"first_set .*\[.*first\.yaml\]", listing.stdout) and "second_set" in listing.stdout
 
 

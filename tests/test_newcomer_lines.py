@@ -10,14 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import ROOT, TEST_DATA
-from helpers import cli, closed_port
+from helpers import cli, cli_here, closed_port
 from ragbench._cli.install_hints import for_this_install, installed_from
 from ragbench._cli.outcomes import config_error
 from ragbench._errors import EXIT_CONFIG, ConfigError
 
 
 def test_a_task_alias_is_said_to_be_the_task_it_runs(tmp_path):
-    done = cli("--tasks", "fever", "--data", f"pubhealth={TEST_DATA / 'selfrag' / 'health_claims_processed.sample.jsonl'}",
+    done = cli_here("--tasks", "fever", "--data", f"pubhealth={TEST_DATA / 'selfrag' / 'health_claims_processed.sample.jsonl'}",
                "--limit", "2", "--system", "closed_book", "--model", "scripted:echo", "--output", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
     first = done.stderr.splitlines()[0]
@@ -27,7 +27,7 @@ def test_a_task_alias_is_said_to_be_the_task_it_runs(tmp_path):
 
 
 def test_a_task_named_by_its_own_name_or_a_group_gets_no_alias_line(tmp_path):
-    done = cli("--tasks", "demo", "--limit", "1", "--system", "closed_book", "--model", "scripted:echo",
+    done = cli_here("--tasks", "demo", "--limit", "1", "--system", "closed_book", "--model", "scripted:echo",
                "--output", str(tmp_path / "run"))
     assert done.returncode == 0 and "alias" not in done.stderr
 

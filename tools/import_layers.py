@@ -56,6 +56,8 @@ LAYERS = (
         "_reports": "aggregation, bootstrap intervals, compare, report.md and plots, failures, reproduce"}),
     Layer("plugin discovery", {
         "_registry": "the registry: plugins found through their hooks, the catalogue, YAML task folders"}),
+    Layer("catalogue entries", {
+        "_catalog": "a catalogue entry: a plugin's component by kind and name, checked against its base when loaded"}),
     Layer("pipeline components", {
         "_components": "rerankers and refiners between the retriever and the reader (`--reranker`, `--refiner`)"}),
     Layer("shared plugin helpers", {

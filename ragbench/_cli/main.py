@@ -160,7 +160,7 @@ def metric_fits(registry: Any, metric: str) -> str:
 @click.option("--include-path", multiple=True, metavar="DIR", help="also the YAML tasks under this folder")
 def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
     """Show the installed tasks, systems, metrics and engines (name, description, provider)."""
-    from .._registry import KINDS
+    from .._catalog import KINDS
     from .._shared.yaml_tasks.discovery import folder_tasks
 
     registry = command_registry()

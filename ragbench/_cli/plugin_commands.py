@@ -40,7 +40,7 @@ class PluginCommandGroup(click.Group):
         registry = command_registry(ctx)
         if not self._plugins_merged:
             self._plugins_merged = True
-            from .._registry import PluginFailure
+            from .._catalog import PluginFailure
 
             self._merge_failures = tuple(
                 PluginFailure(getattr(command, "name", "?") or "?", provider, problem)

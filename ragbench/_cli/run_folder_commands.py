@@ -147,7 +147,7 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
 def compare_plots(reports: list, folder: Path) -> list[Path | None]:
     """compare_N.png of each report; none, in one line naming what to install, where matplotlib is missing (the
     plain install has no plotting: compare.md is written without its pictures)."""
-    from .._reports.compare import plot
+    from .._reports.compare_plot import plot
 
     try:
         return [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]

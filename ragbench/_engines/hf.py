@@ -61,15 +61,15 @@ from typing import Annotated, Any, Literal, get_args
 from annotated_types import Ge
 
 from .._errors import ConfigError
-from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, apply_stop
 from . import hf_batching as batching
 from .base import Engine
 from .base import one_line as _one_line
 from .content import local_model_digest
 from .embedded import embedded_model_dir, is_embedded
-from .hf_decoding import StopTracker, TokenPicker
+from .hf_decoding import StopTracker, TokenPicker, picked_logprobs
 from .hf_ensemble import LogitMixer, decode_ensemble
-from .hf_loading import cache_then_hub, import_hf, model_place, truthy
+from .hf_loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 from .tool_parsers import TOOL_PARSERS, ParserName, with_tool_calls
 
@@ -111,7 +111,10 @@ class HFEngine(Engine):
         if self.device.startswith("cuda") and not truthy(cudnn_attention):
             torch.backends.cuda.enable_cudnn_sdp(False)
         self.model_obj, self.tokenizer = self._load(transformers)
-        self._setup_tokens(transformers)
+        self.eos_ids, self.pad_id, self.context_length = set_up_tokens(self.tokenizer, self.model_obj, transformers,
+                                                                       self.model)
+        self._piece_cache: dict[int, str] = {}
+        self._named_ids: dict[str, int | None] = {}
         if self.device.startswith("cuda"):
             batching.warm_up(torch, self.model_obj, self.pad_id, self.device)
             if fixed is None:
@@ -158,29 +161,6 @@ class HFEngine(Engine):
             raise ConfigError(f"hf engine: cannot load model '{self.model}' ({_one_line(exc)})") from exc
         model.eval()
         return model, tokenizer
-
-    def _setup_tokens(self, transformers: Any) -> None:
-        tok, model = self.tokenizer, self.model_obj
-        old = model.generation_config
-        eos = old.eos_token_id if old.eos_token_id is not None else tok.eos_token_id
-        eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
-        if tok.eos_token_id is not None and tok.eos_token_id not in eos_ids:
-            eos_ids.append(tok.eos_token_id)
-        if tok.pad_token_id is None:
-            if tok.eos_token is None:
-                raise ConfigError(f"hf engine: model '{self.model}' has neither a pad nor an eos token")
-            tok.pad_token = tok.eos_token
-        tok.padding_side = "left"
-        self.eos_ids = set(eos_ids)
-        self.pad_id = int(tok.pad_token_id)
-        # Only the request's Sampling decides decoding: drop the checkpoint's generation defaults.
-        model.generation_config = transformers.GenerationConfig(
-            eos_token_id=eos_ids or None, pad_token_id=self.pad_id, bos_token_id=old.bos_token_id,
-            decoder_start_token_id=old.decoder_start_token_id)
-        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-        self.context_length = int(getattr(config, "max_position_embeddings", 0) or 0)
-        self._piece_cache: dict[int, str] = {}
-        self._named_ids: dict[str, int | None] = {}
 
     @property
     def engine_id(self) -> str:
@@ -341,7 +321,8 @@ class HFEngine(Engine):
                     finish = "stop" if (reason or stopped) else "length"
             logprobs = cumulative = None
             if picker.records:
-                logprobs = self._logprobs(picker, position * rows_per, generated[position * rows_per][:first_length])
+                logprobs = picked_logprobs(picker, position * rows_per, generated[position * rows_per][:first_length],
+                                           self._piece)
                 cumulative = sum(t.logprob for t in logprobs)
             completion = first_length if rows_per == 1 else sum(
                 (tracker.done_at[position * rows_per + s] or len(generated[position * rows_per + s]))
@@ -368,16 +349,3 @@ class HFEngine(Engine):
         if token not in self._named_ids:
             self._named_ids[token] = vocabulary_id(self.tokenizer, token)
         return self._named_ids[token]
-
-    def _logprobs(self, picker: TokenPicker, row: int, tokens: list[int]) -> list[TokenLogprobs]:
-        out = []
-        for step, token_id in enumerate(tokens):
-            chosen_lp, top_lp, top_ids = picker.records[step]
-            named_lp = picker.named_records[step]
-            top: dict[str, float] = {}
-            for lp, tid in zip(top_lp[row], top_ids[row]):
-                top.setdefault(self._piece(tid), lp)
-            named = {t: lp for t, lp in zip(picker.sampling.logprob_tokens, named_lp[row]) if lp is not None}
-            out.append(TokenLogprobs(token=self._piece(token_id), logprob=chosen_lp[row], top=top,
-                                     named=named, token_id=token_id))
-        return out

@@ -4,10 +4,10 @@ string, per row). Their semantics follow vLLM's; see hf.py."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._values.llm_calls import Sampling
+from .._values.llm_calls import Sampling, TokenLogprobs
 
 
 class TokenPicker:
@@ -105,3 +105,20 @@ class StopTracker:
                     self.done_at[row], self.reason[row] = steps, "stop"
         done = [bool(self.done_at[row]) for row in range(len(last))]
         return self.torch.tensor(done, dtype=self.torch.bool, device=input_ids.device)
+
+
+def picked_logprobs(picker: TokenPicker, row: int, tokens: list[int], piece: Callable[[int], str],
+                    ) -> list[TokenLogprobs]:
+    """The log-probs `picker` recorded for one row's generated `tokens` (its top k and named tokens), each token
+    as text by `piece`."""
+    out = []
+    for step, token_id in enumerate(tokens):
+        chosen_lp, top_lp, top_ids = picker.records[step]
+        named_lp = picker.named_records[step]
+        top: dict[str, float] = {}
+        for lp, tid in zip(top_lp[row], top_ids[row]):
+            top.setdefault(piece(tid), lp)
+        named = {t: lp for t, lp in zip(picker.sampling.logprob_tokens, named_lp[row]) if lp is not None}
+        out.append(TokenLogprobs(token=piece(token_id), logprob=chosen_lp[row], top=top, named=named,
+                                 token_id=token_id))
+    return out

@@ -68,3 +68,25 @@ def cache_then_hub(load: Callable[[bool], Loaded], place: ModelPlace) -> Loaded:
             raise ConfigError(f"hf engine: {why}; give the model's folder (--model hf:/path/to/model) or fetch it "
                               "into the cache where the hub can be reached") from None
         return load(False)
+
+
+def set_up_tokens(tok: Any, model: Any, transformers: Any, name: str) -> tuple[set[int], int, int]:
+    """The model's end-of-sequence ids, its pad id (the eos token where it has none) and its context length;
+    the tokenizer pads on the left, and only a request's Sampling decides decoding (the checkpoint's generation
+    defaults are dropped)."""
+    old = model.generation_config
+    eos = old.eos_token_id if old.eos_token_id is not None else tok.eos_token_id
+    eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
+    if tok.eos_token_id is not None and tok.eos_token_id not in eos_ids:
+        eos_ids.append(tok.eos_token_id)
+    if tok.pad_token_id is None:
+        if tok.eos_token is None:
+            raise ConfigError(f"hf engine: model '{name}' has neither a pad nor an eos token")
+        tok.pad_token = tok.eos_token
+    tok.padding_side = "left"
+    pad_id = int(tok.pad_token_id)
+    model.generation_config = transformers.GenerationConfig(
+        eos_token_id=eos_ids or None, pad_token_id=pad_id, bos_token_id=old.bos_token_id,
+        decoder_start_token_id=old.decoder_start_token_id)
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    return set(eos_ids), pad_id, int(getattr(config, "max_position_embeddings", 0) or 0)

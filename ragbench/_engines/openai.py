@@ -54,11 +54,11 @@ import openai
 from annotated_types import Ge, Gt
 
 from .._errors import ConfigError
-from .._values.llm_calls import EngineError, EngineNeeds, Request, RequestError, Response, TokenLogprobs
-from .._values.tool_calls import ToolCall
+from .._values.llm_calls import EngineError, EngineNeeds, Request, RequestError, Response
 from .._values.urls import Credentials, redact_url, secret_name
 from .base import Engine
 from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, redact
+from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, top_logprobs_asked
 
 __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
 
@@ -67,102 +67,10 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 Mode = Literal["auto", "chat"]
 MODES: tuple[str, ...] = get_args(Mode)
-NAMED_TOP_LOGPROBS = 20
 # Body fields the engine sets itself from the request; an extra option may not override them.
 _RESERVED = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "n", "stop", "seed",
              "logprobs", "top_logprobs", "stream", "skip_special_tokens", "response_format", "tools", "tool_choice"}
 _ENDPOINT_STATUS = {401, 403, 404}  # the endpoint is misconfigured, not the request
-_FINISH_ALIASES = {"eos_token": "stop", "stop_sequence": "stop"}  # TGI's names of OpenAI's "stop"
-
-
-def _top_k(sampling: Any) -> int | None:
-    """How many top log-probs to ask for: the request's k, or enough to find named tokens."""
-    if not sampling.logprob_tokens:
-        return sampling.logprobs
-    return max(sampling.logprobs or 0, NAMED_TOP_LOGPROBS)
-
-
-def _positions(logprobs: Any, chat: bool) -> list[TokenLogprobs] | None:
-    """The first choice's per-token log-probs from the SDK's chat or completion shape."""
-    if chat:
-        if logprobs is None or logprobs.content is None:
-            return None
-        return [TokenLogprobs(token=item.token, logprob=float(item.logprob),
-                              top={t.token: float(t.logprob) for t in item.top_logprobs or ()})
-                for item in logprobs.content]
-    if logprobs is None or logprobs.tokens is None:
-        return None
-    values, tops = logprobs.token_logprobs or [], logprobs.top_logprobs or []
-    out = []
-    for i, token in enumerate(logprobs.tokens):
-        value = values[i] if i < len(values) else None
-        top = tops[i] if i < len(tops) and tops[i] else {}
-        # None only for an echoed first prompt token, which this engine never asks for
-        out.append(TokenLogprobs(token=token, logprob=float("nan") if value is None else float(value),
-                                 top={t: float(v) for t, v in top.items()}))
-    return out
-
-
-def _keep_asked(positions: list[TokenLogprobs], sampling: Any) -> list[TokenLogprobs]:
-    """Named tokens from each position's top list; the top list itself only if top-k was asked."""
-    for position in positions:
-        position.named = {t: position.top[t] for t in sampling.logprob_tokens if t in position.top}
-        position.top = dict(list(position.top.items())[:sampling.logprobs]) if sampling.logprobs else {}
-    return positions
-
-
-def _tool_calls(message: Any) -> Any:
-    """A chat choice's tool calls as the server sent them (the SDK builds them without validation: a call with
-    no name or an argument that is no text is refused where responses arrive, as the engine's error)."""
-    calls = getattr(message, "tool_calls", None)
-    if calls is None:
-        return ()
-    if not isinstance(calls, list):
-        return calls
-    return tuple(_tool_call(call) for call in calls)
-
-
-def _tool_call(call: Any) -> ToolCall:
-    function = getattr(call, "function", None)
-    sent: dict[str, Any] = {"id": getattr(call, "id", None), "name": getattr(function, "name", None),
-                            "raw_arguments": getattr(function, "arguments", None)}
-    return ToolCall(**sent)
-
-
-def _parse(completion: Any, sampling: Any, chat: bool, tools: bool = False) -> Response:
-    """A Response from the SDK's ChatCompletion / Completion (which the SDK builds without
-    validation: a body that is not a completion fails here, on a missing field); `tools`: the request
-    offered tools, so each choice's tool calls are read."""
-    choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
-    if not choices:
-        raise ValueError("no choices")
-    texts = [_or_empty(choice.message.content if chat else choice.text) for choice in choices]
-    if sampling.keep_stop and sampling.stop:  # the API cuts before the stop string and does not say which
-        texts = [text if not isinstance(text, str) or text.endswith(tuple(sampling.stop)) else text + sampling.stop[0]
-                 for text in texts]
-    logprobs = cumulative = None
-    if _top_k(sampling) is not None:
-        logprobs = _positions(choices[0].logprobs, chat)
-        if logprobs is not None and sampling.logprob_tokens:
-            logprobs = _keep_asked(logprobs, sampling)
-            cumulative = sum(t.logprob for t in logprobs)
-    finish = choices[0].finish_reason
-    if finish is None:  # servers that leave it out (as ragbench has always read them): the check sees the rest
-        finish = "stop"
-    return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
-                    choice_tool_calls=[_tool_calls(choice.message) for choice in choices] if tools else None,
-                    prompt_tokens=_tokens(completion.usage, "prompt_tokens"),
-                    completion_tokens=_tokens(completion.usage, "completion_tokens"),
-                    finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish)
-
-
-def _tokens(usage: Any, name: str) -> Any:
-    """A usage count as the server sent it, checked where every response arrives
-    (ragbench._values.response_checks); 0 where the server reports none."""
-    if usage is None:
-        return 0
-    value = getattr(usage, name, usage)  # a usage that is no object (a list, a string): itself, which is refused
-    return 0 if value is None else value
 
 
 def _models_url(base_url: str) -> str:
@@ -171,12 +79,6 @@ def _models_url(base_url: str) -> str:
         return Credentials.of(base_url).url.rstrip("/") + "/models"
     except ValueError:  # unreachable() names it
         return base_url
-
-
-def _or_empty(text: Any) -> Any:
-    """A choice's text as the server sent it (a text that is no string is refused where responses arrive); ""
-    for none (a chat message holding only a refusal)."""
-    return "" if text is None else text
 
 
 def _extra_body_problems(extra: dict[str, Any]) -> list[str]:
@@ -338,7 +240,7 @@ class OpenAIEngine(Engine):
             args["stop"] = list(sampling.stop)
         if sampling.seed is not None:
             args["seed"] = sampling.seed
-        top_k = _top_k(sampling)
+        top_k = top_logprobs_asked(sampling)
         if top_k is not None:
             args.update({"logprobs": True, "top_logprobs": top_k} if chat else {"logprobs": top_k})
         if sampling.json_mode and chat:
@@ -371,10 +273,10 @@ class OpenAIEngine(Engine):
                 async with slots:
                     raw = await create(**args)
             except openai.APIError as exc:
-                raise self._api_failure(exc, used, _top_k(request.sampling)) from None
+                raise self._api_failure(exc, used, top_logprobs_asked(request.sampling)) from None
             used += raw.retries_taken + 1
             try:
-                return _parse(raw.parse(), request.sampling, chat, bool(request.tools))
+                return parse_completion(raw.parse(), request.sampling, chat, bool(request.tools))
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
                 what = f"unreadable response ({type(exc).__name__}: {exc}): {self._excerpt(raw.http_response.text)}"
             if used > self.max_retries:

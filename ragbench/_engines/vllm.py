@@ -41,10 +41,9 @@ engine needs an `if __name__ == "__main__":` guard.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +55,7 @@ from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
 from .tool_parsers import with_tool_calls
+from .vllm_logprobs import LogprobGate, read_logprobs
 from .vllm_options import (
     DEFAULT_MAX_LOGPROBS,
     INSTALL_HINT,
@@ -105,7 +105,7 @@ class VLLMEngine(Engine):
         self.async_engine = option_value(async_engine) is True
         self._async: Any = None
         self._starting: asyncio.Lock | None = None
-        self._gate = _LogprobGate()
+        self._gate = LogprobGate()
         if self.async_engine:
             self.concurrent = True  # type: ignore[misc]
             self.max_concurrency = 256
@@ -365,60 +365,4 @@ class VLLMEngine(Engine):
         return decoded if decoded is not None else self.tokenizer.decode([token_id])
 
     def _logprobs(self, choice: Any, sampling: Sampling) -> list[TokenLogprobs]:
-        positions = choice.logprobs
-        if positions is None:
-            return []
-        named_ids = list(zip(sampling.logprob_tokens, self.named_ids(sampling.logprob_tokens)))
-        # Ranks count only in a top-k answer: vocabulary-wide dicts come unranked, named ids with dummy ranks.
-        window = sampling.logprob_window
-        ranked = not sampling.logprob_tokens or window is not None
-        out = []
-        for entries, token_id in zip(positions, choice.token_ids):
-            chosen = entries.get(token_id)
-            named = {name: float(entries[tid].logprob) for name, tid in named_ids if tid in entries
-                     and (window is None or tid == token_id or entries[tid].rank <= window)}
-            top = self._top(entries, sampling.logprobs, ranked) if sampling.logprobs is not None else {}
-            out.append(TokenLogprobs(
-                token=self._token_text(token_id, chosen),
-                logprob=float(chosen.logprob) if chosen is not None else float("nan"),
-                top=top, named=named, token_id=int(token_id)))
-        return out
-
-    def _top(self, entries: dict[int, Any], k: int, ranked: bool) -> dict[str, float]:
-        """The k most likely entries keyed by decoded text (the more likely one on a clash); with
-        ranks, those of rank <= k, so a sampled token outside the top-k stays out."""
-        if ranked and all(getattr(entry, "rank", None) is not None for entry in entries.values()):
-            chosen = sorted(((tid, e) for tid, e in entries.items() if e.rank <= k), key=lambda item: -item[1].logprob)
-        else:
-            chosen = sorted(entries.items(), key=lambda item: -item[1].logprob)[:k]
-        top: dict[str, float] = {}
-        for tid, entry in chosen:
-            top.setdefault(self._token_text(tid, entry), float(entry.logprob))
-        return top
-
-
-class _LogprobGate:
-    """Keeps named-token requests (logprob_token_ids) and top-k log-prob requests out of the async
-    engine's running batch at the same time: vLLM (0.32) answers every request of a batch with
-    logprob_token_ids rows once one request sets them, so top-k requests beside them would get -inf
-    entries. Requests without log-probs always run; a kind waits while the other kind runs."""
-
-    def __init__(self) -> None:
-        self.running = {"named": 0, "ranked": 0}
-        self.changed = asyncio.Condition()
-
-    @contextlib.asynccontextmanager
-    async def hold(self, kind: str | None) -> AsyncIterator[None]:
-        if kind is None:
-            yield
-            return
-        other = "ranked" if kind == "named" else "named"
-        async with self.changed:
-            await self.changed.wait_for(lambda: self.running[other] == 0)
-            self.running[kind] += 1
-        try:
-            yield
-        finally:
-            async with self.changed:
-                self.running[kind] -= 1
-                self.changed.notify_all()
+        return read_logprobs(choice, sampling, self.named_ids(sampling.logprob_tokens), self._token_text)

@@ -25,11 +25,12 @@ from .._errors import ConfigError
 from .._records import read_samples
 from .._storage.files import file_there
 from .._storage.rundir import RunDir, sample_file
-from .bootstrap import mean, percentile_interval, resampled
+from .bootstrap import mean
 from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
 from .like_for_like import budget_rows, like_for_like_text, unlike
 from .multiple_testing import METHODS, adjusted
+from .paired_tests import compare_values
 from .results_file import read_results
 from .results_schema import Entry, Results
 from .slice_labels import SliceLabels, field_labels, slice_value
@@ -124,40 +125,6 @@ def load_run(path: str | Path) -> Run:
             raise ConfigError(f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {samples_path}); "
                               f"`ragbench --resume --output {path}` rebuilds it")
     return Run(path, results, samples, labels)
-
-
-def mcnemar_p(a: np.ndarray, b: np.ndarray) -> float:
-    """Exact two-sided McNemar test: binomial(n_discordant, 1/2) on the pairs where A and B differ."""
-    only_a = int(np.sum((a == 1) & (b == 0)))
-    only_b = int(np.sum((a == 0) & (b == 1)))
-    n = only_a + only_b
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
-
-
-def paired_bootstrap(a: np.ndarray, b: np.ndarray, iterations: int, seed: int) -> tuple[tuple[float, float], float]:
-    """95% interval of mean(b - a) over examples resampled in pairs, and the two-sided p-value."""
-    diffs = b - a
-    draws = resampled(diffs, iterations, seed)
-    low, high = percentile_interval(draws)
-    observed = mean(diffs)
-    if observed == 0:
-        p = 1.0
-    else:
-        crossing = np.sum(draws <= 0) if observed > 0 else np.sum(draws >= 0)
-        p = min(1.0, max(2 * crossing / iterations, 1 / iterations))
-    return (low, high), float(p)
-
-
-def compare_values(a: list[float], b: list[float], iterations: int, seed: int) -> tuple[tuple[float, float] | None,
-                                                                                        float, str]:
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    interval, p_boot = paired_bootstrap(x, y, iterations, seed) if len(x) >= 2 else (None, 1.0)
-    if set(np.unique(np.concatenate([x, y]))) <= {0.0, 1.0}:
-        return interval, mcnemar_p(x, y), "mcnemar"
-    return interval, p_boot, "bootstrap"
 
 
 def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0,
@@ -326,29 +293,6 @@ def _p(value: float | None) -> str:
 def direction(higher_is_better: bool | None) -> str:
     """How a table says which way a key is better."""
     return {True: "higher", False: "lower", None: "neither"}[higher_is_better]
-
-
-def plot(report: Report, path: Path) -> Path | None:
-    """Differences with their intervals, one bar per task and metric (all shared examples)."""
-    rows = [r for r in report.rows if not r.slice]
-    if not rows:
-        return None
-    from .slice_plots import pyplot, save_figure
-
-    plt = pyplot()
-    figure, axes = plt.subplots(figsize=(max(6.0, 0.6 * len(rows) + 2), 4))
-    positions = np.arange(len(rows))
-    errors = [[max(0.0, r.diff - (r.ci95 or (r.diff, r.diff))[0]) for r in rows],
-              [max(0.0, (r.ci95 or (r.diff, r.diff))[1] - r.diff) for r in rows]]
-    bars = axes.bar(positions, [r.diff for r in rows], yerr=errors, capsize=3,
-                    color=["tab:gray" if r.higher_is_better is None or r.diff == 0 else
-                           "tab:green" if (r.diff > 0) == r.higher_is_better else "tab:red" for r in rows])
-    axes.bar_label(bars, [f"{r.diff:+.3f}\nn={r.n}" for r in rows], fontsize=6, padding=2)
-    axes.set_ylabel("B - A (green: B better, red: worse, gray: neither)")
-    axes.set_xticks(positions, [f"{r.task}\n{r.metric}" for r in rows], fontsize=7, rotation=45, ha="right")
-    axes.axhline(0, color="black", linewidth=0.6)
-    axes.set_title(f"B - A: {report.other.label} - {report.baseline.label} (95% paired bootstrap)")
-    return save_figure(figure, path)
 
 
 def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:

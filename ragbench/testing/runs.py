@@ -10,11 +10,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .._catalog import SINGULAR, Entry, check_kind
 from .._engines.scripted import ScriptedEngine
 from .._errors import ConfigError
 from .._llm import LLM
 from .._records import SampleRecord, read_samples
-from .._registry import SINGULAR, Entry, Registry, check_kind, installed_registry
+from .._registry import Registry, installed_registry
 from .._retrieval.base import Retriever
 from .._retrieval.handle import Retrieval
 from .._retrieval.provided import ProvidedRetriever

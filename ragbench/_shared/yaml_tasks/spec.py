@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from ..._values.names import name_problem
+from .data_spec import DataSpec, data_spec
 from .located import LocatedList, Section, read_yaml
 
 ANSWER_FORMATS = ("short", "long", "list", "choice", "label")
 # the formats the core reads; another name is a format a benchmark registers (ragbench_record_formats)
-FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "hf")
 SHAPES = ("dicts", "pairs", "sentences", "columns")
 # the core's gold kinds (TaskScoring.gold_fields) -> the sub-keys of a kind whose value is a mapping of paths;
 # another kind given as a mapping of paths is one a benchmark registers (ragbench._shared.yaml_tasks.gold_kinds)
@@ -37,40 +37,6 @@ class FieldRef:
     combine: str = "first"
     optional: bool = False
     list: str | None = None  # the value is a list written as text: "json", or the separator of its items
-
-
-@dataclass(frozen=True)
-class DataSpec:
-    path: Path | None = None
-    file: str | None = None
-    url: str | None = None
-    hf: str | None = None
-    config: str | None = None
-    split: str | None = None
-    revision: str | None = None
-    format: str = "auto"
-    format_line: int = 0  # the line of `format` in the file (a registered format's errors name it)
-    records: str | None = None
-    keys_as: str | None = None  # json: the records are a mapping of key -> record, the key becoming this field
-    delimiter: str | None = None
-    header_row: int | None = None  # csv: the header's row, counted from 0 (the rows above it are not data)
-
-
-# The `data` options that only some formats read, and those formats (`revision`: a hub dataset's, `hf`)
-OPTION_FORMATS = {"records": ("json",), "keys_as": ("json",), "delimiter": ("csv",), "header_row": ("csv",),
-                  "config": ("hf",), "split": ("hf",)}
-
-
-def unused_data_option(data: DataSpec, fmt: str, where: str) -> str | None:
-    """The first option of `data` that format `fmt` does not read, as one line naming it, the format and the
-    fix; None when every option given is read."""
-    for option, formats in OPTION_FORMATS.items():
-        if getattr(data, option) is not None and fmt not in formats:
-            return (f"data.{option} is read only with format {' or '.join(formats)}, and {where} is read as {fmt}: "
-                    f"remove it, or give data.format {formats[0]} if the data is that")
-    if data.revision is not None and data.hf is None:
-        return f"data.revision is read only for a hub dataset (data.hf), and {where} is a local one: remove it"
-    return None
 
 
 @dataclass(frozen=True)
@@ -147,7 +113,7 @@ def load_spec(path: Path, source: str | None = None) -> TaskSpec:
     data = read_yaml(path, source)
     top = Section(source, data if data is not None else {}, "", 1)
     top.only(TOP_KEYS)
-    data_format = _data(top.section("data"), path.parent)
+    data_format = data_spec(top.section("data"), path.parent)
     return TaskSpec(
         **header_fields(top), source=source, folder=path.parent, digest=hashlib.sha256(path.read_bytes()).hexdigest(),
         data=data_format,
@@ -184,27 +150,6 @@ def _name(section: Section, key: str, name: Any) -> str:
     if problem is not None:
         raise section.error(key, problem)
     return name
-
-
-def _data(section: Section | None, folder: Path) -> DataSpec | None:
-    if section is None:
-        return None
-    section.only(DataSpec.__dataclass_fields__)
-    given = [name for name in ("path", "file", "hf") if section.get(name, str) is not None]
-    if len(given) > 1:
-        raise section.error(given[1], f"give one of path, file and hf, not {' and '.join(given)}")
-    if section.get("url", str) and not section.get("file", str):
-        raise section.error("url", "url names where `file` is downloaded from: give `file` too")
-    path = section.get("path", str)
-    header_row = section.get("header_row", int)
-    if header_row is not None and header_row < 0:
-        raise section.error("header_row", f"expected the header's row counted from 0, got {header_row!r}")
-    return DataSpec(path=(folder / path) if path else None, file=section.get("file", str), url=section.get("url", str),
-                    hf=section.get("hf", str), config=section.get("config", str), split=section.get("split", str),
-                    revision=section.get("revision", str), format=section.get("format", str, "auto"),
-                    format_line=section.at("format")[1],
-                    records=section.get("records", str), keys_as=section.get("keys_as", str),
-                    delimiter=section.get("delimiter", str), header_row=header_row)
 
 
 def field_ref(section: Section, name: str, default: str | None = None) -> FieldRef | None:

@@ -18,6 +18,7 @@ from ..._errors import ConfigError, RecordError
 from ..._storage.datafiles import check_data_path, resolve_data_file
 from ..._task import Task
 from ..._types import Example
+from .data_spec import FORMATS, unused_data_option
 from .fields import MISSING, FieldError, Mapper
 from .filters import chain, check_filter
 from .formats import RecordFormat
@@ -27,7 +28,7 @@ from .located import SpecError
 from .places import RecordPlace
 from .prompting import YamlPrompting
 from .sources import count_lines, file_format, file_records
-from .spec import FORMATS, GOLD_KINDS, TEMPLATE_VARIABLES, FieldRef, TaskSpec, load_spec, unused_data_option
+from .spec import GOLD_KINDS, TEMPLATE_VARIABLES, FieldRef, TaskSpec, load_spec
 from .templates import DEFAULT_TEMPLATE, PromptTemplate
 
 

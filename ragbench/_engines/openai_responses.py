@@ -1,0 +1,108 @@
+"""An OpenAI-compatible server's chat or completions answer read into a Response: texts, tool calls, the
+first choice's log-probs (named tokens found among the top NAMED_TOP_LOGPROBS), usage and finish reason, each
+as the server sent it (checked where every response arrives: ragbench._values.response_checks)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .._values.llm_calls import Response, TokenLogprobs
+from .._values.tool_calls import ToolCall
+
+NAMED_TOP_LOGPROBS = 20
+_FINISH_ALIASES = {"eos_token": "stop", "stop_sequence": "stop"}  # TGI's names of OpenAI's "stop"
+
+
+def top_logprobs_asked(sampling: Any) -> int | None:
+    """How many top log-probs to ask for: the request's k, or enough to find named tokens."""
+    if not sampling.logprob_tokens:
+        return sampling.logprobs
+    return max(sampling.logprobs or 0, NAMED_TOP_LOGPROBS)
+
+
+def _positions(logprobs: Any, chat: bool) -> list[TokenLogprobs] | None:
+    """The first choice's per-token log-probs from the SDK's chat or completion shape."""
+    if chat:
+        if logprobs is None or logprobs.content is None:
+            return None
+        return [TokenLogprobs(token=item.token, logprob=float(item.logprob),
+                              top={t.token: float(t.logprob) for t in item.top_logprobs or ()})
+                for item in logprobs.content]
+    if logprobs is None or logprobs.tokens is None:
+        return None
+    values, tops = logprobs.token_logprobs or [], logprobs.top_logprobs or []
+    out = []
+    for i, token in enumerate(logprobs.tokens):
+        value = values[i] if i < len(values) else None
+        top = tops[i] if i < len(tops) and tops[i] else {}
+        # None only for an echoed first prompt token, which this engine never asks for
+        out.append(TokenLogprobs(token=token, logprob=float("nan") if value is None else float(value),
+                                 top={t: float(v) for t, v in top.items()}))
+    return out
+
+
+def _keep_asked(positions: list[TokenLogprobs], sampling: Any) -> list[TokenLogprobs]:
+    """Named tokens from each position's top list; the top list itself only if top-k was asked."""
+    for position in positions:
+        position.named = {t: position.top[t] for t in sampling.logprob_tokens if t in position.top}
+        position.top = dict(list(position.top.items())[:sampling.logprobs]) if sampling.logprobs else {}
+    return positions
+
+
+def _tool_calls(message: Any) -> Any:
+    """A chat choice's tool calls as the server sent them (the SDK builds them without validation: a call with
+    no name or an argument that is no text is refused where responses arrive, as the engine's error)."""
+    calls = getattr(message, "tool_calls", None)
+    if calls is None:
+        return ()
+    if not isinstance(calls, list):
+        return calls
+    return tuple(_tool_call(call) for call in calls)
+
+
+def _tool_call(call: Any) -> ToolCall:
+    function = getattr(call, "function", None)
+    sent: dict[str, Any] = {"id": getattr(call, "id", None), "name": getattr(function, "name", None),
+                            "raw_arguments": getattr(function, "arguments", None)}
+    return ToolCall(**sent)
+
+
+def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = False) -> Response:
+    """A Response from the SDK's ChatCompletion / Completion (which the SDK builds without
+    validation: a body that is not a completion fails here, on a missing field); `tools`: the request
+    offered tools, so each choice's tool calls are read."""
+    choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
+    if not choices:
+        raise ValueError("no choices")
+    texts = [_or_empty(choice.message.content if chat else choice.text) for choice in choices]
+    if sampling.keep_stop and sampling.stop:  # the API cuts before the stop string and does not say which
+        texts = [text if not isinstance(text, str) or text.endswith(tuple(sampling.stop)) else text + sampling.stop[0]
+                 for text in texts]
+    logprobs = cumulative = None
+    if top_logprobs_asked(sampling) is not None:
+        logprobs = _positions(choices[0].logprobs, chat)
+        if logprobs is not None and sampling.logprob_tokens:
+            logprobs = _keep_asked(logprobs, sampling)
+            cumulative = sum(t.logprob for t in logprobs)
+    finish = choices[0].finish_reason
+    if finish is None:  # servers that leave it out (as ragbench has always read them): the check sees the rest
+        finish = "stop"
+    return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
+                    choice_tool_calls=[_tool_calls(choice.message) for choice in choices] if tools else None,
+                    prompt_tokens=_tokens(completion.usage, "prompt_tokens"),
+                    completion_tokens=_tokens(completion.usage, "completion_tokens"),
+                    finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish)
+
+
+def _tokens(usage: Any, name: str) -> Any:
+    """A usage count as the server sent it, checked where every response arrives
+    (ragbench._values.response_checks); 0 where the server reports none."""
+    if usage is None:
+        return 0
+    value = getattr(usage, name, usage)  # a usage that is no object (a list, a string): itself, which is refused
+    return 0 if value is None else value
+
+
+def _or_empty(text: Any) -> Any:
+    """A choice's text as the server sent it (a text that is no string is refused where responses arrive); ""
+    for none (a chat message holding only a refusal)."""
+    return "" if text is None else text

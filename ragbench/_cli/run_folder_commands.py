@@ -13,6 +13,7 @@ from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, open_file, write_atomically, write_problem
 from .._values.options import parse_assignments
+from .._values.run_config import bootstrap_iterations_problem
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .registry import command_registry
 from .run_options import (
@@ -104,8 +105,6 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         parse_thresholds,
         regressions,
     )
-    from .._values.run_config import bootstrap_iterations_problem
-
     try:
         if len(runs) < 2:
             raise ConfigError("compare: give at least two run folders (the first is the baseline)")

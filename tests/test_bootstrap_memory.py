@@ -9,8 +9,9 @@ import pytest
 
 from helpers import cli_here, records_without_texts
 from ragbench._metric import Metric
-from ragbench._reports.bootstrap import CHUNK_DRAWS, MAX_ITERATIONS, resampled
+from ragbench._reports.bootstrap import CHUNK_DRAWS, resampled
 from ragbench._reports.results import task_scores
+from ragbench._values.run_config import MAX_BOOTSTRAP_ITERATIONS
 
 
 class Match(Metric):
@@ -48,8 +49,8 @@ def test_resamples_drawn_in_chunks_are_those_of_one_draw(n, legacy, monkeypatch)
 
 def test_a_run_with_more_bootstrap_rounds_than_can_be_held_is_refused_before_it_starts(tmp_path):
     refused = cli_here("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "2",
-                       "--bootstrap-iters", str(MAX_ITERATIONS * 100), "--no-progress", "--output",
+                       "--bootstrap-iters", str(MAX_BOOTSTRAP_ITERATIONS * 100), "--no-progress", "--output",
                        str(tmp_path / "run"))
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert f"--bootstrap-iters {MAX_ITERATIONS * 100}: at most 1,000,000 rounds" in refused.stderr
+    assert f"--bootstrap-iters {MAX_BOOTSTRAP_ITERATIONS * 100}: at most 1,000,000 rounds" in refused.stderr
     assert not (tmp_path / "run").exists()

@@ -13,6 +13,7 @@ from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, open_file, write_atomically, write_problem
 from .._values.options import parse_assignments
+from .._values.run_config import bootstrap_iterations_problem
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .registry import command_registry
 from .run_options import (
@@ -94,7 +95,6 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
 def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tuple[str, ...],
                     bootstrap_iters: int | None, seed: int, p_adjust: str, slices: bool) -> None:
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
-    from .._reports.bootstrap import iterations_problem
     from .._reports.compare import (
         ITERATIONS,
         adjust_p_values,
@@ -105,7 +105,6 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         parse_thresholds,
         regressions,
     )
-
     try:
         if len(runs) < 2:
             raise ConfigError("compare: give at least two run folders (the first is the baseline)")
@@ -115,7 +114,7 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         if output and (unwritable := write_problem(output)):
             raise ConfigError(f"compare --output {output}: {unwritable}; choose a folder that can be written")
         thresholds = parse_thresholds(fail_if_worse)
-        too_many = iterations_problem("compare --bootstrap-iters", bootstrap_iters)
+        too_many = bootstrap_iterations_problem("compare --bootstrap-iters", bootstrap_iters)
         if too_many:
             raise ConfigError(too_many)
         loaded = [load_run(path) for path in runs]

@@ -17,15 +17,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 CHUNK_DRAWS = 1 << 20  # example indices drawn at once (8 MiB, and as much again for their values)
-MAX_ITERATIONS = 1_000_000  # rounds of a bootstrap (their statistics are kept: 8 MB), checked before a run
-
-
-def iterations_problem(flag: str, iterations: int | None) -> str | None:
-    """One line for a number of bootstrap rounds over MAX_ITERATIONS, else None."""
-    if isinstance(iterations, int) and iterations > MAX_ITERATIONS:
-        return (f"{flag} {iterations}: at most {MAX_ITERATIONS:,} rounds (a p-value's resolution of "
-                f"1/{MAX_ITERATIONS:,}); give fewer")
-    return None
 
 
 def resampled(values: Sequence[float], iterations: int, seed: int,

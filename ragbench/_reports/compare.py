@@ -32,7 +32,7 @@ from .like_for_like import budget_rows, like_for_like_text, unlike
 from .multiple_testing import METHODS, adjusted
 from .paired_tests import compare_values
 from .results_file import read_results
-from .results_schema import Entry, Results
+from .results_schema import Entry, Results, direction
 from .slice_labels import SliceLabels, field_labels, slice_value
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -290,9 +290,6 @@ def _p(value: float | None) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
-def direction(higher_is_better: bool | None) -> str:
-    """How a table says which way a key is better."""
-    return {True: "higher", False: "lower", None: "neither"}[higher_is_better]
 
 
 def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:

@@ -52,6 +52,11 @@ class Entry(_Entry, total=False):
     answered: Cell
 
 
+def direction(higher_is_better: bool | None) -> str:
+    """How a table says which way a key (`Entry.higher_is_better`) is better."""
+    return {True: "higher", False: "lower", None: "neither"}[higher_is_better]
+
+
 class Counts(TypedDict):
     """A task's records and what became of them."""
     records: int

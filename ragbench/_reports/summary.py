@@ -8,9 +8,8 @@ from typing import Any
 from .._storage import page_cache
 from .._storage.store_checks import health_lines
 from .budget import budget_line, repeated_work_lines
-from .compare import direction
 from .failures import counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines, repair_lines
-from .results_schema import Results
+from .results_schema import Results, direction
 from .slice_plots import slice_rows
 
 

@@ -24,7 +24,6 @@ from .._registry import Registry
 from .._replay.recording import CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
 from .._reports.failures import metric_failed
-from .._reports.finish import finish_run
 from .._reports.provenance import provenance
 from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Cost, Results
@@ -37,7 +36,6 @@ from .._types import Example
 from .._values.run_config import RunConfig, examples_in_flight
 from .._values.urls import redacted
 from . import rescore
-from .assemble import run_results
 from .cost import AttemptCost, attempt_cost, run_cost
 from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
 from .interrupted import RunInterrupted
@@ -137,7 +135,7 @@ class Evaluator:
         attempt = results.cost["this_attempt"]
         assert attempt is not None  # collect() counts this attempt
         self.run_dir.record_attempt(attempt)
-        finish_run(self.run_dir, results)
+        self.finish(results)
         return RunOutcome(results, self.run_dir.path)
 
     def open_retrieval(self, services: RunServices) -> None:
@@ -205,7 +203,7 @@ class Evaluator:
             return None
         if results is None:
             results = self.collect(None, 0, 0.0)
-            finish_run(self.run_dir, results)
+            self.finish(results)
             return RunOutcome(results, self.run_dir.path, already_finished=True, rebuilt=True)
         return RunOutcome(results, self.run_dir.path, already_finished=True)
 
@@ -333,9 +331,11 @@ class Evaluator:
     def _attempt_cost(self, scheduler: Scheduler, processed: int, wall: float) -> dict[str, Any]:
         return attempt_cost(self.attempt_id, scheduler.stats.to_dict(), processed, wall)
 
-    # --- results --------------------------------------------------------------------------------
+    # --- results: their modules (numpy's statistics, the report) load when a run ends, not before its first call
     def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> Results:
         """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
+        from .assemble import run_results
+
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
 
         def cost() -> Cost:  # the earlier attempts' as brought up to their saved samples'
@@ -347,3 +347,9 @@ class Evaluator:
 
         return run_results(self.planned, self.run_dir, self.config, self.checkpoints, cost, self.full_config(),
                            self.versions)
+
+    def finish(self, results: Results) -> None:
+        """results.json and report.md written, the run folder marked finished."""
+        from .._reports.finish import finish_run
+
+        finish_run(self.run_dir, results)

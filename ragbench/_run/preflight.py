@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._checks import Preflight
 from .._errors import ConfigError
-from .._reports.bootstrap import iterations_problem
+from .._values.run_config import bootstrap_iterations_problem
 
 if TYPE_CHECKING:
     from .._engines.base import Engine
@@ -52,7 +52,7 @@ def check_run_options(config: Any, check: Preflight) -> None:
             flag, value, least, alternative)
         if problem:
             check.problem(problem)
-    too_many = iterations_problem("--bootstrap-iters", config.bootstrap_iters)
+    too_many = bootstrap_iterations_problem("--bootstrap-iters", config.bootstrap_iters)
     if too_many:
         check.problem(too_many)
     if config.cache and Path(config.cache).is_dir():

@@ -24,7 +24,6 @@ from typing import Any
 from .._checks import Preflight
 from .._errors import ConfigError
 from .._registry import Registry
-from .._reports.bootstrap import iterations_problem
 from .._reports.finish import finish_run
 from .._reports.provenance import provenance
 from .._reports.results import results_sections
@@ -32,7 +31,7 @@ from .._reports.results_file import read_results
 from .._reports.results_schema import Results
 from .._storage.files import file_there
 from .._storage.rundir import RunDir, iter_samples, sample_file
-from .._values.run_config import RunConfig, examples_in_flight
+from .._values.run_config import RunConfig, bootstrap_iterations_problem, examples_in_flight
 from .._values.urls import redacted
 from .assemble import scored_task
 from .cost import attempt_cost
@@ -56,7 +55,7 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
     meta, original = finished_run(source)
     config = rescoring_config(meta["config"], changes, source)
     check = Preflight()
-    too_many = iterations_problem("--bootstrap-iters", config.bootstrap_iters)
+    too_many = bootstrap_iterations_problem("--bootstrap-iters", config.bootstrap_iters)
     if too_many:
         check.problem(too_many)
     with check.step(f"output folder {config.run_dir()}"):

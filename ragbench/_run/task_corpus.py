@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from .._checks import Preflight
-from .._retrieval.index_cache import cached_index, index_folder
 from .._task.protocols import task_corpus
 
 CORPUS_RETRIEVER = "bm25"
@@ -39,6 +38,8 @@ def use_task_corpus(config: Any, planned: list[Any]) -> None:
     run.json, results.json and `--resume` see what is searched."""
     corpus = shipped_corpus(planned)
     if config.retriever is None and corpus is not None:
+        from .._retrieval.index_cache import index_folder  # the index modules (numpy) load for such a task alone
+
         config.retriever = CORPUS_RETRIEVER
         config.retriever_args = {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}
 
@@ -46,6 +47,9 @@ def use_task_corpus(config: Any, planned: list[Any]) -> None:
 def build_task_index(config: Any, planned: list[Any], registry: Any) -> None:
     """Build the index `use_task_corpus` named, where the cache has none yet."""
     corpus = shipped_corpus(planned)
-    if corpus is not None and config.retriever == CORPUS_RETRIEVER and \
-            config.retriever_args == {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}:
+    if corpus is None or config.retriever != CORPUS_RETRIEVER:
+        return
+    from .._retrieval.index_cache import cached_index, index_folder
+
+    if config.retriever_args == {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}:
         cached_index(corpus, CORPUS_RETRIEVER, registry=registry)

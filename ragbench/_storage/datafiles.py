@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,8 @@ def resolve_data_file(task: str, filename: str, explicit: Path | None, url: str 
     where = f"put {filename} at {local} or pass --data {task}=PATH"
     if url is None:
         raise ConfigError(f"task {task} needs {filename}, which cannot be downloaded automatically; {where}")
+    import urllib.request  # and http.client, email: for a download alone
+
     try:
         local.parent.mkdir(parents=True, exist_ok=True)
         partial = local.with_suffix(local.suffix + ".part")

@@ -21,13 +21,12 @@ import hashlib
 import io
 import json
 import os
+import sys
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from .sqlite_store import SqliteStore
 from .store_checks import Schema, health_lines
@@ -53,15 +52,18 @@ def content_key(kind: str, *parts: str | bytes) -> str:
 
 
 def encode_value(value: Any) -> bytes:
-    if isinstance(value, np.ndarray):
+    numpy = sys.modules.get("numpy")  # an array comes only from a process that imported numpy: a run may not
+    if numpy is not None and isinstance(value, numpy.ndarray):
         buffer = io.BytesIO()
-        np.save(buffer, value, allow_pickle=False)
+        numpy.save(buffer, value, allow_pickle=False)
         return b"N" + buffer.getvalue()
     return b"J" + json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 def decode_value(blob: bytes) -> Any:
     if blob[:1] == b"N":
+        import numpy as np
+
         return np.load(io.BytesIO(blob[1:]), allow_pickle=False)
     return json.loads(blob[1:].decode("utf-8", "surrogatepass"))
 

@@ -20,6 +20,18 @@ _NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "page
 _IDENTITY_WHEN_GIVEN = ("reranker", "reranker_args", "refiner", "refiner_args", "top_k")
 
 
+MAX_BOOTSTRAP_ITERATIONS = 1_000_000  # rounds of a bootstrap (their statistics are kept: 8 MB), checked before a run
+
+
+def bootstrap_iterations_problem(flag: str, iterations: int | None) -> str | None:
+    """One line for a number of bootstrap rounds (ragbench._reports.bootstrap) over MAX_BOOTSTRAP_ITERATIONS,
+    else None: checked here, before a run or a comparison imports numpy."""
+    if isinstance(iterations, int) and iterations > MAX_BOOTSTRAP_ITERATIONS:
+        return (f"{flag} {iterations}: at most {MAX_BOOTSTRAP_ITERATIONS:,} rounds (a p-value's resolution of "
+                f"1/{MAX_BOOTSTRAP_ITERATIONS:,}); give fewer")
+    return None
+
+
 DEFAULT_INFLIGHT = 64
 MAX_DEFAULT_INFLIGHT = 256
 

@@ -5,12 +5,14 @@ of its own subclasses `YamlPrompting` (a frozen dataclass: its options are field
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..._task.prompting import Prompt, TaskPrompting
 from ..._types import Document, Example
 from .filters import Filter, chain
-from .templates import PromptTemplate
+
+if TYPE_CHECKING:  # jinja2 loads for a task of the `template` style alone (yaml_tasks.task)
+    from .templates import PromptTemplate
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ from .places import RecordPlace
 from .prompting import YamlPrompting
 from .sources import count_lines, file_format, file_records
 from .spec import GOLD_KINDS, TEMPLATE_VARIABLES, FieldRef, TaskSpec, load_spec
-from .templates import DEFAULT_TEMPLATE, PromptTemplate
 
 
 class YamlTask(Task):
@@ -279,6 +278,8 @@ def _prompting(spec: TaskSpec, base: type[YamlTask]) -> YamlPrompting:
     answer_filter = chain([check_filter(f.value, spec.source, f.key, f.line) for f in spec.postprocess])
     templates: dict[str, Any] = {}
     if prompting_class.renders_templates:
+        from .templates import DEFAULT_TEMPLATE, PromptTemplate  # jinja2: the style with prompts of its own needs none
+
         variables = (*TEMPLATE_VARIABLES, *spec.fields.inputs)
         templates["template"] = PromptTemplate(prompt.template, spec.source, variables, DEFAULT_TEMPLATE)
         templates["query_template"] = (PromptTemplate(prompt.query, spec.source, variables, "")

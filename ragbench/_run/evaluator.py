@@ -300,14 +300,13 @@ class Evaluator:
         with calls.examples.slot() if calls.examples is not None else nullcontext():
             while (entry := await read.next()) is not None:
                 planned, position, item = entry
-                record = await process_example(planned, item, calls)
+                sample = await process_example(planned, item, calls, position)
                 workers.raise_if_unavailable()  # every later example would fail the same way
-                record["index"] = position
-                self.run_dir.append_sample(planned.name, self.cost.stamped(record, saving=1))
+                self.run_dir.append_sample(planned.name, self.cost.stamped(sample.line, saving=1))
                 self.cost.examples += 1
-                progress.advance(failed=record_failed(record))
-                if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
-                    raise StoppedAtFailure(planned.name, record, self.run_dir.path)
+                progress.advance(failed=record_failed(sample.record))
+                if self.config.fail_fast and record_failed(sample.record):  # saved: --resume tries it again
+                    raise StoppedAtFailure(planned.name, sample.record, self.run_dir.path)
 
     async def _tools(self, recorder: CallRecorder) -> dict[str, dict[str, Any]]:
         """Each task's tools (ctx.tools), recorded call by call; under --replay, answered from the

@@ -23,6 +23,7 @@ from typing import Any
 
 from .._checks import Preflight
 from .._errors import ConfigError
+from .._records import SampleRecord, sample_line
 from .._registry import Registry
 from .._reports.bootstrap import iterations_problem
 from .._reports.finish import finish_run
@@ -154,9 +155,11 @@ async def score_saved(planned: list[PlannedTask], source: Path, services: RunSer
             nonlocal rescored
             task, record = item
             if scorable(record):
-                record = await rescore_record(task, record, calls)
+                line = (await rescore_record(task, record, calls)).line
                 rescored += 1
-            services.run_dir.append_sample(task.name, record)
+            else:  # kept as it was, in the current layout
+                line = sample_line(SampleRecord.from_dict(record))
+            services.run_dir.append_sample(task.name, line)
 
         saved = ((task, record) for task in planned
                  for record in iter_samples(sample_file(source, task.name), older_shapes=True))

@@ -1,14 +1,17 @@
 """The bytes of samples/<task>.jsonl as a fixed run writes them: a scored example (its documents, citations,
 extras, a step of the system's own and an LLM call), an example whose system raised, one whose metric raised and
 a bad record, compared with tests/data/samples/fixed_run.jsonl byte for byte but for what a run times (`seconds`,
-`started`, the attempt's cost), so that the writer's layout of a line never changes unnoticed."""
+`started`, the attempt's cost), so that the writer's layout of a line never changes unnoticed; a line read as a
+`SampleRecord` is written back (`sample_line`) as the same line."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import scoring_plugin
 from conftest import write_jsonl
+from ragbench._records import SampleRecord, sample_line
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._system import System
 from ragbench._types import Prediction
@@ -51,3 +54,13 @@ def test_a_fixed_runs_sample_lines_are_the_recorded_bytes(tmp_path, popqa_record
                         bootstrap_iters=10), registry=registry).run()
     written = (tmp_path / "run" / "samples" / "popqa.jsonl").read_bytes()
     assert untimed(written, tmp_path) == FIXED.read_bytes()
+
+
+def test_each_line_reads_as_a_record_whose_line_is_the_same_key_for_key():
+    lines = [json.loads(text) for text in FIXED.read_text().splitlines()]
+    rescored = {**{k: v for k, v in lines[0].items() if k not in ("seconds", "attempt_cost")}, "counted": {"m": {"n": 1}},
+                "judge_trace": lines[0]["trace"][:1], "infrastructure_failures": ["generate: down"], "seconds": 0.5,
+                "rescored": True}
+    for line in [*lines, rescored]:
+        written = {k: v for k, v in line.items() if k != "attempt_cost"}  # the attempt's, stamped when saved
+        assert list(sample_line(SampleRecord.from_dict(line)).items()) == list(written.items())

@@ -40,6 +40,7 @@ from . import rescore
 from .assemble import run_results
 from .cost import AttemptCost, attempt_cost, run_cost
 from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
+from .finished import finished_keys
 from .interrupted import RunInterrupted
 from .lifecycle import run_interruptible, run_together
 from .model_contents import contents_now, model_contents
@@ -191,7 +192,7 @@ class Evaluator:
                         "again and the records that changed run again", self.run_dir.path, ", ".join(changed))
             return None
         records = meta.get("records") or {}
-        if not all(len(self.run_dir.finished_keys(p.name)) == records.get(p.name) for p in self.planned) \
+        if not all(len(finished_keys(self.run_dir, p.name)) == records.get(p.name) for p in self.planned) \
                 and next(self._work(), None) is not None:  # the data is read only when a count is short
             return None
         try:
@@ -222,7 +223,7 @@ class Evaluator:
         started, a sample from before this attempt counts once its record was read again, unchanged."""
         saved = 0
         for p in self.planned:
-            finished, read = self.run_dir.finished_keys(p.name), self.checkpoints.get(p.name)
+            finished, read = finished_keys(self.run_dir, p.name), self.checkpoints.get(p.name)
             saved += read.kept(finished) if read is not None and p.name in self.changed_data else len(finished)
         return saved
 
@@ -248,7 +249,7 @@ class Evaluator:
         is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_error`)."""
         for planned in self.planned:
             read = self.checkpoints[planned.name] = TaskCheckpoint(
-                self.run_dir.finished_keys(planned.name) if self.config.resume else {})
+                finished_keys(self.run_dir, planned.name) if self.config.resume else {})
             for position, item in enumerate(task_records(planned.task)):
                 if self.config.limit is not None and position >= self.config.limit:
                     break

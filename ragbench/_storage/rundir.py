@@ -280,17 +280,6 @@ class RunDir:
     def sample_path(self, task: str) -> Path:
         return sample_file(self.path, task)
 
-    def finished_keys(self, task: str) -> dict[str, str | None]:
-        """Keys of the records that need no new attempt: scored examples and bad records (a failed
-        example is tried again), each with what it was made from: the digest of its example
-        (`example_sha256`; None in a sample of an older ragbench), or a bad record's error."""
-        return {record_key(r): r.get("error") if r.get("bad_record") else r.get("example_sha256")
-                for r in self.samples(task) if r.get("error") is None or r.get("bad_record")}
-
-    def samples(self, task: str) -> Iterator[dict[str, Any]]:
-        """The task's records as the checkpoint holds them, one at a time (see `iter_samples`)."""
-        return iter_samples(self.sample_path(task))
-
     def append_sample(self, task: str, line: dict[str, Any]) -> None:
         """Append a sample to the task's file: `line` as a record's one layout makes it (ragbench._records'
         `sample_line`, at the current `schema_version`), with the cost of the attempt that saved it."""

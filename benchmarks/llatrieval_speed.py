@@ -37,7 +37,6 @@ import time
 from ragbench._context import Context
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
-from ragbench._records import SampleRecord
 from ragbench._retrieval.base import Retriever
 from ragbench._retrieval.handle import Retrieval
 from ragbench._run.evaluator import sample_record
@@ -306,7 +305,7 @@ def main() -> None:
     started = time.perf_counter()
     predictions = run_ragbench(system, examples, task, engine_c, retriever_c, args.max_inflight)
     seconds_c = time.perf_counter() - started
-    stats = system.statistics([SampleRecord.from_dict(sample_record(e, p)) for e, p in zip(examples, predictions)])
+    stats = system.statistics([sample_record(e, p) for e, p in zip(examples, predictions)])
     calls, queries = sum(engine_c.batch_sizes), sum(retriever_c.batch_sizes)
     print(f"workload: {len(examples)} ASQA-shaped examples; examples per iteration {stats['examples_per_iteration']}; "
           f"document candidates per example {stats['document_candidates_per_example']}; LLM calls per example "

@@ -1,6 +1,7 @@
 """The one typed sample record: a finished example as ragbench reads it, wherever it is read.
 
-A line of samples/<task>.jsonl (written by `RunDir.append_sample`, at its `schema_version`) is read as a
+A record is written as a line of samples/<task>.jsonl by `sample_line` (the one layout of a line, at its
+`schema_version`; `RunDir.append_sample` appends it); a line is read as a
 `SampleRecord` through `read_samples` (checked line by line: a line that is not a sample record is a
 `RecordError` naming the file and the line, as the run's readers report it) or, for a line already checked,
 `sample_record`. A system's reporting hooks (`System.statistics`, `format_adherence`, `trace_outline`,
@@ -110,6 +111,7 @@ class SampleRecord(ReadOnly):
     traceback: str | None = None  # what the system raised, for its developer
     score_tracebacks: dict[str, str] = field(default_factory=dict)  # metric -> what it raised
     gold_references_error: str | None = None  # why the task could not read the gold
+    rescored: bool = False  # its metrics scored it again (--resume, `ragbench rescore`)
     schema_version: int = SAMPLE_SCHEMA_VERSION
 
     @classmethod
@@ -139,7 +141,7 @@ class SampleRecord(ReadOnly):
             raw_output=prediction.get("raw_output") if has_text else None,
             example_sha256=record.get("example_sha256"), traceback=record.get("traceback"),
             score_tracebacks=record.get("score_tracebacks") or {},
-            gold_references_error=record.get("gold_references_error"),
+            gold_references_error=record.get("gold_references_error"), rescored=bool(record.get("rescored")),
             schema_version=record.get("schema_version", 1),
             **({} if owned else {name: _read_steps(lines, has_text) for name, lines in steps.items()}))
         if owned:  # the steps' fields, left at their defaults above, are made on first read (`__getattr__`)
@@ -208,6 +210,43 @@ class SampleRecord(ReadOnly):
         if not self._has_line_key(key):
             raise KeyError(key)
         return getattr(self, key)
+
+
+def sample_line(record: SampleRecord) -> dict[str, Any]:
+    """The one layout of a sample, the line of samples/<task>.jsonl a record is written as: `schema_version` first;
+    a bad record's line its id, error, flag and position; an example's its fields in the order below, where a
+    field left at a default its reader reads the same when absent (no slice fields, turns, traceback, counted
+    events, metric errors, judge calls, folded failures) is not written, nor the scores of an example that
+    failed before its metrics ran. Each trace step becomes its dict here, once per line (`Step.to_dict`)."""
+    if record.bad_record:
+        return {"schema_version": SAMPLE_SCHEMA_VERSION, "id": record.id, "error": record.error, "bad_record": True,
+                "index": record.index}
+    line: dict[str, Any] = {"schema_version": SAMPLE_SCHEMA_VERSION, "index": record.index, "id": record.id,
+                            "question": record.question, "gold": record.gold}
+    _put(line, meta=record.meta, turns=record.turns, example_sha256=record.example_sha256)
+    if record.gold_references_error is None:
+        line["gold_references"] = record.gold_references
+    else:
+        line["gold_references_error"] = record.gold_references_error
+    line["prediction"] = {"answer": record.answer}
+    _put(line["prediction"], raw_output=record.raw_output, citations=record.citations,
+         docs=[doc.to_dict() for doc in record.docs], extras=record.extras)
+    _put(line, output=record.output)
+    line.update(trace=[step.to_dict() for step in record.trace], error=record.error)
+    _put(line, traceback=record.traceback)
+    if record.error is None or record.scores:
+        line["scores"] = record.scores
+    _put(line, counted=record.counted, score_errors=record.score_errors, score_tracebacks=record.score_tracebacks,
+         judge_trace=[step.to_dict() for step in record.judge_trace],
+         infrastructure_failures=record.infrastructure_failures, seconds=record.seconds, rescored=record.rescored)
+    return line
+
+
+def _put(line: dict[str, Any], **values: Any) -> None:
+    """`values` into `line`, in order, but for those at their default (None, empty, False): their absence reads
+    the same."""
+    line.update((name, value) for name, value in values.items() if value is not None and value != [] and
+                value != {} and value is not False)
 
 
 def _warn_dict_access(key: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragbench._records import SampleRecord, step_from_dict
+from ragbench._records import SampleRecord, sample_line, step_from_dict
 from ragbench._run.example import sample_record
 from ragbench._types import Document, Example, Prediction, Step
 from ragbench.plugins.vanilla.system import Vanilla
@@ -18,7 +18,7 @@ def written() -> dict:
                             extras={"mine": 1},
                             trace=[Step("llm", "answer", {"prompt": "Q?"}, {"texts": ["A.\n"]}, prompt_tokens=2,
                                         group=["g"])])
-    return {**sample_record(example, prediction), "scores": {"em": 1.0}, "seconds": 0.5}
+    return sample_line(sample_record(example, prediction).read_only(scores={"em": 1.0}, seconds=0.5))
 
 
 def test_a_written_record_reads_back_field_by_field():

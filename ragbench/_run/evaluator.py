@@ -38,6 +38,7 @@ from .._values.urls import redacted
 from . import rescore
 from .cost import AttemptCost, attempt_cost, run_cost
 from .example import StoppedAtFailure, made_from, process_example, record_failed, sample_record
+from .finished import finished_keys
 from .interrupted import RunInterrupted
 from .lifecycle import run_interruptible, run_together
 from .model_contents import contents_now, model_contents
@@ -189,7 +190,7 @@ class Evaluator:
                         "again and the records that changed run again", self.run_dir.path, ", ".join(changed))
             return None
         records = meta.get("records") or {}
-        if not all(len(self.run_dir.finished_keys(p.name)) == records.get(p.name) for p in self.planned) \
+        if not all(len(finished_keys(self.run_dir, p.name)) == records.get(p.name) for p in self.planned) \
                 and next(self._work(), None) is not None:  # the data is read only when a count is short
             return None
         try:
@@ -220,7 +221,7 @@ class Evaluator:
         started, a sample from before this attempt counts once its record was read again, unchanged."""
         saved = 0
         for p in self.planned:
-            finished, read = self.run_dir.finished_keys(p.name), self.checkpoints.get(p.name)
+            finished, read = finished_keys(self.run_dir, p.name), self.checkpoints.get(p.name)
             saved += read.kept(finished) if read is not None and p.name in self.changed_data else len(finished)
         return saved
 
@@ -246,7 +247,7 @@ class Evaluator:
         is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_error`)."""
         for planned in self.planned:
             read = self.checkpoints[planned.name] = TaskCheckpoint(
-                self.run_dir.finished_keys(planned.name) if self.config.resume else {})
+                finished_keys(self.run_dir, planned.name) if self.config.resume else {})
             for position, item in enumerate(task_records(planned.task)):
                 if self.config.limit is not None and position >= self.config.limit:
                     break
@@ -298,14 +299,13 @@ class Evaluator:
         with calls.examples.slot() if calls.examples is not None else nullcontext():
             while (entry := await read.next()) is not None:
                 planned, position, item = entry
-                record = await process_example(planned, item, calls)
+                sample = await process_example(planned, item, calls, position)
                 workers.raise_if_unavailable()  # every later example would fail the same way
-                record["index"] = position
-                self.run_dir.append_sample(planned.name, self.cost.stamped(record, saving=1))
+                self.run_dir.append_sample(planned.name, self.cost.stamped(sample.line, saving=1))
                 self.cost.examples += 1
-                progress.advance(failed=record_failed(record))
-                if self.config.fail_fast and record_failed(record):  # saved: --resume tries it again
-                    raise StoppedAtFailure(planned.name, record, self.run_dir.path)
+                progress.advance(failed=record_failed(sample.record))
+                if self.config.fail_fast and record_failed(sample.record):  # saved: --resume tries it again
+                    raise StoppedAtFailure(planned.name, sample.record, self.run_dir.path)
 
     async def _tools(self, recorder: CallRecorder) -> dict[str, dict[str, Any]]:
         """Each task's tools (ctx.tools), recorded call by call; under --replay, answered from the

@@ -16,19 +16,20 @@ from .._llm import LLM
 from .._metric import InvalidScore, typed_scores
 from .._nli import NLI
 from .._plugin_calls import PluginCall
+from .._records import SampleRecord
 from .._storage.checkpoint import record_digest
 from .._task import Task
-from .._types import Example, Prediction
+from .._types import Example, Prediction, Step
 from .._values.urls import redacted
 from .planning import PlannedTask
-from .plugin_values import prediction_problem, writable_record
+from .plugin_values import Sample, prediction_problem, writable_sample
 from .services import ExampleServices
 
 
-def record_failed(record: dict[str, Any]) -> bool:
+def record_failed(record: SampleRecord) -> bool:
     """Whether a sample record counts as a failure of the run: its example failed (or its record could
     not be read), or one of its metrics did."""
-    return record.get("error") is not None or bool(record.get("score_errors"))
+    return record.error is not None or bool(record.score_errors)
 
 
 class StoppedAtFailure(Exception):
@@ -36,14 +37,14 @@ class StoppedAtFailure(Exception):
     is saved: `--resume` tries it again). Carries the task, the sample record, the run folder and what
     to show of the failure (`traceback`: the system's or the first failed metric's, else its error)."""
 
-    def __init__(self, task: str, record: dict[str, Any], run_dir: Path) -> None:
+    def __init__(self, task: str, record: SampleRecord, run_dir: Path) -> None:
         self.task, self.record, self.run_dir = task, record, run_dir
-        label = record.get("id") if record.get("id") is not None else f"record #{record.get('index', '?')}"
-        if record.get("error") is not None:
-            what, error, trace = "failed", record["error"], record.get("traceback")
+        label = record.id if record.id is not None else f"record #{record.index}"
+        if record.error is not None:
+            what, error, trace = "failed", record.error, record.traceback
         else:
-            metric, error = next(iter(record["score_errors"].items()))
-            what, trace = f"metric {metric} failed", (record.get("score_tracebacks") or {}).get(metric)
+            metric, error = next(iter(record.score_errors.items()))
+            what, trace = f"metric {metric} failed", record.score_tracebacks.get(metric)
         self.traceback = trace or f"{error}\n"
         super().__init__(f"{task} {label} {what}: {error}")
 
@@ -54,12 +55,12 @@ def made_from(item: Example | RecordError) -> str:
     return record_digest(item) if isinstance(item, Example) else f"bad record: {item}"
 
 
-async def process_example(planned: PlannedTask, item: Example | RecordError,
-                          services: ExampleServices) -> dict[str, Any]:
-    """One record run by the system and scored: its sample record (a bad record or a failed example is
-    recorded in it, never raised)."""
+async def process_example(planned: PlannedTask, item: Example | RecordError, services: ExampleServices,
+                          position: int) -> Sample:
+    """One record run by the system and scored: its sample record at `position` (in the task's stream) and
+    its line (a bad record or a failed example is recorded in it, never raised)."""
     if isinstance(item, RecordError):
-        return {"id": None, "error": made_from(item), "bad_record": True}
+        return writable_sample(SampleRecord.sealed(id=None, index=position, error=made_from(item), bad_record=True))
     llm, retrieval, seed = services.llm, services.retrieval, services.seed
     assert llm is not None and retrieval is not None, "a run lends the examples it runs a model and retrieval"
     example = item.read_only()  # the system and every metric read this one example: none can change it
@@ -77,31 +78,22 @@ async def process_example(planned: PlannedTask, item: Example | RecordError,
     problem = call.error or prediction_problem(system.name or type(system).__name__, returned)
     prediction = returned if problem is None else Prediction(example_id=example.id, error=problem)
     prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
-    record = sample_record(example, prediction, planned.task)
-    if call.traceback is not None:
-        record["traceback"] = call.traceback
-    record = await scored_record(record, planned, example, prediction, services)
+    record = {**sample_fields(example, prediction, planned.task), "index": position, "traceback": call.traceback}
+    record = await scored_fields(record, planned, example, prediction, services)
     record["seconds"] = round(time.perf_counter() - started, 4)
-    return writable_record(record)
+    return writable_sample(SampleRecord.sealed(**record))
 
 
-async def scored_record(record: dict[str, Any], planned: PlannedTask, example: Example, prediction: Prediction,
+async def scored_fields(record: dict[str, Any], planned: PlannedTask, example: Example, prediction: Prediction,
                         services: ExampleServices) -> dict[str, Any]:
-    """`record` (a sample record without scores) with the prediction scored by every metric of the task,
-    and the failed calls folded into its result listed (or, with --strict-infra, failing it)."""
+    """`record` (a sample record's fields, without scores) with the prediction scored by every metric of the
+    task, and the failed calls folded into its result listed (or, with --strict-infra, failing it)."""
     if prediction.error is None:
         scoring = await score_prediction(planned, example, prediction, services.judges, services.seed, services.nli)
-        record["scores"] = scoring.scores
-        if scoring.counted:
-            record["counted"] = scoring.counted
-        if scoring.errors:
-            record["score_errors"] = scoring.errors
-        if scoring.tracebacks:
-            record["score_tracebacks"] = scoring.tracebacks
-        if scoring.judge_trace:
-            record["judge_trace"] = scoring.judge_trace
-    folded = [f"{step['name']}: {step['error']}" for step in [*record["trace"], *record.get("judge_trace", [])]
-              if step.get("error")]
+        record.update(scores=scoring.scores, counted=scoring.counted, score_errors=scoring.errors,
+                      score_tracebacks=scoring.tracebacks, judge_trace=scoring.judge_trace)
+    folded = [f"{step.name}: {step.error}" for step in [*record["trace"], *record.get("judge_trace", [])]
+              if step.error]
     if folded and record.get("error") is None:  # calls that failed yet ended in a result (as upstream)
         record["infrastructure_failures"] = folded
         if services.strict_infra:
@@ -110,27 +102,36 @@ async def scored_record(record: dict[str, Any], planned: PlannedTask, example: E
 
 
 def failures_redacted(record: dict[str, Any]) -> dict[str, Any]:
-    """`record` with the credentials of any URL in what it says of its failures redacted (its error, tracebacks,
-    the errors of its steps): a plugin's exception may quote the URL it called, key and all."""
+    """`record` (a sample record's fields) with the credentials of any URL in what it says of its failures
+    redacted (its error, tracebacks, the errors of its steps): a plugin's exception may quote the URL it called,
+    key and all."""
     for name in ("error", "traceback", "score_errors", "score_tracebacks", "infrastructure_failures"):
         if record.get(name) is not None:
             record[name] = redacted(record[name])
-    for step in [*record["trace"], *record.get("judge_trace", [])]:
-        if step.get("error") is not None:
-            step["error"] = redacted(step["error"])
+    for name in ("trace", "judge_trace"):
+        if name in record:
+            record[name] = [step if step.error is None or redacted(step.error) == step.error
+                            else step.read_only(error=redacted(step.error)) for step in record[name]]
     return record
 
 
-def sample_record(example: Example, prediction: Prediction, task: Task | None = None) -> dict[str, Any]:
-    """The sample record of a run example, without scores; with `task`, the gold as the task reads it
-    (`gold_references`)."""
-    record = {"index": example.index, **example.summary(), "example_sha256": record_digest(example),
-              **(gold_references(task, example) if task else {}),
-              "prediction": prediction.to_dict(),
-              "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
-              "trace": [step.to_dict() for step in prediction.trace],  # the one copy of its prompts
-              "error": prediction.error}
-    return record
+def sample_fields(example: Example, prediction: Prediction, task: Task | None = None) -> dict[str, Any]:
+    """The fields of a run example's sample record, without scores; with `task`, the gold as the task reads
+    it (`gold_references`)."""
+    return {"id": example.id, "index": example.index, "question": example.question, "gold": example.gold,
+            "meta": example.meta, "turns": example.turns, "example_sha256": record_digest(example),
+            **(gold_references(task, example) if task else {}),
+            "answer": prediction.answer, "citations": prediction.citations, "docs": prediction.docs,
+            "extras": prediction.extras,
+            "raw_output": prediction.raw_output if prediction.raw_output != prediction.answer else None,
+            "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
+            "trace": prediction.trace,  # the one copy of its prompts
+            "error": prediction.error}
+
+
+def sample_record(example: Example, prediction: Prediction, task: Task | None = None) -> SampleRecord:
+    """The sample record of a run example, without scores (`sample_fields`)."""
+    return SampleRecord.sealed(**sample_fields(example, prediction, task))
 
 
 def gold_references(task: Task, example: Example) -> dict[str, Any]:
@@ -148,7 +149,7 @@ class Scoring(NamedTuple):
     scores: dict[str, Any]  # typed, of the metrics that scored
     errors: dict[str, str]  # metric -> why it failed, in one line
     tracebacks: dict[str, str]  # metric -> the traceback of what it raised (`PluginCall.traceback`)
-    judge_trace: list[dict[str, Any]]  # the metrics' judge calls
+    judge_trace: list[Step]  # the metrics' judge calls
     counted: dict[str, dict[str, int]]  # metric -> its counted events
 
 
@@ -165,7 +166,7 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
     counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     tracebacks: dict[str, str] = {}
-    judge_trace: list[dict[str, Any]] = []
+    judge_trace: list[Step] = []
     for metric in planned.metrics:
         if not metric.score_keys():
             continue
@@ -182,7 +183,7 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
                 if inspect.isawaitable(value):
                     value = await value
         finally:
-            judge_trace.extend(step.to_dict() for step in ctx.trace)
+            judge_trace.extend(ctx.trace)
         if call.error is None:
             try:
                 scores.update(typed_scores(metric, value))

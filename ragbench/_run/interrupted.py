@@ -29,12 +29,13 @@ def interrupt_message(run_dir: Any, saved: int | None = None, total: int | None 
     import shlex
 
     from .._storage.rundir import RunDir
+    from .finished import finished_keys
 
     if run_dir is None or not (Path(run_dir) / "run.json").is_file():
         return stopped_starting(signum)
     run_dir = Path(run_dir)
     if saved is None:
-        saved = sum(len(RunDir(run_dir).finished_keys(p.stem)) for p in (run_dir / "samples").glob("*.jsonl"))
+        saved = sum(len(finished_keys(RunDir(run_dir), p.stem)) for p in (run_dir / "samples").glob("*.jsonl"))
     args = [a for a in sys.argv[1:] if a not in ("--resume", "--overwrite")]
     return (f"\nragbench: {stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples saved "
             f"in {run_dir}; continue with:\n  {shlex.join(['ragbench', *args, '--resume'])}\n")

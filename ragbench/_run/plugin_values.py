@@ -2,17 +2,18 @@
 taken: a `System.run` that returns no `Prediction`, or one whose fields are not of their types or hold what
 JSON cannot (ragbench._values.json_values: a set, a cycle, a 5,000-digit integer), fails that example,
 named and counted, before any metric reads it. A sample record is written only when ragbench's own reader
-reads it back as written (`sample_problem`, the reader's rule, and `json_problem`): else its example fails
+reads its line back as written (`sample_line`, then `sample_problem`, the reader's rule, and `json_problem`): else its example fails
 with a record that can be (what a task's example or a system's custom step held is named). A task whose
 `examples()` raises (whatever it raises) ends its stream there with a bad record saying why and where, and
 the records before it run (`task_records`)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._errors import RecordError
 from .._plugin_calls import PluginCall
+from .._records import SampleRecord, sample_line
 from .._storage.run_shapes import sample_problem
 from .._task import Task
 from .._types import Document, Example, Prediction
@@ -43,16 +44,24 @@ def prediction_problem(system: str, value: Any) -> str | None:
     return None if wrong is None else f"InvalidPrediction: system {system} returned a Prediction whose {wrong}; {FIX}"
 
 
-def writable_record(record: dict[str, Any]) -> dict[str, Any]:
-    """`record` when the samples' reader reads it back as written, else its example's failed record saying
-    why (itself writable: --resume runs the example again)."""
-    problem = sample_problem(record) or json_problem(record, "sample")
+class Sample(NamedTuple):
+    """A sample record and its line (`sample_line`), which ragbench's reader reads back as written."""
+
+    record: SampleRecord
+    line: dict[str, Any]
+
+
+def writable_sample(record: SampleRecord) -> Sample:
+    """`record` and its line when the samples' reader reads the line back as written, else its example's failed
+    record saying why (itself writable: --resume runs the example again)."""
+    line = sample_line(record)
+    problem = sample_problem(line) or json_problem(line, "sample")
     if problem is None:
-        return record
-    kept = {name: record[name] for name in KEPT if name in record and json_problem(record[name], name) is None}
-    return {**kept, "prediction": {"answer": ""}, "trace": [],
-            "error": f"UnwritableSample: {problem}; every value a task, system or metric hands ragbench must be "
-                     "JSON (docs/writing-plugins.md)"}
+        return Sample(record, line)
+    kept = {name: getattr(record, name) for name in KEPT if json_problem(getattr(record, name), name) is None}
+    failed = SampleRecord.sealed(**kept, error=f"UnwritableSample: {problem}; every value a task, system or metric "
+                                               "hands ragbench must be JSON (docs/writing-plugins.md)")
+    return Sample(failed, sample_line(failed))
 
 
 def task_records(task: Task) -> Iterator[Example | RecordError]:

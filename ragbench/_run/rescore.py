@@ -14,17 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import nullcontext
+from dataclasses import fields
 from typing import Any
 
 from .._in_flight import ExamplesInFlight
-from .._records import SampleRecord
+from .._records import SampleRecord, read_samples
 from .._reports.failures import metric_failures
-from .._storage.checkpoint import record_key
-from .._storage.rundir import ATTEMPT_COST, RunDir
-from .._types import Example, Prediction
-from .example import StoppedAtFailure, gold_references, record_failed, scored_record
+from .._storage.checkpoint import checkpoint_key
+from .._storage.rundir import RunDir
+from .example import StoppedAtFailure, gold_references, record_failed, scored_fields
 from .lifecycle import run_together
 from .planning import PlannedTask
+from .plugin_values import Sample, writable_sample
 from .services import ExampleServices
 
 SCORING_FIELDS = ("scores", "score_errors", "score_tracebacks", "counted", "judge_trace", "infrastructure_failures",
@@ -32,40 +33,35 @@ SCORING_FIELDS = ("scores", "score_errors", "score_tracebacks", "counted", "judg
 GOLD_READING_FIELDS = ("gold_references", "gold_references_error")  # read again by the task (it may have changed)
 
 
-def rebuild(record: dict[str, Any]) -> tuple[Example, Prediction]:
-    """The example and the prediction a sample record was scored on, read-only (as a run hands them to the
-    task's `gold_references` and the metrics)."""
-    sample = SampleRecord.from_dict(record)
-    return sample.example(), sample.prediction()
-
-
-def scorable(record: dict[str, Any]) -> bool:
+def scorable(record: SampleRecord) -> bool:
     """Whether the record holds a prediction to score: its example ran (a failed example or a bad record
     has none)."""
-    return record.get("error") is None and record.get("id") is not None and "prediction" in record
+    return record.error is None and record.id is not None and not record.bad_record
 
 
-async def rescore_record(planned: PlannedTask, record: dict[str, Any], services: ExampleServices) -> dict[str, Any]:
+async def rescore_record(planned: PlannedTask, record: SampleRecord, services: ExampleServices) -> Sample:
     """The record scored again by every metric of `planned` (see the module's docstring)."""
-    example, prediction = rebuild(record)
-    kept = {**{k: v for k, v in record.items() if k not in (*SCORING_FIELDS, *GOLD_READING_FIELDS, ATTEMPT_COST)},
-            **gold_references(planned.task, example)}
-    return {**await scored_record(kept, planned, example, prediction, services), "rescored": True}
+    example, prediction = record.example(), record.prediction()
+    kept = {spec.name: getattr(record, spec.name) for spec in fields(SampleRecord)
+            if spec.name not in (*SCORING_FIELDS, *GOLD_READING_FIELDS, "schema_version")}
+    scored = await scored_fields({**kept, **gold_references(planned.task, example)}, planned, example, prediction,
+                                 services)
+    return writable_sample(SampleRecord.sealed(**scored, rescored=True))
 
 
-def failed_scoring(run_dir: RunDir, planned: PlannedTask) -> Iterator[dict[str, Any]]:
+def failed_scoring(run_dir: RunDir, planned: PlannedTask) -> Iterator[SampleRecord]:
     """The task's saved records whose metrics failed (`metric_failures`), the latest attempt of each,
     one at a time. Records appended while this is read (the re-scored ones) are not read."""
+    path = run_dir.sample_path(planned.name)
     latest: dict[str, tuple[int, bool]] = {}
-    for position, record in enumerate(run_dir.samples(planned.name)):
-        failed = scorable(record) and bool(metric_failures(SampleRecord.from_dict(record, has_text=False),
-                                                           planned.metrics))
-        latest[record_key(record)] = (position, failed)
+    for position, record in enumerate(read_samples(path, has_text=False)):
+        failed = scorable(record) and bool(metric_failures(record, planned.metrics))
+        latest[checkpoint_key(record.id, record.index)] = (position, failed)
     wanted = {position for position, failed in latest.values() if failed}
     if not wanted:
         return
     last = max(wanted)
-    for position, record in enumerate(run_dir.samples(planned.name)):
+    for position, record in enumerate(read_samples(path)):
         if position in wanted:
             yield record
         if position >= last:
@@ -85,14 +81,14 @@ async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, services: E
     `StoppedAtFailure` once it is saved."""
     done = 0
 
-    async def rescore(item: tuple[PlannedTask, dict[str, Any]]) -> None:
+    async def rescore(item: tuple[PlannedTask, SampleRecord]) -> None:
         nonlocal done
         task, record = item
         rescored = await rescore_record(task, record, services)
-        run_dir.append_sample(task.name, stamped(rescored))
+        run_dir.append_sample(task.name, stamped(rescored.line))
         done += 1
-        if fail_fast and record_failed(rescored):
-            raise StoppedAtFailure(task.name, rescored, run_dir.path)
+        if fail_fast and record_failed(rescored.record):
+            raise StoppedAtFailure(task.name, rescored.record, run_dir.path)
 
     await bounded((((task, record) for task in planned for record in failed_scoring(run_dir, task))), rescore, most,
                   services.examples)

@@ -23,6 +23,7 @@ from typing import Any
 
 from .._checks import Preflight
 from .._errors import ConfigError
+from .._records import SampleRecord, read_samples, sample_line
 from .._registry import Registry
 from .._reports.finish import finish_run
 from .._reports.provenance import provenance
@@ -30,7 +31,7 @@ from .._reports.results import results_sections
 from .._reports.results_file import read_results
 from .._reports.results_schema import Results
 from .._storage.files import file_there
-from .._storage.rundir import RunDir, iter_samples, sample_file
+from .._storage.rundir import RunDir, sample_file
 from .._values.run_config import RunConfig, bootstrap_iterations_problem, examples_in_flight
 from .._values.urls import redacted
 from .assemble import scored_task
@@ -149,16 +150,18 @@ async def score_saved(planned: list[PlannedTask], source: Path, services: RunSer
     async with services.calls(system=False) as calls:
         assert services.scheduler is not None
 
-        async def score(item: tuple[PlannedTask, dict[str, Any]]) -> None:
+        async def score(item: tuple[PlannedTask, SampleRecord]) -> None:
             nonlocal rescored
             task, record = item
             if scorable(record):
-                record = await rescore_record(task, record, calls)
+                line = (await rescore_record(task, record, calls)).line
                 rescored += 1
-            services.run_dir.append_sample(task.name, record)
+            else:  # kept as it was, in the current layout
+                line = sample_line(record)
+            services.run_dir.append_sample(task.name, line)
 
         saved = ((task, record) for task in planned
-                 for record in iter_samples(sample_file(source, task.name), older_shapes=True))
+                 for record in read_samples(sample_file(source, task.name), older_shapes=True))
         await bounded(saved, score, examples_in_flight(services.config.max_inflight), calls.examples)
     return rescored, services.scheduler.stats.to_dict()
 

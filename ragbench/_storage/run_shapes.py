@@ -28,15 +28,6 @@ META_FIELDS: dict[str, type] = {"config": dict, "identity": dict, "config_hash":
 KINDS = {dict: "an object", list: "a list", str: "a string", bool: "true or false", NONE: "null"}
 
 
-def versioned(record: dict[str, Any]) -> dict[str, Any]:
-    """`record` as a sample line at the current `schema_version`, first among its keys (a record rescored from
-    an older line is written in the current shape)."""
-    line = {"schema_version": SAMPLE_SCHEMA_VERSION}
-    line.update(record)
-    line["schema_version"] = SAMPLE_SCHEMA_VERSION
-    return line
-
-
 def sample_problem(record: dict[str, Any]) -> str | None:
     """What in `record` is not of the shape ragbench writes (the first found), or None."""
     return next(_problems(record), None)

@@ -46,7 +46,7 @@ from .checkpoint import record_key
 from .files import file_there, open_file, remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json, strict_json
 from .run_lock import RunLock
-from .run_shapes import in_current_shape, is_count, meta_problem, sample_problem, versioned
+from .run_shapes import in_current_shape, is_count, meta_problem, sample_problem
 
 ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it was saved (ragbench._run.cost)
 # ... its last, as it is written (an object of numbers and the attempt's id): taken off when the samples are rewritten
@@ -280,24 +280,13 @@ class RunDir:
     def sample_path(self, task: str) -> Path:
         return sample_file(self.path, task)
 
-    def finished_keys(self, task: str) -> dict[str, str | None]:
-        """Keys of the records that need no new attempt: scored examples and bad records (a failed
-        example is tried again), each with what it was made from: the digest of its example
-        (`example_sha256`; None in a sample of an older ragbench), or a bad record's error."""
-        return {record_key(r): r.get("error") if r.get("bad_record") else r.get("example_sha256")
-                for r in self.samples(task) if r.get("error") is None or r.get("bad_record")}
-
-    def samples(self, task: str) -> Iterator[dict[str, Any]]:
-        """The task's records as the checkpoint holds them, one at a time (see `iter_samples`)."""
-        return iter_samples(self.sample_path(task))
-
-    def append_sample(self, task: str, record: dict[str, Any]) -> None:
-        """The one writer of a sample line: `record` at the current `schema_version` (a rescored record of an
-        older line is written in the current shape)."""
+    def append_sample(self, task: str, line: dict[str, Any]) -> None:
+        """Append a sample to the task's file: `line` as a record's one layout makes it (ragbench._records'
+        `sample_line`, at the current `schema_version`), with the cost of the attempt that saved it."""
         handle = self._handles.get(task)
         if handle is None:
             handle = self._handles[task] = open_append(self.sample_path(task))
-        handle.write(versioned(record))
+        handle.write(line)
 
     def finalize_samples(self, task: str, positions: dict[str, int] | None = None) -> Path:
         """Rewrite the task's samples in data order, the latest attempt of each record; with `positions`

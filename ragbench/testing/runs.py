@@ -24,7 +24,6 @@ from .._run.example import process_example
 from .._run.planning import PlannedTask
 from .._run.services import ExampleServices
 from .._scheduler import Scheduler
-from .._storage.run_shapes import versioned
 from .._storage.rundir import RunDir
 from .._system import System
 from .._task import Task
@@ -50,11 +49,12 @@ async def run_examples(system: System, examples: Iterable[Example], llm: LLM,
                                        for role, model in (models or {}).items()},
                                retrieval=retrieval, tools={planned.name: dict(tools or {})}, seed=seed)
     try:
-        records = await asyncio.gather(*(process_example(planned, example, services) for example in examples))
+        samples = await asyncio.gather(*(process_example(planned, example, services, example.index)
+                                         for example in examples))
     finally:
         await scheduler.close()
         await retrieval.close()
-    return [SampleRecord.from_dict(versioned(record)) for record in records]
+    return [sample.record for sample in samples]
 
 
 def task_object(task: Task | type[Task] | str) -> Task:
